@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Create .venv (Python >= 3.11) and install Affidavit into it. Usage: scripts/setup.sh [EXTRAS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+extras="${1:-}"
+python="${PYTHON:-}"
+if [ -z "$python" ]; then
+  for candidate in python3.11 python3.12 python3.13 python3; do
+    if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+      python="$candidate"; break
+    fi
+  done
+fi
+if [ -z "$python" ]; then
+  echo "error: Affidavit needs Python >= 3.11; install it or set PYTHON=/path/to/python3.11" >&2
+  exit 1
+fi
+if ! command -v git >/dev/null 2>&1; then
+  echo "git is missing; installing it with apt-get" >&2
+  (apt-get update -qq && apt-get install -y -qq git) >&2
+fi
+if [ ! -x .venv/bin/python ]; then
+  "$python" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --upgrade pip >/dev/null
+if [ -n "$extras" ]; then
+  .venv/bin/python -m pip install --quiet -e ".[$extras]"
+else
+  .venv/bin/python -m pip install --quiet -e .
+fi

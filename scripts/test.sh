@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Set everything up and run the whole test suite: lint, types, tests. Usage: scripts/test.sh [PYTEST ARGS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh dev
+echo "== ruff"
+.venv/bin/ruff check src tests bench
+.venv/bin/ruff format --check src tests bench
+echo "== mypy"
+.venv/bin/mypy
+echo "== pytest"
+# pytest exits 5 when it collected no tests: that is a failure here, never a pass.
+.venv/bin/python -m pytest "$@"

@@ -1,0 +1,316 @@
+"""Plans: ``nonce``, ``schema``, ``propose``, ``inbox``, ``approve``, ``reject``."""
+
+from __future__ import annotations
+
+import getpass
+import json
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .. import inbox as inbox_service
+from ..gate.admission import OpResult, QuoteResult
+from ..plan.nonce import issue_nonce
+from ..plan.schema import plan_json_schema
+from ..sources.store import SourceStore
+from ..vault import Vault
+from ._common import echo_json, json_option, opened_vault, user_errors
+
+
+def _actor() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def _duration(delta: timedelta) -> str:
+    seconds = int(delta.total_seconds())
+    sign = "-" if seconds < 0 else ""
+    seconds = abs(seconds)
+    if seconds >= 3600:
+        return f"{sign}{seconds // 3600}h{(seconds % 3600) // 60:02d}m"
+    return f"{sign}{seconds // 60}m"
+
+
+@click.command("nonce")
+@click.option("--hours", default=24, show_default=True, help="How long the nonce stays valid.")
+@json_option
+@click.pass_context
+@user_errors
+def nonce(ctx: click.Context, hours: int, as_json: bool) -> None:
+    """Issue a fresh nonce for one hand-written plan (W2).
+
+    Put it in the plan's "nonce" field; each nonce admits exactly one plan.
+
+    \b
+    Example:
+      affidavit nonce
+    """
+    with opened_vault(ctx) as vault:
+        value = issue_nonce(vault.db, vault.clock, "propose", timedelta(hours=hours))
+    if as_json:
+        echo_json({"nonce": value, "valid_hours": hours})
+    else:
+        click.echo(value)
+
+
+@click.command("schema")
+def schema() -> None:
+    """Print the JSON Schema of a plan (the closed set of operations).
+
+    \b
+    Example:
+      affidavit schema > plan.schema.json
+    """
+    click.echo(json.dumps(plan_json_schema(), indent=2, sort_keys=True))
+
+
+@click.command("propose")
+@click.argument("plan_file", type=click.Path(dir_okay=False, path_type=Path, allow_dash=True))
+@click.option("--author", default=None, help="Who wrote the plan (default: your user name).")
+@json_option
+@click.pass_context
+@user_errors
+def propose(ctx: click.Context, plan_file: Path, author: str | None, as_json: bool) -> None:
+    """Put a plan written by a person or an agent through the gate into the inbox.
+
+    The plan must carry a nonce from `affidavit nonce`. Use `-` to read it from stdin.
+
+    \b
+    Example:
+      affidavit propose plan.json
+    """
+    text = click.get_text_stream("stdin").read() if str(plan_file) == "-" else None
+    if text is None:
+        try:
+            text = plan_file.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise click.ClickException(f"can't read {plan_file}: {exc.strerror}") from exc
+    with opened_vault(ctx) as vault:
+        proposal = inbox_service.propose(
+            vault, text, author or _actor(), f"propose:{plan_file.name}"
+        )
+        if as_json:
+            echo_json(
+                {
+                    "plan_id": proposal.plan_id,
+                    "status": proposal.status,
+                    "new": proposal.new,
+                    "message": proposal.message,
+                    "admission": proposal.admission.to_json(),
+                }
+            )
+            return
+        click.echo(proposal.message)
+        _print_verdicts(proposal.admission.ops)
+        if proposal.status == "pending":
+            click.echo(f"\nReview: affidavit inbox show {proposal.plan_id[:12]}")
+
+
+def _print_verdicts(ops: list[OpResult]) -> None:
+    for op in ops:
+        mark = {"admitted": "✓", "quarantined": "!", "rejected": "✗"}[op.status]
+        line = f"  {mark} op {op.index + 1} {op.kind}: {op.status}"
+        if op.reason:
+            line += f" ({op.check}: {op.reason})"
+        click.echo(line)
+        for claim in op.claims:
+            if claim.status != "admitted":
+                click.echo(f"      claim {claim.index + 1} {claim.status} — {claim.check}: {claim.reason}")
+
+
+@click.group("inbox", invoke_without_command=True)
+@click.option("--all", "show_all", is_flag=True, help="Include applied, rejected and expired plans.")
+@json_option
+@click.pass_context
+@user_errors
+def inbox(ctx: click.Context, show_all: bool, as_json: bool) -> None:
+    """List pending plans with their age and expiry.
+
+    \b
+    Examples:
+      affidavit inbox
+      affidavit inbox --all --json
+      affidavit inbox show 3f2a9c
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    statuses = ("pending", "applied", "rejected", "expired") if show_all else ("pending",)
+    with opened_vault(ctx) as vault:
+        records = inbox_service.list_plans(vault, statuses)
+        if as_json:
+            echo_json([_summary(vault, r) for r in records])
+            return
+        if not records:
+            click.echo("The inbox is empty." if not show_all else "No plans yet.")
+            return
+        click.echo(f"{'PLAN':<13} {'STATUS':<9} {'AGE':>7} {'EXPIRES':>8}  OPS  CLAIMS  AUTHOR / ORIGIN")
+        for record in records:
+            item = _summary(vault, record)
+            counts = record.admission.counts
+            claims = f"{counts['admitted']}+{counts['quarantined']}!/{counts['rejected']}✗"
+            expires = item["expires_in"] if record.status == "pending" else "-"
+            click.echo(
+                f"{record.id[:12]:<13} {record.status:<9} {item['age']:>7} {expires:>8}  "
+                f"{len(record.plan.operations):>3}  {claims:>6}  {record.author} / {record.origin}"
+            )
+
+
+def _summary(vault: Vault, record: inbox_service.PlanRecord) -> dict[str, Any]:
+    age, left = inbox_service.age(vault, record)
+    return {
+        "id": record.id,
+        "status": record.status,
+        "author": record.author,
+        "origin": record.origin,
+        "created_at": record.created_at,
+        "expires_at": record.expires_at,
+        "age": _duration(age),
+        "expires_in": _duration(left),
+        "operations": len(record.plan.operations),
+        "counts": record.admission.counts,
+    }
+
+
+def _context(store: SourceStore, quote: QuoteResult, around: int = 2) -> list[str]:
+    """The lines of the source around a verified quote, with the quote marked »like this«."""
+    assert quote.source_id is not None and quote.start is not None and quote.end is not None
+    text = store.text(quote.source_id)
+    start = quote.start
+    for _ in range(around + 1):
+        start = text.rfind("\n", 0, max(start - 1, 0)) + 1 if start > 0 else 0
+    end = quote.end
+    for _ in range(around + 1):
+        nxt = text.find("\n", end + 1)
+        end = len(text) if nxt == -1 else nxt
+    marked = (
+        text[start : quote.start]
+        + click.style("»", fg="green")
+        + click.style(text[quote.start : quote.end], bold=True)
+        + click.style("«", fg="green")
+        + text[quote.end : end]
+    )
+    return ["      │ " + line for line in marked.strip("\n").splitlines()]
+
+
+@inbox.command("show")
+@click.argument("plan_id")
+@json_option
+@click.pass_context
+@user_errors
+def show(ctx: click.Context, plan_id: str, as_json: bool) -> None:
+    """Show every operation of a plan with its evidence quoted in its source's context.
+
+    \b
+    Example:
+      affidavit inbox show 3f2a9c
+    """
+    with opened_vault(ctx) as vault:
+        record = inbox_service.get_plan(vault, plan_id)
+        if as_json:
+            echo_json(record.to_json())
+            return
+        store = SourceStore(vault)
+        age, left = inbox_service.age(vault, record)
+        click.echo(f"Plan {record.id}")
+        click.echo(f"  status {record.status} · by {record.author} · from {record.origin}")
+        click.echo(f"  proposed {record.created_at} ({_duration(age)} ago) · expires {record.expires_at}"
+                   + (f" (in {_duration(left)})" if record.status == "pending" else ""))
+        if record.plan.summary:
+            click.echo(f"  summary: {record.plan.summary}")
+        if record.reason:
+            click.echo(f"  reason: {record.reason}")
+        verdicts = {op.index: op for op in record.admission.ops}
+        for index, op in enumerate(record.plan.operations):
+            verdict = verdicts.get(index)
+            status = verdict.status if verdict else "not selected"
+            click.echo("")
+            click.echo(click.style(f"[{index + 1}] {op.op}", bold=True) + f"  — {status}"
+                       + (f" ({verdict.check}: {verdict.reason})" if verdict and verdict.reason else ""))
+            for key, value in op.model_dump(exclude={"op", "claims", "entries", "by"}).items():
+                click.echo(f"    {key}: {value}")
+            for claim in verdict.claims if verdict else []:
+                click.echo(f"    claim {claim.index + 1} [{claim.status}"
+                           + (f", trust {claim.trust}" if claim.trust else "") + f"]: {claim.text}")
+                if claim.reason:
+                    click.echo(f"      {claim.check}: {claim.reason}")
+                for quote in claim.evidence:
+                    if quote.verified and quote.source_id:
+                        name = store.get(quote.source_id).name
+                        click.echo(f"      quote from {name} ({quote.source_id[:12]}), "
+                                   f"chars {quote.start}–{quote.end}, verified:")
+                        for line in _context(store, quote):
+                            click.echo(line)
+                    else:
+                        click.echo(f"      ✗ verified: false — “{quote.quote}” ({quote.reason})")
+
+
+def _parse_ops(value: str | None) -> list[int] | None:
+    if value is None:
+        return None
+    try:
+        return sorted({int(part) for part in value.split(",") if part.strip()})
+    except ValueError as exc:
+        raise click.BadParameter("use operation numbers separated by commas, e.g. --ops 1,3") from exc
+
+
+@click.command("approve")
+@click.argument("plan_id")
+@click.option("--ops", help="Apply only these operations (1-based, comma-separated), e.g. 1,3.")
+@json_option
+@click.pass_context
+@user_errors
+def approve(ctx: click.Context, plan_id: str, ops: str | None, as_json: bool) -> None:
+    """Approve a pending plan (or some of its operations) and apply it through the door.
+
+    The plan is re-checked against the current wiki first.
+
+    \b
+    Examples:
+      affidavit approve 3f2a9c
+      affidavit approve 3f2a9c --ops 1,3
+    """
+    with opened_vault(ctx) as vault:
+        result = inbox_service.approve(vault, plan_id, _parse_ops(ops), _actor())
+        if as_json:
+            echo_json(
+                {
+                    "plan_id": result.plan_id,
+                    "applied": result.applied,
+                    "message": result.message,
+                    "ops": [i + 1 for i in result.ops],
+                    "claims": result.claims,
+                    "commit": result.commit,
+                }
+            )
+            return
+        click.echo(result.message)
+        if result.commit:
+            click.echo(f"git commit {result.commit[:12]}")
+
+
+@click.command("reject")
+@click.argument("plan_id")
+@click.option("--reason", required=True, help="Why the plan is rejected (kept in the audit log).")
+@json_option
+@click.pass_context
+@user_errors
+def reject(ctx: click.Context, plan_id: str, reason: str, as_json: bool) -> None:
+    """Reject a pending plan; its reserved slugs are released.
+
+    \b
+    Example:
+      affidavit reject 3f2a9c --reason "duplicates the page on X"
+    """
+    with opened_vault(ctx) as vault:
+        record = inbox_service.reject(vault, plan_id, reason, _actor())
+        if as_json:
+            echo_json({"plan_id": record.id, "status": record.status, "reason": record.reason})
+        else:
+            click.echo(f"rejected plan {record.id[:12]}: {reason}")
+
+
+COMMANDS = [nonce, schema, propose, inbox, approve, reject]

@@ -1,0 +1,187 @@
+"""The database, the vault's system of record: SQLite in WAL mode with named migrations.
+
+Migrations are applied in order and recorded by name in ``_migrations`` (as sqlite-utils and llm do);
+a migration is never edited once released, only followed by a new one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+Migration = Callable[[], str]
+MIGRATIONS: list[tuple[str, Migration]] = []
+
+
+def migration(func: Migration) -> Migration:
+    """Register ``func`` (returning an SQL script) as the next named migration."""
+    MIGRATIONS.append((func.__name__, func))
+    return func
+
+
+@migration
+def m001_initial() -> str:
+    return """
+        CREATE TABLE sources (
+            id TEXT PRIMARY KEY,            -- SHA-256 of the full original bytes
+            origin TEXT NOT NULL,           -- absolute path or URL it came from
+            name TEXT NOT NULL,             -- short display name (file name or URL path tail)
+            media_type TEXT NOT NULL,
+            original_file TEXT NOT NULL,    -- path relative to the vault, under sources/
+            text_file TEXT NOT NULL,        -- extracted text, relative to the vault
+            text_sha256 TEXT NOT NULL,
+            size_bytes INTEGER NOT NULL,
+            text_chars INTEGER NOT NULL,
+            trust TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'active',
+            added_at TEXT NOT NULL,
+            text_map TEXT NOT NULL          -- JSON: how text offsets map back to the original
+        );
+        CREATE TABLE source_flags (
+            source_id TEXT NOT NULL REFERENCES sources(id),
+            kind TEXT NOT NULL,
+            start INTEGER NOT NULL,         -- offsets into the extracted text
+            "end" INTEGER NOT NULL,
+            detail TEXT NOT NULL
+        );
+        CREATE INDEX source_flags_source ON source_flags(source_id, start);
+
+        CREATE TABLE nonces (
+            nonce TEXT PRIMARY KEY,
+            purpose TEXT NOT NULL,
+            issued_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            used_by TEXT                    -- plan id that consumed it
+        );
+
+        CREATE TABLE plans (
+            id TEXT PRIMARY KEY,            -- content hash of the canonical plan JSON
+            author TEXT NOT NULL,           -- who proposed it: a person, a model, the doctor
+            origin TEXT NOT NULL,           -- e.g. 'propose:plan.json', 'doctor', 'ingest:<source>'
+            plan_json TEXT NOT NULL,
+            status TEXT NOT NULL,           -- rejected | pending | applied | expired | refused
+            reason TEXT NOT NULL DEFAULT '',
+            admission TEXT NOT NULL,        -- JSON: per-operation admission results
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            decided_at TEXT,
+            decided_by TEXT,
+            selected_ops TEXT               -- JSON list of applied operation indexes
+        );
+        CREATE INDEX plans_status ON plans(status, expires_at);
+
+        CREATE TABLE slug_reservations (
+            slug TEXT PRIMARY KEY,
+            plan_id TEXT NOT NULL REFERENCES plans(id)
+        );
+
+        CREATE TABLE pages (
+            slug TEXT PRIMARY KEY,
+            title TEXT NOT NULL,
+            summary TEXT NOT NULL,
+            category TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            plan_id TEXT NOT NULL
+        );
+
+        CREATE TABLE claims (
+            id TEXT PRIMARY KEY,
+            page_slug TEXT NOT NULL,        -- '' for entries of wiki/context.md
+            section TEXT NOT NULL,
+            position INTEGER NOT NULL,      -- order within the page
+            text TEXT NOT NULL,
+            status TEXT NOT NULL,           -- active | pending | quarantined | superseded | retracted
+            trust TEXT NOT NULL,
+            plan_id TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            superseded_by TEXT,
+            derived_from TEXT NOT NULL DEFAULT '[]'
+        );
+        CREATE INDEX claims_page ON claims(page_slug, position);
+
+        CREATE TABLE evidence (
+            claim_id TEXT NOT NULL REFERENCES claims(id),
+            idx INTEGER NOT NULL,
+            source_id TEXT NOT NULL REFERENCES sources(id),
+            quote TEXT NOT NULL,
+            start INTEGER NOT NULL,         -- offsets into the source's extracted text
+            "end" INTEGER NOT NULL,
+            location TEXT NOT NULL,         -- human-readable place in the original ("line 12")
+            PRIMARY KEY (claim_id, idx)
+        );
+        CREATE INDEX evidence_source ON evidence(source_id);
+
+        CREATE TABLE links (
+            src TEXT NOT NULL,
+            dst TEXT NOT NULL,
+            plan_id TEXT NOT NULL,
+            PRIMARY KEY (src, dst)
+        );
+
+        CREATE TABLE context_snapshots (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            plan_id TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            content TEXT NOT NULL           -- wiki/context.md as it was before the plan changed it
+        );
+
+        CREATE TABLE audit (
+            seq INTEGER PRIMARY KEY,
+            at TEXT NOT NULL,
+            action TEXT NOT NULL,           -- applied | approved | rejected | proposed | expired ...
+            plan_id TEXT,
+            actor TEXT NOT NULL,
+            detail TEXT NOT NULL,           -- canonical JSON
+            prev_hash TEXT NOT NULL,
+            hash TEXT NOT NULL
+        );
+    """
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open the database with the settings every connection needs (WAL, foreign keys, timeouts)."""
+    db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+    db.row_factory = sqlite3.Row
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    db.execute("PRAGMA foreign_keys=ON")
+    db.execute("PRAGMA busy_timeout=30000")
+    return db
+
+
+def migrate(db: sqlite3.Connection) -> list[str]:
+    """Apply the migrations not yet recorded; returns the names applied now."""
+    db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
+    done = {row[0] for row in db.execute("SELECT name FROM _migrations")}
+    applied: list[str] = []
+    for name, func in MIGRATIONS:
+        if name in done:
+            continue
+        script = func()
+        try:
+            db.executescript(
+                f"BEGIN IMMEDIATE;\n{script};\n"
+                f"INSERT INTO _migrations (name, applied_at) VALUES ('{name}', datetime('now'));\n"
+                "COMMIT;"
+            )
+        except sqlite3.Error:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        applied.append(name)
+    return applied
+
+
+@contextmanager
+def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One write transaction (``BEGIN IMMEDIATE``): committed on success, rolled back on error."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")

@@ -1,0 +1,423 @@
+"""Admission: decide, operation by operation and claim by claim, what a plan may write (SPEC W4).
+
+Checks run in SPEC order and the first failure decides:
+
+    schema → targets → evidence → provenance → sanitizer → trust → consistency → policy
+
+``schema`` and ``targets`` fail the whole plan (nothing is recorded or written). The later checks
+decide per claim and per operation; every decision carries the check's name and a reason, and
+every quote's verification result (``verified: true/false`` with offsets) is kept in the record.
+Admission only reads; writing is :func:`affidavit.store.apply.apply`'s job.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..config import TRUST_TIERS, Config
+from ..errors import AdmissionError
+from ..evidence import Verifier, normalize_quote
+from ..plan.schema import (
+    AddClaims,
+    ClaimDraft,
+    CreatePage,
+    LinkPages,
+    Plan,
+    SupersedeClaim,
+    UpdateContext,
+)
+from ..sources.store import SourceStore
+
+CHECK_ORDER = (
+    "schema",
+    "targets",
+    "evidence",
+    "provenance",
+    "sanitizer",
+    "trust",
+    "consistency",
+    "policy",
+)
+ADMITTED = "admitted"
+QUARANTINED = "quarantined"
+REJECTED = "rejected"
+
+
+@dataclass
+class QuoteResult:
+    source: str
+    source_id: str | None
+    quote: str
+    verified: bool
+    start: int | None
+    end: int | None
+    reason: str = ""
+
+
+@dataclass
+class ClaimResult:
+    """The verdict on one claim of an operation."""
+
+    index: int
+    text: str
+    status: str = ADMITTED  # admitted | quarantined | rejected
+    check: str = ""  # the check that decided, when not plainly admitted
+    reason: str = ""
+    trust: str = ""
+    evidence: list[QuoteResult] = field(default_factory=list)
+
+    def decide(self, status: str, check: str, reason: str) -> None:
+        self.status, self.check, self.reason = status, check, reason
+
+    @property
+    def passes(self) -> bool:
+        return self.status in (ADMITTED, QUARANTINED)
+
+
+@dataclass
+class OpResult:
+    """The verdict on one operation."""
+
+    index: int
+    kind: str
+    status: str = ADMITTED
+    check: str = ""
+    reason: str = ""
+    claims: list[ClaimResult] = field(default_factory=list)
+
+    def decide(self, status: str, check: str, reason: str) -> None:
+        self.status, self.check, self.reason = status, check, reason
+
+    @property
+    def passes(self) -> bool:
+        return self.status in (ADMITTED, QUARANTINED)
+
+
+@dataclass
+class Admission:
+    """Everything the gate decided about a plan (or the selected part of it)."""
+
+    plan_id: str
+    selected: list[int]
+    ops: list[OpResult]
+    needs_approval: bool = True
+    policy_reason: str = ""
+
+    @property
+    def admitted_ops(self) -> list[int]:
+        return [op.index for op in self.ops if op.passes]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        out = {ADMITTED: 0, QUARANTINED: 0, REJECTED: 0}
+        for op in self.ops:
+            for claim in op.claims:
+                out[claim.status] += 1
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Admission:
+        ops = []
+        for op in data["ops"]:
+            claims = [
+                ClaimResult(**{**c, "evidence": [QuoteResult(**q) for q in c["evidence"]]})
+                for c in op["claims"]
+            ]
+            ops.append(OpResult(**{**op, "claims": claims}))
+        return Admission(
+            plan_id=data["plan_id"],
+            selected=list(data["selected"]),
+            ops=ops,
+            needs_approval=bool(data["needs_approval"]),
+            policy_reason=str(data["policy_reason"]),
+        )
+
+
+def trust_rank(tier: str) -> int:
+    return TRUST_TIERS.index(tier)
+
+
+def _claims_of(op: object) -> list[ClaimDraft]:
+    if isinstance(op, (CreatePage, AddClaims)):
+        return list(op.claims)
+    if isinstance(op, UpdateContext):
+        return list(op.entries)
+    if isinstance(op, SupersedeClaim):
+        return [op.by]
+    return []
+
+
+def _page_of(op: object) -> str | None:
+    if isinstance(op, CreatePage):
+        return op.slug
+    if isinstance(op, AddClaims):
+        return op.page
+    return None
+
+
+class _Gate:
+    def __init__(
+        self, db: sqlite3.Connection, config: Config, sources: SourceStore, verifier: Verifier
+    ) -> None:
+        self.db = db
+        self.config = config
+        self.sources = sources
+        self.verifier = verifier
+        self._source_ok: dict[str, str] = {}
+
+    # -- targets (whole plan) -------------------------------------------------------------
+    def targets(self, plan: Plan, selected: list[int], plan_id: str) -> None:
+        existing = {r[0] for r in self.db.execute("SELECT slug FROM pages")}
+        chosen = [(i, plan.operations[i]) for i in selected]
+        created = {op.slug for _, op in chosen if isinstance(op, CreatePage)}
+        problems: list[str] = []
+        for i, op in chosen:
+            n = i + 1
+            if isinstance(op, CreatePage):
+                if op.slug in existing:
+                    problems.append(f"op {n}: page '{op.slug}' already exists")
+                    continue
+                row = self.db.execute(
+                    "SELECT plan_id FROM slug_reservations WHERE slug = ?", (op.slug,)
+                ).fetchone()
+                if row is not None and row[0] != plan_id:
+                    problems.append(
+                        f"op {n}: slug '{op.slug}' is reserved by pending plan {row[0][:12]}"
+                    )
+            elif isinstance(op, AddClaims):
+                if op.page not in existing and op.page not in created:
+                    problems.append(f"op {n}: page '{op.page}' neither exists nor is created here")
+            elif isinstance(op, LinkPages):
+                for end in (op.page, op.to):
+                    if end not in existing and end not in created:
+                        problems.append(f"op {n}: page '{end}' neither exists nor is created here")
+            elif isinstance(op, SupersedeClaim):
+                row = self.db.execute(
+                    "SELECT status FROM claims WHERE id = ?", (op.claim,)
+                ).fetchone()
+                if row is None:
+                    problems.append(f"op {n}: claim {op.claim} does not exist")
+                elif row[0] != "active":
+                    problems.append(f"op {n}: claim {op.claim} is {row[0]}, not active")
+        if problems:
+            raise AdmissionError("targets", "plan rejected (targets): " + "; ".join(problems))
+
+    # -- per-claim checks -----------------------------------------------------------------
+    def evidence(self, draft: ClaimDraft, result: ClaimResult) -> None:
+        for item in draft.evidence:
+            check = self.verifier.check(item.source, item.quote)
+            result.evidence.append(
+                QuoteResult(
+                    source=item.source,
+                    source_id=check.source_id,
+                    quote=item.quote,
+                    verified=check.verified,
+                    start=check.start,
+                    end=check.end,
+                    reason=check.reason,
+                )
+            )
+        bad = [q for q in result.evidence if not q.verified]
+        if bad:
+            result.decide(REJECTED, "evidence", "; ".join(q.reason for q in bad))
+
+    def _source_problem(self, source_id: str) -> str:
+        if source_id not in self._source_ok:
+            record = self.sources.get(source_id)
+            problem = ""
+            if record.status != "active":
+                problem = f"source {source_id[:12]} is {record.status}"
+            else:
+                issues = self.sources.check_integrity(source_id)
+                if issues:
+                    problem = "; ".join(issues)
+            self._source_ok[source_id] = problem
+        return self._source_ok[source_id]
+
+    def provenance(self, result: ClaimResult) -> None:
+        for quote in result.evidence:
+            assert quote.source_id is not None
+            problem = self._source_problem(quote.source_id)
+            if problem:
+                result.decide(REJECTED, "provenance", problem)
+                return
+
+    def sanitizer(self, result: ClaimResult) -> None:
+        hits: list[str] = []
+        for quote in result.evidence:
+            assert quote.source_id is not None and quote.start is not None
+            assert quote.end is not None
+            for flag in self.sources.flags(quote.source_id):
+                overlaps = flag.start < quote.end and quote.start < max(flag.end, flag.start + 1)
+                if overlaps:
+                    hits.append(f"{flag.kind} at {flag.start}-{flag.end} ({flag.detail[:60]})")
+        if hits:
+            result.decide(
+                QUARANTINED, "sanitizer", "evidence overlaps sanitizer flags: " + "; ".join(hits)
+            )
+
+    def trust(self, result: ClaimResult, superseded: str | None) -> None:
+        tiers = []
+        for quote in result.evidence:
+            assert quote.source_id is not None
+            tiers.append(self.sources.get(quote.source_id).trust)
+        result.trust = min(tiers, key=trust_rank)
+        if superseded is not None:
+            row = self.db.execute("SELECT trust FROM claims WHERE id = ?", (superseded,)).fetchone()
+            if row is not None and trust_rank(result.trust) < trust_rank(row[0]):
+                result.decide(
+                    REJECTED,
+                    "trust",
+                    f"a {result.trust} claim can't supersede a {row[0]} claim by itself (W7); "
+                    "raise a finding instead",
+                )
+
+    def consistency(self, page: str | None, result: ClaimResult, seen: set[tuple[str, str]]) -> None:
+        key = (page or "", normalize_quote(result.text))
+        if key in seen:
+            result.decide(REJECTED, "consistency", "duplicate of a claim earlier in this plan")
+            return
+        row = self.db.execute(
+            "SELECT id, text FROM claims WHERE page_slug = ? AND status IN ('active','pending')",
+            (page or "",),
+        ).fetchall()
+        for claim_id, text in row:
+            if normalize_quote(text) == key[1]:
+                result.decide(REJECTED, "consistency", f"duplicate of existing claim {claim_id}")
+                return
+        seen.add(key)
+
+
+def admit(
+    db: sqlite3.Connection,
+    config: Config,
+    sources: SourceStore,
+    verifier: Verifier,
+    plan: Plan,
+    plan_id: str,
+    selected: list[int] | None = None,
+) -> Admission:
+    """Run every admission check on the ``selected`` operations of ``plan`` (default: all).
+
+    Raises :class:`AdmissionError` when the targets check fails the whole plan.
+    """
+    chosen = sorted(set(selected)) if selected is not None else list(range(len(plan.operations)))
+    for index in chosen:
+        if not 0 <= index < len(plan.operations):
+            raise AdmissionError(
+                "targets",
+                f"operation {index + 1} does not exist; this plan has {len(plan.operations)}.",
+            )
+    gate = _Gate(db, config, sources, verifier)
+    gate.targets(plan, chosen, plan_id)
+    seen: set[tuple[str, str]] = set()
+    results: list[OpResult] = []
+    for index in chosen:
+        op = plan.operations[index]
+        result = OpResult(index=index, kind=op.op)
+        superseded = op.claim if isinstance(op, SupersedeClaim) else None
+        page = _page_of(op)
+        if isinstance(op, SupersedeClaim):
+            row = db.execute("SELECT page_slug FROM claims WHERE id = ?", (op.claim,)).fetchone()
+            page = row[0] if row else None
+        for claim_index, draft in enumerate(_claims_of(op)):
+            claim = ClaimResult(index=claim_index, text=draft.text)
+            result.claims.append(claim)
+            gate.evidence(draft, claim)
+            for check in (
+                lambda c=claim: gate.provenance(c),
+                lambda c=claim: gate.sanitizer(c),
+                lambda c=claim: gate.trust(c, superseded),
+                lambda c=claim: gate.consistency(page, c, seen),
+            ):
+                if claim.status != ADMITTED:
+                    break
+                check()
+        if isinstance(op, LinkPages):
+            exists = db.execute(
+                "SELECT 1 FROM links WHERE src = ? AND dst = ?", (op.page, op.to)
+            ).fetchone()
+            if exists:
+                result.decide(REJECTED, "consistency", f"{op.page} already links to {op.to}")
+        elif result.claims and not any(c.passes for c in result.claims):
+            first = next(c for c in result.claims if not c.passes)
+            result.decide(REJECTED, first.check, "no claim of this operation passed: " + first.reason)
+        elif any(c.status == QUARANTINED for c in result.claims):
+            result.decide(QUARANTINED, "sanitizer", "some evidence overlaps sanitizer flags")
+        results.append(result)
+    _cascade(plan, results)
+    admission = Admission(plan_id=plan_id, selected=chosen, ops=results)
+    _policy(config, admission)
+    return admission
+
+
+def _cascade(plan: Plan, results: list[OpResult]) -> None:
+    """Reject pages left without claims, and the operations that depend on rejected pages."""
+    by_index = {r.index: r for r in results}
+    changed = True
+    while changed:
+        changed = False
+        live_pages: dict[str, bool] = {}
+        for r in results:
+            op = plan.operations[r.index]
+            if isinstance(op, CreatePage) and r.passes:
+                live_pages[op.slug] = any(c.passes for c in r.claims)
+        for r in results:
+            op = plan.operations[r.index]
+            if isinstance(op, AddClaims) and r.passes and op.page in live_pages:
+                live_pages[op.page] = True
+        for r in results:
+            op = plan.operations[r.index]
+            if isinstance(op, CreatePage) and r.passes and not live_pages[op.slug]:
+                r.decide(REJECTED, "consistency", "the page would have no verified claim")
+                changed = True
+        dead = {
+            plan.operations[r.index].slug  # type: ignore[union-attr]
+            for r in results
+            if isinstance(plan.operations[r.index], CreatePage) and not r.passes
+        }
+        for r in results:
+            op = plan.operations[r.index]
+            targets: list[str] = []
+            if isinstance(op, AddClaims):
+                targets = [op.page]
+            elif isinstance(op, LinkPages):
+                targets = [op.page, op.to]
+            hit = [t for t in targets if t in dead]
+            if hit and r.passes:
+                r.decide(REJECTED, "targets", f"depends on page '{hit[0]}', which was rejected")
+                changed = True
+    del by_index
+
+
+def _policy(config: Config, admission: Admission) -> None:
+    passing = [op for op in admission.ops if op.passes]
+    if not passing:
+        admission.needs_approval = True
+        admission.policy_reason = "nothing in the plan passed the gate"
+        return
+    if config.auto_apply == "never":
+        admission.needs_approval = True
+        admission.policy_reason = "policy.auto_apply is 'never': every plan waits for approval"
+        return
+    quarantined = any(op.status == QUARANTINED for op in passing)
+    weak = [
+        c.trust
+        for op in passing
+        for c in op.claims
+        if c.passes and c.trust != "trusted"
+    ]
+    if quarantined:
+        admission.needs_approval = True
+        admission.policy_reason = "quarantined claims always wait for a person"
+    elif weak:
+        admission.needs_approval = True
+        admission.policy_reason = f"policy.auto_apply is 'trusted' but some evidence is {weak[0]}"
+    else:
+        admission.needs_approval = False
+        admission.policy_reason = "policy.auto_apply 'trusted': every claim rests on trusted sources"

@@ -1,0 +1,229 @@
+"""Plans from outside and the inbox (SPEC W5): propose, list, approve (all or some), reject, expire.
+
+A proposal goes through the gate at once. A plan whose schema, nonce or targets fail is refused
+whole and nothing is recorded. Otherwise it is recorded with every verdict (unverified quotes kept
+as ``verified: false``), reserves the slugs it creates, and either waits in the inbox until it is
+approved, rejected or expires, or — when the policy allows — is applied at once through the door.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from .clock import iso, parse_iso
+from .db import transaction
+from .errors import ConflictError, NotFoundError
+from .gate.admission import Admission, admit
+from .hashing import canonical_json, content_id
+from .plan.nonce import check_nonce, consume_nonce
+from .plan.schema import CreatePage, Plan, parse_plan
+from .store import audit
+from .store.apply import ApplyResult, Approval, apply, gate_services, load_plan
+from .vault import Vault
+
+
+@dataclass
+class Proposal:
+    plan_id: str
+    status: str  # pending | applied | rejected
+    message: str
+    admission: Admission
+    applied: ApplyResult | None = None
+    new: bool = True
+
+
+@dataclass(frozen=True)
+class PlanRecord:
+    id: str
+    author: str
+    origin: str
+    status: str
+    reason: str
+    created_at: str
+    expires_at: str
+    decided_at: str | None
+    decided_by: str | None
+    plan: Plan
+    admission: Admission
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "author": self.author,
+            "origin": self.origin,
+            "status": self.status,
+            "reason": self.reason,
+            "created_at": self.created_at,
+            "expires_at": self.expires_at,
+            "decided_at": self.decided_at,
+            "decided_by": self.decided_by,
+            "plan": self.plan.to_json(),
+            "admission": self.admission.to_json(),
+        }
+
+
+def plan_id_of(plan: Plan) -> str:
+    return content_id(plan.to_json())
+
+
+def propose(vault: Vault, raw: str | bytes | dict[str, Any], author: str, origin: str) -> Proposal:
+    """Put a plan through the gate and record it; apply it at once if the policy allows."""
+    plan = parse_plan(raw)
+    plan_id = plan_id_of(plan)
+    existing = vault.db.execute("SELECT status FROM plans WHERE id = ?", (plan_id,)).fetchone()
+    if existing is not None:
+        record = get_plan(vault, plan_id)
+        return Proposal(
+            plan_id, record.status,
+            f"plan {plan_id[:12]} was already proposed and is {record.status}; nothing changed",
+            record.admission, new=False,
+        )
+    expire_due(vault)
+    with vault.write_lock():
+        check_nonce(vault.db, vault.clock, plan.nonce, plan_id)
+        store, verifier = gate_services(vault)
+        admission = admit(vault.db, vault.config, store, verifier, plan, plan_id)
+        now = vault.clock()
+        passing = admission.admitted_ops
+        status = "pending" if passing else "rejected"
+        reason = "" if passing else "no operation passed the gate"
+        with transaction(vault.db):
+            vault.db.execute(
+                "INSERT INTO plans (id, author, origin, plan_json, status, reason, admission, "
+                "created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    plan_id, author, origin, canonical_json(plan.to_json()), status, reason,
+                    canonical_json(admission.to_json()), iso(now),
+                    iso(now + timedelta(hours=vault.config.expiry_hours)),
+                ),
+            )
+            consume_nonce(vault.db, plan.nonce, plan_id)
+            for index in passing:
+                op = plan.operations[index]
+                if isinstance(op, CreatePage):
+                    vault.db.execute(
+                        "INSERT INTO slug_reservations (slug, plan_id) VALUES (?, ?)",
+                        (op.slug, plan_id),
+                    )
+            audit.append(
+                vault.db, iso(now), "proposed" if passing else "rejected", plan_id, author,
+                {"origin": origin, "counts": admission.counts, "ops": len(plan.operations)},
+            )
+    counts = admission.counts
+    tally = (
+        f"{counts['admitted']} claim(s) admitted, {counts['quarantined']} quarantined, "
+        f"{counts['rejected']} rejected"
+    )
+    if not passing:
+        return Proposal(plan_id, "rejected", f"plan {plan_id[:12]} rejected: {tally}", admission)
+    if not admission.needs_approval:
+        result = apply(vault, plan_id, None, Approval(actor="policy", kind="policy"))
+        return Proposal(plan_id, "applied", result.message + f" ({tally})", admission, result)
+    return Proposal(
+        plan_id, "pending",
+        f"plan {plan_id[:12]} is in the inbox: {tally}. {admission.policy_reason}.",
+        admission,
+    )
+
+
+def _record(row: Any) -> PlanRecord:
+    return PlanRecord(
+        id=row["id"], author=row["author"], origin=row["origin"], status=row["status"],
+        reason=row["reason"], created_at=row["created_at"], expires_at=row["expires_at"],
+        decided_at=row["decided_at"], decided_by=row["decided_by"],
+        plan=Plan.model_validate(json.loads(row["plan_json"])),
+        admission=Admission.from_json(json.loads(row["admission"])),
+    )
+
+
+def resolve_plan_id(vault: Vault, ref: str) -> str:
+    """The full id of the plan whose id is ``ref`` or starts with it (at least 4 characters)."""
+    if len(ref) < 4:
+        raise NotFoundError(f"plan id {ref!r} is too short; give at least 4 characters.")
+    rows = vault.db.execute(
+        "SELECT id FROM plans WHERE id LIKE ? LIMIT 2", (ref.lower() + "%",)
+    ).fetchall()
+    if not rows:
+        raise NotFoundError(f"no plan {ref}. `affidavit inbox --all` lists every plan.")
+    if len(rows) > 1:
+        raise NotFoundError(f"plan id {ref} is ambiguous; give more characters.")
+    return str(rows[0]["id"])
+
+
+def get_plan(vault: Vault, ref: str) -> PlanRecord:
+    return _record(load_plan(vault.db, resolve_plan_id(vault, ref)))
+
+
+def list_plans(vault: Vault, statuses: tuple[str, ...] = ("pending",)) -> list[PlanRecord]:
+    expire_due(vault)
+    marks = ",".join("?" * len(statuses))
+    rows = vault.db.execute(
+        f"SELECT * FROM plans WHERE status IN ({marks}) ORDER BY created_at, id", statuses
+    ).fetchall()
+    return [_record(r) for r in rows]
+
+
+def expire_due(vault: Vault) -> list[str]:
+    """Mark pending plans past their expiry as expired and release their slugs."""
+    now = iso(vault.clock())
+    due = [
+        r["id"]
+        for r in vault.db.execute(
+            "SELECT id FROM plans WHERE status = 'pending' AND expires_at <= ?", (now,)
+        )
+    ]
+    if not due:
+        return []
+    with vault.write_lock(), transaction(vault.db):
+        for plan_id in due:
+            vault.db.execute(
+                "UPDATE plans SET status = 'expired', decided_at = ?, decided_by = 'expiry' "
+                "WHERE id = ? AND status = 'pending'",
+                (now, plan_id),
+            )
+            vault.db.execute("DELETE FROM slug_reservations WHERE plan_id = ?", (plan_id,))
+            audit.append(vault.db, now, "expired", plan_id, "expiry", {})
+    return due
+
+
+def approve(vault: Vault, ref: str, ops: list[int] | None, actor: str) -> ApplyResult:
+    """Approve all admitted operations of a pending plan, or only ``ops`` (1-based), and apply."""
+    plan_id = resolve_plan_id(vault, ref)
+    selected = None if ops is None else [n - 1 for n in ops]
+    if selected is not None:
+        record = get_plan(vault, plan_id)
+        count = len(record.plan.operations)
+        wrong = [n for n in ops or [] if not 1 <= n <= count]
+        if wrong:
+            raise ConflictError(
+                f"plan {plan_id[:12]} has operations 1–{count}; there is no {wrong[0]}."
+            )
+    return apply(vault, plan_id, selected, Approval(actor=actor, kind="person"))
+
+
+def reject(vault: Vault, ref: str, reason: str, actor: str) -> PlanRecord:
+    """Reject a pending plan with a reason; its reserved slugs are released."""
+    plan_id = resolve_plan_id(vault, ref)
+    with vault.write_lock():
+        row = load_plan(vault.db, plan_id)
+        if row["status"] != "pending":
+            raise ConflictError(f"plan {plan_id[:12]} is {row['status']}; only pending plans can be rejected.")
+        now = iso(vault.clock())
+        with transaction(vault.db):
+            vault.db.execute(
+                "UPDATE plans SET status = 'rejected', reason = ?, decided_at = ?, decided_by = ? "
+                "WHERE id = ?",
+                (reason, now, actor, plan_id),
+            )
+            vault.db.execute("DELETE FROM slug_reservations WHERE plan_id = ?", (plan_id,))
+            audit.append(vault.db, now, "rejected", plan_id, actor, {"reason": reason})
+    return get_plan(vault, plan_id)
+
+
+def age(vault: Vault, record: PlanRecord) -> tuple[timedelta, timedelta]:
+    """How long ago the plan was proposed, and how long until it expires."""
+    now = vault.clock()
+    return now - parse_iso(record.created_at), parse_iso(record.expires_at) - now

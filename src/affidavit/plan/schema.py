@@ -1,0 +1,176 @@
+"""The plan schema: a pydantic discriminated union over a closed set of operations (SPEC W1, W2).
+
+Anything outside it — an unknown verb, an extra field, a path, a bad slug, more than 20 operations,
+a quote shorter than 8 or longer than 300 characters — fails the whole plan. No field can name a
+file, a directory, the configuration or the database: operations address pages by slug, claims by
+id and sources by content hash only.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ..errors import PlanValidationError
+
+SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,63}$"
+RESERVED_SLUGS = frozenset({"index", "log", "context", "context-archive"})
+"""Slugs of generated files (wiki/index.md, log.md, context.md) and of the context spill page."""
+SOURCE_ID_PATTERN = r"^[0-9a-f]{12,64}$"
+CLAIM_ID_PATTERN = r"^c-[0-9a-f]{16}$"
+NONCE_PATTERN = r"^[A-Za-z0-9_-]{16,64}$"
+LINE_PATTERN = r"^[^\x00-\x1f\x7f\u2028\u2029]*$"
+MAX_OPERATIONS = 20
+MAX_PLAN_BYTES = 512_000
+
+Slug = Annotated[str, Field(pattern=SLUG_PATTERN, min_length=1, max_length=64)]
+Line = Annotated[str, Field(pattern=LINE_PATTERN)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class Evidence(_Strict):
+    """A verbatim quote from one stored source, named by its content hash (or a unique prefix)."""
+
+    source: str = Field(pattern=SOURCE_ID_PATTERN, description="SHA-256 of the source (>=12 hex)")
+    quote: str = Field(min_length=8, max_length=300, description="Verbatim text from the source")
+
+
+class ClaimDraft(_Strict):
+    """One statement (a sentence or two) backed by 1 to 5 quotes."""
+
+    text: Line = Field(min_length=3, max_length=600)
+    evidence: list[Evidence] = Field(min_length=1, max_length=5)
+
+
+def _check_slug(slug: str) -> None:
+    if slug in RESERVED_SLUGS:
+        raise ValueError(f"slug {slug!r} is reserved for a generated file")
+
+
+class CreatePage(_Strict):
+    """Create a new page, optionally with its first claims in one section."""
+
+    op: Literal["create_page"]
+    slug: Slug
+    title: Line = Field(min_length=1, max_length=120)
+    summary: Line = Field(min_length=1, max_length=300)
+    category: Slug = "general"
+    section: Line = Field(default="Overview", min_length=1, max_length=80)
+    claims: list[ClaimDraft] = Field(default_factory=list, max_length=30)
+
+    @model_validator(mode="after")
+    def _reserved(self) -> CreatePage:
+        _check_slug(self.slug)
+        return self
+
+
+class AddClaims(_Strict):
+    """Add claims to a section of an existing page (or one created earlier in the same plan)."""
+
+    op: Literal["add_claims"]
+    page: Slug
+    section: Line = Field(default="Notes", min_length=1, max_length=80)
+    claims: list[ClaimDraft] = Field(min_length=1, max_length=30)
+
+
+class LinkPages(_Strict):
+    """Link page ``page`` to page ``to`` (both must exist or be created in the same plan)."""
+
+    op: Literal["link_pages"]
+    page: Slug
+    to: Slug
+
+    @model_validator(mode="after")
+    def _distinct(self) -> LinkPages:
+        if self.page == self.to:
+            raise ValueError("a page can't link to itself")
+        return self
+
+
+class UpdateContext(_Strict):
+    """Append entries to, or replace, the overview in wiki/context.md. Entries are claims too."""
+
+    op: Literal["update_context"]
+    mode: Literal["append", "replace"] = "append"
+    entries: list[ClaimDraft] = Field(min_length=1, max_length=30)
+
+
+class SupersedeClaim(_Strict):
+    """Replace an active claim by a new one, keeping the old one in history as superseded."""
+
+    op: Literal["supersede_claim"]
+    claim: str = Field(pattern=CLAIM_ID_PATTERN)
+    by: ClaimDraft
+    reason: Line = Field(min_length=3, max_length=300)
+
+
+Operation = Annotated[
+    CreatePage | AddClaims | LinkPages | UpdateContext | SupersedeClaim,
+    Field(discriminator="op"),
+]
+OPERATION_KINDS = ("create_page", "add_claims", "link_pages", "update_context", "supersede_claim")
+
+
+class Plan(_Strict):
+    """What a model, a person or the doctor proposes: at most 20 operations and the nonce."""
+
+    nonce: str = Field(pattern=NONCE_PATTERN, description="The nonce the proposer was given")
+    summary: Line = Field(default="", max_length=300)
+    operations: list[Operation] = Field(min_length=1, max_length=MAX_OPERATIONS)
+
+    @model_validator(mode="after")
+    def _unique_pages(self) -> Plan:
+        created = [op.slug for op in self.operations if isinstance(op, CreatePage)]
+        duplicates = sorted({s for s in created if created.count(s) > 1})
+        if duplicates:
+            raise ValueError(f"page(s) created twice in one plan: {', '.join(duplicates)}")
+        return self
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+def _describe(error: ValidationError) -> list[str]:
+    out = []
+    for item in error.errors(include_url=False):
+        where = ".".join(str(part) for part in item["loc"]) or "plan"
+        out.append(f"{where}: {item['msg']}")
+    return out
+
+
+def parse_plan(raw: str | bytes | dict[str, Any]) -> Plan:
+    """Parse a plan from JSON text or a decoded object; any deviation fails the whole plan."""
+    if isinstance(raw, (str, bytes)):
+        size = len(raw.encode("utf-8") if isinstance(raw, str) else raw)
+        if size > MAX_PLAN_BYTES:
+            raise PlanValidationError(
+                f"plan is {size} bytes; the limit is {MAX_PLAN_BYTES}. Split it into smaller plans."
+            )
+        try:
+            raw = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise PlanValidationError(f"plan is not valid JSON: {exc}", [str(exc)]) from exc
+    if not isinstance(raw, dict):
+        raise PlanValidationError(
+            "a plan must be a JSON object with 'nonce' and 'operations', not "
+            f"{type(raw).__name__}."
+        )
+    try:
+        return Plan.model_validate(raw)
+    except ValidationError as exc:
+        errors = _describe(exc)
+        shown = "; ".join(errors[:5]) + (f"; and {len(errors) - 5} more" if len(errors) > 5 else "")
+        raise PlanValidationError(f"plan rejected by the schema: {shown}", errors) from exc
+
+
+def plan_json_schema() -> dict[str, Any]:
+    """The JSON Schema of a plan, for documentation and constrained decoding by providers."""
+    schema = Plan.model_json_schema()
+    schema["$id"] = "https://affidavit.invalid/schema/plan.json"
+    schema["title"] = "Affidavit plan"
+    return schema

@@ -1,0 +1,421 @@
+"""The one door (SPEC W4, W6): :func:`apply` is the only code that writes the wiki.
+
+An apply is all or nothing across database, markdown and git:
+
+1. the gate re-admits the selected operations against the current wiki;
+2. one SQLite transaction writes pages, claims, links, context, the plan's status and the audit
+   entry, and the affected files are rendered from inside that transaction;
+3. the new files are written to unique temp files and fsynced;
+4. a journal naming every file and its temp file is written and fsynced;
+5. the transaction commits (the commit point);
+6. temp files are renamed over the old ones and the directory fsynced;
+7. one git commit records the plan, with an ``Affidavit-Plan`` trailer;
+8. the journal is removed.
+
+A crash before 5 rolls back (the temp files are deleted); a crash after 5 rolls forward (files are
+re-rendered from the database, which is deterministic, and the commit is made if HEAD lacks it).
+See :mod:`affidavit.store.recovery`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..clock import iso, parse_iso
+from ..errors import AdmissionError, ConflictError, NotFoundError
+from ..evidence import Verifier
+from ..gate.admission import ADMITTED, QUARANTINED, Admission, ClaimResult, admit
+from ..hashing import canonical_json, sha256_hex
+from ..plan.nonce import check_nonce
+from ..plan.schema import (
+    AddClaims,
+    ClaimDraft,
+    CreatePage,
+    LinkPages,
+    Plan,
+    SupersedeClaim,
+    UpdateContext,
+    parse_plan,
+)
+from ..sources.extract import location
+from ..sources.store import SourceStore
+from ..vault import Vault
+from . import audit
+from .atomic import atomic_write, fsync_dir, write_temp
+from .render import CONTEXT_ARCHIVE, expected_files, render_context, render_path
+
+Step = Callable[[str], None]
+APPLY_STEPS = (
+    "admitted",
+    "db_written",
+    "temp_files",
+    "journal",
+    "db_commit",
+    "renamed",
+    "git_commit",
+    "done",
+)
+"""The points of an apply, in order; tests kill the process at each one in turn."""
+
+
+@dataclass(frozen=True)
+class Approval:
+    """Who let a plan through: a person, the configured policy, or the doctor."""
+
+    actor: str
+    kind: str = "person"  # person | policy
+
+
+@dataclass
+class ApplyResult:
+    plan_id: str
+    applied: bool
+    message: str
+    ops: list[int] = field(default_factory=list)
+    claims: list[str] = field(default_factory=list)
+    commit: str | None = None
+    admission: Admission | None = None
+
+
+def gate_services(vault: Vault) -> tuple[SourceStore, Verifier]:
+    """The source store and quote verifier the gate reads through."""
+    store = SourceStore(vault)
+    return store, Verifier(store)
+
+
+def claim_id(plan_id: str, op_index: int, claim_index: int) -> str:
+    return "c-" + sha256_hex(canonical_json([plan_id, op_index, claim_index]))[:16]
+
+
+def _noop(_: str) -> None:
+    return None
+
+
+class _Writer:
+    """Writes the admitted part of a plan into the database, inside the caller's transaction."""
+
+    def __init__(self, vault: Vault, store: SourceStore, plan_id: str, now: str) -> None:
+        self.db = vault.db
+        self.vault = vault
+        self.store = store
+        self.plan_id = plan_id
+        self.now = now
+        self.touched: set[str] = set()
+        self.claim_ids: list[str] = []
+        self.context_changed = False
+
+    def _next_position(self, page: str) -> int:
+        row = self.db.execute(
+            "SELECT coalesce(max(position), -1) + 1 FROM claims WHERE page_slug = ?", (page,)
+        ).fetchone()
+        return int(row[0])
+
+    def insert_claim(
+        self, op_index: int, result: ClaimResult, draft: ClaimDraft, page: str, section: str,
+        position: int | None = None,
+    ) -> str:
+        cid = claim_id(self.plan_id, op_index, result.index)
+        pos = self._next_position(page) if position is None else position
+        self.db.execute(
+            "INSERT INTO claims (id, page_slug, section, position, text, status, trust, plan_id, "
+            "created_at) VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?)",
+            (cid, page, section, pos, draft.text, result.trust, self.plan_id, self.now),
+        )
+        for idx, quote in enumerate(result.evidence):
+            assert quote.source_id and quote.start is not None and quote.end is not None
+            record = self.store.get(quote.source_id)
+            where = location(self.store.text(quote.source_id), record.text_map, quote.start)
+            self.db.execute(
+                'INSERT INTO evidence (claim_id, idx, source_id, quote, start, "end", location) '
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (cid, idx, quote.source_id, quote.quote, quote.start, quote.end, where),
+            )
+        self.claim_ids.append(cid)
+        if page:
+            self.touched.add(page)
+        else:
+            self.context_changed = True
+        return cid
+
+    def _touch_page(self, slug: str) -> None:
+        self.db.execute("UPDATE pages SET updated_at = ? WHERE slug = ?", (self.now, slug))
+        self.touched.add(slug)
+
+    def write(self, plan: Plan, admission: Admission) -> list[dict[str, object]]:
+        """Apply every passing operation; returns a summary per operation for log and audit."""
+        summary: list[dict[str, object]] = []
+        for result in admission.ops:
+            if result.status not in (ADMITTED, QUARANTINED):
+                continue
+            op = plan.operations[result.index]
+            passing = [(c, d) for c, d in zip(result.claims, _drafts(op), strict=True) if c.passes]
+            title = ""
+            if isinstance(op, CreatePage):
+                self.db.execute(
+                    "INSERT INTO pages (slug, title, summary, category, created_at, updated_at, "
+                    "plan_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (op.slug, op.title, op.summary, op.category, self.now, self.now, self.plan_id),
+                )
+                self.touched.add(op.slug)
+                for claim, draft in passing:
+                    self.insert_claim(result.index, claim, draft, op.slug, op.section)
+                title = op.title
+            elif isinstance(op, AddClaims):
+                for claim, draft in passing:
+                    self.insert_claim(result.index, claim, draft, op.page, op.section)
+                self._touch_page(op.page)
+                title = f"{op.page} (+{len(passing)} claims)"
+            elif isinstance(op, LinkPages):
+                self.db.execute(
+                    "INSERT INTO links (src, dst, plan_id) VALUES (?, ?, ?)",
+                    (op.page, op.to, self.plan_id),
+                )
+                self._touch_page(op.page)
+                self.touched.add(op.to)
+                title = f"{op.page} → {op.to}"
+            elif isinstance(op, UpdateContext):
+                if op.mode == "replace":
+                    self.db.execute(
+                        "UPDATE claims SET status = 'retracted' "
+                        "WHERE page_slug = '' AND status = 'active'"
+                    )
+                for claim, draft in passing:
+                    self.insert_claim(result.index, claim, draft, "", "Context")
+                self.context_changed = True
+                title = f"context ({op.mode}, {len(passing)} entries)"
+            elif isinstance(op, SupersedeClaim):
+                old = self.db.execute(
+                    "SELECT page_slug, section, position FROM claims WHERE id = ?", (op.claim,)
+                ).fetchone()
+                claim, draft = passing[0]
+                new = self.insert_claim(
+                    result.index, claim, draft, old["page_slug"], old["section"], old["position"]
+                )
+                self.db.execute(
+                    "UPDATE claims SET status = 'superseded', superseded_by = ? WHERE id = ?",
+                    (new, op.claim),
+                )
+                if old["page_slug"]:
+                    self._touch_page(old["page_slug"])
+                title = f"{op.claim} → {new}: {op.reason}"
+            summary.append({"index": result.index, "kind": op.op, "title": title})
+        return summary
+
+    def spill_context(self, cap: int) -> None:
+        """Move the oldest context entries to the archive page until context.md fits its cap."""
+        while render_context(self.db).count("\n") > cap:
+            oldest = self.db.execute(
+                "SELECT id FROM claims WHERE page_slug = '' AND status = 'active' "
+                "ORDER BY position, id LIMIT 1"
+            ).fetchone()
+            if oldest is None:
+                return
+            exists = self.db.execute(
+                "SELECT 1 FROM pages WHERE slug = ?", (CONTEXT_ARCHIVE,)
+            ).fetchone()
+            if not exists:
+                self.db.execute(
+                    "INSERT INTO pages (slug, title, summary, category, created_at, updated_at, "
+                    "plan_id) VALUES (?, 'Context archive', ?, 'meta', ?, ?, ?)",
+                    (
+                        CONTEXT_ARCHIVE,
+                        "Overview entries moved out of context.md to keep it under its line cap.",
+                        self.now,
+                        self.now,
+                        self.plan_id,
+                    ),
+                )
+            self.db.execute(
+                "UPDATE claims SET page_slug = ?, section = 'Archived context', position = ? "
+                "WHERE id = ?",
+                (CONTEXT_ARCHIVE, self._next_position(CONTEXT_ARCHIVE), oldest["id"]),
+            )
+            self._touch_page(CONTEXT_ARCHIVE)
+
+
+def _drafts(op: object) -> list[ClaimDraft]:
+    if isinstance(op, (CreatePage, AddClaims)):
+        return list(op.claims)
+    if isinstance(op, UpdateContext):
+        return list(op.entries)
+    if isinstance(op, SupersedeClaim):
+        return [op.by]
+    return []
+
+
+def commit_message(plan_id: str, summary: list[dict[str, object]], approval: Approval) -> str:
+    kinds = ", ".join(f"{s['kind']}" for s in summary)
+    lines = [f"Apply plan {plan_id[:12]}: {kinds}"[:120], ""]
+    lines += [f"{int(str(s['index'])) + 1}. {s['kind']}: {s['title']}" for s in summary]
+    lines += ["", f"Approved by {approval.actor} ({approval.kind}).", "", f"Affidavit-Plan: {plan_id}"]
+    return "\n".join(lines) + "\n"
+
+
+def load_plan(db: sqlite3.Connection, plan_id: str) -> sqlite3.Row:
+    row = db.execute("SELECT * FROM plans WHERE id = ?", (plan_id,)).fetchone()
+    if row is None:
+        raise NotFoundError(f"no plan {plan_id}. `affidavit inbox` lists pending plans.")
+    return row  # type: ignore[no-any-return]
+
+
+def apply(
+    vault: Vault,
+    plan_id: str,
+    selected_ops: list[int] | None,
+    approval: Approval,
+    *,
+    step: Step | None = None,
+) -> ApplyResult:
+    """Apply the ``selected_ops`` (0-based; default: every admitted one) of a recorded plan.
+
+    This is the only function that writes pages, claims, links, context and wiki files.
+    Applying a plan that is already applied is a no-op.
+    """
+    step = step or _noop
+    with vault.write_lock():
+        row = load_plan(vault.db, plan_id)
+        if row["status"] == "applied":
+            return ApplyResult(plan_id, False, f"plan {plan_id[:12]} is already applied; nothing to do")
+        if row["status"] != "pending":
+            raise ConflictError(
+                f"plan {plan_id[:12]} is {row['status']} and can't be applied. "
+                "Propose it again with a fresh nonce if it is still wanted."
+            )
+        now = vault.clock()
+        if parse_iso(row["expires_at"]) <= now:
+            from ..inbox import expire_due
+
+            expire_due(vault)
+            raise ConflictError(
+                f"plan {plan_id[:12]} expired at {row['expires_at']}; it can't be applied. "
+                "Propose it again with a fresh nonce."
+            )
+        plan = parse_plan(row["plan_json"])
+        stored = Admission.from_json(json.loads(row["admission"]))
+        selection = stored.admitted_ops if selected_ops is None else sorted(set(selected_ops))
+        refused = [i for i in selection if i not in stored.admitted_ops]
+        if refused:
+            reasons = {op.index: op.reason for op in stored.ops}
+            detail = "; ".join(f"op {i + 1}: {reasons.get(i, 'no such operation')}" for i in refused)
+            raise ConflictError(f"can't approve operations the gate rejected: {detail}")
+        check_nonce(vault.db, vault.clock, plan.nonce, plan_id)
+        store, verifier = gate_services(vault)
+        try:
+            admission = admit(vault.db, vault.config, store, verifier, plan, plan_id, selection)
+        except AdmissionError as exc:
+            raise ConflictError(
+                f"plan {plan_id[:12]} no longer fits the wiki: {exc} "
+                f"Reject it (`affidavit reject {plan_id[:12]} --reason ...`) and propose anew."
+            ) from exc
+        if not admission.admitted_ops:
+            why = "; ".join(f"op {op.index + 1}: {op.reason}" for op in admission.ops)
+            raise ConflictError(f"nothing in the selected operations passes the gate now: {why}")
+        step("admitted")
+        return _write_and_commit(vault, store, plan, plan_id, admission, approval, step)
+
+
+def _write_and_commit(
+    vault: Vault,
+    store: SourceStore,
+    plan: Plan,
+    plan_id: str,
+    admission: Admission,
+    approval: Approval,
+    step: Step,
+) -> ApplyResult:
+    db = vault.db
+    now = iso(vault.clock())
+    writer = _Writer(vault, store, plan_id, now)
+    temps: list[tuple[Path, Path]] = []
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if any(isinstance(plan.operations[i], UpdateContext) for i in admission.admitted_ops):
+            db.execute(
+                "INSERT INTO context_snapshots (plan_id, created_at, content) VALUES (?, ?, ?)",
+                (plan_id, now, render_context(db)),
+            )
+        summary = writer.write(plan, admission)
+        writer.spill_context(vault.config.context_max_lines)
+        db.execute(
+            "UPDATE plans SET status = 'applied', decided_at = ?, decided_by = ?, "
+            "selected_ops = ?, admission = ? WHERE id = ?",
+            (
+                now,
+                approval.actor,
+                json.dumps(admission.admitted_ops),
+                canonical_json(admission.to_json()),
+                plan_id,
+            ),
+        )
+        db.execute("DELETE FROM slug_reservations WHERE plan_id = ?", (plan_id,))
+        audit.append(
+            db, now, "applied", plan_id, approval.actor,
+            {"ops": summary, "claims": writer.claim_ids, "approval": approval.kind},
+        )
+        step("db_written")
+        paths = ["wiki/index.md", "wiki/log.md"]
+        if writer.context_changed:
+            paths.append("wiki/context.md")
+        paths += [f"wiki/{slug}.md" for slug in sorted(writer.touched)]
+        rendered = {p: render_path(db, p) for p in paths}
+        message = commit_message(plan_id, summary, approval)
+        for relpath, text in rendered.items():
+            assert text is not None
+            temps.append((vault.root / relpath, write_temp(vault.root / relpath, text.encode())))
+        fsync_dir(vault.wiki_dir)
+        step("temp_files")
+        journal = {
+            "plan_id": plan_id,
+            "message": message,
+            "files": [
+                {"path": str(final.relative_to(vault.root)), "temp": str(temp.relative_to(vault.root))}
+                for final, temp in temps
+            ],
+        }
+        atomic_write(vault.journal_dir / f"{plan_id}.json", canonical_json(journal).encode())
+        step("journal")
+    except BaseException:
+        db.execute("ROLLBACK")
+        for _, temp in temps:
+            temp.unlink(missing_ok=True)
+        (vault.journal_dir / f"{plan_id}.json").unlink(missing_ok=True)
+        raise
+    db.execute("COMMIT")
+    step("db_commit")
+    for final, temp in temps:
+        os.replace(temp, final)
+    fsync_dir(vault.wiki_dir)
+    step("renamed")
+    commit = vault.git.commit(message, ["wiki"])
+    step("git_commit")
+    (vault.journal_dir / f"{plan_id}.json").unlink()
+    fsync_dir(vault.journal_dir)
+    step("done")
+    return ApplyResult(
+        plan_id,
+        True,
+        f"applied plan {plan_id[:12]}: {len(admission.admitted_ops)} operation(s), "
+        f"{len(writer.claim_ids)} claim(s)",
+        ops=admission.admitted_ops,
+        claims=writer.claim_ids,
+        commit=commit,
+        admission=admission,
+    )
+
+
+def render_all_files(vault: Vault) -> list[str]:
+    """Write every wiki file as the database renders it (used by init and repair); returns the
+    paths that changed."""
+    changed = []
+    for relpath, text in expected_files(vault.db).items():
+        path = vault.root / relpath
+        data = text.encode()
+        if not path.exists() or path.read_bytes() != data:
+            atomic_write(path, data)
+            changed.append(relpath)
+    return changed

@@ -1,0 +1,47 @@
+"""Atomic file writes: unique temp file in the same directory, fsync, rename, fsync the directory."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+TEMP_SUFFIX = ".affidavit-tmp"
+
+
+def fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_temp(path: Path, data: bytes, mode: int = 0o644) -> Path:
+    """Write ``data`` to a new uniquely named temp file beside ``path`` and fsync it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return temp
+
+
+def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Replace ``path`` with ``data`` so readers see the old bytes or the new, never a mix."""
+    temp = write_temp(path, data, mode)
+    os.replace(temp, path)
+    fsync_dir(path.parent)
+
+
+def stray_temps(directory: Path) -> list[Path]:
+    """Temp files left behind by an interrupted write."""
+    if not directory.exists():
+        return []
+    return sorted(p for p in directory.iterdir() if p.name.endswith(TEMP_SUFFIX))

@@ -1,0 +1,232 @@
+"""Deterministic rendering of the wiki from the database: same DB state ⇒ byte-identical files.
+
+Pages use standard markdown links (``[Title](slug.md)``), which Obsidian resolves like wikilinks and
+any markdown viewer follows; citations are footnotes carrying the verbatim quote and a link into the
+stored source file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections import OrderedDict
+from dataclasses import dataclass
+from itertools import groupby
+
+CONTEXT_ARCHIVE = "context-archive"
+GENERATED = ("index.md", "log.md", "context.md")
+_ESCAPE = re.compile(r"([\\`*_\[\]<>|~!#])")
+_SPACES = re.compile(r"\s+")
+
+
+def escape_inline(text: str) -> str:
+    """Escape markdown syntax so model-written text renders as itself (no links, images, HTML)."""
+    return _ESCAPE.sub(r"\\\1", _SPACES.sub(" ", text).strip())
+
+
+def _yaml_str(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class _Evidence:
+    source_id: str
+    quote: str
+    start: int
+    end: int
+    location: str
+    source_name: str
+    source_file: str
+
+
+@dataclass(frozen=True)
+class _Claim:
+    id: str
+    section: str
+    text: str
+    status: str
+    superseded_by: str | None
+    evidence: tuple[_Evidence, ...]
+
+
+def _claims(db: sqlite3.Connection, page: str, statuses: tuple[str, ...]) -> list[_Claim]:
+    marks = ",".join("?" * len(statuses))
+    rows = db.execute(
+        f"SELECT id, section, text, status, superseded_by FROM claims "
+        f"WHERE page_slug = ? AND status IN ({marks}) ORDER BY position, id",
+        (page, *statuses),
+    ).fetchall()
+    out = []
+    for row in rows:
+        ev = db.execute(
+            'SELECT e.source_id, e.quote, e.start, e."end", e.location, s.name, s.original_file '
+            "FROM evidence e JOIN sources s ON s.id = e.source_id "
+            "WHERE e.claim_id = ? ORDER BY e.idx",
+            (row["id"],),
+        ).fetchall()
+        out.append(
+            _Claim(
+                id=row["id"],
+                section=row["section"],
+                text=row["text"],
+                status=row["status"],
+                superseded_by=row["superseded_by"],
+                evidence=tuple(_Evidence(*e) for e in ev),
+            )
+        )
+    return out
+
+
+def _footnote(number: int, claim_id: str, ev: _Evidence) -> str:
+    quote = escape_inline(ev.quote)
+    name = escape_inline(ev.source_name)
+    return (
+        f"[^{number}]: “{quote}” — [{name}](../{ev.source_file}), {ev.location}, "
+        f"chars {ev.start}–{ev.end} · source `{ev.source_id[:12]}` · claim `{claim_id}`"
+    )
+
+
+def _claim_paragraphs(claims: list[_Claim], counter: list[int], notes: list[str]) -> list[str]:
+    lines: list[str] = []
+    for claim in claims:
+        refs = ""
+        for ev in claim.evidence:
+            counter[0] += 1
+            refs += f"[^{counter[0]}]"
+            notes.append(_footnote(counter[0], claim.id, ev))
+        lines += [f"{escape_inline(claim.text)}{refs}", ""]
+    return lines
+
+
+def _title(db: sqlite3.Connection, slug: str) -> str:
+    row = db.execute("SELECT title FROM pages WHERE slug = ?", (slug,)).fetchone()
+    return str(row[0]) if row else slug
+
+
+def render_page(db: sqlite3.Connection, slug: str) -> str | None:
+    """The markdown of page ``slug``, or None when no such page exists."""
+    page = db.execute("SELECT * FROM pages WHERE slug = ?", (slug,)).fetchone()
+    if page is None:
+        return None
+    active = _claims(db, slug, ("active",))
+    old = _claims(db, slug, ("superseded",))
+    out = [
+        "---",
+        f"title: {_yaml_str(page['title'])}",
+        f"summary: {_yaml_str(page['summary'])}",
+        f"category: {page['category']}",
+        f"slug: {slug}",
+        f"claims: {len(active)}",
+        f"created: {page['created_at']}",
+        f"updated: {page['updated_at']}",
+        "generator: affidavit",
+        "---",
+        "",
+        f"# {escape_inline(page['title'])}",
+        "",
+        f"*{escape_inline(page['summary'])}*",
+        "",
+    ]
+    sections: OrderedDict[str, list[_Claim]] = OrderedDict()
+    for claim in active:
+        sections.setdefault(claim.section, []).append(claim)
+    counter = [0]
+    notes: list[str] = []
+    for section, claims in sections.items():
+        out += [f"## {escape_inline(section)}", ""]
+        out += _claim_paragraphs(claims, counter, notes)
+    outgoing = [r[0] for r in db.execute("SELECT dst FROM links WHERE src = ? ORDER BY dst", (slug,))]
+    incoming = [r[0] for r in db.execute("SELECT src FROM links WHERE dst = ? ORDER BY src", (slug,))]
+    for heading, slugs in (("See also", outgoing), ("Linked from", incoming)):
+        if slugs:
+            out += [f"## {heading}", ""]
+            out += [f"- [{escape_inline(_title(db, s))}]({s}.md)" for s in slugs]
+            out.append("")
+    if old:
+        out += ["## Superseded", ""]
+        for claim in old:
+            successor = f" → superseded by `{claim.superseded_by}`" if claim.superseded_by else ""
+            out.append(f"- ~~{escape_inline(claim.text)}~~ `{claim.id}`{successor}")
+        out.append("")
+    if notes:
+        out += notes
+        out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def render_index(db: sqlite3.Connection) -> str:
+    pages = db.execute("SELECT slug, title, summary, category FROM pages ORDER BY category, slug")
+    rows = pages.fetchall()
+    claims = db.execute("SELECT count(*) FROM claims WHERE status = 'active'").fetchone()[0]
+    out = [
+        "# Index",
+        "",
+        f"{len(rows)} pages, {claims} active claims. Generated by Affidavit from its database; "
+        "hand edits are detected by `affidavit doctor`.",
+        "",
+        "- [Context](context.md) · [Log](log.md)",
+        "",
+    ]
+    for category, group in groupby(rows, key=lambda r: str(r["category"])):
+        out += [f"## {category}", ""]
+        out += [
+            f"- [{escape_inline(r['title'])}]({r['slug']}.md) — {escape_inline(r['summary'])}"
+            for r in group
+        ]
+        out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def render_log(db: sqlite3.Connection) -> str:
+    out = ["# Log", "", "Chronology of applied plans, generated from the audit log.", ""]
+    rows = db.execute(
+        "SELECT seq, at, plan_id, actor, detail FROM audit WHERE action = 'applied' ORDER BY seq"
+    )
+    for row in rows:
+        detail = json.loads(row["detail"])
+        day = row["at"][:10]
+        for op in detail.get("ops", []):
+            out.append(f"## [{day}] {op['kind']} | {escape_inline(op['title'])}")
+            out.append("")
+            out.append(f"Plan `{row['plan_id'][:12]}`, approved by {escape_inline(row['actor'])}.")
+            out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def render_context(db: sqlite3.Connection) -> str:
+    out = [
+        "# Context",
+        "",
+        "The overview of this wiki. Every entry is a claim with a verified quote; older entries "
+        f"spill into [Context archive]({CONTEXT_ARCHIVE}.md) when this file reaches its line cap.",
+        "",
+    ]
+    notes: list[str] = []
+    out += _claim_paragraphs(_claims(db, "", ("active",)), [0], notes)
+    if notes:
+        out += notes
+        out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def render_path(db: sqlite3.Connection, relpath: str) -> str | None:
+    """Render one file of ``wiki/`` by its path relative to the vault; None if it shouldn't exist."""
+    if not relpath.startswith("wiki/") or not relpath.endswith(".md"):
+        return None
+    name = relpath[len("wiki/") : -len(".md")]
+    if name == "index":
+        return render_index(db)
+    if name == "log":
+        return render_log(db)
+    if name == "context":
+        return render_context(db)
+    return render_page(db, name)
+
+
+def expected_files(db: sqlite3.Connection) -> dict[str, str]:
+    """Every file under ``wiki/`` as the database renders it, keyed by vault-relative path."""
+    files = {f"wiki/{name}": render_path(db, f"wiki/{name}") or "" for name in GENERATED}
+    for (slug,) in db.execute("SELECT slug FROM pages ORDER BY slug"):
+        files[f"wiki/{slug}.md"] = render_page(db, slug) or ""
+    return files

@@ -1,0 +1,95 @@
+"""Shared fixtures: a real vault (SQLite file, git repository, files) in a temp dir, a fixed clock."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from affidavit.plan.nonce import issue_nonce
+from affidavit.sources.store import SourceStore
+from affidavit.vault import Vault, init_vault
+
+SAMPLES = Path(__file__).resolve().parent.parent / "src" / "affidavit" / "samples"
+
+
+class FakeClock:
+    """A clock tests can move forward."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self.now = start or datetime(2026, 11, 30, 9, 0, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **kwargs: float) -> None:
+        self.now += timedelta(**kwargs)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def vault(tmp_path: Path, clock: FakeClock) -> Iterator[Vault]:
+    v, _ = init_vault(tmp_path / "vault", clock=clock)
+    yield v
+    v.close()
+
+
+def add_text(vault: Vault, name: str, text: str, trust: str = "trusted") -> str:
+    """Store ``text`` as a markdown source; returns its id."""
+    result = SourceStore(vault).add_bytes(text.encode(), origin=f"/test/{name}", name=name,
+                                          media_type="text/markdown", trust=trust)
+    return result.record.id
+
+
+def fresh_nonce(vault: Vault) -> str:
+    return issue_nonce(vault.db, vault.clock, "test")
+
+
+def make_plan(vault: Vault, *ops: dict[str, Any], nonce: str | None = None) -> dict[str, Any]:
+    return {"nonce": nonce or fresh_nonce(vault), "operations": list(ops)}
+
+
+def claim(text: str, source: str, *quotes: str) -> dict[str, Any]:
+    return {"text": text, "evidence": [{"source": source, "quote": q} for q in quotes]}
+
+
+def snapshot(vault: Vault) -> dict[str, Any]:
+    """Everything a plan could change: every file of the vault (but the database), every
+    database row, and git HEAD."""
+    files = {}
+    for path in sorted(vault.root.rglob("*")):
+        rel = path.relative_to(vault.root)
+        if path.is_file() and rel.parts[0] not in (".git", ".affidavit"):
+            files[str(rel)] = path.read_bytes()
+    db = sqlite3.connect(vault.state_dir / "db.sqlite")
+    try:
+        rows = list(db.iterdump())
+    finally:
+        db.close()
+    return {"files": files, "db": rows, "head": vault.git.head(), "log": vault.git.log_subjects()}
+
+
+def sample_plan_text(vault: Vault) -> str:
+    text = (SAMPLES / "sotu-plan.json").read_text(encoding="utf-8")
+    return text.replace("__NONCE__", fresh_nonce(vault))
+
+
+def add_samples(vault: Vault) -> list[str]:
+    store = SourceStore(vault)
+    ids = []
+    for name in ("1790-washington.md", "1823-monroe.md", "1941-roosevelt.md"):
+        ids.append(store.add_file(SAMPLES / "sotu" / name, trust="trusted").record.id)
+    return ids
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value)

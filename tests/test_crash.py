@@ -1,0 +1,113 @@
+"""W6: kill -9 an apply at every step; after recovery the vault is wholly old or wholly new."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from affidavit.doctor import run_doctor
+from affidavit.inbox import propose
+from affidavit.store.apply import APPLY_STEPS
+from affidavit.store.atomic import stray_temps
+from affidavit.vault import init_vault, open_vault
+
+from .conftest import FakeClock, add_samples, sample_plan_text
+
+CHILD = textwrap.dedent(
+    """
+    import os, signal, sys
+    from datetime import UTC, datetime
+    from pathlib import Path
+    from affidavit.store.apply import Approval, apply
+    from affidavit.vault import open_vault
+
+    root, plan_id, target = sys.argv[1:4]
+    vault = open_vault(Path(root), clock=lambda: datetime(2026, 11, 30, 10, 0, tzinfo=UTC))
+
+    def step(name):
+        if name == target:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    result = apply(vault, plan_id, None, Approval("tester"), step=step)
+    print(result.message)
+    """
+)
+FIXED = FakeClock(datetime(2026, 11, 30, 10, 0, tzinfo=UTC))
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    root = tmp_path_factory.mktemp("crash") / "template"
+    vault, _ = init_vault(root, clock=FakeClock())
+    add_samples(vault)
+    plan_id = propose(vault, sample_plan_text(vault), "tester", "sample").plan_id
+    vault.close()
+    return root, plan_id
+
+
+def run_child(root: Path, plan_id: str, target: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", CHILD, str(root), plan_id, target],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+
+
+def state(root: Path) -> dict[str, Any]:
+    """Open the vault (which recovers it) and capture database, files and git."""
+    vault = open_vault(root, clock=FIXED)
+    try:
+        assert stray_temps(vault.wiki_dir) == []
+        assert list(vault.journal_dir.iterdir()) == []
+        files = {str(p.relative_to(root)): p.read_bytes() for p in sorted(vault.wiki_dir.rglob("*"))}
+        report = run_doctor(vault)
+        assert report.clean, report.findings
+        tree = vault.git.tree_of_head()
+        commits = len(vault.git.log_subjects())
+        assert vault.git.is_clean(["wiki"])
+    finally:
+        vault.close()
+    db = sqlite3.connect(root / ".affidavit" / "db.sqlite")
+    try:
+        rows = [line for line in db.iterdump() if "_migrations" not in line]
+    finally:
+        db.close()
+    return {"files": files, "db": rows, "tree": tree, "commits": commits}
+
+
+def test_kill_at_every_step_leaves_old_or_new_state(template: tuple[Path, str], tmp_path: Path) -> None:
+    root, plan_id = template
+    before_root = tmp_path / "before"
+    shutil.copytree(root, before_root)
+    before = state(before_root)
+    after_root = tmp_path / "after"
+    shutil.copytree(root, after_root)
+    done = run_child(after_root, plan_id, "never")
+    assert done.returncode == 0, done.stderr
+    after = state(after_root)
+    assert after != before and after["commits"] == before["commits"] + 1
+    outcomes = {}
+    for step in APPLY_STEPS:
+        work = tmp_path / f"kill-{step}"
+        shutil.copytree(root, work)
+        proc = run_child(work, plan_id, step)
+        assert proc.returncode == -signal.SIGKILL, (step, proc.stderr)
+        got = state(work)
+        assert got in (before, after), f"mixed state after a kill at {step}"
+        outcomes[step] = "after" if got == after else "before"
+        # replaying the apply never applies twice
+        replay = run_child(work, plan_id, "never")
+        assert replay.returncode == 0, replay.stderr
+        assert state(work) == after
+    assert outcomes["db_written"] == "before" and outcomes["journal"] == "before"
+    assert outcomes["db_commit"] == "after" and outcomes["git_commit"] == "after"
+    assert os.path.exists(root)
