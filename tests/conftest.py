@@ -45,8 +45,9 @@ def vault(tmp_path: Path, clock: FakeClock) -> Iterator[Vault]:
 
 def add_text(vault: Vault, name: str, text: str, trust: str = "trusted") -> str:
     """Store ``text`` as a markdown source; returns its id."""
-    result = SourceStore(vault).add_bytes(text.encode(), origin=f"/test/{name}", name=name,
-                                          media_type="text/markdown", trust=trust)
+    result = SourceStore(vault).add_bytes(
+        text.encode(), origin=f"/test/{name}", name=name, media_type="text/markdown", trust=trust
+    )
     return result.record.id
 
 

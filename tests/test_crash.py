@@ -58,7 +58,10 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 def run_child(root: Path, plan_id: str, target: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", CHILD, str(root), plan_id, target],
-        capture_output=True, text=True, timeout=60, check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
 
@@ -68,7 +71,9 @@ def state(root: Path) -> dict[str, Any]:
     try:
         assert stray_temps(vault.wiki_dir) == []
         assert list(vault.journal_dir.iterdir()) == []
-        files = {str(p.relative_to(root)): p.read_bytes() for p in sorted(vault.wiki_dir.rglob("*"))}
+        files = {
+            str(p.relative_to(root)): p.read_bytes() for p in sorted(vault.wiki_dir.rglob("*"))
+        }
         report = run_doctor(vault)
         assert report.clean, report.findings
         tree = vault.git.tree_of_head()
@@ -84,7 +89,9 @@ def state(root: Path) -> dict[str, Any]:
     return {"files": files, "db": rows, "tree": tree, "commits": commits}
 
 
-def test_kill_at_every_step_leaves_old_or_new_state(template: tuple[Path, str], tmp_path: Path) -> None:
+def test_kill_at_every_step_leaves_old_or_new_state(
+    template: tuple[Path, str], tmp_path: Path
+) -> None:
     root, plan_id = template
     before_root = tmp_path / "before"
     shutil.copytree(root, before_root)

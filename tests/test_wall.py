@@ -74,8 +74,12 @@ def bad_plans(vault: Vault, source: str) -> dict[str, Any]:
         "supersede a missing claim": {
             "nonce": n,
             "operations": [
-                {"op": "supersede_claim", "claim": "c-0123456789abcdef",
-                 "by": page["claims"][0], "reason": "newer"}
+                {
+                    "op": "supersede_claim",
+                    "claim": "c-0123456789abcdef",
+                    "by": page["claims"][0],
+                    "reason": "newer",
+                }
             ],
         },
         "missing nonce": {"operations": [page]},
@@ -104,8 +108,6 @@ def bad_plans(vault: Vault, source: str) -> dict[str, Any]:
     }
 
 
-
-
 def test_every_malformed_plan_is_refused_whole(vault: Vault, source: str) -> None:
     cases = bad_plans(vault, source)
     before = snapshot(vault)
@@ -114,8 +116,13 @@ def test_every_malformed_plan_is_refused_whole(vault: Vault, source: str) -> Non
             propose(vault, plan, "tester", f"test:{name}")
         assert snapshot(vault) == before, f"{name} wrote something"
     # JSON lines and non-JSON text are refused too.
-    for text in ("\n".join(json.dumps(p) for p in cases.values() if isinstance(p, dict))[:5000],
-                 "not json", "", "null", "[]"):
+    for text in (
+        "\n".join(json.dumps(p) for p in cases.values() if isinstance(p, dict))[:5000],
+        "not json",
+        "",
+        "null",
+        "[]",
+    ):
         with pytest.raises(PlanValidationError):
             propose(vault, text, "tester", "test:text")
         assert snapshot(vault) == before
@@ -145,11 +152,33 @@ def test_valid_plan_is_accepted(vault: Vault, source: str) -> None:
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4)
+    ),
     max_leaves=20,
 )
-KEYS = ["op", "slug", "title", "summary", "claims", "page", "to", "nonce", "operations", "text",
-        "evidence", "source", "quote", "section", "mode", "entries", "claim", "by", "reason", "path"]
+KEYS = [
+    "op",
+    "slug",
+    "title",
+    "summary",
+    "claims",
+    "page",
+    "to",
+    "nonce",
+    "operations",
+    "text",
+    "evidence",
+    "source",
+    "quote",
+    "section",
+    "mode",
+    "entries",
+    "claim",
+    "by",
+    "reason",
+    "path",
+]
 
 
 @st.composite
@@ -158,29 +187,41 @@ def mutated_plans(draw: st.DrawFn, base: dict[str, Any]) -> Any:
     plan = json.loads(json.dumps(base))
     for _ in range(draw(st.integers(1, 3))):
         target: Any = plan
-        path = draw(st.lists(st.sampled_from(KEYS + [0, 1]), max_size=4))
+        path = draw(st.lists(st.sampled_from([*KEYS, 0, 1]), max_size=4))
         for key in path:
-            if isinstance(target, dict) and key in target and isinstance(target[key], (dict, list)):
-                target = target[key]
-            elif isinstance(target, list) and isinstance(key, int) and key < len(target) \
-                    and isinstance(target[key], (dict, list)):
+            if (isinstance(target, dict) and key in target and isinstance(target[key], (dict, list))) or (
+                isinstance(target, list)
+                and isinstance(key, int)
+                and key < len(target)
+                and isinstance(target[key], (dict, list))
+            ):
                 target = target[key]
         if isinstance(target, dict):
             key = draw(st.sampled_from(KEYS))
             if draw(st.booleans()) and key in target:
                 del target[key]
             else:
-                target[key] = draw(JSON | st.sampled_from(["create_page", "add_claims", "a-b", "x" * 70]))
+                target[key] = draw(
+                    JSON | st.sampled_from(["create_page", "add_claims", "a-b", "x" * 70])
+                )
         elif isinstance(target, list) and target:
             target[draw(st.integers(0, len(target) - 1))] = draw(JSON)
     return plan
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=st.data())
-def test_random_json_never_writes_unless_valid(vault: Vault, source: str, data: st.DataObject) -> None:
-    base = make_plan(vault, good_page(source), {"op": "link_pages", "page": "eddystone", "to": "eddystone-2"},
-                     good_page(source, "eddystone-2"))
+def test_random_json_never_writes_unless_valid(
+    vault: Vault, source: str, data: st.DataObject
+) -> None:
+    base = make_plan(
+        vault,
+        good_page(source),
+        {"op": "link_pages", "page": "eddystone", "to": "eddystone-2"},
+        good_page(source, "eddystone-2"),
+    )
     raw = data.draw(JSON | mutated_plans(base))
     before = snapshot(vault)
     try:

@@ -5,7 +5,7 @@ Pipeline: sources → plan (schema) → gate (admission) → store (apply, journ
 
 __version__ = "0.1.0"
 
-from .errors import (  # noqa: E402
+from .errors import (
     AdmissionError,
     AffidavitError,
     CitationError,

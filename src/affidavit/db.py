@@ -141,6 +141,61 @@ def m001_initial() -> str:
     """
 
 
+@migration
+def m002_ingest() -> str:
+    return """
+        CREATE VIRTUAL TABLE pages_fts USING fts5(
+            title, summary, content='pages', content_rowid='rowid', tokenize='porter unicode61'
+        );
+        INSERT INTO pages_fts (rowid, title, summary) SELECT rowid, title, summary FROM pages;
+        CREATE TRIGGER pages_fts_insert AFTER INSERT ON pages BEGIN
+            INSERT INTO pages_fts (rowid, title, summary) VALUES (new.rowid, new.title, new.summary);
+        END;
+        CREATE TRIGGER pages_fts_delete AFTER DELETE ON pages BEGIN
+            INSERT INTO pages_fts (pages_fts, rowid, title, summary)
+            VALUES ('delete', old.rowid, old.title, old.summary);
+        END;
+        CREATE TRIGGER pages_fts_update AFTER UPDATE OF title, summary ON pages BEGIN
+            INSERT INTO pages_fts (pages_fts, rowid, title, summary)
+            VALUES ('delete', old.rowid, old.title, old.summary);
+            INSERT INTO pages_fts (rowid, title, summary) VALUES (new.rowid, new.title, new.summary);
+        END;
+
+        CREATE TABLE jobs (
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,             -- ingest | lint | reindex
+            status TEXT NOT NULL,           -- running | done | failed
+            created_at TEXT NOT NULL,
+            finished_at TEXT,
+            detail TEXT NOT NULL DEFAULT '{}'  -- JSON: arguments, then the result summary
+        );
+
+        CREATE TABLE model_calls (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            job_id TEXT,
+            at TEXT NOT NULL,
+            provider TEXT NOT NULL,
+            model TEXT NOT NULL,
+            purpose TEXT NOT NULL,          -- ingest | reask | review | ask
+            prompt_tokens INTEGER NOT NULL,
+            completion_tokens INTEGER NOT NULL,
+            duration_ms INTEGER NOT NULL,
+            outcome TEXT NOT NULL           -- ok | invalid: <why> | error: <why>
+        );
+        CREATE INDEX model_calls_job ON model_calls(job_id);
+
+        CREATE TABLE ingested_chunks (
+            source_id TEXT NOT NULL REFERENCES sources(id),
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL,
+            plan_id TEXT,                   -- the plan it produced, if any
+            outcome TEXT NOT NULL,          -- proposed | applied | rejected | empty | failed
+            job_id TEXT,
+            PRIMARY KEY (source_id, start)
+        );
+    """
+
+
 def connect(path: Path) -> sqlite3.Connection:
     """Open the database with the settings every connection needs (WAL, foreign keys, timeouts)."""
     db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)

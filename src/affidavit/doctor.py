@@ -12,6 +12,7 @@ import stat
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .errors import AffidavitError
 from .evidence import Verifier
 from .sources.store import SourceStore
 from .store.audit import verify_chain
@@ -52,15 +53,19 @@ def _check_sources(vault: Vault, store: SourceStore, report: DoctorReport) -> No
     for record in records:
         for problem in store.check_integrity(record.id):
             report.findings.append(
-                Finding("sources", record.id, problem,
-                        "restore the original file from git (`git checkout -- sources/`)")
+                Finding(
+                    "sources",
+                    record.id,
+                    problem,
+                    "restore the original file from git (`git checkout -- sources/`)",
+                )
             )
-        path = vault.root / record.original_file
-        if path.exists() and path.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
-            report.findings.append(
-                Finding("sources", record.id, f"{record.original_file} is writable",
-                        f"chmod a-w {record.original_file}")
-            )
+        for relpath in (record.original_file, record.text_file):
+            path = vault.root / relpath
+            if path.exists() and path.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+                report.findings.append(
+                    Finding("sources", record.id, f"{relpath} is writable", f"chmod a-w {relpath}")
+                )
 
 
 def _check_evidence(vault: Vault, store: SourceStore, report: DoctorReport) -> None:
@@ -74,18 +79,36 @@ def _check_evidence(vault: Vault, store: SourceStore, report: DoctorReport) -> N
         "SELECT count(*) FROM claims WHERE status = 'active'"
     ).fetchone()[0]
     for row in rows:
-        check = verifier.check(row["source_id"], row["quote"])
+        try:
+            check = verifier.check(row["source_id"], row["quote"])
+        except AffidavitError as exc:
+            report.findings.append(
+                Finding(
+                    "evidence",
+                    row["claim_id"],
+                    f"quote can't be checked: {exc}",
+                    "restore the source files from git (`git checkout -- sources/`)",
+                )
+            )
+            continue
         if not check.verified:
             report.findings.append(
-                Finding("evidence", row["claim_id"], f"quote no longer verifies: {check.reason}",
-                        "restore the source, or retract the claim")
+                Finding(
+                    "evidence",
+                    row["claim_id"],
+                    f"quote no longer verifies: {check.reason}",
+                    "restore the source, or retract the claim",
+                )
             )
         elif (check.start, check.end) != (row["start"], row["end"]):
             report.findings.append(
-                Finding("evidence", row["claim_id"],
-                        f"quote found at {check.start}-{check.end}, recorded at "
-                        f"{row['start']}-{row['end']}",
-                        "restore the source file from git")
+                Finding(
+                    "evidence",
+                    row["claim_id"],
+                    f"quote found at {check.start}-{check.end}, recorded at "
+                    f"{row['start']}-{row['end']}",
+                    "restore the source file from git",
+                )
             )
 
 
@@ -100,26 +123,36 @@ def _check_files(vault: Vault, report: DoctorReport) -> None:
             )
         elif path.read_bytes() != text.encode():
             report.findings.append(
-                Finding("files", relpath, "differs from what the database renders (hand edit?)",
-                        "`affidavit doctor --propose` turns the edit into a plan; "
-                        "`git -C VAULT checkout -- wiki/` restores the rendered file")
+                Finding(
+                    "files",
+                    relpath,
+                    "differs from what the database renders (hand edit?)",
+                    "`affidavit doctor --propose` turns the edit into a plan; "
+                    "`git -C VAULT checkout -- wiki/` restores the rendered file",
+                )
             )
     for path in sorted(vault.wiki_dir.rglob("*.md")):
         relpath = str(path.relative_to(vault.root))
+        if any(part.startswith(".") for part in path.relative_to(vault.wiki_dir).parts):
+            continue  # .obsidian/, .trash/ and other hidden folders belong to the editor
         if relpath not in expected:
             report.findings.append(
-                Finding("files", relpath, "unknown file: no page in the database renders it",
-                        "`affidavit doctor --propose` turns it into a plan, or delete it")
+                Finding(
+                    "files",
+                    relpath,
+                    "unknown file: no page in the database renders it",
+                    "`affidavit doctor --propose` turns it into a plan, or delete it",
+                )
             )
 
 
 def _check_audit_and_git(vault: Vault, report: DoctorReport) -> None:
     for problem in verify_chain(vault.db):
-        report.findings.append(Finding("audit", "audit log", problem, "restore the database from a backup"))
+        report.findings.append(
+            Finding("audit", "audit log", problem, "restore the database from a backup")
+        )
     report.counts["audit_entries"] = vault.db.execute("SELECT count(*) FROM audit").fetchone()[0]
-    applied = {
-        row[0] for row in vault.db.execute("SELECT id FROM plans WHERE status = 'applied'")
-    }
+    applied = {row[0] for row in vault.db.execute("SELECT id FROM plans WHERE status = 'applied'")}
     committed: set[str] = set()
     if vault.git.head() is not None:
         out = vault.git.run("log", f"--format=%(trailers:key={PLAN_TRAILER},valueonly)")
@@ -129,14 +162,36 @@ def _check_audit_and_git(vault: Vault, report: DoctorReport) -> None:
             Finding("git", plan_id, "applied plan has no git commit", "commit wiki/ by hand")
         )
     report.counts["applied_plans"] = len(applied)
+    audited = {
+        row[0] for row in vault.db.execute("SELECT plan_id FROM audit WHERE action = 'applied'")
+    }
+    for plan_id in sorted(applied - audited):
+        report.findings.append(
+            Finding(
+                "audit",
+                plan_id,
+                "applied plan has no 'applied' entry in the audit log (entries deleted?)",
+                "restore the database from a backup",
+            )
+        )
     if not vault.git.is_clean(["wiki"]):
         report.findings.append(
-            Finding("git", "wiki/", "wiki/ has changes not committed to git",
-                    "see `git -C VAULT status wiki`")
+            Finding(
+                "git",
+                "wiki/",
+                "wiki/ has changes not committed to git",
+                "see `git -C VAULT status wiki`",
+            )
         )
     for name in pending_journals(vault):
-        report.findings.append(Finding("journal", name, "an apply journal was left behind",
-                                       "re-open the vault to recover it"))
+        report.findings.append(
+            Finding(
+                "journal",
+                name,
+                "an apply journal was left behind",
+                "re-open the vault to recover it",
+            )
+        )
 
 
 def run_doctor(vault: Vault) -> DoctorReport:

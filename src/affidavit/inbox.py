@@ -69,23 +69,38 @@ def plan_id_of(plan: Plan) -> str:
     return content_id(plan.to_json())
 
 
-def propose(vault: Vault, raw: str | bytes | dict[str, Any], author: str, origin: str) -> Proposal:
-    """Put a plan through the gate and record it; apply it at once if the policy allows."""
+def propose(
+    vault: Vault,
+    raw: str | bytes | dict[str, Any],
+    author: str,
+    origin: str,
+    *,
+    hold: str = "",
+) -> Proposal:
+    """Put a plan through the gate and record it; apply it at once if the policy allows.
+
+    ``hold`` (e.g. a reviewer's doubt) keeps the plan in the inbox whatever the policy says.
+    """
     plan = parse_plan(raw)
     plan_id = plan_id_of(plan)
     existing = vault.db.execute("SELECT status FROM plans WHERE id = ?", (plan_id,)).fetchone()
     if existing is not None:
         record = get_plan(vault, plan_id)
         return Proposal(
-            plan_id, record.status,
+            plan_id,
+            record.status,
             f"plan {plan_id[:12]} was already proposed and is {record.status}; nothing changed",
-            record.admission, new=False,
+            record.admission,
+            new=False,
         )
     expire_due(vault)
     with vault.write_lock():
         check_nonce(vault.db, vault.clock, plan.nonce, plan_id)
         store, verifier = gate_services(vault)
         admission = admit(vault.db, vault.config, store, verifier, plan, plan_id)
+        if hold:
+            admission.needs_approval = True
+            admission.policy_reason = hold
         now = vault.clock()
         passing = admission.admitted_ops
         status = "pending" if passing else "rejected"
@@ -95,8 +110,14 @@ def propose(vault: Vault, raw: str | bytes | dict[str, Any], author: str, origin
                 "INSERT INTO plans (id, author, origin, plan_json, status, reason, admission, "
                 "created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    plan_id, author, origin, canonical_json(plan.to_json()), status, reason,
-                    canonical_json(admission.to_json()), iso(now),
+                    plan_id,
+                    author,
+                    origin,
+                    canonical_json(plan.to_json()),
+                    status,
+                    reason,
+                    canonical_json(admission.to_json()),
+                    iso(now),
                     iso(now + timedelta(hours=vault.config.expiry_hours)),
                 ),
             )
@@ -109,7 +130,11 @@ def propose(vault: Vault, raw: str | bytes | dict[str, Any], author: str, origin
                         (op.slug, plan_id),
                     )
             audit.append(
-                vault.db, iso(now), "proposed" if passing else "rejected", plan_id, author,
+                vault.db,
+                iso(now),
+                "proposed" if passing else "rejected",
+                plan_id,
+                author,
                 {"origin": origin, "counts": admission.counts, "ops": len(plan.operations)},
             )
     counts = admission.counts
@@ -123,7 +148,8 @@ def propose(vault: Vault, raw: str | bytes | dict[str, Any], author: str, origin
         result = apply(vault, plan_id, None, Approval(actor="policy", kind="policy"))
         return Proposal(plan_id, "applied", result.message + f" ({tally})", admission, result)
     return Proposal(
-        plan_id, "pending",
+        plan_id,
+        "pending",
         f"plan {plan_id[:12]} is in the inbox: {tally}. {admission.policy_reason}.",
         admission,
     )
@@ -131,9 +157,15 @@ def propose(vault: Vault, raw: str | bytes | dict[str, Any], author: str, origin
 
 def _record(row: Any) -> PlanRecord:
     return PlanRecord(
-        id=row["id"], author=row["author"], origin=row["origin"], status=row["status"],
-        reason=row["reason"], created_at=row["created_at"], expires_at=row["expires_at"],
-        decided_at=row["decided_at"], decided_by=row["decided_by"],
+        id=row["id"],
+        author=row["author"],
+        origin=row["origin"],
+        status=row["status"],
+        reason=row["reason"],
+        created_at=row["created_at"],
+        expires_at=row["expires_at"],
+        decided_at=row["decided_at"],
+        decided_by=row["decided_by"],
         plan=Plan.model_validate(json.loads(row["plan_json"])),
         admission=Admission.from_json(json.loads(row["admission"])),
     )
@@ -210,7 +242,9 @@ def reject(vault: Vault, ref: str, reason: str, actor: str) -> PlanRecord:
     with vault.write_lock():
         row = load_plan(vault.db, plan_id)
         if row["status"] != "pending":
-            raise ConflictError(f"plan {plan_id[:12]} is {row['status']}; only pending plans can be rejected.")
+            raise ConflictError(
+                f"plan {plan_id[:12]} is {row['status']}; only pending plans can be rejected."
+            )
         now = iso(vault.clock())
         with transaction(vault.db):
             vault.db.execute(

@@ -1,6 +1,6 @@
 """The vault on disk (SPEC §1): layout, ``init``, opening with recovery, and the writer lock.
 
-    <vault>/affidavit.toml   wiki/   sources/   .affidavit/ (db.sqlite, journal/, lock)
+<vault>/affidavit.toml   wiki/   sources/   .affidavit/ (db.sqlite, journal/, lock)
 """
 
 from __future__ import annotations
@@ -22,7 +22,10 @@ from .store.gitrepo import GitRepo
 
 CONFIG_NAME = "affidavit.toml"
 STATE_DIR = ".affidavit"
-GITIGNORE = "# Affidavit: the database, journal and caches are local state, not history.\n.affidavit/\n"
+GITIGNORE = (
+    "# Affidavit: the database, journal and caches are local state, not history.\n"
+    ".affidavit/\n*.affidavit-tmp\n"
+)
 
 
 @dataclass

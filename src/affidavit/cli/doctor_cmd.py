@@ -41,7 +41,9 @@ def doctor(ctx: click.Context, propose: bool, as_json: bool) -> None:
         else:
             for proposal in proposals:
                 click.echo(proposal.message)
-            counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in sorted(report.counts.items()))
+            counts = ", ".join(
+                f"{v} {k.replace('_', ' ')}" for k, v in sorted(report.counts.items())
+            )
             click.echo(f"doctor checked {counts}")
             if report.clean:
                 click.echo("clean: sources, quotes, files, audit chain and git all agree")

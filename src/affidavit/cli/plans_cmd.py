@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import getpass
 import json
+import sys
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from .. import inbox as inbox_service
 from ..gate.admission import OpResult, QuoteResult
 from ..plan.nonce import issue_nonce
 from ..plan.schema import plan_json_schema
+from ..sources.extract import location
 from ..sources.store import SourceStore
 from ..vault import Vault
 from ._common import echo_json, json_option, opened_vault, user_errors
@@ -83,7 +85,7 @@ def propose(ctx: click.Context, plan_file: Path, author: str | None, as_json: bo
     Example:
       affidavit propose plan.json
     """
-    text = click.get_text_stream("stdin").read() if str(plan_file) == "-" else None
+    text = sys.stdin.read() if str(plan_file) == "-" else None
     if text is None:
         try:
             text = plan_file.read_text(encoding="utf-8")
@@ -119,11 +121,15 @@ def _print_verdicts(ops: list[OpResult]) -> None:
         click.echo(line)
         for claim in op.claims:
             if claim.status != "admitted":
-                click.echo(f"      claim {claim.index + 1} {claim.status} — {claim.check}: {claim.reason}")
+                click.echo(
+                    f"      claim {claim.index + 1} {claim.status} — {claim.check}: {claim.reason}"
+                )
 
 
 @click.group("inbox", invoke_without_command=True)
-@click.option("--all", "show_all", is_flag=True, help="Include applied, rejected and expired plans.")
+@click.option(
+    "--all", "show_all", is_flag=True, help="Include applied, rejected and expired plans."
+)
 @json_option
 @click.pass_context
 @user_errors
@@ -147,7 +153,9 @@ def inbox(ctx: click.Context, show_all: bool, as_json: bool) -> None:
         if not records:
             click.echo("The inbox is empty." if not show_all else "No plans yet.")
             return
-        click.echo(f"{'PLAN':<13} {'STATUS':<9} {'AGE':>7} {'EXPIRES':>8}  OPS  CLAIMS  AUTHOR / ORIGIN")
+        click.echo(
+            f"{'PLAN':<13} {'STATUS':<9} {'AGE':>7} {'EXPIRES':>8}  OPS  CLAIMS  AUTHOR / ORIGIN"
+        )
         for record in records:
             item = _summary(vault, record)
             counts = record.admission.counts
@@ -217,8 +225,10 @@ def show(ctx: click.Context, plan_id: str, as_json: bool) -> None:
         age, left = inbox_service.age(vault, record)
         click.echo(f"Plan {record.id}")
         click.echo(f"  status {record.status} · by {record.author} · from {record.origin}")
-        click.echo(f"  proposed {record.created_at} ({_duration(age)} ago) · expires {record.expires_at}"
-                   + (f" (in {_duration(left)})" if record.status == "pending" else ""))
+        click.echo(
+            f"  proposed {record.created_at} ({_duration(age)} ago) · expires {record.expires_at}"
+            + (f" (in {_duration(left)})" if record.status == "pending" else "")
+        )
         if record.plan.summary:
             click.echo(f"  summary: {record.plan.summary}")
         if record.reason:
@@ -228,20 +238,29 @@ def show(ctx: click.Context, plan_id: str, as_json: bool) -> None:
             verdict = verdicts.get(index)
             status = verdict.status if verdict else "not selected"
             click.echo("")
-            click.echo(click.style(f"[{index + 1}] {op.op}", bold=True) + f"  — {status}"
-                       + (f" ({verdict.check}: {verdict.reason})" if verdict and verdict.reason else ""))
+            click.echo(
+                click.style(f"[{index + 1}] {op.op}", bold=True)
+                + f"  — {status}"
+                + (f" ({verdict.check}: {verdict.reason})" if verdict and verdict.reason else "")
+            )
             for key, value in op.model_dump(exclude={"op", "claims", "entries", "by"}).items():
                 click.echo(f"    {key}: {value}")
             for claim in verdict.claims if verdict else []:
-                click.echo(f"    claim {claim.index + 1} [{claim.status}"
-                           + (f", trust {claim.trust}" if claim.trust else "") + f"]: {claim.text}")
+                click.echo(
+                    f"    claim {claim.index + 1} [{claim.status}"
+                    + (f", trust {claim.trust}" if claim.trust else "")
+                    + f"]: {claim.text}"
+                )
                 if claim.reason:
                     click.echo(f"      {claim.check}: {claim.reason}")
                 for quote in claim.evidence:
                     if quote.verified and quote.source_id:
-                        name = store.get(quote.source_id).name
-                        click.echo(f"      quote from {name} ({quote.source_id[:12]}), "
-                                   f"chars {quote.start}–{quote.end}, verified:")
+                        source = store.get(quote.source_id)
+                        where = location(store.text(source.id), source.text_map, quote.start or 0)
+                        click.echo(
+                            f"      quote from {source.name} ({quote.source_id[:12]}), {where}, "
+                            f"chars {quote.start}–{quote.end}, verified:"
+                        )
                         for line in _context(store, quote):
                             click.echo(line)
                     else:
@@ -254,7 +273,9 @@ def _parse_ops(value: str | None) -> list[int] | None:
     try:
         return sorted({int(part) for part in value.split(",") if part.strip()})
     except ValueError as exc:
-        raise click.BadParameter("use operation numbers separated by commas, e.g. --ops 1,3") from exc
+        raise click.BadParameter(
+            "use operation numbers separated by commas, e.g. --ops 1,3"
+        ) from exc
 
 
 @click.command("approve")

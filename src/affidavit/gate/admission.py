@@ -171,11 +171,30 @@ class _Gate:
         self._source_ok: dict[str, str] = {}
 
     # -- targets (whole plan) -------------------------------------------------------------
-    def targets(self, plan: Plan, selected: list[int], plan_id: str) -> None:
+    def targets(self, plan: Plan, selected: list[int], plan_id: str, applying: bool) -> None:
         existing = {r[0] for r in self.db.execute("SELECT slug FROM pages")}
+        pending = {
+            r[0]: r[1]
+            for r in self.db.execute(
+                "SELECT slug, plan_id FROM slug_reservations WHERE plan_id != ?", (plan_id,)
+            )
+        }
         chosen = [(i, plan.operations[i]) for i in selected]
         created = {op.slug for _, op in chosen if isinstance(op, CreatePage)}
         problems: list[str] = []
+
+        def missing(n: int, slug: str) -> str | None:
+            if slug in existing or slug in created:
+                return None
+            if slug in pending:
+                if not applying:
+                    return None  # a dependency on a pending plan, resolved at approval
+                return (
+                    f"op {n}: page '{slug}' doesn't exist yet; pending plan "
+                    f"{pending[slug][:12]} creates it: approve that plan first"
+                )
+            return f"op {n}: page '{slug}' neither exists nor is created here"
+
         for i, op in chosen:
             n = i + 1
             if isinstance(op, CreatePage):
@@ -190,12 +209,9 @@ class _Gate:
                         f"op {n}: slug '{op.slug}' is reserved by pending plan {row[0][:12]}"
                     )
             elif isinstance(op, AddClaims):
-                if op.page not in existing and op.page not in created:
-                    problems.append(f"op {n}: page '{op.page}' neither exists nor is created here")
+                problems += filter(None, [missing(n, op.page)])
             elif isinstance(op, LinkPages):
-                for end in (op.page, op.to):
-                    if end not in existing and end not in created:
-                        problems.append(f"op {n}: page '{end}' neither exists nor is created here")
+                problems += filter(None, [missing(n, op.page), missing(n, op.to)])
             elif isinstance(op, SupersedeClaim):
                 row = self.db.execute(
                     "SELECT status FROM claims WHERE id = ?", (op.claim,)
@@ -277,7 +293,30 @@ class _Gate:
                     "raise a finding instead",
                 )
 
-    def consistency(self, page: str | None, result: ClaimResult, seen: set[tuple[str, str]]) -> None:
+    def check_claim(
+        self,
+        draft: ClaimDraft,
+        claim: ClaimResult,
+        page: str | None,
+        superseded: str | None,
+        seen: set[tuple[str, ...]],
+    ) -> None:
+        """Run the per-claim checks in order; a rejection stops them, a quarantine does not."""
+        self.evidence(draft, claim)
+        if claim.status == REJECTED:
+            return
+        self.provenance(claim)
+        if claim.status == REJECTED:
+            return
+        self.sanitizer(claim)
+        self.trust(claim, superseded)
+        if claim.status == REJECTED:
+            return
+        self.consistency(page, claim, seen)
+
+    def consistency(
+        self, page: str | None, result: ClaimResult, seen: set[tuple[str, ...]]
+    ) -> None:
         key = (page or "", normalize_quote(result.text))
         if key in seen:
             result.decide(REJECTED, "consistency", "duplicate of a claim earlier in this plan")
@@ -301,10 +340,14 @@ def admit(
     plan: Plan,
     plan_id: str,
     selected: list[int] | None = None,
+    *,
+    applying: bool = False,
 ) -> Admission:
     """Run every admission check on the ``selected`` operations of ``plan`` (default: all).
 
-    Raises :class:`AdmissionError` when the targets check fails the whole plan.
+    At proposal (``applying=False``) an operation may extend a page that a pending plan creates;
+    when applying, every page it names must exist. Raises :class:`AdmissionError` when the
+    targets check fails the whole plan.
     """
     chosen = sorted(set(selected)) if selected is not None else list(range(len(plan.operations)))
     for index in chosen:
@@ -314,8 +357,8 @@ def admit(
                 f"operation {index + 1} does not exist; this plan has {len(plan.operations)}.",
             )
     gate = _Gate(db, config, sources, verifier)
-    gate.targets(plan, chosen, plan_id)
-    seen: set[tuple[str, str]] = set()
+    gate.targets(plan, chosen, plan_id, applying)
+    seen: set[tuple[str, ...]] = set()
     results: list[OpResult] = []
     for index in chosen:
         op = plan.operations[index]
@@ -328,25 +371,22 @@ def admit(
         for claim_index, draft in enumerate(_claims_of(op)):
             claim = ClaimResult(index=claim_index, text=draft.text)
             result.claims.append(claim)
-            gate.evidence(draft, claim)
-            for check in (
-                lambda c=claim: gate.provenance(c),
-                lambda c=claim: gate.sanitizer(c),
-                lambda c=claim: gate.trust(c, superseded),
-                lambda c=claim: gate.consistency(page, c, seen),
-            ):
-                if claim.status != ADMITTED:
-                    break
-                check()
+            gate.check_claim(draft, claim, page, superseded, seen)
         if isinstance(op, LinkPages):
             exists = db.execute(
                 "SELECT 1 FROM links WHERE src = ? AND dst = ?", (op.page, op.to)
             ).fetchone()
             if exists:
                 result.decide(REJECTED, "consistency", f"{op.page} already links to {op.to}")
+            elif ("link", op.page, op.to) in seen:
+                result.decide(REJECTED, "consistency", "the same link appears earlier in this plan")
+            else:
+                seen.add(("link", op.page, op.to))
         elif result.claims and not any(c.passes for c in result.claims):
             first = next(c for c in result.claims if not c.passes)
-            result.decide(REJECTED, first.check, "no claim of this operation passed: " + first.reason)
+            result.decide(
+                REJECTED, first.check, "no claim of this operation passed: " + first.reason
+            )
         elif any(c.status == QUARANTINED for c in result.claims):
             result.decide(QUARANTINED, "sanitizer", "some evidence overlaps sanitizer flags")
         results.append(result)
@@ -406,12 +446,7 @@ def _policy(config: Config, admission: Admission) -> None:
         admission.policy_reason = "policy.auto_apply is 'never': every plan waits for approval"
         return
     quarantined = any(op.status == QUARANTINED for op in passing)
-    weak = [
-        c.trust
-        for op in passing
-        for c in op.claims
-        if c.passes and c.trust != "trusted"
-    ]
+    weak = [c.trust for op in passing for c in op.claims if c.passes and c.trust != "trusted"]
     if quarantined:
         admission.needs_approval = True
         admission.policy_reason = "quarantined claims always wait for a person"
@@ -420,4 +455,6 @@ def _policy(config: Config, admission: Admission) -> None:
         admission.policy_reason = f"policy.auto_apply is 'trusted' but some evidence is {weak[0]}"
     else:
         admission.needs_approval = False
-        admission.policy_reason = "policy.auto_apply 'trusted': every claim rests on trusted sources"
+        admission.policy_reason = (
+            "policy.auto_apply 'trusted': every claim rests on trusted sources"
+        )

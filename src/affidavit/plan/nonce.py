@@ -34,7 +34,7 @@ def check_nonce(db: sqlite3.Connection, clock: Clock, nonce: str, plan_id: str) 
     if row is None:
         raise PlanValidationError(
             "plan rejected: its nonce was never issued by this vault. Ask for a fresh one with "
-            "`affidavit nonce` and put it in the plan's \"nonce\" field."
+            '`affidavit nonce` and put it in the plan\'s "nonce" field.'
         )
     if row["used_by"] is not None and row["used_by"] != plan_id:
         raise PlanValidationError(
@@ -49,4 +49,6 @@ def check_nonce(db: sqlite3.Connection, clock: Clock, nonce: str, plan_id: str) 
 
 def consume_nonce(db: sqlite3.Connection, nonce: str, plan_id: str) -> None:
     """Mark ``nonce`` as used by ``plan_id`` (inside the caller's transaction)."""
-    db.execute("UPDATE nonces SET used_by = ? WHERE nonce = ? AND used_by IS NULL", (plan_id, nonce))
+    db.execute(
+        "UPDATE nonces SET used_by = ? WHERE nonce = ? AND used_by IS NULL", (plan_id, nonce)
+    )

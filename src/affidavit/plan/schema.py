@@ -157,8 +157,7 @@ def parse_plan(raw: str | bytes | dict[str, Any]) -> Plan:
             raise PlanValidationError(f"plan is not valid JSON: {exc}", [str(exc)]) from exc
     if not isinstance(raw, dict):
         raise PlanValidationError(
-            "a plan must be a JSON object with 'nonce' and 'operations', not "
-            f"{type(raw).__name__}."
+            f"a plan must be a JSON object with 'nonce' and 'operations', not {type(raw).__name__}."
         )
     try:
         return Plan.model_validate(raw)

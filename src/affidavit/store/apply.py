@@ -116,7 +116,12 @@ class _Writer:
         return int(row[0])
 
     def insert_claim(
-        self, op_index: int, result: ClaimResult, draft: ClaimDraft, page: str, section: str,
+        self,
+        op_index: int,
+        result: ClaimResult,
+        draft: ClaimDraft,
+        page: str,
+        section: str,
         position: int | None = None,
     ) -> str:
         cid = claim_id(self.plan_id, op_index, result.index)
@@ -252,7 +257,12 @@ def commit_message(plan_id: str, summary: list[dict[str, object]], approval: App
     kinds = ", ".join(f"{s['kind']}" for s in summary)
     lines = [f"Apply plan {plan_id[:12]}: {kinds}"[:120], ""]
     lines += [f"{int(str(s['index'])) + 1}. {s['kind']}: {s['title']}" for s in summary]
-    lines += ["", f"Approved by {approval.actor} ({approval.kind}).", "", f"Affidavit-Plan: {plan_id}"]
+    lines += [
+        "",
+        f"Approved by {approval.actor} ({approval.kind}).",
+        "",
+        f"Affidavit-Plan: {plan_id}",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -280,7 +290,9 @@ def apply(
     with vault.write_lock():
         row = load_plan(vault.db, plan_id)
         if row["status"] == "applied":
-            return ApplyResult(plan_id, False, f"plan {plan_id[:12]} is already applied; nothing to do")
+            return ApplyResult(
+                plan_id, False, f"plan {plan_id[:12]} is already applied; nothing to do"
+            )
         if row["status"] != "pending":
             raise ConflictError(
                 f"plan {plan_id[:12]} is {row['status']} and can't be applied. "
@@ -301,12 +313,16 @@ def apply(
         refused = [i for i in selection if i not in stored.admitted_ops]
         if refused:
             reasons = {op.index: op.reason for op in stored.ops}
-            detail = "; ".join(f"op {i + 1}: {reasons.get(i, 'no such operation')}" for i in refused)
+            detail = "; ".join(
+                f"op {i + 1}: {reasons.get(i, 'no such operation')}" for i in refused
+            )
             raise ConflictError(f"can't approve operations the gate rejected: {detail}")
         check_nonce(vault.db, vault.clock, plan.nonce, plan_id)
         store, verifier = gate_services(vault)
         try:
-            admission = admit(vault.db, vault.config, store, verifier, plan, plan_id, selection)
+            admission = admit(
+                vault.db, vault.config, store, verifier, plan, plan_id, selection, applying=True
+            )
         except AdmissionError as exc:
             raise ConflictError(
                 f"plan {plan_id[:12]} no longer fits the wiki: {exc} "
@@ -354,7 +370,11 @@ def _write_and_commit(
         )
         db.execute("DELETE FROM slug_reservations WHERE plan_id = ?", (plan_id,))
         audit.append(
-            db, now, "applied", plan_id, approval.actor,
+            db,
+            now,
+            "applied",
+            plan_id,
+            approval.actor,
             {"ops": summary, "claims": writer.claim_ids, "approval": approval.kind},
         )
         step("db_written")
@@ -362,6 +382,7 @@ def _write_and_commit(
         if writer.context_changed:
             paths.append("wiki/context.md")
         paths += [f"wiki/{slug}.md" for slug in sorted(writer.touched)]
+        _refuse_hand_edits(vault, plan_id, paths)
         rendered = {p: render_path(db, p) for p in paths}
         message = commit_message(plan_id, summary, approval)
         for relpath, text in rendered.items():
@@ -373,7 +394,10 @@ def _write_and_commit(
             "plan_id": plan_id,
             "message": message,
             "files": [
-                {"path": str(final.relative_to(vault.root)), "temp": str(temp.relative_to(vault.root))}
+                {
+                    "path": str(final.relative_to(vault.root)),
+                    "temp": str(temp.relative_to(vault.root)),
+                }
                 for final, temp in temps
             ],
         }
@@ -406,6 +430,28 @@ def _write_and_commit(
         commit=commit,
         admission=admission,
     )
+
+
+GENERATED_ONLY = ("wiki/index.md", "wiki/log.md")
+"""Files with no content of their own: regenerated whatever is on disk."""
+
+
+def _refuse_hand_edits(vault: Vault, plan_id: str, paths: list[str]) -> None:
+    """Never overwrite a hand edit silently: a page or context.md that differs from its committed
+    render blocks the apply, unless the plan is the doctor's proposal for that very file."""
+    origin = vault.db.execute("SELECT origin FROM plans WHERE id = ?", (plan_id,)).fetchone()
+    adopted = (
+        origin[0].removeprefix("doctor:") if origin and origin[0].startswith("doctor:") else ""
+    )
+    edited = [
+        p for p in vault.git.changed([p for p in paths if p not in GENERATED_ONLY]) if p != adopted
+    ]
+    if edited:
+        raise ConflictError(
+            f"{', '.join(edited)} was edited by hand and this plan would overwrite it. Turn the "
+            "edit into a plan with `affidavit doctor --propose`, or drop it with "
+            f"`git checkout -- {' '.join(edited)}` (in the vault), then approve again."
+        )
 
 
 def render_all_files(vault: Vault) -> list[str]:

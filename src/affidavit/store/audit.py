@@ -62,7 +62,12 @@ def verify_chain(db: sqlite3.Connection) -> list[str]:
         if row["prev_hash"] != prev:
             problems.append(f"audit entry {row['seq']} does not follow the previous entry's hash")
         digest = _entry_hash(
-            row["seq"], row["at"], row["action"], row["plan_id"], row["actor"], row["detail"],
+            row["seq"],
+            row["at"],
+            row["action"],
+            row["plan_id"],
+            row["actor"],
+            row["detail"],
             row["prev_hash"],
         )
         if digest != row["hash"]:

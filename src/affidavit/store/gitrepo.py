@@ -34,7 +34,9 @@ class GitRepo:
 
     def run(self, *args: str, check: bool = True) -> str:
         if shutil.which("git") is None:
-            raise VaultError("git is not installed. Install it (e.g. `apt-get install git`) and retry.")
+            raise VaultError(
+                "git is not installed. Install it (e.g. `apt-get install git`) and retry."
+            )
         proc = subprocess.run(
             ["git", "-C", str(self.root), *args],
             env=self.env,
@@ -43,7 +45,9 @@ class GitRepo:
             check=False,
         )
         if check and proc.returncode != 0:
-            raise VaultError(f"git {' '.join(args)} failed: {proc.stderr.strip() or proc.stdout.strip()}")
+            raise VaultError(
+                f"git {' '.join(args)} failed: {proc.stderr.strip() or proc.stdout.strip()}"
+            )
         return proc.stdout
 
     def exists(self) -> bool:
@@ -93,6 +97,13 @@ class GitRepo:
         if self.head() is None:
             return []
         return self.run("log", "--format=%s").splitlines()
+
+    def changed(self, paths: list[str]) -> list[str]:
+        """Which of ``paths`` differ from HEAD on disk (modified, deleted or untracked)."""
+        if not paths:
+            return []
+        out = self.run("status", "--porcelain", "--untracked-files=all", "--", *paths)
+        return sorted(line[3:].strip().strip('"') for line in out.splitlines() if line.strip())
 
     def is_clean(self, paths: list[str]) -> bool:
         return self.run("status", "--porcelain", "--", *paths).strip() == ""

@@ -25,7 +25,11 @@ def pending_journals(vault: Vault) -> list[str]:
 
 def recover(vault: Vault) -> list[str]:
     """Finish or undo every interrupted apply; returns one line per recovered plan."""
-    if not pending_journals(vault) and not stray_temps(vault.wiki_dir):
+    if (
+        not pending_journals(vault)
+        and not stray_temps(vault.wiki_dir)
+        and not stray_temps(vault.sources_dir)
+    ):
         return []
     report: list[str] = []
     with vault.write_lock():
@@ -53,7 +57,8 @@ def recover(vault: Vault) -> list[str]:
                 report.append(f"rolled back plan {plan_id[:12]}")
             path.unlink()
             fsync_dir(vault.journal_dir)
-        for temp in stray_temps(vault.wiki_dir):
-            temp.unlink()
+        for directory in (vault.wiki_dir, vault.sources_dir):
+            for temp in stray_temps(directory):
+                temp.unlink()
         vault.git.clear_stale_lock()
     return report

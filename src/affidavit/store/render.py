@@ -16,13 +16,16 @@ from itertools import groupby
 
 CONTEXT_ARCHIVE = "context-archive"
 GENERATED = ("index.md", "log.md", "context.md")
-_ESCAPE = re.compile(r"([\\`*_\[\]<>|~!#])")
+_ESCAPE = re.compile(r"([\\`*_\[\]<>|~!#&])")
+_LINE_START = re.compile(r"^([-+=>]|\d+[.)])")
 _SPACES = re.compile(r"\s+")
 
 
 def escape_inline(text: str) -> str:
     """Escape markdown syntax so model-written text renders as itself (no links, images, HTML)."""
-    return _ESCAPE.sub(r"\\\1", _SPACES.sub(" ", text).strip())
+    escaped = _ESCAPE.sub(r"\\\1", _SPACES.sub(" ", text).strip())
+    # A leading "- ", "+ ", "= " or "1. " would turn the line into a list or a heading.
+    return _LINE_START.sub(lambda m: m.group(1)[:-1] + "\\" + m.group(1)[-1], escaped)
 
 
 def _yaml_str(text: str) -> str:
@@ -136,8 +139,12 @@ def render_page(db: sqlite3.Connection, slug: str) -> str | None:
     for section, claims in sections.items():
         out += [f"## {escape_inline(section)}", ""]
         out += _claim_paragraphs(claims, counter, notes)
-    outgoing = [r[0] for r in db.execute("SELECT dst FROM links WHERE src = ? ORDER BY dst", (slug,))]
-    incoming = [r[0] for r in db.execute("SELECT src FROM links WHERE dst = ? ORDER BY src", (slug,))]
+    outgoing = [
+        r[0] for r in db.execute("SELECT dst FROM links WHERE src = ? ORDER BY dst", (slug,))
+    ]
+    incoming = [
+        r[0] for r in db.execute("SELECT src FROM links WHERE dst = ? ORDER BY src", (slug,))
+    ]
     for heading, slugs in (("See also", outgoing), ("Linked from", incoming)):
         if slugs:
             out += [f"## {heading}", ""]

@@ -1,0 +1,211 @@
+"""Benchmark quote verification (SPEC §3 W3) on the State of the Union corpus.
+
+Two scenarios over the same ~10 MB of text:
+
+(a) one source holding all of it;
+(b) every speech as its own source (233 sources).
+
+For each, real quotes (random substrings of 8-300 characters, some with case or whitespace changed)
+plus 10% fabricated ones (a word replaced, or a real passage cited against the wrong source) are
+checked with ``Verifier.check_many`` on a cold verifier, then again on a warm one (texts cached).
+Every real quote must verify, at offsets whose passage normalises to the quote, and every
+fabricated one must be rejected; the script exits non-zero otherwise.
+
+    .venv/bin/python bench/bench_verify.py [--quotes 10000] [--mb 10] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import random
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from affidavit.evidence import Verifier, normalize, normalize_quote
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "data" / "corpus" / "sotu.jsonl"
+
+
+class MemoryTexts:
+    """Sources in a dict, keyed by the SHA-256 of their text (as the store keys them by bytes)."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self.texts = {hashlib.sha256(t.encode()).hexdigest(): t for t in texts}
+
+    def resolve(self, ref: str) -> str | None:
+        matches = [source_id for source_id in self.texts if source_id.startswith(ref)]
+        return matches[0] if len(ref) >= 12 and len(matches) == 1 else None
+
+    def text(self, source_id: str) -> str:
+        return self.texts[source_id]
+
+
+@dataclass
+class Result:
+    scenario: str
+    sources: int
+    chars: int
+    quotes: int
+    fabricated: int
+    normalise_s: float
+    cold_s: float
+    warm_s: float
+    cold_quotes_per_s: float
+    warm_quotes_per_s: float
+    str_find_quotes_per_s: float
+    ok: bool
+
+
+def load_speeches(path: Path, megabytes: float) -> list[str]:
+    """Return speeches from the corpus, repeated if needed, totalling about ``megabytes`` MB."""
+    with path.open(encoding="utf-8") as lines:
+        speeches = [json.loads(line)["text"] for line in lines if line.strip()]
+    target = int(megabytes * 1_000_000)
+    chosen: list[str] = []
+    total = 0
+    while total < target:
+        for speech in speeches:
+            if total >= target:
+                break
+            chosen.append(speech)
+            total += len(speech) + 2
+    return chosen
+
+
+def perturb(quote: str, rng: random.Random) -> str:
+    """Change case or whitespace of a quote (what normalisation forgives), sometimes."""
+    roll = rng.random()
+    if roll < 0.15:
+        return quote.upper()
+    if roll < 0.3:
+        return quote.lower()
+    if roll < 0.45:
+        return quote.replace(" ", rng.choice(["  ", "\n", " \t "]))
+    return quote
+
+
+def sample(sources: list[str], count: int, rng: random.Random) -> list[tuple[int, str, bool]]:
+    """Return ``(source index, quote, is_real)``: ``count`` real quotes plus 10% fabricated."""
+    weights = [len(text) for text in sources]
+    normalized = [normalize(text).text for text in sources]
+    items: list[tuple[int, str, bool]] = []
+    for _ in range(count):
+        index = rng.choices(range(len(sources)), weights)[0]
+        text = sources[index]
+        start = rng.randrange(max(1, len(text) - 8))
+        quote = text[start : start + rng.randint(8, 300)]
+        if len(quote) >= 8 and normalize_quote(quote):
+            items.append((index, perturb(quote, rng), True))
+    while len(items) < count * 11 // 10:
+        index = rng.choices(range(len(sources)), weights)[0]
+        text = sources[index]
+        start = rng.randrange(max(1, len(text) - 300))
+        words = text[start : start + rng.randint(40, 300)].split(" ")
+        if len(sources) > 1 and rng.random() < 0.3:
+            index = (index + 1) % len(sources)  # a real passage, cited against the wrong source
+        else:
+            words[rng.randrange(len(words))] = rng.choice(["Congress", "liberty", "tariff", "war"])
+        quote = " ".join(words)
+        if normalize_quote(quote) not in normalized[index]:
+            items.append((index, quote, False))
+    rng.shuffle(items)
+    return items
+
+
+def run(name: str, sources: list[str], count: int, seed: int) -> Result:
+    rng = random.Random(seed)
+    texts = MemoryTexts(sources)
+    ids = [hashlib.sha256(text.encode()).hexdigest() for text in sources]
+    items = sample(sources, count, rng)
+    pairs = [(ids[index], quote) for index, quote, _ in items]
+
+    started = time.perf_counter()
+    normalized = [normalize(text).text for text in sources]
+    normalise_s = time.perf_counter() - started
+
+    verifier = Verifier(texts)
+    started = time.perf_counter()
+    checks = verifier.check_many(pairs)
+    cold_s = time.perf_counter() - started
+    started = time.perf_counter()
+    verifier.check_many(pairs)
+    warm_s = time.perf_counter() - started
+
+    # Baseline: one str.find per quote on already normalised texts (first 500 quotes).
+    subset = items[:500]
+    started = time.perf_counter()
+    for index, quote, _ in subset:
+        normalized[index].find(normalize_quote(quote))
+    find_s = time.perf_counter() - started
+
+    ok = True
+    for (index, quote, real), check in zip(items, checks, strict=True):
+        if real:
+            good = check.verified and check.start is not None and check.end is not None
+            passage = sources[index][check.start : check.end] if good else ""
+            if not good or normalize_quote(passage) != normalize_quote(quote):
+                ok = False
+                print(f"real quote not verified correctly: {quote!r} {check}", file=sys.stderr)
+        elif check.verified:
+            ok = False
+            print(f"fabricated quote verified: {quote!r} {check}", file=sys.stderr)
+
+    fabricated = sum(1 for _, _, real in items if not real)
+    return Result(
+        scenario=name,
+        sources=len(sources),
+        chars=sum(len(text) for text in sources),
+        quotes=len(items) - fabricated,
+        fabricated=fabricated,
+        normalise_s=round(normalise_s, 3),
+        cold_s=round(cold_s, 3),
+        warm_s=round(warm_s, 3),
+        cold_quotes_per_s=round(len(items) / cold_s),
+        warm_quotes_per_s=round(len(items) / warm_s),
+        str_find_quotes_per_s=round(len(subset) / find_s),
+        ok=ok,
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quotes", type=int, default=10_000, help="real quotes per scenario")
+    parser.add_argument("--mb", type=float, default=10.0, help="corpus size in MB (characters)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--json", action="store_true", help="print results as JSON")
+    args = parser.parse_args()
+
+    speeches = load_speeches(args.corpus, args.mb)
+    results = [
+        run("one source", ["\n\n".join(speeches)], args.quotes, args.seed),
+        run(f"{len(speeches)} sources", speeches, args.quotes, args.seed),
+    ]
+    if args.json:
+        machine = {"python": platform.python_version(), "cpus": os.cpu_count()}
+        print(json.dumps({"machine": machine, "results": [asdict(r) for r in results]}, indent=2))
+    else:
+        header = (
+            f"{'scenario':<14} {'MB':>6} {'quotes':>7} {'fake':>5} {'normalise s':>11} "
+            f"{'cold s':>7} {'warm s':>7} {'cold q/s':>9} {'warm q/s':>9} {'find q/s':>9} ok"
+        )
+        print(header)
+        for r in results:
+            print(
+                f"{r.scenario:<14} {r.chars / 1e6:>6.2f} {r.quotes:>7} {r.fabricated:>5} "
+                f"{r.normalise_s:>11.2f} {r.cold_s:>7.2f} {r.warm_s:>7.2f} "
+                f"{r.cold_quotes_per_s:>9} {r.warm_quotes_per_s:>9} "
+                f"{r.str_find_quotes_per_s:>9} {r.ok}"
+            )
+    return 0 if all(r.ok for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,137 @@
+"""``affidavit ingest``: sources in, plans through the gate into the inbox (or applied)."""
+
+from __future__ import annotations
+
+import getpass
+from typing import Any
+
+import click
+
+from ..ingest.pipeline import Ingestor, IngestReport
+from ..providers.from_config import provider_from_config
+from ._common import echo_json, json_option, opened_vault, user_errors
+
+MODELS = ("extractive", "openai", "anthropic", "local")
+
+
+def _actor() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+@click.command("ingest")
+@click.argument("targets", nargs=-1, required=True)
+@click.option(
+    "--trust",
+    type=click.Choice(["untrusted", "semi-trusted", "trusted"]),
+    help="Trust tier of these sources (default: the config's rules, then sources.default_trust).",
+)
+@click.option(
+    "--model",
+    "model",
+    type=click.Choice(MODELS),
+    help="Provider to use instead of model.provider from affidavit.toml.",
+)
+@click.option(
+    "--yes",
+    is_flag=True,
+    help="Approve and apply each plan that passes the gate at once (quarantined or reviewer-held "
+    "plans still wait in the inbox).",
+)
+@json_option
+@click.pass_context
+@user_errors
+def ingest(
+    ctx: click.Context,
+    targets: tuple[str, ...],
+    trust: str | None,
+    model: str | None,
+    yes: bool,
+    as_json: bool,
+) -> None:
+    """Add files, folders or URLs and compile them into wiki pages through the gate.
+
+    Each source is split into chunks (never truncated); for each chunk the model proposes a
+    plan, which goes through every admission check into the inbox — or is applied at once with
+    --yes. Re-ingesting an unchanged source does nothing. A bad file is reported and skipped.
+
+    \b
+    Examples:
+      affidavit ingest ~/papers/
+      affidavit ingest notes.md https://example.org/article.html --trust trusted --yes
+      affidavit ingest report.pdf --model openai --json
+    """
+    with opened_vault(ctx) as vault:
+        provider = provider_from_config(vault.config, model)
+        reviewer = provider_from_config(vault.config, model) if vault.config.review else None
+        bar: Any = None
+
+        def progress(name: str, done: int, total: int) -> None:
+            nonlocal bar
+            if as_json:
+                return
+            if bar is None or bar.label != name:
+                if bar is not None:
+                    bar.render_finish()
+                bar = click.progressbar(length=total, label=name, show_pos=True, file=None)
+                bar.label = name
+            bar.update(1)
+            if done == total:
+                bar.render_finish()
+                bar = None
+
+        try:
+            report = Ingestor(
+                vault, provider, reviewer=reviewer, apply_now=yes, progress=progress,
+                actor=_actor(),
+            ).run(list(targets), trust)
+        finally:
+            provider.close()
+            if reviewer is not None:
+                reviewer.close()
+        if as_json:
+            echo_json(report.to_json())
+        else:
+            _print_report(report)
+        if report.failed:
+            ctx.exit(1)
+
+
+def _print_report(report: IngestReport) -> None:
+    for source in report.sources:
+        if source.status == "failed":
+            click.echo(f"✗ {source.target}: {source.message}")
+        elif source.status == "unchanged":
+            click.echo(f"= {source.message}")
+        else:
+            statuses = [c.status for c in source.chunks]
+            click.echo(
+                f"✓ {source.name} ({(source.source_id or '')[:12]}, {source.trust}): "
+                f"{len(statuses)} chunk(s) — "
+                + ", ".join(f"{statuses.count(s)} {s}" for s in sorted(set(statuses)))
+            )
+            for chunk in source.chunks:
+                if chunk.status in ("failed", "rejected"):
+                    click.echo(f"    chunk {chunk.index + 1}: {chunk.message}")
+    totals = report.totals()
+    claims = totals["claims"]
+    click.echo("")
+    click.echo(
+        f"Plans: {totals['chunks']} · operations admitted: {totals['operations']} · claims: "
+        f"{claims['admitted']} admitted, {claims['quarantined']} quarantined, "
+        f"{claims['rejected']} rejected"
+    )
+    for reason, count in totals["rejected_because"].items():
+        click.echo(f"  {count} × {reason}")
+    tokens = totals["tokens"]
+    click.echo(
+        f"Model calls: {totals['model_calls']} · tokens: {tokens['prompt']} prompt + "
+        f"{tokens['completion']} completion · job {report.job_id}"
+    )
+    if totals["chunks"].get("pending"):
+        click.echo("Review the plans: affidavit inbox")
+
+
+COMMANDS = [ingest]

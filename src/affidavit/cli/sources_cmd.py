@@ -1,0 +1,271 @@
+"""``affidavit sources``: add, list and show the sources every claim quotes."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..config import TRUST_TIERS
+from ..errors import AffidavitError, IntegrityError
+from ..sources.extract import SUPPORTED_HELP, locator
+from ..sources.store import AddResult, SourceRecord, SourceStore
+from ._common import echo_json, json_option, opened_vault, user_errors
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
+
+
+@dataclass
+class _Outcome:
+    target: str
+    result: AddResult | None = None
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        if self.result is None:
+            return {"target": self.target, "status": "error", "error": self.error}
+        return {
+            "target": self.target,
+            "status": "added" if self.result.added else "unchanged",
+            "message": self.result.message,
+            "source": self.result.record.to_json(),
+        }
+
+
+def _looks_like_url(target: str) -> bool:
+    """A target with a scheme (``https:``, ``ftp:``, ``file:``...) that is not an existing path."""
+    return bool(_SCHEME.match(target)) and not Path(target).exists()
+
+
+def _attempt(target: str, action: Callable[[], AddResult]) -> _Outcome:
+    try:
+        return _Outcome(target, result=action())
+    except AffidavitError as exc:
+        return _Outcome(target, error=str(exc))
+
+
+def _add_dir(store: SourceStore, target: str, trust: str | None, as_json: bool) -> list[_Outcome]:
+    files = store.discover(target)
+    if len(files) <= 1 or as_json:
+        return [_attempt(str(f), partial(store.add_file, f, trust)) for f in files]
+    outcomes: list[_Outcome] = []
+    with click.progressbar(
+        files, label=f"Adding {len(files)} files from {target}", file=sys.stderr
+    ) as bar:
+        for file in bar:
+            outcomes.append(_attempt(str(file), partial(store.add_file, file, trust)))
+    return outcomes
+
+
+def _line(outcome: _Outcome) -> str:
+    result = outcome.result
+    assert result is not None
+    record = result.record
+    if not result.added:
+        return f"{'unchanged':9} {outcome.target}: {result.message}"
+    flags = f"{len(record.flags)} flag{'s' if len(record.flags) != 1 else ''}"
+    return (
+        f"{'added':9} {record.short_id}  {record.name}  {record.media_type}  "
+        f"{record.text_chars:,} chars  trust={record.trust}  {flags}"
+    )
+
+
+@click.group("sources")
+def sources() -> None:
+    """Add, list and inspect sources: the immutable documents every claim quotes.
+
+    A source is stored once, read-only, under sources/ and named by the SHA-256 of its bytes,
+    next to its extracted text. Formats: .md .markdown .txt .rst .html .htm .pdf, and http(s) URLs.
+
+    \b
+    Examples:
+      affidavit sources add ~/papers/ notes.md https://example.org/report.html
+      affidavit sources list
+      affidavit sources show 3f2a9c1b0d4e
+    """
+
+
+@sources.command("add")
+@click.argument("targets", nargs=-1, required=True, metavar="PATH|DIR|URL...")
+@click.option(
+    "--trust",
+    type=click.Choice(TRUST_TIERS),
+    default=None,
+    help="Trust tier of these sources (default: the longest matching trust.rules pattern in "
+    "affidavit.toml, else sources.default_trust).",
+)
+@json_option
+@click.pass_context
+@user_errors
+def add(ctx: click.Context, targets: tuple[str, ...], trust: str | None, as_json: bool) -> None:
+    """Add files, directories (recursively) and http(s) URLs as sources.
+
+    The same bytes added twice are stored once ("already stored"). A file that can't be read is
+    reported and the others are still added; the exit status is then 1.
+
+    \b
+    Examples:
+      affidavit sources add report.pdf
+      affidavit sources add ~/papers/ --trust trusted
+      affidavit sources add https://example.org/post.html --trust untrusted --json
+    """
+    outcomes: list[_Outcome] = []
+    with opened_vault(ctx) as vault:
+        store = SourceStore(vault)
+        for target in targets:
+            if _looks_like_url(target):
+                outcomes.append(_attempt(target, partial(store.add_url, target, trust)))
+            elif Path(target).is_dir():
+                try:
+                    outcomes += _add_dir(store, target, trust, as_json)
+                except AffidavitError as exc:
+                    outcomes.append(_Outcome(target, error=str(exc)))
+            else:
+                outcomes.append(_attempt(target, partial(store.add_file, target, trust)))
+    failed = sum(outcome.error is not None for outcome in outcomes)
+    added = sum(bool(o.result and o.result.added) for o in outcomes)
+    if as_json:
+        echo_json(
+            {
+                "results": [outcome.to_json() for outcome in outcomes],
+                "added": added,
+                "unchanged": len(outcomes) - added - failed,
+                "failed": failed,
+            }
+        )
+    else:
+        for outcome in outcomes:
+            if outcome.error is not None:
+                click.echo(f"{'error':9} {outcome.target}: {outcome.error}", err=True)
+            else:
+                click.echo(_line(outcome))
+        if not outcomes:
+            click.echo(f"No supported files found. Affidavit reads {SUPPORTED_HELP}.")
+        elif len(outcomes) > 1:
+            unchanged = len(outcomes) - added - failed
+            click.echo(f"{added} added, {unchanged} already stored, {failed} failed")
+    if failed:
+        ctx.exit(1)
+
+
+def _table(rows: list[list[str]], right: set[int]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [
+        "  ".join(
+            cell.rjust(widths[i]) if i in right else cell.ljust(widths[i])
+            for i, cell in enumerate(row)
+        ).rstrip()
+        for row in rows
+    ]
+
+
+@sources.command("list")
+@json_option
+@click.pass_context
+@user_errors
+def list_sources(ctx: click.Context, as_json: bool) -> None:
+    """List every stored source, oldest first.
+
+    \b
+    Example:
+      affidavit sources list --json
+    """
+    with opened_vault(ctx) as vault:
+        records = SourceStore(vault).list()
+    if as_json:
+        echo_json([record.to_json() for record in records])
+        return
+    if not records:
+        click.echo("No sources yet. Add one with `affidavit sources add PATH|DIR|URL`.")
+        return
+    rows = [["ID", "NAME", "TYPE", "TRUST", "CHARS", "FLAGS", "ADDED"]]
+    rows += [
+        [
+            r.short_id,
+            r.name,
+            r.media_type,
+            r.trust,
+            f"{r.text_chars:,}",
+            str(len(r.flags)),
+            r.added_at,
+        ]
+        for r in records
+    ]
+    for line in _table(rows, right={4, 5}):
+        click.echo(line)
+
+
+def _flag_rows(record: SourceRecord, text: str) -> list[dict[str, Any]]:
+    where = locator(text, record.text_map)
+    return [{**flag.to_json(), "location": where(flag.start)} for flag in record.flags]
+
+
+@sources.command("show")
+@click.argument("source_id", metavar="ID")
+@click.option("--text", "show_text", is_flag=True, help="Print the extracted text.")
+@json_option
+@click.pass_context
+@user_errors
+def show(ctx: click.Context, source_id: str, show_text: bool, as_json: bool) -> None:
+    """Show one source: metadata, integrity, and sanitizer flags with where they are.
+
+    ID is the source's id or a unique prefix of it (as `sources list` prints). With --text, print
+    the extracted text instead (with --json, it is added to the JSON).
+
+    \b
+    Examples:
+      affidavit sources show 3f2a9c1b0d4e
+      affidavit sources show 3f2a9c1b0d4e --text | less
+    """
+    with opened_vault(ctx) as vault:
+        store = SourceStore(vault)
+        record = store.get(source_id)
+        problems = store.check_integrity(record.id)
+        try:
+            text: str | None = store.text(record.id)
+        except IntegrityError:
+            if show_text:
+                raise
+            text = None  # the text file is gone: say so below, show the flags without locations
+    flags = _flag_rows(record, text) if text is not None else [f.to_json() for f in record.flags]
+    if as_json:
+        data = {**record.to_json(), "flags": flags, "integrity": problems}
+        data["text_map"] = {k: v for k, v in record.text_map.items() if k in ("kind", "encoding")}
+        if show_text:
+            data["text"] = text
+        echo_json(data)
+        return
+    if show_text:
+        click.echo(text or "", nl=False)
+        return
+    fields = [
+        ("id", record.id),
+        ("name", record.name),
+        ("origin", record.origin),
+        ("media type", record.media_type),
+        ("size", f"{record.size_bytes:,} bytes ({record.original_file})"),
+        ("text", f"{record.text_chars:,} chars ({record.text_file})"),
+        ("text sha256", record.text_sha256),
+        ("trust", record.trust),
+        ("status", record.status),
+        ("added", record.added_at),
+        ("integrity", "; ".join(problems) if problems else "ok"),
+        ("flags", str(len(flags))),
+    ]
+    for label, value in fields:
+        click.echo(f"{label + ':':13}{value}")
+    for flag in flags:
+        span = (
+            f"{flag['start']}" if flag["start"] == flag["end"] else f"{flag['start']}-{flag['end']}"
+        )
+        where = flag.get("location", "")
+        click.echo(f"  {flag['kind']:15}{span:>16}  {where:22}{flag['detail']}")
+
+
+COMMANDS = [sources]

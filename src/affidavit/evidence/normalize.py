@@ -1,0 +1,333 @@
+"""Normalisation of source text and quotes, with a map back to the original offsets (SPEC §3 W3).
+
+A quote is "found verbatim" when its normalised form is a substring of the normalised source text.
+The normalisations are exactly these, and nothing more (curly and straight quote marks, dashes and
+punctuation must still match):
+
+1. Unicode NFKC, applied per cluster (a base character with its combining marks), so precomposed
+   and decomposed forms agree;
+2. case, by ``str.casefold``;
+3. whitespace: every run of whitespace becomes one space;
+4. markdown emphasis: ``*`` and ``_`` are removed wherever they appear, and so is ``~~``;
+5. markdown links keep only their visible text: ``[text](url)``, ``[text](url "title")``,
+   ``![alt](url)``, ``[[target]]`` and ``[[target|label]]``;
+6. invisible characters (Unicode category Cf: soft hyphen, zero-width characters, bidi controls,
+   BOM, ...) are removed.
+
+:func:`normalize` returns the normalised text together with ``origin``, the offset in the original
+text of every normalised character, so that a match in normalised text maps back to the exact
+original passage (:meth:`Normalized.span`).
+
+Speed: ASCII runs, the bulk of most sources, are lowered with ``str.lower`` (which equals NFKC +
+casefold on ASCII) and mapped with ``array.extend(range(...))``; so are runs of letters from a few
+big scripts that fold one-to-one (CJK, kana, Hangul, Cyrillic, ...). Only the other characters
+take the per-cluster path. Links, emphasis and whitespace are then rewritten by regex passes that compose
+the offset map with array slices, so the cost per character stays in C.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from array import array
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TypeAlias
+
+__all__ = ["Normalized", "normalize", "normalize_quote"]
+
+#: Array typecode for offset maps: the smallest unsigned type that holds at least 32 bits.
+_TYPECODE = "I" if array("I").itemsize >= 4 else "L"
+
+#: Characters that fold one-to-one with ``str.casefold`` alone: NFKC leaves them (and their case
+#: folds) unchanged, they are not Cf, not combining marks and never the second part of a
+#: composition. ASCII plus the letters of some big scripts; everything else takes the slow path.
+_SIMPLE = (
+    "\x00-\x7f"
+    "\u0391-\u03a9\u03b1-\u03c9"  # Greek letters without accents
+    "\u0400-\u045f"  # Cyrillic basic letters
+    "\u05d0-\u05ea"  # Hebrew letters
+    "\u0621-\u063a\u0641-\u064a"  # Arabic letters
+    "\u0e01-\u0e30"  # Thai consonants
+    "\u3001\u3002\u3041-\u3096\u30a1-\u30fa"  # CJK comma and full stop, Hiragana, Katakana
+    "\u3400-\u4dbf\u4e00-\u9fff"  # CJK ideographs
+    "\uac00-\ud7a3"  # Hangul syllables
+)
+_COMPLEX = re.compile(f"[^{_SIMPLE}]+")
+
+# [[target]] / [[target|label]], then [text](url), [text](<url>), [text](url "title"); the "!" of
+# ![alt](url) is picked up by _link_edits, so that every match starts with a literal "[" (fast).
+# Every repetition is either bounded or made of disjoint alternatives, so matching stays linear.
+_LINK = re.compile(
+    r"\[\[(?P<target>[^\[\]|\n]{1,500}?)(?:\|(?P<label>[^\[\]\n]{0,500}?))?\]\]"
+    r"|\[(?P<text>[^\[\]]{0,1000})\]"
+    r"\(\s*(?:<[^<>\n]*>|(?:[^\s()]|\([^\s()]*\))*)"
+    r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)"
+)
+# Runs of emphasis characters ("~" counts only in pairs, see _emphasis_edits).
+_EMPHASIS = re.compile(r"[*_~]+")
+# Whitespace runs other than a lone " " (already normal): keeps the number of matches low.
+# The explicit class of non-space whitespace (what str.isspace accepts) scans faster than [^\S ].
+_WHITESPACE = re.compile(
+    r"[\t-\r\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]\s*| \s+"
+)
+
+#: Characters that later passes remove or merge: emphasis markers and whitespace.
+_SPACES = "".join(c for c in map(chr, range(0x3001)) if c.isspace())  # all of str.isspace()
+_VANISHING = "*_~" + _SPACES
+
+#: Link rewriting is repeated for nested syntax such as ``[![alt](img)](url)``, at most this often.
+_LINK_PASSES = 3
+
+
+@dataclass(frozen=True)
+class Normalized:
+    """Normalised text plus the map from each normalised character back to the original text.
+
+    ``origin[i]`` is the offset in the original text of the cluster that produced ``text[i]``;
+    ``len(origin) == len(text) + 1`` and the last entry is ``len(original)``. ``origin`` never
+    decreases. ``cluster_ends`` maps the start of every original cluster longer than one character
+    (a base with combining marks, a whitespace run) to its end; other clusters end one past start.
+    ``link_opens`` maps the original offset of the first visible character of a link's text to
+    where the link syntax starts, and ``link_closes`` the end of its last visible character to where
+    the syntax ends, so that a span covering a link's text edge takes in its syntax.
+    """
+
+    text: str
+    origin: array[int]
+    cluster_ends: Mapping[int, int] = field(default_factory=dict, repr=False, compare=False)
+    link_opens: Mapping[int, int] = field(default_factory=dict, repr=False, compare=False)
+    link_closes: Mapping[int, int] = field(default_factory=dict, repr=False, compare=False)
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """Return the original ``[a, b)`` that produced the normalised ``text[start:end]``.
+
+        ``a`` is where the cluster of ``text[start]`` begins; ``b`` is where the cluster of
+        ``text[end - 1]`` ends, so an expanded ligature or a base with its combining marks is
+        covered whole. Removed characters just outside the match (emphasis markers, invisible
+        characters) are not included, except link syntax: a span that starts at the first
+        character of a link's text starts at the link's ``[`` (or ``![``), and one that ends at its
+        last character ends after the closing ``)`` or ``]]``. The original passage then
+        normalises to the same text whenever the span does not cut a link's text.
+        """
+        origin = self.origin
+        if not 0 <= start <= end <= len(self.text):
+            raise ValueError(f"span [{start}, {end}) is outside 0..{len(self.text)}")
+        a = origin[start]
+        if start == end:
+            return a, a
+        if a in self.link_opens and (start == 0 or origin[start - 1] != a):
+            a = self.link_opens[a]
+        last = origin[end - 1]
+        b = self.cluster_ends.get(last, last + 1)
+        if b in self.link_closes and origin[end] != last:
+            b = self.link_closes[b]
+        return a, b
+
+
+def normalize(text: str) -> Normalized:
+    """Normalise ``text`` for quote matching (see the module docstring) and map it back."""
+    folded, origin, ends = _fold(text)
+    opens: dict[int, int] = {}
+    closes: dict[int, int] = {}
+    for _ in range(_LINK_PASSES):
+        if "[" not in folded:
+            break
+        before = len(folded)
+        edits = _link_edits(folded, origin, ends, opens, closes)
+        folded, origin = _splice(folded, origin, edits)
+        if len(folded) == before:
+            break
+    folded, origin = _splice(folded, origin, _emphasis_edits(folded))
+    folded, origin = _splice(folded, origin, _whitespace_edits(folded, origin, ends))
+    return Normalized(folded, origin, ends, opens, closes)
+
+
+def normalize_quote(quote: str) -> str:
+    """Return the normalised form of ``quote``, without leading or trailing space."""
+    return normalize(quote).text.strip(" ")
+
+
+# --- pass 1: NFKC + casefold per cluster, invisible characters dropped ---------------------------
+
+
+def _fold(text: str) -> tuple[str, array[int], dict[int, int]]:
+    """Apply NFKC and casefold and drop Cf characters; return text, origin and cluster ends."""
+    pieces: list[str] = []
+    origin: array[int] = array(_TYPECODE)
+    ends: dict[int, int] = {}
+    pos = 0
+    for match in _COMPLEX.finditer(text):
+        start, stop = match.span()
+        if start > pos:
+            # The character just before the run may be the base of a combining mark:
+            # hand it to the slow path together with the run.
+            start -= 1
+            pieces.append(_fold_simple(text[pos:start]))
+            origin.extend(range(pos, start))
+        _fold_clusters(text, start, stop, pieces, origin, ends)
+        pos = stop
+    pieces.append(_fold_simple(text[pos:]))
+    origin.extend(range(pos, len(text) + 1))
+    return "".join(pieces), origin, ends
+
+
+def _fold_simple(run: str) -> str:
+    """Fold a run of _SIMPLE characters: one output character per input character."""
+    return run.lower() if run.isascii() else run.casefold()
+
+
+def _fold_clusters(
+    text: str,
+    start: int,
+    stop: int,
+    pieces: list[str],
+    origin: array[int],
+    ends: dict[int, int],
+) -> None:
+    """Fold ``text[start:stop]`` cluster by cluster, appending to ``pieces`` and ``origin``."""
+    cluster = ""
+    first = last = start
+    for index in range(start, stop):
+        char = text[index]
+        if unicodedata.category(char) == "Cf":
+            continue
+        if cluster and (unicodedata.combining(char) or not _separable(cluster, char)):
+            cluster += char
+            last = index + 1
+            continue
+        if cluster:
+            _emit(_fold_cluster(cluster), first, last, pieces, origin, ends)
+        cluster, first, last = char, index, index + 1
+    if cluster:
+        _emit(_fold_cluster(cluster), first, last, pieces, origin, ends)
+
+
+def _emit(
+    out: str,
+    first: int,
+    last: int,
+    pieces: list[str],
+    origin: array[int],
+    ends: dict[int, int],
+) -> None:
+    pieces.append(out)
+    origin.extend([first] * len(out))
+    if last - first > 1:
+        ends[first] = last
+
+
+def _separable(cluster: str, char: str) -> bool:
+    """True if the starter ``char`` begins a new cluster: NFKC does not join it to ``cluster``."""
+    code = ord(char)
+    if (
+        code < 0x300  # Latin-1 and Latin Extended: never the second part of a composition
+        or 0x2000 <= code < 0x2070  # general punctuation: quote marks, dashes, spaces
+        or 0x3400 <= code < 0xA000  # CJK ideographs
+        or 0xAC00 <= code < 0xD7A4  # Hangul syllables (a trailing jamo may join them, not they)
+    ):
+        return True
+    return _nfkc(cluster + char) == _nfkc(cluster) + _nfkc(char)
+
+
+@lru_cache(maxsize=1 << 16)
+def _nfkc(text: str) -> str:
+    return unicodedata.normalize("NFKC", text)
+
+
+@lru_cache(maxsize=1 << 16)
+def _fold_cluster(cluster: str) -> str:
+    """NFKC, casefold, NFKC again (casefold can leave decomposed text), minus Cf characters."""
+    out = _nfkc(_nfkc(cluster).casefold())
+    if out.isascii():
+        return out
+    return "".join(c for c in out if unicodedata.category(c) != "Cf")
+
+
+# --- passes 2-4: links, emphasis, whitespace ------------------------------------------------------
+
+#: One rewrite: ``text[start:stop]`` becomes ``replacement`` with offsets ``replacement_origin``.
+_Edit: TypeAlias = "tuple[int, int, str, array[int]]"
+
+
+def _link_edits(
+    text: str,
+    origin: array[int],
+    ends: Mapping[int, int],
+    opens: dict[int, int],
+    closes: dict[int, int],
+) -> Iterable[_Edit]:
+    """Replace each link by its visible text; record where the syntax around that text lies."""
+    for match in _LINK.finditer(text):
+        if match.group("text") is not None:
+            group = "text"
+        else:
+            label = match.group("label")
+            group = "label" if label and label.strip() else "target"
+        start, stop = match.span()
+        if group == "text" and start > 0 and text[start - 1] == "!":
+            start -= 1  # image syntax; a previous match never ends with "!"
+        keep_start, keep_end = match.span(group)
+        # The visible edges of the link text: emphasis and whitespace there are removed later.
+        kept = text[keep_start:keep_end]
+        first = keep_start + len(kept) - len(kept.lstrip(_VANISHING))
+        last = keep_end - (len(kept) - len(kept.rstrip(_VANISHING)))
+        if first < last:
+            opening = origin[first]
+            opens[opening] = min(opens.get(opening, opening), origin[start])
+            end_of_last = ends.get(origin[last - 1], origin[last - 1] + 1)
+            end_of_syntax = ends.get(origin[stop - 1], origin[stop - 1] + 1)
+            closes[end_of_last] = max(closes.get(end_of_last, end_of_last), end_of_syntax)
+        yield start, stop, kept, origin[keep_start:keep_end]
+
+
+def _emphasis_edits(text: str) -> Iterable[_Edit]:
+    """Delete every ``*`` and ``_``, and ``~`` in pairs: in a run such as ``~~~`` the last stays."""
+    if "*" not in text and "_" not in text and "~~" not in text:
+        return
+    empty: array[int] = array(_TYPECODE)
+    for match in _EMPHASIS.finditer(text):
+        start, stop = match.span()
+        tildes = match.group().count("~")
+        if tildes % 2 == 0:
+            yield start, stop, "", empty
+            continue
+        keep = text.rindex("~", start, stop)
+        if keep > start:
+            yield start, keep, "", empty
+        if stop > keep + 1:
+            yield keep + 1, stop, "", empty
+
+
+def _whitespace_edits(text: str, origin: array[int], ends: dict[int, int]) -> Iterable[_Edit]:
+    """Collapse whitespace runs to one space; record where each run ends in the original.
+
+    A run ends where its last character's cluster ends, but never past the origin of the next
+    character (that cluster may have produced more than the whitespace, e.g. " " + U+0301).
+    """
+    for match in _WHITESPACE.finditer(text):
+        start, stop = match.span()
+        first, last = origin[start], origin[stop - 1]
+        run_end = min(ends.get(last, last + 1), origin[stop])
+        if run_end > ends.get(first, first + 1):
+            ends[first] = run_end
+        yield start, stop, " ", array(_TYPECODE, (first,))
+
+
+def _splice(text: str, origin: array[int], edits: Iterable[_Edit]) -> tuple[str, array[int]]:
+    """Apply non-overlapping, ordered edits to ``text`` and compose the offset map accordingly."""
+    pieces: list[str] = []
+    out: array[int] = array(_TYPECODE)
+    pos = 0
+    for start, stop, replacement, replacement_origin in edits:
+        pieces.append(text[pos:start])
+        out.extend(origin[pos:start])
+        pieces.append(replacement)
+        out.extend(replacement_origin)
+        pos = stop
+    if pos == 0 and not pieces:
+        return text, origin
+    pieces.append(text[pos:])
+    out.extend(origin[pos:])
+    return "".join(pieces), out

@@ -1,0 +1,338 @@
+"""The extractive engine: a plan for one chunk of one source, built from the chunk's own sentences.
+
+No language model, no network, no clock, no randomness: the same task gives the same plan, byte
+for byte. Every claim is a sentence of the chunk, its evidence the sentence itself (or its clause
+pieces) sliced straight from the chunk, so every quote verifies (W3) by construction.
+
+What one chunk becomes (at most 20 operations):
+
+- the **source page** (slug and title from the source's name or first heading; summary its best
+  lead sentence): the chunk's best sentences, grouped under the document's own headings;
+- **topic pages** for the chunk's salient names and key phrases (:mod:`.topics`), each holding the
+  sentences that mention it, in a section named after the source;
+- links from the source page to its topic pages, and between topics that share sentences;
+- on the first chunk, one ``update_context`` entry: the source's best lead sentence.
+
+Pages named in ``task.pages`` or reserved by pending plans (``task.pending_slugs``) are extended
+with ``add_claims``, never created again. A chunk with nothing usable gives a plan with no
+operations (:func:`is_empty_plan`), which the schema refuses: the caller skips the chunk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+from urllib.parse import unquote
+
+from ..plan.schema import MAX_OPERATIONS, RESERVED_SLUGS
+from ..providers.base import IngestTask
+from .segment import Segmented, collapse, segment
+from .topics import Topic, find_topics, name_key
+from .units import MIN_CHARS_FALLBACK, Unit, build_units, claim_text
+
+VERSION = "1"
+"""Bumped whenever the same task would give a different plan."""
+ENGINE = f"extractive-{VERSION}"
+
+MAX_TOPICS = 6
+MAX_SOURCE_CLAIMS = 12
+SOURCE_SHARE = 0.3
+MAX_TOPIC_CLAIMS = 6
+MAX_SECTIONS = 4
+MAX_RELATED_LINKS = 3
+SOURCE_CATEGORY = "sources"
+TOPIC_CATEGORY = "topics"
+DEFAULT_SECTION = "Highlights"
+EMPTY_SUMMARY = "nothing to propose"
+
+_LATIN = str.maketrans({"ı": "i", "ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "œ": "oe", "ß": "ss",
+                        "đ": "d", "Đ": "D", "ł": "l", "Ł": "L", "þ": "th", "ð": "d"})
+"""Letters that Unicode decomposition does not bring to ASCII, for slugs."""
+_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,5}$")
+_TERMINAL = re.compile(r"""[.!?…]["'”’)\]]*$""")
+
+
+def is_empty_plan(plan: dict[str, Any]) -> bool:
+    """True for the engine's "nothing to propose" reply: a plan object with no operations."""
+    return isinstance(plan, dict) and plan.get("operations") == []
+
+
+def slugify(text: str) -> str:
+    """A valid, unreserved slug for ``text`` (ASCII, lower case, hyphens, at most 64 chars)."""
+    spaced = re.sub(r"[^\w]+|_", " ", text).translate(_LATIN)
+    ascii_text = unicodedata.normalize("NFKD", spaced).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
+    if len(slug) > 64:
+        slug = slug[:64].rsplit("-", 1)[0] or slug[:64]
+    if not slug:
+        slug = "page-" + hashlib.sha256(text.encode()).hexdigest()[:10]
+    if slug in RESERVED_SLUGS:
+        slug += "-page"
+    return slug
+
+
+def name_title(source_name: str) -> str:
+    """A title from a source's name: the file name without its extension, "_" read as spaces."""
+    base = PurePosixPath(unquote(source_name).replace("\\", "/")).name or source_name
+    stem = _EXTENSION.sub("", base) or base
+    if "_" in stem:
+        stem = stem.replace("_", " ")
+    elif " " not in stem:
+        stem = stem.replace("-", " ")
+    title = collapse(stem)
+    return _fit(title, 120) or "Untitled source"
+
+
+def _fit(text: str, limit: int) -> str:
+    """``text`` on one line, cut at a word boundary with "…" when longer than ``limit``."""
+    text = collapse(text)
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1].rsplit(" ", 1)[0]
+    return cut + "…"
+
+
+def _claim(unit: Unit, chunk: str, source_id: str) -> dict[str, Any]:
+    evidence = [{"source": source_id, "quote": chunk[a:b]} for a, b in unit.quotes]
+    return {"text": unit.text, "evidence": evidence}
+
+
+def _summary(units: list[Unit], chunk: str) -> str:
+    """The first of ``units`` short enough to be a summary, else the first clause of the first."""
+    for unit in units:
+        if len(unit.text) <= 300:
+            return unit.text
+    a, b = units[0].quotes[0]
+    return _fit(claim_text(chunk[a:b]) + " …", 300)
+
+
+def _best(units: list[Unit], limit: int) -> list[Unit]:
+    """The ``limit`` best units, back in document order."""
+    ranked = sorted(units, key=lambda u: (-u.score, u.index))[:limit]
+    return sorted(ranked, key=lambda u: u.index)
+
+
+@dataclass
+class _Page:
+    slug: str
+    title: str
+    summary: str
+    category: str
+    create: bool
+    sections: dict[str, list[Unit]] = field(default_factory=dict)
+
+
+@dataclass
+class _Context:
+    task: IngestTask
+    existing: dict[str, str]  # slug -> title of pages given in the task
+    pending: frozenset[str]
+    keys: dict[str, str]  # name key of a known page's title or slug -> slug
+
+    def known(self, slug: str) -> bool:
+        return slug in self.existing or slug in self.pending
+
+
+def _context(task: IngestTask) -> _Context:
+    existing = {p.slug: p.title for p in task.pages}
+    keys: dict[str, str] = {}
+    for slug in sorted(set(existing) | set(task.pending_slugs)):
+        keys.setdefault(name_key(slug.replace("-", " ")), slug)
+    for page in task.pages:
+        keys[name_key(page.title)] = page.slug
+    return _Context(task, existing, frozenset(task.pending_slugs), keys)
+
+
+def _source_title(task: IngestTask, seg: Segmented) -> tuple[str, str]:
+    """The source page's title, and the heading it came from ("" when it came from the name)."""
+    if task.chunk_index == 0 and seg.headings:
+        first = seg.headings[0]
+        before = [s for s in seg.sentences if s.start < first.start]
+        if not before and first.level <= 2 and first.text:
+            return _fit(first.text, 120), first.text
+    return name_title(task.source_name), ""
+
+
+def _source_slug(ctx: _Context, title_key: str) -> tuple[str, bool]:
+    """The source page's slug and whether this plan creates it."""
+    task = ctx.task
+    base = slugify(name_title(task.source_name))
+    suffixed = f"{base[:55].rstrip('-')}-{task.source_id[:8]}"
+    if ctx.known(suffixed):
+        return suffixed, False
+    if not ctx.known(base):
+        return base, True
+    if task.chunk_index > 0 or base in ctx.pending:
+        return base, False
+    # The first chunk of a new source, and its slug is taken: the same subject (by title) is
+    # extended, a different one gets a slug of its own.
+    if name_key(ctx.existing[base]) in (title_key, name_key(name_title(task.source_name))):
+        return base, False
+    return suffixed, True
+
+
+def _drop_cut_sentence(task: IngestTask, units: list[Unit]) -> list[Unit]:
+    """Drop the last unit when the chunk ends in the middle of it (not the source's last chunk)."""
+    if not units or task.chunk_index >= task.chunk_count - 1:
+        return units
+    tail = task.chunk.rstrip()
+    last = units[-1]
+    if last.end >= len(tail) and not _TERMINAL.search(tail):
+        return units[:-1]
+    return units
+
+
+def _source_page(
+    ctx: _Context, units: list[Unit], title: str, title_heading: str, chunk: str
+) -> _Page:
+    slug, create = _source_slug(ctx, name_key(title))
+    count = max(1, min(MAX_SOURCE_CLAIMS, math.ceil(len(units) * SOURCE_SHARE)))
+    chosen = _best(units, count)
+    sections: dict[str, list[Unit]] = {}
+    for unit in chosen:
+        name = unit.sentence.section
+        if not name or name == title_heading:
+            name = DEFAULT_SECTION
+        sections.setdefault(_fit(name, 80), []).append(unit)
+    if len(sections) > MAX_SECTIONS:
+        kept = sorted(sections, key=lambda s: (-sum(u.score for u in sections[s]), s))
+        keep = set(kept[:MAX_SECTIONS])
+        sections = {name: group for name, group in sections.items() if name in keep}
+    lead = sorted(units[:5], key=lambda u: (-u.score, u.index)) + _best(units, len(units))
+    return _Page(slug, title, _summary(lead, chunk), SOURCE_CATEGORY, create, sections)
+
+
+def _topic_pages(
+    ctx: _Context, units: list[Unit], topics: list[Topic], source: _Page, chunk: str
+) -> list[_Page]:
+    pages: dict[str, _Page] = {}
+    section = _fit(source.title, 80)
+    for topic in topics:
+        slug = topic.slug or slugify(topic.title)
+        if slug == source.slug:
+            continue
+        mentions = [units[i] for i in topic.units]
+        chosen = _best(mentions, MAX_TOPIC_CLAIMS)
+        if slug in pages:
+            merged = {u.index: u for u in pages[slug].sections[section] + chosen}
+            pages[slug].sections[section] = [merged[i] for i in sorted(merged)]
+            continue
+        ranked = sorted(mentions, key=lambda u: (-u.score, u.index))
+        create = not ctx.known(slug)
+        title = ctx.existing.get(slug, _fit(topic.title, 120))
+        pages[slug] = _Page(
+            slug, title, _summary(ranked, chunk), TOPIC_CATEGORY, create, {section: chosen}
+        )
+    return list(pages.values())
+
+
+def _page_ops(page: _Page, chunk: str, source_id: str) -> list[dict[str, Any]]:
+    ops: list[dict[str, Any]] = []
+    for i, (section, group) in enumerate(page.sections.items()):
+        seen: set[str] = set()
+        claims = []
+        for unit in group:
+            if unit.text.casefold() not in seen:
+                seen.add(unit.text.casefold())
+                claims.append(_claim(unit, chunk, source_id))
+        if page.create and i == 0:
+            ops.append(
+                {
+                    "op": "create_page",
+                    "slug": page.slug,
+                    "title": page.title,
+                    "summary": page.summary,
+                    "category": page.category,
+                    "section": section,
+                    "claims": claims,
+                }
+            )
+        elif claims:
+            ops.append(
+                {"op": "add_claims", "page": page.slug, "section": section, "claims": claims}
+            )
+    return ops
+
+
+def _related(ctx: _Context, units: list[Unit], taken: set[str]) -> list[str]:
+    """Existing pages (given in the task) whose title the chunk's sentences mention."""
+    if not ctx.existing:
+        return []
+    text = " " + " ".join(name_key(u.text) for u in units) + " "
+    out = []
+    for slug in sorted(ctx.existing):
+        key = name_key(ctx.existing[slug])
+        if slug not in taken and len(key) >= 4 and f" {key} " in text:
+            out.append(slug)
+    return out[:MAX_RELATED_LINKS]
+
+
+def propose_plan(task: IngestTask) -> dict[str, Any]:
+    """The plan for one chunk of one source (see the module docstring). Never raises on text."""
+    chunk = task.chunk
+    seg = segment(chunk)
+    units = _drop_cut_sentence(task, build_units(chunk, seg))
+    if not units:
+        units = _drop_cut_sentence(task, build_units(chunk, seg, MIN_CHARS_FALLBACK))
+    part = f"part {task.chunk_index + 1} of {task.chunk_count}"
+    if not units:
+        return {
+            "nonce": task.nonce,
+            "summary": f"{EMPTY_SUMMARY}: {part} of this source has no usable sentence",
+            "operations": [],
+        }
+    ctx = _context(task)
+    title, title_heading = _source_title(task, seg)
+    source = _source_page(ctx, units, title, title_heading, chunk)
+    exclude = (name_key(title), name_key(name_title(task.source_name)))
+    topics = find_topics(units, ctx.keys, MAX_TOPICS, exclude, chunk)
+    topic_pages = _topic_pages(ctx, units, topics, source, chunk)
+
+    ops = _page_ops(source, chunk, task.source_id)
+    if task.chunk_index == 0:
+        lead = sorted(units[:5], key=lambda u: (-u.score, u.index))[0]
+        entry = _claim(lead, chunk, task.source_id)
+        ops.append({"op": "update_context", "mode": "append", "entries": [entry]})
+    links: list[dict[str, Any]] = []
+    placed: list[_Page] = []
+    for page in topic_pages:
+        page_ops = _page_ops(page, chunk, task.source_id)
+        link = source.create or page.create
+        need = len(page_ops) + (1 if link else 0)
+        if not page_ops or len(ops) + len(links) + need > MAX_OPERATIONS:
+            continue
+        ops += page_ops
+        placed.append(page)
+        if link:
+            links.append({"op": "link_pages", "page": source.slug, "to": page.slug})
+    ops += links
+    ops += _topic_links(placed, MAX_OPERATIONS - len(ops))
+    if source.create:
+        taken = {source.slug} | {p.slug for p in topic_pages}
+        for slug in _related(ctx, units, taken)[: max(0, MAX_OPERATIONS - len(ops))]:
+            ops.append({"op": "link_pages", "page": source.slug, "to": slug})
+    claims = sum(len(o.get("claims", o.get("entries", []))) for o in ops)
+    pages = len({o.get("slug") or o.get("page") for o in ops if o["op"] != "update_context"})
+    summary = f"Extractive digest of {source.title}, {part}: {claims} claims on {pages} pages."
+    return {"nonce": task.nonce, "summary": _fit(summary, 300), "operations": ops}
+
+
+def _topic_links(pages: list[_Page], budget: int) -> list[dict[str, Any]]:
+    """Links between topic pages that share at least two sentences of the chunk."""
+    members = {p.slug: {u.index for group in p.sections.values() for u in group} for p in pages}
+    out: list[dict[str, Any]] = []
+    for i, a in enumerate(pages):
+        for b in pages[i + 1 :]:
+            if len(out) >= budget:
+                return out
+            if (a.create or b.create) and len(members[a.slug] & members[b.slug]) >= 2:
+                out.append({"op": "link_pages", "page": b.slug, "to": a.slug})
+    return out
+
+
+__all__ = ["ENGINE", "VERSION", "is_empty_plan", "name_title", "propose_plan", "slugify"]

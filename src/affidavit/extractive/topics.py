@@ -1,0 +1,354 @@
+"""Topics of a chunk: names (capitalised phrases) and key phrases, with the units that mention them.
+
+Names are runs of capitalised words, joined by "of", "de", "von" and the like ("Bank of England",
+"Armenian Apostolic Church"), without the function words and titles at their edges ("The",
+"Mr."). A name that only ever opens a sentence is not trusted to be one. Key phrases are runs of
+two or three lower-case content words ("public credit", "wrought iron") that recur in the chunk.
+
+Variants are folded together: case, a leading "the", possessives, plural endings of key phrases;
+a phrase contained in another ("Prize Court" in "International Prize Court") counts the longer
+one's mentions, and only one of them becomes a topic. Generic names that would gather a page of
+everything ("Congress", "United States", "Government") are skipped (:mod:`.lexicon`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from .lexicon import (
+    CONNECTORS,
+    GENERIC_NAMES,
+    GENERIC_PHRASES,
+    GENERIC_WORDS,
+    HONORIFICS,
+    NUMBER_WORDS,
+    STOPWORDS,
+    VERBS,
+)
+from .units import Unit
+
+_TOKEN = re.compile(r"[^\W\d_](?:[\w'’-]*[^\W_])?|\d+")
+_COMPOUND = re.compile(r"^[^\W\d_]+-[a-z]")  # "Istanbul-based", "French-speaking": adjectives
+_POSSESSIVE = re.compile(r"['’]s?$")
+_KEY_WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
+_ROMAN = re.compile(r"^[IVXLC]+$")
+MAX_NAME_TOKENS = 6
+_DEMONYM = ("ian", "ese", "ish")
+_TRAILING_GENERIC = frozenset({"government", "governments"})
+
+
+@dataclass
+class Candidate:
+    """One name or key phrase and the units (by position in the unit list) that mention it."""
+
+    key: str
+    kind: str  # "name" | "phrase"
+    surfaces: Counter[str] = field(default_factory=Counter)
+    units: set[int] = field(default_factory=set)
+    inner: bool = False  # a name seen somewhere other than at the start of a sentence
+    contexts: set[tuple[str, str]] = field(default_factory=set)  # (word before, word after)
+
+    @property
+    def size(self) -> int:
+        return self.key.count(" ") + 1
+
+    def title(self) -> str:
+        """The most frequent way the text writes it (the first seen wins a tie)."""
+        best = max(self.surfaces.items(), key=lambda item: item[1])[0]
+        return best[:1].upper() + best[1:] if self.kind == "phrase" else best
+
+
+@dataclass(frozen=True)
+class Topic:
+    """A chosen topic: key, title, kind, the units that mention it (positions, sorted), score."""
+
+    key: str
+    title: str
+    kind: str
+    units: tuple[int, ...]
+    score: float
+    slug: str | None = None  # the known page it continues, if any
+
+
+def name_key(text: str) -> str:
+    """The comparison key of a name or title: lower case, words only, no leading "the", no
+    possessive, the last word singular ("The Democrats'" and "democrat" compare equal)."""
+    words = [_POSSESSIVE.sub("", w) for w in _KEY_WORD.findall(text.lower().replace("’", "'"))]
+    words = [w for w in words if w]
+    while words and (words[0] in ("the", "a", "an") or words[0] in HONORIFICS):
+        words = words[1:]
+    if words and len(words[-1]) > 3:
+        words[-1] = _singular(words[-1])
+    return " ".join(words)
+
+
+def _singular(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def _joins(text: str, left: re.Match[str], right: re.Match[str]) -> bool:
+    """True if two tokens may belong to one name: one space apart, an initial between them
+    ("George W. Bush") or a plural possessive ("the Commissioners' Plan")."""
+    gap = text[left.end() : right.start()]
+    if gap == " ":
+        return True
+    word = left.group()
+    if gap in ("' ", "’ "):
+        return word.endswith("s")  # a plural possessive: "the Commissioners' Plan"
+    return gap == ". " and len(word) == 1 and word.isupper()
+
+
+def _is_cap(token: str) -> bool:
+    return token[0].isupper() and token != "I"
+
+
+def _generic_name(words: list[str]) -> bool:
+    key = " ".join(words)
+    if key in GENERIC_PHRASES or key in GENERIC_NAMES or key in NUMBER_WORDS:
+        return True
+    if len(words) == 1 and words[0].endswith(_DEMONYM):
+        return True
+    return all(
+        w in GENERIC_NAMES or _singular(w) in GENERIC_NAMES or w in STOPWORDS or w in CONNECTORS
+        for w in words
+    )
+
+
+def _names(unit_pos: int, unit: Unit, found: dict[str, Candidate]) -> None:
+    text = unit.text
+    tokens = list(_TOKEN.finditer(text))
+    i = 0
+    while i < len(tokens):
+        if not _is_cap(tokens[i].group()):
+            i += 1
+            continue
+        run = [i]
+        j = i
+        while j + 1 < len(tokens) and _joins(text, tokens[j], tokens[j + 1]):
+            nxt = tokens[j + 1].group()
+            if _is_cap(nxt):
+                run.append(j + 1)
+                j += 1
+                continue
+            lower = nxt.lower()
+            joined = lower in CONNECTORS or (lower == "the" and tokens[j].group().lower() == "of")
+            if joined and j + 2 < len(tokens) and len(run) < MAX_NAME_TOKENS:
+                run.append(j + 1)
+                j += 1
+                continue
+            break
+        i = j + 1
+        while run:
+            head = tokens[run[0]].group()
+            inner_the = head == "The" and run[0] > 0 and len(run) > 1
+            if inner_the or not (
+                head.lower() in STOPWORDS or head.lower() in HONORIFICS or head in CONNECTORS
+            ):
+                break
+            run = run[1:]
+        while run and (
+            not _is_cap(tokens[run[-1]].group())
+            or (len(run) > 1 and tokens[run[-1]].group().lower() in _TRAILING_GENERIC)
+        ):
+            run = run[:-1]
+        if not run or len(run) > MAX_NAME_TOKENS:
+            continue
+        surface = text[tokens[run[0]].start() : tokens[run[-1]].end()]
+        surface = _POSSESSIVE.sub("", surface) if surface.endswith(("'s", "’s")) else surface
+        words = name_key(surface).split()
+        if not words or _generic_name(words):
+            continue
+        if len(words) == 1 and (
+            len(words[0]) < 3 or _ROMAN.match(surface) or _COMPOUND.match(surface)
+        ):
+            continue
+        key = " ".join(words)
+        candidate = found.setdefault(key, Candidate(key, "name"))
+        candidate.surfaces[surface] += 1
+        candidate.units.add(unit_pos)
+        if run[0] > 0 or len(run) > 1:
+            candidate.inner = True
+
+
+def _phrases(unit_pos: int, unit: Unit, found: dict[str, Candidate]) -> None:
+    text = unit.text
+    tokens = list(_TOKEN.finditer(text))
+    run: list[re.Match[str]] = []
+    position = {m.start(): i for i, m in enumerate(tokens)}
+
+    def around(first: re.Match[str], last: re.Match[str]) -> tuple[str, str]:
+        i, j = position[first.start()], position[last.start()]
+        before = tokens[i - 1].group().lower() if i > 0 else ""
+        after = tokens[j + 1].group().lower() if j + 1 < len(tokens) else ""
+        return before, after
+
+    def flush() -> None:
+        if len(run) < 2:
+            run.clear()
+            return
+        for size in (3, 2):
+            for a in range(len(run) - size + 1):
+                words = [m.group() for m in run[a : a + size]]
+                if words[0].endswith("ly") or words[-1].endswith(("ly", "ed", "ing")):
+                    continue
+                if words[0] in VERBS or words[-1] in VERBS or words[0] in NUMBER_WORDS:
+                    continue
+                key = " ".join(_singular(w) for w in words)
+                surface = text[run[a].start() : run[a + size - 1].end()]
+                candidate = found.setdefault(key, Candidate(key, "phrase"))
+                candidate.surfaces[surface] += 1
+                candidate.units.add(unit_pos)
+                candidate.contexts.add(around(run[a], run[a + size - 1]))
+        run.clear()
+
+    for index, match in enumerate(tokens):
+        word = match.group()
+        ok = (
+            word.islower()
+            and word.isalpha()
+            and len(word) >= 3
+            and word not in STOPWORDS
+            and word not in GENERIC_WORDS
+            and word not in GENERIC_NAMES
+        )
+        joined = index > 0 and text[tokens[index - 1].end() : match.start()] == " "
+        if not ok or not joined:
+            flush()
+        if ok:
+            run.append(match)
+    flush()
+
+
+def _credit_containers(found: dict[str, Candidate]) -> None:
+    """A key contained in a longer key of the same kind also counts the longer one's units."""
+    by_word: dict[str, list[Candidate]] = {}
+    for candidate in found.values():
+        for word in dict.fromkeys(candidate.key.split()):
+            by_word.setdefault(word, []).append(candidate)
+    for candidate in found.values():
+        padded = f" {candidate.key} "
+        first = candidate.key.split()[0]
+        for other in by_word.get(first, []):
+            if (
+                other is not candidate
+                and other.kind == candidate.kind
+                and padded in f" {other.key} "
+            ):
+                candidate.units |= other.units
+                candidate.inner = candidate.inner or other.inner
+
+
+def _fold_single_names(found: dict[str, Candidate], lower_words: Counter[str]) -> None:
+    """Fold one-word names into the most frequent name that contains them when it holds at least
+    half of their mentions ("Church" into "Armenian Church", but not "Manhattan" into "Lower
+    Manhattan"), and drop one-word names the text also writes in lower case
+    ("Travel", "Home": section labels and common nouns, not names)."""
+    multi = [c for c in found.values() if c.kind == "name" and c.size > 1 and len(c.units) >= 2]
+    for key in list(found):
+        candidate = found[key]
+        if candidate.kind != "name" or candidate.size != 1:
+            continue
+        hosts = [
+            c
+            for c in multi
+            if f" {key} " in f" {c.key} " and 2 * len(c.units) >= len(candidate.units)
+        ]
+        if hosts:
+            host = max(hosts, key=lambda c: (len(c.units), -c.size, c.key))
+            host.units |= candidate.units
+            del found[key]
+            continue
+        capitalised = sum(candidate.surfaces.values())
+        if lower_words[key] and capitalised < 3 * lower_words[key]:
+            del found[key]
+
+
+def known_slug(key: str, known: dict[str, str]) -> str | None:
+    """The slug of the known page ``key`` continues: the same key; else, for names of two words or
+    more, the longest known key of two words or more inside it ("New York City" continues "New
+    York"), or the only known key one word longer around it ("New York" continues "New York
+    City" unless "New York Harbor" is known too)."""
+    if key in known or " " not in key:
+        return known.get(key)
+    padded = f" {key} "
+    inside = [k for k in known if " " in k and f" {k} " in padded]
+    if inside:
+        return known[max(inside, key=lambda k: (len(k), k))]
+    around = [k for k in known if f" {key} " in f" {k} " and k.count(" ") == key.count(" ") + 1]
+    return known[around[0]] if len(around) == 1 else None
+
+
+def _same_subject(key: str, title_key: str) -> bool:
+    """True if ``key`` names the subject of a page titled ``title_key``: one contains the other,
+    or all of its words are among the title's ("Armenian Church" on "Armenian Apostolic
+    Church")."""
+    return _contains(key, title_key) or set(key.split()) <= set(title_key.split())
+
+
+def _contains(a: str, b: str) -> bool:
+    return f" {b} " in f" {a} " or f" {a} " in f" {b} "
+
+
+def find_topics(
+    units: list[Unit],
+    known: dict[str, str],
+    limit: int,
+    exclude: tuple[str, ...] = (),
+    text: str = "",
+) -> list[Topic]:
+    """Choose up to ``limit`` topics among the names and key phrases of ``units``.
+
+    ``known`` maps the keys of existing or pending pages to their slugs: a topic that is already
+    a page ranks higher, so that chunks after the first keep feeding the same pages. Keys in
+    ``exclude`` (the source's own title) never become topics. ``text`` is the whole chunk: a
+    one-word name it also writes in lower case is a common noun, not a name.
+    """
+    found: dict[str, Candidate] = {}
+    for pos, unit in enumerate(units):
+        _names(pos, unit, found)
+    phrases: dict[str, Candidate] = {}
+    for pos, unit in enumerate(units):
+        _phrases(pos, unit, phrases)
+    for key, candidate in phrases.items():
+        if key not in found:
+            found[key] = candidate
+    _credit_containers(found)
+    lower_words = Counter(t for t in _TOKEN.findall(text) if t.islower())
+    _fold_single_names(found, lower_words)
+    scored: list[tuple[float, Candidate]] = []
+    for candidate in found.values():
+        df = len(candidate.units)
+        if candidate.kind == "name":
+            if df < (2 if candidate.size > 1 else 3) or (
+                candidate.size == 1 and not candidate.inner
+            ):
+                continue
+            score = df * (1.0 + 0.25 * min(candidate.size - 1, 2))
+        else:
+            if df < 3 or len(candidate.contexts) == 1:  # a refrain ("by an impressive
+                continue  # expression of the public will") is rhetoric, not a topic
+            score = df * 0.6 * (1.0 + 0.2 * (candidate.size - 2))
+        if known_slug(candidate.key, known):
+            score *= 2.0
+        scored.append((score, candidate))
+    scored.sort(key=lambda item: (-item[0], -item[1].size, item[1].key))
+    chosen: list[Topic] = []
+    for score, candidate in scored:
+        if len(chosen) >= limit:
+            break
+        if any(_contains(candidate.key, t.key) for t in chosen):
+            continue
+        if any(_same_subject(candidate.key, key) for key in exclude if key):
+            continue
+        units_of = tuple(sorted(candidate.units))
+        slug = known_slug(candidate.key, known)
+        chosen.append(
+            Topic(candidate.key, candidate.title(), candidate.kind, units_of, score, slug)
+        )
+    return chosen

@@ -1,0 +1,251 @@
+"""From sentences to claim candidates ("units"): what is usable, the quotes, the claim text, a score.
+
+A unit is one sentence of the chunk that can stand as a claim: its quotes are verbatim slices of
+the chunk (one quote, or up to five clause pieces of a sentence longer than a quote may be), its
+claim text is the sentence itself with whitespace collapsed and markdown emphasis dropped, so
+it says nothing the quotes don't.
+
+Sentences are left out when they are not statements a reader can use out of context: questions,
+salutations and thanks, markup, links and fragments, and anything that touches a sanitizer flag
+(:func:`affidavit.sources.sanitizer.scan`). An instruction flag takes its whole line with it, a
+chat-role block (``<system>...</system>``) is dropped whole, and so is any line that opens like a
+chat transcript ("User:", "Assistant:"): a planted instruction never becomes a claim, a title or
+a summary.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from ..sources.sanitizer import scan
+from .lexicon import (
+    ANAPHORIC_STARTS,
+    BOILERPLATE,
+    GENERIC_NAMES,
+    SALUTATION_WORDS,
+    STOPWORDS,
+    words,
+)
+from .segment import MAX_CLAIM, MAX_QUOTE, MIN_QUOTE, Segmented, Sentence, clause_pieces, collapse
+
+MIN_CHARS = 40
+"""Shortest sentence (collapsed) the engine prefers; shorter ones only when nothing else is left."""
+MIN_CHARS_FALLBACK = 20
+MIN_WORDS = 5
+
+WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’.-]*[A-Za-z0-9]|[A-Za-z0-9]")
+_ROLE_BLOCK = re.compile(
+    r"<\s*(system|assistant|user|developer|tool|human|instructions?)\b[^>]*>.*?(?:</\s*\1\s*>|\Z)",
+    re.IGNORECASE | re.DOTALL,
+)
+_ROLE_LINE = re.compile(
+    r"(?im)^[ \t>*#-]*(?:user|assistant|system|human|ai|bot|model|developer)\s*:.*$"
+)
+_MARKUP = re.compile(r"[<>{}|`~]|\]\(|\[\[|\]\]|https?://|www\.", re.IGNORECASE)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\u2028\u2029]")
+_EMPHASIS = re.compile(r"\*+|(?<!\w)_+|_+(?!\w)")
+_REFERENCE = re.compile(
+    r"\[\s*(?:note\s+|n\s+)?(?:\d{1,3}|[a-z])\s*\]|\[(?:citation|clarification) needed\]",
+    re.IGNORECASE,
+)
+_TRAILING_REFERENCE = re.compile(
+    r"(?:\[\s*(?:note\s+|n\s+)?(?:\d{1,3}|[a-z])\s*\]|\[(?:citation|clarification) needed\])+$",
+    re.IGNORECASE,
+)
+_YEAR = re.compile(r"\b(?:1[5-9]\d\d|20\d\d)\b")
+_DIGIT = re.compile(r"\d")
+_QUESTION = re.compile(r"""\?["'”’)\]]*$""")
+_PLEASE = re.compile(r"\bplease\b", re.IGNORECASE)
+_ANAPHORA = words("it this these those they them he she such")
+_SALUTATION_EXTRA = words(
+    "distinguished honored honorable fellow my our dear chief justice first lady second gentleman "
+    "vice house united states cabinet"
+)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One claim candidate: a sentence, its quotes (offsets into the chunk), its text, its score."""
+
+    sentence: Sentence
+    start: int
+    end: int
+    quotes: tuple[tuple[int, int], ...]
+    text: str
+    tokens: tuple[str, ...]
+    score: float
+
+    @property
+    def index(self) -> int:
+        return self.sentence.index
+
+
+def excluded_regions(chunk: str) -> list[tuple[int, int]]:
+    """Spans of ``chunk`` no claim may quote: sanitizer flags, and around instructions their lines."""
+    regions: list[tuple[int, int]] = []
+    for flag in scan(chunk):
+        start, end = flag.start, max(flag.end, flag.start + 1)
+        if flag.kind == "instruction":
+            start = chunk.rfind("\n", 0, start) + 1
+            newline = chunk.find("\n", end)
+            end = len(chunk) if newline < 0 else newline
+        regions.append((start, end))
+    for match in _ROLE_BLOCK.finditer(chunk):
+        regions.append(match.span())
+    for match in _ROLE_LINE.finditer(chunk):
+        regions.append(match.span())
+    regions.sort()
+    return regions
+
+
+def _overlaps(regions: list[tuple[int, int]], start: int, end: int) -> bool:
+    return any(a < end and start < b for a, b in regions)
+
+
+def claim_text(raw: str) -> str:
+    """The claim text of a quoted passage: whitespace collapsed, markdown emphasis and reference
+    marks ("[1]", "[note 2]", "[citation needed]") removed."""
+    return collapse(_REFERENCE.sub("", _EMPHASIS.sub("", raw)))
+
+
+def _strip_salutation(chunk: str, start: int, end: int) -> int:
+    """Where the sentence starts once an opening address ("Mr. Speaker, ...:") is cut off."""
+    colon = chunk.find(": ", start, min(end, start + 400))
+    if colon < 0:
+        return start
+    words = [w.lower().strip(".,;") for w in chunk[start:colon].split()]
+    if not words or len(words) > 60:
+        return start
+    if not any(w in SALUTATION_WORDS for w in words):
+        return start
+    known = sum(
+        w in SALUTATION_WORDS or w in STOPWORDS or w in _SALUTATION_EXTRA or w[:1].isupper()
+        for w in chunk[start:colon].replace(";", " ").split()
+    )
+    if known < 0.8 * len(words):
+        return start
+    rest = colon + 2
+    while rest < end and chunk[rest].isspace():
+        rest += 1
+    return rest
+
+
+def rejection(text: str) -> str:
+    """Why the collapsed sentence ``text`` can't be a claim, or "" if it can."""
+    if _MARKUP.search(text):
+        return "markup"
+    if _CONTROL.search(text):
+        return "control"
+    if _QUESTION.search(text):
+        return "question"
+    if text.endswith((":", ",", ";")):
+        return "fragment"
+    if _PLEASE.search(text):
+        return "request"
+    lower = text.lower()
+    if any(fragment in lower for fragment in BOILERPLATE):
+        return "boilerplate"
+    first = next((c for c in text if c.isalpha()), "")
+    if not first or first.islower():
+        return "fragment"
+    if text.count("(") != text.count(")") or text.count("[") != text.count("]"):
+        return "fragment"
+    if text.count('"') % 2:
+        return "fragment"
+    return ""
+
+
+def _base_score(text: str, tokens: tuple[str, ...], sentence: Sentence) -> float:
+    alpha = [t for t in tokens if t[0].isalpha()]
+    n = len(tokens)
+    if n < 8:
+        length = n / 8
+    elif n <= 40:
+        length = 1.0
+    else:
+        length = max(0.2, 1.0 - (n - 40) / 50)
+    score = length
+    if _DIGIT.search(text):
+        score += 0.3
+    if _YEAR.search(text):
+        score += 0.2
+    proper = sum(
+        1
+        for t in alpha[1:]
+        if t[0].isupper() and t.lower() not in GENERIC_NAMES and t.lower() not in STOPWORDS
+    )
+    score += 0.15 * min(proper, 4)
+    content = sum(1 for t in alpha if t.lower() not in STOPWORDS)
+    if alpha:
+        score += content / len(alpha) - 0.5
+    head = alpha[0].lower() if alpha else ""
+    if head in ANAPHORIC_STARTS:
+        score -= 0.4
+    elif any(w.lower() in _ANAPHORA for w in alpha[1:5]):
+        score -= 0.2
+    if text.endswith("!"):
+        score -= 0.5
+    first_person = sum(1 for t in alpha if t in ("I", "my", "me", "My"))
+    score -= 0.1 * min(first_person, 3)
+    if sentence.first_in_block:
+        score += 0.1
+    return score
+
+
+def build_units(chunk: str, segmented: Segmented, minimum: int = MIN_CHARS) -> list[Unit]:
+    """Every usable sentence of ``chunk`` as a scored :class:`Unit`, in document order."""
+    regions = excluded_regions(chunk)
+    units: list[Unit] = []
+    for sentence in segmented.sentences:
+        start = _strip_salutation(chunk, sentence.start, sentence.end)
+        end = sentence.end
+        trailing = _TRAILING_REFERENCE.search(chunk, start, end)
+        if trailing:
+            end = trailing.start()
+        raw = chunk[start:end]
+        if len(raw) < MIN_QUOTE or _overlaps(regions, start, end):
+            continue
+        text = claim_text(raw)
+        if len(text) < minimum or len(text) > MAX_CLAIM or rejection(text):
+            continue
+        tokens = tuple(WORD.findall(text))
+        if len(tokens) < MIN_WORDS:
+            continue
+        if len(raw) <= MAX_QUOTE:
+            quotes: tuple[tuple[int, int], ...] = ((start, end),)
+        else:
+            pieces = clause_pieces(chunk, start, end)
+            if pieces is None or len(pieces) > 5:
+                continue
+            quotes = tuple(pieces)
+        units.append(
+            Unit(sentence, start, end, quotes, text, tokens, _base_score(text, tokens, sentence))
+        )
+    _add_keyword_weight(units)
+    return units
+
+
+def _add_keyword_weight(units: list[Unit]) -> None:
+    """Raise the score of units whose content words recur in the chunk (its key terms)."""
+    counts: Counter[str] = Counter()
+    for unit in units:
+        counts.update({t.lower() for t in unit.tokens if t.lower() not in STOPWORDS})
+    if not counts:
+        return
+    for i, unit in enumerate(units):
+        content = [t.lower() for t in unit.tokens if t.lower() not in STOPWORDS]
+        if not content:
+            continue
+        weight = sum(math.log(counts[w]) for w in content if counts[w] > 1) / len(unit.tokens)
+        units[i] = Unit(
+            unit.sentence,
+            unit.start,
+            unit.end,
+            unit.quotes,
+            unit.text,
+            unit.tokens,
+            round(unit.score + 0.6 * weight, 6),
+        )

@@ -1,0 +1,380 @@
+"""``ingest``: sources in, plans through the gate, to the inbox or (with ``--yes``) applied.
+
+For each source: add it to the store (a no-op for known bytes), split its text into chunks (never
+truncated), and for each chunk not yet ingested ask the model for a plan. The prompt fences the
+chunk in a fresh nonce (W2) and lists the existing pages most related to it (FTS5, bounded), so
+the model extends pages instead of duplicating them. An invalid reply is sent back with the error,
+at most ``model.max_reasks`` times. Every call's tokens and duration are recorded with the job.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..clock import iso
+from ..db import transaction
+from ..errors import AdmissionError, AffidavitError, PlanValidationError, ProviderError
+from ..inbox import Proposal, approve, propose
+from ..plan.nonce import issue_nonce
+from ..plan.schema import plan_json_schema
+from ..providers.base import Completion, IngestTask, Message, ModelRequest, Provider, Usage
+from ..sources.store import SourceRecord, SourceStore
+from ..vault import Vault
+from .chunking import Chunk, chunk_text
+from .prompts import REVIEW_SCHEMA, ingest_messages, reask_message, review_messages
+from .related import known_slugs, related_pages
+from .replies import InvalidReply, parse_reply
+
+Progress = Callable[[str, int, int], None]
+"""Called as ``progress(source_name, chunks_done, chunk_count)``."""
+
+
+@dataclass
+class ChunkOutcome:
+    index: int
+    start: int
+    end: int
+    status: str  # pending | applied | rejected | empty | failed
+    plan_id: str | None = None
+    message: str = ""
+    claims: dict[str, int] = field(default_factory=dict)
+    reasons: dict[str, int] = field(default_factory=dict)
+    operations: int = 0
+
+
+@dataclass
+class SourceOutcome:
+    target: str
+    status: str  # ingested | unchanged | failed
+    source_id: str | None = None
+    name: str = ""
+    trust: str = ""
+    message: str = ""
+    chunks: list[ChunkOutcome] = field(default_factory=list)
+
+
+@dataclass
+class IngestReport:
+    job_id: str
+    sources: list[SourceOutcome] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+
+    @property
+    def failed(self) -> list[SourceOutcome]:
+        return [s for s in self.sources if s.status == "failed"]
+
+    def totals(self) -> dict[str, Any]:
+        plans: Counter[str] = Counter()
+        claims: Counter[str] = Counter()
+        reasons: Counter[str] = Counter()
+        operations = 0
+        for source in self.sources:
+            for chunk in source.chunks:
+                plans[chunk.status] += 1
+                claims.update(chunk.claims)
+                reasons.update(chunk.reasons)
+                operations += chunk.operations
+        return {
+            "sources": dict(Counter(s.status for s in self.sources)),
+            "chunks": dict(plans),
+            "operations": operations,
+            "claims": {k: claims.get(k, 0) for k in ("admitted", "quarantined", "rejected")},
+            "rejected_because": dict(reasons.most_common()),
+            "tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens},
+            "model_calls": self.calls,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "job_id": self.job_id,
+            "totals": self.totals(),
+            "sources": [asdict(s) for s in self.sources],
+        }
+
+
+def _is_url(target: str) -> bool:
+    return target.startswith(("http://", "https://")) or "://" in target
+
+
+class Ingestor:
+    """One ingest job over one vault with one provider (and optionally a reviewer)."""
+
+    def __init__(
+        self,
+        vault: Vault,
+        provider: Provider,
+        *,
+        store: SourceStore | None = None,
+        reviewer: Provider | None = None,
+        apply_now: bool = False,
+        progress: Progress | None = None,
+        actor: str = "ingest",
+    ) -> None:
+        self.vault = vault
+        self.provider = provider
+        self.store = store or SourceStore(vault)
+        self.reviewer = reviewer
+        self.apply_now = apply_now
+        self.progress = progress
+        self.actor = actor
+        self.schema = plan_json_schema()
+        self.report = IngestReport(job_id="job-" + secrets.token_hex(6))
+
+    # -- the job ----------------------------------------------------------------------------
+    def run(self, targets: list[str], trust: str | None = None) -> IngestReport:
+        """Add and ingest every target (file, folder or URL); keeps going past a bad one."""
+        db = self.vault.db
+        with transaction(db):
+            db.execute(
+                "INSERT INTO jobs (id, kind, status, created_at, detail) VALUES (?, 'ingest', "
+                "'running', ?, ?)",
+                (self.report.job_id, iso(self.vault.clock()), json.dumps({"targets": targets})),
+            )
+        status = "failed"
+        try:
+            for target in targets:
+                for name, add in self._expand(target, trust):
+                    self.report.sources.append(self._ingest_one(name, add))
+            status = "done"
+        finally:
+            with transaction(db):
+                db.execute(
+                    "UPDATE jobs SET status = ?, finished_at = ?, detail = ? WHERE id = ?",
+                    (
+                        status,
+                        iso(self.vault.clock()),
+                        json.dumps({"targets": targets, "totals": self.report.totals()}),
+                        self.report.job_id,
+                    ),
+                )
+        return self.report
+
+    def _expand(
+        self, target: str, trust: str | None
+    ) -> list[tuple[str, Callable[[], SourceRecord]]]:
+        if _is_url(target):
+            return [(target, lambda: self.store.add_url(target, trust).record)]
+        path = Path(target).expanduser()
+        if path.is_dir():
+            try:
+                files = self.store.discover(path)
+            except AffidavitError as exc:
+                return [(target, _raiser(exc))]
+            return [(str(f), _adder(self.store, f, trust)) for f in files]
+        return [(target, _adder(self.store, path, trust))]
+
+    def _ingest_one(self, target: str, add: Callable[[], SourceRecord]) -> SourceOutcome:
+        try:
+            record = add()
+        except AffidavitError as exc:
+            return SourceOutcome(target=target, status="failed", message=str(exc))
+        outcome = SourceOutcome(
+            target=target, status="ingested", source_id=record.id, name=record.name,
+            trust=record.trust,
+        )
+        try:
+            self._ingest_source(record, outcome)
+        except AffidavitError as exc:
+            outcome.status, outcome.message = "failed", str(exc)
+        return outcome
+
+    def _ingest_source(self, record: SourceRecord, outcome: SourceOutcome) -> None:
+        text = self.store.text(record.id)
+        chunks = chunk_text(text, self.vault.config.chunk_chars)
+        done = {
+            r[0]
+            for r in self.vault.db.execute(
+                "SELECT start FROM ingested_chunks WHERE source_id = ?", (record.id,)
+            )
+        }
+        todo = [c for c in chunks if c.start not in done]
+        if not todo:
+            outcome.status = "unchanged"
+            outcome.message = f"{record.name} ({record.id[:12]}) was already ingested; nothing to do"
+            return
+        for number, chunk in enumerate(chunks):
+            if chunk.start in done:
+                continue
+            result = self._ingest_chunk(record, text, chunk, len(chunks))
+            outcome.chunks.append(result)
+            with transaction(self.vault.db):
+                self.vault.db.execute(
+                    'INSERT OR REPLACE INTO ingested_chunks (source_id, start, "end", plan_id, '
+                    "outcome, job_id) VALUES (?, ?, ?, ?, ?, ?)",
+                    (record.id, chunk.start, chunk.end, result.plan_id, result.status,
+                     self.report.job_id),
+                )
+            if self.progress:
+                self.progress(record.name, number + 1, len(chunks))
+
+    # -- one chunk --------------------------------------------------------------------------
+    def _task(self, record: SourceRecord, text: str, chunk: Chunk, count: int) -> IngestTask:
+        body = text[chunk.start : chunk.end]
+        pages = related_pages(self.vault.db, body, self.vault.config.related_pages)
+        shown = {p.slug for p in pages}
+        return IngestTask(
+            nonce=issue_nonce(self.vault.db, self.vault.clock, "ingest"),
+            source_id=record.id,
+            source_name=record.name,
+            chunk=body,
+            chunk_start=chunk.start,
+            chunk_index=chunk.index,
+            chunk_count=count,
+            pages=tuple(pages),
+            pending_slugs=tuple(sorted(known_slugs(self.vault.db) - shown)),
+        )
+
+    def _call(self, provider: Provider, request: ModelRequest, purpose: str) -> Completion:
+        started = time.monotonic()
+        outcome = "ok"
+        completion: Completion | None = None
+        try:
+            completion = provider.complete(request)
+            return completion
+        except ProviderError as exc:
+            outcome = f"error: {exc}"[:300]
+            raise
+        finally:
+            usage = completion.usage if completion else Usage()
+            self.report.calls += 1
+            self.report.prompt_tokens += usage.prompt_tokens
+            self.report.completion_tokens += usage.completion_tokens
+            with transaction(self.vault.db):
+                self.vault.db.execute(
+                    "INSERT INTO model_calls (job_id, at, provider, model, purpose, prompt_tokens, "
+                    "completion_tokens, duration_ms, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        self.report.job_id, iso(self.vault.clock()), provider.name,
+                        completion.model if completion else "", purpose, usage.prompt_tokens,
+                        usage.completion_tokens, int((time.monotonic() - started) * 1000), outcome,
+                    ),
+                )
+
+    def _ingest_chunk(
+        self, record: SourceRecord, text: str, chunk: Chunk, count: int
+    ) -> ChunkOutcome:
+        result = ChunkOutcome(index=chunk.index, start=chunk.start, end=chunk.end, status="failed")
+        task = self._task(record, text, chunk, count)
+        request = ModelRequest(
+            messages=ingest_messages(task, self.schema),
+            schema=self.schema,
+            schema_name="plan",
+            task=task,
+            max_tokens=int(self.vault.config.model("max_output_tokens")),
+        )
+        attempts = int(self.vault.config.model("max_reasks")) + 1
+        proposal: Proposal | None = None
+        hold = ""
+        for attempt in range(attempts):
+            try:
+                completion = self._call(self.provider, request, "ingest" if attempt == 0 else "reask")
+            except ProviderError as exc:
+                result.message = f"model call failed: {exc}"
+                return result
+            try:
+                plan = parse_reply(completion, task.nonce)
+                if plan.get("operations") == []:
+                    result.status, result.message = "empty", "nothing to propose from this chunk"
+                    return result
+                hold = self._review(task, plan)
+                proposal = propose(
+                    self.vault, plan, f"model:{self.provider.name}",
+                    f"ingest:{record.name}#{chunk.index + 1}", hold=hold,
+                )
+                break
+            except (InvalidReply, PlanValidationError, AdmissionError) as exc:
+                result.message = f"invalid reply: {exc}"
+                request = replace(
+                    request,
+                    messages=(
+                        *request.messages,
+                        Message("assistant", completion.text[:4000]),
+                        reask_message(str(exc), task.nonce),
+                    ),
+                )
+        if proposal is None:
+            result.message += f" (gave up after {attempts} attempt(s))"
+            return result
+        return self._settle(proposal, result, held=bool(hold))
+
+    def _settle(self, proposal: Proposal, result: ChunkOutcome, held: bool) -> ChunkOutcome:
+        admission = proposal.admission
+        result.plan_id = proposal.plan_id
+        result.status = proposal.status
+        result.message = proposal.message
+        result.claims = admission.counts
+        result.operations = len(admission.admitted_ops)
+        reasons: Counter[str] = Counter()
+        for op in admission.ops:
+            for claim in op.claims:
+                if claim.status != "admitted":
+                    reasons[f"{claim.status}: {claim.check}"] += 1
+            if op.status == "rejected" and not op.claims:
+                reasons[f"operation rejected: {op.check}"] += 1
+        result.reasons = dict(reasons)
+        quarantined = any(op.status == "quarantined" for op in admission.ops)
+        if self.apply_now and proposal.status == "pending" and not quarantined and not held:
+            applied = approve(self.vault, proposal.plan_id, None, self.actor)
+            result.status = "applied" if applied.applied else result.status
+            result.message = applied.message
+        return result
+
+    def _review(self, task: IngestTask, plan: dict[str, Any]) -> str:
+        """Ask the reviewer about the plan; returns a hold reason, or "" when it looks fine."""
+        if self.reviewer is None:
+            return ""
+        claims = _claim_texts(plan)
+        nonce = issue_nonce(self.vault.db, self.vault.clock, "review")
+        request = ModelRequest(
+            messages=review_messages(nonce, task.chunk, claims),
+            schema=REVIEW_SCHEMA,
+            schema_name="review",
+            max_tokens=256,
+        )
+        try:
+            verdict = parse_reply(self._call(self.reviewer, request, "review"), nonce)
+        except ProviderError as exc:
+            return f"reviewer gave no usable verdict ({exc}); held for a person"
+        if verdict.get("verdict") == "ok":
+            return ""
+        if verdict.get("verdict") == "suspicious":
+            return f"reviewer flagged the plan: {str(verdict.get('reason', ''))[:200]}"
+        return "reviewer gave no usable verdict; held for a person"
+
+
+def _claim_texts(plan: dict[str, Any]) -> list[str]:
+    texts: list[str] = []
+    for op in plan.get("operations", []) if isinstance(plan.get("operations"), list) else []:
+        if not isinstance(op, dict):
+            continue
+        for key in ("claims", "entries"):
+            for claim in op.get(key, []) if isinstance(op.get(key), list) else []:
+                if isinstance(claim, dict) and isinstance(claim.get("text"), str):
+                    texts.append(claim["text"])
+        by = op.get("by")
+        if isinstance(by, dict) and isinstance(by.get("text"), str):
+            texts.append(by["text"])
+        for key in ("title", "summary"):
+            if isinstance(op.get(key), str):
+                texts.append(op[key])
+    return texts
+
+
+def _adder(store: SourceStore, path: Path, trust: str | None) -> Callable[[], SourceRecord]:
+    return lambda: store.add_file(path, trust).record
+
+
+def _raiser(exc: AffidavitError) -> Callable[[], SourceRecord]:
+    def fail() -> SourceRecord:
+        raise exc
+
+    return fail

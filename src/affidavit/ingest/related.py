@@ -1,0 +1,53 @@
+"""Existing pages related to a chunk, found with SQLite FTS5 (BM25) — never the whole wiki."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections import Counter
+
+from ..providers.base import PageBrief
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9'-]{2,}")
+STOPWORDS = frozenset(
+    """
+    about above after again against all also and any are because been before being below between
+    both but can could did does doing down during each few for from further had has have having her
+    here hers herself him himself his how into its itself just more most must not now off once only
+    other our ours ourselves out over own same shall she should some such than that the their
+    theirs them themselves then there these they this those through too under until upon very was
+    were what when where which while who whom why will with would you your yours yourself
+    yourselves one two may might many much every well even new made make year years
+    """.split()
+)
+
+
+def keywords(text: str, limit: int = 24) -> list[str]:
+    """The most frequent content words of ``text`` (deterministic order)."""
+    counts = Counter(
+        w.lower().strip("'-") for w in _WORD.findall(text) if w.lower() not in STOPWORDS
+    )
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return [word for word, _ in ranked[:limit] if word]
+
+
+def related_pages(db: sqlite3.Connection, text: str, limit: int) -> list[PageBrief]:
+    """Up to ``limit`` pages whose title or summary best match the chunk's keywords."""
+    if limit <= 0:
+        return []
+    words = keywords(text)
+    if not words:
+        return []
+    query = " OR ".join('"' + w.replace('"', "") + '"' for w in words)
+    rows = db.execute(
+        "SELECT p.slug, p.title, p.summary FROM pages_fts JOIN pages p ON p.rowid = pages_fts.rowid "
+        "WHERE pages_fts MATCH ? ORDER BY bm25(pages_fts), p.slug LIMIT ?",
+        (query, limit),
+    ).fetchall()
+    return [PageBrief(r["slug"], r["title"], r["summary"]) for r in rows]
+
+
+def known_slugs(db: sqlite3.Connection) -> set[str]:
+    """Every slug that exists or is reserved by a pending plan."""
+    pages = {r[0] for r in db.execute("SELECT slug FROM pages")}
+    return pages | {r[0] for r in db.execute("SELECT slug FROM slug_reservations")}

