@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
-# Set everything up and build a wiki from the bundled sample corpus, with no API key and no network.
+# Set everything up and build a wiki from the bundled sample corpus with the embedded default
+# model (the extractive engine): no API key, no network.
 # Usage: scripts/quickstart.sh [VAULT_DIR]   (default: ./demo-vault, recreated on each run)
-#
-# Until the extractive engine lands (ingest issue), the wiki is built from a hand-written plan file
-# (src/affidavit/samples/sotu-plan.json) that goes through the same gate as any model's plan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -11,16 +9,15 @@ vault="${1:-demo-vault}"
 rm -rf "$vault"
 af() { .venv/bin/affidavit --vault "$vault" "$@"; }
 .venv/bin/affidavit init "$vault"
-af sources add src/affidavit/samples/sotu/1790-washington.md src/affidavit/samples/sotu/1823-monroe.md \
-  src/affidavit/samples/sotu/1941-roosevelt.md --trust trusted
-nonce="$(af nonce)"
-sed "s/__NONCE__/$nonce/" src/affidavit/samples/sotu-plan.json > "$vault/.affidavit/sample-plan.json"
-plan="$(af propose "$vault/.affidavit/sample-plan.json" --json | .venv/bin/python -c 'import json,sys; print(json.load(sys.stdin)["plan_id"])')"
-af inbox
-af approve "$plan"
 echo
-echo "== wiki/four-freedoms.md"
-cat "$vault/wiki/four-freedoms.md"
+echo "== ingest the sample corpus (three State of the Union addresses) with the extractive engine"
+af ingest src/affidavit/samples/sotu/ --trust trusted --yes
+echo
+echo "== wiki/index.md"
+cat "$vault/wiki/index.md"
+echo
+echo "== wiki/france.md"
+cat "$vault/wiki/france.md"
 echo
 af doctor
 echo

@@ -19,6 +19,10 @@ if ! command -v git >/dev/null 2>&1; then
   echo "git is missing; installing it with apt-get" >&2
   (apt-get update -qq && apt-get install -y -qq git) >&2
 fi
+# llama-cpp-python (the [local] extra, and dev for its tests) compiles from source, ~5 minutes on
+# 2 cores. A native build enables CPU features (AMX) that virtual machines may forbid: the first
+# matrix multiply then dies with SIGILL. Build for a generic x86-64 instead.
+export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
 if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi

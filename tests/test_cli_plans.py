@@ -68,8 +68,8 @@ def test_reject_and_errors(tmp_path: Path) -> None:
             {
                 "op": "create_page",
                 "slug": "fdr",
-                "title": "FDR",
-                "summary": "x",
+                "title": "Four freedoms",
+                "summary": "Four essential human freedoms.",
                 "claims": [
                     {
                         "text": "Four freedoms.",

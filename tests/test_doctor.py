@@ -65,9 +65,7 @@ def test_a_flipped_byte_in_a_source_text_breaks_sources_and_evidence(wiki: Vault
     flip_byte(wiki.sources_dir / f"{ROOSEVELT}.extracted.txt", b"The first is freedom of speech")
     report = run_doctor(wiki)
     assert checks(report) == {"sources", "evidence"}
-    [source] = [
-        f for f in report.findings if f.check == "sources" and "writable" not in f.message
-    ]
+    [source] = [f for f in report.findings if f.check == "sources" and "writable" not in f.message]
     assert source.subject == ROOSEVELT and "no longer matches its SHA-256" in source.message
     assert any(f.message.endswith(".extracted.txt is writable") for f in report.findings)
     [evidence] = [f for f in report.findings if f.check == "evidence"]
@@ -139,7 +137,7 @@ def test_propose_turns_a_hand_edit_into_a_plan_and_approval_makes_it_clean(wiki:
     [proposal] = data["proposals"]
     assert proposal["status"] == "pending" and proposal["file"] == PAGE
     [op] = proposal["operations"]
-    assert (op["op"], op["page"], op["section"]) == ("add_claims", "four-freedoms", "Setting")
+    assert (op["op"], op["page"], op["section"]) == ("add_claims", "four-freedoms", "Security")
     claims = proposal["admission"]["ops"][0]["claims"]
     assert [c["status"] for c in claims] == ["admitted"]
     assert claims[0]["evidence"][0]["verified"] is True
@@ -154,7 +152,9 @@ def test_propose_turns_a_hand_edit_into_a_plan_and_approval_makes_it_clean(wiki:
 
 def test_propose_prints_what_it_could_not_convert(wiki: Vault) -> None:
     path = wiki.root / PAGE
-    path.write_text(path.read_text().replace("## Setting\n", "## Setting\n\nAn unsourced aside.\n"))
+    path.write_text(
+        path.read_text().replace("## Security\n", "## Security\n\nAn unsourced aside.\n")
+    )
     result = CliRunner().invoke(main, ["--vault", str(wiki.root), "doctor", "--propose"])
     assert result.exit_code == 1
     assert f"{PAGE}: no operation could be made from the hand edit" in result.stdout

@@ -1,4 +1,4 @@
-"""Normalisation for quote matching (SPEC §3 W3): what may differ, what may not, and the offset map."""
+"""Normalisation for quote matching (SPEC §3 W3): what may differ, what may not, the offset map."""
 
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ def test_lone_tilde_is_kept_and_pairs_go() -> None:
     assert normalize("a~b ~~~ c").text == "a~b ~ c"
 
 
-# --- the offset map --------------------------------------------------------------------------------
+# --- the offset map ------------------------------------------------------------------------------
 
 
 def _passage(original: str, fragment: str) -> str:
@@ -180,7 +180,7 @@ def test_big_text_is_normalised_correctly() -> None:
     assert normalize_quote(original[start:end]) == needle
 
 
-# --- properties ------------------------------------------------------------------------------------
+# --- properties ----------------------------------------------------------------------------------
 
 
 @settings(max_examples=300, deadline=None)
@@ -281,7 +281,7 @@ def test_normalisation_output_has_no_removed_characters(text: str) -> None:
     assert not any(unicodedata.category(c) == "Cf" for c in out)
 
 
-# --- the fast path ---------------------------------------------------------------------------------
+# --- the fast path -------------------------------------------------------------------------------
 
 
 def test_fast_path_characters_fold_one_to_one() -> None:

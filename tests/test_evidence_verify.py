@@ -73,7 +73,8 @@ def test_dict_texts_is_a_source_texts(texts: DictTexts) -> None:
         ("Rivers of Europe", "Rivers of *Europe"),
         (
             "It rises in the Black Forest and",
-            'It rises in the [Black Forest](https://en.wikipedia.org/wiki/Black_Forest "Forest") and',
+            "It rises in the [Black Forest]"
+            '(https://en.wikipedia.org/wiki/Black_Forest "Forest") and',
         ),
         ("ends in the sea.", "ends in the [[Black Sea|sea]]."),
         ("UNESCO World Heritage site", "UNESCO World\u00a0Heritage site"),

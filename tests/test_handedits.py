@@ -240,9 +240,9 @@ def test_a_new_page_file_becomes_create_page_with_sections_and_links(
     vault: Vault, src: str
 ) -> None:
     body = (
-        "# Gamma and delta\r\n\r\nTwo later letters.\r\n\r\n"
-        "## Order\r\n\r\nGamma is third.[^1]\r\n\r\n\r\n"
-        "## Shape\r\n\r\nDelta looks like a triangle.[^2]   \r\n\r\n"
+        "# Gamma and delta\r\n\r\nGamma and delta are letters.\r\n\r\n"
+        "## Letters\r\n\r\nGamma is third.[^1]\r\n\r\n\r\n"
+        "## Triangle\r\n\r\nDelta looks like a triangle.[^2]   \r\n\r\n"
         "## See also\r\n\r\n- [[alpha]]\r\n- [Beta](beta.md)\r\n- [[nowhere]]\r\n\r\n"
         f"[^1]: “Gamma is the third letter” — [greek.md](../sources/{src}.md)\r\n"
         f"[^2]: “Delta is the fourth letter and\r\n    looks like a triangle” source `{src[:12]}`\r\n"
@@ -260,8 +260,8 @@ def test_a_new_page_file_becomes_create_page_with_sections_and_links(
     create = result.operations[0]
     assert (create["title"], create["summary"], create["section"]) == (
         "Gamma and delta",
-        "Two later letters.",
-        "Order",
+        "Gamma and delta are letters.",
+        "Letters",
     )
     assert create["claims"] == [claim("Gamma is third.", src, "Gamma is the third letter")]
     assert result.operations[1]["claims"][0]["evidence"][0]["quote"] == (

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from affidavit.ingest.pipeline import Ingestor
 from affidavit.inbox import list_plans
+from affidavit.ingest.pipeline import Ingestor
 from affidavit.providers.base import ModelRequest
 from affidavit.providers.scripted import ScriptedProvider
 from affidavit.vault import Vault
@@ -103,7 +103,9 @@ def test_hostile_replies_never_change_the_wiki(vault: Vault, doc: Path, name: st
     assert "Your reply was rejected" in provider.requests[1].messages[-1].content
 
 
-def test_unverifiable_quotes_are_recorded_and_dropped(vault: Vault, doc: Path, tmp_path: Path) -> None:
+def test_unverifiable_quotes_are_recorded_and_dropped(
+    vault: Vault, doc: Path, tmp_path: Path
+) -> None:
     other = tmp_path / "other.md"
     other.write_text(OTHER)
     store = Ingestor(vault, ScriptedProvider(replies=[])).store
@@ -112,8 +114,20 @@ def test_unverifiable_quotes_are_recorded_and_dropped(vault: Vault, doc: Path, t
     def reply(r: ModelRequest) -> str:
         plan = page(r)
         claims = plan["operations"][0]["claims"]
-        claims.append({"text": "Invented.", "evidence": [{"source": r.task.source_id, "quote": "The wall is made of gold bricks"}]})  # type: ignore[union-attr]
-        claims.append({"text": "Other source.", "evidence": [{"source": other_id, "quote": "The harbour wall was rebuilt"}]})
+        claims.append(
+            {
+                "text": "Invented.",
+                "evidence": [
+                    {"source": r.task.source_id, "quote": "The wall is made of gold bricks"}
+                ],
+            }
+        )  # type: ignore[union-attr]
+        claims.append(
+            {
+                "text": "Other source.",
+                "evidence": [{"source": other_id, "quote": "The harbour wall was rebuilt"}],
+            }
+        )
         return json.dumps(plan)
 
     report = Ingestor(vault, ScriptedProvider(replies=[reply])).run([str(doc)], "trusted")
@@ -145,8 +159,13 @@ def test_yes_applies_and_a_bad_file_does_not_stop_the_folder(vault: Vault, tmp_p
     (folder / "a-harbour.md").write_text(DOC)
     (folder / "b-broken.pdf").write_bytes(b"%PDF-1.4 not really a pdf")
     (folder / "c-other.md").write_text(OTHER)
-    replies = [lambda r: json.dumps(page(r)), lambda r: json.dumps({"nonce": r.task.nonce, "operations": []})]  # type: ignore[union-attr]
-    report = Ingestor(vault, ScriptedProvider(replies=replies), apply_now=True).run([str(folder)], "trusted")
+    replies = [
+        lambda r: json.dumps(page(r)),
+        lambda r: json.dumps({"nonce": r.task.nonce, "operations": []}),
+    ]  # type: ignore[union-attr]
+    report = Ingestor(vault, ScriptedProvider(replies=replies), apply_now=True).run(
+        [str(folder)], "trusted"
+    )
     assert [s.status for s in report.sources] == ["ingested", "failed", "ingested"]
     assert report.sources[0].chunks[0].status == "applied"
     assert report.sources[2].chunks[0].status == "empty"

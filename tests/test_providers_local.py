@@ -15,9 +15,18 @@ import pytest
 from affidavit.errors import ProviderError
 from affidavit.plan.schema import plan_json_schema
 from affidavit.providers import LocalOptions, LocalProvider, Message, ModelRequest, build_provider
-from affidavit.providers.local import INSTALL_HINT, patch_gbnf, schema_to_gbnf, smollm2_path
+from affidavit.providers.local import (
+    INSTALL_HINT,
+    grammar_schema,
+    patch_gbnf,
+    schema_to_gbnf,
+    smollm2_path,
+)
 
-UPSTREAM_CHAR = r'char ::= [^"\\] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})'
+# The rule llama-cpp-python 0.3.36 generates: raw control characters pass its negated class.
+UPSTREAM_CHAR = (
+    r'char ::= [^"\\] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])'
+)
 TEXT = (
     "The Erie Canal opened in 1825. It ran 363 miles from Albany to Buffalo and cut the cost "
     "of moving freight from the Great Lakes to New York City by about ninety percent."
@@ -68,11 +77,13 @@ def test_options_need_exactly_one_model(tmp_path: Path) -> None:
 
 # ---- the real model ---------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def llama_cpp() -> ModuleType:
-    return pytest.importorskip(
+    module: ModuleType = pytest.importorskip(
         "llama_cpp", reason="needs llama-cpp-python: pip install -e '.[dev]' (compiles ~5 min)"
     )
+    return module
 
 
 def test_the_plan_grammar_is_patched_and_loads(llama_cpp: ModuleType) -> None:
@@ -84,7 +95,29 @@ def test_the_plan_grammar_is_patched_and_loads(llama_cpp: ModuleType) -> None:
     for body in classes:
         assert all(not admits(body, chr(code)) for code in range(0x20)), body
     assert "\\x00-\\x1F" in negated_classes(char_rules[0])[0]
+    # llama-cpp-python drops maxLength when a pattern is present; the line patterns are removed
+    # so that a title stays within its 120 characters instead of running to max_tokens.
+    title = next(line for line in grammar.splitlines() if line.startswith("CreatePage-title ::="))
+    assert "*" not in title and title.count("char") == 120
+    slug = next(line for line in grammar.splitlines() if line.startswith("CreatePage-slug ::="))
+    assert "[a-z0-9]" in grammar and "char" not in slug  # real patterns are kept
     llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)  # the patched text still parses
+
+
+def test_grammar_schema_only_drops_bounded_line_patterns() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "line": {"type": "string", "pattern": "^[^\\x00-\\x1f]*$", "maxLength": 9},
+            "free": {"type": "string", "pattern": "^[^\\x00-\\x1f]*$"},
+            "slug": {"type": "string", "pattern": "^[a-z]+$", "maxLength": 9},
+        },
+    }
+    props = grammar_schema(schema)["properties"]
+    assert props["line"] == {"type": "string", "maxLength": 9}
+    assert props["free"] == schema["properties"]["free"]  # type: ignore[index]
+    assert props["slug"] == schema["properties"]["slug"]  # type: ignore[index]
+    assert "pattern" in schema["properties"]["line"]  # type: ignore[index]  # not mutated
 
 
 @pytest.fixture(scope="module")
@@ -99,10 +132,30 @@ def smollm2(llama_cpp: ModuleType) -> Iterator[LocalProvider]:
     provider.close()
 
 
+EXAMPLE = {
+    "nonce": "EXAMPLE-nonce-000000",
+    "operations": [
+        {
+            "op": "create_page",
+            "slug": "suez-canal",
+            "title": "Suez Canal",
+            "summary": "A canal in Egypt.",
+            "claims": [
+                {
+                    "text": "The Suez Canal opened in 1869.",
+                    "evidence": [{"source": "0123456789ab", "quote": "opened in 1869"}],
+                }
+            ],
+        }
+    ],
+}
+
+
 def plan_request(max_tokens: int) -> ModelRequest:
     system = (
         "You write plans for a wiki as JSON. Echo the nonce. Create one page about the text, "
-        "with claims whose quotes are copied verbatim from the text."
+        "with one claim whose quote is copied verbatim from the text. Example reply:\n"
+        + json.dumps(EXAMPLE)
     )
     user = (
         f"Nonce: {NONCE}\nSource id: 0123456789abcdef\n"
@@ -119,13 +172,14 @@ def plan_request(max_tokens: int) -> ModelRequest:
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_smollm2_replies_parse_or_are_marked_cut(smollm2: LocalProvider) -> None:
-    assert smollm2.context_length == 2048
-    results = []
-    for budget in (24, 200, 400):
+    assert smollm2.context_length == 4096
+    results, texts = [], []
+    for budget in (24, 120, 320):
         started = time.monotonic()
         completion = smollm2.complete(plan_request(budget))
         seconds = time.monotonic() - started
         results.append((budget, completion.finish_reason, completion.usage, round(seconds, 1)))
+        texts.append(completion.text)
         assert completion.finish_reason in ("stop", "length")
         assert 0 < completion.usage.completion_tokens <= budget
         assert completion.usage.prompt_tokens > 50
@@ -137,6 +191,11 @@ def test_smollm2_replies_parse_or_are_marked_cut(smollm2: LocalProvider) -> None
                 json.loads(completion.text)
     print("smollm2 plan calls (budget, finish, usage, seconds):", results)
     assert results[0][1] == "length"  # 24 tokens can't hold a plan: the cut is reported
+    # With the example in the prompt SmolLM2 ends a plan in ~160-200 tokens (greedy, seeded):
+    # at least one reply must have finished, so strict parsing was really exercised.
+    assert any(finish == "stop" for _, finish, _, _ in results), results
+    # Reproducible: the prompt cache is reset per call, so a shorter budget gives a prefix.
+    assert texts[1].startswith(texts[0]) and texts[2].startswith(texts[1])
 
 
 @pytest.mark.slow

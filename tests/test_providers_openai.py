@@ -95,9 +95,13 @@ def test_request_body_and_parsed_reply() -> None:
 
 @pytest.mark.parametrize(
     ("mode", "expected"),
-    [("json_object", {"type": "json_object"}), ("none", None)],
+    [
+        ("json_object", {"type": "json_object"}),
+        ("json_object_schema", {"type": "json_object", "schema": SCHEMA}),
+        ("none", None),
+    ],
 )
-def test_structured_output_modes(mode: str, expected: dict[str, str] | None) -> None:
+def test_structured_output_modes(mode: str, expected: dict[str, Any] | None) -> None:
     provider, seen = make(lambda r: ok(), structured_output=mode)
     provider.complete(REQUEST)
     assert json.loads(seen[0].content).get("response_format") == expected

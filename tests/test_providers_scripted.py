@@ -34,6 +34,17 @@ def test_replays_in_order_and_records_requests() -> None:
     assert provider.remaining == 0
 
 
+def test_a_function_makes_its_reply_from_the_request() -> None:
+    provider = ScriptedProvider(
+        [
+            lambda r: r.messages[0].content.upper(),
+            lambda r: Completion(text="", finish_reason="length"),
+        ]
+    )
+    assert provider.complete(ask("echo me")).text == "ECHO ME"
+    assert provider.complete(ask("x")).finish_reason == "length"
+
+
 def test_exhaustion_names_the_call() -> None:
     provider = ScriptedProvider(["only"])
     provider.complete(ask("a"))

@@ -33,7 +33,7 @@ def good_page(source: str, slug: str = "eddystone") -> dict[str, Any]:
         "op": "create_page",
         "slug": slug,
         "title": "Eddystone Lighthouse",
-        "summary": "A lighthouse south of Rame Head.",
+        "summary": "The Eddystone Lighthouse stands on the Eddystone Rocks",
         "claims": [claim("James Douglass designed the present tower.", source, QUOTE)],
     }
 
@@ -189,7 +189,9 @@ def mutated_plans(draw: st.DrawFn, base: dict[str, Any]) -> Any:
         target: Any = plan
         path = draw(st.lists(st.sampled_from([*KEYS, 0, 1]), max_size=4))
         for key in path:
-            if (isinstance(target, dict) and key in target and isinstance(target[key], (dict, list))) or (
+            if (
+                isinstance(target, dict) and key in target and isinstance(target[key], (dict, list))
+            ) or (
                 isinstance(target, list)
                 and isinstance(key, int)
                 and key < len(target)

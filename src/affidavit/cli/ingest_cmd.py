@@ -84,7 +84,11 @@ def ingest(
 
         try:
             report = Ingestor(
-                vault, provider, reviewer=reviewer, apply_now=yes, progress=progress,
+                vault,
+                provider,
+                reviewer=reviewer,
+                apply_now=yes,
+                progress=progress,
                 actor=_actor(),
             ).run(list(targets), trust)
         finally:

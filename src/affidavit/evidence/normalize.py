@@ -21,8 +21,8 @@ original passage (:meth:`Normalized.span`).
 Speed: ASCII runs, the bulk of most sources, are lowered with ``str.lower`` (which equals NFKC +
 casefold on ASCII) and mapped with ``array.extend(range(...))``; so are runs of letters from a few
 big scripts that fold one-to-one (CJK, kana, Hangul, Cyrillic, ...). Only the other characters
-take the per-cluster path. Links, emphasis and whitespace are then rewritten by regex passes that compose
-the offset map with array slices, so the cost per character stays in C.
+take the per-cluster path. Links, emphasis and whitespace are then rewritten by regex passes that
+compose the offset map with array slices, so the cost per character stays in C.
 """
 
 from __future__ import annotations
@@ -42,9 +42,12 @@ _TYPECODE = "I" if array("I").itemsize >= 4 else "L"
 
 #: Characters that fold one-to-one with ``str.casefold`` alone: NFKC leaves them (and their case
 #: folds) unchanged, they are not Cf, not combining marks and never the second part of a
-#: composition. ASCII plus the letters of some big scripts; everything else takes the slow path.
+#: composition. ASCII, common punctuation and the letters of some big scripts; everything else
+#: (e.g. ß, ligatures, full-width forms, combining marks, Cf) takes the per-cluster path.
 _SIMPLE = (
     "\x00-\x7f"
+    "\xc0-\xd6\xd8-\xde\xe0-\xf6\xf8-\xff"  # Latin-1 letters but ß
+    "\u2013\u2014\u2018\u2019\u201c\u201d\u2022"  # dashes, curly quotes, bullet
     "\u0391-\u03a9\u03b1-\u03c9"  # Greek letters without accents
     "\u0400-\u045f"  # Cyrillic basic letters
     "\u05d0-\u05ea"  # Hebrew letters

@@ -31,6 +31,7 @@ from urllib.parse import unquote
 
 from ..plan.schema import MAX_OPERATIONS, RESERVED_SLUGS
 from ..providers.base import IngestTask
+from .lexicon import ANAPHORIC_STARTS
 from .segment import Segmented, collapse, segment
 from .topics import Topic, find_topics, name_key
 from .units import MIN_CHARS_FALLBACK, Unit, build_units, claim_text
@@ -50,8 +51,23 @@ TOPIC_CATEGORY = "topics"
 DEFAULT_SECTION = "Highlights"
 EMPTY_SUMMARY = "nothing to propose"
 
-_LATIN = str.maketrans({"ı": "i", "ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "œ": "oe", "ß": "ss",
-                        "đ": "d", "Đ": "D", "ł": "l", "Ł": "L", "þ": "th", "ð": "d"})
+_LATIN = str.maketrans(
+    {
+        "ı": "i",
+        "ø": "o",
+        "Ø": "O",
+        "æ": "ae",
+        "Æ": "AE",
+        "œ": "oe",
+        "ß": "ss",
+        "đ": "d",
+        "Đ": "D",
+        "ł": "l",
+        "Ł": "L",
+        "þ": "th",
+        "ð": "d",
+    }
+)
 """Letters that Unicode decomposition does not bring to ASCII, for slugs."""
 _EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,5}$")
 _TERMINAL = re.compile(r"""[.!?…]["'”’)\]]*$""")
@@ -109,6 +125,23 @@ def _summary(units: list[Unit], chunk: str) -> str:
             return unit.text
     a, b = units[0].quotes[0]
     return _fit(claim_text(chunk[a:b]) + " …", 300)
+
+
+def _summary_rank(unit: Unit, title: str) -> tuple[bool, bool, bool, bool, float, int]:
+    """Sort key of a topic's summary candidates: best first. A sentence that opens with the
+    topic's name ("Tin is a chemical element..."), stands on its own, names the topic early and is
+    not too long reads best as a summary; then the score decides."""
+    lower = unit.text.casefold()
+    at = lower.find(title.casefold())
+    head = unit.tokens[0].casefold() if unit.tokens else ""
+    return (
+        not (lower.startswith(title.casefold()) or lower.startswith("the " + title.casefold())),
+        head in ANAPHORIC_STARTS,
+        at < 0 or at > 80,
+        len(unit.text) > 220,
+        -unit.score,
+        unit.index,
+    )
 
 
 def _best(units: list[Unit], limit: int) -> list[Unit]:
@@ -222,7 +255,7 @@ def _topic_pages(
             merged = {u.index: u for u in pages[slug].sections[section] + chosen}
             pages[slug].sections[section] = [merged[i] for i in sorted(merged)]
             continue
-        ranked = sorted(mentions, key=lambda u: (-u.score, u.index))
+        ranked = sorted(mentions, key=lambda u: _summary_rank(u, topic.title))
         create = not ctx.known(slug)
         title = ctx.existing.get(slug, _fit(topic.title, 120))
         pages[slug] = _Page(

@@ -132,6 +132,8 @@ ANAPHORIC_STARTS = words(
     """
     it this that these those they them such he she his her its their there here
     but and or so yet thus hence therefore also moreover however nevertheless furthermore
+    accordingly consequently meanwhile instead then finally further again besides indeed
+    otherwise nonetheless likewise similarly still
     """
 )
 """First words that make a sentence lean on the one before it: worth less out of context."""

@@ -29,6 +29,8 @@ from ..plan.schema import (
     UpdateContext,
 )
 from ..sources.store import SourceStore
+from ..words import stems
+from .grounding import Grounding
 
 CHECK_ORDER = (
     "schema",
@@ -390,10 +392,58 @@ def admit(
         elif any(c.status == QUARANTINED for c in result.claims):
             result.decide(QUARANTINED, "sanitizer", "some evidence overlaps sanitizer flags")
         results.append(result)
+    _ground(plan, results, Grounding(sources, verifier))
     _cascade(plan, results)
     admission = Admission(plan_id=plan_id, selected=chosen, ops=results)
     _policy(config, admission)
     return admission
+
+
+TITLE_SHARE = 0.5
+SUMMARY_SHARE = 0.75
+HEADING_SHARE = 0.5
+
+
+def _ground(plan: Plan, results: list[OpResult], grounding: Grounding) -> None:
+    """Titles, summaries and headings must say nothing the page's admitted claims don't."""
+    claims_of: dict[str, list[ClaimResult]] = {}
+    for r in results:
+        op = plan.operations[r.index]
+        if isinstance(op, CreatePage | AddClaims) and r.passes:
+            page = op.slug if isinstance(op, CreatePage) else op.page
+            claims_of.setdefault(page, []).extend(c for c in r.claims if c.passes)
+    for r in results:
+        op = plan.operations[r.index]
+        if not r.passes or not isinstance(op, CreatePage | AddClaims):
+            continue
+        own = [c for c in r.claims if c.passes]
+        page = op.slug if isinstance(op, CreatePage) else op.page
+        texts: list[tuple[str, str, list[ClaimResult], float]] = [
+            ("section heading", op.section, own, HEADING_SHARE)
+        ]
+        if isinstance(op, CreatePage):
+            texts = [
+                ("title", op.title, claims_of[page], TITLE_SHARE),
+                ("summary", op.summary, claims_of[page], SUMMARY_SHARE),
+                *texts,
+            ]
+        for field, text, claims, share in texts:
+            if not claims:
+                continue
+            support: set[str] = set()
+            for claim in claims:
+                support |= stems(claim.text)
+                for quote in claim.evidence:
+                    support |= stems(quote.quote)
+            source_ids = sorted({q.source_id for c in claims for q in c.evidence if q.source_id})
+            verdict = grounding.check(
+                text, support, source_ids, share=share, heading=field == "section heading"
+            )
+            if verdict.flagged:
+                r.decide(QUARANTINED, "sanitizer", f"the {field} {verdict.reason}")
+            elif not verdict.grounded:
+                r.decide(REJECTED, "evidence", f"the {field} {verdict.reason}")
+                break
 
 
 def _cascade(plan: Plan, results: list[OpResult]) -> None:

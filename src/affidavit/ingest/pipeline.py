@@ -23,7 +23,7 @@ from ..db import transaction
 from ..errors import AdmissionError, AffidavitError, PlanValidationError, ProviderError
 from ..inbox import Proposal, approve, propose
 from ..plan.nonce import issue_nonce
-from ..plan.schema import plan_json_schema
+from ..plan.schema import compact_plan_schema, plan_json_schema
 from ..providers.base import Completion, IngestTask, Message, ModelRequest, Provider, Usage
 from ..sources.store import SourceRecord, SourceStore
 from ..vault import Vault
@@ -101,6 +101,23 @@ class IngestReport:
         }
 
 
+SMALL_CONTEXT = 4096
+PROMPT_OVERHEAD_TOKENS = 900
+"""Instructions, the example and the related pages, measured at about 700 tokens, rounded up."""
+CHARS_PER_TOKEN = 3
+
+
+def fit_to_context(context_length: int, max_output: int, chunk_chars: int) -> tuple[int, int]:
+    """Reply budget and chunk size that fit the model's context window together with the prompt.
+
+    Small models (SmolLM2 here runs with 4,096 tokens) get smaller chunks, never truncated ones: the source is
+    still covered whole, by more chunks.
+    """
+    max_tokens = max(128, min(max_output, context_length // 3))
+    room = context_length - max_tokens - PROMPT_OVERHEAD_TOKENS
+    return max_tokens, max(500, min(chunk_chars, room * CHARS_PER_TOKEN))
+
+
 def _is_url(target: str) -> bool:
     return target.startswith(("http://", "https://")) or "://" in target
 
@@ -126,8 +143,16 @@ class Ingestor:
         self.apply_now = apply_now
         self.progress = progress
         self.actor = actor
+        # Small context windows get a stricter subset of the schema, so a constrained reply
+        # closes in time; the gate still checks every plan against the full schema.
+        self.small = provider.supports_schema and provider.context_length <= SMALL_CONTEXT
         self.schema = plan_json_schema()
         self.report = IngestReport(job_id="job-" + secrets.token_hex(6))
+        self.max_tokens, self.chunk_chars = fit_to_context(
+            provider.context_length,
+            int(vault.config.model("max_output_tokens")),
+            vault.config.chunk_chars,
+        )
 
     # -- the job ----------------------------------------------------------------------------
     def run(self, targets: list[str], trust: str | None = None) -> IngestReport:
@@ -178,7 +203,10 @@ class Ingestor:
         except AffidavitError as exc:
             return SourceOutcome(target=target, status="failed", message=str(exc))
         outcome = SourceOutcome(
-            target=target, status="ingested", source_id=record.id, name=record.name,
+            target=target,
+            status="ingested",
+            source_id=record.id,
+            name=record.name,
             trust=record.trust,
         )
         try:
@@ -189,7 +217,7 @@ class Ingestor:
 
     def _ingest_source(self, record: SourceRecord, outcome: SourceOutcome) -> None:
         text = self.store.text(record.id)
-        chunks = chunk_text(text, self.vault.config.chunk_chars)
+        chunks = chunk_text(text, self.chunk_chars)
         done = {
             r[0]
             for r in self.vault.db.execute(
@@ -199,7 +227,9 @@ class Ingestor:
         todo = [c for c in chunks if c.start not in done]
         if not todo:
             outcome.status = "unchanged"
-            outcome.message = f"{record.name} ({record.id[:12]}) was already ingested; nothing to do"
+            outcome.message = (
+                f"{record.name} ({record.id[:12]}) was already ingested; nothing to do"
+            )
             return
         for number, chunk in enumerate(chunks):
             if chunk.start in done:
@@ -210,8 +240,14 @@ class Ingestor:
                 self.vault.db.execute(
                     'INSERT OR REPLACE INTO ingested_chunks (source_id, start, "end", plan_id, '
                     "outcome, job_id) VALUES (?, ?, ?, ?, ?, ?)",
-                    (record.id, chunk.start, chunk.end, result.plan_id, result.status,
-                     self.report.job_id),
+                    (
+                        record.id,
+                        chunk.start,
+                        chunk.end,
+                        result.plan_id,
+                        result.status,
+                        self.report.job_id,
+                    ),
                 )
             if self.progress:
                 self.progress(record.name, number + 1, len(chunks))
@@ -253,9 +289,15 @@ class Ingestor:
                     "INSERT INTO model_calls (job_id, at, provider, model, purpose, prompt_tokens, "
                     "completion_tokens, duration_ms, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
-                        self.report.job_id, iso(self.vault.clock()), provider.name,
-                        completion.model if completion else "", purpose, usage.prompt_tokens,
-                        usage.completion_tokens, int((time.monotonic() - started) * 1000), outcome,
+                        self.report.job_id,
+                        iso(self.vault.clock()),
+                        provider.name,
+                        completion.model if completion else "",
+                        purpose,
+                        usage.prompt_tokens,
+                        usage.completion_tokens,
+                        int((time.monotonic() - started) * 1000),
+                        outcome,
                     ),
                 )
 
@@ -264,19 +306,26 @@ class Ingestor:
     ) -> ChunkOutcome:
         result = ChunkOutcome(index=chunk.index, start=chunk.start, end=chunk.end, status="failed")
         task = self._task(record, text, chunk, count)
+        schema = (
+            compact_plan_schema(task.nonce, [record.id], [p.slug for p in task.pages])
+            if self.small
+            else self.schema
+        )
         request = ModelRequest(
-            messages=ingest_messages(task, self.schema),
-            schema=self.schema,
+            messages=ingest_messages(task, schema, constrained=self.provider.supports_schema),
+            schema=schema,
             schema_name="plan",
             task=task,
-            max_tokens=int(self.vault.config.model("max_output_tokens")),
+            max_tokens=self.max_tokens,
         )
         attempts = int(self.vault.config.model("max_reasks")) + 1
         proposal: Proposal | None = None
         hold = ""
         for attempt in range(attempts):
             try:
-                completion = self._call(self.provider, request, "ingest" if attempt == 0 else "reask")
+                completion = self._call(
+                    self.provider, request, "ingest" if attempt == 0 else "reask"
+                )
             except ProviderError as exc:
                 result.message = f"model call failed: {exc}"
                 return result
@@ -287,8 +336,11 @@ class Ingestor:
                     return result
                 hold = self._review(task, plan)
                 proposal = propose(
-                    self.vault, plan, f"model:{self.provider.name}",
-                    f"ingest:{record.name}#{chunk.index + 1}", hold=hold,
+                    self.vault,
+                    plan,
+                    f"model:{self.provider.name}",
+                    f"ingest:{record.name}#{chunk.index + 1}",
+                    hold=hold,
                 )
                 break
             except (InvalidReply, PlanValidationError, AdmissionError) as exc:

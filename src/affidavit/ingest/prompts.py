@@ -23,9 +23,9 @@ Rules:
   a page only for a subject that has none. Slugs are lowercase ASCII letters, digits and hyphens.
 - Use at most 20 operations. Link related pages with "link_pages".
 
-JSON Schema of the reply:
 {schema}
 """
+
 
 INGEST_USER = """\
 Nonce: {nonce}
@@ -49,11 +49,19 @@ def _pages_block(task: IngestTask) -> str:
     return "\n".join(f"- {p.slug} | {p.title} | {p.summary}" for p in task.pages)
 
 
-def ingest_messages(task: IngestTask, schema: dict[str, Any]) -> tuple[Message, ...]:
-    """The messages of an ingest call for ``task``."""
-    system = INGEST_SYSTEM.format(
-        nonce=task.nonce, schema=json.dumps(schema, separators=(",", ":"))
-    )
+def ingest_messages(
+    task: IngestTask, schema: dict[str, Any], *, constrained: bool = False
+) -> tuple[Message, ...]:
+    """The messages of an ingest call for ``task``.
+
+    A provider that constrains its output to the schema (``constrained``) gets a short example
+    instead of the whole schema, which keeps small context windows for the source text.
+    """
+    if constrained:
+        shape = "The decoder enforces the reply's JSON shape."
+    else:
+        shape = "JSON Schema of the reply:\n" + json.dumps(schema, separators=(",", ":"))
+    system = INGEST_SYSTEM.format(nonce=task.nonce, schema=shape)
     user = INGEST_USER.format(
         nonce=task.nonce,
         source_id=task.source_id,

@@ -7,19 +7,9 @@ import sqlite3
 from collections import Counter
 
 from ..providers.base import PageBrief
+from ..words import STOPWORDS
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9'-]{2,}")
-STOPWORDS = frozenset(
-    """
-    about above after again against all also and any are because been before being below between
-    both but can could did does doing down during each few for from further had has have having her
-    here hers herself him himself his how into its itself just more most must not now off once only
-    other our ours ourselves out over own same shall she should some such than that the their
-    theirs them themselves then there these they this those through too under until upon very was
-    were what when where which while who whom why will with would you your yours yourself
-    yourselves one two may might many much every well even new made make year years
-    """.split()
-)
 
 
 def keywords(text: str, limit: int = 24) -> list[str]:

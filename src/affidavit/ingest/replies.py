@@ -32,7 +32,9 @@ def parse_reply(completion: Completion, nonce: str) -> dict[str, Any]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InvalidReply(f"the reply is not one JSON object ({exc.msg} at char {exc.pos})") from exc
+        raise InvalidReply(
+            f"the reply is not one JSON object ({exc.msg} at char {exc.pos})"
+        ) from exc
     if not isinstance(value, dict):
         raise InvalidReply(f"the reply must be a JSON object, not a {type(value).__name__}")
     if value.get("nonce") != nonce:

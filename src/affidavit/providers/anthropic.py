@@ -11,6 +11,7 @@ with both SDK generations: before 1.0 it is built on ``httpx``, from 1.0 on ``ht
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import time
 from types import ModuleType
@@ -53,9 +54,14 @@ class AnthropicOptions(ProviderOptions):
     @field_validator("base_url")
     @classmethod
     def _http_url(cls, value: str) -> str:
-        url = httpx.URL(value)
-        if url.scheme not in ("http", "https") or not url.host or url.userinfo:
-            raise ValueError(f"base_url must be an http(s) URL without credentials, got {value!r}")
+        try:
+            url = httpx.URL(value)
+        except httpx.InvalidURL as exc:
+            raise ValueError(f"base_url is not a valid URL: {exc}") from None
+        if url.userinfo:  # checked first: the value is not echoed when it holds a secret
+            raise ValueError("base_url must not carry credentials; put the key in the keys file")
+        if url.scheme not in ("http", "https") or not url.host:
+            raise ValueError(f"base_url must be an http:// or https:// URL, got {value!r}")
         return value.rstrip("/")
 
 
@@ -133,6 +139,9 @@ class AnthropicProvider(Provider):
             max_retries=options.max_retries,
             http_client=self._sdk_http,
         )
+        # Recent SDKs dropped ``temperature`` from messages.create; send it only where it exists.
+        create = self._client.messages.create
+        self._takes_temperature = "temperature" in inspect.signature(create).parameters
 
     def __repr__(self) -> str:
         return (
@@ -151,13 +160,14 @@ class AnthropicProvider(Provider):
         kwargs: dict[str, Any] = {
             "model": self.options.model,
             "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
             "messages": [
                 {"role": m.role, "content": m.content}
                 for m in request.messages
                 if m.role != "system"
             ],
         }
+        if self._takes_temperature:
+            kwargs["temperature"] = request.temperature
         if system:
             kwargs["system"] = system
         if request.schema is not None:
@@ -234,8 +244,8 @@ class AnthropicProvider(Provider):
             )
         if status == 404:
             return ProviderError(
-                f"model {opts.model!r} not found at {opts.base_url}: {detail}. Set the model "
-                "option to a current Claude model name"
+                f"model {opts.model!r} not found at {opts.base_url}: {detail}. Set model.name "
+                "to a current Claude model name"
             )
         if status == 429:
             return ProviderError(

@@ -132,9 +132,15 @@ def post_json(
             if attempt <= max_retries:
                 sleep(backoff_seconds(attempt))
                 continue
+            what = "could not connect to" if isinstance(exc, httpx.ConnectError) else "lost"
             raise ProviderError(
-                f"could not connect to {base_url} ({type(exc).__name__}, {attempt} attempt(s)): "
+                f"{what} {base_url} ({type(exc).__name__}, {attempt} attempt(s)): "
                 "is the server running? set model.base_url"
+            ) from None
+        except httpx.HTTPError as exc:  # e.g. a body that fails to decode
+            raise ProviderError(
+                f"the request to {url} failed ({type(exc).__name__}); is model.base_url an "
+                "OpenAI-compatible endpoint?"
             ) from None
         if is_retryable(response.status_code) and attempt <= max_retries:
             response.close()

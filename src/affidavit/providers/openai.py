@@ -2,8 +2,9 @@
 
 Works with OpenAI, Ollama (``http://127.0.0.1:11434/v1``), vLLM, the llama.cpp server and LM Studio.
 No SDK is needed. When a request carries a JSON Schema it is sent as
-``response_format={"type": "json_schema", ...}`` (or ``json_object``, or nothing, per
-``structured_output``); the host validates the reply either way.
+``response_format={"type": "json_schema", ...}`` — or, per ``structured_output``, as
+``{"type": "json_object", "schema": ...}`` (llama-cpp-python's server), as plain JSON mode, or not
+at all; the host validates the reply either way.
 """
 
 from __future__ import annotations
@@ -40,8 +41,10 @@ class OpenAIOptions(ProviderOptions):
     max_retries: int = Field(
         default=2, ge=0, le=10, description="Retries after connection errors, 429 and 5xx"
     )
-    structured_output: Literal["json_schema", "json_object", "none"] = Field(
-        default="json_schema", description="How the reply's JSON Schema is sent to the server"
+    structured_output: Literal["json_schema", "json_object_schema", "json_object", "none"] = Field(
+        default="json_schema",
+        description="How the reply's JSON Schema is sent: OpenAI's json_schema response format; "
+        "json_object with a schema key (llama-cpp-python's server); plain JSON mode; or not at all",
     )
     context_length: int = Field(default=8192, ge=256, description="Prompt + reply tokens")
     api_key_env: str = Field(
@@ -52,11 +55,14 @@ class OpenAIOptions(ProviderOptions):
     @field_validator("base_url")
     @classmethod
     def _http_url(cls, value: str) -> str:
-        url = httpx.URL(value)
+        try:
+            url = httpx.URL(value)
+        except httpx.InvalidURL as exc:
+            raise ValueError(f"base_url is not a valid URL: {exc}") from None
+        if url.userinfo:  # checked first: the value is not echoed when it holds a secret
+            raise ValueError("base_url must not carry credentials; put the key in the keys file")
         if url.scheme not in ("http", "https") or not url.host:
             raise ValueError(f"base_url must be an http:// or https:// URL, got {value!r}")
-        if url.userinfo:
-            raise ValueError("base_url must not carry credentials; put the key in the keys file")
         return value.rstrip("/")
 
 
@@ -110,6 +116,8 @@ class OpenAIProvider(Provider):
                     "type": "json_schema",
                     "json_schema": {"name": name, "schema": request.schema, "strict": False},
                 }
+            elif mode == "json_object_schema":
+                body["response_format"] = {"type": "json_object", "schema": request.schema}
             elif mode == "json_object":
                 body["response_format"] = {"type": "json_object"}
         return body
@@ -155,30 +163,22 @@ class OpenAIProvider(Provider):
         if status == 404:
             if "model" in detail.lower():
                 return ProviderError(
-                    f"model {opts.model!r} not found at {opts.base_url}: {detail}. Set the model "
-                    f"option to one the server serves (GET {join_url(opts.base_url, 'models')} "
+                    f"model {opts.model!r} not found at {opts.base_url}: {detail}. Set model.name "
+                    f"to one the server serves (GET {join_url(opts.base_url, 'models')} "
                     "lists them; Ollama: `ollama pull NAME` first)"
                 )
             return ProviderError(
                 f"404 from {url}: is model.base_url right? OpenAI-compatible servers usually "
                 "answer under /v1"
             )
-        if is_retryable(status):
+        hint = _hint(detail)
+        if is_retryable(status) and not hint:
             tries = opts.max_retries + 1
             what = "rate limited" if status == 429 else f"server error {status}"
             return ProviderError(
                 f"{what} from {url} after {tries} attempt(s): {detail}. Retry later "
                 "or raise model.max_retries"
             )
-        hint = ""
-        lowered = detail.lower()
-        if "response_format" in lowered or "json_schema" in lowered:
-            hint = (
-                ". This server may not support structured output: set "
-                "model.structured_output to 'json_object' or 'none'"
-            )
-        elif "context" in lowered and ("length" in lowered or "window" in lowered):
-            hint = ". The prompt is too long for the model: use a model with a larger context"
         return ProviderError(f"{status} from {url}: {detail}{hint}")
 
     def _parse(self, response: httpx.Response) -> Completion:
@@ -212,6 +212,20 @@ class OpenAIProvider(Provider):
             finish_reason=str(choice.get("finish_reason") or "stop"),
             model=str(data.get("model") or self.options.model),
         )
+
+
+def _hint(detail: str) -> str:
+    """A fix suggested by the words of a server's error (some servers answer 500 to bad input)."""
+    lowered = detail.lower()
+    if "response_format" in lowered or "json_schema" in lowered:
+        return (
+            ". This server may not support this structured output: set "
+            "model.structured_output to 'json_object_schema' (llama-cpp-python's server), "
+            "'json_object' or 'none'"
+        )
+    if "context" in lowered and ("length" in lowered or "window" in lowered):
+        return ". The prompt is too long for the model: use a model with a larger context"
+    return ""
 
 
 def _int(value: object) -> int:

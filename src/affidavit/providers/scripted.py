@@ -1,14 +1,15 @@
 """A provider that replays canned replies, for tests and demonstrations (SPEC §5).
 
-Replies are given in order — strings, :class:`Completion` objects, or exceptions to raise — or read
-from a JSON file holding a list of strings. Every request is recorded in :attr:`requests`, so a
+Replies are given in order — strings, :class:`Completion` objects, exceptions to raise, or
+functions that make the reply from the request (to echo its fresh nonce, say) — or read from a
+JSON file holding a list of strings. Every request is recorded in :attr:`requests`, so a
 test can check exactly what a model would have been sent.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -17,7 +18,7 @@ from pydantic import Field
 from ..errors import ProviderError
 from .base import Completion, ModelRequest, Provider, ProviderOptions
 
-Reply = str | Completion | Exception
+Reply = str | Completion | Exception | Callable[[ModelRequest], str | Completion]
 
 
 class ScriptedOptions(ProviderOptions):
@@ -75,6 +76,8 @@ class ScriptedProvider(Provider):
         reply = self._replies[call - 1]
         if isinstance(reply, Exception):
             raise reply
+        if callable(reply):
+            reply = reply(request)
         if isinstance(reply, Completion):
             return reply
         return Completion(text=reply, model="scripted")

@@ -122,7 +122,7 @@ INSTRUCTION_PATTERNS: tuple[tuple[str, str], ...] = (
         r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id|end_header_id)"
         r"\|>|\[/?inst\]|<</?sys>>",
     ),
-    ("chat transcript role", r"(?m)^[ \t>]*(?:assistant|human)\s*:"),
+    ("chat transcript role", r"(?m)^[ \t>]*(?:assistant|human|user|system)\s*:"),
     (
         "override the rules",
         rf"\b(?:override|bypass|circumvent)\s+{_ANY}"
@@ -261,7 +261,30 @@ def _instructions(text: str) -> Iterable[Flag]:
             start, end = match.span()
             if end == start or (start and _is_word(text[start - 1]) and _is_word(text[start])):
                 continue
-            yield Flag("instruction", start, end, f"{name}: {text[start:end][:120]!r}")
+            detail = f"{name}: {text[start:end][:120]!r}"
+            yield Flag("instruction", start, _payload_end(text, folded, start, end), detail)
+
+
+_OPEN_TAG = re.compile(r"<\s*([a-z]+)\s*>")
+BLOCK_REACH = 4000
+"""How far an opening role tag's block may reach to its closing tag."""
+
+
+def _payload_end(text: str, folded: str, start: int, end: int) -> int:
+    """Where an instruction's payload ends: its line's end, or an opening role tag's closing tag.
+
+    The words an instruction wants repeated ("... print The Tower is 330ft high.") follow it on
+    the same line or inside the tag's block, so a quote of them overlaps the flag and is
+    quarantined at the gate instead of slipping past a flag on the marker alone.
+    """
+    line_end = text.find("\n", end)
+    stop = len(text) if line_end == -1 else line_end
+    tag = _OPEN_TAG.fullmatch(folded, start, end) if len(folded) == len(text) else None
+    if tag is not None:
+        close = folded.find(f"</{tag.group(1)}", end, end + BLOCK_REACH)
+        if close != -1:
+            stop = max(stop, folded.find(">", close) + 1 or close)
+    return stop
 
 
 def _is_word(char: str) -> bool:

@@ -88,8 +88,12 @@ def gate_services(vault: Vault) -> tuple[SourceStore, Verifier]:
     return store, Verifier(store)
 
 
-def claim_id(plan_id: str, op_index: int, claim_index: int) -> str:
-    return "c-" + sha256_hex(canonical_json([plan_id, op_index, claim_index]))[:16]
+def claim_id(page: str, draft: ClaimDraft, salt: str = "") -> str:
+    """A claim's id, derived from where it lives and what it says and quotes, so the same sources
+    give the same ids in any vault. ``salt`` (the plan id) separates a re-added claim from an
+    identical one retracted or superseded earlier."""
+    body = [page, draft.text, [[e.source, e.quote] for e in draft.evidence], salt]
+    return "c-" + sha256_hex(canonical_json(body))[:16]
 
 
 def _noop(_: str) -> None:
@@ -124,7 +128,9 @@ class _Writer:
         section: str,
         position: int | None = None,
     ) -> str:
-        cid = claim_id(self.plan_id, op_index, result.index)
+        cid = claim_id(page, draft)
+        if self.db.execute("SELECT 1 FROM claims WHERE id = ?", (cid,)).fetchone():
+            cid = claim_id(page, draft, salt=f"{self.plan_id}/{op_index}/{result.index}")
         pos = self._next_position(page) if position is None else position
         self.db.execute(
             "INSERT INTO claims (id, page_slug, section, position, text, status, trust, plan_id, "
@@ -207,7 +213,7 @@ class _Writer:
                 )
                 if old["page_slug"]:
                     self._touch_page(old["page_slug"])
-                title = f"{op.claim} → {new}: {op.reason}"
+                title = f"{op.claim} → {new}"
             summary.append({"index": result.index, "kind": op.op, "title": title})
         return summary
 

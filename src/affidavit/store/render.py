@@ -196,7 +196,7 @@ def render_log(db: sqlite3.Connection) -> str:
         for op in detail.get("ops", []):
             out.append(f"## [{day}] {op['kind']} | {escape_inline(op['title'])}")
             out.append("")
-            out.append(f"Plan `{row['plan_id'][:12]}`, approved by {escape_inline(row['actor'])}.")
+            out.append(f"Approved by {escape_inline(row['actor'])}.")
             out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
 

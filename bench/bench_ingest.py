@@ -1,0 +1,83 @@
+"""Ingest throughput of the host pipeline with the extractive engine.
+
+Measures MB of source text per second from `add` to applied plan (trusted sources, --yes), and the
+peak memory of the process, on the State of the Union corpus (all 233 speeches by default).
+
+    .venv/bin/python bench/bench_ingest.py [--speeches 233] [--vault /tmp/bench-ingest] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from affidavit.ingest.pipeline import Ingestor
+from affidavit.providers.from_config import provider_from_config
+from affidavit.vault import init_vault
+
+CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "corpus" / "sotu.jsonl"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--speeches", type=int, default=233)
+    parser.add_argument("--vault", type=Path, default=None)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
+    vault_dir = args.vault or work / "vault"
+    if vault_dir.exists():
+        shutil.rmtree(vault_dir)
+    docs = work / "speeches"
+    docs.mkdir()
+    chars = 0
+    with CORPUS.open(encoding="utf-8") as handle:
+        for n, line in enumerate(handle):
+            if n >= args.speeches:
+                break
+            row = json.loads(line)
+            text = f"# State of the Union, {row['year']}: {row['name']}\n\n{row['text'].strip()}\n"
+            (docs / f"{row['year']}-{n:03d}.md").write_text(text, encoding="utf-8")
+            chars += len(text)
+    vault, _ = init_vault(vault_dir)
+    provider = provider_from_config(vault.config, "extractive")
+    started = time.perf_counter()
+    report = Ingestor(vault, provider, apply_now=True).run([str(docs)], "trusted")
+    seconds = time.perf_counter() - started
+    totals = report.totals()
+    pages = vault.db.execute("SELECT count(*) FROM pages").fetchone()[0]
+    claims = vault.db.execute("SELECT count(*) FROM claims WHERE status='active'").fetchone()[0]
+    commits = len(vault.git.log_subjects())
+    vault.close()
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    result = {
+        "speeches": args.speeches,
+        "source_mb": round(chars / 1e6, 2),
+        "seconds": round(seconds, 1),
+        "mb_per_second": round(chars / 1e6 / seconds, 3),
+        "peak_memory_mb": round(peak_mb),
+        "chunks": totals["chunks"],
+        "claims": totals["claims"],
+        "pages": pages,
+        "active_claims": claims,
+        "git_commits": commits,
+    }
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        for key, value in result.items():
+            print(f"{key:>16}: {value}")
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
