@@ -10,15 +10,7 @@ import snowballstemmer
 
 _WORD = re.compile(r"[^\W_]+")
 STOPWORDS = frozenset(
-    """
-    about above after again against all also and any are because been before being below between
-    both but can could did does doing down during each few for from further had has have having her
-    here hers herself him himself his how into its itself just more most must not now off once only
-    other our ours ourselves out over own same shall she should some such than that the their
-    theirs them themselves then there these they this those through too under until upon very was
-    were what when where which while who whom why will with would you your yours yourself
-    yourselves one two may might many much every well even new made make year years
-    """.split()
+    ["about", "above", "after", "again", "against", "all", "also", "and", "any", "are", "because", "been", "before", "being", "below", "between", "both", "but", "can", "could", "did", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "her", "here", "hers", "herself", "him", "himself", "his", "how", "into", "its", "itself", "just", "more", "most", "must", "not", "now", "off", "once", "only", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "shall", "she", "should", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "too", "under", "until", "upon", "very", "was", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves", "one", "two", "may", "might", "many", "much", "every", "well", "even", "new", "made", "make", "year", "years"]
 )
 
 

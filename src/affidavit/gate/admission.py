@@ -427,7 +427,7 @@ def _ground(plan: Plan, results: list[OpResult], grounding: Grounding) -> None:
                 ("summary", op.summary, claims_of[page], SUMMARY_SHARE),
                 *texts,
             ]
-        for field, text, claims, share in texts:
+        for what, text, claims, share in texts:
             if not claims:
                 continue
             support: set[str] = set()
@@ -437,12 +437,12 @@ def _ground(plan: Plan, results: list[OpResult], grounding: Grounding) -> None:
                     support |= stems(quote.quote)
             source_ids = sorted({q.source_id for c in claims for q in c.evidence if q.source_id})
             verdict = grounding.check(
-                text, support, source_ids, share=share, heading=field == "section heading"
+                text, support, source_ids, share=share, heading=what == "section heading"
             )
             if verdict.flagged:
-                r.decide(QUARANTINED, "sanitizer", f"the {field} {verdict.reason}")
+                r.decide(QUARANTINED, "sanitizer", f"the {what} {verdict.reason}")
             elif not verdict.grounded:
-                r.decide(REJECTED, "evidence", f"the {field} {verdict.reason}")
+                r.decide(REJECTED, "evidence", f"the {what} {verdict.reason}")
                 break
 
 
