@@ -20,7 +20,42 @@ from ..sources.store import SourceStore
 from ..words import content_words, has_digit, stem, stems
 
 GENERIC_HEADINGS = frozenset(
-    ["overview", "notes", "note", "summary", "background", "history", "details", "detail", "facts", "fact", "key", "points", "general", "introduction", "context", "related", "highlights", "timeline", "people", "places", "events", "sources", "source", "archived", "see", "also", "other", "more", "further", "reading", "main", "topics", "topic", "claims"]
+    [
+        "overview",
+        "notes",
+        "note",
+        "summary",
+        "background",
+        "history",
+        "details",
+        "detail",
+        "facts",
+        "fact",
+        "key",
+        "points",
+        "general",
+        "introduction",
+        "context",
+        "related",
+        "highlights",
+        "timeline",
+        "people",
+        "places",
+        "events",
+        "sources",
+        "source",
+        "archived",
+        "see",
+        "also",
+        "other",
+        "more",
+        "further",
+        "reading",
+        "main",
+        "topics",
+        "topic",
+        "claims",
+    ]
 )
 
 
