@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -15,7 +16,15 @@ from affidavit.plan.nonce import issue_nonce
 from affidavit.sources.store import SourceStore
 from affidavit.vault import Vault, init_vault
 
-SAMPLES = Path(__file__).resolve().parent.parent / "src" / "affidavit" / "samples"
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "src" / "affidavit" / "samples"
+SHARED_DATA = Path(os.environ.get("AFFIDAVIT_SHARED_DATA", ROOT.parent / "shared" / "data"))
+"""The public evaluation data (../shared/data beside the repository, as CI lays it out)."""
+if os.environ.get("CI") and not SHARED_DATA.is_dir():
+    raise RuntimeError(f"CI needs the shared evaluation data at {SHARED_DATA}")
+needs_shared_data = pytest.mark.skipif(
+    not SHARED_DATA.is_dir(), reason=f"no shared evaluation data at {SHARED_DATA}"
+)
 
 
 class FakeClock:

