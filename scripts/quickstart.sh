@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Set everything up and build a wiki from the bundled sample corpus with the embedded default
-# model (the extractive engine): no API key, no network.
+# Set everything up, build a wiki from the bundled sample corpus with the embedded default model
+# (the extractive engine), ask it a question and print the cited answer: no API key, no network.
 # Usage: scripts/quickstart.sh [VAULT_DIR]   (default: ./demo-vault, recreated on each run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +18,9 @@ cat "$vault/wiki/index.md"
 echo
 echo "== wiki/france.md"
 cat "$vault/wiki/france.md"
+echo
+echo '== affidavit ask "What loan was completed in Holland?"'
+af ask "What loan was completed in Holland?"
 echo
 af doctor
 echo

@@ -31,7 +31,7 @@ def test_init_creates_the_vault_layout(tmp_path: Path) -> None:
         mode = vault.db.execute("PRAGMA journal_mode").fetchone()[0]
         assert mode == "wal"
         names = [r[0] for r in vault.db.execute("SELECT name FROM _migrations")]
-        assert names == ["m001_initial", "m002_ingest"]
+        assert names == ["m001_initial", "m002_ingest", "m003_retrieval"]
         author = vault.git.run("log", "-1", "--format=%an <%ae>|%cn").strip()
         assert author == "affidavit <affidavit@localhost>|affidavit"
         assert vault.git.is_clean(["."])

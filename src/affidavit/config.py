@@ -194,6 +194,21 @@ SETTINGS: tuple[Setting, ...] = (
         minimum=0,
     ),
     Setting(
+        "ask",
+        "context_tokens",
+        3000,
+        "Token budget of the claims sent with a question (counted with cl100k); the best claims "
+        "that fit are sent, never the whole wiki.",
+        minimum=200,
+    ),
+    Setting(
+        "ask",
+        "candidates",
+        30,
+        "How many claims retrieval ranks before packing them into the budget.",
+        minimum=1,
+    ),
+    Setting(
         "ingest",
         "review",
         False,
@@ -260,6 +275,14 @@ class Config:
     @property
     def related_pages(self) -> int:
         return int(self.get("ingest.related_pages"))
+
+    @property
+    def context_tokens(self) -> int:
+        return int(self.get("ask.context_tokens"))
+
+    @property
+    def candidates(self) -> int:
+        return int(self.get("ask.candidates"))
 
     @property
     def review(self) -> bool:
@@ -358,7 +381,8 @@ def render_default_config() -> str:
         "# Documentation: docs/configuration.md",
     ]
     section = ""
-    for setting in SETTINGS:
+    order = list(dict.fromkeys(s.section for s in SETTINGS))
+    for setting in sorted(SETTINGS, key=lambda s: order.index(s.section)):  # stable per section
         if setting.section != section:
             section = setting.section
             lines += ["", f"[{section}]"]

@@ -196,6 +196,51 @@ def m002_ingest() -> str:
     """
 
 
+@migration
+def m003_retrieval() -> str:
+    return """
+        CREATE VIRTUAL TABLE claims_fts USING fts5(
+            text, content='claims', content_rowid='rowid', tokenize='porter unicode61'
+        );
+        INSERT INTO claims_fts (rowid, text) SELECT rowid, text FROM claims;
+        CREATE TRIGGER claims_fts_insert AFTER INSERT ON claims BEGIN
+            INSERT INTO claims_fts (rowid, text) VALUES (new.rowid, new.text);
+        END;
+        CREATE TRIGGER claims_fts_delete AFTER DELETE ON claims BEGIN
+            INSERT INTO claims_fts (claims_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+        END;
+        CREATE TRIGGER claims_fts_update AFTER UPDATE OF text ON claims BEGIN
+            INSERT INTO claims_fts (claims_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+            INSERT INTO claims_fts (rowid, text) VALUES (new.rowid, new.text);
+        END;
+        CREATE INDEX claims_status ON claims(status, trust);
+
+        CREATE TABLE vectors (
+            claim_id TEXT PRIMARY KEY REFERENCES claims(id),
+            model TEXT NOT NULL,            -- embedding model name
+            model_version TEXT NOT NULL,    -- its version (package version + file hash)
+            text_sha256 TEXT NOT NULL,      -- hash of exactly the text that was embedded
+            dim INTEGER NOT NULL,
+            vector BLOB NOT NULL,           -- float32, little-endian, L2-normalised
+            created_at TEXT NOT NULL
+        );
+
+        CREATE TABLE questions (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            at TEXT NOT NULL,
+            question TEXT NOT NULL,
+            min_trust TEXT NOT NULL,
+            provider TEXT NOT NULL,
+            retrieved TEXT NOT NULL,        -- JSON list of claim ids given to the model
+            answer TEXT NOT NULL,           -- JSON: the checked answer
+            verdict TEXT NOT NULL,          -- answered | not_in_wiki | all_dropped
+            dropped INTEGER NOT NULL,       -- sentences dropped by the citation check
+            prompt_tokens INTEGER NOT NULL,
+            conversation TEXT               -- chat session id, for follow-ups
+        );
+    """
+
+
 def connect(path: Path) -> sqlite3.Connection:
     """Open the database with the settings every connection needs (WAL, foreign keys, timeouts)."""
     db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)

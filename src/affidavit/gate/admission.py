@@ -214,7 +214,16 @@ class _Gate:
                 problems += filter(None, [missing(n, op.page)])
             elif isinstance(op, LinkPages):
                 problems += filter(None, [missing(n, op.page), missing(n, op.to)])
-            elif isinstance(op, SupersedeClaim):
+            for draft in _claims_of(op):
+                for source_claim in draft.derived_from:
+                    row = self.db.execute(
+                        "SELECT status FROM claims WHERE id = ?", (source_claim,)
+                    ).fetchone()
+                    if row is None or row[0] != "active":
+                        problems.append(
+                            f"op {n}: derived from claim {source_claim}, which is not active"
+                        )
+            if isinstance(op, SupersedeClaim):
                 row = self.db.execute(
                     "SELECT status FROM claims WHERE id = ?", (op.claim,)
                 ).fetchone()

@@ -55,6 +55,10 @@ GENERIC_HEADINGS = frozenset(
         "topics",
         "topic",
         "claims",
+        "answer",
+        "answers",
+        "question",
+        "questions",
     ]
 )
 

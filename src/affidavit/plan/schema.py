@@ -12,7 +12,15 @@ import copy
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from ..errors import PlanValidationError
 
@@ -42,10 +50,24 @@ class Evidence(_Strict):
 
 
 class ClaimDraft(_Strict):
-    """One statement (a sentence or two) backed by 1 to 5 quotes."""
+    """One statement (a sentence or two) backed by 1 to 5 quotes.
+
+    A synthesis (e.g. a saved answer) also names the claims it rests on in ``derived_from``;
+    its quotes are still checked like any other.
+    """
 
     text: Line = Field(min_length=3, max_length=600)
     evidence: list[Evidence] = Field(min_length=1, max_length=5)
+    derived_from: list[Annotated[str, Field(pattern=CLAIM_ID_PATTERN)]] = Field(
+        default_factory=list, max_length=10
+    )
+
+    @model_serializer(mode="wrap")
+    def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if not data.get("derived_from"):
+            data.pop("derived_from", None)  # plain claims stay as they always were
+        return data
 
 
 def _check_slug(slug: str) -> None:

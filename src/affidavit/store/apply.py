@@ -134,8 +134,18 @@ class _Writer:
         pos = self._next_position(page) if position is None else position
         self.db.execute(
             "INSERT INTO claims (id, page_slug, section, position, text, status, trust, plan_id, "
-            "created_at) VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?)",
-            (cid, page, section, pos, draft.text, result.trust, self.plan_id, self.now),
+            "created_at, derived_from) VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?, ?)",
+            (
+                cid,
+                page,
+                section,
+                pos,
+                draft.text,
+                result.trust,
+                self.plan_id,
+                self.now,
+                json.dumps(list(draft.derived_from)),
+            ),
         )
         for idx, quote in enumerate(result.evidence):
             assert quote.source_id and quote.start is not None and quote.end is not None

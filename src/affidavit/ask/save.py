@@ -1,0 +1,67 @@
+"""``ask --save``: an answer becomes a synthesis page proposal that waits in the inbox.
+
+Each kept sentence becomes a claim that names the claims it rests on (``derived_from``) and
+carries their verbatim quotes as its evidence, so the gate checks it like any other claim.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..inbox import Proposal, propose
+from ..plan.nonce import issue_nonce
+from ..plan.schema import RESERVED_SLUGS
+from .answer import Answer
+
+_NOT_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+def _slug(vault_db: object, question: str) -> str:
+    import sqlite3
+
+    assert isinstance(vault_db, sqlite3.Connection)
+    base = _NOT_SLUG.sub("-", question.casefold()).strip("-")[:56].strip("-") or "answer"
+    if base[0] == "-" or base in RESERVED_SLUGS:
+        base = f"q-{base}".strip("-")
+    taken = {r[0] for r in vault_db.execute("SELECT slug FROM pages")} | {
+        r[0] for r in vault_db.execute("SELECT slug FROM slug_reservations")
+    }
+    slug, n = base, 2
+    while slug in taken:
+        slug, n = f"{base}-{n}", n + 1
+    return slug
+
+
+def propose_answer(vault: object, answer: Answer) -> Proposal:
+    """Propose ``answer`` (already checked) as a new page; returns the inbox proposal."""
+    from ..vault import Vault
+
+    assert isinstance(vault, Vault)
+    by_id = {h.claim_id: h for h in answer.given}
+    claims = []
+    for sentence in answer.sentences:
+        quotes = [
+            {"source": e.source_id, "quote": e.quote}
+            for cid in sentence.claims
+            for e in by_id[cid].evidence
+        ][:5]
+        claims.append(
+            {"text": sentence.text, "evidence": quotes, "derived_from": list(sentence.claims)[:10]}
+        )
+    title = " ".join(answer.question.split())[:120]
+    plan = {
+        "nonce": issue_nonce(vault.db, vault.clock, "ask-save"),
+        "summary": f"Saved answer to: {title}"[:300],
+        "operations": [
+            {
+                "op": "create_page",
+                "slug": _slug(vault.db, answer.question),
+                "title": title,
+                "summary": " ".join(answer.sentences[0].text.split())[:300],
+                "category": "answers",
+                "section": "Answer",
+                "claims": claims[:30],
+            }
+        ],
+    }
+    return propose(vault, plan, "ask --save", f"ask:{title[:60]}")

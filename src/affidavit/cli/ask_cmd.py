@@ -1,0 +1,148 @@
+"""``search``, ``ask`` and ``chat``: questions answered from the wiki with checked citations."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import asdict
+
+import click
+
+from ..ask import Asker, render_answer
+from ..ask.save import propose_answer
+from ..providers.base import Provider
+from ..providers.from_config import provider_from_config
+from ..retrieval.search import Retriever
+from ..vault import Vault
+from ._common import echo_json, json_option, opened_vault, user_errors
+
+TIERS = click.Choice(["untrusted", "semi-trusted", "trusted"])
+MODELS = click.Choice(["extractive", "openai", "anthropic", "local"])
+
+
+def retriever_for(vault: Vault) -> Retriever:
+    """FTS5 always; dense vectors too when the [embeddings] extra is installed and indexed."""
+    from ..retrieval.dense import dense_search
+
+    return Retriever(vault.db, dense_search(vault))
+
+
+def _answerer(vault: Vault, model: str | None) -> Provider | None:
+    name = model or str(vault.config.model("provider"))
+    return None if name == "extractive" else provider_from_config(vault.config, name)
+
+
+@click.command("search")
+@click.argument("query")
+@click.option("-k", "limit", default=10, show_default=True, help="How many claims to show.")
+@click.option("--min-trust", type=TIERS, default="untrusted", show_default=True)
+@json_option
+@click.pass_context
+@user_errors
+def search(ctx: click.Context, query: str, limit: int, min_trust: str, as_json: bool) -> None:
+    """Find the claims that best match QUERY (FTS5 BM25, plus vectors when indexed).
+
+    \b
+    Example:
+      affidavit search "four freedoms" --min-trust trusted
+    """
+    with opened_vault(ctx) as vault:
+        hits = retriever_for(vault).search(query, k=limit, min_trust=min_trust)
+        if as_json:
+            echo_json([asdict(h) for h in hits])
+            return
+        if not hits:
+            click.echo("No claim matches.")
+        for hit in hits:
+            click.echo(f"{hit.claim_id}  {hit.page_title} [{hit.trust}]")
+            click.echo(f"    {hit.text}")
+            for e in hit.evidence:
+                click.echo(f"    “{e.quote}” — {e.source_name}, {e.location}")
+
+
+@click.command("ask")
+@click.argument("question")
+@click.option(
+    "--min-trust",
+    type=TIERS,
+    default="untrusted",
+    show_default=True,
+    help="Use only claims of this tier or above.",
+)
+@click.option("--model", type=MODELS, help="Answer with this provider instead of model.provider.")
+@click.option("--save", is_flag=True, help="Propose the answer as a synthesis page (to the inbox).")
+@json_option
+@click.pass_context
+@user_errors
+def ask(
+    ctx: click.Context, question: str, min_trust: str, model: str | None, save: bool, as_json: bool
+) -> None:
+    """Answer QUESTION from the wiki; every sentence cites claims whose quotes are shown.
+
+    Sentences citing nothing, or citing a claim the model was not given, are removed; when
+    nothing supported is left the answer is "Not in the wiki".
+
+    \b
+    Examples:
+      affidavit ask "What were the four freedoms?"
+      affidavit ask "Who designed the tower?" --min-trust trusted --json
+      affidavit ask "What did Monroe say about colonization?" --save
+    """
+    with opened_vault(ctx) as vault:
+        provider = _answerer(vault, model)
+        try:
+            answer = Asker(vault, provider, retriever_for(vault)).ask(question, min_trust=min_trust)
+        finally:
+            if provider is not None:
+                provider.close()
+        proposal = propose_answer(vault, answer) if save and answer.verdict == "answered" else None
+        if as_json:
+            data = answer.to_json()
+            data["saved_plan"] = proposal.plan_id if proposal else None
+            echo_json(data)
+            return
+        click.echo(render_answer(answer), nl=False)
+        if proposal is not None:
+            click.echo(f"\n{proposal.message}")
+        elif save:
+            click.echo("\nNothing to save: the answer is not in the wiki.")
+
+
+@click.command("chat")
+@click.option("--min-trust", type=TIERS, default="untrusted", show_default=True)
+@click.option("--model", type=MODELS, help="Answer with this provider instead of model.provider.")
+@click.pass_context
+@user_errors
+def chat(ctx: click.Context, min_trust: str, model: str | None) -> None:
+    """Ask follow-up questions; each turn retrieves again, with the previous question in mind.
+
+    An empty line or Ctrl-D ends the conversation.
+
+    \b
+    Example:
+      affidavit chat --min-trust semi-trusted
+    """
+    conversation = "chat-" + secrets.token_hex(6)
+    history: list[tuple[str, str]] = []
+    with opened_vault(ctx) as vault:
+        provider = _answerer(vault, model)
+        asker = Asker(vault, provider, retriever_for(vault))
+        try:
+            while True:
+                try:
+                    question = click.prompt("?", default="", show_default=False).strip()
+                except (EOFError, click.Abort):
+                    break
+                if not question:
+                    break
+                answer = asker.ask(
+                    question, min_trust=min_trust, history=history, conversation=conversation
+                )
+                text = render_answer(answer)
+                click.echo(text)
+                history.append((question, " ".join(s.text for s in answer.sentences)))
+        finally:
+            if provider is not None:
+                provider.close()
+
+
+COMMANDS = [search, ask, chat]

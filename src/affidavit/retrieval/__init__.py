@@ -1,0 +1,1 @@
+"""Retrieval: FTS5 (BM25), optional dense vectors, fused; token counting."""
