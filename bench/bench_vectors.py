@@ -216,13 +216,13 @@ def scale(sizes: list[int], queries: int, only: str) -> list[dict[str, Any]]:
         qs = picks / np.linalg.norm(picks, axis=1, keepdims=True)
         truth = [set(r) for r in timed(methods(data)["numpy float32 (exact)"](), qs)[1]]
         for name, build in methods(data).items():
-            if only and only not in name:
+            if only and not any(part in name for part in only.split(",")):
                 continue
             before = rss_mb()
             start = time.perf_counter()
             search = build()
             built = time.perf_counter() - start
-            memory = rss_mb() - before
+            memory = data.nbytes / 2**20 if name.startswith("numpy float32") else rss_mb() - before
             search(qs[0])  # warm up
             times, results = timed(search, qs)
             recall = statistics.mean(len(truth[i] & set(r)) / 10 for i, r in enumerate(results))
@@ -314,7 +314,11 @@ def main() -> int:
     parser.add_argument("--scale", action="store_true")
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--queries", type=int, default=100)
-    parser.add_argument("--only", default="", help="--scale: methods whose name contains this")
+    parser.add_argument(
+        "--only",
+        default="",
+        help="--scale: only methods whose name contains one of these (comma-separated)",
+    )
     parser.add_argument("--sqlite", action="store_true", help="--scale: also VectorIndex on SQLite")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()

