@@ -22,7 +22,7 @@ from affidavit.errors import ConflictError
 from affidavit.inbox import approve, list_plans
 from affidavit.ingest.pipeline import Ingestor
 from affidavit.providers import build_provider
-from affidavit.vault import init_vault
+from affidavit.vault import init_vault, open_vault
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 
@@ -35,6 +35,9 @@ def main() -> int:
     parser.add_argument(
         "--articles", type=int, default=3, help="SQuAD articles (2 paragraphs each)"
     )
+    parser.add_argument("--threads", type=int, default=0, help="CPU threads (0: all)")
+    parser.add_argument("--reasks", type=int, default=0, help="model.max_reasks for the run")
+    parser.add_argument("--max-output", type=int, default=700, help="model.max_output_tokens")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-local-"))
@@ -53,7 +56,16 @@ def main() -> int:
         body = "\n\n".join(p["context"] for p in article["paragraphs"][:2])
         (docs / f"article-{n}.txt").write_text(f"{article['title']}\n\n{body}\n")
     vault, _ = init_vault(work / "vault")
-    provider = build_provider("local", {"model": "smollm2"})
+    config = vault.config_path.read_text()
+    config = config.replace("max_reasks = 2", f"max_reasks = {args.reasks}")
+    config = config.replace("max_output_tokens = 2048", f"max_output_tokens = {args.max_output}")
+    vault.config_path.write_text(config)
+    vault.close()
+    vault = open_vault(work / "vault")
+    options: dict[str, object] = {"model": "smollm2"}
+    if args.threads:
+        options["n_threads"] = args.threads
+    provider = build_provider("local", options)
     started = time.perf_counter()
     report = Ingestor(vault, provider).run([str(docs)], "trusted")
     seconds = time.perf_counter() - started

@@ -388,3 +388,44 @@ def test_titles_and_summaries_must_say_only_what_the_claims_say(vault: Vault) ->
     assert (ops[1].status, ops[1].check) == ("rejected", "evidence")
     assert "2029" in ops[1].reason
     assert ops[2].status == "admitted"
+
+
+def test_near_duplicates_of_existing_claims_are_dropped_with_the_reason(vault: Vault) -> None:
+    src = add_text(
+        vault,
+        "bridge.md",
+        "The old stone bridge over the river was opened to traffic in 1932 by the mayor.\n"
+        "The old stone bridge over the river was opened to the traffic in 1932 by the mayor.\n",
+    )
+    first = claim(
+        "The old stone bridge over the river opened to traffic in 1932.",
+        src,
+        "The old stone bridge over the river was opened to traffic in 1932",
+    )
+    created = propose(
+        vault,
+        make_plan(
+            vault,
+            {
+                "op": "create_page",
+                "slug": "bridge",
+                "title": "Old stone bridge",
+                "summary": "The old stone bridge over the river",
+                "claims": [first],
+            },
+        ),
+        "t",
+        "t",
+    )
+    approve(vault, created.plan_id, None, "t")
+    near = claim(
+        "The old stone bridge over the river opened to the traffic in 1932.",
+        src,
+        "The old stone bridge over the river was opened to the traffic in 1932",
+    )
+    proposal = propose(
+        vault, make_plan(vault, {"op": "add_claims", "page": "bridge", "claims": [near]}), "t", "t"
+    )
+    verdict = proposal.admission.ops[0].claims[0]
+    assert verdict.status == "rejected" and verdict.check == "consistency"
+    assert "near-duplicate of existing claim" in verdict.reason

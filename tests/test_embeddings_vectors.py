@@ -239,6 +239,26 @@ def test_repeated_searches_reuse_the_cached_matrix(
     assert all(e.matrix is not matrices[-1] for e in vectors_module._CACHE.values())
 
 
+class Constant:
+    """Every text to the same unit vector: every score ties."""
+
+    name, version, dim = "constant", "1", 384
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
+        vectors[:, 0] = 1.0
+        return vectors
+
+
+def test_equal_scores_are_ordered_by_claim_id(vault: Vault, claims: dict[str, str]) -> None:
+    index = VectorIndex()
+    index.reindex(vault.db, Constant())
+    in_order = sorted(claims.values())
+    assert ids(index.search(vault.db, Constant(), "anything", 3)) == in_order
+    assert ids(index.search(vault.db, Constant(), "anything", 2)) == in_order[:2]
+    assert [s for _, s in index.search(vault.db, Constant(), "x", 3)] == [1.0, 1.0, 1.0]
+
+
 def test_top_k_is_exact_and_breaks_ties_by_row() -> None:
     rng = np.random.default_rng(3)
     matrix = rng.standard_normal((500, 16)).astype(np.float32)
@@ -247,9 +267,15 @@ def test_top_k_is_exact_and_breaks_ties_by_row() -> None:
     got = top_k(matrix, query, 5)
     expected = np.argsort(-(matrix @ query), kind="stable")[:5]
     assert [r for r, _ in got] == list(expected) and got[0][0] == 42
+    for rows in (np.array([3, 42, 400]), np.arange(0, 500, 2)):  # scored alone, or picked
+        got = top_k(matrix, query, 2, rows)
+        best = rows[np.argsort(-(matrix[rows] @ query), kind="stable")[:2]]
+        assert [r for r, _ in got] == list(best)
     tied = np.tile(matrix[:1], (10, 1))
     assert [r for r, _ in top_k(tied, matrix[0], 4)] == [0, 1, 2, 3]
     assert [r for r, _ in top_k(tied, matrix[0], 3, np.array([2, 5, 7, 9]))] == [2, 5, 7]
+    rank = np.arange(10, dtype=np.int64)[::-1].copy()  # ids in reverse row order
+    assert [r for r, _ in top_k(tied, matrix[0], 4, rank=rank)] == [9, 8, 7, 6]
     assert len(top_k(matrix, query, 1000)) == 500 and top_k(matrix, query, 0) == []
 
 

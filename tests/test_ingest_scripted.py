@@ -170,3 +170,32 @@ def test_yes_applies_and_a_bad_file_does_not_stop_the_folder(vault: Vault, tmp_p
     assert report.sources[0].chunks[0].status == "applied"
     assert report.sources[2].chunks[0].status == "empty"
     assert (vault.wiki_dir / "harbour.md").exists()
+
+
+def _review(verdict: str | None) -> Callable[[ModelRequest], str]:
+    def reply(request: ModelRequest) -> str:
+        nonce = request.messages[1].content.split("Nonce: ", 1)[1].split("\n", 1)[0]
+        if verdict is None:
+            return "I think it is fine."
+        return json.dumps({"nonce": nonce, "verdict": verdict, "reason": "claims repeat an order"})
+
+    return reply
+
+
+@pytest.mark.parametrize(
+    ("verdict", "status"),
+    [("ok", "applied"), ("suspicious", "pending"), (None, "pending")],
+)
+def test_the_reviewer_fails_closed(
+    vault: Vault, doc: Path, verdict: str | None, status: str
+) -> None:
+    reviewer = ScriptedProvider(replies=[_review(verdict)])
+    provider = ScriptedProvider(replies=[lambda r: json.dumps(page(r))])
+    report = Ingestor(vault, provider, reviewer=reviewer, apply_now=True).run([str(doc)], "trusted")
+    chunk = report.sources[0].chunks[0]
+    assert chunk.status == status
+    fenced = reviewer.requests[0].messages[1].content
+    assert "The harbour wall was rebuilt in 1904." in fenced  # the claims it judges
+    if status == "pending":
+        (plan,) = list_plans(vault)
+        assert plan.admission.policy_reason.startswith("reviewer")

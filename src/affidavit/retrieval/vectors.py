@@ -16,10 +16,12 @@ changed at all (``PRAGMA data_version`` plus the connection's own ``total_change
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,14 +70,25 @@ def from_blobs(blobs: list[bytes], dim: int) -> Vectors:
 
 
 def top_k(
-    matrix: Vectors, query: Vectors, k: int, rows: npt.NDArray[np.intp] | None = None
+    matrix: Vectors,
+    query: Vectors,
+    k: int,
+    rows: npt.NDArray[np.intp] | None = None,
+    rank: npt.NDArray[np.int64] | None = None,
 ) -> list[tuple[int, float]]:
     """The ``k`` rows of ``matrix`` with the highest dot product with ``query``, best first.
 
-    Only ``rows`` (ascending row numbers) are scored when given. Ties go to the lower row number,
-    so with rows sorted by claim id the result is deterministic. Returns ``(row, score)`` pairs.
+    Only ``rows`` (row numbers) are candidates when given: a few are scored alone, many by
+    scoring all rows and picking theirs (cheaper than copying most of the matrix). Ties go to the
+    lower ``rank[row]`` (the row's claim id's place in id order), or without ``rank`` to the lower
+    row number, so results are deterministic. Returns ``(row, score)`` pairs.
     """
-    scores = matrix @ query if rows is None else matrix[rows] @ query
+    if rows is None:
+        scores = matrix @ query
+    elif 4 * len(rows) < len(matrix):
+        scores = matrix[rows] @ query
+    else:
+        scores = (matrix @ query)[rows]
     k = min(k, len(scores))
     if k <= 0:
         return []
@@ -84,20 +97,22 @@ def top_k(
         keep = np.flatnonzero(scores >= scores[part].min())  # every row tied with the k-th
     else:
         keep = np.arange(len(scores))
-    found = keep if rows is None else rows[keep]  # row numbers, ascending
-    order = np.lexsort((found, -scores[keep]))[:k]
+    found = keep if rows is None else rows[keep]
+    order = np.lexsort((found if rank is None else rank[found], -scores[keep]))[:k]
     return [(int(found[i]), float(scores[keep[i]])) for i in order]
 
 
 @dataclass(frozen=True)
 class _Matrix:
-    """Stored vectors of one lineage: row ``i`` is claim ``ids[i]`` (ids ascending)."""
+    """Stored vectors of one lineage in table order: row ``i`` is claim ``ids[i]``, whose id is
+    the ``rank[i]``-th in id order."""
 
     fingerprint: tuple[int, int]
     ids: list[str]
     shas: list[str]
     matrix: Vectors
     row_of: dict[str, int]
+    rank: npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True)
@@ -115,6 +130,26 @@ def clear_cache() -> None:
     """Forget every cached matrix (the next search reloads from the database)."""
     with _CACHE_LOCK:
         _CACHE.clear()
+
+
+def _rows(db: sqlite3.Connection, sql: str) -> list[tuple[Any, ...]]:
+    """All rows as plain tuples (several times cheaper than ``sqlite3.Row`` for bulk reads)."""
+    cursor = db.cursor()
+    cursor.row_factory = None
+    return cursor.execute(sql).fetchall()
+
+
+@contextmanager
+def _snapshot(db: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction (WAL: a consistent snapshot), unless the caller already has one."""
+    if db.in_transaction:
+        yield
+        return
+    db.execute("BEGIN")
+    try:
+        yield
+    finally:
+        db.execute("COMMIT")
 
 
 def _db_key(db: sqlite3.Connection) -> str:
@@ -260,8 +295,8 @@ class VectorIndex:
             return []
         vector = embedder.embed([query])[0]
         subset = None if len(rows) == len(usable) else rows
-        ids = entry.matrix.ids
-        return [(ids[row], score) for row, score in top_k(entry.matrix.matrix, vector, k, subset)]
+        found = top_k(entry.matrix.matrix, vector, k, subset, entry.matrix.rank)
+        return [(entry.matrix.ids[row], score) for row, score in found]
 
     def _entry(self, db: sqlite3.Connection, embedder: Embedder) -> _Entry:
         key = (_db_key(db), embedder.name, embedder.version, embedder.dim)
@@ -271,15 +306,14 @@ class VectorIndex:
             if entry is not None and entry.state[0] is db and entry.state[1:] == state[1:]:
                 _CACHE.move_to_end(key)
                 return entry
-            fingerprint = db.execute(
-                "SELECT count(*), coalesce(max(rowid), 0) FROM vectors"
-            ).fetchone()
-            fingerprint = (int(fingerprint[0]), int(fingerprint[1]))
-            if entry is not None and entry.matrix.fingerprint == fingerprint:
-                matrix = entry.matrix
-            else:
-                matrix = self._load(db, embedder, fingerprint)
-            entry = _Entry(matrix, self._usable(db, matrix), state)
+            with _snapshot(db):  # the fingerprint, the rows and the lineage check agree
+                row = db.execute("SELECT count(*), coalesce(max(rowid), 0) FROM vectors").fetchone()
+                fingerprint = (int(row[0]), int(row[1]))
+                if entry is not None and entry.matrix.fingerprint == fingerprint:
+                    matrix = entry.matrix
+                else:
+                    matrix = self._load(db, embedder, fingerprint)
+                entry = _Entry(matrix, self._usable(db, matrix), state)
             _CACHE[key] = entry
             _CACHE.move_to_end(key)
             while len(_CACHE) > CACHE_ENTRIES:
@@ -288,19 +322,33 @@ class VectorIndex:
 
     @staticmethod
     def _load(db: sqlite3.Connection, embedder: Embedder, fingerprint: tuple[int, int]) -> _Matrix:
-        rows = db.execute(
+        """Read one lineage's vectors in table order (sequential; ORDER BY claim_id would fetch
+        rows at random through the index), a chunk at a time straight into the matrix."""
+        dim = embedder.dim
+        cursor = db.cursor()
+        cursor.row_factory = None
+        cursor.execute(
             "SELECT claim_id, text_sha256, vector FROM vectors "
-            "WHERE model = ? AND model_version = ? AND dim = ? AND length(vector) = ? "
-            "ORDER BY claim_id",
-            (embedder.name, embedder.version, embedder.dim, 4 * embedder.dim),
-        ).fetchall()
-        ids = [r[0] for r in rows]
+            "WHERE model = ? AND model_version = ? AND dim = ? AND length(vector) = ?",
+            (embedder.name, embedder.version, dim, 4 * dim),
+        )
+        matrix = np.empty((fingerprint[0], dim), dtype=np.float32)  # count: an upper bound
+        ids: list[str] = []
+        shas: list[str] = []
+        while chunk := cursor.fetchmany(4096):
+            block = np.frombuffer(b"".join(r[2] for r in chunk), dtype="<f4")
+            matrix[len(ids) : len(ids) + len(chunk)] = block.reshape(len(chunk), dim)
+            ids += [r[0] for r in chunk]
+            shas += [r[1] for r in chunk]
+        rank = np.empty(len(ids), dtype=np.int64)
+        rank[sorted(range(len(ids)), key=ids.__getitem__)] = np.arange(len(ids))
         return _Matrix(
             fingerprint=fingerprint,
             ids=ids,
-            shas=[r[1] for r in rows],
-            matrix=from_blobs([r[2] for r in rows], embedder.dim),
+            shas=shas,
+            matrix=matrix[: len(ids)],
             row_of={cid: n for n, cid in enumerate(ids)},
+            rank=rank,
         )
 
     @staticmethod
@@ -310,9 +358,9 @@ class VectorIndex:
         if not matrix.ids:
             return usable
         row_of, shas = matrix.row_of, matrix.shas
-        for cid, text in db.execute("SELECT id, text FROM claims WHERE status = 'active'"):
+        for cid, text in _rows(db, "SELECT id, text FROM claims WHERE status = 'active'"):
             row = row_of.get(cid)
-            if row is not None and shas[row] == text_sha256(text):
+            if row is not None and shas[row] == hashlib.sha256(text.encode()).hexdigest():
                 usable[row] = True
         return usable
 
