@@ -19,6 +19,7 @@ from typing import Any
 from ..config import TRUST_TIERS, Config
 from ..errors import AdmissionError
 from ..evidence import Verifier, normalize_quote
+from ..evidence.verify import QuoteCheck
 from ..plan.schema import (
     AddClaims,
     ClaimDraft,
@@ -47,15 +48,8 @@ QUARANTINED = "quarantined"
 REJECTED = "rejected"
 
 
-@dataclass
-class QuoteResult:
-    source: str
-    source_id: str | None
-    quote: str
-    verified: bool
-    start: int | None
-    end: int | None
-    reason: str = ""
+QuoteResult = QuoteCheck
+"""A quote's verdict, as recorded in the plan (``verified: false`` ones included)."""
 
 
 @dataclass
@@ -237,18 +231,7 @@ class _Gate:
     # -- per-claim checks -----------------------------------------------------------------
     def evidence(self, draft: ClaimDraft, result: ClaimResult) -> None:
         for item in draft.evidence:
-            check = self.verifier.check(item.source, item.quote)
-            result.evidence.append(
-                QuoteResult(
-                    source=item.source,
-                    source_id=check.source_id,
-                    quote=item.quote,
-                    verified=check.verified,
-                    start=check.start,
-                    end=check.end,
-                    reason=check.reason,
-                )
-            )
+            result.evidence.append(self.verifier.check(item.source, item.quote))
         bad = [q for q in result.evidence if not q.verified]
         if bad:
             result.decide(REJECTED, "evidence", "; ".join(q.reason for q in bad))
