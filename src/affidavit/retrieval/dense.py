@@ -24,6 +24,8 @@ class _Dense:
 
 def dense_search(vault: Vault) -> VectorSearch | None:
     """The vector search of ``vault``, or None without the extra or without any usable vector."""
+    if vault.db.execute("SELECT 1 FROM vectors LIMIT 1").fetchone() is None:
+        return None  # never indexed: don't pay for loading the model
     try:
         from .embeddings import load_embedder
         from .vectors import VectorIndex
@@ -32,7 +34,4 @@ def dense_search(vault: Vault) -> VectorSearch | None:
     embedder = load_embedder()
     if embedder is None:
         return None
-    index = VectorIndex()
-    if vault.db.execute("SELECT 1 FROM vectors LIMIT 1").fetchone() is None:
-        return None
-    return _Dense(embedder, index)
+    return _Dense(embedder, VectorIndex())
