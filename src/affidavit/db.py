@@ -241,6 +241,48 @@ def m003_retrieval() -> str:
     """
 
 
+@migration
+def m004_lint() -> str:
+    return """
+        CREATE TABLE lint_runs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            trigger TEXT NOT NULL,          -- manual | auto (after N ingests) | job
+            provider TEXT NOT NULL,         -- who proposed model findings ('' = checks only)
+            kept INTEGER NOT NULL DEFAULT 0,
+            dropped INTEGER NOT NULL DEFAULT 0,   -- model findings without enough verified quotes
+            detail TEXT NOT NULL DEFAULT '{}'     -- JSON: counts per kind, the dropped findings
+        );
+        CREATE TABLE findings (
+            id TEXT PRIMARY KEY,            -- fingerprint: kind + what it is about
+            kind TEXT NOT NULL,
+            origin TEXT NOT NULL,           -- check | model
+            severity TEXT NOT NULL,         -- error | warning | info
+            subject TEXT NOT NULL,
+            message TEXT NOT NULL,
+            quotes TEXT NOT NULL DEFAULT '[]',    -- JSON: verified quotes with claim/source ids
+            claims TEXT NOT NULL DEFAULT '[]',
+            pages TEXT NOT NULL DEFAULT '[]',
+            fix TEXT,                       -- JSON: what a fix plan would do, if one is possible
+            status TEXT NOT NULL,           -- open | dismissed | resolved
+            first_run INTEGER NOT NULL,
+            last_run INTEGER NOT NULL,
+            first_seen TEXT NOT NULL,
+            last_seen TEXT NOT NULL,
+            decided_at TEXT,
+            decided_by TEXT,
+            note TEXT NOT NULL DEFAULT '',
+            plan_id TEXT                    -- the fix plan proposed for it
+        );
+        CREATE INDEX findings_status ON findings(status, kind);
+        CREATE TABLE counters (
+            name TEXT PRIMARY KEY,          -- e.g. ingests_since_lint
+            value INTEGER NOT NULL
+        );
+    """
+
+
 def connect(path: Path) -> sqlite3.Connection:
     """Open the database with the settings every connection needs (WAL, foreign keys, timeouts)."""
     db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)

@@ -123,20 +123,76 @@ class UpdateContext(_Strict):
     entries: list[ClaimDraft] = Field(min_length=1, max_length=30)
 
 
+ClaimId = Annotated[str, Field(pattern=CLAIM_ID_PATTERN)]
+
+
 class SupersedeClaim(_Strict):
-    """Replace an active claim by a new one, keeping the old one in history as superseded."""
+    """Replace an active claim, keeping the old one in history as superseded.
+
+    The replacement is either a new claim (``by``, checked like any other) or an existing active
+    claim (``successor``), e.g. the newer source's claim that a lint finding paired with it, or the
+    claim a duplicate is merged into. Exactly one of the two is given.
+    """
 
     op: Literal["supersede_claim"]
-    claim: str = Field(pattern=CLAIM_ID_PATTERN)
-    by: ClaimDraft
+    claim: ClaimId
+    by: ClaimDraft | None = None
+    successor: ClaimId | None = None
+    reason: Line = Field(min_length=3, max_length=300)
+
+    @model_validator(mode="after")
+    def _one_replacement(self) -> SupersedeClaim:
+        if (self.by is None) == (self.successor is None):
+            raise ValueError("give exactly one of 'by' (a new claim) or 'successor' (a claim id)")
+        if self.successor == self.claim:
+            raise ValueError("a claim can't succeed itself")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for key in ("by", "successor"):
+            if data.get(key) is None:
+                data.pop(key, None)  # plans written before 'successor' existed keep their ids
+        return data
+
+
+class RetractClaim(_Strict):
+    """Withdraw a claim from the wiki (it stays in history as retracted). Always waits for a person."""
+
+    op: Literal["retract_claim"]
+    claim: ClaimId
+    reason: Line = Field(min_length=3, max_length=300)
+
+
+class RetractSource(_Strict):
+    """Withdraw a source: claims whose only evidence it is are retracted, with the syntheses that
+    rest on them; claims with other evidence keep it. Always waits for a person."""
+
+    op: Literal["retract_source"]
+    source: str = Field(pattern=SOURCE_ID_PATTERN, description="SHA-256 of the source (>=12 hex)")
     reason: Line = Field(min_length=3, max_length=300)
 
 
 Operation = Annotated[
-    CreatePage | AddClaims | LinkPages | UpdateContext | SupersedeClaim,
+    CreatePage
+    | AddClaims
+    | LinkPages
+    | UpdateContext
+    | SupersedeClaim
+    | RetractClaim
+    | RetractSource,
     Field(discriminator="op"),
 ]
-OPERATION_KINDS = ("create_page", "add_claims", "link_pages", "update_context", "supersede_claim")
+OPERATION_KINDS = (
+    "create_page",
+    "add_claims",
+    "link_pages",
+    "update_context",
+    "supersede_claim",
+    "retract_claim",
+    "retract_source",
+)
 
 
 class Plan(_Strict):
@@ -228,7 +284,13 @@ def compact_plan_schema(
         for op, ref in items["discriminator"]["mapping"].items()
         if ref.rsplit("/", 1)[1] in allowed
     }
-    for name in ("LinkPages", "SupersedeClaim", *([] if pages else ["AddClaims"])):
+    for name in (
+        "LinkPages",
+        "SupersedeClaim",
+        "RetractClaim",
+        "RetractSource",
+        *([] if pages else ["AddClaims"]),
+    ):
         del defs[name]
     if pages:
         defs["AddClaims"]["properties"]["page"] = {"type": "string", "enum": list(pages)}

@@ -265,7 +265,7 @@ def _drafts(op: object) -> list[ClaimDraft]:
     if isinstance(op, UpdateContext):
         return list(op.entries)
     if isinstance(op, SupersedeClaim):
-        return [op.by]
+        return [op.by] if op.by is not None else []
     return []
 
 

@@ -1,0 +1,19 @@
+"""Lint (SPEC W9): deterministic checks and model findings that must show verified quotes."""
+
+from .findings import (
+    CHECK_KINDS,
+    MODEL_KINDS,
+    Finding,
+    FindingQuote,
+    FindingStore,
+    StoredFinding,
+)
+
+__all__ = [
+    "CHECK_KINDS",
+    "MODEL_KINDS",
+    "Finding",
+    "FindingQuote",
+    "FindingStore",
+    "StoredFinding",
+]
