@@ -283,6 +283,23 @@ def m004_lint() -> str:
     """
 
 
+@migration
+def m006_daemon() -> str:
+    return """
+        CREATE TABLE api_tokens (
+            id TEXT PRIMARY KEY,            -- public id, shown in lists and logs (never the secret)
+            secret_sha256 TEXT NOT NULL,    -- SHA-256 of the secret; the secret itself is not kept
+            role TEXT NOT NULL CHECK (role IN ('read', 'propose', 'approve')),
+            label TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            revoked_at TEXT,
+            revoked_by TEXT
+        );
+    """
+
+
 def connect(path: Path) -> sqlite3.Connection:
     """Open the database with the settings every connection needs (WAL, foreign keys, timeouts)."""
     db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
