@@ -215,6 +215,28 @@ SETTINGS: tuple[Setting, ...] = (
         "Ask a reviewer (the same model in a fresh context) whether each plan looks manipulated; "
         "a bad or missing verdict holds the plan for a person (fail closed).",
     ),
+    Setting(
+        "server",
+        "max_body_bytes",
+        2_000_000,
+        "Largest request body the daemon accepts for this vault, in bytes; larger ones are "
+        "refused with 413 before they are read.",
+        minimum=1024,
+    ),
+    Setting(
+        "server",
+        "token_max_days",
+        90,
+        "Longest lifetime, in days, of an API token created for this vault.",
+        minimum=1,
+    ),
+    Setting(
+        "server",
+        "root_can_read",
+        True,
+        "Whether root (UID 0) on the daemon's Unix socket may read this vault when it does not "
+        "own it (never propose, approve or manage tokens). Root's only exception.",
+    ),
 )
 
 
