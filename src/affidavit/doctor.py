@@ -4,13 +4,18 @@ Checks: every source's bytes re-hash to its id and its extracted text to its rec
 active claim's quotes are found again at their recorded offsets; every file under wiki/ equals what
 the database renders (no drift, nothing missing, nothing unknown); the audit hash chain is intact;
 every applied plan has its git commit and wiki/ has no uncommitted changes.
+
+The re-derivations (:func:`source_problems`, :func:`quote_problems`, :func:`file_problems`) are
+shared with ``affidavit lint`` (:mod:`affidavit.lint.checks`), which reports the same disagreements
+as findings.
 """
 
 from __future__ import annotations
 
 import stat
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from .errors import AffidavitError
 from .evidence import Verifier
@@ -47,103 +52,195 @@ class DoctorReport:
         }
 
 
-def _check_sources(vault: Vault, store: SourceStore, report: DoctorReport) -> None:
+# --- shared re-derivations ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SourceProblem:
+    """A stored source file that is missing, altered (``tampered``) or writable."""
+
+    source_id: str
+    message: str
+    tampered: bool
+    """True when bytes are missing or no longer match their hash; False when only writable."""
+
+
+def source_problems(vault: Vault, store: SourceStore) -> tuple[int, list[SourceProblem]]:
+    """Re-hash every stored source's original and extracted text; returns how many sources there
+    are and the problems found, by source in the store's order."""
     records = store.list()
-    report.counts["sources"] = len(records)
+    problems: list[SourceProblem] = []
     for record in records:
-        for problem in store.check_integrity(record.id):
-            report.findings.append(
-                Finding(
-                    "sources",
-                    record.id,
-                    problem,
-                    "restore the original file from git (`git checkout -- sources/`)",
-                )
-            )
+        problems += [SourceProblem(record.id, p, True) for p in store.check_integrity(record.id)]
         for relpath in (record.original_file, record.text_file):
             path = vault.root / relpath
             if path.exists() and path.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
-                report.findings.append(
-                    Finding("sources", record.id, f"{relpath} is writable", f"chmod a-w {relpath}")
-                )
+                problems.append(SourceProblem(record.id, f"{relpath} is writable", False))
+    return len(records), problems
 
 
-def _check_evidence(vault: Vault, store: SourceStore, report: DoctorReport) -> None:
-    verifier = Verifier(store)
-    rows = vault.db.execute(
-        'SELECT e.claim_id, e.source_id, e.quote, e.start, e."end" FROM evidence e '
-        "JOIN claims c ON c.id = e.claim_id WHERE c.status = 'active' ORDER BY e.claim_id, e.idx"
-    ).fetchall()
-    report.counts["quotes"] = len(rows)
-    report.counts["claims"] = vault.db.execute(
-        "SELECT count(*) FROM claims WHERE status = 'active'"
-    ).fetchone()[0]
+QuoteProblemKind = Literal["unreadable", "not_found", "moved"]
+
+
+@dataclass(frozen=True)
+class QuoteProblem:
+    """One piece of evidence of an active claim that doesn't hold any more.
+
+    ``kind`` is ``unreadable`` (the source's text can't be read), ``not_found`` (the quote is not
+    in the source) or ``moved`` (found, but not at the recorded offsets: ``found`` says where).
+    """
+
+    claim_id: str
+    page: str
+    """The claim's page slug ('' for an entry of context.md)."""
+    idx: int
+    source_id: str
+    quote: str
+    start: int
+    end: int
+    location: str
+    kind: QuoteProblemKind
+    reason: str
+    found: tuple[int, int] | None = None
+
+
+def quote_problems(
+    vault: Vault, verifier: Verifier, rows: Iterable[Any] | None = None
+) -> tuple[int, list[QuoteProblem]]:
+    """Find every quote of every active claim again, in bulk (one ``check_many`` per source).
+
+    ``rows`` are evidence rows (claim_id, page_slug, idx, source_id, quote, start, end, location)
+    when the caller already has them. Returns how many quotes were checked and the problems, in
+    claim id then evidence order.
+    """
+    if rows is None:
+        cursor = vault.db.cursor()
+        cursor.row_factory = None  # plain tuples: several times cheaper for bulk reads
+        rows = cursor.execute(
+            'SELECT e.claim_id, c.page_slug, e.idx, e.source_id, e.quote, e.start, e."end", '
+            "e.location FROM evidence e JOIN claims c ON c.id = e.claim_id "
+            "WHERE c.status = 'active' ORDER BY e.claim_id, e.idx"
+        ).fetchall()
+    by_source: dict[str, list[tuple[Any, ...]]] = {}
+    count = 0
     for row in rows:
+        by_source.setdefault(row[3], []).append(tuple(row))
+        count += 1
+    problems: list[QuoteProblem] = []
+    for source_id, group in by_source.items():
         try:
-            check = verifier.check(row["source_id"], row["quote"])
+            checks = verifier.check_many((source_id, row[4]) for row in group)
         except AffidavitError as exc:
-            report.findings.append(
-                Finding(
-                    "evidence",
-                    row["claim_id"],
-                    f"quote can't be checked: {exc}",
-                    "restore the source files from git (`git checkout -- sources/`)",
-                )
-            )
+            problems += [_quote_problem(row, "unreadable", str(exc)) for row in group]
             continue
-        if not check.verified:
-            report.findings.append(
-                Finding(
-                    "evidence",
-                    row["claim_id"],
-                    f"quote no longer verifies: {check.reason}",
-                    "restore the source, or retract the claim",
-                )
-            )
-        elif (check.start, check.end) != (row["start"], row["end"]):
-            report.findings.append(
-                Finding(
-                    "evidence",
-                    row["claim_id"],
-                    f"quote found at {check.start}-{check.end}, recorded at "
-                    f"{row['start']}-{row['end']}",
-                    "restore the source file from git",
-                )
-            )
+        for row, check in zip(group, checks, strict=True):
+            if not check.verified:
+                problems.append(_quote_problem(row, "not_found", check.reason))
+            elif (check.start, check.end) != (row[5], row[6]):
+                assert check.start is not None and check.end is not None
+                where = (check.start, check.end)
+                problems.append(_quote_problem(row, "moved", "", where))
+    problems.sort(key=lambda p: (p.claim_id, p.idx))
+    return count, problems
 
 
-def _check_files(vault: Vault, report: DoctorReport) -> None:
-    expected = expected_files(vault.db)
-    report.counts["files"] = len(expected)
+def _quote_problem(
+    row: tuple[Any, ...], kind: QuoteProblemKind, reason: str, found: tuple[int, int] | None = None
+) -> QuoteProblem:
+    claim_id, page, idx, source_id, quote, start, end, location = row
+    if kind == "moved" and found is not None:
+        reason = f"quote found at {found[0]}-{found[1]}, recorded at {start}-{end}"
+    return QuoteProblem(
+        claim_id, page, idx, source_id, quote, start, end, location, kind, reason, found
+    )
+
+
+FileProblemKind = Literal["missing", "differs", "unknown"]
+
+
+@dataclass(frozen=True)
+class FileProblem:
+    """A file under wiki/ that is ``missing``, ``differs`` from its rendering, or is ``unknown``
+    (no page renders it). ``text`` is the rendered text (empty for unknown files)."""
+
+    path: str
+    kind: FileProblemKind
+    text: str = ""
+
+
+def file_problems(vault: Vault, expected: dict[str, str] | None = None) -> list[FileProblem]:
+    """Compare every file under wiki/ with what the database renders (``expected_files``, or the
+    ``expected`` the caller already rendered). Hidden folders (.obsidian/, .trash/) are skipped."""
+    if expected is None:
+        expected = expected_files(vault.db)
+    problems: list[FileProblem] = []
     for relpath, text in expected.items():
         path = vault.root / relpath
         if not path.exists():
-            report.findings.append(
-                Finding("files", relpath, "missing", "`git -C VAULT checkout -- wiki/` restores it")
-            )
+            problems.append(FileProblem(relpath, "missing", text))
         elif path.read_bytes() != text.encode():
-            report.findings.append(
-                Finding(
-                    "files",
-                    relpath,
-                    "differs from what the database renders (hand edit?)",
-                    "`affidavit doctor --propose` turns the edit into a plan; "
-                    "`git -C VAULT checkout -- wiki/` restores the rendered file",
-                )
-            )
+            problems.append(FileProblem(relpath, "differs", text))
     for path in sorted(vault.wiki_dir.rglob("*.md")):
         relpath = str(path.relative_to(vault.root))
         if any(part.startswith(".") for part in path.relative_to(vault.wiki_dir).parts):
             continue  # .obsidian/, .trash/ and other hidden folders belong to the editor
         if relpath not in expected:
-            report.findings.append(
-                Finding(
-                    "files",
-                    relpath,
-                    "unknown file: no page in the database renders it",
-                    "`affidavit doctor --propose` turns it into a plan, or delete it",
-                )
-            )
+            problems.append(FileProblem(relpath, "unknown"))
+    return problems
+
+
+# --- the doctor's report ------------------------------------------------------------------------
+
+_RESTORE_SOURCES = "restore the source files from git (`git checkout -- sources/`)"
+
+
+def _check_sources(vault: Vault, store: SourceStore, report: DoctorReport) -> None:
+    report.counts["sources"], problems = source_problems(vault, store)
+    for problem in problems:
+        fix = (
+            "restore the original file from git (`git checkout -- sources/`)"
+            if problem.tampered
+            else f"chmod a-w {problem.message.removesuffix(' is writable')}"
+        )
+        report.findings.append(Finding("sources", problem.source_id, problem.message, fix))
+
+
+def _check_evidence(vault: Vault, store: SourceStore, report: DoctorReport) -> None:
+    report.counts["quotes"], problems = quote_problems(vault, Verifier(store))
+    report.counts["claims"] = vault.db.execute(
+        "SELECT count(*) FROM claims WHERE status = 'active'"
+    ).fetchone()[0]
+    for problem in problems:
+        if problem.kind == "unreadable":
+            message, fix = f"quote can't be checked: {problem.reason}", _RESTORE_SOURCES
+        elif problem.kind == "not_found":
+            message = f"quote no longer verifies: {problem.reason}"
+            fix = "restore the source, or retract the claim"
+        else:
+            message, fix = problem.reason, "restore the source file from git"
+        report.findings.append(Finding("evidence", problem.claim_id, message, fix))
+
+
+_FILE_MESSAGES: dict[FileProblemKind, tuple[str, str]] = {
+    "missing": ("missing", "`git -C VAULT checkout -- wiki/` restores it"),
+    "differs": (
+        "differs from what the database renders (hand edit?)",
+        "`affidavit doctor --propose` turns the edit into a plan; "
+        "`git -C VAULT checkout -- wiki/` restores the rendered file",
+    ),
+    "unknown": (
+        "unknown file: no page in the database renders it",
+        "`affidavit doctor --propose` turns it into a plan, or delete it",
+    ),
+}
+
+
+def _check_files(vault: Vault, report: DoctorReport) -> None:
+    expected = expected_files(vault.db)
+    report.counts["files"] = len(expected)
+    for problem in file_problems(vault, expected):
+        message, fix = _FILE_MESSAGES[problem.kind]
+        report.findings.append(Finding("files", problem.path, message, fix))
 
 
 def _check_audit_and_git(vault: Vault, report: DoctorReport) -> None:
