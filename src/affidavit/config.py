@@ -209,6 +209,48 @@ SETTINGS: tuple[Setting, ...] = (
         minimum=1,
     ),
     Setting(
+        "lint",
+        "every_ingests",
+        10,
+        "Run lint (checks and extractive findings, no fix plans) automatically after this many "
+        "sources have been ingested since the last lint; counted in the database, so restarts "
+        "don't reset it. 0 turns it off.",
+        minimum=0,
+    ),
+    Setting(
+        "lint",
+        "same_subject",
+        50,
+        "Percent of words (other than numbers, dates and names) two claims must share to be "
+        "about the same subject; such claims whose numbers, dates or names differ are a "
+        "contradiction or a stale claim.",
+        minimum=1,
+    ),
+    Setting(
+        "lint",
+        "restatement",
+        75,
+        "Percent of words two claims from different sources must share for the newer one to be "
+        "a revised version of the older (a stale finding).",
+        minimum=1,
+    ),
+    Setting(
+        "lint",
+        "duplicate",
+        90,
+        "Percent of words two claims from different sources must share, with no fact changed, "
+        "to be reported as duplicates.",
+        minimum=1,
+    ),
+    Setting(
+        "lint",
+        "model_groups",
+        10,
+        "Groups of related claims a language model is asked to review per lint run (the "
+        "extractive engine needs no model calls).",
+        minimum=0,
+    ),
+    Setting(
         "ingest",
         "review",
         False,

@@ -1,0 +1,236 @@
+"""The extractive engine's findings: contradictions, stale claims and duplicates without a model.
+
+Two active claims are compared when they share rare words (each claim is put in the buckets of its
+few rarest words, so a wiki of 100k claims is not compared pair by pair). A pair whose evidence
+overlaps (the same quote, e.g. a page claim and its context entry) is one fact recorded twice on
+purpose and is skipped. Otherwise, by :func:`affidavit.facts.compare`:
+
+- same subject (similarity >= ``lint.same_subject``) and numbers, dates or names that differ on
+  both sides (or a negation on one side only) → the facts changed;
+- a restatement (similarity >= ``lint.restatement``) with different words on both sides → one
+  source revised the other's sentence;
+- near-identical (similarity >= ``lint.duplicate``) with nothing changed → a duplicate.
+
+A changed fact whose two claims come from sources added at different times is **stale** (the older
+claim, superseded by the newer source) when the newer claim is at least as trusted; otherwise — same
+age, or a less trusted newcomer, which can never supersede by itself (W7) — it is a
+**contradiction**. Every finding quotes each claim's evidence, and still goes through the quote gate.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from itertools import combinations
+
+from ..facts import analyse, compare, show_fact
+from ..gate.admission import trust_rank
+from .findings import Finding
+from .quotes import ProposedQuote
+
+RARE_WORDS = 4
+"""Buckets per claim: its rarest words (facts and context stems)."""
+MAX_BUCKET = 60
+"""Words shared by more claims than this are too common to pair claims on."""
+
+
+@dataclass
+class ClaimRow:
+    id: str
+    page: str
+    text: str
+    trust: str
+    created_at: str
+    evidence: list[tuple[str, str, int, int]] = field(default_factory=list)
+    """(source id, quote, start, end)"""
+    newest: str = ""
+    """When the newest source it cites was added."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A finding before the quote gate, with the quotes it will have to show."""
+
+    finding: Finding
+    quotes: list[ProposedQuote]
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    same_subject: float = 0.5
+    restatement: float = 0.75
+    duplicate: float = 0.9
+
+
+def load_claims(db: sqlite3.Connection) -> list[ClaimRow]:
+    """Every active claim with its evidence and the age of its newest source."""
+    claims: dict[str, ClaimRow] = {}
+    for row in db.execute(
+        "SELECT id, page_slug, text, trust, created_at FROM claims WHERE status = 'active' "
+        "ORDER BY created_at, id"
+    ):
+        claims[row[0]] = ClaimRow(row[0], row[1], row[2], row[3], row[4])
+    for row in db.execute(
+        'SELECT e.claim_id, e.source_id, e.quote, e.start, e."end", s.added_at '
+        "FROM evidence e JOIN sources s ON s.id = e.source_id ORDER BY e.claim_id, e.idx"
+    ):
+        claim = claims.get(row[0])
+        if claim is None:
+            continue
+        claim.evidence.append((row[1], row[2], row[3], row[4]))
+        claim.newest = max(claim.newest, row[5])
+    return [c for c in claims.values() if c.evidence]
+
+
+def _overlap(a: ClaimRow, b: ClaimRow) -> bool:
+    for sa, _, start_a, end_a in a.evidence:
+        for sb, _, start_b, end_b in b.evidence:
+            if sa == sb and start_a < end_b and start_b < end_a:
+                return True
+    return False
+
+
+def candidate_pairs(claims: list[ClaimRow]) -> Iterator[tuple[ClaimRow, ClaimRow]]:
+    """Pairs of claims that share one of their rarest words, each pair once."""
+    words = {c.id: analyse(c.text).facts | analyse(c.text).context for c in claims}
+    df: dict[str, int] = defaultdict(int)
+    for ws in words.values():
+        for w in ws:
+            df[w] += 1
+    buckets: dict[str, list[int]] = defaultdict(list)
+    for index, claim in enumerate(claims):
+        shared = [w for w in words[claim.id] if 1 < df[w] <= MAX_BUCKET]
+        shared.sort(key=lambda w: (df[w], w))
+        for w in shared[:RARE_WORDS]:
+            buckets[w].append(index)
+    seen: set[tuple[int, int]] = set()
+    for members in buckets.values():
+        for i, j in combinations(members, 2):
+            if (i, j) in seen:
+                continue
+            seen.add((i, j))
+            yield claims[i], claims[j]
+
+
+def _quotes(*claims: ClaimRow) -> list[ProposedQuote]:
+    return [
+        ProposedQuote(c.evidence[0][1], claim_id=c.id, source_id=c.evidence[0][0]) for c in claims
+    ]
+
+
+def _facts(facts: frozenset[str]) -> str:
+    return ", ".join(sorted(show_fact(f) for f in facts)) or "(nothing)"
+
+
+def classify(a: ClaimRow, b: ClaimRow, limits: Thresholds) -> Candidate | None:
+    """The finding a pair of claims makes, if any."""
+    if _overlap(a, b):
+        return None
+    comparison = compare(a.text, b.text)
+    sim = comparison.similarity
+    changed_facts = sim >= limits.same_subject and comparison.conflicting
+    sa, sb = analyse(a.text), analyse(b.text)
+    words_a, words_b = sa.facts | sa.context, sb.facts | sb.context
+    reworded = sim >= limits.restatement and bool(words_a - words_b) and bool(words_b - words_a)
+    sources_a = {e[0] for e in a.evidence}
+    sources_b = {e[0] for e in b.evidence}
+    if not changed_facts and not reworded:
+        if sim >= limits.duplicate and sources_a != sources_b and not comparison.conflicting:
+            keep, drop = (a, b) if (a.created_at, a.id) <= (b.created_at, b.id) else (b, a)
+            return Candidate(
+                Finding(
+                    kind="duplicate",
+                    severity="info",
+                    subject=drop.id,
+                    message=(
+                        f"claim {drop.id} on '{drop.page or 'context'}' repeats claim {keep.id} "
+                        f"on '{keep.page or 'context'}' ({sim:.0%} of their words in common)"
+                    ),
+                    claims=[drop.id, keep.id],
+                    pages=sorted({drop.page, keep.page} - {""}),
+                    fix={
+                        "op": "supersede_claim",
+                        "claim": drop.id,
+                        "successor": keep.id,
+                        "reason": f"duplicate of {keep.id}",
+                    },
+                ),
+                _quotes(drop, keep),
+            )
+        return None
+    if changed_facts:
+        what = (
+            "one of them negates the other"
+            if comparison.negation_differs and not (comparison.only_a and comparison.only_b)
+            else f"{_facts(comparison.only_a)} against {_facts(comparison.only_b)}"
+        )
+    else:
+        what = "the same sentence in different words"
+    old, new = (
+        (a, b) if (a.newest, a.created_at, a.id) <= (b.newest, b.created_at, b.id) else (b, a)
+    )
+    pages = sorted({old.page, new.page} - {""})
+    disjoint = not (sources_a & sources_b)
+    if disjoint and old.newest < new.newest and trust_rank(new.trust) >= trust_rank(old.trust):
+        return Candidate(
+            Finding(
+                kind="stale",
+                severity="warning",
+                subject=old.id,
+                message=(
+                    f"claim {old.id} may be out of date: a newer source says otherwise "
+                    f"({what}); claim {new.id} states the newer version"
+                ),
+                claims=[old.id, new.id],
+                pages=pages,
+                fix={
+                    "op": "supersede_claim",
+                    "claim": old.id,
+                    "successor": new.id,
+                    "reason": f"a newer source changed it ({what})"[:300],
+                },
+            ),
+            _quotes(old, new),
+        )
+    if not changed_facts:
+        return None  # rewording within one source, or from the same moment: not a conflict
+    hint = ""
+    if disjoint and old.newest < new.newest:
+        hint = (
+            f"the newer claim is {new.trust} and the older {old.trust}: a less trusted source "
+            "can't supersede by itself (W7); check both sources, then dismiss or retract"
+        )
+    return Candidate(
+        Finding(
+            kind="contradiction",
+            severity="warning",
+            subject=f"{old.id}|{new.id}",
+            message=f"claims {old.id} and {new.id} disagree: {what}",
+            claims=[old.id, new.id],
+            pages=pages,
+            fix_hint=hint
+            or "decide which is right: `affidavit findings fix ID --keep CLAIM` supersedes the other",
+        ),
+        _quotes(old, new),
+    )
+
+
+def find_candidates(
+    db: sqlite3.Connection,
+    limits: Thresholds | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Candidate]:
+    """Every contradiction, stale and duplicate candidate among the active claims."""
+    limits = limits or Thresholds()
+    claims = load_claims(db)
+    out: dict[str, Candidate] = {}
+    pairs = list(candidate_pairs(claims))
+    for n, (a, b) in enumerate(pairs, 1):
+        found = classify(a, b, limits)
+        if found is not None:
+            out.setdefault(found.finding.fingerprint, found)
+        if progress is not None and (n % 1000 == 0 or n == len(pairs)):
+            progress(n, len(pairs))
+    return list(out.values())
