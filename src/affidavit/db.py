@@ -284,6 +284,52 @@ def m004_lint() -> str:
 
 
 @migration
+def m005_job_queue() -> str:
+    """The durable job queue: jobs gain a typed payload, progress, result, attempts, cancellation
+    and a lease (owner, expiry, heartbeat); job_events feeds progress streams. Rows from before
+    (ingest runs of the CLI) stay valid as ``queued = 0``."""
+    return """
+        ALTER TABLE jobs ADD COLUMN queued INTEGER NOT NULL DEFAULT 0;  -- 1: a queue job
+        ALTER TABLE jobs ADD COLUMN payload TEXT NOT NULL DEFAULT '{}'; -- JSON: the typed payload
+        ALTER TABLE jobs ADD COLUMN requested_by TEXT NOT NULL DEFAULT '';
+        ALTER TABLE jobs ADD COLUMN progress_done INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE jobs ADD COLUMN progress_total INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE jobs ADD COLUMN progress_message TEXT NOT NULL DEFAULT '';
+        ALTER TABLE jobs ADD COLUMN result TEXT;                        -- JSON, when done
+        ALTER TABLE jobs ADD COLUMN error TEXT NOT NULL DEFAULT '';
+        ALTER TABLE jobs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE jobs ADD COLUMN max_attempts INTEGER NOT NULL DEFAULT 3;
+        ALTER TABLE jobs ADD COLUMN timeout_seconds INTEGER NOT NULL DEFAULT 0;  -- 0: none
+        ALTER TABLE jobs ADD COLUMN cancel_requested INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE jobs ADD COLUMN cancelled_by TEXT;
+        ALTER TABLE jobs ADD COLUMN started_at TEXT;
+        ALTER TABLE jobs ADD COLUMN updated_at TEXT;
+        ALTER TABLE jobs ADD COLUMN lease_owner TEXT;                   -- worker id
+        ALTER TABLE jobs ADD COLUMN lease_token TEXT;                   -- one per claim
+        ALTER TABLE jobs ADD COLUMN lease_host TEXT;
+        ALTER TABLE jobs ADD COLUMN lease_pid INTEGER;
+        ALTER TABLE jobs ADD COLUMN lease_expires_at REAL;              -- unix time
+        ALTER TABLE jobs ADD COLUMN heartbeat_at REAL;                  -- unix time
+        -- one running queue job per vault, whatever the number of workers and processes
+        CREATE UNIQUE INDEX jobs_one_running ON jobs(queued) WHERE queued = 1 AND status = 'running';
+        CREATE INDEX jobs_queue ON jobs(queued, status);
+
+        CREATE TABLE job_events (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            job_id TEXT NOT NULL REFERENCES jobs(id),
+            at TEXT NOT NULL,
+            type TEXT NOT NULL,             -- submitted | started | progress | cancel_requested ...
+            data TEXT NOT NULL DEFAULT '{}' -- JSON
+        );
+        CREATE INDEX job_events_job ON job_events(job_id, seq);
+
+        -- the nonce of a chunk's model request, kept while the chunk is in flight ('started'):
+        -- a resumed ingest finds the plan that consumed it instead of asking again
+        ALTER TABLE ingested_chunks ADD COLUMN nonce TEXT;
+    """
+
+
+@migration
 def m006_daemon() -> str:
     return """
         CREATE TABLE api_tokens (
