@@ -251,6 +251,14 @@ SETTINGS: tuple[Setting, ...] = (
         minimum=0,
     ),
     Setting(
+        "lint",
+        "expiring_hours",
+        24,
+        "Lint reports pending plans that expire within this many hours, so they are approved or "
+        "rejected before they lapse.",
+        minimum=1,
+    ),
+    Setting(
         "ingest",
         "review",
         False,
