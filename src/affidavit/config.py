@@ -266,6 +266,37 @@ SETTINGS: tuple[Setting, ...] = (
         "a bad or missing verdict holds the plan for a person (fail closed).",
     ),
     Setting(
+        "jobs",
+        "timeout_seconds",
+        3600,
+        "Time limit of one attempt of a queued job (ingest, lint, reindex), in seconds; past it the "
+        "job's whole process group is stopped (SIGTERM, then SIGKILL) and the job fails. 0: none.",
+        minimum=0,
+    ),
+    Setting(
+        "jobs",
+        "max_attempts",
+        3,
+        "How many times a queued job is started before it is failed, when its worker dies "
+        "(killed, crashed, lost its lease) before finishing it; each attempt resumes the last.",
+        minimum=1,
+    ),
+    Setting(
+        "jobs",
+        "lease_seconds",
+        30,
+        "How long a worker's claim on the running job lasts without a heartbeat; another worker "
+        "resumes the job after that (at once when the holder's process is gone from this host).",
+        minimum=3,
+    ),
+    Setting(
+        "jobs",
+        "kill_grace_seconds",
+        5,
+        "Seconds a cancelled or timed-out job's processes get between SIGTERM and SIGKILL.",
+        minimum=1,
+    ),
+    Setting(
         "server",
         "max_body_bytes",
         2_000_000,
