@@ -253,9 +253,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "lint",
         "expiring_hours",
-        24,
-        "Lint reports pending plans that expire within this many hours, so they are approved or "
-        "rejected before they lapse.",
+        6,
+        "Lint reports pending plans that expire within this many hours (keep it below "
+        "plans.expiry_hours, or every new plan is reported), so they are decided before they lapse.",
         minimum=1,
     ),
     Setting(
