@@ -21,11 +21,13 @@ from typing import Any
 from ..clock import iso
 from ..db import transaction
 from ..errors import AdmissionError, AffidavitError, PlanValidationError, ProviderError
-from ..inbox import Proposal, approve, propose
+from ..gate.admission import Admission
+from ..inbox import Proposal, propose
 from ..plan.nonce import issue_nonce
 from ..plan.schema import compact_plan_schema, plan_json_schema
 from ..providers.base import Completion, IngestTask, Message, ModelRequest, Provider, Usage
 from ..sources.store import SourceRecord, SourceStore
+from ..store.apply import Approval, Step, apply
 from ..vault import Vault
 from .chunking import Chunk, chunk_text
 from .prompts import REVIEW_SCHEMA, ingest_messages, reask_message, review_messages
@@ -105,6 +107,8 @@ SMALL_CONTEXT = 4096
 PROMPT_OVERHEAD_TOKENS = 900
 """Instructions, the example and the related pages, measured at about 700 tokens, rounded up."""
 CHARS_PER_TOKEN = 3
+STARTED = "started"
+"""``ingested_chunks.outcome`` of a chunk whose model request is in flight (with its nonce)."""
 
 
 def fit_to_context(context_length: int, max_output: int, chunk_chars: int) -> tuple[int, int]:
@@ -135,7 +139,13 @@ class Ingestor:
         apply_now: bool = False,
         progress: Progress | None = None,
         actor: str = "ingest",
+        job_id: str | None = None,
+        checkpoint: Callable[[], None] | None = None,
+        step: Step | None = None,
     ) -> None:
+        """``job_id`` names the queued job this ingest runs as (the queue owns its ``jobs`` row);
+        ``checkpoint`` is called before each chunk and may raise to stop there (the chunks done
+        so far stay recorded); ``step`` is passed on to every apply."""
         self.vault = vault
         self.provider = provider
         self.store = store or SourceStore(vault)
@@ -143,11 +153,14 @@ class Ingestor:
         self.apply_now = apply_now
         self.progress = progress
         self.actor = actor
+        self.checkpoint = checkpoint
+        self.step = step
+        self.owns_job_row = job_id is None
         # Small context windows get a stricter subset of the schema, so a constrained reply
         # closes in time; the gate still checks every plan against the full schema.
         self.small = provider.supports_schema and provider.context_length <= SMALL_CONTEXT
         self.schema = plan_json_schema()
-        self.report = IngestReport(job_id="job-" + secrets.token_hex(6))
+        self.report = IngestReport(job_id=job_id or "job-" + secrets.token_hex(6))
         self.max_tokens, self.chunk_chars = fit_to_context(
             provider.context_length,
             int(vault.config.model("max_output_tokens")),
@@ -158,12 +171,13 @@ class Ingestor:
     def run(self, targets: list[str], trust: str | None = None) -> IngestReport:
         """Add and ingest every target (file, folder or URL); keeps going past a bad one."""
         db = self.vault.db
-        with transaction(db):
-            db.execute(
-                "INSERT INTO jobs (id, kind, status, created_at, detail) VALUES (?, 'ingest', "
-                "'running', ?, ?)",
-                (self.report.job_id, iso(self.vault.clock()), json.dumps({"targets": targets})),
-            )
+        if self.owns_job_row:
+            with transaction(db):
+                db.execute(
+                    "INSERT INTO jobs (id, kind, status, created_at, detail) VALUES (?, 'ingest', "
+                    "'running', ?, ?)",
+                    (self.report.job_id, iso(self.vault.clock()), json.dumps({"targets": targets})),
+                )
         status = "failed"
         try:
             for target in targets:
@@ -171,17 +185,21 @@ class Ingestor:
                     self.report.sources.append(self._ingest_one(name, add))
             status = "done"
         finally:
-            with transaction(db):
-                db.execute(
-                    "UPDATE jobs SET status = ?, finished_at = ?, detail = ? WHERE id = ?",
-                    (
-                        status,
-                        iso(self.vault.clock()),
-                        json.dumps({"targets": targets, "totals": self.report.totals()}),
-                        self.report.job_id,
-                    ),
-                )
+            if self.owns_job_row:
+                self._finish_job_row(status, targets)
         return self.report
+
+    def _finish_job_row(self, status: str, targets: list[str]) -> None:
+        with transaction(self.vault.db):
+            self.vault.db.execute(
+                "UPDATE jobs SET status = ?, finished_at = ?, detail = ? WHERE id = ?",
+                (
+                    status,
+                    iso(self.vault.clock()),
+                    json.dumps({"targets": targets, "totals": self.report.totals()}),
+                    self.report.job_id,
+                ),
+            )
 
     def _expand(
         self, target: str, trust: str | None
@@ -218,12 +236,14 @@ class Ingestor:
     def _ingest_source(self, record: SourceRecord, outcome: SourceOutcome) -> None:
         text = self.store.text(record.id)
         chunks = chunk_text(text, self.chunk_chars)
-        done = {
-            r[0]
+        recorded = {
+            r[0]: (r[1], r[2])
             for r in self.vault.db.execute(
-                "SELECT start FROM ingested_chunks WHERE source_id = ?", (record.id,)
+                "SELECT start, outcome, nonce FROM ingested_chunks WHERE source_id = ?",
+                (record.id,),
             )
         }
+        done = {start for start, (outcome, _) in recorded.items() if outcome != STARTED}
         todo = [c for c in chunks if c.start not in done]
         if not todo:
             outcome.status = "unchanged"
@@ -234,23 +254,62 @@ class Ingestor:
         for number, chunk in enumerate(chunks):
             if chunk.start in done:
                 continue
-            result = self._ingest_chunk(record, text, chunk, len(chunks))
+            if self.checkpoint:
+                self.checkpoint()
+            in_flight = recorded.get(chunk.start)
+            result = self._resume_chunk(chunk, in_flight[1]) if in_flight else None
+            if result is None:
+                result = self._ingest_chunk(record, text, chunk, len(chunks))
             outcome.chunks.append(result)
-            with transaction(self.vault.db):
-                self.vault.db.execute(
-                    'INSERT OR REPLACE INTO ingested_chunks (source_id, start, "end", plan_id, '
-                    "outcome, job_id) VALUES (?, ?, ?, ?, ?, ?)",
-                    (
-                        record.id,
-                        chunk.start,
-                        chunk.end,
-                        result.plan_id,
-                        result.status,
-                        self.report.job_id,
-                    ),
-                )
+            self._record_chunk(record.id, chunk, result.plan_id, result.status, None)
             if self.progress:
                 self.progress(record.name, number + 1, len(chunks))
+
+    def _record_chunk(
+        self, source_id: str, chunk: Chunk, plan_id: str | None, outcome: str, nonce: str | None
+    ) -> None:
+        with transaction(self.vault.db):
+            self.vault.db.execute(
+                'INSERT OR REPLACE INTO ingested_chunks (source_id, start, "end", plan_id, '
+                "outcome, job_id, nonce) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (source_id, chunk.start, chunk.end, plan_id, outcome, self.report.job_id, nonce),
+            )
+
+    def _resume_chunk(self, chunk: Chunk, nonce: str | None) -> ChunkOutcome | None:
+        """Finish a chunk an interrupted run left in flight: if its model reply became a plan
+        (the plan consumed the chunk's nonce), settle that plan instead of asking again, so a
+        resumed ingest proposes and applies each chunk's plan once. None: ask the model anew."""
+        row = self.vault.db.execute(
+            "SELECT p.id, p.status, p.admission FROM nonces n JOIN plans p ON p.id = n.used_by "
+            "WHERE n.nonce = ?",
+            (nonce or "",),
+        ).fetchone()
+        if row is None:
+            return None
+        admission = Admission.from_json(json.loads(row["admission"]))
+        result = ChunkOutcome(
+            index=chunk.index,
+            start=chunk.start,
+            end=chunk.end,
+            status=row["status"],
+            plan_id=row["id"],
+            message=f"plan {row['id'][:12]} of an interrupted run is {row['status']}",
+            claims=admission.counts,
+            reasons=_reasons(admission),
+            operations=len(admission.admitted_ops),
+        )
+        if row["status"] != "pending":
+            return result
+        quarantined = any(op.status == "quarantined" for op in admission.ops)
+        if not admission.needs_approval:  # the policy was applying it when the run stopped
+            approval = Approval(actor="policy", kind="policy")
+        elif self.apply_now and not quarantined and self.reviewer is None:
+            approval = Approval(actor=self.actor)
+        else:  # a reviewer's verdict is not recorded: leave it for a person (fail closed)
+            return result
+        applied = apply(self.vault, row["id"], None, approval, step=self.step)
+        result.status, result.message = "applied", applied.message
+        return result
 
     # -- one chunk --------------------------------------------------------------------------
     def _task(self, record: SourceRecord, text: str, chunk: Chunk, count: int) -> IngestTask:
@@ -306,6 +365,7 @@ class Ingestor:
     ) -> ChunkOutcome:
         result = ChunkOutcome(index=chunk.index, start=chunk.start, end=chunk.end, status="failed")
         task = self._task(record, text, chunk, count)
+        self._record_chunk(record.id, chunk, None, STARTED, task.nonce)
         schema = (
             compact_plan_schema(task.nonce, [record.id], [p.slug for p in task.pages])
             if self.small
@@ -365,17 +425,12 @@ class Ingestor:
         result.message = proposal.message
         result.claims = admission.counts
         result.operations = len(admission.admitted_ops)
-        reasons: Counter[str] = Counter()
-        for op in admission.ops:
-            for claim in op.claims:
-                if claim.status != "admitted":
-                    reasons[f"{claim.status}: {claim.check}"] += 1
-            if op.status == "rejected" and not op.claims:
-                reasons[f"operation rejected: {op.check}"] += 1
-        result.reasons = dict(reasons)
+        result.reasons = _reasons(admission)
         quarantined = any(op.status == "quarantined" for op in admission.ops)
         if self.apply_now and proposal.status == "pending" and not quarantined and not held:
-            applied = approve(self.vault, proposal.plan_id, None, self.actor)
+            applied = apply(
+                self.vault, proposal.plan_id, None, Approval(actor=self.actor), step=self.step
+            )
             result.status = "applied" if applied.applied else result.status
             result.message = applied.message
         return result
@@ -401,6 +456,18 @@ class Ingestor:
         if verdict.get("verdict") == "suspicious":
             return f"reviewer flagged the plan: {str(verdict.get('reason', ''))[:200]}"
         return "reviewer gave no usable verdict; held for a person"
+
+
+def _reasons(admission: Admission) -> dict[str, int]:
+    """Why claims and operations of a plan were not admitted, counted."""
+    reasons: Counter[str] = Counter()
+    for op in admission.ops:
+        for claim in op.claims:
+            if claim.status != "admitted":
+                reasons[f"{claim.status}: {claim.check}"] += 1
+        if op.status == "rejected" and not op.claims:
+            reasons[f"operation rejected: {op.check}"] += 1
+    return dict(reasons)
 
 
 def _claim_texts(plan: dict[str, Any]) -> list[str]:
