@@ -265,6 +265,7 @@ def m004_lint() -> str:
             claims TEXT NOT NULL DEFAULT '[]',
             pages TEXT NOT NULL DEFAULT '[]',
             fix TEXT,                       -- JSON: what a fix plan would do, if one is possible
+            fix_hint TEXT NOT NULL DEFAULT '',  -- what the user can do by hand otherwise
             status TEXT NOT NULL,           -- open | dismissed | resolved
             first_run INTEGER NOT NULL,
             last_run INTEGER NOT NULL,

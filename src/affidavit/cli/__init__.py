@@ -31,9 +31,9 @@ def main(vault: str | None) -> None:
 
 
 def _register() -> None:
-    from . import ask_cmd, doctor_cmd, ingest_cmd, init_cmd, plans_cmd, sources_cmd
+    from . import ask_cmd, doctor_cmd, ingest_cmd, init_cmd, lint_cmd, plans_cmd, sources_cmd
 
-    modules = (init_cmd, sources_cmd, ingest_cmd, plans_cmd, ask_cmd, doctor_cmd)
+    modules = (init_cmd, sources_cmd, ingest_cmd, plans_cmd, ask_cmd, doctor_cmd, lint_cmd)
     for module in modules:
         for command in module.COMMANDS:
             main.add_command(command)

@@ -138,7 +138,11 @@ def classify(a: ClaimRow, b: ClaimRow, limits: Thresholds) -> Candidate | None:
     sources_b = {e[0] for e in b.evidence}
     if not changed_facts and not reworded:
         if sim >= limits.duplicate and sources_a != sources_b and not comparison.conflicting:
-            keep, drop = (a, b) if (a.created_at, a.id) <= (b.created_at, b.id) else (b, a)
+            keep, drop = (
+                (a, b)
+                if (a.newest, a.created_at, a.id) <= (b.newest, b.created_at, b.id)
+                else (b, a)
+            )
             return Candidate(
                 Finding(
                     kind="duplicate",

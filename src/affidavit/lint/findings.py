@@ -145,6 +145,7 @@ def _stored(row: sqlite3.Row) -> StoredFinding:
         claims=json.loads(row["claims"]),
         pages=json.loads(row["pages"]),
         fix=json.loads(row["fix"]) if row["fix"] else None,
+        fix_hint=row["fix_hint"],
     )
     return StoredFinding(
         id=row["id"],
@@ -190,8 +191,8 @@ class FindingStore:
         if row is None:
             self.db.execute(
                 "INSERT INTO findings (id, kind, origin, severity, subject, message, quotes, "
-                "claims, pages, fix, status, first_run, last_run, first_seen, last_seen) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?)",
+                "claims, pages, fix, fix_hint, status, first_run, last_run, first_seen, "
+                "last_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?)",
                 (
                     fid,
                     finding.kind,
@@ -203,6 +204,7 @@ class FindingStore:
                     json.dumps(finding.claims),
                     json.dumps(finding.pages),
                     fix,
+                    finding.fix_hint,
                     run,
                     run,
                     at,
@@ -212,10 +214,21 @@ class FindingStore:
             return fid, True
         reopen = row["status"] == "resolved"
         self.db.execute(
-            "UPDATE findings SET severity = ?, message = ?, quotes = ?, fix = ?, last_run = ?, "
-            "last_seen = ?, status = CASE WHEN ? THEN 'open' ELSE status END, "
+            "UPDATE findings SET severity = ?, message = ?, quotes = ?, fix = ?, fix_hint = ?, "
+            "last_run = ?, last_seen = ?, status = CASE WHEN ? THEN 'open' ELSE status END, "
             "plan_id = CASE WHEN ? THEN NULL ELSE plan_id END WHERE id = ?",
-            (finding.severity, finding.message, quotes, fix, run, at, reopen, reopen, fid),
+            (
+                finding.severity,
+                finding.message,
+                quotes,
+                fix,
+                finding.fix_hint,
+                run,
+                at,
+                reopen,
+                reopen,
+                fid,
+            ),
         )
         return fid, reopen
 

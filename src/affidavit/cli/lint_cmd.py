@@ -1,0 +1,332 @@
+"""``affidavit lint`` and ``affidavit findings``: audited findings, their quotes, and their fixes."""
+
+from __future__ import annotations
+
+import getpass
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from ..errors import AffidavitError
+from ..inbox import approve as approve_plan
+from ..lint.findings import FindingStore, StoredFinding
+from ..lint.fixes import FixReport, propose_fixes
+from ..lint.runner import LintReport, run_lint
+from ..providers.from_config import provider_from_config
+from ._common import echo_json, json_option, opened_vault, user_errors
+
+MARK = {"error": "✗", "warning": "!", "info": "·"}
+
+
+def _actor() -> str:
+    return f"person:{getpass.getuser()}"
+
+
+def _show(stored: StoredFinding, *, full: bool = False) -> None:
+    f = stored.finding
+    status = "" if stored.status == "open" else f" [{stored.status}]"
+    click.echo(f"{MARK[f.severity]} {stored.id}  {f.kind}{status}: {f.message}")
+    shown = f.quotes if full else f.quotes[:3]
+    for q in shown:
+        ref = f"claim {q.claim_id}" if q.claim_id else f"source {str(q.source_id)[:12]}"
+        if q.verified:
+            where = f"{str(q.source_id)[:12]} {q.location}".strip()
+            click.echo(f"    ✓ {ref} — {where}, verified:")
+            click.echo(f"      “{q.context or q.quote}”")
+        else:
+            click.echo(f"    ✗ {ref}: “{q.quote}” verified: false ({q.reason})")
+    if stored.plan_id:
+        click.echo(
+            f"    fix plan: {stored.plan_id[:12]} — `affidavit inbox show {stored.plan_id[:12]}`"
+        )
+    elif f.fix:
+        click.echo(f"    fix: `affidavit findings fix {stored.id}` proposes {f.fix['op']}")
+    elif f.fix_hint:
+        click.echo(f"    to fix: {f.fix_hint}")
+    if full and stored.note:
+        click.echo(f"    note: {stored.note}")
+
+
+def _fixes(report: FixReport) -> None:
+    for plan in report.plans:
+        click.echo(
+            f"Proposed fix plan {plan[:12]}: `affidavit inbox show {plan[:12]}`, then "
+            f"`affidavit approve {plan[:12]}` (or `affidavit findings approve --all`)."
+        )
+    if report.skipped:
+        click.echo(f"{len(report.skipped)} finding(s) got no fix plan; `--json` says why.")
+    for message in report.messages:
+        if message.startswith("plan rejected"):
+            click.echo(message)
+
+
+def _progress() -> Callable[[str, int, int], None]:
+    """A one-line progress display on stderr: the stage and how far it has got."""
+
+    def show(stage: str, done: int, total: int) -> None:
+        pct = f"{100 * done // total:3d}%" if total else "    "
+        click.echo(f"\rLinting: {stage:<24} {pct} ({done}/{total})", err=True, nl=False)
+
+    return show
+
+
+def _summary(report: LintReport) -> None:
+    counts = ", ".join(f"{n} {kind}" for kind, n in report.counts().items()) or "nothing"
+    click.echo(
+        f"Lint run {report.run}: {len(report.findings)} open finding(s) ({counts}); "
+        f"{len(report.new)} new, {report.resolved} resolved, {report.dismissed} dismissed."
+    )
+    if report.dropped:
+        click.echo(
+            f"Dropped {len(report.dropped)} proposed finding(s) that couldn't show verified "
+            "quotes (W9); `--json` lists them with their `verified: false` quotes."
+        )
+    if report.model_calls or report.invalid_replies:
+        click.echo(
+            f"Model: {report.model_calls} call(s), {len(report.invalid_replies)} unusable reply(ies)."
+        )
+
+
+@click.command("lint")
+@click.option("--propose", is_flag=True, help="Propose fix plans for the fixable findings.")
+@click.option("--no-model", is_flag=True, help="Don't ask the configured language model.")
+@click.option("--limit", type=int, default=50, show_default=True, help="Findings to print.")
+@json_option
+@click.pass_context
+@user_errors
+def lint(ctx: click.Context, propose: bool, no_model: bool, limit: int, as_json: bool) -> None:
+    """Check the wiki: broken links, drift, tampered sources, unverifiable evidence, and
+    contradictions, stale claims and duplicates — each shown with verified quotes.
+
+    Findings are kept between runs (`affidavit findings`); a finding a model proposes is
+    dropped unless every quote it cites is found again in the stored sources.
+
+    \b
+    Example:
+      affidavit lint
+      affidavit lint --propose          # fix plans go to the inbox
+      affidavit findings approve --all  # approve every pending fix plan
+    """
+    with opened_vault(ctx) as vault:
+        provider = None if no_model else provider_from_config(vault.config)
+        try:
+            if as_json:
+                report = run_lint(vault, provider, propose=propose, actor=_actor())
+            else:
+                report = run_lint(
+                    vault, provider, propose=propose, actor=_actor(), progress=_progress()
+                )
+                click.echo("", err=True)
+        finally:
+            if provider is not None:
+                provider.close()
+        if as_json:
+            echo_json(report.to_json())
+            return
+        _summary(report)
+        for stored in report.findings[:limit]:
+            _show(stored)
+        if len(report.findings) > limit:
+            click.echo(f"... and {len(report.findings) - limit} more: `affidavit findings`.")
+        if report.fixes is not None:
+            _fixes(report.fixes)
+
+
+@click.group("findings", invoke_without_command=True)
+@click.option(
+    "--status",
+    type=click.Choice(["open", "dismissed", "resolved", "all"]),
+    default="open",
+    show_default=True,
+)
+@click.option("--kind", "kinds", multiple=True, help="Only findings of this kind (repeatable).")
+@json_option
+@click.pass_context
+@user_errors
+def findings(ctx: click.Context, status: str, kinds: tuple[str, ...], as_json: bool) -> None:
+    """List lint findings, show one, dismiss it, or propose and approve its fix.
+
+    \b
+    Example:
+      affidavit findings --kind contradiction
+      affidavit findings show f-1a2b
+      affidavit findings fix f-1a2b --keep c-0123456789abcdef
+      affidavit findings dismiss f-1a2b --note "both true at their dates"
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    statuses = ("open", "dismissed", "resolved") if status == "all" else (status,)
+    with opened_vault(ctx) as vault:
+        listed = FindingStore(vault.db).list(status=statuses, kinds=kinds)
+        if as_json:
+            echo_json([f.to_json() for f in listed])
+            return
+        if not listed:
+            click.echo(f"No {status} findings. Run `affidavit lint` to look for some.")
+        for stored in listed:
+            _show(stored)
+
+
+@findings.command("show")
+@click.argument("finding_id")
+@json_option
+@click.pass_context
+@user_errors
+def show(ctx: click.Context, finding_id: str, as_json: bool) -> None:
+    """Show one finding with every quote in its source context.
+
+    \b
+    Example:
+      affidavit findings show f-1a2b
+    """
+    with opened_vault(ctx) as vault:
+        stored = FindingStore(vault.db).get(finding_id)
+        if as_json:
+            echo_json(stored.to_json())
+        else:
+            _show(stored, full=True)
+
+
+def _decide(ctx: click.Context, ids: tuple[str, ...], status: str, note: str) -> None:
+    with opened_vault(ctx) as vault:
+        store = FindingStore(vault.db)
+        from ..clock import iso
+        from ..db import transaction
+
+        with vault.write_lock(), transaction(vault.db):
+            for ref in ids:
+                stored = store.decide(ref, status, _actor(), iso(vault.clock()), note)  # type: ignore[arg-type]
+                click.echo(f"{stored.id}: {status}")
+
+
+@findings.command("dismiss")
+@click.argument("finding_ids", nargs=-1, required=True)
+@click.option("--note", default="", help="Why (kept in the audit log).")
+@click.pass_context
+@user_errors
+def dismiss(ctx: click.Context, finding_ids: tuple[str, ...], note: str) -> None:
+    """Dismiss findings: later runs keep them dismissed.
+
+    \b
+    Example:
+      affidavit findings dismiss f-1a2b f-3c4d --note "both true at their dates"
+    """
+    _decide(ctx, finding_ids, "dismissed", note)
+
+
+@findings.command("reopen")
+@click.argument("finding_ids", nargs=-1, required=True)
+@click.pass_context
+@user_errors
+def reopen(ctx: click.Context, finding_ids: tuple[str, ...]) -> None:
+    """Reopen dismissed or resolved findings.
+
+    \b
+    Example:
+      affidavit findings reopen f-1a2b
+    """
+    _decide(ctx, finding_ids, "open", "")
+
+
+def _select(
+    store: FindingStore, ids: tuple[str, ...], all_: bool, kinds: tuple[str, ...]
+) -> list[StoredFinding]:
+    if ids and all_:
+        raise click.UsageError("give finding ids or --all, not both")
+    if not ids and not all_:
+        raise click.UsageError("give finding ids, or --all (optionally with --kind)")
+    if all_:
+        return store.list(kinds=kinds)
+    return [store.get(ref) for ref in ids]
+
+
+@findings.command("fix")
+@click.argument("finding_ids", nargs=-1)
+@click.option("--all", "all_", is_flag=True, help="Every open finding that has a fix.")
+@click.option("--kind", "kinds", multiple=True, help="With --all: only these kinds.")
+@click.option(
+    "--keep", help="For one contradiction: the claim id to keep (the other is superseded)."
+)
+@json_option
+@click.pass_context
+@user_errors
+def fix(
+    ctx: click.Context,
+    finding_ids: tuple[str, ...],
+    all_: bool,
+    kinds: tuple[str, ...],
+    keep: str | None,
+    as_json: bool,
+) -> None:
+    """Propose fix plans (up to 20 fixes per plan) for findings; they wait in the inbox.
+
+    \b
+    Example:
+      affidavit findings fix --all --kind stale
+      affidavit findings fix f-1a2b --keep c-0123456789abcdef
+    """
+    with opened_vault(ctx) as vault:
+        store = FindingStore(vault.db)
+        chosen = _select(store, finding_ids, all_, kinds)
+        keeps: dict[str, str] = {}
+        if keep:
+            if len(chosen) != 1 or chosen[0].finding.kind != "contradiction":
+                raise click.UsageError("--keep applies to exactly one contradiction finding")
+            keeps[chosen[0].id] = keep
+        report = propose_fixes(vault, chosen, _actor(), keeps)
+        if as_json:
+            echo_json(report.to_json())
+            return
+        if not report.plans:
+            click.echo("No fix plan proposed.")
+        _fixes(report)
+        for fid, why in report.skipped.items():
+            click.echo(f"  {fid}: {why}")
+
+
+@findings.command("approve")
+@click.argument("finding_ids", nargs=-1)
+@click.option("--all", "all_", is_flag=True, help="The fix plans of every open finding.")
+@click.option("--kind", "kinds", multiple=True, help="With --all: only these kinds.")
+@json_option
+@click.pass_context
+@user_errors
+def approve(
+    ctx: click.Context,
+    finding_ids: tuple[str, ...],
+    all_: bool,
+    kinds: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Approve the pending fix plans of many findings at once (each through the one door).
+
+    \b
+    Example:
+      affidavit findings approve --all --kind duplicate
+    """
+    with opened_vault(ctx) as vault:
+        store = FindingStore(vault.db)
+        plans = sorted({s.plan_id for s in _select(store, finding_ids, all_, kinds) if s.plan_id})
+        results: list[dict[str, Any]] = []
+        for plan in plans:
+            row = vault.db.execute("SELECT status FROM plans WHERE id = ?", (plan,)).fetchone()
+            if row is None or row[0] != "pending":
+                continue
+            try:
+                result = approve_plan(vault, plan, None, _actor())
+                results.append({"plan": plan, "applied": result.applied, "message": result.message})
+            except AffidavitError as exc:
+                results.append({"plan": plan, "applied": False, "message": str(exc)})
+        if as_json:
+            echo_json(results)
+            return
+        if not results:
+            click.echo("No pending fix plans. `affidavit findings fix --all` proposes them.")
+        for item in results:
+            click.echo(f"{item['plan'][:12]}: {item['message']}")
+        if results:
+            click.echo("Run `affidavit lint` again to resolve the fixed findings.")
+
+
+COMMANDS = [lint, findings]

@@ -1,0 +1,119 @@
+"""Findings become proposals: fix plans that go to the inbox like any other plan.
+
+Each open finding with a ``fix`` (supersede a stale claim by its newer version, merge a duplicate
+into the claim it repeats, link two pages, retract a claim whose evidence is gone) contributes one
+operation; operations are packed into plans of at most 20, so a user with hundreds of findings
+approves them a plan at a time (or op by op with ``--ops``). A contradiction has no fix until the
+user says which claim to keep. The plans pass the same gate as everything else: W7 still refuses
+a less trusted claim superseding a more trusted one, and every plan waits for a person.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import AffidavitError, ConflictError
+from ..inbox import propose
+from ..plan.nonce import issue_nonce
+from ..plan.schema import MAX_OPERATIONS
+from ..vault import Vault
+from .findings import FindingStore, StoredFinding
+
+
+@dataclass
+class FixReport:
+    plans: list[str] = field(default_factory=list)
+    fixed: dict[str, str] = field(default_factory=dict)
+    """finding id → plan id"""
+    skipped: dict[str, str] = field(default_factory=dict)
+    """finding id → why no fix was proposed"""
+    messages: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "plans": self.plans,
+            "fixed": self.fixed,
+            "skipped": self.skipped,
+            "messages": self.messages,
+        }
+
+
+def fix_for(stored: StoredFinding, keep: str | None = None) -> dict[str, Any] | None:
+    """The operation that fixes ``stored``; for a contradiction, ``keep`` names the claim kept."""
+    finding = stored.finding
+    if finding.kind == "contradiction" and keep is not None:
+        others = [c for c in finding.claims if c != keep]
+        if keep not in finding.claims or len(others) != 1:
+            raise ConflictError(
+                f"--keep must be one of the claims of finding {stored.id}: "
+                + ", ".join(finding.claims)
+            )
+        return {
+            "op": "supersede_claim",
+            "claim": others[0],
+            "successor": keep,
+            "reason": f"contradicted {keep}; the user kept {keep} (finding {stored.id})",
+        }
+    return dict(finding.fix) if finding.fix else None
+
+
+def propose_fixes(
+    vault: Vault,
+    findings: list[StoredFinding],
+    actor: str,
+    keep: dict[str, str] | None = None,
+) -> FixReport:
+    """Propose fix plans for ``findings`` (open ones without a pending fix plan)."""
+    keep = keep or {}
+    report = FixReport()
+    ops: list[tuple[str, dict[str, Any]]] = []
+    taken: set[tuple[str, str]] = set()
+    for stored in findings:
+        if stored.status != "open":
+            report.skipped[stored.id] = f"it is {stored.status}"
+            continue
+        if stored.plan_id and _pending(vault, stored.plan_id):
+            report.skipped[stored.id] = f"fix plan {stored.plan_id[:12]} is already in the inbox"
+            continue
+        op = fix_for(stored, keep.get(stored.id))
+        if op is None:
+            report.skipped[stored.id] = stored.finding.fix_hint or "no automatic fix for this kind"
+            continue
+        target = (
+            ("claim", str(op["claim"])) if "claim" in op else ("link", f"{op['page']}>{op['to']}")
+        )
+        if target in taken:
+            report.skipped[stored.id] = "another finding's fix already changes the same claim"
+            continue
+        taken.add(target)
+        ops.append((stored.id, op))
+    store = FindingStore(vault.db)
+    for start in range(0, len(ops), MAX_OPERATIONS):
+        batch = ops[start : start + MAX_OPERATIONS]
+        nonce = issue_nonce(vault.db, vault.clock, "lint-fix")
+        kinds = sorted({str(op["op"]) for _, op in batch})
+        plan = {
+            "nonce": nonce,
+            "summary": f"lint fixes for {len(batch)} finding(s): {', '.join(kinds)}"[:300],
+            "operations": [op for _, op in batch],
+        }
+        try:
+            proposal = propose(vault, plan, author=actor, origin="lint")
+        except AffidavitError as exc:
+            for fid, _ in batch:
+                report.skipped[fid] = f"the fix plan was refused: {exc}"
+            report.messages.append(str(exc))
+            continue
+        report.plans.append(proposal.plan_id)
+        report.messages.append(proposal.message)
+        with vault.write_lock():
+            for fid, _ in batch:
+                store.attach_plan(fid, proposal.plan_id)
+                report.fixed[fid] = proposal.plan_id
+    return report
+
+
+def _pending(vault: Vault, plan_id: str) -> bool:
+    row = vault.db.execute("SELECT status FROM plans WHERE id = ?", (plan_id,)).fetchone()
+    return row is not None and row[0] == "pending"

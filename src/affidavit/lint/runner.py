@@ -1,0 +1,167 @@
+"""``affidavit lint``: run the checks and the finders, gate the findings, record them, report.
+
+One run: the deterministic checks (:mod:`affidavit.lint.checks`), the extractive engine's
+candidates (:mod:`affidavit.lint.candidates`), and — when a language model is configured — the
+model's findings (:mod:`affidavit.lint.model`). Every model-kind finding passes the quote gate;
+the ones that can't show their quotes are dropped and counted, and kept in the run's record with
+their ``verified: false`` quotes. Kept findings are stored (new, refreshed, or left dismissed);
+check findings that a run no longer sees are resolved. With ``propose`` the fixable ones become
+plans in the inbox.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..clock import iso
+from ..db import transaction
+from ..evidence import Verifier
+from ..providers.base import Provider
+from ..sources.store import SourceStore
+from ..vault import Vault
+from .candidates import Thresholds, find_candidates, load_claims
+from .findings import Finding, FindingStore, StoredFinding, bump_counter, reset_counter
+from .fixes import FixReport, propose_fixes
+from .quotes import ProposedQuote, QuoteGate
+
+Progress = Callable[[str, int, int], None]
+INGEST_COUNTER = "ingests_since_lint"
+
+
+@dataclass
+class LintReport:
+    run: int
+    findings: list[StoredFinding] = field(default_factory=list)
+    """Open findings after this run, most severe first."""
+    new: list[str] = field(default_factory=list)
+    resolved: int = 0
+    dropped: list[dict[str, Any]] = field(default_factory=list)
+    model_calls: int = 0
+    invalid_replies: list[str] = field(default_factory=list)
+    fixes: FixReport | None = None
+    dismissed: int = 0
+
+    def counts(self) -> dict[str, int]:
+        return dict(sorted(Counter(f.finding.kind for f in self.findings).items()))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run": self.run,
+            "open": len(self.findings),
+            "new": len(self.new),
+            "resolved": self.resolved,
+            "dismissed": self.dismissed,
+            "dropped": len(self.dropped),
+            "counts": self.counts(),
+            "model_calls": self.model_calls,
+            "invalid_replies": self.invalid_replies,
+            "findings": [f.to_json() for f in self.findings],
+            "dropped_findings": self.dropped,
+            "fixes": self.fixes.to_json() if self.fixes else None,
+        }
+
+
+def thresholds(vault: Vault) -> Thresholds:
+    get = vault.config.get
+    return Thresholds(
+        same_subject=int(get("lint.same_subject")) / 100,
+        restatement=int(get("lint.restatement")) / 100,
+        duplicate=int(get("lint.duplicate")) / 100,
+    )
+
+
+def _checks(vault: Vault, verifier: Verifier, progress: Progress | None) -> list[Finding]:
+    from .checks import run_checks
+
+    return run_checks(vault, verifier=verifier, progress=progress)
+
+
+def run_lint(
+    vault: Vault,
+    provider: Provider | None = None,
+    *,
+    trigger: str = "manual",
+    propose: bool = False,
+    actor: str = "lint",
+    progress: Progress | None = None,
+    job_id: str | None = None,
+) -> LintReport:
+    """One lint run over ``vault``; ``provider`` adds model findings unless it is extractive."""
+    store = SourceStore(vault)
+    verifier = Verifier(store)
+    gate = QuoteGate(vault.db, store, verifier)
+    checks = _checks(vault, verifier, progress)
+
+    def found(n: int, total: int) -> None:
+        if progress is not None:
+            progress("findings", n, total)
+
+    proposed: list[tuple[Finding, list[ProposedQuote]]] = [
+        (c.finding, c.quotes) for c in find_candidates(vault.db, thresholds(vault), found)
+    ]
+    calls, invalid = 0, []
+    if provider is not None and provider.name != "extractive":
+        from .model import ask_model
+
+        groups = int(vault.config.get("lint.model_groups"))
+        run = ask_model(vault, provider, load_claims(vault.db), groups, job_id)
+        proposed += run.candidates
+        calls, invalid = run.calls, run.invalid
+    kept: list[Finding] = []
+    dropped: list[dict[str, Any]] = []
+    for finding, quotes in proposed:
+        verdict = gate.judge(finding, quotes)
+        if verdict.kept:
+            kept.append(verdict.finding)
+        else:
+            dropped.append(
+                {**verdict.finding.model_dump(mode="json"), "dropped_because": verdict.reason}
+            )
+    with vault.write_lock(), transaction(vault.db):
+        now = iso(vault.clock())
+        findings = FindingStore(vault.db)
+        run_id = findings.start_run(now, trigger, provider.name if provider else "")
+        new: list[str] = []
+        for finding in [*checks, *kept]:
+            fid, is_new = findings.record(run_id, now, finding)
+            if is_new:
+                new.append(fid)
+        resolved = findings.resolve_unseen(run_id, now, "check")
+        resolved += findings.resolve_dead_claims(now)
+        kinds = Counter(f.kind for f in [*checks, *kept])
+        findings.finish_run(
+            run_id,
+            now,
+            kept=len(checks) + len(kept),
+            dropped=len(dropped),
+            detail={"counts": dict(kinds), "dropped": dropped, "invalid_replies": invalid},
+        )
+        reset_counter(vault.db, INGEST_COUNTER)
+    report = LintReport(
+        run=run_id,
+        new=new,
+        resolved=resolved,
+        dropped=dropped,
+        model_calls=calls,
+        invalid_replies=invalid,
+    )
+    if propose:
+        report.fixes = propose_fixes(vault, findings.list(), actor)
+    report.findings = FindingStore(vault.db).list()
+    report.dismissed = len(FindingStore(vault.db).list(status=("dismissed",)))
+    return report
+
+
+def after_ingest(vault: Vault, sources: int, provider: Provider | None = None) -> LintReport | None:
+    """Count ``sources`` ingested; run lint when ``lint.every_ingests`` is reached (0 = never)."""
+    every = int(vault.config.get("lint.every_ingests"))
+    if sources <= 0:
+        return None
+    with vault.write_lock(), transaction(vault.db):
+        count = bump_counter(vault.db, INGEST_COUNTER, sources)
+    if every <= 0 or count < every:
+        return None
+    return run_lint(vault, provider, trigger="auto")

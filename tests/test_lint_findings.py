@@ -1,0 +1,295 @@
+"""Model findings and the quote gate (W9), extractive contradictions, fixes, and auto-lint."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from affidavit.cli import main
+from affidavit.inbox import approve, get_plan
+from affidavit.lint.findings import FindingStore
+from affidavit.lint.fixes import propose_fixes
+from affidavit.lint.runner import INGEST_COUNTER, after_ingest, run_lint
+from affidavit.providers.base import ModelRequest
+from affidavit.providers.scripted import ScriptedProvider
+from affidavit.store.audit import verify_chain
+from affidavit.vault import Vault, open_vault
+
+from .conftest import FakeClock, add_text, claim, make_plan
+
+OLD = (
+    "# Tamar Bridge\n\nThe Tamar Bridge carries 40,000 vehicles each day between Plymouth and "
+    "Saltash. It opened in 1961.\n"
+)
+NEW = (
+    "# Traffic report\n\nThe Tamar Bridge carries 45,000 vehicles each day between Plymouth and "
+    "Saltash. Tolls are collected eastbound only.\n"
+)
+OLD_QUOTE = "The Tamar Bridge carries 40,000 vehicles each day between Plymouth and Saltash."
+NEW_QUOTE = "The Tamar Bridge carries 45,000 vehicles each day between Plymouth and Saltash."
+
+
+def _page(slug: str, title: str, text: str, source: str, quote: str) -> dict[str, Any]:
+    return {
+        "op": "create_page",
+        "slug": slug,
+        "title": title,
+        "summary": text,
+        "claims": [claim(text, source, quote)],
+    }
+
+
+def _apply(vault: Vault, *ops: dict[str, Any]) -> str:
+    from affidavit.inbox import propose
+
+    proposal = propose(vault, make_plan(vault, *ops), author="test", origin="test")
+    approve(vault, proposal.plan_id, None, "tester")
+    return proposal.plan_id
+
+
+def _claim_of(vault: Vault, page: str) -> str:
+    row = vault.db.execute(
+        "SELECT id FROM claims WHERE page_slug = ? AND status = 'active'", (page,)
+    ).fetchone()
+    return str(row[0])
+
+
+def _disagreeing(vault: Vault, clock: FakeClock, new_trust: str = "trusted") -> tuple[str, str]:
+    old_src = add_text(vault, "tamar.md", OLD)
+    _apply(vault, _page("tamar-bridge", "Tamar Bridge", OLD_QUOTE, old_src, OLD_QUOTE))
+    clock.advance(days=30)
+    new_src = add_text(vault, "traffic.md", NEW, trust=new_trust)
+    _apply(vault, _page("traffic", "Traffic", NEW_QUOTE, new_src, NEW_QUOTE))
+    return _claim_of(vault, "tamar-bridge"), _claim_of(vault, "traffic")
+
+
+def test_newer_source_makes_a_stale_finding_with_both_quotes(
+    vault: Vault, clock: FakeClock
+) -> None:
+    old, new = _disagreeing(vault, clock)
+    report = run_lint(vault)
+    stale = [f for f in report.findings if f.finding.kind == "stale"]
+    assert len(stale) == 1
+    finding = stale[0].finding
+    assert finding.claims == [old, new]
+    assert finding.subject == old
+    assert [q.claim_id for q in finding.quotes] == [old, new]
+    assert all(q.verified for q in finding.quotes)
+    assert [q.quote for q in finding.quotes] == [OLD_QUOTE, NEW_QUOTE]
+    assert "40" in finding.message and "45" in finding.message
+    assert "«" + OLD_QUOTE + "»" in finding.quotes[0].context
+    assert finding.fix == {
+        "op": "supersede_claim",
+        "claim": old,
+        "successor": new,
+        "reason": finding.fix["reason"] if finding.fix else "",
+    }
+    # A second run finds the same finding, not a new one.
+    again = run_lint(vault)
+    assert again.new == [] and [f.id for f in again.findings] == [f.id for f in report.findings]
+
+
+def test_fix_plan_supersedes_the_old_claim_in_one_approval(vault: Vault, clock: FakeClock) -> None:
+    old, new = _disagreeing(vault, clock)
+    report = run_lint(vault, propose=True, actor="person:tester")
+    assert report.fixes is not None and len(report.fixes.plans) == 1
+    plan = get_plan(vault, report.fixes.plans[0])
+    assert plan.status == "pending"  # a supersession always waits for a person
+    ops = json.loads(plan.plan_json)["operations"] if hasattr(plan, "plan_json") else None
+    del ops
+    result = approve(vault, plan.id, None, "person:tester")
+    assert result.applied
+    row = vault.db.execute(
+        "SELECT status, superseded_by FROM claims WHERE id = ?", (old,)
+    ).fetchone()
+    assert (row[0], row[1]) == ("superseded", new)
+    page = (vault.wiki_dir / "tamar-bridge.md").read_text()
+    assert new in page  # the superseded claim points at its successor
+    assert verify_chain(vault.db) == []
+    after = run_lint(vault)
+    assert not [f for f in after.findings if f.finding.kind == "stale"]
+    stored = FindingStore(vault.db).get(report.findings[0].id)
+    assert stored.status == "resolved"
+
+
+def test_untrusted_newcomer_raises_a_contradiction_but_cannot_supersede(
+    vault: Vault, clock: FakeClock
+) -> None:
+    old, new = _disagreeing(vault, clock, new_trust="untrusted")
+    report = run_lint(vault, propose=True)
+    kinds = [f.finding.kind for f in report.findings]
+    assert "stale" not in kinds
+    contradiction = next(f for f in report.findings if f.finding.kind == "contradiction")
+    assert contradiction.finding.claims == [old, new]
+    assert contradiction.finding.fix is None
+    assert "W7" in contradiction.finding.fix_hint
+    assert report.fixes is not None and report.fixes.plans == []
+    # Even when the user asks to keep the untrusted claim, the gate refuses it (W7).
+    fixes = propose_fixes(vault, [contradiction], "person:tester", {contradiction.id: new})
+    if fixes.plans:
+        plan = get_plan(vault, fixes.plans[0])
+        assert plan.admission.admitted_ops == []
+    status = vault.db.execute("SELECT status FROM claims WHERE id = ?", (old,)).fetchone()[0]
+    assert status == "active"
+
+
+def _finding_reply(quotes: list[dict[str, str]], kind: str = "contradiction") -> Any:
+    def reply(request: ModelRequest) -> str:
+        nonce = request.messages[1].content.split("Nonce: ", 1)[1].split("\n", 1)[0]
+        return json.dumps(
+            {
+                "nonce": nonce,
+                "findings": [
+                    {
+                        "kind": kind,
+                        "message": "The two claims give different daily traffic.",
+                        "claims": sorted({q["claim"] for q in quotes}),
+                        "quotes": quotes,
+                    }
+                ],
+            }
+        )
+
+    return reply
+
+
+def test_model_finding_with_an_invented_quote_is_dropped(vault: Vault, clock: FakeClock) -> None:
+    old, new = _disagreeing(vault, clock)
+    invented = "The Tamar Bridge carries 90,000 vehicles each day."
+    provider = ScriptedProvider(
+        [_finding_reply([{"claim": old, "quote": OLD_QUOTE}, {"claim": new, "quote": invented}])]
+    )
+    report = run_lint(vault, provider)
+    assert report.model_calls == 1
+    model_dropped = [d for d in report.dropped if d["message"].startswith("The two claims")]
+    assert len(model_dropped) == 1
+    quotes = model_dropped[0]["quotes"]
+    assert [q["verified"] for q in quotes] == [True, False]
+    assert quotes[1]["quote"] == invented
+    assert not any(f.finding.message.startswith("The two claims") for f in report.findings)
+    run = vault.db.execute("SELECT dropped, detail FROM lint_runs WHERE id = ?", (report.run,))
+    dropped, detail = run.fetchone()
+    assert dropped == len(report.dropped)
+    assert json.loads(detail)["dropped"][0]["quotes"][1]["verified"] is False
+    # The request fenced the claims in the nonce and showed the quotes.
+    request = provider.requests[0]
+    assert OLD_QUOTE in request.messages[1].content
+
+
+def test_model_finding_with_two_verified_quotes_is_kept(vault: Vault, clock: FakeClock) -> None:
+    old, new = _disagreeing(vault, clock)
+    provider = ScriptedProvider(
+        [_finding_reply([{"claim": old, "quote": OLD_QUOTE}, {"claim": new, "quote": NEW_QUOTE}])]
+    )
+    report = run_lint(vault, provider)
+    kept = [f for f in report.findings if f.finding.message.startswith("The two claims")]
+    assert len(kept) == 1
+    assert all(q.verified for q in kept[0].finding.quotes)
+    assert sorted(kept[0].finding.claims) == sorted([old, new])
+
+
+def test_model_finding_needs_quotes_from_two_different_claims(
+    vault: Vault, clock: FakeClock
+) -> None:
+    old, _ = _disagreeing(vault, clock)
+    same = [{"claim": old, "quote": OLD_QUOTE}, {"claim": old, "quote": "It opened in 1961."}]
+    report = run_lint(vault, ScriptedProvider([_finding_reply(same)]))
+    dropped = [d for d in report.dropped if d["message"].startswith("The two claims")]
+    assert len(dropped) == 1
+    assert "two different claims" in dropped[0]["dropped_because"]
+
+
+def test_reply_without_the_nonce_is_unusable(vault: Vault, clock: FakeClock) -> None:
+    _disagreeing(vault, clock)
+    report = run_lint(
+        vault, ScriptedProvider(['{"nonce": "wrong-nonce-000000000", "findings": []}'])
+    )
+    assert report.invalid_replies and "nonce" in report.invalid_replies[0]
+
+
+def test_dismissed_findings_stay_dismissed(vault: Vault, clock: FakeClock) -> None:
+    _disagreeing(vault, clock)
+    first = run_lint(vault)
+    target = first.findings[0].id
+    store = FindingStore(vault.db)
+    store.decide(target, "dismissed", "person:tester", "2026-12-01T00:00:00Z", "known")
+    second = run_lint(vault)
+    assert target not in [f.id for f in second.findings]
+    assert store.get(target).status == "dismissed"
+    assert any(
+        row["action"] == "finding_dismissed" for row in vault.db.execute("SELECT action FROM audit")
+    )
+
+
+def test_duplicates_across_pages_are_reported_with_a_merge_fix(
+    vault: Vault, clock: FakeClock
+) -> None:
+    a = add_text(
+        vault, "a.md", "# A\n\nThe library opens at nine every weekday morning in winter.\n"
+    )
+    clock.advance(days=1)
+    b = add_text(
+        vault, "b.md", "# B\n\nThe library opens at nine every weekday morning in winter!\n"
+    )
+    text = "The library opens at nine every weekday morning in winter."
+    _apply(vault, _page("library", "Library", text, a, "The library opens at nine every weekday"))
+    _apply(
+        vault, _page("winter", "Winter", text, b, "opens at nine every weekday morning in winter")
+    )
+    report = run_lint(vault)
+    dup = [f for f in report.findings if f.finding.kind == "duplicate"]
+    assert len(dup) == 1
+    kept, dropped = _claim_of(vault, "library"), _claim_of(vault, "winter")
+    assert dup[0].finding.fix is not None
+    assert dup[0].finding.fix["claim"] == dropped and dup[0].finding.fix["successor"] == kept
+
+
+def test_auto_lint_counts_ingests_across_restarts(tmp_path: Path, clock: FakeClock) -> None:
+    from affidavit.vault import init_vault
+
+    vault, _ = init_vault(tmp_path / "v", clock=clock)
+    config = vault.config_path.read_text().replace("every_ingests = 10", "every_ingests = 3")
+    vault.config_path.write_text(config)
+    vault.close()
+    vault = open_vault(tmp_path / "v", clock=clock)
+    assert after_ingest(vault, 2) is None
+    vault.close()
+    vault = open_vault(tmp_path / "v", clock=clock)  # a restart keeps the count
+    count = vault.db.execute("SELECT value FROM counters WHERE name = ?", (INGEST_COUNTER,))
+    assert count.fetchone()[0] == 2
+    report = after_ingest(vault, 1)
+    assert report is not None
+    trigger = vault.db.execute("SELECT trigger FROM lint_runs WHERE id = ?", (report.run,))
+    assert trigger.fetchone()[0] == "auto"
+    count = vault.db.execute("SELECT value FROM counters WHERE name = ?", (INGEST_COUNTER,))
+    assert count.fetchone()[0] == 0
+    vault.close()
+
+
+def test_cli_lint_shows_quotes_and_fixes_in_one_step(
+    vault: Vault, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old, new = _disagreeing(vault, clock)
+    runner = CliRunner()
+    args = ["--vault", str(vault.root)]
+    result = runner.invoke(main, [*args, "lint"])
+    assert result.exit_code == 0, result.output
+    assert "stale" in result.output
+    assert "✓ claim " + old in result.output and OLD_QUOTE in result.output
+    assert NEW_QUOTE in result.output
+    data = json.loads(runner.invoke(main, [*args, "lint", "--json"]).output)
+    stale = next(f for f in data["findings"] if f["kind"] == "stale")
+    result = runner.invoke(main, [*args, "findings", "fix", "--all", "--kind", "stale"])
+    assert result.exit_code == 0, result.output
+    assert "Proposed fix plan" in result.output
+    result = runner.invoke(main, [*args, "findings", "approve", "--all"])
+    assert result.exit_code == 0, result.output
+    row = vault.db.execute("SELECT status, superseded_by FROM claims WHERE id = ?", (old,))
+    assert tuple(row.fetchone()) == ("superseded", new)
+    result = runner.invoke(main, [*args, "findings", "--status", "all", "--json"])
+    listed = {f["id"]: f for f in json.loads(result.output)}
+    assert listed[stale["id"]]["plan_id"]
