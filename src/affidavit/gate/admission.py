@@ -13,25 +13,51 @@ Admission only reads; writing is :func:`affidavit.store.apply.apply`'s job.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import asdict, dataclass, field
-from typing import Any
 
-from ..config import TRUST_TIERS, Config
+from ..config import Config
 from ..errors import AdmissionError
 from ..evidence import Verifier, normalize_quote
-from ..evidence.verify import QuoteCheck
 from ..plan.schema import (
     AddClaims,
     ClaimDraft,
     CreatePage,
     LinkPages,
     Plan,
+    RetractClaim,
+    RetractSource,
     SupersedeClaim,
     UpdateContext,
 )
 from ..sources.store import SourceStore
+from ..store.blast import LIVE
 from ..words import stems
+from . import withdrawals
 from .grounding import Grounding
+from .verdicts import (
+    ADMITTED,
+    QUARANTINED,
+    REJECTED,
+    WITHDRAWALS,
+    Admission,
+    ClaimResult,
+    OpResult,
+    QuoteResult,
+    trust_rank,
+)
+
+__all__ = [
+    "ADMITTED",
+    "CHECK_ORDER",
+    "QUARANTINED",
+    "REJECTED",
+    "WITHDRAWALS",
+    "Admission",
+    "ClaimResult",
+    "OpResult",
+    "QuoteResult",
+    "admit",
+    "trust_rank",
+]
 
 CHECK_ORDER = (
     "schema",
@@ -43,99 +69,6 @@ CHECK_ORDER = (
     "consistency",
     "policy",
 )
-ADMITTED = "admitted"
-QUARANTINED = "quarantined"
-REJECTED = "rejected"
-
-
-QuoteResult = QuoteCheck
-"""A quote's verdict, as recorded in the plan (``verified: false`` ones included)."""
-
-
-@dataclass
-class ClaimResult:
-    """The verdict on one claim of an operation."""
-
-    index: int
-    text: str
-    status: str = ADMITTED  # admitted | quarantined | rejected
-    check: str = ""  # the check that decided, when not plainly admitted
-    reason: str = ""
-    trust: str = ""
-    evidence: list[QuoteResult] = field(default_factory=list)
-
-    def decide(self, status: str, check: str, reason: str) -> None:
-        self.status, self.check, self.reason = status, check, reason
-
-    @property
-    def passes(self) -> bool:
-        return self.status in (ADMITTED, QUARANTINED)
-
-
-@dataclass
-class OpResult:
-    """The verdict on one operation."""
-
-    index: int
-    kind: str
-    status: str = ADMITTED
-    check: str = ""
-    reason: str = ""
-    claims: list[ClaimResult] = field(default_factory=list)
-
-    def decide(self, status: str, check: str, reason: str) -> None:
-        self.status, self.check, self.reason = status, check, reason
-
-    @property
-    def passes(self) -> bool:
-        return self.status in (ADMITTED, QUARANTINED)
-
-
-@dataclass
-class Admission:
-    """Everything the gate decided about a plan (or the selected part of it)."""
-
-    plan_id: str
-    selected: list[int]
-    ops: list[OpResult]
-    needs_approval: bool = True
-    policy_reason: str = ""
-
-    @property
-    def admitted_ops(self) -> list[int]:
-        return [op.index for op in self.ops if op.passes]
-
-    @property
-    def counts(self) -> dict[str, int]:
-        out = {ADMITTED: 0, QUARANTINED: 0, REJECTED: 0}
-        for op in self.ops:
-            for claim in op.claims:
-                out[claim.status] += 1
-        return out
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @staticmethod
-    def from_json(data: dict[str, Any]) -> Admission:
-        ops = []
-        for op in data["ops"]:
-            claims = [
-                ClaimResult(**{**c, "evidence": [QuoteResult(**q) for q in c["evidence"]]})
-                for c in op["claims"]
-            ]
-            ops.append(OpResult(**{**op, "claims": claims}))
-        return Admission(
-            plan_id=data["plan_id"],
-            selected=list(data["selected"]),
-            ops=ops,
-            needs_approval=bool(data["needs_approval"]),
-            policy_reason=str(data["policy_reason"]),
-        )
-
-
-def trust_rank(tier: str) -> int:
-    return TRUST_TIERS.index(tier)
 
 
 def _claims_of(op: object) -> list[ClaimDraft]:
@@ -165,6 +98,8 @@ class _Gate:
         self.sources = sources
         self.verifier = verifier
         self._source_ok: dict[str, str] = {}
+        self.retracting: set[str] = set()  # sources the plan being admitted retracts
+        self.ended: set[str] = set()  # claims superseded or retracted by earlier operations
 
     # -- targets (whole plan) -------------------------------------------------------------
     def targets(self, plan: Plan, selected: list[int], plan_id: str, applying: bool) -> None:
@@ -218,15 +153,37 @@ class _Gate:
                             f"op {n}: derived from claim {source_claim}, which is not active"
                         )
             if isinstance(op, SupersedeClaim):
-                row = self.db.execute(
-                    "SELECT status FROM claims WHERE id = ?", (op.claim,)
-                ).fetchone()
-                if row is None:
-                    problems.append(f"op {n}: claim {op.claim} does not exist")
-                elif row[0] != "active":
-                    problems.append(f"op {n}: claim {op.claim} is {row[0]}, not active")
+                problems += filter(None, [self._claim_problem(n, op.claim, ("active",))])
+                if op.successor is not None:
+                    problems += filter(
+                        None, [self._claim_problem(n, op.successor, ("active",), "successor ")]
+                    )
+            elif isinstance(op, RetractClaim):
+                problems += filter(None, [self._claim_problem(n, op.claim, LIVE)])
+            elif isinstance(op, RetractSource):
+                problems += filter(None, [self._retractable(n, op.source)])
         if problems:
             raise AdmissionError("targets", "plan rejected (targets): " + "; ".join(problems))
+
+    def _claim_problem(
+        self, n: int, claim_id: str, statuses: tuple[str, ...], what: str = ""
+    ) -> str | None:
+        row = self.db.execute("SELECT status FROM claims WHERE id = ?", (claim_id,)).fetchone()
+        if row is None:
+            return f"op {n}: {what}claim {claim_id} does not exist"
+        if row[0] not in statuses:
+            wanted = " or ".join(statuses)
+            return f"op {n}: {what}claim {claim_id} is {row[0]}, not {wanted}"
+        return None
+
+    def _retractable(self, n: int, ref: str) -> str | None:
+        source_id = self.sources.resolve(ref)
+        if source_id is None:
+            return f"op {n}: source {ref} does not exist (or the prefix is ambiguous)"
+        status = self.sources.get(source_id).status
+        if status != "active":
+            return f"op {n}: source {source_id[:12]} is {status} already"
+        return None
 
     # -- per-claim checks -----------------------------------------------------------------
     def evidence(self, draft: ClaimDraft, result: ClaimResult) -> None:
@@ -237,6 +194,8 @@ class _Gate:
             result.decide(REJECTED, "evidence", "; ".join(q.reason for q in bad))
 
     def _source_problem(self, source_id: str) -> str:
+        if source_id in self.retracting:
+            return f"source {source_id[:12]} is retracted by this plan"
         if source_id not in self._source_ok:
             record = self.sources.get(source_id)
             problem = ""
@@ -283,8 +242,8 @@ class _Gate:
                 result.decide(
                     REJECTED,
                     "trust",
-                    f"a {result.trust} claim can't supersede a {row[0]} claim by itself (W7); "
-                    "raise a finding instead",
+                    f"{_a(result.trust)} claim can't supersede {_a(row[0])} claim by itself "
+                    "(W7); raise a finding instead",
                 )
 
     def check_claim(
@@ -364,11 +323,26 @@ def admit(
             )
     gate = _Gate(db, config, sources, verifier)
     gate.targets(plan, chosen, plan_id, applying)
+    for index in chosen:
+        op = plan.operations[index]
+        if isinstance(op, RetractSource):
+            gate.retracting.add(sources.resolve(op.source) or op.source)
     seen: set[tuple[str, ...]] = set()
+    done_sources: set[str] = set()
     results: list[OpResult] = []
     for index in chosen:
         op = plan.operations[index]
         result = OpResult(index=index, kind=op.op)
+        results.append(result)
+        if isinstance(op, SupersedeClaim) and op.successor is not None:
+            withdrawals.succession(gate, op, result)
+            continue
+        if isinstance(op, RetractClaim):
+            withdrawals.retraction(gate, op, result)
+            continue
+        if isinstance(op, RetractSource):
+            withdrawals.source_retraction(gate, op, result, plan_id, done_sources)
+            continue
         superseded = op.claim if isinstance(op, SupersedeClaim) else None
         page = _page_of(op)
         if isinstance(op, SupersedeClaim):
@@ -395,7 +369,12 @@ def admit(
             )
         elif any(c.status == QUARANTINED for c in result.claims):
             result.decide(QUARANTINED, "sanitizer", "some evidence overlaps sanitizer flags")
-        results.append(result)
+        if isinstance(op, SupersedeClaim) and result.passes:
+            if op.claim in gate.ended:
+                result.decide(
+                    REJECTED, "consistency", f"an earlier operation of this plan ends {op.claim}"
+                )
+            gate.ended.add(op.claim)
     _ground(plan, results, Grounding(sources, verifier))
     _cascade(plan, results)
     admission = Admission(plan_id=plan_id, selected=chosen, ops=results)
@@ -492,11 +471,26 @@ def _cascade(plan: Plan, results: list[OpResult]) -> None:
     del by_index
 
 
+WITHDRAWAL_POLICY = (
+    "plans that supersede or retract claims always wait for a person, whatever "
+    "policy.auto_apply says: they take facts out of the wiki, and the blast radius of a "
+    "retraction (syntheses, emptied pages) is a judgement no trust tier makes"
+)
+
+
+def _a(tier: str) -> str:
+    return ("an " if tier[:1] in "aeiou" else "a ") + tier
+
+
 def _policy(config: Config, admission: Admission) -> None:
     passing = [op for op in admission.ops if op.passes]
     if not passing:
         admission.needs_approval = True
         admission.policy_reason = "nothing in the plan passed the gate"
+        return
+    if any(op.kind in WITHDRAWALS for op in passing):
+        admission.needs_approval = True
+        admission.policy_reason = WITHDRAWAL_POLICY
         return
     if config.auto_apply == "never":
         admission.needs_approval = True

@@ -38,6 +38,8 @@ from ..plan.schema import (
     CreatePage,
     LinkPages,
     Plan,
+    RetractClaim,
+    RetractSource,
     SupersedeClaim,
     UpdateContext,
     parse_plan,
@@ -47,6 +49,7 @@ from ..sources.store import SourceStore
 from ..vault import Vault
 from . import audit
 from .atomic import atomic_write, fsync_dir, write_temp
+from .blast import LIVE, BlastRadius, blast_radius, claim_radius
 from .render import CONTEXT_ARCHIVE, expected_files, render_context, render_path
 
 Step = Callable[[str], None]
@@ -80,6 +83,8 @@ class ApplyResult:
     claims: list[str] = field(default_factory=list)
     commit: str | None = None
     admission: Admission | None = None
+    superseded: list[str] = field(default_factory=list)
+    retracted: list[str] = field(default_factory=list)
 
 
 def gate_services(vault: Vault) -> tuple[SourceStore, Verifier]:
@@ -111,6 +116,8 @@ class _Writer:
         self.now = now
         self.touched: set[str] = set()
         self.claim_ids: list[str] = []
+        self.superseded: list[str] = []
+        self.retracted: list[str] = []
         self.context_changed = False
 
     def _next_position(self, page: str) -> int:
@@ -209,6 +216,15 @@ class _Writer:
                     self.insert_claim(result.index, claim, draft, "", "Context")
                 self.context_changed = True
                 title = f"context ({op.mode}, {len(passing)} entries)"
+            elif isinstance(op, SupersedeClaim) and op.successor is not None:
+                self._end(op.claim, "superseded", op.successor)
+                title = f"{op.claim} → {op.successor}"
+            elif isinstance(op, RetractClaim):
+                radius = claim_radius(self.db, [op.claim])
+                self._retract(result.index, op.op, op.reason, radius)
+                title = f"{op.claim}: {_retracted(radius)}"
+            elif isinstance(op, RetractSource):
+                title = self._retract_source(result.index, op)
             elif isinstance(op, SupersedeClaim):
                 old = self.db.execute(
                     "SELECT page_slug, section, position FROM claims WHERE id = ?", (op.claim,)
@@ -217,15 +233,65 @@ class _Writer:
                 new = self.insert_claim(
                     result.index, claim, draft, old["page_slug"], old["section"], old["position"]
                 )
-                self.db.execute(
-                    "UPDATE claims SET status = 'superseded', superseded_by = ? WHERE id = ?",
-                    (new, op.claim),
-                )
-                if old["page_slug"]:
-                    self._touch_page(old["page_slug"])
+                self._end(op.claim, "superseded", new)
                 title = f"{op.claim} → {new}"
             summary.append({"index": result.index, "kind": op.op, "title": title})
         return summary
+
+    def _touch(self, page: str) -> None:
+        if page:
+            self._touch_page(page)
+        else:
+            self.context_changed = True
+
+    def _end(self, claim: str, status: str, successor: str | None = None) -> None:
+        """Take one claim out of the wiki: ``superseded`` (by ``successor``) or ``retracted``."""
+        row = self.db.execute("SELECT page_slug FROM claims WHERE id = ?", (claim,)).fetchone()
+        marks = ",".join("?" * len(LIVE))
+        self.db.execute(
+            f"UPDATE claims SET status = ?, superseded_by = coalesce(?, superseded_by) "
+            f"WHERE id = ? AND status IN ({marks})",
+            (status, successor, claim, *LIVE),
+        )
+        (self.superseded if status == "superseded" else self.retracted).append(claim)
+        self._touch(row["page_slug"])
+
+    def _retract(self, index: int, kind: str, reason: str, radius: BlastRadius) -> None:
+        """Retract what ``radius`` says goes, with an audit entry giving each claim's reason
+        (the rendered "Retracted" list reads it from there)."""
+        why: dict[str, str] = {}
+        for claim in radius.retracted:
+            why[claim.id] = (
+                f"source {radius.source[:12]} retracted: {reason}" if radius.source else reason
+            )
+        for claim in radius.derived:
+            why[claim.id] = f"rests on retracted claim {claim.rests_on[0]}"
+        for claim_id in why:
+            self._end(claim_id, "retracted")
+        detail = {
+            "op": index,
+            "kind": kind,
+            "reason": reason,
+            "source": radius.source or None,
+            "claims": why,
+            "counts": radius.counts,
+        }
+        audit.append(self.db, self.now, "retracted", self.plan_id, "door", detail)
+
+    def _retract_source(self, index: int, op: RetractSource) -> str:
+        source_id = self.store.resolve(op.source)
+        assert source_id is not None  # the gate found it
+        radius = blast_radius(self.db, source_id, exclude_plan=self.plan_id)
+        self.db.execute("UPDATE sources SET status = 'retracted' WHERE id = ?", (source_id,))
+        for kept in radius.kept:
+            self.db.execute("UPDATE claims SET trust = ? WHERE id = ?", (kept.new_trust, kept.id))
+        for page in radius.pages:
+            self._touch(page)
+        self._retract(index, op.op, op.reason, radius)
+        return (
+            f"source {radius.source_name} ({source_id[:12]}): {_retracted(radius)}, "
+            f"{len(radius.kept)} kept with other evidence"
+        )
 
     def spill_context(self, cap: int) -> None:
         """Move the oldest context entries to the archive page until context.md fits its cap."""
@@ -257,6 +323,16 @@ class _Writer:
                 (CONTEXT_ARCHIVE, self._next_position(CONTEXT_ARCHIVE), oldest["id"]),
             )
             self._touch_page(CONTEXT_ARCHIVE)
+            # pages whose superseded claims link to it link to its new page
+            for (page,) in self.db.execute(
+                "SELECT DISTINCT page_slug FROM claims WHERE superseded_by = ? AND page_slug != ''",
+                (oldest["id"],),
+            ).fetchall():
+                self._touch_page(page)
+
+
+def _retracted(radius: BlastRadius) -> str:
+    return f"{len(radius.retracted)} claim(s) retracted, {len(radius.derived)} derived"
 
 
 def _drafts(op: object) -> list[ClaimDraft]:
@@ -347,8 +423,30 @@ def apply(
         if not admission.admitted_ops:
             why = "; ".join(f"op {op.index + 1}: {op.reason}" for op in admission.ops)
             raise ConflictError(f"nothing in the selected operations passes the gate now: {why}")
+        _refuse_grown_retractions(plan_id, stored, admission)
         step("admitted")
         return _write_and_commit(vault, store, plan, plan_id, admission, approval, step)
+
+
+def _refuse_grown_retractions(plan_id: str, stored: Admission, now: Admission) -> None:
+    """W5 for retractions: the person approved the blast radius the inbox showed. If, against the
+    current wiki, a retraction would take out claims it didn't then, refuse; a smaller radius
+    (claims gone some other way meanwhile) is fine and is what gets recorded."""
+    before = {op.index: op for op in stored.ops}
+    grown: list[str] = []
+    for op in now.ops:
+        if "radius" not in op.detail or op.index not in before:
+            continue
+        then = before[op.index].detail.get("radius")
+        was = set(BlastRadius.from_json(then).goes) if then else set()
+        grown += [c for c in BlastRadius.from_json(op.detail["radius"]).goes if c not in was]
+    if grown:
+        shown = ", ".join(grown[:5]) + (f" and {len(grown) - 5} more" if len(grown) > 5 else "")
+        raise ConflictError(
+            f"plan {plan_id[:12]} would now retract {len(grown)} claim(s) it didn't when it was "
+            f"proposed ({shown}): the wiki changed. Reject it (`affidavit reject {plan_id[:12]} "
+            "--reason changed`) and propose the retraction again to review the new blast radius."
+        )
 
 
 def _write_and_commit(
@@ -391,7 +489,13 @@ def _write_and_commit(
             "applied",
             plan_id,
             approval.actor,
-            {"ops": summary, "claims": writer.claim_ids, "approval": approval.kind},
+            {
+                "ops": summary,
+                "claims": writer.claim_ids,
+                "approval": approval.kind,
+                **({"superseded": writer.superseded} if writer.superseded else {}),
+                **({"retracted": writer.retracted} if writer.retracted else {}),
+            },
         )
         step("db_written")
         paths = ["wiki/index.md", "wiki/log.md"]
@@ -445,6 +549,8 @@ def _write_and_commit(
         claims=writer.claim_ids,
         commit=commit,
         admission=admission,
+        superseded=writer.superseded,
+        retracted=writer.retracted,
     )
 
 

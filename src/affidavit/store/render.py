@@ -2,7 +2,10 @@
 
 Pages use standard markdown links (``[Title](slug.md)``), which Obsidian resolves like wikilinks and
 any markdown viewer follows; citations are footnotes carrying the verbatim quote and a link into the
-stored source file.
+stored source file (marked "(source retracted)" once that source is). Past claims leave the body for
+two generated lists at the end of their page: "Superseded" (struck through, with the successor's id
+and, when it lives on another page, a link there) and "Retracted" (struck through, with the reason
+the audit log recorded). A page left with no active claim still renders.
 """
 
 from __future__ import annotations
@@ -15,6 +18,9 @@ from dataclasses import dataclass
 from itertools import groupby
 
 CONTEXT_ARCHIVE = "context-archive"
+SUPERSEDED_HEADING = "Superseded"
+RETRACTED_HEADING = "Retracted"
+"""Generated lists of a page's past claims: they carry no citations and can't be edited into plans."""
 GENERATED = ("index.md", "log.md", "context.md")
 _ESCAPE = re.compile(r"([\\`*_\[\]<>|~!#&])")
 _LINE_START = re.compile(r"^([-+=>]|\d+[.)])")
@@ -41,6 +47,7 @@ class _Evidence:
     location: str
     source_name: str
     source_file: str
+    source_status: str
 
 
 @dataclass(frozen=True)
@@ -63,7 +70,8 @@ def _claims(db: sqlite3.Connection, page: str, statuses: tuple[str, ...]) -> lis
     out = []
     for row in rows:
         ev = db.execute(
-            'SELECT e.source_id, e.quote, e.start, e."end", e.location, s.name, s.original_file '
+            'SELECT e.source_id, e.quote, e.start, e."end", e.location, s.name, s.original_file, '
+            "s.status "
             "FROM evidence e JOIN sources s ON s.id = e.source_id "
             "WHERE e.claim_id = ? ORDER BY e.idx",
             (row["id"],),
@@ -84,9 +92,11 @@ def _claims(db: sqlite3.Connection, page: str, statuses: tuple[str, ...]) -> lis
 def _footnote(number: int, claim_id: str, ev: _Evidence) -> str:
     quote = escape_inline(ev.quote)
     name = escape_inline(ev.source_name)
+    retracted = " (source retracted)" if ev.source_status == "retracted" else ""
     return (
         f"[^{number}]: “{quote}” — [{name}](../{ev.source_file}), {ev.location}, "
         f"chars {ev.start}–{ev.end} · source `{ev.source_id[:12]}` · claim `{claim_id}`"
+        f"{retracted}"
     )
 
 
@@ -107,6 +117,34 @@ def _title(db: sqlite3.Connection, slug: str) -> str:
     return str(row[0]) if row else slug
 
 
+def _successor(db: sqlite3.Connection, slug: str, successor: str | None) -> str:
+    """`` → superseded by `c-…` ``, with a link to the page it is on when that is another one."""
+    if not successor:
+        return ""
+    text = f" → superseded by `{successor}`"
+    row = db.execute("SELECT page_slug FROM claims WHERE id = ?", (successor,)).fetchone()
+    if row is None or row[0] == slug:
+        return text
+    target, title = ("context", "Context") if row[0] == "" else (row[0], _title(db, row[0]))
+    return f"{text} in [{escape_inline(title)}]({target}.md)"
+
+
+def retraction_reasons(db: sqlite3.Connection, claim_ids: list[str]) -> dict[str, str]:
+    """Why each claim was retracted, from the audit log's ``retracted`` entries (the latest)."""
+    wanted = set(claim_ids)
+    out: dict[str, str] = {}
+    if not wanted:
+        return out
+    rows = db.execute("SELECT detail FROM audit WHERE action = 'retracted' ORDER BY seq DESC")
+    for (detail,) in rows:
+        for claim_id, why in json.loads(detail).get("claims", {}).items():
+            if claim_id in wanted and claim_id not in out:
+                out[claim_id] = str(why)
+        if len(out) == len(wanted):
+            break
+    return out
+
+
 def render_page(db: sqlite3.Connection, slug: str) -> str | None:
     """The markdown of page ``slug``, or None when no such page exists."""
     page = db.execute("SELECT * FROM pages WHERE slug = ?", (slug,)).fetchone()
@@ -114,6 +152,7 @@ def render_page(db: sqlite3.Connection, slug: str) -> str | None:
         return None
     active = _claims(db, slug, ("active",))
     old = _claims(db, slug, ("superseded",))
+    withdrawn = _claims(db, slug, ("retracted",))
     out = [
         "---",
         f"title: {_yaml_str(page['title'])}",
@@ -151,10 +190,18 @@ def render_page(db: sqlite3.Connection, slug: str) -> str | None:
             out += [f"- [{escape_inline(_title(db, s))}]({s}.md)" for s in slugs]
             out.append("")
     if old:
-        out += ["## Superseded", ""]
+        out += [f"## {SUPERSEDED_HEADING}", ""]
         for claim in old:
-            successor = f" → superseded by `{claim.superseded_by}`" if claim.superseded_by else ""
+            successor = _successor(db, slug, claim.superseded_by)
             out.append(f"- ~~{escape_inline(claim.text)}~~ `{claim.id}`{successor}")
+        out.append("")
+    if withdrawn:
+        out += [f"## {RETRACTED_HEADING}", ""]
+        reasons = retraction_reasons(db, [c.id for c in withdrawn])
+        for claim in withdrawn:
+            why = reasons.get(claim.id, "")
+            why = f" — {escape_inline(why)}" if why else ""
+            out.append(f"- ~~{escape_inline(claim.text)}~~ `{claim.id}`{why}")
         out.append("")
     if notes:
         out += notes

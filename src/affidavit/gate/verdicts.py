@@ -1,0 +1,119 @@
+"""What the gate decides, as recorded in a plan: verdicts per quote, claim and operation.
+
+Stored as JSON in ``plans.admission`` and read back by the inbox and at approval; fields added later
+have defaults, so admissions recorded before them still load.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..config import TRUST_TIERS
+from ..evidence.verify import QuoteCheck
+
+ADMITTED = "admitted"
+QUARANTINED = "quarantined"
+REJECTED = "rejected"
+
+
+QuoteResult = QuoteCheck
+"""A quote's verdict, as recorded in the plan (``verified: false`` ones included)."""
+
+
+@dataclass
+class ClaimResult:
+    """The verdict on one claim of an operation."""
+
+    index: int
+    text: str
+    status: str = ADMITTED  # admitted | quarantined | rejected
+    check: str = ""  # the check that decided, when not plainly admitted
+    reason: str = ""
+    trust: str = ""
+    evidence: list[QuoteResult] = field(default_factory=list)
+    role: str = ""
+    """'' for a claim the operation adds; for an existing claim the operation names, what it
+    becomes: ``superseded`` or ``retracted``, or ``successor`` (the claim that replaces it)."""
+
+    def decide(self, status: str, check: str, reason: str) -> None:
+        self.status, self.check, self.reason = status, check, reason
+
+    @property
+    def passes(self) -> bool:
+        return self.status in (ADMITTED, QUARANTINED)
+
+
+@dataclass
+class OpResult:
+    """The verdict on one operation."""
+
+    index: int
+    kind: str
+    status: str = ADMITTED
+    check: str = ""
+    reason: str = ""
+    claims: list[ClaimResult] = field(default_factory=list)
+    detail: dict[str, Any] = field(default_factory=dict)
+    """What a supersession or retraction would do, for the reviewer: ``radius`` (a
+    :class:`~affidavit.store.blast.BlastRadius` as JSON) for retractions; ``claim``,
+    ``successor`` and their pages for a supersession by an existing claim."""
+
+    def decide(self, status: str, check: str, reason: str) -> None:
+        self.status, self.check, self.reason = status, check, reason
+
+    @property
+    def passes(self) -> bool:
+        return self.status in (ADMITTED, QUARANTINED)
+
+
+WITHDRAWALS = ("supersede_claim", "retract_claim", "retract_source")
+"""Operations that take claims out of the wiki; a plan with any of them always waits for a person."""
+
+
+@dataclass
+class Admission:
+    """Everything the gate decided about a plan (or the selected part of it)."""
+
+    plan_id: str
+    selected: list[int]
+    ops: list[OpResult]
+    needs_approval: bool = True
+    policy_reason: str = ""
+
+    @property
+    def admitted_ops(self) -> list[int]:
+        return [op.index for op in self.ops if op.passes]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        out = {ADMITTED: 0, QUARANTINED: 0, REJECTED: 0}
+        for op in self.ops:
+            for claim in op.claims:
+                if not claim.role:  # claims the plan adds, not the ones it names
+                    out[claim.status] += 1
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Admission:
+        ops = []
+        for op in data["ops"]:
+            claims = [
+                ClaimResult(**{**c, "evidence": [QuoteResult(**q) for q in c["evidence"]]})
+                for c in op["claims"]
+            ]
+            ops.append(OpResult(**{**op, "claims": claims}))
+        return Admission(
+            plan_id=data["plan_id"],
+            selected=list(data["selected"]),
+            ops=ops,
+            needs_approval=bool(data["needs_approval"]),
+            policy_reason=str(data["policy_reason"]),
+        )
+
+
+def trust_rank(tier: str) -> int:
+    return TRUST_TIERS.index(tier)

@@ -1,0 +1,133 @@
+"""Admission of the operations that take claims out of the wiki instead of adding them.
+
+* ``supersede_claim`` with ``successor``: the successor already is in the wiki, so nothing new is
+  quoted; its stored quotes are looked for again in their sources as they are now (evidence), those
+  sources must be active and intact (provenance), sanitizer flags quarantine as usual, and its
+  trust must reach the old claim's (trust, W7). Both claims' quotes are recorded for the reviewer.
+  There is no near-duplicate test: the successor was checked when it entered.
+* ``retract_claim``: the claim goes, with the syntheses that rest on it (``derived_from``).
+* ``retract_source``: the blast radius (:mod:`affidavit.store.blast`) is recorded.
+
+An operation that names a claim an earlier operation of the same plan already ends (supersedes or
+retracts) is rejected (consistency). The policy never applies these plans on its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import TYPE_CHECKING
+
+from ..errors import AffidavitError
+from ..plan.schema import RetractClaim, RetractSource, SupersedeClaim
+from ..store.blast import blast_radius, claim_radius
+from .verdicts import QUARANTINED, REJECTED, ClaimResult, OpResult, QuoteResult
+
+if TYPE_CHECKING:
+    from .admission import _Gate
+
+__all__ = ["retraction", "source_retraction", "succession"]
+
+
+def recheck(gate: _Gate, claim_id: str) -> list[QuoteResult]:
+    """The stored quotes of a claim, looked for again in their sources as they are now."""
+    rows = gate.db.execute(
+        "SELECT source_id, quote FROM evidence WHERE claim_id = ? ORDER BY idx", (claim_id,)
+    ).fetchall()
+    out = []
+    for source_id, quote in rows:
+        try:
+            out.append(gate.verifier.check(source_id, quote))
+        except AffidavitError as exc:  # e.g. the stored text is gone: say so, don't fail
+            out.append(QuoteResult(source_id, source_id, quote, False, None, None, str(exc)))
+    return out
+
+
+def _named(gate: _Gate, claim_id: str, index: int, role: str) -> ClaimResult:
+    row = gate.db.execute("SELECT text, trust FROM claims WHERE id = ?", (claim_id,)).fetchone()
+    return ClaimResult(
+        index=index, text=row[0], trust=row[1], role=role, evidence=recheck(gate, claim_id)
+    )
+
+
+def _retracted(gate: _Gate, source_id: str | None) -> bool:
+    if source_id is None:
+        return False
+    return source_id in gate.retracting or gate.sources.get(source_id).status == "retracted"
+
+
+def _ends(claim_id: str) -> str:
+    return f"an earlier operation of this plan supersedes or retracts {claim_id}"
+
+
+def succession(gate: _Gate, op: SupersedeClaim, result: OpResult) -> None:
+    """``supersede_claim`` with ``successor``. Quotes of the successor from retracted sources
+    don't count (they are recorded under ``detail.ignored``); at least one other must verify."""
+    assert op.successor is not None
+    old = _named(gate, op.claim, 0, "superseded")
+    new = _named(gate, op.successor, 1, "successor")
+    result.claims += [old, new]
+    pages = dict(
+        gate.db.execute(
+            "SELECT id, page_slug FROM claims WHERE id IN (?, ?)", (op.claim, op.successor)
+        ).fetchall()
+    )
+    ignored = [q for q in new.evidence if _retracted(gate, q.source_id)]
+    new.evidence = [q for q in new.evidence if not _retracted(gate, q.source_id)]
+    result.detail = {
+        "claim": op.claim,
+        "page": pages[op.claim],
+        "successor": op.successor,
+        "successor_page": pages[op.successor],
+        "ignored": [asdict(q) for q in ignored],
+    }
+    bad = [q for q in new.evidence if not q.verified]
+    if not new.evidence:
+        new.decide(REJECTED, "evidence", "every quote of the successor is from a retracted source")
+    elif bad:
+        reasons = "; ".join(q.reason for q in bad)
+        new.decide(REJECTED, "evidence", f"the successor's evidence no longer verifies: {reasons}")
+    else:
+        gate.provenance(new)
+    if new.status != REJECTED:
+        gate.sanitizer(new)
+        gate.trust(new, op.claim)
+    if new.status != REJECTED and {op.claim, op.successor} & gate.ended:
+        ended = op.claim if op.claim in gate.ended else op.successor
+        new.decide(REJECTED, "consistency", _ends(ended))
+    if new.status == REJECTED:
+        result.decide(REJECTED, new.check, new.reason)
+        return
+    gate.ended.add(op.claim)
+    if new.status == QUARANTINED:
+        result.decide(QUARANTINED, "sanitizer", new.reason)
+
+
+def retraction(gate: _Gate, op: RetractClaim, result: OpResult) -> None:
+    """``retract_claim``: the claim goes, with the syntheses that rest on it."""
+    result.claims.append(_named(gate, op.claim, 0, "retracted"))
+    if op.claim in gate.ended:
+        result.decide(REJECTED, "consistency", _ends(op.claim))
+        return
+    radius = claim_radius(gate.db, [op.claim], skip=gate.ended)
+    result.detail = {"radius": radius.to_json()}
+    gate.ended |= set(radius.goes)
+
+
+def source_retraction(
+    gate: _Gate, op: RetractSource, result: OpResult, plan_id: str, done: set[str]
+) -> None:
+    """``retract_source``: record the blast radius, counting what earlier operations of the same
+    plan retract (``done``: their sources; ``gate.ended``: their claims) as gone already."""
+    source_id = gate.sources.resolve(op.source)
+    assert source_id is not None  # the targets check found it
+    if source_id in done:
+        result.decide(
+            REJECTED, "consistency", f"source {source_id[:12]} is retracted earlier in this plan"
+        )
+        return
+    radius = blast_radius(
+        gate.db, source_id, exclude_plan=plan_id, also_retracted=done, skip=gate.ended
+    )
+    done.add(source_id)
+    result.detail = {"radius": radius.to_json()}
+    gate.ended |= set(radius.goes)

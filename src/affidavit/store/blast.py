@@ -1,0 +1,297 @@
+"""What a retraction would take out of the wiki: its blast radius (a pure read of the database).
+
+Retracting a source withdraws every live claim whose evidence all comes from retracted sources
+(this one, or ones retracted before). A claim with evidence from another source stays, keeps that
+evidence, and its trust becomes the weakest tier of the sources it still rests on. A synthesis —
+a claim that names the claims it rests on in ``derived_from``, such as a saved answer — can't
+outlive what it rests on, so it goes too, transitively.
+
+The gate records the radius in a ``retract_source`` admission so a person sees it before approving;
+approval recomputes it against the current wiki; the door (:mod:`affidavit.store.apply`) computes it
+once more inside its transaction and writes exactly what it says. One function serves all three.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Collection
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..config import TRUST_TIERS
+
+LIVE = ("active", "quarantined", "pending")
+"""Claim statuses a retraction takes out (superseded and retracted claims are history already)."""
+
+__all__ = [
+    "LIVE",
+    "BlastRadius",
+    "ClaimImpact",
+    "KeptClaim",
+    "OpenPlan",
+    "blast_radius",
+    "claim_radius",
+    "derived_closure",
+]
+
+
+@dataclass(frozen=True)
+class ClaimImpact:
+    """A claim a retraction would withdraw. ``rests_on``: for a synthesis, the withdrawn claims
+    it was derived from; ``sources``: the (retracted) sources its evidence cites."""
+
+    id: str
+    page: str  # '' for an entry of context.md
+    section: str
+    text: str
+    status: str
+    trust: str
+    rests_on: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class KeptClaim:
+    """A claim that cites the source but keeps other evidence, with its trust before and after."""
+
+    id: str
+    page: str
+    text: str
+    trust: str
+    new_trust: str
+    remaining_sources: list[str]
+
+
+@dataclass(frozen=True)
+class OpenPlan:
+    """A pending plan whose evidence cites the source (it will fail provenance once retracted)."""
+
+    id: str
+    author: str
+    origin: str
+    quotes: int
+
+
+@dataclass
+class BlastRadius:
+    """Everything a retraction would change. ``retracted`` and ``derived`` go; ``kept`` stay."""
+
+    source: str  # the full id ('' for a claim retraction)
+    source_name: str = ""
+    retracted: list[ClaimImpact] = field(default_factory=list)
+    kept: list[KeptClaim] = field(default_factory=list)
+    derived: list[ClaimImpact] = field(default_factory=list)
+    empty_pages: list[str] = field(default_factory=list)
+    open_plans: list[OpenPlan] = field(default_factory=list)
+
+    @property
+    def goes(self) -> list[str]:
+        """Ids of every claim the retraction withdraws, in order: direct ones, then syntheses."""
+        return [c.id for c in self.retracted] + [c.id for c in self.derived]
+
+    @property
+    def pages(self) -> list[str]:
+        """Pages whose rendering changes (``''`` stands for context.md)."""
+        gone = {c.page for c in (*self.retracted, *self.derived)}
+        return sorted(gone | {c.page for c in self.kept})
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {
+            "retracted": len(self.retracted),
+            "kept": len(self.kept),
+            "derived": len(self.derived),
+            "empty_pages": len(self.empty_pages),
+            "open_plans": len(self.open_plans),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["counts"] = self.counts
+        return data
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> BlastRadius:
+        return BlastRadius(
+            source=data["source"],
+            source_name=data.get("source_name", ""),
+            retracted=[ClaimImpact(**c) for c in data.get("retracted", [])],
+            kept=[KeptClaim(**c) for c in data.get("kept", [])],
+            derived=[ClaimImpact(**c) for c in data.get("derived", [])],
+            empty_pages=list(data.get("empty_pages", [])),
+            open_plans=[OpenPlan(**p) for p in data.get("open_plans", [])],
+        )
+
+
+def _weakest(tiers: list[str]) -> str:
+    return min(tiers, key=TRUST_TIERS.index)
+
+
+def _impact(row: sqlite3.Row, rests_on: list[str], sources: list[str]) -> ClaimImpact:
+    return ClaimImpact(
+        id=row["id"],
+        page=row["page_slug"],
+        section=row["section"],
+        text=row["text"],
+        status=row["status"],
+        trust=row["trust"],
+        rests_on=rests_on,
+        sources=sources,
+    )
+
+
+def _claim_rows(db: sqlite3.Connection, ids: list[str]) -> dict[str, sqlite3.Row]:
+    out: dict[str, sqlite3.Row] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for row in db.execute(f"SELECT * FROM claims WHERE id IN ({marks})", chunk):
+            out[row["id"]] = row
+    return out
+
+
+def derived_closure(
+    db: sqlite3.Connection, ids: list[str], skip: Collection[str] = ()
+) -> list[ClaimImpact]:
+    """Live claims derived (``derived_from``), directly or through others, from claims ``ids``.
+
+    Returned in the order they are reached, each naming the withdrawn claims it rests on. Claims
+    in ``ids`` and ``skip`` (already gone some other way) are never returned.
+    """
+    rows = db.execute(
+        f"SELECT * FROM claims WHERE derived_from != '[]' AND status IN ({','.join('?' * len(LIVE))})"
+        " ORDER BY page_slug, position, id",
+        LIVE,
+    ).fetchall()
+    parents = {row["id"]: [str(p) for p in json.loads(row["derived_from"])] for row in rows}
+    by_id = {row["id"]: row for row in rows}
+    gone = set(ids)
+    out: list[ClaimImpact] = []
+    changed = True
+    while changed:
+        changed = False
+        for cid, rests in parents.items():
+            if cid in gone or cid in skip:
+                continue
+            hit = [p for p in rests if p in gone]
+            if hit:
+                out.append(_impact(by_id[cid], hit, []))
+                gone.add(cid)
+                changed = True
+    return out
+
+
+def _empty_pages(db: sqlite3.Connection, goes: set[str], skip: Collection[str] = ()) -> list[str]:
+    """Pages with active claims now that would have none once ``goes`` (and ``skip``, claims
+    already on their way out) are withdrawn."""
+    if not goes:
+        return []
+    pages = _claim_rows(db, sorted(goes))
+    out = []
+    for slug in sorted({row["page_slug"] for row in pages.values() if row["page_slug"]}):
+        active = {
+            r[0]
+            for r in db.execute(
+                "SELECT id FROM claims WHERE page_slug = ? AND status = 'active'", (slug,)
+            )
+        }
+        if active and active <= goes | set(skip):
+            out.append(slug)
+    return out
+
+
+def _cites(value: Any, source_id: str) -> int:
+    """How many evidence items in a plan's JSON cite ``source_id`` (by full id or prefix)."""
+    if isinstance(value, list):
+        return sum(_cites(v, source_id) for v in value)
+    if not isinstance(value, dict):
+        return 0
+    ref = value.get("source")
+    here = int(
+        "quote" in value
+        and isinstance(ref, str)
+        and len(ref) >= 12
+        and source_id.startswith(ref.lower())
+    )
+    return here + sum(_cites(v, source_id) for v in value.values())
+
+
+def _open_plans(db: sqlite3.Connection, source_id: str, exclude_plan: str) -> list[OpenPlan]:
+    out = []
+    rows = db.execute(
+        "SELECT id, author, origin, plan_json FROM plans WHERE status = 'pending' "
+        "ORDER BY created_at, id"
+    )
+    for row in rows:
+        if row["id"] == exclude_plan:
+            continue
+        count = _cites(json.loads(row["plan_json"]), source_id)
+        if count:
+            out.append(OpenPlan(row["id"], row["author"], row["origin"], count))
+    return out
+
+
+def blast_radius(
+    db: sqlite3.Connection,
+    source_id: str,
+    *,
+    exclude_plan: str = "",
+    also_retracted: Collection[str] = (),
+    skip: Collection[str] = (),
+) -> BlastRadius:
+    """What retracting the source ``source_id`` (its full id) would do to the wiki as it is now.
+
+    Only reads. ``exclude_plan`` leaves one plan (the retraction itself) out of ``open_plans``.
+    ``also_retracted`` counts further sources as retracted and ``skip`` leaves out claims already
+    withdrawn: the gate passes what earlier operations of the same plan retract.
+    """
+    src = db.execute("SELECT id, name FROM sources WHERE id = ?", (source_id,)).fetchone()
+    radius = BlastRadius(source=source_id, source_name=src["name"] if src else "")
+    retracted_sources = {
+        r[0] for r in db.execute("SELECT id FROM sources WHERE status = 'retracted'")
+    } | {source_id, *also_retracted}
+    marks = ",".join("?" * len(LIVE))
+    rows = db.execute(
+        f"SELECT DISTINCT c.* FROM claims c JOIN evidence e ON e.claim_id = c.id "
+        f"WHERE e.source_id = ? AND c.status IN ({marks}) ORDER BY c.page_slug, c.position, c.id",
+        (source_id, *LIVE),
+    ).fetchall()
+    for row in rows:
+        if row["id"] in skip:
+            continue
+        evidence = db.execute(
+            "SELECT DISTINCT e.source_id, s.trust FROM evidence e "
+            "JOIN sources s ON s.id = e.source_id WHERE e.claim_id = ? ORDER BY e.source_id",
+            (row["id"],),
+        ).fetchall()
+        remaining = [(e[0], e[1]) for e in evidence if e[0] not in retracted_sources]
+        if remaining:
+            radius.kept.append(
+                KeptClaim(
+                    id=row["id"],
+                    page=row["page_slug"],
+                    text=row["text"],
+                    trust=row["trust"],
+                    new_trust=_weakest([t for _, t in remaining]),
+                    remaining_sources=[s for s, _ in remaining],
+                )
+            )
+        else:
+            radius.retracted.append(_impact(row, [], [e[0] for e in evidence]))
+    radius.derived = derived_closure(db, [c.id for c in radius.retracted], skip)
+    radius.empty_pages = _empty_pages(db, set(radius.goes), skip)
+    radius.open_plans = _open_plans(db, source_id, exclude_plan)
+    return radius
+
+
+def claim_radius(
+    db: sqlite3.Connection, claim_ids: list[str], *, skip: Collection[str] = ()
+) -> BlastRadius:
+    """What retracting the claims ``claim_ids`` would do: they go, with their syntheses."""
+    rows = _claim_rows(db, claim_ids)
+    radius = BlastRadius(source="")
+    radius.retracted = [_impact(rows[c], [], []) for c in claim_ids if c in rows]
+    radius.derived = derived_closure(db, [c.id for c in radius.retracted], skip)
+    radius.empty_pages = _empty_pages(db, set(radius.goes), skip)
+    return radius
