@@ -1,0 +1,152 @@
+"""The built-in job handlers: ingest, reindex and lint, each the same service its command runs.
+
+A handler runs in the job's own process, returns JSON data (the job's result) or raises
+:class:`JobFailed`. Its work must be resumable: a job whose worker died is run again from the
+start and must skip what is already durable (ingest skips recorded chunks and finishes plans
+already proposed; reindex skips vectors whose lineage is current).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import asdict, is_dataclass
+from typing import Any
+
+from ..errors import AffidavitError
+from ..ingest.pipeline import Ingestor, IngestReport
+from ..providers.from_config import provider_from_config
+from .context import JobContext
+from .payloads import IngestPayload, LintPayload, ReindexPayload, register_handler
+
+
+class JobFailed(AffidavitError):
+    """The job ran but did not succeed; ``result`` is kept with the job all the same."""
+
+    def __init__(self, message: str, result: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+def _job_chunks(ctx: JobContext) -> dict[str, int]:
+    """Chunks this job recorded, by outcome, over all its attempts."""
+    rows = ctx.vault.db.execute(
+        "SELECT outcome, count(*) FROM ingested_chunks WHERE job_id = ? GROUP BY outcome",
+        (ctx.job.id,),
+    )
+    return {str(outcome): int(count) for outcome, count in rows}
+
+
+def ingest_result(ctx: JobContext, report: IngestReport) -> dict[str, Any]:
+    sources = []
+    for source in report.sources:
+        sources.append(
+            {
+                "target": source.target,
+                "status": source.status,
+                "source_id": source.source_id,
+                "name": source.name,
+                "trust": source.trust,
+                "message": source.message,
+                "chunks": {
+                    s: sum(1 for c in source.chunks if c.status == s)
+                    for s in sorted({c.status for c in source.chunks})
+                },
+                "problems": [
+                    {"chunk": c.index + 1, "status": c.status, "message": c.message}
+                    for c in source.chunks
+                    if c.status in ("failed", "rejected")
+                ],
+            }
+        )
+    return {"totals": report.totals(), "job_chunks": _job_chunks(ctx), "sources": sources}
+
+
+def run_ingest(ctx: JobContext, payload: IngestPayload) -> dict[str, Any]:
+    """Ingest the payload's sources; plans go to the inbox, or are applied with ``yes``."""
+    vault = ctx.vault
+    provider = provider_from_config(vault.config, payload.model)
+    reviewer = provider_from_config(vault.config, payload.model) if vault.config.review else None
+    seen: dict[str, tuple[int, int]] = {}
+
+    def progress(name: str, done: int, total: int) -> None:
+        seen[name] = (done, total)
+        chunks = _job_chunks(ctx)
+        applied, pending = chunks.get("applied", 0), chunks.get("pending", 0)
+        ctx.progress(
+            sum(d for d, _ in seen.values()),
+            sum(t for _, t in seen.values()),
+            f"{name}: chunk {done}/{total} · source {len(seen)} · plans: {applied} applied, "
+            f"{pending} in the inbox",
+        )
+
+    try:
+        report = Ingestor(
+            vault,
+            provider,
+            reviewer=reviewer,
+            apply_now=payload.yes,
+            progress=progress,
+            actor=ctx.actor,
+            job_id=ctx.job.id,
+            checkpoint=ctx.checkpoint,
+            step=ctx.step,
+        ).run(list(payload.sources), payload.trust)
+    finally:
+        provider.close()
+        if reviewer is not None:
+            reviewer.close()
+    result = ingest_result(ctx, report)
+    if report.failed:
+        names = ", ".join(s.target for s in report.failed[:5])
+        raise JobFailed(
+            f"{len(report.failed)} of {len(report.sources)} source(s) failed ({names}); "
+            "see the job's result for why.",
+            result,
+        )
+    return result
+
+
+def run_reindex(ctx: JobContext, payload: ReindexPayload) -> dict[str, Any]:
+    """Rebuild the claim vectors whose lineage is missing or stale (needs [embeddings])."""
+    from ..retrieval.embeddings import require_embedder
+    from ..retrieval.vectors import VectorIndex
+
+    embedder = require_embedder()
+    index = VectorIndex(clock=ctx.vault.clock)
+
+    def progress(done: int, total: int) -> None:
+        ctx.progress(done, total, f"embedded {done}/{total} claims")
+
+    with ctx.vault.write_lock():
+        report = index.reindex(ctx.vault.db, embedder, progress=progress)
+    return _as_json(report)
+
+
+def run_lint(ctx: JobContext, payload: LintPayload) -> dict[str, Any]:
+    """Run lint through ``affidavit.lint.run_lint(vault, propose=..., progress=...)``."""
+    try:
+        lint = importlib.import_module("affidavit.lint")
+    except ImportError as exc:
+        raise JobFailed(f"lint is not available in this installation ({exc}).") from None
+    run = getattr(lint, "run_lint", None)
+    if run is None:
+        raise JobFailed(
+            "lint can't run as a job yet: affidavit.lint has no run_lint(vault, propose=..., "
+            "progress=...). Run `affidavit lint` in the foreground instead."
+        )
+    return _as_json(run(ctx.vault, propose=payload.propose, progress=ctx.progress))
+
+
+def _as_json(report: Any) -> dict[str, Any]:
+    if hasattr(report, "to_json"):
+        data = report.to_json()
+    elif is_dataclass(report) and not isinstance(report, type):
+        data = asdict(report)
+    else:
+        data = report
+    return data if isinstance(data, dict) else {"value": data}
+
+
+register_handler("ingest", IngestPayload, run_ingest)
+register_handler("reindex", ReindexPayload, run_reindex)
+register_handler("lint", LintPayload, run_lint)

@@ -1,0 +1,245 @@
+"""The lease: which worker runs a vault's one running job, until when, proven by a token.
+
+A worker claims a job in one ``BEGIN IMMEDIATE`` transaction: it may take a queued job only when
+no queue job is running, or when the running job's lease expired or its holder (same host) is
+dead — then the job is resumed, one attempt more. A partial unique index on ``jobs`` makes a
+second running job impossible whatever the code does. Every later write of the holder (heartbeat,
+result) names the claim's token, so a worker that lost its lease can't overwrite the next one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import socket
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..clock import Clock, iso
+from ..db import transaction
+
+
+@dataclass(frozen=True)
+class Lease:
+    """A worker's claim on one job."""
+
+    job_id: str
+    token: str
+    owner: str
+    attempt: int
+    timeout_seconds: int
+    max_attempts: int
+
+
+def add_event(
+    db: sqlite3.Connection, job_id: str, type_: str, data: dict[str, Any], at: str
+) -> None:
+    """Append an event to the job's stream (inside the caller's transaction)."""
+    db.execute(
+        "INSERT INTO job_events (job_id, at, type, data) VALUES (?, ?, ?, ?)",
+        (job_id, at, type_, json.dumps(data, ensure_ascii=False, sort_keys=True)),
+    )
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists on this host and is not a zombie."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def holder_gone(row: sqlite3.Row, now: float) -> bool:
+    """Whether a running job's holder lost it: lease expired, or holder process dead here."""
+    expires = row["lease_expires_at"]
+    if expires is None or expires <= now:
+        return True
+    return (
+        row["lease_host"] == socket.gethostname()
+        and row["lease_pid"] is not None
+        and not pid_alive(int(row["lease_pid"]))
+    )
+
+
+def _finish_row(
+    db: sqlite3.Connection,
+    job_id: str,
+    status: str,
+    at: str,
+    *,
+    error: str = "",
+    result: dict[str, Any] | None = None,
+) -> None:
+    db.execute(
+        "UPDATE jobs SET status = ?, finished_at = ?, updated_at = ?, error = ?, "
+        "result = coalesce(?, result), lease_owner = NULL, lease_token = NULL, "
+        "lease_expires_at = NULL WHERE id = ?",
+        (
+            status,
+            at,
+            at,
+            error,
+            None if result is None else json.dumps(result, ensure_ascii=False, sort_keys=True),
+            job_id,
+        ),
+    )
+    data: dict[str, Any] = {"error": error} if error else {}
+    add_event(db, job_id, status, data, at)
+
+
+def claim(
+    db: sqlite3.Connection,
+    owner: str,
+    lease_seconds: float,
+    now: float,
+    clock: Clock,
+) -> Lease | None:
+    """Claim the vault's next job for ``owner``, or None when there is none or another holds it.
+
+    A running job whose holder is gone is resumed first; past its ``max_attempts`` (or with a
+    cancel request pending) it is failed (or cancelled) instead and the next job is considered.
+    """
+    at = iso(clock())
+    with transaction(db):
+        running = db.execute(
+            "SELECT * FROM jobs WHERE queued = 1 AND status = 'running'"
+        ).fetchone()
+        row: sqlite3.Row | None = None
+        if running is not None:
+            if not holder_gone(running, now):
+                return None
+            if running["cancel_requested"]:
+                who = running["cancelled_by"] or "someone"
+                _finish_row(db, running["id"], "cancelled", at, error=f"cancelled by {who}")
+            elif running["attempts"] >= running["max_attempts"]:
+                _finish_row(
+                    db,
+                    running["id"],
+                    "failed",
+                    at,
+                    error=(
+                        f"gave up after {running['attempts']} attempt(s): the worker running it "
+                        f"({running['lease_owner']}) stopped each time before it finished. "
+                        "Look at the worker's log, then submit the job again."
+                    ),
+                )
+            else:
+                row = running
+        if row is None:
+            row = db.execute(
+                "SELECT * FROM jobs WHERE queued = 1 AND status = 'queued' ORDER BY rowid LIMIT 1"
+            ).fetchone()
+        if row is None:
+            return None
+        token = secrets.token_hex(12)
+        attempt = int(row["attempts"]) + 1
+        db.execute(
+            "UPDATE jobs SET status = 'running', attempts = ?, lease_owner = ?, lease_token = ?, "
+            "lease_host = ?, lease_pid = ?, lease_expires_at = ?, heartbeat_at = ?, "
+            "started_at = coalesce(started_at, ?), updated_at = ? WHERE id = ?",
+            (
+                attempt,
+                owner,
+                token,
+                socket.gethostname(),
+                os.getpid(),
+                now + lease_seconds,
+                now,
+                at,
+                at,
+                row["id"],
+            ),
+        )
+        add_event(
+            db,
+            row["id"],
+            "started",
+            {"attempt": attempt, "worker": owner, "resumed": row["status"] == "running"},
+            at,
+        )
+    return Lease(
+        job_id=row["id"],
+        token=token,
+        owner=owner,
+        attempt=attempt,
+        timeout_seconds=int(row["timeout_seconds"]),
+        max_attempts=int(row["max_attempts"]),
+    )
+
+
+def renew(db: sqlite3.Connection, lease: Lease, lease_seconds: float, now: float) -> bool:
+    """Heartbeat: extend the lease; False when the lease was lost (another worker resumed)."""
+    with transaction(db):
+        cursor = db.execute(
+            "UPDATE jobs SET heartbeat_at = ?, lease_expires_at = ? "
+            "WHERE id = ? AND lease_token = ? AND status = 'running'",
+            (now, now + lease_seconds, lease.job_id, lease.token),
+        )
+    return cursor.rowcount == 1
+
+
+def holds(db: sqlite3.Connection, job_id: str, token: str) -> bool:
+    row = db.execute(
+        "SELECT 1 FROM jobs WHERE id = ? AND lease_token = ? AND status = 'running'",
+        (job_id, token),
+    ).fetchone()
+    return row is not None
+
+
+def finish(
+    db: sqlite3.Connection,
+    job_id: str,
+    token: str,
+    status: str,
+    at: str,
+    *,
+    error: str = "",
+    result: dict[str, Any] | None = None,
+) -> bool:
+    """End the job as ``status`` if ``token`` still holds its lease; False otherwise."""
+    with transaction(db):
+        if not holds(db, job_id, token):
+            return False
+        _finish_row(db, job_id, status, at, error=error, result=result)
+    return True
+
+
+def requeue(
+    db: sqlite3.Connection, job_id: str, token: str, at: str, reason: str, *, count: bool
+) -> bool:
+    """Put a running job back in the queue, resumable; ``count=False`` gives the attempt back."""
+    with transaction(db):
+        if not holds(db, job_id, token):
+            return False
+        db.execute(
+            "UPDATE jobs SET status = 'queued', updated_at = ?, lease_owner = NULL, "
+            "lease_token = NULL, lease_expires_at = NULL, attempts = attempts - ? WHERE id = ?",
+            (at, 0 if count else 1, job_id),
+        )
+        add_event(db, job_id, "requeued", {"reason": reason}, at)
+    return True
+
+
+def report_progress(
+    db: sqlite3.Connection, job_id: str, done: int, total: int, message: str, at: str
+) -> None:
+    """Record progress on the job row and as an event."""
+    with transaction(db):
+        db.execute(
+            "UPDATE jobs SET progress_done = ?, progress_total = ?, progress_message = ?, "
+            "updated_at = ? WHERE id = ?",
+            (done, total, message[:500], at, job_id),
+        )
+        add_event(
+            db, job_id, "progress", {"done": done, "total": total, "message": message[:500]}, at
+        )

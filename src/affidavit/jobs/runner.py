@@ -1,0 +1,140 @@
+"""The job's own process: ``python -m affidavit.jobs.runner VAULT JOB_ID TOKEN [--watch-stdin]``.
+
+A :class:`~affidavit.jobs.worker.Worker` starts it in a new session (its own process group) so
+that a timeout or a cancellation can stop it and everything it started with one signal. It:
+
+- turns SIGTERM into a stop request, honoured at the job's next checkpoint (exit status 75);
+- with ``--watch-stdin``, kills its whole process group as soon as its stdin closes — the worker
+  holds the other end, so a worker that dies (even by SIGKILL) never leaves its job running;
+- holds ``.affidavit/jobs.lock`` (flock) while it works: at most one job process per vault,
+  even while a dead worker's job process is still being torn down;
+- opens the vault (which recovers an interrupted apply), checks that its claim still holds,
+  runs the handler and records the result — done or failed — under that claim.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..clock import Clock, iso, utc_now
+from ..errors import AffidavitError
+from ..store.apply import Step
+from ..vault import open_vault
+from .context import EXIT_FINISHED, EXIT_STOPPED, JobContext, JobInterrupted
+from .handlers import JobFailed
+from .lease import finish, holds
+from .models import job_from_row
+from .payloads import handler_for, parse_payload
+
+JOBS_LOCK = "jobs.lock"
+
+log = logging.getLogger("affidavit.jobs")
+
+
+def _job_lock(state_dir: Path, stop: threading.Event, timeout: float) -> int | None:
+    fd = os.open(state_dir / JOBS_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if stop.is_set() or time.monotonic() > deadline:
+                os.close(fd)
+                return None
+            time.sleep(0.02)
+
+
+def run_job(
+    vault_root: Path,
+    job_id: str,
+    token: str,
+    *,
+    stop: threading.Event | None = None,
+    clock: Clock = utc_now,
+    step: Step | None = None,
+    lock_timeout: float = 60.0,
+) -> int:
+    """Run one claimed job in this process; returns the exit status (0 or 75)."""
+    stop = stop or threading.Event()
+    lock = _job_lock(Path(vault_root) / ".affidavit", stop, lock_timeout)
+    if lock is None:
+        log.warning("job %s: another job process still holds this vault; retry later", job_id)
+        return EXIT_STOPPED
+    try:
+        vault = open_vault(Path(vault_root), clock=clock)
+        try:
+            row = vault.db.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
+            if row is None or not holds(vault.db, job_id, token):
+                log.warning("job %s: this process's claim no longer holds; not running it", job_id)
+                return EXIT_STOPPED
+            job = job_from_row(row)
+            status, error, result = "done", "", None
+            try:
+                payload = parse_payload(job.payload)
+                handler = handler_for(job.kind)
+                result = handler(JobContext(vault, job, stop, step), payload)
+            except JobInterrupted:
+                log.info("job %s stopped at a checkpoint", job_id)
+                return EXIT_STOPPED
+            except JobFailed as exc:
+                status, error, result = "failed", str(exc), exc.result
+            except AffidavitError as exc:
+                status, error = "failed", str(exc)
+            except Exception as exc:  # a bug: keep the trace in the log, the gist in the job
+                log.error("job %s crashed:\n%s", job_id, traceback.format_exc())
+                status, error = "failed", f"internal error: {type(exc).__name__}: {exc}"
+            if not finish(
+                vault.db, job_id, token, status, iso(utc_now()), error=error, result=result
+            ):
+                log.warning("job %s: lost its claim before recording %s", job_id, status)
+            return EXIT_FINISHED
+        finally:
+            vault.close()
+    finally:
+        os.close(lock)
+
+
+def _watch_stdin() -> None:
+    """Block until stdin closes (the worker died or is done), then kill this process group."""
+    try:  # the raw fd, not sys.stdin: a buffered read would block interpreter shutdown
+        while os.read(0, 4096):
+            pass
+    except OSError:
+        pass
+    if os.getpgrp() == os.getpid():
+        os.killpg(os.getpid(), signal.SIGKILL)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def main(
+    argv: Sequence[str] | None = None, *, clock: Clock = utc_now, step: Step | None = None
+) -> int:
+    """Entry point; ``clock`` and ``step`` let a test run the real runner with a fixed clock
+    and a crash injected at an apply step."""
+    parser = argparse.ArgumentParser(prog="python -m affidavit.jobs.runner")
+    parser.add_argument("vault", type=Path)
+    parser.add_argument("job_id")
+    parser.add_argument("token")
+    parser.add_argument("--watch-stdin", action="store_true")
+    args = parser.parse_args(argv)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    if args.watch_stdin:
+        threading.Thread(target=_watch_stdin, name="watch-worker", daemon=True).start()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    return run_job(args.vault, args.job_id, args.token, stop=stop, clock=clock, step=step)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
