@@ -94,7 +94,9 @@ def test_a_clean_wiki_has_no_findings_and_every_check_reports_progress(wiki: Vau
     calls: list[tuple[str, int, int]] = []
     assert run_checks(wiki, progress=lambda *a: calls.append(a)) == []
     total = len(CHECK_KINDS)
-    assert calls == [(k, n, total) for n, k in enumerate(CHECK_KINDS)] + [("done", total, total)]
+    assert calls == [(k, n, total) for n, k in enumerate(CHECK_KINDS)] + [
+        ("plan_expiring", total, total)
+    ]
     assert run_doctor(wiki).clean
 
 

@@ -43,7 +43,8 @@ from .findings import CHECK_KINDS, Finding, FindingQuote
 __all__ = ["CHECKS", "CheckContext", "Progress", "diff_excerpt", "run_checks"]
 
 Progress = Callable[[str, int, int], None]
-"""Called as ``progress(check, done, total)`` before each check, and ``("done", n, n)`` at the end."""
+"""Called as ``progress(check, done, total)`` before each check starts (``done`` checks have
+finished), and once more as ``(last check, total, total)`` when the last one has finished."""
 
 INDEX, LOG, CONTEXT = (f"wiki/{name}" for name in GENERATED)
 _GENERATED_SLUGS = frozenset(name.removesuffix(".md") for name in GENERATED)
@@ -619,6 +620,6 @@ def run_checks(
             if progress is not None:
                 progress(kind, done, len(wanted))
             findings += CHECKS[kind](ctx)
-    if progress is not None:
-        progress("done", len(wanted), len(wanted))
+    if progress is not None and wanted:
+        progress(wanted[-1], len(wanted), len(wanted))
     return findings
