@@ -149,10 +149,11 @@ COMMANDS = [search, ask, chat]
 
 
 @click.command("reindex")
+@click.option("--async", "run_async", is_flag=True, help="Queue it as a job; print the job id.")
 @json_option
 @click.pass_context
 @user_errors
-def reindex(ctx: click.Context, as_json: bool) -> None:
+def reindex(ctx: click.Context, run_async: bool, as_json: bool) -> None:
     """(Re)build the claim vectors whose lineage (model, version, text hash) is missing or stale.
 
     Needs the [embeddings] extra. Vectors of claims that are no longer active are removed.
@@ -160,7 +161,14 @@ def reindex(ctx: click.Context, as_json: bool) -> None:
     \b
     Example:
       affidavit reindex
+      affidavit reindex --async      # a background job: affidavit jobs
     """
+    if run_async:
+        from ..jobs import ReindexPayload
+        from .jobs_cmd import submit_job
+
+        submit_job(ctx, ReindexPayload(), as_json)
+        return
     from ..retrieval.embeddings import require_embedder
     from ..retrieval.vectors import VectorIndex
 

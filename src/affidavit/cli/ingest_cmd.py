@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import getpass
+from pathlib import Path
 from typing import Any
 
 import click
@@ -40,6 +41,13 @@ def _actor() -> str:
     help="Approve and apply each plan that passes the gate at once (quarantined or reviewer-held "
     "plans still wait in the inbox).",
 )
+@click.option(
+    "--async",
+    "run_async",
+    is_flag=True,
+    help="Queue the ingest as a job and print its id instead of running it here "
+    "(follow it with `affidavit jobs wait ID`).",
+)
 @json_option
 @click.pass_context
 @user_errors
@@ -49,6 +57,7 @@ def ingest(
     trust: str | None,
     model: str | None,
     yes: bool,
+    run_async: bool,
     as_json: bool,
 ) -> None:
     """Add files, folders or URLs and compile them into wiki pages through the gate.
@@ -62,7 +71,11 @@ def ingest(
       affidavit ingest ~/papers/
       affidavit ingest notes.md https://example.org/article.html --trust trusted --yes
       affidavit ingest report.pdf --model openai --json
+      affidavit ingest ~/papers/ --yes --async      # a background job: affidavit jobs
     """
+    if run_async:
+        _submit(ctx, targets, trust, model, yes, as_json)
+        return
     with opened_vault(ctx) as vault:
         provider = provider_from_config(vault.config, model)
         reviewer = provider_from_config(vault.config, model) if vault.config.review else None
@@ -101,6 +114,33 @@ def ingest(
             _print_report(report)
         if report.failed:
             ctx.exit(1)
+
+
+def _submit(
+    ctx: click.Context,
+    targets: tuple[str, ...],
+    trust: str | None,
+    model: str | None,
+    yes: bool,
+    as_json: bool,
+) -> None:
+    """Queue the ingest: paths become absolute (the job runs elsewhere) and must exist now."""
+    from ..jobs import parse_payload
+    from .jobs_cmd import submit_job
+
+    sources = []
+    for target in targets:
+        if "://" in target:
+            sources.append(target)
+            continue
+        path = Path(target).expanduser().resolve()
+        if not path.exists():
+            raise click.ClickException(f"{target} does not exist. Check the path and retry.")
+        sources.append(str(path))
+    payload = parse_payload(
+        {"kind": "ingest", "sources": sources, "trust": trust, "model": model, "yes": yes}
+    )
+    submit_job(ctx, payload, as_json)
 
 
 def _print_report(report: IngestReport) -> None:
