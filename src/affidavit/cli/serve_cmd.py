@@ -1,0 +1,105 @@
+"""``serve``: run the daemon (the HTTP API on a Unix socket, optionally on loopback TCP)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ..client import default_socket_path
+from ..errors import ConfigError
+from ..vault import find_vault_root
+from ._common import user_errors, vault_path
+
+INSTALL = "pip install 'affidavit[server]'"
+
+
+@click.command("serve")
+@click.option(
+    "--socket",
+    "socket_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Unix socket to listen on (default: $XDG_RUNTIME_DIR/affidavit/affidavit.sock).",
+)
+@click.option(
+    "--tcp", metavar="HOST:PORT", help="Also listen on TCP (bearer tokens), e.g. 127.0.0.1:8765."
+)
+@click.option(
+    "--vault",
+    "vaults",
+    multiple=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="A vault to serve (repeatable; default: the one given to affidavit or enclosing the cwd).",
+)
+@click.option("--allow-remote", is_flag=True, help="Allow a non-loopback --tcp address.")
+@click.option(
+    "--shared",
+    is_flag=True,
+    help="Let other local users connect to the socket (0666); each still sees only its vaults.",
+)
+@click.option("--no-workers", is_flag=True, help="Don't run job workers in this daemon.")
+@click.option(
+    "--shutdown-timeout",
+    default=30.0,
+    show_default=True,
+    help="Seconds to wait for requests and the running job to stop at shutdown.",
+)
+@click.option(
+    "--check", is_flag=True, help="Validate config and permissions, print a report, exit 0/1."
+)
+@click.pass_context
+@user_errors
+def serve(
+    ctx: click.Context,
+    socket_path: Path | None,
+    tcp: str | None,
+    vaults: tuple[Path, ...],
+    allow_remote: bool,
+    shared: bool,
+    no_workers: bool,
+    shutdown_timeout: float,
+    check: bool,
+) -> None:
+    """Serve vaults over the typed HTTP API until SIGTERM (see docs/server.md).
+
+    On the Unix socket callers are known by their UID (from the kernel); each vault's owner is the
+    UID owning its directory. Over --tcp callers present a bearer token (`affidavit tokens`).
+
+    \b
+    Examples:
+      affidavit serve --vault ~/vault
+      affidavit serve --vault ~/a --vault ~/b --tcp 127.0.0.1:8765
+      affidavit serve --vault ~/vault --check
+    """
+    try:
+        from ..server.check import run_check
+        from ..server.runtime import ServeOptions, parse_tcp
+        from ..server.runtime import serve as run
+    except ImportError as exc:
+        raise click.ClickException(
+            f"the daemon needs the [server] extra ({exc.name} is missing): {INSTALL}"
+        ) from exc
+    roots = list(vaults)
+    if not roots:
+        default = find_vault_root(vault_path(ctx) or Path.cwd())
+        if default is None and not check:
+            raise ConfigError("no vault to serve: pass --vault PATH or run inside a vault.")
+        roots = [default] if default is not None else []
+    options = ServeOptions(
+        socket_path=(socket_path or default_socket_path()).absolute(),
+        vaults=[r.resolve() for r in roots],
+        tcp=parse_tcp(tcp) if tcp else None,
+        shared=shared,
+        allow_remote=allow_remote,
+        workers=not no_workers,
+        shutdown_seconds=shutdown_timeout,
+    )
+    if check:
+        report = run_check(options)
+        click.echo(report.render())
+        ctx.exit(0 if report.passed else 1)
+    sys.exit(run(options))
+
+
+COMMANDS = [serve]

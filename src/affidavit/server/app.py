@@ -1,0 +1,79 @@
+"""The daemon's FastAPI application: one composition root for every served vault.
+
+``create_app`` wires the registry of vaults, the routers (one per resource), the error handlers,
+the :class:`~affidavit.server.auth.Guard` (authentication, authorisation, body limits — before
+any route) and the request log; its lifespan starts one job worker per vault and stops them at
+shutdown. ``/openapi.json`` describes every route, model and the access each needs (``x-access``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from .. import __version__
+from . import errors
+from .auth import Guard
+from .logs import RequestLog, event
+from .registry import Registry
+from .routes import content, jobs, lint, meta, plans, tokens
+from .workers import WorkerThreads
+
+DESCRIPTION = """\
+The Affidavit daemon: the typed API over one or more vaults.
+
+On the Unix socket the caller is the UID the kernel reports (SO_PEERCRED); over TCP the caller
+presents `Authorization: Bearer <token>`. Each route's `x-access` says who may call it: `public`,
+`authenticated`, or a role on the vault in its path (`read` ⊂ `propose` ⊂ `approve` ⊂ `owner`).
+Errors have one body: `{"error": {"type", "message", "fix"}}`. Writes go only through the inbox
+(propose → approve → the one door).
+"""
+
+
+def create_app(
+    registry: Registry,
+    *,
+    run_workers: bool = True,
+    stopping: threading.Event | None = None,
+    shutdown_seconds: float = 30.0,
+) -> FastAPI:
+    stop = stopping or threading.Event()
+    workers = WorkerThreads(registry, stop)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if run_workers:
+            workers.start()
+        event("ready", vaults={name: str(v.root) for name, v in registry.vaults.items()})
+        try:
+            yield
+        finally:
+            stop.set()
+            if run_workers:
+                workers.join(shutdown_seconds)
+            registry.close()
+
+    app = FastAPI(
+        title="Affidavit daemon",
+        version=__version__,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.registry = registry
+    app.state.stopping = stop
+    errors.install(app)
+    routers = (meta.router, content.router, plans.router, jobs.router, lint.router, tokens.router)
+    for router in routers:
+        app.include_router(router)
+    table = [route for router in routers for route in router.routes]
+    app.add_middleware(Guard, registry=registry, routes=lambda: table)
+    app.add_middleware(RequestLog)
+    return app
+
+
+__all__ = ["create_app"]

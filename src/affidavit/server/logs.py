@@ -1,0 +1,108 @@
+"""Structured logs: one JSON object per line on stderr, one line per request.
+
+A request line carries the method, the route template (never the query string), the status, who
+called (UID, or token id — never a token's secret or any header) and the duration. Other records
+(startup, shutdown, worker errors) use the same shape with an ``event`` and a ``message``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from .auth import (
+    PRINCIPAL_KEY,
+    ROUTE_KEY,
+    VAULT_KEY,
+    ASGIApp,
+    Message,
+    Principal,
+    Receive,
+    Scope,
+    Send,
+)
+
+log = logging.getLogger("affidavit.server")
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        data: dict[str, Any] = {
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+        }
+        fields = getattr(record, "fields", None)
+        if isinstance(fields, dict):
+            data.update(fields)
+        else:
+            data["message"] = record.getMessage()
+        if record.exc_info:
+            data["exception"] = self.formatException(record.exc_info)
+        return json.dumps(data, ensure_ascii=False, default=str)
+
+
+def setup_logging(level: int = logging.INFO) -> None:
+    """Send affidavit's and uvicorn's records to stderr as JSON lines (uvicorn's access log off)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter())
+    for name in ("affidavit", "uvicorn", "uvicorn.error"):
+        logger = logging.getLogger(name)
+        logger.handlers = [handler]
+        logger.setLevel(level)
+        logger.propagate = False
+    logging.getLogger("uvicorn.access").disabled = True
+
+
+def event(name: str, **fields: Any) -> None:
+    log.info(name, extra={"fields": {"event": name, **fields}})
+
+
+class RequestLog:
+    """ASGI middleware writing the request line once the response is sent (or failed)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500
+
+        async def watch(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watch)
+        finally:
+            state = scope.get("state") or {}
+            principal = state.get(PRINCIPAL_KEY)
+            served = state.get(VAULT_KEY)
+            fields: dict[str, Any] = {
+                "event": "request",
+                "method": scope.get("method"),
+                "route": state.get(ROUTE_KEY) or "(unmatched)",
+                "status": status,
+                "ms": round((time.perf_counter() - started) * 1000, 2),
+            }
+            if isinstance(principal, Principal):
+                fields["transport"] = principal.transport
+                if principal.uid is not None:
+                    fields["uid"] = principal.uid
+                if principal.token_id is not None:
+                    fields["token"] = principal.token_id
+            if served is not None:
+                fields["vault"] = getattr(served, "name", None)
+            log.info("request", extra={"fields": fields})
+
+
+__all__ = ["JsonFormatter", "RequestLog", "event", "setup_logging"]

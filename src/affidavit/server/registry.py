@@ -1,0 +1,139 @@
+"""The vaults one daemon serves: names, owners and a small pool of open connections each.
+
+Each vault is opened once with :func:`~affidavit.vault.open_vault` at startup (migrations and
+recovery run then); requests borrow a :class:`~affidavit.vault.Vault` of their own from the pool,
+so no two threads share a SQLite connection and the vault's writer lock (an ``flock`` per open
+file) still serialises writers, across threads and processes alike.
+"""
+
+from __future__ import annotations
+
+import queue
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import db as dbmod
+from ..config import Config
+from ..errors import ConfigError, NotFoundError
+from ..service import vault_owner
+from ..store.gitrepo import GitRepo
+from ..vault import STATE_DIR, Vault, open_vault
+
+_NAME = re.compile(r"[^a-z0-9-]+")
+
+
+def vault_name(root: Path) -> str:
+    """A vault's name in URLs: its directory name, lowercased, other characters as '-'."""
+    return _NAME.sub("-", root.name.lower()).strip("-") or "vault"
+
+
+@dataclass
+class ServedVault:
+    """One served vault: its name, root, owner (the UID owning the directory) and pool."""
+
+    name: str
+    root: Path
+    owner_uid: int
+    config: Config
+    pool_size: int = 16
+    _idle: queue.SimpleQueue[Vault] = field(default_factory=queue.SimpleQueue, repr=False)
+    _opened: int = field(default=0, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    vectors: Any = field(default=None, repr=False)
+    vectors_loaded: bool = field(default=False, repr=False)
+
+    @property
+    def max_body_bytes(self) -> int:
+        return int(self.config.get("server.max_body_bytes"))
+
+    @property
+    def root_can_read(self) -> bool:
+        return bool(self.config.get("server.root_can_read"))
+
+    def _open(self) -> Vault:
+        connection = dbmod.connect(self.root / STATE_DIR / "db.sqlite")
+        git = GitRepo(self.root, self.config.git_author_name, self.config.git_author_email)
+        return Vault(root=self.root, config=self.config, db=connection, git=git)
+
+    @contextmanager
+    def borrow(self) -> Iterator[Vault]:
+        """An open vault for this thread alone, returned to the pool afterwards."""
+        try:
+            vault = self._idle.get_nowait()
+        except queue.Empty:
+            vault = self._open()
+            with self._lock:
+                self._opened += 1
+        try:
+            yield vault
+        finally:
+            if vault.db.in_transaction:  # never hand on a connection mid-transaction
+                vault.db.execute("ROLLBACK")
+            self._idle.put(vault)
+
+    def vector_search(self, vault: Vault) -> Any:
+        """The dense retriever, loaded once per daemon (None without the extra or vectors)."""
+        if not self.vectors_loaded:
+            from ..service.vaults import vectors_for
+
+            with self._lock:
+                if not self.vectors_loaded:
+                    self.vectors = vectors_for(vault)
+                    self.vectors_loaded = True
+        return self.vectors
+
+    def close(self) -> None:
+        while True:
+            try:
+                self._idle.get_nowait().close()
+            except queue.Empty:
+                return
+
+
+class Registry:
+    """The served vaults by name."""
+
+    def __init__(self, vaults: list[ServedVault]) -> None:
+        self.vaults = {v.name: v for v in vaults}
+
+    @classmethod
+    def open(cls, roots: list[Path]) -> Registry:
+        """Open each vault (migrate, recover) and name it; two vaults may not share a name."""
+        served: list[ServedVault] = []
+        for root in roots:
+            vault = open_vault(root)
+            name = vault_name(vault.root)
+            if any(s.name == name for s in served):
+                vault.close()
+                raise ConfigError(
+                    f"two served vaults would both be called {name!r} ({vault.root}); "
+                    "rename one of their directories."
+                )
+            item = ServedVault(name, vault.root, vault_owner(vault.root), vault.config)
+            item._idle.put(vault)
+            served.append(item)
+        return cls(served)
+
+    def get(self, name: str) -> ServedVault:
+        try:
+            return self.vaults[name]
+        except KeyError:
+            raise NotFoundError(f"this daemon serves no vault {name!r}.") from None
+
+    def by_root(self, root: Path) -> ServedVault | None:
+        for item in self.vaults.values():
+            if item.root == root.resolve():
+                return item
+        return None
+
+    def close(self) -> None:
+        for item in self.vaults.values():
+            item.close()
+
+
+__all__ = ["Registry", "ServedVault", "vault_name"]

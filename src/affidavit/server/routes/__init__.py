@@ -1,0 +1,1 @@
+"""The daemon's routers, one per resource."""

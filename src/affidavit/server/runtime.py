@@ -1,0 +1,221 @@
+"""Running the daemon: the Unix socket, the optional TCP port, uvicorn, signals and cleanup.
+
+The sockets are bound here rather than by uvicorn so that their permissions are right from the
+start: the socket's directory is created 0700 (0711 with ``shared``) and the socket itself is
+bound under a umask that leaves it 0600 (0666 with ``shared``: other local users may connect,
+and each is still authorised by its UID). A socket file that answers is another daemon's and is
+left alone; one that doesn't is stale and replaced. SIGTERM or SIGINT stops accepting
+connections, ends event streams, lets running requests finish, asks the job workers to stop at a
+checkpoint, waits for them, removes the socket file and exits 0.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import signal
+import socket
+import stat
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+
+import uvicorn
+
+from ..errors import ConfigError
+from .app import create_app
+from .logs import event, setup_logging
+from .peer import PeerCredProtocol
+from .registry import Registry
+
+
+@dataclass
+class ServeOptions:
+    socket_path: Path
+    vaults: list[Path]
+    tcp: tuple[str, int] | None = None
+    shared: bool = False
+    allow_remote: bool = False
+    workers: bool = True
+    shutdown_seconds: float = 30.0
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def parse_tcp(value: str) -> tuple[str, int]:
+    """``127.0.0.1:8765`` or ``[::1]:8765`` → (host, port)."""
+    host, sep, port = value.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ConfigError(f"--tcp {value!r}: use HOST:PORT, e.g. 127.0.0.1:8765.")
+    return host, int(port)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def socket_answers(path: Path) -> bool:
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(1.0)
+    try:
+        probe.connect(str(path))
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()
+
+
+def prepare_socket_dir(directory: Path, shared: bool) -> None:
+    """Create the socket's directory (0700, or 0711 when shared), or check an existing one: it
+    must be yours and writable by nobody else (it is never chmod-ed behind your back)."""
+    mode = 0o711 if shared else 0o700
+    if not directory.exists():
+        directory.mkdir(mode=mode, parents=True)
+        os.chmod(directory, mode)
+    info = directory.stat()
+    have = stat.S_IMODE(info.st_mode)
+    if info.st_uid != os.geteuid():
+        raise ConfigError(
+            f"{directory} belongs to UID {info.st_uid}, not to you (UID {os.geteuid()}); choose "
+            "another --socket directory."
+        )
+    if have & 0o022:
+        raise ConfigError(
+            f"{directory} is writable by others (mode {have:o}); anyone could replace the "
+            f"socket. `chmod {mode:o} {directory}` or choose another --socket."
+        )
+    if shared and not have & 0o001:
+        raise ConfigError(
+            f"--shared: other users can't reach {directory} (mode {have:o}); "
+            f"`chmod {mode:o} {directory}` or choose another --socket."
+        )
+
+
+def bind_unix(path: Path, shared: bool) -> socket.socket:
+    prepare_socket_dir(path.parent, shared)
+    if path.exists() or path.is_symlink():
+        if not stat.S_ISSOCK(path.lstat().st_mode):
+            raise ConfigError(f"{path} exists and is not a socket; remove it or choose another.")
+        if socket_answers(path):
+            raise ConfigError(
+                f"a daemon already listens on {path}. Stop it first, or pass another --socket."
+            )
+        path.unlink()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o111 if shared else 0o177)
+    try:
+        sock.bind(str(path))
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o666 if shared else 0o600)
+    return sock
+
+
+def bind_tcp(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"can't listen on {host}:{port}: {exc.strerror}.") from exc
+    return sock
+
+
+class _Stopped(Exception):
+    """Raised by our own signal handler once uvicorn has shut down gracefully."""
+
+
+class _Server(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config, stopping: threading.Event) -> None:
+        super().__init__(config)
+        self.stopping = stopping
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self.stopping.set()  # end event streams and stop workers at their next checkpoint now
+        super().handle_exit(sig, frame)
+
+
+def _raise_stopped(signum: int, frame: FrameType | None) -> None:
+    raise _Stopped(signum)
+
+
+def serve(options: ServeOptions) -> int:
+    """Run the daemon until SIGTERM/SIGINT; returns the exit status."""
+    setup_logging()
+    if options.tcp is not None and not is_loopback(options.tcp[0]):
+        if not options.allow_remote:
+            raise ConfigError(
+                f"--tcp {options.tcp[0]} is not a loopback address; anyone who can reach it could "
+                "try tokens. Pass --allow-remote to mean it (and put TLS in front)."
+            )
+        event(
+            "warning",
+            message=f"listening on non-loopback {options.tcp[0]}: bearer tokens cross the network "
+            "in clear text unless a TLS proxy terminates in front of the daemon",
+        )
+    registry = Registry.open(options.vaults)
+    sockets: list[socket.socket] = []
+    stopping = threading.Event()
+    unix_inode: int | None = None
+    previous = {sig: signal.signal(sig, _raise_stopped) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        sockets.append(bind_unix(options.socket_path, options.shared))
+        unix_inode = options.socket_path.stat().st_ino
+        tcp_address = None
+        if options.tcp is not None:
+            tcp_sock = bind_tcp(*options.tcp)
+            sockets.append(tcp_sock)
+            host, port = tcp_sock.getsockname()[:2]
+            tcp_address = f"{host}:{port}"
+        app = create_app(
+            registry,
+            run_workers=options.workers,
+            stopping=stopping,
+            shutdown_seconds=options.shutdown_seconds,
+        )
+        config = uvicorn.Config(
+            app,
+            http=PeerCredProtocol,
+            ws="none",
+            lifespan="on",
+            log_config=None,
+            access_log=False,
+            proxy_headers=False,
+            server_header=False,
+            timeout_graceful_shutdown=max(1, int(options.shutdown_seconds)),
+        )
+        event(
+            "listening",
+            socket=str(options.socket_path),
+            tcp=tcp_address,
+            shared=options.shared,
+            pid=os.getpid(),
+        )
+        _Server(config, stopping).run(sockets=sockets)
+        return 0
+    except _Stopped:
+        return 0
+    finally:
+        for sock in sockets:
+            sock.close()
+        try:
+            if unix_inode is not None and options.socket_path.stat().st_ino == unix_inode:
+                options.socket_path.unlink()
+        except FileNotFoundError:
+            pass
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        registry.close()
+        event("stopped", pid=os.getpid())
+
+
+__all__ = ["ServeOptions", "bind_tcp", "bind_unix", "is_loopback", "parse_tcp", "serve"]

@@ -1,0 +1,394 @@
+"""The typed API: pydantic models every front door shares (daemon routes, HTTP client, CLI).
+
+Requests forbid unknown fields and bound every size; responses are what the services return and
+what the daemon serialises, so the CLI prints the same thing in-process and through the daemon.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Tier = Literal["untrusted", "semi-trusted", "trusted"]
+TokenRole = Literal["read", "propose", "approve"]
+AccessRole = Literal["read", "propose", "approve", "owner"]
+ProviderName = Literal["extractive", "openai", "anthropic", "local"]
+PlanStatus = Literal["pending", "applied", "rejected", "expired", "refused"]
+
+
+class Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Response(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- errors ----------------------------------------------------------------------------------
+
+
+class ErrorDetail(Response):
+    type: str = Field(
+        description="The error class, e.g. NotFoundError, Forbidden, Unauthenticated."
+    )
+    message: str
+    fix: str = Field(description="What to do about it.")
+
+
+class ErrorBody(Response):
+    """The one error body of every failed request."""
+
+    error: ErrorDetail
+
+
+# --- who am I ---------------------------------------------------------------------------------
+
+
+class Health(Response):
+    status: Literal["ok"] = "ok"
+    version: str
+
+
+class VaultAccess(Response):
+    name: str
+    root: str
+    owner_uid: int
+    role: AccessRole
+
+
+class Whoami(Response):
+    transport: Literal["unix", "tcp"]
+    uid: int | None = Field(description="Kernel-attested UID of the caller (Unix socket only).")
+    user: str | None
+    token_id: str | None = Field(description="The bearer token's public id (TCP only).")
+    vaults: list[VaultAccess]
+
+
+class VaultInfo(Response):
+    name: str
+    root: str
+    owner_uid: int
+    role: AccessRole
+    counts: dict[str, int]
+
+
+# --- sources, pages, claims ---------------------------------------------------------------------
+
+
+class FlagOut(Response):
+    kind: str
+    start: int
+    end: int
+    detail: str
+
+
+class SourceOut(Response):
+    id: str
+    origin: str
+    name: str
+    media_type: str
+    original_file: str
+    text_file: str
+    text_sha256: str
+    size_bytes: int
+    text_chars: int
+    trust: str
+    status: str
+    added_at: str
+    flags: list[FlagOut]
+
+
+class ClaimEvidenceOut(Response):
+    source_id: str
+    quote: str
+    start: int
+    end: int
+    location: str
+
+
+class ClaimOut(Response):
+    id: str
+    page: str = Field(description="The page's slug; '' for an entry of context.md.")
+    section: str
+    position: int
+    text: str
+    status: str
+    trust: str
+    plan_id: str
+    created_at: str
+    superseded_by: str | None
+    derived_from: list[str]
+    evidence: list[ClaimEvidenceOut]
+
+
+class PageSummary(Response):
+    slug: str
+    title: str
+    summary: str
+    category: str
+    created_at: str
+    updated_at: str
+    active_claims: int
+
+
+class PageDetail(Response):
+    slug: str
+    title: str
+    summary: str
+    category: str
+    created_at: str
+    updated_at: str
+    links_to: list[str]
+    linked_from: list[str]
+    claims: list[ClaimOut]
+    markdown: str = Field(description="The page as rendered from the database (byte-stable).")
+
+
+# --- search and ask ---------------------------------------------------------------------------
+
+
+class EvidenceOut(Response):
+    source_id: str
+    source_name: str
+    quote: str
+    location: str
+    start: int
+    end: int
+
+
+class HitOut(Response):
+    claim_id: str
+    page: str
+    page_title: str
+    text: str
+    trust: str
+    score: float
+    evidence: list[EvidenceOut]
+
+
+class SearchResponse(Response):
+    query: str
+    hits: list[HitOut]
+
+
+class AskRequest(Request):
+    question: str = Field(min_length=1, max_length=2000)
+    min_trust: Tier = "untrusted"
+    model: ProviderName | None = Field(
+        default=None, description="Answer with this provider instead of the vault's model."
+    )
+    save: bool = Field(
+        default=False, description="Propose the answer as a synthesis page (needs 'propose')."
+    )
+
+
+class CitedTextOut(Response):
+    text: str
+    claims: list[str]
+
+
+class DroppedOut(Response):
+    text: str
+    reason: str
+
+
+class AskResponse(Response):
+    question: str
+    verdict: Literal["answered", "not_in_wiki"]
+    answer: list[CitedTextOut]
+    short_answer: CitedTextOut | None
+    dropped: list[DroppedOut]
+    citations: list[HitOut]
+    claims_given: list[str]
+    context_tokens: int
+    claims_left_out: int
+    provider: str
+    saved_plan: str | None
+    save_message: str | None = Field(description="The inbox's message when the answer was saved.")
+    markdown: str = Field(description="The answer rendered with footnotes carrying the quotes.")
+
+
+# --- plans and the inbox ------------------------------------------------------------------------
+
+
+class NonceRequest(Request):
+    hours: int = Field(default=24, ge=1, le=168)
+
+
+class NonceResponse(Response):
+    nonce: str
+    valid_hours: int
+
+
+class ProposeRequest(Request):
+    plan: dict[str, Any] = Field(
+        description="A plan of the closed schema (`affidavit schema`), with a fresh nonce."
+    )
+    origin: str = Field(default="api", max_length=120, pattern=r"^[\w.:/ -]*$")
+
+
+class ProposalOut(Response):
+    plan_id: str
+    status: str
+    new: bool
+    message: str
+    admission: dict[str, Any]
+
+
+class PlanSummary(Response):
+    id: str
+    status: str
+    author: str
+    origin: str
+    created_at: str
+    expires_at: str
+    age: str
+    expires_in: str
+    operations: int
+    counts: dict[str, int]
+
+
+class QuoteContext(Response):
+    """A verified quote of a plan shown in its source: ``before`` + ``quote`` + ``after``."""
+
+    op: int
+    claim: int
+    evidence: int
+    source_id: str
+    source_name: str
+    location: str
+    before: str
+    quote: str
+    after: str
+
+
+class PlanDetail(Response):
+    id: str
+    author: str
+    origin: str
+    status: str
+    reason: str
+    created_at: str
+    expires_at: str
+    decided_at: str | None
+    decided_by: str | None
+    age: str
+    expires_in: str
+    plan: dict[str, Any]
+    admission: dict[str, Any]
+    quotes: list[QuoteContext]
+
+
+class ApproveRequest(Request):
+    ops: list[int] | None = Field(
+        default=None,
+        max_length=20,
+        description="Apply only these operations (1-based); all admitted ones when omitted.",
+    )
+
+
+class ApproveResponse(Response):
+    plan_id: str
+    applied: bool
+    message: str
+    ops: list[int]
+    claims: list[str]
+    commit: str | None
+
+
+class RejectRequest(Request):
+    reason: str = Field(min_length=1, max_length=500)
+
+
+class RejectResponse(Response):
+    plan_id: str
+    status: str
+    reason: str
+
+
+# --- audit -------------------------------------------------------------------------------------
+
+
+class AuditEntryOut(Response):
+    seq: int
+    at: str
+    action: str
+    plan_id: str | None
+    actor: str
+    detail: dict[str, Any]
+    hash: str
+
+
+class AuditPage(Response):
+    entries: list[AuditEntryOut]
+    next_after: int | None = Field(
+        description="Pass as ?after= for the next page; null at the end."
+    )
+
+
+# --- tokens ------------------------------------------------------------------------------------
+
+
+class TokenCreateRequest(Request):
+    role: TokenRole
+    expires_hours: int = Field(default=720, ge=1, le=87_600, description="Lifetime in hours.")
+    label: str = Field(default="", max_length=80, pattern=r"^[\w.:@ -]*$")
+
+
+class TokenInfo(Response):
+    id: str
+    role: TokenRole
+    label: str
+    created_at: str
+    created_by: str
+    expires_at: str
+    revoked_at: str | None
+    status: Literal["active", "expired", "revoked"]
+
+
+class TokenCreated(Response):
+    info: TokenInfo
+    token: str = Field(description="The secret bearer token. Shown once; only its hash is kept.")
+
+
+__all__ = [
+    "AccessRole",
+    "ApproveRequest",
+    "ApproveResponse",
+    "AskRequest",
+    "AskResponse",
+    "AuditEntryOut",
+    "AuditPage",
+    "CitedTextOut",
+    "ClaimEvidenceOut",
+    "ClaimOut",
+    "DroppedOut",
+    "ErrorBody",
+    "ErrorDetail",
+    "EvidenceOut",
+    "FlagOut",
+    "Health",
+    "HitOut",
+    "NonceRequest",
+    "NonceResponse",
+    "PageDetail",
+    "PageSummary",
+    "PlanDetail",
+    "PlanSummary",
+    "ProposalOut",
+    "ProposeRequest",
+    "QuoteContext",
+    "RejectRequest",
+    "RejectResponse",
+    "SearchResponse",
+    "SourceOut",
+    "Tier",
+    "TokenCreateRequest",
+    "TokenCreated",
+    "TokenInfo",
+    "TokenRole",
+    "VaultAccess",
+    "VaultInfo",
+    "Whoami",
+]

@@ -1,0 +1,376 @@
+"""The service API over one vault: what the daemon's routes and the in-process CLI both call.
+
+Every function takes an open :class:`~affidavit.vault.Vault` (and, where something is decided, the
+actor) and returns a model of :mod:`affidavit.service.models`. Rules live here once; the routes and
+the CLI only translate. Writes go only through the existing door: proposals through
+:func:`affidavit.inbox.propose`, approvals through :func:`affidavit.inbox.approve` (→ the one
+``store.apply``); nothing here writes a wiki file.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import asdict
+from datetime import timedelta
+from typing import Any
+
+from .. import inbox
+from ..ask import Asker, render_answer
+from ..ask.save import propose_answer
+from ..errors import NotFoundError
+from ..plan.nonce import issue_nonce
+from ..providers.from_config import provider_from_config
+from ..retrieval.search import Hit, Retriever, VectorSearch
+from ..sources.extract import location
+from ..sources.store import SourceRecord, SourceStore
+from ..store.render import render_page
+from ..vault import Vault
+from .models import (
+    ApproveResponse,
+    AskRequest,
+    AskResponse,
+    AuditEntryOut,
+    AuditPage,
+    ClaimEvidenceOut,
+    ClaimOut,
+    EvidenceOut,
+    FlagOut,
+    HitOut,
+    NonceResponse,
+    PageDetail,
+    PageSummary,
+    PlanDetail,
+    PlanSummary,
+    ProposalOut,
+    QuoteContext,
+    RejectResponse,
+    SearchResponse,
+    SourceOut,
+)
+
+ALL_STATUSES = ("pending", "applied", "rejected", "expired")
+
+
+def duration(delta: timedelta) -> str:
+    """``23h59m``, ``5m``, ``-2h00m``: a plan's age or time left, as the inbox shows it."""
+    seconds = int(delta.total_seconds())
+    sign = "-" if seconds < 0 else ""
+    seconds = abs(seconds)
+    if seconds >= 3600:
+        return f"{sign}{seconds // 3600}h{(seconds % 3600) // 60:02d}m"
+    return f"{sign}{seconds // 60}m"
+
+
+# --- the vault --------------------------------------------------------------------------------
+
+
+def counts(vault: Vault) -> dict[str, int]:
+    db = vault.db
+    return {
+        "sources": db.execute("SELECT count(*) FROM sources").fetchone()[0],
+        "pages": db.execute("SELECT count(*) FROM pages").fetchone()[0],
+        "active_claims": db.execute(
+            "SELECT count(*) FROM claims WHERE status = 'active'"
+        ).fetchone()[0],
+        "pending_plans": db.execute(
+            "SELECT count(*) FROM plans WHERE status = 'pending'"
+        ).fetchone()[0],
+        "audit_entries": db.execute("SELECT count(*) FROM audit").fetchone()[0],
+    }
+
+
+# --- sources, pages, claims ---------------------------------------------------------------------
+
+
+def _source(record: SourceRecord) -> SourceOut:
+    data = record.to_json()
+    data["flags"] = [FlagOut(**f.to_json()) for f in record.flags]
+    return SourceOut(**data)
+
+
+def list_sources(vault: Vault) -> list[SourceOut]:
+    return [_source(record) for record in SourceStore(vault).list()]
+
+
+def get_source(vault: Vault, ref: str) -> SourceOut:
+    return _source(SourceStore(vault).get(ref))
+
+
+def list_pages(vault: Vault) -> list[PageSummary]:
+    rows = vault.db.execute(
+        "SELECT p.*, (SELECT count(*) FROM claims c WHERE c.page_slug = p.slug "
+        "AND c.status = 'active') AS active FROM pages p ORDER BY p.slug"
+    ).fetchall()
+    return [
+        PageSummary(
+            slug=r["slug"],
+            title=r["title"],
+            summary=r["summary"],
+            category=r["category"],
+            created_at=r["created_at"],
+            updated_at=r["updated_at"],
+            active_claims=r["active"],
+        )
+        for r in rows
+    ]
+
+
+def _claim(db: sqlite3.Connection, row: sqlite3.Row) -> ClaimOut:
+    evidence = db.execute(
+        'SELECT source_id, quote, start, "end", location FROM evidence WHERE claim_id = ? '
+        "ORDER BY idx",
+        (row["id"],),
+    ).fetchall()
+    return ClaimOut(
+        id=row["id"],
+        page=row["page_slug"],
+        section=row["section"],
+        position=row["position"],
+        text=row["text"],
+        status=row["status"],
+        trust=row["trust"],
+        plan_id=row["plan_id"],
+        created_at=row["created_at"],
+        superseded_by=row["superseded_by"],
+        derived_from=json.loads(row["derived_from"] or "[]"),
+        evidence=[
+            ClaimEvidenceOut(
+                source_id=e["source_id"],
+                quote=e["quote"],
+                start=e["start"],
+                end=e["end"],
+                location=e["location"],
+            )
+            for e in evidence
+        ],
+    )
+
+
+def get_page(vault: Vault, slug: str) -> PageDetail:
+    db = vault.db
+    page = db.execute("SELECT * FROM pages WHERE slug = ?", (slug,)).fetchone()
+    markdown = render_page(db, slug) if page is not None else None
+    if page is None or markdown is None:
+        raise NotFoundError(f"no page {slug!r}. GET …/pages lists the pages.")
+    claims = db.execute(
+        "SELECT * FROM claims WHERE page_slug = ? ORDER BY position, id", (slug,)
+    ).fetchall()
+    return PageDetail(
+        slug=page["slug"],
+        title=page["title"],
+        summary=page["summary"],
+        category=page["category"],
+        created_at=page["created_at"],
+        updated_at=page["updated_at"],
+        links_to=[
+            r[0] for r in db.execute("SELECT dst FROM links WHERE src = ? ORDER BY dst", (slug,))
+        ],
+        linked_from=[
+            r[0] for r in db.execute("SELECT src FROM links WHERE dst = ? ORDER BY src", (slug,))
+        ],
+        claims=[_claim(db, row) for row in claims],
+        markdown=markdown,
+    )
+
+
+def get_claim(vault: Vault, claim_id: str) -> ClaimOut:
+    row = vault.db.execute("SELECT * FROM claims WHERE id = ?", (claim_id,)).fetchone()
+    if row is None:
+        raise NotFoundError(f"no claim {claim_id!r}. Search finds claims: GET …/search?q=...")
+    return _claim(vault.db, row)
+
+
+# --- search and ask ---------------------------------------------------------------------------
+
+
+def vectors_for(vault: Vault) -> VectorSearch | None:
+    """Dense retrieval when the [embeddings] extra is installed and the vault indexed."""
+    from ..retrieval.dense import dense_search
+
+    return dense_search(vault)
+
+
+def _hit(hit: Hit) -> HitOut:
+    data = asdict(hit)
+    data["evidence"] = [EvidenceOut(**e) for e in data["evidence"]]
+    return HitOut(**data)
+
+
+def search(
+    vault: Vault, query: str, k: int, min_trust: str, vectors: VectorSearch | None
+) -> SearchResponse:
+    hits = Retriever(vault.db, vectors).search(query, k=k, min_trust=min_trust)
+    return SearchResponse(query=query, hits=[_hit(h) for h in hits])
+
+
+def ask(vault: Vault, request: AskRequest, vectors: VectorSearch | None) -> AskResponse:
+    """Answer a question (W8); with ``save`` the answer is proposed to the inbox (W4)."""
+    name = request.model or str(vault.config.model("provider"))
+    provider = None if name == "extractive" else provider_from_config(vault.config, name)
+    try:
+        answer = Asker(vault, provider, Retriever(vault.db, vectors)).ask(
+            request.question, min_trust=request.min_trust
+        )
+    finally:
+        if provider is not None:
+            provider.close()
+    proposal = (
+        propose_answer(vault, answer) if request.save and answer.verdict == "answered" else None
+    )
+    data: dict[str, Any] = answer.to_json()
+    data["citations"] = [_hit(h) for h in answer.cited()]
+    return AskResponse(
+        **data,
+        saved_plan=proposal.plan_id if proposal else None,
+        save_message=proposal.message if proposal else None,
+        markdown=render_answer(answer),
+    )
+
+
+# --- plans ------------------------------------------------------------------------------------
+
+
+def new_nonce(vault: Vault, hours: int) -> NonceResponse:
+    value = issue_nonce(vault.db, vault.clock, "propose", timedelta(hours=hours))
+    return NonceResponse(nonce=value, valid_hours=hours)
+
+
+def propose(
+    vault: Vault, plan: str | bytes | dict[str, Any], author: str, origin: str
+) -> ProposalOut:
+    proposal = inbox.propose(vault, plan, author, origin)
+    return ProposalOut(
+        plan_id=proposal.plan_id,
+        status=proposal.status,
+        new=proposal.new,
+        message=proposal.message,
+        admission=proposal.admission.to_json(),
+    )
+
+
+def _summary(vault: Vault, record: inbox.PlanRecord) -> PlanSummary:
+    age, left = inbox.age(vault, record)
+    return PlanSummary(
+        id=record.id,
+        status=record.status,
+        author=record.author,
+        origin=record.origin,
+        created_at=record.created_at,
+        expires_at=record.expires_at,
+        age=duration(age),
+        expires_in=duration(left),
+        operations=len(record.plan.operations),
+        counts=record.admission.counts,
+    )
+
+
+def list_plans(vault: Vault, statuses: tuple[str, ...] = ("pending",)) -> list[PlanSummary]:
+    return [_summary(vault, r) for r in inbox.list_plans(vault, statuses)]
+
+
+def _around(text: str, start: int, end: int, lines: int = 2) -> tuple[str, str]:
+    """The text from ``lines`` lines before ``start`` and to ``lines`` lines after ``end``."""
+    left = start
+    for _ in range(lines + 1):
+        left = text.rfind("\n", 0, max(left - 1, 0)) + 1 if left > 0 else 0
+    right = end
+    for _ in range(lines + 1):
+        nxt = text.find("\n", right + 1)
+        right = len(text) if nxt == -1 else nxt
+    return text[left:start], text[end:right]
+
+
+def plan_detail(vault: Vault, ref: str) -> PlanDetail:
+    """A plan with every verdict, and each verified quote shown in its source's context."""
+    record = inbox.get_plan(vault, ref)
+    store = SourceStore(vault)
+    quotes: list[QuoteContext] = []
+    for op in record.admission.ops:
+        for claim in op.claims:
+            for n, quote in enumerate(claim.evidence):
+                if not (quote.verified and quote.source_id):
+                    continue
+                if quote.start is None or quote.end is None:
+                    continue
+                source = store.get(quote.source_id)
+                text = store.text(source.id)
+                before, after = _around(text, quote.start, quote.end)
+                quotes.append(
+                    QuoteContext(
+                        op=op.index,
+                        claim=claim.index,
+                        evidence=n,
+                        source_id=source.id,
+                        source_name=source.name,
+                        location=location(text, source.text_map, quote.start),
+                        before=before,
+                        quote=text[quote.start : quote.end],
+                        after=after,
+                    )
+                )
+    summary = _summary(vault, record)
+    data = record.to_json()
+    return PlanDetail(**data, age=summary.age, expires_in=summary.expires_in, quotes=quotes)
+
+
+def approve(vault: Vault, ref: str, ops: list[int] | None, actor: str) -> ApproveResponse:
+    result = inbox.approve(vault, ref, ops, actor)
+    return ApproveResponse(
+        plan_id=result.plan_id,
+        applied=result.applied,
+        message=result.message,
+        ops=[i + 1 for i in result.ops],
+        claims=result.claims,
+        commit=result.commit,
+    )
+
+
+def reject(vault: Vault, ref: str, reason: str, actor: str) -> RejectResponse:
+    record = inbox.reject(vault, ref, reason, actor)
+    return RejectResponse(plan_id=record.id, status=record.status, reason=record.reason)
+
+
+# --- audit ------------------------------------------------------------------------------------
+
+
+def audit_page(vault: Vault, after: int, limit: int) -> AuditPage:
+    rows = vault.db.execute(
+        "SELECT * FROM audit WHERE seq > ? ORDER BY seq LIMIT ?", (after, limit + 1)
+    ).fetchall()
+    entries = [
+        AuditEntryOut(
+            seq=r["seq"],
+            at=r["at"],
+            action=r["action"],
+            plan_id=r["plan_id"],
+            actor=r["actor"],
+            detail=json.loads(r["detail"]),
+            hash=r["hash"],
+        )
+        for r in rows[:limit]
+    ]
+    more = len(rows) > limit
+    return AuditPage(entries=entries, next_after=entries[-1].seq if more and entries else None)
+
+
+__all__ = [
+    "ALL_STATUSES",
+    "approve",
+    "ask",
+    "audit_page",
+    "counts",
+    "duration",
+    "get_claim",
+    "get_page",
+    "get_source",
+    "list_pages",
+    "list_plans",
+    "list_sources",
+    "new_nonce",
+    "plan_detail",
+    "propose",
+    "reject",
+    "search",
+    "vectors_for",
+]
