@@ -63,7 +63,7 @@ def _disagreeing(vault: Vault, clock: FakeClock, new_trust: str = "trusted") -> 
     _apply(vault, _page("tamar-bridge", "Tamar Bridge", OLD_QUOTE, old_src, OLD_QUOTE))
     clock.advance(days=30)
     new_src = add_text(vault, "traffic.md", NEW, trust=new_trust)
-    _apply(vault, _page("traffic", "Traffic", NEW_QUOTE, new_src, NEW_QUOTE))
+    _apply(vault, _page("traffic", "Tamar Bridge traffic", NEW_QUOTE, new_src, NEW_QUOTE))
     return _claim_of(vault, "tamar-bridge"), _claim_of(vault, "traffic")
 
 
@@ -238,7 +238,10 @@ def test_duplicates_across_pages_are_reported_with_a_merge_fix(
     text = "The library opens at nine every weekday morning in winter."
     _apply(vault, _page("library", "Library", text, a, "The library opens at nine every weekday"))
     _apply(
-        vault, _page("winter", "Winter", text, b, "opens at nine every weekday morning in winter")
+        vault,
+        _page(
+            "winter", "Library in winter", text, b, "opens at nine every weekday morning in winter"
+        ),
     )
     report = run_lint(vault)
     dup = [f for f in report.findings if f.finding.kind == "duplicate"]

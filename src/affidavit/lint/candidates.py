@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from ..facts import analyse, compare, show_fact
+from ..words import stems
 from ..gate.admission import trust_rank
 from .findings import Finding
 from .quotes import ProposedQuote
@@ -65,7 +66,11 @@ class Thresholds:
 
 
 def load_claims(db: sqlite3.Connection) -> list[ClaimRow]:
-    """Every active claim with its evidence and the age of its newest source."""
+    """Every active claim with its evidence and the age of its newest source.
+
+    A context entry that quotes exactly what a page claim quotes is left out: it is the same
+    fact, recorded twice on purpose, and would only double every finding.
+    """
     claims: dict[str, ClaimRow] = {}
     for row in db.execute(
         "SELECT id, page_slug, text, trust, created_at FROM claims WHERE status = 'active' "
@@ -81,7 +86,37 @@ def load_claims(db: sqlite3.Connection) -> list[ClaimRow]:
             continue
         claim.evidence.append((row[1], row[2], row[3], row[4]))
         claim.newest = max(claim.newest, row[5])
-    return [c for c in claims.values() if c.evidence]
+    on_pages = {(e[0], e[2], e[3]) for c in claims.values() if c.page for e in c.evidence}
+    return [
+        c
+        for c in claims.values()
+        if c.evidence and (c.page or any((e[0], e[2], e[3]) not in on_pages for e in c.evidence))
+    ]
+
+
+@dataclass(frozen=True)
+class Subjects:
+    """Which pages may hold claims about the same subject: the same page, linked pages, or
+    pages whose titles share a word. Claims on unrelated pages ("the film holds 57 %" on two
+    films' pages) are never compared."""
+
+    titles: dict[str, frozenset[str]]
+    links: frozenset[tuple[str, str]]
+
+    @classmethod
+    def load(cls, db: sqlite3.Connection) -> Subjects:
+        titles = {
+            row[0]: frozenset(stems(row[1])) for row in db.execute("SELECT slug, title FROM pages")
+        }
+        links = frozenset((row[0], row[1]) for row in db.execute("SELECT src, dst FROM links"))
+        return cls(titles, links)
+
+    def related(self, a: str, b: str) -> bool:
+        if not a or not b or a == b:
+            return True
+        if (a, b) in self.links or (b, a) in self.links:
+            return True
+        return bool(self.titles.get(a, frozenset()) & self.titles.get(b, frozenset()))
 
 
 def _overlap(a: ClaimRow, b: ClaimRow) -> bool:
@@ -229,10 +264,11 @@ def find_candidates(
     """Every contradiction, stale and duplicate candidate among the active claims."""
     limits = limits or Thresholds()
     claims = load_claims(db)
+    subjects = Subjects.load(db)
     out: dict[str, Candidate] = {}
     pairs = list(candidate_pairs(claims))
     for n, (a, b) in enumerate(pairs, 1):
-        found = classify(a, b, limits)
+        found = classify(a, b, limits) if subjects.related(a.page, b.page) else None
         if found is not None:
             out.setdefault(found.finding.fingerprint, found)
         if progress is not None and (n % 1000 == 0 or n == len(pairs)):
