@@ -50,6 +50,8 @@ __all__ = [
 
 AUTHOR = "doctor (hand edit)"
 LINK_SECTIONS = ("see also", "linked from")
+HISTORY_SECTIONS = ("superseded", "retracted")
+"""Generated lists of past claims (see :mod:`affidavit.store.render`): never operations."""
 _MAX_CLAIMS = 30  # claims per create_page / add_claims / update_context (schema limit)
 _OPERATION: TypeAdapter[Any] = TypeAdapter(Operation)
 _GIT = "restore the file with `git -C VAULT checkout -- {file}`"
@@ -63,6 +65,8 @@ REASONS = {
     "title": "title and summary edits aren't plan operations yet; " + _GIT,
     "summary": "summary edits aren't plan operations yet; " + _GIT,
     "superseded": "the Superseded list is generated; edits to it can't become operations",
+    "retracted": "the Retracted list is generated; edits to it can't become operations "
+    "(`affidavit sources retract` or a retract_claim plan retracts claims)",
     "moved": "moving claim {id} to another section isn't a plan operation yet; " + _GIT,
     "citations": "the citations of claim {id} were edited; change its text too to supersede it",
     "repeat": "repeats claim {id}",
@@ -70,7 +74,7 @@ REASONS = {
     "(reject the deletion: " + _GIT + ")",
     "unlinked": "the link to '{slug}' under '{heading}' was removed; removing links isn't a "
     "plan operation yet; " + _GIT,
-    "new-superseded": "a new page has no superseded claims; the line is ignored",
+    "new-superseded": "a new page has no superseded or retracted claims; the line is ignored",
     "no-claims": "a new page needs at least one paragraph with a quoted footnote",
     "too-many": "{count} operation(s) past the first 20 wait: approve this plan, then run "
     "`affidavit doctor --propose` again",
@@ -459,7 +463,11 @@ def _existing_page(conv: _Converter, slug: str, expected: Doc) -> None:
     by_id = {c.id: c for c in claims}
     conv.sections = {_key(c.section): c.section for c in claims}
     boiler = {_key(_plain(b.text)) for b in expected.blocks} - set(by_key)
-    superseded = {_key(_plain(b.text)) for b in expected.blocks if b.section == "Superseded"}
+    history = {
+        _key(_plain(b.text))
+        for b in expected.blocks
+        if (b.section or "").casefold() in HISTORY_SECTIONS
+    }
     summary = None if context else next((b for b in doc.blocks if b.section is None), None)
     if not context:
         _check_title(conv, expected)
@@ -480,9 +488,9 @@ def _existing_page(conv: _Converter, slug: str, expected: Doc) -> None:
             continue
         if heading in known:
             named[heading] |= conv.links(block, slug, heading, known[heading])
-        elif heading == "superseded" and not context:
-            if key not in superseded:
-                conv.skip(block.line, "superseded", _plain(block.text))
+        elif heading in HISTORY_SECTIONS and not context:
+            if key not in history:
+                conv.skip(block.line, heading, _plain(block.text))
         elif (claim := matched.get(index)) is not None:
             quotes = frozenset(_key(e["quote"]) for e in cited.evidence)
             if not context and _key(block.section) != _key(claim.section):
@@ -525,7 +533,7 @@ def _new_page(conv: _Converter, slug: str) -> None:
         heading = (block.section or "").casefold()
         if heading in LINK_SECTIONS:
             named[heading] |= conv.links(block, slug, heading, set())
-        elif heading == "superseded":
+        elif heading in HISTORY_SECTIONS:
             conv.skip(block.line, "new-superseded", _plain(block.text))
         elif not summary and block.section is None and not _REF.search(block.text):
             summary = _plain(block.text)

@@ -1,7 +1,8 @@
-"""``affidavit sources``: add, list and show the sources every claim quotes."""
+"""``affidavit sources``: add, list, show and retract the sources every claim quotes."""
 
 from __future__ import annotations
 
+import getpass
 import re
 import sys
 from collections.abc import Callable
@@ -14,6 +15,7 @@ import click
 
 from ..config import TRUST_TIERS
 from ..errors import AffidavitError, IntegrityError
+from ..retract import describe_radius, propose_source_retraction
 from ..sources.extract import SUPPORTED_HELP, locator
 from ..sources.store import AddResult, SourceRecord, SourceStore
 from ._common import echo_json, json_option, opened_vault, user_errors
@@ -78,7 +80,7 @@ def _line(outcome: _Outcome) -> str:
 
 @click.group("sources")
 def sources() -> None:
-    """Add, list and inspect sources: the immutable documents every claim quotes.
+    """Add, list, inspect and retract sources: the immutable documents every claim quotes.
 
     A source is stored once, read-only, under sources/ and named by the SHA-256 of its bytes,
     next to its extracted text. Formats: .md .markdown .txt .rst .html .htm .pdf, and http(s) URLs.
@@ -88,6 +90,7 @@ def sources() -> None:
       affidavit sources add ~/papers/ notes.md https://example.org/report.html
       affidavit sources list
       affidavit sources show 3f2a9c1b0d4e
+      affidavit sources retract 3f2a9c1b0d4e --reason "the report was withdrawn"
     """
 
 
@@ -266,6 +269,55 @@ def show(ctx: click.Context, source_id: str, show_text: bool, as_json: bool) -> 
         )
         where = flag.get("location", "")
         click.echo(f"  {flag['kind']:15}{span:>16}  {where:22}{flag['detail']}")
+
+
+def _person() -> str:
+    try:
+        return f"person:{getpass.getuser()}"
+    except (KeyError, OSError):
+        return "person:unknown"
+
+
+@sources.command("retract")
+@click.argument("source_id", metavar="ID")
+@click.option(
+    "--reason",
+    default="retracted by a person",
+    show_default=True,
+    help="Why (kept in the plan, the audit log and the pages' Retracted lists).",
+)
+@click.option("--dry-run", is_flag=True, help="Show the blast radius; propose nothing.")
+@json_option
+@click.pass_context
+@user_errors
+def retract(ctx: click.Context, source_id: str, reason: str, dry_run: bool, as_json: bool) -> None:
+    """Show what retracting a source would take out of the wiki, and propose it.
+
+    Claims whose only evidence is this source are retracted, with the saved answers and other
+    syntheses that rest on them; claims with other evidence keep it, and their trust is
+    recomputed. Nothing changes until the proposed plan is approved (it always waits for a
+    person); approval refuses if the wiki changed so that more claims would go.
+
+    \b
+    Examples:
+      affidavit sources retract 3f2a9c1b0d4e --dry-run
+      affidavit sources retract 3f2a9c1b0d4e --reason "the report was withdrawn"
+      affidavit approve 9d1e0c2b7a44
+    """
+    with opened_vault(ctx) as vault:
+        done = propose_source_retraction(vault, source_id, reason, _person(), dry_run=dry_run)
+    if as_json:
+        echo_json(done.to_json())
+        return
+    for line in describe_radius(done.radius):
+        click.echo(line)
+    if done.proposal is None:
+        click.echo("\nDry run: nothing proposed.")
+        return
+    click.echo(f"\n{done.proposal.message}")
+    if done.proposal.status == "pending":
+        click.echo(f"Review: affidavit inbox show {done.proposal.plan_id[:12]}")
+        click.echo(f"Approve: affidavit approve {done.proposal.plan_id[:12]}")
 
 
 COMMANDS = [sources]

@@ -181,7 +181,8 @@ class _Writer:
             if result.status not in (ADMITTED, QUARANTINED):
                 continue
             op = plan.operations[result.index]
-            passing = [(c, d) for c, d in zip(result.claims, _drafts(op), strict=True) if c.passes]
+            added = [c for c in result.claims if not c.role]  # not the claims it names
+            passing = [(c, d) for c, d in zip(added, _drafts(op), strict=True) if c.passes]
             title = ""
             if isinstance(op, CreatePage):
                 self.db.execute(
