@@ -11,6 +11,7 @@ another socket. Error bodies come back as the same exceptions the services raise
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -187,7 +188,7 @@ class DaemonBackend:
             ) from exc
         if not isinstance(data, dict):
             raise errors.PlanValidationError("plan rejected by the schema: not a JSON object")
-        request = ProposeRequest(plan=data, origin=origin[:120])
+        request = ProposeRequest(plan=data, origin=re.sub(r"[^\w.:/ -]", "_", origin)[:120])
         result: ProposalOut = self._call("POST", "/plans", ProposalOut, body=request)
         return result
 

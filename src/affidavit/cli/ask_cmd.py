@@ -6,14 +6,16 @@ import secrets
 from dataclasses import asdict
 
 import click
+from pydantic import ValidationError
 
 from ..ask import Asker, render_answer
-from ..ask.save import propose_answer
+from ..client import open_backend
 from ..providers.base import Provider
 from ..providers.from_config import provider_from_config
 from ..retrieval.search import Retriever
+from ..service.models import AskRequest
 from ..vault import Vault
-from ._common import echo_json, json_option, opened_vault, user_errors
+from ._common import echo_json, json_option, opened_vault, user_errors, vault_path
 
 TIERS = click.Choice(["untrusted", "semi-trusted", "trusted"])
 MODELS = click.Choice(["extractive", "openai", "anthropic", "local"])
@@ -45,18 +47,18 @@ def search(ctx: click.Context, query: str, limit: int, min_trust: str, as_json: 
     Example:
       affidavit search "four freedoms" --min-trust trusted
     """
-    with opened_vault(ctx) as vault:
-        hits = retriever_for(vault).search(query, k=limit, min_trust=min_trust)
-        if as_json:
-            echo_json([asdict(h) for h in hits])
-            return
-        if not hits:
-            click.echo("No claim matches.")
-        for hit in hits:
-            click.echo(f"{hit.claim_id}  {hit.page_title} [{hit.trust}]")
-            click.echo(f"    {hit.text}")
-            for e in hit.evidence:
-                click.echo(f"    “{e.quote}” — {e.source_name}, {e.location}")
+    with open_backend(vault_path(ctx)) as backend:  # the daemon when it serves the vault
+        hits = backend.search(query, limit, min_trust).hits
+    if as_json:
+        echo_json([h.model_dump() for h in hits])
+        return
+    if not hits:
+        click.echo("No claim matches.")
+    for hit in hits:
+        click.echo(f"{hit.claim_id}  {hit.page_title} [{hit.trust}]")
+        click.echo(f"    {hit.text}")
+        for e in hit.evidence:
+            click.echo(f"    “{e.quote}” — {e.source_name}, {e.location}")
 
 
 @click.command("ask")
@@ -87,24 +89,20 @@ def ask(
       affidavit ask "Who designed the tower?" --min-trust trusted --json
       affidavit ask "What did Monroe say about colonization?" --save
     """
-    with opened_vault(ctx) as vault:
-        provider = _answerer(vault, model)
-        try:
-            answer = Asker(vault, provider, retriever_for(vault)).ask(question, min_trust=min_trust)
-        finally:
-            if provider is not None:
-                provider.close()
-        proposal = propose_answer(vault, answer) if save and answer.verdict == "answered" else None
-        if as_json:
-            data = answer.to_json()
-            data["saved_plan"] = proposal.plan_id if proposal else None
-            echo_json(data)
-            return
-        click.echo(render_answer(answer), nl=False)
-        if proposal is not None:
-            click.echo(f"\n{proposal.message}")
-        elif save:
-            click.echo("\nNothing to save: the answer is not in the wiki.")
+    try:
+        request = AskRequest(question=question, min_trust=min_trust, model=model, save=save)
+    except ValidationError as exc:
+        raise click.BadParameter(exc.errors()[0]["msg"], param_hint="QUESTION") from exc
+    with open_backend(vault_path(ctx)) as backend:  # the daemon when it serves the vault
+        answer = backend.ask(request)
+    if as_json:
+        echo_json(answer.model_dump(exclude={"markdown", "save_message"}))
+        return
+    click.echo(answer.markdown, nl=False)
+    if answer.save_message is not None:
+        click.echo(f"\n{answer.save_message}")
+    elif save:
+        click.echo("\nNothing to save: the answer is not in the wiki.")
 
 
 @click.command("chat")

@@ -7,18 +7,15 @@ import json
 import sys
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import click
 
-from .. import inbox as inbox_service
-from ..gate.admission import OpResult, QuoteResult
+from ..client import open_backend
+from ..gate.admission import Admission, OpResult
 from ..plan.nonce import issue_nonce
-from ..plan.schema import plan_json_schema
-from ..sources.extract import location
-from ..sources.store import SourceStore
-from ..vault import Vault
-from ._common import echo_json, json_option, opened_vault, user_errors
+from ..plan.schema import Plan, plan_json_schema
+from ..service.models import QuoteContext
+from ._common import echo_json, json_option, opened_vault, user_errors, vault_path
 
 
 def _actor() -> str:
@@ -91,25 +88,15 @@ def propose(ctx: click.Context, plan_file: Path, author: str | None, as_json: bo
             text = plan_file.read_text(encoding="utf-8")
         except OSError as exc:
             raise click.ClickException(f"can't read {plan_file}: {exc.strerror}") from exc
-    with opened_vault(ctx) as vault:
-        proposal = inbox_service.propose(
-            vault, text, author or _actor(), f"propose:{plan_file.name}"
-        )
-        if as_json:
-            echo_json(
-                {
-                    "plan_id": proposal.plan_id,
-                    "status": proposal.status,
-                    "new": proposal.new,
-                    "message": proposal.message,
-                    "admission": proposal.admission.to_json(),
-                }
-            )
-            return
-        click.echo(proposal.message)
-        _print_verdicts(proposal.admission.ops)
-        if proposal.status == "pending":
-            click.echo(f"\nReview: affidavit inbox show {proposal.plan_id[:12]}")
+    with open_backend(vault_path(ctx)) as backend:  # the daemon when it serves the vault
+        proposal = backend.propose(text, author, f"propose:{plan_file.name}")
+    if as_json:
+        echo_json(proposal.model_dump())
+        return
+    click.echo(proposal.message)
+    _print_verdicts(Admission.from_json(proposal.admission).ops)
+    if proposal.status == "pending":
+        click.echo(f"\nReview: affidavit inbox show {proposal.plan_id[:12]}")
 
 
 def _print_verdicts(ops: list[OpResult]) -> None:
@@ -145,61 +132,35 @@ def inbox(ctx: click.Context, show_all: bool, as_json: bool) -> None:
     if ctx.invoked_subcommand is not None:
         return
     statuses = ("pending", "applied", "rejected", "expired") if show_all else ("pending",)
-    with opened_vault(ctx) as vault:
-        records = inbox_service.list_plans(vault, statuses)
-        if as_json:
-            echo_json([_summary(vault, r) for r in records])
-            return
-        if not records:
-            click.echo("The inbox is empty." if not show_all else "No plans yet.")
-            return
+    with open_backend(vault_path(ctx)) as backend:  # the daemon when it serves the vault
+        records = backend.list_plans(statuses)
+    if as_json:
+        echo_json([r.model_dump() for r in records])
+        return
+    if not records:
+        click.echo("The inbox is empty." if not show_all else "No plans yet.")
+        return
+    click.echo(
+        f"{'PLAN':<13} {'STATUS':<9} {'AGE':>7} {'EXPIRES':>8}  OPS  CLAIMS  AUTHOR / ORIGIN"
+    )
+    for item in records:
+        counts = item.counts
+        claims = f"{counts['admitted']}+{counts['quarantined']}!/{counts['rejected']}✗"
+        expires = item.expires_in if item.status == "pending" else "-"
         click.echo(
-            f"{'PLAN':<13} {'STATUS':<9} {'AGE':>7} {'EXPIRES':>8}  OPS  CLAIMS  AUTHOR / ORIGIN"
+            f"{item.id[:12]:<13} {item.status:<9} {item.age:>7} {expires:>8}  "
+            f"{item.operations:>3}  {claims:>6}  {item.author} / {item.origin}"
         )
-        for record in records:
-            item = _summary(vault, record)
-            counts = record.admission.counts
-            claims = f"{counts['admitted']}+{counts['quarantined']}!/{counts['rejected']}✗"
-            expires = item["expires_in"] if record.status == "pending" else "-"
-            click.echo(
-                f"{record.id[:12]:<13} {record.status:<9} {item['age']:>7} {expires:>8}  "
-                f"{len(record.plan.operations):>3}  {claims:>6}  {record.author} / {record.origin}"
-            )
 
 
-def _summary(vault: Vault, record: inbox_service.PlanRecord) -> dict[str, Any]:
-    age, left = inbox_service.age(vault, record)
-    return {
-        "id": record.id,
-        "status": record.status,
-        "author": record.author,
-        "origin": record.origin,
-        "created_at": record.created_at,
-        "expires_at": record.expires_at,
-        "age": _duration(age),
-        "expires_in": _duration(left),
-        "operations": len(record.plan.operations),
-        "counts": record.admission.counts,
-    }
-
-
-def _context(store: SourceStore, quote: QuoteResult, around: int = 2) -> list[str]:
+def _context(quote: QuoteContext) -> list[str]:
     """The lines of the source around a verified quote, with the quote marked »like this«."""
-    assert quote.source_id is not None and quote.start is not None and quote.end is not None
-    text = store.text(quote.source_id)
-    start = quote.start
-    for _ in range(around + 1):
-        start = text.rfind("\n", 0, max(start - 1, 0)) + 1 if start > 0 else 0
-    end = quote.end
-    for _ in range(around + 1):
-        nxt = text.find("\n", end + 1)
-        end = len(text) if nxt == -1 else nxt
     marked = (
-        text[start : quote.start]
+        quote.before
         + click.style("»", fg="green")
-        + click.style(text[quote.start : quote.end], bold=True)
+        + click.style(quote.quote, bold=True)
         + click.style("«", fg="green")
-        + text[quote.end : end]
+        + quote.after
     )
     return ["      │ " + line for line in marked.strip("\n").splitlines()]
 
@@ -216,55 +177,55 @@ def show(ctx: click.Context, plan_id: str, as_json: bool) -> None:
     Example:
       affidavit inbox show 3f2a9c
     """
-    with opened_vault(ctx) as vault:
-        record = inbox_service.get_plan(vault, plan_id)
-        if as_json:
-            echo_json(record.to_json())
-            return
-        store = SourceStore(vault)
-        age, left = inbox_service.age(vault, record)
-        click.echo(f"Plan {record.id}")
-        click.echo(f"  status {record.status} · by {record.author} · from {record.origin}")
+    with open_backend(vault_path(ctx)) as backend:  # the daemon when it serves the vault
+        detail = backend.plan_detail(plan_id)
+    if as_json:
+        echo_json(detail.model_dump(exclude={"age", "expires_in", "quotes"}))
+        return
+    plan = Plan.model_validate(detail.plan)
+    admission = Admission.from_json(detail.admission)
+    contexts = {(q.op, q.claim, q.evidence): q for q in detail.quotes}
+    click.echo(f"Plan {detail.id}")
+    click.echo(f"  status {detail.status} · by {detail.author} · from {detail.origin}")
+    click.echo(
+        f"  proposed {detail.created_at} ({detail.age} ago) · expires {detail.expires_at}"
+        + (f" (in {detail.expires_in})" if detail.status == "pending" else "")
+    )
+    if plan.summary:
+        click.echo(f"  summary: {plan.summary}")
+    if detail.reason:
+        click.echo(f"  reason: {detail.reason}")
+    verdicts = {op.index: op for op in admission.ops}
+    for index, op in enumerate(plan.operations):
+        verdict = verdicts.get(index)
+        status = verdict.status if verdict else "not selected"
+        click.echo("")
         click.echo(
-            f"  proposed {record.created_at} ({_duration(age)} ago) · expires {record.expires_at}"
-            + (f" (in {_duration(left)})" if record.status == "pending" else "")
+            click.style(f"[{index + 1}] {op.op}", bold=True)
+            + f"  — {status}"
+            + (f" ({verdict.check}: {verdict.reason})" if verdict and verdict.reason else "")
         )
-        if record.plan.summary:
-            click.echo(f"  summary: {record.plan.summary}")
-        if record.reason:
-            click.echo(f"  reason: {record.reason}")
-        verdicts = {op.index: op for op in record.admission.ops}
-        for index, op in enumerate(record.plan.operations):
-            verdict = verdicts.get(index)
-            status = verdict.status if verdict else "not selected"
-            click.echo("")
+        for key, value in op.model_dump(exclude={"op", "claims", "entries", "by"}).items():
+            click.echo(f"    {key}: {value}")
+        for claim in verdict.claims if verdict else []:
             click.echo(
-                click.style(f"[{index + 1}] {op.op}", bold=True)
-                + f"  — {status}"
-                + (f" ({verdict.check}: {verdict.reason})" if verdict and verdict.reason else "")
+                f"    claim {claim.index + 1} [{claim.status}"
+                + (f", trust {claim.trust}" if claim.trust else "")
+                + f"]: {claim.text}"
             )
-            for key, value in op.model_dump(exclude={"op", "claims", "entries", "by"}).items():
-                click.echo(f"    {key}: {value}")
-            for claim in verdict.claims if verdict else []:
-                click.echo(
-                    f"    claim {claim.index + 1} [{claim.status}"
-                    + (f", trust {claim.trust}" if claim.trust else "")
-                    + f"]: {claim.text}"
-                )
-                if claim.reason:
-                    click.echo(f"      {claim.check}: {claim.reason}")
-                for quote in claim.evidence:
-                    if quote.verified and quote.source_id:
-                        source = store.get(quote.source_id)
-                        where = location(store.text(source.id), source.text_map, quote.start or 0)
-                        click.echo(
-                            f"      quote from {source.name} ({quote.source_id[:12]}), {where}, "
-                            f"chars {quote.start}–{quote.end}, verified:"
-                        )
-                        for line in _context(store, quote):
-                            click.echo(line)
-                    else:
-                        click.echo(f"      ✗ verified: false — “{quote.quote}” ({quote.reason})")
+            if claim.reason:
+                click.echo(f"      {claim.check}: {claim.reason}")
+            for n, quote in enumerate(claim.evidence):
+                shown = contexts.get((index, claim.index, n))
+                if quote.verified and shown is not None:
+                    click.echo(
+                        f"      quote from {shown.source_name} ({shown.source_id[:12]}), "
+                        f"{shown.location}, chars {quote.start}–{quote.end}, verified:"
+                    )
+                    for line in _context(shown):
+                        click.echo(line)
+                else:
+                    click.echo(f"      ✗ verified: false — “{quote.quote}” ({quote.reason})")
 
 
 def _parse_ops(value: str | None) -> list[int] | None:
@@ -294,23 +255,15 @@ def approve(ctx: click.Context, plan_id: str, ops: str | None, as_json: bool) ->
       affidavit approve 3f2a9c
       affidavit approve 3f2a9c --ops 1,3
     """
-    with opened_vault(ctx) as vault:
-        result = inbox_service.approve(vault, plan_id, _parse_ops(ops), _actor())
-        if as_json:
-            echo_json(
-                {
-                    "plan_id": result.plan_id,
-                    "applied": result.applied,
-                    "message": result.message,
-                    "ops": [i + 1 for i in result.ops],
-                    "claims": result.claims,
-                    "commit": result.commit,
-                }
-            )
-            return
-        click.echo(result.message)
-        if result.commit:
-            click.echo(f"git commit {result.commit[:12]}")
+    selected = _parse_ops(ops)
+    with open_backend(vault_path(ctx)) as backend:  # the daemon when it serves the vault
+        result = backend.approve(plan_id, selected)
+    if as_json:
+        echo_json(result.model_dump())
+        return
+    click.echo(result.message)
+    if result.commit:
+        click.echo(f"git commit {result.commit[:12]}")
 
 
 @click.command("reject")
@@ -326,12 +279,12 @@ def reject(ctx: click.Context, plan_id: str, reason: str, as_json: bool) -> None
     Example:
       affidavit reject 3f2a9c --reason "duplicates the page on X"
     """
-    with opened_vault(ctx) as vault:
-        record = inbox_service.reject(vault, plan_id, reason, _actor())
-        if as_json:
-            echo_json({"plan_id": record.id, "status": record.status, "reason": record.reason})
-        else:
-            click.echo(f"rejected plan {record.id[:12]}: {reason}")
+    with open_backend(vault_path(ctx)) as backend:  # the daemon when it serves the vault
+        record = backend.reject(plan_id, reason)
+    if as_json:
+        echo_json(record.model_dump())
+    else:
+        click.echo(f"rejected plan {record.plan_id[:12]}: {reason}")
 
 
 COMMANDS = [nonce, schema, propose, inbox, approve, reject]
