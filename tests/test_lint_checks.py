@@ -19,6 +19,7 @@ from affidavit.doctor import run_doctor
 from affidavit.inbox import approve, propose
 from affidavit.lint.checks import CheckContext, check_stale_embedding, run_checks
 from affidavit.lint.findings import CHECK_KINDS, Finding
+from affidavit.plan.schema import parse_plan
 from affidavit.retrieval.vectors import text_sha256, to_blob
 from affidavit.vault import Vault
 
@@ -175,6 +176,7 @@ def test_a_quote_missing_from_an_intact_source_proposes_retracting_the_claim(
         "reason": f"its evidence is no longer in source {ROOSEVELT[:12]}",
     }
     assert '"op": "retract_claim"' in evidence.fix_hint
+    parse_plan({"nonce": "n" * 24, "operations": [evidence.fix]})  # a valid plan operation
 
 
 def test_a_hand_edited_page_is_file_drift_with_a_diff(wiki: Vault) -> None:
@@ -182,7 +184,7 @@ def test_a_hand_edited_page_is_file_drift_with_a_diff(wiki: Vault) -> None:
     path.write_text(path.read_text().replace("first essential freedom", "first freedom"))
     [finding] = run_checks(wiki)
     assert about(finding) == ("file_drift", PAGE, [], ["four-freedoms"])
-    assert finding.fix == {"op": "hand_edit", "file": PAGE}
+    assert finding.fix is None  # not an operation: doctor --propose reads the edit into a plan
     assert "doctor --propose" in finding.fix_hint
     diff = finding.message.splitlines()
     assert f"    --- {PAGE} (database)" in diff and f"    +++ {PAGE} (on disk)" in diff
@@ -199,7 +201,7 @@ def test_missing_and_unknown_files_are_file_drift(wiki: Vault) -> None:
     assert about(missing) == ("file_drift", "wiki/washington-1790.md", [], ["washington-1790"])
     assert missing.severity == "error" and missing.fix is None
     assert about(unknown) == ("file_drift", "wiki/notes.md", [], [])
-    assert unknown.fix == {"op": "hand_edit", "file": "wiki/notes.md"}
+    assert unknown.fix is None and "doctor --propose" in unknown.fix_hint
 
 
 def test_links_to_missing_pages_on_disk_and_in_the_database(wiki: Vault) -> None:
@@ -260,6 +262,8 @@ def test_pages_nobody_links_to_are_orphans(sample: Vault) -> None:
     assert alpha.severity == "info" and alpha.fix is None and '"to": "alpha"' in alpha.fix_hint
     # it links to monroe-doctrine already: the obvious fix is the link back
     assert freedoms.fix == {"op": "link_pages", "page": "monroe-doctrine", "to": "four-freedoms"}
+    apply_plan(sample, freedoms.fix)  # a plan operation as is: through the door, it fixes it
+    assert [about(f) for f in run_checks(sample)] == [("orphan_page", "alpha", [], ["alpha"])]
 
 
 def test_a_page_without_active_claims_is_empty(wiki: Vault) -> None:

@@ -8,14 +8,15 @@ kind of :data:`CHECK_KINDS`. Nothing here writes anything. The re-derivations ar
 
 A finding's ``subject``, ``claims`` and ``pages`` make its fingerprint, so they only name what the
 problem is about (a page, a claim, a source, a file, a plan) and never change between two runs
-over the same state; counts and times go into the message. ``fix`` is set when a plan could fix it:
+over the same state; counts and times go into the message. ``fix``, when set, is one operation of
+the plan schema that fixes the problem (:mod:`affidavit.lint.fixes` proposes it as is):
 
-* ``{"op": "retract_claim", "claim": id}``: evidence that is no longer in an intact source;
-* ``{"op": "link_pages", "page": b, "to": a}``: an orphan page ``a`` that links to page ``b``;
-* ``{"op": "hand_edit", "file": path}``: a hand-edited or unknown file under wiki/, which
-  :func:`affidavit.handedits.propose_hand_edits` (``affidavit doctor --propose``) turns into a plan.
+* ``{"op": "retract_claim", "claim": id, "reason": ...}``: evidence no longer in an intact source;
+* ``{"op": "link_pages", "page": b, "to": a}``: an orphan page ``a`` that links to page ``b``.
 
-Everything else says in ``fix_hint`` which command fixes it.
+Everything else says in ``fix_hint`` which command fixes it (a hand edit: ``affidavit doctor
+--propose``, which turns it into a plan; a tampered source: ``git checkout``; stale vectors:
+``affidavit reindex``).
 """
 
 from __future__ import annotations
@@ -372,7 +373,6 @@ def check_file_drift(ctx: CheckContext) -> list[Finding]:
                 subject=relpath,
                 message=message,
                 pages=pages,
-                fix={"op": "hand_edit", "file": relpath},
                 fix_hint=hint,
             )
         )
