@@ -488,3 +488,19 @@ def test_an_edited_retracted_list_is_not_a_hand_edit_to_propose(
     assert [u.reason.split(";")[0] for u in result.unconverted] == [
         "the Retracted list is generated"
     ]
+
+
+def test_approving_part_of_a_plan_is_checked_against_the_whole_radius_shown(
+    vault: Vault, wiki: dict[str, str]
+) -> None:
+    """Approved alone, the source retraction takes A1 too (shown under op 1): not a growth."""
+    plan = make_plan(
+        vault, retract_claim_op(wiki["A1"], "wrong"), retract_source_op(wiki["bad"], "forgery")
+    )
+    proposal = propose(vault, plan, "p", "t")
+    second = BlastRadius.from_json(proposal.admission.ops[1].detail["radius"])
+    assert wiki["A1"] not in second.goes  # op 1 takes it
+    result = approve(vault, proposal.plan_id, [2], "tester")
+    assert result.retracted == [wiki[k] for k in ("X1", "A1", "B1", "D1", "D2")]
+    assert result.message.endswith("0 claim(s), 5 retracted")
+    assert run_doctor(vault).clean

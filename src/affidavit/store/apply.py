@@ -433,14 +433,17 @@ def _refuse_grown_retractions(plan_id: str, stored: Admission, now: Admission) -
     """W5 for retractions: the person approved the blast radius the inbox showed. If, against the
     current wiki, a retraction would take out claims it didn't then, refuse; a smaller radius
     (claims gone some other way meanwhile) is fine and is what gets recorded."""
-    before = {op.index: op for op in stored.ops}
-    grown: list[str] = []
-    for op in now.ops:
-        if "radius" not in op.detail or op.index not in before:
-            continue
-        then = before[op.index].detail.get("radius")
-        was = set(BlastRadius.from_json(then).goes) if then else set()
-        grown += [c for c in BlastRadius.from_json(op.detail["radius"]).goes if c not in was]
+    shown_then: set[str] = set()  # over the whole plan: a subset may move a claim between ops
+    for op in stored.ops:
+        if "radius" in op.detail:
+            shown_then.update(BlastRadius.from_json(op.detail["radius"]).goes)
+    grown = [
+        claim
+        for op in now.ops
+        if "radius" in op.detail
+        for claim in BlastRadius.from_json(op.detail["radius"]).goes
+        if claim not in shown_then
+    ]
     if grown:
         shown = ", ".join(grown[:5]) + (f" and {len(grown) - 5} more" if len(grown) > 5 else "")
         raise ConflictError(
@@ -545,7 +548,9 @@ def _write_and_commit(
         plan_id,
         True,
         f"applied plan {plan_id[:12]}: {len(admission.admitted_ops)} operation(s), "
-        f"{len(writer.claim_ids)} claim(s)",
+        f"{len(writer.claim_ids)} claim(s)"
+        + (f", {len(writer.superseded)} superseded" if writer.superseded else "")
+        + (f", {len(writer.retracted)} retracted" if writer.retracted else ""),
         ops=admission.admitted_ops,
         claims=writer.claim_ids,
         commit=commit,
