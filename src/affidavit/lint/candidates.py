@@ -26,15 +26,17 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from ..facts import analyse, compare, show_fact
-from ..words import stems
 from ..gate.admission import trust_rank
+from ..words import stems
 from .findings import Finding
 from .quotes import ProposedQuote
 
-RARE_WORDS = 4
+RARE_WORDS = 6
 """Buckets per claim: its rarest words (facts and context stems)."""
 MAX_BUCKET = 60
 """Words shared by more claims than this are too common to pair claims on."""
+TITLE_OVERLAP = 0.5
+"""Share of title words two unlinked pages need in common to be about the same subject."""
 
 
 @dataclass
@@ -68,7 +70,8 @@ class Thresholds:
 def load_claims(db: sqlite3.Connection) -> list[ClaimRow]:
     """Every active claim with its evidence and the age of its newest source.
 
-    A context entry that quotes exactly what a page claim quotes is left out: it is the same
+    A context entry (in context.md or its archive page) that quotes exactly what a page claim
+    quotes is left out: it is the same
     fact, recorded twice on purpose, and would only double every finding.
     """
     claims: dict[str, ClaimRow] = {}
@@ -97,7 +100,7 @@ def load_claims(db: sqlite3.Connection) -> list[ClaimRow]:
 @dataclass(frozen=True)
 class Subjects:
     """Which pages may hold claims about the same subject: the same page, linked pages, or
-    pages whose titles share a word. Claims on unrelated pages ("the film holds 57 %" on two
+    pages whose titles share at least half their words. Claims on unrelated pages ("the film holds 57 %" on two
     films' pages) are never compared."""
 
     titles: dict[str, frozenset[str]]
@@ -116,7 +119,8 @@ class Subjects:
             return True
         if (a, b) in self.links or (b, a) in self.links:
             return True
-        return bool(self.titles.get(a, frozenset()) & self.titles.get(b, frozenset()))
+        ta, tb = self.titles.get(a, frozenset()), self.titles.get(b, frozenset())
+        return bool(ta | tb) and len(ta & tb) / len(ta | tb) >= TITLE_OVERLAP
 
 
 def _overlap(a: ClaimRow, b: ClaimRow) -> bool:
