@@ -194,6 +194,7 @@ def measure(root: Path, what: str) -> dict[str, Any]:
         name = "rest" if step not in CHECK_KINDS or done == total else step
         per_step[name] = per_step.get(name, 0.0) + end - at
     return {
+        "load_average": round(os.getloadavg()[0], 1),
         "seconds": round(seconds, 2),
         "findings": found,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
@@ -277,6 +278,10 @@ def main() -> int:
             f"{r['checks']['findings']} / {r.get('run_lint', {}).get('findings', '-')}"
             for r in results
         ],
+    )
+    row(
+        "load average (1 min) during the checks",
+        [str(r["checks"]["load_average"]) for r in results],
     )
     row(
         "pages, sources, database MB, build s",
