@@ -296,3 +296,25 @@ def test_cli_lint_shows_quotes_and_fixes_in_one_step(
     result = runner.invoke(main, [*args, "findings", "--status", "all", "--json"])
     listed = {f["id"]: f for f in json.loads(result.output)}
     assert listed[stale["id"]]["plan_id"]
+
+
+def test_ingest_runs_lint_after_every_n_sources(tmp_path: Path, clock: FakeClock) -> None:
+    from affidavit.ingest.pipeline import Ingestor
+    from affidavit.providers.extractive import ExtractiveProvider
+    from affidavit.vault import init_vault
+
+    vault, _ = init_vault(tmp_path / "v", clock=clock)
+    config = vault.config_path.read_text().replace("every_ingests = 10", "every_ingests = 2")
+    vault.config_path.write_text(config)
+    vault.close()
+    vault = open_vault(tmp_path / "v", clock=clock)
+    (tmp_path / "a.md").write_text(OLD)
+    (tmp_path / "b.md").write_text(NEW)
+    first = Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(tmp_path / "a.md")])
+    assert first.lint is None
+    clock.advance(days=1)
+    second = Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(tmp_path / "b.md")])
+    assert second.lint is not None and second.totals()["lint"]["run"] == second.lint["run"]
+    runs = vault.db.execute("SELECT count(*) FROM lint_runs WHERE trigger = 'auto'").fetchone()
+    assert runs[0] == 1
+    vault.close()

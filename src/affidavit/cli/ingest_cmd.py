@@ -176,6 +176,12 @@ def _print_report(report: IngestReport) -> None:
     )
     if totals["chunks"].get("pending"):
         click.echo("Review the plans: affidavit inbox")
+    if report.lint:
+        counts = ", ".join(f"{n} {kind}" for kind, n in report.lint["counts"].items()) or "none"
+        click.echo(
+            f"Automatic lint (lint.every_ingests) run {report.lint['run']}: "
+            f"{report.lint['open']} open finding(s) ({counts}); see `affidavit findings`."
+        )
 
 
 COMMANDS = [ingest]

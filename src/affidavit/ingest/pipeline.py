@@ -69,6 +69,8 @@ class IngestReport:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     calls: int = 0
+    lint: dict[str, Any] | None = None
+    """The automatic lint run this ingest triggered (``lint.every_ingests``), if any."""
 
     @property
     def failed(self) -> list[SourceOutcome]:
@@ -93,6 +95,7 @@ class IngestReport:
             "rejected_because": dict(reasons.most_common()),
             "tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens},
             "model_calls": self.calls,
+            **({"lint": self.lint} if self.lint else {}),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -184,10 +187,25 @@ class Ingestor:
                 for name, add in self._expand(target, trust):
                     self.report.sources.append(self._ingest_one(name, add))
             status = "done"
+            self._auto_lint()
         finally:
             if self.owns_job_row:
                 self._finish_job_row(status, targets)
         return self.report
+
+    def _auto_lint(self) -> None:
+        """Count the sources ingested; lint runs when ``lint.every_ingests`` is reached."""
+        from ..lint.runner import after_ingest  # lint reads what ingest writes: no cycle at import
+
+        ingested = sum(1 for s in self.report.sources if s.status == "ingested")
+        report = after_ingest(self.vault, ingested)
+        if report is not None:
+            self.report.lint = {
+                "run": report.run,
+                "open": len(report.findings),
+                "new": len(report.new),
+                "counts": report.counts(),
+            }
 
     def _finish_job_row(self, status: str, targets: list[str]) -> None:
         with transaction(self.vault.db):

@@ -8,6 +8,7 @@ from .findings import (
     FindingStore,
     StoredFinding,
 )
+from .runner import LintReport, after_ingest, run_lint
 
 __all__ = [
     "CHECK_KINDS",
@@ -15,5 +16,8 @@ __all__ = [
     "Finding",
     "FindingQuote",
     "FindingStore",
+    "LintReport",
     "StoredFinding",
+    "after_ingest",
+    "run_lint",
 ]
