@@ -3,9 +3,10 @@
 Each check is one function of a shared :class:`CheckContext` (``checks_context.py``: it renders the
 wiki, re-hashes the sources and re-finds the quotes at most once per run) and returns
 :class:`Finding` objects of one kind of :data:`CHECK_KINDS`: the wiki's own checks are in
-``checks_wiki.py``, those of sources, evidence, vectors and plans in ``checks_state.py``. Nothing here writes anything. The re-derivations are doctor's own
-(:func:`affidavit.doctor.source_problems`, :func:`~affidavit.doctor.quote_problems`,
-:func:`~affidavit.doctor.file_problems`), so lint and doctor never disagree about them.
+``checks_wiki.py``, those of sources, evidence, vectors and plans in ``checks_state.py``. Nothing
+here writes anything. The re-derivations are doctor's own (:func:`affidavit.doctor.source_problems`,
+:func:`~affidavit.doctor.quote_problems`, :func:`~affidavit.doctor.file_problems`), so lint and
+doctor never disagree about them.
 
 A finding's ``subject``, ``claims`` and ``pages`` make its fingerprint, so they only name what the
 problem is about (a page, a claim, a source, a file, a plan) and never change between two runs
