@@ -318,3 +318,19 @@ def test_ingest_runs_lint_after_every_n_sources(tmp_path: Path, clock: FakeClock
     runs = vault.db.execute("SELECT count(*) FROM lint_runs WHERE trigger = 'auto'").fetchone()
     assert runs[0] == 1
     vault.close()
+
+
+def test_lint_runs_as_a_queued_job(vault: Vault, clock: FakeClock) -> None:
+    from affidavit.jobs import JobQueue, Worker
+    from affidavit.jobs.payloads import LintPayload
+
+    _disagreeing(vault, clock)
+    job = JobQueue(vault).submit(LintPayload(propose=True), requested_by="person:tester")
+    done = Worker(vault.root, "test-worker").run_once()
+    assert done is not None and done.id == job.id
+    finished = JobQueue(vault).get(job.id)
+    assert finished.status == "done", finished
+    assert finished.result is not None and finished.result["counts"].get("stale") == 1
+    assert finished.result["fixes"]["plans"]
+    trigger = vault.db.execute("SELECT trigger FROM lint_runs ORDER BY id DESC LIMIT 1").fetchone()
+    assert trigger[0] == "job"

@@ -12,10 +12,13 @@ import importlib
 from dataclasses import asdict, is_dataclass
 from typing import Any
 
+from ..clock import iso, utc_now
+from ..db import connect
 from ..errors import AffidavitError
 from ..ingest.pipeline import Ingestor, IngestReport
 from ..providers.from_config import provider_from_config
 from .context import JobContext
+from .lease import report_progress
 from .payloads import IngestPayload, LintPayload, ReindexPayload, register_handler
 
 
@@ -134,7 +137,24 @@ def run_lint(ctx: JobContext, payload: LintPayload) -> dict[str, Any]:
             "lint can't run as a job yet: affidavit.lint has no run_lint(vault, propose=..., "
             "progress=...). Run `affidavit lint` in the foreground instead."
         )
-    return _as_json(run(ctx.vault, propose=payload.propose, progress=ctx.progress))
+    # The checks read one snapshot on the vault's connection, so progress goes through its own.
+    progress_db = connect(ctx.vault.state_dir / "db.sqlite")
+
+    def progress(stage: str, done: int, total: int) -> None:
+        message = f"lint: {stage} {done}/{total}"
+        report_progress(progress_db, ctx.job.id, done, total, message, iso(utc_now()))
+
+    try:
+        provider = provider_from_config(ctx.vault.config)
+        try:
+            report = run(
+                ctx.vault, provider, propose=payload.propose, trigger="job", progress=progress
+            )
+        finally:
+            provider.close()
+    finally:
+        progress_db.close()
+    return _as_json(report)
 
 
 def _as_json(report: Any) -> dict[str, Any]:
