@@ -99,8 +99,8 @@ def test_fix_plan_supersedes_the_old_claim_in_one_approval(vault: Vault, clock: 
     assert report.fixes is not None and len(report.fixes.plans) == 1
     plan = get_plan(vault, report.fixes.plans[0])
     assert plan.status == "pending"  # a supersession always waits for a person
-    ops = json.loads(plan.plan_json)["operations"] if hasattr(plan, "plan_json") else None
-    del ops
+    kinds = sorted(op.op for op in plan.plan.operations)
+    assert kinds == ["link_pages", "supersede_claim"]  # the pages also lack a link
     result = approve(vault, plan.id, None, "person:tester")
     assert result.applied
     row = vault.db.execute(
@@ -127,7 +127,10 @@ def test_untrusted_newcomer_raises_a_contradiction_but_cannot_supersede(
     assert contradiction.finding.claims == [old, new]
     assert contradiction.finding.fix is None
     assert "W7" in contradiction.finding.fix_hint
-    assert report.fixes is not None and report.fixes.plans == []
+    assert report.fixes is not None
+    assert contradiction.id not in report.fixes.fixed
+    for plan_id in report.fixes.plans:  # only the missing link between the pages has a fix
+        assert [op.op for op in get_plan(vault, plan_id).plan.operations] == ["link_pages"]
     # Even when the user asks to keep the untrusted claim, the gate refuses it (W7).
     fixes = propose_fixes(vault, [contradiction], "person:tester", {contradiction.id: new})
     if fixes.plans:
@@ -334,3 +337,34 @@ def test_lint_runs_as_a_queued_job(vault: Vault, clock: FakeClock) -> None:
     assert finished.result["fixes"]["plans"]
     trigger = vault.db.execute("SELECT trigger FROM lint_runs ORDER BY id DESC LIMIT 1").fetchone()
     assert trigger[0] == "job"
+
+
+def test_a_page_naming_another_without_linking_gets_a_missing_link(
+    vault: Vault, clock: FakeClock
+) -> None:
+    src = add_text(
+        vault,
+        "plymouth.md",
+        "# Plymouth\n\nPlymouth is a port city in Devon. The Tamar Bridge links Plymouth to "
+        "Cornwall across the river.\n",
+    )
+    bridge = add_text(vault, "bridge.md", OLD)
+    _apply(vault, _page("tamar-bridge", "Tamar Bridge", OLD_QUOTE, bridge, OLD_QUOTE))
+    quote = "The Tamar Bridge links Plymouth to Cornwall across the river."
+    _apply(vault, _page("plymouth", "Plymouth", quote, src, quote))
+    report = run_lint(vault)
+    missing = [f for f in report.findings if f.finding.kind == "missing_link"]
+    # Each page's claim names the other (the bridge runs "between Plymouth and Saltash").
+    subjects = {f.finding.subject: f for f in missing}
+    assert sorted(subjects) == ["plymouth->tamar-bridge", "tamar-bridge->plymouth"]
+    shown = subjects["plymouth->tamar-bridge"].finding.quotes[0]
+    assert shown.verified and shown.quote == quote
+    fixes = propose_fixes(vault, missing, "person:tester")
+    approve(vault, fixes.plans[0], None, "person:tester")
+    links = vault.db.execute("SELECT src, dst FROM links ORDER BY src").fetchall()
+    assert [tuple(row) for row in links] == [
+        ("plymouth", "tamar-bridge"),
+        ("tamar-bridge", "plymouth"),
+    ]
+    again = run_lint(vault)
+    assert not [f for f in again.findings if f.finding.kind == "missing_link"]

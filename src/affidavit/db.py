@@ -257,7 +257,7 @@ def m004_lint() -> str:
         CREATE TABLE findings (
             id TEXT PRIMARY KEY,            -- fingerprint: kind + what it is about
             kind TEXT NOT NULL,
-            origin TEXT NOT NULL,           -- check | model
+            origin TEXT NOT NULL,           -- check | extractive | model
             severity TEXT NOT NULL,         -- error | warning | info
             subject TEXT NOT NULL,
             message TEXT NOT NULL,

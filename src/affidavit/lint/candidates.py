@@ -1,4 +1,5 @@
-"""The extractive engine's findings: contradictions, stale claims and duplicates without a model.
+"""The extractive engine's findings: contradictions, stale claims, duplicates and missing links,
+without a model.
 
 Two active claims are compared when they share rare words (each claim is put in the buckets of its
 few rarest words, so a wiki of 100k claims is not compared pair by pair). A pair whose evidence
@@ -19,6 +20,7 @@ age, or a less trusted newcomer, which can never supersede by itself (W7) — it
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -27,6 +29,7 @@ from itertools import combinations
 
 from ..facts import analyse, compare, show_fact
 from ..gate.admission import trust_rank
+from ..store.render import CONTEXT_ARCHIVE
 from ..words import stems
 from .findings import Finding
 from .quotes import ProposedQuote
@@ -89,11 +92,16 @@ def load_claims(db: sqlite3.Connection) -> list[ClaimRow]:
             continue
         claim.evidence.append((row[1], row[2], row[3], row[4]))
         claim.newest = max(claim.newest, row[5])
-    on_pages = {(e[0], e[2], e[3]) for c in claims.values() if c.page for e in c.evidence}
+
+    def overview(c: ClaimRow) -> bool:
+        return c.page in ("", CONTEXT_ARCHIVE)
+
+    on_pages = {(e[0], e[2], e[3]) for c in claims.values() if not overview(c) for e in c.evidence}
     return [
         c
         for c in claims.values()
-        if c.evidence and (c.page or any((e[0], e[2], e[3]) not in on_pages for e in c.evidence))
+        if c.evidence
+        and (not overview(c) or any((e[0], e[2], e[3]) not in on_pages for e in c.evidence))
     ]
 
 
@@ -184,6 +192,7 @@ def classify(a: ClaimRow, b: ClaimRow, limits: Thresholds) -> Candidate | None:
             )
             return Candidate(
                 Finding(
+                    origin="extractive",
                     kind="duplicate",
                     severity="info",
                     subject=drop.id,
@@ -219,6 +228,7 @@ def classify(a: ClaimRow, b: ClaimRow, limits: Thresholds) -> Candidate | None:
     if disjoint and old.newest < new.newest and trust_rank(new.trust) >= trust_rank(old.trust):
         return Candidate(
             Finding(
+                origin="extractive",
                 kind="stale",
                 severity="warning",
                 subject=old.id,
@@ -247,6 +257,7 @@ def classify(a: ClaimRow, b: ClaimRow, limits: Thresholds) -> Candidate | None:
         )
     return Candidate(
         Finding(
+            origin="extractive",
             kind="contradiction",
             severity="warning",
             subject=f"{old.id}|{new.id}",
@@ -277,4 +288,61 @@ def find_candidates(
             out.setdefault(found.finding.fingerprint, found)
         if progress is not None and (n % 1000 == 0 or n == len(pairs)):
             progress(n, len(pairs))
+    for found in missing_links(db):
+        out.setdefault(found.finding.fingerprint, found)
     return list(out.values())
+
+
+MAX_LINKERS = 20
+"""A title mentioned on more pages than this is too common to ask for links to it."""
+_PHRASE = re.compile(r"[^\W_]+")
+
+
+def missing_links(db: sqlite3.Connection) -> list[Candidate]:
+    """Claims that name another page's title, on pages that don't link to it.
+
+    The title must be found in the claim's own evidence quote (so the finding quotes the source
+    saying it) and hold a word other than a stopword; titles found on more than
+    :data:`MAX_LINKERS` pages are too generic to act on.
+    """
+    links = {(row[0], row[1]) for row in db.execute("SELECT src, dst FROM links")}
+    out: list[Candidate] = []
+    pages = db.execute("SELECT slug, title FROM pages ORDER BY slug").fetchall()
+    for slug, title in pages:
+        words = _PHRASE.findall(title.casefold())
+        if not stems(title) or slug == CONTEXT_ARCHIVE:
+            continue
+        phrase = '"' + " ".join(words) + '"'
+        rows = db.execute(
+            "SELECT c.id, c.page_slug, e.source_id, e.quote FROM claims_fts f "
+            "JOIN claims c ON c.rowid = f.rowid JOIN evidence e ON e.claim_id = c.id "
+            "WHERE claims_fts MATCH ? AND c.status = 'active' AND c.page_slug NOT IN (?, '', ?) "
+            "ORDER BY c.page_slug, c.position, c.id, e.idx",
+            (phrase, slug, CONTEXT_ARCHIVE),
+        ).fetchall()
+        pattern = re.compile(r"\b" + r"\W+".join(map(re.escape, words)) + r"\b", re.IGNORECASE)
+        by_page: dict[str, tuple[str, str, str]] = {}
+        for claim_id, page, source, quote in rows:
+            if page not in by_page and pattern.search(quote):
+                by_page[page] = (claim_id, source, quote)
+        if len(by_page) > MAX_LINKERS:
+            continue
+        for page, (claim_id, source, quote) in sorted(by_page.items()):
+            if (page, slug) in links:
+                continue
+            out.append(
+                Candidate(
+                    Finding(
+                        origin="extractive",
+                        kind="missing_link",
+                        severity="info",
+                        subject=f"{page}->{slug}",
+                        message=f"'{page}' mentions {title!r} (claim {claim_id}) but doesn't link to it",
+                        claims=[claim_id],
+                        pages=[page, slug],
+                        fix={"op": "link_pages", "page": page, "to": slug},
+                    ),
+                    [ProposedQuote(quote, claim_id=claim_id, source_id=source)],
+                )
+            )
+    return out

@@ -11,7 +11,7 @@ import json
 import sqlite3
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import AffidavitError, NotFoundError
 from ..hashing import canonical_json, sha256_hex
@@ -95,10 +95,16 @@ class Finding(BaseModel):
     fix: dict[str, Any] | None = None
     fix_hint: str = ""
     """What the user can do by hand (shown when no fix plan can be generated)."""
+    origin: Literal["", "check", "extractive", "model"] = ""
+    """Who found it: a deterministic check, the extractive finder (which looks at the whole wiki
+    every run, so what it no longer finds is resolved) or a language model (which sees a sample,
+    so its findings stay open until dismissed or their claims change). Empty: by kind."""
 
-    @property
-    def origin(self) -> str:
-        return "model" if self.kind in MODEL_KINDS else "check"
+    @model_validator(mode="after")
+    def _origin(self) -> Finding:
+        if not self.origin:
+            self.origin = "model" if self.kind in MODEL_KINDS else "check"
+        return self
 
     @property
     def fingerprint(self) -> str:
@@ -146,6 +152,7 @@ def _stored(row: sqlite3.Row) -> StoredFinding:
         pages=json.loads(row["pages"]),
         fix=json.loads(row["fix"]) if row["fix"] else None,
         fix_hint=row["fix_hint"],
+        origin=row["origin"],
     )
     return StoredFinding(
         id=row["id"],
@@ -244,7 +251,7 @@ class FindingStore:
     def resolve_dead_claims(self, at: str) -> int:
         """Resolve open model findings about a claim that is no longer active."""
         rows = self.db.execute(
-            "SELECT id, claims FROM findings WHERE status = 'open' AND origin = 'model'"
+            "SELECT id, claims FROM findings WHERE status = 'open' AND origin != 'check'"
         ).fetchall()
         done = 0
         for row in rows:

@@ -130,6 +130,7 @@ def run_lint(
             if is_new:
                 new.append(fid)
         resolved = findings.resolve_unseen(run_id, now, "check")
+        resolved += findings.resolve_unseen(run_id, now, "extractive")
         resolved += findings.resolve_dead_claims(now)
         kinds = Counter(f.kind for f in [*checks, *kept])
         findings.finish_run(
