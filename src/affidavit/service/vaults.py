@@ -18,7 +18,7 @@ from typing import Any
 from .. import inbox
 from ..ask import Asker, render_answer
 from ..ask.save import propose_answer
-from ..errors import NotFoundError
+from ..errors import ConfigError, ConflictError, NotFoundError
 from ..plan.nonce import issue_nonce
 from ..providers.from_config import provider_from_config
 from ..retrieval.search import Hit, Retriever, VectorSearch
@@ -207,7 +207,12 @@ def search(
 def ask(vault: Vault, request: AskRequest, vectors: VectorSearch | None) -> AskResponse:
     """Answer a question (W8); with ``save`` the answer is proposed to the inbox (W4)."""
     name = request.model or str(vault.config.model("provider"))
-    provider = None if name == "extractive" else provider_from_config(vault.config, name)
+    try:
+        provider = None if name == "extractive" else provider_from_config(vault.config, name)
+    except ConfigError as exc:
+        if request.model is None:
+            raise  # the vault's own model is misconfigured: the owner must fix it
+        raise ConflictError(f"model {name!r} can't answer in this vault: {exc}") from exc
     try:
         answer = Asker(vault, provider, Retriever(vault.db, vectors)).ask(
             request.question, min_trust=request.min_trust
