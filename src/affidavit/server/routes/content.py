@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import APIRouter, Depends, Path, Query, Response
+from pydantic import BaseModel
 
 from ...service import vaults as svc
 from ...service.models import (
@@ -23,6 +24,12 @@ from ..auth import access
 from ..deps import RoleDep, ServedDep, VaultDep, require, vault_param
 
 router = APIRouter(prefix="/v1/vaults/{vault}", dependencies=[Depends(vault_param)])
+
+
+def as_json(model: BaseModel) -> Response:
+    """A response model already built by a service, serialised once (FastAPI would validate it
+    again against ``response_model``, which stays for the OpenAPI document)."""
+    return Response(model.model_dump_json(), media_type="application/json")
 
 
 @router.get("", response_model=VaultInfo, tags=["vaults"], **access("read"))
@@ -58,9 +65,9 @@ def list_pages(vault: VaultDep) -> list[PageSummary]:
 
 
 @router.get("/pages/{slug}", response_model=PageDetail, tags=["pages"], **access("read"))
-def get_page(vault: VaultDep, slug: str) -> PageDetail:
+def get_page(vault: VaultDep, slug: str) -> Response:
     """A page: its claims with their evidence, its links, and its rendered markdown."""
-    return svc.get_page(vault, slug)
+    return as_json(svc.get_page(vault, slug))
 
 
 @router.get("/claims/{claim_id}", response_model=ClaimOut, tags=["claims"], **access("read"))
@@ -76,9 +83,9 @@ def search(
     q: Annotated[str, Query(min_length=1, max_length=1000, description="The query.")],
     k: Annotated[int, Query(ge=1, le=100)] = 10,
     min_trust: Tier = "untrusted",
-) -> SearchResponse:
+) -> Response:
     """The claims that best match ``q`` (FTS5 BM25, plus vectors when indexed)."""
-    return svc.search(vault, q, k, min_trust, served.vector_search(vault))
+    return as_json(svc.search(vault, q, k, min_trust, served.vector_search(vault)))
 
 
 @router.post("/ask", response_model=AskResponse, tags=["ask"], **access("read"))
