@@ -3,7 +3,7 @@
 Run as a script it is a job runner (the real one, :func:`affidavit.jobs.runner.main`) that also
 knows the test kinds, and can fix the clock and kill its worker and itself at an apply step:
 
-    python tests/test_jobs_support.py [--fixed-clock] [--kill-at STEP:N] VAULT JOB TOKEN ...
+    python tests/test_jobs_support.py [--fixed-clock] [--kill-at STEP:N] --standby
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def _main(argv: list[str]) -> int:
 
     clock: Clock = utc_now
     kill_at: tuple[str, int] | None = None
-    while argv and argv[0].startswith("--") and argv[0] != "--watch-stdin":
+    while argv and argv[0] in ("--fixed-clock", "--kill-at"):
         option = argv.pop(0)
         if option == "--fixed-clock":
             clock = FakeClock(datetime(2026, 11, 30, 10, 0, tzinfo=UTC))

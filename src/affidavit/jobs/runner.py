@@ -1,10 +1,11 @@
-"""The job's own process: ``python -m affidavit.jobs.runner VAULT JOB_ID TOKEN [--watch-stdin]``.
+"""The job's own process: ``python -m affidavit.jobs.runner --standby`` (the job on stdin).
 
 A :class:`~affidavit.jobs.worker.Worker` starts it in a new session (its own process group) so
 that a timeout or a cancellation can stop it and everything it started with one signal. It:
 
 - turns SIGTERM into a stop request, honoured at the job's next checkpoint (exit status 75);
-- with ``--watch-stdin``, kills its whole process group as soon as its stdin closes — the worker
+- with ``--standby`` or ``--watch-stdin``, kills its whole process group as soon as its stdin
+  closes — the worker
   holds the other end, so a worker that dies (even by SIGKILL) never leaves its job running;
 - holds ``.affidavit/jobs.lock`` (flock) while it works: at most one job process per vault,
   even while a dead worker's job process is still being torn down;
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import fcntl
+import json
 import logging
 import os
 import signal
@@ -117,23 +119,46 @@ def _watch_stdin() -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
+def _read_assignment() -> list[str] | None:
+    """The job a worker hands this standby process: one JSON line on stdin; None on EOF."""
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = os.read(0, 1)  # byte by byte: what follows the line belongs to the watchdog
+        if not chunk:
+            return None
+        data += chunk
+    value = json.loads(data)
+    return [str(value["vault"]), str(value["job_id"]), str(value["token"])]
+
+
 def main(
     argv: Sequence[str] | None = None, *, clock: Clock = utc_now, step: Step | None = None
 ) -> int:
     """Entry point; ``clock`` and ``step`` let a test run the real runner with a fixed clock
-    and a crash injected at an apply step."""
+    and a crash injected at an apply step.
+
+    Without VAULT JOB TOKEN (``--standby``), the process imports everything, then waits for its
+    job as one JSON line on stdin — a worker keeps one such process warm for the next job.
+    """
     parser = argparse.ArgumentParser(prog="python -m affidavit.jobs.runner")
-    parser.add_argument("vault", type=Path)
-    parser.add_argument("job_id")
-    parser.add_argument("token")
+    parser.add_argument("job", nargs="*", metavar="VAULT JOB_ID TOKEN")
     parser.add_argument("--watch-stdin", action="store_true")
+    parser.add_argument("--standby", action="store_true")
     args = parser.parse_args(argv)
+    if len(args.job) != (0 if args.standby else 3):
+        parser.error("give VAULT JOB_ID TOKEN, or --standby (and the job on stdin)")
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    if args.watch_stdin:
+    job = args.job
+    if args.standby:
+        job = _read_assignment()
+        if job is None:  # the worker went away before it had a job for us
+            return EXIT_FINISHED
+    if args.watch_stdin or args.standby:
         threading.Thread(target=_watch_stdin, name="watch-worker", daemon=True).start()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    return run_job(args.vault, args.job_id, args.token, stop=stop, clock=clock, step=step)
+    vault, job_id, token = job
+    return run_job(Path(vault), job_id, token, stop=stop, clock=clock, step=step)
 
 
 if __name__ == "__main__":

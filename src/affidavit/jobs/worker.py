@@ -9,6 +9,7 @@ stdin close and kills its group; the next worker resumes the job from its checkp
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
@@ -37,7 +38,9 @@ class Worker:
     """Runs the jobs of the vault at ``vault_root``; ``worker_id`` names it in leases and logs.
 
     ``runner`` is the command that runs one job (default: ``python -m affidavit.jobs.runner``);
-    it is called with ``VAULT JOB_ID TOKEN --watch-stdin``.
+    it is started with ``--standby`` and handed its job as a JSON line on stdin. In
+    :meth:`run_forever` the worker keeps the next job's process started and warm (its imports
+    done) while the current job runs.
     """
 
     def __init__(
@@ -59,8 +62,11 @@ class Worker:
         self.runner = tuple(runner or RUNNER)
         self.now = now
         self.queue = JobQueue(self.vault, now=now)
+        self._standby: subprocess.Popen[bytes] | None = None
+        self._prewarm = False
 
     def close(self) -> None:
+        self._discard_standby()
         self.vault.close()
 
     def __enter__(self) -> Worker:
@@ -74,6 +80,7 @@ class Worker:
         """Run jobs until ``stop`` is set; the running job is then stopped at its next
         checkpoint and put back in the queue, to be resumed by the next worker."""
         log.info("worker %s serving %s", self.worker_id, self.vault_root)
+        self._prewarm = True
         while not stop.is_set():
             try:
                 job = self.run_once(stop)
@@ -82,6 +89,8 @@ class Worker:
                 job = None
             if job is None:
                 stop.wait(poll_seconds)
+        self._prewarm = False
+        self._discard_standby()
         log.info("worker %s stopped", self.worker_id)
 
     def run_once(self, stop: threading.Event | None = None) -> Job | None:
@@ -97,12 +106,46 @@ class Worker:
         return job
 
     # -- one job ----------------------------------------------------------------------------
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            [*self.runner, "--standby"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            start_new_session=True,  # its own process group: stopped whole
+        )
+
+    def _discard_standby(self) -> None:
+        proc, self._standby = self._standby, None
+        if proc is not None:
+            _signal(proc.pid, signal.SIGKILL, group=True)
+            if proc.stdin is not None:
+                proc.stdin.close()
+            proc.wait()
+
+    def _hand_over(self, lease: Lease) -> subprocess.Popen[bytes]:
+        """Give the job to the warm standby process (or a fresh one); start the next standby."""
+        line = json.dumps(
+            {"vault": str(self.vault_root), "job_id": lease.job_id, "token": lease.token}
+        ).encode()
+        for _ in range(2):
+            proc, self._standby = self._standby or self._spawn(), None
+            assert proc.stdin is not None
+            try:
+                proc.stdin.write(line + b"\n")
+                proc.stdin.flush()
+                break
+            except BrokenPipeError:  # the standby died meanwhile: start another
+                proc.stdin.close()
+                proc.wait()
+        else:
+            raise OSError("the job's process exited before it was given the job")
+        if self._prewarm:
+            self._standby = self._spawn()
+        return proc
+
     def _supervise(self, lease: Lease, stop: threading.Event) -> None:
-        argv = [*self.runner, str(self.vault_root), lease.job_id, lease.token, "--watch-stdin"]
         try:
-            proc = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, start_new_session=True
-            )
+            proc = self._hand_over(lease)
         except OSError as exc:
             self._requeue(lease, f"could not start the job's process: {exc}", count=True)
             return
