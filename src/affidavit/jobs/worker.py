@@ -149,6 +149,21 @@ class Worker:
         except OSError as exc:
             self._requeue(lease, f"could not start the job's process: {exc}", count=True)
             return
+        try:
+            rc, reason = self._watch(proc, lease, stop)
+        finally:  # even when the worker itself fails: nothing the job started outlives it
+            _signal(proc.pid, signal.SIGKILL, group=True)
+            if proc.stdin is not None:
+                proc.stdin.close()
+            proc.wait()
+        self._settle(lease, rc, reason)
+
+    def _watch(
+        self, proc: subprocess.Popen[bytes], lease: Lease, stop: threading.Event
+    ) -> tuple[int, str]:
+        """Heartbeat and watch the job's process until it exits; stop it when the job is
+        cancelled, times out, or the worker stops. Returns its exit status and why it was
+        stopped ("" when it ended by itself)."""
         reason = ""
         started = time.monotonic()
         stopping_since = 0.0
@@ -186,10 +201,7 @@ class Worker:
                     log.warning("job %s: lease lost; stopping its process", lease.job_id)
                     reason = "lease_lost"
                     _signal(proc.pid, signal.SIGKILL, group=True)
-        _signal(proc.pid, signal.SIGKILL, group=True)  # whatever the job left behind
-        if proc.stdin is not None:
-            proc.stdin.close()
-        self._settle(lease, rc, reason)
+        return rc, reason
 
     def _cancel_requested(self, job_id: str) -> bool:
         row = self.vault.db.execute(
