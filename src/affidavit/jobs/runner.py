@@ -119,6 +119,15 @@ def _watch_stdin() -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
+def _warm_up() -> None:
+    """Import what most jobs use before the job arrives (the built-in engine; plan schema)."""
+    from ..plan.schema import plan_json_schema
+    from ..providers import build_provider
+
+    build_provider("extractive", {}).close()
+    plan_json_schema()
+
+
 def _read_assignment() -> list[str] | None:
     """The job a worker hands this standby process: one JSON line on stdin; None on EOF."""
     data = b""
@@ -151,6 +160,7 @@ def main(
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     job = args.job
     if args.standby:
+        _warm_up()
         job = _read_assignment()
         if job is None:  # the worker went away before it had a job for us
             return EXIT_FINISHED
