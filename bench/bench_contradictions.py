@@ -9,11 +9,15 @@ all pairs into one vault. Then ``run_lint`` runs once. Reported:
 - agreeing pairs (two revisions with the same verdict, ingested the same way): share that got such
   a finding anyway — VitaminC's "agreeing" revisions still changed the text (often a number), so
   some of these are true changes of fact rather than errors; read it as an upper bound;
-- cross-pair findings: contradiction/stale findings between claims of different VitaminC claims
-  (always false), and how many proposed findings the quote gate dropped (must be 0 for the
+- cross-article findings: contradiction/stale findings between claims from two different
+  Wikipedia articles (always false; two VitaminC claims about one article can rightly meet), and how many proposed findings the quote gate dropped (must be 0 for the
   extractive engine, whose quotes are verbatim by construction).
 
-    .venv/bin/python bench/bench_contradictions.py [--pairs 300] [--json]
+The local model (``--local-groups N``) reviews N clusters of related claims afterwards; its
+findings go through the same quote gate, and the report says how many it proposed, how many the
+gate dropped, and how many pairs it found.
+
+    .venv/bin/python bench/bench_contradictions.py [--pairs 300] [--local-groups 0] [--json]
 """
 
 from __future__ import annotations
@@ -29,14 +33,17 @@ from collections import defaultdict
 from pathlib import Path
 
 from affidavit.ingest.pipeline import Ingestor
+from affidavit.lint.findings import StoredFinding
 from affidavit.lint.runner import run_lint
 from affidavit.providers.extractive import ExtractiveProvider
-from affidavit.vault import init_vault
+from affidavit.vault import Vault, init_vault, open_vault
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "contradictions"
 
 
 Pair = tuple[int, str, str]
+ARTICLE: dict[int, str] = {}
+"""VitaminC claim id → the Wikipedia article its revisions come from."""
 
 
 def _title(page: str) -> str:
@@ -55,6 +62,7 @@ def load(limit: int) -> tuple[list[Pair], list[Pair]]:
             first = revs[0]
             other = next((r for r in revs[1:] if r["label"] != first["label"]), None)
             head = f"# {_title(row['page'])}\n\n"
+            ARTICLE[row["id"]] = row["page"]
             if other is not None and len(differ) < limit:
                 differ.append((row["id"], head + first["evidence"], head + other["evidence"]))
             for a, b in itertools.combinations(revs, 2):
@@ -64,9 +72,74 @@ def load(limit: int) -> tuple[list[Pair], list[Pair]]:
     return differ, agree
 
 
+def score(
+    findings: list[StoredFinding], claim_src: dict[str, set[tuple[str, int, str]]]
+) -> tuple[dict[str, set[int]], int, dict[str, int]]:
+    """Pairs (by set) with an old-vs-new finding of two verified quotes; cross-pair findings."""
+    raised: dict[str, set[int]] = {"d": set(), "a": set()}
+    cross = 0
+    kinds: dict[str, int] = defaultdict(int)
+    for stored in findings:
+        f = stored.finding
+        if f.kind not in ("contradiction", "stale"):
+            continue
+        kinds[f.kind] += 1
+        verified = [q for q in f.quotes if q.verified and q.claim_id]
+        if len({q.claim_id for q in verified}) < 2:
+            continue
+        tags = [claim_src[c] for c in f.claims[:2]]
+        common = {(t[0], t[1]) for t in tags[0]} & {(t[0], t[1]) for t in tags[1]}
+        if not common:
+            articles = [{ARTICLE[t[1]] for t in tag} for tag in tags]
+            if not articles[0] & articles[1]:
+                cross += 1  # about two different Wikipedia articles: always wrong
+            continue
+        if {t[2] for t in tags[0] | tags[1]} == {"old", "new"}:
+            for label, pid in common:
+                raised[label].add(pid)
+    return raised, cross, dict(kinds)
+
+
+def local_model(
+    vault: Vault, groups: int, claim_src: dict[str, set[tuple[str, int, str]]], differ: list[Pair]
+) -> dict[str, object]:
+    """Lint again with SmolLM2 (llama-cpp) reviewing ``groups`` clusters of related claims."""
+    from affidavit.providers import build_provider
+
+    root = vault.root
+    config = vault.config_path.read_text().replace("model_groups = 10", f"model_groups = {groups}")
+    config = config.replace("max_output_tokens = 2048", "max_output_tokens = 700")
+    vault.config_path.write_text(config)
+    vault.close()
+    vault = open_vault(root)
+    provider = build_provider("local", {"model": "smollm2"})
+    started = time.perf_counter()
+    report = run_lint(vault, provider)
+    seconds = time.perf_counter() - started
+    provider.close()
+    model_kept = [f for f in report.findings if f.finding.origin == "model"]
+    raised, cross, _ = score(model_kept, claim_src)
+    gate_dropped = [d for d in report.dropped if d.get("origin") == "model"]
+    return {
+        "groups": groups,
+        "calls": report.model_calls,
+        "invalid_replies": len(report.invalid_replies),
+        "proposed": len(model_kept) + len(gate_dropped),
+        "kept": len(model_kept),
+        "dropped_by_quote_gate": len(gate_dropped),
+        "pairs_found_by_model": len(raised["d"]),
+        "cross_article_findings": cross,
+        "seconds": round(seconds, 1),
+        "of_pairs": len(differ),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", type=int, default=300, help="differing pairs (max 2000)")
+    parser.add_argument(
+        "--local-groups", type=int, default=0, help="also ask SmolLM2 about N claim groups"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     differ, agree = load(args.pairs)
@@ -97,41 +170,22 @@ def main() -> int:
             "SELECT e.claim_id, s.origin FROM evidence e JOIN sources s ON s.id = e.source_id"
         ):
             claim_src[claim_id].add(origin[Path(source_origin).name])
-        raised: dict[str, set[int]] = {"d": set(), "a": set()}
-        cross = 0
-        kinds: dict[str, int] = defaultdict(int)
-        for stored in report.findings:
-            f = stored.finding
-            if f.kind not in ("contradiction", "stale"):
-                continue
-            kinds[f.kind] += 1
-            verified = [q for q in f.quotes if q.verified and q.claim_id]
-            if len({q.claim_id for q in verified}) < 2:
-                continue
-            tags = [claim_src[c] for c in f.claims[:2]]
-            pairs_a = {(t[0], t[1]) for t in tags[0]}
-            pairs_b = {(t[0], t[1]) for t in tags[1]}
-            common = pairs_a & pairs_b
-            if not common:
-                cross += 1
-                continue
-            ages = {t[2] for t in tags[0] | tags[1]}
-            if ages == {"old", "new"}:
-                for label, pid in common:
-                    raised[label].add(pid)
+        raised, cross, kinds = score(report.findings, claim_src)
         claims = vault.db.execute("SELECT count(*) FROM claims WHERE status='active'").fetchone()[0]
         result = {
             "differing_pairs": len(differ),
             "agreeing_pairs": len(agree),
             "recall": round(len(raised["d"]) / len(differ), 4) if differ else 0.0,
             "agreeing_flagged": round(len(raised["a"]) / len(agree), 4) if agree else 0.0,
-            "cross_pair_findings": cross,
+            "cross_article_findings": cross,
             "findings": dict(kinds),
             "dropped_by_quote_gate": len(report.dropped),
             "active_claims": claims,
             "ingest_seconds": round(ingest_s, 1),
             "lint_seconds": round(lint_s, 2),
         }
+        if args.local_groups:
+            result["local_model"] = local_model(vault, args.local_groups, claim_src, differ)
         vault.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)
