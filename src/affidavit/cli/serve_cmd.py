@@ -38,6 +38,13 @@ INSTALL = "pip install 'affidavit[server]'"
     is_flag=True,
     help="Let other local users connect to the socket (0666); each still sees only its vaults.",
 )
+@click.option(
+    "--threads",
+    default=16,
+    show_default=True,
+    type=click.IntRange(1, 256),
+    help="Requests handled at once (a thread pool); more wait their turn.",
+)
 @click.option("--no-workers", is_flag=True, help="Don't run job workers in this daemon.")
 @click.option(
     "--shutdown-timeout",
@@ -57,6 +64,7 @@ def serve(
     vaults: tuple[Path, ...],
     allow_remote: bool,
     shared: bool,
+    threads: int,
     no_workers: bool,
     shutdown_timeout: float,
     check: bool,
@@ -94,6 +102,7 @@ def serve(
         allow_remote=allow_remote,
         workers=not no_workers,
         shutdown_seconds=shutdown_timeout,
+        threads=threads,
     )
     if check:
         report = run_check(options)

@@ -12,6 +12,7 @@ import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import anyio
 from fastapi import FastAPI
 
 from .. import __version__
@@ -39,12 +40,16 @@ def create_app(
     run_workers: bool = True,
     stopping: threading.Event | None = None,
     shutdown_seconds: float = 30.0,
+    threads: int = 16,
 ) -> FastAPI:
     stop = stopping or threading.Event()
     workers = WorkerThreads(registry, stop)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # requests run in a bounded thread pool: past a few threads per core they only fight over
+        # the GIL and open more SQLite connections with cold caches
+        anyio.to_thread.current_default_thread_limiter().total_tokens = threads
         if run_workers:
             workers.start()
         event("ready", vaults={name: str(v.root) for name, v in registry.vaults.items()})

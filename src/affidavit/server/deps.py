@@ -1,8 +1,13 @@
-"""``Annotated`` dependencies of the routes: the caller, its role, and a vault of its own."""
+"""``Annotated`` dependencies of the routes: the caller, its role, and a vault of its own.
+
+They are ``async`` on purpose: FastAPI runs a sync dependency in the thread pool, one hop per
+dependency per request, and under load those hops (not the work) dominate. Only the route's own
+body, which does the SQLite work, runs in a thread.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import Depends, Path, Request
@@ -21,36 +26,36 @@ def _state(request: Request) -> dict[str, Any]:
     return state
 
 
-def _principal(request: Request) -> Principal:
+async def _principal(request: Request) -> Principal:
     principal = _state(request).get(PRINCIPAL_KEY)
     if not isinstance(principal, Principal):  # the guard always sets it before a route runs
         raise Forbidden("no authenticated caller")
     return principal
 
 
-def _served(request: Request) -> ServedVault:
+async def _served(request: Request) -> ServedVault:
     served = _state(request).get(VAULT_KEY)
     if not isinstance(served, ServedVault):
         raise Forbidden("no authorised vault")
     return served
 
 
-def _role(request: Request) -> AccessRole:
+async def _role(request: Request) -> AccessRole:
     role: AccessRole = _state(request)[ROLE_KEY]
     return role
 
 
-def _registry(request: Request) -> Registry:
+async def _registry(request: Request) -> Registry:
     registry: Registry = request.app.state.registry
     return registry
 
 
-def _vault(served: Annotated[ServedVault, Depends(_served)]) -> Iterator[Vault]:
-    with served.borrow() as vault:
+async def _vault(served: Annotated[ServedVault, Depends(_served)]) -> AsyncIterator[Vault]:
+    with served.borrow() as vault:  # a queue pop, or a new connection: brief
         yield vault
 
 
-def vault_param(
+async def vault_param(
     vault: Annotated[
         str, Path(pattern=VAULT_NAME, description="The vault's name (GET /v1/whoami).")
     ],
