@@ -242,6 +242,11 @@ def test_two_daemons_run_one_job_at_a_time_and_stream_events(tmp_path: Path) -> 
     finally:
         assert first.stop() == 0
         assert second.stop() == 0
+    for daemon in (first, second):  # SIGTERM: the worker stopped, the socket is gone
+        events = [x.get("event") for x in daemon.log_lines()]
+        assert "workers_stopped" in events and events[-1] == "stopped"
+        stopped = [x for x in daemon.log_lines() if x.get("event") == "workers_stopped"]
+        assert stopped[0]["still_running"] == [] and not daemon.socket.exists()
 
 
 def test_the_cli_goes_through_the_daemon_and_prints_the_same(

@@ -8,6 +8,7 @@ file) still serialises writers, across threads and processes alike.
 
 from __future__ import annotations
 
+import os
 import queue
 import re
 import threading
@@ -40,7 +41,6 @@ class ServedVault:
     root: Path
     owner_uid: int
     config: Config
-    pool_size: int = 16
     _idle: queue.SimpleQueue[Vault] = field(default_factory=queue.SimpleQueue, repr=False)
     _opened: int = field(default=0, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -114,7 +114,14 @@ class Registry:
                     f"two served vaults would both be called {name!r} ({vault.root}); "
                     "rename one of their directories."
                 )
-            item = ServedVault(name, vault.root, vault_owner(vault.root), vault.config)
+            owner = vault_owner(vault.root)
+            if owner != os.geteuid() and os.geteuid() != 0:
+                vault.close()
+                raise ConfigError(
+                    f"{vault.root} belongs to UID {owner} but this daemon runs as UID "
+                    f"{os.geteuid()}: it could not write there. Run the daemon as its owner."
+                )
+            item = ServedVault(name, vault.root, owner, vault.config)
             item._idle.put(vault)
             served.append(item)
         return cls(served)

@@ -116,12 +116,15 @@ def list_pages(vault: Vault) -> list[PageSummary]:
     ]
 
 
-def _claim(db: sqlite3.Connection, row: sqlite3.Row) -> ClaimOut:
-    evidence = db.execute(
-        'SELECT source_id, quote, start, "end", location FROM evidence WHERE claim_id = ? '
-        "ORDER BY idx",
-        (row["id"],),
-    ).fetchall()
+def _claim(
+    db: sqlite3.Connection, row: sqlite3.Row, evidence: list[sqlite3.Row] | None = None
+) -> ClaimOut:
+    if evidence is None:
+        evidence = db.execute(
+            'SELECT source_id, quote, start, "end", location FROM evidence WHERE claim_id = ? '
+            "ORDER BY idx",
+            (row["id"],),
+        ).fetchall()
     return ClaimOut(
         id=row["id"],
         page=row["page_slug"],
@@ -156,6 +159,13 @@ def get_page(vault: Vault, slug: str) -> PageDetail:
     claims = db.execute(
         "SELECT * FROM claims WHERE page_slug = ? ORDER BY position, id", (slug,)
     ).fetchall()
+    evidence: dict[str, list[sqlite3.Row]] = {row["id"]: [] for row in claims}
+    for e in db.execute(  # all the page's evidence in one query, not one per claim
+        'SELECT e.claim_id, e.source_id, e.quote, e.start, e."end", e.location FROM evidence e '
+        "JOIN claims c ON c.id = e.claim_id WHERE c.page_slug = ? ORDER BY e.claim_id, e.idx",
+        (slug,),
+    ):
+        evidence[e["claim_id"]].append(e)
     return PageDetail(
         slug=page["slug"],
         title=page["title"],
@@ -169,7 +179,7 @@ def get_page(vault: Vault, slug: str) -> PageDetail:
         linked_from=[
             r[0] for r in db.execute("SELECT src FROM links WHERE dst = ? ORDER BY src", (slug,))
         ],
-        claims=[_claim(db, row) for row in claims],
+        claims=[_claim(db, row, evidence[row["id"]]) for row in claims],
         markdown=markdown,
     )
 
