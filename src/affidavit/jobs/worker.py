@@ -87,6 +87,9 @@ class Worker:
             except (AffidavitError, sqlite3.OperationalError) as exc:
                 log.error("worker %s: %s", self.worker_id, exc)
                 job = None
+            except Exception:  # a bug must not end the worker: log it, try again later
+                log.exception("worker %s: unexpected error", self.worker_id)
+                job = None
             if job is None:
                 stop.wait(poll_seconds)
         self._prewarm = False
