@@ -429,3 +429,46 @@ def test_near_duplicates_of_existing_claims_are_dropped_with_the_reason(vault: V
     verdict = proposal.admission.ops[0].claims[0]
     assert verdict.status == "rejected" and verdict.check == "consistency"
     assert "near-duplicate of existing claim" in verdict.reason
+
+
+def test_a_near_copy_that_changes_a_number_is_admitted_for_lint(vault: Vault) -> None:
+    src = add_text(
+        vault,
+        "bridge.md",
+        "The old stone bridge over the river was opened to traffic in 1932 by the mayor.\n"
+        "The old stone bridge over the river was opened to traffic in 1934 by the mayor.\n",
+    )
+    first = claim(
+        "The old stone bridge over the river opened to traffic in 1932 by the mayor.",
+        src,
+        "The old stone bridge over the river was opened to traffic in 1932",
+    )
+    created = propose(
+        vault,
+        make_plan(
+            vault,
+            {
+                "op": "create_page",
+                "slug": "bridge",
+                "title": "Old stone bridge",
+                "summary": "The old stone bridge over the river",
+                "claims": [first],
+            },
+        ),
+        "t",
+        "t",
+    )
+    approve(vault, created.plan_id, None, "t")
+    changed = claim(
+        "The old stone bridge over the river opened to traffic in 1934 by the mayor.",
+        src,
+        "The old stone bridge over the river was opened to traffic in 1934",
+    )
+    proposal = propose(
+        vault,
+        make_plan(vault, {"op": "add_claims", "page": "bridge", "claims": [changed]}),
+        "t",
+        "t",
+    )
+    verdict = proposal.admission.ops[0].claims[0]
+    assert verdict.status == "admitted", verdict.reason

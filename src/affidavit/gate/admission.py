@@ -17,6 +17,7 @@ import sqlite3
 from ..config import Config
 from ..errors import AdmissionError
 from ..evidence import Verifier, normalize_quote
+from ..facts import compare
 from ..plan.schema import (
     AddClaims,
     ClaimDraft,
@@ -286,7 +287,9 @@ class _Gate:
             theirs = stems(text)
             if len(mine) >= NEAR_MIN_WORDS and len(theirs) >= NEAR_MIN_WORDS:
                 similarity = len(mine & theirs) / len(mine | theirs)
-                if similarity >= NEAR_DUPLICATE:
+                # A near-copy that changes a number, date or name is a changed fact, not a
+                # duplicate: it is admitted so lint can show both versions (stale/contradiction).
+                if similarity >= NEAR_DUPLICATE and not compare(result.text, text).conflicting:
                     result.decide(
                         REJECTED,
                         "consistency",
