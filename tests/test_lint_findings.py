@@ -368,3 +368,36 @@ def test_a_page_naming_another_without_linking_gets_a_missing_link(
     ]
     again = run_lint(vault)
     assert not [f for f in again.findings if f.finding.kind == "missing_link"]
+
+
+def test_ingesting_a_newer_source_proposes_the_supersession(
+    tmp_path: Path, vault: Vault, clock: FakeClock
+) -> None:
+    from affidavit.ingest.pipeline import Ingestor
+    from affidavit.providers.extractive import ExtractiveProvider
+
+    (tmp_path / "tamar.md").write_text(OLD)
+    (tmp_path / "tamar-2025.md").write_text(OLD.replace("40,000", "45,000"))
+    Ingestor(vault, ExtractiveProvider(), apply_now=True).run(
+        [str(tmp_path / "tamar.md")], "trusted"
+    )
+    old = vault.db.execute(
+        "SELECT id FROM claims WHERE text LIKE '%40,000%' AND page_slug != ''"
+    ).fetchone()[0]
+    clock.advance(days=365)
+    report = Ingestor(vault, ExtractiveProvider(), apply_now=True).run(
+        [str(tmp_path / "tamar-2025.md")], "trusted"
+    )
+    assert report.supersessions is not None and len(report.supersessions["plans"]) == 1
+    plan = get_plan(vault, report.supersessions["plans"][0])
+    assert plan.status == "pending"
+    (op,) = [op for op in plan.plan.operations if op.op == "supersede_claim"]
+    assert op.claim == old  # type: ignore[union-attr]
+    finding = FindingStore(vault.db).get(report.supersessions["findings"][0])
+    assert finding.finding.kind == "stale"
+    quotes = [q.quote for q in finding.finding.quotes]
+    assert any("40,000" in q for q in quotes) and any("45,000" in q for q in quotes)
+    assert all(q.verified for q in finding.finding.quotes)
+    approve(vault, plan.id, None, "person:tester")
+    status = vault.db.execute("SELECT status FROM claims WHERE id = ?", (old,)).fetchone()[0]
+    assert status == "superseded"

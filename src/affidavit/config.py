@@ -260,6 +260,14 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "ingest",
+        "propose_supersessions",
+        True,
+        "After an ingest applies plans, look for older claims its new claims change (a number, "
+        "date or name) and propose superseding them; the proposal carries both quotes and waits "
+        "for a person. Disagreements that can't supersede (W7) are recorded as findings.",
+    ),
+    Setting(
+        "ingest",
         "review",
         False,
         "Ask a reviewer (the same model in a fresh context) whether each plan looks manipulated; "

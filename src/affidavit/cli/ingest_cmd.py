@@ -176,6 +176,18 @@ def _print_report(report: IngestReport) -> None:
     )
     if totals["chunks"].get("pending"):
         click.echo("Review the plans: affidavit inbox")
+    if report.supersessions:
+        plans = report.supersessions["plans"]
+        click.echo(
+            f"The new claims change {len(report.supersessions['findings'])} older claim(s): "
+            "`affidavit findings` shows both quotes"
+            + (
+                f"; supersede plan(s) wait in the inbox: {', '.join(p[:12] for p in plans)}"
+                if plans
+                else ""
+            )
+            + "."
+        )
     if report.lint:
         counts = ", ".join(f"{n} {kind}" for kind, n in report.lint["counts"].items()) or "none"
         click.echo(

@@ -69,6 +69,8 @@ class IngestReport:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     calls: int = 0
+    supersessions: dict[str, Any] | None = None
+    """Findings the new claims raised against older ones, and the supersede plans proposed."""
     lint: dict[str, Any] | None = None
     """The automatic lint run this ingest triggered (``lint.every_ingests``), if any."""
 
@@ -95,6 +97,7 @@ class IngestReport:
             "rejected_because": dict(reasons.most_common()),
             "tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens},
             "model_calls": self.calls,
+            **({"supersessions": self.supersessions} if self.supersessions else {}),
             **({"lint": self.lint} if self.lint else {}),
         }
 
@@ -194,9 +197,22 @@ class Ingestor:
         return self.report
 
     def _auto_lint(self) -> None:
-        """Count the sources ingested; lint runs when ``lint.every_ingests`` is reached."""
-        from ..lint.runner import after_ingest  # lint reads what ingest writes: no cycle at import
+        """Propose supersessions for facts the new claims changed; count the sources ingested,
+        and run lint when ``lint.every_ingests`` is reached."""
+        from ..lint.runner import after_ingest, supersede_after_ingest  # no cycle at import
 
+        applied = [
+            c.plan_id
+            for s in self.report.sources
+            for c in s.chunks
+            if c.status == "applied" and c.plan_id
+        ]
+        found, fixes = supersede_after_ingest(self.vault, applied, actor=self.actor)
+        if found:
+            self.report.supersessions = {
+                "findings": [f.id for f in found],
+                "plans": fixes.plans if fixes else [],
+            }
         ingested = sum(1 for s in self.report.sources if s.status == "ingested")
         report = after_ingest(self.vault, ingested)
         if report is not None:

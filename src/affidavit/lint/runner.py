@@ -166,3 +166,49 @@ def after_ingest(vault: Vault, sources: int, provider: Provider | None = None) -
     if every <= 0 or count < every:
         return None
     return run_lint(vault, provider, trigger="auto")
+
+
+def supersede_after_ingest(
+    vault: Vault, plan_ids: list[str], actor: str = "ingest"
+) -> tuple[list[StoredFinding], FixReport | None]:
+    """Findings the claims of ``plan_ids`` (just applied) raise against older claims, recorded;
+    the stale ones (a newer, at least as trusted source changed a fact) get a ``supersede_claim``
+    proposal carrying both quotes, which waits in the inbox for a person."""
+    if not plan_ids or not vault.config.get("ingest.propose_supersessions"):
+        return [], None
+    marks = ",".join("?" * len(plan_ids))
+    new = {
+        str(row[0])
+        for row in vault.db.execute(
+            f"SELECT id FROM claims WHERE status = 'active' AND plan_id IN ({marks})", plan_ids
+        )
+    }
+    if not new:
+        return [], None
+    store = SourceStore(vault)
+    gate = QuoteGate(vault.db, store, Verifier(store))
+    kept: list[Finding] = []
+    for candidate in find_candidates(vault.db, thresholds(vault)):
+        finding = candidate.finding
+        if finding.kind in ("stale", "contradiction") and new & set(finding.claims):
+            verdict = gate.judge(finding, candidate.quotes)
+            if verdict.kept:
+                kept.append(verdict.finding)
+    if not kept:
+        return [], None
+    with vault.write_lock(), transaction(vault.db):
+        now = iso(vault.clock())
+        findings = FindingStore(vault.db)
+        run_id = findings.start_run(now, "ingest", "")
+        ids = [findings.record(run_id, now, finding)[0] for finding in kept]
+        findings.finish_run(
+            run_id,
+            now,
+            kept=len(kept),
+            dropped=0,
+            detail={"counts": dict(Counter(f.kind for f in kept))},
+        )
+    stored = [FindingStore(vault.db).get(fid) for fid in ids]
+    stale = [s for s in stored if s.finding.kind == "stale"]
+    fixes = propose_fixes(vault, stale, actor) if stale else None
+    return [FindingStore(vault.db).get(fid) for fid in ids], fixes
