@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from affidavit.cli import main
 from affidavit.config import SETTINGS, load_config, render_default_config
+from affidavit.db import MIGRATIONS
 from affidavit.errors import ConfigError, VaultError
 from affidavit.vault import init_vault, open_vault
 
@@ -30,8 +31,10 @@ def test_init_creates_the_vault_layout(tmp_path: Path) -> None:
             assert (vault.root / name).exists(), name
         mode = vault.db.execute("PRAGMA journal_mode").fetchone()[0]
         assert mode == "wal"
-        names = [r[0] for r in vault.db.execute("SELECT name FROM _migrations")]
-        assert names == ["m001_initial", "m002_ingest", "m003_retrieval"]
+        names = [r[0] for r in vault.db.execute("SELECT name FROM _migrations ORDER BY rowid")]
+        assert names == [name for name, _ in MIGRATIONS]
+        assert names[:3] == ["m001_initial", "m002_ingest", "m003_retrieval"]
+        assert names == sorted(names)  # numbered, applied in order
         author = vault.git.run("log", "-1", "--format=%an <%ae>|%cn").strip()
         assert author == "affidavit <affidavit@localhost>|affidavit"
         assert vault.git.is_clean(["."])
