@@ -270,6 +270,12 @@ def test_sources_retract_cli_shows_the_radius_and_proposes(
     radius = record.admission.ops[0].detail["radius"]
     assert radius["counts"]["retracted"] == 3 and radius["empty_pages"] == ["beta"]
     assert status(vault, wiki["A1"]) == "active"  # nothing left the wiki yet
+    shown = CliRunner().invoke(main, ["--vault", str(vault.root), "inbox", "show", plan_id[:12]])
+    assert shown.exit_code == 0, shown.output
+    assert (
+        "retract 3 claim(s) whose only evidence it is:" in shown.stdout
+    )  # the radius, in the inbox
+    assert "leave 1 page(s) with no active claim: beta" in shown.stdout
 
     again = run(wiki["bad"][:12], "--dry-run")
     assert again.exit_code == 0  # still active until approved

@@ -14,7 +14,9 @@ from ..client import open_backend
 from ..gate.admission import Admission, OpResult
 from ..plan.nonce import issue_nonce
 from ..plan.schema import Plan, plan_json_schema
+from ..retract import describe_radius
 from ..service.models import QuoteContext
+from ..store.blast import BlastRadius
 from ._common import echo_json, json_option, opened_vault, user_errors, vault_path
 
 
@@ -207,9 +209,13 @@ def show(ctx: click.Context, plan_id: str, as_json: bool) -> None:
         )
         for key, value in op.model_dump(exclude={"op", "claims", "entries", "by"}).items():
             click.echo(f"    {key}: {value}")
+        if verdict is not None and "radius" in verdict.detail:
+            for line in describe_radius(BlastRadius.from_json(verdict.detail["radius"])):
+                click.echo("    " + line)
         for claim in verdict.claims if verdict else []:
+            role = claim.role
             click.echo(
-                f"    claim {claim.index + 1} [{claim.status}"
+                f"    claim {claim.index + 1} [{role + ', ' if role else ''}{claim.status}"
                 + (f", trust {claim.trust}" if claim.trust else "")
                 + f"]: {claim.text}"
             )
