@@ -207,6 +207,15 @@ class Ingestor:
             for c in s.chunks
             if c.status == "applied" and c.plan_id
         ]
+        if not self.owns_job_row:  # a queued job may be a resumed attempt: all it applied
+            applied = [
+                str(r[0])
+                for r in self.vault.db.execute(
+                    "SELECT plan_id FROM ingested_chunks WHERE job_id = ? AND outcome = 'applied' "
+                    "AND plan_id IS NOT NULL ORDER BY rowid",
+                    (self.report.job_id,),
+                )
+            ]
         found, fixes = supersede_after_ingest(self.vault, applied, actor=self.actor)
         if found:
             self.report.supersessions = {
