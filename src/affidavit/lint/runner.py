@@ -93,7 +93,8 @@ def run_lint(
     store = SourceStore(vault)
     verifier = Verifier(store)
     gate = QuoteGate(vault.db, store, verifier)
-    checks = _checks(vault, verifier, progress)
+    with vault.write_lock():  # no apply between its commit and its renames: no false drift
+        checks = _checks(vault, verifier, progress)
 
     def found(n: int, total: int) -> None:
         if progress is not None:
