@@ -548,7 +548,8 @@ def test_tokens_are_hashed_scoped_and_audited(world: World) -> None:
         too_long = client.post(f"{A}/tokens", json={"role": "read", "expires_hours": 24 * 91})
         assert too_long.status_code == 403  # server.token_max_days (90)
     with sqlite3.connect(world.alpha / ".affidavit" / "db.sqlite") as db:
-        assert secret.split("_")[-1] not in json.dumps(list(db.iterdump()))
+        parts = token_store.split_token(secret)
+        assert parts is not None and parts[1] not in json.dumps(list(db.iterdump()))
     with world.daemon.tcp(secret) as client:
         assert client.get(f"{A}/pages").status_code == 200
         assert client.post(f"{A}/nonces", json={"hours": 1}).status_code == 200
