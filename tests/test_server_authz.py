@@ -9,8 +9,10 @@ vault exactly as it was (database rows, wiki files, git HEAD).
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -94,7 +96,13 @@ def private_dir(prefix: str) -> Path:
     file system's."""
     path = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
     os.chmod(path, 0o711)
+    if not _MADE:
+        atexit.register(lambda: [shutil.rmtree(p, ignore_errors=True) for p in _MADE])
+    _MADE.append(path)
     return path
+
+
+_MADE: list[Path] = []
 
 
 def start_daemon(
