@@ -358,3 +358,33 @@ def test_made_up_credentials_never_authenticate(
         response = client.get("/v1/vaults/alpha/pages")
     assert response.status_code == 401, response.text
     assert response.json()["error"]["type"] == "Unauthenticated"
+
+
+def test_findings_are_decided_and_fixed_through_the_api(alpha: tuple[Path, Daemon, str]) -> None:
+    from affidavit.lint.runner import run_lint
+
+    root, daemon, _ = alpha
+    with open_vault(root) as vault:
+        report = run_lint(vault)
+    fixable = [f for f in report.findings if f.finding.fix and not f.plan_id]
+    other = fixable[0]  # dismissed after its fix is proposed
+    with daemon.unix() as client:
+        listed = client.get("/v1/vaults/alpha/lint/findings").json()
+        assert {f["id"] for f in listed} == {f.id for f in report.findings}
+        fixed = client.post("/v1/vaults/alpha/lint/fixes", json={"findings": [fixable[0].id]})
+        assert fixed.status_code == 200, fixed.text
+        plan_id = fixed.json()["fixed"][fixable[0].id]
+        plan = client.get(f"/v1/vaults/alpha/plans/{plan_id}").json()
+        assert plan["status"] == "pending"
+        dismissed = client.post(
+            f"/v1/vaults/alpha/lint/findings/{other.id}/decision",
+            json={"status": "dismissed", "note": "fine as it is"},
+        )
+        assert dismissed.status_code == 200 and dismissed.json()["status"] == "dismissed"
+        bad = client.post(
+            f"/v1/vaults/alpha/lint/findings/{other.id}/decision", json={"status": "gone"}
+        )
+        assert bad.status_code == 422
+    with open_vault(root) as vault:
+        audit = [r[0] for r in vault.db.execute("SELECT action FROM audit ORDER BY seq")]
+        assert audit[-1] == "finding_dismissed"

@@ -428,6 +428,19 @@ ROUTES = [
         fixed(A + "/lint/findings/nonexistent-finding"),
         allowed=(404,),  # past the guard, the route finds no such finding
     ),
+    Route(
+        "POST",
+        "/v1/vaults/{vault}/lint/findings/{finding_id}/decision",
+        "approve",
+        fixed(A + "/lint/findings/nonexistent-finding/decision", {"status": "dismissed"}),
+        allowed=(404,),
+    ),
+    Route(
+        "POST",
+        "/v1/vaults/{vault}/lint/fixes",
+        "propose",
+        fixed(A + "/lint/fixes", {"findings": []}),
+    ),
     Route("GET", "/v1/vaults/{vault}/tokens", "owner", fixed(A + "/tokens")),
     Route(
         "POST",
