@@ -231,6 +231,12 @@ def compare(a: str, b: str) -> Comparison:
     )
 
 
-def show_fact(fact: str) -> str:
-    """A fact as a reader would write it (``#396`` → ``396``, ``@honolulu`` → ``honolulu``)."""
+def show_fact(fact: str, text: str = "") -> str:
+    """A fact as ``text`` writes it (``#40000`` → ``40,000``, ``@honolulu`` → ``Honolulu``);
+    without ``text``, its canonical form."""
+    for token in _TOKEN.findall(unicodedata.normalize("NFKC", text)):
+        lower = token.casefold()
+        canonical = "#" + _number(token) if token[0].isdigit() else None
+        if fact in (canonical, "#" + lower, "@" + lower):
+            return str(token)
     return fact[1:]

@@ -167,8 +167,8 @@ def _quotes(*claims: ClaimRow) -> list[ProposedQuote]:
     ]
 
 
-def _facts(facts: frozenset[str]) -> str:
-    return ", ".join(sorted(show_fact(f) for f in facts)) or "(nothing)"
+def _facts(facts: frozenset[str], text: str) -> str:
+    return ", ".join(sorted(show_fact(f, text) for f in facts)) or "(nothing)"
 
 
 def classify(a: ClaimRow, b: ClaimRow, limits: Thresholds) -> Candidate | None:
@@ -212,17 +212,22 @@ def classify(a: ClaimRow, b: ClaimRow, limits: Thresholds) -> Candidate | None:
                 _quotes(drop, keep),
             )
         return None
-    if changed_facts:
-        what = (
-            "one of them negates the other"
-            if comparison.negation_differs and not (comparison.only_a and comparison.only_b)
-            else f"{_facts(comparison.only_a)} against {_facts(comparison.only_b)}"
-        )
-    else:
-        what = "the same sentence in different words"
     old, new = (
         (a, b) if (a.newest, a.created_at, a.id) <= (b.newest, b.created_at, b.id) else (b, a)
     )
+    if changed_facts:
+        only_old, only_new = (
+            (comparison.only_a, comparison.only_b)
+            if old is a
+            else (comparison.only_b, comparison.only_a)
+        )
+        what = (
+            "one of them negates the other"
+            if comparison.negation_differs and not (only_old and only_new)
+            else f"{_facts(only_old, old.text)} against {_facts(only_new, new.text)}"
+        )
+    else:
+        what = "the same sentence in different words"
     pages = sorted({old.page, new.page} - {""})
     disjoint = not (sources_a & sources_b)
     if disjoint and old.newest < new.newest and trust_rank(new.trust) >= trust_rank(old.trust):
