@@ -401,3 +401,17 @@ def test_ingesting_a_newer_source_proposes_the_supersession(
     approve(vault, plan.id, None, "person:tester")
     status = vault.db.execute("SELECT status FROM claims WHERE id = ?", (old,)).fetchone()[0]
     assert status == "superseded"
+
+
+def test_cli_lint_async_queues_a_job(vault: Vault, clock: FakeClock) -> None:
+    from affidavit.jobs import JobQueue, Worker
+
+    _disagreeing(vault, clock)
+    runner = CliRunner()
+    result = runner.invoke(main, ["--vault", str(vault.root), "lint", "--async", "--json"])
+    assert result.exit_code == 0, result.output
+    job_id = json.loads(result.output)["id"]
+    assert Worker(vault.root, "test-worker").run_once() is not None
+    finished = JobQueue(vault).get(job_id)
+    assert finished.status == "done" and finished.result is not None
+    assert finished.result["counts"]["stale"] == 1

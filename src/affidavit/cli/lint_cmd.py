@@ -92,10 +92,18 @@ def _summary(report: LintReport) -> None:
 @click.option("--propose", is_flag=True, help="Propose fix plans for the fixable findings.")
 @click.option("--no-model", is_flag=True, help="Don't ask the configured language model.")
 @click.option("--limit", type=int, default=50, show_default=True, help="Findings to print.")
+@click.option(
+    "--async",
+    "run_async",
+    is_flag=True,
+    help="Queue lint as a job and print its id (follow it with `affidavit jobs wait ID`).",
+)
 @json_option
 @click.pass_context
 @user_errors
-def lint(ctx: click.Context, propose: bool, no_model: bool, limit: int, as_json: bool) -> None:
+def lint(
+    ctx: click.Context, propose: bool, no_model: bool, limit: int, run_async: bool, as_json: bool
+) -> None:
     """Check the wiki: broken links, drift, tampered sources, unverifiable evidence, and
     contradictions, stale claims and duplicates — each shown with verified quotes.
 
@@ -107,7 +115,18 @@ def lint(ctx: click.Context, propose: bool, no_model: bool, limit: int, as_json:
       affidavit lint
       affidavit lint --propose          # fix plans go to the inbox
       affidavit findings approve --all  # approve every pending fix plan
+      affidavit lint --async            # a background job: affidavit jobs
     """
+    if run_async:
+        from ..jobs import parse_payload
+        from .jobs_cmd import submit_job
+
+        if no_model:
+            raise click.UsageError(
+                "--no-model can't be queued; a lint job uses the configured model"
+            )
+        submit_job(ctx, parse_payload({"kind": "lint", "propose": propose}), as_json)
+        return
     with opened_vault(ctx) as vault:
         provider = None if no_model else provider_from_config(vault.config)
         try:
