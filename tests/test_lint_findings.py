@@ -415,3 +415,18 @@ def test_cli_lint_async_queues_a_job(vault: Vault, clock: FakeClock) -> None:
     finished = JobQueue(vault).get(job_id)
     assert finished.status == "done" and finished.result is not None
     assert finished.result["counts"]["stale"] == 1
+
+
+def test_claims_on_pages_about_different_named_subjects_are_not_compared(
+    vault: Vault, clock: FakeClock
+) -> None:
+    quote_h = "As of March 14 there were 44 confirmed cases in Hawaii."
+    quote_i = "As of March 14 there were 21,157 confirmed cases in Italy."
+    hawaii = add_text(vault, "hawaii.md", f"# Hawaii\n\n{quote_h}\n")
+    clock.advance(days=1)
+    italy = add_text(vault, "italy.md", f"# Italy\n\n{quote_i}\n")
+    _apply(vault, _page("hawaii", "Confirmed cases in Hawaii", quote_h, hawaii, quote_h))
+    _apply(vault, _page("italy", "Confirmed cases in Italy", quote_i, italy, quote_i))
+    report = run_lint(vault)
+    # The titles share half their words, but name different places: not the same subject.
+    assert not [f for f in report.findings if f.finding.kind in ("stale", "contradiction")]

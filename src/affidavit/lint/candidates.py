@@ -108,16 +108,19 @@ def load_claims(db: sqlite3.Connection) -> list[ClaimRow]:
 @dataclass(frozen=True)
 class Subjects:
     """Which pages may hold claims about the same subject: the same page, linked pages, or
-    pages whose titles share at least half their words. Claims on unrelated pages ("the film holds 57 %" on two
-    films' pages) are never compared."""
+    pages whose titles share at least half their words and don't name different things
+    ("2020 coronavirus pandemic in Hawaii" and "... in Italy" share most words but not their
+    subject). Claims on unrelated pages ("the film holds 57 %" on two films' pages) are never
+    compared."""
 
-    titles: dict[str, frozenset[str]]
+    titles: dict[str, tuple[frozenset[str], str]]
     links: frozenset[tuple[str, str]]
 
     @classmethod
     def load(cls, db: sqlite3.Connection) -> Subjects:
         titles = {
-            row[0]: frozenset(stems(row[1])) for row in db.execute("SELECT slug, title FROM pages")
+            row[0]: (frozenset(stems(row[1])), str(row[1]))
+            for row in db.execute("SELECT slug, title FROM pages")
         }
         links = frozenset((row[0], row[1]) for row in db.execute("SELECT src, dst FROM links"))
         return cls(titles, links)
@@ -127,8 +130,13 @@ class Subjects:
             return True
         if (a, b) in self.links or (b, a) in self.links:
             return True
-        ta, tb = self.titles.get(a, frozenset()), self.titles.get(b, frozenset())
-        return bool(ta | tb) and len(ta & tb) / len(ta | tb) >= TITLE_OVERLAP
+        (ta, title_a), (tb, title_b) = (
+            self.titles.get(a, (frozenset(), "")),
+            self.titles.get(b, (frozenset(), "")),
+        )
+        if not (ta | tb) or len(ta & tb) / len(ta | tb) < TITLE_OVERLAP:
+            return False
+        return not compare(title_a, title_b).conflicting
 
 
 def _overlap(a: ClaimRow, b: ClaimRow) -> bool:
