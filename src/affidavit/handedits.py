@@ -291,7 +291,7 @@ def _key(text: str | None) -> str:
     return normalize_quote(text or "")
 
 
-def _link_targets(markdown: str) -> list[str]:
+def link_targets(markdown: str) -> list[str]:
     targets = [m.group(1) for m in _WIKILINK.finditer(markdown)]
     targets += [unquote(m.group(2)) for m in _MDLINK.finditer(_protect(markdown))]
     return [t.split("#", 1)[0].strip().removeprefix("./").removesuffix(".md") for t in targets]
@@ -402,7 +402,7 @@ class _Converter:
     def links(self, block: Block, slug: str, heading: str, known: set[str]) -> set[str]:
         """Propose the new links of a "See also" / "Linked from" line; return the pages it names."""
         named: set[str] = set()
-        targets = _link_targets(block.text)
+        targets = link_targets(block.text)
         if not targets:
             self.skip(block.line, "not-links", _plain(block.text), heading=heading)
         by_title = {t.casefold(): s for s, t in self.pages.items()}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Literal
 
-from ..handedits import _link_targets  # the reader doctor --propose uses for links
+from ..handedits import link_targets  # the reader doctor --propose uses for links
 from ..store.render import CONTEXT_ARCHIVE
 from .checks_context import (
     CONTEXT,
@@ -25,7 +25,7 @@ from .findings import Finding
 def _page_targets(markdown: str) -> Iterator[str]:
     """Targets of the wikilinks and markdown links of ``markdown`` that name a wiki page: URLs,
     files outside wiki/ (``../sources/…``), attachments (``x.png``) and bare anchors are skipped."""
-    for target in _link_targets(markdown):
+    for target in link_targets(markdown):
         if target and ":" not in target and not target.startswith("../") and "." not in target:
             yield target
 
