@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ from affidavit.retrieval.search import Retriever
 from affidavit.retrieval.tokens import count_tokens
 from affidavit.vault import Vault
 
-from .conftest import add_text, claim, make_plan
+from .conftest import SAMPLES, add_text, claim, make_plan
 
 TRUSTED = (
     "The Eddystone Lighthouse stands on the Eddystone Rocks, 14 kilometres south of Rame Head.\n"
@@ -246,3 +247,26 @@ def test_cli_reindex_then_dense_search(vault: Vault, wiki: dict[str, str]) -> No
     out = runner.invoke(main, [*base, "search", "Which engineer created the beacon?", "--json"])
     ids = [hit["claim_id"] for hit in json.loads(out.output)]
     assert wiki["designed"] in ids
+
+
+def test_a_context_entry_repeating_a_page_claim_is_retrieved_once_as_the_page_claim(
+    tmp_path: Path,
+) -> None:
+    from affidavit.ingest.pipeline import Ingestor
+    from affidavit.providers.extractive import ExtractiveProvider
+    from affidavit.retrieval.search import Retriever
+    from affidavit.vault import init_vault
+
+    vault, _ = init_vault(tmp_path / "v")
+    Ingestor(vault, ExtractiveProvider(), apply_now=True).run(
+        [str(SAMPLES / "sotu" / "1790-washington.md")], "trusted"
+    )
+    twins = vault.db.execute(
+        "SELECT count(*) FROM claims a JOIN claims b ON a.text = b.text "
+        "WHERE a.page_slug = '' AND b.page_slug != '' AND a.text LIKE '%completed in Holland%'"
+    ).fetchone()[0]
+    assert twins == 1  # the engine records the sentence on a page and in context.md
+    hits = Retriever(vault.db).search("What loan was completed in Holland?", k=5)
+    holland = [h for h in hits if "completed in Holland" in h.text]
+    assert len(holland) == 1 and holland[0].page != ""
+    vault.close()

@@ -154,8 +154,8 @@ class Retriever:
             dense = [cid for cid, _ in self.vectors.search(self.db, query, max(CANDIDATES, k))]
             lists.append((self._keep_allowed(dense, tiers), 1.0))
         scores = rrf(lists)
-        ranked = sorted(scores, key=lambda cid: (-scores[cid], cid))[:k]
-        return [self._hit(cid, scores[cid]) for cid in ranked]
+        ranked = sorted(scores, key=lambda cid: (-scores[cid], cid))
+        return _distinct([self._hit(cid, scores[cid]) for cid in ranked[: k * 2]], k)
 
     def _pages_of(self, claim_ids: list[str]) -> list[str]:
         pages: list[str] = []
@@ -197,3 +197,24 @@ class Retriever:
             score=round(score, 6),
             evidence=tuple(EvidenceRef(*e) for e in evidence),
         )
+
+
+def _distinct(hits: list[Hit], k: int) -> list[Hit]:
+    """The first ``k`` hits that say something different: a claim with the same text and the
+    same quoted spans as a better-ranked one (a page claim and its context.md entry) is the same
+    fact, shown once — as the page claim, which says where it belongs."""
+    kept: list[Hit] = []
+    where: dict[tuple[object, ...], int] = {}
+    for hit in hits:
+        key = (
+            " ".join(hit.text.split()).casefold(),
+            tuple(sorted((e.source_id, e.start, e.end) for e in hit.evidence)),
+        )
+        if key in where:
+            index = where[key]
+            if not kept[index].page and hit.page:
+                kept[index] = hit  # keep the twin's rank, show it as the page claim
+            continue
+        where[key] = len(kept)
+        kept.append(hit)
+    return kept[:k]
