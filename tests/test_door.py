@@ -390,17 +390,15 @@ def test_titles_and_summaries_must_say_only_what_the_claims_say(vault: Vault) ->
     assert ops[2].status == "admitted"
 
 
-def test_near_duplicates_of_existing_claims_are_dropped_with_the_reason(vault: Vault) -> None:
-    src = add_text(
-        vault,
-        "bridge.md",
-        "The old stone bridge over the river was opened to traffic in 1932 by the mayor.\n"
-        "The old stone bridge over the river was opened to the traffic in 1932 by the mayor.\n",
-    )
+def _second_bridge_claim(vault: Vault, first_year: str, second: str) -> Any:
+    """Put a page with the claim that the bridge opened in ``first_year`` (and a source line
+    ``second``), then propose the claim quoting ``second``; returns the new claim's verdict."""
+    base = f"The old stone bridge over the river was opened to traffic in {first_year}"
+    src = add_text(vault, "bridge.md", f"{base} by the mayor.\n{second} by the mayor.\n")
     first = claim(
-        "The old stone bridge over the river opened to traffic in 1932.",
+        f"The old stone bridge over the river opened to traffic in {first_year} by the mayor.",
         src,
-        "The old stone bridge over the river was opened to traffic in 1932",
+        base,
     )
     created = propose(
         vault,
@@ -418,57 +416,23 @@ def test_near_duplicates_of_existing_claims_are_dropped_with_the_reason(vault: V
         "t",
     )
     approve(vault, created.plan_id, None, "t")
-    near = claim(
-        "The old stone bridge over the river opened to the traffic in 1932.",
-        src,
-        "The old stone bridge over the river was opened to the traffic in 1932",
+    text = second.replace("was opened", "opened") + " by the mayor."
+    plan = make_plan(
+        vault, {"op": "add_claims", "page": "bridge", "claims": [claim(text, src, second)]}
     )
-    proposal = propose(
-        vault, make_plan(vault, {"op": "add_claims", "page": "bridge", "claims": [near]}), "t", "t"
+    return propose(vault, plan, "t", "t").admission.ops[0].claims[0]
+
+
+def test_near_duplicates_of_existing_claims_are_dropped_with_the_reason(vault: Vault) -> None:
+    verdict = _second_bridge_claim(
+        vault, "1932", "The old stone bridge over the river was opened to the traffic in 1932"
     )
-    verdict = proposal.admission.ops[0].claims[0]
     assert verdict.status == "rejected" and verdict.check == "consistency"
     assert "near-duplicate of existing claim" in verdict.reason
 
 
 def test_a_near_copy_that_changes_a_number_is_admitted_for_lint(vault: Vault) -> None:
-    src = add_text(
-        vault,
-        "bridge.md",
-        "The old stone bridge over the river was opened to traffic in 1932 by the mayor.\n"
-        "The old stone bridge over the river was opened to traffic in 1934 by the mayor.\n",
+    verdict = _second_bridge_claim(
+        vault, "1932", "The old stone bridge over the river was opened to traffic in 1934"
     )
-    first = claim(
-        "The old stone bridge over the river opened to traffic in 1932 by the mayor.",
-        src,
-        "The old stone bridge over the river was opened to traffic in 1932",
-    )
-    created = propose(
-        vault,
-        make_plan(
-            vault,
-            {
-                "op": "create_page",
-                "slug": "bridge",
-                "title": "Old stone bridge",
-                "summary": "The old stone bridge over the river",
-                "claims": [first],
-            },
-        ),
-        "t",
-        "t",
-    )
-    approve(vault, created.plan_id, None, "t")
-    changed = claim(
-        "The old stone bridge over the river opened to traffic in 1934 by the mayor.",
-        src,
-        "The old stone bridge over the river was opened to traffic in 1934",
-    )
-    proposal = propose(
-        vault,
-        make_plan(vault, {"op": "add_claims", "page": "bridge", "claims": [changed]}),
-        "t",
-        "t",
-    )
-    verdict = proposal.admission.ops[0].claims[0]
     assert verdict.status == "admitted", verdict.reason

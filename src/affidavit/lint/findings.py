@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -17,7 +17,7 @@ from ..errors import AffidavitError, NotFoundError
 from ..hashing import canonical_json, sha256_hex
 from ..store import audit
 
-CHECK_KINDS = (
+CheckKind = Literal[
     "broken_link",
     "orphan_page",
     "empty_page",
@@ -29,30 +29,13 @@ CHECK_KINDS = (
     "file_drift",
     "stale_embedding",
     "plan_expiring",
-)
-"""Kinds of the deterministic checks (SPEC W9): found by re-deriving, never by a model."""
-
-MODEL_KINDS = ("contradiction", "stale", "duplicate", "missing_page", "missing_link")
-"""Kinds a model (or the extractive engine) may propose; each must show verified quotes."""
-
-FindingKind = Literal[
-    "broken_link",
-    "orphan_page",
-    "empty_page",
-    "index_drift",
-    "log_drift",
-    "context_over_cap",
-    "source_tampered",
-    "evidence_unverified",
-    "file_drift",
-    "stale_embedding",
-    "plan_expiring",
-    "contradiction",
-    "stale",
-    "duplicate",
-    "missing_page",
-    "missing_link",
 ]
+"""Kinds of the deterministic checks (SPEC W9): found by re-deriving, never by a model."""
+ModelKind = Literal["contradiction", "stale", "duplicate", "missing_page", "missing_link"]
+"""Kinds a model (or the extractive engine) may propose; each must show verified quotes."""
+FindingKind = CheckKind | ModelKind
+CHECK_KINDS: tuple[str, ...] = get_args(CheckKind)
+MODEL_KINDS: tuple[str, ...] = get_args(ModelKind)
 Severity = Literal["error", "warning", "info"]
 Status = Literal["open", "dismissed", "resolved"]
 STATUSES: tuple[Status, ...] = ("open", "dismissed", "resolved")

@@ -11,7 +11,7 @@ import json
 import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -22,7 +22,7 @@ from ..plan.schema import CLAIM_ID_PATTERN, LINE_PATTERN, SLUG_PATTERN, SOURCE_I
 from ..providers.base import Message, ModelRequest, Provider, Usage
 from ..vault import Vault
 from .candidates import ClaimRow, candidate_pairs
-from .findings import Finding
+from .findings import Finding, ModelKind
 from .quotes import ProposedQuote
 
 ClaimRef = Annotated[str, Field(pattern=CLAIM_ID_PATTERN)]
@@ -46,7 +46,7 @@ class ModelFinding(_Strict):
     ``claims[1]`` (if any) the one that replaces it; for ``missing_link`` ``page`` and ``to``
     name the pages; for ``missing_page`` ``title`` names the subject without a page."""
 
-    kind: Literal["contradiction", "stale", "duplicate", "missing_page", "missing_link"]
+    kind: ModelKind
     message: Text
     claims: list[ClaimRef] = Field(default_factory=list, max_length=5)
     quotes: list[QuoteRef] = Field(min_length=1, max_length=5)
