@@ -288,21 +288,28 @@ def find_candidates(
     db: sqlite3.Connection,
     limits: Thresholds | None = None,
     progress: Callable[[int, int], None] | None = None,
+    involving: set[str] | None = None,
 ) -> list[Candidate]:
-    """Every contradiction, stale and duplicate candidate among the active claims."""
+    """Every contradiction, stale and duplicate candidate among the active claims, and every
+    missing link; with ``involving``, only the pairs one of those claims is part of (no links)."""
     limits = limits or Thresholds()
     claims = load_claims(db)
     subjects = Subjects.load(db)
     out: dict[str, Candidate] = {}
-    pairs = list(candidate_pairs(claims))
+    pairs = [
+        (a, b)
+        for a, b in candidate_pairs(claims)
+        if involving is None or a.id in involving or b.id in involving
+    ]
     for n, (a, b) in enumerate(pairs, 1):
         found = classify(a, b, limits) if subjects.related(a.page, b.page) else None
         if found is not None:
             out.setdefault(found.finding.fingerprint, found)
         if progress is not None and (n % 1000 == 0 or n == len(pairs)):
             progress(n, len(pairs))
-    for found in missing_links(db):
-        out.setdefault(found.finding.fingerprint, found)
+    if involving is None:
+        for found in missing_links(db):
+            out.setdefault(found.finding.fingerprint, found)
     return list(out.values())
 
 

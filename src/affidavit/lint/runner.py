@@ -189,9 +189,9 @@ def supersede_after_ingest(
     store = SourceStore(vault)
     gate = QuoteGate(vault.db, store, Verifier(store))
     kept: list[Finding] = []
-    for candidate in find_candidates(vault.db, thresholds(vault)):
+    for candidate in find_candidates(vault.db, thresholds(vault), involving=new):
         finding = candidate.finding
-        if finding.kind in ("stale", "contradiction") and new & set(finding.claims):
+        if finding.kind in ("stale", "contradiction"):
             verdict = gate.judge(finding, candidate.quotes)
             if verdict.kept:
                 kept.append(verdict.finding)
