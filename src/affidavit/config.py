@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -334,6 +335,11 @@ class Config:
     """The validated settings of one vault. Build it with :func:`load_config`."""
 
     values: dict[str, Any] = field(default_factory=dict)
+    owner_uid: int | None = None
+    """The UID owning the vault the file belongs to (None when not read from a file): whose
+    keys a provider built from this config may use (W10, see ``providers.from_config``)."""
+    root: Path | None = None
+    """The directory of the ``affidavit.toml`` this was read from."""
 
     def get(self, name: str) -> Any:
         if name in self.values:
@@ -471,7 +477,7 @@ def load_config(path: Path) -> Config:
                 keys = ", ".join(s.key for s in SETTINGS if s.section == section)
                 raise ConfigError(f"{path}: unknown setting [{section}] {key}. Known: {keys}.")
             values[setting.name] = _validate(setting, value, path)
-    return Config(values)
+    return Config(values, os.lstat(path.parent).st_uid, path.parent)
 
 
 def _toml_value(value: Any) -> str:
