@@ -18,6 +18,7 @@ import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -187,7 +188,7 @@ def test_a_forged_source_path_is_never_read(tmp_path: Path) -> None:
         from affidavit.sources.store import SourceStore
 
         with pytest.raises(
-            IntegrityError, match="not a (file under sources/|path inside the vault)"
+            IntegrityError, match=r"not a (file under sources/|path inside the vault)"
         ):
             SourceStore(vault).text(source)
 
@@ -233,9 +234,9 @@ def test_serve_check_fails_on_a_readable_database(tmp_path: Path) -> None:
 
 
 class Recorder(http.server.BaseHTTPRequestHandler):
-    seen: list[str | None] = []
+    seen: ClassVar[list[str | None]]
 
-    def do_POST(self) -> None:  # noqa: N802 - the http.server API
+    def do_POST(self) -> None:
         type(self).seen.append(self.headers.get("Authorization"))
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         body = json.dumps(
@@ -251,7 +252,7 @@ class Recorder(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         return
 
 
@@ -308,9 +309,7 @@ def test_a_vault_of_another_user_never_gets_our_keys(
     tmp_path: Path, recorder: tuple[str, list[str | None]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     url, seen = recorder
-    ours = _keys(
-        tmp_path / "root-keys.toml", f'openai = "sk-root"\n"127.0.0.1" = "sk-root-local"\n'
-    )
+    ours = _keys(tmp_path / "root-keys.toml", 'openai = "sk-root"\n"127.0.0.1" = "sk-root-local"\n')
     monkeypatch.setenv("ROOT_SECRET", "sk-root-env")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-root-env-openai")
     theirs = tmp_path / "theirs"
@@ -352,9 +351,8 @@ def test_root_only_reads_another_users_vault(tmp_path: Path) -> None:
         assert temp.exists() and pending_journals(vault)  # no recovery as root
         assert victim.read_text() == "root's own file\n"
         assert vault.db.execute("SELECT count(*) FROM pages").fetchone()[0] > 0  # reads work
-        with pytest.raises(VaultError, match="belongs to nobody"):
-            with vault.write_lock():
-                pass
+        with pytest.raises(VaultError, match="belongs to nobody"), vault.write_lock():
+            pass
         with pytest.raises(VaultError, match="belongs to nobody"):
             vault.git.head()
         with pytest.raises(VaultError, match="belongs to nobody"):
