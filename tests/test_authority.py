@@ -359,3 +359,59 @@ def test_root_only_reads_another_users_vault(tmp_path: Path) -> None:
             inbox.approve(vault, pending.plan_id, None, "root")
     for path in (tmp_path / "v").rglob("*"):
         assert path.lstat().st_uid == NOBODY, f"{path} was created as root"
+
+
+@ROOT_ONLY
+def test_a_root_daemon_serves_another_users_vault_read_only(
+    recorder: tuple[str, list[str | None]],
+) -> None:
+    from tests.test_server_authz import as_user, fingerprint, private_dir, start_daemon
+
+    url, seen = recorder
+    base = private_dir("afd-authority-")
+    vault, _ = applied_vault(base / "theirs")
+    plan = json.loads(sample_plan_text(vault))
+    vault.close()
+    config = base / "theirs" / "affidavit.toml"
+    root_keys = _keys(base / "root-keys.toml", '"127.0.0.1" = "sk-root-file"\n')
+    config.write_text(
+        f'[model]\nprovider = "openai"\nname = "m"\nbase_url = "{url}"\n'
+        f'api_key_env = "ROOT_SECRET"\nkeys_file = "{root_keys}"\n'
+    )
+    subprocess.run(["git", "-C", str(base / "theirs"), "commit", "-qam", "model"], check=True)
+    subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(base / "theirs")], check=True)
+    os.environ["ROOT_SECRET"] = "sk-root-env"
+    try:
+        daemon = start_daemon([base / "theirs"], base)
+    finally:
+        del os.environ["ROOT_SECRET"]
+    try:
+        before = fingerprint(base / "theirs")
+        plan["operations"] = plan["operations"][:1]
+        plan["operations"][0]["slug"] = "another-copy"
+        who, pages, nonce, proposed, asked, tokens = as_user(
+            NOBODY,
+            daemon.socket,
+            [
+                ("GET", "/v1/whoami", None),
+                ("GET", "/v1/vaults/theirs/pages", None),
+                ("POST", "/v1/vaults/theirs/nonces", {"hours": 1}),
+                ("POST", "/v1/vaults/theirs/plans", {"plan": plan, "origin": "test"}),
+                ("POST", "/v1/vaults/theirs/ask", {"question": "What are the four freedoms?"}),
+                ("POST", "/v1/vaults/theirs/tokens", {"role": "read", "expires_hours": 2}),
+            ],
+        )
+        assert json.loads(who[1])["vaults"][0]["role"] == "read"
+        assert pages[0] == 200
+        for refused in (nonce, proposed, tokens):
+            assert refused[0] == 403, refused
+            assert "read-only" in json.loads(refused[1])["error"]["message"]
+        del asked  # answered or not, root's keys never left:
+        assert all(header is None or "sk-root" not in header for header in seen), seen
+        assert fingerprint(base / "theirs") == before
+        lines = daemon.log_lines()
+        assert any(line.get("event") == "read_only" for line in lines)
+    finally:
+        assert daemon.stop() == 0
+    for path in (base / "theirs").rglob("*"):
+        assert path.lstat().st_uid == NOBODY, f"{path} was created as root"
