@@ -126,8 +126,10 @@ SETTINGS: tuple[Setting, ...] = (
         "model",
         "keys_file",
         "",
-        "A TOML file of keys ({openai = '...'}) with mode 0600, used when the variable is unset "
-        "(default: ~/.config/affidavit/keys.toml).",
+        "A TOML file of keys ({openai = '...'} for the provider's own host, {'host:port' = "
+        "'...'} for another) owned by the vault's owner with mode 0600, never read through a "
+        "symlink; used when the variable is unset (default: ~/.config/affidavit/keys.toml of the "
+        "vault's owner).",
     ),
     Setting(
         "model",

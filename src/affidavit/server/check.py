@@ -133,8 +133,8 @@ def _check_vault(report: CheckReport, path: Path, names: set[str]) -> None:
             f"private files other users may read: {shown}; fix: chmod -R go-rwx {root / STATE_DIR}",
         )
         return
-    mode = " (served read-only: another user's vault)" if owner != me else ""
-    report.ok(label, f"name {name!r}, owner UID {owner}{mode}")
+    served = " (served read-only: another user's vault)" if owner != me else ""
+    report.ok(label, f"name {name!r}, owner UID {owner}{served}")
 
 
 def run_check(options: ServeOptions) -> CheckReport:
