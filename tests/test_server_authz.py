@@ -273,7 +273,10 @@ def world() -> Iterator[World]:
     alpha, beta = base / "alpha", base / "beta"
     ids = make_alpha(alpha)
     other, _ = init_vault(beta)
-    other.close()
+    with other:  # before the chown: once nobody owns beta, root only reads it
+        _, beta_token = token_store.create_token(
+            other.db, other.clock, "approve", timedelta(days=1), "beta", "nobody"
+        )
     subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(beta)], check=True)
     with open_vault(alpha) as vault:
         tokens = {}
@@ -291,10 +294,7 @@ def world() -> Iterator[World]:
             vault.db, vault.clock, "approve", timedelta(days=1), "gone", "root"
         )
         token_store.revoke_token(vault.db, vault.clock, info.id, "root")
-    with open_vault(beta) as vault:
-        _, tokens["beta"] = token_store.create_token(
-            vault.db, vault.clock, "approve", timedelta(days=1), "beta", "nobody"
-        )
+    tokens["beta"] = beta_token
     daemon = start_daemon([alpha, beta], base)
     try:
         yield World(base, alpha, beta, daemon, tokens, ids)
@@ -538,8 +538,10 @@ def test_owners_are_kernel_attested_and_root_only_reads_others_vaults(world: Wor
     )
     me = json.loads(who[1])
     assert me["uid"] == NOBODY and me["token_id"] is None
-    assert [(v["name"], v["role"]) for v in me["vaults"]] == [("beta", "owner")]
-    assert beta_pages[0] == 200 and nonce[0] == 200
+    # a root daemon serves beta read-only (W10): even its owner only reads it through this daemon
+    assert [(v["name"], v["role"]) for v in me["vaults"]] == [("beta", "read")]
+    assert beta_pages[0] == 200 and nonce[0] == 403
+    assert "read-only" in json.loads(nonce[1])["error"]["message"]
     assert alpha_pages[0] == 403 and spoofed[0] == 403
     # root reads beta (its one exception) but can't propose, approve or manage tokens there
     with world.daemon.unix() as client:

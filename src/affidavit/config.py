@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,8 +126,10 @@ SETTINGS: tuple[Setting, ...] = (
         "model",
         "keys_file",
         "",
-        "A TOML file of keys ({openai = '...'}) with mode 0600, used when the variable is unset "
-        "(default: ~/.config/affidavit/keys.toml).",
+        "A TOML file of keys ({openai = '...'} for the provider's own host, {'host:port' = "
+        "'...'} for another) owned by the vault's owner with mode 0600, never read through a "
+        "symlink; used when the variable is unset (default: ~/.config/affidavit/keys.toml of the "
+        "vault's owner).",
     ),
     Setting(
         "model",
@@ -334,6 +337,11 @@ class Config:
     """The validated settings of one vault. Build it with :func:`load_config`."""
 
     values: dict[str, Any] = field(default_factory=dict)
+    owner_uid: int | None = None
+    """The UID owning the vault the file belongs to (None when not read from a file): whose
+    keys a provider built from this config may use (W10, see ``providers.from_config``)."""
+    root: Path | None = None
+    """The directory of the ``affidavit.toml`` this was read from."""
 
     def get(self, name: str) -> Any:
         if name in self.values:
@@ -471,7 +479,7 @@ def load_config(path: Path) -> Config:
                 keys = ", ".join(s.key for s in SETTINGS if s.section == section)
                 raise ConfigError(f"{path}: unknown setting [{section}] {key}. Known: {keys}.")
             values[setting.name] = _validate(setting, value, path)
-    return Config(values)
+    return Config(values, os.lstat(path.parent).st_uid, path.parent)
 
 
 def _toml_value(value: Any) -> str:

@@ -22,7 +22,8 @@ from .evidence import Verifier
 from .sources.store import SourceStore
 from .store.audit import verify_chain
 from .store.gitrepo import PLAN_TRAILER
-from .store.recovery import pending_journals
+from .store.paths import inside
+from .store.recovery import journal_problem, pending_journals
 from .store.render import expected_files
 from .vault import Vault
 
@@ -73,7 +74,7 @@ def source_problems(vault: Vault, store: SourceStore) -> tuple[int, list[SourceP
     for record in records:
         problems += [SourceProblem(record.id, p, True) for p in store.check_integrity(record.id)]
         for relpath in (record.original_file, record.text_file):
-            path = vault.root / relpath
+            path = inside(vault.root, relpath, under="sources")
             if path.exists() and path.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
                 problems.append(SourceProblem(record.id, f"{relpath} is writable", False))
     return len(records), problems
@@ -175,10 +176,10 @@ def file_problems(vault: Vault, expected: dict[str, str] | None = None) -> list[
         expected = expected_files(vault.db)
     problems: list[FileProblem] = []
     for relpath, text in expected.items():
-        path = vault.root / relpath
-        if not path.exists():
+        path = inside(vault.root, relpath, final_symlink_ok=True)  # W10: stays in the vault
+        if not path.exists() and not path.is_symlink():
             problems.append(FileProblem(relpath, "missing", text))
-        elif path.read_bytes() != text.encode():
+        elif path.is_symlink() or path.read_bytes() != text.encode():
             problems.append(FileProblem(relpath, "differs", text))
     for path in sorted(vault.wiki_dir.rglob("*.md")):
         relpath = str(path.relative_to(vault.root))
@@ -281,12 +282,17 @@ def _check_audit_and_git(vault: Vault, report: DoctorReport) -> None:
             )
         )
     for name in pending_journals(vault):
+        refused = journal_problem(vault, name)
         report.findings.append(
             Finding(
                 "journal",
                 name,
-                "an apply journal was left behind",
-                "re-open the vault to recover it",
+                f"recovery refuses this apply journal: {refused}"
+                if refused
+                else "an apply journal was left behind",
+                f"it was not written by Affidavit: inspect and delete .affidavit/journal/{name}"
+                if refused
+                else "re-open the vault to recover it",
             )
         )
 

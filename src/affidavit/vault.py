@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import fcntl
 import os
+import pwd
 import sqlite3
+import stat
 import time
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,8 +20,9 @@ from pathlib import Path
 from . import db as dbmod
 from .clock import Clock, utc_now
 from .config import Config, load_config, render_default_config
-from .errors import VaultError
+from .errors import AffidavitError, VaultError
 from .store.gitrepo import GitRepo
+from .store.paths import inside, real_dir
 
 CONFIG_NAME = "affidavit.toml"
 STATE_DIR = ".affidavit"
@@ -28,15 +32,66 @@ GITIGNORE = (
 )
 
 
+PRIVATE_DIR_MODE = 0o700
+PRIVATE_FILE_MODE = 0o600
+
+
+def user_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"UID {uid}"
+
+
+def owner_of(root: Path) -> int:
+    """A vault's owner: the UID owning its directory, as the kernel reports it."""
+    return os.lstat(root).st_uid
+
+
+def read_only_reason(root: Path, owner: int) -> str:
+    """Why this process only reads ``root`` (empty when it runs as the vault's owner)."""
+    me = os.geteuid()
+    if owner == me:
+        return ""
+    name = user_name(owner)
+    run_as = f"sudo -u {name} " if me == 0 and not name.startswith("UID ") else ""
+    return (
+        f"{root} belongs to {name} (UID {owner}) and this process runs as UID {me}: it only reads "
+        "that vault, so nothing is written, recovered, committed or sent to a model with more "
+        f"authority than its owner has. Run the command as the owner ({run_as}affidavit …), or "
+        f"let the owner run `affidavit serve --vault {root}`."
+    )
+
+
+class ReadOnlyGit(GitRepo):
+    """The git repository of a vault this process does not own: never run (a repository's
+    config can name commands, e.g. ``core.fsmonitor``, that git would run as us)."""
+
+    def __init__(self, root: Path, reason: str) -> None:
+        super().__init__(root, "affidavit", "affidavit@localhost")
+        self.reason = reason
+
+    def run(self, *args: str, check: bool = True) -> str:
+        raise VaultError(self.reason)
+
+    def clear_stale_lock(self) -> None:
+        raise VaultError(self.reason)
+
+
 @dataclass
 class Vault:
-    """An open vault. Build it with :func:`open_vault` or :func:`init_vault`; close it when done."""
+    """An open vault. Build it with :func:`open_vault` or :func:`init_vault`; close it when done.
+
+    ``read_only`` is empty for the vault's owner; for anyone else it says why the vault is only
+    read (W10): the writer lock refuses, the database is opened read-only and git never runs.
+    """
 
     root: Path
     config: Config
     db: sqlite3.Connection
     git: GitRepo
     clock: Clock = field(default=utc_now)
+    read_only: str = ""
     _lock_depth: int = field(default=0, repr=False)
 
     @property
@@ -61,7 +116,11 @@ class Vault:
 
     @contextmanager
     def write_lock(self, timeout: float = 60.0) -> Iterator[None]:
-        """Hold the vault's single-writer lock (an ``flock`` on ``.affidavit/lock``); reentrant."""
+        """Hold the vault's single-writer lock (an ``flock`` on ``.affidavit/lock``); reentrant.
+
+        Every writer takes it, so a vault this process does not own refuses here."""
+        if self.read_only:
+            raise VaultError(self.read_only)
         if self._lock_depth:
             self._lock_depth += 1
             try:
@@ -69,8 +128,8 @@ class Vault:
             finally:
                 self._lock_depth -= 1
             return
-        path = self.state_dir / "lock"
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        path = inside(self.root, f"{STATE_DIR}/lock")
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         deadline = time.monotonic() + timeout
         try:
             while True:
@@ -109,10 +168,72 @@ def find_vault_root(start: Path) -> Path | None:
     return None
 
 
+def _private_entries(root: Path) -> Iterator[tuple[str, os.stat_result, int]]:
+    """Every folder and file under ``.affidavit/`` (symlinks skipped, never followed), with
+    its ``lstat`` and the mode it may have at most."""
+    state = root / STATE_DIR
+    if not real_dir(state):
+        return
+    for directory, _dirs, files in os.walk(state, followlinks=False):
+        entries = [(directory, PRIVATE_DIR_MODE)]
+        entries += [(os.path.join(directory, f), PRIVATE_FILE_MODE) for f in files]
+        for path, most in entries:
+            try:
+                info = os.lstat(path)
+            except FileNotFoundError:
+                continue
+            if not stat.S_ISLNK(info.st_mode):
+                yield path, info, most
+
+
+def secure_private_parts(root: Path) -> list[str]:
+    """Make ``.affidavit/`` and everything in it its owner's alone (folders 0700, files 0600),
+    whatever the umask was when they were made; returns the paths changed."""
+    changed = []
+    for path, info, most in _private_entries(root):
+        mode = stat.S_IMODE(info.st_mode)
+        if mode & 0o077:
+            os.chmod(path, mode & most)
+            changed.append(path)
+    return changed
+
+
+def private_problems(root: Path) -> list[str]:
+    """Files and folders under ``.affidavit/`` that other users may read, write or enter."""
+    return [
+        f"{path} (mode {stat.S_IMODE(info.st_mode):04o})"
+        for path, info, _ in _private_entries(root)
+        if stat.S_IMODE(info.st_mode) & 0o077
+    ]
+
+
+def _refuse_symlinks(root: Path) -> None:
+    """The vault's own files (config, state folder, database, journal, lock) are never symlinks:
+    one could make us open another vault's database or write somewhere else."""
+    for relpath in (CONFIG_NAME, STATE_DIR, f"{STATE_DIR}/db.sqlite", f"{STATE_DIR}/journal"):
+        try:
+            inside(root, relpath)
+        except AffidavitError as exc:
+            raise VaultError(f"{exc} The vault at {root} can't be opened until then.") from None
+
+
+def _private_mkdir(path: Path) -> None:
+    if not real_dir(path):
+        path.mkdir(mode=PRIVATE_DIR_MODE)
+    os.chmod(path, PRIVATE_DIR_MODE)
+
+
+def _create_private_file(path: Path) -> None:
+    """Create ``path`` 0600 (SQLite gives its -wal and -shm files the database's mode)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, PRIVATE_FILE_MODE)
+    os.close(fd)
+
+
 def init_vault(root: Path, clock: Clock = utc_now) -> tuple[Vault, bool]:
     """Create a vault at ``root`` (idempotent). Returns the open vault and whether it was new.
 
-    Refuses to create a vault inside another vault.
+    Refuses to create a vault inside another vault. ``.affidavit/`` is made 0700 and its files
+    0600 whatever the umask.
     """
     root = root.resolve()
     existing = find_vault_root(root)
@@ -123,8 +244,13 @@ def init_vault(root: Path, clock: Clock = utc_now) -> tuple[Vault, bool]:
         )
     created = existing is None
     root.mkdir(parents=True, exist_ok=True)
-    for sub in ("wiki", "sources", STATE_DIR, f"{STATE_DIR}/journal"):
+    if owner_of(root) != os.geteuid():
+        raise VaultError(read_only_reason(root, owner_of(root)))
+    _refuse_symlinks(root)
+    for sub in ("wiki", "sources"):
         (root / sub).mkdir(exist_ok=True)
+    _private_mkdir(root / STATE_DIR)
+    _private_mkdir(root / STATE_DIR / "journal")
     config_path = root / CONFIG_NAME
     if not config_path.exists():
         config_path.write_text(render_default_config(), encoding="utf-8")
@@ -143,10 +269,63 @@ def init_vault(root: Path, clock: Clock = utc_now) -> tuple[Vault, bool]:
     return vault, created
 
 
+def connect_read_only(path: Path) -> sqlite3.Connection:
+    """The database of a vault this process does not own, opened read-only (``mode=ro``,
+    ``query_only``); refused when SQLite resolved ``path`` to another file (a symlink swapped
+    in meanwhile)."""
+    uri = f"file:{urllib.parse.quote(str(path))}?mode=ro"
+    try:
+        db = sqlite3.connect(
+            uri, uri=True, timeout=30, isolation_level=None, check_same_thread=False
+        )
+    except sqlite3.Error as exc:
+        raise VaultError(f"can't read {path}: {exc}. Ask the vault's owner.") from None
+    db.row_factory = sqlite3.Row
+    db.execute("PRAGMA query_only=ON")
+    db.execute("PRAGMA foreign_keys=ON")
+    db.execute("PRAGMA busy_timeout=30000")
+    opened = db.execute("PRAGMA database_list").fetchone()["file"]
+    if os.path.realpath(opened) != os.path.realpath(path) or os.path.islink(path):
+        db.close()
+        raise VaultError(f"{path} changed into a link while it was opened; refusing it.")
+    return db
+
+
+def attach(root: Path, config: Config, clock: Clock = utc_now, read_only: str = "") -> Vault:
+    """A new connection to an already opened vault (the daemon's pool): no migration, no
+    recovery; read-only for a vault this process does not own."""
+    if read_only:
+        db = connect_read_only(root / STATE_DIR / "db.sqlite")
+        return Vault(root, config, db, ReadOnlyGit(root, read_only), clock, read_only)
+    connection = dbmod.connect(root / STATE_DIR / "db.sqlite")
+    git = GitRepo(root, config.git_author_name, config.git_author_email)
+    return Vault(root=root, config=config, db=connection, git=git, clock=clock)
+
+
+def _open_not_owned(root: Path, owner: int, clock: Clock) -> Vault:
+    """Open a vault another user owns: read only, nothing created, migrated or recovered."""
+    reason = read_only_reason(root, owner)
+    db_path = root / STATE_DIR / "db.sqlite"
+    if not os.access(root / STATE_DIR, os.R_OK | os.X_OK) or not db_path.is_file():
+        raise VaultError(reason)
+    config = load_config(root / CONFIG_NAME)
+    vault = attach(root, config, clock, reason)
+    try:
+        done = {row[0] for row in vault.db.execute("SELECT name FROM _migrations")}
+    except sqlite3.Error:
+        done = set()
+    if any(name not in done for name, _ in dbmod.MIGRATIONS):
+        vault.close()
+        raise VaultError(f"{root} needs a database upgrade that only its owner may run: {reason}")
+    return vault
+
+
 def open_vault(root: Path | None = None, clock: Clock = utc_now) -> Vault:
     """Open the vault at ``root`` (or the one enclosing the working directory).
 
-    Before anything else runs, an interrupted apply is recovered (rolled forward or back).
+    Before anything else runs, an interrupted apply is recovered (rolled forward or back) and
+    the private parts are made private again. A vault this process does not own is opened
+    read-only instead (:func:`read_only_reason`): no recovery, migration or write runs for it.
     """
     found = find_vault_root(root or Path.cwd())
     if found is None:
@@ -155,10 +334,19 @@ def open_vault(root: Path | None = None, clock: Clock = utc_now) -> Vault:
             f"No Affidavit vault at {where}. Create one with `affidavit init {where}` "
             f"or pass --vault PATH."
         )
+    _refuse_symlinks(found)
+    owner = owner_of(found)
+    if owner != os.geteuid():
+        return _open_not_owned(found, owner, clock)
     config = load_config(found / CONFIG_NAME)
-    (found / STATE_DIR / "journal").mkdir(parents=True, exist_ok=True)
-    connection = dbmod.connect(found / STATE_DIR / "db.sqlite")
+    _private_mkdir(found / STATE_DIR)
+    _private_mkdir(found / STATE_DIR / "journal")
+    db_path = found / STATE_DIR / "db.sqlite"
+    if not db_path.exists():
+        _create_private_file(db_path)
+    connection = dbmod.connect(db_path)
     dbmod.migrate(connection)
+    secure_private_parts(found)
     git = GitRepo(found, config.git_author_name, config.git_author_email)
     if not git.exists():
         git.init()

@@ -1,15 +1,20 @@
-"""The provider named by a vault's ``[model]`` settings (or a ``--model`` override)."""
+"""The provider named by a vault's ``[model]`` settings (or a ``--model`` override), and the
+one place that decides which API key it may send, to which host (W10)."""
 
 from __future__ import annotations
 
+import os
+import pwd
+import stat
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from ..config import Config
 from ..errors import ConfigError
-from . import build_provider
+from . import build_provider, parse_options
 from .base import Provider
+from .keys import load_api_key
 
 DEFAULT_KEYS_FILE = Path("~/.config/affidavit/keys.toml")
 OPENAI_HOST = "api.openai.com"
@@ -53,24 +58,90 @@ def provider_options(config: Config, name: str) -> dict[str, Any]:
     return options
 
 
-def _key_allowed(config: Config, name: str) -> bool:
-    """A key reaches only the endpoint it was configured for: the default variable
-    (OPENAI_API_KEY) goes to OpenAI's own URL only; any other base URL needs its key named
-    explicitly with model.api_key_env."""
-    if name != "openai" or config.model("api_key_env"):
-        return True
-    host = urlsplit(str(config.model("base_url"))).hostname or ""
-    return host == OPENAI_HOST
+PROVIDER_HOSTS = {"openai": OPENAI_HOST, "anthropic": "api.anthropic.com"}
+"""The one host a provider's default key (variable or keys-file entry) may be sent to."""
+DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+
+def _home(uid: int) -> Path:
+    try:
+        return Path(pwd.getpwuid(uid).pw_dir)
+    except KeyError:
+        raise ConfigError(f"UID {uid} has no home directory; set model.keys_file.") from None
+
+
+def _keys_file(config: Config, owner: int) -> Path:
+    """The owner's keys file: ``model.keys_file`` (``~`` is the *owner's* home; a relative path
+    is relative to the vault), else ``~owner/.config/affidavit/keys.toml``."""
+    value = str(config.model("keys_file")) or str(DEFAULT_KEYS_FILE)
+    if value == "~" or value.startswith("~/"):
+        return _home(owner) / value[2:]
+    path = Path(value)
+    if value.startswith("~"):
+        raise ConfigError(f"model.keys_file {value!r}: use ~/… (your own home) or a full path.")
+    return path if path.is_absolute() else (config.root or Path.cwd()) / path
+
+
+def _api_key(config: Config, name: str, options: dict[str, Any]) -> str:
+    """The key a network provider sends, found where only the vault's owner could put it.
+
+    - A process never uses its own environment or keys file for a vault it does not own (a
+      root daemon reading another user's vault): then only the owner's keys file counts.
+    - The keys file must be the owner's own, private, and not a symlink (``load_api_key``).
+    - A key goes only to the host it is for: the default variable (``OPENAI_API_KEY``,
+      ``ANTHROPIC_API_KEY``) and the keys file's provider entry (``openai = …``) only to the
+      provider's own host; a key for another host comes from the variable named by
+      ``model.api_key_env`` or from a keys-file entry named by that host (``"host:port"`` or
+      ``"host"``).
+    """
+    owner = os.geteuid() if config.owner_uid is None else config.owner_uid
+    own_process = owner == os.geteuid()
+    parsed = parse_options(name, options)
+    url = urlsplit(str(getattr(parsed, "base_url", "")))
+    host = (url.hostname or "").lower()
+    own_host = host == PROVIDER_HOSTS[name]
+    env_var = str(getattr(parsed, "api_key_env", "")) or DEFAULT_KEY_ENV[name]
+    named = bool(config.model("api_key_env")) and env_var != DEFAULT_KEY_ENV[name]
+    use_env = own_process and (own_host or named)
+    entries = [name] if own_host else []
+    entries += [f"{host}:{url.port}"] if url.port else []
+    entries += [host] if host else []
+    key = load_api_key(
+        env_var if use_env else "",
+        _keys_file(config, owner),
+        name,
+        environ=None if own_process else {},
+        owner_uid=owner,
+        entries=entries,
+    )
+    return key or ""
+
+
+def _check_model_file(config: Config, options: dict[str, Any]) -> None:
+    """A GGUF file named by another user's vault must be that user's (or world-readable) and
+    not a symlink: the daemon never loads a file for them they could not read themselves."""
+    owner = config.owner_uid
+    if owner is None or owner == os.geteuid() or "path" not in options:
+        return
+    path = Path(str(options["path"]))
+    try:
+        info = os.lstat(path)
+    except OSError:
+        raise ConfigError(f"model.path {path} can't be read.") from None
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode):
+        raise ConfigError(f"model.path {path} must be a regular file, not a symlink.")
+    if info.st_uid != owner and not info.st_mode & stat.S_IROTH:
+        raise ConfigError(
+            f"model.path {path} belongs to UID {info.st_uid}, not to the vault's owner (UID "
+            f"{owner}); only files the owner may read are used for a vault."
+        )
 
 
 def provider_from_config(config: Config, override: str | None = None) -> Provider:
     """Build the configured provider (``override`` replaces ``model.provider``)."""
     name = override or str(config.model("provider"))
-    keys = str(config.model("keys_file")) or str(DEFAULT_KEYS_FILE)
-    keys_file = Path(keys).expanduser()
-    return build_provider(
-        name,
-        provider_options(config, name),
-        keys_file=keys_file if keys_file.exists() else None,
-        api_key=None if _key_allowed(config, name) else "",
-    )
+    options = provider_options(config, name)
+    if name in PROVIDER_HOSTS:
+        return build_provider(name, options, api_key=_api_key(config, name, options))
+    _check_model_file(config, options)
+    return build_provider(name, options)

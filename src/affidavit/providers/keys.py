@@ -1,13 +1,15 @@
 """API keys: where they come from and how they are kept out of every log, message and repr (W10).
 
 A key is looked up in the environment first, then in a keys file — a TOML table of
-``provider = "key"`` that must be readable by its owner only (mode 0600). A key is held in a
+``provider = "key"`` (or ``"host" = "key"``) that must be a regular file of the vault's owner,
+readable by them only (mode 0600), never read through a symlink. A key is held in a
 :class:`Secret`, whose ``repr`` and ``str`` never show it, and any text that could carry it
 (a server's error body, an SDK's message) goes through :func:`redact` before it reaches the user.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tomllib
@@ -59,13 +61,39 @@ def redact(text: str, secrets: Iterable[str | Secret | None]) -> str:
     return text
 
 
-def _check_private(path: Path) -> None:
-    mode = path.stat().st_mode
-    if mode & (stat.S_IRWXG | stat.S_IRWXO):
-        raise ProviderError(
-            f"{path} is readable by other users (mode {stat.S_IMODE(mode):04o}); "
-            f"an API keys file must be private. Run: chmod 600 {path}"
-        )
+def _read_private(path: Path, owner_uid: int) -> str | None:
+    """The text of a keys file, or None if there is none. It must be a regular file (not a
+    symlink: it is opened with ``O_NOFOLLOW``) owned by ``owner_uid`` and private (no group or
+    other bits), so a key file can only ever be its owner's own."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ProviderError(
+                f"{path} is a symlink; a keys file is never read through one. Point "
+                "model.keys_file at the file itself."
+            ) from None
+        raise ProviderError(f"could not read {path}: {type(exc).__name__}") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise ProviderError(f"{path} is not a regular file; a keys file must be one.")
+        if info.st_uid != owner_uid:
+            raise ProviderError(
+                f"{path} belongs to UID {info.st_uid}, not to the vault's owner (UID "
+                f"{owner_uid}); only the owner's own keys file is used for a vault."
+            )
+        if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+            raise ProviderError(
+                f"{path} is readable by other users (mode {stat.S_IMODE(info.st_mode):04o}); "
+                f"an API keys file must be private. Run: chmod 600 {path}"
+            )
+        try:
+            return handle.read().decode("utf-8")
+        except UnicodeDecodeError:
+            raise ProviderError(f"could not read {path}: not UTF-8") from None
 
 
 def load_api_key(
@@ -74,22 +102,28 @@ def load_api_key(
     provider: str,
     *,
     environ: Mapping[str, str] | None = None,
+    owner_uid: int | None = None,
+    entries: Iterable[str] | None = None,
 ) -> str | None:
     """Find the API key of ``provider``: ``$env_var`` first, then ``keys_file``; None if neither.
 
-    The keys file is TOML, one ``provider = "key"`` line per provider, and must have mode 0600
-    (a file others can read is refused with the ``chmod 600`` fix). No message this function
-    raises ever contains a key.
+    The keys file is TOML, one ``provider = "key"`` (or ``"host" = "key"``) line per key, and
+    must be a regular file owned by ``owner_uid`` (default: this process) with mode 0600 (a
+    file others can read is refused with the ``chmod 600`` fix). ``entries`` are the names
+    looked up in it, first found wins (default: ``provider``). No message this function raises
+    ever contains a key.
     """
     env = os.environ if environ is None else environ
     value = env.get(env_var, "").strip() if env_var else ""
     if value:
         return value
-    if keys_file is None or not keys_file.exists():
+    if keys_file is None:
         return None
-    _check_private(keys_file)
+    text = _read_private(keys_file, os.geteuid() if owner_uid is None else owner_uid)
+    if text is None:
+        return None
     try:
-        data = tomllib.loads(keys_file.read_text(encoding="utf-8"))
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         # The decoder's message quotes nothing but a line and column; keep only that part.
         where = str(exc).rsplit("(", 1)[-1].rstrip(")") if "(" in str(exc) else "unknown position"
@@ -97,16 +131,16 @@ def load_api_key(
             f"{keys_file} is not valid TOML ({where}); write one line per provider: "
             f'{provider} = "KEY"'
         ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ProviderError(f"could not read {keys_file}: {type(exc).__name__}") from None
-    key = data.get(provider)
-    if key is None:
-        return None
-    if not isinstance(key, str):
-        raise ProviderError(
-            f'{keys_file}: the entry for {provider!r} must be a string: {provider} = "KEY"'
-        )
-    return key.strip() or None
+    for entry in (provider,) if entries is None else tuple(entries):
+        key = data.get(entry)
+        if key is None:
+            continue
+        if not isinstance(key, str):
+            raise ProviderError(
+                f'{keys_file}: the entry for {entry!r} must be a string: {entry} = "KEY"'
+            )
+        return key.strip() or None
+    return None
 
 
 __all__ = ["REDACTED", "Secret", "load_api_key", "redact"]

@@ -83,6 +83,12 @@ class Principal:
 
     def role_on(self, vault: ServedVault) -> AccessRole | None:
         """This caller's role on ``vault``, or None when it has none."""
+        if vault.read_only:  # served read-only (W10): no one writes through this daemon
+            full = self._full_role(vault)
+            return "read" if full is not None else None
+        return self._full_role(vault)
+
+    def _full_role(self, vault: ServedVault) -> AccessRole | None:
         if self.transport == "unix" and self.uid is not None:
             if self.uid == vault.owner_uid:
                 return "owner"
@@ -221,6 +227,14 @@ class Guard:
                 "GET /v1/whoami lists yours.",
             )
         role = principal.role_on(served)
+        if served.read_only and role is not None and not allows(role, level):
+            raise Refused(
+                403,
+                "Forbidden",
+                f"this daemon serves vault {name!r} read-only: {served.read_only}",
+                "Run `affidavit serve` as the vault's owner to write, or use the affidavit "
+                "commands as that user.",
+            )
         if not allows(role, level):
             have = f"your role on it is {role}" if role else "you have no access to it"
             raise Refused(

@@ -14,7 +14,7 @@ from pathlib import Path
 from ..config import load_config
 from ..errors import AffidavitError
 from ..service import vault_owner
-from ..vault import CONFIG_NAME, STATE_DIR, find_vault_root
+from ..vault import CONFIG_NAME, STATE_DIR, find_vault_root, private_problems
 from .registry import vault_name
 from .runtime import ServeOptions, is_loopback, socket_answers
 
@@ -123,7 +123,18 @@ def _check_vault(report: CheckReport, path: Path, names: set[str]) -> None:
     if not db.exists():
         report.problem(label, f"{db} is missing; run `affidavit init {root}`")
         return
-    report.ok(label, f"name {name!r}, owner UID {owner}")
+    exposed = private_problems(root)
+    if exposed:
+        shown = ", ".join(exposed[:3]) + (
+            f" and {len(exposed) - 3} more" if len(exposed) > 3 else ""
+        )
+        report.problem(
+            label,
+            f"private files other users may read: {shown}; fix: chmod -R go-rwx {root / STATE_DIR}",
+        )
+        return
+    served = " (served read-only: another user's vault)" if owner != me else ""
+    report.ok(label, f"name {name!r}, owner UID {owner}{served}")
 
 
 def run_check(options: ServeOptions) -> CheckReport:

@@ -4,6 +4,12 @@ Each vault is opened once with :func:`~affidavit.vault.open_vault` at startup (m
 recovery run then); requests borrow a :class:`~affidavit.vault.Vault` of their own from the pool,
 so no two threads share a SQLite connection and the vault's writer lock (an ``flock`` per open
 file) still serialises writers, across threads and processes alike.
+
+A root daemon serving a vault another user owns serves it read-only (W10, ``read_only`` says
+why): it is opened without recovery or migration, its connections are read-only, no job worker
+runs for it and no caller gets more than the read role on it. Writing, recovering, committing
+and calling models with the owner's keys happen in the owner's own processes (their
+``affidavit`` commands or their own ``affidavit serve``), never with root's authority.
 """
 
 from __future__ import annotations
@@ -18,12 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import db as dbmod
 from ..config import Config
 from ..errors import ConfigError, NotFoundError
 from ..service import vault_owner
-from ..store.gitrepo import GitRepo
-from ..vault import STATE_DIR, Vault, open_vault
+from ..vault import Vault, attach, open_vault
 
 _NAME = re.compile(r"[^a-z0-9-]+")
 
@@ -41,6 +45,8 @@ class ServedVault:
     root: Path
     owner_uid: int
     config: Config
+    read_only: str = ""
+    """Empty when this daemon runs as the vault's owner; otherwise why it only reads it."""
     _idle: queue.SimpleQueue[Vault] = field(default_factory=queue.SimpleQueue, repr=False)
     _opened: int = field(default=0, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -56,9 +62,7 @@ class ServedVault:
         return bool(self.config.get("server.root_can_read"))
 
     def _open(self) -> Vault:
-        connection = dbmod.connect(self.root / STATE_DIR / "db.sqlite")
-        git = GitRepo(self.root, self.config.git_author_name, self.config.git_author_email)
-        return Vault(root=self.root, config=self.config, db=connection, git=git)
+        return attach(self.root, self.config, read_only=self.read_only)
 
     @contextmanager
     def borrow(self) -> Iterator[Vault]:
@@ -121,7 +125,7 @@ class Registry:
                     f"{vault.root} belongs to UID {owner} but this daemon runs as UID "
                     f"{os.geteuid()}: it could not write there. Run the daemon as its owner."
                 )
-            item = ServedVault(name, vault.root, owner, vault.config)
+            item = ServedVault(name, vault.root, owner, vault.config, vault.read_only)
             item._idle.put(vault)
             served.append(item)
         return cls(served)

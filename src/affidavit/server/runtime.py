@@ -167,6 +167,11 @@ def serve(options: ServeOptions) -> int:
             "in clear text unless a TLS proxy terminates in front of the daemon",
         )
     registry = Registry.open(options.vaults)
+    for served in registry.vaults.values():
+        if served.read_only:  # W10: a vault of another user is only read by this daemon
+            event(
+                "read_only", vault=served.name, owner_uid=served.owner_uid, message=served.read_only
+            )
     sockets: list[socket.socket] = []
     stopping = threading.Event()
     unix_inode: int | None = None

@@ -34,6 +34,8 @@ class WorkerThreads:
             event("workers_unavailable", message=f"job workers not started: {exc}")
             return False
         for served in self.registry.vaults.values():
+            if served.read_only:  # jobs write: they run in the owner's processes, not as us
+                continue
             worker: Any = Worker(served.root, f"serve-{os.getpid()}-{served.name}")
             thread = threading.Thread(
                 target=self._run,

@@ -29,6 +29,7 @@ from ..config import TRUST_TIERS
 from ..errors import AffidavitError, IntegrityError, NotFoundError, SourceError
 from ..hashing import sha256_file, sha256_hex
 from ..store.atomic import atomic_write
+from ..store.paths import inside, read_inside
 from ..vault import Vault
 from .extract import EXTENSIONS, MEDIA_EXTENSIONS, charset_of, detect_media_type, extract
 from .fetch import fetch_url
@@ -310,7 +311,9 @@ class SourceStore:
             raise NotFoundError(f"No source with id {source_id}. Check the id.")
         path = self.vault.root / row["text_file"]
         try:
-            value: str = path.read_bytes().decode("utf-8")
+            value: str = read_inside(self.vault.root, row["text_file"], under="sources").decode(
+                "utf-8"
+            )
         except FileNotFoundError as exc:
             raise IntegrityError(
                 f"The text of source {source_id[:12]} ({path}) is missing. Run `affidavit doctor`."
@@ -338,7 +341,9 @@ class SourceStore:
             ("original", record.original_file, record.id),
             ("extracted text", record.text_file, record.text_sha256),
         ):
-            path = self.vault.root / relative
+            path = inside(
+                self.vault.root, relative, under="sources"
+            )  # a path from the database: W10
             if not path.is_file():
                 problems.append(f"{label} file {relative} is missing")
             elif sha256_file(str(path)) != expected:

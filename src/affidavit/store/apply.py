@@ -50,6 +50,7 @@ from ..vault import Vault
 from . import audit
 from .atomic import atomic_write, fsync_dir, write_temp
 from .blast import LIVE, BlastRadius, blast_radius, claim_radius
+from .paths import inside, page_relpath
 from .render import CONTEXT_ARCHIVE, expected_files, render_context, render_path
 
 Step = Callable[[str], None]
@@ -505,13 +506,14 @@ def _write_and_commit(
         paths = ["wiki/index.md", "wiki/log.md"]
         if writer.context_changed:
             paths.append("wiki/context.md")
-        paths += [f"wiki/{slug}.md" for slug in sorted(writer.touched)]
+        paths += [page_relpath(slug) for slug in sorted(writer.touched)]
         _refuse_hand_edits(vault, plan_id, paths)
         rendered = {p: render_path(db, p) for p in paths}
         message = commit_message(plan_id, summary, approval)
         for relpath, text in rendered.items():
             assert text is not None
-            temps.append((vault.root / relpath, write_temp(vault.root / relpath, text.encode())))
+            final = inside(vault.root, relpath)  # no symlinked wiki/ or page: stays in the vault
+            temps.append((final, write_temp(final, text.encode())))
         fsync_dir(vault.wiki_dir)
         step("temp_files")
         journal = {
@@ -525,7 +527,9 @@ def _write_and_commit(
                 for final, temp in temps
             ],
         }
-        atomic_write(vault.journal_dir / f"{plan_id}.json", canonical_json(journal).encode())
+        atomic_write(
+            vault.journal_dir / f"{plan_id}.json", canonical_json(journal).encode(), mode=0o600
+        )
         step("journal")
     except BaseException:
         db.execute("ROLLBACK")
@@ -587,7 +591,7 @@ def render_all_files(vault: Vault) -> list[str]:
     paths that changed."""
     changed = []
     for relpath, text in expected_files(vault.db).items():
-        path = vault.root / relpath
+        path = inside(vault.root, relpath)
         data = text.encode()
         if not path.exists() or path.read_bytes() != data:
             atomic_write(path, data)

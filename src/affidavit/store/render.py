@@ -17,6 +17,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from itertools import groupby
 
+from .paths import page_relpath, wiki_name
+
 CONTEXT_ARCHIVE = "context-archive"
 SUPERSEDED_HEADING = "Superseded"
 RETRACTED_HEADING = "Retracted"
@@ -266,9 +268,9 @@ def render_context(db: sqlite3.Connection) -> str:
 
 def render_path(db: sqlite3.Connection, relpath: str) -> str | None:
     """Render one file of ``wiki/`` by its path relative to the vault; None if it shouldn't exist."""
-    if not relpath.startswith("wiki/") or not relpath.endswith(".md"):
+    name = wiki_name(relpath)  # anything but wiki/<slug or generated>.md renders nothing
+    if name is None:
         return None
-    name = relpath[len("wiki/") : -len(".md")]
     if name == "index":
         return render_index(db)
     if name == "log":
@@ -282,5 +284,5 @@ def expected_files(db: sqlite3.Connection) -> dict[str, str]:
     """Every file under ``wiki/`` as the database renders it, keyed by vault-relative path."""
     files = {f"wiki/{name}": render_path(db, f"wiki/{name}") or "" for name in GENERATED}
     for (slug,) in db.execute("SELECT slug FROM pages ORDER BY slug"):
-        files[f"wiki/{slug}.md"] = render_page(db, slug) or ""
+        files[page_relpath(slug)] = render_page(db, slug) or ""  # a forged slug is refused
     return files
