@@ -477,7 +477,8 @@ def _ground(
                 r.decide(QUARANTINED, "sanitizer", f"the {what} {verbatim.reason}")
             elif verbatim is not None:
                 continue
-            elif verdict.verdict == UNCERTAIN:
+            elif verdict.verdict == UNCERTAIN or text.rstrip().endswith("?"):
+                # a question (a saved answer's title) asserts nothing, but a person reads it
                 r.uncertain[what] = list(verdict.missing)
             else:
                 r.decide(
