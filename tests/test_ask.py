@@ -43,7 +43,8 @@ def wiki(vault: Vault) -> dict[str, str]:
                 claim(
                     "The Eddystone Lighthouse stands 14 kilometres south of Rame Head.",
                     good,
-                    "14 kilometres south of Rame Head",
+                    "The Eddystone Lighthouse stands on the Eddystone Rocks, 14 kilometres south "
+                    "of Rame Head",
                 ),
                 claim(
                     "Its present tower was designed by James Douglass and lit in 1882.",
@@ -53,7 +54,7 @@ def wiki(vault: Vault) -> dict[str, str]:
                 claim(
                     "The lighthouse was painted purple by pranksters in 1999.",
                     bad,
-                    "painted bright purple by pranksters in 1999",
+                    "The Eddystone Lighthouse was painted bright purple by pranksters in 1999",
                 ),
             ],
         },

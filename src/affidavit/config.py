@@ -87,6 +87,15 @@ SETTINGS: tuple[Setting, ...] = (
         "never truncated.",
         minimum=20,
     ),
+    Setting(
+        "support",
+        "model",
+        "none",
+        "The support check's model layer (W11): 'none' (rules only; texts the rules find "
+        "uncertain wait for a person) or the name of an offline entailment model that an "
+        "installed package registers (entry point group 'affidavit.entailment'); it is asked "
+        "about uncertain texts only.",
+    ),
     Setting("git", "author_name", "affidavit", "Author and committer name of the vault's commits."),
     Setting("git", "author_email", "affidavit@localhost", "Author and committer email of commits."),
     Setting(

@@ -1,7 +1,8 @@
 """``affidavit doctor``: re-derive everything that can be re-derived and report what disagrees.
 
 Checks: every source's bytes re-hash to its id and its extracted text to its recorded hash; every
-active claim's quotes are found again at their recorded offsets; every file under wiki/ equals what
+active claim's quotes are found again at their recorded offsets, and its text is still supported
+by them (the support check, W11); every file under wiki/ equals what
 the database renders (no drift, nothing missing, nothing unknown); the audit hash chain is intact;
 every applied plan has its git commit and wiki/ has no uncommitted changes.
 
@@ -19,6 +20,9 @@ from typing import Any, Literal
 
 from .errors import AffidavitError
 from .evidence import Verifier
+from .gate.support import UNSUPPORTED, SupportChecker
+from .gate.support_audit import support_problems
+from .gate.support_model import load_model
 from .sources.store import SourceStore
 from .store.audit import verify_chain
 from .store.gitrepo import PLAN_TRAILER
@@ -30,7 +34,7 @@ from .vault import Vault
 
 @dataclass(frozen=True)
 class Finding:
-    check: str  # sources | evidence | files | audit | git | journal
+    check: str  # sources | evidence | support | files | audit | git | journal
     subject: str
     message: str
     fix: str = ""
@@ -236,6 +240,24 @@ _FILE_MESSAGES: dict[FileProblemKind, tuple[str, str]] = {
 }
 
 
+def _check_support(vault: Vault, store: SourceStore, report: DoctorReport) -> None:
+    """The support check (W11) again over every active claim: unsupported ones are findings;
+    uncertain ones (a person approved them) are counted."""
+    _, problems = support_problems(vault.db, store, SupportChecker(load_model(vault.config)))
+    report.counts["claims_uncertain"] = sum(p.verdict != UNSUPPORTED for p in problems)
+    for problem in problems:
+        if problem.verdict == UNSUPPORTED:
+            report.findings.append(
+                Finding(
+                    "support",
+                    problem.claim_id,
+                    f"the claim says what its quotes don't: {problem.reason}",
+                    "retract it (`affidavit lint` proposes it as unsupported_claim), or "
+                    "supersede it with a claim its quotes support",
+                )
+            )
+
+
 def _check_files(vault: Vault, report: DoctorReport) -> None:
     expected = expected_files(vault.db)
     report.counts["files"] = len(expected)
@@ -303,6 +325,7 @@ def run_doctor(vault: Vault) -> DoctorReport:
     store = SourceStore(vault)
     _check_sources(vault, store, report)
     _check_evidence(vault, store, report)
+    _check_support(vault, store, report)
     _check_files(vault, report)
     _check_audit_and_git(vault, report)
     return report

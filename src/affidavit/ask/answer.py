@@ -2,8 +2,11 @@
 
 The model — or the extractive answerer — gets the nonce-fenced claims and the question and must
 reply with sentences that each cite claim ids. The host drops every sentence that cites nothing
-or cites a claim it was not given, answers "not in the wiki" when nothing supported survives, and
-renders what is left with footnotes carrying the cited claims' verbatim quotes.
+or cites a claim it was not given, and every sentence the quotes of the claims it cites don't
+support (the support check, W11: the source's own words at the quotes' offsets; an uncertain
+sentence is dropped too, as no person reviews an answer). It answers "not in the wiki" when
+nothing supported survives, and renders what is left with footnotes carrying the cited claims'
+verbatim quotes. Each sentence's verdict is kept in :attr:`Answer.support`.
 """
 
 from __future__ import annotations
@@ -17,12 +20,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..clock import iso
 from ..db import transaction
-from ..errors import ProviderError
+from ..errors import AffidavitError, ProviderError
+from ..gate.support import SUPPORTED, SupportChecker
+from ..gate.support_model import load_model
 from ..ingest.replies import InvalidReply, parse_reply
 from ..plan.nonce import issue_nonce
 from ..plan.schema import CLAIM_ID_PATTERN, LINE_PATTERN
 from ..providers.base import Message, ModelRequest, Provider
 from ..retrieval.search import Hit, Retriever
+from ..sources.store import SourceStore
 from ..vault import Vault
 from .extractive import extractive_answer
 from .packing import Packed, pack
@@ -70,6 +76,20 @@ A sentence that cites no claim, or a claim not given above, will be removed.
 class Dropped:
     text: str
     reason: str
+    verdict: str = ""
+    """The support check's verdict when it dropped the sentence ('' for a citation problem)."""
+    unsupported: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SentenceSupport:
+    """The support check's verdict on one sentence of a reply, kept or not."""
+
+    text: str
+    claims: list[str]
+    verdict: str  # supported | uncertain | unsupported | uncited
+    unsupported: list[str] = field(default_factory=list)
+    reason: str = ""
 
 
 @dataclass
@@ -79,6 +99,7 @@ class Answer:
     sentences: list[CitedText] = field(default_factory=list)
     short_answer: CitedText | None = None
     dropped: list[Dropped] = field(default_factory=list)
+    support: list[SentenceSupport] = field(default_factory=list)
     given: list[Hit] = field(default_factory=list)
     tokens: int = 0
     left_out: int = 0
@@ -99,6 +120,7 @@ class Answer:
             "answer": [s.model_dump() for s in self.sentences],
             "short_answer": self.short_answer.model_dump() if self.short_answer else None,
             "dropped": [asdict(d) for d in self.dropped],
+            "support": [asdict(s) for s in self.support],
             "citations": [asdict(h) for h in self.cited()],
             "claims_given": [h.claim_id for h in self.given],
             "context_tokens": self.tokens,
@@ -107,33 +129,93 @@ class Answer:
         }
 
 
-def check_reply(reply: AnswerReply, given: set[str]) -> tuple[list[CitedText], list[Dropped]]:
-    """Keep only sentences that cite at least one claim, all of them among ``given``."""
+def check_reply(
+    reply: AnswerReply,
+    given: set[str],
+    quotes: dict[str, list[str]] | None = None,
+    checker: SupportChecker | None = None,
+    verdicts: list[SentenceSupport] | None = None,
+) -> tuple[list[CitedText], list[Dropped]]:
+    """Keep only sentences that cite at least one claim, all of them among ``given``, and (with
+    ``quotes``: claim id → its quotes in the source's own words) that those quotes support.
+
+    ``verdicts``, when given, receives each sentence's support verdict in reply order.
+    """
     kept: list[CitedText] = []
     dropped: list[Dropped] = []
     for sentence in reply.sentences:
         if not sentence.claims:
             dropped.append(Dropped(sentence.text, "cites no claim"))
+            _note(verdicts, sentence, "uncited", reason="cites no claim")
             continue
         foreign = [c for c in sentence.claims if c not in given]
         if foreign:
-            dropped.append(
-                Dropped(sentence.text, f"cites {', '.join(foreign)}, which it was not given")
-            )
+            why = f"cites {', '.join(foreign)}, which it was not given"
+            dropped.append(Dropped(sentence.text, why))
+            _note(verdicts, sentence, "uncited", reason=why)
             continue
+        if quotes is not None:
+            cited = [q for c in sentence.claims for q in quotes.get(c, [])]
+            verdict = (checker or SupportChecker()).check(sentence.text, cited)
+            _note(verdicts, sentence, verdict.verdict, list(verdict.missing), verdict.reason)
+            if verdict.verdict != SUPPORTED:
+                dropped.append(
+                    Dropped(
+                        sentence.text,
+                        f"is {verdict.verdict} by the quotes it cites: {verdict.reason}",
+                        verdict.verdict,
+                        list(verdict.missing),
+                    )
+                )
+                continue
         kept.append(sentence)
     return kept, dropped
+
+
+def _note(
+    verdicts: list[SentenceSupport] | None,
+    sentence: CitedText,
+    verdict: str,
+    unsupported: list[str] | None = None,
+    reason: str = "",
+) -> None:
+    if verdicts is not None:
+        verdicts.append(
+            SentenceSupport(
+                sentence.text, list(sentence.claims), verdict, unsupported or [], reason
+            )
+        )
+
+
+def cited_quotes(store: SourceStore, hits: list[Hit]) -> dict[str, list[str]]:
+    """Each hit's quotes as its sources' own words at the recorded offsets (the stored quote when
+    the source can't be read: doctor reports that)."""
+    out: dict[str, list[str]] = {}
+    for hit in hits:
+        spans = []
+        for e in hit.evidence:
+            try:
+                spans.append(store.text(e.source_id)[e.start : e.end] or e.quote)
+            except AffidavitError:
+                spans.append(e.quote)
+        out[hit.claim_id] = spans
+    return out
 
 
 class Asker:
     """Answers questions from one vault with one provider (``None``: the extractive answerer)."""
 
     def __init__(
-        self, vault: Vault, provider: Provider | None, retriever: Retriever | None = None
+        self,
+        vault: Vault,
+        provider: Provider | None,
+        retriever: Retriever | None = None,
+        support: SupportChecker | None = None,
     ) -> None:
         self.vault = vault
         self.provider = provider
         self.retriever = retriever or Retriever(vault.db)
+        self.support = support
 
     def ask(
         self,
@@ -160,10 +242,19 @@ class Asker:
         if packed.hits:
             reply = self._reply(question, packed, nonce, history or [])
             given = {h.claim_id for h in packed.hits}
-            answer.sentences, answer.dropped = check_reply(reply, given)
+            quotes = cited_quotes(SourceStore(self.vault), list(packed.hits))
+            if self.support is None:
+                self.support = SupportChecker(load_model(config))
+            answer.sentences, answer.dropped = check_reply(
+                reply, given, quotes, self.support, answer.support
+            )
             if reply.short_answer is not None:
                 short, bad = check_reply(
-                    AnswerReply(nonce=nonce, sentences=[reply.short_answer]), given
+                    AnswerReply(nonce=nonce, sentences=[reply.short_answer]),
+                    given,
+                    quotes,
+                    self.support,
+                    answer.support,
                 )
                 answer.short_answer = short[0] if short else None
                 answer.dropped += bad

@@ -12,6 +12,7 @@ import click
 
 from ..client import open_backend
 from ..gate.admission import Admission, OpResult
+from ..gate.support import mark
 from ..plan.nonce import issue_nonce
 from ..plan.schema import Plan, plan_json_schema
 from ..retract import describe_radius
@@ -155,6 +156,14 @@ def inbox(ctx: click.Context, show_all: bool, as_json: bool) -> None:
         )
 
 
+def _marked(text: str, words: list[str]) -> str:
+    """``text`` with the words the support check found unsupported [bracketed] and bold."""
+    return "".join(
+        click.style(f"[{piece}]", bold=True, fg="red") if lacks else piece
+        for piece, lacks in mark(text, words)
+    )
+
+
 def _context(quote: QuoteContext) -> list[str]:
     """The lines of the source around a verified quote, with the quote marked »like this«."""
     marked = (
@@ -209,6 +218,9 @@ def show(ctx: click.Context, plan_id: str, as_json: bool) -> None:
         )
         for key, value in op.model_dump(exclude={"op", "claims", "entries", "by"}).items():
             click.echo(f"    {key}: {value}")
+        for what, words in (verdict.uncertain if verdict else {}).items():
+            text = str(getattr(op, "section" if what == "section heading" else what, ""))
+            click.echo(f"    support: the {what} is uncertain — {_marked(text, words)}")
         if verdict is not None and "radius" in verdict.detail:
             for line in describe_radius(BlastRadius.from_json(verdict.detail["radius"])):
                 click.echo("    " + line)
@@ -217,10 +229,12 @@ def show(ctx: click.Context, plan_id: str, as_json: bool) -> None:
             click.echo(
                 f"    claim {claim.index + 1} [{role + ', ' if role else ''}{claim.status}"
                 + (f", trust {claim.trust}" if claim.trust else "")
-                + f"]: {claim.text}"
+                + f"]: {_marked(claim.text, claim.unsupported)}"
             )
             if claim.reason:
                 click.echo(f"      {claim.check}: {claim.reason}")
+            elif claim.support and claim.support != "supported":
+                click.echo(f"      support: {claim.support}: {claim.support_reason}")
             for n, quote in enumerate(claim.evidence):
                 shown = contexts.get((index, claim.index, n))
                 if quote.verified and shown is not None:

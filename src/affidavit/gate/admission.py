@@ -2,11 +2,15 @@
 
 Checks run in SPEC order and the first failure decides:
 
-    schema → targets → evidence → provenance → sanitizer → trust → consistency → policy
+    schema → targets → evidence → support → provenance → sanitizer → trust → consistency → policy
 
 ``schema`` and ``targets`` fail the whole plan (nothing is recorded or written). The later checks
 decide per claim and per operation; every decision carries the check's name and a reason, and
 every quote's verification result (``verified: true/false`` with offsets) is kept in the record.
+``support`` (W11) reads each claim's quotes as the source's own words at the verified offsets and
+asks whether the claim's text says only what they say; a page's title, summary and headings are
+checked against the quotes of its claims (never the claims' text). An unsupported text is
+rejected with its words named; an uncertain one keeps the plan waiting for a person.
 Admission only reads; writing is :func:`affidavit.store.apply.apply`'s job.
 """
 
@@ -33,7 +37,9 @@ from ..sources.store import SourceStore
 from ..store.blast import LIVE
 from ..words import stems
 from . import withdrawals
-from .grounding import Grounding
+from .grounding import GENERIC_HEADINGS, Grounding
+from .support import SUPPORTED, UNCERTAIN, UNSUPPORTED, SupportChecker
+from .support_model import load_model
 from .verdicts import (
     ADMITTED,
     QUARANTINED,
@@ -64,6 +70,7 @@ CHECK_ORDER = (
     "schema",
     "targets",
     "evidence",
+    "support",
     "provenance",
     "sanitizer",
     "trust",
@@ -92,12 +99,18 @@ def _page_of(op: object) -> str | None:
 
 class _Gate:
     def __init__(
-        self, db: sqlite3.Connection, config: Config, sources: SourceStore, verifier: Verifier
+        self,
+        db: sqlite3.Connection,
+        config: Config,
+        sources: SourceStore,
+        verifier: Verifier,
+        support: SupportChecker,
     ) -> None:
         self.db = db
         self.config = config
         self.sources = sources
         self.verifier = verifier
+        self.checker = support
         self._source_ok: dict[str, str] = {}
         self.retracting: set[str] = set()  # sources the plan being admitted retracts
         self.ended: set[str] = set()  # claims superseded or retracted by earlier operations
@@ -194,6 +207,20 @@ class _Gate:
         if bad:
             result.decide(REJECTED, "evidence", "; ".join(q.reason for q in bad))
 
+    def spans(self, result: ClaimResult) -> list[str]:
+        """The source's own words at each verified quote's offsets (never the proposer's string)."""
+        return [quote_span(self.sources, q) for q in result.evidence]
+
+    def support(self, result: ClaimResult) -> None:
+        verdict = self.checker.check(result.text, self.spans(result))
+        result.support = verdict.verdict
+        result.unsupported = list(verdict.missing)
+        result.support_reason = verdict.reason
+        if verdict.verdict == UNSUPPORTED:
+            result.decide(
+                REJECTED, "support", f"the claim says what its quotes don't: {verdict.reason}"
+            )
+
     def _source_problem(self, source_id: str) -> str:
         if source_id in self.retracting:
             return f"source {source_id[:12]} is retracted by this plan"
@@ -259,6 +286,9 @@ class _Gate:
         self.evidence(draft, claim)
         if claim.status == REJECTED:
             return
+        self.support(claim)
+        if claim.status == REJECTED:
+            return
         self.provenance(claim)
         if claim.status == REJECTED:
             return
@@ -310,12 +340,14 @@ def admit(
     selected: list[int] | None = None,
     *,
     applying: bool = False,
+    support: SupportChecker | None = None,
 ) -> Admission:
     """Run every admission check on the ``selected`` operations of ``plan`` (default: all).
 
     At proposal (``applying=False``) an operation may extend a page that a pending plan creates;
     when applying, every page it names must exist. Raises :class:`AdmissionError` when the
-    targets check fails the whole plan.
+    targets check fails the whole plan. ``support`` is the support checker (default: the
+    deterministic layer with the model ``support.model`` names, if any).
     """
     chosen = sorted(set(selected)) if selected is not None else list(range(len(plan.operations)))
     for index in chosen:
@@ -324,7 +356,8 @@ def admit(
                 "targets",
                 f"operation {index + 1} does not exist; this plan has {len(plan.operations)}.",
             )
-    gate = _Gate(db, config, sources, verifier)
+    checker = support if support is not None else SupportChecker(load_model(config))
+    gate = _Gate(db, config, sources, verifier, checker)
     gate.targets(plan, chosen, plan_id, applying)
     for index in chosen:
         op = plan.operations[index]
@@ -378,7 +411,7 @@ def admit(
                     REJECTED, "consistency", f"an earlier operation of this plan ends {op.claim}"
                 )
             gate.ended.add(op.claim)
-    _ground(plan, results, Grounding(sources, verifier))
+    _ground(plan, results, Grounding(sources, verifier), checker)
     _cascade(plan, results)
     admission = Admission(plan_id=plan_id, selected=chosen, ops=results)
     _policy(config, admission)
@@ -393,14 +426,26 @@ SUMMARY_SHARE = 0.75
 HEADING_SHARE = 0.5
 
 
-def _ground(plan: Plan, results: list[OpResult], grounding: Grounding) -> None:
-    """Titles, summaries and headings must say nothing the page's admitted claims don't."""
+def quote_span(sources: SourceStore, quote: QuoteResult) -> str:
+    """The stored source text at a verified quote's offsets ('' for an unverified quote)."""
+    if not quote.verified or quote.source_id is None or quote.start is None or quote.end is None:
+        return ""
+    return sources.text(quote.source_id)[quote.start : quote.end]
+
+
+def _ground(
+    plan: Plan, results: list[OpResult], grounding: Grounding, checker: SupportChecker
+) -> None:
+    """Titles, summaries and headings must say nothing the quotes of the page's admitted claims
+    don't (W11): the claims' own text is no support. Generic heading words and the cited sources'
+    names are allowed; so is a text the cited sources contain verbatim outside flagged spans."""
     claims_of: dict[str, list[ClaimResult]] = {}
     for r in results:
         op = plan.operations[r.index]
         if isinstance(op, CreatePage | AddClaims) and r.passes:
             page = op.slug if isinstance(op, CreatePage) else op.page
             claims_of.setdefault(page, []).extend(c for c in r.claims if c.passes)
+    generic = frozenset(stems(" ".join(GENERIC_HEADINGS)))
     for r in results:
         op = plan.operations[r.index]
         if not r.passes or not isinstance(op, CreatePage | AddClaims):
@@ -419,19 +464,26 @@ def _ground(plan: Plan, results: list[OpResult], grounding: Grounding) -> None:
         for what, text, claims, share in texts:
             if not claims:
                 continue
-            support: set[str] = set()
-            for claim in claims:
-                support |= stems(claim.text)
-                for quote in claim.evidence:
-                    support |= stems(quote.quote)
+            quotes = [quote_span(grounding.sources, q) for c in claims for q in c.evidence]
             source_ids = sorted({q.source_id for c in claims for q in c.evidence if q.source_id})
-            verdict = grounding.check(
-                text, support, source_ids, share=share, heading=what == "section heading"
-            )
-            if verdict.flagged:
-                r.decide(QUARANTINED, "sanitizer", f"the {what} {verdict.reason}")
-            elif not verdict.grounded:
-                r.decide(REJECTED, "evidence", f"the {what} {verdict.reason}")
+            allowed = grounding.name_stems(source_ids)
+            if what == "section heading":
+                allowed |= generic
+            verdict = checker.check(text, quotes, share=share, allowed=allowed)
+            if verdict.verdict == SUPPORTED:
+                continue
+            verbatim = grounding.verbatim(text, source_ids) if len(text.strip()) >= 3 else None
+            if verbatim is not None and verbatim.flagged:
+                r.decide(QUARANTINED, "sanitizer", f"the {what} {verbatim.reason}")
+            elif verbatim is not None:
+                continue
+            elif verdict.verdict == UNCERTAIN or text.rstrip().endswith("?"):
+                # a question (a saved answer's title) asserts nothing, but a person reads it
+                r.uncertain[what] = list(verdict.missing)
+            else:
+                r.decide(
+                    REJECTED, "support", f"the {what} says what its quotes don't: {verdict.reason}"
+                )
                 break
 
 
@@ -481,6 +533,13 @@ WITHDRAWAL_POLICY = (
 )
 
 
+UNCERTAIN_POLICY = (
+    "the support check is uncertain whether some text is supported by its quotes (W11): such a "
+    "plan always waits for a person, whatever policy.auto_apply says; `affidavit inbox show` "
+    "marks the words that lack support"
+)
+
+
 def _a(tier: str) -> str:
     return ("an " if tier[:1] in "aeiou" else "a ") + tier
 
@@ -498,6 +557,10 @@ def _policy(config: Config, admission: Admission) -> None:
     if config.auto_apply == "never":
         admission.needs_approval = True
         admission.policy_reason = "policy.auto_apply is 'never': every plan waits for approval"
+        return
+    if admission.uncertain:
+        admission.needs_approval = True
+        admission.policy_reason = UNCERTAIN_POLICY
         return
     quarantined = any(op.status == QUARANTINED for op in passing)
     weak = [c.trust for op in passing for c in op.claims if c.passes and c.trust != "trusted"]

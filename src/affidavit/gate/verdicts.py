@@ -11,6 +11,7 @@ from typing import Any
 
 from ..config import TRUST_TIERS
 from ..evidence.verify import QuoteCheck
+from .support import UNCERTAIN
 
 ADMITTED = "admitted"
 QUARANTINED = "quarantined"
@@ -35,6 +36,12 @@ class ClaimResult:
     role: str = ""
     """'' for a claim the operation adds; for an existing claim the operation names, what it
     becomes: ``superseded`` or ``retracted``, or ``successor`` (the claim that replaces it)."""
+    support: str = ""
+    """The support check's verdict (W11): ``supported``, ``uncertain`` or ``unsupported``; ''
+    when it did not run (an earlier check rejected the claim, or the record predates it)."""
+    unsupported: list[str] = field(default_factory=list)
+    """The words of the claim's text its quotes don't support (for uncertain and unsupported)."""
+    support_reason: str = ""
 
     def decide(self, status: str, check: str, reason: str) -> None:
         self.status, self.check, self.reason = status, check, reason
@@ -58,6 +65,9 @@ class OpResult:
     """What a supersession or retraction would do, for the reviewer: ``radius`` (a
     :class:`~affidavit.store.blast.BlastRadius` as JSON) for retractions; ``claim``,
     ``successor`` and their pages for a supersession by an existing claim."""
+    uncertain: dict[str, list[str]] = field(default_factory=dict)
+    """The operation's own texts ('title', 'summary', 'section heading') that the support check
+    found only uncertainly supported by the quotes, with the words that lack support."""
 
     def decide(self, status: str, check: str, reason: str) -> None:
         self.status, self.check, self.reason = status, check, reason
@@ -84,6 +94,15 @@ class Admission:
     @property
     def admitted_ops(self) -> list[int]:
         return [op.index for op in self.ops if op.passes]
+
+    @property
+    def uncertain(self) -> bool:
+        """Does any passing claim or page text rest only uncertainly on its quotes (W11)?"""
+        return any(
+            op.uncertain or any(c.support == UNCERTAIN for c in op.claims if c.passes)
+            for op in self.ops
+            if op.passes
+        )
 
     @property
     def counts(self) -> dict[str, int]:

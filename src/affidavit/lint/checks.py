@@ -35,6 +35,7 @@ from .checks_state import (
     check_source_tampered,
     check_stale_embedding,
 )
+from .checks_support import check_unsupported_claim
 from .checks_wiki import (
     check_broken_link,
     check_context_over_cap,
@@ -61,6 +62,7 @@ __all__ = [
     "check_plan_expiring",
     "check_source_tampered",
     "check_stale_embedding",
+    "check_unsupported_claim",
     "diff_excerpt",
     "run_checks",
 ]
@@ -76,6 +78,7 @@ CHECKS: dict[str, Check] = {
     "context_over_cap": check_context_over_cap,
     "source_tampered": check_source_tampered,
     "evidence_unverified": check_evidence_unverified,
+    "unsupported_claim": check_unsupported_claim,
     "file_drift": check_file_drift,
     "stale_embedding": check_stale_embedding,
     "plan_expiring": check_plan_expiring,

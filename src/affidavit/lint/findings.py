@@ -26,6 +26,7 @@ CheckKind = Literal[
     "context_over_cap",
     "source_tampered",
     "evidence_unverified",
+    "unsupported_claim",
     "file_drift",
     "stale_embedding",
     "plan_expiring",

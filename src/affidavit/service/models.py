@@ -191,6 +191,20 @@ class CitedTextOut(Response):
 class DroppedOut(Response):
     text: str
     reason: str
+    verdict: str = Field(
+        default="", description="The support check's verdict when it dropped the sentence."
+    )
+    unsupported: list[str] = Field(
+        default_factory=list, description="The sentence's words its cited quotes don't support."
+    )
+
+
+class SentenceSupportOut(Response):
+    text: str
+    claims: list[str]
+    verdict: Literal["supported", "uncertain", "unsupported", "uncited"]
+    unsupported: list[str]
+    reason: str
 
 
 class AskResponse(Response):
@@ -199,6 +213,9 @@ class AskResponse(Response):
     answer: list[CitedTextOut]
     short_answer: CitedTextOut | None
     dropped: list[DroppedOut]
+    support: list[SentenceSupportOut] = Field(
+        default_factory=list, description="The support check's verdict on every reply sentence."
+    )
     citations: list[HitOut]
     claims_given: list[str]
     context_tokens: int
@@ -382,6 +399,7 @@ __all__ = [
     "RejectRequest",
     "RejectResponse",
     "SearchResponse",
+    "SentenceSupportOut",
     "SourceOut",
     "Tier",
     "TokenCreateRequest",

@@ -1,0 +1,138 @@
+"""The support check (W11) on real labelled data: VitaminC revision pairs as (claim, quote) items.
+
+Every revision of every VitaminC claim is one item: the claim's text resting on that revision's
+evidence sentence as its only quote. An item labelled ``True`` (the evidence supports the claim)
+should pass: admitted outright (``supported``) or sent to a person (``uncertain``). An item
+labelled ``False`` or ``Neither`` should not be admitted: goal ≤ 2 % ``supported``. Reported per
+label, with the cost of the deterministic check per claim (cold: caches cleared first; the check
+caches by text, so a repeated text is free).
+
+``--model NAME`` adds the model layer: the entailment model an installed package registers under
+that name (see docs/configuration.md, ``support.model``); without it the deterministic layer runs
+alone.
+
+    .venv/bin/python bench/bench_support.py [--items 0] [--model NAME] [--json] [--examples 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from affidavit.config import Config
+from affidavit.gate import support
+from affidavit.gate.support import SupportChecker
+from affidavit.gate.support_model import load_model
+from affidavit.words import stems
+
+SHARED = Path(
+    os.environ.get("AFFIDAVIT_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
+)
+DATA = SHARED / "contradictions"
+
+
+def load(limit: int) -> list[tuple[str, str, str, str]]:
+    """(label, claim, evidence, article title) for every revision, in file order (``limit`` 0:
+    all)."""
+    items: list[tuple[str, str, str, str]] = []
+    with (DATA / "vitaminc_pairs_public.jsonl").open(encoding="utf-8") as handle:
+        for line in handle:
+            row = json.loads(line)
+            for revision in row["revisions"]:
+                title = row["page"].replace("-LRB-", "(").replace("-RRB-", ")")
+                items.append((revision["label"], row["claim"], revision["evidence"], title))
+                if limit and len(items) >= limit:
+                    return items
+    return items
+
+
+def _allowed(title: str, use: bool) -> set[str]:
+    return stems(title) if use else set()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--items", type=int, default=0, help="0: every item")
+    parser.add_argument("--model", default="none")
+    parser.add_argument("--examples", type=int, default=0, help="print N misjudged items per kind")
+    parser.add_argument(
+        "--title",
+        action="store_true",
+        help="allow the words of the item's Wikipedia article title, as the gate allows a "
+        "title the words of its source's name (VitaminC evidence often leaves the subject out)",
+    )
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    items = load(args.items)
+    checker = SupportChecker(load_model(Config({"support.model": args.model})))
+    support._read.cache_clear()
+    support._check.cache_clear()
+    verdicts: dict[str, Counter[str]] = {}
+    wrong: dict[str, list[tuple[str, str, str]]] = {"false_admitted": [], "true_lost": []}
+    started = time.perf_counter()
+    results = [
+        (label, claim, quote, checker.check(claim, [quote], allowed=_allowed(title, args.title)))
+        for label, claim, quote, title in items
+    ]
+    seconds = time.perf_counter() - started
+    for label, claim, quote, verdict in results:
+        verdicts.setdefault(label, Counter())[verdict.verdict] += 1
+        if label != "True" and verdict.verdict == "supported":
+            wrong["false_admitted"].append((claim, quote, verdict.reason))
+        if label == "True" and verdict.verdict == "unsupported":
+            wrong["true_lost"].append((claim, quote, verdict.reason))
+
+    def share(label: str, *kinds: str) -> float:
+        counts = verdicts.get(label, Counter())
+        total = sum(counts.values())
+        return 100 * sum(counts[k] for k in kinds) / total if total else 0.0
+
+    bad = Counter[str]()
+    for label in ("False", "Neither"):
+        bad.update(verdicts.get(label, Counter()))
+    bad_total = sum(bad.values())
+    report = {
+        "items": len(items),
+        "model": args.model,
+        "title_words_allowed": args.title,
+        "by_label": {label: dict(counts) for label, counts in sorted(verdicts.items())},
+        "false_or_neither_admitted_pct": round(100 * bad["supported"] / bad_total, 2)
+        if bad_total
+        else 0.0,
+        "false_admitted_pct": round(share("False", "supported"), 2),
+        "neither_admitted_pct": round(share("Neither", "supported"), 2),
+        "true_admitted_or_person_pct": round(share("True", "supported", "uncertain"), 2),
+        "true_admitted_pct": round(share("True", "supported"), 2),
+        "ms_per_claim": round(1000 * seconds / max(len(items), 1), 4),
+    }
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(f"VitaminC items: {report['items']} (model layer: {args.model})")
+        for label, counts in report["by_label"].items():
+            print(f"  {label:<8} {counts}")
+        print(
+            f"False/Neither admitted: {report['false_or_neither_admitted_pct']} % "
+            f"(False {report['false_admitted_pct']} %, Neither {report['neither_admitted_pct']} %;"
+            " goal ≤ 2 %)"
+        )
+        print(
+            f"True admitted or sent to a person: {report['true_admitted_or_person_pct']} % "
+            f"(goal ≥ 90 %); admitted outright: {report['true_admitted_pct']} %"
+        )
+        print(f"cost: {report['ms_per_claim']} ms per claim (cold caches)")
+    for kind, examples in wrong.items():
+        for claim, quote, reason in examples[: args.examples]:
+            print(f"\n[{kind}] {claim}\n    quote: {quote}\n    {reason}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

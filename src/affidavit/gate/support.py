@@ -1,0 +1,591 @@
+"""The support check (SPEC §3 W11): does a text say only what the quotes it rests on say?
+
+A quote is verified by the evidence check; this check asks whether the *sentence* built on it — a
+claim's text, a page's title, summary or heading, a context entry, a sentence of an answer — is
+supported by those exact source words. The deterministic layer reads both with the lexicon of
+:mod:`affidavit.facts` and :mod:`affidavit.words` and applies these rules, in order:
+
+1. **Facts.** Every number, date (month, year, ordinal) and name in the text must be in the
+   quotes. Numbers are compared by value: ``1,500`` = ``1500`` = ``1500.0`` = ``fifteen hundred``
+   = ``1.5 thousand``; ``40%`` = ``40 per cent`` = ``40 percent``; ``21st`` = ``twenty-first``;
+   ``Sept`` = ``September``. A name (a capitalised word inside a sentence) matches the same word,
+   its stem, or its demonym (``Latvia`` / ``Latvian``). A number the quotes don't state is
+   *unsupported*, unless a comparative before it (``more than 398``, ``about 400``) or rounding
+   (``1.2 million`` for ``1,234,567``) makes it follow from one the quotes state: then the text
+   is only *uncertain* (a person, or the model layer, decides).
+2. **Negation.** A negation in the text (``not``, ``never``, ``no``, ``n't``, ``without``, …) needs
+   one in the quotes; a negation in a quote whose negated word the text repeats needs one in the
+   text; and a word with a negating prefix (``unsafe``, ``illegal``, ``non-toxic``, ``dishonest``)
+   must not stand for its opposite on the other side (``safe``). Any mismatch is *unsupported*.
+3. **Coverage.** The text's other content words are compared by stem with the quotes' words.
+   All covered: *supported*. At least ``share`` of them covered (3/4 for a claim): *uncertain*,
+   and the words that lack support are named. Fewer: *unsupported*.
+
+The check is pure (no I/O, no model, no network) and cached by text; one claim costs well under a
+millisecond (docs/benchmarks.md). :class:`SupportChecker` adds the optional model layer
+(:mod:`affidavit.gate.support_model`): when a model is configured it is asked about *uncertain*
+texts only, and may settle them either way; rule failures stay unsupported.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from functools import lru_cache
+
+from ..facts import _NOT_NAMES as NOT_NAMES
+from ..facts import MONTHS, NEGATIONS
+from ..words import STOPWORDS, stem
+from .support_model import EntailmentModel
+
+__all__ = [
+    "CLAIM_SHARE",
+    "SUPPORTED",
+    "UNCERTAIN",
+    "UNSUPPORTED",
+    "Support",
+    "SupportChecker",
+    "check",
+]
+
+SUPPORTED = "supported"
+UNCERTAIN = "uncertain"
+UNSUPPORTED = "unsupported"
+VERDICTS = (SUPPORTED, UNCERTAIN, UNSUPPORTED)
+
+CLAIM_SHARE = 0.75
+"""Part of a claim's (or answer sentence's) content words the quotes must cover for the claim
+to be uncertain rather than unsupported; all of them for it to be supported."""
+ENTAILED = 0.9
+"""Entailment probability at or above which the model layer settles an uncertain text as supported."""
+REFUTED = 0.1
+"""Entailment probability at or below which the model layer settles it as unsupported."""
+
+_TOKEN = re.compile(
+    r"(?P<num>\d+(?:[.,]\d+)*)(?P<suffix>[^\W\d_]*)"
+    r"|(?P<word>[^\W\d_]+(?:['’-][^\W\d_]+)*)"
+    r"|(?P<stop>[.!?]+(?=\s|$)|[\"“”(\[:;])"
+)
+_PERCENT = re.compile(r"%|\bper\s+cent\b", re.IGNORECASE)
+
+_UNITS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
+    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+    "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
+    "seventy": 70, "eighty": 80, "ninety": 90, "dozen": 12,
+}  # fmt: skip
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9, "trillion": 10**12}
+_ORDINALS = {
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+    "eighth": 8, "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "twentieth": 20,
+    "thirtieth": 30, "hundredth": 100,
+}  # fmt: skip
+_ORDINAL_SUFFIXES = frozenset(["st", "nd", "rd", "th"])
+_ALWAYS_MONTHS = MONTHS - {"may", "march", "mar"}
+"""Month names that are months in any case ("may" and "march" only when capitalised)."""
+_APPROXIMATE = frozenset(
+    ["about", "around", "approximately", "roughly", "nearly", "almost", "some", "circa", "ca"]
+)
+_ABOVE = frozenset(["more", "over", "above", "exceeding", "exceeds", "least", "greater"])
+_BELOW = frozenset(["less", "fewer", "under", "below", "most", "within", "up"])
+_LINKS = frozenset(["than", "to"])
+"""Words between a comparative and its number ("more than 398", "up to 40")."""
+_TEMPORAL = frozenset(["before", "after", "since", "until", "prior"])
+_COMPARATIVES = _APPROXIMATE | _ABOVE | _BELOW | _TEMPORAL
+_ONE_AFTER = frozenset(["of", "another", "who", "that", "which", "or", "and", "is", "was"])
+_ONE_BEFORE = frozenset(["the", "no", "any", "every", "each", "this", "that", "which", "a"])
+_NEGATIONS = NEGATIONS | frozenset(
+    [
+        "nobody", "nothing", "nowhere", "refused", "refuses", "refuse", "rejected", "rejects",
+        "declined", "declines", "denied", "denies", "unable", "excluded", "except", "instead",
+        "lacks", "lacked", "lacking", "failed", "fails", "neither", "nor",
+    ]
+)  # fmt: skip
+"""Words that negate what follows them (facts.NEGATIONS and verbs of refusal or exclusion)."""
+_NEGATION_SCOPE = 2
+"""How many content words after a negation it is taken to negate."""
+_NEGATING_PREFIXES = ("non", "un", "in", "im", "il", "ir", "dis")
+_DEMONYM = ("n", "an", "ian", "ese", "ish", "i")
+_GENERIC = frozenset(["percent", "also", "known", "called", "named", "including"])
+"""Content words that restate, rather than add, what a sentence says; never required."""
+
+
+@dataclass(frozen=True)
+class Support:
+    """The support check's verdict on one text.
+
+    ``missing`` names the words of the text that lack support, as the text writes them;
+    ``reason`` says why in a sentence; ``score`` is the model layer's entailment probability when
+    it was consulted.
+    """
+
+    verdict: str
+    missing: tuple[str, ...] = ()
+    reason: str = ""
+    score: float | None = None
+
+    @property
+    def supported(self) -> bool:
+        return self.verdict == SUPPORTED
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """A text read for the check: its facts, negations and content words."""
+
+    numbers: tuple[tuple[str, Decimal, str, str], ...]
+    """(shown, value, kind: '' | 'ord' | 'decade', the comparative before it or '')."""
+    months: tuple[tuple[str, str, str], ...]  # (shown, canonical, comparative)
+    names: tuple[tuple[str, str], ...]  # (shown, folded)
+    negations: tuple[tuple[str, frozenset[str]], ...]  # (shown, stems of the words it negates)
+    prefixed: tuple[tuple[str, str], ...]  # (shown, base word without its negating prefix)
+    content: tuple[tuple[str, str], ...]  # (shown, stem)
+    words: frozenset[str]  # every folded word
+    stems: frozenset[str]
+
+
+def _decimal(token: str) -> Decimal | None:
+    plain = token.replace(",", "")
+    if plain.count(".") > 1:
+        plain = plain.replace(".", "")  # 1.500.000: thousands separators
+    try:
+        return Decimal(plain).normalize()
+    except InvalidOperation:
+        return None
+
+
+@lru_cache(maxsize=65536)
+def _fold(word: str) -> str:
+    """Casefolded, without accents: ``Pavón`` and ``Pavon`` are one name."""
+    folded = word.casefold()
+    if folded.isascii():
+        return folded
+    bare = "".join(c for c in unicodedata.normalize("NFKD", folded) if not unicodedata.combining(c))
+    return unicodedata.normalize("NFC", bare)
+
+
+def _weak(part: str) -> bool:
+    return len(part) < 3 or _fold(part) in STOPWORDS
+
+
+@dataclass
+class _Token:
+    kind: str  # num | word | stop
+    text: str
+    suffix: str = ""  # letters right after a number (st, th, s, km...)
+    start: bool = False  # a word that opens a sentence (or a quotation, a parenthesis)
+
+
+def _tokens(text: str) -> list[_Token]:
+    """The tokens of ``text``: numbers, words (a hyphenated compound of weak parts, "well-off",
+    stays whole; others are split) and sentence boundaries; a possessive 's is dropped."""
+    norm = _PERCENT.sub(" percent ", unicodedata.normalize("NFKC", text))
+    out: list[_Token] = []
+    start = True
+    for m in _TOKEN.finditer(norm):
+        if m.group("num") is not None:
+            out.append(_Token("num", m.group("num"), m.group("suffix").casefold()))
+            start = False
+        elif m.group("word") is not None:
+            word = m.group("word").replace("’", "'")
+            if word.endswith("'s"):
+                word = word[:-2]
+            parts = [p for p in word.split("-") if p]
+            if len(parts) > 1 and all(_weak(p) for p in parts):
+                parts = [word]
+            for part in parts:
+                out.append(_Token("word", part, start=start))
+                start = False
+        else:
+            out.append(_Token("stop", m.group("stop")))
+            start = True
+    return out
+
+
+def _titled(tokens: Sequence[_Token]) -> bool:
+    """Title Case or capitals throughout: capitals then say nothing about names."""
+    real = [t for t in tokens if t.kind == "word" and len(t.text) > 3]
+    return len(real) >= 2 and sum(t.text[:1].isupper() for t in real) >= 0.8 * len(real)
+
+
+def _pronoun_one(tokens: Sequence[_Token], position: int, previous: str) -> bool:
+    """``one`` as a pronoun ("one of the", "the one", "no one"), not the number 1."""
+    nxt = tokens[position + 1] if position + 1 < len(tokens) else _Token("stop", "")
+    return (
+        nxt.kind != "word"
+        or _fold(nxt.text) in _ONE_AFTER
+        or previous in _ONE_BEFORE
+        or _fold(nxt.text) in _SCALES
+    )
+
+
+class _Reader:
+    """Reads one text into a :class:`_Reading`."""
+
+    def __init__(self, text: str) -> None:
+        self.tokens = _tokens(text)
+        self.titled = _titled(self.tokens)
+        self.numbers: list[tuple[str, Decimal, str, str]] = []
+        self.months: list[tuple[str, str, str]] = []
+        self.names: list[tuple[str, str]] = []
+        self.negations: list[tuple[str, list[str]]] = []
+        self.prefixed: list[tuple[str, str]] = []
+        self.content: list[tuple[str, str]] = []
+        self.words: set[str] = set()
+        self.stems: set[str] = set()
+        self.previous = ""  # the word before the current one (a comparative, for "more than")
+        self.spelled: list[tuple[str, int]] = []  # a run of number words: (shown, value)
+        self.spelled_before = ""
+
+    def reading(self) -> _Reading:
+        for position, token in enumerate(self.tokens):
+            if token.kind == "stop":
+                self.close_spelled()
+                self.previous = ""
+            elif token.kind == "num":
+                self.close_spelled()
+                self.number(position, token)
+            else:
+                self.word(position, token)
+        self.close_spelled()
+        return _Reading(
+            numbers=tuple(self.numbers),
+            months=tuple(self.months),
+            names=tuple(self.names),
+            negations=tuple((shown, frozenset(scope)) for shown, scope in self.negations),
+            prefixed=tuple(self.prefixed),
+            content=tuple(self.content),
+            words=frozenset(self.words),
+            stems=frozenset(self.stems),
+        )
+
+    def fact(self, shown: str, value: Decimal, kind: str, before: str) -> None:
+        self.numbers.append((shown, value, kind, before))
+        if before and self.content and _fold(self.content[-1][0]) == before:
+            self.content.pop()  # "more than 398": the comparative belongs to the number's rule
+
+    def close_spelled(self) -> None:
+        if not self.spelled:
+            return
+        total, current = 0, 0
+        for _, value in self.spelled:
+            if value >= 100 and value in _SCALES.values():
+                current = max(current, 1) * value
+                if value >= 1000:
+                    total, current = total + current, 0
+            else:
+                current += value
+        shown = " ".join(s for s, _ in self.spelled)
+        self.fact(shown, Decimal(total + current), "", self.spelled_before)
+        self.spelled.clear()
+
+    def comparative(self) -> str:
+        return self.previous if self.previous in _COMPARATIVES else ""
+
+    def number(self, position: int, token: _Token) -> None:
+        value = _decimal(token.text)
+        if value is None:
+            return
+        before = self.comparative()
+        if token.suffix in _ORDINAL_SUFFIXES:
+            self.fact(token.text + token.suffix, value, "ord", before)
+        elif token.suffix == "s" and len(token.text) == 4:
+            self.fact(token.text + token.suffix, value, "decade", before)
+        else:
+            nxt = self.tokens[position + 1] if position + 1 < len(self.tokens) else None
+            scale = _SCALES.get(_fold(nxt.text)) if nxt is not None and nxt.kind == "word" else None
+            if scale is not None:
+                value = (value * scale).normalize()
+            self.fact(token.text, value, "", before)
+            if token.suffix:
+                self.words.add(token.suffix)
+                self.stems.add(stem(token.suffix))
+        self.words.add(token.text)
+        self.previous = ""
+
+    def word(self, position: int, token: _Token) -> None:
+        lower = _fold(token.text)
+        self.words.add(lower)
+        self.stems.add(stem(lower))
+        if lower in _UNITS or (lower in _SCALES and self.spelled):
+            if (
+                lower == "one"
+                and not self.spelled
+                and _pronoun_one(self.tokens, position, self.previous)
+            ):
+                self.previous = lower
+                return
+            if not self.spelled:
+                self.spelled_before = self.comparative()
+            self.spelled.append((token.text, _UNITS[lower] if lower in _UNITS else _SCALES[lower]))
+            return
+        self.close_spelled()
+        if lower in _LINKS and self.previous in _ABOVE | _BELOW:
+            return  # "more than": keep "more" as the word before the number
+        if lower in _SCALES:
+            self.previous = lower
+            return  # "million" after a digit is part of that number
+        capital = token.text[:1].isupper()
+        if lower in _ORDINALS:
+            self.fact(token.text, Decimal(_ORDINALS[lower]), "ord", self.comparative())
+        elif lower in _ALWAYS_MONTHS or (lower in MONTHS and capital):
+            self.months.append((token.text, lower[:3], self.comparative()))
+        elif lower in _NEGATIONS or lower.endswith("n't"):
+            self.negations.append((token.text, []))
+        elif capital and not token.start and not self.titled and lower not in NOT_NAMES:
+            self.names.append((token.text, lower))
+            self.scope(lower)
+        elif len(lower) >= 3 and lower not in STOPWORDS:
+            self.content.append((token.text, stem(lower)))
+            self.scope(lower)
+            base = _negated_base(lower)
+            if base:
+                self.prefixed.append((token.text, base))
+        self.previous = lower
+
+    def scope(self, lower: str) -> None:
+        """Count a content word into the scope of the negations just before it."""
+        for _, scope in self.negations[-2:]:
+            if len(scope) < _NEGATION_SCOPE:
+                scope.append(stem(lower))
+
+
+@lru_cache(maxsize=32768)
+def _read(text: str) -> _Reading:
+    return _Reader(text).reading()
+
+
+def _negated_base(lower: str) -> str:
+    """``unsafe`` → ``safe``: the word a negating prefix turns around ('' if none)."""
+    for prefix in _NEGATING_PREFIXES:
+        if lower.startswith(prefix) and len(lower) - len(prefix) >= 3:
+            return lower[len(prefix) :].lstrip("-")
+    return ""
+
+
+def _name_found(name: str, quotes: _Reading) -> bool:
+    """The same name, its plural or possessive, or its demonym (``Latvia`` / ``Latvian``);
+    never merely the same stem (``France`` is not ``franc``)."""
+    if name in quotes.words:
+        return True
+    for word in quotes.words:
+        longer, shorter = (word, name) if len(word) > len(name) else (name, word)
+        if len(shorter) >= 4 and longer.startswith(shorter) and longer[len(shorter) :] in _DEMONYM:
+            return True
+    return False
+
+
+def _number_found(value: Decimal, kind: str, before: str, quotes: _Reading) -> tuple[bool, str]:
+    """(exact, soft reason): is the number in the quotes, or does it follow from one of them?
+
+    Ordinals match plain numbers (``14th March`` = ``14 March``); a decade (``1990s``) matches
+    only a decade, or softly a year in it. A number after a comparative ("more than 398",
+    "before 2018") is exact only where a quote has the same comparative and number; it follows
+    softly from a number on the right side of it.
+    """
+    values = [(v, k, b) for _, v, k, b in quotes.numbers]
+    if kind == "decade":
+        if any(v == value and k == "decade" for v, k, _ in values):
+            return True, ""
+        if any(value <= v < value + 10 and k == "" for v, k, _ in values):
+            return False, "a year of that decade"
+        return False, ""
+    plain = [v for v, k, _ in values if k != "decade"]
+    if before in _ABOVE | _BELOW | _TEMPORAL:
+        if any(v == value and b == before for v, _, b in values):
+            return True, ""
+        above = before in _ABOVE or before in ("after", "since")
+        if any(v > value if above else v < value for v in plain):
+            side = "larger" if above else "smaller"
+            return False, f"'{before}' a {side} number the quotes state"
+        return False, ""
+    if any(v == value and k != "decade" for v, k, _ in values):
+        return True, ""
+    if before in _APPROXIMATE and any(abs(v - value) <= abs(value) / 10 for v in plain):
+        return False, f"'{before}' a number the quotes state"
+    if any(_rounds_to(v, value) for v in plain if v != value):
+        return False, "a rounding of a number the quotes state"
+    return False, ""
+
+
+def _rounds_to(exact: Decimal, rounded: Decimal) -> bool:
+    """``1,234,567`` → ``1.2 million`` (1200000): ``rounded`` has fewer significant digits."""
+    significant = len(rounded.as_tuple().digits)
+    exp = exact.adjusted() - significant + 1
+    if exact.adjusted() != rounded.adjusted() or exp <= 0:
+        return False
+    return exact.scaleb(-exp).quantize(Decimal(1)).scaleb(exp) == rounded
+
+
+def _quote_reading(quotes: Sequence[str]) -> _Reading:
+    return _read("\n".join(q.strip() + " ." for q in quotes))
+
+
+def check(
+    text: str,
+    quotes: Sequence[str],
+    *,
+    share: float = CLAIM_SHARE,
+    allowed: Iterable[str] = (),
+) -> Support:
+    """The deterministic verdict on ``text`` resting on ``quotes`` (their own words).
+
+    ``allowed`` are extra stems that count as covered (a heading's generic words, the cited
+    sources' names); ``share`` the part of the content words that must be covered for the text
+    to be uncertain rather than unsupported.
+    """
+    return _check(text, tuple(quotes), share, frozenset(allowed))
+
+
+@lru_cache(maxsize=32768)
+def _check(text: str, quotes: tuple[str, ...], share: float, allowed: frozenset[str]) -> Support:
+    mine = _read(text)
+    theirs = _quote_reading(quotes)
+    hard: list[str] = []
+    soft: list[str] = []
+    why: list[str] = []
+
+    for shown, value, kind, before in mine.numbers:
+        exact, reason = _number_found(value, kind, before, theirs)
+        if exact:
+            continue
+        if reason:
+            soft.append(shown)
+            why.append(f"'{shown}' is only {reason}")
+        else:
+            hard.append(shown)
+    for shown, canonical, before in mine.months:
+        if any(c == canonical and b == before for _, c, b in theirs.months):
+            continue
+        if before and any(c == canonical for _, c, _ in theirs.months):
+            soft.append(shown)
+            why.append(f"'{before} {shown}' is only close to a date the quotes state")
+        else:
+            hard.append(shown)
+    hard += [
+        shown
+        for shown, lower in mine.names
+        if not _name_found(lower, theirs) and stem(lower) not in allowed
+    ]
+    if hard:
+        why.insert(0, "the quotes don't state " + _list(hard))
+
+    negation = _negation_problem(mine, theirs)
+    if negation:
+        hard += [w for w in negation[0] if w not in hard]
+        why.append(negation[1])
+
+    covered_stems = theirs.stems | allowed
+    content = [
+        (shown, s)
+        for shown, s in mine.content
+        if s not in {stem(w) for w in _GENERIC} and not _spelled_number(shown)
+    ]
+    lacking = [shown for shown, s in content if s not in covered_stems]
+    lacking = list(dict.fromkeys(lacking))
+    covered = len(content) - len([1 for _, s in content if s not in covered_stems])
+    enough = not content or covered >= share * len(content)
+    if lacking:
+        why.append(f"the quotes don't say {_list(lacking)}")
+
+    missing = tuple(dict.fromkeys([*hard, *soft, *lacking]))
+    if hard or not enough:
+        return Support(UNSUPPORTED, missing, "; ".join(why))
+    if soft or lacking:
+        return Support(UNCERTAIN, missing, "; ".join(why))
+    return Support(SUPPORTED)
+
+
+def _spelled_number(shown: str) -> bool:
+    return shown.casefold() in _UNITS or shown.casefold() in _SCALES
+
+
+def _negation_problem(mine: _Reading, theirs: _Reading) -> tuple[list[str], str] | None:
+    if mine.negations and not theirs.negations:
+        shown = [w for w, _ in mine.negations]
+        return shown, f"the text negates ({_list(shown)}) and the quotes don't"
+    text_stems = {s for _, s in mine.content} | {stem(n) for _, n in mine.names}
+    if not mine.negations:
+        hits = [(w, scope & text_stems) for w, scope in theirs.negations if scope & text_stems]
+        if hits:
+            negated: set[str] = set().union(*(hit for _, hit in hits))
+            said = [w for w, s in mine.content if s in negated]
+            said += [w for w, n in mine.names if stem(n) in negated]
+            words = [w for w, _ in hits]
+            return said[:2], f"the quotes negate it ({_list(words)}) and the text doesn't"
+    quote_bases = {base for _, base in theirs.prefixed}
+    for word, s in mine.content:
+        if any(stem(base) == s for base in quote_bases) and s not in theirs.stems:
+            return [word], f"the quotes say the opposite of '{word}' (a negating prefix)"
+    for word, base in mine.prefixed:
+        if _fold(word) not in theirs.words and stem(base) in theirs.stems:
+            return [word], f"the quotes say the opposite of '{word}' (no negating prefix)"
+    return None
+
+
+def _list(words: Sequence[str]) -> str:
+    return ", ".join(f"'{w}'" for w in words[:8]) + ("…" if len(words) > 8 else "")
+
+
+class SupportChecker:
+    """The support check with its optional model layer (``model`` None: deterministic only)."""
+
+    def __init__(self, model: EntailmentModel | None = None) -> None:
+        self.model = model
+
+    def check(
+        self,
+        text: str,
+        quotes: Sequence[str],
+        *,
+        share: float = CLAIM_SHARE,
+        allowed: Iterable[str] = (),
+    ) -> Support:
+        """Deterministic verdict; an uncertain one goes to the model layer when there is one."""
+        verdict = check(text, quotes, share=share, allowed=allowed)
+        if verdict.verdict != UNCERTAIN or self.model is None or not quotes:
+            return verdict
+        score = float(self.model.entailment(" ".join(q.strip() for q in quotes), text))
+        if score >= ENTAILED:
+            return Support(
+                SUPPORTED, (), f"the entailment model judged it supported ({score:.2f})", score
+            )
+        if score <= REFUTED:
+            return Support(
+                UNSUPPORTED,
+                verdict.missing,
+                f"{verdict.reason}; the entailment model judged it unsupported ({score:.2f})",
+                score,
+            )
+        return Support(
+            UNCERTAIN,
+            verdict.missing,
+            f"{verdict.reason}; the entailment model was unsure ({score:.2f})",
+            score,
+        )
+
+
+def mark(text: str, words: Iterable[str]) -> list[tuple[str, bool]]:
+    """``text`` cut into (segment, lacks support) pieces: each whole-word occurrence of ``words``
+    is its own marked piece, for a surface to highlight (``inbox show`` brackets and bolds it)."""
+    wanted = sorted({w for w in words if w.strip()}, key=len, reverse=True)
+    if not wanted:
+        return [(text, False)]
+    pattern = re.compile(
+        r"(?<![^\W_])(?:" + "|".join(re.escape(w) for w in wanted) + r")(?![^\W_])",
+        re.IGNORECASE,
+    )
+    pieces: list[tuple[str, bool]] = []
+    at = 0
+    for m in pattern.finditer(text):
+        if m.start() > at:
+            pieces.append((text[at : m.start()], False))
+        pieces.append((m.group(0), True))
+        at = m.end()
+    if at < len(text):
+        pieces.append((text[at:], False))
+    return pieces
