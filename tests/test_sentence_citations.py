@@ -39,7 +39,9 @@ FIRST = "The first tower on the rock was built of wood in 1698."
 THIRD = "The present tower was designed by James Douglass and lit in 1882."
 
 
-def page(source: str, *evidence: dict[str, Any], text: str = "The tower dates from 1882.") -> dict[str, Any]:
+def page(
+    source: str, *evidence: dict[str, Any], text: str = "The tower dates from 1882."
+) -> dict[str, Any]:
     return {
         "op": "create_page",
         "slug": "lighthouse",
@@ -174,7 +176,7 @@ def test_malformed_citations_fail_the_whole_plan(vault: Vault, name: str) -> Non
     assert snapshot(vault) == before
 
 
-OLD_PLAN = {
+OLD_PLAN: dict[str, Any] = {
     "nonce": "n" * 24,
     "operations": [
         {
@@ -197,7 +199,7 @@ def test_old_plans_and_claims_keep_their_ids() -> None:
 
 
 def test_cited_evidence_serialises_without_nulls_and_gets_its_own_id() -> None:
-    op = {**OLD_PLAN["operations"][0]}  # type: ignore[index]
+    op = dict(OLD_PLAN["operations"][0])
     op["claims"] = [{"text": "A claim.", "evidence": [{"source": SRC, "sentence": 2}]}]
     cited = parse_plan({**OLD_PLAN, "operations": [op]})
     evidence = cited.to_json()["operations"][0]["claims"][0]["evidence"]
@@ -296,7 +298,7 @@ def test_the_ingest_prompt_numbers_sentences_like_sentences_py(
     numbered = sentences_of(request.task.source_id, SourceStore(vault).text(request.task.source_id))
     fenced = request.messages[1].content
     for s in numbered.sentences:
-        assert f"[s{s.n}] {numbered.text[s.start:s.end]}" in fenced
+        assert f"[s{s.n}] {numbered.text[s.start : s.end]}" in fenced
     assert '"sentence": 17' in request.messages[0].content  # the rules show the form
     assert "Lighthouse notes" in fenced  # the heading is shown, unnumbered
 
@@ -305,7 +307,9 @@ def test_later_chunks_continue_the_sources_numbering(vault: Vault, tmp_path: Pat
     text = (SAMPLES / "sotu" / "1790-washington.md").read_text()
     doc = tmp_path / "speech.md"
     doc.write_text(text)
-    vault.config_path.write_text(vault.config_path.read_text().replace("chunk_chars = 6000", "chunk_chars = 2000"))
+    vault.config_path.write_text(
+        vault.config_path.read_text().replace("chunk_chars = 6000", "chunk_chars = 2000")
+    )
     from affidavit.vault import open_vault
 
     v = open_vault(vault.root, clock=vault.clock)

@@ -51,9 +51,7 @@ class Numbered:
 
 def number_sentences(text: str) -> tuple[Numbered, ...]:
     """The sentences of ``text``, numbered from 1 in order, with offsets into ``text``."""
-    return tuple(
-        Numbered(i + 1, s.start, s.end) for i, s in enumerate(segment(text).sentences)
-    )
+    return tuple(Numbered(i + 1, s.start, s.end) for i, s in enumerate(segment(text).sentences))
 
 
 class SourceSentences:
