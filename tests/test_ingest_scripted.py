@@ -145,7 +145,10 @@ def test_well_formed_plan_lands_in_inbox_and_reingest_does_nothing(vault: Vault,
     assert report.sources[0].chunks[0].status == "pending"
     req = provider.requests[0]
     fenced = req.messages[1].content
-    assert f"<<<SOURCE {req.task.nonce}>>>" in fenced and DOC in fenced  # type: ignore[union-attr]
+    assert f"<<<SOURCE {req.task.nonce}>>>" in fenced  # type: ignore[union-attr]
+    # the chunk is shown whole, as host-numbered sentences (the heading unnumbered)
+    assert "# Harbour notes\n[s1] The harbour wall was rebuilt in 1904 after a storm" in fenced
+    assert "\n[s2] Fishing boats land their catch at the north quay every morning.\n" in fenced
     assert req.schema is not None and req.schema["title"] == "Affidavit plan"
     again = Ingestor(vault, ScriptedProvider(replies=[])).run([str(doc)], "trusted")
     assert again.sources[0].status == "unchanged" and again.calls == 0

@@ -33,6 +33,7 @@ from ..plan.schema import (
     SupersedeClaim,
     UpdateContext,
 )
+from ..sources.sentences import check_evidence
 from ..sources.store import SourceStore
 from ..store.blast import LIVE
 from ..words import stems
@@ -202,7 +203,7 @@ class _Gate:
     # -- per-claim checks -----------------------------------------------------------------
     def evidence(self, draft: ClaimDraft, result: ClaimResult) -> None:
         for item in draft.evidence:
-            result.evidence.append(self.verifier.check(item.source, item.quote))
+            result.evidence.append(check_evidence(self.verifier, self.sources, item))
         bad = [q for q in result.evidence if not q.verified]
         if bad:
             result.decide(REJECTED, "evidence", "; ".join(q.reason for q in bad))

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..clock import iso
 from ..db import transaction
@@ -26,6 +26,7 @@ from ..inbox import Proposal, propose
 from ..plan.nonce import issue_nonce
 from ..plan.schema import compact_plan_schema, plan_json_schema
 from ..providers.base import Completion, IngestTask, Message, ModelRequest, Provider, Usage
+from ..sources.sentences import sentences_of
 from ..sources.store import SourceRecord, SourceStore
 from ..store.apply import Approval, Step, apply
 from ..vault import Vault
@@ -34,6 +35,8 @@ from .prompts import REVIEW_SCHEMA, ingest_messages, reask_message, review_messa
 from .related import known_slugs, related_pages
 from .replies import InvalidReply, parse_reply
 
+Citations = Literal["sentence", "quote"]
+"""How an ingest asks the model to cite: by host-numbered sentence, or by free quote."""
 Progress = Callable[[str, int, int], None]
 """Called as ``progress(source_name, chunks_done, chunk_count)``."""
 
@@ -148,10 +151,13 @@ class Ingestor:
         job_id: str | None = None,
         checkpoint: Callable[[], None] | None = None,
         step: Step | None = None,
+        citations: Citations = "sentence",
     ) -> None:
         """``job_id`` names the queued job this ingest runs as (the queue owns its ``jobs`` row);
         ``checkpoint`` is called before each chunk and may raise to stop there (the chunks done
-        so far stay recorded); ``step`` is passed on to every apply."""
+        so far stay recorded); ``step`` is passed on to every apply. ``citations`` is how the
+        model is asked to cite: host-numbered ``sentence`` numbers (the default), or free
+        ``quote`` text (kept for comparison, bench/bench_local_model.py)."""
         self.vault = vault
         self.provider = provider
         self.store = store or SourceStore(vault)
@@ -162,6 +168,7 @@ class Ingestor:
         self.checkpoint = checkpoint
         self.step = step
         self.owns_job_row = job_id is None
+        self.citations = citations
         # Small context windows get a stricter subset of the schema, so a constrained reply
         # closes in time; the gate still checks every plan against the full schema.
         self.small = provider.supports_schema and provider.context_length <= SMALL_CONTEXT
@@ -409,13 +416,18 @@ class Ingestor:
         result = ChunkOutcome(index=chunk.index, start=chunk.start, end=chunk.end, status="failed")
         task = self._task(record, text, chunk, count)
         self._record_chunk(record.id, chunk, None, STARTED, task.nonce)
+        numbered, shown = self._numbered(record, text, chunk)
         schema = (
-            compact_plan_schema(task.nonce, [record.id], [p.slug for p in task.pages])
+            compact_plan_schema(
+                task.nonce, [record.id], [p.slug for p in task.pages], sentences=shown
+            )
             if self.small
             else self.schema
         )
         request = ModelRequest(
-            messages=ingest_messages(task, schema, constrained=self.provider.supports_schema),
+            messages=ingest_messages(
+                task, schema, constrained=self.provider.supports_schema, numbered=numbered
+            ),
             schema=schema,
             schema_name="plan",
             task=task,
@@ -453,13 +465,27 @@ class Ingestor:
                     messages=(
                         *request.messages,
                         Message("assistant", completion.text[:4000]),
-                        reask_message(str(exc), task.nonce),
+                        reask_message(str(exc), task.nonce, by_sentence=numbered is not None),
                     ),
                 )
         if proposal is None:
             result.message += f" (gave up after {attempts} attempt(s))"
             return result
         return self._settle(proposal, result, held=bool(hold))
+
+    def _numbered(
+        self, record: SourceRecord, text: str, chunk: Chunk
+    ) -> tuple[str | None, tuple[int, int] | None]:
+        """The chunk as host-numbered sentences and the first and last number shown, or
+        ``(None, None)`` when the model is to copy quotes (``citations="quote"``, or a chunk
+        without sentences: a table, a list of headings)."""
+        if self.citations != "sentence":
+            return None, None
+        numbered = sentences_of(record.id, text)
+        shown = numbered.starting_in(chunk.start, chunk.end)
+        if not shown:
+            return None, None
+        return numbered.render(chunk.start, chunk.end), (shown[0].n, shown[-1].n)
 
     def _settle(self, proposal: Proposal, result: ChunkOutcome, held: bool) -> ChunkOutcome:
         admission = proposal.admission

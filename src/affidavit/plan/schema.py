@@ -21,6 +21,7 @@ from pydantic import (
     model_serializer,
     model_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 
 from ..errors import PlanValidationError
 
@@ -42,11 +43,93 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
+MAX_SENTENCE = 1_000_000
+"""Largest sentence number the schema accepts (the gate checks it against the source's count)."""
+MAX_CITED_SENTENCES = 3
+"""Longest sentence range: a claim is a sentence or two (SPEC §2), and three sentences keep a
+citation to one passage whose words the support check can weigh, near the 300-character quote."""
+
+SentenceNumber = Annotated[int, Field(ge=1, le=MAX_SENTENCE)]
+Quote = Annotated[str, Field(min_length=8, max_length=300)]
+SentenceRange = Annotated[list[SentenceNumber], Field(min_length=2, max_length=2)]
+
+
+def _no_default(schema: dict[str, Any]) -> None:
+    """Leave ``default: null`` out of the JSON Schema: a null is refused, the field is omitted."""
+    schema.pop("default", None)
+
+
 class Evidence(_Strict):
-    """A verbatim quote from one stored source, named by its content hash (or a unique prefix)."""
+    """Where a claim's words are in one stored source, named by its content hash (or a prefix).
+
+    Either a verbatim ``quote``; or a host-numbered ``sentence`` (or a range ``sentences``:
+    [first, last], at most 3 sentences), optionally with a ``quote`` that lies inside it. For a
+    sentence citation the host fills in the sentence's own text and offsets.
+    """
 
     source: str = Field(pattern=SOURCE_ID_PATTERN, description="SHA-256 of the source (>=12 hex)")
-    quote: str = Field(min_length=8, max_length=300, description="Verbatim text from the source")
+    quote: Quote | SkipJsonSchema[None] = Field(
+        default=None,
+        json_schema_extra=_no_default,
+        description="Verbatim text from the source; with a sentence number, a part of it",
+    )
+    sentence: SentenceNumber | SkipJsonSchema[None] = Field(
+        default=None,
+        json_schema_extra=_no_default,
+        description="Number of the cited sentence, as shown in the prompt ([s17])",
+    )
+    sentences: SentenceRange | SkipJsonSchema[None] = Field(
+        default=None,
+        json_schema_extra=_no_default,
+        description=f"[first, last]: a range of at most {MAX_CITED_SENTENCES} sentences",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nulls(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            nulls = sorted(str(k) for k, v in data.items() if v is None)
+            if nulls:
+                raise ValueError(f"omit {', '.join(nulls)} instead of giving null")
+        return data
+
+    @model_validator(mode="after")
+    def _one_form(self) -> Evidence:
+        if self.sentence is not None and self.sentences is not None:
+            raise ValueError("give 'sentence' or 'sentences', not both")
+        if self.sentence is None and self.sentences is None and self.quote is None:
+            raise ValueError("give a 'quote', a 'sentence' number or a 'sentences' range")
+        if self.sentences is not None:
+            first, last = self.sentences
+            if last < first:
+                raise ValueError(f"sentences [{first}, {last}] is reversed: write [first, last]")
+            if last - first + 1 > MAX_CITED_SENTENCES:
+                raise ValueError(
+                    f"sentences [{first}, {last}] covers {last - first + 1} sentences; at most "
+                    f"{MAX_CITED_SENTENCES}: split the claim"
+                )
+        return self
+
+    @model_serializer(mode="wrap")
+    def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        return {k: v for k, v in data.items() if v is not None}  # old plans keep their ids
+
+    @property
+    def cited(self) -> tuple[int, int] | None:
+        """``(first, last)`` sentence numbers cited, or None for a free quote."""
+        if self.sentence is not None:
+            return self.sentence, self.sentence
+        if self.sentences is not None:
+            return self.sentences[0], self.sentences[1]
+        return None
+
+    def id_parts(self) -> list[Any]:
+        """What a claim id is derived from: ``[source, quote]`` for a free quote, as always."""
+        cited = self.cited
+        if cited is None:
+            return [self.source, self.quote]
+        return [self.source, self.quote or "", *cited]
 
 
 class ClaimDraft(_Strict):
@@ -264,6 +347,7 @@ def compact_plan_schema(
     max_evidence: int = 1,
     max_text: int = 160,
     max_quote: int = 150,
+    sentences: tuple[int, int] | None = None,
 ) -> dict[str, Any]:
     """A stricter subset of the plan schema for small models under constrained decoding.
 
@@ -273,6 +357,11 @@ def compact_plan_schema(
     operations a small model can target are offered: ``create_page``, ``update_context`` and
     ``add_claims`` to one of ``pages`` (when there are any). The reply is still checked for the
     nonce, and the gate still checks the full schema and every quote.
+
+    With ``sentences`` (the first and last sentence numbers shown in the prompt) evidence is a
+    sentence citation only, ``{"source", "sentence"}``, its number bounded to that range: a small
+    model then writes a number instead of retyping a quote, and can't cite a sentence it wasn't
+    shown.
     """
     schema = copy.deepcopy(plan_json_schema())
     defs = schema["$defs"]
@@ -299,6 +388,11 @@ def compact_plan_schema(
     if sources:
         defs["Evidence"]["properties"]["source"] = {"type": "string", "enum": list(sources)}
     defs["Evidence"]["properties"]["quote"]["maxLength"] = max_quote
+    if sentences is not None:
+        evidence = defs["Evidence"]["properties"]
+        number = {"type": "integer", "minimum": sentences[0], "maximum": sentences[1]}
+        defs["Evidence"]["properties"] = {"source": evidence["source"], "sentence": number}
+        defs["Evidence"]["required"] = ["source", "sentence"]
     schema["properties"]["operations"]["maxItems"] = max_operations
     for name in ("CreatePage", "AddClaims"):
         if name in defs:

@@ -98,7 +98,7 @@ def claim_id(page: str, draft: ClaimDraft, salt: str = "") -> str:
     """A claim's id, derived from where it lives and what it says and quotes, so the same sources
     give the same ids in any vault. ``salt`` (the plan id) separates a re-added claim from an
     identical one retracted or superseded earlier."""
-    body = [page, draft.text, [[e.source, e.quote] for e in draft.evidence], salt]
+    body = [page, draft.text, [e.id_parts() for e in draft.evidence], salt]
     return "c-" + sha256_hex(canonical_json(body))[:16]
 
 
