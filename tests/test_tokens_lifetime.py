@@ -35,16 +35,21 @@ def root(tmp_path: Path) -> Path:
         ("1w", timedelta(weeks=1)),
     ],
 )
-def test_cli_token_lives_exactly_as_long_as_asked(root: Path, text: str, lifetime: timedelta) -> None:
+def test_cli_token_lives_exactly_as_long_as_asked(
+    root: Path, text: str, lifetime: timedelta
+) -> None:
     out = CliRunner().invoke(
-        main, ["--vault", str(root), "tokens", "create", "--role", "read", "--expires", text, "--json"]
+        main,
+        ["--vault", str(root), "tokens", "create", "--role", "read", "--expires", text, "--json"],
     )
     assert out.exit_code == 0, out.output
     info = json.loads(out.output)["info"]
     assert parse_iso(info["expires_at"]) - parse_iso(info["created_at"]) == lifetime
 
 
-@pytest.mark.parametrize("text", ["0m", "0s", "-1h", "1", "1.5h", "h", "1y", "", "1 hour", "99999999d"])
+@pytest.mark.parametrize(
+    "text", ["0m", "0s", "-1h", "1", "1.5h", "h", "1y", "", "1 hour", "99999999d"]
+)
 def test_bad_lifetimes_are_refused_naming_the_forms(root: Path, text: str) -> None:
     out = CliRunner().invoke(
         main, ["--vault", str(root), "tokens", "create", "--role", "read", "--expires", text]
