@@ -11,3 +11,6 @@ echo "== mypy"
 echo "== pytest"
 # pytest exits 5 when it collected no tests: that is a failure here, never a pass.
 .venv/bin/python -m pytest "$@"
+echo "== plain install (no extras)"
+# a second venv, .venv-plain, with a plain `pip install .`: the README's path on 12 sources
+PYTHON="${PYTHON:-$(.venv/bin/python -c 'import sys; print(sys._base_executable)')}" scripts/plain_check.sh

@@ -119,8 +119,11 @@ def test_killed_mid_apply_the_job_resumes_and_applies_each_plan_once(
     assert crashed.returncode == -signal.SIGKILL, crashed.stderr
     vault = open_vault(root)
     try:
-        [job] = JobQueue(vault).list()
-        assert (job.status, job.attempts, job.lease_owner) == ("running", 1, "doomed")
+        queue = JobQueue(vault)
+        [job] = queue.list()  # the look finds its worker dead: back in the queue, not "running"
+        assert (job.status, job.attempts, job.lease_owner) == ("queued", 1, None)
+        requeued = queue.events(job.id)[-1]
+        assert requeued.type == "requeued" and "doomed" in requeued.data["reason"]
     finally:
         vault.close()
     resumed = run_worker(root, "next")

@@ -3,7 +3,9 @@
 Run as a script it is a job runner (the real one, :func:`affidavit.jobs.runner.main`) that also
 knows the test kinds, and can fix the clock and kill its worker and itself at an apply step:
 
-    python tests/test_jobs_support.py [--fixed-clock] [--kill-at STEP:N] --standby
+    python tests/test_jobs_support.py [--fixed-clock] [--kill-at STEP:N] [--slow-start S] --standby
+
+``--slow-start S`` sleeps S seconds before the runner starts, as imports do on a busy machine.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ class SleepPayload(BasePayload):
 
 def run_sleep(ctx: JobContext, payload: SleepPayload) -> dict[str, Any]:
     marker = Path(payload.marker)
+    if payload.stubborn:  # from its first line: the SIGTERM of a timeout finds it deaf
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if payload.spawn:
         code = "import signal, time\n"
         if payload.stubborn:
@@ -46,8 +50,6 @@ def run_sleep(ctx: JobContext, payload: SleepPayload) -> dict[str, Any]:
         code += "time.sleep(600)\n"
         child = subprocess.Popen([sys.executable, "-c", code])
         marker.with_suffix(".grandchild").write_text(str(child.pid))
-    if payload.stubborn:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     count = marker.with_suffix(".count")
     start = int(count.read_text()) if count.exists() else 0
     marker.write_text(str(os.getpid()))
@@ -117,9 +119,11 @@ def _main(argv: list[str]) -> int:
 
     clock: Clock = utc_now
     kill_at: tuple[str, int] | None = None
-    while argv and argv[0] in ("--fixed-clock", "--kill-at"):
+    while argv and argv[0] in ("--fixed-clock", "--kill-at", "--slow-start"):
         option = argv.pop(0)
-        if option == "--fixed-clock":
+        if option == "--slow-start":
+            time.sleep(float(argv.pop(0)))
+        elif option == "--fixed-clock":
             clock = FakeClock(datetime(2026, 11, 30, 10, 0, tzinfo=UTC))
         elif option == "--kill-at":
             name, _, nth = argv.pop(0).partition(":")

@@ -126,6 +126,23 @@ def test_timeout_kills_a_job_that_ignores_sigterm(vault: Vault, tmp_path: Path) 
     until(lambda: gone(marker) and gone(marker.with_suffix(".grandchild")), "the processes end")
 
 
+def test_the_time_limit_counts_the_job_not_its_process_start(vault: Vault, tmp_path: Path) -> None:
+    """A job process slow to start (imports on a busy machine) is not timed out before its job
+    began: the limit counts from the job's first line. (Before, the 1 s limit ran out during a
+    3 s start, so the job was killed before it ran and its marker files never existed.)"""
+    marker = tmp_path / "late"
+    queue = JobQueue(vault)
+    job = queue.submit(
+        SleepPayload(marker=str(marker), steps=1, spawn=False), "ann", timeout_seconds=1
+    )
+    slow = (*SUPPORT_RUNNER, "--slow-start", "3")
+    with Worker(vault.root, "w-slow", runner=slow) as worker:
+        done = worker.run_once()
+    assert done is not None and done.id == job.id and done.status == "done", done.error
+    assert done.result == {"started_from": 0, "steps": 1}
+    assert marker.read_text().isdigit()  # the job wrote its pid: it ran
+
+
 def test_a_killed_worker_takes_its_job_down_and_the_next_resumes_it(
     vault: Vault, tmp_path: Path
 ) -> None:
@@ -137,7 +154,9 @@ def test_a_killed_worker_takes_its_job_down_and_the_next_resumes_it(
     worker.send_signal(signal.SIGKILL)
     assert outcome(worker)[0] == -signal.SIGKILL
     until(lambda: gone(marker) and gone(marker.with_suffix(".grandchild")), "the orphans to die")
-    assert queue.get(job.id).status == "running"  # until a worker notices
+    requeued = queue.get(job.id)  # the next look sees its worker's process is gone
+    assert requeued.status == "queued" and requeued.attempts == 1
+    assert queue.events(job.id)[-1].type == "requeued"
     with Worker(vault.root, "w-next", runner=SUPPORT_RUNNER) as fresh:
         done = fresh.run_once()
     assert done is not None and done.status == "done" and done.attempts == 2

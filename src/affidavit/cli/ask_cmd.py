@@ -168,9 +168,10 @@ def reindex(ctx: click.Context, run_async: bool, as_json: bool) -> None:
         submit_job(ctx, ReindexPayload(), as_json)
         return
     from ..retrieval.embeddings import require_embedder
+
+    embedder = require_embedder()  # first: without the extra, the error says how to install it
     from ..retrieval.vectors import VectorIndex
 
-    embedder = require_embedder()
     with opened_vault(ctx) as vault:
         stale = VectorIndex(clock=vault.clock).stale(vault.db, embedder)
         bar = None if as_json or not stale else click.progressbar(length=stale, label="embedding")

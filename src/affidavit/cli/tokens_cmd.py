@@ -6,7 +6,7 @@ import click
 
 from ..client import open_backend
 from ..service.models import TokenCreateRequest, TokenInfo
-from ..service.tokens import parse_duration
+from ..service.tokens import DURATION_FORMS, parse_duration
 from ._common import echo_json, json_option, user_errors, vault_path
 
 
@@ -36,7 +36,12 @@ def _line(info: TokenInfo) -> str:
     required=True,
     help="What it may do.",
 )
-@click.option("--expires", default="30d", show_default=True, help="Lifetime: 90m, 12h, 30d, 2w.")
+@click.option(
+    "--expires",
+    default="30d",
+    show_default=True,
+    help=f"Lifetime, exactly: {DURATION_FORMS}.",
+)
 @click.option("--label", default="", help="A note for yourself (e.g. where it is used).")
 @json_option
 @click.pass_context
@@ -52,8 +57,9 @@ def create(ctx: click.Context, role: str, expires: str, label: str, as_json: boo
         lifetime = parse_duration(expires)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--expires") from exc
-    hours = max(1, int(lifetime.total_seconds() // 3600))
-    request = TokenCreateRequest(role=role, expires_hours=hours, label=label)
+    request = TokenCreateRequest(
+        role=role, expires_seconds=int(lifetime.total_seconds()), label=label
+    )
     with open_backend(vault_path(ctx)) as backend:
         created = backend.create_token(request)
     if as_json:

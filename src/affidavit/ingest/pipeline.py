@@ -22,7 +22,7 @@ from ..clock import iso
 from ..db import transaction
 from ..errors import AdmissionError, AffidavitError, PlanValidationError, ProviderError
 from ..gate.admission import Admission
-from ..inbox import Proposal, propose
+from ..inbox import Proposal
 from ..plan.nonce import issue_nonce
 from ..plan.schema import compact_plan_schema, plan_json_schema
 from ..providers.base import Completion, IngestTask, Message, ModelRequest, Provider, Usage
@@ -34,6 +34,7 @@ from .chunking import Chunk, chunk_text
 from .prompts import REVIEW_SCHEMA, ingest_messages, reask_message, review_messages
 from .related import known_slugs, related_pages
 from .replies import InvalidReply, parse_reply
+from .retarget import propose_onto_existing
 
 Citations = Literal["sentence", "quote"]
 """How an ingest asks the model to cite: by host-numbered sentence, or by free quote."""
@@ -185,12 +186,11 @@ class Ingestor:
         """Add and ingest every target (file, folder or URL); keeps going past a bad one."""
         db = self.vault.db
         if self.owns_job_row:
-            with transaction(db):
-                db.execute(
-                    "INSERT INTO jobs (id, kind, status, created_at, detail) VALUES (?, 'ingest', "
-                    "'running', ?, ?)",
-                    (self.report.job_id, iso(self.vault.clock()), json.dumps({"targets": targets})),
-                )
+            from ..jobs.lease import recover_stale, start_inline  # no cycle at import
+
+            at = iso(self.vault.clock())
+            recover_stale(db, time.time(), at)  # runs a killed command left "running"
+            start_inline(db, self.report.job_id, "ingest", at, json.dumps({"targets": targets}))
         status = "failed"
         try:
             for target in targets:
@@ -450,7 +450,7 @@ class Ingestor:
                     result.status, result.message = "empty", "nothing to propose from this chunk"
                     return result
                 hold = self._review(task, plan)
-                proposal = propose(
+                proposal = propose_onto_existing(
                     self.vault,
                     plan,
                     f"model:{self.provider.name}",

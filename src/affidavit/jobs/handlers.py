@@ -112,9 +112,10 @@ def run_ingest(ctx: JobContext, payload: IngestPayload) -> dict[str, Any]:
 def run_reindex(ctx: JobContext, payload: ReindexPayload) -> dict[str, Any]:
     """Rebuild the claim vectors whose lineage is missing or stale (needs [embeddings])."""
     from ..retrieval.embeddings import require_embedder
+
+    embedder = require_embedder()  # first: without the extra, the error says how to install it
     from ..retrieval.vectors import VectorIndex
 
-    embedder = require_embedder()
     index = VectorIndex(clock=ctx.vault.clock)
 
     def progress(done: int, total: int) -> None:

@@ -5,6 +5,11 @@ no queue job is running, or when the running job's lease expired or its holder (
 dead — then the job is resumed, one attempt more. A partial unique index on ``jobs`` makes a
 second running job impossible whatever the code does. Every later write of the holder (heartbeat,
 result) names the claim's token, so a worker that lost its lease can't overwrite the next one.
+
+A command that runs an ingest in the foreground records itself (host and process) on its job row
+(``queued = 0``). :func:`recover_stale` settles running jobs whose holder is gone — requeued (or
+failed, past their attempts), or, for a foreground run whose command died, failed with the reason —
+so ``affidavit jobs`` and the next ``affidavit ingest`` never show a dead run as ``running``.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import os
 import secrets
 import socket
 import sqlite3
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,6 +77,123 @@ def holder_gone(row: sqlite3.Row, now: float) -> bool:
     )
 
 
+def inline_gone(row: sqlite3.Row) -> bool | None:
+    """Whether the command running a foreground job (``queued = 0``) is gone: True when its
+    process is dead on this host, False when it is alive, None when that can't be checked (it
+    runs on another host, or the row predates recording the process)."""
+    pid = row["lease_pid"]
+    if pid is None or row["lease_host"] != socket.gethostname():
+        return None
+    return not pid_alive(int(pid))
+
+
+def abandoned(row: sqlite3.Row, now: float) -> bool:
+    """Whether a running job's holder is gone for sure: its process is dead on this host, or
+    (a queue job held from another host) its lease expired without a heartbeat."""
+    if not row["queued"]:
+        return inline_gone(row) is True
+    if row["lease_host"] == socket.gethostname() and row["lease_pid"] is not None:
+        return not pid_alive(int(row["lease_pid"]))
+    expires = row["lease_expires_at"]
+    return expires is None or expires <= now
+
+
+def start_inline(db: sqlite3.Connection, job_id: str, kind: str, at: str, detail: str) -> None:
+    """Record a job a command runs in the foreground, with this host and process as holder."""
+    with transaction(db):
+        db.execute(
+            "INSERT INTO jobs (id, kind, status, created_at, detail, started_at, updated_at, "
+            "lease_owner, lease_host, lease_pid, heartbeat_at) "
+            "VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                job_id,
+                kind,
+                at,
+                detail,
+                at,
+                at,
+                f"command (pid {os.getpid()})",
+                socket.gethostname(),
+                os.getpid(),
+                time.time(),
+            ),
+        )
+
+
+def _end_abandoned(db: sqlite3.Connection, row: sqlite3.Row, at: str) -> bool:
+    """End an abandoned queue job that may not be resumed (cancel pending, or no attempts
+    left), inside the caller's transaction; False when it may be resumed."""
+    if row["cancel_requested"]:
+        who = row["cancelled_by"] or "someone"
+        _finish_row(db, row["id"], "cancelled", at, error=f"cancelled by {who}")
+        return True
+    if row["attempts"] >= row["max_attempts"]:
+        _finish_row(
+            db,
+            row["id"],
+            "failed",
+            at,
+            error=(
+                f"gave up after {row['attempts']} attempt(s): the worker running it "
+                f"({row['lease_owner']}) stopped each time before it finished. "
+                "Look at the worker's log, then submit the job again."
+            ),
+        )
+        return True
+    return False
+
+
+def recover_stale(db: sqlite3.Connection, now: float, at: str) -> list[str]:
+    """Settle every running job whose holder is gone (see :func:`abandoned`); returns their ids.
+
+    A queue job goes back to ``queued`` (its attempt counted; the next worker resumes it from
+    its checkpoints), or is failed past ``max_attempts`` (cancelled when a cancel was pending).
+    A foreground run whose command died is failed, saying how to finish it.
+    """
+    candidates = db.execute("SELECT id FROM jobs WHERE status = 'running'").fetchall()
+    if not candidates:
+        return []
+    recovered: list[str] = []
+    with transaction(db):
+        for (job_id,) in candidates:
+            row = db.execute(
+                "SELECT * FROM jobs WHERE id = ? AND status = 'running'", (job_id,)
+            ).fetchone()
+            if row is None or not abandoned(row, now):
+                continue
+            recovered.append(job_id)
+            holder = f"pid {row['lease_pid']} on {row['lease_host']}"
+            if not row["queued"]:
+                _finish_row(
+                    db,
+                    job_id,
+                    "failed",
+                    at,
+                    error=(
+                        f"interrupted: the command running it ({holder}) stopped before it "
+                        "finished. The chunks it finished are kept: run the same "
+                        "`affidavit ingest` again to do the rest."
+                    ),
+                )
+            elif not _end_abandoned(db, row, at):
+                db.execute(
+                    "UPDATE jobs SET status = 'queued', updated_at = ?, lease_owner = NULL, "
+                    "lease_token = NULL, lease_expires_at = NULL WHERE id = ?",
+                    (at, job_id),
+                )
+                add_event(
+                    db,
+                    job_id,
+                    "requeued",
+                    {
+                        "reason": f"its worker ({row['lease_owner']}, {holder}) stopped during "
+                        f"attempt {row['attempts']}; the next worker resumes it"
+                    },
+                    at,
+                )
+    return recovered
+
+
 def _finish_row(
     db: sqlite3.Connection,
     job_id: str,
@@ -118,22 +241,7 @@ def claim(
         if running is not None:
             if not holder_gone(running, now):
                 return None
-            if running["cancel_requested"]:
-                who = running["cancelled_by"] or "someone"
-                _finish_row(db, running["id"], "cancelled", at, error=f"cancelled by {who}")
-            elif running["attempts"] >= running["max_attempts"]:
-                _finish_row(
-                    db,
-                    running["id"],
-                    "failed",
-                    at,
-                    error=(
-                        f"gave up after {running['attempts']} attempt(s): the worker running it "
-                        f"({running['lease_owner']}) stopped each time before it finished. "
-                        "Look at the worker's log, then submit the job again."
-                    ),
-                )
-            else:
+            if not _end_abandoned(db, running, at):
                 row = running
         if row is None:
             row = db.execute(
@@ -164,7 +272,7 @@ def claim(
             db,
             row["id"],
             "started",
-            {"attempt": attempt, "worker": owner, "resumed": row["status"] == "running"},
+            {"attempt": attempt, "worker": owner, "resumed": int(row["attempts"]) > 0},
             at,
         )
     return Lease(

@@ -48,7 +48,7 @@ class IngestPayload(BasePayload):
         default=None, description="Provider instead of model.provider from affidavit.toml."
     )
     yes: bool = Field(
-        default=False, description="Apply each plan that passes the gate at once (like --yes)."
+        default=False, description="Apply each plan that passes the checks at once (like --yes)."
     )
 
     @field_validator("sources")

@@ -18,7 +18,7 @@ from ..clock import iso
 from ..db import transaction
 from ..errors import ConflictError, NotFoundError
 from ..vault import Vault
-from .lease import add_event, holder_gone
+from .lease import add_event, holder_gone, inline_gone, recover_stale
 from .models import JOB_STATUSES, Job, JobEvent, event_from_row, job_from_row
 from .payloads import BasePayload, parse_payload
 
@@ -90,13 +90,21 @@ class JobQueue:
             raise NotFoundError(f"job id {ref} is ambiguous; give more characters.")
         return str(rows[0]["id"])
 
+    def recover(self) -> builtins.list[str]:
+        """Settle running jobs whose holder is gone (requeued, or failed with the reason), so
+        what is listed is what is true; returns their ids."""
+        return recover_stale(self.db, self.now(), iso(self.vault.clock()))
+
     def get(self, job_id: str) -> Job:
-        """The job ``job_id`` (a unique prefix is enough)."""
+        """The job ``job_id`` (a unique prefix is enough), after :meth:`recover`."""
+        self.recover()
         row = self.db.execute("SELECT * FROM jobs WHERE id = ?", (self.resolve(job_id),)).fetchone()
         return job_from_row(row)
 
     def list(self, status: str | None = None, limit: int = 50) -> builtins.list[Job]:
-        """The newest ``limit`` jobs, optionally only those with ``status``."""
+        """The newest ``limit`` jobs, optionally only those with ``status`` (after
+        :meth:`recover`)."""
+        self.recover()
         if status is not None and status not in JOB_STATUSES:
             raise NotFoundError(f"no job status {status!r}; use one of {', '.join(JOB_STATUSES)}.")
         where, args = ("WHERE status = ?", [status]) if status else ("", [])
@@ -118,18 +126,23 @@ class JobQueue:
     # -- acting -----------------------------------------------------------------------------
     def cancel(self, job_id: str, actor: str) -> Job:
         """Cancel a job: a queued one at once; a running one is stopped by its worker (SIGTERM,
-        then SIGKILL, to its whole process group) and becomes ``cancelled``."""
+        then SIGKILL, to its whole process group) and becomes ``cancelled``. A job whose holder
+        is gone (a dead worker, or a foreground command that was killed) is cancelled at once;
+        a foreground run that is still alive is refused: stop its command instead."""
         full = self.resolve(job_id)
         at = iso(self.vault.clock())
         with transaction(self.db):
             row = self.db.execute("SELECT * FROM jobs WHERE id = ?", (full,)).fetchone()
-            if not row["queued"] and row["status"] == "running":
+            foreground = not row["queued"] and row["status"] == "running"
+            if foreground and row["lease_pid"] is not None and inline_gone(row) is not True:
                 raise ConflictError(
-                    f"job {full} is running in the foreground of a command; stop that command."
+                    f"job {full} is running in the foreground of a command (pid "
+                    f"{row['lease_pid']} on {row['lease_host']}); stop that command there "
+                    "(Ctrl-C). The chunks it finished are kept."
                 )
             if row["status"] in ("done", "failed", "cancelled"):
                 raise ConflictError(f"job {full} is already {row['status']}; nothing to cancel.")
-            orphan = row["status"] == "running" and holder_gone(row, self.now())
+            orphan = row["status"] == "running" and (foreground or holder_gone(row, self.now()))
             if row["status"] == "queued" or orphan:
                 self.db.execute(
                     "UPDATE jobs SET status = 'cancelled', cancel_requested = 1, cancelled_by = ?, "

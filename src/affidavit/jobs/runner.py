@@ -10,6 +10,7 @@ that a timeout or a cancellation can stop it and everything it started with one 
 - holds ``.affidavit/jobs.lock`` (flock) while it works: at most one job process per vault,
   even while a dead worker's job process is still being torn down;
 - opens the vault (which recovers an interrupted apply), checks that its claim still holds,
+  tells the worker it began (one byte on ``--ready-fd``: the job's time limit starts then),
   runs the handler and records the result — done or failed — under that claim.
 """
 
@@ -66,8 +67,13 @@ def run_job(
     clock: Clock = utc_now,
     step: Step | None = None,
     lock_timeout: float = 60.0,
+    ready_fd: int | None = None,
 ) -> int:
-    """Run one claimed job in this process; returns the exit status (0 or 75)."""
+    """Run one claimed job in this process; returns the exit status (0 or 75).
+
+    ``ready_fd`` (the worker's ready pipe) gets one byte when the handler begins: the job's
+    time limit counts from then, not from the imports or the wait for the vault's job lock.
+    """
     stop = stop or threading.Event()
     lock = _job_lock(Path(vault_root) / ".affidavit", stop, lock_timeout)
     if lock is None:
@@ -82,6 +88,7 @@ def run_job(
                 return EXIT_STOPPED
             job = job_from_row(row)
             status, error, result = "done", "", None
+            _tell_ready(ready_fd)
             try:
                 payload = parse_payload(job.payload)
                 handler = handler_for(job.kind)
@@ -105,6 +112,18 @@ def run_job(
             vault.close()
     finally:
         os.close(lock)
+
+
+def _tell_ready(fd: int | None) -> None:
+    """Tell the worker the job began (one byte on its ready pipe), then close the pipe."""
+    if fd is None:
+        return
+    try:
+        os.write(fd, b"1")
+    except OSError:  # the worker is gone; the stdin watchdog ends this process
+        pass
+    finally:
+        os.close(fd)
 
 
 def _watch_stdin() -> None:
@@ -153,6 +172,7 @@ def main(
     parser.add_argument("job", nargs="*", metavar="VAULT JOB_ID TOKEN")
     parser.add_argument("--watch-stdin", action="store_true")
     parser.add_argument("--standby", action="store_true")
+    parser.add_argument("--ready-fd", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if len(args.job) != (0 if args.standby else 3):
         parser.error("give VAULT JOB_ID TOKEN, or --standby (and the job on stdin)")
@@ -168,7 +188,9 @@ def main(
         threading.Thread(target=_watch_stdin, name="watch-worker", daemon=True).start()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     vault, job_id, token = job
-    return run_job(Path(vault), job_id, token, stop=stop, clock=clock, step=step)
+    return run_job(
+        Path(vault), job_id, token, stop=stop, clock=clock, step=step, ready_fd=args.ready_fd
+    )
 
 
 if __name__ == "__main__":

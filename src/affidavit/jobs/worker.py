@@ -63,6 +63,7 @@ class Worker:
         self.now = now
         self.queue = JobQueue(self.vault, now=now)
         self._standby: subprocess.Popen[bytes] | None = None
+        self._ready: dict[int, int] = {}  # pid of a job process -> read end of its ready pipe
         self._prewarm = False
 
     def close(self) -> None:
@@ -110,20 +111,50 @@ class Worker:
 
     # -- one job ----------------------------------------------------------------------------
     def _spawn(self) -> subprocess.Popen[bytes]:
-        return subprocess.Popen(
-            [*self.runner, "--standby"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            start_new_session=True,  # its own process group: stopped whole
-        )
+        """A standby job process; it writes one byte to its ready pipe when it begins the job
+        it is handed (imports done, vault open, claim checked), which starts its time limit."""
+        ready, ready_w = os.pipe()
+        try:
+            proc = subprocess.Popen(
+                [*self.runner, "--standby", "--ready-fd", str(ready_w)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                pass_fds=(ready_w,),
+                start_new_session=True,  # its own process group: stopped whole
+            )
+        except BaseException:
+            os.close(ready)
+            raise
+        finally:
+            os.close(ready_w)
+        os.set_blocking(ready, False)
+        self._ready[proc.pid] = ready
+        return proc
+
+    def _began(self, proc: subprocess.Popen[bytes]) -> bool:
+        """Whether the job's process said it began the job (see :meth:`_spawn`)."""
+        fd = self._ready.get(proc.pid)
+        if fd is None:
+            return True
+        try:
+            return bool(os.read(fd, 1))
+        except BlockingIOError:
+            return False
+
+    def _reap(self, proc: subprocess.Popen[bytes]) -> None:
+        """Kill the process's whole group, close its pipes and wait for it."""
+        _signal(proc.pid, signal.SIGKILL, group=True)
+        if proc.stdin is not None:
+            proc.stdin.close()
+        proc.wait()
+        fd = self._ready.pop(proc.pid, None)
+        if fd is not None:
+            os.close(fd)
 
     def _discard_standby(self) -> None:
         proc, self._standby = self._standby, None
         if proc is not None:
-            _signal(proc.pid, signal.SIGKILL, group=True)
-            if proc.stdin is not None:
-                proc.stdin.close()
-            proc.wait()
+            self._reap(proc)
 
     def _hand_over(self, lease: Lease) -> subprocess.Popen[bytes]:
         """Give the job to the warm standby process (or a fresh one); start the next standby."""
@@ -138,8 +169,7 @@ class Worker:
                 proc.stdin.flush()
                 break
             except BrokenPipeError:  # the standby died meanwhile: start another
-                proc.stdin.close()
-                proc.wait()
+                self._reap(proc)
         else:
             raise OSError("the job's process exited before it was given the job")
         if self._prewarm:
@@ -155,10 +185,7 @@ class Worker:
         try:
             rc, reason = self._watch(proc, lease, stop)
         finally:  # even when the worker itself fails: nothing the job started outlives it
-            _signal(proc.pid, signal.SIGKILL, group=True)
-            if proc.stdin is not None:
-                proc.stdin.close()
-            proc.wait()
+            self._reap(proc)
         self._settle(lease, rc, reason)
 
     def _watch(
@@ -169,6 +196,7 @@ class Worker:
         stopped ("" when it ended by itself)."""
         reason = ""
         started = time.monotonic()
+        began: float | None = None  # the time limit counts from when the job itself began
         stopping_since = 0.0
         grace = self.grace_seconds
         beat_every = max(0.5, min(self.lease_seconds / 3, 5.0))
@@ -181,11 +209,17 @@ class Worker:
             except subprocess.TimeoutExpired:
                 pass
             now = time.monotonic()
+            if began is None and self._began(proc):
+                began = now
             if not reason:
                 if stop.is_set():
                     reason, grace = "shutdown", max(self.grace_seconds, self.lease_seconds)
                     _signal(proc.pid, signal.SIGTERM, group=False)  # finish the current step
-                elif lease.timeout_seconds and now - started > lease.timeout_seconds:
+                elif (
+                    lease.timeout_seconds
+                    and began is not None
+                    and now - began > lease.timeout_seconds
+                ):
                     reason = "timeout"
                 elif now >= next_check:
                     next_check = now + 0.25

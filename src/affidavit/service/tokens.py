@@ -25,8 +25,10 @@ from .models import TokenInfo, TokenRole
 
 PREFIX = "afd_"
 _TOKEN = re.compile(r"^afd_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$")
-_DURATION = re.compile(r"^\s*(\d{1,5})\s*([mhdw])\s*$")
-_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_DURATION = re.compile(r"^\s*(\d{1,6})\s*([smhdw])\s*$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+LONGEST = timedelta(days=3650)
+DURATION_FORMS = "a whole number and a unit s, m, h, d or w: 30s, 1m, 2h, 7d, 1w"
 
 
 @dataclass(frozen=True)
@@ -38,11 +40,17 @@ class TokenGrant:
 
 
 def parse_duration(text: str) -> timedelta:
-    """``30d``, ``12h``, ``90m``, ``2w`` as a timedelta (ValueError otherwise)."""
+    """``30s``, ``1m``, ``2h``, ``7d``, ``1w`` as a timedelta, exactly (ValueError otherwise).
+
+    Zero, negative, fractional and unit-less values are refused with the accepted forms.
+    """
     match = _DURATION.match(text)
     if not match or int(match.group(1)) == 0:
-        raise ValueError(f"{text!r} is not a duration; use e.g. 30d, 12h, 90m or 2w.")
-    return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+        raise ValueError(f"{text!r} is not a lifetime; give {DURATION_FORMS}.")
+    lifetime = timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+    if lifetime > LONGEST:
+        raise ValueError(f"{text!r} is longer than 3650d; give a shorter lifetime.")
+    return lifetime
 
 
 def split_token(value: str) -> tuple[str, str] | None:
@@ -158,6 +166,7 @@ def expires_within(info: TokenInfo, clock: Clock) -> timedelta:
 
 
 __all__ = [
+    "DURATION_FORMS",
     "PREFIX",
     "TokenGrant",
     "check_token",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path
@@ -32,7 +31,7 @@ def create_token(vault: VaultDep, caller: CallerDep, body: TokenCreateRequest) -
         vault.db,
         vault.clock,
         body.role,
-        timedelta(hours=body.expires_hours),
+        body.lifetime(),
         body.label,
         caller.actor,
     )
