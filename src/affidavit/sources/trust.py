@@ -8,14 +8,24 @@ Patterns:
 - ``example.org/docs/`` or ``https://example.org/docs/`` — that host, paths under that prefix
   (a prefix ends at a path segment: ``/docs`` matches ``/docs/a`` but not ``/docs-evil``);
 - ``/home/me/papers/`` or ``~/papers`` — local files under that directory.
+
+Both sides are normalised before they are compared. URLs as RFC 3986 §6.2 says, with yarl (the
+aio-libs URL library, also aiohttp's): scheme and host lower-cased, the host IDNA-encoded
+(``bücher.example`` is ``xn--bcher-kva.example``), a trailing dot dropped, the default port made
+explicit, percent-encoded unreserved characters decoded and dot segments removed after that
+(``/docs/%2e%2e/uploads/`` is ``/uploads/``). A path whose segments still spell a dot segment or a
+slash once decoded (``..%2f``, ``%252e%252e``, a backslash) is ambiguous: servers differ in what
+they make of it, so it matches no rule that names a path. Files are compared by their real path
+(``..`` resolved, symbolic links followed) against the rule's real path.
 """
 
 from __future__ import annotations
 
 import os
-import posixpath
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import unquote
+
+from yarl import URL
 
 
 @dataclass(frozen=True)
@@ -24,44 +34,100 @@ class TrustDecision:
     rule: str  # the pattern that decided, or "" for the default / an explicit --trust
 
 
+@dataclass(frozen=True)
+class _Url:
+    scheme: str
+    host: str
+    port: int | None
+    segments: tuple[str, ...] | None  # None: the path is ambiguous (see the module docstring)
+
+
+_AMBIGUOUS = ("/", "\\")
+_DECODE_ROUNDS = 3
+
+
+def _segment_is_ambiguous(segment: str) -> bool:
+    """A segment that decodes (once, twice, thrice) to a dot segment or holds a slash."""
+    for _ in range(_DECODE_ROUNDS):
+        decoded = unquote(segment)
+        if decoded in (".", "..") or any(c in decoded for c in _AMBIGUOUS):
+            return True
+        if decoded == segment:
+            return False
+        segment = decoded
+    return True
+
+
+def _host(raw: str) -> str:
+    """A host as compared: IDNA-encoded, lower-cased, without a trailing dot."""
+    try:
+        parsed = URL.build(scheme="http", host=raw.rstrip("."))
+    except (ValueError, TypeError, UnicodeError):
+        return raw.lower().rstrip(".")
+    return (parsed.raw_host or raw).lower().rstrip(".")
+
+
+def normalize_url(url: str) -> _Url | None:
+    """``url`` normalised for matching, or None when it is not an absolute http(s) URL."""
+    try:
+        parsed = URL(url)
+    except (ValueError, TypeError, UnicodeError):
+        return None
+    if parsed.scheme not in ("http", "https") or not parsed.raw_host:
+        return None
+    raw_segments = [s for s in parsed.raw_path.split("/") if s]
+    segments: tuple[str, ...] | None = tuple(unquote(s) for s in raw_segments)
+    if any(_segment_is_ambiguous(s) for s in raw_segments):
+        segments = None
+    return _Url(parsed.scheme, _host(parsed.raw_host), parsed.port, segments)
+
+
 def _host_matches(pattern: str, host: str) -> bool:
-    host = host.lower().rstrip(".")
-    pattern = pattern.lower().rstrip(".")
     if pattern.startswith("*."):
-        base = pattern[2:]
+        base = _host(pattern[2:])
         return host == base or host.endswith("." + base)
-    return host == pattern
+    return host == _host(pattern)
 
 
-def _path_under(prefix: str, path: str) -> bool:
-    if not prefix or prefix == "/":
+def _segments_under(prefix: tuple[str, ...] | None, path: tuple[str, ...] | None) -> bool:
+    if prefix is None:
+        return False  # a rule whose own path is ambiguous matches nothing
+    if not prefix:
         return True
-    prefix = prefix.rstrip("/")
-    return path == prefix or path.startswith(prefix + "/")
+    return path is not None and path[: len(prefix)] == prefix
+
+
+def _prefix(path: str) -> tuple[str, ...] | None:
+    """The segments of a rule's path prefix, normalised like a URL's (None: ambiguous)."""
+    parsed = normalize_url("http://h/" + path.lstrip("/"))
+    return parsed.segments if parsed else None
 
 
 def _url_match(pattern: str, origin: str) -> bool:
-    url = urlsplit(origin)
-    if url.scheme not in ("http", "https") or not url.hostname:
+    url = normalize_url(origin)
+    if url is None:
         return False
     if "://" in pattern:
-        want = urlsplit(pattern)
-        if want.scheme != url.scheme or not want.hostname:
+        want = normalize_url(pattern)
+        if want is None or want.scheme != url.scheme or want.port != url.port:
             return False
-        if want.port != url.port:
-            return False
-        return _host_matches(want.hostname, url.hostname) and _path_under(want.path, url.path)
+        return _host_matches(want.host, url.host) and _segments_under(want.segments, url.segments)
     host, _, path = pattern.partition("/")
-    return _host_matches(host, url.hostname) and _path_under("/" + path if path else "", url.path)
+    return _host_matches(host, url.host) and _segments_under(_prefix(path), url.segments)
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(os.path.expanduser(path))
 
 
 def _file_match(pattern: str, origin: str) -> bool:
-    if "://" in origin:
+    if "://" in origin or not origin.startswith("/"):
         return False
     expanded = os.path.expanduser(pattern)
     if not expanded.startswith("/"):
         return False
-    return _path_under(posixpath.normpath(expanded), posixpath.normpath(origin))
+    prefix, path = _real(expanded), _real(origin)
+    return prefix == "/" or path == prefix or path.startswith(prefix.rstrip("/") + "/")
 
 
 def _specificity(pattern: str) -> int:
