@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from affidavit.cli import main
 from affidavit.doctor import run_doctor
 from affidavit.errors import ConflictError
 from affidavit.inbox import approve, approve_many, get_plan, propose
-from affidavit.vault import Vault, open_vault
+from affidavit.vault import Vault, init_vault, open_vault
 
 from .conftest import add_text, claim, make_plan, snapshot
 
@@ -49,6 +50,14 @@ def trusted(vault: Vault) -> Vault:
     cfg = vault.config_path.read_text().replace('auto_apply = "never"', 'auto_apply = "trusted"')
     vault.config_path.write_text(cfg)
     return open_vault(vault.root, clock=vault.clock)
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[Vault]:
+    """A vault on the real clock, for the CLI (which opens the vault itself)."""
+    v, _ = init_vault(tmp_path / "live")
+    yield v
+    v.close()
 
 
 def commit_files(vault: Vault, rev: str = "HEAD") -> list[str]:
@@ -206,7 +215,8 @@ def test_a_batch_is_all_or_nothing(vault: Vault, src: str) -> None:
     assert list(vault.journal_dir.iterdir()) == []
 
 
-def test_approve_several_and_all_from_the_cli(vault: Vault, src: str) -> None:
+def test_approve_several_and_all_from_the_cli(live: Vault) -> None:
+    vault, src = live, add_text(live, "greek.md", TEXT)
     plans = [
         propose(vault, make_plan(vault, page(s, src, q)), "t", "t").plan_id
         for s, q in (("alpha", "Alpha is the first letter"), ("beta", "Beta is the second letter"))
@@ -231,7 +241,8 @@ def test_approve_several_and_all_from_the_cli(vault: Vault, src: str) -> None:
     assert "Gamma is the third letter." in (vault.wiki_dir / "alpha.md").read_text()
 
 
-def test_approve_all_never_applies_a_withdrawal_unshown(vault: Vault, src: str) -> None:
+def test_approve_all_never_applies_a_withdrawal_unshown(live: Vault) -> None:
+    vault, src = live, add_text(live, "greek.md", TEXT)
     made = approve(
         vault,
         propose(
