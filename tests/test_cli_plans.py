@@ -49,6 +49,10 @@ def test_user_journey(tmp_path: Path) -> None:
     assert out["applied"] and out["ops"] == [1, 2, 3, 5]
     assert (vault / "wiki" / "four-freedoms.md").exists()
     assert not (vault / "wiki" / "washington-1790.md").exists()
+    # the operation left out stays pending and is approved later
+    assert [p["id"] for p in json.loads(run(runner, vault, "inbox", "--json"))] == [plan_id]
+    rest = run(runner, vault, "approve", plan_id)
+    assert "3 operation(s)" in rest and (vault / "wiki" / "washington-1790.md").exists()
     again = run(runner, vault, "approve", plan_id)
     assert "already applied" in again
     assert "clean" in run(runner, vault, "doctor")

@@ -21,25 +21,26 @@ from affidavit.store.apply import APPLY_STEPS
 from affidavit.store.atomic import stray_temps
 from affidavit.vault import init_vault, open_vault
 
-from .conftest import FakeClock, add_samples, sample_plan_text
+from .conftest import FakeClock, add_samples, claim, make_plan, sample_plan_text
 
 CHILD = textwrap.dedent(
     """
     import os, signal, sys
     from datetime import UTC, datetime
     from pathlib import Path
-    from affidavit.store.apply import Approval, apply
+    from affidavit.store.apply import Approval, apply_batch
     from affidavit.vault import open_vault
 
-    root, plan_id, target = sys.argv[1:4]
+    root, plan_ids, target = sys.argv[1:4]
     vault = open_vault(Path(root), clock=lambda: datetime(2026, 11, 30, 10, 0, tzinfo=UTC))
 
     def step(name):
         if name == target:
             os.kill(os.getpid(), signal.SIGKILL)
 
-    result = apply(vault, plan_id, None, Approval("tester"), step=step)
-    print(result.message)
+    items = [(plan_id, None) for plan_id in plan_ids.split(",")]
+    for result in apply_batch(vault, items, Approval("tester"), step=step):
+        print(result.message)
     """
 )
 FIXED = FakeClock(datetime(2026, 11, 30, 10, 0, tzinfo=UTC))
@@ -89,16 +90,14 @@ def state(root: Path) -> dict[str, Any]:
     return {"files": files, "db": rows, "tree": tree, "commits": commits}
 
 
-def test_kill_at_every_step_leaves_old_or_new_state(
-    template: tuple[Path, str], tmp_path: Path
-) -> None:
-    root, plan_id = template
+def kill_at_every_step(root: Path, plan_ids: str, tmp_path: Path) -> dict[str, Any]:
+    """Kill the apply of ``plan_ids`` at each step in turn; returns the state after a clean run."""
     before_root = tmp_path / "before"
     shutil.copytree(root, before_root)
     before = state(before_root)
     after_root = tmp_path / "after"
     shutil.copytree(root, after_root)
-    done = run_child(after_root, plan_id, "never")
+    done = run_child(after_root, plan_ids, "never")
     assert done.returncode == 0, done.stderr
     after = state(after_root)
     assert after != before and after["commits"] == before["commits"] + 1
@@ -106,15 +105,67 @@ def test_kill_at_every_step_leaves_old_or_new_state(
     for step in APPLY_STEPS:
         work = tmp_path / f"kill-{step}"
         shutil.copytree(root, work)
-        proc = run_child(work, plan_id, step)
+        proc = run_child(work, plan_ids, step)
         assert proc.returncode == -signal.SIGKILL, (step, proc.stderr)
         got = state(work)
         assert got in (before, after), f"mixed state after a kill at {step}"
         outcomes[step] = "after" if got == after else "before"
         # replaying the apply never applies twice
-        replay = run_child(work, plan_id, "never")
+        replay = run_child(work, plan_ids, "never")
         assert replay.returncode == 0, replay.stderr
         assert state(work) == after
     assert outcomes["db_written"] == "before" and outcomes["journal"] == "before"
     assert outcomes["db_commit"] == "after" and outcomes["git_commit"] == "after"
     assert os.path.exists(root)
+    return after
+
+
+def test_kill_at_every_step_leaves_old_or_new_state(
+    template: tuple[Path, str], tmp_path: Path
+) -> None:
+    root, plan_id = template
+    kill_at_every_step(root, plan_id, tmp_path)
+
+
+MONROE = "The people being with us exclusively the sovereign"
+MONROE_2 = "If kept in the dark, they must be incompetent to it"
+
+
+def test_kill_a_batch_at_every_step_leaves_old_or_new_state(
+    template: tuple[Path, str], tmp_path: Path
+) -> None:
+    """Three plans as one batch, given with the one that extends a page before the one that
+    creates it: one commit naming all three, or none of them, whatever step is killed."""
+    source, plan_id = template
+    root = tmp_path / "batch-template"
+    shutil.copytree(source, root)
+    vault = open_vault(root, clock=FakeClock())
+    try:
+        monroe = vault.db.execute(
+            "SELECT id FROM sources WHERE name = '1823-monroe.md'"
+        ).fetchone()[0]
+        creates = {
+            "op": "create_page",
+            "slug": "sovereign-people",
+            "title": "The sovereign people",
+            "summary": "The people are the sovereign.",
+            "claims": [claim("The people are the sovereign.", monroe, MONROE)],
+        }
+        extends = {
+            "op": "add_claims",
+            "page": "sovereign-people",
+            "claims": [claim("Kept in the dark, they are incompetent to it.", monroe, MONROE_2)],
+        }
+        first = propose(vault, make_plan(vault, creates), "tester", "t").plan_id
+        second = propose(vault, make_plan(vault, extends), "tester", "t").plan_id
+    finally:
+        vault.close()
+    after = kill_at_every_step(root, ",".join([second, plan_id, first]), tmp_path)
+    assert "wiki/sovereign-people.md" in after["files"]
+    check = open_vault(tmp_path / "after", clock=FIXED)
+    try:
+        body = check.git.run("log", "-1", "--format=%B")
+        for plan in (first, second, plan_id):
+            assert f"Affidavit-Plan: {plan}" in body
+    finally:
+        check.close()

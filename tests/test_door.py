@@ -100,9 +100,18 @@ def test_partial_approval_applies_only_selected_ops(vault: Vault, src: str) -> N
     assert result.ops == [0, 2]
     assert (vault.wiki_dir / "alpha.md").exists() and (vault.wiki_dir / "gamma.md").exists()
     assert not (vault.wiki_dir / "beta.md").exists()
+    # the unselected operation stays pending (and keeps its slug) until it expires
+    assert get_plan(vault, proposal.plan_id).status == "pending"
+    assert "still pending" in result.message and "--ops 2" in result.message
+    slugs = vault.db.execute("SELECT slug FROM slug_reservations").fetchall()
+    assert [r[0] for r in slugs] == ["beta"]
+    with pytest.raises(ConflictError, match="applied already"):
+        approve(vault, proposal.plan_id, [1], "tester")
+    later = approve(vault, proposal.plan_id, None, "tester")
+    assert later.ops == [1] and (vault.wiki_dir / "beta.md").exists()
     assert get_plan(vault, proposal.plan_id).status == "applied"
-    # the unapproved slug is released
     assert vault.db.execute("SELECT count(*) FROM slug_reservations").fetchone()[0] == 0
+    assert run_doctor(vault).clean
 
 
 def test_partial_approval_of_a_dependent_op_alone_is_refused(vault: Vault, src: str) -> None:
@@ -117,7 +126,7 @@ def test_partial_approval_of_a_dependent_op_alone_is_refused(vault: Vault, src: 
     )
     proposal = propose(vault, plan, "tester", "t")
     before = snapshot(vault)
-    with pytest.raises(ConflictError, match="neither exists nor is created here"):
+    with pytest.raises(ConflictError, match="--ops 1,2"):
         approve(vault, proposal.plan_id, [2], "tester")
     assert snapshot(vault) == before
     with pytest.raises(ConflictError, match="there is no 7"):
@@ -331,7 +340,7 @@ def test_a_plan_may_extend_a_page_a_pending_plan_creates(vault: Vault, src: str)
     second = propose(vault, make_plan(vault, extend), "t", "t")
     assert second.status == "pending"
     before = snapshot(vault)
-    with pytest.raises(ConflictError, match=f"pending plan {first.plan_id[:12]} creates it"):
+    with pytest.raises(ConflictError, match=f"approve {first.plan_id[:12]} first"):
         approve(vault, second.plan_id, None, "t")
     assert snapshot(vault) == before
     approve(vault, first.plan_id, None, "t")

@@ -23,6 +23,8 @@ from pydantic import BaseModel, TypeAdapter
 from . import errors
 from .service.backend import Backend, Forbidden, LocalBackend, Unauthenticated
 from .service.models import (
+    ApproveManyRequest,
+    ApproveManyResponse,
     ApproveRequest,
     ApproveResponse,
     AskRequest,
@@ -196,6 +198,13 @@ class DaemonBackend:
         body = ApproveRequest(ops=ops)
         result: ApproveResponse = self._call(
             "POST", f"/plans/{ref}/approve", ApproveResponse, body=body
+        )
+        return result
+
+    def approve_many(self, refs: list[str], dry_run: bool = False) -> ApproveManyResponse:
+        body = ApproveManyRequest(plans=refs, dry_run=dry_run)
+        result: ApproveManyResponse = self._call(
+            "POST", "/plans/approve", ApproveManyResponse, body=body
         )
         return result
 

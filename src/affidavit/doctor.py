@@ -4,7 +4,9 @@ Checks: every source's bytes re-hash to its id and its extracted text to its rec
 active claim's quotes are found again at their recorded offsets, and its text is still supported
 by them (the support check, W11); every file under wiki/ equals what
 the database renders (no drift, nothing missing, nothing unknown); the audit hash chain is intact;
-every applied plan has its git commit and wiki/ has no uncommitted changes.
+every applied plan has its git commit and wiki/ has no uncommitted changes, no untracked file
+and no symlink; every claim and evidence row is what the applied plans the audit chain covers
+produce (:mod:`affidavit.store.replay`).
 
 The re-derivations (:func:`source_problems`, :func:`quote_problems`, :func:`file_problems`) are
 shared with ``affidavit lint`` (:mod:`affidavit.lint.checks`), which reports the same disagreements
@@ -13,6 +15,7 @@ as findings.
 
 from __future__ import annotations
 
+import os
 import stat
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
@@ -29,12 +32,13 @@ from .store.gitrepo import PLAN_TRAILER
 from .store.paths import inside
 from .store.recovery import journal_problem, pending_journals
 from .store.render import expected_files
+from .store.replay import claim_problems
 from .vault import Vault
 
 
 @dataclass(frozen=True)
 class Finding:
-    check: str  # sources | evidence | support | files | audit | git | journal
+    check: str  # sources | evidence | support | files | claims | audit | git | journal
     subject: str
     message: str
     fix: str = ""
@@ -319,6 +323,49 @@ def _check_audit_and_git(vault: Vault, report: DoctorReport) -> None:
         )
 
 
+def _check_claims(vault: Vault, store: SourceStore, report: DoctorReport) -> None:
+    """Claims and evidence re-derived from the applied plans the audit chain covers."""
+    report.counts["rederived_claims"], problems = claim_problems(vault.db, Verifier(store))
+    for problem in problems:
+        report.findings.append(
+            Finding(
+                "claims",
+                problem.claim_id,
+                problem.message,
+                "the database was changed outside the door: restore it from a backup (or git "
+                "history of wiki/ shows what the claims were)",
+            )
+        )
+
+
+def _check_wiki_tree(vault: Vault, report: DoctorReport) -> None:
+    """Symlinks under wiki/ (the door writes only regular files) and files git doesn't track
+    (no plan committed them)."""
+    for path in sorted(vault.wiki_dir.rglob("*")):
+        if path.is_symlink():
+            relpath = str(path.relative_to(vault.root))
+            report.findings.append(
+                Finding(
+                    "files",
+                    relpath,
+                    f"is a symlink (to {os.readlink(path)}); Affidavit writes only regular files",
+                    f"remove it (`rm {relpath}` in the vault)",
+                )
+            )
+    for relpath in vault.git.untracked("wiki"):
+        parts = relpath.split("/")[1:]
+        if any(part.startswith(".") for part in parts[:-1]):
+            continue  # .obsidian/, .trash/: the editor's
+        report.findings.append(
+            Finding(
+                "git",
+                relpath,
+                "untracked file under wiki/: no applied plan wrote it",
+                "delete it, or make it a page with `affidavit doctor --propose`",
+            )
+        )
+
+
 def run_doctor(vault: Vault) -> DoctorReport:
     """Run every check and return the report (nothing is changed)."""
     report = DoctorReport()
@@ -327,5 +374,7 @@ def run_doctor(vault: Vault) -> DoctorReport:
     _check_evidence(vault, store, report)
     _check_support(vault, store, report)
     _check_files(vault, report)
+    _check_wiki_tree(vault, report)
+    _check_claims(vault, store, report)
     _check_audit_and_git(vault, report)
     return report

@@ -17,11 +17,12 @@ from .clock import iso, parse_iso
 from .db import transaction
 from .errors import ConflictError, NotFoundError
 from .gate.admission import Admission, admit
+from .gate.withdrawals import ends_claims
 from .hashing import canonical_json, content_id
 from .plan.nonce import check_nonce, consume_nonce
 from .plan.schema import CreatePage, Plan, parse_plan
 from .store import audit
-from .store.apply import ApplyResult, Approval, apply, gate_services, load_plan
+from .store.apply import ApplyResult, Approval, apply, apply_batch, gate_services, load_plan
 from .vault import Vault
 
 
@@ -222,18 +223,45 @@ def expire_due(vault: Vault) -> list[str]:
 
 
 def approve(vault: Vault, ref: str, ops: list[int] | None, actor: str) -> ApplyResult:
-    """Approve all admitted operations of a pending plan, or only ``ops`` (1-based), and apply."""
-    plan_id = resolve_plan_id(vault, ref)
+    """Approve all admitted operations of a pending plan, or only ``ops`` (1-based), and apply.
+    The operations not selected stay pending (until the plan expires)."""
+    return approve_many(vault, [ref], ops, actor)[0]
+
+
+def approve_many(
+    vault: Vault, refs: list[str], ops: list[int] | None, actor: str
+) -> list[ApplyResult]:
+    """Approve several pending plans at once: one batch through the door, in dependency order,
+    all or nothing. ``ops`` (1-based) selects operations and needs exactly one plan."""
+    plan_ids = list(dict.fromkeys(resolve_plan_id(vault, ref) for ref in refs))
+    if not plan_ids:
+        raise ConflictError("name at least one plan to approve (`affidavit inbox` lists them).")
     selected = None if ops is None else [n - 1 for n in ops]
     if selected is not None:
-        record = get_plan(vault, plan_id)
+        if len(plan_ids) != 1:
+            raise ConflictError("--ops selects operations of one plan; give exactly one plan id.")
+        record = get_plan(vault, plan_ids[0])
         count = len(record.plan.operations)
         wrong = [n for n in ops or [] if not 1 <= n <= count]
         if wrong:
             raise ConflictError(
-                f"plan {plan_id[:12]} has operations 1–{count}; there is no {wrong[0]}."
+                f"plan {plan_ids[0][:12]} has operations 1–{count}; there is no {wrong[0]}."
             )
-    return apply(vault, plan_id, selected, Approval(actor=actor, kind="person"))
+    approval = Approval(actor=actor, kind="person")
+    return apply_batch(vault, [(plan_id, selected) for plan_id in plan_ids], approval)
+
+
+def pending_ops(vault: Vault, record: PlanRecord) -> list[int]:
+    """The operations (0-based) of a pending plan that can still be approved."""
+    row = vault.db.execute("SELECT selected_ops FROM plans WHERE id = ?", (record.id,)).fetchone()
+    done = set(json.loads(row[0] or "[]")) if row else set()
+    return [i for i in record.admission.admitted_ops if i not in done]
+
+
+def withdrawals_of(record: PlanRecord, ops: list[int]) -> list[int]:
+    """Which of ``ops`` take claims out of the wiki (supersede, retract, replace context)."""
+    verdicts = {op.index: op for op in record.admission.ops}
+    return [i for i in ops if i in verdicts and ends_claims(verdicts[i].kind, verdicts[i].detail)]
 
 
 def reject(vault: Vault, ref: str, reason: str, actor: str) -> PlanRecord:

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import getpass
 from collections.abc import Callable
-from typing import Any
 
 import click
 
-from ..errors import AffidavitError
-from ..inbox import approve as approve_plan
-from ..lint.findings import FindingStore, StoredFinding
-from ..lint.fixes import FixReport, propose_fixes
+from ..lint.findings import ENDS_NOTHING, FindingStore, StoredFinding
+from ..lint.fixes import FixReport, fix_steps, propose_fixes
 from ..lint.runner import LintReport, run_lint
 from ..providers.from_config import provider_from_config
+from ..store.apply import Approval, apply_batch
 from ._common import echo_json, json_option, opened_vault, user_errors
 
 MARK = {"error": "✗", "warning": "!", "info": "·"}
@@ -306,8 +304,15 @@ def fix(
 
 @findings.command("approve")
 @click.argument("finding_ids", nargs=-1)
-@click.option("--all", "all_", is_flag=True, help="The fix plans of every open finding.")
+@click.option(
+    "--all",
+    "all_",
+    is_flag=True,
+    help="The fixes of every open finding of the --kind given (only kinds whose fix ends "
+    "nothing: " + ", ".join(ENDS_NOTHING) + ").",
+)
 @click.option("--kind", "kinds", multiple=True, help="With --all: only these kinds.")
+@click.option("--yes", is_flag=True, help="Don't ask before fixes that supersede or retract.")
 @json_option
 @click.pass_context
 @user_errors
@@ -316,36 +321,58 @@ def approve(
     finding_ids: tuple[str, ...],
     all_: bool,
     kinds: tuple[str, ...],
+    yes: bool,
     as_json: bool,
 ) -> None:
-    """Approve the pending fix plans of many findings at once (each through the one door).
+    """Approve the pending fixes of the findings listed (or of every finding of a kind whose
+    fix ends nothing), as one batch. What each fix does is printed first.
 
     \b
-    Example:
-      affidavit findings approve --all --kind duplicate
+    Examples:
+      affidavit findings approve --all --kind missing_link
+      affidavit findings approve f-1a2b f-3c4d
     """
+    if all_:
+        ending = [k for k in kinds if k not in ENDS_NOTHING]
+        if not kinds or ending:
+            raise click.UsageError(
+                "--all takes only --kind " + " / ".join(ENDS_NOTHING) + ": the fixes of the "
+                "other kinds supersede or retract a claim, so list those findings by id after "
+                "reading them (`affidavit findings show ID`)."
+            )
     with opened_vault(ctx) as vault:
         store = FindingStore(vault.db)
-        plans = sorted({s.plan_id for s in _select(store, finding_ids, all_, kinds) if s.plan_id})
-        results: list[dict[str, Any]] = []
-        for plan in plans:
-            row = vault.db.execute("SELECT status FROM plans WHERE id = ?", (plan,)).fetchone()
-            if row is None or row[0] != "pending":
-                continue
-            try:
-                result = approve_plan(vault, plan, None, _actor())
-                results.append({"plan": plan, "applied": result.applied, "message": result.message})
-            except AffidavitError as exc:
-                results.append({"plan": plan, "applied": False, "message": str(exc)})
+        steps = fix_steps(vault, _select(store, finding_ids, all_, kinds))
+        if not steps:
+            if as_json:
+                echo_json([])
+            else:
+                click.echo("No pending fixes. `affidavit findings fix ID` proposes them.")
+            return
+        if not as_json:
+            click.echo(f"Approving {len(steps)} fix(es):")
+            for step in steps:
+                mark = "!" if step.ends else "·"
+                click.echo(
+                    f"  {mark} {step.finding} (plan {step.plan_id[:12]}, op {step.op + 1}): "
+                    f"{step.line}"
+                )
+        if any(s.ends for s in steps) and not yes:
+            if as_json:
+                raise click.UsageError("some fixes end claims; add --yes to approve with --json")
+            if not click.confirm("Supersede or retract the claims marked ! ?", default=False):
+                raise click.ClickException("nothing applied.")
+        selections: dict[str, list[int]] = {}
+        for step in steps:
+            selections.setdefault(step.plan_id, []).append(step.op)
+        done = apply_batch(vault, list(selections.items()), Approval(_actor(), "person"))
+        results = [{"plan": r.plan_id, "applied": r.applied, "message": r.message} for r in done]
         if as_json:
             echo_json(results)
             return
-        if not results:
-            click.echo("No pending fix plans. `affidavit findings fix --all` proposes them.")
         for item in results:
             click.echo(f"{item['plan'][:12]}: {item['message']}")
-        if results:
-            click.echo("Run `affidavit lint` again to resolve the fixed findings.")
+        click.echo("Run `affidavit lint` again to resolve the fixed findings.")
 
 
 COMMANDS = [lint, findings]

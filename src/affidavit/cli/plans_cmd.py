@@ -16,7 +16,7 @@ from ..gate.support import mark
 from ..plan.nonce import issue_nonce
 from ..plan.schema import Plan, plan_json_schema
 from ..retract import describe_radius
-from ..service.models import QuoteContext
+from ..service.models import PlanPreview, QuoteContext
 from ..store.blast import BlastRadius
 from ._common import echo_json, json_option, opened_vault, user_errors, vault_path
 
@@ -260,30 +260,99 @@ def _parse_ops(value: str | None) -> list[int] | None:
 
 
 @click.command("approve")
-@click.argument("plan_id")
+@click.argument("plan_ids", nargs=-1)
 @click.option("--ops", help="Apply only these operations (1-based, comma-separated), e.g. 1,3.")
+@click.option(
+    "--all", "approve_all", is_flag=True, help="Approve every pending plan (lists them first)."
+)
+@click.option(
+    "--yes",
+    is_flag=True,
+    help="Don't ask. With --all, plans that supersede or retract claims are left out: approve "
+    "those by id after reading what they end.",
+)
 @json_option
 @click.pass_context
 @user_errors
-def approve(ctx: click.Context, plan_id: str, ops: str | None, as_json: bool) -> None:
-    """Approve a pending plan (or some of its operations) and apply it through the door.
+def approve(
+    ctx: click.Context,
+    plan_ids: tuple[str, ...],
+    ops: str | None,
+    approve_all: bool,
+    yes: bool,
+    as_json: bool,
+) -> None:
+    """Approve pending plans (or some operations of one) and apply them.
 
-    The plan is re-checked against the current wiki first.
+    Each plan is re-checked against the current wiki first. Several plans are applied together
+    in dependency order (a plan that extends a page another creates goes after it) as one
+    commit, all or nothing. Operations left out with --ops stay pending until the plan expires.
 
     \b
     Examples:
       affidavit approve 3f2a9c
       affidavit approve 3f2a9c --ops 1,3
+      affidavit approve 3f2a9c 9c1d77
+      affidavit approve --all
     """
-    selected = _parse_ops(ops)
+    if approve_all and plan_ids:
+        raise click.UsageError("give plan ids or --all, not both.")
+    if not approve_all and not plan_ids:
+        raise click.UsageError(
+            "name the plan(s) to approve, or --all (`affidavit inbox` lists them)."
+        )
+    if ops is not None and (approve_all or len(plan_ids) != 1):
+        raise click.UsageError("--ops selects operations of one plan; give exactly one plan id.")
+    if approve_all and as_json and not yes:
+        raise click.UsageError("--all --json doesn't ask; add --yes.")
     with open_backend(vault_path(ctx)) as backend:  # the daemon when it serves the vault
-        result = backend.approve(plan_id, selected)
+        if len(plan_ids) == 1:
+            result = backend.approve(plan_ids[0], _parse_ops(ops))
+            if as_json:
+                echo_json(result.model_dump())
+                return
+            click.echo(result.message)
+            if result.commit:
+                click.echo(f"git commit {result.commit[:12]}")
+            return
+        refs = list(plan_ids) or [p.id for p in backend.list_plans(("pending",))]
+        if not refs:
+            click.echo("The inbox is empty: nothing to approve.")
+            return
+        preview = backend.approve_many(refs, dry_run=True).preview
+        held = [p for p in preview if p.withdrawals and approve_all and yes]
+        chosen = [p for p in preview if p not in held]
+        if not as_json:
+            _print_preview(chosen)
+            for p in held:
+                click.echo(
+                    f"Left out: plan {p.plan_id[:12]} ends claims; read them "
+                    f"(`affidavit inbox show {p.plan_id[:12]}`), then "
+                    f"`affidavit approve {p.plan_id[:12]}`."
+                )
+        if not chosen:
+            return
+        if not yes and not click.confirm("Apply these?", default=False):
+            raise click.ClickException("nothing applied.")
+        done = backend.approve_many([p.plan_id for p in chosen])
     if as_json:
-        echo_json(result.model_dump())
+        echo_json(done.model_dump())
         return
-    click.echo(result.message)
-    if result.commit:
-        click.echo(f"git commit {result.commit[:12]}")
+    for item in done.results:
+        click.echo(item.message)
+    if done.commit:
+        click.echo(f"git commit {done.commit[:12]}")
+
+
+def _print_preview(preview: list[PlanPreview]) -> None:
+    ops = sum(len(p.ops) for p in preview)
+    click.echo(f"Apply {len(preview)} plan(s), {ops} operation(s):")
+    for item in preview:
+        click.echo(f"  plan {item.plan_id[:12]}")
+        for line in item.lines:
+            click.echo(f"    {line}")
+        for line in item.withdrawals:
+            click.echo(click.style(f"    ! {line}", fg="yellow"))
 
 
 @click.command("reject")

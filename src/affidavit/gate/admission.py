@@ -380,6 +380,8 @@ def admit(
         if isinstance(op, RetractSource):
             withdrawals.source_retraction(gate, op, result, plan_id, done_sources)
             continue
+        if isinstance(op, UpdateContext):
+            withdrawals.context_replacement(gate, op, result)
         superseded = op.claim if isinstance(op, SupersedeClaim) else None
         page = _page_of(op)
         if isinstance(op, SupersedeClaim):
@@ -528,7 +530,8 @@ def _cascade(plan: Plan, results: list[OpResult]) -> None:
 
 
 WITHDRAWAL_POLICY = (
-    "plans that supersede or retract claims always wait for a person, whatever "
+    "plans that supersede or retract claims (or replace context entries) always wait for a "
+    "person, whatever "
     "policy.auto_apply says: they take facts out of the wiki, and the blast radius of a "
     "retraction (syntheses, emptied pages) is a judgement no trust tier makes"
 )
@@ -551,7 +554,7 @@ def _policy(config: Config, admission: Admission) -> None:
         admission.needs_approval = True
         admission.policy_reason = "nothing in the plan passed the gate"
         return
-    if any(op.kind in WITHDRAWALS for op in passing):
+    if any(withdrawals.ends_claims(op.kind, op.detail) for op in passing):
         admission.needs_approval = True
         admission.policy_reason = WITHDRAWAL_POLICY
         return

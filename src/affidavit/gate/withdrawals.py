@@ -7,6 +7,8 @@
   There is no near-duplicate test: the successor was checked when it entered.
 * ``retract_claim``: the claim goes, with the syntheses that rest on it (``derived_from``).
 * ``retract_source``: the blast radius (:mod:`affidavit.store.blast`) is recorded.
+* ``update_context`` with ``mode: "replace"``: the context entries it replaces go, so it is a
+  withdrawal too: their blast radius is recorded like a retraction's (:func:`context_replacement`).
 
 An operation that names a claim an earlier operation of the same plan already ends (supersedes or
 retracts) is rejected (consistency). The policy never applies these plans on its own.
@@ -18,14 +20,14 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from ..errors import AffidavitError
-from ..plan.schema import RetractClaim, RetractSource, SupersedeClaim
+from ..plan.schema import RetractClaim, RetractSource, SupersedeClaim, UpdateContext
 from ..store.blast import blast_radius, claim_radius
 from .verdicts import QUARANTINED, REJECTED, ClaimResult, OpResult, QuoteResult
 
 if TYPE_CHECKING:
     from .admission import _Gate
 
-__all__ = ["retraction", "source_retraction", "succession"]
+__all__ = ["context_replacement", "ends_claims", "retraction", "source_retraction", "succession"]
 
 
 def recheck(gate: _Gate, claim_id: str) -> list[QuoteResult]:
@@ -131,3 +133,30 @@ def source_retraction(
     done.add(source_id)
     result.detail = {"radius": radius.to_json()}
     gate.ended |= set(radius.goes)
+
+
+def context_replacement(gate: _Gate, op: UpdateContext, result: OpResult) -> None:
+    """``update_context`` with ``mode: "replace"`` retracts every live context entry (and what
+    rests on them): record that blast radius, so the policy waits for a person, the inbox shows
+    what goes and the door audits it as a retraction."""
+    if op.mode != "replace":
+        return
+    current = [
+        row[0]
+        for row in gate.db.execute(
+            "SELECT id FROM claims WHERE page_slug = '' AND status = 'active' ORDER BY position, id"
+        )
+        if row[0] not in gate.ended
+    ]
+    if not current:
+        return
+    radius = claim_radius(gate.db, current, skip=gate.ended)
+    result.detail = {"radius": radius.to_json()}
+    gate.ended |= set(radius.goes)
+
+
+def ends_claims(kind: str, detail: dict[str, object]) -> bool:
+    """Whether an admitted operation takes claims out of the wiki (a withdrawal)."""
+    return kind in ("supersede_claim", "retract_claim", "retract_source") or bool(
+        detail.get("radius")
+    )

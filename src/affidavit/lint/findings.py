@@ -35,6 +35,10 @@ CheckKind = Literal[
 ModelKind = Literal["contradiction", "stale", "duplicate", "missing_page", "missing_link"]
 """Kinds a model (or the extractive engine) may propose; each must show verified quotes."""
 FindingKind = CheckKind | ModelKind
+ENDS_NOTHING: tuple[str, ...] = ("orphan_page", "missing_link")
+"""Kinds whose fix only adds (a link): the only kinds ``findings approve --all --kind`` takes.
+The fixes of the others (stale, duplicate, contradiction, evidence_unverified) supersede or
+retract a claim, so each must be listed by id after it has been read."""
 CHECK_KINDS: tuple[str, ...] = get_args(CheckKind)
 MODEL_KINDS: tuple[str, ...] = get_args(ModelKind)
 Severity = Literal["error", "warning", "info"]

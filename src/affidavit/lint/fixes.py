@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import AffidavitError, ConflictError
-from ..inbox import propose
+from ..gate.verdicts import WITHDRAWALS
+from ..inbox import get_plan, pending_ops, propose
 from ..plan.nonce import issue_nonce
 from ..plan.schema import MAX_OPERATIONS
 from ..vault import Vault
@@ -89,8 +90,15 @@ def propose_fixes(
         taken.add(target)
         ops.append((stored.id, op))
     store = FindingStore(vault.db)
-    for start in range(0, len(ops), MAX_OPERATIONS):
-        batch = ops[start : start + MAX_OPERATIONS]
+    # fixes that end claims go in plans of their own, never mixed with ones that only add
+    adds = [(fid, op) for fid, op in ops if op["op"] not in WITHDRAWALS]
+    ends = [(fid, op) for fid, op in ops if op["op"] in WITHDRAWALS]
+    batches = [
+        group[start : start + MAX_OPERATIONS]
+        for group in (adds, ends)
+        for start in range(0, len(group), MAX_OPERATIONS)
+    ]
+    for batch in batches:
         nonce = issue_nonce(vault.db, vault.clock, "lint-fix")
         kinds = sorted({str(op["op"]) for _, op in batch})
         plan = {
@@ -112,6 +120,71 @@ def propose_fixes(
                 store.attach_plan(fid, proposal.plan_id)
                 report.fixed[fid] = proposal.plan_id
     return report
+
+
+@dataclass(frozen=True)
+class FixStep:
+    """One pending fix operation to approve: the finding, its plan and operation (0-based), what
+    it does in words, and whether it ends a claim (supersede, retract)."""
+
+    finding: str
+    plan_id: str
+    op: int
+    line: str
+    ends: bool
+
+
+def _target(op: dict[str, Any]) -> tuple[str, ...]:
+    if "claim" in op:
+        return ("claim", str(op["claim"]))
+    return ("link", str(op.get("page")), str(op.get("to")))
+
+
+def _claim_text(vault: Vault, claim_id: str) -> str:
+    row = vault.db.execute("SELECT text FROM claims WHERE id = ?", (claim_id,)).fetchone()
+    return f"{claim_id} “{row[0]}”" if row else claim_id
+
+
+def _describe(vault: Vault, op: dict[str, Any]) -> str:
+    kind = op["op"]
+    if kind == "supersede_claim":
+        by = op.get("successor") or "a new claim"
+        return f"supersede {_claim_text(vault, op['claim'])} by {_claim_text(vault, str(by))}"
+    if kind == "retract_claim":
+        return f"retract {_claim_text(vault, op['claim'])}: {op.get('reason', '')}"
+    if kind == "link_pages":
+        return f"link {op['page']} → {op['to']}"
+    return str(kind)
+
+
+def fix_steps(vault: Vault, findings: list[StoredFinding]) -> list[FixStep]:
+    """The pending fix operations of ``findings`` (each finding's own operation in its plan,
+    not the other operations packed into the same plan)."""
+    steps: list[FixStep] = []
+    for stored in findings:
+        if not stored.plan_id or not _pending(vault, stored.plan_id):
+            continue
+        record = get_plan(vault, stored.plan_id)
+        fix = stored.finding.fix
+        for index in pending_ops(vault, record):
+            op = record.plan.operations[index].model_dump(mode="json", exclude_none=True)
+            mine = (
+                _target(op) == _target(dict(fix))
+                if fix
+                else op.get("claim") in stored.finding.claims
+            )
+            if mine:
+                steps.append(
+                    FixStep(
+                        stored.id,
+                        record.id,
+                        index,
+                        _describe(vault, op),
+                        op["op"] in WITHDRAWALS,
+                    )
+                )
+                break
+    return steps
 
 
 def _pending(vault: Vault, plan_id: str) -> bool:

@@ -20,6 +20,7 @@ from ..vault import Vault
 from . import tokens as token_store
 from . import vaults as svc
 from .models import (
+    ApproveManyResponse,
     ApproveResponse,
     AskRequest,
     AskResponse,
@@ -71,6 +72,8 @@ class Backend(Protocol):
     def propose(self, plan: str, author: str | None, origin: str) -> ProposalOut: ...
 
     def approve(self, ref: str, ops: list[int] | None) -> ApproveResponse: ...
+
+    def approve_many(self, refs: list[str], dry_run: bool = False) -> ApproveManyResponse: ...
 
     def reject(self, ref: str, reason: str) -> RejectResponse: ...
 
@@ -127,6 +130,9 @@ class LocalBackend:
 
     def approve(self, ref: str, ops: list[int] | None) -> ApproveResponse:
         return svc.approve(self.vault, ref, ops, self.actor)
+
+    def approve_many(self, refs: list[str], dry_run: bool = False) -> ApproveManyResponse:
+        return svc.approve_many(self.vault, refs, self.actor, dry_run=dry_run)
 
     def reject(self, ref: str, reason: str) -> RejectResponse:
         return svc.reject(self.vault, ref, reason, self.actor)

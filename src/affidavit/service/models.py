@@ -315,6 +315,31 @@ class ApproveResponse(Response):
     commit: str | None
 
 
+class ApproveManyRequest(Request):
+    plans: list[str] = Field(
+        min_length=1, max_length=1000, description="Plan ids (or prefixes) to approve together."
+    )
+    dry_run: bool = Field(
+        default=False, description="Only say what approving them would do; apply nothing."
+    )
+
+
+class PlanPreview(Response):
+    """What approving one plan would do: its pending operations and every claim a withdrawal
+    among them takes out of the wiki."""
+
+    plan_id: str
+    ops: list[int]
+    lines: list[str]
+    withdrawals: list[str]
+
+
+class ApproveManyResponse(Response):
+    preview: list[PlanPreview]
+    results: list[ApproveResponse]
+    commit: str | None
+
+
 class RejectRequest(Request):
     reason: str = Field(min_length=1, max_length=500)
 

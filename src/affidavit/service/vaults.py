@@ -19,14 +19,19 @@ from .. import inbox
 from ..ask import Asker, render_answer
 from ..ask.save import propose_answer
 from ..errors import ConfigError, ConflictError, NotFoundError
+from ..gate.verdicts import OpResult
 from ..plan.nonce import issue_nonce
 from ..providers.from_config import provider_from_config
+from ..retract import describe_radius
 from ..retrieval.search import Hit, Retriever, VectorSearch
 from ..sources.extract import location
 from ..sources.store import SourceRecord, SourceStore
+from ..store.apply import ApplyResult
+from ..store.blast import BlastRadius
 from ..store.render import render_page
 from ..vault import Vault
 from .models import (
+    ApproveManyResponse,
     ApproveResponse,
     AskRequest,
     AskResponse,
@@ -41,6 +46,7 @@ from .models import (
     PageDetail,
     PageSummary,
     PlanDetail,
+    PlanPreview,
     PlanSummary,
     ProposalOut,
     QuoteContext,
@@ -330,7 +336,10 @@ def plan_detail(vault: Vault, ref: str) -> PlanDetail:
 
 
 def approve(vault: Vault, ref: str, ops: list[int] | None, actor: str) -> ApproveResponse:
-    result = inbox.approve(vault, ref, ops, actor)
+    return _approved(inbox.approve(vault, ref, ops, actor))
+
+
+def _approved(result: ApplyResult) -> ApproveResponse:
     return ApproveResponse(
         plan_id=result.plan_id,
         applied=result.applied,
@@ -339,6 +348,68 @@ def approve(vault: Vault, ref: str, ops: list[int] | None, actor: str) -> Approv
         claims=result.claims,
         commit=result.commit,
     )
+
+
+def _op_line(op: Any, verdict: OpResult | None) -> str:
+    what = {
+        "create_page": lambda: f"{op.slug} ({op.title}), {len(op.claims)} claim(s)",
+        "add_claims": lambda: f"{op.page} (+{len(op.claims)} claims)",
+        "link_pages": lambda: f"{op.page} → {op.to}",
+        "update_context": lambda: f"{op.mode}, {len(op.entries)} entries",
+        "supersede_claim": lambda: f"{op.claim}",
+        "retract_claim": lambda: f"{op.claim}",
+        "retract_source": lambda: f"{op.source}",
+    }[op.op]()
+    status = f" [{verdict.status}]" if verdict is not None and verdict.status != "admitted" else ""
+    return f"{op.op}: {what}{status}"
+
+
+def _withdrawal_lines(verdict: OpResult) -> list[str]:
+    """Every claim the operation ends, in words."""
+    if "radius" in verdict.detail:
+        return describe_radius(BlastRadius.from_json(verdict.detail["radius"]))
+    old = next((c for c in verdict.claims if c.role == "superseded"), None)
+    new = next((c for c in verdict.claims if c.role in ("", "successor")), None)
+    claim = verdict.detail.get("claim", "")
+    lines = [f"Superseding {claim}:" if claim else "Superseding a claim:"]
+    if old is not None:
+        lines.append(f"    goes:    {old.text}")
+    if new is not None:
+        lines.append(f"    becomes: {new.text}")
+    return lines
+
+
+def approval_preview(vault: Vault, refs: list[str]) -> list[PlanPreview]:
+    """What approving each of ``refs`` would do (pending operations, and each withdrawn claim)."""
+    out = []
+    for ref in refs:
+        record = inbox.get_plan(vault, ref)
+        ops = inbox.pending_ops(vault, record) if record.status == "pending" else []
+        verdicts = {op.index: op for op in record.admission.ops}
+        lines = [f"{i + 1}. {_op_line(record.plan.operations[i], verdicts.get(i))}" for i in ops]
+        withdrawals: list[str] = []
+        for i in inbox.withdrawals_of(record, ops):
+            withdrawals += [f"op {i + 1}: " + line for line in _withdrawal_lines(verdicts[i])[:1]]
+            withdrawals += _withdrawal_lines(verdicts[i])[1:]
+        out.append(
+            PlanPreview(
+                plan_id=record.id, ops=[i + 1 for i in ops], lines=lines, withdrawals=withdrawals
+            )
+        )
+    return out
+
+
+def approve_many(
+    vault: Vault, refs: list[str], actor: str, *, dry_run: bool = False
+) -> ApproveManyResponse:
+    """Approve several plans as one batch (dependency order, all or nothing), or with
+    ``dry_run`` only say what that would do."""
+    preview = approval_preview(vault, refs)
+    if dry_run:
+        return ApproveManyResponse(preview=preview, results=[], commit=None)
+    results = [_approved(r) for r in inbox.approve_many(vault, refs, None, actor)]
+    commit = next((r.commit for r in results if r.commit), None)
+    return ApproveManyResponse(preview=preview, results=results, commit=commit)
 
 
 def reject(vault: Vault, ref: str, reason: str, actor: str) -> RejectResponse:
@@ -371,7 +442,9 @@ def audit_page(vault: Vault, after: int, limit: int) -> AuditPage:
 
 __all__ = [
     "ALL_STATUSES",
+    "approval_preview",
     "approve",
+    "approve_many",
     "ask",
     "audit_page",
     "counts",

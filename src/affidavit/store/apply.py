@@ -1,15 +1,18 @@
 """The one door (SPEC W4, W6): :func:`apply` is the only code that writes the wiki.
 
-An apply is all or nothing across database, markdown and git:
+An apply is all or nothing across database, markdown and git. Several plans approved together
+are one batch (:func:`apply_batch`), applied in dependency order as one such unit:
 
-1. the gate re-admits the selected operations against the current wiki;
-2. one SQLite transaction writes pages, claims, links, context, the plan's status and the audit
+1. inside one SQLite transaction, the gate re-admits each plan's selected operations against the
+   wiki as the earlier plans of the batch left it;
+2. that transaction writes pages, claims, links, context, the plan's status and the audit
    entry, and the affected files are rendered from inside that transaction;
 3. the new files are written to unique temp files and fsynced;
 4. a journal naming every file and its temp file is written and fsynced;
 5. the transaction commits (the commit point);
 6. temp files are renamed over the old ones and the directory fsynced;
-7. one git commit records the plan, with an ``Affidavit-Plan`` trailer;
+7. one git commit of exactly the files written records the batch, with an ``Affidavit-Plan``
+   trailer per plan and an ``Affidavit-Batch`` trailer;
 8. the journal is removed.
 
 A crash before 5 rolls back (the temp files are deleted); a crash after 5 rolls forward (files are
@@ -22,8 +25,8 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..clock import iso, parse_iso
@@ -50,6 +53,7 @@ from ..vault import Vault
 from . import audit
 from .atomic import atomic_write, fsync_dir, write_temp
 from .blast import LIVE, BlastRadius, blast_radius, claim_radius
+from .gitrepo import BATCH_TRAILER, PLAN_TRAILER
 from .paths import inside, page_relpath
 from .render import CONTEXT_ARCHIVE, expected_files, render_context, render_path
 
@@ -86,6 +90,7 @@ class ApplyResult:
     admission: Admission | None = None
     superseded: list[str] = field(default_factory=list)
     retracted: list[str] = field(default_factory=list)
+    pending_ops: list[int] = field(default_factory=list)  # left for a later approval
 
 
 def gate_services(vault: Vault) -> tuple[SourceStore, Verifier]:
@@ -209,11 +214,9 @@ class _Writer:
                 self.touched.add(op.to)
                 title = f"{op.page} → {op.to}"
             elif isinstance(op, UpdateContext):
-                if op.mode == "replace":
-                    self.db.execute(
-                        "UPDATE claims SET status = 'retracted' "
-                        "WHERE page_slug = '' AND status = 'active'"
-                    )
+                if "radius" in result.detail:  # replace: the gate recorded what goes
+                    radius = BlastRadius.from_json(result.detail["radius"])
+                    self._retract(result.index, op.op, "replaced by a new context", radius)
                 for claim, draft in passing:
                     self.insert_claim(result.index, claim, draft, "", "Context")
                 self.context_changed = True
@@ -348,15 +351,30 @@ def _drafts(op: object) -> list[ClaimDraft]:
 
 
 def commit_message(plan_id: str, summary: list[dict[str, object]], approval: Approval) -> str:
-    kinds = ", ".join(f"{s['kind']}" for s in summary)
-    lines = [f"Apply plan {plan_id[:12]}: {kinds}"[:120], ""]
-    lines += [f"{int(str(s['index'])) + 1}. {s['kind']}: {s['title']}" for s in summary]
-    lines += [
-        "",
-        f"Approved by {approval.actor} ({approval.kind}).",
-        "",
-        f"Affidavit-Plan: {plan_id}",
-    ]
+    return batch_message([(plan_id, summary)], approval, "")
+
+
+def batch_message(
+    plans: list[tuple[str, list[dict[str, object]]]], approval: Approval, batch_id: str
+) -> str:
+    """The commit message of a batch: what each plan did, then one ``Affidavit-Plan`` trailer per
+    plan and the ``Affidavit-Batch`` trailer recovery looks for."""
+    lines: list[str] = []
+    if len(plans) == 1:
+        plan_id, summary = plans[0]
+        kinds = ", ".join(f"{s['kind']}" for s in summary)
+        lines = [f"Apply plan {plan_id[:12]}: {kinds}"[:120], ""]
+        lines += [f"{int(str(s['index'])) + 1}. {s['kind']}: {s['title']}" for s in summary]
+    else:
+        ops = sum(len(summary) for _, summary in plans)
+        lines = [f"Apply {len(plans)} plans: {ops} operation(s)", ""]
+        for plan_id, summary in plans:
+            lines.append(f"Plan {plan_id[:12]}:")
+            lines += [f"  {int(str(s['index'])) + 1}. {s['kind']}: {s['title']}" for s in summary]
+    lines += ["", f"Approved by {approval.actor} ({approval.kind}).", ""]
+    lines += [f"{PLAN_TRAILER}: {plan_id}" for plan_id, _ in plans]
+    if batch_id:
+        lines.append(f"{BATCH_TRAILER}: {batch_id}")
     return "\n".join(lines) + "\n"
 
 
@@ -375,59 +393,202 @@ def apply(
     *,
     step: Step | None = None,
 ) -> ApplyResult:
-    """Apply the ``selected_ops`` (0-based; default: every admitted one) of a recorded plan.
+    """Apply the ``selected_ops`` (0-based; default: every admitted one not applied yet) of a
+    recorded plan: a batch of one (:func:`apply_batch`).
 
     This is the only function that writes pages, claims, links, context and wiki files.
     Applying a plan that is already applied is a no-op.
     """
+    return apply_batch(vault, [(plan_id, selected_ops)], approval, step=step)[0]
+
+
+def apply_batch(
+    vault: Vault,
+    items: Sequence[tuple[str, list[int] | None]],
+    approval: Approval,
+    *,
+    step: Step | None = None,
+) -> list[ApplyResult]:
+    """Apply several recorded plans as one unit (SPEC W6): one journal, one transaction, one
+    commit naming every plan. Plans are applied in dependency order (one that extends a page
+    another creates goes after it); if any of them no longer passes, nothing is applied.
+    Returns one result per item, in the order given."""
     step = step or _noop
     with vault.write_lock():
-        row = load_plan(vault.db, plan_id)
-        if row["status"] == "applied":
-            return ApplyResult(
-                plan_id, False, f"plan {plan_id[:12]} is already applied; nothing to do"
-            )
-        if row["status"] != "pending":
-            raise ConflictError(
-                f"plan {plan_id[:12]} is {row['status']} and can't be applied. "
-                "Propose it again with a fresh nonce if it is still wanted."
-            )
-        now = vault.clock()
-        if parse_iso(row["expires_at"]) <= now:
-            from ..inbox import expire_due
+        results: dict[str, ApplyResult] = {}
+        batch: list[_Prepared] = []
+        for plan_id, ops in items:
+            if plan_id in results or any(p.plan_id == plan_id for p in batch):
+                continue
+            prepared = _prepare(vault, plan_id, ops)
+            if prepared is None:
+                results[plan_id] = ApplyResult(
+                    plan_id, False, f"plan {plan_id[:12]} is already applied; nothing to do"
+                )
+            else:
+                batch.append(prepared)
+        if batch:
+            for result in _write_and_commit(vault, dependency_order(vault, batch), approval, step):
+                results[result.plan_id] = result
+        return [results[plan_id] for plan_id, _ in items]
 
-            expire_due(vault)
+
+@dataclass
+class _Prepared:
+    """A plan checked on its own (status, expiry, selection, nonce), ready for re-admission."""
+
+    plan_id: str
+    plan: Plan
+    stored: Admission
+    selection: list[int]
+    done: list[int]  # operations applied by earlier partial approvals
+
+
+def _prepare(vault: Vault, plan_id: str, selected_ops: list[int] | None) -> _Prepared | None:
+    row = load_plan(vault.db, plan_id)
+    if row["status"] == "applied":
+        return None
+    if row["status"] != "pending":
+        raise ConflictError(
+            f"plan {plan_id[:12]} is {row['status']} and can't be applied. "
+            "Propose it again with a fresh nonce if it is still wanted."
+        )
+    if parse_iso(row["expires_at"]) <= vault.clock():
+        from ..inbox import expire_due
+
+        expire_due(vault)
+        raise ConflictError(
+            f"plan {plan_id[:12]} expired at {row['expires_at']}; it can't be applied. "
+            "Propose it again with a fresh nonce."
+        )
+    plan = parse_plan(row["plan_json"])
+    stored = Admission.from_json(json.loads(row["admission"]))
+    done = [int(i) for i in json.loads(row["selected_ops"] or "[]")]
+    open_ops = [i for i in stored.admitted_ops if i not in done]
+    selection = open_ops if selected_ops is None else sorted(set(selected_ops))
+    again = [i + 1 for i in selection if i in done]
+    if again:
+        raise ConflictError(
+            f"operation(s) {', '.join(map(str, again))} of plan {plan_id[:12]} are applied "
+            f"already; the ones still pending are {_numbers(open_ops) or 'none'}."
+        )
+    refused = [i for i in selection if i not in stored.admitted_ops]
+    if refused:
+        reasons = {op.index: op.reason for op in stored.ops}
+        detail = "; ".join(f"op {i + 1}: {reasons.get(i, 'no such operation')}" for i in refused)
+        raise ConflictError(f"can't approve operations the gate rejected: {detail}")
+    _refuse_missing_own_pages(plan_id, plan, selection, open_ops)
+    check_nonce(vault.db, vault.clock, plan.nonce, plan_id)
+    return _Prepared(plan_id, plan, stored, selection, done)
+
+
+def _numbers(ops: list[int]) -> str:
+    return ",".join(str(i + 1) for i in ops)
+
+
+def _needs(op: object) -> list[str]:
+    """The pages an operation writes into without creating them."""
+    if isinstance(op, AddClaims):
+        return [op.page]
+    if isinstance(op, LinkPages):
+        return [op.page, op.to]
+    return []
+
+
+def _creates(plan: Plan, ops: list[int]) -> set[str]:
+    return {op.slug for i in ops if isinstance(op := plan.operations[i], CreatePage)}
+
+
+def _refuse_missing_own_pages(
+    plan_id: str, plan: Plan, selection: list[int], open_ops: list[int]
+) -> None:
+    """A selected operation that extends a page an unselected operation of the same plan
+    creates: say which operations to approve together."""
+    creator = {op.slug: i for i in open_ops if isinstance(op := plan.operations[i], CreatePage)}
+    for i in selection:
+        for slug in _needs(plan.operations[i]):
+            j = creator.get(slug)
+            if j is not None and j not in selection:
+                both = sorted({*selection, j})
+                raise ConflictError(
+                    f"op {i + 1} of plan {plan_id[:12]} extends page '{slug}', which op {j + 1} "
+                    f"of the same plan creates: approve them together: "
+                    f"`affidavit approve {plan_id[:12]} --ops {_numbers(both)}`"
+                )
+
+
+def dependency_order(vault: Vault, batch: list[_Prepared]) -> list[_Prepared]:
+    """``batch`` reordered so a plan that extends a page another plan of the batch creates comes
+    after it (otherwise in the order given). A page only a pending plan outside the batch creates
+    is refused with the command that works."""
+    existing = {r[0] for r in vault.db.execute("SELECT slug FROM pages")}
+    creator: dict[str, str] = {}
+    for item in batch:
+        for slug in _creates(item.plan, item.selection):
+            creator.setdefault(slug, item.plan_id)
+    after: dict[str, set[str]] = {item.plan_id: set() for item in batch}
+    for item in batch:
+        own = _creates(item.plan, item.selection)
+        for i in item.selection:
+            for slug in _needs(item.plan.operations[i]):
+                if slug in existing or slug in own:
+                    continue
+                if slug in creator:
+                    after[item.plan_id].add(creator[slug])
+                    continue
+                row = vault.db.execute(
+                    "SELECT plan_id FROM slug_reservations WHERE slug = ?", (slug,)
+                ).fetchone()
+                if row is not None:
+                    other = str(row[0])[:12]
+                    mine = " ".join(p.plan_id[:12] for p in batch)
+                    raise ConflictError(
+                        f"plan {item.plan_id[:12]} extends page '{slug}', which pending plan "
+                        f"{other} creates: approve {other} first, or approve both: "
+                        f"`affidavit approve {other} {mine}`"
+                    )
+    ordered: list[_Prepared] = []
+    placed: set[str] = set()
+    while len(ordered) < len(batch):
+        ready = [p for p in batch if p.plan_id not in placed and after[p.plan_id] <= placed]
+        if not ready:
+            stuck = ", ".join(p.plan_id[:12] for p in batch if p.plan_id not in placed)
             raise ConflictError(
-                f"plan {plan_id[:12]} expired at {row['expires_at']}; it can't be applied. "
-                "Propose it again with a fresh nonce."
+                f"plans {stuck} each extend a page another of them creates (a cycle); approve "
+                "them one at a time with `--ops` to break it."
             )
-        plan = parse_plan(row["plan_json"])
-        stored = Admission.from_json(json.loads(row["admission"]))
-        selection = stored.admitted_ops if selected_ops is None else sorted(set(selected_ops))
-        refused = [i for i in selection if i not in stored.admitted_ops]
-        if refused:
-            reasons = {op.index: op.reason for op in stored.ops}
-            detail = "; ".join(
-                f"op {i + 1}: {reasons.get(i, 'no such operation')}" for i in refused
-            )
-            raise ConflictError(f"can't approve operations the gate rejected: {detail}")
-        check_nonce(vault.db, vault.clock, plan.nonce, plan_id)
-        store, verifier = gate_services(vault)
-        try:
-            admission = admit(
-                vault.db, vault.config, store, verifier, plan, plan_id, selection, applying=True
-            )
-        except AdmissionError as exc:
-            raise ConflictError(
-                f"plan {plan_id[:12]} no longer fits the wiki: {exc} "
-                f"Reject it (`affidavit reject {plan_id[:12]} --reason ...`) and propose anew."
-            ) from exc
-        if not admission.admitted_ops:
-            why = "; ".join(f"op {op.index + 1}: {op.reason}" for op in admission.ops)
-            raise ConflictError(f"nothing in the selected operations passes the gate now: {why}")
-        _refuse_grown_retractions(plan_id, stored, admission)
-        step("admitted")
-        return _write_and_commit(vault, store, plan, plan_id, admission, approval, step)
+        ordered.append(ready[0])
+        placed.add(ready[0].plan_id)
+    return ordered
+
+
+def _readmit(vault: Vault, store: SourceStore, verifier: Verifier, item: _Prepared) -> Admission:
+    """Re-run the gate on the selected operations against the wiki as it is now (inside the
+    batch's transaction, so earlier plans of the batch count)."""
+    plan_id = item.plan_id
+    try:
+        admission = admit(
+            vault.db,
+            vault.config,
+            store,
+            verifier,
+            item.plan,
+            plan_id,
+            item.selection,
+            applying=True,
+        )
+    except AdmissionError as exc:
+        raise ConflictError(
+            f"plan {plan_id[:12]} no longer fits the wiki: {exc} "
+            f"Reject it (`affidavit reject {plan_id[:12]} --reason ...`) and propose anew."
+        ) from exc
+    if not admission.admitted_ops:
+        why = "; ".join(f"op {op.index + 1}: {op.reason}" for op in admission.ops)
+        raise ConflictError(
+            f"nothing in the selected operations of plan {plan_id[:12]} passes the gate now: {why}"
+        )
+    _refuse_grown_retractions(plan_id, item.stored, admission)
+    return admission
 
 
 def _refuse_grown_retractions(plan_id: str, stored: Admission, now: Admission) -> None:
@@ -454,62 +615,110 @@ def _refuse_grown_retractions(plan_id: str, stored: Admission, now: Admission) -
         )
 
 
-def _write_and_commit(
+def _batch_id(db: sqlite3.Connection, batch: list[_Prepared]) -> str:
+    """Names the batch in its journal, audit entries and commit: derived from the audit chain's
+    head and the selections, so a replay after a crash computes the same one."""
+    last = db.execute("SELECT hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
+    body = [last[0] if last else audit.GENESIS, [[p.plan_id, p.selection] for p in batch]]
+    return "b-" + sha256_hex(canonical_json(body))[:16]
+
+
+def _merged(stored: Admission, now: Admission) -> Admission:
+    """The plan's stored verdicts with those of the operations just re-admitted replaced."""
+    fresh = {op.index: op for op in now.ops}
+    ops = [fresh.pop(op.index, op) for op in stored.ops] + list(fresh.values())
+    return replace(stored, ops=sorted(ops, key=lambda op: op.index))
+
+
+def _record(
     vault: Vault,
-    store: SourceStore,
-    plan: Plan,
-    plan_id: str,
+    item: _Prepared,
     admission: Admission,
+    writer: _Writer,
+    summary: list[dict[str, object]],
     approval: Approval,
-    step: Step,
-) -> ApplyResult:
-    db = vault.db
-    now = iso(vault.clock())
-    writer = _Writer(vault, store, plan_id, now)
-    temps: list[tuple[Path, Path]] = []
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        if any(isinstance(plan.operations[i], UpdateContext) for i in admission.admitted_ops):
+    batch_id: str,
+) -> list[int]:
+    """The plan's row, reservations and audit entry after its part of the batch; returns the
+    operations still pending (a partial approval leaves the others approvable until expiry)."""
+    db, now, plan_id = vault.db, writer.now, item.plan_id
+    done = sorted({*item.done, *admission.admitted_ops})
+    closed = {*done, *item.selection}  # selected but failing now: decided, not left pending
+    remaining = [i for i in item.stored.admitted_ops if i not in closed]
+    merged = canonical_json(_merged(item.stored, admission).to_json())
+    if remaining:
+        db.execute(
+            "UPDATE plans SET selected_ops = ?, admission = ? WHERE id = ?",
+            (json.dumps(done), merged, plan_id),
+        )
+        for slug in _creates(item.plan, item.selection):
             db.execute(
-                "INSERT INTO context_snapshots (plan_id, created_at, content) VALUES (?, ?, ?)",
-                (plan_id, now, render_context(db)),
+                "DELETE FROM slug_reservations WHERE plan_id = ? AND slug = ?", (plan_id, slug)
             )
-        summary = writer.write(plan, admission)
-        writer.spill_context(vault.config.context_max_lines)
+    else:
         db.execute(
             "UPDATE plans SET status = 'applied', decided_at = ?, decided_by = ?, "
             "selected_ops = ?, admission = ? WHERE id = ?",
-            (
-                now,
-                approval.actor,
-                json.dumps(admission.admitted_ops),
-                canonical_json(admission.to_json()),
-                plan_id,
-            ),
+            (now, approval.actor, json.dumps(done), merged, plan_id),
         )
         db.execute("DELETE FROM slug_reservations WHERE plan_id = ?", (plan_id,))
-        audit.append(
-            db,
-            now,
-            "applied",
-            plan_id,
-            approval.actor,
-            {
-                "ops": summary,
-                "claims": writer.claim_ids,
-                "approval": approval.kind,
-                **({"superseded": writer.superseded} if writer.superseded else {}),
-                **({"retracted": writer.retracted} if writer.retracted else {}),
-            },
-        )
+    audit.append(
+        db,
+        now,
+        "applied",
+        plan_id,
+        approval.actor,
+        {
+            "ops": summary,
+            "claims": writer.claim_ids,
+            "approval": approval.kind,
+            "batch": batch_id,
+            **({"pending_ops": remaining} if remaining else {}),
+            **({"superseded": writer.superseded} if writer.superseded else {}),
+            **({"retracted": writer.retracted} if writer.retracted else {}),
+        },
+    )
+    return remaining
+
+
+def _write_and_commit(
+    vault: Vault, batch: list[_Prepared], approval: Approval, step: Step
+) -> list[ApplyResult]:
+    db = vault.db
+    now = iso(vault.clock())
+    store, verifier = gate_services(vault)
+    batch_id = _batch_id(db, batch)
+    journal_path = vault.journal_dir / f"{batch_id}.json"
+    temps: list[tuple[Path, Path]] = []
+    done: list[tuple[_Prepared, Admission, _Writer, list[dict[str, object]], list[int]]] = []
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for item in batch:
+            admission = _readmit(vault, store, verifier, item)
+            if not done:
+                step("admitted")
+            writer = _Writer(vault, store, item.plan_id, now)
+            ops = item.plan.operations
+            if any(isinstance(ops[i], UpdateContext) for i in admission.admitted_ops):
+                db.execute(
+                    "INSERT INTO context_snapshots (plan_id, created_at, content) VALUES (?, ?, ?)",
+                    (item.plan_id, now, render_context(db)),
+                )
+            summary = writer.write(item.plan, admission)
+            writer.spill_context(vault.config.context_max_lines)
+            remaining = _record(vault, item, admission, writer, summary, approval, batch_id)
+            done.append((item, admission, writer, summary, remaining))
         step("db_written")
         paths = ["wiki/index.md", "wiki/log.md"]
-        if writer.context_changed:
+        if any(w.context_changed for _, _, w, _, _ in done):
             paths.append("wiki/context.md")
-        paths += [page_relpath(slug) for slug in sorted(writer.touched)]
-        _refuse_hand_edits(vault, plan_id, paths)
+        touched = {slug for _, _, w, _, _ in done for slug in w.touched}
+        paths += [page_relpath(slug) for slug in sorted(touched)]
+        _refuse_hand_edits(vault, [item.plan_id for item in batch], paths)
         rendered = {p: render_path(db, p) for p in paths}
-        message = commit_message(plan_id, summary, approval)
+        message = batch_message(
+            [(item.plan_id, summary) for item, _, _, summary, _ in done], approval, batch_id
+        )
         for relpath, text in rendered.items():
             assert text is not None
             final = inside(vault.root, relpath)  # no symlinked wiki/ or page: stays in the vault
@@ -517,7 +726,8 @@ def _write_and_commit(
         fsync_dir(vault.wiki_dir)
         step("temp_files")
         journal = {
-            "plan_id": plan_id,
+            "batch": batch_id,
+            "plans": [item.plan_id for item in batch],
             "message": message,
             "files": [
                 {
@@ -527,15 +737,13 @@ def _write_and_commit(
                 for final, temp in temps
             ],
         }
-        atomic_write(
-            vault.journal_dir / f"{plan_id}.json", canonical_json(journal).encode(), mode=0o600
-        )
+        atomic_write(journal_path, canonical_json(journal).encode(), mode=0o600)
         step("journal")
     except BaseException:
         db.execute("ROLLBACK")
         for _, temp in temps:
             temp.unlink(missing_ok=True)
-        (vault.journal_dir / f"{plan_id}.json").unlink(missing_ok=True)
+        journal_path.unlink(missing_ok=True)
         raise
     db.execute("COMMIT")
     step("db_commit")
@@ -543,40 +751,53 @@ def _write_and_commit(
         os.replace(temp, final)
     fsync_dir(vault.wiki_dir)
     step("renamed")
-    commit = vault.git.commit(message, ["wiki"])
+    commit = vault.git.commit(message, paths)
     step("git_commit")
-    (vault.journal_dir / f"{plan_id}.json").unlink()
+    journal_path.unlink()
     fsync_dir(vault.journal_dir)
     step("done")
-    return ApplyResult(
-        plan_id,
-        True,
-        f"applied plan {plan_id[:12]}: {len(admission.admitted_ops)} operation(s), "
-        f"{len(writer.claim_ids)} claim(s)"
-        + (f", {len(writer.superseded)} superseded" if writer.superseded else "")
-        + (f", {len(writer.retracted)} retracted" if writer.retracted else ""),
-        ops=admission.admitted_ops,
-        claims=writer.claim_ids,
-        commit=commit,
-        admission=admission,
-        superseded=writer.superseded,
-        retracted=writer.retracted,
-    )
+    return [
+        ApplyResult(
+            item.plan_id,
+            True,
+            f"applied plan {item.plan_id[:12]}: {len(admission.admitted_ops)} operation(s), "
+            f"{len(writer.claim_ids)} claim(s)"
+            + (f", {len(writer.superseded)} superseded" if writer.superseded else "")
+            + (f", {len(writer.retracted)} retracted" if writer.retracted else "")
+            + (
+                f"; operation(s) {_numbers(remaining)} still pending "
+                f"(`affidavit approve {item.plan_id[:12]} --ops {_numbers(remaining)}`)"
+                if remaining
+                else ""
+            ),
+            ops=admission.admitted_ops,
+            claims=writer.claim_ids,
+            commit=commit,
+            admission=admission,
+            superseded=writer.superseded,
+            retracted=writer.retracted,
+            pending_ops=remaining,
+        )
+        for item, admission, writer, _, remaining in done
+    ]
 
 
 GENERATED_ONLY = ("wiki/index.md", "wiki/log.md")
 """Files with no content of their own: regenerated whatever is on disk."""
 
 
-def _refuse_hand_edits(vault: Vault, plan_id: str, paths: list[str]) -> None:
+def _refuse_hand_edits(vault: Vault, plan_ids: list[str], paths: list[str]) -> None:
     """Never overwrite a hand edit silently: a page or context.md that differs from its committed
-    render blocks the apply, unless the plan is the doctor's proposal for that very file."""
-    origin = vault.db.execute("SELECT origin FROM plans WHERE id = ?", (plan_id,)).fetchone()
-    adopted = (
-        origin[0].removeprefix("doctor:") if origin and origin[0].startswith("doctor:") else ""
-    )
+    render blocks the apply, unless a plan of the batch is the doctor's proposal for that file."""
+    adopted = set()
+    for plan_id in plan_ids:
+        origin = vault.db.execute("SELECT origin FROM plans WHERE id = ?", (plan_id,)).fetchone()
+        if origin and origin[0].startswith("doctor:"):
+            adopted.add(origin[0].removeprefix("doctor:"))
     edited = [
-        p for p in vault.git.changed([p for p in paths if p not in GENERATED_ONLY]) if p != adopted
+        p
+        for p in vault.git.changed([p for p in paths if p not in GENERATED_ONLY])
+        if p not in adopted
     ]
     if edited:
         raise ConflictError(

@@ -15,6 +15,7 @@ from pathlib import Path
 from ..errors import VaultError
 
 PLAN_TRAILER = "Affidavit-Plan"
+BATCH_TRAILER = "Affidavit-Batch"
 
 
 class GitRepo:
@@ -70,23 +71,58 @@ class GitRepo:
         out = self.run("rev-parse", "--verify", "--quiet", "HEAD", check=False).strip()
         return out or None
 
-    def head_plan(self) -> str | None:
-        """The plan id in HEAD's ``Affidavit-Plan`` trailer, if HEAD is a plan commit."""
+    def head_trailers(self, name: str) -> list[str]:
+        """The values of HEAD's ``name:`` trailers (none when there is no HEAD)."""
         if self.head() is None:
-            return None
+            return []
         body = self.run("log", "-1", "--format=%B")
-        for line in body.splitlines():
-            if line.startswith(PLAN_TRAILER + ":"):
-                return line.split(":", 1)[1].strip()
-        return None
+        return [
+            line.split(":", 1)[1].strip()
+            for line in body.splitlines()
+            if line.startswith(name + ":")
+        ]
+
+    def head_plan(self) -> str | None:
+        """The plan id in HEAD's (first) ``Affidavit-Plan`` trailer, if HEAD is a plan commit."""
+        plans = self.head_trailers(PLAN_TRAILER)
+        return plans[0] if plans else None
 
     def commit(self, message: str, paths: list[str]) -> str:
-        """Stage ``paths`` (additions, changes and deletions) and commit; returns the new HEAD."""
-        self.run("add", "--all", "--", *paths)
-        self.run("commit", "--quiet", "--allow-empty", "--no-verify", "-m", message)
+        """Stage exactly ``paths`` (files written or deleted, or a directory the caller owns
+        whole) and commit only them; returns the new HEAD. Anything else changed or staged in
+        the work tree (a hand edit, a new file) stays out of the commit."""
+        present = [p for p in paths if os.path.lexists(self.root / p) or self._known([p])]
+        if present:
+            self.run("add", "--all", "--", *present)
+        # pathspecs git knows after staging (an empty directory matches nothing)
+        known = [p for p in present if self._known([p])]
+        self.run(
+            "commit",
+            "--quiet",
+            "--allow-empty",
+            "--no-verify",
+            "--only",
+            "-m",
+            message,
+            "--",
+            *known,
+        )
         head = self.head()
         assert head is not None
         return head
+
+    def _known(self, paths: list[str]) -> bool:
+        """Whether git tracks anything under ``paths``, in the index or in HEAD."""
+        if self.run("ls-files", "--", *paths).strip():
+            return True
+        if self.head() is None:
+            return False
+        return bool(self.run("ls-tree", "-r", "--name-only", "HEAD", "--", *paths).strip())
+
+    def untracked(self, path: str) -> list[str]:
+        """Files under ``path`` git doesn't track (and doesn't ignore)."""
+        out = self.run("ls-files", "-z", "--others", "--exclude-standard", "--", path)
+        return sorted(p for p in out.split("\0") if p)
 
     def tree_of_head(self) -> str | None:
         if self.head() is None:

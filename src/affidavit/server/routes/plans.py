@@ -13,6 +13,8 @@ from fastapi import APIRouter, Depends, Query
 
 from ...service import vaults as svc
 from ...service.models import (
+    ApproveManyRequest,
+    ApproveManyResponse,
     ApproveRequest,
     ApproveResponse,
     NonceRequest,
@@ -56,6 +58,16 @@ def list_plans(
 def get_plan(vault: VaultDep, plan_id: str) -> PlanDetail:
     """A plan with every verdict and each verified quote in its source's context."""
     return svc.plan_detail(vault, plan_id)
+
+
+@router.post("/plans/approve", response_model=ApproveManyResponse, **access("approve"))
+def approve_many(
+    vault: VaultDep, caller: CallerDep, body: ApproveManyRequest
+) -> ApproveManyResponse:
+    """Approve several plans as one batch: in dependency order, all or nothing, one commit.
+    With ``dry_run``, only what it would do: each plan's pending operations and every claim a
+    withdrawal among them ends."""
+    return svc.approve_many(vault, body.plans, caller.actor, dry_run=body.dry_run)
 
 
 @router.post("/plans/{plan_id}/approve", response_model=ApproveResponse, **access("approve"))

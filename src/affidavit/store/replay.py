@@ -1,0 +1,235 @@
+"""Claims and evidence re-derived from the applied plans the audit chain covers (for the doctor).
+
+The database is the system of record, but nothing in it is taken on trust: every claim and
+evidence row must follow from the plans the hash-chained audit log says were applied. A plan's id
+is the hash of its canonical JSON, so the stored plan text is checked against the id the chain
+names; each applied operation's claim drafts give the claim ids (:func:`~affidavit.store.apply.
+claim_id`), texts and pages; their quotes, looked for again in the immutable sources, give the
+evidence rows (quote and offsets); the "applied" and "retracted" entries give which claims were
+superseded or retracted since. :func:`claim_problems` reports every row that differs, every claim
+no applied plan created and every claim an applied plan created that is gone.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import AffidavitError
+from ..evidence import Verifier
+from ..hashing import content_id
+from ..plan.schema import (
+    AddClaims,
+    ClaimDraft,
+    CreatePage,
+    Plan,
+    SupersedeClaim,
+    UpdateContext,
+    parse_plan,
+)
+from .render import CONTEXT_ARCHIVE
+
+
+@dataclass
+class _Expected:
+    id: str
+    plan_id: str
+    page: str
+    text: str
+    draft: ClaimDraft
+    status: str = "active"
+    superseded_by: str | None = None
+
+
+@dataclass(frozen=True)
+class ClaimProblem:
+    claim_id: str
+    message: str
+
+
+@dataclass
+class _Replay:
+    claims: dict[str, _Expected] = field(default_factory=dict)
+    problems: list[ClaimProblem] = field(default_factory=list)
+    plans: dict[str, Plan | None] = field(default_factory=dict)
+
+
+def _drafts(op: object) -> tuple[str | None, list[ClaimDraft]]:
+    """The page an operation's new claims go on (None: the superseded claim's) and the drafts."""
+    if isinstance(op, CreatePage):
+        return op.slug, list(op.claims)
+    if isinstance(op, AddClaims):
+        return op.page, list(op.claims)
+    if isinstance(op, UpdateContext):
+        return "", list(op.entries)
+    if isinstance(op, SupersedeClaim) and op.by is not None:
+        return None, [op.by]
+    return "", []
+
+
+def _plan(db: sqlite3.Connection, state: _Replay, plan_id: str) -> Plan | None:
+    if plan_id in state.plans:
+        return state.plans[plan_id]
+    row = db.execute("SELECT plan_json FROM plans WHERE id = ?", (plan_id,)).fetchone()
+    plan: Plan | None = None
+    if row is None:
+        state.problems.append(
+            ClaimProblem(plan_id, "the audit log names an applied plan the database lacks")
+        )
+    else:
+        try:
+            plan = parse_plan(row[0])
+        except AffidavitError:
+            plan = None
+        if plan is None or content_id(plan.to_json()) != plan_id:
+            state.problems.append(
+                ClaimProblem(
+                    plan_id, "the stored text of this applied plan no longer hashes to its id"
+                )
+            )
+            plan = None
+    state.plans[plan_id] = plan
+    return plan
+
+
+def _end(state: _Replay, claim: str, status: str, successor: str | None = None) -> None:
+    expected = state.claims.get(claim)
+    if expected is not None and expected.status == "active":
+        expected.status = status
+        if successor is not None:
+            expected.superseded_by = successor
+
+
+def _applied(db: sqlite3.Connection, state: _Replay, plan_id: str, detail: dict[str, Any]) -> None:
+    from .apply import claim_id  # the door's own derivation
+
+    plan = _plan(db, state, plan_id)
+    if plan is None:
+        return
+    made = list(detail.get("claims", []))
+    wanted = set(made)
+    produced: set[str] = set()
+    for entry in detail.get("ops", []):
+        index = int(entry["index"])
+        if not 0 <= index < len(plan.operations):
+            state.problems.append(
+                ClaimProblem(
+                    plan_id, f"the audit log names operation {index + 1}, which the plan lacks"
+                )
+            )
+            continue
+        op = plan.operations[index]
+        page, drafts = _drafts(op)
+        if page is None:
+            assert isinstance(op, SupersedeClaim)
+            old = state.claims.get(op.claim)
+            page = old.page if old is not None else ""
+        for k, draft in enumerate(drafts):
+            for cid in (claim_id(page, draft), claim_id(page, draft, f"{plan_id}/{index}/{k}")):
+                if cid in wanted and cid not in produced:
+                    state.claims[cid] = _Expected(cid, plan_id, page, draft.text, draft)
+                    produced.add(cid)
+                    if isinstance(op, SupersedeClaim):
+                        _end(state, op.claim, "superseded", cid)
+                    break
+        if isinstance(op, SupersedeClaim) and op.successor is not None:
+            _end(state, op.claim, "superseded", op.successor)
+    for cid in made:
+        if cid not in produced:
+            state.problems.append(
+                ClaimProblem(
+                    cid,
+                    f"the audit log says plan {plan_id[:12]} made this claim, but no "
+                    "operation of the plan produces it",
+                )
+            )
+    for cid in detail.get("superseded", []):
+        _end(state, cid, "superseded")
+    for cid in detail.get("retracted", []):
+        _end(state, cid, "retracted")
+
+
+def replay(db: sqlite3.Connection) -> _Replay:
+    """What the claims should be, walking the audit log in order."""
+    state = _Replay()
+    for row in db.execute("SELECT action, plan_id, detail FROM audit ORDER BY seq").fetchall():
+        if row[1] is None or row[0] not in ("applied", "retracted"):
+            continue
+        detail = json.loads(row[2])
+        if row[0] == "applied":
+            _applied(db, state, row[1], detail)
+        else:
+            for cid in detail.get("claims", {}):
+                _end(state, cid, "retracted")
+    return state
+
+
+def _evidence(verifier: Verifier, expected: _Expected) -> list[tuple[Any, ...]] | None:
+    """The evidence rows the gate would write for the claim: each quote found again."""
+    checks = verifier.check_many((e.source, e.quote) for e in expected.draft.evidence)
+    if not all(c.verified for c in checks):
+        return None
+    return [(c.source_id, c.quote, c.start, c.end) for c in checks]
+
+
+def claim_problems(db: sqlite3.Connection, verifier: Verifier) -> tuple[int, list[ClaimProblem]]:
+    """Every claim or evidence row that differs from what the applied plans produce, every claim
+    no plan created, and every claim a plan created that is missing. Returns how many claims
+    were re-derived and the problems."""
+    state = replay(db)
+    problems = list(state.problems)
+    rows = {r["id"]: r for r in db.execute("SELECT * FROM claims").fetchall()}
+    evidence: dict[str, list[tuple[Any, ...]]] = {}
+    for r in db.execute(
+        'SELECT claim_id, source_id, quote, start, "end" FROM evidence ORDER BY claim_id, idx'
+    ):
+        evidence.setdefault(r[0], []).append((r[1], r[2], r[3], r[4]))
+    for cid in sorted(rows):
+        row = rows[cid]
+        want = state.claims.get(cid)
+        if want is None:
+            problems.append(
+                ClaimProblem(cid, "no applied plan created this claim (written into the database?)")
+            )
+            continue
+        diffs = []
+        if row["text"] != want.text:
+            diffs.append(f"text is “{row['text'][:60]}”, the plan says “{want.text[:60]}”")
+        pages = (want.page, CONTEXT_ARCHIVE) if want.page == "" else (want.page,)
+        if row["page_slug"] not in pages:
+            diffs.append(f"page is '{row['page_slug']}', the plan put it on '{want.page}'")
+        if row["status"] != want.status:
+            diffs.append(f"status is {row['status']}, the audit log says {want.status}")
+        if want.superseded_by and row["superseded_by"] != want.superseded_by:
+            diffs.append(f"superseded by {row['superseded_by']}, not {want.superseded_by}")
+        try:
+            expected_rows = _evidence(verifier, want)
+        except AffidavitError:
+            expected_rows = None
+        # quotes that no longer verify (a source altered or gone) are the evidence check's
+        if expected_rows is not None and evidence.get(cid, []) != expected_rows:
+            diffs.append(_evidence_diff(evidence.get(cid, []), expected_rows))
+        problems += [ClaimProblem(cid, d) for d in diffs]
+    for cid in sorted(set(state.claims) - set(rows)):
+        problems.append(
+            ClaimProblem(
+                cid,
+                f"plan {state.claims[cid].plan_id[:12]} created this claim; it is "
+                "missing from the database",
+            )
+        )
+    return len(state.claims), problems
+
+
+def _evidence_diff(got: list[tuple[Any, ...]], want: list[tuple[Any, ...]]) -> str:
+    if len(got) != len(want):
+        return f"has {len(got)} evidence row(s), the plan gives {len(want)}"
+    for idx, (g, w) in enumerate(zip(got, want, strict=True)):
+        if g != w:
+            return (
+                f"evidence {idx + 1} is “{str(g[1])[:50]}” at {g[2]}-{g[3]} in {str(g[0])[:12]}; "
+                f"re-derived: “{str(w[1])[:50]}” at {w[2]}-{w[3]} in {str(w[0])[:12]}"
+            )
+    return "evidence differs"

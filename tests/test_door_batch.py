@@ -1,0 +1,301 @@
+"""The door, hardened: batches of plans, dependency order, partial approvals that stay pending,
+context replaces as withdrawals, and commits of exactly the files an apply wrote."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from affidavit.cli import main
+from affidavit.doctor import run_doctor
+from affidavit.errors import ConflictError
+from affidavit.inbox import approve, approve_many, get_plan, propose
+from affidavit.vault import Vault, init_vault, open_vault
+
+from .conftest import add_text, claim, make_plan, snapshot
+
+TEXT = (
+    "Alpha is the first letter of the Greek alphabet. Beta is the second letter.\n"
+    "Gamma is the third letter and comes after beta.\n"
+    "Delta is the fourth letter. Epsilon is the fifth letter.\n"
+)
+
+
+@pytest.fixture
+def src(vault: Vault) -> str:
+    return add_text(vault, "greek.md", TEXT)
+
+
+def page(slug: str, src: str, quote: str) -> dict[str, Any]:
+    return {
+        "op": "create_page",
+        "slug": slug,
+        "title": slug.title(),
+        "summary": f"About {slug}.",
+        "claims": [claim(f"{quote}.", src, quote)],
+    }
+
+
+def extend(slug: str, src: str, quote: str) -> dict[str, Any]:
+    return {"op": "add_claims", "page": slug, "claims": [claim(f"{quote}.", src, quote)]}
+
+
+def trusted(vault: Vault) -> Vault:
+    cfg = vault.config_path.read_text().replace('auto_apply = "never"', 'auto_apply = "trusted"')
+    vault.config_path.write_text(cfg)
+    return open_vault(vault.root, clock=vault.clock)
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[Vault]:
+    """A vault on the real clock, for the CLI (which opens the vault itself)."""
+    v, _ = init_vault(tmp_path / "live")
+    yield v
+    v.close()
+
+
+def commit_files(vault: Vault, rev: str = "HEAD") -> list[str]:
+    out = vault.git.run("show", "--name-only", "--format=", rev)
+    return sorted(line for line in out.splitlines() if line)
+
+
+# --- item 4: a context replace ends claims, so it is a withdrawal ------------------------------
+
+
+def test_a_context_replace_waits_for_a_person_and_is_audited_as_a_retraction(
+    vault: Vault, src: str
+) -> None:
+    v = trusted(vault)
+    try:
+        first = propose(
+            v,
+            make_plan(
+                v,
+                {
+                    "op": "update_context",
+                    "entries": [claim("Alpha comes first.", src, "Alpha is the first letter")],
+                },
+            ),
+            "t",
+            "t",
+        )
+        assert first.status == "applied"  # adding context is no withdrawal
+        old = first.applied.claims[0] if first.applied else ""
+        replace = {
+            "op": "update_context",
+            "mode": "replace",
+            "entries": [claim("Delta is fourth.", src, "Delta is the fourth letter")],
+        }
+        second = propose(v, make_plan(v, replace), "t", "t")
+        assert second.status == "pending", second.message
+        assert second.admission.needs_approval
+        assert "replace context" in second.admission.policy_reason
+        assert v.db.execute("SELECT status FROM claims WHERE id = ?", (old,)).fetchone()[0] == (
+            "active"
+        )
+        # the inbox shows what goes
+        shown = CliRunner().invoke(main, ["--vault", str(v.root), "inbox", "show", second.plan_id])
+        assert shown.exit_code == 0, shown.output
+        assert "retract 1 claim(s)" in shown.output and old in shown.output
+        result = approve(v, second.plan_id, None, "tester")
+        assert result.retracted == [old]
+        status = v.db.execute("SELECT status FROM claims WHERE id = ?", (old,)).fetchone()[0]
+        assert status == "retracted"
+        entries = v.db.execute(
+            "SELECT detail FROM audit WHERE action = 'retracted' AND plan_id = ?",
+            (second.plan_id,),
+        ).fetchall()
+        assert len(entries) == 1 and old in json.loads(entries[0][0])["claims"]
+        assert run_doctor(v).clean
+    finally:
+        v.close()
+
+
+# --- item 6: the door commits only what it wrote ------------------------------------------------
+
+
+def test_hand_edits_new_files_and_symlinks_stay_out_of_the_plan_commit(
+    vault: Vault, src: str
+) -> None:
+    approve(
+        vault,
+        propose(
+            vault, make_plan(vault, page("alpha", src, "Alpha is the first letter")), "t", "t"
+        ).plan_id,
+        None,
+        "t",
+    )
+    approve(
+        vault,
+        propose(
+            vault, make_plan(vault, page("beta", src, "Beta is the second letter")), "t", "t"
+        ).plan_id,
+        None,
+        "t",
+    )
+    edited = vault.wiki_dir / "beta.md"
+    edited.write_text(edited.read_text() + "\nMy own note.\n")
+    (vault.wiki_dir / "fake.md").write_text("# Fake\n\nA page no plan made.\n")
+    os.symlink("/etc/passwd", vault.wiki_dir / "passwd.md")
+    vault.git.run("add", "wiki/fake.md")  # even a staged file stays out
+    plan = make_plan(vault, extend("alpha", src, "Gamma is the third letter"))
+    result = approve(vault, propose(vault, plan, "t", "t").plan_id, None, "t")
+    files = commit_files(vault)
+    assert files == ["wiki/alpha.md", "wiki/index.md", "wiki/log.md"], files
+    body = vault.git.run("log", "-1", "--format=%B")
+    assert f"Affidavit-Plan: {result.plan_id}" in body
+    report = run_doctor(vault)
+    text = "\n".join(f"{f.check} {f.subject} {f.message}" for f in report.findings)
+    assert "wiki/passwd.md" in text and "symlink" in text, text
+    assert "wiki/fake.md" in text, text
+
+
+# --- item 16: many plans at once, in dependency order ------------------------------------------
+
+
+def test_dependent_plans_approved_together_in_the_wrong_order(vault: Vault, src: str) -> None:
+    creates = propose(
+        vault, make_plan(vault, page("alpha", src, "Alpha is the first letter")), "t", "t"
+    )
+    extends = propose(
+        vault, make_plan(vault, extend("alpha", src, "Beta is the second letter")), "t", "t"
+    )
+    other = propose(
+        vault, make_plan(vault, page("delta", src, "Delta is the fourth letter")), "t", "t"
+    )
+    before = snapshot(vault)
+    with pytest.raises(ConflictError) as err:
+        approve(vault, extends.plan_id, None, "t")
+    message = str(err.value)
+    assert f"approve {creates.plan_id[:12]} first" in message
+    assert f"affidavit approve {creates.plan_id[:12]} {extends.plan_id[:12]}" in message
+    assert "propose anew" not in message
+    assert snapshot(vault) == before
+    commits = len(vault.git.log_subjects())
+    results = approve_many(
+        vault, [extends.plan_id[:8], other.plan_id, creates.plan_id], None, "tester"
+    )
+    assert [r.plan_id for r in results] == [extends.plan_id, other.plan_id, creates.plan_id]
+    assert all(r.applied for r in results) and len({r.commit for r in results}) == 1
+    assert len(vault.git.log_subjects()) == commits + 1  # one commit for the batch
+    body = vault.git.run("log", "-1", "--format=%B")
+    for plan in (creates, extends, other):
+        assert f"Affidavit-Plan: {plan.plan_id}" in body
+        assert get_plan(vault, plan.plan_id).status == "applied"
+    assert "Beta is the second letter." in (vault.wiki_dir / "alpha.md").read_text()
+    assert run_doctor(vault).clean
+
+
+def test_a_batch_is_all_or_nothing(vault: Vault, src: str) -> None:
+    base = propose(
+        vault, make_plan(vault, page("alpha", src, "Alpha is the first letter")), "t", "t"
+    )
+    approve(vault, base.plan_id, None, "t")
+    good = propose(
+        vault, make_plan(vault, page("delta", src, "Delta is the fourth letter")), "t", "t"
+    )
+    doomed = propose(
+        vault, make_plan(vault, extend("alpha", src, "Beta is the second letter")), "t", "t"
+    )
+    rival = propose(
+        vault, make_plan(vault, extend("alpha", src, "Beta is the second letter")), "t", "t"
+    )
+    approve(vault, rival.plan_id, None, "t")  # the doomed plan's claim is now a duplicate
+    before = snapshot(vault)
+    with pytest.raises(ConflictError, match=f"plan {doomed.plan_id[:12]}"):
+        approve_many(vault, [good.plan_id, doomed.plan_id], None, "t")
+    assert snapshot(vault) == before
+    assert get_plan(vault, good.plan_id).status == "pending"
+    assert list(vault.journal_dir.iterdir()) == []
+
+
+def test_approve_several_and_all_from_the_cli(live: Vault) -> None:
+    vault, src = live, add_text(live, "greek.md", TEXT)
+    plans = [
+        propose(vault, make_plan(vault, page(s, src, q)), "t", "t").plan_id
+        for s, q in (("alpha", "Alpha is the first letter"), ("beta", "Beta is the second letter"))
+    ]
+    plans.insert(
+        0,
+        propose(
+            vault, make_plan(vault, extend("alpha", src, "Gamma is the third letter")), "t", "t"
+        ).plan_id,
+    )
+    runner = CliRunner()
+    root = str(vault.root)
+    shown = runner.invoke(main, ["--vault", root, "approve", "--all"], input="n\n")
+    assert shown.exit_code != 0
+    for plan_id in plans:
+        assert plan_id[:12] in shown.output
+    assert "Apply 3 plan(s)" in shown.output
+    assert get_plan(vault, plans[0]).status == "pending"
+    done = runner.invoke(main, ["--vault", root, "approve", "--all", "--yes"])
+    assert done.exit_code == 0, done.output
+    assert all(get_plan(vault, p).status == "applied" for p in plans)
+    assert "Gamma is the third letter." in (vault.wiki_dir / "alpha.md").read_text()
+
+
+def test_approve_all_never_applies_a_withdrawal_unshown(live: Vault) -> None:
+    vault, src = live, add_text(live, "greek.md", TEXT)
+    made = approve(
+        vault,
+        propose(
+            vault, make_plan(vault, page("alpha", src, "Alpha is the first letter")), "t", "t"
+        ).plan_id,
+        None,
+        "t",
+    )
+    retract = {"op": "retract_claim", "claim": made.claims[0], "reason": "wrong"}
+    withdrawal = propose(vault, make_plan(vault, retract), "t", "t").plan_id
+    plain = propose(
+        vault, make_plan(vault, page("beta", src, "Beta is the second letter")), "t", "t"
+    ).plan_id
+    runner = CliRunner()
+    root = str(vault.root)
+    done = runner.invoke(main, ["--vault", root, "approve", "--all", "--yes"])
+    assert done.exit_code == 0, done.output
+    assert get_plan(vault, plain).status == "applied"
+    assert get_plan(vault, withdrawal).status == "pending"
+    assert f"affidavit approve {withdrawal[:12]}" in done.output
+    # shown: every claim it ends is listed before the person says yes
+    shown = runner.invoke(main, ["--vault", root, "approve", "--all"], input="y\n")
+    assert shown.exit_code == 0, shown.output
+    assert made.claims[0] in shown.output and "Alpha is the first letter." in shown.output
+    assert get_plan(vault, withdrawal).status == "applied"
+
+
+def test_the_api_approves_several_plans(vault: Vault, src: str) -> None:
+    from affidavit.service.vaults import approve_many as svc_approve_many
+
+    a = propose(vault, make_plan(vault, page("alpha", src, "Alpha is the first letter")), "t", "t")
+    b = propose(
+        vault, make_plan(vault, extend("alpha", src, "Beta is the second letter")), "t", "t"
+    )
+    dry = svc_approve_many(vault, [b.plan_id, a.plan_id], "api", dry_run=True)
+    assert [p.plan_id for p in dry.preview] == [b.plan_id, a.plan_id] and not dry.results
+    assert get_plan(vault, a.plan_id).status == "pending"
+    done = svc_approve_many(vault, [b.plan_id, a.plan_id], "api")
+    assert [r.applied for r in done.results] == [True, True] and done.commit
+
+
+def test_recovery_finishes_a_batch_left_by_an_older_journal_format(
+    vault: Vault, src: str, tmp_path: Path
+) -> None:
+    """A journal written before batches (``plan_id``, no ``batch``) still recovers."""
+    proposal = propose(
+        vault, make_plan(vault, page("alpha", src, "Alpha is the first letter")), "t", "t"
+    )
+    journal = {"plan_id": proposal.plan_id, "message": "m", "files": []}
+    (vault.journal_dir / f"{proposal.plan_id}.json").write_text(json.dumps(journal))
+    reopened = open_vault(vault.root, clock=vault.clock)
+    try:
+        assert list(reopened.journal_dir.iterdir()) == []
+        assert get_plan(reopened, proposal.plan_id).status == "pending"
+    finally:
+        reopened.close()
