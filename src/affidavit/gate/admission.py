@@ -423,7 +423,7 @@ def _ground(plan: Plan, results: list[OpResult], grounding: Grounding) -> None:
             for claim in claims:
                 support |= stems(claim.text)
                 for quote in claim.evidence:
-                    support |= stems(quote.quote)
+                    support |= stems(quote.span or quote.quote)  # the source's words
             source_ids = sorted({q.source_id for c in claims for q in c.evidence if q.source_id})
             verdict = grounding.check(
                 text, support, source_ids, share=share, heading=what == "section heading"
