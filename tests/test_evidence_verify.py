@@ -310,6 +310,9 @@ def _first_anchored(haystack: str, needle: str) -> int:
         ("It was -40 degrees.", "40 degrees"),
         ("Ships wait 10:30 hours.", "30 hours"),
         ("A non-toxic paint.", "toxic paint"),
+        ("A non-toxic paint.", "-toxic paint"),
+        ("Buy sugar-free jam.", "Buy sugar"),
+        ("An anti-war march.", "war march"),
         ("The limit is 1500 pounds.", "The limit is 150"),
         ("Leave the car at the station.", "he station"),
         ("Of ~~not open to cruise ships~~ note.", "Of not open"),
@@ -325,6 +328,13 @@ def test_a_quote_that_cuts_a_word_or_number_is_refused(source: str, quote: str) 
     assert not check.verified, check
     assert (check.start, check.end, check.span) == (None, None, "")
     assert locate(source, quote) is None
+
+
+def test_a_hyphen_that_is_a_dash_is_a_word_boundary() -> None:
+    source = "freedom to worship God in his own way-everywhere in the world; a well-known rule"
+    verifier = Verifier(DictTexts(source))
+    for quote in ["worship God in his own way", "everywhere in the world", "known rule"]:
+        assert verifier.check(_sid(source), quote).verified, quote
 
 
 def test_the_refusal_says_where_the_quote_cuts_a_word() -> None:

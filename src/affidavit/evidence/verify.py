@@ -52,8 +52,37 @@ _UNSPACED = re.compile(
     "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
     "\uf900-\ufaff\U00020000-\U0003134f]"
 )
-#: Characters that join the letters or digits on both sides into one word: ``non-toxic``.
+#: Hyphens: they join a negating affix to its word (``non-toxic``), digits to digits.
 _HYPHENS = frozenset("-\u2010\u2011")
+#: Affixes that negate or reverse the word they are hyphenated to: a quote may not cut them off
+#: (``toxic`` is not in ``non-toxic`` nor ``sugar`` in ``sugar-free``). Other hyphens may be
+#: dashes (``his own way-everywhere``) and are word boundaries.
+_NEGATING_PREFIXES = frozenset(
+    [
+        "a",
+        "an",
+        "anti",
+        "contra",
+        "counter",
+        "de",
+        "dis",
+        "ex",
+        "former",
+        "il",
+        "im",
+        "in",
+        "ir",
+        "mis",
+        "never",
+        "no",
+        "non",
+        "not",
+        "pseudo",
+        "quasi",
+        "un",
+    ]
+)
+_NEGATING_SUFFIXES = frozenset(["free", "less", "proof", "resistant"])
 #: Characters that join the digits on both sides into one number: ``1,500``, ``3.5``, ``10:30``,
 #: ``1/2``, ``1990-1995``.
 _NUMBER_JOINERS = frozenset(".,:/\u2012\u2013\u2212") | _HYPHENS
@@ -101,11 +130,23 @@ def _word_char(char: str) -> bool:
     return char.isalnum() or char in "*_" or unicodedata.category(char) in _WORD_CATEGORIES
 
 
-def _joined(before: str, joiner: str, after: str) -> bool:
-    """True if ``joiner`` makes one word (``non-toxic``) or one number (``1,500``) of its sides."""
+def _joined(text: str, at: int) -> bool:
+    """True if ``text[at]`` makes one number (``1,500``) or one negated word (``non-toxic``) of the
+    characters either side; ``0 < at < len(text) - 1``."""
+    before, joiner, after = text[at - 1], text[at], text[at + 1]
     if joiner in _NUMBER_JOINERS and before.isdigit() and after.isdigit():
         return True
-    return joiner in _HYPHENS and before.isalnum() and after.isalnum()
+    if joiner not in _HYPHENS or not (before.isalnum() and after.isalnum()):
+        return False
+    start = at - 1
+    while start > 0 and text[start - 1].isalnum():
+        start -= 1
+    if text[start:at] in _NEGATING_PREFIXES:
+        return True
+    end = at + 2
+    while end < len(text) and text[end].isalnum():
+        end += 1
+    return text[at + 1 : end] in _NEGATING_SUFFIXES
 
 
 def cuts(text: str, position: int) -> bool:
@@ -114,8 +155,9 @@ def cuts(text: str, position: int) -> bool:
     A position cuts when it falls between two word characters (letters, digits, combining marks,
     and what the normaliser keeps inside a word), unless one of them is of a script written
     without spaces (Thai, Lao, Myanmar, Khmer, kana, CJK ideographs); when it falls either side of
-    a hyphen inside a word, or of a separator inside a number (``1,500``, ``3.5``, ``10:30``); and
-    right after a sign before a digit (``-5``). The ends of the text never cut.
+    a separator inside a number (``1,500``, ``3.5``, ``10:30``, ``1990-1995``) or of a hyphen
+    that attaches a negating affix (``non-toxic``, ``sugar-free``); and right after a sign before
+    a digit (``-5``). The ends of the text never cut.
     """
     if position <= 0 or position >= len(text):
         return False
@@ -127,9 +169,9 @@ def cuts(text: str, position: int) -> bool:
         return not (unspaced and before.isalnum() and after.isalnum())
     if after.isdigit() and before in _SIGNS:
         return True
-    if position >= 2 and _joined(text[position - 2], before, after):
+    if position >= 2 and _joined(text, position - 1):
         return True
-    return position + 1 < len(text) and _joined(before, after, text[position + 1])
+    return position + 1 < len(text) and _joined(text, position)
 
 
 def anchored_find(haystack: str, needle: str, start: int = 0) -> int:
