@@ -5,7 +5,7 @@ Two scenarios over the same text (by default the whole corpus: 233 speeches, 10.
 (a) one source holding all of it;
 (b) every speech as its own source.
 
-For each, real quotes (random substrings of 8-300 characters, some with case or whitespace changed)
+For each, real quotes (random substrings of 8-300 characters widened to whole words, some with case or whitespace changed)
 plus 10% fabricated ones (a word replaced, or a real passage cited against the wrong source) are
 checked with ``Verifier.check_many`` on a cold verifier, then again on a warm one (texts cached).
 Every real quote must verify, at offsets whose passage normalises to the quote, and every
@@ -95,6 +95,16 @@ def perturb(quote: str, rng: random.Random) -> str:
     return quote
 
 
+def whole_words(text: str, start: int, end: int) -> str:
+    """``text[start:end]`` widened to whitespace on both sides (quotes start and end on word
+    boundaries, W3), then narrowed to its outer words."""
+    while start > 0 and not text[start - 1].isspace():
+        start -= 1
+    while end < len(text) and not text[end].isspace():
+        end += 1
+    return text[start:end].strip()
+
+
 def sample(sources: list[str], count: int, rng: random.Random) -> list[tuple[int, str, bool]]:
     """Return ``(source index, quote, is_real)``: ``count`` real quotes plus 10% fabricated."""
     weights = [len(text) for text in sources]
@@ -104,7 +114,7 @@ def sample(sources: list[str], count: int, rng: random.Random) -> list[tuple[int
         index = rng.choices(range(len(sources)), weights)[0]
         text = sources[index]
         start = rng.randrange(max(1, len(text) - 8))
-        quote = text[start : start + rng.randint(8, 300)]
+        quote = whole_words(text, start, start + rng.randint(8, 300))
         if len(quote) >= 8 and normalize_quote(quote):
             items.append((index, perturb(quote, rng), True))
     while len(items) < count * 11 // 10:

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from .errors import AffidavitError
-from .evidence import Verifier
+from .evidence import Verifier, normalize_quote
 from .gate.support import UNSUPPORTED, SupportChecker
 from .gate.support_audit import support_problems
 from .gate.support_model import load_model
@@ -148,9 +148,29 @@ def quote_problems(
             elif (check.start, check.end) != (row[5], row[6]):
                 assert check.start is not None and check.end is not None
                 where = (check.start, check.end)
-                problems.append(_quote_problem(row, "moved", "", where))
+                cut = _cut_at_recorded(verifier, row)
+                if cut:
+                    problems.append(_quote_problem(row, "not_found", cut, where))
+                else:
+                    problems.append(_quote_problem(row, "moved", "", where))
     problems.sort(key=lambda p: (p.claim_id, p.idx))
     return count, problems
+
+
+def _cut_at_recorded(verifier: Verifier, row: tuple[Any, ...]) -> str:
+    """Why the passage at a row's recorded offsets no longer counts though the source is intact:
+    it still reads as the quote there but cuts a word (admitted before W3 required word
+    boundaries). '' when the text at the recorded offsets changed (a real move)."""
+    _, _, _, source_id, quote, start, end, _ = row
+    normalized = verifier.normalized(source_id)
+    if not 0 <= start <= end <= len(normalized.original):
+        return ""
+    if normalize_quote(normalized.original[start:end]) != normalize_quote(quote):
+        return ""
+    return (
+        f"the quote recorded at chars {start}–{end} of source {source_id[:12]} cuts a word or "
+        "number there: a quote must start and end on word boundaries of the source"
+    )
 
 
 def _quote_problem(
@@ -159,6 +179,8 @@ def _quote_problem(
     claim_id, page, idx, source_id, quote, start, end, location = row
     if kind == "moved" and found is not None:
         reason = f"quote found at {found[0]}-{found[1]}, recorded at {start}-{end}"
+    elif found is not None:
+        reason += f" (it is found whole at chars {found[0]}–{found[1]})"
     return QuoteProblem(
         claim_id, page, idx, source_id, quote, start, end, location, kind, reason, found
     )
@@ -223,8 +245,14 @@ def _check_evidence(vault: Vault, store: SourceStore, report: DoctorReport) -> N
         if problem.kind == "unreadable":
             message, fix = f"quote can't be checked: {problem.reason}", _RESTORE_SOURCES
         elif problem.kind == "not_found":
-            message = f"quote no longer verifies: {problem.reason}"
-            fix = "restore the source, or retract the claim"
+            message = (
+                f"quote “{problem.quote}” from source {problem.source_id[:12]} no longer "
+                f"verifies: {problem.reason}"
+            )
+            fix = (
+                "restore the source if it changed; otherwise supersede the claim with a quote of "
+                "whole words from the source, or retract it"
+            )
         else:
             message, fix = problem.reason, "restore the source file from git"
         report.findings.append(Finding("evidence", problem.claim_id, message, fix))

@@ -1,18 +1,30 @@
 """Normalisation of source text and quotes, with a map back to the original offsets (SPEC §3 W3).
 
-A quote is "found verbatim" when its normalised form is a substring of the normalised source text.
-The normalisations are exactly these, and nothing more (curly and straight quote marks, dashes and
-punctuation must still match):
+A quote is "found verbatim" when its normalised form is a substring of the normalised source text
+that starts and ends on word boundaries (the verifier checks those, see
+:mod:`affidavit.evidence.verify`). The normalisations are exactly these, and nothing more (dashes and punctuation must still match):
 
 1. Unicode NFKC, applied per cluster (a base character with its combining marks), so precomposed
-   and decomposed forms agree;
+   and decomposed forms agree, except the compatibility folds that can change what a text says:
+   superscripts, subscripts, fractions, circled, squared, small and vertical forms keep their
+   canonical (NFC) form, and so does any other compatibility character that NFKC would turn into a
+   digit (``⒈``, mathematical digits); full-width and half-width forms and ligatures fold
+   (``ｆｕｌｌ`` is ``full``, ``ﬁ`` is ``fi``), since they only change how a text looks;
 2. case, by ``str.casefold``;
-3. whitespace: every run of whitespace becomes one space;
-4. markdown emphasis: ``*`` and ``_`` are removed wherever they appear, and so is ``~~``;
-5. markdown links keep only their visible text: ``[text](url)``, ``[text](url "title")``,
+3. quote marks: curly single quotes and apostrophes (``‘ ’ ‚ ‛``) are ``'``, curly double quotes
+   (``“ ” „ ‟``) are ``"``;
+4. whitespace: every run of whitespace becomes one space;
+5. markdown emphasis: ``*`` and ``_`` are removed, except between two word characters
+   (``2*3``, ``snake_case``), where removing them would join two words into one; ``~`` is never
+   removed, so a strikethrough ``~~`` stays in the text and no quote can straddle it;
+6. markdown links keep only their visible text: ``[text](url)``, ``[text](url "title")``,
    ``![alt](url)``, ``[[target]]`` and ``[[target|label]]``;
-6. invisible characters (Unicode category Cf: soft hyphen, zero-width characters, bidi controls,
-   BOM, ...) are removed.
+7. invisible characters (Unicode category Cf: soft hyphen, zero-width characters, bidi controls,
+   BOM, ...) are removed, except between two word characters, where they stay (and count as part of
+   the word): ``1\u200b500`` is neither ``1500`` nor ``1`` and ``500``.
+
+Normalisation never joins two letters or digits across a character it removes: what it removes
+sits next to a space, punctuation or the end of the text.
 
 :func:`normalize` returns the normalised text together with ``origin``, the offset in the original
 text of every normalised character, so that a match in normalised text maps back to the exact
@@ -68,8 +80,8 @@ _LINK = re.compile(
     r"\(\s*(?:<[^<>\n]*>|(?:[^\s()]|\([^\s()]*\))*)"
     r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)"
 )
-# Runs of emphasis characters ("~" counts only in pairs, see _emphasis_edits).
-_EMPHASIS = re.compile(r"[*_~]+")
+# Runs of emphasis characters (``~`` is never removed: a strikethrough boundary must stay).
+_EMPHASIS = re.compile(r"[*_]+")
 # Whitespace runs other than a lone " " (already normal): keeps the number of matches low.
 # The explicit class of non-space whitespace (what str.isspace accepts) scans faster than [^\S ].
 _WHITESPACE = re.compile(
@@ -78,7 +90,17 @@ _WHITESPACE = re.compile(
 
 #: Characters that later passes remove or merge: emphasis markers and whitespace.
 _SPACES = "".join(c for c in map(chr, range(0x3001)) if c.isspace())  # all of str.isspace()
-_VANISHING = "*_~" + _SPACES
+_VANISHING = "*_" + _SPACES
+
+#: Curly quote marks and what they fold to (one character each, so offsets stay one-to-one).
+_QUOTE_MARKS = str.maketrans("\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f", "'" * 4 + '"' * 4)
+
+#: Compatibility tags (``unicodedata.decomposition``) whose folds change what a text says.
+_MEANINGFUL_TAGS = frozenset(
+    ["<super>", "<sub>", "<fraction>", "<circle>", "<square>", "<small>", "<vertical>"]
+)
+#: Compatibility tags whose folds only change how a text looks, digits included.
+_SHAPE_TAGS = frozenset(["<wide>", "<narrow>"])
 
 #: Link rewriting is repeated for nested syntax such as ``[![alt](img)](url)``, at most this often.
 _LINK_PASSES = 3
@@ -102,6 +124,8 @@ class Normalized:
     cluster_ends: Mapping[int, int] = field(default_factory=dict, repr=False, compare=False)
     link_opens: Mapping[int, int] = field(default_factory=dict, repr=False, compare=False)
     link_closes: Mapping[int, int] = field(default_factory=dict, repr=False, compare=False)
+    original: str = field(default="", repr=False, compare=False)
+    """The text that was normalised (what offsets from :meth:`span` index into)."""
 
     def span(self, start: int, end: int) -> tuple[int, int]:
         """Return the original ``[a, b)`` that produced the normalised ``text[start:end]``.
@@ -144,7 +168,7 @@ def normalize(text: str) -> Normalized:
             break
     folded, origin = _splice(folded, origin, _emphasis_edits(folded))
     folded, origin = _splice(folded, origin, _whitespace_edits(folded, origin, ends))
-    return Normalized(folded, origin, ends, opens, closes)
+    return Normalized(folded, origin, ends, opens, closes, text)
 
 
 def normalize_quote(quote: str) -> str:
@@ -178,7 +202,7 @@ def _fold(text: str) -> tuple[str, array[int], dict[int, int]]:
 
 def _fold_simple(run: str) -> str:
     """Fold a run of _SIMPLE characters: one output character per input character."""
-    return run.lower() if run.isascii() else run.casefold()
+    return run.lower() if run.isascii() else run.casefold().translate(_QUOTE_MARKS)
 
 
 def _fold_clusters(
@@ -192,19 +216,41 @@ def _fold_clusters(
     """Fold ``text[start:stop]`` cluster by cluster, appending to ``pieces`` and ``origin``."""
     cluster = ""
     first = last = start
-    for index in range(start, stop):
+    index = start
+    while index < stop:
         char = text[index]
         if unicodedata.category(char) == "Cf":
+            # A run of invisible characters: dropped, unless it sits inside a word, where
+            # dropping it would join two words (or numbers) into one; then it stays, one
+            # output character per input character.
+            run_end = index + 1
+            while run_end < stop and unicodedata.category(text[run_end]) == "Cf":
+                run_end += 1
+            inside = index > 0 and run_end < len(text)
+            if inside and _wordlike(text[index - 1]) and _wordlike(text[run_end]):
+                if cluster:
+                    _emit(_fold_cluster(cluster), first, last, pieces, origin, ends)
+                    cluster = ""
+                pieces.append(text[index:run_end])
+                origin.extend(range(index, run_end))
+            index = run_end
             continue
         if cluster and (unicodedata.combining(char) or not _separable(cluster, char)):
             cluster += char
             last = index + 1
+            index += 1
             continue
         if cluster:
             _emit(_fold_cluster(cluster), first, last, pieces, origin, ends)
         cluster, first, last = char, index, index + 1
+        index += 1
     if cluster:
         _emit(_fold_cluster(cluster), first, last, pieces, origin, ends)
+
+
+def _wordlike(char: str) -> bool:
+    """A letter, digit or combining mark: a character that belongs to a word."""
+    return char.isalnum() or unicodedata.category(char)[0] == "M"
 
 
 def _emit(
@@ -241,11 +287,34 @@ def _nfkc(text: str) -> str:
 
 @lru_cache(maxsize=1 << 16)
 def _fold_cluster(cluster: str) -> str:
-    """NFKC, casefold, NFKC again (casefold can leave decomposed text), minus Cf characters."""
-    out = _nfkc(_nfkc(cluster).casefold())
+    """NFKC, casefold, NFKC again (casefold can leave decomposed text), minus Cf characters.
+
+    A cluster holding a character whose compatibility fold changes meaning (:func:`_protected`)
+    gets NFC instead of NFKC, so ``⁶`` stays ``⁶`` and ``½`` stays ``½``.
+    """
+    if any(map(_protected, cluster)):
+        out = unicodedata.normalize("NFC", unicodedata.normalize("NFC", cluster).casefold())
+    else:
+        out = _nfkc(_nfkc(cluster).casefold())
     if out.isascii():
         return out
-    return "".join(c for c in out if unicodedata.category(c) != "Cf")
+    return "".join(c for c in out if unicodedata.category(c) != "Cf").translate(_QUOTE_MARKS)
+
+
+@lru_cache(maxsize=1 << 12)
+def _protected(char: str) -> bool:
+    """True if NFKC would change what ``char`` says: a superscript, subscript, fraction, circled
+    or squared form and the like, or any compatibility form that folds into a digit (but full-
+    and half-width forms, which only change how it looks)."""
+    decomposition = unicodedata.decomposition(char)
+    if not decomposition.startswith("<"):
+        return False  # canonical (NFC already applies it) or none
+    tag = decomposition.split(" ", 1)[0]
+    if tag in _SHAPE_TAGS:
+        return False
+    if tag in _MEANINGFUL_TAGS:
+        return True
+    return any(c.isnumeric() for c in _nfkc(char))
 
 
 # --- passes 2-4: links, emphasis, whitespace ------------------------------------------------------
@@ -286,21 +355,28 @@ def _link_edits(
 
 
 def _emphasis_edits(text: str) -> Iterable[_Edit]:
-    """Delete every ``*`` and ``_``, and ``~`` in pairs: in a run such as ``~~~`` the last stays."""
-    if "*" not in text and "_" not in text and "~~" not in text:
+    """Delete every run of ``*`` and ``_`` but those between two word characters (``2*3``)."""
+    if "*" not in text and "_" not in text:
         return
     empty: array[int] = array(_TYPECODE)
+    last = len(text)
     for match in _EMPHASIS.finditer(text):
         start, stop = match.span()
-        tildes = match.group().count("~")
-        if tildes % 2 == 0:
-            yield start, stop, "", empty
+        if start > 0 and stop < last and _inside_word(text[start - 1], text[stop]):
             continue
-        keep = text.rindex("~", start, stop)
-        if keep > start:
-            yield start, keep, "", empty
-        if stop > keep + 1:
-            yield keep + 1, stop, "", empty
+        yield start, stop, "", empty
+
+
+def _inside_word(before: str, after: str) -> bool:
+    """True if a removed character between ``before`` and ``after`` would join two words."""
+    return (before.isalnum() or unicodedata.category(before) in _JOINING) and (
+        after.isalnum() or unicodedata.category(after) in _JOINING
+    )
+
+
+#: Categories that continue a word besides letters and digits: combining marks, and the
+#: invisible characters kept inside a word.
+_JOINING = frozenset(["Mn", "Mc", "Me", "Cf"])
 
 
 def _whitespace_edits(text: str, origin: array[int], ends: dict[int, int]) -> Iterable[_Edit]:

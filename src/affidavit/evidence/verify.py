@@ -1,9 +1,13 @@
 """Quote verification (SPEC §3 W3): is each cited quote in the stored text of the source it cites?
 
 A quote is verified only when its normalised form (:func:`normalize_quote`) is non-empty and occurs
-in the normalised text of the cited source, never of any other source. The first occurrence wins,
-and its offsets are reported in the source's original extracted text, so ``text[start:end]`` is the
-passage as stored (original case, emphasis markers inside it, and so on).
+in the normalised text of the cited source, never of any other source, **anchored**: both of its
+ends fall on word boundaries of the source (:func:`cuts`). ``500 pounds`` is not in ``1500
+pounds``, nor ``safe`` in ``unsafe``, nor ``500`` in ``1,500``, ``3.5`` or ``-500``, nor ``toxic`` in
+``non-toxic``. The first anchored occurrence wins, and its offsets are reported in the source's
+original extracted text; ``span`` is ``text[start:end]``, the passage as stored (original case,
+quote marks, emphasis markers inside it, and so on): what every surface shows, never the
+proposer's string.
 
 Many quotes against one large source are matched by :func:`find_first`, which anchors each quote on
 a rare whole word and walks the words of the text twice instead of scanning it once per quote.
@@ -11,7 +15,9 @@ a rare whole word and walks the words of the text twice instead of scanning it o
 
 from __future__ import annotations
 
+import re
 import threading
+import unicodedata
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -20,7 +26,16 @@ from typing import Protocol
 
 from affidavit.evidence.normalize import Normalized, normalize, normalize_quote
 
-__all__ = ["QuoteCheck", "SourceTexts", "Verifier", "find_first", "locate"]
+__all__ = [
+    "QuoteCheck",
+    "SourceTexts",
+    "Verifier",
+    "anchored_find",
+    "cuts",
+    "find_first",
+    "locate",
+    "shown",
+]
 
 #: Below this many anchored quotes per source, one ``str.find`` per quote beats the word scans.
 #: (Both scale with the text; the two scans cost about as much as 300-400 finds of real quotes,
@@ -31,6 +46,51 @@ _MAX_TRIES = 5000
 _PLUS_ONE = (1).__add__
 #: The word scan splits the text in chunks of about this many characters to bound memory.
 _SCAN_CHUNK = 1 << 20
+
+#: Scripts written without spaces between words: any two of their characters may be cut apart.
+_UNSPACED = re.compile(
+    "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uf900-\ufaff\U00020000-\U0003134f]"
+)
+#: Hyphens: they join a negating affix to its word (``non-toxic``), digits to digits.
+_HYPHENS = frozenset("-\u2010\u2011")
+#: Affixes that negate or reverse the word they are hyphenated to: a quote may not cut them off
+#: (``toxic`` is not in ``non-toxic`` nor ``sugar`` in ``sugar-free``). Other hyphens may be
+#: dashes (``his own way-everywhere``) and are word boundaries.
+_NEGATING_PREFIXES = frozenset(
+    [
+        "a",
+        "an",
+        "anti",
+        "contra",
+        "counter",
+        "de",
+        "dis",
+        "ex",
+        "former",
+        "il",
+        "im",
+        "in",
+        "ir",
+        "mis",
+        "never",
+        "no",
+        "non",
+        "not",
+        "pseudo",
+        "quasi",
+        "un",
+    ]
+)
+_NEGATING_SUFFIXES = frozenset(["free", "less", "proof", "resistant"])
+#: Characters that join the digits on both sides into one number: ``1,500``, ``3.5``, ``10:30``,
+#: ``1/2``, ``1990-1995``.
+_NUMBER_JOINERS = frozenset(".,:/\u2012\u2013\u2212") | _HYPHENS
+#: Signs: a digit right after one is part of a signed number (``-5``, ``±2``).
+_SIGNS = frozenset("+-\u2212\u00b1")
+#: Characters besides letters and digits that continue a word in normalised text: combining marks,
+#: invisible characters and emphasis markers the normaliser kept inside a word (``2*3``).
+_WORD_CATEGORIES = frozenset(["Mn", "Mc", "Me", "Cf"])
 
 
 class SourceTexts(Protocol):
@@ -51,6 +111,9 @@ class QuoteCheck:
 
     ``start``/``end`` are offsets into the source's extracted text (original, not normalised),
     set only when ``verified``; ``reason`` is empty when verified and says why otherwise.
+    ``quote`` is the proposer's string; ``span`` is the source's own text at ``start:end``, what
+    every surface shows ('' when not verified, and in admissions recorded before it existed:
+    :func:`shown` falls back to the source text then).
     """
 
     source: str
@@ -60,6 +123,65 @@ class QuoteCheck:
     start: int | None
     end: int | None
     reason: str
+    span: str = ""
+
+
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char in "*_" or unicodedata.category(char) in _WORD_CATEGORIES
+
+
+def _joined(text: str, at: int) -> bool:
+    """True if ``text[at]`` makes one number (``1,500``) or one negated word (``non-toxic``) of the
+    characters either side; ``0 < at < len(text) - 1``."""
+    before, joiner, after = text[at - 1], text[at], text[at + 1]
+    if joiner in _NUMBER_JOINERS and before.isdigit() and after.isdigit():
+        return True
+    if joiner not in _HYPHENS or not (before.isalnum() and after.isalnum()):
+        return False
+    start = at - 1
+    while start > 0 and text[start - 1].isalnum():
+        start -= 1
+    if text[start:at] in _NEGATING_PREFIXES:
+        return True
+    end = at + 2
+    while end < len(text) and text[end].isalnum():
+        end += 1
+    return text[at + 1 : end] in _NEGATING_SUFFIXES
+
+
+def cuts(text: str, position: int) -> bool:
+    """True if a quote starting or ending at ``position`` of normalised ``text`` cuts a word.
+
+    A position cuts when it falls between two word characters (letters, digits, combining marks,
+    and what the normaliser keeps inside a word), unless one of them is of a script written
+    without spaces (Thai, Lao, Myanmar, Khmer, kana, CJK ideographs); when it falls either side of
+    a separator inside a number (``1,500``, ``3.5``, ``10:30``, ``1990-1995``) or of a hyphen
+    that attaches a negating affix (``non-toxic``, ``sugar-free``); and right after a sign before
+    a digit (``-5``). The ends of the text never cut.
+    """
+    if position <= 0 or position >= len(text):
+        return False
+    before, after = text[position - 1], text[position]
+    if _word_char(before) and _word_char(after):
+        # Between two letters of which one is of a script without spaces, any cut is a boundary;
+        # never next to a combining mark or a character the normaliser kept inside a word.
+        unspaced = _UNSPACED.match(before) or _UNSPACED.match(after)
+        return not (unspaced and before.isalnum() and after.isalnum())
+    if after.isdigit() and before in _SIGNS:
+        return True
+    if position >= 2 and _joined(text, position - 1):
+        return True
+    return position + 1 < len(text) and _joined(text, position)
+
+
+def anchored_find(haystack: str, needle: str, start: int = 0) -> int:
+    """Return the first position >= ``start`` where ``needle`` occurs in ``haystack`` without
+    cutting a word at either end (:func:`cuts`), or -1."""
+    position = haystack.find(needle, start)
+    size = len(needle)
+    while position >= 0 and (cuts(haystack, position) or cuts(haystack, position + size)):
+        position = haystack.find(needle, position + 1)
+    return position
 
 
 def locate(text: str, quote: str) -> tuple[int, int] | None:
@@ -71,7 +193,7 @@ def locate(text: str, quote: str) -> tuple[int, int] | None:
     if not needle:
         return None
     normalized = normalize(text)
-    found = normalized.text.find(needle)
+    found = anchored_find(normalized.text, needle)
     if found < 0:
         return None
     return normalized.span(found, found + len(needle))
@@ -125,25 +247,22 @@ class Verifier:
             groups.setdefault(source_id, []).append((index, needle))
 
         for source_id, group in groups.items():
-            normalized = self._normalized(source_id)
+            normalized = self.normalized(source_id)
             found = find_first(normalized.text, [needle for _, needle in group])
             for (index, needle), position in zip(group, found, strict=True):
                 source, quote = pairs[index]
                 if position < 0:
-                    reason = (
-                        f"quote not found in source {source_id[:12]}: only case, whitespace, "
-                        "emphasis, link syntax, NFKC and invisible characters may differ; "
-                        "punctuation and quote marks must match exactly"
-                    )
+                    reason = _not_found(normalized, source_id, needle)
                     results[index] = _rejected(source, source_id, quote, reason)
                     continue
                 start, end = normalized.span(position, position + len(needle))
-                results[index] = QuoteCheck(source, source_id, quote, True, start, end, "")
+                span = normalized.original[start:end]
+                results[index] = QuoteCheck(source, source_id, quote, True, start, end, "", span)
 
         return [result for result in results if result is not None]
 
-    def _normalized(self, source_id: str) -> Normalized:
-        """Return the normalised text of a source, from the cache when possible."""
+    def normalized(self, source_id: str) -> Normalized:
+        """Return the normalised text of a source (full id), from the cache when possible."""
         with self._lock:
             cached = self._cache.get(source_id)
             if cached is not None:
@@ -180,10 +299,10 @@ def find_first(haystack: str, needles: Sequence[str]) -> list[int]:
         if words:
             anchored.append((index, words))
         else:
-            results[index] = haystack.find(needle)
+            results[index] = anchored_find(haystack, needle)
     if len(anchored) < _SCAN_MIN_QUOTES:
         for index, _ in anchored:
-            results[index] = haystack.find(needles[index])
+            results[index] = anchored_find(haystack, needles[index])
         return results
 
     counts = _count_words(haystack)
@@ -191,7 +310,7 @@ def find_first(haystack: str, needles: Sequence[str]) -> list[int]:
     for index, words in anchored:
         word = min(words, key=counts.__getitem__)
         if counts[word] > _MAX_TRIES:
-            results[index] = haystack.find(needles[index])
+            results[index] = anchored_find(haystack, needles[index])
         elif counts[word]:
             offset = needles[index].find(f" {word} ") + 1
             chosen.append((index, word, offset))
@@ -199,9 +318,15 @@ def find_first(haystack: str, needles: Sequence[str]) -> list[int]:
     _collect_positions(haystack, positions)
     for index, word, offset in chosen:
         needle = needles[index]
+        size = len(needle)
         for position in positions[word]:
             start = position - offset
-            if start >= 0 and haystack.startswith(needle, start):
+            if (
+                start >= 0
+                and haystack.startswith(needle, start)
+                and not cuts(haystack, start)
+                and not cuts(haystack, start + size)
+            ):
                 results[index] = start
                 break
     return results
@@ -244,6 +369,33 @@ def _collect_positions(haystack: str, positions: dict[str, list[int]]) -> None:
         hits = compress(zip(words, starts, strict=False), map(positions.__contains__, words))
         for word, start in hits:
             positions[word].append(start)
+
+
+def _not_found(normalized: Normalized, source_id: str, needle: str) -> str:
+    """Why ``needle`` was not found: absent, or present only where it cuts a word."""
+    position = normalized.text.find(needle)
+    if position < 0:
+        return (
+            f"quote not found in source {source_id[:12]}: only case, whitespace, emphasis, link "
+            "syntax, NFKC and invisible characters may differ; punctuation and quote marks must "
+            "match exactly"
+        )
+    start, end = normalized.span(position, position + len(needle))
+    left = max(0, start - 20)
+    context = " ".join(normalized.original[left : end + 20].split())
+    return (
+        f"quote is in source {source_id[:12]} only where it cuts a word or number (chars "
+        f"{start}–{end}, in “{context}”): a quote must start and end on word boundaries of "
+        "the source; quote the whole word or number"
+    )
+
+
+def shown(check: QuoteCheck, text: str) -> str:
+    """The source's own words for a verified quote: ``span``, or ``text[start:end]`` for a check
+    recorded before ``span`` existed. '' for an unverified quote."""
+    if not check.verified or check.start is None or check.end is None:
+        return ""
+    return check.span or text[check.start : check.end]
 
 
 def _rejected(source: str, source_id: str | None, quote: str, reason: str) -> QuoteCheck:

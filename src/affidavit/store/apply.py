@@ -163,11 +163,14 @@ class _Writer:
         for idx, quote in enumerate(result.evidence):
             assert quote.source_id and quote.start is not None and quote.end is not None
             record = self.store.get(quote.source_id)
-            where = location(self.store.text(quote.source_id), record.text_map, quote.start)
+            text = self.store.text(quote.source_id)
+            where = location(text, record.text_map, quote.start)
+            # The source's own words at the verified offsets, never the proposer's string (W3).
+            span = text[quote.start : quote.end]
             self.db.execute(
                 'INSERT INTO evidence (claim_id, idx, source_id, quote, start, "end", location) '
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (cid, idx, quote.source_id, quote.quote, quote.start, quote.end, where),
+                (cid, idx, quote.source_id, span, quote.start, quote.end, where),
             )
         self.claim_ids.append(cid)
         if page:
