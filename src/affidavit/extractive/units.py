@@ -84,9 +84,7 @@ class Unit:
         return self.sentence.index
 
 
-def excluded_regions(
-    chunk: str, flagged: Sequence[tuple[int, int]] = ()
-) -> list[tuple[int, int]]:
+def excluded_regions(chunk: str, flagged: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int]]:
     """Spans of ``chunk`` no claim may quote: sanitizer flags (its own, and ``flagged``: the
     source's stored flags, such as hidden or struck-through text, as offsets into the chunk), and
     around instructions their lines."""

@@ -207,12 +207,8 @@ def _specificity(tokens: list[Any]) -> tuple[int, int, int]:
         elif kind == "[] block":
             b += 1
         elif kind == "ident" and previous is not None and previous.type == "literal":
-            if previous.value == ".":
+            if previous.value in (".", ":"):
                 b += 1
-            elif previous.value == ":":
-                b += 1
-            elif previous.value == "::":
-                c += 1
             else:
                 c += 1
         elif kind == "ident":
@@ -249,10 +245,11 @@ class _Rule:
 def _rules(nodes: Iterable[Any], parent: str | None = None) -> Iterator[_Rule]:
     for node in nodes:
         if node.type == "at-rule" and node.content is not None:
-            if node.lower_at_keyword in ("media", "supports", "layer", "container", "scope"):
-                if node.lower_at_keyword != "media" or _media_applies(node.prelude):
-                    inner = tinycss2.parse_rule_list(node.content, True, True)
-                    yield from _rules(inner, parent)
+            keyword = node.lower_at_keyword
+            grouping = keyword in ("media", "supports", "layer", "container", "scope")
+            if grouping and (keyword != "media" or _media_applies(node.prelude)):
+                inner = tinycss2.parse_rule_list(node.content, True, True)
+                yield from _rules(inner, parent)
         elif node.type == "qualified-rule":
             contents = tinycss2.parse_blocks_contents(node.content, True, True)
             declarations = [d for d in contents if d.type == "declaration"]
@@ -392,7 +389,9 @@ class Styler:
         if name == "svg":
             return Hiding(HIDDEN, f"text drawn inside an <svg> image, not page text: {where}")
         if name in _FALLBACK:
-            return Hiding(HIDDEN, f"fallback text of <{name}> (shown only if it can't load): {where}")
+            return Hiding(
+                HIDDEN, f"fallback text of <{name}> (shown only if it can't load): {where}"
+            )
         return None
 
     def _css_hiding(
@@ -400,7 +399,8 @@ class Styler:
     ) -> Hiding | None:
         def hidden(decl: _Decl, what: str | None = None) -> Hiding:
             return Hiding(
-                HIDDEN_STYLING, f"text hidden by CSS ({what or decl.text} via {decl.origin}) in {where}"
+                HIDDEN_STYLING,
+                f"text hidden by CSS ({what or decl.text} via {decl.origin}) in {where}",
             )
 
         font = state.font_px
@@ -417,7 +417,10 @@ class Styler:
                 state.opacity *= opacity
                 state.opacity_why = state.opacity_why or f"{decl.text} via {decl.origin} in {where}"
                 if state.opacity <= FAINT_OPACITY:
-                    return hidden(decl, f"{decl.text}, {state.opacity:.2g} in all")
+                    alone = math.isclose(state.opacity, opacity)
+                    return hidden(
+                        decl, None if alone else f"{decl.text}, {state.opacity:.2g} in all"
+                    )
         clips = {
             i
             for name in ("overflow", "overflow-x", "overflow-y")
@@ -435,7 +438,9 @@ class Styler:
         if clip:
             for token in _significant(clip.value):
                 if token.type == "function" and token.lower_name == "rect":
-                    top, right, bottom, left = ([*_numbers(token, font), None, None, None, None])[:4]
+                    top, right, bottom, left = ([*_numbers(token, font), None, None, None, None])[
+                        :4
+                    ]
                     if None not in (top, right, bottom, left) and (
                         right - left <= 1 or bottom - top <= 1  # type: ignore[operator]
                     ):
@@ -639,18 +644,18 @@ def _transform_hides(tokens: list[Any], font: float) -> str:
         elif name in ("matrix", "matrix3d") and len(args) >= 4 and None not in args[:6]:
             a, b = args[0], args[1]
             c, d = (args[2], args[3]) if name == "matrix" else (args[4], args[5])
-            if a is not None and b is not None and c is not None and d is not None:
-                if abs(a * d - b * c) < 1e-9:
-                    return "a matrix that flattens it to nothing"
+            known = a is not None and b is not None and c is not None and d is not None
+            if known and abs(a * d - b * c) < 1e-9:  # type: ignore[operator]
+                return "a matrix that flattens it to nothing"
         elif name in ("translate", "translatex", "translatey", "translate3d"):
             shifts = [a for a in args[:2] if a is not None]
             if any(s <= -OFF_SCREEN_PX for s in shifts):
                 return "moved off-screen"
         elif name in ("rotatex", "rotatey"):
             angle = token.arguments and _significant(token.arguments)[0]
-            if angle and angle.type == "dimension" and angle.lower_unit == "deg":
-                if math.isclose(abs(angle.value) % 180, 90):
-                    return "turned edge-on"
+            degrees = angle and angle.type == "dimension" and angle.lower_unit == "deg"
+            if degrees and math.isclose(abs(angle.value) % 180, 90):
+                return "turned edge-on"
     return ""
 
 

@@ -351,7 +351,7 @@ class _HtmlText(HTMLParser):
         ):
             self._pop_through(len(self.stack) - 1)
         self._break(tag)
-        values: dict[str, str | list[str]] = {}
+        values: dict[str, Any] = {}
         for key, value in attrs:
             values.setdefault(key, value or "")
         if isinstance(values.get("class"), str):
@@ -464,6 +464,17 @@ class _HtmlText(HTMLParser):
         for element in self.elements.values():
             node = element.node
             parent = node.parent if isinstance(node.parent, Tag) else None
+            if node.name in _DROP and element.end > element.start:
+                flags.append(
+                    Flag(
+                        HIDDEN,
+                        element.start,
+                        element.end,
+                        f"the content of <{node.name}> "
+                        f"at line {node.sourceline} {self.unit} (not shown)",
+                    )
+                )
+                continue
             for verdict, above in (
                 (styler.text_hiding(node), styler.text_hiding(parent)),
                 (styler.struck(node), styler.struck(parent)),

@@ -47,7 +47,9 @@ def markdown_flags(text: str) -> list[Flag]:
             what = "a markdown comment ([//]: # (...)), not shown when rendered"
         else:
             what = "a markdown link reference definition, not shown when rendered"
-        flags.append(Flag(HIDDEN, match.start(), match.end(), f"{what}: line {_line(text, match.start())}"))
+        flags.append(
+            Flag(HIDDEN, match.start(), match.end(), f"{what}: line {_line(text, match.start())}")
+        )
     for match in _IMAGE.finditer(text):
         flags.append(
             Flag(

@@ -8,7 +8,7 @@ is drawn in, which this module tracks (``q``/``Q``, ``Tr``, fill colours). A pie
         image: that is how OCR tools lay a text layer over a scanned page, whose words the image
         shows;
     in white (gray, RGB or CMYK fill) on the default white page;
-    at a font size of 1.5pt or less (after the text and current transformation matrices);
+    at a font size of 2pt or less (after the text and current transformation matrices);
     starting outside the page's crop box (or media box).
 
 Flags are offsets into the joined text; hidden text is kept in the text.
@@ -28,7 +28,7 @@ from .css import HIDDEN
 from .sanitizer import Flag
 
 PAGE_SEPARATOR = "\n\f\n"
-TINY_POINTS = 1.5
+TINY_POINTS = 2.0
 WHITE = 0.95
 _INVISIBLE_MODES = (3, 7)
 _MARGIN = 2.0
@@ -141,8 +141,10 @@ def _multiply(m: Matrix, n: Matrix) -> Matrix:
 
 def _paints_image(page: Any) -> bool:
     try:
-        resources = page.get("/Resources") or {}
-        xobjects = resources.get_object().get("/XObject") or {}
+        resources: Any = page.get("/Resources")
+        xobjects: Any = resources.get_object().get("/XObject") if resources is not None else None
+        if xobjects is None:
+            return False
         xobjects = xobjects.get_object()
         return any(xobjects[name].get_object().get("/Subtype") == "/Image" for name in xobjects)
     except Exception:  # a damaged resource dictionary: no image seen
@@ -167,7 +169,9 @@ def _page_flags(text: str, page: _Page, base: int) -> list[Flag]:
         if at < 0:
             if why:  # pypdf rewrote the piece: flag from here to the next line's end
                 end = text.find("\n", cursor + 1)
-                flags.append(Flag(HIDDEN, base + cursor, base + (len(text) if end < 0 else end), why))
+                flags.append(
+                    Flag(HIDDEN, base + cursor, base + (len(text) if end < 0 else end), why)
+                )
             continue
         if why:
             flags.append(Flag(HIDDEN, base + at, base + at + len(piece), why))
