@@ -46,7 +46,7 @@ MERGED_KINDS = frozenset(
 )
 """Kinds whose touching or overlapping runs are reported as one flag."""
 
-UNSEEN_KINDS = frozenset({"hidden_styling", "hidden", "struck"})
+UNSEEN_KINDS = frozenset({"hidden_styling", "hidden", "struck", "html_comment"})
 """Kinds that mark text a reader of the original does not see as page text (W12)."""
 
 
