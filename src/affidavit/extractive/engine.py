@@ -186,7 +186,8 @@ def _source_title(task: IngestTask, seg: Segmented) -> tuple[str, str]:
     if task.chunk_index == 0 and seg.headings:
         first = seg.headings[0]
         before = [s for s in seg.sentences if s.start < first.start]
-        if not before and first.level <= 2 and first.text:
+        hidden = any(a < first.end and first.start < max(b, a + 1) for a, b in task.flagged)
+        if not before and not hidden and first.level <= 2 and first.text:
             return _fit(first.text, 120), first.text
     return name_title(task.source_name), ""
 
@@ -207,6 +208,16 @@ def _source_slug(ctx: _Context, title_key: str) -> tuple[str, bool]:
     if name_key(ctx.existing[base]) in (title_key, name_key(name_title(task.source_name))):
         return base, False
     return suffixed, True
+
+
+def _visible(chunk: str, flagged: tuple[tuple[int, int], ...]) -> str:
+    """``chunk`` with its flagged spans blanked out (same length), for counting key phrases."""
+    if not flagged:
+        return chunk
+    chars = list(chunk)
+    for a, b in flagged:
+        chars[a:b] = " " * len(chars[a:b])
+    return "".join(chars)
 
 
 def _drop_cut_sentence(task: IngestTask, units: list[Unit]) -> list[Unit]:
@@ -309,9 +320,11 @@ def propose_plan(task: IngestTask) -> dict[str, Any]:
     """The plan for one chunk of one source (see the module docstring). Never raises on text."""
     chunk = task.chunk
     seg = segment(chunk)
-    units = _drop_cut_sentence(task, build_units(chunk, seg))
+    units = _drop_cut_sentence(task, build_units(chunk, seg, flagged=task.flagged))
     if not units:
-        units = _drop_cut_sentence(task, build_units(chunk, seg, MIN_CHARS_FALLBACK))
+        units = _drop_cut_sentence(
+            task, build_units(chunk, seg, MIN_CHARS_FALLBACK, flagged=task.flagged)
+        )
     part = f"part {task.chunk_index + 1} of {task.chunk_count}"
     if not units:
         return {
@@ -323,7 +336,7 @@ def propose_plan(task: IngestTask) -> dict[str, Any]:
     title, title_heading = _source_title(task, seg)
     source = _source_page(ctx, units, title, title_heading, chunk)
     exclude = (name_key(title), name_key(name_title(task.source_name)))
-    topics = find_topics(units, ctx.keys, MAX_TOPICS, exclude, chunk)
+    topics = find_topics(units, ctx.keys, MAX_TOPICS, exclude, _visible(chunk, task.flagged))
     topic_pages = _topic_pages(ctx, units, topics, source, chunk)
 
     ops = _page_ops(source, chunk, task.source_id)

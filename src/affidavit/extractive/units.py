@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..sources.sanitizer import scan
@@ -83,9 +84,11 @@ class Unit:
         return self.sentence.index
 
 
-def excluded_regions(chunk: str) -> list[tuple[int, int]]:
-    """Spans of ``chunk`` no claim may quote: sanitizer flags, and around instructions their lines."""
-    regions: list[tuple[int, int]] = []
+def excluded_regions(chunk: str, flagged: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int]]:
+    """Spans of ``chunk`` no claim may quote: sanitizer flags (its own, and ``flagged``: the
+    source's stored flags, such as hidden or struck-through text, as offsets into the chunk), and
+    around instructions their lines."""
+    regions: list[tuple[int, int]] = [(a, max(b, a + 1)) for a, b in flagged]
     for flag in scan(chunk):
         start, end = flag.start, max(flag.end, flag.start + 1)
         if flag.kind == "instruction":
@@ -195,9 +198,15 @@ def _base_score(text: str, tokens: tuple[str, ...], sentence: Sentence) -> float
     return score
 
 
-def build_units(chunk: str, segmented: Segmented, minimum: int = MIN_CHARS) -> list[Unit]:
-    """Every usable sentence of ``chunk`` as a scored :class:`Unit`, in document order."""
-    regions = excluded_regions(chunk)
+def build_units(
+    chunk: str,
+    segmented: Segmented,
+    minimum: int = MIN_CHARS,
+    flagged: Sequence[tuple[int, int]] = (),
+) -> list[Unit]:
+    """Every usable sentence of ``chunk`` as a scored :class:`Unit`, in document order; none
+    that overlaps a sanitizer flag or a ``flagged`` span."""
+    regions = excluded_regions(chunk, flagged)
     units: list[Unit] = []
     for sentence in segmented.sentences:
         start = _strip_salutation(chunk, sentence.start, sentence.end)

@@ -33,6 +33,7 @@ from ..plan.schema import (
     SupersedeClaim,
     UpdateContext,
 )
+from ..sources.sanitizer import flag_reason
 from ..sources.sentences import check_evidence
 from ..sources.store import SourceStore
 from ..store.blast import LIVE
@@ -253,11 +254,9 @@ class _Gate:
             for flag in self.sources.flags(quote.source_id):
                 overlaps = flag.start < quote.end and quote.start < max(flag.end, flag.start + 1)
                 if overlaps:
-                    hits.append(f"{flag.kind} at {flag.start}-{flag.end} ({flag.detail[:60]})")
+                    hits.append(flag_reason(flag))
         if hits:
-            result.decide(
-                QUARANTINED, "sanitizer", "evidence overlaps sanitizer flags: " + "; ".join(hits)
-            )
+            result.decide(QUARANTINED, "sanitizer", "; ".join(dict.fromkeys(hits)))
 
     def trust(self, result: ClaimResult, superseded: str | None) -> None:
         tiers = []

@@ -376,6 +376,11 @@ class Ingestor:
             chunk_count=count,
             pages=tuple(pages),
             pending_slugs=tuple(sorted(known_slugs(self.vault.db) - shown)),
+            flagged=tuple(
+                (max(f.start, chunk.start) - chunk.start, min(f.end, chunk.end) - chunk.start)
+                for f in record.flags
+                if f.start < chunk.end and chunk.start < max(f.end, f.start + 1)
+            ),
         )
 
     def _call(self, provider: Provider, request: ModelRequest, purpose: str) -> Completion:

@@ -63,6 +63,9 @@ class IngestTask:
     pending_slugs: tuple[
         str, ...
     ] = ()  # other slugs that exist or are reserved: extend, never create
+    # spans of the chunk (offsets into it) under the source's sanitizer flags: text a reader of
+    # the original does not see (hidden, struck) or that was planted; nothing may quote them
+    flagged: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,7 @@ The ``text_map`` says how an offset into the text maps back to the original:
 from __future__ import annotations
 
 import codecs
-import io
-import logging
 import re
-import warnings
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,7 +24,12 @@ from html.parser import HTMLParser
 from pathlib import PurePosixPath
 from typing import Any
 
+from bs4 import BeautifulSoup, Tag
+
 from ..errors import SourceError
+from .css import HIDDEN, Hiding, Styler
+from .hidden_markdown import markdown_flags
+from .pdf import PAGE_SEPARATOR, extract_pdf
 from .sanitizer import Flag, merge_flags, scan
 
 MARKDOWN = "text/markdown"
@@ -71,7 +73,6 @@ _CONTENT_TYPES = {
     "application/x-pdf": PDF,
 }
 SUPPORTED_HELP = ".md, .markdown, .txt, .rst, .html, .htm and .pdf"
-PAGE_SEPARATOR = "\n\f\n"
 _HTML_SNIFF = re.compile(
     rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.I | re.S
 )
@@ -200,13 +201,15 @@ def extract(data: bytes, media_type: str, charset: str | None = None) -> Extract
     own: list[Flag] = []
     text_map: dict[str, Any]
     if media_type == PDF:
-        text, pages = _extract_pdf(data)
+        text, pages, own = extract_pdf(data)
         text_map = {"kind": "pdf", "pages": pages}
     elif media_type == HTML:
         text, text_map, own = _extract_html(data, charset)
     elif media_type in (MARKDOWN, PLAIN, RST):
         text, encoding = _decode(data, charset)
         text_map = {"kind": "text", "encoding": encoding}
+        if media_type == MARKDOWN:
+            own = [*markdown_flags(text), *html_in_markdown_flags(text)]
     else:
         raise SourceError(
             f"Unsupported media type {media_type!r}. Affidavit reads {SUPPORTED_HELP}."
@@ -220,51 +223,6 @@ def extract(data: bytes, media_type: str, charset: str | None = None) -> Extract
         )
         raise SourceError(f"The source holds no text; there is nothing a claim could quote.{hint}")
     return Extracted(text, text_map, merge_flags([*own, *scan(text)]))
-
-
-def _valid_unicode(text: str) -> str:
-    """Replace lone surrogates (some PDF fonts map glyphs to them) so the text encodes as UTF-8."""
-    return text.encode("utf-8", "replace").decode("utf-8")
-
-
-def _extract_pdf(data: bytes) -> tuple[str, list[list[int]]]:
-    from pypdf import PdfReader
-
-    logger = logging.getLogger("pypdf")
-    level = logger.level
-    try:
-        with warnings.catch_warnings():
-            # pypdf warns and logs about many harmless quirks of real PDFs; errors still raise.
-            warnings.simplefilter("ignore")
-            logger.setLevel(logging.CRITICAL)
-            reader = PdfReader(io.BytesIO(data))
-            if reader.is_encrypted and not reader.decrypt(""):
-                raise SourceError(
-                    "The PDF is encrypted with a password. Decrypt it first "
-                    "(e.g. `qpdf --decrypt --password=... in.pdf out.pdf`) and add the result."
-                )
-            texts = [_valid_unicode(page.extract_text() or "") for page in reader.pages]
-    except SourceError:
-        raise
-    except Exception as exc:  # pypdf raises many kinds of errors on damaged files
-        raise SourceError(
-            f"Not a readable PDF ({type(exc).__name__}: {exc}). Check that the file is complete; "
-            f"re-export or repair it (e.g. `qpdf in.pdf out.pdf`) and add it again."
-        ) from exc
-    finally:
-        logger.setLevel(level)
-    if not any(text.strip() for text in texts):
-        raise SourceError(
-            f"The PDF's {len(texts)} page(s) hold no extractable text: it is probably scanned "
-            f"images. Affidavit does no OCR: run it yourself (e.g. `ocrmypdf in.pdf out.pdf`) and "
-            f"add the result."
-        )
-    pages: list[list[int]] = []
-    offset = 0
-    for number, text in enumerate(texts, start=1):
-        pages.append([offset, number])
-        offset += len(text) + len(PAGE_SEPARATOR)
-    return PAGE_SEPARATOR.join(texts), pages
 
 
 # --- HTML ----------------------------------------------------------------------------------------
@@ -295,46 +253,36 @@ _IMPLIED_END = {
     "th": {"td", "th"},
     "option": {"option"},
 }
-_HIDDEN_STYLES = (
-    (re.compile(r"(?<![-\w])display\s*:\s*none"), "display:none"),
-    (re.compile(r"(?<![-\w])visibility\s*:\s*(?:hidden|collapse)"), "visibility:hidden"),
-    (
-        re.compile(r"(?<![-\w])font-size\s*:\s*(?:0+\.?0*|\.0+)(?:px|pt|em|rem|%)?\s*(?:;|!|$)"),
-        "font-size:0",
-    ),
-    (re.compile(r"(?<![-\w])opacity\s*:\s*(?:0+\.?0*|\.0+)\s*(?:;|!|$)"), "opacity:0"),
-    (re.compile(r"(?<![-\w])color\s*:\s*transparent"), "color:transparent"),
-    (re.compile(r"(?<![-\w])(?:left|top|text-indent)\s*:\s*-\d{3,}"), "positioned off-screen"),
-)
 _META_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([\w.:-]+)", re.I)
 _SPACES = re.compile(r"[ \t\n\r\f]+")
-
-
-def _hidden_reason(tag: str, attrs: list[tuple[str, str | None]]) -> str | None:
-    reasons = []
-    for key, value in attrs:
-        if key == "hidden":
-            reasons.append("the hidden attribute")
-        elif key == "aria-hidden" and (value or "").strip().lower() == "true":
-            reasons.append('aria-hidden="true"')
-        elif key == "style" and value:
-            style = value.lower()
-            reasons += [label for pattern, label in _HIDDEN_STYLES if pattern.search(style)]
-    return f"<{tag}> with {', '.join(reasons)}" if reasons else None
 
 
 @dataclass(frozen=True)
 class _Open:
     tag: str
-    hidden: str | None  # why this element or an ancestor hides its text, and where
+    node: Tag
     dropped: bool
     pre: bool
 
 
-class _HtmlText(HTMLParser):
-    """Collects the visible text of an HTML document, its line map, hidden spans and comments."""
+@dataclass
+class _Element:
+    node: Tag
+    start: int  # raw offset of the element's content (just past its start tag)
+    end: int  # raw offset where it was closed (its end tag, an implied end, or the end)
 
-    def __init__(self) -> None:
+
+class _HtmlText(HTMLParser):
+    """Collects the visible text of an HTML document, its line map, its tree and comments.
+
+    The tree (Beautiful Soup tags with exactly this parser's structure) and the ``<style>`` text
+    go to :class:`~affidavit.sources.css.Styler`, which says which text a browser would not show:
+    :meth:`visibility_flags` flags it in the extracted text, :meth:`raw_flags` in the raw source
+    (for HTML inside markdown). Hidden text is kept in the text, so offsets of visible text never
+    depend on the styles.
+    """
+
+    def __init__(self, source: str, unit: str = "of the HTML") -> None:
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
         self.length = 0
@@ -345,12 +293,23 @@ class _HtmlText(HTMLParser):
         self.stack: list[_Open] = []
         self.segments: list[list[int]] = []
         self.flags: list[Flag] = []
-        self.hidden_end = -1
-        self.hidden_by: str | None = None
+        self.unit = unit
+        self.soup = BeautifulSoup("", "html.parser")
+        self.sheets: list[str] = []
+        self.chunks: list[tuple[int, int, int, Tag]] = []  # separator start, start, end, element
+        self.elements: dict[int, _Element] = {}
+        self.markup: list[tuple[int, int, str, int]] = []  # start tags with attribute values
+        self.source_length = len(source)
+        self.line_starts = [0] + [m.end() for m in re.finditer("\n", source)]
+        self.event = 0
 
     @property
     def state(self) -> _Open:
-        return self.stack[-1] if self.stack else _Open("", None, False, False)
+        return self.stack[-1] if self.stack else _Open("", self.soup, False, False)
+
+    def _offset(self) -> int:
+        line, column = self.getpos()
+        return self.line_starts[line - 1] + column if line <= len(self.line_starts) else 0
 
     def _break(self, tag: str) -> None:
         if tag in _PARAGRAPH:
@@ -381,38 +340,43 @@ class _HtmlText(HTMLParser):
             self.segments.append([self.length, line])
         start = self.length
         self._append(chunk)
-        hidden = self.state.hidden
-        if hidden is not None:
-            if self.hidden_end == before and self.hidden_by == hidden:
-                start = before  # the separator between two chunks of one hidden element
-            self.flags.append(
-                Flag("hidden_styling", start, self.length, f"text hidden by {hidden}")
-            )
-            self.hidden_end, self.hidden_by = self.length, hidden
+        self.chunks.append((before, start, self.length, self.state.node))
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         line = self.getpos()[0]
+        self.event = self._offset()
         closes = _IMPLIED_END.get(tag, set())
         if self.stack and (
             self.stack[-1].tag in closes or (tag in _CLOSES_P and self.stack[-1].tag == "p")
         ):
             self._pop_through(len(self.stack) - 1)
         self._break(tag)
+        values: dict[str, Any] = {}
+        for key, value in attrs:
+            values.setdefault(key, value or "")
+        if isinstance(values.get("class"), str):
+            values["class"] = str(values["class"]).split()
+        parent = self.state
+        node = self.soup.new_tag(tag, attrs=values, sourceline=line)
+        parent.node.append(node)
+        markup = self.get_starttag_text() or ""
+        if any(value and any(c.isalnum() for c in value) for _, value in attrs):
+            self.markup.append((self.event, self.event + len(markup), tag, line))
         if tag in _VOID:
             return
-        parent = self.state
-        reason = _hidden_reason(tag, attrs)
-        hidden = parent.hidden or (f"{reason} (line {line} of the HTML)" if reason else None)
+        content = self.event + len(markup)
+        self.elements[id(node)] = _Element(node, content, self.source_length)
         self.stack.append(
             _Open(
                 tag,
-                hidden,
+                node,
                 parent.dropped or tag in _DROP,
                 parent.pre or tag in ("pre", "textarea"),
             )
         )
 
     def handle_endtag(self, tag: str) -> None:
+        self.event = self._offset()
         if tag in _VOID:
             self._break(tag)
             return
@@ -423,12 +387,19 @@ class _HtmlText(HTMLParser):
 
     def _pop_through(self, index: int) -> None:
         while len(self.stack) > index:
-            self._break(self.stack.pop().tag)
+            closed = self.stack.pop()
+            element = self.elements.get(id(closed.node))
+            if element is not None:
+                element.end = max(element.start, self.event)
+            self._break(closed.tag)
 
     def handle_data(self, data: str) -> None:
         state = self.state
         if state.dropped:
+            if state.tag == "style":
+                self.sheets.append(data)
             return
+        state.node.append(data)
         first_line = self.getpos()[0]
         for number, raw in enumerate(data.split("\n")):
             line = first_line + number
@@ -451,13 +422,76 @@ class _HtmlText(HTMLParser):
                 "html_comment",
                 self.length,
                 self.length,
-                f"HTML comment at line {line} of the HTML: {data.strip()[:200]!r}",
+                f"HTML comment at line {line} {self.unit}: {data.strip()[:200]!r}",
             )
         )
 
     def text(self) -> str:
         body = "".join(self.parts)
         return body + "\n" if body and not body.endswith("\n") else body
+
+    def styler(self) -> Styler:
+        def where(tag: Tag) -> str:
+            return f"<{tag.name}> at line {tag.sourceline} {self.unit}"
+
+        return Styler(self.soup, self.sheets, where)
+
+    def visibility_flags(self) -> list[Flag]:
+        """Flags over the extracted text for what a browser would not show or shows struck."""
+        styler = self.styler()
+        flags: list[Flag] = []
+        last: dict[str, tuple[int, Hiding]] = {}  # kind -> (index in flags, its hiding)
+        for before, start, end, node in self.chunks:
+            for verdict in (styler.text_hiding(node), styler.struck(node)):
+                if verdict is None:
+                    continue
+                kind = verdict.kind
+                previous = last.get(kind)
+                if previous is not None and previous[1] == verdict:
+                    index = previous[0]
+                    if flags[index].end == before:  # the separator between chunks of one element
+                        flags[index] = Flag(kind, flags[index].start, end, verdict.detail)
+                        continue
+                last[kind] = (len(flags), verdict)
+                flags.append(Flag(kind, start, end, verdict.detail))
+        return flags
+
+    def raw_flags(self) -> list[Flag]:
+        """Flags over the raw source (HTML inside markdown): the content of elements a browser
+        would not show or shows struck, and start tags whose attributes hold text."""
+        styler = self.styler()
+        flags: list[Flag] = []
+        for element in self.elements.values():
+            node = element.node
+            parent = node.parent if isinstance(node.parent, Tag) else None
+            if node.name in _DROP and element.end > element.start:
+                flags.append(
+                    Flag(
+                        HIDDEN,
+                        element.start,
+                        element.end,
+                        f"the content of <{node.name}> "
+                        f"at line {node.sourceline} {self.unit} (not shown)",
+                    )
+                )
+                continue
+            for verdict, above in (
+                (styler.text_hiding(node), styler.text_hiding(parent)),
+                (styler.struck(node), styler.struck(parent)),
+            ):
+                if verdict is not None and verdict != above and element.end > element.start:
+                    flags.append(Flag(verdict.kind, element.start, element.end, verdict.detail))
+        for start, end, tag, line in self.markup:
+            flags.append(
+                Flag(
+                    HIDDEN,
+                    start,
+                    end,
+                    f"the attributes of an HTML <{tag}> tag at line {line} {self.unit} "
+                    f"(markup, not shown as text)",
+                )
+            )
+        return flags
 
 
 def _html_encoding(data: bytes, declared: str | None) -> str | None:
@@ -469,7 +503,14 @@ def _html_encoding(data: bytes, declared: str | None) -> str | None:
 
 def _extract_html(data: bytes, charset: str | None) -> tuple[str, dict[str, Any], list[Flag]]:
     source, encoding = _decode(data, _html_encoding(data, charset))
-    parser = _HtmlText()
+    parser = _parse_html(source)
+    text = parser.text()
+    flags = [*parser.flags, *parser.visibility_flags()]
+    return text, {"kind": "html", "encoding": encoding, "segments": parser.segments}, flags
+
+
+def _parse_html(source: str, unit: str = "of the HTML") -> _HtmlText:
+    parser = _HtmlText(source, unit)
     try:
         parser.feed(source)
         parser.close()
@@ -477,8 +518,19 @@ def _extract_html(data: bytes, charset: str | None) -> tuple[str, dict[str, Any]
         raise SourceError(
             f"The HTML could not be parsed ({exc}). Save the page as text or markdown and add that."
         ) from exc
-    text = parser.text()
-    return text, {"kind": "html", "encoding": encoding, "segments": parser.segments}, parser.flags
+    return parser
+
+
+def html_in_markdown_flags(text: str) -> list[Flag]:
+    """Flags over a markdown text for its inline HTML: hidden or struck elements (with any
+    ``<style>`` in it applied) and tags whose attributes hold text."""
+    if "<" not in text:
+        return []
+    try:
+        parser = _parse_html(text, "of the markdown")
+    except SourceError:
+        return []
+    return parser.raw_flags()
 
 
 __all__ = [

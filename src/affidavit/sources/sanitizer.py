@@ -11,8 +11,12 @@
     homoglyph     a word that mixes Latin letters with Cyrillic or Greek ones ("pаypal")
     instruction   text addressed to a model: "ignore previous instructions", role tags, and the like
 
-The HTML extractor adds ``hidden_styling`` (text in elements a browser would not show) and its
-own ``html_comment`` flags. Flags are evidence for a person and for the gate; they never alter the
+Extraction adds what only the original's format shows (W12): ``hidden_styling`` (HTML text its
+CSS or attributes hide, :mod:`affidavit.sources.css`), ``hidden`` (text that is not rendered as page
+text: ``<noscript>``, ``<svg>``, closed ``<dialog>``/``<details>``, markdown link reference
+definitions, image alt text, link titles, invisible, white, tiny or off-page PDF text), ``struck``
+(``<del>``, ``<s>``, ``<strike>``, ``line-through``, markdown ``~~...~~``) and, in HTML, its own
+``html_comment`` flags. Flags are evidence for a person and for the gate; they never alter the
 stored bytes or the extracted text. Everything here is regex-driven: a 5 MB text scans in < 1 s.
 """
 
@@ -29,14 +33,21 @@ FLAG_KINDS = (
     "control",
     "html_comment",
     "hidden_styling",
+    "hidden",
+    "struck",
     "base64",
     "homoglyph",
     "instruction",
 )
 """Every kind of flag a source can carry."""
 
-MERGED_KINDS = frozenset({"invisible", "bidi", "control", "base64", "hidden_styling"})
+MERGED_KINDS = frozenset(
+    {"invisible", "bidi", "control", "base64", "hidden_styling", "hidden", "struck"}
+)
 """Kinds whose touching or overlapping runs are reported as one flag."""
+
+UNSEEN_KINDS = frozenset({"hidden_styling", "hidden", "struck", "html_comment"})
+"""Kinds that mark text a reader of the original does not see as page text (W12)."""
 
 
 @dataclass(frozen=True)
@@ -291,6 +302,13 @@ def _is_word(char: str) -> bool:
     return char.isalnum() or char == "_"
 
 
+def flag_reason(flag: Flag) -> str:
+    """Why evidence overlapping ``flag`` is quarantined, in words a person can act on."""
+    if flag.kind in UNSEEN_KINDS:
+        return f"evidence inside {flag.detail} (at {flag.start}-{flag.end})"
+    return f"evidence overlaps a sanitizer flag: {flag.kind} at {flag.start}-{flag.end} ({flag.detail[:60]})"
+
+
 def merge_flags(flags: Iterable[Flag]) -> list[Flag]:
     """Sort flags and merge touching or overlapping runs of the kinds in :data:`MERGED_KINDS`."""
     ordered = sorted(flags, key=lambda f: (f.start, f.end, f.kind, f.detail))
@@ -322,4 +340,12 @@ def scan(text: str) -> list[Flag]:
     return merge_flags(flags)
 
 
-__all__ = ["FLAG_KINDS", "INSTRUCTION_PATTERNS", "Flag", "merge_flags", "scan"]
+__all__ = [
+    "FLAG_KINDS",
+    "INSTRUCTION_PATTERNS",
+    "UNSEEN_KINDS",
+    "Flag",
+    "flag_reason",
+    "merge_flags",
+    "scan",
+]

@@ -1,0 +1,662 @@
+"""What a browser would show: the visibility of HTML elements from their CSS and markup (W12).
+
+:class:`Styler` takes a document tree (Beautiful Soup tags, built by the extractor so that it has
+exactly the extractor's structure) and the text of its ``<style>`` elements, runs the cascade for
+the few properties that can hide text, and says for each element whether text in it is hidden,
+and why, and whether it is struck through.
+
+Stylesheets are parsed with tinycss2 (so CSS escapes such as ``display:n\\one``, comments and
+``!important`` mean what a browser takes them to mean), selectors are matched with soupsieve, and
+the winner of each property is the browser's: ``!important`` first, then the ``style`` attribute,
+then specificity, then order. Rules inside ``@media`` apply unless the query is only for print or
+speech, so a page hiding text from a wide screen is still flagged. What hides text:
+
+    display:none, content-visibility:hidden, visibility:hidden|collapse (a descendant may set
+    visible again), opacity (and filter:opacity()) of 0.1 or less, counting ancestors, a computed
+    font size of 2px or less (px, pt, em, rem, %, keywords, the ``font`` shorthand), a text colour
+    whose alpha is 0.1 or less or whose contrast with the background (the element's or the nearest
+    ancestor's; white by default) is below 1.1, width or height of 1px or less with overflow
+    hidden, clip:rect() or clip-path (inset, circle, ellipse, polygon) that leaves nothing,
+    transform scale(0) / a singular matrix / scale:0, a translation of 500px or more to the left
+    or top, left/top/right/bottom, margins or text-indent of -500px or less;
+    and in markup: the ``hidden`` attribute, ``aria-hidden="true"``, a ``<dialog>`` without
+    ``open``, the content of a closed ``<details>`` but its ``<summary>``, ``<noscript>``, text
+    inside ``<svg>``, and the fallback content of ``<canvas>``, ``<iframe>``, ``<object>``,
+    ``<video>``, ``<audio>``, ``<datalist>``.
+
+Struck through: ``<del>``, ``<s>``, ``<strike>`` and ``text-decoration: line-through``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import soupsieve
+import tinycss2
+import tinycss2.color3
+from bs4 import Tag
+
+HIDDEN_STYLING = "hidden_styling"
+HIDDEN = "hidden"
+STRUCK = "struck"
+
+ROOT_FONT_PX = 16.0
+TINY_FONT_PX = 2.0
+FAINT_OPACITY = 0.1
+MIN_CONTRAST = 1.1
+OFF_SCREEN_PX = 500.0
+MAX_RULES = 5000
+"""Rules with a property that can hide text, matched per document at most (the rest are ignored)."""
+
+_WHITE = (1.0, 1.0, 1.0, 1.0)
+_BLACK = (0.0, 0.0, 0.0, 1.0)
+_PROPERTIES = frozenset(
+    {
+        "display", "content-visibility", "visibility", "opacity", "filter", "font-size", "font",
+        "color", "-webkit-text-fill-color", "background-clip", "-webkit-background-clip",
+        "background", "background-color", "background-image", "height", "max-height", "width",
+        "max-width", "overflow", "overflow-x", "overflow-y", "clip", "clip-path", "transform",
+        "scale", "position", "left", "top", "right", "bottom", "text-indent", "margin-left",
+        "margin-top", "text-decoration", "text-decoration-line",
+    }
+)  # fmt: skip
+_FONT_KEYWORDS = {
+    "xx-small": 9.0, "x-small": 10.0, "small": 13.0, "medium": 16.0, "large": 18.0,
+    "x-large": 24.0, "xx-large": 32.0, "xxx-large": 48.0,
+}  # fmt: skip
+_ABSOLUTE = {"px": 1.0, "pt": 4 / 3, "pc": 16.0, "in": 96.0, "cm": 96 / 2.54, "mm": 9.6 / 2.54}
+_ABSOLUTE["q"] = _ABSOLUTE["mm"] / 4
+_VIEWPORT = (1280.0, 800.0)
+_FALLBACK = frozenset({"canvas", "iframe", "object", "video", "audio", "datalist"})
+_STRUCK_TAGS = frozenset({"del", "s", "strike"})
+_SKIPPED_MEDIA = frozenset({"print", "speech"})
+
+Color = tuple[float, float, float, float]
+
+
+@dataclass(frozen=True)
+class Hiding:
+    """Why text is not seen (or is struck): the flag ``kind`` and a ``detail`` for a person."""
+
+    kind: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class _Decl:
+    name: str
+    value: list[Any]
+    key: tuple[int, int, tuple[int, int, int], int]  # important, inline, specificity, order
+    origin: str
+
+    @property
+    def text(self) -> str:
+        return f"{self.name}:{tinycss2.serialize(self.value).strip()}"
+
+
+@dataclass
+class _State:
+    hidden: Hiding | None = None  # hides the element and everything in it
+    invisible: Hiding | None = None  # visibility:hidden, inherited; visible undoes it
+    struck: Hiding | None = None
+    opacity: float = 1.0
+    opacity_why: str = ""
+    font_px: float = ROOT_FONT_PX
+    font_why: str = ""
+    color: Color = _BLACK
+    color_why: str = ""
+    background: Color | None = _WHITE  # None: an image, colour unknown
+    background_why: str = "the default white page"
+    clip_text: bool = False  # background-clip:text (gradient text): a transparent fill is shown
+    text: Hiding | None = field(default=None)  # the verdict for text directly in the element
+
+
+def _idents(tokens: Iterable[Any]) -> list[str]:
+    return [t.lower_value for t in tokens if t.type == "ident"]
+
+
+def _significant(tokens: Iterable[Any]) -> list[Any]:
+    return [t for t in tokens if t.type not in ("whitespace", "comment")]
+
+
+def _length(token: Any, font_px: float, percent_of: float | None = None) -> float | None:
+    """A length token in px (em relative to ``font_px``), or None if it isn't one."""
+    if token.type == "number" and token.value == 0:
+        return 0.0
+    if token.type == "percentage":
+        return None if percent_of is None else token.value / 100 * percent_of
+    if token.type != "dimension":
+        return None
+    unit = token.lower_unit
+    if unit in _ABSOLUTE:
+        return float(token.value * _ABSOLUTE[unit])
+    if unit == "em":
+        return float(token.value * font_px)
+    if unit in ("ex", "ch"):
+        return float(token.value * font_px / 2)
+    if unit == "rem":
+        return float(token.value * ROOT_FONT_PX)
+    if unit in ("vw", "vi"):
+        return float(token.value * _VIEWPORT[0] / 100)
+    if unit in ("vh", "vb"):
+        return float(token.value * _VIEWPORT[1] / 100)
+    if unit in ("vmin", "vmax"):
+        return float(token.value * min(_VIEWPORT) / 100)
+    return None
+
+
+def _color(tokens: list[Any]) -> Color | str | None:
+    """An RGBA colour, "currentcolor", or None when the value isn't a colour."""
+    values = _significant(tokens)
+    if len(values) != 1:
+        return None
+    parsed = tinycss2.color3.parse_color(values[0])
+    if parsed is None:
+        return None
+    if isinstance(parsed, str):
+        return "currentcolor"
+    return (float(parsed.red), float(parsed.green), float(parsed.blue), float(parsed.alpha))
+
+
+def _luminance(color: Color) -> float:
+    def channel(c: float) -> float:
+        return c / 12.92 if c <= 0.03928 else float(((c + 0.055) / 1.055) ** 2.4)
+
+    r, g, b, _ = color
+    return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
+
+
+def contrast(a: Color, b: Color) -> float:
+    """The WCAG contrast ratio of two opaque colours (1 = identical, 21 = black on white)."""
+    high, low = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def _hex(color: Color) -> str:
+    return "#" + "".join(f"{round(c * 255):02x}" for c in color[:3])
+
+
+def _blend(color: Color, under: Color) -> Color:
+    alpha = color[3]
+    return (
+        color[0] * alpha + under[0] * (1 - alpha),
+        color[1] * alpha + under[1] * (1 - alpha),
+        color[2] * alpha + under[2] * (1 - alpha),
+        1.0,
+    )
+
+
+def _numbers(function: Any, font_px: float, percent_of: float | None = None) -> list[float | None]:
+    return [
+        _length(t, font_px, percent_of) if t.type != "number" else float(t.value)
+        for t in _significant(function.arguments)
+        if not (t.type == "literal" and t.value in (",", "/"))
+    ]
+
+
+def _specificity(tokens: list[Any]) -> tuple[int, int, int]:
+    a = b = c = 0
+    previous = None
+    for token in tokens:
+        kind = token.type
+        if kind == "hash":
+            a += 1
+        elif kind == "[] block":
+            b += 1
+        elif kind == "ident" and previous is not None and previous.type == "literal":
+            if previous.value in (".", ":"):
+                b += 1
+            else:
+                c += 1
+        elif kind == "ident":
+            c += 1
+        elif kind == "function" and token.lower_name != "where":
+            inner = _specificity(token.arguments)
+            a, b, c = a + inner[0], b + inner[1] + (token.lower_name != "is"), c + inner[2]
+        previous = token
+    return a, b, c
+
+
+def _split_selectors(prelude: list[Any]) -> list[list[Any]]:
+    parts: list[list[Any]] = [[]]
+    for token in prelude:
+        if token.type == "literal" and token.value == ",":
+            parts.append([])
+        else:
+            parts[-1].append(token)
+    return [p for p in parts if _significant(p)]
+
+
+def _media_applies(prelude: list[Any]) -> bool:
+    queries = [set(_idents(p)) for p in _split_selectors(prelude)] or [set()]
+    return any(not (q & _SKIPPED_MEDIA) or "not" in q for q in queries)
+
+
+@dataclass(frozen=True)
+class _Rule:
+    selector: str
+    specificity: tuple[int, int, int]
+    declarations: list[Any]
+
+
+def _rules(nodes: Iterable[Any], parent: str | None = None) -> Iterator[_Rule]:
+    for node in nodes:
+        if node.type == "at-rule" and node.content is not None:
+            keyword = node.lower_at_keyword
+            grouping = keyword in ("media", "supports", "layer", "container", "scope")
+            if grouping and (keyword != "media" or _media_applies(node.prelude)):
+                inner = tinycss2.parse_rule_list(node.content, True, True)
+                yield from _rules(inner, parent)
+        elif node.type == "qualified-rule":
+            contents = tinycss2.parse_blocks_contents(node.content, True, True)
+            declarations = [d for d in contents if d.type == "declaration"]
+            nested = [d for d in contents if d.type in ("qualified-rule", "at-rule")]
+            for tokens in _split_selectors(node.prelude):
+                selector = tinycss2.serialize(tokens).strip()
+                if parent is not None:
+                    selector = (
+                        selector.replace("&", f":is({parent})")
+                        if "&" in selector
+                        else f":is({parent}) {selector}"
+                    )
+                spec = _specificity(tokens)
+                if any(d.lower_name in _PROPERTIES for d in declarations):
+                    yield _Rule(selector, spec, declarations)
+                if nested:
+                    yield from _rules(nested, selector)
+
+
+class Styler:
+    """The computed visibility of every element of one document (see the module docstring).
+
+    ``where(tag)`` names an element for a person ("<span> at line 4 of the HTML").
+    """
+
+    def __init__(self, root: Tag, sheets: list[str], where: Callable[[Tag], str]) -> None:
+        self.where = where
+        self._decls: dict[int, list[_Decl]] = {}
+        self._states: dict[int, _State] = {}
+        order = 0
+        count = 0
+        for sheet in sheets:
+            for rule in _rules(tinycss2.parse_stylesheet(sheet, True, True)):
+                count += 1
+                if count > MAX_RULES:
+                    break
+                try:
+                    matched = soupsieve.select(rule.selector, root)
+                except (soupsieve.SelectorSyntaxError, NotImplementedError, ValueError):
+                    continue  # pseudo-elements, selectors soupsieve doesn't know: they show nothing
+                origin = f"{rule.selector} in a <style> rule"
+                for declaration in rule.declarations:
+                    order += 1
+                    if declaration.lower_name not in _PROPERTIES:
+                        continue
+                    key = (int(declaration.important), 0, rule.specificity, order)
+                    decl = _Decl(declaration.lower_name, declaration.value, key, origin)
+                    for tag in matched:
+                        self._decls.setdefault(id(tag), []).append(decl)
+        self._compute(root, _State(), order)
+
+    def _compute(self, root: Tag, top: _State, order: int) -> None:
+        stack: list[tuple[Tag, _State]] = [(root, top)]
+        while stack:
+            tag, parent = stack.pop()
+            for child in reversed(tag.contents):
+                if isinstance(child, Tag):
+                    state = self._state(child, parent, order)
+                    self._states[id(child)] = state
+                    stack.append((child, state))
+
+    def text_hiding(self, tag: Tag | None) -> Hiding | None:
+        """Why text directly inside ``tag`` is not seen, or None if it is."""
+        state = self._states.get(id(tag)) if tag is not None else None
+        return state.text if state is not None else None
+
+    def struck(self, tag: Tag | None) -> Hiding | None:
+        state = self._states.get(id(tag)) if tag is not None else None
+        return state.struck if state is not None else None
+
+    # --- one element --------------------------------------------------------------------------
+
+    def _winners(self, tag: Tag, order: int) -> dict[str, _Decl]:
+        decls = list(self._decls.get(id(tag), []))
+        style = tag.get("style")
+        if isinstance(style, str) and style.strip():
+            for declaration in tinycss2.parse_declaration_list(style, True, True):
+                order += 1
+                if declaration.type == "declaration" and declaration.lower_name in _PROPERTIES:
+                    key = (int(declaration.important), 1, (0, 0, 0), order)
+                    decls.append(
+                        _Decl(declaration.lower_name, declaration.value, key, "the style attribute")
+                    )
+        winners: dict[str, _Decl] = {}
+        for decl in sorted(decls, key=lambda d: d.key):
+            winners[decl.name] = decl
+        return winners
+
+    def _state(self, tag: Tag, parent: _State, order: int) -> _State:
+        where = self.where(tag)
+        css = self._winners(tag, order)
+        state = _State(
+            hidden=parent.hidden,
+            invisible=parent.invisible,
+            struck=parent.struck,
+            opacity=parent.opacity,
+            opacity_why=parent.opacity_why,
+            font_px=parent.font_px,
+            font_why=parent.font_why,
+            color=parent.color,
+            color_why=parent.color_why,
+            background=parent.background,
+            background_why=parent.background_why,
+        )
+        self._font(css, state, parent)
+        if state.hidden is None:
+            reason = self._markup_hiding(tag, where) or self._css_hiding(tag, css, state, where)
+            state.hidden = reason
+        self._visibility(css, state, where)
+        self._colors(css, state, parent)
+        if state.struck is None:
+            state.struck = self._struck(tag, css, where)
+        state.text = state.hidden or state.invisible or self._faint(state, where)
+        if state.text is None and tag.name == "details" and tag.get("open") is None:
+            state.text = Hiding(HIDDEN, f"text inside a closed <details> ({where})")
+        return state
+
+    def _markup_hiding(self, tag: Tag, where: str) -> Hiding | None:
+        name = tag.name
+        parent = tag.parent
+        if tag.get("hidden") is not None:
+            return Hiding(HIDDEN_STYLING, f"text hidden by the hidden attribute of {where}")
+        aria = tag.get("aria-hidden")
+        if isinstance(aria, str) and aria.strip().lower() == "true":
+            return Hiding(HIDDEN_STYLING, f'text hidden by aria-hidden="true" on {where}')
+        if name == "dialog" and tag.get("open") is None:
+            return Hiding(HIDDEN, f"text inside a closed <dialog> (no open attribute): {where}")
+        if (
+            isinstance(parent, Tag)
+            and parent.name == "details"
+            and parent.get("open") is None
+            and not (name == "summary" and parent.find("summary", recursive=False) is tag)
+        ):
+            return Hiding(HIDDEN, f"text inside a closed <details>: {where}")
+        if name == "noscript":
+            return Hiding(HIDDEN, f"text inside <noscript> (not shown where scripts run): {where}")
+        if name == "svg":
+            return Hiding(HIDDEN, f"text drawn inside an <svg> image, not page text: {where}")
+        if name in _FALLBACK:
+            return Hiding(
+                HIDDEN, f"fallback text of <{name}> (shown only if it can't load): {where}"
+            )
+        return None
+
+    def _css_hiding(
+        self, tag: Tag, css: dict[str, _Decl], state: _State, where: str
+    ) -> Hiding | None:
+        def hidden(decl: _Decl, what: str | None = None) -> Hiding:
+            return Hiding(
+                HIDDEN_STYLING,
+                f"text hidden by CSS ({what or decl.text} via {decl.origin}) in {where}",
+            )
+
+        font = state.font_px
+        display = css.get("display")
+        if display and "none" in _idents(display.value):
+            return hidden(display)
+        content = css.get("content-visibility")
+        if content and "hidden" in _idents(content.value):
+            return hidden(content)
+        for name in ("opacity", "filter"):
+            decl = css.get(name)
+            opacity = _opacity(decl.value) if decl else None
+            if decl and opacity is not None:
+                state.opacity *= opacity
+                state.opacity_why = state.opacity_why or f"{decl.text} via {decl.origin} in {where}"
+                if state.opacity <= FAINT_OPACITY:
+                    alone = math.isclose(state.opacity, opacity)
+                    return hidden(
+                        decl, None if alone else f"{decl.text}, {state.opacity:.2g} in all"
+                    )
+        clips = {
+            i
+            for name in ("overflow", "overflow-x", "overflow-y")
+            if name in css
+            for i in _idents(css[name].value)
+        }
+        if clips & {"hidden", "clip", "scroll", "auto"}:
+            for name in ("height", "max-height", "width", "max-width"):
+                decl = css.get(name)
+                values = _significant(decl.value) if decl else []
+                size = _length(values[0], font) if len(values) == 1 else None
+                if decl and size is not None and size <= 1:
+                    return hidden(decl, f"{decl.text} with overflow hidden")
+        clip = css.get("clip")
+        if clip:
+            for token in _significant(clip.value):
+                if token.type == "function" and token.lower_name == "rect":
+                    top, right, bottom, left = ([*_numbers(token, font), None, None, None, None])[
+                        :4
+                    ]
+                    if None not in (top, right, bottom, left) and (
+                        right - left <= 1 or bottom - top <= 1  # type: ignore[operator]
+                    ):
+                        return hidden(clip)
+        clip_path = css.get("clip-path")
+        if clip_path and _clips_everything(clip_path.value, font):
+            return hidden(clip_path)
+        transform = css.get("transform")
+        if transform:
+            why = _transform_hides(transform.value, font)
+            if why:
+                return hidden(transform, f"{transform.text}: {why}")
+        scale = css.get("scale")
+        if scale and any(
+            t.type in ("number", "percentage") and t.value == 0 for t in _significant(scale.value)
+        ):
+            return hidden(scale)
+        for name in ("text-indent", "margin-left", "margin-top", "left", "top", "right"):
+            decl = css.get(name)
+            values = _significant(decl.value) if decl else []
+            offset = _length(values[0], font, _VIEWPORT[0]) if len(values) == 1 else None
+            if decl and offset is not None and offset <= -OFF_SCREEN_PX:
+                position = css.get("position")
+                placed = _idents(position.value) if position else []
+                if name in ("text-indent", "margin-left", "margin-top") or (
+                    set(placed) & {"absolute", "fixed", "relative", "sticky"}
+                ):
+                    return hidden(decl, f"positioned off-screen by {decl.text}")
+        return None
+
+    def _visibility(self, css: dict[str, _Decl], state: _State, where: str) -> None:
+        decl = css.get("visibility")
+        if decl is None:
+            return
+        values = _idents(decl.value)
+        if "hidden" in values or "collapse" in values:
+            state.invisible = Hiding(
+                HIDDEN_STYLING, f"text hidden by CSS ({decl.text} via {decl.origin}) in {where}"
+            )
+        elif "visible" in values:
+            state.invisible = None
+
+    def _font(self, css: dict[str, _Decl], state: _State, parent: _State) -> None:
+        decl = css.get("font-size")
+        tokens = _significant(decl.value) if decl else []
+        if decl is None and "font" in css:
+            decl = css["font"]
+            tokens = _font_size_tokens(decl.value)
+        if decl is None or len(tokens) != 1:
+            return
+        token = tokens[0]
+        size: float | None
+        if token.type == "ident" and token.lower_value in _FONT_KEYWORDS:
+            size = _FONT_KEYWORDS[token.lower_value]
+        elif token.type == "ident" and token.lower_value in ("smaller", "larger"):
+            size = parent.font_px * (1.2 if token.lower_value == "larger" else 1 / 1.2)
+        else:
+            size = _length(token, parent.font_px, parent.font_px)
+        if size is not None:
+            state.font_px = size
+            state.font_why = f"{decl.text} via {decl.origin}"
+
+    def _colors(self, css: dict[str, _Decl], state: _State, parent: _State) -> None:
+        decl = css.get("color")
+        color = _color(decl.value) if decl else None
+        if decl is not None and isinstance(color, tuple):
+            state.color, state.color_why = color, f"{decl.text} via {decl.origin}"
+        fill = css.get("-webkit-text-fill-color")
+        fill_color = _color(fill.value) if fill else None
+        if fill is not None and isinstance(fill_color, tuple):
+            state.color, state.color_why = fill_color, f"{fill.text} via {fill.origin}"
+        for name in ("background-clip", "-webkit-background-clip"):
+            if name in css and "text" in _idents(css[name].value):
+                state.clip_text = True
+        for name in ("background", "background-color", "background-image"):
+            bg = css.get(name)
+            if bg is None:
+                continue
+            values = _significant(bg.value)
+            if any(t.type in ("url", "function") and _is_image(t) for t in values):
+                state.background, state.background_why = None, f"{bg.text} via {bg.origin}"
+                continue
+            if name == "background-image":
+                continue
+            for token in values:
+                parsed = _color([token])
+                if isinstance(parsed, tuple) and parsed[3] > 0:
+                    under = parent.background or _WHITE
+                    state.background = _blend(parsed, under)
+                    state.background_why = f"{bg.text} via {bg.origin}"
+
+    def _faint(self, state: _State, where: str) -> Hiding | None:
+        if state.font_px <= TINY_FONT_PX:
+            return Hiding(
+                HIDDEN_STYLING,
+                f"text hidden by CSS (a font size of {state.font_px:.3g}px, {state.font_why}) "
+                f"in {where}",
+            )
+        if state.clip_text:
+            return None
+        if state.color[3] <= FAINT_OPACITY:
+            return Hiding(
+                HIDDEN_STYLING,
+                f"text hidden by CSS (transparent text colour, {state.color_why}) in {where}",
+            )
+        if state.background is None:
+            return None
+        seen = _blend(state.color, state.background)
+        if contrast(seen, state.background) < MIN_CONTRAST:
+            return Hiding(
+                HIDDEN_STYLING,
+                f"text hidden by CSS (text colour {_hex(seen)} on background "
+                f"{_hex(state.background)}: {state.color_why or 'the default black'}, "
+                f"{state.background_why}) in {where}",
+            )
+        return None
+
+    def _struck(self, tag: Tag, css: dict[str, _Decl], where: str) -> Hiding | None:
+        if tag.name in _STRUCK_TAGS:
+            return Hiding(STRUCK, f"struck-through text (<{tag.name}>): {where}")
+        for name in ("text-decoration", "text-decoration-line"):
+            decl = css.get(name)
+            if decl and "line-through" in _idents(decl.value):
+                return Hiding(
+                    STRUCK, f"struck-through text (CSS {decl.text} via {decl.origin}) in {where}"
+                )
+        return None
+
+
+def _opacity(tokens: list[Any]) -> float | None:
+    values = _significant(tokens)
+    if len(values) != 1:
+        return None
+    token = values[0]
+    if token.type == "number":
+        return max(0.0, min(1.0, float(token.value)))
+    if token.type == "percentage":
+        return max(0.0, min(1.0, float(token.value) / 100))
+    if token.type == "function" and token.lower_name == "opacity":
+        return _opacity(token.arguments)
+    return None
+
+
+def _font_size_tokens(tokens: list[Any]) -> list[Any]:
+    """The size in a ``font`` shorthand ("italic bold 0/0 a" -> [0])."""
+    for token in _significant(tokens):
+        if token.type in ("dimension", "percentage") or (
+            token.type == "number" and token.value == 0
+        ):
+            return [token]
+        if token.type == "ident" and token.lower_value in _FONT_KEYWORDS:
+            return [token]
+        if token.type == "string" or (token.type == "literal" and token.value == ","):
+            break
+    return []
+
+
+def _is_image(token: Any) -> bool:
+    if token.type == "url":
+        return True
+    name: str = token.lower_name
+    return name == "url" or name.endswith("gradient") or name in ("image", "image-set", "element")
+
+
+def _clips_everything(tokens: list[Any], font: float) -> bool:
+    for token in _significant(tokens):
+        if token.type != "function":
+            continue
+        args = [
+            t
+            for t in _significant(token.arguments)
+            if not (t.type == "literal" and t.value in (",", "/"))
+        ]
+        if token.lower_name == "inset":
+            inset = [(t.value if t.type == "percentage" else None) for t in args[:4]]
+            if any(v is not None and v >= 50 for v in inset):
+                return True
+        elif token.lower_name in ("circle", "ellipse"):
+            radius = _length(args[0], font, 100.0) if args else None
+            if radius is not None and radius <= 0:
+                return True
+        elif token.lower_name == "polygon":
+            points = [_length(t, font, 100.0) for t in args if t.type != "ident"]
+            if points and (len(set(points[0::2])) <= 1 or len(set(points[1::2])) <= 1):
+                return True
+    return False
+
+
+def _transform_hides(tokens: list[Any], font: float) -> str:
+    for token in _significant(tokens):
+        if token.type != "function":
+            continue
+        name = token.lower_name
+        args = _numbers(token, font, 0.0)
+        if name in ("scale", "scalex", "scaley", "scale3d", "scalez"):
+            factors = [a for a in args if a is not None]
+            if name == "scale3d":
+                factors = factors[:2]
+            if any(abs(f) < 1e-6 for f in factors):
+                return "scaled to nothing"
+        elif name in ("matrix", "matrix3d") and len(args) >= 4 and None not in args[:6]:
+            a, b = args[0], args[1]
+            c, d = (args[2], args[3]) if name == "matrix" else (args[4], args[5])
+            known = a is not None and b is not None and c is not None and d is not None
+            if known and abs(a * d - b * c) < 1e-9:  # type: ignore[operator]
+                return "a matrix that flattens it to nothing"
+        elif name in ("translate", "translatex", "translatey", "translate3d"):
+            shifts = [a for a in args[:2] if a is not None]
+            if any(s <= -OFF_SCREEN_PX for s in shifts):
+                return "moved off-screen"
+        elif name in ("rotatex", "rotatey"):
+            angle = token.arguments and _significant(token.arguments)[0]
+            degrees = angle and angle.type == "dimension" and angle.lower_unit == "deg"
+            if degrees and math.isclose(abs(angle.value) % 180, 90):
+                return "turned edge-on"
+    return ""
+
+
+__all__ = ["HIDDEN", "HIDDEN_STYLING", "STRUCK", "Hiding", "Styler", "contrast"]

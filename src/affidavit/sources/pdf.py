@@ -1,0 +1,239 @@
+"""PDF text (pypdf), page by page, with the text a reader of the page would not see flagged (W12).
+
+pypdf extracts the text; its visitor callbacks show each piece of text with the graphics state it
+is drawn in, which this module tracks (``q``/``Q``, ``Tr``, fill colours). A piece is flagged
+``hidden`` when it is drawn
+
+    in text render mode 3 or 7 (neither filled nor stroked: invisible), unless the page paints an
+        image: that is how OCR tools lay a text layer over a scanned page, whose words the image
+        shows;
+    in white (gray, RGB or CMYK fill) on the default white page;
+    at a font size of 2pt or less (after the text and current transformation matrices);
+    starting outside the page's crop box (or media box).
+
+Flags are offsets into the joined text; hidden text is kept in the text.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import math
+import warnings
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..errors import SourceError
+from .css import HIDDEN
+from .sanitizer import Flag
+
+PAGE_SEPARATOR = "\n\f\n"
+TINY_POINTS = 2.0
+WHITE = 0.95
+_INVISIBLE_MODES = (3, 7)
+_MARGIN = 2.0
+Matrix = tuple[float, float, float, float, float, float]
+
+
+@dataclass(frozen=True)
+class _Graphics:
+    mode: int = 0
+    fill: tuple[float, ...] = (0.0,)  # gray, RGB or CMYK components
+    space: str = "gray"
+
+
+@dataclass
+class _Page:
+    number: int
+    box: tuple[float, float, float, float]
+    has_image: bool
+    state: _Graphics = field(default_factory=_Graphics)
+    saved: list[_Graphics] = field(default_factory=list)
+    pieces: list[tuple[str, str]] = field(default_factory=list)  # text, why hidden ("" if not)
+
+    def before(self, operator: bytes, args: list[Any], cm: Any, tm: Any) -> None:
+        op = operator.decode("latin-1", "replace")
+        if op == "q":
+            self.saved.append(self.state)
+        elif op == "Q":
+            self.state = self.saved.pop() if self.saved else _Graphics()
+        elif op == "Tr" and args:
+            self.state = replace(self.state, mode=_int(args[0]))
+        elif op in ("g", "rg", "k"):
+            self.state = replace(self.state, fill=_floats(args), space=_SPACES[op])
+        elif op == "cs":
+            self.state = replace(self.state, fill=(0.0,), space="other")
+        elif op in ("sc", "scn"):
+            values = _floats(args)
+            space = {1: "gray", 3: "rgb", 4: "cmyk"}.get(len(values), "other")
+            self.state = replace(self.state, fill=values, space=space)
+
+    def text(self, text: str, cm: Any, tm: Any, font: Any, size: Any) -> None:
+        if text:
+            self.pieces.append((text, self._why(cm, tm, size) if text.strip() else ""))
+
+    def _why(self, cm: Any, tm: Any, size: Any) -> str:
+        where = f"on page {self.number} of the PDF"
+        if self.state.mode in _INVISIBLE_MODES and not self.has_image:
+            return f"invisible PDF text (text render mode {self.state.mode}) {where}"
+        if _is_white(self.state):
+            return f"white PDF text on the white page {where}"
+        try:
+            matrix = _multiply(_matrix(tm), _matrix(cm))
+            points = float(size) * math.hypot(matrix[2], matrix[3])
+            x, y = matrix[4], matrix[5]
+        except (TypeError, ValueError, IndexError):
+            return ""
+        if 0 < points <= TINY_POINTS or float(size) == 0:
+            return f"PDF text at a font size of {points:.2g}pt {where}"
+        left, bottom, right, top = self.box
+        if not (left - _MARGIN <= x <= right + _MARGIN and bottom - _MARGIN <= y <= top + _MARGIN):
+            return f"PDF text placed outside the page (at {x:.0f}, {y:.0f}) {where}"
+        return ""
+
+
+_SPACES = {"g": "gray", "rg": "rgb", "k": "cmyk"}
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _floats(args: list[Any]) -> tuple[float, ...]:
+    values: list[float] = []
+    for arg in args:
+        try:
+            values.append(float(arg))
+        except (TypeError, ValueError):
+            return ()
+    return tuple(values)
+
+
+def _is_white(state: _Graphics) -> bool:
+    fill = state.fill
+    if state.space == "gray" and len(fill) == 1:
+        return fill[0] >= WHITE
+    if state.space == "rgb" and len(fill) == 3:
+        return min(fill) >= WHITE
+    if state.space == "cmyk" and len(fill) == 4:
+        return max(fill) <= 1 - WHITE
+    return False
+
+
+def _matrix(values: Any) -> Matrix:
+    a, b, c, d, e, f = (float(v) for v in list(values)[:6])
+    return (a, b, c, d, e, f)
+
+
+def _multiply(m: Matrix, n: Matrix) -> Matrix:
+    return (
+        m[0] * n[0] + m[1] * n[2],
+        m[0] * n[1] + m[1] * n[3],
+        m[2] * n[0] + m[3] * n[2],
+        m[2] * n[1] + m[3] * n[3],
+        m[4] * n[0] + m[5] * n[2] + n[4],
+        m[4] * n[1] + m[5] * n[3] + n[5],
+    )
+
+
+def _paints_image(page: Any) -> bool:
+    try:
+        resources: Any = page.get("/Resources")
+        xobjects: Any = resources.get_object().get("/XObject") if resources is not None else None
+        if xobjects is None:
+            return False
+        xobjects = xobjects.get_object()
+        return any(xobjects[name].get_object().get("/Subtype") == "/Image" for name in xobjects)
+    except Exception:  # a damaged resource dictionary: no image seen
+        return False
+
+
+def _box(page: Any) -> tuple[float, float, float, float]:
+    box = page.cropbox or page.mediabox
+    return (float(box.left), float(box.bottom), float(box.right), float(box.top))
+
+
+def _page_flags(text: str, page: _Page, base: int) -> list[Flag]:
+    """Flags for the hidden pieces of one page, found in order in the page's extracted text."""
+    flags: list[Flag] = []
+    cursor = 0
+    for piece, why in page.pieces:
+        at = text.find(piece, cursor)
+        if at < 0:
+            stripped = piece.strip()
+            at = text.find(stripped, cursor) if stripped else -1
+            piece = stripped
+        if at < 0:
+            if why:  # pypdf rewrote the piece: flag from here to the next line's end
+                end = text.find("\n", cursor + 1)
+                flags.append(
+                    Flag(HIDDEN, base + cursor, base + (len(text) if end < 0 else end), why)
+                )
+            continue
+        if why:
+            flags.append(Flag(HIDDEN, base + at, base + at + len(piece), why))
+        cursor = at + len(piece)
+    return flags
+
+
+def _valid_unicode(text: str) -> str:
+    """Replace lone surrogates (some PDF fonts map glyphs to them) so the text encodes as UTF-8."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _read(data: bytes) -> list[tuple[str, _Page]]:
+    from pypdf import PdfReader
+
+    reader = PdfReader(io.BytesIO(data))
+    if reader.is_encrypted and not reader.decrypt(""):
+        raise SourceError(
+            "The PDF is encrypted with a password. Decrypt it first "
+            "(e.g. `qpdf --decrypt --password=... in.pdf out.pdf`) and add the result."
+        )
+    out: list[tuple[str, _Page]] = []
+    for number, page in enumerate(reader.pages, start=1):
+        seen = _Page(number, _box(page), _paints_image(page))
+        text = page.extract_text(visitor_operand_before=seen.before, visitor_text=seen.text)
+        out.append((_valid_unicode(text or ""), seen))
+    return out
+
+
+def extract_pdf(data: bytes) -> tuple[str, list[list[int]], list[Flag]]:
+    """The text of a PDF (pages joined by ``PAGE_SEPARATOR``), its page map and hidden-text flags."""
+    logger = logging.getLogger("pypdf")
+    level = logger.level
+    try:
+        with warnings.catch_warnings():
+            # pypdf warns and logs about many harmless quirks of real PDFs; errors still raise.
+            warnings.simplefilter("ignore")
+            logger.setLevel(logging.CRITICAL)
+            read = _read(data)
+    except SourceError:
+        raise
+    except Exception as exc:  # pypdf raises many kinds of errors on damaged files
+        raise SourceError(
+            f"Not a readable PDF ({type(exc).__name__}: {exc}). Check that the file is complete; "
+            f"re-export or repair it (e.g. `qpdf in.pdf out.pdf`) and add it again."
+        ) from exc
+    finally:
+        logger.setLevel(level)
+    if not any(text.strip() for text, _ in read):
+        raise SourceError(
+            f"The PDF's {len(read)} page(s) hold no extractable text: it is probably scanned "
+            f"images. Affidavit does no OCR: run it yourself (e.g. `ocrmypdf in.pdf out.pdf`) and "
+            f"add the result."
+        )
+    pages: list[list[int]] = []
+    flags: list[Flag] = []
+    offset = 0
+    for text, page in read:
+        pages.append([offset, page.number])
+        flags += _page_flags(text, page, offset)
+        offset += len(text) + len(PAGE_SEPARATOR)
+    return PAGE_SEPARATOR.join(text for text, _ in read), pages, flags
+
+
+__all__ = ["PAGE_SEPARATOR", "extract_pdf"]
