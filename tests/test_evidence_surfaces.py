@@ -47,7 +47,11 @@ def applied(vault: Vault) -> dict[str, str]:
             "summary": "The Old Bridge is closed on Monday.",
             "claims": [
                 claim("The Old Bridge is closed on Monday.", source, QUOTE),
-                claim("A skiff carries 500 pounds per vessel.", source, "500 pounds per vessel"),
+                claim(
+                    "A skiff carries 500 pounds per vessel.",
+                    source,
+                    "a skiff carries 500 pounds per vessel",
+                ),
             ],
         },
     )
@@ -55,7 +59,7 @@ def applied(vault: Vault) -> dict[str, str]:
     assert proposal.admission.counts["rejected"] == 0
     [check, skiff] = [c.evidence[0] for c in proposal.admission.ops[0].claims]
     assert check.verified and check.span == SPAN and check.quote == QUOTE
-    assert skiff.start == SOURCE.index("500 pounds per")  # not inside "1500 pounds"
+    assert skiff.start == SOURCE.index("a skiff carries 500")  # not inside "1500 pounds"
     shown = _cli(vault, "inbox", "show", proposal.plan_id)
     assert SPAN in shown
     detail = service.plan_detail(vault, proposal.plan_id)

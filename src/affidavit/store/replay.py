@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import AffidavitError
 from ..evidence import Verifier
+from ..evidence.verify import SourceTexts
 from ..hashing import content_id
 from ..plan.schema import (
     AddClaims,
@@ -166,15 +167,26 @@ def replay(db: sqlite3.Connection) -> _Replay:
     return state
 
 
-def _evidence(verifier: Verifier, expected: _Expected) -> list[tuple[Any, ...]] | None:
-    """The evidence rows the gate would write for the claim: each quote found again."""
-    checks = verifier.check_many((e.source, e.quote) for e in expected.draft.evidence)
+def _evidence(
+    verifier: Verifier, texts: SourceTexts, expected: _Expected
+) -> list[tuple[Any, ...]] | None:
+    """The evidence rows the door would write for the claim: each quote (or sentence citation)
+    found again, stored as the source's own words at the offsets (as the door stores them)."""
+    from ..sources.sentences import check_evidence
+
+    checks = [check_evidence(verifier, texts, e) for e in expected.draft.evidence]
     if not all(c.verified for c in checks):
         return None
-    return [(c.source_id, c.quote, c.start, c.end) for c in checks]
+    rows: list[tuple[Any, ...]] = []
+    for c in checks:
+        assert c.source_id is not None and c.start is not None and c.end is not None
+        rows.append((c.source_id, texts.text(c.source_id)[c.start : c.end], c.start, c.end))
+    return rows
 
 
-def claim_problems(db: sqlite3.Connection, verifier: Verifier) -> tuple[int, list[ClaimProblem]]:
+def claim_problems(
+    db: sqlite3.Connection, verifier: Verifier, texts: SourceTexts
+) -> tuple[int, list[ClaimProblem]]:
     """Every claim or evidence row that differs from what the applied plans produce, every claim
     no plan created, and every claim a plan created that is missing. Returns how many claims
     were re-derived and the problems."""
@@ -205,7 +217,7 @@ def claim_problems(db: sqlite3.Connection, verifier: Verifier) -> tuple[int, lis
         if want.superseded_by and row["superseded_by"] != want.superseded_by:
             diffs.append(f"superseded by {row['superseded_by']}, not {want.superseded_by}")
         try:
-            expected_rows = _evidence(verifier, want)
+            expected_rows = _evidence(verifier, texts, want)
         except AffidavitError:
             expected_rows = None
         # quotes that no longer verify (a source altered or gone) are the evidence check's
