@@ -356,6 +356,8 @@ def test_root_only_reads_another_users_vault(tmp_path: Path) -> None:
         with pytest.raises(VaultError, match="belongs to nobody"):
             vault.git.head()
         with pytest.raises(VaultError, match="belongs to nobody"):
+            vault.db.execute("DELETE FROM pages")  # the database itself is read-only
+        with pytest.raises(VaultError, match="belongs to nobody"):
             inbox.approve(vault, pending.plan_id, None, "root")
     # the CLI: `sudo affidavit doctor` on their vault reads, and refuses what needs git or writes
     from click.testing import CliRunner
