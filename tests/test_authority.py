@@ -356,7 +356,20 @@ def test_root_only_reads_another_users_vault(tmp_path: Path) -> None:
         with pytest.raises(VaultError, match="belongs to nobody"):
             vault.git.head()
         with pytest.raises(VaultError, match="belongs to nobody"):
+            vault.db.execute("DELETE FROM pages")  # the database itself is read-only
+        with pytest.raises(VaultError, match="belongs to nobody"):
             inbox.approve(vault, pending.plan_id, None, "root")
+    # the CLI: `sudo affidavit doctor` on their vault reads, and refuses what needs git or writes
+    from click.testing import CliRunner
+
+    from affidavit.cli import main
+
+    runner = CliRunner(env={"AFFIDAVIT_NO_DAEMON": "1"})
+    doctor = runner.invoke(main, ["--vault", str(tmp_path / "v"), "doctor"])
+    assert doctor.exit_code == 1 and "sudo -u nobody affidavit" in doctor.output
+    listed = runner.invoke(main, ["--vault", str(tmp_path / "v"), "inbox"])
+    assert listed.exit_code == 0, listed.output
+    assert temp.exists() and victim.read_text() == "root's own file\n"
     for path in (tmp_path / "v").rglob("*"):
         assert path.lstat().st_uid == NOBODY, f"{path} was created as root"
 

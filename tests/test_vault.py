@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import tomllib
 from pathlib import Path
 
@@ -98,3 +99,21 @@ def test_cli_init_and_json(tmp_path: Path) -> None:
     assert "nothing changed" in result.output
     result = runner.invoke(main, ["--vault", str(tmp_path / "nope"), "inbox"])
     assert result.exit_code == 1 and "affidavit init" in result.output
+
+
+def test_open_refuses_a_symlinked_database_or_state_folder(tmp_path: Path) -> None:
+    """A vault can't borrow another vault's database (its tokens, its claims) through a link."""
+    other, _ = init_vault(tmp_path / "other")
+    other.close()
+    mine, _ = init_vault(tmp_path / "mine")
+    mine.close()
+    db = tmp_path / "mine" / ".affidavit" / "db.sqlite"
+    db.unlink()
+    db.symlink_to(tmp_path / "other" / ".affidavit" / "db.sqlite")
+    with pytest.raises(VaultError, match="symlink"):
+        open_vault(tmp_path / "mine")
+    state = tmp_path / "mine" / ".affidavit"
+    shutil.rmtree(state)
+    state.symlink_to(tmp_path / "other" / ".affidavit", target_is_directory=True)
+    with pytest.raises(VaultError, match="symlink"):
+        open_vault(tmp_path / "mine")

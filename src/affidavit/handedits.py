@@ -36,6 +36,7 @@ from .evidence import normalize_quote
 from .inbox import Proposal, propose
 from .plan.nonce import issue_nonce
 from .plan.schema import MAX_OPERATIONS, RESERVED_SLUGS, SLUG_PATTERN, ClaimDraft, Operation
+from .store.paths import inside
 from .store.render import expected_files
 from .vault import Vault
 
@@ -638,7 +639,7 @@ def propose_hand_edits(vault: Vault) -> list[HandEditProposal]:
     paths = {str(p.relative_to(vault.root)) for p in vault.wiki_dir.rglob("*.md")}
     results: list[HandEditProposal] = []
     for relpath in sorted(paths | set(expected)):
-        path, want = vault.root / relpath, expected.get(relpath)
+        path, want = inside(vault.root, relpath, final_symlink_ok=True), expected.get(relpath)
         conv = _Converter(vault, relpath, Doc())
         if path.is_symlink():
             conv.skip(None, "symlink")

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import db as dbmod
 from .clock import Clock, utc_now
@@ -269,17 +270,52 @@ def init_vault(root: Path, clock: Clock = utc_now) -> tuple[Vault, bool]:
     return vault, created
 
 
-def connect_read_only(path: Path) -> sqlite3.Connection:
+class ReadOnlyConnection(sqlite3.Connection):
+    """A read-only connection whose refused writes say why, as a :class:`VaultError`."""
+
+    reason = "this vault is open read-only."
+
+    def _refused(self, exc: sqlite3.OperationalError) -> Exception:
+        return VaultError(self.reason) if "readonly" in str(exc) else exc
+
+    def execute(self, *args: Any) -> sqlite3.Cursor:
+        try:
+            return super().execute(*args)
+        except sqlite3.OperationalError as exc:
+            raise self._refused(exc) from None
+
+    def executemany(self, *args: Any) -> sqlite3.Cursor:
+        try:
+            return super().executemany(*args)
+        except sqlite3.OperationalError as exc:
+            raise self._refused(exc) from None
+
+    def executescript(self, *args: Any) -> sqlite3.Cursor:
+        try:
+            return super().executescript(*args)
+        except sqlite3.OperationalError as exc:
+            raise self._refused(exc) from None
+
+
+def connect_read_only(path: Path, reason: str = "") -> sqlite3.Connection:
     """The database of a vault this process does not own, opened read-only (``mode=ro``,
     ``query_only``); refused when SQLite resolved ``path`` to another file (a symlink swapped
     in meanwhile)."""
     uri = f"file:{urllib.parse.quote(str(path))}?mode=ro"
     try:
         db = sqlite3.connect(
-            uri, uri=True, timeout=30, isolation_level=None, check_same_thread=False
+            uri,
+            uri=True,
+            timeout=30,
+            isolation_level=None,
+            check_same_thread=False,
+            factory=ReadOnlyConnection,
         )
     except sqlite3.Error as exc:
         raise VaultError(f"can't read {path}: {exc}. Ask the vault's owner.") from None
+    assert isinstance(db, ReadOnlyConnection)
+    if reason:
+        db.reason = reason
     db.row_factory = sqlite3.Row
     db.execute("PRAGMA query_only=ON")
     db.execute("PRAGMA foreign_keys=ON")
@@ -295,7 +331,7 @@ def attach(root: Path, config: Config, clock: Clock = utc_now, read_only: str = 
     """A new connection to an already opened vault (the daemon's pool): no migration, no
     recovery; read-only for a vault this process does not own."""
     if read_only:
-        db = connect_read_only(root / STATE_DIR / "db.sqlite")
+        db = connect_read_only(root / STATE_DIR / "db.sqlite", read_only)
         return Vault(root, config, db, ReadOnlyGit(root, read_only), clock, read_only)
     connection = dbmod.connect(root / STATE_DIR / "db.sqlite")
     git = GitRepo(root, config.git_author_name, config.git_author_email)
