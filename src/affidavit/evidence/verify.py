@@ -34,7 +34,6 @@ __all__ = [
     "cuts",
     "find_first",
     "locate",
-    "shown",
 ]
 
 #: Below this many anchored quotes per source, one ``str.find`` per quote beats the word scans.
@@ -112,8 +111,8 @@ class QuoteCheck:
     ``start``/``end`` are offsets into the source's extracted text (original, not normalised),
     set only when ``verified``; ``reason`` is empty when verified and says why otherwise.
     ``quote`` is the proposer's string; ``span`` is the source's own text at ``start:end``, what
-    every surface shows ('' when not verified, and in admissions recorded before it existed:
-    :func:`shown` falls back to the source text then).
+    every surface shows ('' when not verified, and in admissions recorded before it existed;
+    the door stores ``text[start:end]`` at apply either way).
     """
 
     source: str
@@ -405,14 +404,6 @@ def _not_found(normalized: Normalized, source_id: str, needle: str, cut: bool) -
         f"{start}–{end}, in “{context}”): a quote must start and end on word boundaries of "
         "the source; quote the whole word or number"
     )
-
-
-def shown(check: QuoteCheck, text: str) -> str:
-    """The source's own words for a verified quote: ``span``, or ``text[start:end]`` for a check
-    recorded before ``span`` existed. '' for an unverified quote."""
-    if not check.verified or check.start is None or check.end is None:
-        return ""
-    return check.span or text[check.start : check.end]
 
 
 def _rejected(source: str, source_id: str | None, quote: str, reason: str) -> QuoteCheck:
