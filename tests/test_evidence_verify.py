@@ -306,6 +306,8 @@ def _first_anchored(haystack: str, needle: str) -> int:
         ("Each bay is 2*3 metres.", "23 metres"),
         ("The limit is 1,500 pounds.", "500 pounds"),
         ("The limit is 1.500 pounds.", "500 pounds"),
+        ("The limit is 1\u202f500 pounds.", "500 pounds"),
+        ("The limit is 1\u00a0500 pounds.", "The limit is 1"),
         ("It was 3.5 metres.", "5 metres"),
         ("It was -40 degrees.", "40 degrees"),
         ("Ships wait 10:30 hours.", "30 hours"),
