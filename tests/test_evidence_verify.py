@@ -307,6 +307,7 @@ def _first_anchored(haystack: str, needle: str) -> int:
         ("The limit is 1,500 pounds.", "500 pounds"),
         ("The limit is 1.500 pounds.", "500 pounds"),
         ("The limit is 1\u202f500 pounds.", "500 pounds"),
+        ("The limit is 1\u2019500 pounds.", "500 pounds"),
         ("The limit is 1\u00a0500 pounds.", "The limit is 1"),
         ("It was 3.5 metres.", "5 metres"),
         ("It was -40 degrees.", "40 degrees"),

@@ -82,9 +82,9 @@ _NEGATING_PREFIXES = frozenset(
     ]
 )
 _NEGATING_SUFFIXES = frozenset(["free", "less", "proof", "resistant"])
-#: Characters that join the digits on both sides into one number: ``1,500``, ``3.5``, ``10:30``,
-#: ``1/2``, ``1990-1995``.
-_NUMBER_JOINERS = frozenset(".,:/\u2012\u2013\u2212\u202f") | _HYPHENS
+#: Characters that join the digits on both sides into one number: ``1,500``, ``1'500``, ``3.5``,
+#: ``10:30``, ``1/2``, ``1990-1995``, ``1\u202f500`` (see the normaliser on thousands separators).
+_NUMBER_JOINERS = frozenset(".,':/\u2012\u2013\u2212\u202f") | _HYPHENS
 #: Signs: a digit right after one is part of a signed number (``-5``, ``±2``).
 _SIGNS = frozenset("+-\u2212\u00b1")
 #: Characters besides letters and digits that continue a word in normalised text: combining marks,
