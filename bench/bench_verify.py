@@ -5,8 +5,9 @@ Two scenarios over the same text (by default the whole corpus: 233 speeches, 10.
 (a) one source holding all of it;
 (b) every speech as its own source.
 
-For each, real quotes (random substrings of 8-300 characters widened to whole words, some with case or whitespace changed)
-plus 10% fabricated ones (a word replaced, or a real passage cited against the wrong source) are
+For each, real quotes (random substrings of 8-300 characters widened to whole words, as quotes
+must start and end on word boundaries; some with case or whitespace changed) plus 10% fabricated
+ones (a word replaced, or a real passage cited against the wrong source) are
 checked with ``Verifier.check_many`` on a cold verifier, then again on a warm one (texts cached).
 Every real quote must verify, at offsets whose passage normalises to the quote, and every
 fabricated one must be rejected; the script exits non-zero otherwise.

@@ -104,6 +104,9 @@ def test_normalize_quote_strips_outer_space() -> None:
             "zero\u200b\u200bwidth soft\u00adhyphen bi\u202edi",
         ),
         ("word\u2060joiner\u2066isolate\u2069", "word\u2060joiner\u2066isolate"),
+        # a no-break or thin space between digits separates thousands: the number stays whole
+        ("1\u00a0500 and 2\u2009000 or 3\u202f000", "1\u202f500 and 2\u202f000 or 3\u202f000"),
+        ("non\u00a0breaking 1\u00a0 500", "non breaking 1 500"),
         # compatibility forms that change what a text says keep their own form
         ("10\u2076 tonnes", "10\u2076 tonnes"),
         ("H\u2082O", "h\u2082o"),
@@ -345,7 +348,9 @@ def test_normalisation_output_has_no_removed_characters(text: str) -> None:
     would join what they separate."""
     out = normalize(text).text
     assert "  " not in out
-    assert not any(c.isspace() and c != " " for c in out)
+    for index, char in enumerate(out):
+        if char.isspace() and char != " ":  # only a thousands separator, between two digits
+            assert char == "\u202f" and out[index - 1].isdigit() and out[index + 1].isdigit()
     for match in re.finditer(f"[*_{_CF}]+", out):
         start, stop = match.span()
         assert start > 0 and stop < len(out), (text, out)

@@ -13,7 +13,9 @@ that starts and ends on word boundaries (the verifier checks those, see
 2. case, by ``str.casefold``;
 3. quote marks: curly single quotes and apostrophes (``‘ ’ ‚ ‛``) are ``'``, curly double quotes
    (``“ ” „ ‟``) are ``"``;
-4. whitespace: every run of whitespace becomes one space;
+4. whitespace: every run of whitespace becomes one space, except a single no-break, figure or
+   thin space between two digits, a thousands separator, which becomes U+202F (``1 500`` written
+   with one is a single number);
 5. markdown emphasis: ``*`` and ``_`` are removed, except between two word characters
    (``2*3``, ``snake_case``), where removing them would join two words into one; ``~`` is never
    removed, so a strikethrough ``~~`` stays in the text and no quote can straddle it;
@@ -94,6 +96,10 @@ _VANISHING = "*_" + _SPACES
 
 #: Curly quote marks and what they fold to (one character each, so offsets stay one-to-one).
 _QUOTE_MARKS = str.maketrans("\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f", "'" * 4 + '"' * 4)
+
+#: No-break, figure and thin spaces: between two digits they separate thousands (``1\u202f500``)
+#: and become one narrow no-break space, which keeps the number whole; elsewhere a space.
+_NUMBER_SPACES = frozenset("\u00a0\u2007\u2009\u202f")
 
 #: Compatibility tags (``unicodedata.decomposition``) whose folds change what a text says.
 _MEANINGFUL_TAGS = frozenset(
@@ -306,6 +312,8 @@ def _protected(char: str) -> bool:
     """True if NFKC would change what ``char`` says: a superscript, subscript, fraction, circled
     or squared form and the like, or any compatibility form that folds into a digit (but full-
     and half-width forms, which only change how it looks)."""
+    if char in _NUMBER_SPACES:
+        return True  # the whitespace pass decides (a thousands separator or a space)
     decomposition = unicodedata.decomposition(char)
     if not decomposition.startswith("<"):
         return False  # canonical (NFC already applies it) or none
@@ -385,13 +393,23 @@ def _whitespace_edits(text: str, origin: array[int], ends: dict[int, int]) -> It
     A run ends where its last character's cluster ends, but never past the origin of the next
     character (that cluster may have produced more than the whitespace, e.g. " " + U+0301).
     """
+    last_index = len(text) - 1
     for match in _WHITESPACE.finditer(text):
         start, stop = match.span()
         first, last = origin[start], origin[stop - 1]
         run_end = min(ends.get(last, last + 1), origin[stop])
         if run_end > ends.get(first, first + 1):
             ends[first] = run_end
-        yield start, stop, " ", array(_TYPECODE, (first,))
+        space = " "
+        if (
+            stop == start + 1
+            and text[start] in _NUMBER_SPACES
+            and 0 < start < last_index
+            and text[start - 1].isdigit()
+            and text[stop].isdigit()
+        ):
+            space = "\u202f"  # a thousands separator: 1\u202f500 is one number, not 1 and 500
+        yield start, stop, space, array(_TYPECODE, (first,))
 
 
 def _splice(text: str, origin: array[int], edits: Iterable[_Edit]) -> tuple[str, array[int]]:

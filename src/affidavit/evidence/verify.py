@@ -34,7 +34,6 @@ __all__ = [
     "cuts",
     "find_first",
     "locate",
-    "shown",
 ]
 
 #: Below this many anchored quotes per source, one ``str.find`` per quote beats the word scans.
@@ -83,9 +82,9 @@ _NEGATING_PREFIXES = frozenset(
     ]
 )
 _NEGATING_SUFFIXES = frozenset(["free", "less", "proof", "resistant"])
-#: Characters that join the digits on both sides into one number: ``1,500``, ``3.5``, ``10:30``,
-#: ``1/2``, ``1990-1995``.
-_NUMBER_JOINERS = frozenset(".,:/\u2012\u2013\u2212") | _HYPHENS
+#: Characters that join the digits on both sides into one number: ``1,500``, ``1'500``, ``3.5``,
+#: ``10:30``, ``1/2``, ``1990-1995``, ``1\u202f500`` (see the normaliser on thousands separators).
+_NUMBER_JOINERS = frozenset(".,':/\u2012\u2013\u2212\u202f") | _HYPHENS
 #: Signs: a digit right after one is part of a signed number (``-5``, ``±2``).
 _SIGNS = frozenset("+-\u2212\u00b1")
 #: Characters besides letters and digits that continue a word in normalised text: combining marks,
@@ -112,8 +111,8 @@ class QuoteCheck:
     ``start``/``end`` are offsets into the source's extracted text (original, not normalised),
     set only when ``verified``; ``reason`` is empty when verified and says why otherwise.
     ``quote`` is the proposer's string; ``span`` is the source's own text at ``start:end``, what
-    every surface shows ('' when not verified, and in admissions recorded before it existed:
-    :func:`shown` falls back to the source text then).
+    every surface shows ('' when not verified, and in admissions recorded before it existed;
+    the door stores ``text[start:end]`` at apply either way).
     """
 
     source: str
@@ -177,10 +176,23 @@ def cuts(text: str, position: int) -> bool:
 def anchored_find(haystack: str, needle: str, start: int = 0) -> int:
     """Return the first position >= ``start`` where ``needle`` occurs in ``haystack`` without
     cutting a word at either end (:func:`cuts`), or -1."""
+    return max(_anchored_find(haystack, needle, start), -1)
+
+
+#: What the internal finders return for a needle that occurs only where it cuts a word.
+_CUT = -2
+
+
+def _anchored_find(haystack: str, needle: str, start: int = 0) -> int:
+    """:func:`anchored_find`, but _CUT when ``needle`` occurs only where it cuts a word."""
     position = haystack.find(needle, start)
+    if position < 0:
+        return -1
     size = len(needle)
-    while position >= 0 and (cuts(haystack, position) or cuts(haystack, position + size)):
+    while cuts(haystack, position) or cuts(haystack, position + size):
         position = haystack.find(needle, position + 1)
+        if position < 0:
+            return _CUT
     return position
 
 
@@ -248,11 +260,11 @@ class Verifier:
 
         for source_id, group in groups.items():
             normalized = self.normalized(source_id)
-            found = find_first(normalized.text, [needle for _, needle in group])
+            found = _first_positions(normalized.text, [needle for _, needle in group])
             for (index, needle), position in zip(group, found, strict=True):
                 source, quote = pairs[index]
                 if position < 0:
-                    reason = _not_found(normalized, source_id, needle)
+                    reason = _not_found(normalized, source_id, needle, position == _CUT)
                     results[index] = _rejected(source, source_id, quote, reason)
                     continue
                 start, end = normalized.span(position, position + len(needle))
@@ -291,7 +303,13 @@ def find_first(haystack: str, needles: Sequence[str]) -> list[int]:
     one pass counts the words of ``haystack``, a second records where the chosen anchors occur,
     and each needle is tried only there, in order, so the first hit is the first occurrence. A
     needle whose anchor never occurs is absent; needles without a usable anchor use ``str.find``.
+    Only occurrences that cut no word at either end count (:func:`cuts`).
     """
+    return [max(position, -1) for position in _first_positions(haystack, needles)]
+
+
+def _first_positions(haystack: str, needles: Sequence[str]) -> list[int]:
+    """:func:`find_first`, but _CUT for a needle that occurs only where it cuts a word."""
     results = [-1] * len(needles)
     anchored: list[tuple[int, list[str]]] = []
     for index, needle in enumerate(needles):
@@ -299,10 +317,10 @@ def find_first(haystack: str, needles: Sequence[str]) -> list[int]:
         if words:
             anchored.append((index, words))
         else:
-            results[index] = anchored_find(haystack, needle)
+            results[index] = _anchored_find(haystack, needle)
     if len(anchored) < _SCAN_MIN_QUOTES:
         for index, _ in anchored:
-            results[index] = anchored_find(haystack, needles[index])
+            results[index] = _anchored_find(haystack, needles[index])
         return results
 
     counts = _count_words(haystack)
@@ -310,7 +328,7 @@ def find_first(haystack: str, needles: Sequence[str]) -> list[int]:
     for index, words in anchored:
         word = min(words, key=counts.__getitem__)
         if counts[word] > _MAX_TRIES:
-            results[index] = anchored_find(haystack, needles[index])
+            results[index] = _anchored_find(haystack, needles[index])
         elif counts[word]:
             offset = needles[index].find(f" {word} ") + 1
             chosen.append((index, word, offset))
@@ -321,14 +339,12 @@ def find_first(haystack: str, needles: Sequence[str]) -> list[int]:
         size = len(needle)
         for position in positions[word]:
             start = position - offset
-            if (
-                start >= 0
-                and haystack.startswith(needle, start)
-                and not cuts(haystack, start)
-                and not cuts(haystack, start + size)
-            ):
-                results[index] = start
-                break
+            if start >= 0 and haystack.startswith(needle, start):
+                # Every occurrence has the anchor as a whole word, so it is one of these.
+                if not (cuts(haystack, start) or cuts(haystack, start + size)):
+                    results[index] = start
+                    break
+                results[index] = _CUT
     return results
 
 
@@ -371,9 +387,9 @@ def _collect_positions(haystack: str, positions: dict[str, list[int]]) -> None:
             positions[word].append(start)
 
 
-def _not_found(normalized: Normalized, source_id: str, needle: str) -> str:
-    """Why ``needle`` was not found: absent, or present only where it cuts a word."""
-    position = normalized.text.find(needle)
+def _not_found(normalized: Normalized, source_id: str, needle: str, cut: bool) -> str:
+    """Why ``needle`` was not found: absent, or (``cut``) present only where it cuts a word."""
+    position = normalized.text.find(needle) if cut else -1
     if position < 0:
         return (
             f"quote not found in source {source_id[:12]}: only case, whitespace, emphasis, link "
@@ -388,14 +404,6 @@ def _not_found(normalized: Normalized, source_id: str, needle: str) -> str:
         f"{start}–{end}, in “{context}”): a quote must start and end on word boundaries of "
         "the source; quote the whole word or number"
     )
-
-
-def shown(check: QuoteCheck, text: str) -> str:
-    """The source's own words for a verified quote: ``span``, or ``text[start:end]`` for a check
-    recorded before ``span`` existed. '' for an unverified quote."""
-    if not check.verified or check.start is None or check.end is None:
-        return ""
-    return check.span or text[check.start : check.end]
 
 
 def _rejected(source: str, source_id: str | None, quote: str, reason: str) -> QuoteCheck:

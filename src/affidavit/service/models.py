@@ -102,7 +102,7 @@ class SourceOut(Response):
 
 class ClaimEvidenceOut(Response):
     source_id: str
-    quote: str
+    quote: str = Field(description="The source's own text at start:end (never the proposer's).")
     start: int
     end: int
     location: str
@@ -152,7 +152,7 @@ class PageDetail(Response):
 class EvidenceOut(Response):
     source_id: str
     source_name: str
-    quote: str
+    quote: str = Field(description="The source's own text at start:end (never the proposer's).")
     location: str
     start: int
     end: int
