@@ -9,6 +9,7 @@ import pytest
 from affidavit.gate.entailment import (
     LEXICAL_FEATURES,
     WEIGHTS_PATH,
+    RefuteOnly,
     VitaminCEntailment,
     lexical_features,
 )
@@ -50,3 +51,16 @@ def test_a_changed_number_scores_below_the_same_number() -> None:
     assert model.entailment(premise, "399 cases were in Honolulu.") == pytest.approx(
         model.entailment_many([(premise, "399 cases were in Honolulu.")])[0]
     )
+
+
+@needs_embeddings
+def test_refute_only_never_reaches_the_acceptance_level() -> None:
+    model = RefuteOnly()
+    premise = "The present tower was designed by James Douglass and lit in 1882."
+    scores = [
+        model.entailment(premise, premise),
+        model.entailment(premise, "The present tower was lit in 1882."),
+        model.entailment(premise, "James Douglass was convicted of fraud in 1990."),
+    ]
+    assert all(0.0 <= s <= RefuteOnly.ceiling for s in scores)
+    assert scores[2] < scores[0]

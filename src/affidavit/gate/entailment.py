@@ -34,8 +34,10 @@ __all__ = [
     "LEXICAL_FEATURES",
     "MODEL_NAME",
     "WEIGHTS_PATH",
+    "RefuteOnly",
     "VitaminCEntailment",
     "lexical_features",
+    "load",
 ]
 
 MODEL_NAME = "vitaminc-minilm-logreg"
@@ -153,3 +155,33 @@ def pair_features(embedder: Any, pairs: Sequence[tuple[str, str]], np: Any) -> A
 def _load_weights(path: Path) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return data
+
+
+class RefuteOnly:
+    """The shipped classifier as the support check's model layer: it may only *refuse*.
+
+    Held out, the classifier is too weak to accept anything on its own (docs/entailment.md), so
+    a probability below the card's ``reject`` threshold is reported as a refutation (scaled into
+    [0, 0.1], where the support check settles a text as unsupported) and anything else is capped
+    below the support check's acceptance level (0.9): an uncertain text stays uncertain and
+    waits for a person.
+    """
+
+    name = MODEL_NAME + "-refute-only"
+    ceiling = 0.89
+    floor = 0.1
+
+    def __init__(self, model: VitaminCEntailment | None = None) -> None:
+        self.model = model or VitaminCEntailment()
+        self.reject = float(_load_weights(self.model._weights_path)["reject"])
+
+    def entailment(self, premise: str, hypothesis: str) -> float:
+        p = self.model.entailment(premise, hypothesis)
+        if p < self.reject:
+            return self.floor * p / self.reject
+        return min(p, self.ceiling)
+
+
+def load() -> RefuteOnly:
+    """Entry point ``vitaminc`` of the ``affidavit.entailment`` group (``support.model``)."""
+    return RefuteOnly()
