@@ -198,6 +198,7 @@ class SourceStore:
             timeout=float(config.url_timeout_seconds),
             max_redirects=config.max_redirects,
             client=self.client,
+            allowed_hosts=config.allow_private_hosts,
         )
         name = url_name(fetched.final_url)
         media_type = detect_media_type(name, fetched.data, fetched.content_type)
