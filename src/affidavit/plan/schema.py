@@ -30,7 +30,10 @@ RESERVED_SLUGS = frozenset({"index", "log", "context", "context-archive"})
 SOURCE_ID_PATTERN = r"^[0-9a-f]{12,64}$"
 CLAIM_ID_PATTERN = r"^c-[0-9a-f]{16}$"
 NONCE_PATTERN = r"^[A-Za-z0-9_-]{16,64}$"
-LINE_PATTERN = r"^[^\x00-\x1f\x7f\u2028\u2029]*$"
+LINE_PATTERN = r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]*$"
+"""A one-line field (titles, summaries, headings, claim texts, reasons): no control character
+(Cc: U+0000–001F, U+007F–009F, so no NEL U+0085), no line or paragraph separator (Zl, Zp:
+U+2028, U+2029) and no bidirectional override or isolate (U+202A–202E, U+2066–2069)."""
 MAX_OPERATIONS = 20
 MAX_PLAN_BYTES = 512_000
 
