@@ -9,7 +9,10 @@ from click.testing import CliRunner
 
 from affidavit.cli import main
 from affidavit.errors import PlanValidationError
+from affidavit.ingest.replies import InvalidReply, parse_reply
+from affidavit.jobs.payloads import JobPayloadError, parse_payload
 from affidavit.plan.schema import parse_plan
+from affidavit.providers.base import Completion
 from affidavit.vault import Vault
 
 DEEP = "[" * 100_000 + "]" * 100_000
@@ -44,3 +47,13 @@ def test_propose_reports_one_line(
         assert result.exception is None or isinstance(result.exception, SystemExit)
         error = result.output.strip()
         assert error.startswith("Error: ") and message in error and "\n" not in error
+
+
+def test_a_deeply_nested_model_reply_is_an_invalid_reply() -> None:
+    with pytest.raises(InvalidReply, match="too deeply"):
+        parse_reply(Completion(DEEP), "n" * 16)
+
+
+def test_a_deeply_nested_job_payload_is_a_payload_error() -> None:
+    with pytest.raises(JobPayloadError, match="nested too deeply"):
+        parse_payload(DEEP)
