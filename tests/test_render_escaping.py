@@ -225,3 +225,23 @@ def test_titles_in_link_text_link_only_to_their_page(vault: Vault, page: str) ->
     assert [t.attrs.get("href") for t in tokens if t.type == "link_open"] == ["dams.md"]
     shown = "".join(t.content for t in tokens if t.type == "text")
     assert shown.startswith("https://evil.example/login [x](http://y.z) — ")
+
+
+def test_the_extractive_engine_leaves_out_sentences_a_line_field_refuses(
+    vault: Vault, tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from affidavit.cli import main
+
+    doc = tmp_path / "harbour.md"
+    doc.write_text(
+        "# Harbour\n\nThe harbour was dredged in 1921 by the port authority of the town.\n"
+        "The pier was extended in 1930 \u202eby the council\u202c to reach deeper water.\n"
+        "The lighthouse on the pier was first lit in 1932 and still works today.\n"
+    )
+    result = CliRunner().invoke(main, ["--vault", str(vault.root), "ingest", str(doc), "--yes"])
+    assert result.exit_code == 0, result.output
+    texts = [r[0] for r in vault.db.execute("SELECT text FROM claims WHERE status = 'active'")]
+    assert any("1921" in t for t in texts)
+    assert not any("\u202e" in t for t in texts)
