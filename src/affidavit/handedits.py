@@ -3,7 +3,8 @@
 Every file under ``wiki/`` is compared with what the database renders. A drifted page, a drifted
 ``context.md`` or an unknown ``wiki/<slug>.md`` is read by a small line-based markdown reader
 (tolerant of Obsidian edits: CRLF, trailing spaces, extra blank lines, ``*``/``_`` emphasis,
-wikilinks) and what it can express becomes operations of the closed set:
+wikilinks; the frontmatter as YAML; every backslash escape the renderer adds undone, so a rendered
+page reads back as the same claims) and what it can express becomes operations of the closed set:
 
 * a new paragraph whose footnotes carry a quote in “…” or "…" and a source id (12–64 hex) becomes
   ``add_claims`` in its ``## Section`` (``update_context`` in ``context.md``);
