@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from affidavit.ingest.replies import InvalidReply, parse_reply
 from affidavit.jobs.payloads import JobPayloadError, parse_payload
 from affidavit.plan.schema import parse_plan
 from affidavit.providers.base import Completion
-from affidavit.vault import Vault
+from affidavit.vault import Vault, init_vault
 
 DEEP = "[" * 100_000 + "]" * 100_000
 DEEP_OBJECT = '{"nonce": ' + '{"a": ' * 50_000 + "1" + "}" * 50_000 + "}"
@@ -57,3 +58,25 @@ def test_a_deeply_nested_model_reply_is_an_invalid_reply() -> None:
 def test_a_deeply_nested_job_payload_is_a_payload_error() -> None:
     with pytest.raises(JobPayloadError, match="nested too deeply"):
         parse_payload(DEEP)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="runs a daemon as root")
+def test_the_daemon_answers_hostile_plan_bodies_with_400() -> None:
+    from .test_server_authz import private_dir, start_daemon
+
+    base = private_dir("afd-input-")
+    init_vault(base / "alpha")[0].close()
+    daemon = start_daemon([base / "alpha"], base)
+    try:
+        with daemon.unix() as client:
+            for body in (DEEP.encode(), LATIN1, b'{"plan": ' + DEEP.encode() + b"}"):
+                response = client.post(
+                    "/v1/vaults/alpha/plans",
+                    content=body,
+                    headers={"Content-Type": "application/json"},
+                )
+                assert response.status_code in (400, 422), response.text
+                error = response.json()["error"]
+                assert "\n" not in error["message"]
+    finally:
+        assert daemon.stop() == 0
