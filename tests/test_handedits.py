@@ -454,3 +454,49 @@ def test_with_auto_apply_a_trusted_hand_edit_is_applied_through_the_door(
         assert run_doctor(trusting).clean
     finally:
         trusting.close()
+
+
+def test_one_sentence_edit_reports_only_that_claim(vault: Vault) -> None:
+    """The page's summary says what its first claim says (as the extractive engine writes
+    pages): editing another sentence must not report that line as a moved or repeated claim."""
+    source = add_text(vault, "greek.md", TEXT)
+    first = "Alpha is the first letter of the Greek alphabet."
+    page = {
+        "op": "create_page",
+        "slug": "greek",
+        "title": "Greek letters",
+        "summary": first,
+        "section": "Letters",
+        "claims": [
+            claim(first, source, "Alpha is the first letter of the Greek alphabet"),
+            claim("Delta looks like a triangle.", source, "Delta is the fourth letter"),
+            claim("Gamma comes after beta.", source, "Gamma is the third letter and comes after"),
+        ],
+    }
+    approve(vault, propose(vault, make_plan(vault, page), "t", "t").plan_id, None, "t")
+    path = page_path(vault, "greek")
+    rendered = path.read_text()
+    assert rendered.count(first) == 3  # frontmatter, the summary line and the claim
+    path.write_text(rendered.replace("Delta looks like a triangle.", "Delta is the fourth letter."))
+    delta = vault.db.execute("SELECT id FROM claims WHERE text LIKE 'Delta%'").fetchone()[0]
+    result = only(propose_hand_edits(vault))
+    assert reasons(result) == []
+    assert [(op["op"], op["claim"], op["by"]["text"]) for op in result.operations] == [
+        ("supersede_claim", delta, "Delta is the fourth letter.")
+    ]
+
+
+def test_a_moved_claim_is_still_reported(vault: Vault) -> None:
+    source = add_text(vault, "greek.md", TEXT)
+    page = {
+        "op": "create_page",
+        "slug": "greek",
+        "title": "Greek letters",
+        "summary": "Some Greek letters.",
+        "section": "Letters",
+        "claims": [claim("Delta looks like a triangle.", source, "Delta is the fourth letter")],
+    }
+    approve(vault, propose(vault, make_plan(vault, page), "t", "t").plan_id, None, "t")
+    path = page_path(vault, "greek")
+    path.write_text(path.read_text().replace("## Letters", "## Shapes"))
+    assert any("moving claim" in r for r in reasons(only(propose_hand_edits(vault))))

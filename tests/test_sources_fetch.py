@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import socket
 import threading
@@ -15,7 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from affidavit.cli import main
-from affidavit.errors import FetchError
+from affidavit.errors import ConfigError, FetchError
+from affidavit.sources.addresses import GuardedTransport, refusal
 from affidavit.sources.fetch import fetch_url
 from affidavit.sources.store import SourceStore
 from affidavit.vault import Vault, open_vault
@@ -74,6 +76,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._redirect("/loop")
         elif path == "/to-file":
             self._redirect("file:///etc/passwd")
+        elif path == "/to-loopback":
+            self._redirect(self.server.url("/page.html"))
+        elif path == "/to-metadata":
+            self._redirect("http://169.254.169.254/latest/meta-data/")
         elif path == "/to-ftp":
             self._redirect("ftp://127.0.0.1/secret.txt")
         elif path == "/big-declared":
@@ -117,6 +123,15 @@ def client() -> Iterator[httpx.Client]:
         yield http
 
 
+def allow(vault: Vault, *hosts: str) -> None:
+    """Set ``sources.allow_private_hosts`` in the vault's affidavit.toml."""
+    text = vault.config_path.read_text()
+    assert "allow_private_hosts = []" in text
+    vault.config_path.write_text(
+        text.replace("allow_private_hosts = []", f"allow_private_hosts = {json.dumps(hosts)}")
+    )
+
+
 def fetch(url: str, client: httpx.Client, **limits: Any) -> Any:
     options = {"max_bytes": 1_000_000, "timeout": 5.0, "max_redirects": 3, **limits}
     return fetch_url(url, client=client, **options)
@@ -141,7 +156,13 @@ def test_fetch_with_own_client(server: _Server, monkeypatch: pytest.MonkeyPatch)
         "all_proxy",
     ):
         monkeypatch.delenv(name, raising=False)
-    fetched = fetch_url(server.url("/notes.md"), max_bytes=1000, timeout=5, max_redirects=0)
+    fetched = fetch_url(
+        server.url("/notes.md"),
+        max_bytes=1000,
+        timeout=5,
+        max_redirects=0,
+        allowed_hosts=["127.0.0.1"],
+    )
     assert fetched.data == NOTES
 
 
@@ -272,6 +293,7 @@ def test_cli_adds_urls_and_reports_refusals(
         "all_proxy",
     ):
         monkeypatch.delenv(name, raising=False)
+    allow(vault, "127.0.0.1")
     args = ["--vault", str(vault.root), "sources", "add", "--json"]
     result = CliRunner().invoke(main, [*args, server.url("/page.html"), "ftp://127.0.0.1/x"])
     assert result.exit_code == 1
@@ -279,3 +301,111 @@ def test_cli_adds_urls_and_reports_refusals(
     assert [r["status"] for r in report["results"]] == ["added", "error"]
     assert "only http and https" in report["results"][1]["error"]
     assert report["results"][0]["source"]["origin"] == server.url("/page.html")
+
+
+# --- only public addresses, unless the config names the host ------------------------------------
+
+
+def guarded(url: str, *allowed: str, **limits: Any) -> Any:
+    """Fetch as the store does: with the guarded client fetch_url makes itself."""
+    options = {"max_bytes": 1_000_000, "timeout": 5.0, "max_redirects": 3, **limits}
+    return fetch_url(url, allowed_hosts=allowed, **options)
+
+
+def test_loopback_is_refused_by_default(server: _Server) -> None:
+    with pytest.raises(FetchError, match=r"127\.0\.0\.1, a loopback address.*allow_private_hosts"):
+        guarded(server.url("/page.html"))
+    assert server.paths == []  # refused before any request reached it
+
+
+def test_a_host_the_config_allows_is_fetched(server: _Server) -> None:
+    assert guarded(server.url("/page.html"), "127.0.0.1").data == PAGE
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    ["2130706433", "0x7f.1", "127.1", "[::ffff:127.0.0.1]", "0177.0.0.1", "localhost"],
+)
+def test_other_spellings_of_loopback_are_refused(server: _Server, spelling: str) -> None:
+    port = server.server_address[1]
+    with pytest.raises(FetchError, match=r"Refusing|not a valid URL"):
+        guarded(f"http://{spelling}:{port}/page.html", "127.0.0.1")  # only that spelling is allowed
+    assert server.paths == []
+
+
+def test_a_redirect_from_an_allowed_host_to_loopback_is_refused(server: _Server) -> None:
+    port = server.server_address[1]
+    start = f"http://localhost:{port}/to-loopback"  # localhost is allowed, 127.0.0.1 is not
+    with pytest.raises(FetchError, match=r"Refusing to fetch from 127\.0\.0\.1"):
+        guarded(start, "localhost")
+    assert server.paths == ["/to-loopback"]
+    with pytest.raises(FetchError, match=r"169\.254\.169\.254.*link-local"):
+        guarded(f"http://localhost:{port}/to-metadata", "localhost")
+
+
+def test_the_connection_goes_to_the_address_that_was_checked(server: _Server) -> None:
+    """A rebinding resolver answers 127.0.0.1 first and 127.0.0.2 (nothing listens) after:
+    one lookup per connection, and the connection is made to its answer."""
+    answers = iter([ipaddress.ip_address("127.0.0.1")] + [ipaddress.ip_address("127.0.0.2")] * 9)
+    calls: list[str] = []
+
+    def rebinding(host: str, port: int) -> list[Any]:
+        calls.append(host)
+        return [next(answers)]
+
+    transport = GuardedTransport(["rebind.test"], resolver=rebinding)
+    with httpx.Client(transport=transport, trust_env=False) as client:
+        port = server.server_address[1]
+        fetched = fetch(f"http://rebind.test:{port}/page.html", client)
+    assert fetched.data == PAGE and calls == ["rebind.test"]
+
+
+@pytest.mark.parametrize(
+    ("address", "why"),
+    [
+        ("127.0.0.1", "loopback"),
+        ("::1", "loopback"),
+        ("10.1.2.3", "private"),
+        ("172.16.0.1", "private"),
+        ("192.168.1.1", "private"),
+        ("169.254.169.254", "link-local"),
+        ("fe80::1", "link-local"),
+        ("fd00::1", "private"),
+        ("fd12:3456::1", "private"),
+        ("::ffff:127.0.0.1", "loopback"),
+        ("::ffff:169.254.169.254", "link-local"),
+        ("64:ff9b::7f00:1", "loopback"),  # NAT64 of 127.0.0.1
+        ("2002:7f00:1::", "loopback"),  # 6to4 of 127.0.0.1
+        ("0.0.0.0", "unspecified"),
+        ("::", "unspecified"),
+        ("224.0.0.1", "multicast"),
+        ("ff02::1", "multicast"),
+        ("100.64.0.1", "not a public"),  # carrier-grade NAT
+        ("240.0.0.1", "reserved"),
+    ],
+)
+def test_refused_addresses(address: str, why: str) -> None:
+    reason = refusal(ipaddress.ip_address(address))
+    assert reason is not None and why in reason
+
+
+@pytest.mark.parametrize("address", ["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946"])
+def test_public_addresses_pass(address: str) -> None:
+    assert refusal(ipaddress.ip_address(address)) is None
+
+
+def test_the_store_refuses_loopback_unless_configured(vault: Vault, server: _Server) -> None:
+    with pytest.raises(FetchError, match="loopback"):
+        SourceStore(vault).add_url(server.url("/page.html"))
+    allow(vault, "127.0.0.1")
+    with open_vault(vault.root) as other:
+        assert SourceStore(other).add_url(server.url("/page.html")).record.media_type == "text/html"
+
+
+def test_allow_private_hosts_must_be_a_list_of_names(vault: Vault) -> None:
+    text = vault.config_path.read_text()
+    vault.config_path.write_text(
+        text.replace("allow_private_hosts = []", "allow_private_hosts = 1")
+    )
+    with pytest.raises(ConfigError, match="allow_private_hosts must be a list of host names"):
+        open_vault(vault.root)

@@ -180,14 +180,9 @@ class DaemonBackend:
         return result
 
     def propose(self, plan: str, author: str | None, origin: str) -> ProposalOut:
-        import json
+        from .plan.schema import load_plan_json
 
-        try:
-            data = json.loads(plan)
-        except ValueError as exc:
-            raise errors.PlanValidationError(
-                f"plan rejected by the schema: not JSON ({exc})"
-            ) from exc
+        data = load_plan_json(plan)  # one-line errors for non-JSON, deep nesting, size
         if not isinstance(data, dict):
             raise errors.PlanValidationError("plan rejected by the schema: not a JSON object")
         request = ProposeRequest(plan=data, origin=re.sub(r"[^\w.:/ -]", "_", origin)[:120])

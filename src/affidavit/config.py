@@ -64,6 +64,15 @@ SETTINGS: tuple[Setting, ...] = (
         minimum=0,
     ),
     Setting(
+        "sources",
+        "allow_private_hosts",
+        [],
+        "Host names or IP addresses (as written in the URL) that URL sources may be fetched from "
+        "although they resolve to loopback, private or link-local addresses, e.g. "
+        "['wiki.intranet']. Every other URL, and every redirect, must resolve to public "
+        "addresses only.",
+    ),
+    Setting(
         "plans",
         "expiry_hours",
         24,
@@ -377,6 +386,10 @@ class Config:
         return int(self.get("sources.max_redirects"))
 
     @property
+    def allow_private_hosts(self) -> list[str]:
+        return list(self.get("sources.allow_private_hosts"))
+
+    @property
     def expiry_hours(self) -> int:
         return int(self.get("plans.expiry_hours"))
 
@@ -430,6 +443,8 @@ def _validate(setting: Setting, value: Any, path: Path) -> Any:
     expected = type(setting.default)
     if expected is bool and not isinstance(value, bool):
         raise ConfigError(f"{where} must be true or false, got {value!r}.")
+    if expected is list and setting.name == "sources.allow_private_hosts":
+        return _validate_hosts(where, value)
     if expected is list:
         return _validate_rules(where, value)
     if expected is int and (isinstance(value, bool) or not isinstance(value, int)):
@@ -444,6 +459,12 @@ def _validate(setting: Setting, value: Any, path: Path) -> Any:
     if setting.minimum is not None and value < setting.minimum:
         raise ConfigError(f"{where} is {value}; it must be at least {setting.minimum}.")
     return value
+
+
+def _validate_hosts(where: str, value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(h, str) and h.strip() for h in value):
+        raise ConfigError(f'{where} must be a list of host names, like ["wiki.intranet"].')
+    return [h.strip() for h in value]
 
 
 def _validate_rules(where: str, value: Any) -> list[dict[str, str]]:

@@ -3,7 +3,8 @@
 Every file under ``wiki/`` is compared with what the database renders. A drifted page, a drifted
 ``context.md`` or an unknown ``wiki/<slug>.md`` is read by a small line-based markdown reader
 (tolerant of Obsidian edits: CRLF, trailing spaces, extra blank lines, ``*``/``_`` emphasis,
-wikilinks) and what it can express becomes operations of the closed set:
+wikilinks; the frontmatter as YAML; every backslash escape the renderer adds undone, so a rendered
+page reads back as the same claims) and what it can express becomes operations of the closed set:
 
 * a new paragraph whose footnotes carry a quote in “…” or "…" and a source id (12–64 hex) becomes
   ``add_claims`` in its ``## Section`` (``update_context`` in ``context.md``);
@@ -29,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
+import yaml
 from pydantic import TypeAdapter, ValidationError
 
 from .errors import AffidavitError
@@ -213,6 +215,27 @@ def _meta_value(raw: str) -> str:
     return raw
 
 
+def _frontmatter(lines: list[str]) -> dict[str, str]:
+    """The frontmatter's scalar values as text, read as YAML (as it is written: PyYAML); a block
+    that is not valid YAML after a hand edit is read line by line instead."""
+    try:
+        data = yaml.safe_load("\n".join(lines))
+    except yaml.YAMLError:
+        data = None
+    if isinstance(data, dict):
+        return {
+            str(k): str(v)
+            for k, v in data.items()
+            if isinstance(v, (str, int, float)) or hasattr(v, "isoformat")
+        }
+    meta: dict[str, str] = {}
+    for ln in lines:
+        key, sep, value = ln.partition(":")
+        if sep and key.strip() and not key[0].isspace():
+            meta[key.strip()] = _meta_value(value)
+    return meta
+
+
 def parse_markdown(text: str) -> Doc:
     """Read frontmatter, the ``#`` title, blocks by ``##`` section, and footnote definitions."""
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
@@ -221,10 +244,7 @@ def parse_markdown(text: str) -> Doc:
     if lines and lines[0] == "---":
         end = next((j for j in range(1, len(lines)) if lines[j] in ("---", "...")), None)
         if end is not None:
-            for ln in lines[1:end]:
-                key, sep, value = ln.partition(":")
-                if sep and key.strip() and not key[0].isspace():
-                    doc.meta[key.strip()] = _meta_value(value)
+            doc.meta = _frontmatter(lines[1:end])
             start = end + 1
     section: str | None = None
     block: Block | None = None
@@ -456,6 +476,25 @@ def _check_title(conv: _Converter, expected: Doc) -> None:
         conv.skip(doc.title_line or None, "title")
 
 
+def _match_claims(
+    doc: Doc, by_key: dict[str, _DbClaim], summary: Block | None, context: bool
+) -> dict[int, _DbClaim]:
+    """Which block still states which active claim: a block stating a claim's text in the
+    claim's own section first, only then one elsewhere (a moved claim). The page's summary line
+    is never a claim, even when it says the same words as one (the extractive engine's first
+    claim often is the summary), so an edit elsewhere doesn't make it a "moved" claim."""
+    matched: dict[int, _DbClaim] = {}
+    for own_section in (True, False):
+        for index, block in enumerate(doc.blocks):
+            claim = by_key.get(_key(_plain(block.text)))
+            if index in matched or block is summary or claim is None:
+                continue
+            in_place = context or _key(block.section) == _key(claim.section)
+            if in_place == own_section and claim not in matched.values():
+                matched[index] = claim
+    return matched
+
+
 def _existing_page(conv: _Converter, slug: str, expected: Doc) -> None:
     """Compare an edited page (``slug`` "" for context.md) with its claims in the database."""
     doc, context = conv.doc, slug == ""
@@ -472,12 +511,8 @@ def _existing_page(conv: _Converter, slug: str, expected: Doc) -> None:
     summary = None if context else next((b for b in doc.blocks if b.section is None), None)
     if not context:
         _check_title(conv, expected)
-    # First pass: a paragraph that still states an active claim, wherever it is, matches it.
-    matched: dict[int, _DbClaim] = {}
-    for index, block in enumerate(doc.blocks):
-        claim = by_key.get(_key(_plain(block.text)))
-        if claim is not None and claim not in matched.values():
-            matched[index] = claim
+    was_summary = next((_key(_plain(b.text)) for b in expected.blocks if b.section is None), None)
+    matched = _match_claims(doc, by_key, summary, context)
     seen = {c.id for c in matched.values()}
     known = {} if context else _links(conv.vault, slug)
     named: dict[str, set[str]] = {heading: set() for heading in known}
@@ -498,12 +533,13 @@ def _existing_page(conv: _Converter, slug: str, expected: Doc) -> None:
                 conv.skip(block.line, "moved", id=claim.id)
             elif quotes != claim.quotes:
                 conv.skip(block.line, "citations", id=claim.id)
+        elif block is summary and not _REF.search(block.text):
+            if key != was_summary:  # the summary may say what a claim says: it is no claim
+                conv.skip(block.line, "summary", _plain(block.text))
         elif key in by_key:
             conv.skip(block.line, "repeat", _plain(block.text), id=by_key[key].id)
         elif key in boiler:
             continue
-        elif block is summary and not _REF.search(block.text):
-            conv.skip(block.line, "summary", _plain(block.text))
         elif ids and cited.evidence and not cited.problems:
             seen.add(ids[0])
             if (draft := conv.draft(block, cited.evidence)) is not None:

@@ -85,12 +85,20 @@ def propose(ctx: click.Context, plan_file: Path, author: str | None, as_json: bo
     Example:
       affidavit propose plan.json
     """
-    text = sys.stdin.read() if str(plan_file) == "-" else None
-    if text is None:
+    if str(plan_file) == "-":
+        data = sys.stdin.buffer.read()
+    else:
         try:
-            text = plan_file.read_text(encoding="utf-8")
+            data = plan_file.read_bytes()
         except OSError as exc:
             raise click.ClickException(f"can't read {plan_file}: {exc.strerror}") from exc
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise click.ClickException(
+            f"{plan_file} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}). "
+            "Save the plan as UTF-8 and retry."
+        ) from exc
     with open_backend(vault_path(ctx)) as backend:  # the daemon when it serves the vault
         proposal = backend.propose(text, author, f"propose:{plan_file.name}")
     if as_json:

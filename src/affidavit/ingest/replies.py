@@ -35,6 +35,10 @@ def parse_reply(completion: Completion, nonce: str) -> dict[str, Any]:
         raise InvalidReply(
             f"the reply is not one JSON object ({exc.msg} at char {exc.pos})"
         ) from exc
+    except RecursionError:
+        raise InvalidReply(
+            "the reply nests arrays or objects too deeply; write a flat plan"
+        ) from None
     if not isinstance(value, dict):
         raise InvalidReply(f"the reply must be a JSON object, not a {type(value).__name__}")
     if value.get("nonce") != nonce:

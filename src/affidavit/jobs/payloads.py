@@ -126,8 +126,9 @@ def parse_payload(data: BasePayload | Mapping[str, Any] | str | bytes) -> BasePa
     if isinstance(data, (str, bytes)):
         try:
             data = json.loads(data)
-        except ValueError as exc:
-            raise JobPayloadError(f"job payload is not JSON: {exc}") from None
+        except (ValueError, RecursionError) as exc:
+            why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+            raise JobPayloadError(f"job payload is not JSON: {why}") from None
     if not isinstance(data, Mapping):
         raise JobPayloadError("a job payload is a JSON object with a 'kind'")
     kind = data.get("kind")

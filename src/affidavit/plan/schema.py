@@ -31,7 +31,10 @@ RESERVED_SLUGS = frozenset({"index", "log", "context", "context-archive"})
 SOURCE_ID_PATTERN = r"^[0-9a-f]{12,64}$"
 CLAIM_ID_PATTERN = r"^c-[0-9a-f]{16}$"
 NONCE_PATTERN = r"^[A-Za-z0-9_-]{16,64}$"
-LINE_PATTERN = r"^[^\x00-\x1f\x7f\u2028\u2029]*$"
+LINE_PATTERN = r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]*$"
+"""A one-line field (titles, summaries, headings, claim texts, reasons): no control character
+(Cc: U+0000–001F, U+007F–009F, so no NEL U+0085), no line or paragraph separator (Zl, Zp:
+U+2028, U+2029) and no bidirectional override or isolate (U+202A–202E, U+2066–2069)."""
 MAX_OPERATIONS = 20
 MAX_PLAN_BYTES = 512_000
 
@@ -305,24 +308,44 @@ def _describe(error: ValidationError) -> list[str]:
     return out
 
 
+def load_plan_json(raw: str | bytes) -> Any:
+    """Decode plan text: at most MAX_PLAN_BYTES of UTF-8 JSON. Any failure (too large, not UTF-8,
+    not JSON, nested too deeply to read) is a one-line :class:`PlanValidationError`."""
+    size = len(raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw)
+    if size > MAX_PLAN_BYTES:
+        raise PlanValidationError(
+            f"plan is {size} bytes; the limit is {MAX_PLAN_BYTES}. Split it into smaller plans."
+        )
+    if isinstance(raw, bytes):
+        try:
+            raw = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            why = f"byte 0x{raw[exc.start]:02x} at offset {exc.start}"
+            raise PlanValidationError(
+                f"plan is not UTF-8 text ({why}). Save it as UTF-8 and retry.", [why]
+            ) from exc
+    try:
+        return json.loads(raw)
+    except RecursionError as exc:
+        why = "arrays or objects nested too deeply"
+        raise PlanValidationError(f"plan is not valid JSON: {why}.", [why]) from exc
+    except ValueError as exc:
+        raise PlanValidationError(f"plan is not valid JSON: {exc}", [str(exc)]) from exc
+
+
 def parse_plan(raw: str | bytes | dict[str, Any]) -> Plan:
     """Parse a plan from JSON text or a decoded object; any deviation fails the whole plan."""
     if isinstance(raw, (str, bytes)):
-        size = len(raw.encode("utf-8") if isinstance(raw, str) else raw)
-        if size > MAX_PLAN_BYTES:
-            raise PlanValidationError(
-                f"plan is {size} bytes; the limit is {MAX_PLAN_BYTES}. Split it into smaller plans."
-            )
-        try:
-            raw = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise PlanValidationError(f"plan is not valid JSON: {exc}", [str(exc)]) from exc
+        raw = load_plan_json(raw)
     if not isinstance(raw, dict):
         raise PlanValidationError(
             f"a plan must be a JSON object with 'nonce' and 'operations', not {type(raw).__name__}."
         )
     try:
         return Plan.model_validate(raw)
+    except RecursionError as exc:
+        why = "values nested too deeply"
+        raise PlanValidationError(f"plan rejected by the schema: {why}", [why]) from exc
     except ValidationError as exc:
         errors = _describe(exc)
         shown = "; ".join(errors[:5]) + (f"; and {len(errors) - 5} more" if len(errors) > 5 else "")

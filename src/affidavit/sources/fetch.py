@@ -3,17 +3,22 @@
 Redirects are followed by hand so every hop's scheme is checked (a redirect to ``file:`` or ``ftp:``
 is refused); the body is streamed and the fetch aborts as soon as it passes ``max_bytes``; one
 deadline covers the whole fetch, redirects included. The bytes fetched are the source, as served.
+Every connection, the first and each redirect's, goes only to public addresses, checked after
+resolution and pinned for the connection (:mod:`affidavit.sources.addresses`), unless the host is
+one of ``allowed_hosts`` (``sources.allow_private_hosts``).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import httpx
 
 from .. import __version__
 from ..errors import FetchError
+from .addresses import GuardedTransport
 
 ALLOWED_SCHEMES = ("http", "https")
 USER_AGENT = f"affidavit/{__version__} (source fetch)"
@@ -61,15 +66,22 @@ def fetch_url(
     timeout: float,
     max_redirects: int,
     client: httpx.Client | None = None,
+    allowed_hosts: Iterable[str] = (),
 ) -> Fetched:
     """GET ``url`` and return its body, within ``max_bytes``, ``timeout`` seconds and
     ``max_redirects`` redirects. Every failure is a :class:`FetchError` whose message names the fix.
 
-    ``client`` is used as given (its own redirect setting is overridden); without one a client is
-    made for this fetch and closed after it.
+    Without ``client``, a client is made for this fetch (and closed after it) whose every
+    connection goes to public addresses only, or to ``allowed_hosts``. A ``client`` given is used
+    as it is (its own redirect setting is overridden): its transport decides where it connects.
     """
     own = client is None
-    active = client or httpx.Client(timeout=timeout, headers={"User-Agent": USER_AGENT})
+    active = client or httpx.Client(
+        transport=GuardedTransport(allowed_hosts),
+        timeout=timeout,
+        headers={"User-Agent": USER_AGENT},
+        trust_env=False,
+    )
     try:
         return _fetch(active, check_url(url), url, max_bytes, timeout, max_redirects)
     finally:

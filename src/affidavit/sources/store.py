@@ -31,7 +31,15 @@ from ..hashing import sha256_file, sha256_hex
 from ..store.atomic import atomic_write
 from ..store.paths import inside, read_inside
 from ..vault import Vault
-from .extract import EXTENSIONS, MEDIA_EXTENSIONS, charset_of, detect_media_type, extract
+from .extract import (
+    EXTENSIONS,
+    MEDIA_EXTENSIONS,
+    PDF,
+    SUPPORTED_HELP,
+    charset_of,
+    detect_media_type,
+    extract,
+)
 from .fetch import fetch_url
 from .sanitizer import Flag
 from .trust import trust_for
@@ -42,6 +50,45 @@ MIN_LOOKUP_LENGTH = 4
 """Shortest id prefix a person may type to :meth:`SourceStore.get`."""
 _HEX = re.compile(r"^[0-9a-f]+$")
 _TEXT_CACHE_SIZE = 8
+_MAGIC = (
+    (b"\x7fELF", "an ELF executable or library"),
+    (b"MZ", "a Windows (PE) executable"),
+    (b"\xfe\xed\xfa\xce", "a Mach-O executable"),
+    (b"\xfe\xed\xfa\xcf", "a Mach-O executable"),
+    (b"\xce\xfa\xed\xfe", "a Mach-O executable"),
+    (b"\xcf\xfa\xed\xfe", "a Mach-O executable"),
+    (b"\xca\xfe\xba\xbe", "a Mach-O universal binary or Java class"),
+    (b"PK\x03\x04", "a zip archive (also .docx, .xlsx, .jar, .epub)"),
+    (b"PK\x05\x06", "an empty zip archive"),
+    (b"\x1f\x8b", "a gzip archive"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-zip archive"),
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"SQLite format 3\x00", "an SQLite database"),
+)
+_TEXT_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+_CONTROL = frozenset(range(0x20)) - {0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x1B} | {0x7F}
+_SNIFF_BYTES = 65_536
+MAX_CONTROL_RATIO = 0.05
+"""Share of control bytes (other than tab, newlines, form feed, escape) past which bytes are binary."""
+
+
+def binary_reason(data: bytes) -> str | None:
+    """Why ``data`` is not text whatever its name says (an executable, an archive, NUL bytes, too
+    many control characters), or None. UTF-16 text with a byte-order mark is text."""
+    if data.startswith(_TEXT_BOMS):
+        return None  # decoded by its BOM (UTF-16 holds NUL bytes by design)
+    for magic, what in _MAGIC:
+        if data.startswith(magic) and (magic != b"MZ" or b"\x00" in data[:1024]):
+            return f"it is {what}"
+    head = data[:_SNIFF_BYTES]
+    if b"\x00" in head:
+        return f"it holds NUL bytes (the first at byte {head.index(0)})"
+    control = sum(1 for byte in head if byte in _CONTROL)
+    if head and control / len(head) > MAX_CONTROL_RATIO:
+        return f"{control / len(head):.0%} of its first {len(head):,} bytes are control characters"
+    return None
 
 
 @dataclass(frozen=True)
@@ -199,6 +246,7 @@ class SourceStore:
             timeout=float(config.url_timeout_seconds),
             max_redirects=config.max_redirects,
             client=self.client,
+            allowed_hosts=config.allow_private_hosts,
         )
         name = url_name(fetched.final_url)
         media_type = detect_media_type(name, fetched.data, fetched.content_type)
@@ -232,6 +280,12 @@ class SourceStore:
         if existing is not None:
             return self._unchanged(existing)
         media_type = media_type or detect_media_type(name, data)
+        if media_type != PDF and (why := binary_reason(data)) is not None:
+            raise SourceError(
+                f"{origin}: refusing binary content, although it is named as {media_type}: {why}. "
+                f"Affidavit reads text documents ({SUPPORTED_HELP}); if this is a document, "
+                f"convert it to text (e.g. with pandoc) and add the result."
+            )
         extracted = extract(data, media_type, charset)
         text_bytes = extracted.text.encode("utf-8")
         original = f"sources/{source_id}.{MEDIA_EXTENSIONS[media_type]}"
@@ -438,4 +492,11 @@ class SourceStore:
             )
 
 
-__all__ = ["AddResult", "SourceRecord", "SourceStore", "url_name", "write_readonly"]
+__all__ = [
+    "AddResult",
+    "SourceRecord",
+    "SourceStore",
+    "binary_reason",
+    "url_name",
+    "write_readonly",
+]

@@ -17,6 +17,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from itertools import groupby
 
+import yaml
+
 from .paths import page_relpath, wiki_name
 
 CONTEXT_ARCHIVE = "context-archive"
@@ -24,20 +26,59 @@ SUPERSEDED_HEADING = "Superseded"
 RETRACTED_HEADING = "Retracted"
 """Generated lists of a page's past claims: they carry no citations and can't be edited into plans."""
 GENERATED = ("index.md", "log.md", "context.md")
-_ESCAPE = re.compile(r"([\\`*_\[\]<>|~!#&])")
+_SYNTAX = (
+    r"[\\`*_\[\]<>|~!#&$^]"  # CommonMark and Obsidian syntax wherever it stands
+    r"|%(?=%)|(?<=%)%|=(?==)|(?<==)="  # Obsidian comments %%…%% and highlights ==…==
+)
+_LINKABLE = r"|(?<=\w)\.(?=[^\W\d_])|(?<=[^\W\d_]):(?=\S)|(?<=/)/"  # what a linkifier takes
+_ESCAPE = re.compile(_SYNTAX + _LINKABLE)
+_ESCAPE_LINK_TEXT = re.compile(_SYNTAX)  # inside [link text] no linkifier runs
 _LINE_START = re.compile(r"^([-+=>]|\d+[.)])")
 _SPACES = re.compile(r"\s+")
 
 
-def escape_inline(text: str) -> str:
-    """Escape markdown syntax so model-written text renders as itself (no links, images, HTML)."""
-    escaped = _ESCAPE.sub(r"\\\1", _SPACES.sub(" ", text).strip())
+def escape_inline(text: str, *, link_text: bool = False) -> str:
+    """Escape markdown so model-written text renders as itself, in CommonMark and in Obsidian: no
+    links (not even the ones a linkifier makes of ``https://…``, ``www.…`` or ``evil.com/x``),
+    images, HTML, emphasis, code, tables, footnotes, wikilinks, tags, comments, highlights or math.
+
+    Only backslash escapes of ASCII punctuation are added, so a reader undoes them all the same way
+    (:mod:`affidavit.handedits`): a domain's dots and a scheme's colon are escaped, which is enough
+    to break the linkifier without changing the text shown. ``link_text``: the text goes between
+    ``[`` and ``](…)``, where no linkifier runs, so dots and colons stay as they are.
+    """
+    pattern = _ESCAPE_LINK_TEXT if link_text else _ESCAPE
+    escaped = pattern.sub(lambda m: "\\" + m.group(), _SPACES.sub(" ", text).strip())
     # A leading "- ", "+ ", "= " or "1. " would turn the line into a list or a heading.
     return _LINE_START.sub(lambda m: m.group(1)[:-1] + "\\" + m.group(1)[-1], escaped)
 
 
-def _yaml_str(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
+class _Quoted(str):
+    """A free-text frontmatter value: always written double-quoted."""
+
+
+class _FrontmatterDumper(yaml.SafeDumper):
+    """PyYAML's safe dumper; free text double-quoted, with every non-printable escaped."""
+
+
+def _represent_quoted(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", str(data), style='"')
+
+
+_FrontmatterDumper.add_representer(_Quoted, _represent_quoted)
+
+
+def frontmatter(fields: dict[str, object]) -> list[str]:
+    """The ``---`` block of a page: YAML that parses back to exactly ``fields`` (str, int)."""
+    text = yaml.dump(
+        fields,
+        Dumper=_FrontmatterDumper,
+        sort_keys=False,
+        allow_unicode=True,
+        width=2**31 - 1,  # never fold a long title over lines
+        default_flow_style=False,
+    )
+    return ["---", *text.rstrip("\n").split("\n"), "---"]
 
 
 @dataclass(frozen=True)
@@ -93,7 +134,7 @@ def _claims(db: sqlite3.Connection, page: str, statuses: tuple[str, ...]) -> lis
 
 def _footnote(number: int, claim_id: str, ev: _Evidence) -> str:
     quote = escape_inline(ev.quote)
-    name = escape_inline(ev.source_name)
+    name = escape_inline(ev.source_name, link_text=True)
     retracted = " (source retracted)" if ev.source_status == "retracted" else ""
     return (
         f"[^{number}]: “{quote}” — [{name}](../{ev.source_file}), {ev.location}, "
@@ -128,7 +169,7 @@ def _successor(db: sqlite3.Connection, slug: str, successor: str | None) -> str:
     if row is None or row[0] == slug:
         return text
     target, title = ("context", "Context") if row[0] == "" else (row[0], _title(db, row[0]))
-    return f"{text} in [{escape_inline(title)}]({target}.md)"
+    return f"{text} in [{escape_inline(title, link_text=True)}]({target}.md)"
 
 
 def retraction_reasons(db: sqlite3.Connection, claim_ids: list[str]) -> dict[str, str]:
@@ -155,17 +196,18 @@ def render_page(db: sqlite3.Connection, slug: str) -> str | None:
     active = _claims(db, slug, ("active",))
     old = _claims(db, slug, ("superseded",))
     withdrawn = _claims(db, slug, ("retracted",))
+    meta: dict[str, object] = {
+        "title": _Quoted(page["title"]),
+        "summary": _Quoted(page["summary"]),
+        "category": str(page["category"]),
+        "slug": slug,
+        "claims": len(active),
+        "created": str(page["created_at"]),
+        "updated": str(page["updated_at"]),
+        "generator": "affidavit",
+    }
     out = [
-        "---",
-        f"title: {_yaml_str(page['title'])}",
-        f"summary: {_yaml_str(page['summary'])}",
-        f"category: {page['category']}",
-        f"slug: {slug}",
-        f"claims: {len(active)}",
-        f"created: {page['created_at']}",
-        f"updated: {page['updated_at']}",
-        "generator: affidavit",
-        "---",
+        *frontmatter(meta),
         "",
         f"# {escape_inline(page['title'])}",
         "",
@@ -189,7 +231,7 @@ def render_page(db: sqlite3.Connection, slug: str) -> str | None:
     for heading, slugs in (("See also", outgoing), ("Linked from", incoming)):
         if slugs:
             out += [f"## {heading}", ""]
-            out += [f"- [{escape_inline(_title(db, s))}]({s}.md)" for s in slugs]
+            out += [f"- [{escape_inline(_title(db, s), link_text=True)}]({s}.md)" for s in slugs]
             out.append("")
     if old:
         out += [f"## {SUPERSEDED_HEADING}", ""]
@@ -227,7 +269,8 @@ def render_index(db: sqlite3.Connection) -> str:
     for category, group in groupby(rows, key=lambda r: str(r["category"])):
         out += [f"## {category}", ""]
         out += [
-            f"- [{escape_inline(r['title'])}]({r['slug']}.md) — {escape_inline(r['summary'])}"
+            f"- [{escape_inline(r['title'], link_text=True)}]({r['slug']}.md) — "
+            f"{escape_inline(r['summary'])}"
             for r in group
         ]
         out.append("")
