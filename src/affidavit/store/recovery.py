@@ -44,8 +44,8 @@ def _committed(vault: Vault, journal: dict[str, Any]) -> bool:
 def _in_head(vault: Vault, journal: dict[str, Any]) -> bool:
     batch = journal.get("batch")
     if batch is None:
-        return vault.git.head_plan() == journal["plan_id"]
-    return batch in vault.git.head_trailers(BATCH_TRAILER)
+        return vault.git.head_plan() == str(journal["plan_id"])
+    return str(batch) in vault.git.head_trailers(BATCH_TRAILER)
 
 
 def recover(vault: Vault) -> list[str]:
