@@ -278,6 +278,10 @@ class PlanDetail(Response):
     plan: dict[str, Any]
     admission: dict[str, Any]
     quotes: list[QuoteContext]
+    applied_ops: list[int] = Field(
+        default_factory=list,
+        description="Operations (1-based) of a pending plan applied by an earlier partial approval.",
+    )
 
 
 class ApproveRequest(Request):
