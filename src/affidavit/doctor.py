@@ -297,7 +297,9 @@ def _check_audit_and_git(vault: Vault, report: DoctorReport) -> None:
 
 def _check_claims(vault: Vault, store: SourceStore, report: DoctorReport) -> None:
     """Claims and evidence re-derived from the applied plans the audit chain covers."""
-    report.counts["rederived_claims"], problems = claim_problems(vault.db, Verifier(store))
+    report.counts["rederived_claims"], problems = claim_problems(
+        vault.db, Verifier(store), store.text
+    )
     for problem in problems:
         report.findings.append(
             Finding(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -166,15 +167,32 @@ def replay(db: sqlite3.Connection) -> _Replay:
     return state
 
 
-def _evidence(verifier: Verifier, expected: _Expected) -> list[tuple[Any, ...]] | None:
-    """The evidence rows the gate would write for the claim: each quote found again."""
+def _evidence(
+    verifier: Verifier, texts: Callable[[str], str], expected: _Expected
+) -> list[tuple[Any, ...]] | None:
+    """The evidence rows the gate would write for the claim: each quote found again. The quote
+    recorded may be the one the plan gave or the source's own span at those offsets."""
     checks = verifier.check_many((e.source, e.quote) for e in expected.draft.evidence)
-    if not all(c.verified for c in checks):
+    if not all(c.verified and c.source_id for c in checks):
         return None
-    return [(c.source_id, c.quote, c.start, c.end) for c in checks]
+    rows: list[tuple[Any, ...]] = []
+    for c in checks:
+        assert c.source_id is not None and c.start is not None and c.end is not None
+        span = texts(c.source_id)[c.start : c.end]
+        rows.append((c.source_id, (c.quote, span), c.start, c.end))
+    return rows
 
 
-def claim_problems(db: sqlite3.Connection, verifier: Verifier) -> tuple[int, list[ClaimProblem]]:
+def _same(got: list[tuple[Any, ...]], want: list[tuple[Any, ...]]) -> bool:
+    return len(got) == len(want) and all(
+        (g[0], g[2], g[3]) == (w[0], w[2], w[3]) and g[1] in w[1]
+        for g, w in zip(got, want, strict=True)
+    )
+
+
+def claim_problems(
+    db: sqlite3.Connection, verifier: Verifier, texts: Callable[[str], str]
+) -> tuple[int, list[ClaimProblem]]:
     """Every claim or evidence row that differs from what the applied plans produce, every claim
     no plan created, and every claim a plan created that is missing. Returns how many claims
     were re-derived and the problems."""
@@ -205,11 +223,11 @@ def claim_problems(db: sqlite3.Connection, verifier: Verifier) -> tuple[int, lis
         if want.superseded_by and row["superseded_by"] != want.superseded_by:
             diffs.append(f"superseded by {row['superseded_by']}, not {want.superseded_by}")
         try:
-            expected_rows = _evidence(verifier, want)
+            expected_rows = _evidence(verifier, texts, want)
         except AffidavitError:
             expected_rows = None
         # quotes that no longer verify (a source altered or gone) are the evidence check's
-        if expected_rows is not None and evidence.get(cid, []) != expected_rows:
+        if expected_rows is not None and not _same(evidence.get(cid, []), expected_rows):
             diffs.append(_evidence_diff(evidence.get(cid, []), expected_rows))
         problems += [ClaimProblem(cid, d) for d in diffs]
     for cid in sorted(set(state.claims) - set(rows)):
@@ -227,9 +245,9 @@ def _evidence_diff(got: list[tuple[Any, ...]], want: list[tuple[Any, ...]]) -> s
     if len(got) != len(want):
         return f"has {len(got)} evidence row(s), the plan gives {len(want)}"
     for idx, (g, w) in enumerate(zip(got, want, strict=True)):
-        if g != w:
+        if not _same([g], [w]):
             return (
                 f"evidence {idx + 1} is “{str(g[1])[:50]}” at {g[2]}-{g[3]} in {str(g[0])[:12]}; "
-                f"re-derived: “{str(w[1])[:50]}” at {w[2]}-{w[3]} in {str(w[0])[:12]}"
+                f"re-derived: “{str(w[1][0])[:50]}” at {w[2]}-{w[3]} in {str(w[0])[:12]}"
             )
     return "evidence differs"
