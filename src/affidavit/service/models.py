@@ -288,7 +288,8 @@ class ApproveRequest(Request):
     ops: list[int] | None = Field(
         default=None,
         max_length=20,
-        description="Apply only these operations (1-based); all admitted ones when omitted.",
+        description="Apply only these operations (1-based; the others stay pending); every "
+        "admitted operation not applied yet when omitted.",
     )
 
 
