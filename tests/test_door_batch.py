@@ -284,7 +284,7 @@ def test_the_api_approves_several_plans(vault: Vault, src: str) -> None:
     assert [r.applied for r in done.results] == [True, True] and done.commit
 
 
-def test_recovery_finishes_a_batch_left_by_an_older_journal_format(
+def test_a_journal_from_before_batches_still_recovers(
     vault: Vault, src: str, tmp_path: Path
 ) -> None:
     """A journal written before batches (``plan_id``, no ``batch``) still recovers."""
