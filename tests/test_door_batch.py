@@ -284,7 +284,7 @@ def test_the_api_approves_several_plans(vault: Vault, src: str) -> None:
     assert [r.applied for r in done.results] == [True, True] and done.commit
 
 
-def test_recovery_finishes_a_batch_left_by_an_older_journal_format(
+def test_a_journal_from_before_batches_still_recovers(
     vault: Vault, src: str, tmp_path: Path
 ) -> None:
     """A journal written before batches (``plan_id``, no ``batch``) still recovers."""
@@ -299,3 +299,27 @@ def test_recovery_finishes_a_batch_left_by_an_older_journal_format(
         assert get_plan(reopened, proposal.plan_id).status == "pending"
     finally:
         reopened.close()
+
+
+def test_a_partial_approval_leaves_the_rest_approvable_from_the_cli(live: Vault) -> None:
+    vault, src = live, add_text(live, "greek.md", TEXT)
+    plan = make_plan(
+        vault,
+        page("alpha", src, "Alpha is the first letter"),
+        page("delta", src, "Delta is the fourth letter"),
+    )
+    plan_id = propose(vault, plan, "t", "t").plan_id
+    runner = CliRunner()
+    root = str(vault.root)
+    first = runner.invoke(main, ["--vault", root, "approve", plan_id[:8], "--ops", "1"])
+    assert first.exit_code == 0, first.output
+    assert f"affidavit approve {plan_id[:12]} --ops 2" in first.output
+    listed = runner.invoke(main, ["--vault", root, "inbox"])
+    assert plan_id[:12] in listed.output  # still pending, still expiring
+    shown = runner.invoke(main, ["--vault", root, "inbox", "show", plan_id[:8]])
+    assert "[1] create_page  — applied" in shown.output, shown.output
+    assert "[2] create_page  — admitted" in shown.output
+    rest = runner.invoke(main, ["--vault", root, "approve", plan_id[:8]])
+    assert rest.exit_code == 0, rest.output
+    assert (vault.wiki_dir / "delta.md").exists() and get_plan(vault, plan_id).status == "applied"
+    assert run_doctor(vault).clean

@@ -508,5 +508,5 @@ def test_approving_part_of_a_plan_is_checked_against_the_whole_radius_shown(
     assert wiki["A1"] not in second.goes  # op 1 takes it
     result = approve(vault, proposal.plan_id, [2], "tester")
     assert result.retracted == [wiki[k] for k in ("X1", "A1", "B1", "D1", "D2")]
-    assert result.message.endswith("0 claim(s), 5 retracted")
+    assert "0 claim(s), 5 retracted; operation(s) 1 still pending" in result.message
     assert run_doctor(vault).clean

@@ -390,6 +390,12 @@ ROUTES = [
     Route("POST", "/v1/vaults/{vault}/plans/{plan_id}/approve", "approve", _plan("/approve", {})),
     Route(
         "POST",
+        "/v1/vaults/{vault}/plans/approve",
+        "approve",
+        _with_vault(lambda v, w: (f"{A}/plans/approve", {"plans": [fresh_plan(v)]})),
+    ),
+    Route(
+        "POST",
         "/v1/vaults/{vault}/plans/{plan_id}/reject",
         "approve",
         _plan("/reject", {"reason": "no"}),

@@ -366,12 +366,13 @@ def approve(
         for step in steps:
             selections.setdefault(step.plan_id, []).append(step.op)
         done = apply_batch(vault, list(selections.items()), Approval(_actor(), "person"))
-        results = [{"plan": r.plan_id, "applied": r.applied, "message": r.message} for r in done]
         if as_json:
-            echo_json(results)
+            echo_json(
+                [{"plan": r.plan_id, "applied": r.applied, "message": r.message} for r in done]
+            )
             return
-        for item in results:
-            click.echo(f"{item['plan'][:12]}: {item['message']}")
+        for result in done:
+            click.echo(f"{result.plan_id[:12]}: {result.message}")
         click.echo("Run `affidavit lint` again to resolve the fixed findings.")
 
 

@@ -218,6 +218,8 @@ def show(ctx: click.Context, plan_id: str, as_json: bool) -> None:
     for index, op in enumerate(plan.operations):
         verdict = verdicts.get(index)
         status = verdict.status if verdict else "not selected"
+        if index + 1 in detail.applied_ops:
+            status = "applied (the rest of the plan is pending)"
         click.echo("")
         click.echo(
             click.style(f"[{index + 1}] {op.op}", bold=True)

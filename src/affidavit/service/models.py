@@ -296,13 +296,18 @@ class PlanDetail(Response):
     plan: dict[str, Any]
     admission: dict[str, Any]
     quotes: list[QuoteContext]
+    applied_ops: list[int] = Field(
+        default_factory=list,
+        description="Operations (1-based) of a pending plan applied by an earlier partial approval.",
+    )
 
 
 class ApproveRequest(Request):
     ops: list[int] | None = Field(
         default=None,
         max_length=20,
-        description="Apply only these operations (1-based); all admitted ones when omitted.",
+        description="Apply only these operations (1-based; the others stay pending); every "
+        "admitted operation not applied yet when omitted.",
     )
 
 

@@ -332,7 +332,19 @@ def plan_detail(vault: Vault, ref: str) -> PlanDetail:
                 )
     summary = _summary(vault, record)
     data = record.to_json()
-    return PlanDetail(**data, age=summary.age, expires_in=summary.expires_in, quotes=quotes)
+    pending = set(inbox.pending_ops(vault, record)) if record.status == "pending" else set()
+    applied = [
+        i + 1
+        for i in record.admission.admitted_ops
+        if record.status == "pending" and i not in pending
+    ]
+    return PlanDetail(
+        **data,
+        age=summary.age,
+        expires_in=summary.expires_in,
+        quotes=quotes,
+        applied_ops=applied,
+    )
 
 
 def approve(vault: Vault, ref: str, ops: list[int] | None, actor: str) -> ApproveResponse:

@@ -29,12 +29,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..clock import iso, parse_iso
-from ..errors import AdmissionError, ConflictError, NotFoundError
+from ..clock import iso
+from ..errors import AdmissionError, ConflictError
 from ..evidence import Verifier
 from ..gate.admission import ADMITTED, QUARANTINED, Admission, ClaimResult, admit
 from ..hashing import canonical_json, sha256_hex
-from ..plan.nonce import check_nonce
 from ..plan.schema import (
     AddClaims,
     ClaimDraft,
@@ -45,13 +44,14 @@ from ..plan.schema import (
     RetractSource,
     SupersedeClaim,
     UpdateContext,
-    parse_plan,
 )
 from ..sources.extract import location
 from ..sources.store import SourceStore
 from ..vault import Vault
 from . import audit
 from .atomic import atomic_write, fsync_dir, write_temp
+from .batch import Prepared, creates, dependency_order, numbers, prepare
+from .batch import load_plan as load_plan  # re-exported: where callers have found it
 from .blast import LIVE, BlastRadius, blast_radius, claim_radius
 from .gitrepo import BATCH_TRAILER, PLAN_TRAILER
 from .paths import inside, page_relpath
@@ -381,13 +381,6 @@ def batch_message(
     return "\n".join(lines) + "\n"
 
 
-def load_plan(db: sqlite3.Connection, plan_id: str) -> sqlite3.Row:
-    row = db.execute("SELECT * FROM plans WHERE id = ?", (plan_id,)).fetchone()
-    if row is None:
-        raise NotFoundError(f"no plan {plan_id}. `affidavit inbox` lists pending plans.")
-    return row  # type: ignore[no-any-return]
-
-
 def apply(
     vault: Vault,
     plan_id: str,
@@ -419,11 +412,11 @@ def apply_batch(
     step = step or _noop
     with vault.write_lock():
         results: dict[str, ApplyResult] = {}
-        batch: list[_Prepared] = []
+        batch: list[Prepared] = []
         for plan_id, ops in items:
             if plan_id in results or any(p.plan_id == plan_id for p in batch):
                 continue
-            prepared = _prepare(vault, plan_id, ops)
+            prepared = prepare(vault, plan_id, ops)
             if prepared is None:
                 results[plan_id] = ApplyResult(
                     plan_id, False, f"plan {plan_id[:12]} is already applied; nothing to do"
@@ -436,136 +429,7 @@ def apply_batch(
         return [results[plan_id] for plan_id, _ in items]
 
 
-@dataclass
-class _Prepared:
-    """A plan checked on its own (status, expiry, selection, nonce), ready for re-admission."""
-
-    plan_id: str
-    plan: Plan
-    stored: Admission
-    selection: list[int]
-    done: list[int]  # operations applied by earlier partial approvals
-
-
-def _prepare(vault: Vault, plan_id: str, selected_ops: list[int] | None) -> _Prepared | None:
-    row = load_plan(vault.db, plan_id)
-    if row["status"] == "applied":
-        return None
-    if row["status"] != "pending":
-        raise ConflictError(
-            f"plan {plan_id[:12]} is {row['status']} and can't be applied. "
-            "Propose it again with a fresh nonce if it is still wanted."
-        )
-    if parse_iso(row["expires_at"]) <= vault.clock():
-        from ..inbox import expire_due
-
-        expire_due(vault)
-        raise ConflictError(
-            f"plan {plan_id[:12]} expired at {row['expires_at']}; it can't be applied. "
-            "Propose it again with a fresh nonce."
-        )
-    plan = parse_plan(row["plan_json"])
-    stored = Admission.from_json(json.loads(row["admission"]))
-    done = [int(i) for i in json.loads(row["selected_ops"] or "[]")]
-    open_ops = [i for i in stored.admitted_ops if i not in done]
-    selection = open_ops if selected_ops is None else sorted(set(selected_ops))
-    again = [i + 1 for i in selection if i in done]
-    if again:
-        raise ConflictError(
-            f"operation(s) {', '.join(map(str, again))} of plan {plan_id[:12]} are applied "
-            f"already; the ones still pending are {_numbers(open_ops) or 'none'}."
-        )
-    refused = [i for i in selection if i not in stored.admitted_ops]
-    if refused:
-        reasons = {op.index: op.reason for op in stored.ops}
-        detail = "; ".join(f"op {i + 1}: {reasons.get(i, 'no such operation')}" for i in refused)
-        raise ConflictError(f"can't approve operations the gate rejected: {detail}")
-    _refuse_missing_own_pages(plan_id, plan, selection, open_ops)
-    check_nonce(vault.db, vault.clock, plan.nonce, plan_id)
-    return _Prepared(plan_id, plan, stored, selection, done)
-
-
-def _numbers(ops: list[int]) -> str:
-    return ",".join(str(i + 1) for i in ops)
-
-
-def _needs(op: object) -> list[str]:
-    """The pages an operation writes into without creating them."""
-    if isinstance(op, AddClaims):
-        return [op.page]
-    if isinstance(op, LinkPages):
-        return [op.page, op.to]
-    return []
-
-
-def _creates(plan: Plan, ops: list[int]) -> set[str]:
-    return {op.slug for i in ops if isinstance(op := plan.operations[i], CreatePage)}
-
-
-def _refuse_missing_own_pages(
-    plan_id: str, plan: Plan, selection: list[int], open_ops: list[int]
-) -> None:
-    """A selected operation that extends a page an unselected operation of the same plan
-    creates: say which operations to approve together."""
-    creator = {op.slug: i for i in open_ops if isinstance(op := plan.operations[i], CreatePage)}
-    for i in selection:
-        for slug in _needs(plan.operations[i]):
-            j = creator.get(slug)
-            if j is not None and j not in selection:
-                both = sorted({*selection, j})
-                raise ConflictError(
-                    f"op {i + 1} of plan {plan_id[:12]} extends page '{slug}', which op {j + 1} "
-                    f"of the same plan creates: approve them together: "
-                    f"`affidavit approve {plan_id[:12]} --ops {_numbers(both)}`"
-                )
-
-
-def dependency_order(vault: Vault, batch: list[_Prepared]) -> list[_Prepared]:
-    """``batch`` reordered so a plan that extends a page another plan of the batch creates comes
-    after it (otherwise in the order given). A page only a pending plan outside the batch creates
-    is refused with the command that works."""
-    existing = {r[0] for r in vault.db.execute("SELECT slug FROM pages")}
-    creator: dict[str, str] = {}
-    for item in batch:
-        for slug in _creates(item.plan, item.selection):
-            creator.setdefault(slug, item.plan_id)
-    after: dict[str, set[str]] = {item.plan_id: set() for item in batch}
-    for item in batch:
-        own = _creates(item.plan, item.selection)
-        for i in item.selection:
-            for slug in _needs(item.plan.operations[i]):
-                if slug in existing or slug in own:
-                    continue
-                if slug in creator:
-                    after[item.plan_id].add(creator[slug])
-                    continue
-                row = vault.db.execute(
-                    "SELECT plan_id FROM slug_reservations WHERE slug = ?", (slug,)
-                ).fetchone()
-                if row is not None:
-                    other = str(row[0])[:12]
-                    mine = " ".join(p.plan_id[:12] for p in batch)
-                    raise ConflictError(
-                        f"plan {item.plan_id[:12]} extends page '{slug}', which pending plan "
-                        f"{other} creates: approve {other} first, or approve both: "
-                        f"`affidavit approve {other} {mine}`"
-                    )
-    ordered: list[_Prepared] = []
-    placed: set[str] = set()
-    while len(ordered) < len(batch):
-        ready = [p for p in batch if p.plan_id not in placed and after[p.plan_id] <= placed]
-        if not ready:
-            stuck = ", ".join(p.plan_id[:12] for p in batch if p.plan_id not in placed)
-            raise ConflictError(
-                f"plans {stuck} each extend a page another of them creates (a cycle); approve "
-                "them one at a time with `--ops` to break it."
-            )
-        ordered.append(ready[0])
-        placed.add(ready[0].plan_id)
-    return ordered
-
-
-def _readmit(vault: Vault, store: SourceStore, verifier: Verifier, item: _Prepared) -> Admission:
+def _readmit(vault: Vault, store: SourceStore, verifier: Verifier, item: Prepared) -> Admission:
     """Re-run the gate on the selected operations against the wiki as it is now (inside the
     batch's transaction, so earlier plans of the batch count)."""
     plan_id = item.plan_id
@@ -618,7 +482,7 @@ def _refuse_grown_retractions(plan_id: str, stored: Admission, now: Admission) -
         )
 
 
-def _batch_id(db: sqlite3.Connection, batch: list[_Prepared]) -> str:
+def _batch_id(db: sqlite3.Connection, batch: list[Prepared]) -> str:
     """Names the batch in its journal, audit entries and commit: derived from the audit chain's
     head and the selections, so a replay after a crash computes the same one."""
     last = db.execute("SELECT hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
@@ -635,7 +499,7 @@ def _merged(stored: Admission, now: Admission) -> Admission:
 
 def _record(
     vault: Vault,
-    item: _Prepared,
+    item: Prepared,
     admission: Admission,
     writer: _Writer,
     summary: list[dict[str, object]],
@@ -654,7 +518,7 @@ def _record(
             "UPDATE plans SET selected_ops = ?, admission = ? WHERE id = ?",
             (json.dumps(done), merged, plan_id),
         )
-        for slug in _creates(item.plan, item.selection):
+        for slug in creates(item.plan, item.selection):
             db.execute(
                 "DELETE FROM slug_reservations WHERE plan_id = ? AND slug = ?", (plan_id, slug)
             )
@@ -685,7 +549,7 @@ def _record(
 
 
 def _write_and_commit(
-    vault: Vault, batch: list[_Prepared], approval: Approval, step: Step
+    vault: Vault, batch: list[Prepared], approval: Approval, step: Step
 ) -> list[ApplyResult]:
     db = vault.db
     now = iso(vault.clock())
@@ -693,7 +557,7 @@ def _write_and_commit(
     batch_id = _batch_id(db, batch)
     journal_path = vault.journal_dir / f"{batch_id}.json"
     temps: list[tuple[Path, Path]] = []
-    done: list[tuple[_Prepared, Admission, _Writer, list[dict[str, object]], list[int]]] = []
+    done: list[tuple[Prepared, Admission, _Writer, list[dict[str, object]], list[int]]] = []
     db.execute("BEGIN IMMEDIATE")
     try:
         for item in batch:
@@ -768,8 +632,8 @@ def _write_and_commit(
             + (f", {len(writer.superseded)} superseded" if writer.superseded else "")
             + (f", {len(writer.retracted)} retracted" if writer.retracted else "")
             + (
-                f"; operation(s) {_numbers(remaining)} still pending "
-                f"(`affidavit approve {item.plan_id[:12]} --ops {_numbers(remaining)}`)"
+                f"; operation(s) {numbers(remaining)} still pending "
+                f"(`affidavit approve {item.plan_id[:12]} --ops {numbers(remaining)}`)"
                 if remaining
                 else ""
             ),

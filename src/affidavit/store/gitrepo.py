@@ -91,11 +91,13 @@ class GitRepo:
         """Stage exactly ``paths`` (files written or deleted, or a directory the caller owns
         whole) and commit only them; returns the new HEAD. Anything else changed or staged in
         the work tree (a hand edit, a new file) stays out of the commit."""
-        present = [p for p in paths if os.path.lexists(self.root / p) or self._known([p])]
+        present = [p for p in paths if os.path.lexists(self.root / p)]
+        gone = [p for p in paths if p not in present]
+        present += self._known(gone)  # deleted since HEAD: stage the deletion
         if present:
             self.run("add", "--all", "--", *present)
-        # pathspecs git knows after staging (an empty directory matches nothing)
-        known = [p for p in present if self._known([p])]
+        # only pathspecs git knows after staging (an empty directory matches nothing)
+        known = self._known(present)
         self.run(
             "commit",
             "--quiet",
@@ -111,13 +113,22 @@ class GitRepo:
         assert head is not None
         return head
 
-    def _known(self, paths: list[str]) -> bool:
-        """Whether git tracks anything under ``paths``, in the index or in HEAD."""
-        if self.run("ls-files", "--", *paths).strip():
-            return True
-        if self.head() is None:
-            return False
-        return bool(self.run("ls-tree", "-r", "--name-only", "HEAD", "--", *paths).strip())
+    def _known(self, paths: list[str]) -> list[str]:
+        """Those of ``paths`` git tracks something under, in the index or in HEAD (two git
+        calls, whatever the number of paths)."""
+        if not paths:
+            return []
+        names = set(self.run("ls-files", "-z", "--", *paths).split("\0"))
+        if self.head() is not None and not all(p in names for p in paths):
+            out = self.run("ls-tree", "-r", "-z", "--name-only", "HEAD", "--", *paths)
+            names |= set(out.split("\0"))
+        names.discard("")
+
+        def under(path: str) -> bool:
+            prefix = path.rstrip("/") + "/"
+            return path in names or any(n.startswith(prefix) for n in names)
+
+        return [p for p in paths if under(p)]
 
     def untracked(self, path: str) -> list[str]:
         """Files under ``path`` git doesn't track (and doesn't ignore)."""

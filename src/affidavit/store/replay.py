@@ -170,18 +170,27 @@ def replay(db: sqlite3.Connection) -> _Replay:
 def _evidence(
     verifier: Verifier, texts: SourceTexts, expected: _Expected
 ) -> list[tuple[Any, ...]] | None:
-    """The evidence rows the door would write for the claim: each quote (or sentence citation)
-    found again, stored as the source's own words at the offsets (as the door stores them)."""
+    """The evidence rows the gate would write for the claim: each quote (or sentence citation)
+    found again as the gate finds it. The quote recorded may be the one the plan gave (vaults
+    from before the door stored spans) or the source's own span at those offsets."""
     from ..sources.sentences import check_evidence
 
     checks = [check_evidence(verifier, texts, e) for e in expected.draft.evidence]
-    if not all(c.verified for c in checks):
+    if not all(c.verified and c.source_id for c in checks):
         return None
     rows: list[tuple[Any, ...]] = []
     for c in checks:
         assert c.source_id is not None and c.start is not None and c.end is not None
-        rows.append((c.source_id, texts.text(c.source_id)[c.start : c.end], c.start, c.end))
+        span = texts.text(c.source_id)[c.start : c.end]
+        rows.append((c.source_id, (c.quote, span), c.start, c.end))
     return rows
+
+
+def _same(got: list[tuple[Any, ...]], want: list[tuple[Any, ...]]) -> bool:
+    return len(got) == len(want) and all(
+        (g[0], g[2], g[3]) == (w[0], w[2], w[3]) and g[1] in w[1]
+        for g, w in zip(got, want, strict=True)
+    )
 
 
 def claim_problems(
@@ -221,7 +230,7 @@ def claim_problems(
         except AffidavitError:
             expected_rows = None
         # quotes that no longer verify (a source altered or gone) are the evidence check's
-        if expected_rows is not None and evidence.get(cid, []) != expected_rows:
+        if expected_rows is not None and not _same(evidence.get(cid, []), expected_rows):
             diffs.append(_evidence_diff(evidence.get(cid, []), expected_rows))
         problems += [ClaimProblem(cid, d) for d in diffs]
     for cid in sorted(set(state.claims) - set(rows)):
@@ -239,9 +248,9 @@ def _evidence_diff(got: list[tuple[Any, ...]], want: list[tuple[Any, ...]]) -> s
     if len(got) != len(want):
         return f"has {len(got)} evidence row(s), the plan gives {len(want)}"
     for idx, (g, w) in enumerate(zip(got, want, strict=True)):
-        if g != w:
+        if not _same([g], [w]):
             return (
                 f"evidence {idx + 1} is “{str(g[1])[:50]}” at {g[2]}-{g[3]} in {str(g[0])[:12]}; "
-                f"re-derived: “{str(w[1])[:50]}” at {w[2]}-{w[3]} in {str(w[0])[:12]}"
+                f"re-derived: “{str(w[1][0])[:50]}” at {w[2]}-{w[3]} in {str(w[0])[:12]}"
             )
     return "evidence differs"

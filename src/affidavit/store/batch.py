@@ -1,0 +1,151 @@
+"""Batches of plans before they reach the door: each plan checked on its own (status, expiry,
+selection, nonce), then all of them put in dependency order (:func:`dependency_order`)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+
+from ..clock import parse_iso
+from ..errors import ConflictError, NotFoundError
+from ..gate.admission import Admission
+from ..plan.nonce import check_nonce
+from ..plan.schema import AddClaims, CreatePage, LinkPages, Plan, parse_plan
+from ..vault import Vault
+
+
+def load_plan(db: sqlite3.Connection, plan_id: str) -> sqlite3.Row:
+    row = db.execute("SELECT * FROM plans WHERE id = ?", (plan_id,)).fetchone()
+    if row is None:
+        raise NotFoundError(f"no plan {plan_id}. `affidavit inbox` lists pending plans.")
+    return row  # type: ignore[no-any-return]
+
+
+@dataclass
+class Prepared:
+    """A plan checked on its own (status, expiry, selection, nonce), ready for re-admission."""
+
+    plan_id: str
+    plan: Plan
+    stored: Admission
+    selection: list[int]
+    done: list[int]  # operations applied by earlier partial approvals
+
+
+def prepare(vault: Vault, plan_id: str, selected_ops: list[int] | None) -> Prepared | None:
+    row = load_plan(vault.db, plan_id)
+    if row["status"] == "applied":
+        return None
+    if row["status"] != "pending":
+        raise ConflictError(
+            f"plan {plan_id[:12]} is {row['status']} and can't be applied. "
+            "Propose it again with a fresh nonce if it is still wanted."
+        )
+    if parse_iso(row["expires_at"]) <= vault.clock():
+        from ..inbox import expire_due
+
+        expire_due(vault)
+        raise ConflictError(
+            f"plan {plan_id[:12]} expired at {row['expires_at']}; it can't be applied. "
+            "Propose it again with a fresh nonce."
+        )
+    plan = parse_plan(row["plan_json"])
+    stored = Admission.from_json(json.loads(row["admission"]))
+    done = [int(i) for i in json.loads(row["selected_ops"] or "[]")]
+    open_ops = [i for i in stored.admitted_ops if i not in done]
+    selection = open_ops if selected_ops is None else sorted(set(selected_ops))
+    again = [i + 1 for i in selection if i in done]
+    if again:
+        raise ConflictError(
+            f"operation(s) {', '.join(map(str, again))} of plan {plan_id[:12]} are applied "
+            f"already; the ones still pending are {numbers(open_ops) or 'none'}."
+        )
+    refused = [i for i in selection if i not in stored.admitted_ops]
+    if refused:
+        reasons = {op.index: op.reason for op in stored.ops}
+        detail = "; ".join(f"op {i + 1}: {reasons.get(i, 'no such operation')}" for i in refused)
+        raise ConflictError(f"can't approve operations the gate rejected: {detail}")
+    _refuse_missing_own_pages(plan_id, plan, selection, open_ops)
+    check_nonce(vault.db, vault.clock, plan.nonce, plan_id)
+    return Prepared(plan_id, plan, stored, selection, done)
+
+
+def numbers(ops: list[int]) -> str:
+    return ",".join(str(i + 1) for i in ops)
+
+
+def _needs(op: object) -> list[str]:
+    """The pages an operation writes into without creating them."""
+    if isinstance(op, AddClaims):
+        return [op.page]
+    if isinstance(op, LinkPages):
+        return [op.page, op.to]
+    return []
+
+
+def creates(plan: Plan, ops: list[int]) -> set[str]:
+    return {op.slug for i in ops if isinstance(op := plan.operations[i], CreatePage)}
+
+
+def _refuse_missing_own_pages(
+    plan_id: str, plan: Plan, selection: list[int], open_ops: list[int]
+) -> None:
+    """A selected operation that extends a page an unselected operation of the same plan
+    creates: say which operations to approve together."""
+    creator = {op.slug: i for i in open_ops if isinstance(op := plan.operations[i], CreatePage)}
+    for i in selection:
+        for slug in _needs(plan.operations[i]):
+            j = creator.get(slug)
+            if j is not None and j not in selection:
+                both = sorted({*selection, j})
+                raise ConflictError(
+                    f"op {i + 1} of plan {plan_id[:12]} extends page '{slug}', which op {j + 1} "
+                    f"of the same plan creates: approve them together: "
+                    f"`affidavit approve {plan_id[:12]} --ops {numbers(both)}`"
+                )
+
+
+def dependency_order(vault: Vault, batch: list[Prepared]) -> list[Prepared]:
+    """``batch`` reordered so a plan that extends a page another plan of the batch creates comes
+    after it (otherwise in the order given). A page only a pending plan outside the batch creates
+    is refused with the command that works."""
+    existing = {r[0] for r in vault.db.execute("SELECT slug FROM pages")}
+    creator: dict[str, str] = {}
+    for item in batch:
+        for slug in creates(item.plan, item.selection):
+            creator.setdefault(slug, item.plan_id)
+    after: dict[str, set[str]] = {item.plan_id: set() for item in batch}
+    for item in batch:
+        own = creates(item.plan, item.selection)
+        for i in item.selection:
+            for slug in _needs(item.plan.operations[i]):
+                if slug in existing or slug in own:
+                    continue
+                if slug in creator:
+                    after[item.plan_id].add(creator[slug])
+                    continue
+                row = vault.db.execute(
+                    "SELECT plan_id FROM slug_reservations WHERE slug = ?", (slug,)
+                ).fetchone()
+                if row is not None:
+                    other = str(row[0])[:12]
+                    mine = " ".join(p.plan_id[:12] for p in batch)
+                    raise ConflictError(
+                        f"plan {item.plan_id[:12]} extends page '{slug}', which pending plan "
+                        f"{other} creates: approve {other} first, or approve both: "
+                        f"`affidavit approve {other} {mine}`"
+                    )
+    ordered: list[Prepared] = []
+    placed: set[str] = set()
+    while len(ordered) < len(batch):
+        ready = [p for p in batch if p.plan_id not in placed and after[p.plan_id] <= placed]
+        if not ready:
+            stuck = ", ".join(p.plan_id[:12] for p in batch if p.plan_id not in placed)
+            raise ConflictError(
+                f"plans {stuck} each extend a page another of them creates (a cycle); approve "
+                "them one at a time with `--ops` to break it."
+            )
+        ordered.append(ready[0])
+        placed.add(ready[0].plan_id)
+    return ordered
