@@ -240,6 +240,43 @@ class _Rule:
     selector: str
     specificity: tuple[int, int, int]
     declarations: list[Any]
+    subject: tuple[str, str] | None  # ("class"|"id"|"tag", name) the matched element must have
+
+
+_DYNAMIC = frozenset(
+    {"hover", "focus", "active", "visited", "focus-within", "focus-visible", "target"}
+)
+"""Pseudo-classes that hold only while a reader interacts: such rules don't hide text on arrival."""
+_COMBINATORS = frozenset({">", "+", "~"})
+
+
+def _subject(tokens: list[Any]) -> tuple[str, str] | None | bool:
+    """What the element a selector matches must have (its last compound's class, id or tag), for
+    finding candidates fast; None when anything may match; False when the selector only applies
+    on interaction (``:hover``...)."""
+    compound: list[Any] = []
+    previous = None
+    while tokens and tokens[-1].type in ("whitespace", "comment"):
+        tokens = tokens[:-1]
+    for token in tokens:
+        if token.type == "ident" and previous is not None and previous.type == "literal":
+            if previous.value == ":" and token.lower_value in _DYNAMIC:
+                return False
+        if token.type == "whitespace" or (token.type == "literal" and token.value in _COMBINATORS):
+            compound = []
+        else:
+            compound.append(token)
+        previous = token
+    for i, token in enumerate(compound):
+        if token.type == "hash":
+            return ("id", token.value)
+        after_dot = i and compound[i - 1].type == "literal" and compound[i - 1].value == "."
+        if token.type == "ident" and after_dot:
+            return ("class", token.value)
+    first = compound[0] if compound else None
+    if first is not None and first.type == "ident":
+        return ("tag", first.lower_value)
+    return None
 
 
 def _rules(nodes: Iterable[Any], parent: str | None = None) -> Iterator[_Rule]:
@@ -255,6 +292,9 @@ def _rules(nodes: Iterable[Any], parent: str | None = None) -> Iterator[_Rule]:
             declarations = [d for d in contents if d.type == "declaration"]
             nested = [d for d in contents if d.type in ("qualified-rule", "at-rule")]
             for tokens in _split_selectors(node.prelude):
+                subject = _subject(tokens)
+                if subject is False:
+                    continue
                 selector = tinycss2.serialize(tokens).strip()
                 if parent is not None:
                     selector = (
@@ -264,7 +304,7 @@ def _rules(nodes: Iterable[Any], parent: str | None = None) -> Iterator[_Rule]:
                     )
                 spec = _specificity(tokens)
                 if any(d.lower_name in _PROPERTIES for d in declarations):
-                    yield _Rule(selector, spec, declarations)
+                    yield _Rule(selector, spec, declarations, subject or None)
                 if nested:
                     yield from _rules(nested, selector)
 
@@ -281,13 +321,31 @@ class Styler:
         self._states: dict[int, _State] = {}
         order = 0
         count = 0
+        index: dict[tuple[str, str], list[Tag]] = {}
+        every: list[Tag] = []
+        if sheets:
+            for tag in root.descendants:
+                if not isinstance(tag, Tag):
+                    continue
+                every.append(tag)
+                index.setdefault(("tag", tag.name), []).append(tag)
+                ident = tag.get("id")
+                if isinstance(ident, str):
+                    index.setdefault(("id", ident), []).append(tag)
+                classes = tag.get("class")
+                for name in classes if isinstance(classes, list) else []:
+                    index.setdefault(("class", name), []).append(tag)
         for sheet in sheets:
             for rule in _rules(tinycss2.parse_stylesheet(sheet, True, True)):
                 count += 1
                 if count > MAX_RULES:
                     break
+                candidates = index.get(rule.subject, []) if rule.subject else every
+                if not candidates:
+                    continue
                 try:
-                    matched = soupsieve.select(rule.selector, root)
+                    compiled = soupsieve.compile(rule.selector)
+                    matched = [tag for tag in candidates if compiled.match(tag)]
                 except (soupsieve.SelectorSyntaxError, NotImplementedError, ValueError):
                     continue  # pseudo-elements, selectors soupsieve doesn't know: they show nothing
                 origin = f"{rule.selector} in a <style> rule"
