@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import soupsieve
 import tinycss2
@@ -250,7 +250,7 @@ _DYNAMIC = frozenset(
 _COMBINATORS = frozenset({">", "+", "~"})
 
 
-def _subject(tokens: list[Any]) -> tuple[str, str] | None | bool:
+def _subject(tokens: list[Any]) -> tuple[str, str] | Literal[False] | None:
     """What the element a selector matches must have (its last compound's class, id or tag), for
     finding candidates fast; None when anything may match; False when the selector only applies
     on interaction (``:hover``...)."""
@@ -259,9 +259,9 @@ def _subject(tokens: list[Any]) -> tuple[str, str] | None | bool:
     while tokens and tokens[-1].type in ("whitespace", "comment"):
         tokens = tokens[:-1]
     for token in tokens:
-        if token.type == "ident" and previous is not None and previous.type == "literal":
-            if previous.value == ":" and token.lower_value in _DYNAMIC:
-                return False
+        pseudo = previous is not None and previous.type == "literal" and previous.value == ":"
+        if pseudo and token.type == "ident" and token.lower_value in _DYNAMIC:
+            return False
         if token.type == "whitespace" or (token.type == "literal" and token.value in _COMBINATORS):
             compound = []
         else:
@@ -304,7 +304,7 @@ def _rules(nodes: Iterable[Any], parent: str | None = None) -> Iterator[_Rule]:
                     )
                 spec = _specificity(tokens)
                 if any(d.lower_name in _PROPERTIES for d in declarations):
-                    yield _Rule(selector, spec, declarations, subject or None)
+                    yield _Rule(selector, spec, declarations, subject)
                 if nested:
                     yield from _rules(nested, selector)
 
