@@ -17,9 +17,10 @@ from fpdf import FPDF
 from fpdf.enums import TextMode
 
 from affidavit.cli import main
+from affidavit.extractive.engine import propose_plan
 from affidavit.inbox import list_plans
 from affidavit.ingest.pipeline import Ingestor
-from affidavit.providers.base import ModelRequest
+from affidavit.providers.base import IngestTask, ModelRequest
 from affidavit.providers.extractive import ExtractiveProvider
 from affidavit.providers.scripted import ScriptedProvider
 from affidavit.sources.extract import Extracted, extract
@@ -400,3 +401,20 @@ def test_a_model_quoting_hidden_text_is_quarantined_with_the_technique(
     assert (
         "evidence inside text hidden by CSS (display:none via .x in a <style> rule)" in out.output
     )
+
+
+@pytest.mark.parametrize("flagged", [False, True])
+def test_the_extractive_engine_quotes_nothing_under_a_flag(flagged: bool) -> None:
+    page = (
+        "<html><body><h1 class=x>Admiral Quell</h1><style>.x{display:none}</style>"
+        f"<p class=x>{secret('Engine')}</p>"
+        + "".join(f"<p>{s}</p>" for s in VISIBLE_SENTENCES)
+        + "</body></html>"
+    )
+    result = extract(page.encode(), "text/html")
+    spans = tuple((f.start, f.end) for f in result.flags) if flagged else ()
+    task = IngestTask("n" * 16, "a" * 64, "port.html", result.text, 0, 0, 1, flagged=spans)
+    plan = json.dumps(propose_plan(task))
+    # without the stored flags the engine would take the hidden heading and sentence
+    assert ("Zorvath" in plan or "Admiral Quell" in plan) is not flagged
+    assert "Port Elling" in plan
