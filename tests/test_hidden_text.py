@@ -64,6 +64,8 @@ HTML_TECHNIQUES: dict[str, str] = {
         '<div style="background-color:#123456"><p><span style="color:#123456">{s}</span></p></div>'
     ),
     "transparent colour": '<p style="color:rgba(0,0,0,0)">{s}</p>',
+    "<font color> on white": '<font color="#ffffff">{s}</font>',
+    "bgcolor attribute": '<table><tr><td bgcolor="black"><font color="#000">{s}</font></td></tr></table>',
     "font-size 2px": '<p style="font-size:2px">{s}</p>',
     "font-size 1pt": '<p style="font-size:1pt">{s}</p>',
     "font-size em under a tiny parent": (

@@ -72,6 +72,12 @@ _ABSOLUTE["q"] = _ABSOLUTE["mm"] / 4
 _VIEWPORT = (1280.0, 800.0)
 _FALLBACK = frozenset({"canvas", "iframe", "object", "video", "audio", "datalist"})
 _STRUCK_TAGS = frozenset({"del", "s", "strike"})
+_BGCOLOR = (("bgcolor", "background-color"),)
+_PRESENTATIONAL = {
+    "font": (("color", "color"), *_BGCOLOR),
+    "body": (("text", "color"), *_BGCOLOR),
+}
+"""HTML attributes that set colours, below every CSS rule in the cascade."""
 _SKIPPED_MEDIA = frozenset({"print", "speech"})
 
 Color = tuple[float, float, float, float]
@@ -382,6 +388,12 @@ class Styler:
 
     def _winners(self, tag: Tag, order: int) -> dict[str, _Decl]:
         decls = list(self._decls.get(id(tag), []))
+        for attribute, name in _PRESENTATIONAL.get(tag.name, _BGCOLOR):
+            value = tag.get(attribute)
+            if isinstance(value, str) and value.strip():
+                tokens = tinycss2.parse_component_value_list(value.strip())
+                origin = f'the {attribute}="{value.strip()[:20]}" attribute'
+                decls.append(_Decl(name, tokens, (0, 0, (0, 0, 0), -1), origin))
         style = tag.get("style")
         if isinstance(style, str) and style.strip():
             for declaration in tinycss2.parse_declaration_list(style, True, True):
