@@ -420,3 +420,31 @@ def test_the_extractive_engine_quotes_nothing_under_a_flag(flagged: bool) -> Non
     # without the stored flags the engine would take the hidden heading and sentence
     assert ("Zorvath" in plan or "Admiral Quell" in plan) is not flagged
     assert "Port Elling" in plan
+
+
+def _png(path: Path) -> Path:
+    """A tiny valid grey PNG, written by hand."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", 2, 2, 8, 0, 0, 0, 0)  # 2x2, 8-bit greyscale
+    pixels = zlib.compress(b"\x00\x80\x80\x00\x80\x80")
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels))
+    path.write_bytes(path.read_bytes() + chunk(b"IEND", b""))
+    return path
+
+
+def test_an_ocr_text_layer_over_a_scanned_page_is_not_hidden(tmp_path: Path) -> None:
+    """ocrmypdf lays invisible text (render mode 3) over the page image that shows the words:
+    that text is what the reader sees, so it stays quotable; without the image it is flagged."""
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=12)
+    pdf.add_page()
+    pdf.image(str(_png(tmp_path / "scan.png")), x=0, y=0, w=210, h=297)
+    with pdf.local_context(text_mode=TextMode.INVISIBLE):
+        pdf.multi_cell(0, 8, VISIBLE)
+    assert extract(bytes(pdf.output()), "application/pdf").flags == []
