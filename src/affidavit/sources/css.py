@@ -78,6 +78,8 @@ _PRESENTATIONAL = {
     "body": (("text", "color"), *_BGCOLOR),
 }
 """HTML attributes that set colours, below every CSS rule in the cascade."""
+_STYLING_ATTRIBUTES = frozenset({"style", "hidden", "aria-hidden", "color", "bgcolor", "text"})
+_SPECIAL = _FALLBACK | _STRUCK_TAGS | {"dialog", "details", "noscript", "svg"}
 _SKIPPED_MEDIA = frozenset({"print", "speech"})
 
 Color = tuple[float, float, float, float]
@@ -371,7 +373,14 @@ class Styler:
             tag, parent = stack.pop()
             for child in reversed(tag.contents):
                 if isinstance(child, Tag):
-                    state = self._state(child, parent, order)
+                    plain = (
+                        id(child) not in self._decls
+                        and not child.attrs.keys() & _STYLING_ATTRIBUTES
+                        and child.name not in _SPECIAL
+                        and tag.name != "details"
+                    )
+                    # nothing of its own: it shows (or hides) its text as its parent does
+                    state = parent if plain else self._state(child, parent, order)
                     self._states[id(child)] = state
                     stack.append((child, state))
 
