@@ -17,9 +17,10 @@ from fpdf import FPDF
 from fpdf.enums import TextMode
 
 from affidavit.cli import main
+from affidavit.extractive.engine import propose_plan
 from affidavit.inbox import list_plans
 from affidavit.ingest.pipeline import Ingestor
-from affidavit.providers.base import ModelRequest
+from affidavit.providers.base import IngestTask, ModelRequest
 from affidavit.providers.extractive import ExtractiveProvider
 from affidavit.providers.scripted import ScriptedProvider
 from affidavit.sources.extract import Extracted, extract
@@ -63,6 +64,8 @@ HTML_TECHNIQUES: dict[str, str] = {
         '<div style="background-color:#123456"><p><span style="color:#123456">{s}</span></p></div>'
     ),
     "transparent colour": '<p style="color:rgba(0,0,0,0)">{s}</p>',
+    "<font color> on white": '<font color="#ffffff">{s}</font>',
+    "bgcolor attribute": '<table><tr><td bgcolor="black"><font color="#000">{s}</font></td></tr></table>',
     "font-size 2px": '<p style="font-size:2px">{s}</p>',
     "font-size 1pt": '<p style="font-size:1pt">{s}</p>',
     "font-size em under a tiny parent": (
@@ -400,3 +403,48 @@ def test_a_model_quoting_hidden_text_is_quarantined_with_the_technique(
     assert (
         "evidence inside text hidden by CSS (display:none via .x in a <style> rule)" in out.output
     )
+
+
+@pytest.mark.parametrize("flagged", [False, True])
+def test_the_extractive_engine_quotes_nothing_under_a_flag(flagged: bool) -> None:
+    page = (
+        "<html><body><h1 class=x>Admiral Quell</h1><style>.x{display:none}</style>"
+        f"<p class=x>{secret('Engine')}</p>"
+        + "".join(f"<p>{s}</p>" for s in VISIBLE_SENTENCES)
+        + "</body></html>"
+    )
+    result = extract(page.encode(), "text/html")
+    spans = tuple((f.start, f.end) for f in result.flags) if flagged else ()
+    task = IngestTask("n" * 16, "a" * 64, "port.html", result.text, 0, 0, 1, flagged=spans)
+    plan = json.dumps(propose_plan(task))
+    # without the stored flags the engine would take the hidden heading and sentence
+    assert ("Zorvath" in plan or "Admiral Quell" in plan) is not flagged
+    assert "Port Elling" in plan
+
+
+def _png(path: Path) -> Path:
+    """A tiny valid grey PNG, written by hand."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", 2, 2, 8, 0, 0, 0, 0)  # 2x2, 8-bit greyscale
+    pixels = zlib.compress(b"\x00\x80\x80\x00\x80\x80")
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels))
+    path.write_bytes(path.read_bytes() + chunk(b"IEND", b""))
+    return path
+
+
+def test_an_ocr_text_layer_over_a_scanned_page_is_not_hidden(tmp_path: Path) -> None:
+    """ocrmypdf lays invisible text (render mode 3) over the page image that shows the words:
+    that text is what the reader sees, so it stays quotable; without the image it is flagged."""
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=12)
+    pdf.add_page()
+    pdf.image(str(_png(tmp_path / "scan.png")), x=0, y=0, w=210, h=297)
+    with pdf.local_context(text_mode=TextMode.INVISIBLE):
+        pdf.multi_cell(0, 8, VISIBLE)
+    assert extract(bytes(pdf.output()), "application/pdf").flags == []

@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import soupsieve
 import tinycss2
@@ -72,6 +72,14 @@ _ABSOLUTE["q"] = _ABSOLUTE["mm"] / 4
 _VIEWPORT = (1280.0, 800.0)
 _FALLBACK = frozenset({"canvas", "iframe", "object", "video", "audio", "datalist"})
 _STRUCK_TAGS = frozenset({"del", "s", "strike"})
+_BGCOLOR = (("bgcolor", "background-color"),)
+_PRESENTATIONAL = {
+    "font": (("color", "color"), *_BGCOLOR),
+    "body": (("text", "color"), *_BGCOLOR),
+}
+"""HTML attributes that set colours, below every CSS rule in the cascade."""
+_STYLING_ATTRIBUTES = frozenset({"style", "hidden", "aria-hidden", "color", "bgcolor", "text"})
+_SPECIAL = _FALLBACK | _STRUCK_TAGS | {"dialog", "details", "noscript", "svg"}
 _SKIPPED_MEDIA = frozenset({"print", "speech"})
 
 Color = tuple[float, float, float, float]
@@ -240,6 +248,43 @@ class _Rule:
     selector: str
     specificity: tuple[int, int, int]
     declarations: list[Any]
+    subject: tuple[str, str] | None  # ("class"|"id"|"tag", name) the matched element must have
+
+
+_DYNAMIC = frozenset(
+    {"hover", "focus", "active", "visited", "focus-within", "focus-visible", "target"}
+)
+"""Pseudo-classes that hold only while a reader interacts: such rules don't hide text on arrival."""
+_COMBINATORS = frozenset({">", "+", "~"})
+
+
+def _subject(tokens: list[Any]) -> tuple[str, str] | Literal[False] | None:
+    """What the element a selector matches must have (its last compound's class, id or tag), for
+    finding candidates fast; None when anything may match; False when the selector only applies
+    on interaction (``:hover``...)."""
+    compound: list[Any] = []
+    previous = None
+    while tokens and tokens[-1].type in ("whitespace", "comment"):
+        tokens = tokens[:-1]
+    for token in tokens:
+        pseudo = previous is not None and previous.type == "literal" and previous.value == ":"
+        if pseudo and token.type == "ident" and token.lower_value in _DYNAMIC:
+            return False
+        if token.type == "whitespace" or (token.type == "literal" and token.value in _COMBINATORS):
+            compound = []
+        else:
+            compound.append(token)
+        previous = token
+    for i, token in enumerate(compound):
+        if token.type == "hash":
+            return ("id", token.value)
+        after_dot = i and compound[i - 1].type == "literal" and compound[i - 1].value == "."
+        if token.type == "ident" and after_dot:
+            return ("class", token.value)
+    first = compound[0] if compound else None
+    if first is not None and first.type == "ident":
+        return ("tag", first.lower_value)
+    return None
 
 
 def _rules(nodes: Iterable[Any], parent: str | None = None) -> Iterator[_Rule]:
@@ -255,6 +300,9 @@ def _rules(nodes: Iterable[Any], parent: str | None = None) -> Iterator[_Rule]:
             declarations = [d for d in contents if d.type == "declaration"]
             nested = [d for d in contents if d.type in ("qualified-rule", "at-rule")]
             for tokens in _split_selectors(node.prelude):
+                subject = _subject(tokens)
+                if subject is False:
+                    continue
                 selector = tinycss2.serialize(tokens).strip()
                 if parent is not None:
                     selector = (
@@ -264,7 +312,7 @@ def _rules(nodes: Iterable[Any], parent: str | None = None) -> Iterator[_Rule]:
                     )
                 spec = _specificity(tokens)
                 if any(d.lower_name in _PROPERTIES for d in declarations):
-                    yield _Rule(selector, spec, declarations)
+                    yield _Rule(selector, spec, declarations, subject)
                 if nested:
                     yield from _rules(nested, selector)
 
@@ -281,13 +329,31 @@ class Styler:
         self._states: dict[int, _State] = {}
         order = 0
         count = 0
+        index: dict[tuple[str, str], list[Tag]] = {}
+        every: list[Tag] = []
+        if sheets:
+            for tag in root.descendants:
+                if not isinstance(tag, Tag):
+                    continue
+                every.append(tag)
+                index.setdefault(("tag", tag.name), []).append(tag)
+                ident = tag.get("id")
+                if isinstance(ident, str):
+                    index.setdefault(("id", ident), []).append(tag)
+                classes = tag.get("class")
+                for name in classes if isinstance(classes, list) else []:
+                    index.setdefault(("class", name), []).append(tag)
         for sheet in sheets:
             for rule in _rules(tinycss2.parse_stylesheet(sheet, True, True)):
                 count += 1
                 if count > MAX_RULES:
                     break
+                candidates = index.get(rule.subject, []) if rule.subject else every
+                if not candidates:
+                    continue
                 try:
-                    matched = soupsieve.select(rule.selector, root)
+                    compiled = soupsieve.compile(rule.selector)
+                    matched = [tag for tag in candidates if compiled.match(tag)]
                 except (soupsieve.SelectorSyntaxError, NotImplementedError, ValueError):
                     continue  # pseudo-elements, selectors soupsieve doesn't know: they show nothing
                 origin = f"{rule.selector} in a <style> rule"
@@ -307,7 +373,14 @@ class Styler:
             tag, parent = stack.pop()
             for child in reversed(tag.contents):
                 if isinstance(child, Tag):
-                    state = self._state(child, parent, order)
+                    plain = (
+                        id(child) not in self._decls
+                        and not child.attrs.keys() & _STYLING_ATTRIBUTES
+                        and child.name not in _SPECIAL
+                        and tag.name != "details"
+                    )
+                    # nothing of its own: it shows (or hides) its text as its parent does
+                    state = parent if plain else self._state(child, parent, order)
                     self._states[id(child)] = state
                     stack.append((child, state))
 
@@ -324,6 +397,12 @@ class Styler:
 
     def _winners(self, tag: Tag, order: int) -> dict[str, _Decl]:
         decls = list(self._decls.get(id(tag), []))
+        for attribute, name in _PRESENTATIONAL.get(tag.name, _BGCOLOR):
+            value = tag.get(attribute)
+            if isinstance(value, str) and value.strip():
+                tokens = tinycss2.parse_component_value_list(value.strip())
+                origin = f'the {attribute}="{value.strip()[:20]}" attribute'
+                decls.append(_Decl(name, tokens, (0, 0, (0, 0, 0), -1), origin))
         style = tag.get("style")
         if isinstance(style, str) and style.strip():
             for declaration in tinycss2.parse_declaration_list(style, True, True):

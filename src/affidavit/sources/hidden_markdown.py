@@ -15,6 +15,7 @@ flagged by :func:`affidavit.sources.extract.html_in_markdown_flags`, comments by
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 
 from .css import HIDDEN, STRUCK
 from .sanitizer import Flag
@@ -34,13 +35,14 @@ _LINK_TITLE = re.compile(rf"\]\([ \t]*{_DESTINATION}[ \t]+({_TITLE})[ \t]*\)")
 _STRUCK = re.compile(r"(?<![~\\])~~(?!~)(?=\S)((?:[^~\n]|~(?!~)|\n(?![ \t]*\n))+?)(?<=\S)~~(?!~)")
 
 
-def _line(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
-
-
 def markdown_flags(text: str) -> list[Flag]:
     """Hidden and struck-through spans of a markdown text (see the module docstring)."""
     flags: list[Flag] = []
+    newlines = [m.start() for m in re.finditer("\n", text)]
+
+    def _line(_: str, offset: int) -> int:
+        return bisect_left(newlines, offset) + 1
+
     for match in _REFERENCE.finditer(text):
         label, destination = match.group(1), match.group(2)
         if label.strip() in ("//", "comment", "_") or destination in ("#", "<>"):
