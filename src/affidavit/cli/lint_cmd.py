@@ -80,7 +80,7 @@ def _summary(report: LintReport) -> None:
     if report.dropped:
         click.echo(
             f"Dropped {len(report.dropped)} proposed finding(s) that couldn't show verified "
-            "quotes (W9); `--json` lists them with their `verified: false` quotes."
+            "quotes; `--json` lists them with their `verified: false` quotes."
         )
     if report.model_calls or report.invalid_replies:
         click.echo(
@@ -318,7 +318,7 @@ def approve(
     kinds: tuple[str, ...],
     as_json: bool,
 ) -> None:
-    """Approve the pending fix plans of many findings at once (each through the one door).
+    """Approve the pending fix plans of many findings at once (each checked and applied as if approved alone).
 
     \b
     Example:
