@@ -87,10 +87,15 @@ def eleven_sources(folder: Path) -> Path:
 
 
 def test_the_blocker_blocks(plain: dict[str, str]) -> None:
-    probe = "import importlib\nfor m in %r:\n    try:\n        importlib.import_module(m)\n" % (
-        EXTRAS,
+    probe = (
+        "import importlib\n"
+        f"for m in {EXTRAS!r}:\n"
+        "    try:\n"
+        "        importlib.import_module(m)\n"
+        "    except ModuleNotFoundError:\n"
+        "        continue\n"
+        "    raise SystemExit(m)\n"
     )
-    probe += "    except ModuleNotFoundError:\n        continue\n    raise SystemExit(m)\n"
     done = subprocess.run([sys.executable, "-c", probe], env=plain, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
 

@@ -285,7 +285,8 @@ SETTINGS: tuple[Setting, ...] = (
         True,
         "After an ingest applies plans, look for older claims its new claims change (a number, "
         "date or name) and propose superseding them; the proposal carries both quotes and waits "
-        "for a person. Disagreements that can't supersede (W7) are recorded as findings.",
+        "for a person. A change stated by a less trusted source can't replace the claim: it is "
+        "recorded as a lint finding for you to decide.",
     ),
     Setting(
         "ingest",

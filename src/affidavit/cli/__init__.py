@@ -23,7 +23,7 @@ def main(vault: str | None) -> None:
       affidavit init my-vault && cd my-vault
       affidavit sources add ~/papers/
       affidavit nonce                      # a fresh nonce for a hand-written plan
-      affidavit propose plan.json          # goes through the gate into the inbox
+      affidavit propose plan.json          # checked (schema, nonce, quotes), then in the inbox
       affidavit inbox && affidavit inbox show PLAN
       affidavit approve PLAN --ops 1,2
       affidavit doctor

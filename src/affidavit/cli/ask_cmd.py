@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import secrets
+import sys
+from collections.abc import Iterator
 from dataclasses import asdict
+from typing import Any
 
 import click
 from pydantic import ValidationError
 
-from ..ask import Asker, render_answer
+from ..ask import Answer, Asker, render_answer
 from ..client import open_backend
 from ..providers.base import Provider
 from ..providers.from_config import provider_from_config
 from ..retrieval.search import Retriever
-from ..service.models import AskRequest
+from ..service.models import AskRequest, AskResponse
 from ..vault import Vault
 from ._common import echo_json, json_option, opened_vault, user_errors, vault_path
 
@@ -105,19 +109,56 @@ def ask(
         click.echo("\nNothing to save: the answer is not in the wiki.")
 
 
+def _questions(as_json: bool) -> Iterator[str]:
+    """The conversation's questions until an empty line or end of input; with ``--json`` read
+    plainly from stdin (no prompt on stdout, which carries only the answers)."""
+    if as_json:
+        for line in sys.stdin:
+            if not line.strip():
+                return
+            yield line.strip()
+        return
+    while True:
+        try:
+            question = click.prompt("?", default="", show_default=False).strip()
+        except (EOFError, click.Abort):
+            return
+        if not question:
+            return
+        yield question
+
+
+def _chat_line(answer: Answer, conversation: str, turn: int) -> str:
+    """One answer as one line of JSON: the fields of `affidavit ask --json`, plus its turn."""
+    data: dict[str, Any] = answer.to_json()
+    data["citations"] = [asdict(h) for h in answer.cited()]
+    response = AskResponse(**data, saved_plan=None, save_message=None, markdown="")
+    line = response.model_dump(exclude={"markdown", "save_message"})
+    line.update(conversation=conversation, turn=turn)
+    return json.dumps(line, ensure_ascii=False, sort_keys=True)
+
+
 @click.command("chat")
 @click.option("--min-trust", type=TIERS, default="untrusted", show_default=True)
 @click.option("--model", type=MODELS, help="Answer with this provider instead of model.provider.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Read questions from stdin, one a line; print each answer as one JSON line.",
+)
 @click.pass_context
 @user_errors
-def chat(ctx: click.Context, min_trust: str, model: str | None) -> None:
+def chat(ctx: click.Context, min_trust: str, model: str | None, as_json: bool) -> None:
     """Ask follow-up questions; each turn retrieves again, with the previous question in mind.
 
-    An empty line or Ctrl-D ends the conversation.
+    An empty line or Ctrl-D ends the conversation. With --json, each answer is one line of JSON
+    (JSON Lines) with the fields of `affidavit ask --json`, plus `conversation` and `turn`.
 
     \b
-    Example:
+    Examples:
       affidavit chat --min-trust semi-trusted
+      printf 'Who built the tower?\nWhen?\n' | affidavit chat --json
     """
     conversation = "chat-" + secrets.token_hex(6)
     history: list[tuple[str, str]] = []
@@ -125,18 +166,14 @@ def chat(ctx: click.Context, min_trust: str, model: str | None) -> None:
         provider = _answerer(vault, model)
         asker = Asker(vault, provider, retriever_for(vault))
         try:
-            while True:
-                try:
-                    question = click.prompt("?", default="", show_default=False).strip()
-                except (EOFError, click.Abort):
-                    break
-                if not question:
-                    break
+            for turn, question in enumerate(_questions(as_json), start=1):
                 answer = asker.ask(
                     question, min_trust=min_trust, history=history, conversation=conversation
                 )
-                text = render_answer(answer)
-                click.echo(text)
+                if as_json:
+                    click.echo(_chat_line(answer, conversation, turn))
+                else:
+                    click.echo(render_answer(answer))
                 history.append((question, " ".join(s.text for s in answer.sentences)))
         finally:
             if provider is not None:

@@ -38,7 +38,7 @@ def _actor() -> str:
 @click.option(
     "--yes",
     is_flag=True,
-    help="Approve and apply each plan that passes the gate at once (quarantined or reviewer-held "
+    help="Approve and apply each plan that passes the checks at once (quarantined or reviewer-held "
     "plans still wait in the inbox).",
 )
 @click.option(
@@ -60,7 +60,7 @@ def ingest(
     run_async: bool,
     as_json: bool,
 ) -> None:
-    """Add files, folders or URLs and compile them into wiki pages through the gate.
+    """Add files, folders or URLs and compile them into wiki pages, each quote checked.
 
     Each source is split into chunks (never truncated); for each chunk the model proposes a
     plan, which goes through every admission check into the inbox — or is applied at once with

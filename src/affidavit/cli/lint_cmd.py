@@ -78,7 +78,7 @@ def _summary(report: LintReport) -> None:
     if report.dropped:
         click.echo(
             f"Dropped {len(report.dropped)} proposed finding(s) that couldn't show verified "
-            "quotes (W9); `--json` lists them with their `verified: false` quotes."
+            "quotes; `--json` lists them with their `verified: false` quotes."
         )
     if report.model_calls or report.invalid_replies:
         click.echo(

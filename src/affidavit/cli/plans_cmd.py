@@ -43,7 +43,7 @@ def _duration(delta: timedelta) -> str:
 @click.pass_context
 @user_errors
 def nonce(ctx: click.Context, hours: int, as_json: bool) -> None:
-    """Issue a fresh nonce for one hand-written plan (W2).
+    """Issue a fresh nonce for one hand-written plan (put it in the plan's "nonce" field).
 
     Put it in the plan's "nonce" field; each nonce admits exactly one plan.
 
@@ -77,7 +77,7 @@ def schema() -> None:
 @click.pass_context
 @user_errors
 def propose(ctx: click.Context, plan_file: Path, author: str | None, as_json: bool) -> None:
-    """Put a plan written by a person or an agent through the gate into the inbox.
+    """Check a plan from a person or an agent (schema, nonce, quotes); it waits in the inbox.
 
     The plan must carry a nonce from `affidavit nonce`. Use `-` to read it from stdin.
 

@@ -270,8 +270,8 @@ class _Gate:
                 result.decide(
                     REJECTED,
                     "trust",
-                    f"{_a(result.trust)} claim can't supersede {_a(row[0])} claim by itself "
-                    "(W7); raise a finding instead",
+                    f"{_a(result.trust)} claim can't supersede {_a(row[0])} claim by itself; "
+                    "propose a retraction, or let a person decide on a lint finding",
                 )
 
     def check_claim(

@@ -266,7 +266,7 @@ def classify(a: ClaimRow, b: ClaimRow, limits: Thresholds) -> Candidate | None:
     if disjoint and old.newest < new.newest:
         hint = (
             f"the newer claim is {new.trust} and the older {old.trust}: a less trusted source "
-            "can't supersede by itself (W7); check both sources, then dismiss or retract"
+            "can't supersede by itself; check both sources, then dismiss or retract"
         )
     return Candidate(
         Finding(

@@ -285,7 +285,7 @@ class FindingStore:
             "SELECT id FROM findings WHERE id LIKE ? LIMIT 2", (ref.replace("%", "") + "%",)
         ).fetchall()
         if not rows:
-            raise NotFoundError(f"no finding {ref!r}. `affidavit lint --list` shows them.")
+            raise NotFoundError(f"no finding {ref!r}. `affidavit findings` lists them.")
         if len(rows) > 1:
             raise NotFoundError(f"finding id {ref!r} is ambiguous; give more characters.")
         return str(rows[0]["id"])

@@ -33,9 +33,14 @@ STATUS: list[tuple[type[Exception], int, str]] = [
     (
         errors.AdmissionError,
         422,
-        "The gate refused it; see the message for the check that decided.",
+        "The plan was refused; the message names the check that failed and why.",
     ),
-    (errors.NotFoundError, 404, "Check the id or name; the list routes show what exists."),
+    (
+        errors.NotFoundError,
+        404,
+        "Check the id or name; GET the list it belongs to (…/pages, …/plans, …/jobs, "
+        "…/lint/findings) to see what exists.",
+    ),
     (errors.ConflictError, 409, "Reload the current state (e.g. the inbox) and decide again."),
     (errors.FetchError, 422, "Check the URL, or raise the vault's sources.* limits."),
     (errors.SourceError, 422, "Check the source and retry."),

@@ -35,13 +35,14 @@ PlanStatusQuery = Literal["pending", "applied", "rejected", "expired", "all"]
 
 @router.post("/nonces", response_model=NonceResponse, **access("propose"))
 def new_nonce(vault: VaultDep, body: NonceRequest) -> NonceResponse:
-    """A fresh single-use nonce for one plan (W2)."""
+    """A fresh single-use nonce for one plan (its "nonce" field)."""
     return svc.new_nonce(vault, body.hours)
 
 
 @router.post("/plans", response_model=ProposalOut, **access("propose"))
 def propose(vault: VaultDep, caller: CallerDep, body: ProposeRequest) -> ProposalOut:
-    """Put a plan through the gate into the inbox (or apply it at once when the policy allows)."""
+    """Check a plan (schema, nonce, every quote) and put it in the inbox (or apply it at once
+    when the policy allows)."""
     return svc.propose(vault, body.plan, caller.actor, f"api:{body.origin}")
 
 
@@ -74,7 +75,7 @@ def approve_many(
 def approve(
     vault: VaultDep, caller: CallerDep, plan_id: str, body: ApproveRequest
 ) -> ApproveResponse:
-    """Approve all admitted operations, or ``ops`` (1-based), and apply through the door."""
+    """Approve all admitted operations, or ``ops`` (1-based), and apply them (checked again first)."""
     return svc.approve(vault, plan_id, body.ops, caller.actor)
 
 
