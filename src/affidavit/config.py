@@ -326,6 +326,21 @@ SETTINGS: tuple[Setting, ...] = (
         "Whether root (UID 0) on the daemon's Unix socket may read this vault when it does not "
         "own it (never propose, approve or manage tokens). Root's only exception.",
     ),
+    Setting(
+        "mcp",
+        "source_dirs",
+        [],
+        "Directories whose files an agent may add as sources through the MCP tool add_source "
+        "(absolute paths; a file must resolve inside one of them, symlinks followed). Empty: "
+        "add_source refuses every file (URLs are still fetched within the [sources] limits).",
+    ),
+    Setting(
+        "mcp",
+        "max_result_tokens",
+        8000,
+        "Most tokens (cl100k) one MCP tool result may hold; longer results are paged with a cursor.",
+        minimum=500,
+    ),
 )
 
 
@@ -413,6 +428,8 @@ def _validate(setting: Setting, value: Any, path: Path) -> Any:
     expected = type(setting.default)
     if expected is bool and not isinstance(value, bool):
         raise ConfigError(f"{where} must be true or false, got {value!r}.")
+    if setting.name == "mcp.source_dirs":
+        return _validate_dirs(where, value)
     if expected is list:
         return _validate_rules(where, value)
     if expected is int and (isinstance(value, bool) or not isinstance(value, int)):
@@ -427,6 +444,15 @@ def _validate(setting: Setting, value: Any, path: Path) -> Any:
     if setting.minimum is not None and value < setting.minimum:
         raise ConfigError(f"{where} is {value}; it must be at least {setting.minimum}.")
     return value
+
+
+def _validate_dirs(where: str, value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise ConfigError(f'{where} must be a list of directory paths like ["/home/me/papers"].')
+    for path in value:
+        if not Path(path).expanduser().is_absolute():
+            raise ConfigError(f"{where}: {path!r} is not an absolute path; write the full path.")
+    return [str(Path(v).expanduser()) for v in value]
 
 
 def _validate_rules(where: str, value: Any) -> list[dict[str, str]]:
