@@ -249,10 +249,10 @@ def build_server(door: Door) -> FastMCP:
 
     @server.tool(
         title="Ask the wiki",
-        annotations=ToolAnnotations(
-            readOnlyHint=True,
+        annotations=ToolAnnotations(  # not read-only: the vault logs every question
+            readOnlyHint=False,
             destructiveHint=False,
-            idempotentHint=True,
+            idempotentHint=False,
             openWorldHint=remote_model,
         ),
         structured_output=False,
@@ -261,7 +261,7 @@ def build_server(door: Door) -> FastMCP:
         question: Annotated[str, Field(min_length=1, max_length=2000)],
         min_trust: Tier = "untrusted",
     ) -> str:
-        """A verified answer from the wiki's claims, with footnotes quoting the sources."""
+        """A verified answer from the wiki's claims, footnotes quoting the sources (question logged)."""
         with door.vault() as vault:
             request = AskRequest(question=question, min_trust=min_trust)
             answer = svc.ask(vault, request, door.vectors(vault))
