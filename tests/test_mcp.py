@@ -11,6 +11,7 @@ import os
 import sys
 import tomllib
 from collections.abc import Awaitable, Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,7 @@ def _text(result: Any) -> Result:
 
 
 def run_session(vault: Vault, body: Callable[[ClientSession], Awaitable[Any]]) -> Any:
-    server = build_server(Door(lambda: vault, "agent"))
+    server = build_server(Door(lambda: nullcontext(vault), "agent"))
     out: list[Any] = []
 
     async def go() -> None:
@@ -101,7 +102,7 @@ def test_tool_list_is_small_named_annotated_and_has_no_approving_tool(vault: Vau
         assert hints["destructiveHint"] is False
         for word in ("approve", "reject", "retract", "dismiss", "config", "token", "trust_"):
             assert word not in tool["name"]
-    server = build_server(Door(lambda: vault, "agent"))
+    server = build_server(Door(lambda: nullcontext(vault), "agent"))
     assert "a person approves" in (server.instructions or "")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 import click
@@ -78,7 +79,7 @@ def mcp(ctx: click.Context, client: str | None) -> None:
         raise click.ClickException(f"the MCP server needs the [mcp] extra: {INSTALL}") from exc
     vault = open_vault(root)
     try:
-        build_server(Door(lambda: vault, local_actor())).run("stdio")
+        build_server(Door(lambda: nullcontext(vault), local_actor())).run("stdio")
     finally:
         vault.close()
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from mcp.server.fastmcp import FastMCP
+from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field, ValidationError
@@ -77,29 +77,57 @@ def _next(kind: str, text: str) -> str:
     return f"{text} ({hints[kind]})" if kind in hints else text
 
 
-class Door:
-    """The vault the tools act on and who acts: a composition root builds one per entry point."""
+Caller = Callable[[Any], tuple[str, str]]
+"""From a tool call's request (None on stdio) to the caller's ``(role, actor)`` on the vault."""
 
-    def __init__(self, open_vault: Callable[[], Vault], actor: str, origin: str = "mcp") -> None:
+
+class Door:
+    """The vault the tools act on and who acts: a composition root builds one per entry point.
+
+    ``open_vault`` lends the vault for one call; ``caller`` says who calls (the daemon reads it
+    from the request its Guard authenticated); without it the caller is ``actor``, the owner.
+    """
+
+    def __init__(
+        self,
+        open_vault: Callable[[], AbstractContextManager[Vault]],
+        actor: str,
+        origin: str = "mcp",
+        caller: Caller | None = None,
+    ) -> None:
         self._open = open_vault
         self.actor = actor
         self.origin = origin
+        self._caller = caller
         self._vectors: Any = None
         self._loaded = False
 
     @contextmanager
     def vault(self, kind: str = "") -> Iterator[Vault]:
         """The vault for one call; service errors become ToolErrors naming the next call."""
-        vault = self._open()
-        try:
-            yield vault
-        except ToolError:
-            raise
-        except AffidavitError as exc:
-            raise ToolError(_next(kind, str(exc))) from exc
-        except ValidationError as exc:
-            shown = "; ".join(e["msg"] for e in exc.errors()[:3])
-            raise ToolError(f"invalid argument: {shown}") from exc
+        with self._open() as vault:
+            try:
+                yield vault
+            except ToolError:
+                raise
+            except AffidavitError as exc:
+                raise ToolError(_next(kind, str(exc))) from exc
+            except ValidationError as exc:
+                shown = "; ".join(e["msg"] for e in exc.errors()[:3])
+                raise ToolError(f"invalid argument: {shown}") from exc
+
+    def writer(self, ctx: Context[Any, Any, Any]) -> str:
+        """The actor of a call that proposes or adds, refused unless the caller may propose."""
+        if self._caller is None:
+            return self.actor
+        request = ctx.request_context.request if ctx.request_context else None
+        role, actor = self._caller(request)
+        if role not in ("propose", "approve", "owner"):
+            raise ToolError(
+                f"this needs the propose role; yours is {role or 'none'}. Ask the vault's owner "
+                "for a token with role propose (`affidavit tokens create --role propose`)."
+            )
+        return actor
 
     def vectors(self, vault: Vault) -> Any:
         if not self._loaded:
@@ -306,7 +334,7 @@ def build_server(door: Door) -> FastMCP:
         ),
         structured_output=False,
     )
-    def propose_plan(operations: list[dict[str, Any]]) -> str:
+    def propose_plan(operations: list[dict[str, Any]], ctx: Context[Any, Any, Any]) -> str:
         """Propose up to 20 operations; the gate checks them and a person approves in the inbox.
 
         Ops (`op` names the kind; no other fields allowed):
@@ -317,14 +345,13 @@ def build_server(door: Door) -> FastMCP:
         A claim is {text, evidence: [{source: id (>=12 hex), quote: verbatim 8-300 chars}]}.
         Slugs: ^[a-z0-9][a-z0-9-]{0,63}$. Returns the plan id, verdicts and the next step.
         """
+        actor = door.writer(ctx)
         with door.vault("plan") as vault:
             draft = json.dumps({"nonce": "0" * 16, "operations": operations})
             parse_plan(draft)  # the schema first, so a malformed plan consumes no nonce
             nonce = svc.new_nonce(vault, 1).nonce
             plan = json.dumps({"nonce": nonce, "operations": operations})
-            out = svc.propose(
-                vault, plan, f"{door.actor} via mcp", door.origin, hold=svc.AGENT_HOLD
-            )
+            out = svc.propose(vault, plan, f"{actor} via mcp", door.origin, hold=svc.AGENT_HOLD)
             lines = [f"plan_id {out.plan_id}", f"status {out.status}: {out.message}"]
             lines += _verdicts(out.admission)
             lines.append(_next_step(out.plan_id, out.status))
@@ -337,8 +364,11 @@ def build_server(door: Door) -> FastMCP:
         ),
         structured_output=False,
     )
-    def add_source(location: Annotated[str, Field(min_length=1, max_length=2000)]) -> str:
+    def add_source(
+        location: Annotated[str, Field(min_length=1, max_length=2000)], ctx: Context[Any, Any, Any]
+    ) -> str:
         """Store an http(s) URL, or a file under a directory the owner listed in mcp.source_dirs."""
+        door.writer(ctx)
         with door.vault("source") as vault:
             store = SourceStore(vault)
             if location.startswith(("http://", "https://")):
