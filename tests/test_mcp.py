@@ -104,6 +104,8 @@ def test_tool_list_is_small_named_annotated_and_has_no_approving_tool(vault: Vau
             assert word not in tool["name"]
     server = build_server(Door(lambda: nullcontext(vault), "agent"))
     assert "a person approves" in (server.instructions or "")
+    threaded = build_server(Door(lambda: nullcontext(vault), "agent", threaded=True))
+    assert anyio.run(threaded.list_tools) == tools.tools  # the daemon's tools are the same
 
 
 # --- every tool ------------------------------------------------------------------------------------

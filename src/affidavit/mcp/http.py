@@ -50,7 +50,7 @@ class McpEndpoint:
     def __init__(self, registry: Registry) -> None:
         self.managers: dict[tuple[str, str], StreamableHTTPSessionManager] = {}
         for name, served in registry.vaults.items():
-            door = Door(served.borrow, "daemon", origin="mcp-http", caller=_caller)
+            door = Door(served.borrow, "daemon", origin="mcp-http", caller=_caller, threaded=True)
             server = build_server(door)
             for transport, security in (("tcp", LOOPBACK), ("unix", None)):
                 self.managers[(name, transport)] = StreamableHTTPSessionManager(

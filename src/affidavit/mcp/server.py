@@ -11,12 +11,14 @@ protocol.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import anyio
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import ToolAnnotations
@@ -94,11 +96,13 @@ class Door:
         actor: str,
         origin: str = "mcp",
         caller: Caller | None = None,
+        threaded: bool = False,
     ) -> None:
         self._open = open_vault
         self.actor = actor
         self.origin = origin
         self._caller = caller
+        self.threaded = threaded
         self._vectors: Any = None
         self._loaded = False
 
@@ -182,7 +186,23 @@ def build_server(door: Door) -> FastMCP:
     with door.vault() as vault:
         remote_model = str(vault.config.model("provider")) != "extractive"
 
-    @server.tool(title="List sources", annotations=READ, structured_output=False)
+    def tool(**options: Any) -> Callable[[Callable[..., str]], Any]:
+        """``server.tool``; with ``door.threaded``, the call runs in a worker thread (the
+        daemon's event loop never waits on SQLite or a model)."""
+
+        def register(fn: Callable[..., str]) -> Any:
+            if not door.threaded:
+                return server.tool(structured_output=False, **options)(fn)
+
+            @functools.wraps(fn)
+            async def in_thread(*args: Any, **kwargs: Any) -> str:
+                return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+
+            return server.tool(structured_output=False, **options)(in_thread)
+
+        return register
+
+    @tool(title="List sources", annotations=READ)
     def list_sources(cursor: Cursor = None) -> str:
         """Stored sources: id, trust, name, status. Use an id with read_source or in evidence."""
         with door.vault() as vault:
@@ -192,7 +212,7 @@ def build_server(door: Door) -> FastMCP:
             ]
             return fit(lines, parse_cursor(cursor), _cap(vault), "id trust status type name").text
 
-    @server.tool(title="Read a source", annotations=READ, structured_output=False)
+    @tool(title="Read a source", annotations=READ)
     def read_source(source: SourceRef, cursor: Cursor = None) -> str:
         """A source's stored text as host-numbered sentences, `[s17] ...`, paged.
 
@@ -207,7 +227,7 @@ def build_server(door: Door) -> FastMCP:
             )
             return fit(lines, parse_cursor(cursor, "s"), _cap(vault), header).text
 
-    @server.tool(title="Find a quote", annotations=READ, structured_output=False)
+    @tool(title="Find a quote", annotations=READ)
     def find_quote(source: SourceRef, phrase: Annotated[str, Field(max_length=300)]) -> str:
         """Where a phrase occurs in a source (case, spacing, emphasis ignored), with sentence numbers."""
         with door.vault("source") as vault:
@@ -230,7 +250,7 @@ def build_server(door: Door) -> FastMCP:
                 return f"not found in {record.id[:16]}; call read_source to see its sentences."
             return fit(lines, 0, _cap(vault), f"{len(lines)} match(es) in {record.id[:16]}").text
 
-    @server.tool(title="List pages", annotations=READ, structured_output=False)
+    @tool(title="List pages", annotations=READ)
     def list_pages(cursor: Cursor = None) -> str:
         """Wiki pages: slug, claims, title, summary."""
         with door.vault() as vault:
@@ -242,7 +262,7 @@ def build_server(door: Door) -> FastMCP:
                 return "no pages yet; create one with propose_plan (op create_page)."
             return fit(lines, parse_cursor(cursor), _cap(vault)).text
 
-    @server.tool(title="Read a page", annotations=READ, structured_output=False)
+    @tool(title="Read a page", annotations=READ)
     def read_page(slug: Annotated[str, Field(max_length=64)], cursor: Cursor = None) -> str:
         """A page's claims with their ids, sections, trust and verified quotes, paged."""
         with door.vault("page") as vault:
@@ -257,7 +277,7 @@ def build_server(door: Door) -> FastMCP:
             )
             return fit(lines, parse_cursor(cursor), _cap(vault), header).text
 
-    @server.tool(title="Search claims", annotations=READ, structured_output=False)
+    @tool(title="Search claims", annotations=READ)
     def search_claims(
         query: Annotated[str, Field(min_length=1, max_length=500)],
         limit: Annotated[int, Field(ge=1, le=50)] = 10,
@@ -275,7 +295,7 @@ def build_server(door: Door) -> FastMCP:
                 return "no claims match; try other words or call list_pages."
             return fit(lines, 0, _cap(vault)).text
 
-    @server.tool(
+    @tool(
         title="Ask the wiki",
         annotations=ToolAnnotations(  # not read-only: the vault logs every question
             readOnlyHint=False,
@@ -283,7 +303,6 @@ def build_server(door: Door) -> FastMCP:
             idempotentHint=False,
             openWorldHint=remote_model,
         ),
-        structured_output=False,
     )
     def ask_wiki(
         question: Annotated[str, Field(min_length=1, max_length=2000)],
@@ -295,7 +314,7 @@ def build_server(door: Door) -> FastMCP:
             answer = svc.ask(vault, request, door.vectors(vault))
             return fit(answer.markdown.splitlines(), 0, _cap(vault)).text
 
-    @server.tool(title="Get the context", annotations=READ, structured_output=False)
+    @tool(title="Get the context", annotations=READ)
     def get_context(cursor: Cursor = None) -> str:
         """The wiki's overview (context.md) and its counts: read it first."""
         with door.vault() as vault:
@@ -303,7 +322,7 @@ def build_server(door: Door) -> FastMCP:
             lines = render_context(vault.db).splitlines()
             return fit(lines, parse_cursor(cursor), _cap(vault), f"[{counts}]").text
 
-    @server.tool(title="List lint findings", annotations=READ, structured_output=False)
+    @tool(title="List lint findings", annotations=READ)
     def list_findings(cursor: Cursor = None) -> str:
         """Open lint findings (contradictions, stale claims, broken links...) with what fixes them."""
         with door.vault() as vault:
@@ -317,7 +336,7 @@ def build_server(door: Door) -> FastMCP:
                 return "no open findings."
             return fit(lines, parse_cursor(cursor), _cap(vault)).text
 
-    @server.tool(title="Plan status", annotations=READ, structured_output=False)
+    @tool(title="Plan status", annotations=READ)
     def plan_status(plan_id: Annotated[str, Field(min_length=4, max_length=64)]) -> str:
         """A proposed plan's status, each operation's verdict and reasons, and the next step."""
         with door.vault("plan") as vault:
@@ -327,12 +346,11 @@ def build_server(door: Door) -> FastMCP:
             lines.append(_next_step(detail.id, detail.status))
             return fit(lines, 0, _cap(vault)).text
 
-    @server.tool(
+    @tool(
         title="Propose a plan",
         annotations=ToolAnnotations(
             readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False
         ),
-        structured_output=False,
     )
     def propose_plan(operations: list[dict[str, Any]], ctx: Context[Any, Any, Any]) -> str:
         """Propose up to 20 operations; the gate checks them and a person approves in the inbox.
@@ -357,12 +375,11 @@ def build_server(door: Door) -> FastMCP:
             lines.append(_next_step(out.plan_id, out.status))
             return fit(lines, 0, _cap(vault)).text
 
-    @server.tool(
+    @tool(
         title="Add a source",
         annotations=ToolAnnotations(
             readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=True
         ),
-        structured_output=False,
     )
     def add_source(
         location: Annotated[str, Field(min_length=1, max_length=2000)], ctx: Context[Any, Any, Any]
