@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from click.testing import CliRunner
 from mcp import ClientSession
@@ -23,9 +24,11 @@ from mcp.shared.memory import create_connected_server_and_client_session
 from mcp.types import TextContent
 
 from affidavit.cli import main
+from affidavit.errors import ConfigError, FetchError
 from affidavit.mcp.server import TOOLS, Door, build_server
 from affidavit.retrieval.tokens import count_tokens
 from affidavit.service import vaults as svc
+from affidavit.sources.fetch import fetch_url
 from affidavit.vault import Vault, init_vault, open_vault
 
 from .conftest import ROOT, add_samples, add_text, claim, sample_plan_text, snapshot
@@ -236,6 +239,50 @@ def test_add_source_only_under_the_owners_directories(vault: Vault, tmp_path: Pa
         assert [s.name for s in svc.list_sources(vault)] == ["note.md"]
     finally:
         vault.close()
+
+
+def test_add_source_never_fetches_into_the_hosts_network(vault: Vault) -> None:
+    """SSRF: an agent may not make the vault fetch loopback, private or metadata addresses."""
+    urls = [
+        "http://127.0.0.1:1/x",
+        "http://localhost/x",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[::1]/",
+        "http://10.0.0.1/",
+        "http://[::ffff:127.0.0.1]/",
+        "https://192.168.1.1/admin",
+    ]
+    results = calls(vault, *[("add_source", {"location": url}) for url in urls])
+    for (error, text), url in zip(results, urls, strict=True):
+        assert error and "not a public address" in text, (url, text)
+    assert svc.list_sources(vault) == []
+
+
+def test_a_public_url_redirecting_into_the_host_is_refused() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.host == "93.184.216.34":
+            return httpx.Response(302, headers={"location": "http://127.0.0.1/secret"})
+        return httpx.Response(200, content=b"the host's secret", headers={"content-type": "text/plain"})
+
+    def fetch(public_only: bool) -> bytes:
+        with httpx.Client(transport=httpx.MockTransport(handler)) as client:
+            return fetch_url(
+                "http://93.184.216.34/a",
+                max_bytes=1000,
+                timeout=10,
+                max_redirects=3,
+                client=client,
+                public_only=public_only,
+            ).data
+
+    assert fetch(False) == b"the host's secret"  # the CLI's user may fetch what they can reach
+    with pytest.raises(FetchError, match=r"127\.0\.0\.1 is not a public address"):
+        fetch(True)
+
+
+def test_source_dirs_must_be_absolute(vault: Vault) -> None:
+    with pytest.raises(ConfigError, match="not an absolute path"):
+        set_config(vault, '[mcp]\nsource_dirs = ["papers"]')
 
 
 # --- a hostile agent -------------------------------------------------------------------------------

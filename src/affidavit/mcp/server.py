@@ -384,12 +384,12 @@ def build_server(door: Door) -> FastMCP:
     def add_source(
         location: Annotated[str, Field(min_length=1, max_length=2000)], ctx: Context[Any, Any, Any]
     ) -> str:
-        """Store an http(s) URL, or a file under a directory the owner listed in mcp.source_dirs."""
+        """Store a public http(s) URL, or a file under a directory listed in mcp.source_dirs."""
         door.writer(ctx)
         with door.vault("source") as vault:
             store = SourceStore(vault)
             if location.startswith(("http://", "https://")):
-                result = store.add_url(location)
+                result = store.add_url(location, public_only=True)  # no SSRF into the host
             else:
                 dirs = list(vault.config.get("mcp.source_dirs"))
                 if not dirs:
