@@ -95,6 +95,7 @@ def test_tool_list_is_small_named_annotated_and_has_no_approving_tool(vault: Vau
     assert len(listing) <= 12
     size = count_tokens(json.dumps(listing))
     assert size <= TOOL_LIST_TOKENS, f"the tool list is {size} tokens"
+    assert f"**{size:,} tokens**" in (ROOT / "docs" / "mcp.md").read_text(), "update docs/mcp.md"
     writers = {"propose_plan", "add_source", "ask_wiki"}  # ask_wiki logs the question
     for tool in listing:
         assert tool["title"] and tool["description"], tool["name"]
