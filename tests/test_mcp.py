@@ -263,7 +263,9 @@ def test_a_public_url_redirecting_into_the_host_is_refused() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         if request.url.host == "93.184.216.34":
             return httpx.Response(302, headers={"location": "http://127.0.0.1/secret"})
-        return httpx.Response(200, content=b"the host's secret", headers={"content-type": "text/plain"})
+        return httpx.Response(
+            200, content=b"the host's secret", headers={"content-type": "text/plain"}
+        )
 
     def fetch(public_only: bool) -> bytes:
         with httpx.Client(transport=httpx.MockTransport(handler)) as client:
