@@ -2,7 +2,7 @@
 # Set everything up and run the whole test suite: lint, types, tests. Usage: scripts/test.sh [PYTEST ARGS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh dev,embeddings,server
+scripts/setup.sh dev,embeddings,server,mcp
 echo "== ruff"
 .venv/bin/ruff check src tests bench
 .venv/bin/ruff format --check src tests bench

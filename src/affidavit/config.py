@@ -348,6 +348,21 @@ SETTINGS: tuple[Setting, ...] = (
         "Whether root (UID 0) on the daemon's Unix socket may read this vault when it does not "
         "own it (never propose, approve or manage tokens). Root's only exception.",
     ),
+    Setting(
+        "mcp",
+        "source_dirs",
+        [],
+        "Directories whose files an agent may add as sources through the MCP tool add_source "
+        "(absolute paths; a file must resolve inside one of them, symlinks followed). Empty: "
+        "add_source refuses every file (URLs are still fetched within the [sources] limits).",
+    ),
+    Setting(
+        "mcp",
+        "max_result_tokens",
+        8000,
+        "Most tokens (cl100k) one MCP tool result may hold; longer results are paged with a cursor.",
+        minimum=500,
+    ),
 )
 
 
@@ -444,6 +459,8 @@ def _validate(setting: Setting, value: Any, path: Path) -> Any:
     expected = type(setting.default)
     if expected is bool and not isinstance(value, bool):
         raise ConfigError(f"{where} must be true or false, got {value!r}.")
+    if setting.name == "mcp.source_dirs":
+        return _validate_dirs(where, value)
     if expected is list and setting.name == "sources.allow_private_hosts":
         return _validate_hosts(where, value)
     if expected is list:
@@ -466,6 +483,15 @@ def _validate_hosts(where: str, value: Any) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(h, str) and h.strip() for h in value):
         raise ConfigError(f'{where} must be a list of host names, like ["wiki.intranet"].')
     return [h.strip() for h in value]
+
+
+def _validate_dirs(where: str, value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise ConfigError(f'{where} must be a list of directory paths like ["/home/me/papers"].')
+    for path in value:
+        if not Path(path).expanduser().is_absolute():
+            raise ConfigError(f"{where}: {path!r} is not an absolute path; write the full path.")
+    return [str(Path(v).expanduser()) for v in value]
 
 
 def _validate_rules(where: str, value: Any) -> list[dict[str, str]]:

@@ -34,9 +34,9 @@ def _register() -> None:
     from . import ask_cmd, doctor_cmd, ingest_cmd, init_cmd, lint_cmd, plans_cmd, sources_cmd
 
     modules = (init_cmd, sources_cmd, ingest_cmd, plans_cmd, ask_cmd, doctor_cmd, lint_cmd)
-    from . import jobs_cmd, serve_cmd, tokens_cmd
+    from . import jobs_cmd, mcp_cmd, serve_cmd, tokens_cmd
 
-    for module in (*modules, jobs_cmd, serve_cmd, tokens_cmd):
+    for module in (*modules, jobs_cmd, serve_cmd, tokens_cmd, mcp_cmd):
         for command in module.COMMANDS:
             main.add_command(command)
 

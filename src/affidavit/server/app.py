@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
+from typing import Any
 
 import anyio
 from fastapi import FastAPI
@@ -44,6 +45,8 @@ def create_app(
 ) -> FastAPI:
     stop = stopping or threading.Event()
     workers = WorkerThreads(registry, stop)
+    mcp = _mcp_endpoint(registry)
+    mcp_running: AbstractAsyncContextManager[Any] = mcp.running() if mcp else nullcontext()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -54,7 +57,8 @@ def create_app(
             workers.start()
         event("ready", vaults={name: str(v.root) for name, v in registry.vaults.items()})
         try:
-            yield
+            async with mcp_running:
+                yield
         finally:
             stop.set()
             if run_workers:
@@ -76,9 +80,24 @@ def create_app(
     for router in routers:
         app.include_router(router)
     table = [route for router in routers for route in router.routes]
+    if mcp is not None:  # /mcp/{vault}: the MCP tools, behind the same Guard as every route
+        from ..mcp.http import mcp_route
+
+        route = mcp_route(mcp)
+        app.router.routes.append(route)
+        table.append(route)
     app.add_middleware(Guard, registry=registry, routes=lambda: table)
     app.add_middleware(RequestLog)
     return app
+
+
+def _mcp_endpoint(registry: Registry) -> Any:
+    """The streamable-HTTP MCP endpoint, when the [mcp] extra is installed."""
+    try:
+        from ..mcp.http import McpEndpoint
+    except ImportError:
+        return None
+    return McpEndpoint(registry)
 
 
 __all__ = ["create_app"]

@@ -177,6 +177,15 @@ def serve(options: ServeOptions) -> int:
     unix_inode: int | None = None
     previous = {sig: signal.signal(sig, _raise_stopped) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
+        # the app first (imports, the MCP servers): a bound socket refuses connections until
+        # uvicorn listens, so nothing slow may run between binding and listening
+        app = create_app(
+            registry,
+            run_workers=options.workers,
+            stopping=stopping,
+            shutdown_seconds=options.shutdown_seconds,
+            threads=options.threads,
+        )
         sockets.append(bind_unix(options.socket_path, options.shared))
         unix_inode = options.socket_path.stat().st_ino
         tcp_address = None
@@ -185,13 +194,6 @@ def serve(options: ServeOptions) -> int:
             sockets.append(tcp_sock)
             host, port = tcp_sock.getsockname()[:2]
             tcp_address = f"{host}:{port}"
-        app = create_app(
-            registry,
-            run_workers=options.workers,
-            stopping=stopping,
-            shutdown_seconds=options.shutdown_seconds,
-            threads=options.threads,
-        )
         config = uvicorn.Config(
             app,
             http=PeerCredProtocol,

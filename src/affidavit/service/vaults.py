@@ -257,10 +257,20 @@ def new_nonce(vault: Vault, hours: int) -> NonceResponse:
     return NonceResponse(nonce=value, valid_hours=hours)
 
 
+AGENT_HOLD = "proposed by an agent (MCP): a person approves it in the inbox"
+"""Why an agent's plan waits whatever ``policy.auto_apply`` says: nothing an agent calls applies."""
+
+
 def propose(
-    vault: Vault, plan: str | bytes | dict[str, Any], author: str, origin: str
+    vault: Vault,
+    plan: str | bytes | dict[str, Any],
+    author: str,
+    origin: str,
+    *,
+    hold: str = "",
 ) -> ProposalOut:
-    proposal = inbox.propose(vault, plan, author, origin)
+    """Put a plan through the gate (W4); ``hold`` keeps it in the inbox whatever the policy."""
+    proposal = inbox.propose(vault, plan, author, origin, hold=hold)
     return ProposalOut(
         plan_id=proposal.plan_id,
         status=proposal.status,
@@ -453,6 +463,7 @@ def audit_page(vault: Vault, after: int, limit: int) -> AuditPage:
 
 
 __all__ = [
+    "AGENT_HOLD",
     "ALL_STATUSES",
     "approval_preview",
     "approve",

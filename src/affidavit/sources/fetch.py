@@ -10,6 +10,8 @@ one of ``allowed_hosts`` (``sources.allow_private_hosts``).
 
 from __future__ import annotations
 
+import ipaddress
+import socket
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -52,6 +54,28 @@ def check_url(url: str | httpx.URL) -> httpx.URL:
     return parsed
 
 
+def check_public(url: httpx.URL) -> None:
+    """Refuse a URL whose host is, or resolves to, anything but public addresses: loopback,
+    private, link-local (cloud metadata), multicast, reserved. For callers that must not reach
+    the host's own network (an agent through MCP); resolving again at connect time is not pinned,
+    so a host whose DNS answer changes between the two can still slip through."""
+    host = url.host
+    try:
+        infos = socket.getaddrinfo(host, url.port or 80, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise FetchError(f"can't resolve {host!r} ({exc}). Check the URL.") from exc
+    for info in infos:
+        address = ipaddress.ip_address(str(info[4][0]).split("%")[0])
+        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+            address = address.ipv4_mapped  # ::ffff:127.0.0.1 is loopback
+        if not address.is_global:
+            raise FetchError(
+                f"Refusing {str(url)[:200]}: {host} is not a public address ({address}); only "
+                "public http(s) URLs may be fetched here. Download the file and give it to the "
+                "vault's owner instead."
+            )
+
+
 def _too_large(url: httpx.URL, size: str, max_bytes: int) -> FetchError:
     return FetchError(
         f"{url} is {size}, over the limit of {max_bytes:,} bytes ({_LIMIT_HINT}). Raise the limit, "
@@ -67,9 +91,11 @@ def fetch_url(
     max_redirects: int,
     client: httpx.Client | None = None,
     allowed_hosts: Iterable[str] = (),
+    public_only: bool = False,
 ) -> Fetched:
     """GET ``url`` and return its body, within ``max_bytes``, ``timeout`` seconds and
     ``max_redirects`` redirects. Every failure is a :class:`FetchError` whose message names the fix.
+    With ``public_only`` every hop must be a public address (:func:`check_public`).
 
     Without ``client``, a client is made for this fetch (and closed after it) whose every
     connection goes to public addresses only, or to ``allowed_hosts``. A ``client`` given is used
@@ -83,7 +109,7 @@ def fetch_url(
         trust_env=False,
     )
     try:
-        return _fetch(active, check_url(url), url, max_bytes, timeout, max_redirects)
+        return _fetch(active, check_url(url), url, max_bytes, timeout, max_redirects, public_only)
     finally:
         if own:
             active.close()
@@ -96,6 +122,7 @@ def _fetch(
     max_bytes: int,
     timeout: float,
     max_redirects: int,
+    public_only: bool = False,
 ) -> Fetched:
     deadline = time.monotonic() + timeout
     visited = {str(current)}
@@ -104,6 +131,8 @@ def _fetch(
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise _timed_out(original, timeout)
+        if public_only:
+            check_public(current)
         try:
             with client.stream(
                 "GET",

@@ -234,7 +234,9 @@ class SourceStore:
             )
         return results
 
-    def add_url(self, url: str, trust: str | None = None) -> AddResult:
+    def add_url(
+        self, url: str, trust: str | None = None, *, public_only: bool = False
+    ) -> AddResult:
         """Fetch ``url`` within the vault's limits and add the bytes it served. The origin, and so
         the URL trust rules are matched against, is the URL that finally answered (after
         redirects), so a redirect can't borrow a trusted site's tier."""
@@ -247,6 +249,7 @@ class SourceStore:
             max_redirects=config.max_redirects,
             client=self.client,
             allowed_hosts=config.allow_private_hosts,
+            public_only=public_only,
         )
         name = url_name(fetched.final_url)
         media_type = detect_media_type(name, fetched.data, fetched.content_type)

@@ -1,0 +1,156 @@
+"""The MCP tools over streamable HTTP in a real daemon on loopback: `/mcp/{vault}` behind the Guard.
+
+No token: 401 before anything runs. A read token reads but can't propose; a propose token
+proposes, and its plan waits for a person. A foreign Host (DNS rebinding) is refused. The socket's
+owner reaches the same tools by peer credentials.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import TextContent
+
+from affidavit.service import tokens as token_store
+from affidavit.vault import init_vault, open_vault
+from tests.conftest import sample_plan_text
+from tests.test_server_authz import Daemon, private_dir, start_daemon
+
+from .conftest import add_samples
+
+pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="runs daemons as root")]
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-03-26",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
+}
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[tuple[Path, Daemon, dict[str, str]]]:
+    base = private_dir("afd-mcp-")
+    root = base / "alpha"
+    vault, _ = init_vault(root)
+    add_samples(vault)
+    tokens = {}
+    for role in ("read", "propose"):
+        _, tokens[role] = token_store.create_token(
+            vault.db, vault.clock, role, timedelta(days=1), role, "root"
+        )
+    tokens["plan"] = sample_plan_text(vault)
+    vault.close()
+    daemon = start_daemon([root], base)
+    try:
+        yield root, daemon, tokens
+    finally:
+        assert daemon.stop() == 0
+
+
+def _session(daemon: Daemon, token: str, *calls: tuple[str, dict[str, Any]]) -> list[Any]:
+    url = f"http://127.0.0.1:{daemon.port}/mcp/alpha"
+    out: list[Any] = []
+
+    async def go() -> None:
+        headers = {"Authorization": f"Bearer {token}"}
+        async with (
+            httpx.AsyncClient(headers=headers, timeout=60) as http,
+            streamable_http_client(url, http_client=http) as (read, write, _),
+            ClientSession(read, write) as client,
+        ):
+            init = await client.initialize()
+            out.append(init.instructions)
+            out.append([t.name for t in (await client.list_tools()).tools])
+            for name, args in calls:
+                result = await client.call_tool(name, args)
+                text = "\n".join(c.text for c in result.content if isinstance(c, TextContent))
+                out.append((bool(result.isError), text))
+
+    anyio.run(go)
+    return out
+
+
+def test_a_propose_token_proposes_and_the_plan_waits(
+    served: tuple[Path, Daemon, dict[str, str]],
+) -> None:
+    root, daemon, tokens = served
+    ops = json.loads(tokens["plan"])["operations"]
+    instructions, names, pages, proposed = _session(
+        daemon, tokens["propose"], ("list_pages", {}), ("propose_plan", {"operations": ops})
+    )
+    assert "a person approves" in instructions and "propose_plan" in names
+    assert pages == (False, "no pages yet; create one with propose_plan (op create_page).")
+    assert not proposed[0] and "status pending" in proposed[1], proposed
+    with open_vault(root) as vault:
+        row = vault.db.execute("SELECT author, origin, status FROM plans").fetchone()
+        assert row["status"] == "pending" and row["origin"] == "mcp-http"
+        assert row["author"].startswith("token:")
+        assert vault.db.execute("SELECT count(*) FROM pages").fetchone()[0] == 0
+
+
+def test_a_read_token_reads_but_cannot_propose_or_add(
+    served: tuple[Path, Daemon, dict[str, str]],
+) -> None:
+    _, daemon, tokens = served
+    ops = json.loads(tokens["plan"])["operations"]
+    *_, sources, proposed, added = _session(
+        daemon,
+        tokens["read"],
+        ("list_sources", {}),
+        ("propose_plan", {"operations": ops}),
+        ("add_source", {"location": "https://example.org/"}),
+    )
+    assert not sources[0] and "trusted" in sources[1]
+    for error, text in (proposed, added):
+        assert error and "needs the propose role; yours is read" in text
+
+
+def test_no_token_a_bad_token_and_a_foreign_host_are_refused(
+    served: tuple[Path, Daemon, dict[str, str]],
+) -> None:
+    _, daemon, tokens = served
+    with daemon.tcp() as client:
+        assert client.post("/mcp/alpha", json=INIT, headers=ACCEPT).status_code == 401
+    with daemon.tcp("afd_" + "x" * 40) as client:
+        assert client.post("/mcp/alpha", json=INIT, headers=ACCEPT).status_code == 401
+    with daemon.tcp(tokens["read"]) as client:
+        ok = client.post("/mcp/alpha", json=INIT, headers=ACCEPT)
+        assert ok.status_code == 200, ok.text
+        rebound = {**ACCEPT, "Host": "evil.example:80"}
+        assert client.post("/mcp/alpha", json=INIT, headers=rebound).status_code == 421
+        origin = {**ACCEPT, "Origin": "http://evil.example"}
+        assert client.post("/mcp/alpha", json=INIT, headers=origin).status_code == 403
+        assert client.post("/mcp/beta", json=INIT, headers=ACCEPT).status_code == 404
+
+
+def test_the_socket_owner_reaches_the_tools(served: tuple[Path, Daemon, dict[str, str]]) -> None:
+    _, daemon, _ = served
+    with daemon.unix() as client:
+        response = client.post("/mcp/alpha", json=INIT, headers=ACCEPT)
+        assert response.status_code == 200, response.text
+        assert "a person approves" in response.json()["result"]["instructions"]
+        listed = client.post(
+            "/mcp/alpha",
+            json={"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
+            headers={**ACCEPT, "mcp-protocol-version": "2025-03-26"},
+        )
+        assert listed.status_code == 200, listed.text
+        assert len(listed.json()["result"]["tools"]) == 12
+    with httpx.Client(base_url=f"http://127.0.0.1:{daemon.port}") as anonymous:
+        assert anonymous.get("/mcp/alpha").status_code == 401
