@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import re
-
 import json
 import os
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
