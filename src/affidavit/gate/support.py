@@ -18,8 +18,8 @@ supported by those exact source words. The deterministic layer reads both with t
    text; and a word with a negating prefix (``unsafe``, ``illegal``, ``non-toxic``, ``dishonest``)
    must not stand for its opposite on the other side (``safe``). Any mismatch is *unsupported*.
 3. **Coverage.** The text's other content words are compared by stem with the quotes' words.
-   All covered: *supported*. At least ``share`` of them covered (3/4 for a claim): *uncertain*,
-   and the words that lack support are named. Fewer: *unsupported*.
+   All covered: *supported*. One word missing, or at least ``share`` of them covered (3/4 for a
+   claim): *uncertain*, and the words that lack support are named. Fewer: *unsupported*.
 
 The check is pure (no I/O, no model, no network) and cached by text; one claim costs well under a
 millisecond (docs/benchmarks.md). :class:`SupportChecker` adds the optional model layer
@@ -494,8 +494,8 @@ def _check(text: str, quotes: tuple[str, ...], share: float, allowed: frozenset[
     ]
     lacking = [shown for shown, s in content if s not in covered_stems]
     lacking = list(dict.fromkeys(lacking))
-    covered = len(content) - len([1 for _, s in content if s not in covered_stems])
-    enough = not content or covered >= share * len(content)
+    uncovered = len([1 for _, s in content if s not in covered_stems])
+    enough = uncovered <= 1 or len(content) - uncovered >= share * len(content)
     if lacking:
         why.append(f"the quotes don't say {_list(lacking)}")
 
