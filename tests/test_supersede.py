@@ -200,7 +200,7 @@ def test_supersessions_always_wait_for_a_person(vault: Vault, wiki: dict[str, st
                 "by": claim(
                     "The harbour bridge was reopened in 1934.",
                     wiki["new_src"],
-                    "reopened to traffic in 1934",
+                    "the harbour bridge was reopened to traffic in 1934",
                 ),
             },
         ):
