@@ -354,7 +354,7 @@ class _Reader:
                 scope.append(stem(lower))
 
 
-@lru_cache(maxsize=32768)
+@lru_cache(maxsize=65536)
 def _read(text: str) -> _Reading:
     return _Reader(text).reading()
 
@@ -422,7 +422,21 @@ def _rounds_to(exact: Decimal, rounded: Decimal) -> bool:
 
 
 def _quote_reading(quotes: Sequence[str]) -> _Reading:
-    return _read("\n".join(q.strip() + " ." for q in quotes))
+    """The quotes read one by one (each reading cached: a page's title, summary and headings
+    and its claims share them) and merged."""
+    readings = [_read(q) for q in dict.fromkeys(quotes)]
+    if len(readings) == 1:
+        return readings[0]
+    return _Reading(
+        numbers=tuple(n for r in readings for n in r.numbers),
+        months=tuple(m for r in readings for m in r.months),
+        names=tuple(n for r in readings for n in r.names),
+        negations=tuple(n for r in readings for n in r.negations),
+        prefixed=tuple(p for r in readings for p in r.prefixed),
+        content=tuple(c for r in readings for c in r.content),
+        words=frozenset().union(*(r.words for r in readings)),
+        stems=frozenset().union(*(r.stems for r in readings)),
+    )
 
 
 def check(
