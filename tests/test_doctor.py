@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -126,7 +127,7 @@ def test_propose_turns_a_hand_edit_into_a_plan_and_approval_makes_it_clean(wiki:
     path = wiki.root / PAGE
     edited = path.read_text().replace(
         "## See also",
-        "Roosevelt looked to a future founded upon freedom.[^x]\n\n## See also",
+        "A future founded upon four essential freedoms.[^x]\n\n## See also",
     ) + (
         "[^x]: “In the future days, which we seek to make secure, we look forward to a world "
         f"founded upon four essential human freedoms” — source `{ROOSEVELT[:12]}`\n"
@@ -144,7 +145,7 @@ def test_propose_turns_a_hand_edit_into_a_plan_and_approval_makes_it_clean(wiki:
     assert path.read_text() == edited  # --propose itself writes nothing
     assert [p.id for p in list_plans(wiki)] == [proposal["plan_id"]]
     approve(wiki, proposal["plan_id"], None, "tester")
-    assert "Roosevelt looked to a future founded upon freedom.[^6]" in path.read_text()
+    assert re.search(r"A future founded upon four essential freedoms\.\[\^\d+\]", path.read_text())
     assert run_doctor(wiki).clean
     code, data = doctor_json(wiki, "--propose")
     assert (code, data["clean"], data["proposals"]) == (0, True, [])

@@ -36,9 +36,9 @@ def src(vault: Vault) -> str:
             claim(
                 "Alpha is the *first* letter [of the alphabet].",
                 source,
-                "Alpha is the first letter",
+                "Alpha is the first letter of the Greek alphabet",
             ),
-            claim("Gamma comes third.", source, "Gamma is the third letter"),
+            claim("Gamma comes third.", source, "Gamma is the third letter and comes after beta"),
         ],
     }
     beta = {
@@ -442,7 +442,7 @@ def test_with_auto_apply_a_trusted_hand_edit_is_applied_through_the_door(
                 trusting,
                 slug,
                 anchor,
-                f"{slug} note: delta is fourth.[^d]",
+                "Delta is the fourth letter.[^d]",
                 f"[^d]: “Delta is the fourth letter” — source `{src[:12]}`\n",
             )
         results = propose_hand_edits(trusting)
@@ -450,7 +450,7 @@ def test_with_auto_apply_a_trusted_hand_edit_is_applied_through_the_door(
             ("wiki/alpha.md", "applied"),
             ("wiki/beta.md", "applied"),
         ]
-        assert "alpha note: delta is fourth.[^3]" in page_path(trusting, "alpha").read_text()
+        assert "Delta is the fourth letter.[^3]" in page_path(trusting, "alpha").read_text()
         assert run_doctor(trusting).clean
     finally:
         trusting.close()

@@ -244,7 +244,7 @@ def test_duplicates_across_pages_are_reported_with_a_merge_fix(
         vault, "b.md", "# B\n\nThe library opens at nine every weekday morning in winter!\n"
     )
     text = "The library opens at nine every weekday morning in winter."
-    _apply(vault, _page("library", "Library", text, a, "The library opens at nine every weekday"))
+    _apply(vault, _page("library", "Library", text, a, text.removesuffix(".")))
     _apply(
         vault,
         _page(

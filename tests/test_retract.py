@@ -88,7 +88,7 @@ def build(vault: Vault) -> dict[str, str]:
             claim(
                 "A keeper lived on the rock for twelve years.",
                 bad,
-                "lived on the rock for twelve years",
+                "The lighthouse keeper lived on the rock for twelve years",
             ),
             {
                 "text": "The lighthouse is south of the harbour and burned whale oil.",
@@ -125,13 +125,19 @@ def build(vault: Vault) -> dict[str, str]:
             "answer",
             "Keeper south of the harbour",
             {
-                "text": "The keeper lived on the rock, south of the harbour.",
-                "evidence": [{"source": other, "quote": "fourteen miles south of the harbour"}],
+                "text": "The lighthouse stands south of the harbour.",
+                "evidence": [
+                    {"source": other, "quote": "The lighthouse stands fourteen miles south"},
+                    {"source": other, "quote": "fourteen miles south of the harbour"},
+                ],
                 "derived_from": [a1],
             },
             {
-                "text": "The light reaches seventeen miles and was automated in 1982.",
-                "evidence": [{"source": other, "quote": "automated in 1982"}],
+                "text": "The light can be seen for seventeen miles and was automated in 1982.",
+                "evidence": [
+                    {"source": other, "quote": "seen for seventeen nautical miles"},
+                    {"source": other, "quote": "The light was automated in 1982"},
+                ],
                 "derived_from": [g1],
             },
             section="Answer",
@@ -145,7 +151,7 @@ def build(vault: Vault) -> dict[str, str]:
             "section": "Answer",
             "claims": [
                 {
-                    "text": "So the keepers had a lonely post south of the harbour.",
+                    "text": "The keepers left.",
                     "evidence": [{"source": other, "quote": "the keepers left"}],
                     "derived_from": [d1],
                 }

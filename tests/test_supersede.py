@@ -73,7 +73,7 @@ def wiki(vault: Vault) -> dict[str, str]:
             "Harbour bridge rumours",
             "A forum says the harbour bridge reopened in 1999.",
             rumour_src,
-            "harbour bridge was reopened to traffic in 1999",
+            "A forum post says the harbour bridge was reopened to traffic in 1999",
         ),
     )
     return {"old": old, "new": new, "rumour": rumour, "new_src": new_src}
@@ -200,7 +200,7 @@ def test_supersessions_always_wait_for_a_person(vault: Vault, wiki: dict[str, st
                 "by": claim(
                     "The harbour bridge was reopened in 1934.",
                     wiki["new_src"],
-                    "reopened to traffic in 1934",
+                    "the harbour bridge was reopened to traffic in 1934",
                 ),
             },
         ):

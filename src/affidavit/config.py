@@ -85,7 +85,7 @@ SETTINGS: tuple[Setting, ...] = (
         "never",
         "Which admitted plans apply without a person's approval: 'never' (everything waits in the "
         "inbox) or 'trusted' (plans whose every claim rests only on trusted sources and carries no "
-        "sanitizer flag).",
+        "sanitizer flag, and whose every text the support check found supported).",
         ("never", "trusted"),
     ),
     Setting(

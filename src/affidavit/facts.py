@@ -98,7 +98,7 @@ MONTHS = frozenset(
 )
 NEGATIONS = frozenset(["not", "no", "never", "none", "neither", "nor", "without", "cannot"])
 # Capitalised words that start sentences or are common enough not to name anything.
-_NOT_NAMES = STOPWORDS | frozenset(
+NOT_NAMES = STOPWORDS | frozenset(
     [
         "the",
         "a",
@@ -189,7 +189,7 @@ def analyse(text: str) -> Sentence:
             facts.add("#" + _number(token))
         elif lower in NUMBER_WORDS or lower in MONTHS:
             facts.add("#" + lower)
-        elif token[0].isupper() and lower not in _NOT_NAMES and (position > 0 or len(token) > 1):
+        elif token[0].isupper() and lower not in NOT_NAMES and (position > 0 or len(token) > 1):
             if position == 0 and lower in STOPWORDS:
                 continue
             facts.add("@" + lower)

@@ -2,7 +2,8 @@
 
 Shared by ``affidavit doctor`` and lint's ``unsupported_claim`` check, so they never disagree.
 The quotes are read as the source's own words at the recorded offsets; a claim whose source
-can't be read is left to the evidence checks, which report that.
+can't be read, or whose quote no longer stands at its offsets, is left to the evidence checks,
+which report that.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from ..errors import AffidavitError
+from ..evidence import normalize_quote
 from ..sources.store import SourceStore
 from .support import UNCERTAIN, UNSUPPORTED, SupportChecker
 
@@ -49,6 +51,9 @@ def support_problems(
             span = store.text(source_id)[start:end] if start is not None else quote
         except AffidavitError:
             unreadable.add(claim_id)
+            continue
+        if normalize_quote(span) != normalize_quote(quote):
+            unreadable.add(claim_id)  # moved or altered: evidence_unverified's business
             continue
         entry[2].append((source_id, span))
     problems: list[SupportProblem] = []
