@@ -167,6 +167,7 @@ def test_malformed_citations_fail_the_whole_plan(vault: Vault, name: str) -> Non
     good = page(sid, {"sentence": 1})
     bad = {**page(sid, {"sentence": 1}), "slug": "other"}
     bad["claims"][0]["evidence"] = [MALFORMED[name] | {"source": sid}]
+    parse_plan(make_plan(vault, good))  # the well-formed citation alone is a valid plan
     plan = make_plan(vault, good, bad)
     before = snapshot(vault)
     with pytest.raises(PlanValidationError):
@@ -352,3 +353,11 @@ def test_sentence_citations_reach_the_wiki_through_affidavit_ingest(
     quotes = [q.quote for op in record.admission.ops for c in op.claims for q in c.evidence]
     assert quotes == [FIRST, "designed by James Douglass"]
     v.close()
+
+
+def test_the_small_model_sentence_schema_compiles_to_a_grammar() -> None:
+    pytest.importorskip("llama_cpp")
+    from affidavit.providers.local import schema_to_gbnf
+
+    grammar = schema_to_gbnf(compact_plan_schema("n" * 24, [SRC], ["p"], sentences=(12, 19)))
+    assert '\\"sentence\\"' in grammar and '\\"quote\\"' not in grammar
