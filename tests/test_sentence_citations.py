@@ -361,3 +361,11 @@ def test_the_small_model_sentence_schema_compiles_to_a_grammar() -> None:
 
     grammar = schema_to_gbnf(compact_plan_schema("n" * 24, [SRC], ["p"], sentences=(12, 19)))
     assert '\\"sentence\\"' in grammar and '\\"quote\\"' not in grammar
+
+
+def test_a_one_word_sentence_is_no_evidence(vault: Vault) -> None:
+    sid = add_text(vault, "acronym.txt", "Acronym\n\n" + DOC.split("\n\n", 1)[1])
+    numbered = SourceSentences(SourceStore(vault).text(sid))
+    assert numbered.sentence_text(1) == "Acronym"
+    claim, quote = admitted_evidence(vault, make_plan(vault, page(sid, {"sentence": 1})))
+    assert claim.status == "rejected" and "too short to be evidence" in quote.reason

@@ -28,6 +28,7 @@ from ..plan.schema import MAX_CITED_SENTENCES, Evidence
 __all__ = [
     "MAX_CITED_CHARS",
     "MAX_CITED_SENTENCES",
+    "MIN_CITED_CHARS",
     "Numbered",
     "SourceSentences",
     "check_evidence",
@@ -38,6 +39,8 @@ __all__ = [
 
 MAX_CITED_CHARS = 600
 """Longest text a sentence citation may resolve to; a longer one must narrow it with a quote."""
+MIN_CITED_CHARS = 8
+"""Shortest, like a quote: a one-word "sentence" (a title line) is no evidence on its own."""
 
 
 @dataclass(frozen=True)
@@ -215,6 +218,12 @@ def resolve_citation(
             )
             return QuoteCheck(source, source_id, quote, False, None, None, reason)
         start, end = found
+    elif end - start < MIN_CITED_CHARS:
+        reason = (
+            f"sentence {shown} of source {source_id[:12]} is {end - start} characters, too short "
+            f"to be evidence (at least {MIN_CITED_CHARS}): cite the sentences around it"
+        )
+        return QuoteCheck(source, source_id, f"[{shown}]", False, None, None, reason)
     elif end - start > MAX_CITED_CHARS:
         reason = (
             f"sentence {shown} of source {source_id[:12]} is {end - start} characters; the "
