@@ -247,6 +247,11 @@ def test_numbering_is_global_to_the_source_and_stable() -> None:
     with pytest.raises(IndexError, match=f"has {len(numbered)} sentences"):
         numbered.span(len(numbered) + 1)
     assert sentences_of("x" * 64, text).sentences == numbered.sentences
+    page_lines = numbered.numbered_lines(2, 4)
+    assert [line.split(" ", 1)[0] for line in page_lines] == ["[s2]", "[s3]", "[s4]"]
+    assert numbered.numbered_lines(len(numbered), len(numbered) + 5)[0].startswith(
+        f"[s{len(numbered)}] "
+    )
     assert sentences_of("x" * 64, text + "More. Words here.").sentences != numbered.sentences
 
 

@@ -117,6 +117,15 @@ class SourceSentences:
         j = bisect_left(self._starts, end)
         return list(self.sentences[i:j])
 
+    def numbered_lines(self, first: int, last: int) -> list[str]:
+        """Sentences ``first`` to ``last`` (clipped to the source) as ``[s17] text`` lines, for
+        paging a source by sentence number."""
+        first, last = max(1, first), min(len(self.sentences), last)
+        return [
+            f"[s{s.n}] {collapse(self.text[s.start : s.end])}"
+            for s in self.sentences[first - 1 : last]
+        ]
+
     def render(self, start: int = 0, end: int | None = None) -> str:
         """``text[start:end]`` as numbered lines: ``[s17] sentence`` (whitespace collapsed),
         with the unnumbered text between sentences (headings, table rows) on lines of its own.
