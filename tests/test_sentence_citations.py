@@ -374,3 +374,16 @@ def test_a_one_word_sentence_is_no_evidence(vault: Vault) -> None:
     assert numbered.sentence_text(1) == "Acronym"
     claim, quote = admitted_evidence(vault, make_plan(vault, page(sid, {"sentence": 1})))
     assert claim.status == "rejected" and "too short to be evidence" in quote.reason
+
+
+def test_a_citation_longer_than_a_quote_must_be_narrowed(vault: Vault) -> None:
+    long = "The keepers " + "and their families " * 18 + "lived on the rock until 1910."
+    sid = add_text(vault, "keepers.md", long + " They left by boat.\n")
+    assert len(long) > 300
+    claim, quote = admitted_evidence(vault, make_plan(vault, page(sid, {"sentence": 1})))
+    assert claim.status == "rejected" and "add a 'quote'" in quote.reason
+    claim, quote = admitted_evidence(
+        vault,
+        make_plan(vault, page(sid, {"sentence": 1, "quote": "lived on the rock until 1910"})),
+    )
+    assert claim.status == "admitted" and quote.quote == "lived on the rock until 1910"

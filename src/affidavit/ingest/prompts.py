@@ -35,7 +35,8 @@ SENTENCE_RULES = """\
 - Every claim needs 1-5 evidence items, each citing sentences by number, never retyping them:
   {"source": "<source id>", "sentence": 17}, or up to 3 consecutive sentences as
   {"source": "<source id>", "sentences": [17, 19]}. "source" is the source id given below. To
-  cite only part of a sentence, add "quote": words copied exactly from inside that sentence.
+  cite only part of a sentence, add "quote": words copied exactly from inside that sentence
+  (8-300 characters); a citation longer than 300 characters needs one.
 """
 
 INGEST_USER = """\

@@ -47,7 +47,8 @@ MAX_SENTENCE = 1_000_000
 """Largest sentence number the schema accepts (the gate checks it against the source's count)."""
 MAX_CITED_SENTENCES = 3
 """Longest sentence range: a claim is a sentence or two (SPEC §2), and three sentences keep a
-citation to one passage whose words the support check can weigh, near the 300-character quote."""
+citation to one passage whose words the support check can weigh (what a citation resolves to is
+held to the 300-character quote limit besides)."""
 
 SentenceNumber = Annotated[int, Field(ge=1, le=MAX_SENTENCE)]
 Quote = Annotated[str, Field(min_length=8, max_length=300)]

@@ -37,8 +37,10 @@ __all__ = [
     "sentences_of",
 ]
 
-MAX_CITED_CHARS = 600
-"""Longest text a sentence citation may resolve to; a longer one must narrow it with a quote."""
+MAX_CITED_CHARS = 300
+"""Longest text a sentence citation may resolve to, the longest quote (SPEC §2: evidence is 8-300
+characters, and stored evidence is re-quoted as such, e.g. by a saved answer); a longer sentence
+must be narrowed with a quote inside it."""
 MIN_CITED_CHARS = 8
 """Shortest, like a quote: a one-word "sentence" (a title line) is no evidence on its own."""
 
