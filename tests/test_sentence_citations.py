@@ -226,7 +226,7 @@ def test_the_small_model_schema_offers_only_sentences_it_was_shown() -> None:
     schema = compact_plan_schema("n" * 24, [SRC], [], sentences=(12, 19))
     evidence = schema["$defs"]["Evidence"]
     assert evidence["required"] == ["source", "sentence"]
-    assert evidence["properties"]["sentence"] == {"type": "integer", "minimum": 12, "maximum": 19}
+    assert evidence["properties"]["sentence"] == {"type": "integer", "enum": list(range(12, 20))}
     assert evidence["additionalProperties"] is False
 
 
@@ -305,7 +305,7 @@ def test_the_ingest_prompt_numbers_sentences_like_sentences_py(
     fenced = request.messages[1].content
     for s in numbered.sentences:
         assert f"[s{s.n}] {numbered.text[s.start : s.end]}" in fenced
-    assert '"sentence": 17' in request.messages[0].content  # the rules show the form
+    assert '"sentence": N} for the line [sN]' in request.messages[0].content  # the form
     assert "Lighthouse notes" in fenced  # the heading is shown, unnumbered
 
 
@@ -366,6 +366,9 @@ def test_the_small_model_sentence_schema_compiles_to_a_grammar() -> None:
 
     grammar = schema_to_gbnf(compact_plan_schema("n" * 24, [SRC], ["p"], sentences=(12, 19)))
     assert '\\"sentence\\"' in grammar and '\\"quote\\"' not in grammar
+    # the number is bounded in the grammar itself: 12 to 19 are its only literals
+    (rule,) = [line for line in grammar.splitlines() if line.startswith("Evidence-sentence-kv")]
+    assert "integer" not in rule
 
 
 def test_a_one_word_sentence_is_no_evidence(vault: Vault) -> None:

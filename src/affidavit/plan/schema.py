@@ -391,7 +391,8 @@ def compact_plan_schema(
     defs["Evidence"]["properties"]["quote"]["maxLength"] = max_quote
     if sentences is not None:
         evidence = defs["Evidence"]["properties"]
-        number = {"type": "integer", "minimum": sentences[0], "maximum": sentences[1]}
+        # an enum, not minimum/maximum: llama.cpp's schema-to-grammar converter ignores bounds
+        number = {"type": "integer", "enum": list(range(sentences[0], sentences[1] + 1))}
         defs["Evidence"]["properties"] = {"source": evidence["source"], "sentence": number}
         defs["Evidence"]["required"] = ["source", "sentence"]
     schema["properties"]["operations"]["maxItems"] = max_operations
