@@ -400,6 +400,8 @@ def compact_plan_schema(
         if name in defs:
             defs[name]["properties"]["claims"]["maxItems"] = max_claims
     defs["UpdateContext"]["properties"]["entries"]["maxItems"] = max_claims
+    # ingest claims are never syntheses: an offered derived_from only invites invented claim ids
+    del defs["ClaimDraft"]["properties"]["derived_from"]
     defs["ClaimDraft"]["properties"]["evidence"]["maxItems"] = max_evidence
     defs["ClaimDraft"]["properties"]["text"]["maxLength"] = max_text
     for name, key in (("CreatePage", "title"), ("CreatePage", "summary")):
