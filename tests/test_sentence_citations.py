@@ -228,6 +228,10 @@ def test_the_small_model_schema_offers_only_sentences_it_was_shown() -> None:
     assert evidence["required"] == ["source", "sentence"]
     assert evidence["properties"]["sentence"] == {"type": "integer", "enum": list(range(12, 20))}
     assert evidence["additionalProperties"] is False
+    # without sentence numbers a small model is offered free quotes only, as on main
+    quotes = compact_plan_schema("n" * 24, [SRC], [])["$defs"]["Evidence"]
+    assert set(quotes["properties"]) == {"source", "quote"}
+    assert quotes["required"] == ["source", "quote"]
     # SmolLM2 invented derived_from ids ("c-1913121112111111"), failing whole plans: not offered
     assert "derived_from" not in schema["$defs"]["ClaimDraft"]["properties"]
 

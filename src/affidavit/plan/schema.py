@@ -389,8 +389,11 @@ def compact_plan_schema(
     if sources:
         defs["Evidence"]["properties"]["source"] = {"type": "string", "enum": list(sources)}
     defs["Evidence"]["properties"]["quote"]["maxLength"] = max_quote
-    if sentences is not None:
-        evidence = defs["Evidence"]["properties"]
+    evidence = defs["Evidence"]["properties"]
+    if sentences is None:  # free quotes only, as before sentence citations existed
+        defs["Evidence"]["properties"] = {"source": evidence["source"], "quote": evidence["quote"]}
+        defs["Evidence"]["required"] = ["source", "quote"]
+    else:
         # an enum, not minimum/maximum: llama.cpp's schema-to-grammar converter ignores bounds
         number = {"type": "integer", "enum": list(range(sentences[0], sentences[1] + 1))}
         defs["Evidence"]["properties"] = {"source": evidence["source"], "sentence": number}
