@@ -178,7 +178,7 @@ def main() -> int:
                         kept[form][kind] += 1
                     else:
                         why = re.sub(r"\b[0-9a-f]{12}\b", "ID", check.reason.split(":")[0])
-                        reasons[f"{form}: {re.sub(r's[0-9]+', 'sN', why)}"] += 1
+                        reasons[f"{form}: {re.sub(r'[0-9]+', 'N', why)}"] += 1
     vault.close()
     shutil.rmtree(work, ignore_errors=True)
     total = sum(tried.values())

@@ -18,11 +18,13 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import shutil
 import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -82,12 +84,15 @@ def run(
         "SELECT prompt_tokens, completion_tokens, duration_ms, purpose FROM model_calls"
     ).fetchall()
     verified = unverified = admitted = drifting = 0
+    refusals: Counter[str] = Counter()
     for record in list_plans(vault, ("pending", "rejected")):
         for op in record.admission.ops:
             for claim in op.claims:
                 for quote in claim.evidence:
                     verified += quote.verified
                     unverified += not quote.verified
+                    if not quote.verified:
+                        refusals[re.sub(r"\b[0-9a-f]{12,64}\b", "ID", quote.reason)[:90]] += 1
                 if claim.status == "admitted" and not claim.role:
                     admitted += 1
                     words = stems(claim.text)
@@ -125,6 +130,12 @@ def run(
             "SELECT count(*) FROM claims WHERE status='active'"
         ).fetchone()[0],
         "planted_facts_in_wiki": leaked,
+        "evidence_refused_because": dict(refusals.most_common()),
+        "failed_chunks_because": dict(
+            Counter(
+                c.message[:90] for s in report.sources for c in s.chunks if c.status == "failed"
+            ).most_common()
+        ),
         "total_seconds": round(seconds),
     }
     vault.close()

@@ -167,6 +167,7 @@ def test_malformed_citations_fail_the_whole_plan(vault: Vault, name: str) -> Non
     good = page(sid, {"sentence": 1})
     bad = {**page(sid, {"sentence": 1}), "slug": "other"}
     bad["claims"][0]["evidence"] = [MALFORMED[name] | {"source": sid}]
+    parse_plan(make_plan(vault, good))  # the well-formed citation alone is a valid plan
     plan = make_plan(vault, good, bad)
     before = snapshot(vault)
     with pytest.raises(PlanValidationError):
@@ -225,8 +226,14 @@ def test_the_small_model_schema_offers_only_sentences_it_was_shown() -> None:
     schema = compact_plan_schema("n" * 24, [SRC], [], sentences=(12, 19))
     evidence = schema["$defs"]["Evidence"]
     assert evidence["required"] == ["source", "sentence"]
-    assert evidence["properties"]["sentence"] == {"type": "integer", "minimum": 12, "maximum": 19}
+    assert evidence["properties"]["sentence"] == {"type": "integer", "enum": list(range(12, 20))}
     assert evidence["additionalProperties"] is False
+    # without sentence numbers a small model is offered free quotes only, as on main
+    quotes = compact_plan_schema("n" * 24, [SRC], [])["$defs"]["Evidence"]
+    assert set(quotes["properties"]) == {"source", "quote"}
+    assert quotes["required"] == ["source", "quote"]
+    # SmolLM2 invented derived_from ids ("c-1913121112111111"), failing whole plans: not offered
+    assert "derived_from" not in schema["$defs"]["ClaimDraft"]["properties"]
 
 
 def test_numbering_is_global_to_the_source_and_stable() -> None:
@@ -246,6 +253,11 @@ def test_numbering_is_global_to_the_source_and_stable() -> None:
     with pytest.raises(IndexError, match=f"has {len(numbered)} sentences"):
         numbered.span(len(numbered) + 1)
     assert sentences_of("x" * 64, text).sentences == numbered.sentences
+    page_lines = numbered.numbered_lines(2, 4)
+    assert [line.split(" ", 1)[0] for line in page_lines] == ["[s2]", "[s3]", "[s4]"]
+    assert numbered.numbered_lines(len(numbered), len(numbered) + 5)[0].startswith(
+        f"[s{len(numbered)}] "
+    )
     assert sentences_of("x" * 64, text + "More. Words here.").sentences != numbered.sentences
 
 
@@ -299,7 +311,7 @@ def test_the_ingest_prompt_numbers_sentences_like_sentences_py(
     fenced = request.messages[1].content
     for s in numbered.sentences:
         assert f"[s{s.n}] {numbered.text[s.start : s.end]}" in fenced
-    assert '"sentence": 17' in request.messages[0].content  # the rules show the form
+    assert '"sentence": N} for the line [sN]' in request.messages[0].content  # the form
     assert "Lighthouse notes" in fenced  # the heading is shown, unnumbered
 
 
@@ -352,3 +364,35 @@ def test_sentence_citations_reach_the_wiki_through_affidavit_ingest(
     quotes = [q.quote for op in record.admission.ops for c in op.claims for q in c.evidence]
     assert quotes == [FIRST, "designed by James Douglass"]
     v.close()
+
+
+def test_the_small_model_sentence_schema_compiles_to_a_grammar() -> None:
+    pytest.importorskip("llama_cpp")
+    from affidavit.providers.local import schema_to_gbnf
+
+    grammar = schema_to_gbnf(compact_plan_schema("n" * 24, [SRC], ["p"], sentences=(12, 19)))
+    assert '\\"sentence\\"' in grammar and '\\"quote\\"' not in grammar
+    # the number is bounded in the grammar itself: 12 to 19 are its only literals
+    (rule,) = [line for line in grammar.splitlines() if line.startswith("Evidence-sentence-kv")]
+    assert "integer" not in rule
+
+
+def test_a_one_word_sentence_is_no_evidence(vault: Vault) -> None:
+    sid = add_text(vault, "acronym.txt", "Acronym\n\n" + DOC.split("\n\n", 1)[1])
+    numbered = SourceSentences(SourceStore(vault).text(sid))
+    assert numbered.sentence_text(1) == "Acronym"
+    claim, quote = admitted_evidence(vault, make_plan(vault, page(sid, {"sentence": 1})))
+    assert claim.status == "rejected" and "too short to be evidence" in quote.reason
+
+
+def test_a_citation_longer_than_a_quote_must_be_narrowed(vault: Vault) -> None:
+    long = "The keepers " + "and their families " * 18 + "lived on the rock until 1910."
+    sid = add_text(vault, "keepers.md", long + " They left by boat.\n")
+    assert len(long) > 300
+    claim, quote = admitted_evidence(vault, make_plan(vault, page(sid, {"sentence": 1})))
+    assert claim.status == "rejected" and "add a 'quote'" in quote.reason
+    claim, quote = admitted_evidence(
+        vault,
+        make_plan(vault, page(sid, {"sentence": 1, "quote": "lived on the rock until 1910"})),
+    )
+    assert claim.status == "admitted" and quote.quote == "lived on the rock until 1910"

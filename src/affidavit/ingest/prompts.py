@@ -32,10 +32,12 @@ QUOTE_RULES = """\
 SENTENCE_RULES = """\
 - The fenced text is numbered by sentence: a line "[s17] ..." is sentence 17 of the whole source.
   Unnumbered lines (headings, table rows) are context only.
-- Every claim needs 1-5 evidence items, each citing sentences by number, never retyping them:
-  {"source": "<source id>", "sentence": 17}, or up to 3 consecutive sentences as
-  {"source": "<source id>", "sentences": [17, 19]}. "source" is the source id given below. To
-  cite only part of a sentence, add "quote": words copied exactly from inside that sentence.
+- Every claim needs 1-5 evidence items, each citing the sentences that say it by their numbers,
+  never retyping them: {"source": "<source id>", "sentence": N} for the line [sN], or up to 3
+  consecutive sentences as {"source": "<source id>", "sentences": [N, M]} for the lines [sN] to
+  [sM]. "source" is the source id given below. To
+  cite only part of a sentence, add "quote": words copied exactly from inside that sentence
+  (8-300 characters); a citation longer than 300 characters needs one.
 """
 
 INGEST_USER = """\

@@ -50,7 +50,8 @@ MAX_SENTENCE = 1_000_000
 """Largest sentence number the schema accepts (the gate checks it against the source's count)."""
 MAX_CITED_SENTENCES = 3
 """Longest sentence range: a claim is a sentence or two (SPEC §2), and three sentences keep a
-citation to one passage whose words the support check can weigh, near the 300-character quote."""
+citation to one passage whose words the support check can weigh (what a citation resolves to is
+held to the 300-character quote limit besides)."""
 
 SentenceNumber = Annotated[int, Field(ge=1, le=MAX_SENTENCE)]
 Quote = Annotated[str, Field(min_length=8, max_length=300)]
@@ -411,9 +412,13 @@ def compact_plan_schema(
     if sources:
         defs["Evidence"]["properties"]["source"] = {"type": "string", "enum": list(sources)}
     defs["Evidence"]["properties"]["quote"]["maxLength"] = max_quote
-    if sentences is not None:
-        evidence = defs["Evidence"]["properties"]
-        number = {"type": "integer", "minimum": sentences[0], "maximum": sentences[1]}
+    evidence = defs["Evidence"]["properties"]
+    if sentences is None:  # free quotes only, as before sentence citations existed
+        defs["Evidence"]["properties"] = {"source": evidence["source"], "quote": evidence["quote"]}
+        defs["Evidence"]["required"] = ["source", "quote"]
+    else:
+        # an enum, not minimum/maximum: llama.cpp's schema-to-grammar converter ignores bounds
+        number = {"type": "integer", "enum": list(range(sentences[0], sentences[1] + 1))}
         defs["Evidence"]["properties"] = {"source": evidence["source"], "sentence": number}
         defs["Evidence"]["required"] = ["source", "sentence"]
     schema["properties"]["operations"]["maxItems"] = max_operations
@@ -421,6 +426,8 @@ def compact_plan_schema(
         if name in defs:
             defs[name]["properties"]["claims"]["maxItems"] = max_claims
     defs["UpdateContext"]["properties"]["entries"]["maxItems"] = max_claims
+    # ingest claims are never syntheses: an offered derived_from only invites invented claim ids
+    del defs["ClaimDraft"]["properties"]["derived_from"]
     defs["ClaimDraft"]["properties"]["evidence"]["maxItems"] = max_evidence
     defs["ClaimDraft"]["properties"]["text"]["maxLength"] = max_text
     for name, key in (("CreatePage", "title"), ("CreatePage", "summary")):

@@ -5,6 +5,7 @@ sanitizer   flags for invisible, bidi, control characters, hidden text, base64, 
             instruction-like text
 fetch       URL fetching within size, time and redirect limits (http and https only)
 trust       trust tiers from the config's rules, by origin
+sentences   host numbering of a source's sentences, and resolving citations by number
 store       the content-addressed store under ``sources/`` and its database rows
 """
 

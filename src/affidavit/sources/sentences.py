@@ -28,6 +28,7 @@ from ..plan.schema import MAX_CITED_SENTENCES, Evidence
 __all__ = [
     "MAX_CITED_CHARS",
     "MAX_CITED_SENTENCES",
+    "MIN_CITED_CHARS",
     "Numbered",
     "SourceSentences",
     "check_evidence",
@@ -36,8 +37,12 @@ __all__ = [
     "sentences_of",
 ]
 
-MAX_CITED_CHARS = 600
-"""Longest text a sentence citation may resolve to; a longer one must narrow it with a quote."""
+MAX_CITED_CHARS = 300
+"""Longest text a sentence citation may resolve to, the longest quote (SPEC §2: evidence is 8-300
+characters, and stored evidence is re-quoted as such, e.g. by a saved answer); a longer sentence
+must be narrowed with a quote inside it."""
+MIN_CITED_CHARS = 8
+"""Shortest, like a quote: a one-word "sentence" (a title line) is no evidence on its own."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +118,15 @@ class SourceSentences:
         i = bisect_left(self._starts, start)
         j = bisect_left(self._starts, end)
         return list(self.sentences[i:j])
+
+    def numbered_lines(self, first: int, last: int) -> list[str]:
+        """Sentences ``first`` to ``last`` (clipped to the source) as ``[s17] text`` lines, for
+        paging a source by sentence number."""
+        first, last = max(1, first), min(len(self.sentences), last)
+        return [
+            f"[s{s.n}] {collapse(self.text[s.start : s.end])}"
+            for s in self.sentences[first - 1 : last]
+        ]
 
     def render(self, start: int = 0, end: int | None = None) -> str:
         """``text[start:end]`` as numbered lines: ``[s17] sentence`` (whitespace collapsed),
@@ -215,6 +229,12 @@ def resolve_citation(
             )
             return QuoteCheck(source, source_id, quote, False, None, None, reason)
         start, end = found
+    elif end - start < MIN_CITED_CHARS:
+        reason = (
+            f"sentence {shown} of source {source_id[:12]} is {end - start} characters, too short "
+            f"to be evidence (at least {MIN_CITED_CHARS}): cite the sentences around it"
+        )
+        return QuoteCheck(source, source_id, f"[{shown}]", False, None, None, reason)
     elif end - start > MAX_CITED_CHARS:
         reason = (
             f"sentence {shown} of source {source_id[:12]} is {end - start} characters; the "
