@@ -73,8 +73,10 @@ def claims(vault: Vault) -> dict[str, str]:
         "summary": "The Golden Gate Bridge, sunlight and interest rates.",
         "claims": [
             claim(BRIDGE, src, "Golden Gate Bridge opened to traffic in 1937"),
-            claim(PLANTS, src, "Photosynthesis converts sunlight into chemical energy"),
-            claim(BANK, src, "central bank raised interest rates"),
+            claim(
+                PLANTS, src, "Photosynthesis converts sunlight into chemical energy in green plants"
+            ),
+            claim(BANK, src, "central bank raised interest rates to slow down inflation"),
         ],
     }
     proposal = propose(vault, make_plan(vault, page), "tester", "test")
@@ -190,7 +192,11 @@ def test_superseded_claims_are_never_found_and_their_vectors_are_removed(
     index = VectorIndex()
     index.reindex(vault.db, embedder)
     src = vault.db.execute("SELECT id FROM sources").fetchone()[0]
-    new = claim("The bridge over the Golden Gate opened in 1937.", src, "opened to traffic in 1937")
+    new = claim(
+        "The Golden Gate Bridge opened in 1937.",
+        src,
+        "Golden Gate Bridge opened to traffic in 1937",
+    )
     sup = {"op": "supersede_claim", "claim": claims["bridge"], "by": new, "reason": "clearer"}
     proposal = propose(vault, make_plan(vault, sup), "tester", "test")
     if proposal.status == "pending":

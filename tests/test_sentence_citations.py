@@ -84,7 +84,12 @@ def test_applied_sentence_citation_stores_the_exact_sentence(vault: Vault) -> No
     v = open_vault(vault.root, clock=vault.clock)
     sid = add_text(v, "lighthouse.md", DOC)
     text = SourceStore(v).text(sid)
-    proposal = propose(v, make_plan(v, page(sid, {"sentences": [1, 2]})), "test", "test")
+    proposal = propose(
+        v,
+        make_plan(v, page(sid, {"sentences": [1, 2]}, text="The first tower burned down in 1755.")),
+        "test",
+        "test",
+    )
     if proposal.status == "pending":
         from affidavit.inbox import approve
 
@@ -101,7 +106,15 @@ def test_a_sub_span_inside_the_sentence_is_verified_there(vault: Vault) -> None:
     sid = add_text(vault, "lighthouse.md", DOC)
     text = SourceStore(vault).text(sid)
     claim, quote = admitted_evidence(
-        vault, make_plan(vault, page(sid, {"sentence": 3, "quote": "designed by James Douglass"}))
+        vault,
+        make_plan(
+            vault,
+            page(
+                sid,
+                {"sentence": 3, "quote": "designed by James Douglass"},
+                text="James Douglass designed it.",
+            ),
+        ),
     )
     assert claim.status == "admitted", claim.reason
     assert quote.quote == "designed by James Douglass"
@@ -287,7 +300,7 @@ def _cite_first_two(request: ModelRequest) -> str:
                                 {
                                     "source": sid,
                                     "sentence": int(numbers[2]),
-                                    "quote": "designed by James Douglass",
+                                    "quote": "The present tower was designed by James Douglass",
                                 }
                             ],
                         },
@@ -362,7 +375,7 @@ def test_sentence_citations_reach_the_wiki_through_affidavit_ingest(
     v = open_vault(root)
     record = get_plan(v, report["sources"][0]["chunks"][0]["plan_id"])
     quotes = [q.quote for op in record.admission.ops for c in op.claims for q in c.evidence]
-    assert quotes == [FIRST, "designed by James Douglass"]
+    assert quotes == [FIRST, "The present tower was designed by James Douglass"]
     v.close()
 
 
@@ -393,6 +406,13 @@ def test_a_citation_longer_than_a_quote_must_be_narrowed(vault: Vault) -> None:
     assert claim.status == "rejected" and "add a 'quote'" in quote.reason
     claim, quote = admitted_evidence(
         vault,
-        make_plan(vault, page(sid, {"sentence": 1, "quote": "lived on the rock until 1910"})),
+        make_plan(
+            vault,
+            page(
+                sid,
+                {"sentence": 1, "quote": "lived on the rock until 1910"},
+                text="They lived on the rock until 1910.",
+            ),
+        ),
     )
     assert claim.status == "admitted" and quote.quote == "lived on the rock until 1910"
