@@ -79,7 +79,9 @@ def test_a_context_replace_waits_for_a_person_and_is_audited_as_a_retraction(
                 v,
                 {
                     "op": "update_context",
-                    "entries": [claim("Alpha comes first.", src, "Alpha is the first letter")],
+                    "entries": [
+                        claim("Alpha is the first letter.", src, "Alpha is the first letter")
+                    ],
                 },
             ),
             "t",
@@ -90,7 +92,7 @@ def test_a_context_replace_waits_for_a_person_and_is_audited_as_a_retraction(
         replace = {
             "op": "update_context",
             "mode": "replace",
-            "entries": [claim("Delta is fourth.", src, "Delta is the fourth letter")],
+            "entries": [claim("Delta is the fourth letter.", src, "Delta is the fourth letter")],
         }
         second = propose(v, make_plan(v, replace), "t", "t")
         assert second.status == "pending", second.message

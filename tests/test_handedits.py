@@ -469,8 +469,14 @@ def test_one_sentence_edit_reports_only_that_claim(vault: Vault) -> None:
         "section": "Letters",
         "claims": [
             claim(first, source, "Alpha is the first letter of the Greek alphabet"),
-            claim("Delta looks like a triangle.", source, "Delta is the fourth letter"),
-            claim("Gamma comes after beta.", source, "Gamma is the third letter and comes after"),
+            claim(
+                "Delta looks like a triangle.",
+                source,
+                "Delta is the fourth letter and looks like a triangle",
+            ),
+            claim(
+                "Gamma comes after beta.", source, "Gamma is the third letter and comes after beta"
+            ),
         ],
     }
     approve(vault, propose(vault, make_plan(vault, page), "t", "t").plan_id, None, "t")
@@ -494,7 +500,13 @@ def test_a_moved_claim_is_still_reported(vault: Vault) -> None:
         "title": "Greek letters",
         "summary": "Some Greek letters.",
         "section": "Letters",
-        "claims": [claim("Delta looks like a triangle.", source, "Delta is the fourth letter")],
+        "claims": [
+            claim(
+                "Delta looks like a triangle.",
+                source,
+                "Delta is the fourth letter and looks like a triangle",
+            )
+        ],
     }
     approve(vault, propose(vault, make_plan(vault, page), "t", "t").plan_id, None, "t")
     path = page_path(vault, "greek")

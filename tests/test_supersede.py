@@ -151,7 +151,8 @@ def test_an_untrusted_claim_cannot_supersede_a_trusted_one(
     op = proposal.admission.ops[0]
     assert op.check == "trust"
     assert op.reason == (
-        "an untrusted claim can't supersede a trusted claim by itself (W7); raise a finding instead"
+        "an untrusted claim can't supersede a trusted claim by itself; "
+        "propose a retraction, or let a person decide on a lint finding"
     )
     assert (
         vault.db.execute("SELECT status FROM claims WHERE id = ?", (wiki["old"],)).fetchone()[0]

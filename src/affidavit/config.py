@@ -100,7 +100,7 @@ SETTINGS: tuple[Setting, ...] = (
         "support",
         "model",
         "none",
-        "The support check's model layer (W11): 'none' (rules only; texts the rules find "
+        "The support check's model layer: 'none' (rules only; texts the rules find "
         "uncertain wait for a person) or the name of an offline entailment model that an "
         "installed package registers (entry point group 'affidavit.entailment'); it is asked "
         "about uncertain texts only.",
