@@ -359,3 +359,14 @@ def test_the_sample_plan_rests_on_its_quotes(vault: Vault, tmp_path: Path) -> No
         for op in plan["operations"]
         for c in op.get("claims", []) + op.get("entries", [])
     )
+
+
+def test_a_swapped_name_is_refused_and_an_added_one_waits_for_a_person() -> None:
+    from affidavit.gate import support
+
+    quote = "The present tower was designed by James Douglass and lit in 1882."
+    swapped = support.check("The present tower was designed by John Smeaton.", [quote])
+    assert swapped.verdict == support.UNSUPPORTED
+    assert {"John", "Smeaton"} <= set(swapped.missing)
+    added = support.check("The present tower at Eddystone was designed by James Douglass.", [quote])
+    assert added.verdict == support.UNCERTAIN and added.missing == ("Eddystone",)

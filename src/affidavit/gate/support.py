@@ -487,11 +487,18 @@ def _check(text: str, quotes: tuple[str, ...], share: float, allowed: frozenset[
             why.append(f"'{before} {shown}' is only close to a date the quotes state")
         else:
             hard.append(shown)
-    hard += [
+    unnamed = [
         shown
         for shown, lower in mine.names
         if not _name_found(lower, theirs) and stem(lower) not in allowed
     ]
+    if unnamed and any(not _name_found(lower, mine) for _, lower in theirs.names):
+        hard += unnamed  # the quotes name someone else: a swapped name, refused
+    elif unnamed:
+        # A name the quotes leave out but contradict with no other name: often the subject the
+        # source's context supplies (its title, an earlier sentence). A person decides.
+        soft += unnamed
+        why.append(f"the quotes don't name {_list(unnamed)}")
     if hard:
         why.insert(0, "the quotes don't state " + _list(hard))
 
