@@ -384,7 +384,12 @@ def test_a_scripted_agent_session_end_to_end(tmp_path: Path) -> None:
             "slug": "kessel-harbour",
             "title": "Kessel harbour",
             "summary": "The old harbour of Kessel froze solid in the winter of 1709.",
-            "claims": [claim("The old harbour of Kessel froze solid in 1709.", source, quote)],
+            "claims": [
+                {
+                    "text": "The old harbour of Kessel froze solid in 1709.",
+                    "evidence": [{"source": source, "sentence": int(number[2:])}],
+                }
+            ],
         }
         proposed = call(vault, "propose_plan", operations=[op])
         plan_id = proposed.splitlines()[0].split()[1]

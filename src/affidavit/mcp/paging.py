@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import AffidavitError
-from ..extractive.segment import collapse, segment
+from ..extractive.segment import collapse
 from ..retrieval.tokens import count_tokens
+from ..sources.sentences import number_sentences
 
 FOOTER_TOKENS = 40
 """Kept free under the cap for the "more: cursor=…" line."""
@@ -79,8 +80,9 @@ def fit(lines: list[str], start: int, cap: int, header: str = "", prefix: str = 
 
 
 def numbered_sentences(text: str) -> list[tuple[int, int, int]]:
-    """``(n, start, end)`` of each sentence of a stored text, numbered from 1."""
-    return [(i + 1, s.start, s.end) for i, s in enumerate(segment(text).sentences)]
+    """``(n, start, end)`` of each sentence of a stored text, numbered from 1: the numbers the
+    gate resolves sentence citations by (:mod:`affidavit.sources.sentences`)."""
+    return [(s.n, s.start, s.end) for s in number_sentences(text)]
 
 
 def sentence_lines(text: str) -> list[str]:

@@ -216,7 +216,7 @@ def build_server(door: Door) -> FastMCP:
     def read_source(source: SourceRef, cursor: Cursor = None) -> str:
         """A source's stored text as host-numbered sentences, `[s17] ...`, paged.
 
-        Cite a sentence by copying its text (or a part of it, 8-300 chars) as an evidence quote.
+        Cite it as evidence {"source": id, "sentence": 17} (a part: add "quote" inside it).
         """
         with door.vault("source") as vault:
             store = SourceStore(vault)
@@ -360,7 +360,8 @@ def build_server(door: Door) -> FastMCP:
         add_claims {page, section?, claims}; link_pages {page, to};
         update_context {mode? append|replace, entries}; supersede_claim {claim, by|successor, reason};
         retract_claim {claim, reason}; retract_source {source, reason}.
-        A claim is {text, evidence: [{source: id (>=12 hex), quote: verbatim 8-300 chars}]}.
+        A claim is {text, evidence: [{source: id (>=12 hex), sentence: N} or {source, quote:
+        verbatim 8-300 chars}]}; cite read_source's [sN] numbers (sentences: [a, b] for <=3).
         Slugs: ^[a-z0-9][a-z0-9-]{0,63}$. Returns the plan id, verdicts and the next step.
         """
         actor = door.writer(ctx)
