@@ -484,7 +484,7 @@ class Ingestor:
         """The chunk as host-numbered sentences and the first and last number shown, or
         ``(None, None)`` when the model is to copy quotes (``citations="quote"``, or a chunk
         without sentences: a table, a list of headings)."""
-        if self.citations != "sentence":
+        if self.citations != "sentence" or not self.provider.reads_prompt:
             return None, None
         numbered = sentences_of(record.id, text)
         shown = numbered.starting_in(chunk.start, chunk.end)

@@ -99,6 +99,7 @@ class Provider(ABC):
     name: ClassVar[str]
     supports_schema: ClassVar[bool] = False  # can constrain its output to a JSON Schema
     needs_network: ClassVar[bool] = False
+    reads_prompt: ClassVar[bool] = True  # False: plans come from the task, not the messages
     context_length: int = 8192  # tokens of prompt + reply the model accepts
 
     @abstractmethod

@@ -22,6 +22,7 @@ class ExtractiveProvider(Provider):
     name: ClassVar[str] = "extractive"
     supports_schema: ClassVar[bool] = True
     needs_network: ClassVar[bool] = False
+    reads_prompt: ClassVar[bool] = False  # it reads the task; numbering sentences is wasted
 
     def complete(self, request: ModelRequest) -> Completion:
         """Answer an ingest request with the engine's plan; refuse anything else."""
