@@ -79,7 +79,7 @@ run 0 inbox
 run 0 inbox --json
 plan="$("$venv/bin/python" -c 'import json,sys; print(json.load(open(sys.argv[1]))[0]["id"])' "$log")"
 run 0 inbox show "$plan"
-run 0 approve "$plan"
+run 0 approve --all --yes
 run 0 search "public credit"
 run 0 ask "What did the President say about public credit?"
 run 0 lint

@@ -122,3 +122,29 @@ def test_doctor_reports_stored_evidence_that_only_the_old_rules_accepted(
     kinds = {(f["kind"], f["subject"]) for f in lint["findings"]}
     assert ("evidence_unverified", applied["claim"]) in kinds
     assert ("evidence_unverified", applied["skiff"]) in kinds
+
+
+def test_a_quote_in_a_one_line_source_is_shown_with_bounded_context(vault: Vault) -> None:
+    filler = " ".join(f"Word{i} of the long address." for i in range(400))
+    target = "The harbour froze solid in 1709."
+    source = add_text(vault, "address.md", f"{filler} {target} {filler}\n")
+    plan = make_plan(
+        vault,
+        {
+            "op": "create_page",
+            "slug": "harbour",
+            "title": "Harbour",
+            "summary": target,
+            "claims": [claim(target, source, target)],
+        },
+    )
+    proposal = propose(vault, json.dumps(plan), "tester", "test")
+    [shown] = service.plan_detail(vault, proposal.plan_id).quotes
+    assert shown.quote == target
+    limit = service.CONTEXT_CHARS + 1
+    assert shown.before.startswith("…") and len(shown.before) <= limit
+    assert shown.after.endswith("…") and len(shown.after) <= limit
+    assert (
+        f"{shown.before.lstrip('…')}{target}{shown.after.rstrip('…')}"
+        in f"{filler} {target} {filler}"
+    )

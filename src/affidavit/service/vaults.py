@@ -300,8 +300,14 @@ def list_plans(vault: Vault, statuses: tuple[str, ...] = ("pending",)) -> list[P
     return [_summary(vault, r) for r in inbox.list_plans(vault, statuses)]
 
 
+CONTEXT_CHARS = 240
+"""At most this many characters of context either side of a quote (a source written as one long
+line would otherwise be shown whole)."""
+
+
 def _around(text: str, start: int, end: int, lines: int = 2) -> tuple[str, str]:
-    """The text from ``lines`` lines before ``start`` and to ``lines`` lines after ``end``."""
+    """The text from ``lines`` lines before ``start`` and to ``lines`` lines after ``end``, cut
+    to :data:`CONTEXT_CHARS` either side at a space (marked with …)."""
     left = start
     for _ in range(lines + 1):
         left = text.rfind("\n", 0, max(left - 1, 0)) + 1 if left > 0 else 0
@@ -309,7 +315,14 @@ def _around(text: str, start: int, end: int, lines: int = 2) -> tuple[str, str]:
     for _ in range(lines + 1):
         nxt = text.find("\n", right + 1)
         right = len(text) if nxt == -1 else nxt
-    return text[left:start], text[end:right]
+    before, after = text[left:start], text[end:right]
+    if len(before) > CONTEXT_CHARS:
+        cut = before[-CONTEXT_CHARS:]
+        before = "…" + cut[cut.find(" ") + 1 :] if " " in cut else "…" + cut
+    if len(after) > CONTEXT_CHARS:
+        cut = after[:CONTEXT_CHARS]
+        after = (cut[: cut.rfind(" ")] if " " in cut else cut) + "…"
+    return before, after
 
 
 def plan_detail(vault: Vault, ref: str) -> PlanDetail:
