@@ -119,8 +119,10 @@ def test_a_daemon_killed_mid_ingest_finishes_the_job_once_after_restart() -> Non
         )
     finally:
         assert second.stop() == 0
-    status, attempts = _query(root, "SELECT status, attempts FROM jobs WHERE id = ?", job)[0]
-    assert (status, attempts) == ("done", 2)
+    status, attempts, error = _query(
+        root, "SELECT status, attempts, error FROM jobs WHERE id = ?", job
+    )[0]
+    assert (status, attempts) == ("done", 2), error
 
     with open_vault(root) as vault:
         assert run_doctor(vault).clean
