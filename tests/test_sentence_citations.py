@@ -19,7 +19,8 @@ from affidavit.cli import main
 from affidavit.errors import PlanValidationError
 from affidavit.inbox import get_plan, plan_id_of, propose
 from affidavit.ingest.pipeline import Ingestor
-from affidavit.plan.schema import compact_plan_schema, parse_plan, plan_json_schema
+from affidavit.plan.compact import compact_plan_schema
+from affidavit.plan.schema import parse_plan, plan_json_schema
 from affidavit.providers.base import ModelRequest
 from affidavit.providers.scripted import ScriptedProvider
 from affidavit.sources.sentences import SourceSentences, sentences_of

@@ -23,8 +23,9 @@ from ..db import transaction
 from ..errors import AdmissionError, AffidavitError, PlanValidationError, ProviderError
 from ..gate.admission import Admission
 from ..inbox import Proposal
+from ..plan.compact import compact_plan_schema
 from ..plan.nonce import issue_nonce
-from ..plan.schema import compact_plan_schema, plan_json_schema
+from ..plan.schema import plan_json_schema
 from ..providers.base import Completion, IngestTask, Message, ModelRequest, Provider, Usage
 from ..sources.sentences import sentences_of
 from ..sources.store import SourceRecord, SourceStore
@@ -415,6 +416,14 @@ class Ingestor:
                     ),
                 )
 
+    def _short_id(self, source_id: str) -> str:
+        """The shortest prefix (>= 12 hex) that names ``source_id`` alone: a small model spells a
+        64-hex id one or two characters a token, so the compact schema offers the prefix."""
+        for length in (12, 16, 24, 32):
+            if self.store.resolve(source_id[:length]) == source_id:
+                return source_id[:length]
+        return source_id
+
     def _ingest_chunk(
         self, record: SourceRecord, text: str, chunk: Chunk, count: int
     ) -> ChunkOutcome:
@@ -424,7 +433,11 @@ class Ingestor:
         numbered, shown = self._numbered(record, text, chunk)
         schema = (
             compact_plan_schema(
-                task.nonce, [record.id], [p.slug for p in task.pages], sentences=shown
+                task.nonce,
+                [self._short_id(record.id)],
+                [p.slug for p in task.pages],
+                sentences=shown,
+                budget_tokens=self.max_tokens,
             )
             if self.small
             else self.schema

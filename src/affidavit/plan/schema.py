@@ -8,7 +8,6 @@ id and sources by content hash only.
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Annotated, Any, Literal
 
@@ -358,80 +357,4 @@ def plan_json_schema() -> dict[str, Any]:
     schema = Plan.model_json_schema()
     schema["$id"] = "https://affidavit.invalid/schema/plan.json"
     schema["title"] = "Affidavit plan"
-    return schema
-
-
-def compact_plan_schema(
-    nonce: str | None = None,
-    sources: list[str] | None = None,
-    pages: list[str] | None = None,
-    *,
-    max_operations: int = 2,
-    max_claims: int = 2,
-    max_evidence: int = 1,
-    max_text: int = 160,
-    max_quote: int = 150,
-    sentences: tuple[int, int] | None = None,
-) -> dict[str, Any]:
-    """A stricter subset of the plan schema for small models under constrained decoding.
-
-    Every plan it admits is a valid plan; the tighter bounds force a small model's grammar to
-    close the JSON well within its context window instead of rambling until ``max_tokens``, and
-    fixing ``nonce`` and ``sources`` to the request's own keeps it from inventing them. Only the
-    operations a small model can target are offered: ``create_page``, ``update_context`` and
-    ``add_claims`` to one of ``pages`` (when there are any). The reply is still checked for the
-    nonce, and the gate still checks the full schema and every quote.
-
-    With ``sentences`` (the first and last sentence numbers shown in the prompt) evidence is a
-    sentence citation only, ``{"source", "sentence"}``, its number bounded to that range: a small
-    model then writes a number instead of retyping a quote, and can't cite a sentence it wasn't
-    shown.
-    """
-    schema = copy.deepcopy(plan_json_schema())
-    defs = schema["$defs"]
-    allowed = ["CreatePage", "UpdateContext"] + (["AddClaims"] if pages else [])
-    items = schema["properties"]["operations"]["items"]
-    items["oneOf"] = [{"$ref": f"#/$defs/{name}"} for name in allowed]
-    items["discriminator"]["mapping"] = {
-        op: ref
-        for op, ref in items["discriminator"]["mapping"].items()
-        if ref.rsplit("/", 1)[1] in allowed
-    }
-    for name in (
-        "LinkPages",
-        "SupersedeClaim",
-        "RetractClaim",
-        "RetractSource",
-        *([] if pages else ["AddClaims"]),
-    ):
-        del defs[name]
-    if pages:
-        defs["AddClaims"]["properties"]["page"] = {"type": "string", "enum": list(pages)}
-    if nonce is not None:
-        schema["properties"]["nonce"] = {"type": "string", "const": nonce}
-    if sources:
-        defs["Evidence"]["properties"]["source"] = {"type": "string", "enum": list(sources)}
-    defs["Evidence"]["properties"]["quote"]["maxLength"] = max_quote
-    evidence = defs["Evidence"]["properties"]
-    if sentences is None:  # free quotes only, as before sentence citations existed
-        defs["Evidence"]["properties"] = {"source": evidence["source"], "quote": evidence["quote"]}
-        defs["Evidence"]["required"] = ["source", "quote"]
-    else:
-        # an enum, not minimum/maximum: llama.cpp's schema-to-grammar converter ignores bounds
-        number = {"type": "integer", "enum": list(range(sentences[0], sentences[1] + 1))}
-        defs["Evidence"]["properties"] = {"source": evidence["source"], "sentence": number}
-        defs["Evidence"]["required"] = ["source", "sentence"]
-    schema["properties"]["operations"]["maxItems"] = max_operations
-    for name in ("CreatePage", "AddClaims"):
-        if name in defs:
-            defs[name]["properties"]["claims"]["maxItems"] = max_claims
-    defs["UpdateContext"]["properties"]["entries"]["maxItems"] = max_claims
-    # ingest claims are never syntheses: an offered derived_from only invites invented claim ids
-    del defs["ClaimDraft"]["properties"]["derived_from"]
-    defs["ClaimDraft"]["properties"]["evidence"]["maxItems"] = max_evidence
-    defs["ClaimDraft"]["properties"]["text"]["maxLength"] = max_text
-    for name, key in (("CreatePage", "title"), ("CreatePage", "summary")):
-        defs[name]["properties"][key]["maxLength"] = min(
-            defs[name]["properties"][key]["maxLength"], max_text
-        )
     return schema
