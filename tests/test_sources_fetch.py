@@ -409,3 +409,28 @@ def test_allow_private_hosts_must_be_a_list_of_names(vault: Vault) -> None:
     )
     with pytest.raises(ConfigError, match="allow_private_hosts must be a list of host names"):
         open_vault(vault.root)
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "127.0.0.1",
+        "[2001::7f00:1]",  # Teredo
+        "[64:ff9b::7f00:1]",  # NAT64 carrying 127.0.0.1: "global" to the old public-only check
+        "[2002:7f00:1::]",  # 6to4 carrying 127.0.0.1: "global" to the old public-only check
+    ],
+)
+def test_an_agents_fetch_has_no_private_host_exception(server: _Server, host: str) -> None:
+    """``public_only`` (the MCP server's add_source) refuses by the same rules as every fetch,
+    and the owner's ``allow_private_hosts`` does not extend to an agent."""
+    port = server.server_address[1]
+    with pytest.raises(FetchError, match="is not a public address"):
+        fetch_url(
+            f"http://{host}:{port}/notes.md",
+            max_bytes=1000,
+            timeout=5,
+            max_redirects=0,
+            allowed_hosts=["127.0.0.1", host.strip("[]")],
+            public_only=True,
+        )
+    assert server.paths == []

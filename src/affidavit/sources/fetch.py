@@ -5,22 +5,22 @@ is refused); the body is streamed and the fetch aborts as soon as it passes ``ma
 deadline covers the whole fetch, redirects included. The bytes fetched are the source, as served.
 Every connection, the first and each redirect's, goes only to public addresses, checked after
 resolution and pinned for the connection (:mod:`affidavit.sources.addresses`), unless the host is
-one of ``allowed_hosts`` (``sources.allow_private_hosts``).
+one of ``allowed_hosts`` (``sources.allow_private_hosts``). A ``public_only`` fetch (an agent's)
+has no such exception, and checks each hop's addresses by the same rules before it connects.
 """
 
 from __future__ import annotations
 
-import ipaddress
-import socket
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import httpcore
 import httpx
 
 from .. import __version__
 from ..errors import FetchError
-from .addresses import GuardedTransport
+from .addresses import GuardedTransport, refusal, resolve
 
 ALLOWED_SCHEMES = ("http", "https")
 USER_AGENT = f"affidavit/{__version__} (source fetch)"
@@ -55,24 +55,23 @@ def check_url(url: str | httpx.URL) -> httpx.URL:
 
 
 def check_public(url: httpx.URL) -> None:
-    """Refuse a URL whose host is, or resolves to, anything but public addresses: loopback,
-    private, link-local (cloud metadata), multicast, reserved. For callers that must not reach
-    the host's own network (an agent through MCP); resolving again at connect time is not pinned,
-    so a host whose DNS answer changes between the two can still slip through."""
+    """Refuse a URL whose host is, or resolves to, anything but public addresses, by the rules
+    every fetch connects under (:func:`affidavit.sources.addresses.refusal`), and with no
+    ``sources.allow_private_hosts`` exception: for callers that must not reach the host's own
+    network (an agent through MCP), whatever transport the fetch uses. The connection itself is
+    checked again by :class:`GuardedTransport`, which connects only to the addresses it checked."""
     host = url.host
     try:
-        infos = socket.getaddrinfo(host, url.port or 80, type=socket.SOCK_STREAM)
-    except (OSError, UnicodeError) as exc:
-        raise FetchError(f"can't resolve {host!r} ({exc}). Check the URL.") from exc
-    for info in infos:
-        address = ipaddress.ip_address(str(info[4][0]).split("%")[0])
-        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-            address = address.ipv4_mapped  # ::ffff:127.0.0.1 is loopback
-        if not address.is_global:
+        addresses = resolve(host, url.port or 80)
+    except httpcore.ConnectError as exc:
+        raise FetchError(f"{exc}. Check the URL.") from exc
+    for address in addresses:
+        why = refusal(address)
+        if why is not None:
             raise FetchError(
-                f"Refusing {str(url)[:200]}: {host} is not a public address ({address}); only "
-                "public http(s) URLs may be fetched here. Download the file and give it to the "
-                "vault's owner instead."
+                f"Refusing {str(url)[:200]}: {host} is not a public address ({address}, {why}); "
+                "only public http(s) URLs may be fetched here. Download the file and give it "
+                "to the vault's owner instead."
             )
 
 
@@ -103,7 +102,7 @@ def fetch_url(
     """
     own = client is None
     active = client or httpx.Client(
-        transport=GuardedTransport(allowed_hosts),
+        transport=GuardedTransport(() if public_only else allowed_hosts),
         timeout=timeout,
         headers={"User-Agent": USER_AGENT},
         trust_env=False,
