@@ -1,0 +1,179 @@
+"""Cost per MB as one source grows: store + the first chunks of an extractive ingest.
+
+A synthetic plain-text source is built from the State of the Union speeches, repeated with
+variation (each copy gets its own heading and some words and numbers changed, so copies are not
+byte-identical), at each requested size (by default 1 MB and 50 MB). For each size the script
+times, in a fresh vault:
+
+- **store**: ``SourceStore.add_file`` (read, extract, sanitize, hash, write, git commit);
+- **ingest**: the first ``--chunks`` chunks of ``Ingestor.run`` with the extractive engine and
+  ``--yes`` semantics (each plan admitted by the gate and applied), stopped after that many.
+
+It reports MB/s for the store and seconds per chunk for the ingest (the chunk size is the same
+at every size, so a cost linear in the source's size keeps both figures flat). The floor is
+reading the file and hashing it (SHA-256), measured in the same run.
+
+    .venv/bin/python bench/bench_large_source.py [--mb 1 50] [--chunks 20] [--json]
+        [--profile OUT.prof]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import hashlib
+import json
+import random
+import re
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from affidavit.ingest.pipeline import Ingestor
+from affidavit.providers.from_config import provider_from_config
+from affidavit.sources.store import SourceStore
+from affidavit.vault import init_vault
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "data" / "corpus" / "sotu.jsonl"
+_WORD = re.compile(r"\b(the|of|and|to|in|a|that|our|is|for)\b")
+_SWAPS = ["this", "their", "with", "on", "by", "an", "those", "your", "as", "from"]
+
+
+def synthetic_text(megabytes: float, corpus: Path, seed: int = 1) -> str:
+    """About ``megabytes`` million characters: the speeches in turn, each copy varied."""
+    with corpus.open(encoding="utf-8") as lines:
+        rows = [json.loads(line) for line in lines if line.strip()]
+    rng = random.Random(seed)
+    target = int(megabytes * 1_000_000)
+    parts: list[str] = []
+    total = 0
+    copy = 0
+    while total < target:
+        copy += 1
+        for row in rows:
+            if total >= target:
+                break
+            text = row["text"].strip()
+            if copy > 1:  # vary later copies: swap some common words, shift the numbers
+                text = _WORD.sub(lambda m: rng.choice(_SWAPS) if rng.random() < 0.05 else m[0], text)
+                text = re.sub(r"\d+", lambda m: str(int(m[0]) + copy), text)
+            part = f"State of the Union {row['year']} ({row['name']}), copy {copy}.\n\n{text}\n\n"
+            parts.append(part)
+            total += len(part)
+    return "".join(parts)[:target]
+
+
+@dataclass
+class Result:
+    mb: float
+    chars: int
+    floor_s: float
+    store_s: float
+    store_mb_per_s: float
+    chunks: int
+    chunk_chars: int
+    ingest_s: float
+    s_per_chunk: float
+    ingest_mb_per_s: float
+    applied: int
+
+
+class _Stop(Exception):
+    pass
+
+
+def run(megabytes: float, chunks: int, corpus: Path, work: Path) -> Result:
+    text = synthetic_text(megabytes, corpus)
+    path = work / f"large-{megabytes:g}mb.txt"
+    path.write_text(text, encoding="utf-8")
+
+    started = time.perf_counter()
+    hashlib.sha256(path.read_bytes()).hexdigest()
+    floor_s = time.perf_counter() - started
+
+    vault, _ = init_vault(work / f"vault-{megabytes:g}")
+    store = SourceStore(vault)
+    started = time.perf_counter()
+    store.add_file(path, "trusted")
+    store_s = time.perf_counter() - started
+
+    provider = provider_from_config(vault.config, "extractive")
+    seen = 0
+
+    def checkpoint() -> None:
+        nonlocal seen
+        if seen >= chunks:
+            raise _Stop
+        seen += 1
+
+    ingestor = Ingestor(vault, provider, store=store, apply_now=True, checkpoint=checkpoint)
+    started = time.perf_counter()
+    try:
+        ingestor.run([str(path)], "trusted")
+    except _Stop:
+        pass
+    ingest_s = time.perf_counter() - started
+    applied = vault.db.execute(
+        "SELECT count(*) FROM ingested_chunks WHERE outcome = 'applied'"
+    ).fetchone()[0]
+    chunk_chars = ingestor.chunk_chars
+    vault.close()
+    done = max(seen, 1)
+    return Result(
+        mb=megabytes,
+        chars=len(text),
+        floor_s=round(floor_s, 4),
+        store_s=round(store_s, 3),
+        store_mb_per_s=round(len(text) / 1e6 / store_s, 2),
+        chunks=seen,
+        chunk_chars=chunk_chars,
+        ingest_s=round(ingest_s, 3),
+        s_per_chunk=round(ingest_s / done, 4),
+        ingest_mb_per_s=round(done * chunk_chars / 1e6 / ingest_s, 4),
+        applied=int(applied),
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=float, nargs="+", default=[1.0, 50.0])
+    parser.add_argument("--chunks", type=int, default=20, help="chunks ingested per size")
+    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--profile", type=Path, help="write a cProfile of the last size here")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="bench-large-"))
+    results = []
+    try:
+        for index, megabytes in enumerate(args.mb):
+            profile = cProfile.Profile() if args.profile and index == len(args.mb) - 1 else None
+            if profile:
+                profile.enable()
+            results.append(run(megabytes, args.chunks, args.corpus, work))
+            if profile:
+                profile.disable()
+                profile.dump_stats(str(args.profile))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if args.json:
+        print(json.dumps([asdict(r) for r in results], indent=2))
+    else:
+        print(
+            f"{'MB':>6} {'floor s':>8} {'store s':>8} {'store MB/s':>10} {'chunks':>6} "
+            f"{'ingest s':>9} {'s/chunk':>8} {'ingest MB/s':>11} {'applied':>7}"
+        )
+        for r in results:
+            print(
+                f"{r.mb:>6g} {r.floor_s:>8.3f} {r.store_s:>8.2f} {r.store_mb_per_s:>10.2f} "
+                f"{r.chunks:>6} {r.ingest_s:>9.2f} {r.s_per_chunk:>8.3f} "
+                f"{r.ingest_mb_per_s:>11.4f} {r.applied:>7}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
