@@ -59,7 +59,9 @@ def synthetic_text(megabytes: float, corpus: Path, seed: int = 1) -> str:
                 break
             text = row["text"].strip()
             if copy > 1:  # vary later copies: swap some common words, shift the numbers
-                text = _WORD.sub(lambda m: rng.choice(_SWAPS) if rng.random() < 0.05 else m[0], text)
+                text = _WORD.sub(
+                    lambda m: rng.choice(_SWAPS) if rng.random() < 0.05 else m[0], text
+                )
                 text = re.sub(r"\d+", lambda m: str(int(m[0]) + copy), text)
             part = f"State of the Union {row['year']} ({row['name']}), copy {copy}.\n\n{text}\n\n"
             parts.append(part)
