@@ -41,6 +41,8 @@ class MemoryTexts:
         self.texts = {hashlib.sha256(t.encode()).hexdigest(): t for t in texts}
 
     def resolve(self, ref: str) -> str | None:
+        if ref in self.texts:
+            return ref
         matches = [source_id for source_id in self.texts if source_id.startswith(ref)]
         return matches[0] if len(ref) >= 12 and len(matches) == 1 else None
 

@@ -29,32 +29,25 @@ else:
 __all__ = ["AVAILABLE", "SuffixIndex"]
 
 #: Continuation bytes are counted from a checkpoint every this many bytes.
-_BLOCK = 1 << 12
+_BLOCK = 1 << 8
 #: ``bytes.translate`` deletes these to leave only the continuation bytes (0x80-0xBF).
 _NOT_CONTINUATION = bytes(b for b in range(256) if not 0x80 <= b < 0xC0)
 
 
 def _direct_search() -> Any:
-    """libdivsufsort's 32-bit ``sa_search`` through ctypes with fixed argument types, or None.
+    """libdivsufsort's 32-bit ``sa_search`` through ctypes, or None.
 
-    pydivsufsort's own ``sa_search`` wraps the suffix array anew on every call (about half its
-    cost); the library function it calls is the same.
+    pydivsufsort's own ``sa_search`` wraps the suffix array anew on every call (most of its
+    cost); the library function it calls is the same. The library is opened through a handle of
+    our own, so that pydivsufsort's function objects keep their settings.
     """
     try:
         from pydivsufsort.dll import libdivsufsort
+
+        function = ctypes.CDLL(libdivsufsort._name).sa_search
     except (ImportError, AttributeError, OSError):
         return None
-    function = libdivsufsort.sa_search
     function.restype = ctypes.c_int32
-    function.argtypes = [
-        ctypes.c_char_p,
-        ctypes.c_int32,
-        ctypes.c_char_p,
-        ctypes.c_int32,
-        ctypes.c_void_p,
-        ctypes.c_int32,
-        ctypes.POINTER(ctypes.c_int32),
-    ]
     return function
 
 
@@ -72,7 +65,8 @@ class SuffixIndex:
         self._array = divsufsort(self._data)
         self._size = len(self._data)
         self._direct = _SEARCH is not None and self._array.dtype == np.int32
-        self._pointer = self._array.ctypes.data
+        self._pointer = ctypes.c_void_p(self._array.ctypes.data)
+        self._size32 = ctypes.c_int32(self._size) if self._direct else None
         self._checkpoints: Any = None
         if len(self._data) != len(text):
             flags = np.frombuffer(self._data, dtype=np.uint8) & 0xC0 == 0x80
@@ -95,11 +89,11 @@ class SuffixIndex:
             left = ctypes.c_int32()  # one per call: ctypes releases the GIL while it runs
             found = _SEARCH(
                 self._data,
-                self._size,
+                self._size32,
                 pattern,
-                len(pattern),
+                ctypes.c_int32(len(pattern)),
                 self._pointer,
-                self._size,
+                self._size32,
                 ctypes.byref(left),
             )
             if found < 0:
@@ -110,9 +104,12 @@ class SuffixIndex:
 
     def positions(self, first: int, count: int) -> list[int]:
         """The character offsets of occurrences ``first .. first + count`` of the array, sorted."""
-        offsets = np.sort(self._array[first : first + count]).tolist()
+        if count == 1:
+            offsets = [int(self._array[first])]
+        else:
+            offsets = np.sort(self._array[first : first + count]).tolist()
         if self._checkpoints is None:
-            return list(offsets)
+            return offsets
         return [self._char_offset(offset) for offset in offsets]
 
     def _char_offset(self, offset: int) -> int:

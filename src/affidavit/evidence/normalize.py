@@ -184,11 +184,21 @@ def normalize_quote(quote: str) -> str:
     built without the offset map, which a quote never needs: the same passes, each rewriting only
     the text.
     """
-    return normalize_text(quote).strip(" ")
+    folded = _unspaced(quote)
+    if folded.isascii() or not any(space in folded for space in _NUMBER_SPACES):
+        # No thousands separator can come out: every whitespace run is one space, and the
+        # runs at the ends go (str.split's whitespace is str.isspace, that of _WHITESPACE).
+        return " ".join(folded.split())
+    return _WHITESPACE.sub(_whitespace_kept, folded).strip(" ")
 
 
 def normalize_text(text: str) -> str:
     """``normalize(text).text``, without building the map back to the original offsets."""
+    return _WHITESPACE.sub(_whitespace_kept, _unspaced(text))
+
+
+def _unspaced(text: str) -> str:
+    """Passes 1-3 (fold, links, emphasis) on the text alone; whitespace is left as it is."""
     folded = _fold_text(text)
     for _ in range(_LINK_PASSES):
         if "[" not in folded:
@@ -199,7 +209,7 @@ def normalize_text(text: str) -> str:
             break
     if "*" in folded or "_" in folded:
         folded = _EMPHASIS.sub(_emphasis_kept, folded)
-    return _WHITESPACE.sub(_whitespace_kept, folded)
+    return folded
 
 
 def _fold_text(text: str) -> str:

@@ -56,12 +56,11 @@ _MAX_TRIES = 5000
 _PLUS_ONE = (1).__add__
 #: The word scan splits the text in chunks of about this many characters to bound memory.
 _SCAN_CHUNK = 1 << 20
-#: A source at least this long gets a suffix array once finding quotes in it has cost enough.
-_INDEX_MIN_CHARS = 1 << 16
-#: ... that is, once ``str.find`` has read it this many times over (one build costs about as
-#: much as 300-400 whole-text scans, measured on 10.8 MB of prose), or a single call brings
-#: _SCAN_MIN_QUOTES quotes for it.
-_INDEX_AFTER_SCANS = 256
+#: A source at least this long gets a suffix array once it is looked up again: from its second
+#: call on (the first one normalised it; a build costs about as much again, 160 ns a character),
+#: or at once when one call brings _SCAN_MIN_QUOTES quotes for it. Shorter sources are cheap to
+#: scan.
+_INDEX_MIN_CHARS = 1 << 14
 #: A quote that occurs more often than this is found with ``str.find`` from the start (it occurs
 #: early) rather than by sorting all its occurrences.
 _MAX_CANDIDATES = 1000
@@ -134,7 +133,7 @@ class _Source:
     def __init__(self, normalized: Normalized) -> None:
         self.normalized = normalized
         self.index: _index.SuffixIndex | None = None
-        self.scanned = 0  # characters read by str.find-based lookups while there is no index
+        self.calls = 0  # lookups so far (first_positions calls)
         self.lock = threading.Lock()
 
     @property
@@ -150,12 +149,7 @@ class _Source:
         text = self.normalized.text
         index = self._index_for(len(needles))
         if index is None:
-            found = _first_positions(text, needles)
-            size = len(text)
-            self.scanned += sum(
-                size if p < 0 else p + len(n) for p, n in zip(found, needles, strict=True)
-            )
-            return found
+            return _first_positions(text, needles)
         return [_indexed_find(index, text, needle) for needle in needles]
 
     def _index_for(self, quotes: int) -> _index.SuffixIndex | None:
@@ -164,7 +158,8 @@ class _Source:
         size = len(self.normalized.text)
         if not _index.AVAILABLE or size < _INDEX_MIN_CHARS:
             return None
-        if quotes < _SCAN_MIN_QUOTES and self.scanned < _INDEX_AFTER_SCANS * size:
+        self.calls += 1
+        if quotes < _SCAN_MIN_QUOTES and self.calls < 2:
             return None
         with self.lock:
             if self.index is None:
@@ -278,6 +273,8 @@ def cuts(text: str, position: int) -> bool:
     if position <= 0 or position >= len(text):
         return False
     before, after = text[position - 1], text[position]
+    if before == " " or after == " ":
+        return False  # the common case: no rule below can apply next to a space
     if _word_char(before) and _word_char(after):
         # Between two letters of which one is of a script without spaces, any cut is a boundary;
         # never next to a combining mark or a character the normaliser kept inside a word.
