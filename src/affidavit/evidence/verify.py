@@ -41,6 +41,7 @@ __all__ = [
     "SourceTexts",
     "Verifier",
     "anchored_find",
+    "cached_text",
     "content_key",
     "cuts",
     "find_first",
@@ -208,6 +209,14 @@ def _shared_put(key: str, source: _Source) -> _Source:
             _, evicted = _SHARED.popitem(last=False)
             _shared_bytes -= evicted.nbytes
         return source
+
+
+def cached_text(key: str | None) -> str | None:
+    """The text whose SHA-256 is ``key`` if the shared cache holds it (its digest was checked
+    when it was cached), else None: the source store serves a stored text from here rather than
+    reading its file again for every plan."""
+    source = _shared_get(key) if key else None
+    return None if source is None else source.normalized.original
 
 
 def content_key(text: str) -> str:
