@@ -72,10 +72,13 @@ def test_a_changed_text_under_the_same_id_is_never_served_from_the_cache(
     path.chmod(stat.S_IWUSR | stat.S_IRUSR)
     path.write_text("Someone rewrote the stored text: 77 bridges.", encoding="utf-8")
     # The record's hash no longer matches the file: the gate's provenance check says so, and
-    # the cache keyed by that hash still holds only the text that was stored.
+    # what is read and verified is the file as it now is (doctor reports the quotes it breaks).
     problems = SourceStore(vault).check_integrity(source_id)
     assert problems and "no longer matches" in problems[0]
-    assert SourceStore(vault).text(source_id).startswith("Changed text. The river floods")
+    assert SourceStore(vault).text_key(source_id) is None
+    assert SourceStore(vault).text(source_id) == "Someone rewrote the stored text: 77 bridges."
+    assert not Verifier(SourceStore(vault)).check(source_id, "its 49 bridges").verified
+    assert Verifier(SourceStore(vault)).check(source_id, "77 bridges").verified
 
 
 def test_integrity_is_checked_again_after_a_change(vault: Vault, tmp_path: Path) -> None:

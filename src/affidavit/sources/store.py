@@ -389,11 +389,11 @@ class SourceStore:
             self._texts.move_to_end(source_id)
             return cached
         row = self.vault.db.execute(
-            "SELECT text_file, text_sha256 FROM sources WHERE id = ?", (source_id,)
+            "SELECT text_file FROM sources WHERE id = ?", (source_id,)
         ).fetchone()
         if row is None:
             raise NotFoundError(f"No source with id {source_id}. Check the id.")
-        shared = cached_text(row["text_sha256"])  # the verifier's, by content hash
+        shared = cached_text(self.text_key(source_id))  # the verifier's, if the file is intact
         if shared is not None:
             self._texts[source_id] = shared
             if len(self._texts) > _TEXT_CACHE_SIZE:
@@ -414,12 +414,20 @@ class SourceStore:
         return value
 
     def text_key(self, source_id: str) -> str | None:
-        """The SHA-256 of a source's stored text as recorded at add: the verifier's shared cache
-        finds the text's normalised form by it without reading the file again."""
+        """The SHA-256 of a source's stored text, if its file still has it (None if missing or
+        changed): the verifier's shared cache finds the text's normalised form by it without
+        reading the file again. Checked by file status (:func:`_file_sha256`), not re-hashed."""
         row = self.vault.db.execute(
-            "SELECT text_sha256 FROM sources WHERE id = ?", (source_id,)
+            "SELECT text_file, text_sha256 FROM sources WHERE id = ?", (source_id,)
         ).fetchone()
-        return None if row is None else str(row["text_sha256"])
+        if row is None:
+            return None
+        try:
+            path = inside(self.vault.root, row["text_file"], under="sources")
+            intact = _file_sha256(path) == row["text_sha256"]
+        except (OSError, AffidavitError):
+            return None
+        return str(row["text_sha256"]) if intact else None
 
     def flags(self, source_id: str) -> builtins.list[Flag]:
         """The sanitizer flags of a source, by position."""
