@@ -99,6 +99,7 @@ class Result:
     first_two_mb_per_s: float
     steady_s_per_chunk: float
     applied: int
+    outcomes: dict[str, int]
 
 
 class _Stop(Exception):
@@ -107,7 +108,9 @@ class _Stop(Exception):
 
 def run(megabytes: float, chunks: int, corpus: Path, work: Path) -> Result:
     text = synthetic_text(megabytes, corpus)
-    path = work / f"large-{megabytes:g}mb.txt"
+    folder = work / f"size-{megabytes:g}"
+    folder.mkdir()
+    path = folder / "speeches.txt"  # same name at every size: the engine titles pages by it
     path.write_text(text, encoding="utf-8")
 
     started = time.perf_counter()
@@ -144,6 +147,17 @@ def run(megabytes: float, chunks: int, corpus: Path, work: Path) -> Result:
     applied = vault.db.execute(
         "SELECT count(*) FROM ingested_chunks WHERE outcome = 'applied'"
     ).fetchone()[0]
+    reasons = [
+        str([(o.get("check"), o.get("reason")) for o in json.loads(row[0])["ops"]])[:1500]
+        for row in vault.db.execute("SELECT admission FROM plans WHERE status = 'rejected' LIMIT 1")
+    ]
+    if reasons:
+        print(f"{megabytes:g} MiB: rejected plans: {reasons}", file=sys.stderr)
+    outcomes = dict(
+        vault.db.execute(
+            "SELECT outcome, count(*) FROM ingested_chunks GROUP BY outcome"
+        ).fetchall()
+    )
     chunk_chars = ingestor.chunk_chars
     vault.close()
     times = [b - a for a, b in zip([started, *marks], marks, strict=False)]
@@ -164,6 +178,7 @@ def run(megabytes: float, chunks: int, corpus: Path, work: Path) -> Result:
         first_two_mb_per_s=round(mb / first_two, 2) if first_two else 0.0,
         steady_s_per_chunk=round(steady[len(steady) // 2], 4) if steady else 0.0,
         applied=int(applied),
+        outcomes={str(k): int(v) for k, v in outcomes.items()},
     )
 
 
@@ -201,7 +216,7 @@ def main() -> int:
                 f"{r.mb:>5g} {r.chars:>11,} {r.floor_mb_per_s:>10.1f} {r.store_s:>8.2f} "
                 f"{r.store_mb_per_s:>10.2f} {r.chunks:>6} {r.ingest_s:>9.2f} "
                 f"{r.first_two_s:>9.2f} {r.first_two_mb_per_s:>12.2f} "
-                f"{r.steady_s_per_chunk:>14.3f} {r.applied:>7}"
+                f"{r.steady_s_per_chunk:>14.3f} {r.applied:>7} {r.outcomes}"
             )
     return 0
 
