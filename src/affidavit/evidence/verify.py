@@ -9,12 +9,21 @@ original extracted text; ``span`` is ``text[start:end]``, the passage as stored 
 quote marks, emphasis markers inside it, and so on): what every surface shows, never the
 proposer's string.
 
-Many quotes against one large source are matched by :func:`find_first`, which anchors each quote on
-a rare whole word and walks the words of the text twice instead of scanning it once per quote.
+How a quote is looked for never changes what is found: always the first occurrence that cuts no
+word. A few quotes against a source are one ``str.find`` each. A large source that many quotes are
+checked against gets a suffix array (:class:`~affidavit.evidence.index.SuffixIndex`, when
+``pydivsufsort`` is installed), which lists every occurrence of a quote at once; without it, many
+quotes against one large source are matched by :func:`find_first`, which anchors each quote on a
+rare whole word and walks the words of the text twice instead of scanning it once per quote.
+
+Normalised texts (and their suffix arrays) are cached per content hash in one bounded cache that
+every :class:`Verifier` shares: sources are immutable, so a new verifier for the next plan finds
+the text of the source the last plan cited already normalised and indexed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 import unicodedata
@@ -24,6 +33,7 @@ from dataclasses import dataclass
 from itertools import accumulate, compress
 from typing import Protocol
 
+from affidavit.evidence import index as _index
 from affidavit.evidence.normalize import Normalized, normalize, normalize_quote
 
 __all__ = [
@@ -31,6 +41,8 @@ __all__ = [
     "SourceTexts",
     "Verifier",
     "anchored_find",
+    "cached_text",
+    "content_key",
     "cuts",
     "find_first",
     "locate",
@@ -45,6 +57,18 @@ _MAX_TRIES = 5000
 _PLUS_ONE = (1).__add__
 #: The word scan splits the text in chunks of about this many characters to bound memory.
 _SCAN_CHUNK = 1 << 20
+#: A source at least this long gets a suffix array once it is looked up again: from its second
+#: call on (the first one normalised it; a build costs about as much again, 160 ns a character),
+#: or at once when one call brings _SCAN_MIN_QUOTES quotes for it. Shorter sources are cheap to
+#: scan.
+_INDEX_MIN_CHARS = 1 << 14
+#: A quote that occurs more often than this is found with ``str.find`` from the start (it occurs
+#: early) rather than by sorting all its occurrences.
+_MAX_CANDIDATES = 1000
+#: Bound of the cache every verifier shares, in bytes of normalised text, offset map and suffix
+#: array; the source used last stays cached whatever its size, so calls against one huge source
+#: never normalise it again.
+_SHARED_BYTES = 1 << 30
 
 #: Scripts written without spaces between words: any two of their characters may be cut apart.
 _UNSPACED = re.compile(
@@ -104,6 +128,103 @@ class SourceTexts(Protocol):
         ...
 
 
+class _Source:
+    """One normalised source text, with the suffix array built for it once it pays off."""
+
+    def __init__(self, normalized: Normalized) -> None:
+        self.normalized = normalized
+        self.index: _index.SuffixIndex | None = None
+        self.calls = 0  # lookups so far (first_positions calls)
+        self.lock = threading.Lock()
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes charged to the shared cache: text and offset map, and a suffix array (counted
+        in advance for a source that may get one)."""
+        size = len(self.normalized.text)
+        indexed = _index.AVAILABLE and size >= _INDEX_MIN_CHARS
+        return size * (10 if indexed else 5)
+
+    def first_positions(self, needles: Sequence[str]) -> list[int]:
+        """:func:`_first_positions` for these needles, through the suffix array if it pays."""
+        text = self.normalized.text
+        index = self._index_for(len(needles))
+        if index is None:
+            return _first_positions(text, needles)
+        return [_indexed_find(index, text, needle) for needle in needles]
+
+    def _index_for(self, quotes: int) -> _index.SuffixIndex | None:
+        if self.index is not None:
+            return self.index
+        size = len(self.normalized.text)
+        if not _index.AVAILABLE or size < _INDEX_MIN_CHARS:
+            return None
+        self.calls += 1
+        if quotes < _SCAN_MIN_QUOTES and self.calls < 2:
+            return None
+        with self.lock:
+            if self.index is None:
+                self.index = _index.SuffixIndex(self.normalized.text)
+        return self.index
+
+
+def _indexed_find(index: _index.SuffixIndex, text: str, needle: str) -> int:
+    """:func:`_anchored_find` through the suffix array: every occurrence, tried in order."""
+    count, first = index.count(needle)
+    if not count:
+        return -1
+    if count > _MAX_CANDIDATES:
+        return _anchored_find(text, needle)
+    size = len(needle)
+    for position in index.positions(first, count):
+        if not (cuts(text, position) or cuts(text, position + size)):
+            return position
+    return _CUT
+
+
+_SHARED: OrderedDict[str, _Source] = OrderedDict()
+_SHARED_LOCK = threading.Lock()
+_shared_bytes = 0
+
+
+def _shared_get(key: str) -> _Source | None:
+    with _SHARED_LOCK:
+        found = _SHARED.get(key)
+        if found is not None:
+            _SHARED.move_to_end(key)
+        return found
+
+
+def _shared_put(key: str, source: _Source) -> _Source:
+    """Cache ``source`` under its content hash (or return the one another thread put there)."""
+    global _shared_bytes
+    with _SHARED_LOCK:
+        existing = _SHARED.get(key)
+        if existing is not None:
+            _SHARED.move_to_end(key)
+            return existing
+        _SHARED[key] = source
+        _shared_bytes += source.nbytes
+        while _shared_bytes > _SHARED_BYTES and len(_SHARED) > 1:
+            _, evicted = _SHARED.popitem(last=False)
+            _shared_bytes -= evicted.nbytes
+        return source
+
+
+def cached_text(key: str | None) -> str | None:
+    """The text whose SHA-256 is ``key`` if the shared cache holds it (its digest was checked
+    when it was cached), else None: the source store serves a stored text from here rather than
+    reading its file again for every plan."""
+    source = _shared_get(key) if key else None
+    return None if source is None else source.normalized.original
+
+
+def content_key(text: str) -> str:
+    """The key of a text in the shared cache: the SHA-256 of its UTF-8 bytes (what the source
+    store records as ``text_sha256``)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 @dataclass(frozen=True)
 class QuoteCheck:
     """The outcome of looking for one quote in the source it cites.
@@ -161,6 +282,8 @@ def cuts(text: str, position: int) -> bool:
     if position <= 0 or position >= len(text):
         return False
     before, after = text[position - 1], text[position]
+    if before == " " or after == " ":
+        return False  # the common case: no rule below can apply next to a space
     if _word_char(before) and _word_char(after):
         # Between two letters of which one is of a script without spaces, any cut is a boundary;
         # never next to a combining mark or a character the normaliser kept inside a word.
@@ -222,7 +345,7 @@ class Verifier:
     def __init__(self, texts: SourceTexts, cache_chars: int = 50_000_000) -> None:
         self._texts = texts
         self._cache_chars = cache_chars
-        self._cache: OrderedDict[str, Normalized] = OrderedDict()
+        self._cache: OrderedDict[str, _Source] = OrderedDict()
         self._cached_chars = 0
         self._lock = threading.Lock()
 
@@ -259,8 +382,9 @@ class Verifier:
             groups.setdefault(source_id, []).append((index, needle))
 
         for source_id, group in groups.items():
-            normalized = self.normalized(source_id)
-            found = _first_positions(normalized.text, [needle for _, needle in group])
+            cached = self._source(source_id)
+            normalized = cached.normalized
+            found = cached.first_positions([needle for _, needle in group])
             for (index, needle), position in zip(group, found, strict=True):
                 source, quote = pairs[index]
                 if position < 0:
@@ -275,23 +399,34 @@ class Verifier:
 
     def normalized(self, source_id: str) -> Normalized:
         """Return the normalised text of a source (full id), from the cache when possible."""
+        return self._source(source_id).normalized
+
+    def _source(self, source_id: str) -> _Source:
+        """The cached source: this verifier's LRU, else the shared cache by content hash (asked
+        of the store when it knows it, else computed from the text), else normalised now."""
         with self._lock:
             cached = self._cache.get(source_id)
             if cached is not None:
                 self._cache.move_to_end(source_id)
                 return cached
-        normalized = normalize(self._texts.text(source_id))
-        size = len(normalized.text)
+        known = getattr(self._texts, "text_key", None)
+        key = known(source_id) if callable(known) else None
+        source = _shared_get(key) if isinstance(key, str) else None
+        if source is None:
+            text = self._texts.text(source_id)
+            digest = content_key(text)
+            source = _shared_get(digest) or _shared_put(digest, _Source(normalize(text)))
+        size = len(source.normalized.text)
         if size > self._cache_chars:
-            return normalized
+            return source
         with self._lock:
             if source_id not in self._cache:
-                self._cache[source_id] = normalized
+                self._cache[source_id] = source
                 self._cached_chars += size
             while self._cached_chars > self._cache_chars:
                 _, evicted = self._cache.popitem(last=False)
-                self._cached_chars -= len(evicted.text)
-        return normalized
+                self._cached_chars -= len(evicted.normalized.text)
+        return source
 
 
 def find_first(haystack: str, needles: Sequence[str]) -> list[int]:

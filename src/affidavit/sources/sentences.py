@@ -165,7 +165,8 @@ _cached_chars = 0
 def sentences_of(source_id: str, text: str | Callable[[], str]) -> SourceSentences:
     """The numbered sentences of source ``source_id`` whose stored text is ``text``.
 
-    Cached per source id (an LRU over at most 50 M characters of text); the entry is checked
+    Cached per source id (an LRU over at most 50 M characters of text, but the source numbered
+    last is kept whatever its size); the entry is checked
     against the text's length and hash, so a different text under the same id is never served
     from the cache.
     """
@@ -178,16 +179,17 @@ def sentences_of(source_id: str, text: str | Callable[[], str]) -> SourceSentenc
             _CACHE.move_to_end(source_id)
             return hit[2]
     numbered = SourceSentences(body)
-    if len(body) <= _CACHE_CHARS:
-        with _CACHE_LOCK:
-            old = _CACHE.pop(source_id, None)
-            if old is not None:
-                _cached_chars -= old[0]
-            _CACHE[source_id] = (*key, numbered)
-            _cached_chars += len(body)
-            while _cached_chars > _CACHE_CHARS and _CACHE:
-                _, evicted = _CACHE.popitem(last=False)
-                _cached_chars -= evicted[0]
+    with _CACHE_LOCK:
+        old = _CACHE.pop(source_id, None)
+        if old is not None:
+            _cached_chars -= old[0]
+        _CACHE[source_id] = (*key, numbered)
+        _cached_chars += len(body)
+        # The source numbered last stays, whatever its size: a source over the bound would
+        # otherwise be numbered again for every citation of it (minutes per chunk at 50 MB).
+        while _cached_chars > _CACHE_CHARS and len(_CACHE) > 1:
+            _, evicted = _CACHE.popitem(last=False)
+            _cached_chars -= evicted[0]
     return numbered
 
 

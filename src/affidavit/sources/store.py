@@ -14,6 +14,8 @@ import json
 import os
 import re
 import sqlite3
+import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +29,7 @@ from .. import db as dbmod
 from ..clock import iso
 from ..config import TRUST_TIERS
 from ..errors import AffidavitError, IntegrityError, NotFoundError, SourceError
+from ..evidence.verify import cached_text
 from ..hashing import sha256_file, sha256_hex
 from ..store.atomic import atomic_write
 from ..store.paths import inside, read_inside
@@ -143,6 +146,30 @@ class AddResult:
 
 
 ErrorHandler = Callable[[Path, AffidavitError], None]
+
+
+_DIGESTS: OrderedDict[tuple[str, int, int, int, int], str] = OrderedDict()
+_DIGESTS_LOCK = threading.Lock()
+_SETTLED_NS = 2_000_000_000
+
+
+def _file_sha256(path: Path) -> str:
+    """SHA-256 of a file, remembered per (path, inode, size, mtime, ctime) once the file has not
+    changed for 2 s: every write or chmod moves the ctime, which no caller can set back, so an
+    unchanged stat means unchanged bytes, and the gate does not hash a 50 MB source per plan."""
+    info = path.stat()
+    key = (str(path), info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    with _DIGESTS_LOCK:
+        known = _DIGESTS.get(key)
+    if known is not None:
+        return known
+    digest = sha256_file(str(path))
+    if time.time_ns() - info.st_ctime_ns > _SETTLED_NS:
+        with _DIGESTS_LOCK:
+            _DIGESTS[key] = digest
+            while len(_DIGESTS) > 4096:
+                _DIGESTS.popitem(last=False)
+    return digest
 
 
 def write_readonly(path: Path, data: bytes) -> None:
@@ -366,6 +393,12 @@ class SourceStore:
         ).fetchone()
         if row is None:
             raise NotFoundError(f"No source with id {source_id}. Check the id.")
+        shared = cached_text(self.text_key(source_id))  # the verifier's, if the file is intact
+        if shared is not None:
+            self._texts[source_id] = shared
+            if len(self._texts) > _TEXT_CACHE_SIZE:
+                self._texts.popitem(last=False)
+            return shared
         path = self.vault.root / row["text_file"]
         try:
             value: str = read_inside(self.vault.root, row["text_file"], under="sources").decode(
@@ -379,6 +412,22 @@ class SourceStore:
         if len(self._texts) > _TEXT_CACHE_SIZE:
             self._texts.popitem(last=False)
         return value
+
+    def text_key(self, source_id: str) -> str | None:
+        """The SHA-256 of a source's stored text, if its file still has it (None if missing or
+        changed): the verifier's shared cache finds the text's normalised form by it without
+        reading the file again. Checked by file status (:func:`_file_sha256`), not re-hashed."""
+        row = self.vault.db.execute(
+            "SELECT text_file, text_sha256 FROM sources WHERE id = ?", (source_id,)
+        ).fetchone()
+        if row is None:
+            return None
+        try:
+            path = inside(self.vault.root, row["text_file"], under="sources")
+            intact = _file_sha256(path) == row["text_sha256"]
+        except (OSError, AffidavitError):
+            return None
+        return str(row["text_sha256"]) if intact else None
 
     def flags(self, source_id: str) -> builtins.list[Flag]:
         """The sanitizer flags of a source, by position."""
@@ -403,7 +452,7 @@ class SourceStore:
             )  # a path from the database: W10
             if not path.is_file():
                 problems.append(f"{label} file {relative} is missing")
-            elif sha256_file(str(path)) != expected:
+            elif _file_sha256(path) != expected:
                 problems.append(f"{label} file {relative} no longer matches its SHA-256 {expected}")
         return problems
 
