@@ -54,6 +54,7 @@ _SIMPLE = {"-": "-", "e": "\\", "\\": "\\", " ": " ", "~": " ", "0": " ", "|": "
            "&": "", ")": "", "c": "", "%": "", "/": "", ",": "", "t": "\t", "'": "´",
            "`": "`", ".": ".", "!": "", "{": "", "}": "", "p": "", "d": "", "u": "", "r": ""}  # fmt: skip
 _SPACES = re.compile(r" {3,}")  # a run of 3+ spaces is one; the two after a tag stay
+_TAG_END = "\x00"  # marks an option tag: two spaces, not one, join it to its text
 _FONT_MACROS = {"B", "I", "SM", "SB"}
 _ALTERNATING = {"BR", "RB", "BI", "IB", "IR", "RI"}
 _QUIET = {
@@ -78,6 +79,10 @@ def gunzip(data: bytes) -> bytes:
         raise SourceError(
             f"The gzipped man page is damaged ({exc}); decompress it and add that."
         ) from exc
+    if len(out) <= MAX_UNZIPPED and not inflater.eof:
+        raise SourceError(
+            "The gzipped man page is damaged (it ends early); decompress it and add that."
+        )
     if len(out) > MAX_UNZIPPED:
         raise SourceError(
             f"The gzipped man page expands past {MAX_UNZIPPED:,} bytes; decompress it yourself "
@@ -146,7 +151,7 @@ class _Page:
             return
         if self.tag:
             tag = ", ".join(t for t, _ in self.tag)
-            self.open = [(f"{tag}  {text.lstrip()}", self.tag[0][1])]
+            self.open = [(f"{tag}{_TAG_END}", self.tag[0][1]), (text.lstrip(), line)]
             self.tag = []
             return
         if self.section == "NAME" and self.kind == "p":
@@ -308,7 +313,9 @@ def _render(page: _Page) -> tuple[str, list[list[int]]]:
             write("\n```\n", texts[0][1])
         else:
             write("\n", texts[0][1])
-        for index, (text, line) in enumerate(texts):  # filled, as man shows a paragraph
-            write(("" if index == 0 else " ") + text, line)
+        joint = ""
+        for text, line in texts:  # filled, as man shows a paragraph
+            write(joint + text.rstrip(_TAG_END), line)
+            joint = "  " if text.endswith(_TAG_END) else " "
         write("\n```\n" if kind == "synopsis" else "\n", texts[-1][1])
     return "".join(parts), segments

@@ -316,8 +316,8 @@ class _Writer:
         elif isinstance(node, (*_SKIP, nodes.transition)):
             return
         elif isinstance(node, nodes.system_message):
-            for block in node.findall(nodes.literal_block):
-                self.fence(block.astext(), block.line or node.line)
+            return  # docutils' complaint, holding the markup it could not read (an unknown
+            # directive, a disabled include or raw block): not part of the rendered page
         elif isinstance(node, nodes.section):
             self.walk(node, level + 1)
         elif isinstance(node, (nodes.title, nodes.subtitle, nodes.rubric)):
