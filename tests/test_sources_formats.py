@@ -271,3 +271,15 @@ def test_html_headings_are_atx_lines_and_code_is_fenced() -> None:
     assert "```\nbisect.bisect_left(a, x)\n```" in text
     assert "```\n>>> bisect(a, 3)\n2\n```" in text
     assert "Navigation" not in text and "index" not in text and "next" not in text
+
+
+def test_etc_and_no_end_a_sentence_before_a_capital_in_version_2_only() -> None:
+    text = "Use callbacks etc. If you want, call it. In general, no. There are many. See No. 5."
+    assert [text[s.start : s.end] for s in segment(text).sentences] == [
+        "Use callbacks etc.",
+        "If you want, call it.",
+        "In general, no.",
+        "There are many.",
+        "See No. 5.",
+    ]
+    assert len(number_sentences(text)) == 3  # numbering keeps version 1's sentences

@@ -66,11 +66,15 @@ _CAPS_PREFIX = re.compile(
     rf"^((?:{_CAPS_WORD}|OF|AND|THE|IN|TO|FOR|ON|A)(?:[ ,]+(?:{_CAPS_WORD}|OF|AND|THE|IN|TO|FOR|ON|A))+)[.:]?\s+(?=[A-Z][a-z])"
 )
 _SMALL = frozenset({"of", "and", "the", "in", "to", "for", "on", "a", "an", "or"})
+_ENDING_ABBREVIATIONS = frozenset({"etc", "no"})
+"""Abbreviations that end a sentence when a capital follows (version 2): "callbacks etc. If you
+want", "In general, no. There are" (but "No. 5" stays whole: only lower-case "no")."""
 
 SEGMENTER_VERSION = 2
 """The segmenter's current rules. Version 2 (December 2026) keeps command-line options whole:
 a line that starts with one (``-D, --dired  generate output...``, as ``--help`` and man pages
-write them) starts a block of its own, and its leading dash is not taken for a list bullet.
+write them) starts a block of its own, and its leading dash is not taken for a list bullet;
+"etc." and a lower-case "no." before a capital end a sentence.
 Version 1 is kept exactly: source sentence numbers are computed with it
 (:data:`affidavit.sources.sentences.NUMBERING_VERSION`), so pending and applied citations keep
 meaning the same sentences."""
@@ -215,7 +219,9 @@ def _after_name(text: str, start: int) -> bool:
     return before is None or before.group(1)[:1].isupper()
 
 
-def split_sentences(text: str, base: int = 0) -> list[tuple[int, int]]:
+def split_sentences(
+    text: str, base: int = 0, version: int = SEGMENTER_VERSION
+) -> list[tuple[int, int]]:
     """The sentences of ``text`` as ``(start, end)`` offsets plus ``base``, whitespace trimmed."""
     spans: list[tuple[int, int]] = []
     start = 0
@@ -226,7 +232,7 @@ def split_sentences(text: str, base: int = 0) -> list[tuple[int, int]]:
             word = token.group(1) if token else ""
             bare = word.lstrip("(\"'“‘[").lower()
             if (
-                bare in ABBREVIATIONS
+                (bare in ABBREVIATIONS and not (version >= 2 and word in _ENDING_ABBREVIATIONS))
                 or (len(bare) == 1 and bare.isalpha() and _after_name(text, dot - len(word)))
                 or _INITIALISM.fullmatch(word.lstrip("(\"'“‘["))
             ):
@@ -265,7 +271,7 @@ def segment(chunk: str, version: int = SEGMENTER_VERSION) -> Segmented:
             section = marks[mark][1]
             mark += 1
         first = True
-        for s_start, s_end in split_sentences(chunk[b_start:b_end], b_start):
+        for s_start, s_end in split_sentences(chunk[b_start:b_end], b_start, version):
             start = s_start
             # leading enumerators ("IV.", "(d)", "-") and inline capital headings
             for _ in range(3):

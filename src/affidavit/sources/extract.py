@@ -374,7 +374,7 @@ class _HtmlText(HTMLParser):
         if self.fence == 1:
             self._append("```\n")  # the extraction convention: preformatted text is fenced
             self.fence = 2
-        elif self.heading and self.newlines:
+        elif self.heading and (self.newlines or not self.length):
             self._append("#" * self.heading + " ")  # and headings are ATX lines
         self.heading = 0
         start = self.length
