@@ -283,3 +283,18 @@ def test_etc_and_no_end_a_sentence_before_a_capital_in_version_2_only() -> None:
         "See No. 5.",
     ]
     assert len(number_sentences(text)) == 3  # numbering keeps version 1's sentences
+
+
+def test_a_hidden_heading_names_no_section() -> None:
+    """An ATX heading now comes out of HTML; hidden by CSS, it must not name a section (W12)."""
+    page = (
+        b"<style>.x{display:none}</style><h1>Port Elling</h1><h2 class=x>Secret Zorvath</h2>"
+        b"<p>The harbour wall of Port Elling was rebuilt in 1904 after a great storm.</p>"
+        b"<p class=x>SECRET ZORVATH NOTES. The vault holds the charts of the admiral.</p>"
+    )
+    result = extract(page, "text/html")
+    hidden = tuple((f.start, f.end) for f in result.flags)
+    seg = segment(result.text, hidden=hidden)
+    assert [h.text for h in seg.headings] == ["Port Elling"]
+    assert {s.section for s in seg.sentences} == {"Port Elling"}
+    assert "Secret Zorvath" in [h.text for h in segment(result.text).headings]  # unflagged

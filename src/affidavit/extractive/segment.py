@@ -133,8 +133,15 @@ def _is_caps_heading(text: str) -> bool:
     return letters >= 4 and len(words) <= 12 and any(len(w.strip(".:,")) >= 4 for w in words)
 
 
-def _blocks(chunk: str, version: int) -> tuple[list[tuple[int, int]], list[Heading]]:
-    """Split ``chunk`` into text blocks ``(start, end)`` and markdown headings."""
+def _touches(spans: tuple[tuple[int, int], ...], start: int, end: int) -> bool:
+    return any(a < end and start < max(b, a + 1) for a, b in spans)
+
+
+def _blocks(
+    chunk: str, version: int, hidden: tuple[tuple[int, int], ...] = ()
+) -> tuple[list[tuple[int, int]], list[Heading]]:
+    """Split ``chunk`` into text blocks ``(start, end)`` and markdown headings (a heading that
+    touches a ``hidden`` span is neither a heading nor text)."""
     blocks: list[tuple[int, int]] = []
     headings: list[Heading] = []
     current: list[int] = []  # [start, end] of the open block
@@ -167,14 +174,15 @@ def _blocks(chunk: str, version: int) -> tuple[list[tuple[int, int]], list[Headi
         if heading:
             close()
             text = collapse(heading.group(2).replace("*", "").replace("_", " "))
-            if text:
+            if text and not _touches(hidden, start, start + len(line)):
                 headings.append(Heading(start, start + len(line), text, len(heading.group(1))))
             continue
         one_line = bool(current) and current[0] >= start - len(previous) - 2
         if _SETEXT.match(line) and one_line and previous and len(previous) <= 120:
             level = 1 if stripped.startswith("=") else 2
             text = collapse(chunk[current[0] : current[1]].replace("*", ""))
-            headings.append(Heading(current[0], current[1], text, level))
+            if not _touches(hidden, current[0], current[1]):
+                headings.append(Heading(current[0], current[1], text, level))
             current.clear()
             previous = ""
             continue
@@ -254,12 +262,15 @@ def split_sentences(
     return out
 
 
-def segment(chunk: str, version: int = SEGMENTER_VERSION) -> Segmented:
+def segment(
+    chunk: str, version: int = SEGMENTER_VERSION, hidden: tuple[tuple[int, int], ...] = ()
+) -> Segmented:
     """Headings and sentences of ``chunk``; every offset indexes ``chunk`` itself.
 
     ``version`` picks the rules (:data:`SEGMENTER_VERSION`); an older one gives exactly the
-    sentences it always gave (source sentence numbering depends on it)."""
-    blocks, headings = _blocks(chunk, version)
+    sentences it always gave (source sentence numbering depends on it). A heading touching a
+    ``hidden`` span (the sanitizer's flags: text a reader doesn't see, W12) names no section."""
+    blocks, headings = _blocks(chunk, version, hidden)
     enumerator = _ENUMERATOR_2 if version >= 2 else _ENUMERATOR
     all_headings = list(headings)
     sentences: list[Sentence] = []
@@ -282,15 +293,17 @@ def segment(chunk: str, version: int = SEGMENTER_VERSION) -> Segmented:
                     continue
                 caps = _CAPS_PREFIX.match(piece)
                 if caps and _is_caps_heading(caps.group(1)):
-                    section = _caps_title(caps.group(1))
-                    all_headings.append(Heading(start, start + len(caps.group(1)), section, 2))
+                    if not _touches(hidden, start, start + len(caps.group(1))):
+                        section = _caps_title(caps.group(1))
+                        all_headings.append(Heading(start, start + len(caps.group(1)), section, 2))
                     start += caps.end()
                     continue
                 break
             piece = chunk[start:s_end]
             if _is_caps_heading(piece):
-                section = _caps_title(piece)
-                all_headings.append(Heading(start, s_end, section, 2))
+                if not _touches(hidden, start, s_end):
+                    section = _caps_title(piece)
+                    all_headings.append(Heading(start, s_end, section, 2))
                 continue
             if not piece.strip():
                 continue
