@@ -298,3 +298,12 @@ def test_a_hidden_heading_names_no_section() -> None:
     assert [h.text for h in seg.headings] == ["Port Elling"]
     assert {s.section for s in seg.sentences} == {"Port Elling"}
     assert "Secret Zorvath" in [h.text for h in segment(result.text).headings]  # unflagged
+
+
+def test_an_option_wrapped_onto_a_line_of_prose_stays_in_its_sentence() -> None:
+    text = (
+        "A second way of starting the interpreter is python -c command, analogous to the shell's\n"
+        "-c option.  Since Python statements often contain spaces, quote the command.\n"
+    )
+    sentences = [text[s.start : s.end] for s in segment(text).sentences]
+    assert sentences[0].endswith("analogous to the shell's\n-c option.")

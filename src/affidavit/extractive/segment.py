@@ -54,7 +54,10 @@ _INITIALISM = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]")
 _NUMBER_END = re.compile(r"[$£€]?\d[\d,]*$")
 _ENUMERATOR = re.compile(r"^(?:[IVXLC]{1,5}\.|\(?[a-z0-9]{1,3}\)|[-–—•*]+|\d{1,3}\.(?!\d))\s*")
 _OPTION = r"(?:-[A-Za-z0-9?](?=[ ,=\[\t]|$)|--[A-Za-z0-9][\w-]*)"
-_OPTION_LINE = re.compile(rf"^\s*{_OPTION}")
+_OPTION_ITEM = re.compile(
+    r"^\s*-{1,2}[A-Za-z0-9?][^\s,]*,?(?: (?:-{1,2}[^\s,]+|[A-Z][A-Z_]*|\[[^\]\s]*\]),?)*"
+    r"(?: {2,}|\t|\s*$)"
+)
 _ENUMERATOR_2 = re.compile(
     rf"^(?:[IVXLC]{{1,5}}\.|\(?[a-z0-9]{{1,3}}\)|[–—•*]+|(?!{_OPTION})-+|\d{{1,3}}\.(?!\d))\s*"
 )
@@ -133,6 +136,14 @@ def _is_caps_heading(text: str) -> bool:
     return letters >= 4 and len(words) <= 12 and any(len(w.strip(".:,")) >= 4 for w in words)
 
 
+def _is_option_line(line: str) -> bool:
+    """A line describing command-line options as ``--help`` and man pages lay them out: options
+    (and their metavariables) first, then two spaces or a tab before the text
+    (``  -a, --all   do not ignore...``), or options alone. "-c option." wrapped onto a line of
+    prose is not one."""
+    return bool(_OPTION_ITEM.match(line))
+
+
 def _touches(spans: tuple[tuple[int, int], ...], start: int, end: int) -> bool:
     return any(a < end and start < max(b, a + 1) for a, b in spans)
 
@@ -189,7 +200,7 @@ def _blocks(
         if _RULE.match(line) or stripped.startswith("|"):
             close()
             continue
-        if version >= 2 and _OPTION_LINE.match(line):
+        if version >= 2 and _is_option_line(line):
             close()  # a command-line option's description: a list item, dash and all
             lead = len(line) - len(line.lstrip())
             current[:] = [start + lead, start + len(line.rstrip())]
