@@ -266,6 +266,7 @@ def test_html_headings_are_atx_lines_and_code_is_fenced() -> None:
         b"</body></html>"
     )
     text = extract(page, "text/html").text
+    assert text.startswith("# bisect - docs\n")  # the document's own title first
     assert "# bisect — Array bisection\n" in text and "¶" not in text
     assert "## Examples\n" in text
     assert "```\nbisect.bisect_left(a, x)\n```" in text
@@ -307,3 +308,10 @@ def test_an_option_wrapped_onto_a_line_of_prose_stays_in_its_sentence() -> None:
     )
     sentences = [text[s.start : s.end] for s in segment(text).sentences]
     assert sentences[0].endswith("analogous to the shell's\n-c option.")
+
+
+def test_rst_file_metadata_before_the_title_is_not_text() -> None:
+    doc = (
+        ":tocdepth: 2\n\n==================\nGeneral Python FAQ\n==================\n\nBody text.\n"
+    )
+    assert extract(doc.encode(), RST).text == "# General Python FAQ\n\nBody text.\n"

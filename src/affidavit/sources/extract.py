@@ -405,6 +405,8 @@ class _HtmlText(HTMLParser):
             return
         if tag in _HEADINGS and not parent.pre:
             self.heading = int(tag[1])
+        elif tag == "title" and not parent.pre:
+            self.heading = 1  # the document's own title, first
         elif self.fence_at < 0 and not parent.dropped and _fenced(tag, values):
             self.fence, self.fence_at = 1, len(self.stack)
         content = self.event + len(markup)
@@ -434,7 +436,7 @@ class _HtmlText(HTMLParser):
             element = self.elements.get(id(closed.node))
             if element is not None:
                 element.end = max(element.start, self.event)
-            if closed.tag in _HEADINGS:
+            if closed.tag in _HEADINGS or closed.tag == "title":
                 self.heading = 0
             elif len(self.stack) == self.fence_at:
                 if self.fence == 2:

@@ -409,6 +409,11 @@ def extract_rst(source: str) -> tuple[str, list[list[int]], list[Flag]]:
             f"add that."
         ) from exc
     writer = _Writer(source)
+    for child in list(doctree.children):  # file-wide metadata (":tocdepth: 2", ":orphan:"),
+        if isinstance(child, (nodes.field_list, nodes.docinfo)):  # which Sphinx doesn't show
+            doctree.remove(child)
+        elif not isinstance(child, (nodes.comment, nodes.target, nodes.substitution_definition)):
+            break
     titled = bool(doctree.children) and isinstance(doctree.children[0], nodes.title)
     writer.walk(doctree, 1 if titled else 0)
     return writer.text(), writer.segments, writer.flags
