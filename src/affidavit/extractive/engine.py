@@ -319,7 +319,7 @@ def _related(ctx: _Context, units: list[Unit], taken: set[str]) -> list[str]:
 def propose_plan(task: IngestTask) -> dict[str, Any]:
     """The plan for one chunk of one source (see the module docstring). Never raises on text."""
     chunk = task.chunk
-    seg = segment(chunk)
+    seg = segment(chunk, hidden=task.flagged)
     units = _drop_cut_sentence(task, build_units(chunk, seg, flagged=task.flagged))
     if not units:
         units = _drop_cut_sentence(
