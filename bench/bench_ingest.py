@@ -21,7 +21,17 @@ from affidavit.ingest.pipeline import Ingestor
 from affidavit.providers.from_config import provider_from_config
 from affidavit.vault import init_vault
 
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "corpus" / "sotu.jsonl"
+def _corpus() -> Path:
+    """``shared/data/corpus/sotu.jsonl`` beside the project (or beside a worktree's parent)."""
+    here = Path(__file__).resolve().parent
+    for up in here.parents:
+        candidate = up / "shared" / "data" / "corpus" / "sotu.jsonl"
+        if candidate.exists():
+            return candidate
+    return here.parent.parent / "shared" / "data" / "corpus" / "sotu.jsonl"
+
+
+CORPUS = _corpus()
 
 
 def main() -> int:
