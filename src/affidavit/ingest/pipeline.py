@@ -28,7 +28,7 @@ from ..plan.schema import compact_plan_schema, plan_json_schema
 from ..providers.base import Completion, IngestTask, Message, ModelRequest, Provider, Usage
 from ..sources.sentences import sentences_of
 from ..sources.store import SourceRecord, SourceStore
-from ..store.apply import Approval, Step, apply
+from ..store.apply import Approval, Batch, Step, apply
 from ..vault import Vault
 from .chunking import Chunk, chunk_text
 from .prompts import REVIEW_SCHEMA, ingest_messages, reask_message, review_messages
@@ -118,6 +118,13 @@ PROMPT_OVERHEAD_TOKENS = 900
 """Instructions, the example and the related pages, measured at about 700 tokens, rounded up."""
 CHARS_PER_TOKEN = 3
 STARTED = "started"
+BATCH_PLANS = 200
+"""At most this many plans are applied together (one transaction, one fsync pass, one commit)."""
+BATCH_SECONDS = 2.0
+"""A batch is committed once it has been open this long: it holds the vault's writer lock."""
+FAST_CALL_SECONDS = 1.0
+"""Chunks are batched only while model calls return faster than this: a slow model is never
+waited for with the writer lock held."""
 """``ingested_chunks.outcome`` of a chunk whose model request is in flight (with its nonce)."""
 
 
@@ -170,6 +177,8 @@ class Ingestor:
         self.step = step
         self.owns_job_row = job_id is None
         self.citations = citations
+        self.batch: Batch | None = None
+        self.last_call: float | None = None  # seconds the last model call took
         # Small context windows get a stricter subset of the schema, so a constrained reply
         # closes in time; the gate still checks every plan against the full schema.
         self.small = provider.supports_schema and provider.context_length <= SMALL_CONTEXT
@@ -193,15 +202,38 @@ class Ingestor:
             start_inline(db, self.report.job_id, "ingest", at, json.dumps({"targets": targets}))
         status = "failed"
         try:
-            for target in targets:
-                for name, add in self._expand(target, trust):
-                    self.report.sources.append(self._ingest_one(name, add))
+            try:
+                for target in targets:
+                    for name, add in self._expand(target, trust):
+                        self.report.sources.append(self._ingest_one(name, add))
+            finally:  # a stop at a checkpoint keeps what the batch holds: complete plans
+                self._close_batch()
             status = "done"
             self._auto_lint()
         finally:
             if self.owns_job_row:
                 self._finish_job_row(status, targets)
         return self.report
+
+    def _batch_door(self) -> None:
+        """Before a chunk: commit the open batch when it is full, old or the model slow, and
+        open one while the model is fast, so the chunk's plan joins it (the door's
+        :class:`~affidavit.store.apply.Batch`: proposals and applies of many chunks in one
+        transaction, one render, one fsync pass and one git commit). Each chunk still sees the
+        wiki as the chunks before it left it: they are applied in the open transaction."""
+        fast = self.last_call is not None and self.last_call < FAST_CALL_SECONDS
+        batch = self.batch
+        if batch is not None and (
+            not fast or len(batch.applied) >= BATCH_PLANS or batch.age >= BATCH_SECONDS
+        ):
+            self._close_batch()
+        if self.batch is None and fast:
+            self.batch = Batch(self.vault, step=self.step).open()
+
+    def _close_batch(self) -> None:
+        batch, self.batch = self.batch, None
+        if batch is not None:
+            batch.close()
 
     def _auto_lint(self) -> None:
         """Propose supersessions for facts the new claims changed; count the sources ingested,
@@ -304,6 +336,7 @@ class Ingestor:
         for number, chunk in enumerate(chunks):
             if chunk.start in done:
                 continue
+            self._batch_door()
             if self.checkpoint:
                 self.checkpoint()
             in_flight = recorded.get(chunk.start)
@@ -394,6 +427,7 @@ class Ingestor:
             outcome = f"error: {exc}"[:300]
             raise
         finally:
+            self.last_call = time.monotonic() - started
             usage = completion.usage if completion else Usage()
             self.report.calls += 1
             self.report.prompt_tokens += usage.prompt_tokens

@@ -332,7 +332,8 @@ class Batch:
                 (item.plan_id, writer.now, render_context(db)),
             )
         summary = writer.write(item.plan, admission)
-        writer.spill_context(self.vault.config.context_max_lines)
+        if writer.context_changed:  # only new context entries can push it past its cap
+            writer.spill_context(self.vault.config.context_max_lines)
         remaining = _record(self.vault, item, admission, writer, summary, approval, self.batch_id)
         result = ApplyResult(
             item.plan_id,
