@@ -160,12 +160,15 @@ class Ingestor:
         checkpoint: Callable[[], None] | None = None,
         step: Step | None = None,
         citations: Citations = "sentence",
+        batch_plans: int = BATCH_PLANS,
+        batch_seconds: float = BATCH_SECONDS,
     ) -> None:
         """``job_id`` names the queued job this ingest runs as (the queue owns its ``jobs`` row);
         ``checkpoint`` is called before each chunk and may raise to stop there (the chunks done
         so far stay recorded); ``step`` is passed on to every apply. ``citations`` is how the
         model is asked to cite: host-numbered ``sentence`` numbers (the default), or free
-        ``quote`` text (kept for comparison, bench/bench_local_model.py)."""
+        ``quote`` text (kept for comparison, bench/bench_local_model.py). ``batch_plans`` and
+        ``batch_seconds`` bound a batch of chunks applied together (:meth:`_batch_door`)."""
         self.vault = vault
         self.provider = provider
         self.store = store or SourceStore(vault)
@@ -178,6 +181,8 @@ class Ingestor:
         self.owns_job_row = job_id is None
         self.citations = citations
         self.batch: Batch | None = None
+        self.batch_plans = batch_plans
+        self.batch_seconds = batch_seconds
         self.last_call: float | None = None  # seconds the last model call took
         # Small context windows get a stricter subset of the schema, so a constrained reply
         # closes in time; the gate still checks every plan against the full schema.
@@ -204,8 +209,14 @@ class Ingestor:
         try:
             try:
                 for target in targets:
-                    for name, add in self._expand(target, trust):
-                        self.report.sources.append(self._ingest_one(name, add))
+                    # Sources are added before their chunks, outside any batch (each add is
+                    # its own commit), so a batch holds plans alone: all or nothing.
+                    self._close_batch()
+                    added = [self._add_one(name, add) for name, add in self._expand(target, trust)]
+                    for outcome, record in added:
+                        if record is not None:
+                            self._ingest_added(record, outcome)
+                        self.report.sources.append(outcome)
             finally:  # a stop at a checkpoint keeps what the batch holds: complete plans
                 self._close_batch()
             status = "done"
@@ -221,10 +232,12 @@ class Ingestor:
         :class:`~affidavit.store.apply.Batch`: proposals and applies of many chunks in one
         transaction, one render, one fsync pass and one git commit). Each chunk still sees the
         wiki as the chunks before it left it: they are applied in the open transaction."""
-        fast = self.last_call is not None and self.last_call < FAST_CALL_SECONDS
+        fast = not self.provider.reads_prompt or (  # the host's own engine plans in-process
+            self.last_call is not None and self.last_call < FAST_CALL_SECONDS
+        )
         batch = self.batch
         if batch is not None and (
-            not fast or len(batch.applied) >= BATCH_PLANS or batch.age >= BATCH_SECONDS
+            not fast or len(batch.applied) >= self.batch_plans or batch.age >= self.batch_seconds
         ):
             self._close_batch()
         if self.batch is None and fast:
@@ -297,11 +310,13 @@ class Ingestor:
             return [(str(f), _adder(self.store, f, trust)) for f in files]
         return [(target, _adder(self.store, path, trust))]
 
-    def _ingest_one(self, target: str, add: Callable[[], SourceRecord]) -> SourceOutcome:
+    def _add_one(
+        self, target: str, add: Callable[[], SourceRecord]
+    ) -> tuple[SourceOutcome, SourceRecord | None]:
         try:
             record = add()
         except AffidavitError as exc:
-            return SourceOutcome(target=target, status="failed", message=str(exc))
+            return SourceOutcome(target=target, status="failed", message=str(exc)), None
         outcome = SourceOutcome(
             target=target,
             status="ingested",
@@ -309,11 +324,13 @@ class Ingestor:
             name=record.name,
             trust=record.trust,
         )
+        return outcome, record
+
+    def _ingest_added(self, record: SourceRecord, outcome: SourceOutcome) -> None:
         try:
             self._ingest_source(record, outcome)
         except AffidavitError as exc:
             outcome.status, outcome.message = "failed", str(exc)
-        return outcome
 
     def _ingest_source(self, record: SourceRecord, outcome: SourceOutcome) -> None:
         text = self.store.text(record.id)
