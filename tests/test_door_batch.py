@@ -437,3 +437,41 @@ def test_a_valid_batch_journal_rolls_forward_every_file(vault: Vault, src: str) 
         assert run_doctor(reopened).clean
     finally:
         reopened.close()
+
+
+# --- issue 14: an ingest's chunks are one batch, and the wiki is the same -----------------------
+
+
+def _ingest(root: Path, docs: Path, **batching: Any) -> tuple[dict[str, bytes], list[int]]:
+    from affidavit.ingest.pipeline import Ingestor
+    from affidavit.providers.from_config import provider_from_config
+
+    from .conftest import FakeClock
+
+    vault, _ = init_vault(root, clock=FakeClock())
+    try:
+        provider = provider_from_config(vault.config, "extractive")
+        Ingestor(vault, provider, apply_now=True, **batching).run([str(docs)], "trusted")
+        files = {p.name: p.read_bytes() for p in sorted(vault.wiki_dir.glob("*.md"))}
+        bodies = vault.git.run("log", "--format=%B%x00").split("\0")
+        trailers = [b.count("Affidavit-Plan:") for b in bodies if "Affidavit-Plan:" in b]
+        assert run_doctor(vault).clean
+    finally:
+        vault.close()
+    return files, trailers
+
+
+def test_an_ingest_applies_its_chunks_as_one_batch_with_the_same_wiki(tmp_path: Path) -> None:
+    """`ingest --yes` through the batch door: one commit naming every chunk's plan, and exactly
+    the wiki that applying the plans one by one makes (each chunk saw its predecessors)."""
+    from .conftest import SAMPLES
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("1790-washington.md", "1941-roosevelt.md"):
+        (docs / name).write_bytes((SAMPLES / "sotu" / name).read_bytes())
+    one_by_one, singles = _ingest(tmp_path / "a", docs, batch_plans=1)
+    batched, batches = _ingest(tmp_path / "b", docs, batch_seconds=3600)
+    assert batched == one_by_one
+    assert set(singles) == {1} and len(singles) >= 4
+    assert batches == [len(singles)]  # one commit, one trailer per plan

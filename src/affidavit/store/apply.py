@@ -198,8 +198,9 @@ def _prepare_all(
 
 _OPEN: dict[int, Batch] = {}
 """The batch open on each database connection (by ``id``)."""
-_LOG: dict[str, tuple[int, str]] = {}
-"""Per vault: the last "applied" audit entry ``wiki/log.md`` was rendered up to, and its text."""
+_LOG: dict[str, tuple[str, str]] = {}
+"""Per vault: the hash of the last "applied" audit entry ``wiki/log.md`` was rendered up to, and
+its text."""
 
 
 def open_batch(vault: Vault) -> Batch | None:
@@ -398,12 +399,8 @@ class Batch:
         """``wiki/log.md``: this batch's entries appended to the text rendered last time, when
         that text covers exactly the entries before the batch; rendered whole otherwise."""
         db = self.vault.db
-        before = db.execute(
-            "SELECT coalesce(max(seq), 0) FROM audit WHERE action = 'applied' AND seq <= ?",
-            (self._audit_base,),
-        ).fetchone()[0]
         cached = _LOG.get(str(self.vault.root))
-        if cached is not None and cached[0] == before:
+        if cached is not None and cached[0] == _last_applied(db, self._audit_base):
             return cached[1] + log_entries(db, self._audit_base)
         return LOG_HEAD + log_entries(db)
 
@@ -459,8 +456,7 @@ class Batch:
         db.execute("COMMIT")
         self.step("db_commit")
         # (a search index kept in step with the database is updated here, after the commit)
-        last = db.execute("SELECT coalesce(max(seq), 0) FROM audit WHERE action = 'applied'")
-        _LOG[str(self.vault.root)] = (int(last.fetchone()[0]), rendered["wiki/log.md"])
+        _LOG[str(self.vault.root)] = (_last_applied(db), rendered["wiki/log.md"])
         for final, temp in temps:
             os.replace(temp, final)
         fsync_dir(self.vault.wiki_dir)
@@ -472,6 +468,16 @@ class Batch:
         self.step("done")
         for applied in self.applied:
             applied.result.commit = commit
+
+
+def _last_applied(db: sqlite3.Connection, up_to: int | None = None) -> str:
+    """The hash of the last "applied" audit entry (up to seq ``up_to``): what ``log.md`` was
+    rendered up to, named by the hash chain so no other vault or history can match it."""
+    row = db.execute(
+        "SELECT hash FROM audit WHERE action = 'applied' AND seq <= ? ORDER BY seq DESC LIMIT 1",
+        (up_to if up_to is not None else 2**62,),
+    ).fetchone()
+    return str(row[0]) if row else audit.GENESIS
 
 
 def _paths(writers: list[Writer]) -> list[str]:
