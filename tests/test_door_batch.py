@@ -475,3 +475,30 @@ def test_an_ingest_applies_its_chunks_as_one_batch_with_the_same_wiki(tmp_path: 
     assert batched == one_by_one
     assert set(singles) == {1} and len(singles) >= 4
     assert batches == [len(singles)]  # one commit, one trailer per plan
+
+
+def test_a_hand_edit_while_a_batch_is_open_is_never_overwritten(vault: Vault, src: str) -> None:
+    """A page edited by hand after its plan joined an open batch: the batch refuses at its
+    commit, whole, and the edit stays."""
+    from affidavit.store.apply import Approval, Batch
+
+    base = propose(
+        vault, make_plan(vault, page("alpha", src, "Alpha is the first letter")), "t", "t"
+    )
+    approve(vault, base.plan_id, None, "t")
+    first = propose(
+        vault, make_plan(vault, extend("alpha", src, "Beta is the second letter")), "t", "t"
+    )
+    second = propose(
+        vault, make_plan(vault, page("delta", src, "Delta is the fourth letter")), "t", "t"
+    )
+    edited = vault.wiki_dir / "alpha.md"
+    refused = pytest.raises(ConflictError, match=r"wiki/alpha\.md was edited by hand")
+    with refused, Batch(vault) as batch:
+        batch.apply_many([(first.plan_id, None)], Approval("t"))
+        edited.write_text(edited.read_text() + "\nMy own note.\n")
+        batch.apply_many([(second.plan_id, None)], Approval("t"))
+    assert edited.read_text().endswith("My own note.\n")
+    assert get_plan(vault, first.plan_id).status == "pending"
+    assert get_plan(vault, second.plan_id).status == "pending"
+    assert list(vault.journal_dir.iterdir()) == []

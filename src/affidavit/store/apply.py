@@ -369,9 +369,13 @@ class Batch:
             if origin and origin[0].startswith("doctor:"):
                 self._adopted.add(origin[0].removeprefix("doctor:"))
         new = [p for p in _paths([a.writer for a in group]) if p not in self._checked]
+        self._refuse_edited(new)
+        self._checked.update(new)
+
+    def _refuse_edited(self, paths: list[str]) -> None:
         edited = [
             p
-            for p in self.vault.git.changed([p for p in new if p not in GENERATED_ONLY])
+            for p in self.vault.git.changed([p for p in paths if p not in GENERATED_ONLY])
             if p not in self._adopted
         ]
         if edited:
@@ -380,7 +384,6 @@ class Batch:
                 "the edit into a plan with `affidavit doctor --propose`, or drop it with "
                 f"`git checkout -- {' '.join(edited)}` (in the vault), then approve again."
             )
-        self._checked.update(new)
 
     # -- committing -----------------------------------------------------------------------------
     def _render(self, paths: list[str]) -> dict[str, str]:
@@ -415,6 +418,8 @@ class Batch:
         try:
             self.step("db_written")
             paths = _paths([a.writer for a in self.applied])
+            if len(self.applied) > 1:  # a file edited by hand since its plan joined the batch
+                self._refuse_edited(paths)
             rendered = self._render(paths)
             message = batch_message(
                 [(a.item.plan_id, a.summary, a.approval) for a in self.applied], self.batch_id
