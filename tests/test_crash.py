@@ -21,7 +21,7 @@ from affidavit.store.apply import APPLY_STEPS
 from affidavit.store.atomic import stray_temps
 from affidavit.vault import init_vault, open_vault
 
-from .conftest import FakeClock, add_samples, claim, make_plan, sample_plan_text
+from .conftest import SAMPLES, FakeClock, add_samples, claim, make_plan, sample_plan_text
 
 CHILD = textwrap.dedent(
     """
@@ -169,3 +169,132 @@ def test_kill_a_batch_at_every_step_leaves_old_or_new_state(
             assert f"Affidavit-Plan: {plan}" in body
     finally:
         check.close()
+
+
+# --- an ingest's batches (issue 14): many chunks' plans, one unit each -----------------------
+
+INGEST_CHILD = textwrap.dedent(
+    """
+    import os, signal, sys
+    from datetime import UTC, datetime
+    from pathlib import Path
+    from affidavit.ingest.pipeline import Ingestor
+    from affidavit.providers.from_config import provider_from_config
+    from affidavit.vault import open_vault
+
+    root, docs, target = sys.argv[1:4]
+    name, _, nth = target.partition(":")
+    seen = {}
+
+    def step(point):
+        seen[point] = seen.get(point, 0) + 1
+        if point == name and seen[point] == int(nth or 1):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    vault = open_vault(Path(root), clock=lambda: datetime(2026, 11, 30, 10, 0, tzinfo=UTC))
+    provider = provider_from_config(vault.config, "extractive")
+    ingest = Ingestor(vault, provider, apply_now=True, step=step, batch_plans=2,
+                      batch_seconds=3600)
+    print(ingest.run([docs], "trusted").totals()["chunks"])
+    """
+)
+SPEECHES = ("1790-washington.md", "1941-roosevelt.md")
+
+
+def run_ingest(root: Path, target: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", INGEST_CHILD, str(root), str(root.parent / "docs"), target],
+        capture_output=True,
+        text=True,
+        timeout=100,
+        check=False,
+    )
+
+
+def ingest_state(root: Path) -> dict[str, Any]:
+    """Open (and so recover) the vault; the wiki's bytes and the knowledge in the database, minus
+    what is random by design (plan ids follow from fresh nonces, job ids are random)."""
+    vault = open_vault(root, clock=FIXED)
+    try:
+        assert stray_temps(vault.wiki_dir) == []
+        assert list(vault.journal_dir.iterdir()) == []
+        report = run_doctor(vault)
+        assert report.clean, report.findings
+        assert vault.git.is_clean(["wiki"])
+        files = {p.name: p.read_bytes() for p in sorted(vault.wiki_dir.glob("*.md"))}
+        trailers = vault.git.run("log", "--format=%B").count("Affidavit-Plan:")
+    finally:
+        vault.close()
+    db = sqlite3.connect(root / ".affidavit" / "db.sqlite")
+    try:
+        tables = {
+            "claims": "SELECT id, page_slug, section, position, text, status FROM claims ORDER BY id",
+            "evidence": 'SELECT claim_id, idx, source_id, start, "end" FROM evidence '
+            "ORDER BY claim_id, idx",
+            "pages": "SELECT slug, title, summary, category FROM pages ORDER BY slug",
+            "links": "SELECT src, dst FROM links ORDER BY src, dst",
+            "plans": "SELECT status, count(*) FROM plans GROUP BY status ORDER BY status",
+            "chunks": "SELECT source_id, start, outcome FROM ingested_chunks ORDER BY 1, 2",
+        }
+        rows = {name: db.execute(sql).fetchall() for name, sql in tables.items()}
+        applied = db.execute("SELECT count(*) FROM audit WHERE action = 'applied'").fetchone()[0]
+    finally:
+        db.close()
+    assert applied == trailers  # every plan the database applied is in git, and no other
+    return {"files": files, "applied": applied, **rows}
+
+
+@pytest.fixture(scope="module")
+def ingest_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("crash-ingest")
+    docs = base / "docs"
+    docs.mkdir()
+    for name in SPEECHES:
+        shutil.copy(SAMPLES / "sotu" / name, docs / name)
+    root = base / "template"
+    init_vault(root, clock=FakeClock())[0].close()
+    return root
+
+
+def _copy(template: Path, dest: Path) -> Path:
+    shutil.copytree(template.parent / "docs", dest / "docs")
+    shutil.copytree(template, dest / "vault")
+    return dest / "vault"
+
+
+@pytest.fixture(scope="module")
+def ingest_references(
+    ingest_template: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, dict[str, Any]]:
+    """The vault after the first batch, after the second, and after the whole ingest."""
+    out = {}
+    for label, target in (("first", "done:1"), ("second", "done:2"), ("all", "never")):
+        root = _copy(ingest_template, tmp_path_factory.mktemp(f"ingest-{label}"))
+        proc = run_ingest(root, target)
+        assert proc.returncode == (0 if target == "never" else -signal.SIGKILL), proc.stderr
+        out[label] = ingest_state(root)
+    assert out["first"]["applied"] == 2 and out["second"]["applied"] == 4  # two plans a batch
+    assert out["all"]["applied"] > 4
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("step", APPLY_STEPS)
+def test_kill_an_ingest_batch_at_every_step(
+    ingest_template: Path,
+    ingest_references: dict[str, dict[str, Any]],
+    tmp_path: Path,
+    step: str,
+) -> None:
+    """Kill the ingest during its second batch (two chunks' plans, applied into one open
+    transaction): after recovery the vault is exactly as the first batch left it or as the
+    second did, never a part of it; the rerun then ends where an uninterrupted ingest does."""
+    root = _copy(ingest_template, tmp_path)
+    proc = run_ingest(root, f"{step}:2")
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    got = ingest_state(root)
+    committed = step in ("db_commit", "renamed", "git_commit", "done")
+    assert got == ingest_references["second" if committed else "first"], step
+    again = run_ingest(root, "never")
+    assert again.returncode == 0, again.stderr
+    assert ingest_state(root) == ingest_references["all"]

@@ -325,3 +325,180 @@ def test_a_partial_approval_leaves_the_rest_approvable_from_the_cli(live: Vault)
     assert rest.exit_code == 0, rest.output
     assert (vault.wiki_dir / "delta.md").exists() and get_plan(vault, plan_id).status == "applied"
     assert run_doctor(vault).clean
+
+
+# --- issue 14: a batch journal is untrusted input, validated whole ----------------------------
+
+
+def _applied_batch(vault: Vault, src: str) -> str:
+    """Apply two plans as one batch; returns the batch id the audit log names."""
+    plans = [
+        propose(vault, make_plan(vault, page(s, src, q)), "t", "t").plan_id
+        for s, q in (
+            ("alpha", "Alpha is the first letter"),
+            ("delta", "Delta is the fourth letter"),
+        )
+    ]
+    approve_many(vault, plans, None, "t")
+    row = vault.db.execute(
+        "SELECT json_extract(detail, '$.batch') FROM audit WHERE action = 'applied' "
+        "ORDER BY seq DESC LIMIT 1"
+    ).fetchone()
+    return str(row[0])
+
+
+@pytest.mark.parametrize(
+    "forged",
+    [
+        {"plans": ["not-a-plan-id"]},
+        {"plans": []},
+        {"batch": "b-0123456789abcdef"},  # names another batch than its file name
+        {
+            "extra_file": {
+                "path": "../outside.md",
+                "temp": "wiki/.index.md.0123456789ab.affidavit-tmp",
+            }
+        },
+        {"extra_file": {"path": "wiki/index.md", "temp": "../outside.md"}},
+        {
+            "extra_file": {
+                "path": "wiki/alpha.md",
+                "temp": "wiki/.index.md.0123456789ab.affidavit-tmp",
+            }
+        },
+        {
+            "extra_file": {
+                "path": "sources/x.md",
+                "temp": "sources/.x.md.0123456789ab.affidavit-tmp",
+            }
+        },
+    ],
+    ids=[
+        "bad-plan-id",
+        "no-plans",
+        "other-batch",
+        "path-out",
+        "temp-out",
+        "temp-of-other",
+        "sources",
+    ],
+)
+def test_a_forged_batch_journal_is_refused_whole(
+    vault: Vault, src: str, tmp_path: Path, forged: dict[str, Any]
+) -> None:
+    """A batch journal (several plans, several files) with one bad part is refused whole: not
+    even its valid entries are rewritten, and it stays for the doctor."""
+    batch_id = _applied_batch(vault, src)  # committed: recovery would roll it forward
+    plan_ids = [r[0] for r in vault.db.execute("SELECT id FROM plans ORDER BY id")]
+    outside = vault.root.parent / "outside.md"
+    outside.write_text("not the vault's\n")
+    index = vault.wiki_dir / "index.md"
+    index.write_text("a hand edit of the index\n")
+    files = [{"path": "wiki/index.md", "temp": "wiki/.index.md.0123456789ab.affidavit-tmp"}]
+    if "extra_file" in forged:
+        files.append(forged["extra_file"])
+    journal = {
+        "batch": forged.get("batch", batch_id),
+        "plans": forged.get("plans", plan_ids),
+        "message": "forged",
+        "files": files,
+    }
+    (vault.journal_dir / f"{batch_id}.json").write_text(json.dumps(journal))
+    reopened = open_vault(vault.root, clock=vault.clock)
+    try:
+        assert [p.name for p in reopened.journal_dir.iterdir()] == [f"{batch_id}.json"]
+        assert index.read_text() == "a hand edit of the index\n"  # its valid entry untouched
+        assert outside.read_text() == "not the vault's\n"
+        findings = [f for f in run_doctor(reopened).findings if f.check == "journal"]
+        assert findings and "refuses" in findings[0].message
+    finally:
+        reopened.close()
+
+
+def test_a_valid_batch_journal_rolls_forward_every_file(vault: Vault, src: str) -> None:
+    """The same journal, valid: every file it names is re-rendered from the database and HEAD,
+    which already carries the batch's trailer, gets no second commit."""
+    batch_id = _applied_batch(vault, src)
+    plan_ids = [r[0] for r in vault.db.execute("SELECT id FROM plans ORDER BY id")]
+    expected = {p: (vault.wiki_dir / p).read_bytes() for p in ("index.md", "alpha.md")}
+    for name in expected:
+        (vault.wiki_dir / name).write_text("torn\n")
+    commits = len(vault.git.log_subjects())
+    files = [
+        {"path": f"wiki/{n}", "temp": f"wiki/.{n}.0123456789ab.affidavit-tmp"} for n in expected
+    ]
+    journal = {"batch": batch_id, "plans": plan_ids, "message": "m", "files": files}
+    (vault.journal_dir / f"{batch_id}.json").write_text(json.dumps(journal))
+    reopened = open_vault(vault.root, clock=vault.clock)
+    try:
+        assert list(reopened.journal_dir.iterdir()) == []
+        assert {n: (reopened.wiki_dir / n).read_bytes() for n in expected} == expected
+        assert len(reopened.git.log_subjects()) == commits
+        assert run_doctor(reopened).clean
+    finally:
+        reopened.close()
+
+
+# --- issue 14: an ingest's chunks are one batch, and the wiki is the same -----------------------
+
+
+def _ingest(root: Path, docs: Path, **batching: Any) -> tuple[dict[str, bytes], list[int]]:
+    from affidavit.ingest.pipeline import Ingestor
+    from affidavit.providers.from_config import provider_from_config
+
+    from .conftest import FakeClock
+
+    vault, _ = init_vault(root, clock=FakeClock())
+    try:
+        provider = provider_from_config(vault.config, "extractive")
+        Ingestor(vault, provider, apply_now=True, **batching).run([str(docs)], "trusted")
+        files = {p.name: p.read_bytes() for p in sorted(vault.wiki_dir.glob("*.md"))}
+        bodies = vault.git.run("log", "--format=%B%x00").split("\0")
+        trailers = [b.count("Affidavit-Plan:") for b in bodies if "Affidavit-Plan:" in b]
+        assert run_doctor(vault).clean
+    finally:
+        vault.close()
+    return files, trailers
+
+
+def test_an_ingest_applies_its_chunks_as_one_batch_with_the_same_wiki(tmp_path: Path) -> None:
+    """`ingest --yes` through the batch door: one commit naming every chunk's plan, and exactly
+    the wiki that applying the plans one by one makes (each chunk saw its predecessors)."""
+    from .conftest import SAMPLES
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("1790-washington.md", "1941-roosevelt.md"):
+        (docs / name).write_bytes((SAMPLES / "sotu" / name).read_bytes())
+    one_by_one, singles = _ingest(tmp_path / "a", docs, batch_plans=1)
+    batched, batches = _ingest(tmp_path / "b", docs, batch_seconds=3600)
+    assert batched == one_by_one
+    assert set(singles) == {1} and len(singles) >= 4
+    assert batches == [len(singles)]  # one commit, one trailer per plan
+
+
+def test_a_hand_edit_while_a_batch_is_open_is_never_overwritten(vault: Vault, src: str) -> None:
+    """A page edited by hand after its plan joined an open batch: the batch refuses at its
+    commit, whole, and the edit stays."""
+    from affidavit.store.apply import Approval, Batch
+
+    base = propose(
+        vault, make_plan(vault, page("alpha", src, "Alpha is the first letter")), "t", "t"
+    )
+    approve(vault, base.plan_id, None, "t")
+    first = propose(
+        vault, make_plan(vault, extend("alpha", src, "Beta is the second letter")), "t", "t"
+    )
+    second = propose(
+        vault, make_plan(vault, page("delta", src, "Delta is the fourth letter")), "t", "t"
+    )
+    edited = vault.wiki_dir / "alpha.md"
+    refused = pytest.raises(ConflictError, match=r"wiki/alpha\.md was edited by hand")
+    with refused, Batch(vault) as batch:
+        batch.apply_many([(first.plan_id, None)], Approval("t"))
+        edited.write_text(edited.read_text() + "\nMy own note.\n")
+        batch.apply_many([(second.plan_id, None)], Approval("t"))
+    assert edited.read_text().endswith("My own note.\n")
+    assert get_plan(vault, first.plan_id).status == "pending"
+    assert get_plan(vault, second.plan_id).status == "pending"
+    assert list(vault.journal_dir.iterdir()) == []

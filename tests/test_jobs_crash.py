@@ -115,7 +115,8 @@ def test_killed_mid_apply_the_job_resumes_and_applies_each_plan_once(
 ) -> None:
     root = tmp_path / "vault"
     shutil.copytree(template, root)
-    crashed = run_worker(root, "doomed", "--kill-at", f"{kill_at}:3")  # during the third apply
+    # during the ingest's batch (its chunks' plans are applied together: one batch here)
+    crashed = run_worker(root, "doomed", "--kill-at", f"{kill_at}:1")
     assert crashed.returncode == -signal.SIGKILL, crashed.stderr
     vault = open_vault(root)
     try:

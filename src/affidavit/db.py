@@ -390,7 +390,20 @@ def migrate(db: sqlite3.Connection) -> list[str]:
 
 @contextmanager
 def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """One write transaction (``BEGIN IMMEDIATE``): committed on success, rolled back on error."""
+    """One write transaction (``BEGIN IMMEDIATE``): committed on success, rolled back on error.
+
+    Inside a transaction already open on ``db`` (the door's batch, :mod:`affidavit.store.apply`)
+    it is a savepoint instead: undone alone on error, committed with the enclosing transaction."""
+    if db.in_transaction:
+        db.execute("SAVEPOINT nested")
+        try:
+            yield db
+        except BaseException:
+            db.execute("ROLLBACK TO nested")
+            db.execute("RELEASE nested")
+            raise
+        db.execute("RELEASE nested")
+        return
     db.execute("BEGIN IMMEDIATE")
     try:
         yield db

@@ -22,7 +22,15 @@ from .hashing import canonical_json, content_id
 from .plan.nonce import check_nonce, consume_nonce
 from .plan.schema import CreatePage, Plan, parse_plan
 from .store import audit
-from .store.apply import ApplyResult, Approval, apply, apply_batch, gate_services, load_plan
+from .store.apply import (
+    ApplyResult,
+    Approval,
+    apply,
+    apply_batch,
+    gate_services,
+    load_plan,
+    open_batch,
+)
 from .vault import Vault
 
 
@@ -138,6 +146,9 @@ def propose(
                 author,
                 {"origin": origin, "counts": admission.counts, "ops": len(plan.operations)},
             )
+        batch = open_batch(vault)
+        if batch is not None and passing:  # admitted under the batch's lock: not again at apply
+            batch.admitted(plan_id, admission)
     counts = admission.counts
     tally = (
         f"{counts['admitted']} claim(s) admitted, {counts['quarantined']} quarantined, "

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import db as dbmod
 from .clock import Clock, utc_now
@@ -24,6 +24,9 @@ from .config import Config, load_config, render_default_config
 from .errors import AffidavitError, VaultError
 from .store.gitrepo import GitRepo
 from .store.paths import inside, real_dir
+
+if TYPE_CHECKING:
+    import pygit2
 
 CONFIG_NAME = "affidavit.toml"
 STATE_DIR = ".affidavit"
@@ -73,6 +76,9 @@ class ReadOnlyGit(GitRepo):
         self.reason = reason
 
     def run(self, *args: str, check: bool = True) -> str:
+        raise VaultError(self.reason)
+
+    def repository(self) -> pygit2.Repository:
         raise VaultError(self.reason)
 
     def clear_stale_lock(self) -> None:

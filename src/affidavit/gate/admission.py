@@ -17,6 +17,7 @@ Admission only reads; writing is :func:`affidavit.store.apply.apply`'s job.
 from __future__ import annotations
 
 import sqlite3
+from functools import lru_cache
 
 from ..config import Config
 from ..errors import AdmissionError
@@ -81,6 +82,14 @@ CHECK_ORDER = (
 )
 
 
+@lru_cache(maxsize=1 << 16)
+def _comparable(text: str) -> tuple[str, frozenset[str]]:
+    """A claim's text as the consistency check compares it: normalised, and its word stems
+    (pure functions of the text, so kept across plans: a page's claims aren't re-stemmed for
+    every new claim)."""
+    return normalize_quote(text), frozenset(stems(text))
+
+
 def _claims_of(op: object) -> list[ClaimDraft]:
     if isinstance(op, (CreatePage, AddClaims)):
         return list(op.claims)
@@ -114,6 +123,7 @@ class _Gate:
         self.verifier = verifier
         self.checker = support
         self._source_ok: dict[str, str] = {}
+        self._claims_of_page: dict[str, list[tuple[str, str]]] = {}
         self.retracting: set[str] = set()  # sources the plan being admitted retracts
         self.ended: set[str] = set()  # claims superseded or retracted by earlier operations
 
@@ -298,23 +308,33 @@ class _Gate:
             return
         self.consistency(page, claim, seen)
 
+    def _page_claims(self, page: str) -> list[tuple[str, str]]:
+        """The live claims of ``page`` (id, text), read once per admission: the database
+        doesn't change while the gate runs."""
+        if page not in self._claims_of_page:
+            self._claims_of_page[page] = [
+                (str(r[0]), str(r[1]))
+                for r in self.db.execute(
+                    "SELECT id, text FROM claims WHERE page_slug = ? "
+                    "AND status IN ('active','pending')",
+                    (page,),
+                )
+            ]
+        return self._claims_of_page[page]
+
     def consistency(
         self, page: str | None, result: ClaimResult, seen: set[tuple[str, ...]]
     ) -> None:
-        key = (page or "", normalize_quote(result.text))
+        normal, mine = _comparable(result.text)
+        key = (page or "", normal)
         if key in seen:
             result.decide(REJECTED, "consistency", "duplicate of a claim earlier in this plan")
             return
-        row = self.db.execute(
-            "SELECT id, text FROM claims WHERE page_slug = ? AND status IN ('active','pending')",
-            (page or "",),
-        ).fetchall()
-        mine = stems(result.text)
-        for claim_id, text in row:
-            if normalize_quote(text) == key[1]:
+        for claim_id, text in self._page_claims(page or ""):
+            their_normal, theirs = _comparable(text)
+            if their_normal == key[1]:
                 result.decide(REJECTED, "consistency", f"duplicate of existing claim {claim_id}")
                 return
-            theirs = stems(text)
             if len(mine) >= NEAR_MIN_WORDS and len(theirs) >= NEAR_MIN_WORDS:
                 similarity = len(mine & theirs) / len(mine | theirs)
                 # A near-copy that changes a number, date or name is a changed fact, not a

@@ -29,7 +29,7 @@ from ..plan.schema import plan_json_schema
 from ..providers.base import Completion, IngestTask, Message, ModelRequest, Provider, Usage
 from ..sources.sentences import sentences_of
 from ..sources.store import SourceRecord, SourceStore
-from ..store.apply import Approval, Step, apply
+from ..store.apply import Approval, Batch, Step, apply
 from ..vault import Vault
 from .chunking import Chunk, chunk_text
 from .prompts import REVIEW_SCHEMA, ingest_messages, reask_message, review_messages
@@ -119,6 +119,13 @@ PROMPT_OVERHEAD_TOKENS = 900
 """Instructions, the example and the related pages, measured at about 700 tokens, rounded up."""
 CHARS_PER_TOKEN = 3
 STARTED = "started"
+BATCH_PLANS = 200
+"""At most this many plans are applied together (one transaction, one fsync pass, one commit)."""
+BATCH_SECONDS = 2.0
+"""A batch is committed once it has been open this long: it holds the vault's writer lock."""
+FAST_CALL_SECONDS = 1.0
+"""Chunks are batched only while model calls return faster than this: a slow model is never
+waited for with the writer lock held."""
 """``ingested_chunks.outcome`` of a chunk whose model request is in flight (with its nonce)."""
 
 
@@ -154,12 +161,15 @@ class Ingestor:
         checkpoint: Callable[[], None] | None = None,
         step: Step | None = None,
         citations: Citations = "sentence",
+        batch_plans: int = BATCH_PLANS,
+        batch_seconds: float = BATCH_SECONDS,
     ) -> None:
         """``job_id`` names the queued job this ingest runs as (the queue owns its ``jobs`` row);
         ``checkpoint`` is called before each chunk and may raise to stop there (the chunks done
         so far stay recorded); ``step`` is passed on to every apply. ``citations`` is how the
         model is asked to cite: host-numbered ``sentence`` numbers (the default), or free
-        ``quote`` text (kept for comparison, bench/bench_local_model.py)."""
+        ``quote`` text (kept for comparison, bench/bench_local_model.py). ``batch_plans`` and
+        ``batch_seconds`` bound a batch of chunks applied together (:meth:`_batch_door`)."""
         self.vault = vault
         self.provider = provider
         self.store = store or SourceStore(vault)
@@ -171,6 +181,10 @@ class Ingestor:
         self.step = step
         self.owns_job_row = job_id is None
         self.citations = citations
+        self.batch: Batch | None = None
+        self.batch_plans = batch_plans
+        self.batch_seconds = batch_seconds
+        self.last_call: float | None = None  # seconds the last model call took
         # Small context windows get a stricter subset of the schema, so a constrained reply
         # closes in time; the gate still checks every plan against the full schema.
         self.small = provider.supports_schema and provider.context_length <= SMALL_CONTEXT
@@ -194,15 +208,46 @@ class Ingestor:
             start_inline(db, self.report.job_id, "ingest", at, json.dumps({"targets": targets}))
         status = "failed"
         try:
-            for target in targets:
-                for name, add in self._expand(target, trust):
-                    self.report.sources.append(self._ingest_one(name, add))
+            try:
+                for target in targets:
+                    # Sources are added before their chunks, outside any batch (each add is
+                    # its own commit), so a batch holds plans alone: all or nothing.
+                    self._close_batch()
+                    added = [self._add_one(name, add) for name, add in self._expand(target, trust)]
+                    for outcome, record in added:
+                        if record is not None:
+                            self._ingest_added(record, outcome)
+                        self.report.sources.append(outcome)
+            finally:  # a stop at a checkpoint keeps what the batch holds: complete plans
+                self._close_batch()
             status = "done"
             self._auto_lint()
         finally:
             if self.owns_job_row:
                 self._finish_job_row(status, targets)
         return self.report
+
+    def _batch_door(self) -> None:
+        """Before a chunk: commit the open batch when it is full, old or the model slow, and
+        open one while the model is fast, so the chunk's plan joins it (the door's
+        :class:`~affidavit.store.apply.Batch`: proposals and applies of many chunks in one
+        transaction, one render, one fsync pass and one git commit). Each chunk still sees the
+        wiki as the chunks before it left it: they are applied in the open transaction."""
+        fast = not self.provider.reads_prompt or (  # the host's own engine plans in-process
+            self.last_call is not None and self.last_call < FAST_CALL_SECONDS
+        )
+        batch = self.batch
+        if batch is not None and (
+            not fast or len(batch.applied) >= self.batch_plans or batch.age >= self.batch_seconds
+        ):
+            self._close_batch()
+        if self.batch is None and fast:
+            self.batch = Batch(self.vault, step=self.step).open()
+
+    def _close_batch(self) -> None:
+        batch, self.batch = self.batch, None
+        if batch is not None:
+            batch.close()
 
     def _auto_lint(self) -> None:
         """Propose supersessions for facts the new claims changed; count the sources ingested,
@@ -266,11 +311,13 @@ class Ingestor:
             return [(str(f), _adder(self.store, f, trust)) for f in files]
         return [(target, _adder(self.store, path, trust))]
 
-    def _ingest_one(self, target: str, add: Callable[[], SourceRecord]) -> SourceOutcome:
+    def _add_one(
+        self, target: str, add: Callable[[], SourceRecord]
+    ) -> tuple[SourceOutcome, SourceRecord | None]:
         try:
             record = add()
         except AffidavitError as exc:
-            return SourceOutcome(target=target, status="failed", message=str(exc))
+            return SourceOutcome(target=target, status="failed", message=str(exc)), None
         outcome = SourceOutcome(
             target=target,
             status="ingested",
@@ -278,11 +325,13 @@ class Ingestor:
             name=record.name,
             trust=record.trust,
         )
+        return outcome, record
+
+    def _ingest_added(self, record: SourceRecord, outcome: SourceOutcome) -> None:
         try:
             self._ingest_source(record, outcome)
         except AffidavitError as exc:
             outcome.status, outcome.message = "failed", str(exc)
-        return outcome
 
     def _ingest_source(self, record: SourceRecord, outcome: SourceOutcome) -> None:
         text = self.store.text(record.id)
@@ -305,6 +354,7 @@ class Ingestor:
         for number, chunk in enumerate(chunks):
             if chunk.start in done:
                 continue
+            self._batch_door()
             if self.checkpoint:
                 self.checkpoint()
             in_flight = recorded.get(chunk.start)
@@ -395,6 +445,7 @@ class Ingestor:
             outcome = f"error: {exc}"[:300]
             raise
         finally:
+            self.last_call = time.monotonic() - started
             usage = completion.usage if completion else Usage()
             self.report.calls += 1
             self.report.prompt_tokens += usage.prompt_tokens

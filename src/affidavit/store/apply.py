@@ -1,14 +1,17 @@
-"""The one door (SPEC W4, W6): :func:`apply` is the only code that writes the wiki.
+"""The one door (SPEC W4, W6): :class:`Batch` is the only code that writes the wiki.
 
-An apply is all or nothing across database, markdown and git. Several plans approved together
-are one batch (:func:`apply_batch`), applied in dependency order as one such unit:
+An apply is all or nothing across database, markdown and git. Plans approved together are one
+batch (:func:`apply_batch`; :func:`apply` is a batch of one; an ingest keeps a batch open while
+it proposes and applies chunk after chunk), applied in dependency order as one unit:
 
-1. inside one SQLite transaction, the gate re-admits each plan's selected operations against the
-   wiki as the earlier plans of the batch left it;
-2. that transaction writes pages, claims, links, context, the plan's status and the audit
-   entry, and the affected files are rendered from inside that transaction;
-3. the new files are written to unique temp files and fsynced;
-4. a journal naming every file and its temp file is written and fsynced;
+1. under the vault's writer lock, one SQLite transaction is opened; in it the gate re-admits each
+   plan's selected operations against the wiki as the earlier plans of the batch left it (not
+   again for a plan whose admission just ran inside this batch, with nothing written since);
+2. that transaction writes pages, claims, links, context, each plan's status and audit entry
+   (each plan in a savepoint: one that fails is undone alone, or its whole group with it);
+3. the affected files are rendered once from inside the transaction (``log.md`` appended to, not
+   rebuilt) and written to unique temp files, all fsynced in one parallel pass;
+4. a journal naming every plan, file and temp file is written and fsynced;
 5. the transaction commits (the commit point);
 6. temp files are renamed over the old ones and the directory fsynced;
 7. one git commit of exactly the files written records the batch, with an ``Affidavit-Plan``
@@ -25,37 +28,33 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import TracebackType
 
 from ..clock import iso
+from ..db import transaction
 from ..errors import AdmissionError, ConflictError
 from ..evidence import Verifier
-from ..gate.admission import ADMITTED, QUARANTINED, Admission, ClaimResult, admit
+from ..gate.admission import Admission, admit
 from ..hashing import canonical_json, sha256_hex
-from ..plan.schema import (
-    AddClaims,
-    ClaimDraft,
-    CreatePage,
-    LinkPages,
-    Plan,
-    RetractClaim,
-    RetractSource,
-    SupersedeClaim,
-    UpdateContext,
-)
-from ..sources.extract import location
+from ..plan.schema import UpdateContext
 from ..sources.store import SourceStore
 from ..vault import Vault
 from . import audit
-from .atomic import atomic_write, fsync_dir, write_temp
+from .atomic import atomic_write, fsync_dir, temp_path, write_synced
 from .batch import Prepared, creates, dependency_order, numbers, prepare
 from .batch import load_plan as load_plan  # re-exported: where callers have found it
-from .blast import LIVE, BlastRadius, blast_radius, claim_radius
+from .blast import BlastRadius
 from .gitrepo import BATCH_TRAILER, PLAN_TRAILER
 from .paths import inside, page_relpath
-from .render import CONTEXT_ARCHIVE, expected_files, render_context, render_path
+from .render import LOG_HEAD, expected_files, log_entries, render_context, render_path
+from .writer import Writer
+from .writer import claim_id as claim_id  # re-exported: replay derives ids the same way
 
 Step = Callable[[str], None]
 APPLY_STEPS = (
@@ -69,6 +68,8 @@ APPLY_STEPS = (
     "done",
 )
 """The points of an apply, in order; tests kill the process at each one in turn."""
+FSYNC_THREADS = 16
+"""Temp files written and fsynced at once: the filesystem's journal commits them together."""
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ class ApplyResult:
     message: str
     ops: list[int] = field(default_factory=list)
     claims: list[str] = field(default_factory=list)
-    commit: str | None = None
+    commit: str | None = None  # set when the batch commits
     admission: Admission | None = None
     superseded: list[str] = field(default_factory=list)
     retracted: list[str] = field(default_factory=list)
@@ -99,283 +100,36 @@ def gate_services(vault: Vault) -> tuple[SourceStore, Verifier]:
     return store, Verifier(store)
 
 
-def claim_id(page: str, draft: ClaimDraft, salt: str = "") -> str:
-    """A claim's id, derived from where it lives and what it says and quotes, so the same sources
-    give the same ids in any vault. ``salt`` (the plan id) separates a re-added claim from an
-    identical one retracted or superseded earlier."""
-    body = [page, draft.text, [e.id_parts() for e in draft.evidence], salt]
-    return "c-" + sha256_hex(canonical_json(body))[:16]
-
-
 def _noop(_: str) -> None:
     return None
 
 
-class _Writer:
-    """Writes the admitted part of a plan into the database, inside the caller's transaction."""
-
-    def __init__(self, vault: Vault, store: SourceStore, plan_id: str, now: str) -> None:
-        self.db = vault.db
-        self.vault = vault
-        self.store = store
-        self.plan_id = plan_id
-        self.now = now
-        self.touched: set[str] = set()
-        self.claim_ids: list[str] = []
-        self.superseded: list[str] = []
-        self.retracted: list[str] = []
-        self.context_changed = False
-
-    def _next_position(self, page: str) -> int:
-        row = self.db.execute(
-            "SELECT coalesce(max(position), -1) + 1 FROM claims WHERE page_slug = ?", (page,)
-        ).fetchone()
-        return int(row[0])
-
-    def insert_claim(
-        self,
-        op_index: int,
-        result: ClaimResult,
-        draft: ClaimDraft,
-        page: str,
-        section: str,
-        position: int | None = None,
-    ) -> str:
-        cid = claim_id(page, draft)
-        if self.db.execute("SELECT 1 FROM claims WHERE id = ?", (cid,)).fetchone():
-            cid = claim_id(page, draft, salt=f"{self.plan_id}/{op_index}/{result.index}")
-        pos = self._next_position(page) if position is None else position
-        self.db.execute(
-            "INSERT INTO claims (id, page_slug, section, position, text, status, trust, plan_id, "
-            "created_at, derived_from) VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?, ?)",
-            (
-                cid,
-                page,
-                section,
-                pos,
-                draft.text,
-                result.trust,
-                self.plan_id,
-                self.now,
-                json.dumps(list(draft.derived_from)),
-            ),
-        )
-        for idx, quote in enumerate(result.evidence):
-            assert quote.source_id and quote.start is not None and quote.end is not None
-            record = self.store.get(quote.source_id)
-            text = self.store.text(quote.source_id)
-            where = location(text, record.text_map, quote.start)
-            # The source's own words at the verified offsets, never the proposer's string (W3).
-            span = text[quote.start : quote.end]
-            self.db.execute(
-                'INSERT INTO evidence (claim_id, idx, source_id, quote, start, "end", location) '
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (cid, idx, quote.source_id, span, quote.start, quote.end, where),
-            )
-        self.claim_ids.append(cid)
-        if page:
-            self.touched.add(page)
-        else:
-            self.context_changed = True
-        return cid
-
-    def _touch_page(self, slug: str) -> None:
-        self.db.execute("UPDATE pages SET updated_at = ? WHERE slug = ?", (self.now, slug))
-        self.touched.add(slug)
-
-    def write(self, plan: Plan, admission: Admission) -> list[dict[str, object]]:
-        """Apply every passing operation; returns a summary per operation for log and audit."""
-        summary: list[dict[str, object]] = []
-        for result in admission.ops:
-            if result.status not in (ADMITTED, QUARANTINED):
-                continue
-            op = plan.operations[result.index]
-            added = [c for c in result.claims if not c.role]  # not the claims it names
-            passing = [(c, d) for c, d in zip(added, _drafts(op), strict=True) if c.passes]
-            title = ""
-            if isinstance(op, CreatePage):
-                self.db.execute(
-                    "INSERT INTO pages (slug, title, summary, category, created_at, updated_at, "
-                    "plan_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (op.slug, op.title, op.summary, op.category, self.now, self.now, self.plan_id),
-                )
-                self.touched.add(op.slug)
-                for claim, draft in passing:
-                    self.insert_claim(result.index, claim, draft, op.slug, op.section)
-                title = op.title
-            elif isinstance(op, AddClaims):
-                for claim, draft in passing:
-                    self.insert_claim(result.index, claim, draft, op.page, op.section)
-                self._touch_page(op.page)
-                title = f"{op.page} (+{len(passing)} claims)"
-            elif isinstance(op, LinkPages):
-                self.db.execute(
-                    "INSERT INTO links (src, dst, plan_id) VALUES (?, ?, ?)",
-                    (op.page, op.to, self.plan_id),
-                )
-                self._touch_page(op.page)
-                self.touched.add(op.to)
-                title = f"{op.page} → {op.to}"
-            elif isinstance(op, UpdateContext):
-                if "radius" in result.detail:  # replace: the gate recorded what goes
-                    radius = BlastRadius.from_json(result.detail["radius"])
-                    self._retract(result.index, op.op, "replaced by a new context", radius)
-                for claim, draft in passing:
-                    self.insert_claim(result.index, claim, draft, "", "Context")
-                self.context_changed = True
-                title = f"context ({op.mode}, {len(passing)} entries)"
-            elif isinstance(op, SupersedeClaim) and op.successor is not None:
-                self._end(op.claim, "superseded", op.successor)
-                title = f"{op.claim} → {op.successor}"
-            elif isinstance(op, RetractClaim):
-                radius = claim_radius(self.db, [op.claim])
-                self._retract(result.index, op.op, op.reason, radius)
-                title = f"{op.claim}: {_retracted(radius)}"
-            elif isinstance(op, RetractSource):
-                title = self._retract_source(result.index, op)
-            elif isinstance(op, SupersedeClaim):
-                old = self.db.execute(
-                    "SELECT page_slug, section, position FROM claims WHERE id = ?", (op.claim,)
-                ).fetchone()
-                claim, draft = passing[0]
-                new = self.insert_claim(
-                    result.index, claim, draft, old["page_slug"], old["section"], old["position"]
-                )
-                self._end(op.claim, "superseded", new)
-                title = f"{op.claim} → {new}"
-            summary.append({"index": result.index, "kind": op.op, "title": title})
-        return summary
-
-    def _touch(self, page: str) -> None:
-        if page:
-            self._touch_page(page)
-        else:
-            self.context_changed = True
-
-    def _end(self, claim: str, status: str, successor: str | None = None) -> None:
-        """Take one claim out of the wiki: ``superseded`` (by ``successor``) or ``retracted``."""
-        row = self.db.execute("SELECT page_slug FROM claims WHERE id = ?", (claim,)).fetchone()
-        marks = ",".join("?" * len(LIVE))
-        self.db.execute(
-            f"UPDATE claims SET status = ?, superseded_by = coalesce(?, superseded_by) "
-            f"WHERE id = ? AND status IN ({marks})",
-            (status, successor, claim, *LIVE),
-        )
-        (self.superseded if status == "superseded" else self.retracted).append(claim)
-        self._touch(row["page_slug"])
-
-    def _retract(self, index: int, kind: str, reason: str, radius: BlastRadius) -> None:
-        """Retract what ``radius`` says goes, with an audit entry giving each claim's reason
-        (the rendered "Retracted" list reads it from there)."""
-        why: dict[str, str] = {}
-        for claim in radius.retracted:
-            why[claim.id] = (
-                f"source {radius.source[:12]} retracted: {reason}" if radius.source else reason
-            )
-        for claim in radius.derived:
-            why[claim.id] = f"rests on retracted claim {claim.rests_on[0]}"
-        for claim_id in why:
-            self._end(claim_id, "retracted")
-        detail = {
-            "op": index,
-            "kind": kind,
-            "reason": reason,
-            "source": radius.source or None,
-            "claims": why,
-            "counts": radius.counts,
-        }
-        audit.append(self.db, self.now, "retracted", self.plan_id, "door", detail)
-
-    def _retract_source(self, index: int, op: RetractSource) -> str:
-        source_id = self.store.resolve(op.source)
-        assert source_id is not None  # the gate found it
-        radius = blast_radius(self.db, source_id, exclude_plan=self.plan_id)
-        self.db.execute("UPDATE sources SET status = 'retracted' WHERE id = ?", (source_id,))
-        for kept in radius.kept:
-            self.db.execute("UPDATE claims SET trust = ? WHERE id = ?", (kept.new_trust, kept.id))
-        for page in radius.pages:
-            self._touch(page)
-        self._retract(index, op.op, op.reason, radius)
-        return (
-            f"source {radius.source_name} ({source_id[:12]}): {_retracted(radius)}, "
-            f"{len(radius.kept)} kept with other evidence"
-        )
-
-    def spill_context(self, cap: int) -> None:
-        """Move the oldest context entries to the archive page until context.md fits its cap."""
-        while render_context(self.db).count("\n") > cap:
-            oldest = self.db.execute(
-                "SELECT id FROM claims WHERE page_slug = '' AND status = 'active' "
-                "ORDER BY position, id LIMIT 1"
-            ).fetchone()
-            if oldest is None:
-                return
-            exists = self.db.execute(
-                "SELECT 1 FROM pages WHERE slug = ?", (CONTEXT_ARCHIVE,)
-            ).fetchone()
-            if not exists:
-                self.db.execute(
-                    "INSERT INTO pages (slug, title, summary, category, created_at, updated_at, "
-                    "plan_id) VALUES (?, 'Context archive', ?, 'meta', ?, ?, ?)",
-                    (
-                        CONTEXT_ARCHIVE,
-                        "Overview entries moved out of context.md to keep it under its line cap.",
-                        self.now,
-                        self.now,
-                        self.plan_id,
-                    ),
-                )
-            self.db.execute(
-                "UPDATE claims SET page_slug = ?, section = 'Archived context', position = ? "
-                "WHERE id = ?",
-                (CONTEXT_ARCHIVE, self._next_position(CONTEXT_ARCHIVE), oldest["id"]),
-            )
-            self._touch_page(CONTEXT_ARCHIVE)
-            # pages whose superseded claims link to it link to its new page
-            for (page,) in self.db.execute(
-                "SELECT DISTINCT page_slug FROM claims WHERE superseded_by = ? AND page_slug != ''",
-                (oldest["id"],),
-            ).fetchall():
-                self._touch_page(page)
-
-
-def _retracted(radius: BlastRadius) -> str:
-    return f"{len(radius.retracted)} claim(s) retracted, {len(radius.derived)} derived"
-
-
-def _drafts(op: object) -> list[ClaimDraft]:
-    if isinstance(op, (CreatePage, AddClaims)):
-        return list(op.claims)
-    if isinstance(op, UpdateContext):
-        return list(op.entries)
-    if isinstance(op, SupersedeClaim):
-        return [op.by] if op.by is not None else []
-    return []
-
-
 def commit_message(plan_id: str, summary: list[dict[str, object]], approval: Approval) -> str:
-    return batch_message([(plan_id, summary)], approval, "")
+    return batch_message([(plan_id, summary, approval)], "")
 
 
 def batch_message(
-    plans: list[tuple[str, list[dict[str, object]]]], approval: Approval, batch_id: str
+    plans: Sequence[tuple[str, list[dict[str, object]], Approval]], batch_id: str
 ) -> str:
-    """The commit message of a batch: what each plan did, then one ``Affidavit-Plan`` trailer per
-    plan and the ``Affidavit-Batch`` trailer recovery looks for."""
+    """The commit message of a batch: what each plan did, who approved, then one
+    ``Affidavit-Plan`` trailer per plan and the ``Affidavit-Batch`` trailer recovery looks for."""
     lines: list[str] = []
     if len(plans) == 1:
-        plan_id, summary = plans[0]
+        plan_id, summary, _ = plans[0]
         kinds = ", ".join(f"{s['kind']}" for s in summary)
         lines = [f"Apply plan {plan_id[:12]}: {kinds}"[:120], ""]
         lines += [f"{int(str(s['index'])) + 1}. {s['kind']}: {s['title']}" for s in summary]
     else:
-        ops = sum(len(summary) for _, summary in plans)
+        ops = sum(len(summary) for _, summary, _ in plans)
         lines = [f"Apply {len(plans)} plans: {ops} operation(s)", ""]
-        for plan_id, summary in plans:
+        for plan_id, summary, _ in plans:
             lines.append(f"Plan {plan_id[:12]}:")
             lines += [f"  {int(str(s['index'])) + 1}. {s['kind']}: {s['title']}" for s in summary]
-    lines += ["", f"Approved by {approval.actor} ({approval.kind}).", ""]
-    lines += [f"{PLAN_TRAILER}: {plan_id}" for plan_id, _ in plans]
+    lines.append("")
+    approvals = dict.fromkeys(approval for _, _, approval in plans)
+    lines += [f"Approved by {a.actor} ({a.kind})." for a in approvals]
+    lines.append("")
+    lines += [f"{PLAN_TRAILER}: {plan_id}" for plan_id, _, _ in plans]
     if batch_id:
         lines.append(f"{BATCH_TRAILER}: {batch_id}")
     return "\n".join(lines) + "\n"
@@ -390,7 +144,8 @@ def apply(
     step: Step | None = None,
 ) -> ApplyResult:
     """Apply the ``selected_ops`` (0-based; default: every admitted one not applied yet) of a
-    recorded plan: a batch of one (:func:`apply_batch`).
+    recorded plan: a batch of one (:func:`apply_batch`), or one more plan of the batch open on
+    this vault.
 
     This is the only function that writes pages, claims, links, context and wiki files.
     Applying a plan that is already applied is a no-op.
@@ -408,25 +163,345 @@ def apply_batch(
     """Apply several recorded plans as one unit (SPEC W6): one journal, one transaction, one
     commit naming every plan. Plans are applied in dependency order (one that extends a page
     another creates goes after it); if any of them no longer passes, nothing is applied.
-    Returns one result per item, in the order given."""
-    step = step or _noop
+    Returns one result per item, in the order given. Inside an open :class:`Batch` the plans
+    join it (all or nothing among themselves) and are committed with it."""
+    current = open_batch(vault)
+    if current is not None:
+        return current.apply_many(items, approval)
     with vault.write_lock():
-        results: dict[str, ApplyResult] = {}
-        batch: list[Prepared] = []
-        for plan_id, ops in items:
-            if plan_id in results or any(p.plan_id == plan_id for p in batch):
-                continue
-            prepared = prepare(vault, plan_id, ops)
-            if prepared is None:
-                results[plan_id] = ApplyResult(
-                    plan_id, False, f"plan {plan_id[:12]} is already applied; nothing to do"
-                )
+        results, prepared = _prepare_all(vault, items)
+        if prepared:
+            ordered = dependency_order(vault, prepared)
+            with Batch(vault, step=step) as batch:
+                for result in batch.apply_prepared(ordered, approval):
+                    results[result.plan_id] = result
+        return [results[plan_id] for plan_id, _ in items]
+
+
+def _prepare_all(
+    vault: Vault, items: Sequence[tuple[str, list[int] | None]]
+) -> tuple[dict[str, ApplyResult], list[Prepared]]:
+    results: dict[str, ApplyResult] = {}
+    batch: list[Prepared] = []
+    for plan_id, ops in items:
+        if plan_id in results or any(p.plan_id == plan_id for p in batch):
+            continue
+        prepared = prepare(vault, plan_id, ops)
+        if prepared is None:
+            results[plan_id] = ApplyResult(
+                plan_id, False, f"plan {plan_id[:12]} is already applied; nothing to do"
+            )
+        else:
+            batch.append(prepared)
+    return results, batch
+
+
+_OPEN: dict[int, Batch] = {}
+"""The batch open on each database connection (by ``id``)."""
+_LOG: dict[str, tuple[str, str]] = {}
+"""Per vault: the hash of the last "applied" audit entry ``wiki/log.md`` was rendered up to, and
+its text."""
+
+
+def open_batch(vault: Vault) -> Batch | None:
+    """The batch open on this vault's connection, if any: applies join it, and a proposal
+    admitted inside it is not admitted again (:meth:`Batch.admitted`)."""
+    return _OPEN.get(id(vault.db))
+
+
+@dataclass
+class _Applied:
+    item: Prepared
+    admission: Admission
+    writer: Writer
+    summary: list[dict[str, object]]
+    approval: Approval
+    result: ApplyResult
+
+
+class Batch:
+    """One unit of the door: an open transaction under the writer lock that plans are applied
+    into one after another, then committed with one render, one fsync pass, one journal and one
+    git commit (:meth:`close`). ``with Batch(vault) as batch:`` commits on success and rolls
+    everything back on an error."""
+
+    def __init__(self, vault: Vault, *, step: Step | None = None) -> None:
+        self.vault = vault
+        self.step = step or _noop
+        self.store, self.verifier = gate_services(vault)
+        self.batch_id = ""
+        self.applied: list[_Applied] = []
+        self.opened_at = time.monotonic()
+        self._fresh: dict[str, tuple[Admission, int]] = {}
+        self._checked: set[str] = set()
+        self._adopted: set[str] = set()
+        self._audit_base = 0
+        self._lock = ExitStack()
+
+    # -- opening and closing --------------------------------------------------------------------
+    def open(self) -> Batch:
+        if open_batch(self.vault) is not None:
+            raise ConflictError("a batch is already open on this vault; apply into it instead.")
+        self._lock.enter_context(self.vault.write_lock())
+        try:
+            self.vault.db.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self._lock.close()
+            raise
+        _OPEN[id(self.vault.db)] = self
+        self.opened_at = time.monotonic()
+        return self
+
+    def close(self, commit: bool = True) -> None:
+        """Commit the batch (or roll it back with ``commit=False``) and release the lock."""
+        try:
+            if commit:
+                self._commit()
             else:
-                batch.append(prepared)
-        if batch:
-            for result in _write_and_commit(vault, dependency_order(vault, batch), approval, step):
+                self.vault.db.execute("ROLLBACK")
+        finally:
+            _OPEN.pop(id(self.vault.db), None)
+            self._lock.close()
+
+    def __enter__(self) -> Batch:
+        return self.open()
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close(commit=kind is None)
+
+    @property
+    def age(self) -> float:
+        return time.monotonic() - self.opened_at
+
+    # -- applying -------------------------------------------------------------------------------
+    def admitted(self, plan_id: str, admission: Admission) -> None:
+        """The gate just admitted (and the inbox recorded) ``plan_id`` inside this batch: if
+        nothing is written before it is applied, that verdict stands and is not recomputed."""
+        self._fresh[plan_id] = (admission, self.vault.db.total_changes)
+
+    def apply_many(
+        self, items: Sequence[tuple[str, list[int] | None]], approval: Approval
+    ) -> list[ApplyResult]:
+        """:func:`apply_batch` into this batch: the plans all join it, or none does."""
+        results, prepared = _prepare_all(self.vault, items)
+        if prepared:
+            ordered = dependency_order(self.vault, prepared)
+            for result in self.apply_prepared(ordered, approval):
                 results[result.plan_id] = result
         return [results[plan_id] for plan_id, _ in items]
+
+    def apply_prepared(self, ordered: list[Prepared], approval: Approval) -> list[ApplyResult]:
+        db = self.vault.db
+        if not self.batch_id:
+            self.batch_id = _batch_id(db, ordered)
+            self._audit_base = int(
+                db.execute("SELECT coalesce(max(seq), 0) FROM audit").fetchone()[0]
+            )
+        with transaction(db):  # a savepoint: this group joins the batch whole or not at all
+            group = [self._apply_one(item, approval) for item in ordered]
+            self._refuse_hand_edits(group)
+        self.applied += group
+        return [a.result for a in group]
+
+    def _admission(self, item: Prepared) -> Admission:
+        fresh = self._fresh.pop(item.plan_id, None)
+        if fresh is not None:
+            admission, changes = fresh
+            if (
+                changes == self.vault.db.total_changes
+                and not item.done
+                and item.selection == admission.admitted_ops
+            ):
+                return admission
+        return _readmit(self.vault, self.store, self.verifier, item)
+
+    def _apply_one(self, item: Prepared, approval: Approval) -> _Applied:
+        db = self.vault.db
+        admission = self._admission(item)
+        if not self.applied:
+            self.step("admitted")
+        writer = Writer(self.vault, self.store, item.plan_id, iso(self.vault.clock()))
+        ops = item.plan.operations
+        if any(isinstance(ops[i], UpdateContext) for i in admission.admitted_ops):
+            db.execute(
+                "INSERT INTO context_snapshots (plan_id, created_at, content) VALUES (?, ?, ?)",
+                (item.plan_id, writer.now, render_context(db)),
+            )
+        summary = writer.write(item.plan, admission)
+        if writer.context_changed:  # only new context entries can push it past its cap
+            writer.spill_context(self.vault.config.context_max_lines)
+        remaining = _record(self.vault, item, admission, writer, summary, approval, self.batch_id)
+        result = ApplyResult(
+            item.plan_id,
+            True,
+            f"applied plan {item.plan_id[:12]}: {len(admission.admitted_ops)} operation(s), "
+            f"{len(writer.claim_ids)} claim(s)"
+            + (f", {len(writer.superseded)} superseded" if writer.superseded else "")
+            + (f", {len(writer.retracted)} retracted" if writer.retracted else "")
+            + (
+                f"; operation(s) {numbers(remaining)} still pending "
+                f"(`affidavit approve {item.plan_id[:12]} --ops {numbers(remaining)}`)"
+                if remaining
+                else ""
+            ),
+            ops=admission.admitted_ops,
+            claims=writer.claim_ids,
+            admission=admission,
+            superseded=writer.superseded,
+            retracted=writer.retracted,
+            pending_ops=remaining,
+        )
+        return _Applied(item, admission, writer, summary, approval, result)
+
+    def _refuse_hand_edits(self, group: list[_Applied]) -> None:
+        """Never overwrite a hand edit silently: a page or context.md that differs from its
+        committed render blocks the group, unless a plan of the batch is the doctor's proposal
+        for that file. Each file is checked once per batch (the door wrote it since)."""
+        for applied in group:
+            origin = self.vault.db.execute(
+                "SELECT origin FROM plans WHERE id = ?", (applied.item.plan_id,)
+            ).fetchone()
+            if origin and origin[0].startswith("doctor:"):
+                self._adopted.add(origin[0].removeprefix("doctor:"))
+        new = [p for p in _paths([a.writer for a in group]) if p not in self._checked]
+        self._refuse_edited(new)
+        self._checked.update(new)
+
+    def _refuse_edited(self, paths: list[str]) -> None:
+        edited = [
+            p
+            for p in self.vault.git.changed([p for p in paths if p not in GENERATED_ONLY])
+            if p not in self._adopted
+        ]
+        if edited:
+            raise ConflictError(
+                f"{', '.join(edited)} was edited by hand and this plan would overwrite it. Turn "
+                "the edit into a plan with `affidavit doctor --propose`, or drop it with "
+                f"`git checkout -- {' '.join(edited)}` (in the vault), then approve again."
+            )
+
+    # -- committing -----------------------------------------------------------------------------
+    def _render(self, paths: list[str]) -> dict[str, str]:
+        db = self.vault.db
+        rendered = {}
+        for relpath in paths:
+            if relpath == "wiki/log.md":
+                rendered[relpath] = self._render_log()
+            else:
+                text = render_path(db, relpath)
+                assert text is not None
+                rendered[relpath] = text
+        return rendered
+
+    def _render_log(self) -> str:
+        """``wiki/log.md``: this batch's entries appended to the text rendered last time, when
+        that text covers exactly the entries before the batch; rendered whole otherwise."""
+        db = self.vault.db
+        cached = _LOG.get(str(self.vault.root))
+        if cached is not None and cached[0] == _last_applied(db, self._audit_base):
+            return cached[1] + log_entries(db, self._audit_base)
+        return LOG_HEAD + log_entries(db)
+
+    def _commit(self) -> None:
+        db = self.vault.db
+        if not self.applied:  # proposals and records only: nothing for the wiki or git
+            db.execute("COMMIT")
+            return
+        journal_path = self.vault.journal_dir / f"{self.batch_id}.json"
+        temps: list[tuple[Path, Path]] = []
+        journal_temp: Path | None = None
+        try:
+            self.step("db_written")
+            paths = _paths([a.writer for a in self.applied])
+            if len(self.applied) > 1:  # a file edited by hand since its plan joined the batch
+                self._refuse_edited(paths)
+            rendered = self._render(paths)
+            message = batch_message(
+                [(a.item.plan_id, a.summary, a.approval) for a in self.applied], self.batch_id
+            )
+            for relpath in paths:
+                final = inside(self.vault.root, relpath)  # no symlinked wiki/ or page
+                temps.append((final, temp_path(final)))
+            journal = {
+                "batch": self.batch_id,
+                "plans": [a.item.plan_id for a in self.applied],
+                "message": message,
+                "files": [
+                    {
+                        "path": str(final.relative_to(self.vault.root)),
+                        "temp": str(temp.relative_to(self.vault.root)),
+                    }
+                    for final, temp in temps
+                ],
+            }
+            journal_temp = temp_path(journal_path)
+            writes = [
+                (temp, rendered[p].encode(), 0o644)
+                for (_, temp), p in zip(temps, paths, strict=True)
+            ]
+            _write_all(writes)  # the fsync pass of every file
+            self.step("temp_files")
+            _write_all([(journal_temp, canonical_json(journal).encode(), 0o600)])
+            os.replace(journal_temp, journal_path)
+            fsync_dir(self.vault.journal_dir)
+            self.step("journal")
+        except BaseException:
+            db.execute("ROLLBACK")
+            for _, temp in temps:
+                temp.unlink(missing_ok=True)
+            if journal_temp is not None:
+                journal_temp.unlink(missing_ok=True)
+            journal_path.unlink(missing_ok=True)
+            raise
+        db.execute("COMMIT")
+        self.step("db_commit")
+        # (a search index kept in step with the database is updated here, after the commit)
+        _LOG[str(self.vault.root)] = (_last_applied(db), rendered["wiki/log.md"])
+        for final, temp in temps:
+            os.replace(temp, final)
+        fsync_dir(self.vault.wiki_dir)
+        self.step("renamed")
+        commit = self.vault.git.commit(message, paths)
+        self.step("git_commit")
+        journal_path.unlink()
+        fsync_dir(self.vault.journal_dir)
+        self.step("done")
+        for applied in self.applied:
+            applied.result.commit = commit
+
+
+def _last_applied(db: sqlite3.Connection, up_to: int | None = None) -> str:
+    """The hash of the last "applied" audit entry (up to seq ``up_to``): what ``log.md`` was
+    rendered up to, named by the hash chain so no other vault or history can match it."""
+    row = db.execute(
+        "SELECT hash FROM audit WHERE action = 'applied' AND seq <= ? ORDER BY seq DESC LIMIT 1",
+        (up_to if up_to is not None else 2**62,),
+    ).fetchone()
+    return str(row[0]) if row else audit.GENESIS
+
+
+def _paths(writers: list[Writer]) -> list[str]:
+    """The files a batch's writers touched: index and log always, context and pages as written."""
+    paths = ["wiki/index.md", "wiki/log.md"]
+    if any(w.context_changed for w in writers):
+        paths.append("wiki/context.md")
+    return paths + [page_relpath(slug) for slug in sorted({s for w in writers for s in w.touched})]
+
+
+def _write_all(files: list[tuple[Path, bytes, int]]) -> None:
+    """Write and fsync every file at once (threads: fsync releases the GIL, and the filesystem
+    commits concurrent fsyncs together)."""
+    if len(files) == 1:
+        write_synced(*files[0])
+        return
+    with ThreadPoolExecutor(min(FSYNC_THREADS, len(files))) as pool:
+        for future in [pool.submit(write_synced, *file) for file in files]:
+            future.result()
 
 
 def _readmit(vault: Vault, store: SourceStore, verifier: Verifier, item: Prepared) -> Admission:
@@ -501,7 +576,7 @@ def _record(
     vault: Vault,
     item: Prepared,
     admission: Admission,
-    writer: _Writer,
+    writer: Writer,
     summary: list[dict[str, object]],
     approval: Approval,
     batch_id: str,
@@ -548,130 +623,8 @@ def _record(
     return remaining
 
 
-def _write_and_commit(
-    vault: Vault, batch: list[Prepared], approval: Approval, step: Step
-) -> list[ApplyResult]:
-    db = vault.db
-    now = iso(vault.clock())
-    store, verifier = gate_services(vault)
-    batch_id = _batch_id(db, batch)
-    journal_path = vault.journal_dir / f"{batch_id}.json"
-    temps: list[tuple[Path, Path]] = []
-    done: list[tuple[Prepared, Admission, _Writer, list[dict[str, object]], list[int]]] = []
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        for item in batch:
-            admission = _readmit(vault, store, verifier, item)
-            if not done:
-                step("admitted")
-            writer = _Writer(vault, store, item.plan_id, now)
-            ops = item.plan.operations
-            if any(isinstance(ops[i], UpdateContext) for i in admission.admitted_ops):
-                db.execute(
-                    "INSERT INTO context_snapshots (plan_id, created_at, content) VALUES (?, ?, ?)",
-                    (item.plan_id, now, render_context(db)),
-                )
-            summary = writer.write(item.plan, admission)
-            writer.spill_context(vault.config.context_max_lines)
-            remaining = _record(vault, item, admission, writer, summary, approval, batch_id)
-            done.append((item, admission, writer, summary, remaining))
-        step("db_written")
-        paths = ["wiki/index.md", "wiki/log.md"]
-        if any(w.context_changed for _, _, w, _, _ in done):
-            paths.append("wiki/context.md")
-        touched = {slug for _, _, w, _, _ in done for slug in w.touched}
-        paths += [page_relpath(slug) for slug in sorted(touched)]
-        _refuse_hand_edits(vault, [item.plan_id for item in batch], paths)
-        rendered = {p: render_path(db, p) for p in paths}
-        message = batch_message(
-            [(item.plan_id, summary) for item, _, _, summary, _ in done], approval, batch_id
-        )
-        for relpath, text in rendered.items():
-            assert text is not None
-            final = inside(vault.root, relpath)  # no symlinked wiki/ or page: stays in the vault
-            temps.append((final, write_temp(final, text.encode())))
-        fsync_dir(vault.wiki_dir)
-        step("temp_files")
-        journal = {
-            "batch": batch_id,
-            "plans": [item.plan_id for item in batch],
-            "message": message,
-            "files": [
-                {
-                    "path": str(final.relative_to(vault.root)),
-                    "temp": str(temp.relative_to(vault.root)),
-                }
-                for final, temp in temps
-            ],
-        }
-        atomic_write(journal_path, canonical_json(journal).encode(), mode=0o600)
-        step("journal")
-    except BaseException:
-        db.execute("ROLLBACK")
-        for _, temp in temps:
-            temp.unlink(missing_ok=True)
-        journal_path.unlink(missing_ok=True)
-        raise
-    db.execute("COMMIT")
-    step("db_commit")
-    for final, temp in temps:
-        os.replace(temp, final)
-    fsync_dir(vault.wiki_dir)
-    step("renamed")
-    commit = vault.git.commit(message, paths)
-    step("git_commit")
-    journal_path.unlink()
-    fsync_dir(vault.journal_dir)
-    step("done")
-    return [
-        ApplyResult(
-            item.plan_id,
-            True,
-            f"applied plan {item.plan_id[:12]}: {len(admission.admitted_ops)} operation(s), "
-            f"{len(writer.claim_ids)} claim(s)"
-            + (f", {len(writer.superseded)} superseded" if writer.superseded else "")
-            + (f", {len(writer.retracted)} retracted" if writer.retracted else "")
-            + (
-                f"; operation(s) {numbers(remaining)} still pending "
-                f"(`affidavit approve {item.plan_id[:12]} --ops {numbers(remaining)}`)"
-                if remaining
-                else ""
-            ),
-            ops=admission.admitted_ops,
-            claims=writer.claim_ids,
-            commit=commit,
-            admission=admission,
-            superseded=writer.superseded,
-            retracted=writer.retracted,
-            pending_ops=remaining,
-        )
-        for item, admission, writer, _, remaining in done
-    ]
-
-
 GENERATED_ONLY = ("wiki/index.md", "wiki/log.md")
 """Files with no content of their own: regenerated whatever is on disk."""
-
-
-def _refuse_hand_edits(vault: Vault, plan_ids: list[str], paths: list[str]) -> None:
-    """Never overwrite a hand edit silently: a page or context.md that differs from its committed
-    render blocks the apply, unless a plan of the batch is the doctor's proposal for that file."""
-    adopted = set()
-    for plan_id in plan_ids:
-        origin = vault.db.execute("SELECT origin FROM plans WHERE id = ?", (plan_id,)).fetchone()
-        if origin and origin[0].startswith("doctor:"):
-            adopted.add(origin[0].removeprefix("doctor:"))
-    edited = [
-        p
-        for p in vault.git.changed([p for p in paths if p not in GENERATED_ONLY])
-        if p not in adopted
-    ]
-    if edited:
-        raise ConflictError(
-            f"{', '.join(edited)} was edited by hand and this plan would overwrite it. Turn the "
-            "edit into a plan with `affidavit doctor --propose`, or drop it with "
-            f"`git checkout -- {' '.join(edited)}` (in the vault), then approve again."
-        )
 
 
 def render_all_files(vault: Vault) -> list[str]:

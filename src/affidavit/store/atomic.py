@@ -17,11 +17,15 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def write_temp(path: Path, data: bytes, mode: int = 0o644) -> Path:
-    """Write ``data`` to a new uniquely named temp file beside ``path`` and fsync it."""
+def temp_path(path: Path) -> Path:
+    """A new uniquely named temp file beside ``path`` (not created yet)."""
+    return path.with_name(f".{path.name}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
+
+
+def write_synced(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Create ``path`` (it must not exist), write ``data`` and fsync it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         view = memoryview(data)
         while view:
@@ -30,6 +34,12 @@ def write_temp(path: Path, data: bytes, mode: int = 0o644) -> Path:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def write_temp(path: Path, data: bytes, mode: int = 0o644) -> Path:
+    """Write ``data`` to a new uniquely named temp file beside ``path`` and fsync it."""
+    temp = temp_path(path)
+    write_synced(temp, data, mode)
     return temp
 
 

@@ -1,28 +1,40 @@
-"""The vault's git repository, driven through the real ``git`` command.
+"""The vault's git repository, driven in-process through libgit2 (pygit2).
 
 Every commit is authored and committed as the configured name (default "affidavit"); commits for
 applied plans carry an ``Affidavit-Plan: <id>`` trailer so recovery can tell whether a plan's commit
-already exists.
+already exists. libgit2 runs no hooks, no ``core.fsmonitor`` and no filter commands from the
+repository's config, so a commit never runs a program the repository names.
+
+:meth:`GitRepo.commit` has the semantics of ``git commit --only PATHS``: the new tree is HEAD's
+tree with exactly those paths taken from the working tree; whatever else is modified, new or even
+staged stays out of the commit (and stays staged). :meth:`GitRepo.run` keeps the ``git`` command
+for what only it offers (the doctor's formatted log, tests).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 from pathlib import Path
+
+import pygit2
 
 from ..errors import VaultError
 
 PLAN_TRAILER = "Affidavit-Plan"
 BATCH_TRAILER = "Affidavit-Batch"
+_LOCKS = ("index.lock", "HEAD.lock", "refs/heads/main.lock")
+"""Lock files a process killed mid-commit can leave (cleared under the vault's lock)."""
 
 
 class GitRepo:
-    """A thin wrapper over ``git -C root``."""
+    """The repository at ``root``: in-process for every operation the door and doctor need."""
 
     def __init__(self, root: Path, author_name: str, author_email: str) -> None:
         self.root = root
+        self.author = (author_name, author_email)
         self.env = {
             **os.environ,
             "GIT_AUTHOR_NAME": author_name,
@@ -32,8 +44,22 @@ class GitRepo:
             "GIT_CONFIG_NOSYSTEM": "1",
             "GIT_TERMINAL_PROMPT": "0",
         }
+        self._repo: pygit2.Repository | None = None
+
+    # -- the repository -------------------------------------------------------------------------
+    def repository(self) -> pygit2.Repository:
+        """The open repository (opened once; libgit2 re-reads refs and the index as needed)."""
+        if self._repo is None:
+            try:
+                self._repo = pygit2.Repository(str(self.root))
+            except pygit2.GitError as exc:
+                raise VaultError(
+                    f"{self.root} has no usable git repository ({exc}). Run `affidavit doctor`."
+                ) from None
+        return self._repo
 
     def run(self, *args: str, check: bool = True) -> str:
+        """Run the ``git`` command (for what libgit2 doesn't offer: formatted logs)."""
         if shutil.which("git") is None:
             raise VaultError(
                 "git is not installed. Install it (e.g. `apt-get install git`) and retry."
@@ -56,29 +82,39 @@ class GitRepo:
 
     def init(self) -> None:
         if not self.exists():
-            self.run("init", "--quiet", "--initial-branch=main")
-        self.run("config", "user.name", self.env["GIT_AUTHOR_NAME"])
-        self.run("config", "user.email", self.env["GIT_AUTHOR_EMAIL"])
-        self.run("config", "core.autocrlf", "false")
+            pygit2.init_repository(str(self.root), initial_head="main")
+        config = self.repository().config
+        config["user.name"], config["user.email"] = self.author
+        config["core.autocrlf"] = "false"
 
     def clear_stale_lock(self) -> None:
-        """Remove ``index.lock`` left by a git process killed mid-commit (we hold the vault lock)."""
-        lock = self.root / ".git" / "index.lock"
-        if lock.exists():
-            lock.unlink()
+        """Remove lock files left by a git process killed mid-commit (we hold the vault lock)."""
+        for name in _LOCKS:
+            lock = self.root / ".git" / name
+            if lock.exists():
+                lock.unlink()
+
+    # -- reading --------------------------------------------------------------------------------
+    def _head_commit(self) -> pygit2.Commit | None:
+        repo = self.repository()
+        if repo.head_is_unborn:
+            return None
+        commit = repo.head.peel(pygit2.Commit)
+        assert isinstance(commit, pygit2.Commit)
+        return commit
 
     def head(self) -> str | None:
-        out = self.run("rev-parse", "--verify", "--quiet", "HEAD", check=False).strip()
-        return out or None
+        commit = self._head_commit()
+        return None if commit is None else str(commit.id)
 
     def head_trailers(self, name: str) -> list[str]:
         """The values of HEAD's ``name:`` trailers (none when there is no HEAD)."""
-        if self.head() is None:
+        commit = self._head_commit()
+        if commit is None:
             return []
-        body = self.run("log", "-1", "--format=%B")
         return [
             line.split(":", 1)[1].strip()
-            for line in body.splitlines()
+            for line in commit.message.splitlines()
             if line.startswith(name + ":")
         ]
 
@@ -87,70 +123,113 @@ class GitRepo:
         plans = self.head_trailers(PLAN_TRAILER)
         return plans[0] if plans else None
 
-    def commit(self, message: str, paths: list[str]) -> str:
-        """Stage exactly ``paths`` (files written or deleted, or a directory the caller owns
-        whole) and commit only them; returns the new HEAD. Anything else changed or staged in
-        the work tree (a hand edit, a new file) stays out of the commit."""
-        present = [p for p in paths if os.path.lexists(self.root / p)]
-        gone = [p for p in paths if p not in present]
-        present += self._known(gone)  # deleted since HEAD: stage the deletion
-        if present:
-            self.run("add", "--all", "--", *present)
-        # only pathspecs git knows after staging (an empty directory matches nothing)
-        known = self._known(present)
-        self.run(
-            "commit",
-            "--quiet",
-            "--allow-empty",
-            "--no-verify",
-            "--only",
-            "-m",
-            message,
-            "--",
-            *known,
-        )
-        head = self.head()
-        assert head is not None
-        return head
+    def tree_of_head(self) -> str | None:
+        commit = self._head_commit()
+        return None if commit is None else str(commit.tree_id)
 
-    def _known(self, paths: list[str]) -> list[str]:
-        """Those of ``paths`` git tracks something under, in the index or in HEAD (two git
-        calls, whatever the number of paths)."""
-        if not paths:
+    def log_subjects(self) -> list[str]:
+        commit = self._head_commit()
+        if commit is None:
             return []
-        names = set(self.run("ls-files", "-z", "--", *paths).split("\0"))
-        if self.head() is not None and not all(p in names for p in paths):
-            out = self.run("ls-tree", "-r", "-z", "--name-only", "HEAD", "--", *paths)
-            names |= set(out.split("\0"))
-        names.discard("")
+        walker = self.repository().walk(commit.id, pygit2.enums.SortMode.TOPOLOGICAL)
+        return [c.message.split("\n", 1)[0] for c in walker]
 
-        def under(path: str) -> bool:
-            prefix = path.rstrip("/") + "/"
-            return path in names or any(n.startswith(prefix) for n in names)
+    def _head_blob(self, relpath: str) -> str | None:
+        commit = self._head_commit()
+        if commit is None:
+            return None
+        try:
+            entry = commit.tree[relpath]
+        except KeyError:
+            return None
+        return str(entry.id)
 
-        return [p for p in paths if under(p)]
+    def changed(self, paths: list[str]) -> list[str]:
+        """Which of the files ``paths`` differ from HEAD on disk (modified, deleted, untracked
+        or not a regular file any more): the bytes on disk hashed against HEAD's blob."""
+        out = []
+        for relpath in paths:
+            want = self._head_blob(relpath)
+            try:
+                info = os.lstat(self.root / relpath)
+            except FileNotFoundError:
+                if want is not None:
+                    out.append(relpath)
+                continue
+            regular = stat.S_ISREG(info.st_mode) and want is not None
+            if not regular or str(pygit2.hashfile(str(self.root / relpath))) != want:
+                out.append(relpath)
+        return sorted(out)
+
+    def _status(self, paths: list[str]) -> dict[str, int]:
+        """``git status`` (staged, unstaged, untracked; not ignored) of the files under
+        ``paths`` ("." for all)."""
+        prefixes = [p.rstrip("/") for p in paths]
+
+        def under(name: str) -> bool:
+            return any(p in (".", "") or name == p or name.startswith(p + "/") for p in prefixes)
+
+        status = self.repository().status(untracked_files="all")
+        return {
+            name: flags
+            for name, flags in status.items()
+            if under(name)
+            and flags != pygit2.enums.FileStatus.CURRENT
+            and not flags & pygit2.enums.FileStatus.IGNORED
+        }
 
     def untracked(self, path: str) -> list[str]:
         """Files under ``path`` git doesn't track (and doesn't ignore)."""
-        out = self.run("ls-files", "-z", "--others", "--exclude-standard", "--", path)
-        return sorted(p for p in out.split("\0") if p)
-
-    def tree_of_head(self) -> str | None:
-        if self.head() is None:
-            return None
-        return self.run("rev-parse", "HEAD^{tree}").strip()
-
-    def log_subjects(self) -> list[str]:
-        if self.head() is None:
-            return []
-        return self.run("log", "--format=%s").splitlines()
-
-    def changed(self, paths: list[str]) -> list[str]:
-        """Which of ``paths`` differ from HEAD on disk (modified, deleted or untracked)."""
-        if not paths:
-            return []
-        out = self.run("status", "--porcelain", "--untracked-files=all", "--", *paths)
-        return sorted(line[3:].strip().strip('"') for line in out.splitlines() if line.strip())
+        return sorted(
+            name
+            for name, flags in self._status([path]).items()
+            if flags & pygit2.enums.FileStatus.WT_NEW
+        )
 
     def is_clean(self, paths: list[str]) -> bool:
-        return self.run("status", "--porcelain", "--", *paths).strip() == ""
+        return not self._status(paths)
+
+    # -- committing -----------------------------------------------------------------------------
+    def commit(self, message: str, paths: list[str]) -> str:
+        """Commit exactly ``paths`` (files written or deleted, or a directory the caller owns
+        whole) as they are on disk; returns the new HEAD. The tree is HEAD's with only those
+        paths changed, so anything else changed or staged in the work tree (a hand edit, a new
+        file) stays out of the commit; the index is updated for those paths alone."""
+        repo = self.repository()
+        index = repo.index
+        index.read(True)
+        head = self._head_commit()
+        tree = pygit2.Index()
+        if head is not None:
+            tree.read_tree(head.tree)
+        for relpath in paths:
+            full = self.root / relpath
+            if os.path.isdir(full) and not os.path.islink(full):
+                self._stage_dir(index, tree, relpath.rstrip("/"))
+            elif os.path.lexists(full):
+                index.add(relpath)
+                tree.add(index[relpath])
+            else:  # deleted since HEAD: stage the deletion
+                for staged in (index, tree):
+                    if relpath in staged:
+                        staged.remove(relpath)
+        index.write()
+        signature = pygit2.Signature(*self.author)
+        parents = [] if head is None else [head.id]
+        oid = repo.create_commit(
+            "HEAD", signature, signature, message, tree.write_tree(repo), parents
+        )
+        return str(oid)
+
+    def _stage_dir(self, index: pygit2.Index, tree: pygit2.Index, directory: str) -> None:
+        """``git add --all -- directory`` into ``index``, and the result into ``tree``."""
+        index.add_all([directory + "/*"])  # new and modified files; the stat cache spares the rest
+        prefix = directory + "/"
+        for entry in [e for e in index if e.path.startswith(prefix)]:
+            if not os.path.lexists(self.root / entry.path):
+                index.remove(entry.path)
+        for entry in [e for e in tree if e.path.startswith(prefix)]:
+            tree.remove(entry.path)
+        for entry in index:
+            if entry.path.startswith(prefix):
+                tree.add(entry)

@@ -277,20 +277,30 @@ def render_index(db: sqlite3.Connection) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def render_log(db: sqlite3.Connection) -> str:
-    out = ["# Log", "", "Chronology of applied plans, generated from the audit log.", ""]
+LOG_HEAD = "# Log\n\nChronology of applied plans, generated from the audit log.\n"
+
+
+def log_entries(db: sqlite3.Connection, after_seq: int = 0) -> str:
+    """The log's entries for the "applied" audit entries after ``after_seq``, as appended to
+    ``wiki/log.md``: ``render_log(db) == LOG_HEAD + log_entries(db)``, so the door appends a
+    batch's entries instead of rebuilding a file that grows with every plan."""
+    out: list[str] = []
     rows = db.execute(
-        "SELECT seq, at, plan_id, actor, detail FROM audit WHERE action = 'applied' ORDER BY seq"
+        "SELECT seq, at, plan_id, actor, detail FROM audit WHERE action = 'applied' AND seq > ? "
+        "ORDER BY seq",
+        (after_seq,),
     )
     for row in rows:
         detail = json.loads(row["detail"])
         day = row["at"][:10]
+        approved = f"Approved by {escape_inline(row['actor'])}."
         for op in detail.get("ops", []):
-            out.append(f"## [{day}] {op['kind']} | {escape_inline(op['title'])}")
-            out.append("")
-            out.append(f"Approved by {escape_inline(row['actor'])}.")
-            out.append("")
-    return "\n".join(out).rstrip("\n") + "\n"
+            out.append(f"\n## [{day}] {op['kind']} | {escape_inline(op['title'])}\n\n{approved}\n")
+    return "".join(out)
+
+
+def render_log(db: sqlite3.Connection) -> str:
+    return LOG_HEAD + log_entries(db)
 
 
 def render_context(db: sqlite3.Connection) -> str:

@@ -1,0 +1,276 @@
+"""The door's writer: the admitted part of a plan written into the database, inside the
+caller's transaction (:mod:`affidavit.store.apply` runs it)."""
+
+from __future__ import annotations
+
+import json
+
+from ..gate.admission import ADMITTED, QUARANTINED, Admission, ClaimResult
+from ..hashing import canonical_json, sha256_hex
+from ..plan.schema import (
+    AddClaims,
+    ClaimDraft,
+    CreatePage,
+    LinkPages,
+    Plan,
+    RetractClaim,
+    RetractSource,
+    SupersedeClaim,
+    UpdateContext,
+)
+from ..sources.extract import location
+from ..sources.store import SourceStore
+from ..vault import Vault
+from . import audit
+from .blast import LIVE, BlastRadius, blast_radius, claim_radius
+from .render import CONTEXT_ARCHIVE, render_context
+
+
+def claim_id(page: str, draft: ClaimDraft, salt: str = "") -> str:
+    """A claim's id, derived from where it lives and what it says and quotes, so the same sources
+    give the same ids in any vault. ``salt`` (the plan id) separates a re-added claim from an
+    identical one retracted or superseded earlier."""
+    body = [page, draft.text, [e.id_parts() for e in draft.evidence], salt]
+    return "c-" + sha256_hex(canonical_json(body))[:16]
+
+
+class Writer:
+    """Writes the admitted part of a plan into the database, inside the caller's transaction."""
+
+    def __init__(self, vault: Vault, store: SourceStore, plan_id: str, now: str) -> None:
+        self.db = vault.db
+        self.vault = vault
+        self.store = store
+        self.plan_id = plan_id
+        self.now = now
+        self.touched: set[str] = set()
+        self.claim_ids: list[str] = []
+        self.superseded: list[str] = []
+        self.retracted: list[str] = []
+        self.context_changed = False
+
+    def _next_position(self, page: str) -> int:
+        row = self.db.execute(
+            "SELECT coalesce(max(position), -1) + 1 FROM claims WHERE page_slug = ?", (page,)
+        ).fetchone()
+        return int(row[0])
+
+    def insert_claim(
+        self,
+        op_index: int,
+        result: ClaimResult,
+        draft: ClaimDraft,
+        page: str,
+        section: str,
+        position: int | None = None,
+    ) -> str:
+        cid = claim_id(page, draft)
+        if self.db.execute("SELECT 1 FROM claims WHERE id = ?", (cid,)).fetchone():
+            cid = claim_id(page, draft, salt=f"{self.plan_id}/{op_index}/{result.index}")
+        pos = self._next_position(page) if position is None else position
+        self.db.execute(
+            "INSERT INTO claims (id, page_slug, section, position, text, status, trust, plan_id, "
+            "created_at, derived_from) VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?, ?)",
+            (
+                cid,
+                page,
+                section,
+                pos,
+                draft.text,
+                result.trust,
+                self.plan_id,
+                self.now,
+                json.dumps(list(draft.derived_from)),
+            ),
+        )
+        for idx, quote in enumerate(result.evidence):
+            assert quote.source_id and quote.start is not None and quote.end is not None
+            record = self.store.get(quote.source_id)
+            text = self.store.text(quote.source_id)
+            where = location(text, record.text_map, quote.start)
+            # The source's own words at the verified offsets, never the proposer's string (W3).
+            span = text[quote.start : quote.end]
+            self.db.execute(
+                'INSERT INTO evidence (claim_id, idx, source_id, quote, start, "end", location) '
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (cid, idx, quote.source_id, span, quote.start, quote.end, where),
+            )
+        self.claim_ids.append(cid)
+        if page:
+            self.touched.add(page)
+        else:
+            self.context_changed = True
+        return cid
+
+    def _touch_page(self, slug: str) -> None:
+        self.db.execute("UPDATE pages SET updated_at = ? WHERE slug = ?", (self.now, slug))
+        self.touched.add(slug)
+
+    def write(self, plan: Plan, admission: Admission) -> list[dict[str, object]]:
+        """Apply every passing operation; returns a summary per operation for log and audit."""
+        summary: list[dict[str, object]] = []
+        for result in admission.ops:
+            if result.status not in (ADMITTED, QUARANTINED):
+                continue
+            op = plan.operations[result.index]
+            added = [c for c in result.claims if not c.role]  # not the claims it names
+            passing = [(c, d) for c, d in zip(added, _drafts(op), strict=True) if c.passes]
+            title = ""
+            if isinstance(op, CreatePage):
+                self.db.execute(
+                    "INSERT INTO pages (slug, title, summary, category, created_at, updated_at, "
+                    "plan_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (op.slug, op.title, op.summary, op.category, self.now, self.now, self.plan_id),
+                )
+                self.touched.add(op.slug)
+                for claim, draft in passing:
+                    self.insert_claim(result.index, claim, draft, op.slug, op.section)
+                title = op.title
+            elif isinstance(op, AddClaims):
+                for claim, draft in passing:
+                    self.insert_claim(result.index, claim, draft, op.page, op.section)
+                self._touch_page(op.page)
+                title = f"{op.page} (+{len(passing)} claims)"
+            elif isinstance(op, LinkPages):
+                self.db.execute(
+                    "INSERT INTO links (src, dst, plan_id) VALUES (?, ?, ?)",
+                    (op.page, op.to, self.plan_id),
+                )
+                self._touch_page(op.page)
+                self.touched.add(op.to)
+                title = f"{op.page} → {op.to}"
+            elif isinstance(op, UpdateContext):
+                if "radius" in result.detail:  # replace: the gate recorded what goes
+                    radius = BlastRadius.from_json(result.detail["radius"])
+                    self._retract(result.index, op.op, "replaced by a new context", radius)
+                for claim, draft in passing:
+                    self.insert_claim(result.index, claim, draft, "", "Context")
+                self.context_changed = True
+                title = f"context ({op.mode}, {len(passing)} entries)"
+            elif isinstance(op, SupersedeClaim) and op.successor is not None:
+                self._end(op.claim, "superseded", op.successor)
+                title = f"{op.claim} → {op.successor}"
+            elif isinstance(op, RetractClaim):
+                radius = claim_radius(self.db, [op.claim])
+                self._retract(result.index, op.op, op.reason, radius)
+                title = f"{op.claim}: {_retracted(radius)}"
+            elif isinstance(op, RetractSource):
+                title = self._retract_source(result.index, op)
+            elif isinstance(op, SupersedeClaim):
+                old = self.db.execute(
+                    "SELECT page_slug, section, position FROM claims WHERE id = ?", (op.claim,)
+                ).fetchone()
+                claim, draft = passing[0]
+                new = self.insert_claim(
+                    result.index, claim, draft, old["page_slug"], old["section"], old["position"]
+                )
+                self._end(op.claim, "superseded", new)
+                title = f"{op.claim} → {new}"
+            summary.append({"index": result.index, "kind": op.op, "title": title})
+        return summary
+
+    def _touch(self, page: str) -> None:
+        if page:
+            self._touch_page(page)
+        else:
+            self.context_changed = True
+
+    def _end(self, claim: str, status: str, successor: str | None = None) -> None:
+        """Take one claim out of the wiki: ``superseded`` (by ``successor``) or ``retracted``."""
+        row = self.db.execute("SELECT page_slug FROM claims WHERE id = ?", (claim,)).fetchone()
+        marks = ",".join("?" * len(LIVE))
+        self.db.execute(
+            f"UPDATE claims SET status = ?, superseded_by = coalesce(?, superseded_by) "
+            f"WHERE id = ? AND status IN ({marks})",
+            (status, successor, claim, *LIVE),
+        )
+        (self.superseded if status == "superseded" else self.retracted).append(claim)
+        self._touch(row["page_slug"])
+
+    def _retract(self, index: int, kind: str, reason: str, radius: BlastRadius) -> None:
+        """Retract what ``radius`` says goes, with an audit entry giving each claim's reason
+        (the rendered "Retracted" list reads it from there)."""
+        why: dict[str, str] = {}
+        for claim in radius.retracted:
+            why[claim.id] = (
+                f"source {radius.source[:12]} retracted: {reason}" if radius.source else reason
+            )
+        for claim in radius.derived:
+            why[claim.id] = f"rests on retracted claim {claim.rests_on[0]}"
+        for claim_id in why:
+            self._end(claim_id, "retracted")
+        detail = {
+            "op": index,
+            "kind": kind,
+            "reason": reason,
+            "source": radius.source or None,
+            "claims": why,
+            "counts": radius.counts,
+        }
+        audit.append(self.db, self.now, "retracted", self.plan_id, "door", detail)
+
+    def _retract_source(self, index: int, op: RetractSource) -> str:
+        source_id = self.store.resolve(op.source)
+        assert source_id is not None  # the gate found it
+        radius = blast_radius(self.db, source_id, exclude_plan=self.plan_id)
+        self.db.execute("UPDATE sources SET status = 'retracted' WHERE id = ?", (source_id,))
+        for kept in radius.kept:
+            self.db.execute("UPDATE claims SET trust = ? WHERE id = ?", (kept.new_trust, kept.id))
+        for page in radius.pages:
+            self._touch(page)
+        self._retract(index, op.op, op.reason, radius)
+        return (
+            f"source {radius.source_name} ({source_id[:12]}): {_retracted(radius)}, "
+            f"{len(radius.kept)} kept with other evidence"
+        )
+
+    def spill_context(self, cap: int) -> None:
+        """Move the oldest context entries to the archive page until context.md fits its cap."""
+        while render_context(self.db).count("\n") > cap:
+            oldest = self.db.execute(
+                "SELECT id FROM claims WHERE page_slug = '' AND status = 'active' "
+                "ORDER BY position, id LIMIT 1"
+            ).fetchone()
+            if oldest is None:
+                return
+            exists = self.db.execute(
+                "SELECT 1 FROM pages WHERE slug = ?", (CONTEXT_ARCHIVE,)
+            ).fetchone()
+            if not exists:
+                self.db.execute(
+                    "INSERT INTO pages (slug, title, summary, category, created_at, updated_at, "
+                    "plan_id) VALUES (?, 'Context archive', ?, 'meta', ?, ?, ?)",
+                    (
+                        CONTEXT_ARCHIVE,
+                        "Overview entries moved out of context.md to keep it under its line cap.",
+                        self.now,
+                        self.now,
+                        self.plan_id,
+                    ),
+                )
+            self.db.execute(
+                "UPDATE claims SET page_slug = ?, section = 'Archived context', position = ? "
+                "WHERE id = ?",
+                (CONTEXT_ARCHIVE, self._next_position(CONTEXT_ARCHIVE), oldest["id"]),
+            )
+            self._touch_page(CONTEXT_ARCHIVE)
+            # pages whose superseded claims link to it link to its new page
+            for (page,) in self.db.execute(
+                "SELECT DISTINCT page_slug FROM claims WHERE superseded_by = ? AND page_slug != ''",
+                (oldest["id"],),
+            ).fetchall():
+                self._touch_page(page)
+
+
+def _retracted(radius: BlastRadius) -> str:
+    return f"{len(radius.retracted)} claim(s) retracted, {len(radius.derived)} derived"
+
+
+def _drafts(op: object) -> list[ClaimDraft]:
+    if isinstance(op, (CreatePage, AddClaims)):
+        return list(op.claims)
+    if isinstance(op, UpdateContext):
+        return list(op.entries)
+    if isinstance(op, SupersedeClaim):
+        return [op.by] if op.by is not None else []
+    return []
