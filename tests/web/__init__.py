@@ -24,9 +24,16 @@ PAGES = {"four-freedoms": 0, "monroe-doctrine": 2, "washington-1790": 3}
 
 
 def plan_text(vault: Vault, pages: list[str]) -> str:
-    """A plan creating ``pages`` (from the bundled sample plan), with a fresh nonce."""
+    """A plan creating ``pages`` (from the bundled sample plan), with a fresh nonce; an entry
+    ``page:slug`` creates that page of the sample under another slug."""
     sample = json.loads((SAMPLES / "sotu-plan.json").read_text(encoding="utf-8"))
-    ops = [sample["operations"][PAGES[p]] for p in pages]
+    ops = []
+    for entry in pages:
+        page, _, slug = entry.partition(":")
+        op = dict(sample["operations"][PAGES[page]])
+        if slug:
+            op["slug"] = slug
+        ops.append(op)
     return json.dumps({"nonce": fresh_nonce(vault), "summary": "test", "operations": ops})
 
 

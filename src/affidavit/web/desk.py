@@ -36,7 +36,7 @@ SECURITY_HEADERS = {
     "img-src 'self'; connect-src 'self'; frame-ancestors 'none'; form-action 'self'; "
     "base-uri 'none'",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
     "X-Frame-Options": "DENY",
 }
