@@ -7,7 +7,7 @@ plan is still pending and the wiki unchanged.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -67,7 +67,7 @@ def test_a_login_link_works_once_and_its_cookie_is_httponly_strict(
 
 def test_an_expired_login_link_is_refused(world: tuple[Path, list[str]]) -> None:
     root, _ = world
-    now = [datetime(2026, 1, 1, tzinfo=timezone.utc)]
+    now = [datetime(2026, 1, 1, tzinfo=UTC)]
     with desk_client(root) as (client, desk, registry):
         desk.sessions = Sessions(registry, clock=lambda: now[0])
         path = desk.login_url(0).removeprefix(BASE)
@@ -180,8 +180,6 @@ def test_login_links_are_given_on_the_socket_only(world: tuple[Path, list[str]])
     root, _ = world
     secret = _token(root, "approve")
     with desk_client(root) as (client, _, _):
-        response = client.post(
-            "/v1/web/login-link", headers={"Authorization": f"Bearer {secret}"}
-        )
+        response = client.post("/v1/web/login-link", headers={"Authorization": f"Bearer {secret}"})
         assert response.status_code == 403
         assert client.post("/v1/web/login-link").status_code == 401

@@ -300,7 +300,9 @@ def test_a_cross_origin_form_post_is_refused(page: Any, desk: Desk) -> None:
         '<input name="action" value="all"></form>'
         "<script>document.getElementById('f').submit()</script></body></html>"
     )
-    page.route("http://evil.test/**", lambda route: route.fulfill(body=evil, content_type="text/html"))
+    page.route(
+        "http://evil.test/**", lambda route: route.fulfill(body=evil, content_type="text/html")
+    )
     with page.expect_response(target) as answer:
         page.goto("http://evil.test/")
     assert answer.value.status in (401, 403)
@@ -319,7 +321,7 @@ def _axe_every_page(page: Any, desk: Desk) -> None:
     login(page, desk)
     pending = desk.plans["cited"][1]
     with open_vault(desk.roots["cited"]) as vault:
-        row = vault.db.execute("SELECT source_id, start, \"end\" FROM evidence LIMIT 1").fetchone()
+        row = vault.db.execute('SELECT source_id, start, "end" FROM evidence LIMIT 1').fetchone()
     urls = {
         "vaults": "/web/",
         "inbox": "/web/cited/inbox",

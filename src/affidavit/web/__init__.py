@@ -39,7 +39,9 @@ def _login_routes(desk: WebDesk, router: APIRouter) -> None:
     @router.post("/web/login")
     async def login_token(request: Request) -> Response:
         host = desk.check_host(request)
-        why = same_origin(host, request.headers.get("origin"), request.headers.get("sec-fetch-site"))
+        why = same_origin(
+            host, request.headers.get("origin"), request.headers.get("sec-fetch-site")
+        )
         if why is not None:
             raise WebRefusal(403, f"refused: {why}.", "Log in from the desk's own page.")
         from urllib.parse import parse_qs

@@ -105,9 +105,7 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
         assert served is not None
         answer = await desk.run(
             visit,
-            lambda v: svc.ask(
-                v, AskRequest(question=question, save=save), served.vector_search(v)
-            ),
+            lambda v: svc.ask(v, AskRequest(question=question, save=save), served.vector_search(v)),
         )
         context = desk.context(visit, title="Search and ask", q=question, result=None)
         return desk.page("search.html", answer=answer, **context)

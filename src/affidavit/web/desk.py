@@ -161,7 +161,9 @@ class WebDesk:
     async def post(self, request: Request, vault: str | None = None) -> Visit:
         """A state-changing request: a session, its CSRF token and this very origin."""
         host = self.check_host(request)
-        why = same_origin(host, request.headers.get("origin"), request.headers.get("sec-fetch-site"))
+        why = same_origin(
+            host, request.headers.get("origin"), request.headers.get("sec-fetch-site")
+        )
         if why is not None:
             raise WebRefusal(403, f"refused: {why}.", "Use the desk's own forms.")
         visit = self.visit(request, vault)

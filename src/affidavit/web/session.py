@@ -26,7 +26,7 @@ import secrets
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from ..server.auth import Principal
 from ..server.registry import Registry
@@ -43,7 +43,7 @@ def _digest(value: str) -> str:
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 @dataclass
@@ -174,7 +174,9 @@ def host_ok(host: str | None, allowed: frozenset[str]) -> bool:
 def same_origin(host: str, origin: str | None, fetch_site: str | None) -> str | None:
     """Why a state-changing request is cross-site, or None when nothing says it is."""
     if fetch_site is not None and fetch_site != "same-origin":
-        return f"the browser says this request comes from another site (Sec-Fetch-Site: {fetch_site})"
+        return (
+            f"the browser says this request comes from another site (Sec-Fetch-Site: {fetch_site})"
+        )
     if origin is not None and origin != f"http://{host}":
         return f"the request comes from another origin ({origin})"
     return None
