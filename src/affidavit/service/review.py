@@ -14,7 +14,12 @@ import json
 from dataclasses import dataclass
 
 from .. import inbox
+from ..clock import iso
+from ..db import transaction
 from ..errors import ConflictError, NotFoundError
+from ..lint.findings import FindingStore, Status, StoredFinding
+from ..lint.fixes import propose_fixes
+from ..retract import SourceRetraction, describe_radius, propose_source_retraction
 from ..sources.extract import location
 from ..sources.store import SourceStore
 from ..store.audit import verify_chain
@@ -122,12 +127,49 @@ def audit_verdict(vault: Vault) -> list[str]:
     return verify_chain(vault.db)
 
 
+# --- lint findings and source retraction: the same calls as the API's routes and the CLI ----------
+
+
+def list_findings(vault: Vault, status: Status = "open", limit: int = 200) -> list[StoredFinding]:
+    return FindingStore(vault.db).list((status,), (), limit)
+
+
+def decide_finding(
+    vault: Vault, ref: str, status: Status, actor: str, note: str = ""
+) -> StoredFinding:
+    """Dismiss, resolve or reopen a finding (audited), as ``POST …/lint/findings/{id}/decision``."""
+    store = FindingStore(vault.db)
+    with vault.write_lock(), transaction(vault.db):
+        return store.decide(ref, status, actor, iso(vault.clock()), note)
+
+
+def propose_finding_fix(vault: Vault, ref: str, actor: str) -> tuple[list[str], str]:
+    """Propose the fix plan of one finding (it waits in the inbox): the plan ids, or why none."""
+    store = FindingStore(vault.db)
+    finding = store.get(ref)
+    report = propose_fixes(vault, [finding], actor, {})
+    return report.plans, report.skipped.get(finding.id, "")
+
+
+def source_retraction(
+    vault: Vault, ref: str, reason: str, actor: str, *, dry_run: bool
+) -> tuple[SourceRetraction, list[str]]:
+    """The blast radius of retracting a source, in words, and (unless ``dry_run``) the proposed
+    ``retract_source`` plan — exactly ``affidavit sources retract``."""
+    done = propose_source_retraction(vault, ref, reason, actor, dry_run=dry_run)
+    return done, describe_radius(done.radius)
+
+
 __all__ = [
     "Commit",
     "Excerpt",
     "audit_verdict",
     "check_unchanged",
+    "decide_finding",
     "excerpt",
+    "list_findings",
     "page_history",
     "plan_fingerprint",
+    "propose_finding_fix",
+    "source_retraction",
 ]

@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse, Response
 from ..server.auth import ACCESS_KEY, PRINCIPAL_KEY, Principal
 from ..server.registry import Registry
 from ..service.backend import Forbidden
-from . import browse, review
+from . import browse, review, upkeep
 from .desk import HERE, SECURITY_HEADERS, WebDesk, WebRefusal
 from .session import COOKIE, LoginRefused, same_origin
 
@@ -109,6 +109,7 @@ def mount(app: FastAPI, registry: Registry, table: list[Any], hosts: frozenset[s
     _login_routes(desk, router)
     review.routes(desk, router)
     browse.routes(desk, router)
+    upkeep.routes(desk, router)
     for route in router.routes:
         route.openapi_extra = {ACCESS_KEY: "public"}  # type: ignore[attr-defined]
     links = _link_route(desk)

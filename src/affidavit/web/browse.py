@@ -17,6 +17,7 @@ from ..service import vaults as svc
 from ..service.models import AskRequest
 from ..vault import Vault
 from .desk import WebDesk, WebRefusal
+from .upkeep import source_view
 
 
 def page_view(vault: Vault, slug: str) -> dict[str, Any]:
@@ -67,9 +68,7 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
         visit = desk.visit(request, vault)
 
         def work(v: Vault) -> dict[str, Any]:
-            record = svc.get_source(v, source_id)
-            shown = review.excerpt(v, record.id, start, end) if end > start else None
-            return {"source": record, "excerpt": shown}
+            return source_view(v, source_id, start, end)
 
         view = await desk.run(visit, work)
         title = f"Source {view['source'].name}"

@@ -84,5 +84,27 @@
     }
     tick();
     setInterval(tick, 30000);
+    // jobs: follow each running job's event stream (the API's SSE, through the desk's session)
+    document.querySelectorAll("tr.job[data-events]").forEach(function (row) {
+      var url = row.getAttribute("data-events");
+      if (!url) { return; }
+      var source = new EventSource(url);
+      var status = row.querySelector(".job-status");
+      var progress = row.querySelector(".job-progress");
+      var kinds = ["submitted", "started", "progress", "cancel_requested", "requeued", "done", "failed", "cancelled"];
+      kinds.forEach(function (kind) {
+        source.addEventListener(kind, function (message) {
+          var event = JSON.parse(message.data);
+          var data = event.data || {};
+          if (kind !== "progress") { status.textContent = kind; }
+          if (data.total !== undefined || data.done !== undefined) {
+            progress.textContent = (data.done || 0) + "/" + (data.total || 0) + " " + (data.message || "");
+          } else if (data.error) {
+            progress.textContent = data.error;
+          }
+          if (kind === "done" || kind === "failed" || kind === "cancelled") { source.close(); }
+        });
+      });
+    });
   });
 }());
