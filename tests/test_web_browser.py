@@ -144,9 +144,9 @@ def login(page: Any, desk: Desk) -> None:
     expect(page.get_by_role("heading", name="Your vaults")).to_be_visible()
 
 
-def shot(page: Any, name: str) -> None:
+def shot(page: Any, name: str, full_page: bool = True) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=full_page)
 
 
 def git(root: Path, *args: str) -> str:
@@ -164,7 +164,7 @@ def test_approving_two_of_three_operations_writes_exactly_those(page: Any, desk:
     page.get_by_role("link", name=plan_id[:12]).click()
     expect(page.get_by_role("heading", name=f"Plan {plan_id[:12]}")).to_be_visible()
     expect(page.locator("mark.span").first).to_be_visible()
-    shot(page, "plan")
+    shot(page, "plan", full_page=False)
     page.get_by_label("Approve operation 2").uncheck()
     page.get_by_role("button", name="Approve selected (a)").click()
     expect(page.get_by_role("status")).to_contain_text("Approved operation(s) 1, 3")

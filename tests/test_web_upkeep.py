@@ -89,3 +89,38 @@ def test_jobs_stream_their_events_to_the_session(vault: Vault) -> None:
         stream = client.get(f"/web/vault/jobs/{job.id}/events")
         assert stream.headers["content-type"].startswith("text/event-stream")
         assert "event: submitted" in stream.text and "event: cancelled" in stream.text
+
+
+def test_a_read_role_can_not_decide_fix_retract_or_save(vault: Vault, clock: FakeClock) -> None:
+    from datetime import timedelta
+
+    from affidavit.service import tokens as token_store
+
+    _disagreeing(vault, clock)
+    (stale,) = [f for f in run_lint(vault).findings if f.finding.kind == "stale"]
+    source = vault.db.execute("SELECT id FROM sources LIMIT 1").fetchone()[0]
+    _, secret = token_store.create_token(
+        vault.db, vault.clock, "read", timedelta(days=1), "web", "tester"
+    )
+    root = vault.root
+    vault.close()
+    with desk_client(root) as (client, _, _):
+        client.post("/web/login", data={"token": secret})
+        html = client.get("/web/vault/lint").text
+        assert "Dismiss" not in html and "Propose the fix" not in html
+        assert "Propose retraction" not in client.get(f"/web/vault/sources/{source}").text
+        csrf = _csrf(html)
+        posts = {
+            f"/web/vault/lint/{stale.id}/decide": {"decision": "dismiss"},
+            f"/web/vault/lint/{stale.id}/fix": {},
+            f"/web/vault/sources/{source}/retract": {"reason": "no"},
+            "/web/vault/ask": {"question": "How many vehicles?", "save": "1"},
+        }
+        for url, body in posts.items():
+            response = client.post(url, data={"csrf": csrf, **body})
+            assert response.status_code == 403, (url, response.text)
+    with open_vault(root) as again:
+        assert FindingStore(again.db).get(stale.id).status == "open"
+        assert again.db.execute("SELECT count(*) FROM plans WHERE status = 'pending'").fetchone()[
+            0
+        ] == 0
