@@ -75,11 +75,11 @@ def build(root: Path, plans: int, claims: int) -> None:
                 }
             )
         _apply(vault, ops)
-        for n in range(plans):
+        for n in range(plans):  # title and summary say only what the quote says (support check)
             i = claims + n
             _propose(vault, [{
-                "op": "create_page", "slug": f"entry-{n}", "title": f"Entry {n}",
-                "summary": "One entry of the ledger.", "claims": [claim(i, source)],
+                "op": "create_page", "slug": f"entry-{n}", "title": f"Ledger entry {i}",
+                "summary": sentence(i), "claims": [claim(i, source)],
             }])
     finally:
         vault.close()

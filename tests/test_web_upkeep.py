@@ -121,6 +121,36 @@ def test_a_read_role_can_not_decide_fix_retract_or_save(vault: Vault, clock: Fak
             assert response.status_code == 403, (url, response.text)
     with open_vault(root) as again:
         assert FindingStore(again.db).get(stale.id).status == "open"
-        assert again.db.execute("SELECT count(*) FROM plans WHERE status = 'pending'").fetchone()[
-            0
-        ] == 0
+        assert (
+            again.db.execute("SELECT count(*) FROM plans WHERE status = 'pending'").fetchone()[0]
+            == 0
+        )
+
+
+def test_an_answer_saved_from_the_desk_waits_in_the_inbox(vault: Vault, clock: FakeClock) -> None:
+    _disagreeing(vault, clock)
+    root = vault.root
+    vault.close()
+    with desk_client(root) as (client, desk, _):
+        login_owner(client, desk)
+        csrf = _csrf(client.get("/web/vault/search").text)
+        answer = client.post(
+            "/web/vault/ask",
+            data={"csrf": csrf, "question": "How many vehicles does the Tamar Bridge carry?"},
+        )
+        assert answer.status_code == 200 and 'class="citations"' in answer.text
+        assert "vehicles each day" in answer.text
+        saved = client.post(
+            "/web/vault/ask",
+            data={
+                "csrf": csrf,
+                "question": "How many vehicles does the Tamar Bridge carry?",
+                "save": "1",
+            },
+        )
+        assert saved.status_code == 200 and "Review it" in saved.text
+    with open_vault(root) as again:
+        assert (
+            again.db.execute("SELECT count(*) FROM plans WHERE status = 'pending'").fetchone()[0]
+            == 1
+        )

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 
 from .. import inbox
 from ..clock import iso
 from ..db import transaction
-from ..errors import ConflictError, NotFoundError
+from ..errors import ConflictError, IntegrityError, NotFoundError
 from ..lint.findings import FindingStore, Status, StoredFinding
 from ..lint.fixes import propose_fixes
+from ..plan.schema import SLUG_PATTERN
 from ..retract import SourceRetraction, describe_radius, propose_source_retraction
 from ..sources.extract import location
 from ..sources.store import SourceStore
@@ -111,6 +113,8 @@ def page_history(vault: Vault, slug: str, limit: int = 50) -> list[Commit]:
         raise NotFoundError(f"no page {slug!r}.")
     if vault.read_only:  # W10: no git in a vault this process only reads
         return []
+    if re.fullmatch(SLUG_PATTERN, slug) is None:  # a row read back from the vault: untrusted
+        raise IntegrityError(f"page slug {slug!r} in the database is not a valid slug.")
     out = vault.git.run(
         "log", f"-n{limit}", "--format=%H%x1f%cI%x1f%s", "--", f"wiki/{slug}.md", check=False
     )

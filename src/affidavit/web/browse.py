@@ -22,7 +22,7 @@ from .upkeep import source_view
 
 def page_view(vault: Vault, slug: str) -> dict[str, Any]:
     """A page as sections of claims, each with numbered footnotes into their sources."""
-    page = svc.get_page(vault, slug)
+    page = svc.get_page(vault, slug, with_markdown=False)
     sections: dict[str, list[dict[str, Any]]] = {}
     notes: list[dict[str, Any]] = []
     names: dict[str, str] = {}
