@@ -55,14 +55,19 @@ def build(root: Path, plans: int, claims: int) -> None:
         source = (
             SourceStore(vault)
             .add_bytes(
-                text.encode(), origin="/bench/ledger.md", name="ledger.md",
-                media_type="text/markdown", trust="trusted",
+                text.encode(),
+                origin="/bench/ledger.md",
+                name="ledger.md",
+                media_type="text/markdown",
+                trust="trusted",
             )
             .record.id
         )
         ops: list[dict[str, Any]] = [
             {
-                "op": "create_page", "slug": "ledger", "title": "The ledger",
+                "op": "create_page",
+                "slug": "ledger",
+                "title": "The ledger",
                 "summary": "Every entry of the ledger.",
                 "claims": [claim(i, source) for i in range(min(30, claims))],
             }
@@ -70,17 +75,27 @@ def build(root: Path, plans: int, claims: int) -> None:
         for start in range(30, claims, 30):
             ops.append(
                 {
-                    "op": "add_claims", "page": "ledger", "section": f"Entries {start}",
+                    "op": "add_claims",
+                    "page": "ledger",
+                    "section": f"Entries {start}",
                     "claims": [claim(i, source) for i in range(start, min(start + 30, claims))],
                 }
             )
         _apply(vault, ops)
         for n in range(plans):  # title and summary say only what the quote says (support check)
             i = claims + n
-            _propose(vault, [{
-                "op": "create_page", "slug": f"entry-{n}", "title": f"Ledger entry {i}",
-                "summary": sentence(i), "claims": [claim(i, source)],
-            }])
+            _propose(
+                vault,
+                [
+                    {
+                        "op": "create_page",
+                        "slug": f"entry-{n}",
+                        "title": f"Ledger entry {i}",
+                        "summary": sentence(i),
+                        "claims": [claim(i, source)],
+                    }
+                ],
+            )
     finally:
         vault.close()
 
@@ -125,7 +140,9 @@ def main() -> None:
         load: dict[str, list[float]] = {name: [] for name in screens}
         with sync_playwright() as pw:
             context = pw.chromium.launch_persistent_context(
-                str(base / "profile"), executable_path="/usr/bin/chromium", headless=True,
+                str(base / "profile"),
+                executable_path="/usr/bin/chromium",
+                headless=True,
                 args=FLAGS,
             )
             tab = context.pages[0] if context.pages else context.new_page()
@@ -149,14 +166,18 @@ def main() -> None:
             continue
         entry = json.loads(line)
         route = entry.get("route", "")
-        key = "inbox" if route == "/web/{vault}/inbox" else (
-            "page" if route == "/web/{vault}/pages/{slug}" else None
+        key = (
+            "inbox"
+            if route == "/web/{vault}/inbox"
+            else ("page" if route == "/web/{vault}/pages/{slug}" else None)
         )
         if key and entry.get("status") == 200:
             server[key].append(float(entry["ms"]))
     for key in server:
         server[key] = server[key][1:]  # drop the warm-up, as for the browser
-    print(f"N={args.plans} pending plans, M={args.claims} claims on one page, {args.runs} runs each")
+    print(
+        f"N={args.plans} pending plans, M={args.claims} claims on one page, {args.runs} runs each"
+    )
     for name in screens:
         s, b = server[name], load[name]
         print(
