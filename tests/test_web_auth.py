@@ -183,3 +183,36 @@ def test_login_links_are_given_on_the_socket_only(world: tuple[Path, list[str]])
         response = client.post("/v1/web/login-link", headers={"Authorization": f"Bearer {secret}"})
         assert response.status_code == 403
         assert client.post("/v1/web/login-link").status_code == 401
+
+
+def test_odd_input_gets_a_refusal_page_never_a_server_error(
+    world: tuple[Path, list[str]],
+) -> None:
+    root, (plan_id,) = world
+    with desk_client(root) as (client, desk, _):
+        login_owner(client, desk)
+        fields = form_values(_plan_page(client, plan_id), "approve-form")
+        gets = [
+            "/web/desk/plans/ffff",
+            "/web/desk/plans/%2e%2e",
+            "/web/desk/pages/..%2fetc",
+            "/web/desk/pages/no-such-page",
+            "/web/nosuchvault/inbox",
+            f"/web/desk/sources/{'0' * 12}",
+            "/web/desk/search?q=" + "x" * 1001,
+        ]
+        for url in gets:
+            response = client.get(url)
+            assert 400 <= response.status_code < 500, (url, response.status_code)
+        assert client.get("/web/desk/lint?status=bogus").status_code == 200  # open ones shown
+        source = re.search(r"/web/desk/sources/([0-9a-f]{64})", _plan_page(client, plan_id))
+        assert source is not None
+        for span in ("start=-1&end=5", "start=5&end=999999999", "start=9&end=3"):
+            response = client.get(f"/web/desk/sources/{source.group(1)}?{span}")
+            assert response.status_code < 500, (span, response.status_code)
+        url = f"/web/desk/plans/{plan_id}/approve"
+        for ops in (["abc"], ["99"], []):
+            response = client.post(url, data={**fields, "op": ops, "action": "selected"})
+            assert response.status_code == 409, (ops, response.text)
+        assert client.post(url, data={**fields, "action": "all", "seen": "old"}).status_code == 409
+    assert _status(root, plan_id) == ("pending", [])

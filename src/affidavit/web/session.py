@@ -130,6 +130,8 @@ class Sessions:
             token_secret=token_secret,
         )
         with self._lock:
+            now = self.clock()  # forget ended sessions as new ones start: memory stays bounded
+            self._sessions = {k: v for k, v in self._sessions.items() if v.expires > now}
             self._sessions[_digest(cookie)] = session
         return cookie, session
 
