@@ -20,6 +20,7 @@ from ..service import vaults as svc
 from ..vault import Vault
 from .desk import WebDesk, WebRefusal
 
+FLAGS_SHOWN = 50
 DECISIONS: dict[str, Status] = {"dismiss": "dismissed", "resolve": "resolved", "reopen": "open"}
 
 
@@ -98,7 +99,12 @@ def source_view(vault: Vault, source_id: str, start: int, end: int) -> dict[str,
     radius: list[str] = []
     if record.status == "active":
         _, radius = review.source_retraction(vault, record.id, "", "", dry_run=True)
-    return {"source": record, "excerpt": shown, "radius": radius}
+    flagged = [  # each flag highlighted in the text around it (the first FLAGS_SHOWN)
+        (flag, review.excerpt(vault, record.id, flag.start, flag.end))
+        for flag in record.flags[:FLAGS_SHOWN]
+        if 0 <= flag.start < flag.end
+    ]
+    return {"source": record, "excerpt": shown, "radius": radius, "flagged": flagged}
 
 
 __all__ = ["routes", "source_view"]
