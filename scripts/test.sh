@@ -3,6 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh dev,embeddings,server,mcp
+scripts/setup_browser.sh   # chromium (apt) and axe-core (npm) for the web desk's browser tests
 echo "== ruff"
 .venv/bin/ruff check src tests bench
 .venv/bin/ruff format --check src tests bench

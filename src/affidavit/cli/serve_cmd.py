@@ -45,6 +45,12 @@ INSTALL = "pip install 'affidavit[server]'"
     type=click.IntRange(1, 256),
     help="Requests handled at once (a thread pool); more wait their turn.",
 )
+@click.option(
+    "--web",
+    is_flag=True,
+    help="Serve the review desk in a browser (on --tcp, default 127.0.0.1 with a free port) and "
+    "print a one-time login link.",
+)
 @click.option("--no-workers", is_flag=True, help="Don't run job workers in this daemon.")
 @click.option(
     "--shutdown-timeout",
@@ -65,6 +71,7 @@ def serve(
     allow_remote: bool,
     shared: bool,
     threads: int,
+    web: bool,
     no_workers: bool,
     shutdown_timeout: float,
     check: bool,
@@ -78,6 +85,7 @@ def serve(
     Examples:
       affidavit serve --vault ~/vault
       affidavit serve --vault ~/a --vault ~/b --tcp 127.0.0.1:8765
+      affidavit serve --vault ~/vault --web
       affidavit serve --vault ~/vault --check
     """
     try:
@@ -97,12 +105,13 @@ def serve(
     options = ServeOptions(
         socket_path=(socket_path or default_socket_path()).absolute(),
         vaults=[r.resolve() for r in roots],
-        tcp=parse_tcp(tcp) if tcp else None,
+        tcp=parse_tcp(tcp) if tcp else (("127.0.0.1", 0) if web else None),
         shared=shared,
         allow_remote=allow_remote,
         workers=not no_workers,
         shutdown_seconds=shutdown_timeout,
         threads=threads,
+        web=web,
     )
     if check:
         report = run_check(options)

@@ -42,6 +42,8 @@ def create_app(
     stopping: threading.Event | None = None,
     shutdown_seconds: float = 30.0,
     threads: int = 16,
+    web: bool = False,
+    web_hosts: frozenset[str] = frozenset(),
 ) -> FastAPI:
     stop = stopping or threading.Event()
     workers = WorkerThreads(registry, stop)
@@ -86,6 +88,10 @@ def create_app(
         route = mcp_route(mcp)
         app.router.routes.append(route)
         table.append(route)
+    if web:  # the review desk (serve --web): its own sessions, the same services
+        from ..web import mount
+
+        mount(app, registry, table, web_hosts)
     app.add_middleware(Guard, registry=registry, routes=lambda: table)
     app.add_middleware(RequestLog)
     return app

@@ -16,12 +16,14 @@ import os
 import signal
 import socket
 import stat
+import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
 import uvicorn
+from fastapi import FastAPI
 
 from ..errors import ConfigError
 from .app import create_app
@@ -41,6 +43,7 @@ class ServeOptions:
     shutdown_seconds: float = 30.0
     threads: int = 16
     extra: dict[str, str] = field(default_factory=dict)
+    web: bool = False
 
 
 def parse_tcp(value: str) -> tuple[str, int]:
@@ -152,6 +155,14 @@ def _raise_stopped(signum: int, frame: FrameType | None) -> None:
     raise _Stopped(signum)
 
 
+def _announce_web(app: FastAPI, host: str, port: int) -> None:
+    """Tell the desk its address and print the owner's one-time login link (as Jupyter does)."""
+    desk = app.state.web
+    desk.base_url = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
+    url = desk.login_url(os.geteuid())
+    print(f"Web desk: open {url}  (works once, for 15 minutes)", file=sys.stderr, flush=True)
+
+
 def serve(options: ServeOptions) -> int:
     """Run the daemon until SIGTERM/SIGINT; returns the exit status."""
     setup_logging()
@@ -185,6 +196,8 @@ def serve(options: ServeOptions) -> int:
             stopping=stopping,
             shutdown_seconds=options.shutdown_seconds,
             threads=options.threads,
+            web=options.web,
+            web_hosts=frozenset({options.tcp[0]}) if options.tcp else frozenset(),
         )
         sockets.append(bind_unix(options.socket_path, options.shared))
         unix_inode = options.socket_path.stat().st_ino
@@ -194,6 +207,8 @@ def serve(options: ServeOptions) -> int:
             sockets.append(tcp_sock)
             host, port = tcp_sock.getsockname()[:2]
             tcp_address = f"{host}:{port}"
+            if options.web:
+                _announce_web(app, host, port)
         config = uvicorn.Config(
             app,
             http=PeerCredProtocol,

@@ -156,10 +156,12 @@ def _claim(
     )
 
 
-def get_page(vault: Vault, slug: str) -> PageDetail:
+def get_page(vault: Vault, slug: str, *, with_markdown: bool = True) -> PageDetail:
+    """A page with its claims and evidence; ``with_markdown=False`` skips rendering its file's
+    markdown (``markdown`` is then empty), for screens that show the claims themselves."""
     db = vault.db
     page = db.execute("SELECT * FROM pages WHERE slug = ?", (slug,)).fetchone()
-    markdown = render_page(db, slug) if page is not None else None
+    markdown = (render_page(db, slug) if with_markdown else "") if page is not None else None
     if page is None or markdown is None:
         raise NotFoundError(f"no page {slug!r}. GET …/pages lists the pages.")
     claims = db.execute(

@@ -1,0 +1,110 @@
+"""Keeping a vault right in the desk: lint findings, retracting a source, jobs and their progress.
+
+Decisions go through :mod:`affidavit.service.review` (the same calls as the API's lint routes and
+``affidavit sources retract``); job progress is the API's own event stream
+(:func:`affidavit.server.routes.jobs.events`), reached with the desk's session.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from ..jobs.queue import JobQueue
+from ..lint.findings import Status
+from ..server.routes import jobs as job_routes
+from ..service import review
+from ..service import vaults as svc
+from ..vault import Vault
+from .desk import WebDesk, WebRefusal
+
+FLAGS_SHOWN = 50
+DECISIONS: dict[str, Status] = {"dismiss": "dismissed", "resolve": "resolved", "reopen": "open"}
+
+
+def routes(desk: WebDesk, router: APIRouter) -> None:
+    @router.get("/web/{vault}/lint")
+    async def findings(request: Request, vault: str, status: str = "open") -> Response:
+        visit = desk.visit(request, vault)
+        wanted: Status = status if status in ("open", "dismissed", "resolved") else "open"  # type: ignore[assignment]
+        rows = await desk.run(visit, lambda v: review.list_findings(v, wanted))
+        context = desk.context(visit, title="Lint findings", findings=rows, showing=wanted)
+        return desk.page("lint.html", **context)
+
+    @router.post("/web/{vault}/lint/{finding_id}/decide")
+    async def decide(request: Request, vault: str, finding_id: str) -> Response:
+        visit = await desk.post(request, vault)
+        desk.require(visit, "approve", "deciding a finding")
+        status = DECISIONS.get(visit.field("decision"))
+        if status is None:
+            raise WebRefusal(400, "choose dismiss, resolve or reopen.", "Use the buttons.")
+        note = visit.field("note")[:1000]
+        actor = visit.session.principal.actor
+        found = await desk.run(
+            visit, lambda v: review.decide_finding(v, finding_id, status, actor, note)
+        )
+        desk.flash(visit, f"Finding {found.id} is {found.status} now.")
+        return desk.redirect(f"/web/{vault}/lint")
+
+    @router.post("/web/{vault}/lint/{finding_id}/fix")
+    async def fix(request: Request, vault: str, finding_id: str) -> Response:
+        visit = await desk.post(request, vault)
+        desk.require(visit, "propose", "proposing a fix")
+        actor = visit.session.principal.actor
+        plans, why = await desk.run(
+            visit, lambda v: review.propose_finding_fix(v, finding_id, actor)
+        )
+        if not plans:
+            raise WebRefusal(409, f"no fix plan for {finding_id}: {why or 'none can be made'}.")
+        desk.flash(visit, f"Proposed fix plan {plans[0][:12]}: it waits for approval.")
+        return desk.redirect(f"/web/{vault}/plans/{plans[0]}")
+
+    @router.post("/web/{vault}/sources/{source_id}/retract")
+    async def retract(request: Request, vault: str, source_id: str) -> Response:
+        visit = await desk.post(request, vault)
+        desk.require(visit, "propose", "proposing a retraction")
+        reason = visit.field("reason").strip()[:500] or "retracted by a person"
+        actor = visit.session.principal.actor
+        done, _ = await desk.run(
+            visit,
+            lambda v: review.source_retraction(v, source_id, reason, actor, dry_run=False),
+        )
+        proposal = done.proposal
+        assert proposal is not None
+        desk.flash(visit, proposal.message)
+        return desk.redirect(f"/web/{vault}/plans/{proposal.plan_id}")
+
+    @router.get("/web/{vault}/jobs")
+    async def jobs(request: Request, vault: str) -> Response:
+        visit = desk.visit(request, vault)
+        rows = await desk.run(visit, lambda v: JobQueue(v).list(limit=50))
+        return desk.page("jobs.html", **desk.context(visit, title="Jobs", jobs=rows))
+
+    @router.get("/web/{vault}/jobs/{job_id}/events")
+    async def job_events(request: Request, vault: str, job_id: str, after: int = 0) -> Response:
+        visit = desk.visit(request, vault)
+        assert visit.served is not None
+        last = request.headers.get("last-event-id")
+        return await job_routes.events(
+            request, visit.served, job_id, max(0, after), last[:20] if last else None
+        )
+
+
+def source_view(vault: Vault, source_id: str, start: int, end: int) -> dict[str, Any]:
+    """A source with a span of its text, and what retracting it would take out (dry run)."""
+    record = svc.get_source(vault, source_id)
+    shown = review.excerpt(vault, record.id, start, end) if end > start else None
+    radius: list[str] = []
+    if record.status == "active":
+        _, radius = review.source_retraction(vault, record.id, "", "", dry_run=True)
+    flagged = [  # each flag highlighted in the text around it (the first FLAGS_SHOWN)
+        (flag, review.excerpt(vault, record.id, flag.start, flag.end))
+        for flag in record.flags[:FLAGS_SHOWN]
+        if 0 <= flag.start < flag.end
+    ]
+    return {"source": record, "excerpt": shown, "radius": radius, "flagged": flagged}
+
+
+__all__ = ["routes", "source_view"]
