@@ -305,6 +305,17 @@ _ANTONYM_WORDS = [
 ]
 ANTONYMS = frozenset(frozenset((stem(a), stem(b))) for a, b in _ANTONYM_WORDS)
 """Pairs of words (by stem) that say opposite things: "success" / "failure", "won" / "lost"."""
+_ANTONYM_STEMS = frozenset(w for pair in ANTONYMS for w in pair)
+
+
+def may_disagree(a: str, b: str) -> bool:
+    """A cheap test that :func:`disagreement` can find something: a fact only one side states
+    on each side, a negation on one side only, or words with an opposite on both sides."""
+    sa, sb = analyse(a), analyse(b)
+    if (sa.facts - sb.facts and sb.facts - sa.facts) or sa.negated != sb.negated:
+        return True
+    left, right = sa.context & _ANTONYM_STEMS, sb.context & _ANTONYM_STEMS
+    return any(frozenset((x, y)) in ANTONYMS for x in left for y in right)
 _SUBJECT_WORDS = 3
 """Shared content words that make a shared subject when no name or identifier is shared."""
 
@@ -320,7 +331,7 @@ class _Tok:
 
 def _kind(token: str, position: int, tokens: list[str]) -> str:
     lower = token.casefold()
-    if lower in NEGATIONS or lower.endswith("n't"):
+    if (lower in NEGATIONS and lower != "without") or lower.endswith("n't"):
         return "negation"
     if token[0].isdigit() or lower in NUMBER_WORDS - {"one", "once", "second", "half"}:
         return "number"
@@ -383,19 +394,27 @@ def disagreement(a: str, b: str, min_shared: float = 0.5) -> Disagreement | None
 
     Both texts are aligned word by word (numbers by value, words by stem). They disagree when
     every stretch that differs is a changed fact — a number, date or name replaced by another, a
-    negation on one side only, a word replaced by its opposite — or an added detail, and
-    what stays the same makes them about one thing: at least ``min_shared`` of their content
-    words, including a shared name or identifier, or at least three shared content words. A differing identifier or symbol (``VENV_DIR`` / ``VENV_NAME``,
-    ``*`` / ``+``), a reworded stretch, or a changed name beside another changed fact (44 cases
-    in Hawaii / 21,157 in Italy) means two different things, not one thing said two ways.
+    negation on one side only, a word replaced by its opposite — or an added detail, and what
+    stays the same makes them about one thing: at least ``min_shared`` of their content words,
+    including a shared name or identifier, or at least three shared content words.
+
+    Two different things, not one thing said two ways: a differing identifier or symbol
+    (``VENV_DIR`` / ``VENV_NAME``, ``*`` / ``+``), a reworded stretch, a changed name that opens
+    the sentence ("The UTC offset …" / "The DST offset …") or that comes with another changed
+    fact (44 cases in Hawaii / 21,157 in Italy). Text that is mostly code (identifiers and
+    symbols) states no fact to disagree on.
     """
     from difflib import SequenceMatcher
 
+    if not may_disagree(a, b):
+        return None
     ta, tb = _align_tokens(a), _align_tokens(b)
+    if _code_like(ta) or _code_like(tb):
+        return None
     matcher = SequenceMatcher(None, [t.key for t in ta], [t.key for t in tb], autojunk=False)
     conflicts: list[tuple[str, str, str]] = []
     shared: list[list[_Tok]] = []
-    changed_words = 0
+    changed = 0
     names_changed = False
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         left, right = ta[i1:i2], tb[j1:j2]
@@ -412,13 +431,15 @@ def disagreement(a: str, b: str, min_shared: float = 0.5) -> Disagreement | None
         rest_l = [t for t in cl if t.kind != "negation"]
         rest_r = [t for t in cr if t.kind != "negation"]
         if bool(neg_l) != bool(neg_r):
+            if len(rest_l) + len(rest_r) > 1:
+                return None  # a negation inside a reworded stretch: not the same statement
             conflicts.append(
                 ("negation", " ".join(t.text for t in neg_l), " ".join(t.text for t in neg_r))
             )
         facts_l = [t for t in rest_l if t.kind in ("number", "date", "name")]
         facts_r = [t for t in rest_r if t.kind in ("number", "date", "name")]
-        words_l = [t for t in rest_l if t.kind == "word"]
-        words_r = [t for t in rest_r if t.kind == "word"]
+        words_l = [t for t in rest_l if t.kind in ("word", "term")]
+        words_r = [t for t in rest_r if t.kind in ("word", "term")]
         opposite = next(
             ((x, y) for x in words_l for y in words_r if frozenset((x.key, y.key)) in ANTONYMS),
             None,
@@ -430,20 +451,24 @@ def disagreement(a: str, b: str, min_shared: float = 0.5) -> Disagreement | None
         if facts_l and facts_r:
             kinds = {t.kind for t in facts_l} | {t.kind for t in facts_r}
             kind = "name" if kinds == {"name"} else "date" if "date" in kinds else "number"
-            names_changed = names_changed or "name" in kinds
+            if "name" in kinds:
+                if not any(_content(block) for block in shared):
+                    return None  # the sentence opens with another name: another subject
+                names_changed = True
             conflicts.append(
                 (kind, " ".join(t.text for t in facts_l), " ".join(t.text for t in facts_r))
             )
+        else:
+            changed += len(facts_l) + len(facts_r)  # a detail one side adds
         if words_l and words_r:
             return None  # reworded: not shown to be one fact said two ways
-        changed_words += len(words_l) + len(words_r)
+        changed += len(words_l) + len(words_r)
     if not conflicts:
         return None
     if names_changed and len(conflicts) > 1:
         return None  # another name beside another changed fact: most likely another thing
     same = [t for block in shared for t in _content(block) if t.kind != "negation"]
-    total = len(same) + changed_words
-    if not same or len(same) / max(1, total) < min_shared:
+    if not same or len(same) / (len(same) + changed) < min_shared:
         return None
     subject = _subject(shared)
     if subject is None:
@@ -452,11 +477,24 @@ def disagreement(a: str, b: str, min_shared: float = 0.5) -> Disagreement | None
     return Disagreement(subject, kind, left, right)
 
 
+CODE_SHARE = 0.25
+"""Share of identifiers and symbols above which a text is code, not a statement."""
+
+
+def _code_like(toks: list[_Tok]) -> bool:
+    return sum(t.kind == "term" for t in toks) > CODE_SHARE * max(1, len(toks))
+
+
 def _subject(shared: list[list[_Tok]]) -> str | None:
     """The words that make two aligned claims about one thing, as the first writes them: their
     shared names and identifiers, else their shared content words when there are at least
     three; None when there is neither."""
-    names = [t.text for block in shared for t in block if t.kind in ("name", "term")]
+    names = [
+        t.text
+        for block in shared
+        for t in block
+        if t.kind == "name" or (t.kind == "term" and t.text[0].isalnum())
+    ]
     if names:
         return " ".join(dict.fromkeys(names))
     words = [t.text for block in shared for t in block if t.kind == "word"]

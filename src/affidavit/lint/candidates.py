@@ -195,6 +195,14 @@ def _said(why: dict[str, str]) -> str:
     return f"{why['a']} against {why['b']}"
 
 
+def _sides(why: dict[str, str], a: str, b: str) -> str:
+    """Who says what: ``c-1 says 40,000, c-2 says 45,000``."""
+    if why["fact"] == "negation":
+        says, not_ = (a, b) if why["a"] else (b, a)
+        return f"{says} says “{why['a'] or why['b']}”, {not_} doesn't"
+    return f"{a} says {why['a']}, {b} says {why['b']}"
+
+
 def _duplicate(a: ClaimRow, b: ClaimRow, sim: float) -> Candidate:
     keep, drop = _order(a, b)
     return Candidate(
@@ -295,8 +303,9 @@ def classify(a: ClaimRow, b: ClaimRow, limits: Thresholds) -> Candidate | None:
             severity="warning",
             subject=f"{old.id}|{new.id}",
             message=(
-                f"claims {old.id} and {new.id} disagree{about}: {why['fact']} {what}"
-                " — two sources disagree; which is right is for a person to decide"
+                f"claims {old.id} and {new.id} disagree{about}: a different {why['fact']}, "
+                f"{_sides(why, old.id, new.id)} — two sources disagree; which is right is for "
+                "a person to decide"
             ),
             claims=[old.id, new.id],
             pages=pages,
