@@ -74,7 +74,11 @@ def test_a_negation_and_an_opposite_are_disagreements() -> None:
         "Cristian Pavón is an Argentine footballer who plays as a forward for Boca Juniors.",
         "Cristian Pavón is an Argentine footballer who plays as a forward for Arsenal.",
     )
-    assert named is not None and (named.fact, named.a, named.b) == ("name", "Boca Juniors", "Arsenal")
+    assert named is not None and (named.fact, named.a, named.b) == (
+        "name",
+        "Boca Juniors",
+        "Arsenal",
+    )
 
 
 def test_claims_about_different_things_do_not_disagree() -> None:

@@ -245,7 +245,7 @@ def show_fact(fact: str, text: str = "") -> str:
 # --- Disagreement: two claims about the same thing that differ in a fact -------------------------
 
 _ALIGN_TOKEN = re.compile(r"\d[\d,.]*\d|\d|\w+(?:['’.-]\w+)*|[^\w\s]")
-_IDENTIFIER = re.compile(r"\w[_.]\w|^_|[a-z][A-Z]|\(\)")
+_IDENTIFIER = re.compile(r"\w[_.]\w|^_|(?<!^Mc)(?<!^Mac)(?<!^D[aeiu])(?<!^L[ae])[a-z][A-Z]|\(\)")
 """A code identifier: ``re.search``, ``VENV_DIR``, ``PurePosixPath`` (an inner capital after a
 small letter; "McDonald" is one too, and a differing one still means another thing)."""
 _WEAK_PUNCT = frozenset(",.;:!?\"'()[]«»“”‘’—–-…")
@@ -274,6 +274,7 @@ _ANTONYM_WORDS = [
     ("earlier", "later"),
     ("earliest", "latest"),
     ("maximum", "minimum"),
+    ("major", "minor"),
     ("open", "closed"),
     ("alive", "dead"),
     ("male", "female"),
@@ -316,6 +317,8 @@ def may_disagree(a: str, b: str) -> bool:
         return True
     left, right = sa.context & _ANTONYM_STEMS, sb.context & _ANTONYM_STEMS
     return any(frozenset((x, y)) in ANTONYMS for x in left for y in right)
+
+
 _SUBJECT_WORDS = 3
 """Shared content words that make a shared subject when no name or identifier is shared."""
 
@@ -333,7 +336,7 @@ def _kind(token: str, position: int, tokens: list[str]) -> str:
     lower = token.casefold()
     if (lower in NEGATIONS and lower != "without") or lower.endswith("n't"):
         return "negation"
-    if token[0].isdigit() or lower in NUMBER_WORDS - {"one", "once", "second", "half"}:
+    if token[0].isdigit() or lower in NUMBER_WORDS - {"once", "second", "half"}:
         return "number"
     if lower in MONTHS and token[0].isupper():
         near = tokens[max(0, position - 1) : position + 2]
@@ -431,7 +434,7 @@ def disagreement(a: str, b: str, min_shared: float = 0.5) -> Disagreement | None
         rest_l = [t for t in cl if t.kind != "negation"]
         rest_r = [t for t in cr if t.kind != "negation"]
         if bool(neg_l) != bool(neg_r):
-            if len(rest_l) + len(rest_r) > 1:
+            if len(rest_l) + len(rest_r) > 2:
                 return None  # a negation inside a reworded stretch: not the same statement
             conflicts.append(
                 ("negation", " ".join(t.text for t in neg_l), " ".join(t.text for t in neg_r))
@@ -460,21 +463,33 @@ def disagreement(a: str, b: str, min_shared: float = 0.5) -> Disagreement | None
             )
         else:
             changed += len(facts_l) + len(facts_r)  # a detail one side adds
-        if words_l and words_r:
+        if words_l and words_r and not _respelled(words_l, words_r):
             return None  # reworded: not shown to be one fact said two ways
         changed += len(words_l) + len(words_r)
     if not conflicts:
         return None
-    if names_changed and len(conflicts) > 1:
+    if names_changed and len({c[0] for c in conflicts}) > 1:
         return None  # another name beside another changed fact: most likely another thing
     same = [t for block in shared for t in _content(block) if t.kind != "negation"]
     if not same or len(same) / (len(same) + changed) < min_shared:
         return None
-    subject = _subject(shared)
+    subject = _subject(shared, changed == 0)
     if subject is None:
         return None
-    kind, left, right = conflicts[0]
-    return Disagreement(subject, kind, left, right)
+    fact, said_a, said_b = conflicts[0]
+    return Disagreement(subject, fact, said_a, said_b)
+
+
+def _respelled(left: list[_Tok], right: list[_Tok]) -> bool:
+    """The same words spelled another way ("licence" / "license", "Theater" / "Theatre")."""
+    from difflib import SequenceMatcher
+
+    if len(left) != len(right):
+        return False
+    return all(
+        SequenceMatcher(None, x.key, y.key).ratio() >= 0.8 and min(len(x.key), len(y.key)) >= 5
+        for x, y in zip(left, right, strict=True)
+    )
 
 
 CODE_SHARE = 0.25
@@ -485,10 +500,11 @@ def _code_like(toks: list[_Tok]) -> bool:
     return sum(t.kind == "term" for t in toks) > CODE_SHARE * max(1, len(toks))
 
 
-def _subject(shared: list[list[_Tok]]) -> str | None:
+def _subject(shared: list[list[_Tok]], exact: bool) -> str | None:
     """The words that make two aligned claims about one thing, as the first writes them: their
-    shared names and identifiers, else their shared content words when there are at least
-    three; None when there is neither."""
+    shared names and identifiers; else their shared content words (numbers and dates too) when
+    there are at least three, or two when nothing but the fact differs ("505 persons have
+    recovered" / "516 persons …": the same measured quantity); None otherwise."""
     names = [
         t.text
         for block in shared
@@ -497,7 +513,7 @@ def _subject(shared: list[list[_Tok]]) -> str | None:
     ]
     if names:
         return " ".join(dict.fromkeys(names))
-    words = [t.text for block in shared for t in block if t.kind == "word"]
-    if len(words) >= _SUBJECT_WORDS:
+    words = [t.text for block in shared for t in _content(block) if t.kind != "negation"]
+    if len(words) >= _SUBJECT_WORDS or (exact and len(words) >= 2):
         return " ".join(dict.fromkeys(words[:8]))
     return None

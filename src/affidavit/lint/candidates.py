@@ -4,18 +4,21 @@ without a model.
 Two active claims are compared when they share rare words (each claim is put in the buckets of its
 few rarest words, so a wiki of 100k claims is not compared pair by pair). A pair whose evidence
 overlaps (the same quote, e.g. a page claim and its context entry) is one fact recorded twice on
-purpose and is skipped. Otherwise, by :func:`affidavit.facts.compare`:
+purpose and is skipped. Otherwise:
 
-- same subject (similarity >= ``lint.same_subject``) and numbers, dates or names that differ on
-  both sides (or a negation on one side only) → the facts changed;
-- a restatement (similarity >= ``lint.restatement``) with different words on both sides → one
-  source revised the other's sentence;
+- two claims that rest on different sources, about the same thing and differing in one fact (a
+  number, date or name, a negation, an opposite word), by :func:`affidavit.facts.disagreement`
+  → the facts changed; one source is never taken to disagree with itself;
+- a restatement (similarity >= ``lint.restatement``) from another source with different words on
+  both sides and no changed number, date or name → one source revised the other's sentence;
 - near-identical (similarity >= ``lint.duplicate``) with nothing changed → a duplicate.
 
 A changed fact whose two claims come from sources added at different times is **stale** (the older
 claim, superseded by the newer source) when the newer claim is at least as trusted; otherwise — same
 age, or a less trusted newcomer, which can never supersede by itself (W7) — it is a
-**contradiction**. Every finding quotes each claim's evidence, and still goes through the quote gate.
+**contradiction**, which has no fix until a person names the claim to keep. Every finding quotes
+each claim's evidence, says why it was raised (``Finding.why``: the shared subject, the fact, what
+each side says), and still goes through the quote gate.
 """
 
 from __future__ import annotations
