@@ -19,6 +19,7 @@ gate dropped, and how many pairs it found.
 
     .venv/bin/python bench/bench_contradictions.py [--pairs 300] [--local-groups 0] [--json]
         [--keep DIR | --vault DIR]   # keep the ingested vault / lint a copy of a kept one
+    .venv/bin/python bench/bench_contradictions.py --entailment --pairs 2000   # does the model help?
 """
 
 from __future__ import annotations
@@ -144,6 +145,35 @@ def local_model(
     }
 
 
+def entailment_filter(limit: int) -> dict[str, object]:
+    """Would the shipped entailment classifier make the finder more precise? For the revision
+    pairs :func:`affidavit.facts.disagreement` flags (text against text, no ingest), the share
+    each filter would drop — "both directions entail" at the card's ``accept`` threshold — among
+    differing pairs (true disagreements: dropping them loses recall) and agreeing pairs (the
+    findings a filter should remove)."""
+    from affidavit.facts import disagreement
+    from affidavit.gate.entailment import WEIGHTS_PATH, VitaminCEntailment, _load_weights
+
+    differ, agree = load(limit)
+    flagged = {
+        name: [
+            (old.split("\n\n", 1)[1], new.split("\n\n", 1)[1])
+            for _, old, new in pairs
+            if disagreement(old.split("\n\n", 1)[1], new.split("\n\n", 1)[1])
+        ]
+        for name, pairs in (("differing", differ), ("agreeing", agree))
+    }
+    model = VitaminCEntailment()
+    accept = float(_load_weights(WEIGHTS_PATH)["accept"])
+    out: dict[str, object] = {"model": model.name, "accept": accept}
+    for name, pairs in flagged.items():
+        forward = model.entailment_many(pairs)
+        backward = model.entailment_many([(b, a) for a, b in pairs])
+        dropped = sum(min(x, y) >= accept for x, y in zip(forward, backward, strict=True))
+        out[name] = {"flagged": len(pairs), "dropped": dropped}
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", type=int, default=300, help="differing pairs (max 2000)")
@@ -151,6 +181,11 @@ def main() -> int:
         "--local-groups", type=int, default=0, help="also ask SmolLM2 about N claim groups"
     )
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--entailment",
+        action="store_true",
+        help="only measure whether the entailment classifier would make findings more precise",
+    )
     parser.add_argument("--keep", type=Path, default=None, help="keep the ingested vault here")
     parser.add_argument(
         "--vault",
@@ -159,6 +194,9 @@ def main() -> int:
         help="lint a copy of a vault --keep wrote (same --pairs)",
     )
     args = parser.parse_args()
+    if args.entailment:
+        print(json.dumps(entailment_filter(args.pairs), indent=2))
+        return 0
     differ, agree = load(args.pairs)
     work = Path(tempfile.mkdtemp(prefix="bench-vitc-"))
     try:

@@ -248,7 +248,11 @@ def classify(a: ClaimRow, b: ClaimRow, limits: Thresholds) -> Candidate | None:
     sources_b = {e[0] for e in b.evidence}
     disjoint = not (sources_a & sources_b)
     old, new = _order(a, b)
-    found = disagreement(old.text, new.text, limits.same_subject) if disjoint else None
+    found = (
+        disagreement(old.text, new.text, limits.same_subject)
+        if disjoint and sim >= limits.same_subject / 2  # far below it: not worth aligning
+        else None
+    )
     sa, sb = analyse(a.text), analyse(b.text)
     words_a, words_b = sa.facts | sa.context, sb.facts | sb.context
     reworded = (
