@@ -91,11 +91,16 @@ def test_a_markdown_document_is_titled_by_its_heading_and_sectioned() -> None:
         for op in plan["operations"]
         if op["op"] in ("create_page", "add_claims") and "essay" in (op.get("page"), op.get("slug"))
     }
-    assert sections <= {"Construction", "Visitors"}
+    assert sections <= {"Overview", "Construction", "Visitors"}
     claims = texts(plan)
     assert not any("?" in t or "Thank you" in t for t in claims)
     context = [op for op in plan["operations"] if op["op"] == "update_context"]
     assert len(context) == 1 and len(context[0]["entries"]) == 1
+    topics = [op for op in plan["operations"] if op.get("category") == "topics"]
+    assert "Gustave Eiffel" not in [op["title"] for op in topics]  # two mentions, one source
+    # named on a page of another source too: now a subject named repeatedly, it gets a page
+    other = PageBrief("engineers", "Engineers", "Gustave Eiffel built bridges before the tower.")
+    plan = propose_plan(task(ESSAY, pages=(other,)))
     topics = [op for op in plan["operations"] if op.get("category") == "topics"]
     assert "Gustave Eiffel" in [op["title"] for op in topics]
     links = [(op["page"], op["to"]) for op in plan["operations"] if op["op"] == "link_pages"]

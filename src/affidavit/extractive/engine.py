@@ -41,14 +41,13 @@ VERSION = "1"
 ENGINE = f"extractive-{VERSION}"
 
 MAX_TOPICS = 6
-MAX_SOURCE_CLAIMS = 12
-SOURCE_SHARE = 0.3
 MAX_TOPIC_CLAIMS = 6
-MAX_SECTIONS = 4
+MAX_CLAIMS_PER_OP = 30
+"""The plan schema's limit on claims per operation: a longer section is split over operations."""
 MAX_RELATED_LINKS = 3
 SOURCE_CATEGORY = "sources"
 TOPIC_CATEGORY = "topics"
-DEFAULT_SECTION = "Highlights"
+DEFAULT_SECTION = "Overview"
 EMPTY_SUMMARY = "nothing to propose"
 
 _LATIN = str.maketrans(
@@ -231,22 +230,56 @@ def _drop_cut_sentence(task: IngestTask, units: list[Unit]) -> list[Unit]:
     return units
 
 
+def _dedup_key(text: str) -> str:
+    """Near-duplicate key of a claim text: its words, case-folded ("Use venv." = "use venv")."""
+    return " ".join(re.findall(r"\w+", text.casefold()))
+
+
+def _section_levels(seg: Segmented) -> dict[str, int]:
+    """Each heading's text and its (shallowest) level."""
+    levels: dict[str, int] = {}
+    for heading in seg.headings:
+        levels[heading.text] = min(levels.get(heading.text, 9), heading.level)
+    return levels
+
+
+def _op_count(sections: dict[str, list[Unit]]) -> int:
+    return sum(math.ceil(len(group) / MAX_CLAIMS_PER_OP) for group in sections.values())
+
+
+def _fit_sections(sections: dict[str, list[Unit]], budget: int) -> dict[str, list[Unit]]:
+    """Merge the smallest section into the one before it until the page fits in ``budget``
+    operations: sentences are never dropped to make room, sections are."""
+    names = list(sections)
+    groups = [list(sections[n]) for n in names]
+    while len(groups) > 1 and sum(math.ceil(len(g) / MAX_CLAIMS_PER_OP) for g in groups) > budget:
+        smallest = min(range(len(groups)), key=lambda i: (len(groups[i]), -i))
+        into = smallest - 1 if smallest > 0 else 1
+        merged = sorted(groups[into] + groups[smallest], key=lambda u: u.index)
+        groups[into] = merged
+        del groups[smallest]
+        del names[smallest]
+    return dict(zip(names, groups, strict=True))
+
+
 def _source_page(
-    ctx: _Context, units: list[Unit], title: str, title_heading: str, chunk: str
+    ctx: _Context, units: list[Unit], title: str, title_heading: str, chunk: str, budget: int
 ) -> _Page:
+    """The source page: every unit of the chunk (near-duplicates once), in document order,
+    grouped under the document's own headings."""
     slug, create = _source_slug(ctx, name_key(title))
-    count = max(1, min(MAX_SOURCE_CLAIMS, math.ceil(len(units) * SOURCE_SHARE)))
-    chosen = _best(units, count)
     sections: dict[str, list[Unit]] = {}
-    for unit in chosen:
+    seen: set[str] = set()
+    for unit in units:
+        key = _dedup_key(unit.text)
+        if key in seen:
+            continue
+        seen.add(key)
         name = unit.sentence.section
         if not name or name == title_heading:
             name = DEFAULT_SECTION
         sections.setdefault(_fit(name, 80), []).append(unit)
-    if len(sections) > MAX_SECTIONS:
-        kept = sorted(sections, key=lambda s: (-sum(u.score for u in sections[s]), s))
-        keep = set(kept[:MAX_SECTIONS])
-        sections = {name: group for name, group in sections.items() if name in keep}
+    sections = _fit_sections(sections, budget)
     lead = sorted(units[:5], key=lambda u: (-u.score, u.index)) + _best(units, len(units))
     return _Page(slug, title, _summary(lead, chunk), SOURCE_CATEGORY, create, sections)
 
@@ -281,25 +314,27 @@ def _page_ops(page: _Page, chunk: str, source_id: str) -> list[dict[str, Any]]:
         seen: set[str] = set()
         claims = []
         for unit in group:
-            if unit.text.casefold() not in seen:
-                seen.add(unit.text.casefold())
+            if _dedup_key(unit.text) not in seen:
+                seen.add(_dedup_key(unit.text))
                 claims.append(_claim(unit, chunk, source_id))
-        if page.create and i == 0:
-            ops.append(
-                {
-                    "op": "create_page",
-                    "slug": page.slug,
-                    "title": page.title,
-                    "summary": page.summary,
-                    "category": page.category,
-                    "section": section,
-                    "claims": claims,
-                }
-            )
-        elif claims:
-            ops.append(
-                {"op": "add_claims", "page": page.slug, "section": section, "claims": claims}
-            )
+        for j in range(0, max(1, len(claims)), MAX_CLAIMS_PER_OP):
+            part = claims[j : j + MAX_CLAIMS_PER_OP]
+            if page.create and i == 0 and j == 0:
+                ops.append(
+                    {
+                        "op": "create_page",
+                        "slug": page.slug,
+                        "title": page.title,
+                        "summary": page.summary,
+                        "category": page.category,
+                        "section": section,
+                        "claims": part,
+                    }
+                )
+            elif part:
+                ops.append(
+                    {"op": "add_claims", "page": page.slug, "section": section, "claims": part}
+                )
     return ops
 
 
@@ -334,9 +369,13 @@ def propose_plan(task: IngestTask) -> dict[str, Any]:
         }
     ctx = _context(task)
     title, title_heading = _source_title(task, seg)
-    source = _source_page(ctx, units, title, title_heading, chunk)
+    budget = MAX_OPERATIONS - (1 if task.chunk_index == 0 else 0)
+    source = _source_page(ctx, units, title, title_heading, chunk, budget)
     exclude = (name_key(title), name_key(name_title(task.source_name)))
-    topics = find_topics(units, ctx.keys, MAX_TOPICS, exclude, _visible(chunk, task.flagged))
+    elsewhere = " . ".join(f"{p.title} . {p.summary}" for p in task.pages)
+    topics = find_topics(
+        units, ctx.keys, MAX_TOPICS, exclude, _visible(chunk, task.flagged), elsewhere
+    )
     topic_pages = _topic_pages(ctx, units, topics, source, chunk)
 
     ops = _page_ops(source, chunk, task.source_id)
