@@ -36,11 +36,11 @@ from affidavit.ingest.pipeline import Ingestor
 from affidavit.providers.extractive import ExtractiveProvider
 from affidavit.retrieval.search import Retriever, query_terms
 from affidavit.sources.store import SourceStore
-from affidavit.vault import Vault, init_vault
+from affidavit.vault import Vault, init_vault, open_vault
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_qa import DATA, f1, normalize_answer  # noqa: E402
-from pydocs_corpus import build_corpus  # noqa: E402
+from bench_qa import DATA, f1, normalize_answer
+from pydocs_corpus import build_corpus
 
 QUESTIONS = Path(__file__).resolve().parent / "pydocs_questions.json"
 WORDS = re.compile(r"\w+")
@@ -120,8 +120,12 @@ def printed(answer: Any) -> str:
     return " ".join(parts + [s.text for s in answer.sentences])
 
 
-def ingest(folder: Path, work: Path) -> tuple[Vault, float]:
-    vault, _ = init_vault(work / "vault")
+def ingest(folder: Path, work: Path, keep: Path | None = None) -> tuple[Vault, float]:
+    """A vault with ``folder`` ingested (approved); ``keep``: reuse that vault, or ingest into
+    it and keep it (to ask again after changing the answerer)."""
+    if keep is not None and (keep / ".affidavit").exists():
+        return open_vault(keep), 0.0
+    vault, _ = init_vault(keep or work / "vault")
     started = time.perf_counter()
     Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(folder)], "trusted")
     return vault, time.perf_counter() - started
@@ -143,7 +147,7 @@ def run_pydocs(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         questions = questions[: args.questions]
     folder = work / "pydocs"
     build_corpus(folder)
-    vault, seconds = ingest(folder, work)
+    vault, seconds = ingest(folder, work, args.vault)
     texts = source_texts(vault)
     sentences = all_sentences(texts)
     cov = coverage(vault, sentences)
@@ -157,7 +161,7 @@ def run_pydocs(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     unseen = [
         q["question"]
         for q in questions
-        if " ".join(WORDS.findall(q["sentence"].lower())) not in text_of[q["document"]]
+        if " ".join(WORDS.findall(q["sentence"].lower())) not in text_of.get(q["document"], "")
     ]
     for q in questions:
         pattern = re.compile(q["pattern"], re.IGNORECASE)
@@ -192,9 +196,7 @@ def run_pydocs(args: argparse.Namespace, work: Path) -> dict[str, Any]:
 
 
 def run_squad(args: argparse.Namespace, work: Path) -> dict[str, Any]:
-    squad = json.loads((DATA / "squadshifts_new_wiki_v1.0.json").read_text())["data"][
-        : args.squad
-    ]
+    squad = json.loads((DATA / "squadshifts_new_wiki_v1.0.json").read_text())["data"][: args.squad]
     folder = work / "articles"
     folder.mkdir()
     ranges: dict[str, list[tuple[int, int]]] = {}
@@ -214,7 +216,7 @@ def run_squad(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     if args.questions:
         step = max(1, len(questions) // args.questions)  # spread over every article
         questions = questions[::step][: args.questions]
-    vault, seconds = ingest(folder, work)
+    vault, seconds = ingest(folder, work, args.vault)
     texts = source_texts(vault)
     sentences = all_sentences(texts)
     cov = coverage(vault, sentences)
@@ -279,6 +281,7 @@ def main() -> int:
     parser.add_argument("--squad", type=int, default=0, help="articles of SQuADShifts instead")
     parser.add_argument("--questions", type=int, default=0, help="0: every question")
     parser.add_argument("--verbose", action="store_true", help="every question, not only misses")
+    parser.add_argument("--vault", type=Path, help="keep the vault here; reuse it if it exists")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-pydocs-"))

@@ -26,6 +26,7 @@ from .lexicon import (
     NUMBER_WORDS,
     STOPWORDS,
     VERBS,
+    words,
 )
 from .units import Unit
 
@@ -39,9 +40,9 @@ _DEMONYM = ("ian", "ese", "ish")
 _TRAILING_GENERIC = frozenset({"government", "governments"})
 NEW_TOPIC_MENTIONS = 3
 """Sentences of the chunk that must name a subject before it gets a new page of its own."""
-NOUN_PHRASE_OPENERS = frozenset(
+NOUN_PHRASE_OPENERS = words(
     "a an the this that these those each every any some no its their his her our your my "
-    "of in for with on by from into about as at between".split()
+    "of in for with on by from into about as at between"
 )
 """Words before a key phrase that show it is a noun phrase ("the base class", "of floating
 point"); a phrase never seen after one ("Instead print", "grep stops") is not a topic."""
