@@ -209,7 +209,7 @@ def _phrases(unit_pos: int, unit: Unit, found: dict[str, Candidate]) -> None:
             return
         for size in (3, 2):
             for a in range(len(run) - size + 1):
-                words = [m.group() for m in run[a : a + size]]
+                words = [m.group().lower() for m in run[a : a + size]]
                 if words[0].endswith("ly") or words[-1].endswith(("ly", "ed", "ing")):
                     continue
                 if words[0] in VERBS or words[-1] in VERBS or words[0] in NUMBER_WORDS:
@@ -224,6 +224,8 @@ def _phrases(unit_pos: int, unit: Unit, found: dict[str, Candidate]) -> None:
 
     for index, match in enumerate(tokens):
         word = match.group()
+        if index == 0 and word[:1].isupper() and word[1:].islower():
+            word = word.lower()  # a sentence's first word: "Base classes are listed..."
         ok = (
             word.islower()
             and word.isalpha()
