@@ -175,8 +175,15 @@ def run_pydocs(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         top = baseline.top(q["question"])
         base1 += any(pattern.search(s.text) for s in top[:1])
         base3 += any(pattern.search(s.text) for s in top[:3])
+        given = any(pattern.search(h.text) for h in answer.given)
         rows.append(
-            {"question": q["question"], "right": ok, "in_a_claim": held, "answer": text[:300]}
+            {
+                "question": q["question"],
+                "right": ok,
+                "in_a_claim": held,
+                "given": given,
+                "answer": text[:300],
+            }
         )
     n = len(questions)
     vault.close()
@@ -296,7 +303,8 @@ def main() -> int:
             if key == "per_question":
                 for row in value:
                     print(f"  {'ok ' if row['right'] else 'NO '} {row['question']}")
-                    print(f"       in a claim: {row['in_a_claim']}; {row['answer'][:160]}")
+                    print(f"       in a claim: {row['in_a_claim']}, given: {row['given']}")
+                    print(f"       {row['answer'][:160]}")
             else:
                 print(f"{key:>32}: {value}")
     return 0

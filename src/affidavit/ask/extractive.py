@@ -99,7 +99,7 @@ def _weights(asked: set[str], have: list[set[str]]) -> dict[str, float]:
     """Each asked stem's weight: rarer among the retrieved claims weighs more."""
     n = len(have)
     return {
-        s: math.log(1.0 + (n + 1.0) / (0.5 + sum(1 for h in have if _matches(s, h))))
+        s: math.log(1.0 + (n + 1.0) / (0.5 + max(1, sum(1 for h in have if _matches(s, h)))))
         for s in sorted(asked)
     }
 
