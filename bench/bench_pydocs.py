@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import sqlite3
@@ -43,6 +44,8 @@ from bench_qa import DATA, f1, normalize_answer
 from pydocs_corpus import build_corpus
 
 QUESTIONS = Path(__file__).resolve().parent / "pydocs_questions.json"
+QA = Path(os.environ.get("AFFIDAVIT_SHARED_DATA", str(DATA.parent))) / "qa"
+"""SQuADShifts: ``../shared/data/qa`` beside the checkout, or under ``$AFFIDAVIT_SHARED_DATA``."""
 WORDS = re.compile(r"\w+")
 
 
@@ -203,7 +206,7 @@ def run_pydocs(args: argparse.Namespace, work: Path) -> dict[str, Any]:
 
 
 def run_squad(args: argparse.Namespace, work: Path) -> dict[str, Any]:
-    squad = json.loads((DATA / "squadshifts_new_wiki_v1.0.json").read_text())["data"][: args.squad]
+    squad = json.loads((QA / "squadshifts_new_wiki_v1.0.json").read_text())["data"][: args.squad]
     folder = work / "articles"
     folder.mkdir()
     ranges: dict[str, list[tuple[int, int]]] = {}

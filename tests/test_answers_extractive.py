@@ -71,9 +71,7 @@ def test_when_takes_the_date_of_the_asked_event() -> None:
 
 def test_how_many_takes_a_number_and_where_a_place() -> None:
     text = "In 2019 the museum in Oslo received 420,000 visitors from abroad."
-    assert (
-        short("How many visitors did the museum receive from abroad?", text) == "420,000"
-    )
+    assert short("How many visitors did the museum receive from abroad?", text) == "420,000"
     assert short("Where is the museum that received visitors from abroad?", text) == "Oslo"
 
 
@@ -83,3 +81,13 @@ def test_question_types() -> None:
     assert question_type("Whom did she marry?") == "who"
     assert question_type("Where is the tower?") == "where"
     assert question_type("Why is the sky blue?") == ""
+
+
+def test_what_is_x_takes_the_claim_that_defines_x() -> None:
+    hits = [
+        hit(0, "The venv module creates an independent set of Python packages for each project."),
+        hit(1, "Python also includes a data type for sets."),
+        hit(2, "A set is an unordered collection with no duplicate elements."),
+    ]
+    reply = extractive_answer("What is a set in Python?", hits, "n")
+    assert first(reply) == "A set is an unordered collection with no duplicate elements."

@@ -12,13 +12,15 @@ citation and support checks.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
+import unicodedata
 from typing import Any
 
 from ..extractive.lexicon import words
 from ..retrieval.search import Hit
-from ..words import content_words, stem
+from ..words import STOPWORDS, content_words, stem
 
 _DATE = re.compile(
     r"\b(?:\d{1,2} )?(?:January|February|March|April|May|June|July|August|September|October|"
@@ -75,6 +77,37 @@ def question_type(question: str) -> str:
         if any(f" {w} " in f" {q} " for w in phrases if " " in w):
             return kind
     return ""
+
+
+_DEFINITION = re.compile(
+    r"^\s*what\s+(?:is|are|was|were)\s+(?:an?\s+|the\s+)?(.+?)\s*(?:\bin \w+\s*)?\?*\s*$",
+    re.IGNORECASE,
+)
+
+
+def defined_term(question: str) -> str:
+    """The term a "what is X?" question asks to define ("set" for "What is a set in Python?")."""
+    match = _DEFINITION.match(question)
+    if not match or len(match.group(1).split()) > 4:
+        return ""
+    return match.group(1).strip()
+
+
+def _defines(term: str, text: str) -> bool:
+    """True if ``text`` opens by defining ``term`` ("A set is an unordered collection...")."""
+    pattern = rf"^(?:an?\s+|the\s+)?{re.escape(term)}(?:e?s)?\s+(?:is|are|was|were|refers|means)\b"
+    return re.match(pattern, text.strip(), re.IGNORECASE) is not None
+
+
+def _bigrams(text: str) -> set[tuple[str, str]]:
+    """Adjacent content-word stems of ``text``."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    stems = [
+        stem(w)
+        for w in re.findall(r"[^\W_]+", folded)
+        if (len(w) >= 3 or w.isdigit()) and w not in STOPWORDS
+    ]
+    return set(itertools.pairwise(stems))
 
 
 def _stems(text: str) -> set[str]:
@@ -167,16 +200,23 @@ def extractive_answer(question: str, hits: list[Hit], nonce: str) -> dict[str, A
     said = [_stems(h.text) | {s for e in h.evidence for s in _stems(e.quote)} for h in hits]
     titled = [stems | _stems(h.page_title) for stems, h in zip(said, hits, strict=True)]
     weights = _weights(asked, said)
+    term = defined_term(question)
+    pairs = _bigrams(question)
     scored: list[tuple[float, float, int, Hit]] = []
     for rank, hit in enumerate(hits):
         # the claim's own words count fully, its page title's at half weight
         own = _support(weights, said[rank])
         support = own + 0.5 * (_support(weights, titled[rank]) - own)
-        if support < MIN_SUPPORT:
+        defines = bool(term) and _defines(term, hit.text)
+        if support < MIN_SUPPORT and not defines:
             continue
         score = support + 0.08 / (1 + rank)
         if kind and _span(question, hit.text) is not None:
-            score += 0.1
+            score += 0.1  # it holds what the question asks for: a date, a number, a name
+        if defines:
+            score += 1.0  # "What is a set?": "A set is ..." answers it, whatever else it says
+        if pairs:  # the question's word pairs kept together ("root logger", "base class")
+            score += 0.15 * len(pairs & _bigrams(hit.text)) / len(pairs)
         scored.append((score, support, rank, hit))
     if not scored:
         return {"nonce": nonce, "not_in_wiki": True, "sentences": [], "short_answer": None}
