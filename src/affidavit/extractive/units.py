@@ -60,6 +60,7 @@ _YEAR = re.compile(r"\b(?:1[5-9]\d\d|20\d\d)\b")
 _DIGIT = re.compile(r"\d")
 _QUESTION = re.compile(r"""\?["'”’)\]]*$""")
 _PLEASE = re.compile(r"\bplease\b", re.IGNORECASE)
+_IDENTIFIER = re.compile(r"[a-z_][\w]*(?:\.[\w]+|_[\w]*|\(\))+[\w.]*(?:\(\))?\s+[a-z]")
 _ANAPHORA = words("it this these those they them he she such")
 _SALUTATION_EXTRA = words(
     "distinguished honored honorable fellow my our dear chief justice first lady second gentleman "
@@ -144,16 +145,16 @@ def rejection(text: str) -> str:
         return "control"
     if _QUESTION.search(text):
         return "question"
-    if text.endswith((":", ",", ";")):
-        return "fragment"
+    if text.endswith((",", ";")) or (text.endswith(":") and len(text.split()) < 6):
+        return "fragment"  # "To create one, run the venv module as a script:" is kept
     if _PLEASE.search(text):
         return "request"
     lower = text.lower()
     if any(fragment in lower for fragment in BOILERPLATE):
         return "boilerplate"
     first = next((c for c in text if c.isalpha()), "")
-    if not first or first.islower():
-        return "fragment"
+    if not first or (first.islower() and not _IDENTIFIER.match(text)):
+        return "fragment"  # a lower-case start, unless a name from code: "shutil.rmtree() ..."
     if text.count("(") != text.count(")") or text.count("[") != text.count("]"):
         return "fragment"
     if text.count('"') % 2:
@@ -228,6 +229,8 @@ def build_units(
         else:
             pieces = clause_pieces(chunk, start, end)
             if pieces is None or len(pieces) > 5:
+                pieces = comma_pieces(chunk, start, end)
+            if pieces is None or len(pieces) > 5:
                 continue
             quotes = tuple(pieces)
         units.append(
@@ -235,6 +238,30 @@ def build_units(
         )
     _add_keyword_weight(units)
     return units
+
+
+def comma_pieces(chunk: str, start: int, end: int) -> list[tuple[int, int]] | None:
+    """Cut a sentence no clause boundary cuts short enough at commas, brackets or, last, spaces:
+    the pieces are consecutive quotes of one claim (each verbatim, at most :data:`MAX_QUOTE`
+    and at least :data:`MIN_QUOTE` characters), so a long sentence is quoted whole, not lost."""
+    pieces: list[tuple[int, int]] = []
+    at = start
+    while end - at > MAX_QUOTE:
+        window = chunk[at : at + MAX_QUOTE + 1]
+        cut = None
+        for pattern in (re.compile(r",\s+"), re.compile(r"\s+")):
+            found = [m for m in pattern.finditer(window) if m.start() >= MIN_QUOTE]
+            if found:
+                cut = found[-1]
+                break
+        if cut is None:
+            return None
+        pieces.append((at, at + cut.start()))
+        at += cut.end()
+    if end - at < MIN_QUOTE:
+        return None
+    pieces.append((at, end))
+    return pieces
 
 
 def _add_keyword_weight(units: list[Unit]) -> None:
