@@ -147,3 +147,43 @@ def test_a_name_mentioned_twice_gets_a_page_only_when_another_source_names_it() 
     other = PageBrief("history", "History", "Guido van Rossum released the first version.")
     plan = propose_plan(task(text, "interp.md", pages=(other,)))
     assert "Guido van Rossum" in topic_titles(plan)
+
+
+REFERENCE = """# shutil --- High-level file operations
+
+The shutil module offers a number of high-level operations on files and collections of files.
+
+## Directory and files operations
+
+```
+rmtree(path, ignore_errors=False, onerror=None)
+```
+
+Delete an entire directory tree; path must point to a directory.
+If ignore_errors is true, errors resulting from failed removals will be ignored.
+
+## Options
+
+-a, --all  do not ignore entries starting with .
+
+-C  list entries by columns
+
+The generator has a period of 2**19937-1 and a block of 10*1024 bytes.
+"""
+
+
+def test_api_reference_options_and_arithmetic_keep_their_words() -> None:
+    plan = propose_plan(task(REFERENCE, "library-shutil.rst"))
+    parse_plan(plan)
+    claims = {
+        c["text"]: c for op in page_ops(plan, plan["operations"][0]["slug"]) for c in op["claims"]
+    }
+    described = "rmtree(path, ignore_errors=False, onerror=None): Delete an entire directory tree;"
+    (rmtree,) = [c for t, c in claims.items() if t.startswith(described)]
+    quotes = [e["quote"] for e in rmtree["evidence"]]
+    assert quotes[0] == "rmtree(path, ignore_errors=False, onerror=None)"
+    assert all(q in REFERENCE for q in quotes)
+    assert "-a, --all do not ignore entries starting with ." in claims  # an option, not a fragment
+    assert "-C list entries by columns" in claims
+    assert "The generator has a period of 2**19937-1 and a block of 10*1024 bytes." in claims
+    assert not any(t.startswith("rmtree(") and "ignore_errors is true" in t for t in claims)

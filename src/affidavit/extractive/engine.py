@@ -20,6 +20,7 @@ operations (:func:`is_empty_plan`), which the schema refuses: the caller skips t
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import math
 import re
@@ -32,7 +33,7 @@ from urllib.parse import unquote
 from ..plan.schema import MAX_OPERATIONS, RESERVED_SLUGS
 from ..providers.base import IngestTask
 from .lexicon import ANAPHORIC_STARTS
-from .segment import Segmented, collapse, segment
+from .segment import MAX_CLAIM, MIN_QUOTE, Segmented, collapse, segment
 from .topics import Topic, find_topics, name_key
 from .units import MIN_CHARS_FALLBACK, Unit, build_units, claim_text
 
@@ -219,6 +220,40 @@ def _visible(chunk: str, flagged: tuple[tuple[int, int], ...]) -> str:
     return "".join(chars)
 
 
+_FENCED_LINE = re.compile(
+    r"^[ \t]*(?:```|~~~)[^\n]*\n[ \t]*([^\n]+?)[ \t]*\n[ \t]*(?:```|~~~)[ \t]*$", re.M
+)
+_SIGNATURE = re.compile(
+    r"(?:(?:class|exception|async|def|function|method)\s+)?[A-Za-z_][\w.]*\s*\(.*\)"
+)
+
+
+def _with_signatures(chunk: str, units: list[Unit]) -> list[Unit]:
+    """API reference style: a fenced signature line ("rmtree(path, ignore_errors=False)")
+    followed by its description. The description's first sentence becomes the claim
+    "rmtree(path, ignore_errors=False): Delete an entire directory tree; ...", quoting the
+    signature too, so the claim names what it describes."""
+    if "```" not in chunk and "~~~" not in chunk:
+        return units
+    out = list(units)
+    starts = [u.start for u in units]
+    for fence in _FENCED_LINE.finditer(chunk):
+        signature = fence.group(1)
+        if not _SIGNATURE.fullmatch(signature) or not MIN_QUOTE <= len(signature) <= 200:
+            continue
+        at = bisect.bisect_left(starts, fence.end())
+        if at >= len(units) or chunk[fence.end() : units[at].start].strip():
+            continue
+        unit = out[at]
+        text = f"{signature}: {unit.text}"
+        if len(text) > MAX_CLAIM or len(unit.quotes) >= 5 or unit.text.startswith(signature):
+            continue
+        quotes = ((fence.start(1), fence.end(1)), *unit.quotes)
+        tokens = tuple(signature.replace("(", " ").split()[:1]) + unit.tokens
+        out[at] = Unit(unit.sentence, unit.start, unit.end, quotes, text, tokens, unit.score)
+    return out
+
+
 def _drop_cut_sentence(task: IngestTask, units: list[Unit]) -> list[Unit]:
     """Drop the last unit when the chunk ends in the middle of it (not the source's last chunk)."""
     if not units or task.chunk_index >= task.chunk_count - 1:
@@ -360,6 +395,7 @@ def propose_plan(task: IngestTask) -> dict[str, Any]:
         units = _drop_cut_sentence(
             task, build_units(chunk, seg, MIN_CHARS_FALLBACK, flagged=task.flagged)
         )
+    units = _with_signatures(chunk, units)
     part = f"part {task.chunk_index + 1} of {task.chunk_count}"
     if not units:
         return {

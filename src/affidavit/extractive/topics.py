@@ -38,6 +38,7 @@ _ROMAN = re.compile(r"^[IVXLC]+$")
 MAX_NAME_TOKENS = 6
 _DEMONYM = ("ian", "ese", "ish")
 _TRAILING_GENERIC = frozenset({"government", "governments"})
+_CODE_WORD = re.compile(r"^(?:True|False|None|\w*_\w*|\w+\.\w+)$")
 NEW_TOPIC_MENTIONS = 3
 """Sentences of the chunk that must name a subject before it gets a new page of its own."""
 NOUN_PHRASE_OPENERS = words(
@@ -183,6 +184,8 @@ def _names(unit_pos: int, unit: Unit, found: dict[str, Candidate]) -> None:
             or surface.isupper()  # "END", "NUM": a constant or an acronym, not a subject
         ):
             continue
+        if any(_CODE_WORD.match(w) for w in surface.split()):
+            continue  # "TIME_STYLE", "True", "os.path": names from code, not subjects
         key = " ".join(words)
         candidate = found.setdefault(key, Candidate(key, "name"))
         candidate.surfaces[surface] += 1
