@@ -134,9 +134,10 @@ keep   spaces
 def test_html_text_structure() -> None:
     result = extract(HTML, "text/html")
     assert result.text == (
-        "The River\n\nFloods & dams\n\nThe river floods every spring.\n\n"
+        "The River\n\n# Floods & dams\n\nThe river floods every spring.\n\n"
         "Secret hidden sentence.\n\nBuilt\nin 1936 (aria) by the state.\n\none\ntwo\n\n"
-        "attribute hidden\n\ntiny\n\nfaint\n\nkeep   spaces\n  here\n\na b\n"
+        "attribute hidden\n\ntiny\n\nfaint\n\n```\nkeep   spaces\n  here\n```\n\n"
+        "```\na b\n```\n"
     )
     assert "not text" not in result.text and "template" not in result.text
     assert "color: red" not in result.text

@@ -86,8 +86,8 @@ def test_same_bytes_twice_is_a_no_op(vault: Vault, tmp_path: Path) -> None:
     ("name", "data", "media_type", "expected_text", "suffix"),
     [
         ("a.txt", b"plain\ntext\n", "text/plain", "plain\ntext\n", "txt"),
-        ("a.rst", b"Title\n=====\n\nBody.\n", "text/x-rst", "Title\n=====\n\nBody.\n", "rst"),
-        ("a.html", b"<h1>Head</h1><p>Body <b>bold</b>.</p>", "text/html", "Head\n\nBody bold.\n",
+        ("a.rst", b"Title\n=====\n\nBody.\n", "text/x-rst", "# Title\n\nBody.\n", "rst"),
+        ("a.html", b"<h1>Head</h1><p>Body <b>bold</b>.</p>", "text/html", "# Head\n\nBody bold.\n",
          "html"),
     ],
 )  # fmt: skip

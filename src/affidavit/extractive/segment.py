@@ -53,6 +53,14 @@ _LAST_TOKEN = re.compile(r"(\S+)$")
 _INITIALISM = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]")
 _NUMBER_END = re.compile(r"[$£€]?\d[\d,]*$")
 _ENUMERATOR = re.compile(r"^(?:[IVXLC]{1,5}\.|\(?[a-z0-9]{1,3}\)|[-–—•*]+|\d{1,3}\.(?!\d))\s*")
+_OPTION = r"(?:-[A-Za-z0-9?](?=[ ,=\[\t]|$)|--[A-Za-z0-9][\w-]*)"
+_OPTION_ITEM = re.compile(
+    r"^\s*-{1,2}[A-Za-z0-9?][^\s,]*,?(?: (?:-{1,2}[^\s,]+|[A-Z][A-Z_]*|\[[^\]\s]*\]),?)*"
+    r"(?: {2,}|\t|\s*$)"
+)
+_ENUMERATOR_2 = re.compile(
+    rf"^(?:[IVXLC]{{1,5}}\.|\(?[a-z0-9]{{1,3}}\)|[–—•*]+|(?!{_OPTION})-+|\d{{1,3}}\.(?!\d))\s*"
+)
 _CAPS_WORD = r"[A-Z][A-Z'’&-]+\.?"
 _CAPS_SENTENCE = re.compile(
     rf"^(?:{_CAPS_WORD}|OF|AND|THE|IN|TO|FOR|ON|A)(?:[ ,]+(?:{_CAPS_WORD}|OF|AND|THE|IN|TO|FOR|ON|A))*[.:]?$"
@@ -61,6 +69,18 @@ _CAPS_PREFIX = re.compile(
     rf"^((?:{_CAPS_WORD}|OF|AND|THE|IN|TO|FOR|ON|A)(?:[ ,]+(?:{_CAPS_WORD}|OF|AND|THE|IN|TO|FOR|ON|A))+)[.:]?\s+(?=[A-Z][a-z])"
 )
 _SMALL = frozenset({"of", "and", "the", "in", "to", "for", "on", "a", "an", "or"})
+_ENDING_ABBREVIATIONS = frozenset({"etc", "no"})
+"""Abbreviations that end a sentence when a capital follows (version 2): "callbacks etc. If you
+want", "In general, no. There are" (but "No. 5" stays whole: only lower-case "no")."""
+
+SEGMENTER_VERSION = 2
+"""The segmenter's current rules. Version 2 (December 2026) keeps command-line options whole:
+a line that starts with one (``-D, --dired  generate output...``, as ``--help`` and man pages
+write them) starts a block of its own, and its leading dash is not taken for a list bullet;
+"etc." and a lower-case "no." before a capital end a sentence.
+Version 1 is kept exactly: source sentence numbers are computed with it
+(:data:`affidavit.sources.sentences.NUMBERING_VERSION`), so pending and applied citations keep
+meaning the same sentences."""
 
 
 @dataclass(frozen=True)
@@ -116,8 +136,23 @@ def _is_caps_heading(text: str) -> bool:
     return letters >= 4 and len(words) <= 12 and any(len(w.strip(".:,")) >= 4 for w in words)
 
 
-def _blocks(chunk: str) -> tuple[list[tuple[int, int]], list[Heading]]:
-    """Split ``chunk`` into text blocks ``(start, end)`` and markdown headings."""
+def _is_option_line(line: str) -> bool:
+    """A line describing command-line options as ``--help`` and man pages lay them out: options
+    (and their metavariables) first, then two spaces or a tab before the text
+    (``  -a, --all   do not ignore...``), or options alone. "-c option." wrapped onto a line of
+    prose is not one."""
+    return bool(_OPTION_ITEM.match(line))
+
+
+def _touches(spans: tuple[tuple[int, int], ...], start: int, end: int) -> bool:
+    return any(a < end and start < max(b, a + 1) for a, b in spans)
+
+
+def _blocks(
+    chunk: str, version: int, hidden: tuple[tuple[int, int], ...] = ()
+) -> tuple[list[tuple[int, int]], list[Heading]]:
+    """Split ``chunk`` into text blocks ``(start, end)`` and markdown headings (a heading that
+    touches a ``hidden`` span is neither a heading nor text)."""
     blocks: list[tuple[int, int]] = []
     headings: list[Heading] = []
     current: list[int] = []  # [start, end] of the open block
@@ -150,19 +185,26 @@ def _blocks(chunk: str) -> tuple[list[tuple[int, int]], list[Heading]]:
         if heading:
             close()
             text = collapse(heading.group(2).replace("*", "").replace("_", " "))
-            if text:
+            if text and not _touches(hidden, start, start + len(line)):
                 headings.append(Heading(start, start + len(line), text, len(heading.group(1))))
             continue
         one_line = bool(current) and current[0] >= start - len(previous) - 2
         if _SETEXT.match(line) and one_line and previous and len(previous) <= 120:
             level = 1 if stripped.startswith("=") else 2
             text = collapse(chunk[current[0] : current[1]].replace("*", ""))
-            headings.append(Heading(current[0], current[1], text, level))
+            if not _touches(hidden, current[0], current[1]):
+                headings.append(Heading(current[0], current[1], text, level))
             current.clear()
             previous = ""
             continue
         if _RULE.match(line) or stripped.startswith("|"):
             close()
+            continue
+        if version >= 2 and _is_option_line(line):
+            close()  # a command-line option's description: a list item, dash and all
+            lead = len(line) - len(line.lstrip())
+            current[:] = [start + lead, start + len(line.rstrip())]
+            previous = stripped
             continue
         item = _ITEM.match(line)
         if item:
@@ -196,7 +238,9 @@ def _after_name(text: str, start: int) -> bool:
     return before is None or before.group(1)[:1].isupper()
 
 
-def split_sentences(text: str, base: int = 0) -> list[tuple[int, int]]:
+def split_sentences(
+    text: str, base: int = 0, version: int = SEGMENTER_VERSION
+) -> list[tuple[int, int]]:
     """The sentences of ``text`` as ``(start, end)`` offsets plus ``base``, whitespace trimmed."""
     spans: list[tuple[int, int]] = []
     start = 0
@@ -207,7 +251,7 @@ def split_sentences(text: str, base: int = 0) -> list[tuple[int, int]]:
             word = token.group(1) if token else ""
             bare = word.lstrip("(\"'“‘[").lower()
             if (
-                bare in ABBREVIATIONS
+                (bare in ABBREVIATIONS and not (version >= 2 and word in _ENDING_ABBREVIATIONS))
                 or (len(bare) == 1 and bare.isalpha() and _after_name(text, dot - len(word)))
                 or _INITIALISM.fullmatch(word.lstrip("(\"'“‘["))
             ):
@@ -229,9 +273,16 @@ def split_sentences(text: str, base: int = 0) -> list[tuple[int, int]]:
     return out
 
 
-def segment(chunk: str) -> Segmented:
-    """Headings and sentences of ``chunk``; every offset indexes ``chunk`` itself."""
-    blocks, headings = _blocks(chunk)
+def segment(
+    chunk: str, version: int = SEGMENTER_VERSION, hidden: tuple[tuple[int, int], ...] = ()
+) -> Segmented:
+    """Headings and sentences of ``chunk``; every offset indexes ``chunk`` itself.
+
+    ``version`` picks the rules (:data:`SEGMENTER_VERSION`); an older one gives exactly the
+    sentences it always gave (source sentence numbering depends on it). A heading touching a
+    ``hidden`` span (the sanitizer's flags: text a reader doesn't see, W12) names no section."""
+    blocks, headings = _blocks(chunk, version, hidden)
+    enumerator = _ENUMERATOR_2 if version >= 2 else _ENUMERATOR
     all_headings = list(headings)
     sentences: list[Sentence] = []
     marks = sorted((h.start, h.text) for h in headings)
@@ -242,26 +293,28 @@ def segment(chunk: str) -> Segmented:
             section = marks[mark][1]
             mark += 1
         first = True
-        for s_start, s_end in split_sentences(chunk[b_start:b_end], b_start):
+        for s_start, s_end in split_sentences(chunk[b_start:b_end], b_start, version):
             start = s_start
             # leading enumerators ("IV.", "(d)", "-") and inline capital headings
             for _ in range(3):
                 piece = chunk[start:s_end]
-                enum = _ENUMERATOR.match(piece)
+                enum = enumerator.match(piece)
                 if enum and enum.end() < len(piece) and enum.end() > 0:
                     start += enum.end()
                     continue
                 caps = _CAPS_PREFIX.match(piece)
                 if caps and _is_caps_heading(caps.group(1)):
-                    section = _caps_title(caps.group(1))
-                    all_headings.append(Heading(start, start + len(caps.group(1)), section, 2))
+                    if not _touches(hidden, start, start + len(caps.group(1))):
+                        section = _caps_title(caps.group(1))
+                        all_headings.append(Heading(start, start + len(caps.group(1)), section, 2))
                     start += caps.end()
                     continue
                 break
             piece = chunk[start:s_end]
             if _is_caps_heading(piece):
-                section = _caps_title(piece)
-                all_headings.append(Heading(start, s_end, section, 2))
+                if not _touches(hidden, start, s_end):
+                    section = _caps_title(piece)
+                    all_headings.append(Heading(start, s_end, section, 2))
                 continue
             if not piece.strip():
                 continue

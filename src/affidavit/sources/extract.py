@@ -30,6 +30,8 @@ from ..errors import SourceError
 from .css import HIDDEN, Hiding, Styler
 from .hidden_markdown import markdown_flags
 from .pdf import PAGE_SEPARATOR, extract_pdf
+from .roff import extract_roff
+from .rst import extract_rst
 from .sanitizer import Flag, merge_flags, scan
 
 MARKDOWN = "text/markdown"
@@ -37,6 +39,8 @@ PLAIN = "text/plain"
 RST = "text/x-rst"
 HTML = "text/html"
 PDF = "application/pdf"
+MAN = "text/troff"
+_MAN_SUFFIX = re.compile(r"\.[1-9][a-z]*$")
 
 EXTENSIONS: dict[str, str] = {
     ".md": MARKDOWN,
@@ -56,6 +60,7 @@ MEDIA_EXTENSIONS: dict[str, str] = {
     MARKDOWN: "md",
     PLAIN: "txt",
     RST: "rst",
+    MAN: "man",
     HTML: "html",
     PDF: "pdf",
 }
@@ -69,10 +74,14 @@ _CONTENT_TYPES = {
     "text/prs.fallenstein.rst": RST,
     "text/html": HTML,
     "application/xhtml+xml": HTML,
+    "text/troff": MAN,
+    "application/x-troff-man": MAN,
     "application/pdf": PDF,
     "application/x-pdf": PDF,
 }
-SUPPORTED_HELP = ".md, .markdown, .txt, .rst, .html, .htm and .pdf"
+SUPPORTED_HELP = (
+    ".md, .markdown, .txt, .rst, man pages (.1 to .9, also gzipped), .html, .htm and .pdf"
+)
 _HTML_SNIFF = re.compile(
     rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.I | re.S
 )
@@ -111,6 +120,8 @@ def detect_media_type(name: str, data: bytes, content_type: str | None = None) -
     suffix = PurePosixPath(name).suffix.lower()
     if suffix in EXTENSIONS:
         return EXTENSIONS[suffix]
+    if is_man_page_name(name):
+        return MAN
     if served is not None:
         return served
     if not suffix or _base_type(content_type) == "application/octet-stream":
@@ -131,6 +142,13 @@ def detect_media_type(name: str, data: bytes, content_type: str | None = None) -
         f"{name}: can't read {what}. Affidavit reads {SUPPORTED_HELP}; convert it to one of "
         f"these (e.g. with pandoc) and add the result."
     )
+
+
+def is_man_page_name(name: str) -> bool:
+    """True for a man page's file name: ``ls.1``, ``printf.3p``, ``ls.1.gz``."""
+    base = PurePosixPath(name).name.lower()
+    base = base[:-3] if base.endswith(".gz") else base
+    return bool(_MAN_SUFFIX.search(base)) and not base.startswith(".")
 
 
 def _decode(data: bytes, declared: str | None = None) -> tuple[str, str]:
@@ -161,6 +179,10 @@ def _decode(data: bytes, declared: str | None = None) -> tuple[str, str]:
     raise AssertionError("latin-1 decodes any bytes")  # pragma: no cover
 
 
+_MAPPED = {"html": "line {} of the HTML", "pdf": "page {}", "lines": "line {}"}
+"""Text map kinds whose offsets map through recorded marks, and how a mark is shown."""
+
+
 def line_number(text: str, offset: int) -> int:
     """The 1-based line of ``text`` that holds character ``offset``."""
     return text.count("\n", 0, max(0, offset)) + 1
@@ -169,7 +191,7 @@ def line_number(text: str, offset: int) -> int:
 def location(text: str, text_map: dict[str, Any], offset: int) -> str:
     """Where ``offset`` of a source's text sits in its original: "line 12", "line 40 of the HTML"
     or "page 3". For many offsets of one text, use :func:`locator`."""
-    if text_map.get("kind") in ("html", "pdf"):
+    if text_map.get("kind") in _MAPPED:
         return locator(text, text_map)(offset)
     return f"line {line_number(text, offset)}"
 
@@ -178,10 +200,10 @@ def locator(text: str, text_map: dict[str, Any]) -> Callable[[int], str]:
     """A function giving :func:`location` for offsets of ``text``, fast for many offsets (the
     line starts are found once)."""
     kind = text_map.get("kind")
-    if kind in ("html", "pdf"):
-        marks = text_map.get("segments" if kind == "html" else "pages") or []
+    if kind in _MAPPED:
+        marks = text_map.get("pages" if kind == "pdf" else "segments") or []
         starts = [int(mark[0]) for mark in marks]
-        template = "line {} of the HTML" if kind == "html" else "page {}"
+        template = _MAPPED[str(kind)]
 
         def mapped(offset: int) -> str:
             index = bisect_right(starts, offset) - 1
@@ -205,7 +227,14 @@ def extract(data: bytes, media_type: str, charset: str | None = None) -> Extract
         text_map = {"kind": "pdf", "pages": pages}
     elif media_type == HTML:
         text, text_map, own = _extract_html(data, charset)
-    elif media_type in (MARKDOWN, PLAIN, RST):
+    elif media_type == RST:
+        source, encoding = _decode(data, charset)
+        text, segments, own = extract_rst(source)
+        text_map = {"kind": "lines", "format": "rst", "encoding": encoding, "segments": segments}
+    elif media_type == MAN:
+        text, segments, encoding = extract_roff(data)
+        text_map = {"kind": "lines", "format": "man", "encoding": encoding, "segments": segments}
+    elif media_type in (MARKDOWN, PLAIN):
         text, encoding = _decode(data, charset)
         text_map = {"kind": "text", "encoding": encoding}
         if media_type == MARKDOWN:
@@ -232,6 +261,7 @@ _VOID = frozenset(
     | {"source", "track", "wbr"}
 )
 _DROP = frozenset({"script", "style", "template"})
+
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _PARAGRAPH = _HEADINGS | {
     "address", "article", "aside", "blockquote", "details", "dl", "fieldset", "figure", "footer",
@@ -302,6 +332,9 @@ class _HtmlText(HTMLParser):
         self.source_length = len(source)
         self.line_starts = [0] + [m.end() for m in re.finditer("\n", source)]
         self.event = 0
+        self.heading = 0  # the open <hN>'s level, until its first text gets its "#" marks
+        self.fence = 0  # 1: a fenced element opened, its fence not yet written; 2: written
+        self.fence_at = -1  # the stack index of the open fenced element (<pre>, <table>...)
 
     @property
     def state(self) -> _Open:
@@ -338,6 +371,12 @@ class _HtmlText(HTMLParser):
         self.pending_break, self.pending_space = 0, False
         if not self.segments or self.segments[-1][1] != line:
             self.segments.append([self.length, line])
+        if self.fence == 1:
+            self._append("```\n")  # the extraction convention: preformatted text is fenced
+            self.fence = 2
+        elif self.heading and (self.newlines or not self.length):
+            self._append("#" * self.heading + " ")  # and headings are ATX lines
+        self.heading = 0
         start = self.length
         self._append(chunk)
         self.chunks.append((before, start, self.length, self.state.node))
@@ -364,13 +403,17 @@ class _HtmlText(HTMLParser):
             self.markup.append((self.event, self.event + len(markup), tag, line))
         if tag in _VOID:
             return
+        if tag in _HEADINGS and not parent.pre:
+            self.heading = int(tag[1])
+        elif self.fence_at < 0 and not parent.dropped and _fenced(tag, values):
+            self.fence, self.fence_at = 1, len(self.stack)
         content = self.event + len(markup)
         self.elements[id(node)] = _Element(node, content, self.source_length)
         self.stack.append(
             _Open(
                 tag,
                 node,
-                parent.dropped or tag in _DROP,
+                parent.dropped or tag in _DROP or _navigation(tag, values),
                 parent.pre or tag in ("pre", "textarea"),
             )
         )
@@ -391,6 +434,12 @@ class _HtmlText(HTMLParser):
             element = self.elements.get(id(closed.node))
             if element is not None:
                 element.end = max(element.start, self.event)
+            if closed.tag in _HEADINGS:
+                self.heading = 0
+            elif len(self.stack) == self.fence_at:
+                if self.fence == 2:
+                    self._append("```\n" if self.newlines else "\n```\n")
+                self.fence, self.fence_at = 0, -1
             self._break(closed.tag)
 
     def handle_data(self, data: str) -> None:
@@ -400,6 +449,8 @@ class _HtmlText(HTMLParser):
                 self.sheets.append(data)
             return
         state.node.append(data)
+        if state.tag == "a" and "headerlink" in (state.node.get("class") or []):
+            return  # the "¶" permalink a documentation generator puts after each heading
         first_line = self.getpos()[0]
         for number, raw in enumerate(data.split("\n")):
             line = first_line + number
@@ -494,6 +545,18 @@ class _HtmlText(HTMLParser):
         return flags
 
 
+def _navigation(tag: str, attrs: dict[str, Any]) -> bool:
+    """A site's navigation (``<nav>``, ``role="navigation"``): links around the document, not
+    the document; left out of the text like scripts."""
+    return tag == "nav" or str(attrs.get("role", "")).lower() == "navigation"
+
+
+def _fenced(tag: str, attrs: dict[str, Any]) -> bool:
+    """Elements the extraction convention puts inside ``` fences: preformatted text, tables,
+    and the signatures documentation generators put in ``<dt class="sig">``."""
+    return tag in ("pre", "table") or (tag == "dt" and "sig" in (attrs.get("class") or []))
+
+
 def _html_encoding(data: bytes, declared: str | None) -> str | None:
     if declared:
         return declared
@@ -536,6 +599,7 @@ def html_in_markdown_flags(text: str) -> list[Flag]:
 __all__ = [
     "EXTENSIONS",
     "HTML",
+    "MAN",
     "MARKDOWN",
     "MEDIA_EXTENSIONS",
     "PAGE_SEPARATOR",
@@ -547,6 +611,7 @@ __all__ = [
     "charset_of",
     "detect_media_type",
     "extract",
+    "is_man_page_name",
     "line_number",
     "location",
     "locator",

@@ -29,6 +29,7 @@ __all__ = [
     "MAX_CITED_CHARS",
     "MAX_CITED_SENTENCES",
     "MIN_CITED_CHARS",
+    "NUMBERING_VERSION",
     "Numbered",
     "SourceSentences",
     "check_evidence",
@@ -54,9 +55,19 @@ class Numbered:
     end: int
 
 
+NUMBERING_VERSION = 1
+"""The segmenter rules source sentences are numbered with, pinned: a plan cites "s17" of a
+source, pending plans are approved later and applied plans are replayed by ``doctor``, so the
+same stored text must give the same numbers forever. Improving the segmenter
+(:data:`affidavit.extractive.segment.SEGMENTER_VERSION`) changes what the extractive engine
+quotes, never these numbers; numbering with newer rules would need the version recorded per
+source first."""
+
+
 def number_sentences(text: str) -> tuple[Numbered, ...]:
     """The sentences of ``text``, numbered from 1 in order, with offsets into ``text``."""
-    return tuple(Numbered(i + 1, s.start, s.end) for i, s in enumerate(segment(text).sentences))
+    sentences = segment(text, NUMBERING_VERSION).sentences
+    return tuple(Numbered(i + 1, s.start, s.end) for i, s in enumerate(sentences))
 
 
 class SourceSentences:

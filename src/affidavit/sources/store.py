@@ -33,14 +33,17 @@ from ..store.paths import inside, read_inside
 from ..vault import Vault
 from .extract import (
     EXTENSIONS,
+    MAN,
     MEDIA_EXTENSIONS,
     PDF,
     SUPPORTED_HELP,
     charset_of,
     detect_media_type,
     extract,
+    is_man_page_name,
 )
 from .fetch import fetch_url
+from .roff import gunzip
 from .sanitizer import Flag
 from .trust import trust_for
 
@@ -200,7 +203,8 @@ class SourceStore:
             found += (
                 here / name
                 for name in sorted(files)
-                if not name.startswith(".") and Path(name).suffix.lower() in EXTENSIONS
+                if not name.startswith(".")
+                and (Path(name).suffix.lower() in EXTENSIONS or is_man_page_name(name))
             )
         return sorted(found, key=lambda p: p.relative_to(root).parts)
 
@@ -283,7 +287,9 @@ class SourceStore:
         if existing is not None:
             return self._unchanged(existing)
         media_type = media_type or detect_media_type(name, data)
-        if media_type != PDF and (why := binary_reason(data)) is not None:
+        if media_type != PDF and (
+            why := binary_reason(gunzip(data) if media_type == MAN else data)
+        ):
             raise SourceError(
                 f"{origin}: refusing binary content, although it is named as {media_type}: {why}. "
                 f"Affidavit reads text documents ({SUPPORTED_HELP}); if this is a document, "
