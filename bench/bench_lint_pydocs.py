@@ -99,7 +99,7 @@ def main() -> int:
                         "id": stored.id,
                         "kind": f.kind,
                         "message": f.message,
-                        "why": getattr(f, "why", None),
+                        "why": f.why,
                         "claims": _claims(vault, f.claims),
                     }
                     handle.write(json.dumps(row, ensure_ascii=False) + "\n")
