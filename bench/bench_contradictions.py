@@ -18,6 +18,8 @@ findings go through the same quote gate, and the report says how many it propose
 gate dropped, and how many pairs it found.
 
     .venv/bin/python bench/bench_contradictions.py [--pairs 300] [--local-groups 0] [--json]
+        [--keep DIR | --vault DIR]   # keep the ingested vault / lint a copy of a kept one
+    .venv/bin/python bench/bench_contradictions.py --entailment --pairs 2000   # does the model help?
 """
 
 from __future__ import annotations
@@ -38,7 +40,16 @@ from affidavit.lint.runner import run_lint
 from affidavit.providers.extractive import ExtractiveProvider
 from affidavit.vault import Vault, init_vault, open_vault
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "contradictions"
+DATA = next(
+    (
+        root / "shared" / "data" / "contradictions"
+        for root in Path(__file__).resolve().parents
+        if (root / "shared" / "data" / "contradictions").is_dir()
+    ),
+    Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "contradictions",
+)
+"""``../shared/data/contradictions`` beside the checkout (or beside a folder holding it, as for a
+worktree under ``wt/``)."""
 
 
 Pair = tuple[int, str, str]
@@ -134,6 +145,35 @@ def local_model(
     }
 
 
+def entailment_filter(limit: int) -> dict[str, object]:
+    """Would the shipped entailment classifier make the finder more precise? For the revision
+    pairs :func:`affidavit.facts.disagreement` flags (text against text, no ingest), the share
+    each filter would drop — "both directions entail" at the card's ``accept`` threshold — among
+    differing pairs (true disagreements: dropping them loses recall) and agreeing pairs (the
+    findings a filter should remove)."""
+    from affidavit.facts import disagreement
+    from affidavit.gate.entailment import WEIGHTS_PATH, VitaminCEntailment, _load_weights
+
+    differ, agree = load(limit)
+    flagged = {
+        name: [
+            (old.split("\n\n", 1)[1], new.split("\n\n", 1)[1])
+            for _, old, new in pairs
+            if disagreement(old.split("\n\n", 1)[1], new.split("\n\n", 1)[1])
+        ]
+        for name, pairs in (("differing", differ), ("agreeing", agree))
+    }
+    model = VitaminCEntailment()
+    accept = float(_load_weights(WEIGHTS_PATH)["accept"])
+    out: dict[str, object] = {"model": model.name, "accept": accept}
+    for name, pairs in flagged.items():
+        forward = model.entailment_many(pairs)
+        backward = model.entailment_many([(b, a) for a, b in pairs])
+        dropped = sum(min(x, y) >= accept for x, y in zip(forward, backward, strict=True))
+        out[name] = {"flagged": len(pairs), "dropped": dropped}
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", type=int, default=300, help="differing pairs (max 2000)")
@@ -141,11 +181,30 @@ def main() -> int:
         "--local-groups", type=int, default=0, help="also ask SmolLM2 about N claim groups"
     )
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--entailment",
+        action="store_true",
+        help="only measure whether the entailment classifier would make findings more precise",
+    )
+    parser.add_argument("--keep", type=Path, default=None, help="keep the ingested vault here")
+    parser.add_argument(
+        "--vault",
+        type=Path,
+        default=None,
+        help="lint a copy of a vault --keep wrote (same --pairs)",
+    )
     args = parser.parse_args()
+    if args.entailment:
+        print(json.dumps(entailment_filter(args.pairs), indent=2))
+        return 0
     differ, agree = load(args.pairs)
     work = Path(tempfile.mkdtemp(prefix="bench-vitc-"))
     try:
-        vault, _ = init_vault(work / "vault")
+        if args.vault is not None:
+            shutil.copytree(args.vault, work / "vault")
+            vault = open_vault(work / "vault")
+        else:
+            vault, _ = init_vault(work / "vault")
         src = work / "src"
         src.mkdir()
         origin: dict[str, tuple[str, int, str]] = {}  # file name -> (set, pair id, old|new)
@@ -158,10 +217,15 @@ def main() -> int:
                     origin[name] = (label, pid, age)
                     batches[age].append(str(src / name))
         started = time.perf_counter()
-        for age in ("old", "new"):
+        for age in ("old", "new") if args.vault is None else ():
             Ingestor(vault, ExtractiveProvider(), apply_now=True).run(batches[age], trust="trusted")
             time.sleep(1.1)  # the newer batch is added strictly later
         ingest_s = time.perf_counter() - started
+        if args.keep is not None and args.vault is None:
+            vault.close()
+            shutil.rmtree(args.keep, ignore_errors=True)
+            shutil.copytree(work / "vault", args.keep)
+            vault = open_vault(work / "vault")
         started = time.perf_counter()
         report = run_lint(vault)
         lint_s = time.perf_counter() - started

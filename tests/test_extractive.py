@@ -15,6 +15,7 @@ from affidavit.clock import iso
 from affidavit.db import transaction
 from affidavit.errors import PlanValidationError, ProviderError
 from affidavit.extractive import ENGINE, is_empty_plan, propose_plan
+from affidavit.extractive.units import claim_text
 from affidavit.inbox import Proposal, approve, propose
 from affidavit.plan.schema import parse_plan
 from affidavit.providers.base import IngestTask, Message, ModelRequest, PageBrief
@@ -175,7 +176,9 @@ def check_ingested(vault: Vault, name: str, text: str, results: list[Any]) -> No
                 assert squash(op["title"]).rstrip("…") in source, op["title"]
                 assert squash(op["summary"]).rstrip(" …") in source, op["summary"]
             for claim in op.get("claims", []) + op.get("entries", []):
-                assert squash(claim["text"]) in source or len(claim["evidence"]) > 1
+                quoted = squash(claim_text(" ".join(e["quote"] for e in claim["evidence"])))
+                # the claim says what its quotes say (reference marks dropped), nothing more
+                assert squash(claim["text"]) in source or squash(claim["text"]) == quoted
     rows = vault.db.execute("SELECT count(*) FROM links").fetchone()[0]
     assert rows > 0
     unlinked = vault.db.execute(

@@ -91,18 +91,23 @@ def test_a_markdown_document_is_titled_by_its_heading_and_sectioned() -> None:
         for op in plan["operations"]
         if op["op"] in ("create_page", "add_claims") and "essay" in (op.get("page"), op.get("slug"))
     }
-    assert sections <= {"Construction", "Visitors"}
+    assert sections <= {"Overview", "Construction", "Visitors"}
     claims = texts(plan)
     assert not any("?" in t or "Thank you" in t for t in claims)
     context = [op for op in plan["operations"] if op["op"] == "update_context"]
     assert len(context) == 1 and len(context[0]["entries"]) == 1
+    topics = [op for op in plan["operations"] if op.get("category") == "topics"]
+    assert "Gustave Eiffel" not in [op["title"] for op in topics]  # two mentions, one source
+    # named on a page of another source too: now a subject named repeatedly, it gets a page
+    other = PageBrief("engineers", "Engineers", "Gustave Eiffel built bridges before the tower.")
+    plan = propose_plan(task(ESSAY, pages=(other,)))
     topics = [op for op in plan["operations"] if op.get("category") == "topics"]
     assert "Gustave Eiffel" in [op["title"] for op in topics]
     links = [(op["page"], op["to"]) for op in plan["operations"] if op["op"] == "link_pages"]
     assert ("essay", "gustave-eiffel") in links
 
 
-def test_long_sentences_are_split_at_clauses_or_skipped() -> None:
+def test_long_sentences_are_split_at_clauses_or_spaces_or_skipped() -> None:
     clause = "the commission reported on the harbour works and the new lighthouse at the point"
     long = "; ".join(f"In {1900 + i} {clause}" for i in range(5)) + "."  # ~ 450 chars
     assert 300 < len(long) <= 600
@@ -115,7 +120,12 @@ def test_long_sentences_are_split_at_clauses_or_skipped() -> None:
     assert not text[pieces[0][0] : pieces[0][1]].endswith(";")
     units = {u.text: u for u in build_units(text, segment(text))}
     assert long in units and list(units[long].quotes) == pieces and len(pieces) >= 2
-    assert not any(t.startswith("The report") or "1907 the" in t for t in units)
+    assert not any("1907 the" in t for t in units)  # over 600 characters: skipped
+    # no clause boundary: quoted whole in consecutive pieces cut at spaces, none lost
+    (report,) = [u for t, u in units.items() if t.startswith("The report")]
+    assert report.text == unbroken and len(report.quotes) >= 2
+    assert all(8 <= b - a <= MAX_QUOTE for a, b in report.quotes)
+    assert " ".join(text[a:b] for a, b in report.quotes) == unbroken
     plan = propose_plan(task(text, "harbour.txt"))
     for op in plan["operations"]:
         for claim in op.get("claims", []) + op.get("entries", []):

@@ -80,7 +80,15 @@ def test_newer_source_makes_a_stale_finding_with_both_quotes(
     assert [q.claim_id for q in finding.quotes] == [old, new]
     assert all(q.verified for q in finding.quotes)
     assert [q.quote for q in finding.quotes] == [OLD_QUOTE, NEW_QUOTE]
-    assert "(40,000 against 45,000)" in finding.message  # older first, as the sources write it
+    assert "(40,000 against 45,000" in finding.message  # older first, as the sources write it
+    # why it was raised: the subject they share and the fact that differs, as data and in words
+    assert finding.why == {
+        "subject": "Tamar Bridge Plymouth Saltash",
+        "fact": "number",
+        "a": "40,000",
+        "b": "45,000",
+    }
+    assert "a changed number about Tamar Bridge Plymouth Saltash" in finding.message
     assert "«" + OLD_QUOTE + "»" in finding.quotes[0].context
     assert finding.fix == {
         "op": "supersede_claim",

@@ -365,6 +365,13 @@ def connect(path: Path) -> sqlite3.Connection:
     return db
 
 
+@migration
+def m009_finding_why() -> str:
+    """Why a finding was raised, as data: for a disagreement, the subject the two claims share
+    and the fact each states differently (``{"subject", "fact", "a", "b"}``)."""
+    return "ALTER TABLE findings ADD COLUMN why TEXT NOT NULL DEFAULT '{}'"
+
+
 def migrate(db: sqlite3.Connection) -> list[str]:
     """Apply the migrations not yet recorded; returns the names applied now."""
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)")

@@ -1,18 +1,27 @@
 """Answering without a language model: pick and order the best-supported retrieved claims, and for
-short factual questions the shortest supported span of the best one.
+short factual questions the span of the best one that answers the question's type.
 
-The reply has the same shape as a model's and goes through the same citation check.
+A claim's support is the share of the question's content words it holds, each word weighted by
+how rare it is among the retrieved claims (a word every candidate shares tells them apart less
+than one only the answer holds), with inflections matched by stem and by a shared prefix
+("vote" / "voting", "encoding" / "encodings"), plus the claim's retrieval rank as a tie-break
+and a bonus when it holds what the question asks for (a date for "when", a number for "how
+many", a name for "who"). The reply has the same shape as a model's and goes through the same
+citation and support checks.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
+import unicodedata
 from typing import Any
 
+from ..extractive.lexicon import words
 from ..retrieval.search import Hit
-from ..words import content_words, stem
+from ..words import STOPWORDS, content_words, stem
 
-_YEAR = re.compile(r"\b(?:1[0-9]{3}|20[0-9]{2})s?\b")
 _DATE = re.compile(
     r"\b(?:\d{1,2} )?(?:January|February|March|April|May|June|July|August|September|October|"
     r"November|December)(?: \d{1,2})?,? \d{4}\b|\b(?:1[0-9]{3}|20[0-9]{2})s?\b"
@@ -20,68 +29,204 @@ _DATE = re.compile(
 _NUMBER = re.compile(
     r"(?:[$£€]\s?)?\b\d[\d,]*(?:\.\d+)?(?:\s?(?:%|percent|per cent|million|billion|thousand|"
     r"hundred|km|kilometres|kilometers|miles|metres|meters|feet|ft|m|kg|tonnes|tons|years|"
-    r"people|square \w+))?"
+    r"people|square \w+))?|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"twenty|thirty|forty|fifty|hundred|thousand)(?:\s(?:hundred|thousand|million|billion))?\b"
 )
 _NAME = re.compile(
-    r"\b(?:[A-Z][\w'’.-]*(?:\s+(?:of|the|de|von|van|and|for|la|le|du)?\s*[A-Z][\w'’.-]*)*)"
+    r"\b(?:[A-Z][\w'’.-]*[\w]|[A-Z])(?:\s+(?:(?:of|the|de|von|van|for|la|le|du|da)\s+)?"
+    r"[A-Z][\w'’.-]*[\w])*"
 )
-MIN_OVERLAP = 0.34
-"""Share of the question's content words a claim must contain to count as support."""
+_PLACE_BEFORE = re.compile(r"\b(?:in|at|near|from|to|into|on|across|of)\s+(?:the\s+)?$")
+_AGENT_BEFORE = re.compile(r"\b(?:by|to|from|with|and|,)\s+$")
+_WEAK_CAPITALS = words(
+    "the a an in on at it this that these those he she they we his her its their there "
+    "when while after before during since although however but and or if as for by to of"
+)
+MIN_SUPPORT = 0.2
+"""Weighted share of the question's content words a claim must hold to answer it."""
+MAX_SENTENCES = 3
+MARGIN = 0.3
+"""Claims within this much support of the best join it in the answer (at most three)."""
+
+_WHEN = ("when", "what year", "in what year", "which year", "what date", "in which year")
+_HOW_MANY = (
+    "how many",
+    "how much",
+    "how long",
+    "how far",
+    "how tall",
+    "how old",
+    "how high",
+    "how large",
+    "how big",
+    "what percentage",
+    "what percent",
+    "what proportion",
+)
+_WHO = ("who", "whom", "whose", "by whom")
+_WHERE = ("where", "in what country", "in which country", "in what city", "in which city")
+
+
+def question_type(question: str) -> str:
+    """``when``, ``number``, ``who``, ``where`` or ``""`` (any other question)."""
+    q = " ".join(question.strip().lower().split())
+    for prefix, kind in ((_WHEN, "when"), (_HOW_MANY, "number"), (_WHO, "who"), (_WHERE, "where")):
+        if q.startswith(prefix):
+            return kind
+    for kind, phrases in (("when", _WHEN), ("number", _HOW_MANY), ("who", _WHO), ("where", _WHERE)):
+        if any(f" {w} " in f" {q} " for w in phrases if " " in w):
+            return kind
+    return ""
+
+
+_DEFINITION = re.compile(
+    r"^\s*what\s+(?:is|are|was|were)\s+(?:an?\s+|the\s+)?(.+?)\s*(?:\bin \w+\s*)?\?*\s*$",
+    re.IGNORECASE,
+)
+
+
+def defined_term(question: str) -> str:
+    """The term a "what is X?" question asks to define ("set" for "What is a set in Python?")."""
+    match = _DEFINITION.match(question)
+    if not match or len(match.group(1).split()) > 4:
+        return ""
+    return match.group(1).strip()
+
+
+def _defines(term: str, text: str) -> bool:
+    """True if ``text`` opens by defining ``term`` ("A set is an unordered collection...")."""
+    pattern = rf"^(?:an?\s+|the\s+)?{re.escape(term)}(?:e?s)?\s+(?:is|are|was|were|refers|means)\b"
+    return re.match(pattern, text.strip(), re.IGNORECASE) is not None
+
+
+def _bigrams(text: str) -> set[tuple[str, str]]:
+    """Adjacent content-word stems of ``text``."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    stems = [
+        stem(w)
+        for w in re.findall(r"[^\W_]+", folded)
+        if (len(w) >= 3 or w.isdigit()) and w not in STOPWORDS
+    ]
+    return set(itertools.pairwise(stems))
 
 
 def _stems(text: str) -> set[str]:
     return {stem(w) for w in content_words(text)}
 
 
+def _matches(word: str, have: set[str]) -> bool:
+    """``word`` (a stem) is among ``have``, or shares a prefix of five letters with one of them
+    (or is a prefix of four letters or more of one: "encod" / "encoding")."""
+    if word in have:
+        return True
+    for other in have:
+        short, long_ = (word, other) if len(word) <= len(other) else (other, word)
+        if len(short) >= 4 and long_.startswith(short):
+            return True
+        if len(short) >= 6 and long_[:5] == short[:5]:
+            return True
+    return False
+
+
+def _weights(asked: set[str], have: list[set[str]]) -> dict[str, float]:
+    """Each asked stem's weight: rarer among the retrieved claims weighs more."""
+    n = len(have)
+    return {
+        s: math.log(1.0 + (n + 1.0) / (0.5 + max(1, sum(1 for h in have if _matches(s, h)))))
+        for s in sorted(asked)
+    }
+
+
+def _candidates(kind: str, text: str) -> list[re.Match[str]]:
+    if kind == "when":
+        return list(_DATE.finditer(text))
+    if kind == "number":
+        return [m for m in _NUMBER.finditer(text) if m.group(0).strip()]
+    if kind in ("who", "where"):
+        return [
+            m
+            for m in _NAME.finditer(text)
+            if not (m.group(0).split()[0].lower() in _WEAK_CAPITALS and " " not in m.group(0))
+        ]
+    return []
+
+
 def _span(question: str, text: str) -> str | None:
-    """The shortest span of ``text`` that answers a short factual ``question``, if any."""
-    q = question.strip().lower()
+    """The span of ``text`` that answers a short factual ``question``: of the right type
+    (a date, a number, a name), not already in the question, nearest to the question's words
+    in the claim ("designed by James Douglass" for "who designed"), a place after "in", "at"
+    and the like for "where", a name after "by" for "who"."""
+    kind = question_type(question)
+    if not kind:
+        return None
     asked = _stems(question)
-    candidates: list[str] = []
-    if q.startswith(("when", "what year", "in what year", "which year", "what date")):
-        candidates = _DATE.findall(text)
-    elif q.startswith(
-        (
-            "how many",
-            "how much",
-            "how long",
-            "how far",
-            "how tall",
-            "how old",
-            "how high",
-            "what percentage",
-            "what percent",
-        )
-    ):
-        candidates = [m.group(0).strip() for m in _NUMBER.finditer(text) if m.group(0).strip()]
-    elif q.startswith(("who", "whom", "whose", "where", "which")):
-        candidates = [m.group(0).strip() for m in _NAME.finditer(text) if m.start() > 0]
-    candidates = [c for c in candidates if c and not (_stems(c) and _stems(c) <= asked)]
-    return candidates[0] if candidates else None
+    spots = [m.start() for m in re.finditer(r"[^\W_]+", text) if _matches(stem(m.group()), asked)]
+    best: tuple[float, int, str] | None = None
+    for match in _candidates(kind, text):
+        span = match.group(0).strip().rstrip(".,;:")
+        stems = _stems(span)
+        if not span or (stems and all(_matches(s, asked) for s in stems)):
+            continue
+        if kind in ("who", "where"):
+            words = span.split()
+            while words and words[0].lower() in _WEAK_CAPITALS:
+                words = words[1:]
+            span = " ".join(words)
+            if not span:
+                continue
+        distance = min((abs(match.start() - p) for p in spots), default=len(text)) / 40.0
+        before = text[max(0, match.start() - 24) : match.start()]
+        if kind == "where" and _PLACE_BEFORE.search(before):
+            distance -= 1.0
+        if kind == "who" and _AGENT_BEFORE.search(before):
+            distance -= 0.5
+        key = (distance, match.start(), span)
+        if best is None or key < best:
+            best = key
+    return best[2] if best else None
+
+
+def _support(weights: dict[str, float], have: set[str]) -> float:
+    total = sum(weights.values())
+    if not total:
+        return 0.0
+    return sum(w for s, w in weights.items() if _matches(s, have)) / total
 
 
 def extractive_answer(question: str, hits: list[Hit], nonce: str) -> dict[str, Any]:
     """A reply in the answer schema built only from ``hits`` (claims retrieved for the question)."""
     asked = _stems(question)
-    scored: list[tuple[float, int, Hit]] = []
+    kind = question_type(question)
+    said = [_stems(h.text) | {s for e in h.evidence for s in _stems(e.quote)} for h in hits]
+    titled = [stems | _stems(h.page_title) for stems, h in zip(said, hits, strict=True)]
+    weights = _weights(asked, said)
+    term = defined_term(question)
+    pairs = _bigrams(question)
+    scored: list[tuple[float, float, int, Hit]] = []
     for rank, hit in enumerate(hits):
-        have = (
-            _stems(hit.text)
-            | _stems(hit.page_title)
-            | {s for e in hit.evidence for s in _stems(e.quote)}
-        )
-        overlap = len(asked & have) / len(asked) if asked else 0.0
-        if overlap >= MIN_OVERLAP:
-            scored.append((overlap, -rank, hit))
+        # the claim's own words count fully, its page title's at half weight
+        own = _support(weights, said[rank])
+        support = own + 0.5 * (_support(weights, titled[rank]) - own)
+        defines = bool(term) and _defines(term, hit.text)
+        if support < MIN_SUPPORT and not defines:
+            continue
+        score = support + 0.08 / (1 + rank)
+        if kind and _span(question, hit.text) is not None:
+            score += 0.1  # it holds what the question asks for: a date, a number, a name
+        if defines:
+            score += 1.0  # "What is a set?": "A set is ..." answers it, whatever else it says
+        if pairs:  # the question's word pairs kept together ("root logger", "base class")
+            score += 0.15 * len(pairs & _bigrams(hit.text)) / len(pairs)
+        scored.append((score, support, rank, hit))
     if not scored:
         return {"nonce": nonce, "not_in_wiki": True, "sentences": [], "short_answer": None}
-    scored.sort(key=lambda item: (-item[0], -item[1]))
+    scored.sort(key=lambda item: (-item[0], item[2]))
     best = scored[0][0]
     chosen: list[Hit] = []
     by_text: dict[str, dict[str, Any]] = {}
     sentences: list[dict[str, Any]] = []
-    for overlap, _, hit in scored:
-        if overlap < best - 0.2 or len(sentences) == 3:
+    for score, _, _, hit in scored:
+        if score < best - MARGIN or len(sentences) == MAX_SENTENCES:
             break
         key = " ".join(hit.text.split()).casefold()
         if key in by_text:  # the same sentence on two pages: one sentence, both citations

@@ -20,6 +20,7 @@ operations (:func:`is_empty_plan`), which the schema refuses: the caller skips t
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import math
 import re
@@ -32,7 +33,7 @@ from urllib.parse import unquote
 from ..plan.schema import MAX_OPERATIONS, RESERVED_SLUGS
 from ..providers.base import IngestTask
 from .lexicon import ANAPHORIC_STARTS
-from .segment import Segmented, collapse, segment
+from .segment import MAX_CLAIM, MIN_QUOTE, Segmented, collapse, segment
 from .topics import Topic, find_topics, name_key
 from .units import MIN_CHARS_FALLBACK, Unit, build_units, claim_text
 
@@ -41,14 +42,13 @@ VERSION = "1"
 ENGINE = f"extractive-{VERSION}"
 
 MAX_TOPICS = 6
-MAX_SOURCE_CLAIMS = 12
-SOURCE_SHARE = 0.3
 MAX_TOPIC_CLAIMS = 6
-MAX_SECTIONS = 4
+MAX_CLAIMS_PER_OP = 30
+"""The plan schema's limit on claims per operation: a longer section is split over operations."""
 MAX_RELATED_LINKS = 3
 SOURCE_CATEGORY = "sources"
 TOPIC_CATEGORY = "topics"
-DEFAULT_SECTION = "Highlights"
+DEFAULT_SECTION = "Overview"
 EMPTY_SUMMARY = "nothing to propose"
 
 _LATIN = str.maketrans(
@@ -220,6 +220,40 @@ def _visible(chunk: str, flagged: tuple[tuple[int, int], ...]) -> str:
     return "".join(chars)
 
 
+_FENCED_LINE = re.compile(
+    r"^[ \t]*(?:```|~~~)[^\n]*\n[ \t]*([^\n]+?)[ \t]*\n[ \t]*(?:```|~~~)[ \t]*$", re.M
+)
+_SIGNATURE = re.compile(
+    r"(?:(?:class|exception|async|def|function|method)\s+)?[A-Za-z_][\w.]*\s*\(.*\)"
+)
+
+
+def _with_signatures(chunk: str, units: list[Unit]) -> list[Unit]:
+    """API reference style: a fenced signature line ("rmtree(path, ignore_errors=False)")
+    followed by its description. The description's first sentence becomes the claim
+    "rmtree(path, ignore_errors=False): Delete an entire directory tree; ...", quoting the
+    signature too, so the claim names what it describes."""
+    if "```" not in chunk and "~~~" not in chunk:
+        return units
+    out = list(units)
+    starts = [u.start for u in units]
+    for fence in _FENCED_LINE.finditer(chunk):
+        signature = fence.group(1)
+        if not _SIGNATURE.fullmatch(signature) or not MIN_QUOTE <= len(signature) <= 200:
+            continue
+        at = bisect.bisect_left(starts, fence.end())
+        if at >= len(units) or chunk[fence.end() : units[at].start].strip():
+            continue
+        unit = out[at]
+        text = f"{signature}: {unit.text}"
+        if len(text) > MAX_CLAIM or len(unit.quotes) >= 5 or unit.text.startswith(signature):
+            continue
+        quotes = ((fence.start(1), fence.end(1)), *unit.quotes)
+        tokens = tuple(signature.replace("(", " ").split()[:1]) + unit.tokens
+        out[at] = Unit(unit.sentence, unit.start, unit.end, quotes, text, tokens, unit.score)
+    return out
+
+
 def _drop_cut_sentence(task: IngestTask, units: list[Unit]) -> list[Unit]:
     """Drop the last unit when the chunk ends in the middle of it (not the source's last chunk)."""
     if not units or task.chunk_index >= task.chunk_count - 1:
@@ -231,22 +265,56 @@ def _drop_cut_sentence(task: IngestTask, units: list[Unit]) -> list[Unit]:
     return units
 
 
+def _dedup_key(text: str) -> str:
+    """Near-duplicate key of a claim text: its words, case-folded ("Use venv." = "use venv")."""
+    return " ".join(re.findall(r"\w+", text.casefold()))
+
+
+def _section_levels(seg: Segmented) -> dict[str, int]:
+    """Each heading's text and its (shallowest) level."""
+    levels: dict[str, int] = {}
+    for heading in seg.headings:
+        levels[heading.text] = min(levels.get(heading.text, 9), heading.level)
+    return levels
+
+
+def _op_count(sections: dict[str, list[Unit]]) -> int:
+    return sum(math.ceil(len(group) / MAX_CLAIMS_PER_OP) for group in sections.values())
+
+
+def _fit_sections(sections: dict[str, list[Unit]], budget: int) -> dict[str, list[Unit]]:
+    """Merge the smallest section into the one before it until the page fits in ``budget``
+    operations: sentences are never dropped to make room, sections are."""
+    names = list(sections)
+    groups = [list(sections[n]) for n in names]
+    while len(groups) > 1 and sum(math.ceil(len(g) / MAX_CLAIMS_PER_OP) for g in groups) > budget:
+        smallest = min(range(len(groups)), key=lambda i: (len(groups[i]), -i))
+        into = smallest - 1 if smallest > 0 else 1
+        merged = sorted(groups[into] + groups[smallest], key=lambda u: u.index)
+        groups[into] = merged
+        del groups[smallest]
+        del names[smallest]
+    return dict(zip(names, groups, strict=True))
+
+
 def _source_page(
-    ctx: _Context, units: list[Unit], title: str, title_heading: str, chunk: str
+    ctx: _Context, units: list[Unit], title: str, title_heading: str, chunk: str, budget: int
 ) -> _Page:
+    """The source page: every unit of the chunk (near-duplicates once), in document order,
+    grouped under the document's own headings."""
     slug, create = _source_slug(ctx, name_key(title))
-    count = max(1, min(MAX_SOURCE_CLAIMS, math.ceil(len(units) * SOURCE_SHARE)))
-    chosen = _best(units, count)
     sections: dict[str, list[Unit]] = {}
-    for unit in chosen:
+    seen: set[str] = set()
+    for unit in units:
+        key = _dedup_key(unit.text)
+        if key in seen:
+            continue
+        seen.add(key)
         name = unit.sentence.section
         if not name or name == title_heading:
             name = DEFAULT_SECTION
         sections.setdefault(_fit(name, 80), []).append(unit)
-    if len(sections) > MAX_SECTIONS:
-        kept = sorted(sections, key=lambda s: (-sum(u.score for u in sections[s]), s))
-        keep = set(kept[:MAX_SECTIONS])
-        sections = {name: group for name, group in sections.items() if name in keep}
+    sections = _fit_sections(sections, budget)
     lead = sorted(units[:5], key=lambda u: (-u.score, u.index)) + _best(units, len(units))
     return _Page(slug, title, _summary(lead, chunk), SOURCE_CATEGORY, create, sections)
 
@@ -281,25 +349,27 @@ def _page_ops(page: _Page, chunk: str, source_id: str) -> list[dict[str, Any]]:
         seen: set[str] = set()
         claims = []
         for unit in group:
-            if unit.text.casefold() not in seen:
-                seen.add(unit.text.casefold())
+            if _dedup_key(unit.text) not in seen:
+                seen.add(_dedup_key(unit.text))
                 claims.append(_claim(unit, chunk, source_id))
-        if page.create and i == 0:
-            ops.append(
-                {
-                    "op": "create_page",
-                    "slug": page.slug,
-                    "title": page.title,
-                    "summary": page.summary,
-                    "category": page.category,
-                    "section": section,
-                    "claims": claims,
-                }
-            )
-        elif claims:
-            ops.append(
-                {"op": "add_claims", "page": page.slug, "section": section, "claims": claims}
-            )
+        for j in range(0, max(1, len(claims)), MAX_CLAIMS_PER_OP):
+            part = claims[j : j + MAX_CLAIMS_PER_OP]
+            if page.create and i == 0 and j == 0:
+                ops.append(
+                    {
+                        "op": "create_page",
+                        "slug": page.slug,
+                        "title": page.title,
+                        "summary": page.summary,
+                        "category": page.category,
+                        "section": section,
+                        "claims": part,
+                    }
+                )
+            elif part:
+                ops.append(
+                    {"op": "add_claims", "page": page.slug, "section": section, "claims": part}
+                )
     return ops
 
 
@@ -325,6 +395,7 @@ def propose_plan(task: IngestTask) -> dict[str, Any]:
         units = _drop_cut_sentence(
             task, build_units(chunk, seg, MIN_CHARS_FALLBACK, flagged=task.flagged)
         )
+    units = _with_signatures(chunk, units)
     part = f"part {task.chunk_index + 1} of {task.chunk_count}"
     if not units:
         return {
@@ -334,9 +405,13 @@ def propose_plan(task: IngestTask) -> dict[str, Any]:
         }
     ctx = _context(task)
     title, title_heading = _source_title(task, seg)
-    source = _source_page(ctx, units, title, title_heading, chunk)
+    budget = MAX_OPERATIONS - (1 if task.chunk_index == 0 else 0)
+    source = _source_page(ctx, units, title, title_heading, chunk, budget)
     exclude = (name_key(title), name_key(name_title(task.source_name)))
-    topics = find_topics(units, ctx.keys, MAX_TOPICS, exclude, _visible(chunk, task.flagged))
+    elsewhere = " . ".join(f"{p.title} . {p.summary}" for p in task.pages)
+    topics = find_topics(
+        units, ctx.keys, MAX_TOPICS, exclude, _visible(chunk, task.flagged), elsewhere
+    )
     topic_pages = _topic_pages(ctx, units, topics, source, chunk)
 
     ops = _page_ops(source, chunk, task.source_id)

@@ -26,6 +26,7 @@ from .lexicon import (
     NUMBER_WORDS,
     STOPWORDS,
     VERBS,
+    words,
 )
 from .units import Unit
 
@@ -37,6 +38,15 @@ _ROMAN = re.compile(r"^[IVXLC]+$")
 MAX_NAME_TOKENS = 6
 _DEMONYM = ("ian", "ese", "ish")
 _TRAILING_GENERIC = frozenset({"government", "governments"})
+_CODE_WORD = re.compile(r"^(?:True|False|None|\w*_\w*|\w+\.\w+)$")
+NEW_TOPIC_MENTIONS = 3
+"""Sentences of the chunk that must name a subject before it gets a new page of its own."""
+NOUN_PHRASE_OPENERS = words(
+    "a an the this that these those each every any some no its their his her our your my "
+    "of in for with on by from into about as at between"
+)
+"""Words before a key phrase that show it is a noun phrase ("the base class", "of floating
+point"); a phrase never seen after one ("Instead print", "grep stops") is not a topic."""
 
 
 @dataclass
@@ -85,8 +95,11 @@ def name_key(text: str) -> str:
 
 
 def _singular(word: str) -> str:
+    """The singular of an English plural, by rule ("classes" → "class", "entries" → "entry")."""
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("sses", "xes", "ches", "shes", "zzes")):
+        return word[:-2]
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
         return word[:-1]
     return word
@@ -165,9 +178,14 @@ def _names(unit_pos: int, unit: Unit, found: dict[str, Candidate]) -> None:
         if not words or _generic_name(words):
             continue
         if len(words) == 1 and (
-            len(words[0]) < 3 or _ROMAN.match(surface) or _COMPOUND.match(surface)
+            len(words[0]) < 3
+            or _ROMAN.match(surface)
+            or _COMPOUND.match(surface)
+            or surface.isupper()  # "END", "NUM": a constant or an acronym, not a subject
         ):
             continue
+        if any(_CODE_WORD.match(w) for w in surface.split()):
+            continue  # "TIME_STYLE", "True", "os.path": names from code, not subjects
         key = " ".join(words)
         candidate = found.setdefault(key, Candidate(key, "name"))
         candidate.surfaces[surface] += 1
@@ -194,7 +212,7 @@ def _phrases(unit_pos: int, unit: Unit, found: dict[str, Candidate]) -> None:
             return
         for size in (3, 2):
             for a in range(len(run) - size + 1):
-                words = [m.group() for m in run[a : a + size]]
+                words = [m.group().lower() for m in run[a : a + size]]
                 if words[0].endswith("ly") or words[-1].endswith(("ly", "ed", "ing")):
                     continue
                 if words[0] in VERBS or words[-1] in VERBS or words[0] in NUMBER_WORDS:
@@ -209,6 +227,8 @@ def _phrases(unit_pos: int, unit: Unit, found: dict[str, Candidate]) -> None:
 
     for index, match in enumerate(tokens):
         word = match.group()
+        if index == 0 and word[:1].isupper() and word[1:].islower():
+            word = word.lower()  # a sentence's first word: "Base classes are listed..."
         ok = (
             word.islower()
             and word.isalpha()
@@ -301,13 +321,16 @@ def find_topics(
     limit: int,
     exclude: tuple[str, ...] = (),
     text: str = "",
+    elsewhere: str = "",
 ) -> list[Topic]:
     """Choose up to ``limit`` topics among the names and key phrases of ``units``.
 
     ``known`` maps the keys of existing or pending pages to their slugs: a topic that is already
     a page ranks higher, so that chunks after the first keep feeding the same pages. Keys in
     ``exclude`` (the source's own title) never become topics. ``text`` is the whole chunk: a
-    one-word name it also writes in lower case is a common noun, not a name.
+    one-word name it also writes in lower case is a common noun, not a name. ``elsewhere`` is
+    the titles and summaries of the other pages the host showed: a subject named there too needs
+    two mentions in the chunk to become a page, any other needs three.
     """
     found: dict[str, Candidate] = {}
     for pos, unit in enumerate(units):
@@ -322,19 +345,27 @@ def find_topics(
     lower_words = Counter(t for t in _TOKEN.findall(text) if t.islower())
     _fold_single_names(found, lower_words)
     scored: list[tuple[float, Candidate]] = []
+    named_elsewhere = f" {name_key(elsewhere)} " if elsewhere else ""
     for candidate in found.values():
         df = len(candidate.units)
+        known_page = known_slug(candidate.key, known) is not None
+        elsewhere_too = bool(named_elsewhere) and f" {candidate.key} " in named_elsewhere
         if candidate.kind == "name":
-            if df < (2 if candidate.size > 1 else 3) or (
-                candidate.size == 1 and not candidate.inner
-            ):
+            if df < 2 or (candidate.size == 1 and not candidate.inner):
                 continue
             score = df * (1.0 + 0.25 * min(candidate.size - 1, 2))
         else:
-            if df < 3 or len(candidate.contexts) == 1:  # a refrain ("by an impressive
-                continue  # expression of the public will") is rhetoric, not a topic
+            words = candidate.key.split()
+            if df < 2 or len(candidate.contexts) == 1 or len(set(words)) < len(words):
+                continue  # a refrain ("by an impressive expression...") or "level level"
+            if not any(before in NOUN_PHRASE_OPENERS for before, _ in candidate.contexts):
+                continue  # never after "a", "the", "of"...: not a noun phrase ("grep stops")
             score = df * 0.6 * (1.0 + 0.2 * (candidate.size - 2))
-        if known_slug(candidate.key, known):
+        # A new page only for a subject named repeatedly: three mentions in the chunk, or two
+        # and a mention on a page of another source the host showed; known pages continue.
+        if not known_page and df < NEW_TOPIC_MENTIONS and not elsewhere_too:
+            continue
+        if known_page:
             score *= 2.0
         scored.append((score, candidate))
     scored.sort(key=lambda item: (-item[0], -item[1].size, item[1].key))

@@ -32,8 +32,9 @@ from .lexicon import (
 )
 from .segment import MAX_CLAIM, MAX_QUOTE, MIN_QUOTE, Segmented, Sentence, clause_pieces, collapse
 
-MIN_CHARS = 40
-"""Shortest sentence (collapsed) the engine prefers; shorter ones only when nothing else is left."""
+MIN_CHARS = 24
+"""Shortest sentence (collapsed) the engine keeps ("-C  list entries by columns" is 27); shorter
+ones only when nothing else is left."""
 MIN_CHARS_FALLBACK = 20
 MIN_WORDS = 5
 
@@ -47,7 +48,11 @@ _ROLE_LINE = re.compile(
 )
 _MARKUP = re.compile(r"[<>{}|`~]|\]\(|\[\[|\]\]|https?://|www\.", re.IGNORECASE)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\u2028\u2029]")
-_EMPHASIS = re.compile(r"\*+|(?<!\w)_+|_+(?!\w)")
+_EMPHASIS = re.compile(r"(?<![\w*])(\*{1,3})(?=[^\s*])([^*\n]*?[^\s*])\1(?![\w*])")
+"""Markdown emphasis in pairs ("*very*", "**bold**"); a lone or inner "*" ("2**19937-1",
+"10*1024") is the text's own and stays."""
+_UNDERSCORE = re.compile(r"(?<!\w)_([^_\n]+?)_(?!\w)")
+"""Markdown emphasis with underscores ("_word_"); names from code ("__init__") stay whole."""
 _REFERENCE = re.compile(
     r"\[\s*(?:note\s+|n\s+)?(?:\d{1,3}|[a-z])\s*\]|\[(?:citation|clarification) needed\]",
     re.IGNORECASE,
@@ -60,6 +65,9 @@ _YEAR = re.compile(r"\b(?:1[5-9]\d\d|20\d\d)\b")
 _DIGIT = re.compile(r"\d")
 _QUESTION = re.compile(r"""\?["'”’)\]]*$""")
 _PLEASE = re.compile(r"\bplease\b", re.IGNORECASE)
+_OPTION = re.compile(r"-{1,2}[A-Za-z0-9][\w-]*[=,\[\s]")
+"""A command-line option opening its description: "-a, --all  do not ignore entries..."."""
+_IDENTIFIER = re.compile(r"[a-z_][\w]*(?:\.[\w]+|_[\w]*|\(\))+[\w.]*(?:\(\))?\s+[a-z]")
 _ANAPHORA = words("it this these those they them he she such")
 _SALUTATION_EXTRA = words(
     "distinguished honored honorable fellow my our dear chief justice first lady second gentleman "
@@ -111,7 +119,7 @@ def _overlaps(regions: list[tuple[int, int]], start: int, end: int) -> bool:
 def claim_text(raw: str) -> str:
     """The claim text of a quoted passage: whitespace collapsed, markdown emphasis and reference
     marks ("[1]", "[note 2]", "[citation needed]") removed."""
-    return collapse(_REFERENCE.sub("", _EMPHASIS.sub("", raw)))
+    return collapse(_REFERENCE.sub("", _UNDERSCORE.sub(r"\1", _EMPHASIS.sub(r"\2", raw))))
 
 
 def _strip_salutation(chunk: str, start: int, end: int) -> int:
@@ -144,16 +152,16 @@ def rejection(text: str) -> str:
         return "control"
     if _QUESTION.search(text):
         return "question"
-    if text.endswith((":", ",", ";")):
-        return "fragment"
+    if text.endswith((",", ";")) or (text.endswith(":") and len(text.split()) < 6):
+        return "fragment"  # "To create one, run the venv module as a script:" is kept
     if _PLEASE.search(text):
         return "request"
     lower = text.lower()
     if any(fragment in lower for fragment in BOILERPLATE):
         return "boilerplate"
     first = next((c for c in text if c.isalpha()), "")
-    if not first or first.islower():
-        return "fragment"
+    if not first or (first.islower() and not _IDENTIFIER.match(text) and not _OPTION.match(text)):
+        return "fragment"  # a lower-case start, unless a name from code: "shutil.rmtree() ..."
     if text.count("(") != text.count(")") or text.count("[") != text.count("]"):
         return "fragment"
     if text.count('"') % 2:
@@ -228,6 +236,8 @@ def build_units(
         else:
             pieces = clause_pieces(chunk, start, end)
             if pieces is None or len(pieces) > 5:
+                pieces = comma_pieces(chunk, start, end)
+            if pieces is None or len(pieces) > 5:
                 continue
             quotes = tuple(pieces)
         units.append(
@@ -235,6 +245,30 @@ def build_units(
         )
     _add_keyword_weight(units)
     return units
+
+
+def comma_pieces(chunk: str, start: int, end: int) -> list[tuple[int, int]] | None:
+    """Cut a sentence no clause boundary cuts short enough at commas, brackets or, last, spaces:
+    the pieces are consecutive quotes of one claim (each verbatim, at most :data:`MAX_QUOTE`
+    and at least :data:`MIN_QUOTE` characters), so a long sentence is quoted whole, not lost."""
+    pieces: list[tuple[int, int]] = []
+    at = start
+    while end - at > MAX_QUOTE:
+        window = chunk[at : at + MAX_QUOTE + 1]
+        cut = None
+        for pattern in (re.compile(r",\s+"), re.compile(r"\s+")):
+            found = [m for m in pattern.finditer(window) if m.start() >= MIN_QUOTE]
+            if found:
+                cut = found[-1]
+                break
+        if cut is None:
+            return None
+        pieces.append((at, at + cut.start()))
+        at += cut.end()
+    if end - at < MIN_QUOTE:
+        return None
+    pieces.append((at, end))
+    return pieces
 
 
 def _add_keyword_weight(units: list[Unit]) -> None:

@@ -4,18 +4,21 @@ without a model.
 Two active claims are compared when they share rare words (each claim is put in the buckets of its
 few rarest words, so a wiki of 100k claims is not compared pair by pair). A pair whose evidence
 overlaps (the same quote, e.g. a page claim and its context entry) is one fact recorded twice on
-purpose and is skipped. Otherwise, by :func:`affidavit.facts.compare`:
+purpose and is skipped. Otherwise:
 
-- same subject (similarity >= ``lint.same_subject``) and numbers, dates or names that differ on
-  both sides (or a negation on one side only) → the facts changed;
-- a restatement (similarity >= ``lint.restatement``) with different words on both sides → one
-  source revised the other's sentence;
+- two claims that rest on different sources, about the same thing and differing in one fact (a
+  number, date or name, a negation, an opposite word), by :func:`affidavit.facts.disagreement`
+  → the facts changed; one source is never taken to disagree with itself;
+- a restatement (similarity >= ``lint.restatement``) from another source with different words on
+  both sides and no changed number, date or name → one source revised the other's sentence;
 - near-identical (similarity >= ``lint.duplicate``) with nothing changed → a duplicate.
 
 A changed fact whose two claims come from sources added at different times is **stale** (the older
 claim, superseded by the newer source) when the newer claim is at least as trusted; otherwise — same
 age, or a less trusted newcomer, which can never supersede by itself (W7) — it is a
-**contradiction**. Every finding quotes each claim's evidence, and still goes through the quote gate.
+**contradiction**, which has no fix until a person names the claim to keep. Every finding quotes
+each claim's evidence, says why it was raised (``Finding.why``: the shared subject, the fact, what
+each side says), and still goes through the quote gate.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from ..facts import analyse, compare, show_fact
+from ..facts import Disagreement, analyse, compare, disagreement
 from ..gate.admission import trust_rank
 from ..store.render import CONTEXT_ARCHIVE
 from ..words import stems
@@ -175,70 +178,101 @@ def _quotes(*claims: ClaimRow) -> list[ProposedQuote]:
     ]
 
 
-def _facts(facts: frozenset[str], text: str) -> str:
-    return ", ".join(sorted(show_fact(f, text) for f in facts)) or "(nothing)"
+def _order(a: ClaimRow, b: ClaimRow) -> tuple[ClaimRow, ClaimRow]:
+    """(older, newer): by the newest source each cites, then creation, then id."""
+    return (a, b) if (a.newest, a.created_at, a.id) <= (b.newest, b.created_at, b.id) else (b, a)
+
+
+def _why(found: Disagreement | None) -> dict[str, str]:
+    if found is None:
+        return {"subject": "", "fact": "reworded", "a": "", "b": ""}
+    return found.to_json()
+
+
+def _said(why: dict[str, str]) -> str:
+    """What each side says, as the message shows it: ``40,000 against 45,000``."""
+    if why["fact"] == "reworded":
+        return "the same sentence in different words"
+    if why["fact"] == "negation":
+        return f"“{why['a'] or why['b']}” on one side only"
+    return f"{why['a']} against {why['b']}"
+
+
+def _sides(why: dict[str, str], a: str, b: str) -> str:
+    """Who says what: ``c-1 says 40,000, c-2 says 45,000``."""
+    if why["fact"] == "negation":
+        says, not_ = (a, b) if why["a"] else (b, a)
+        return f"{says} says “{why['a'] or why['b']}”, {not_} doesn't"
+    return f"{a} says {why['a']}, {b} says {why['b']}"
+
+
+def _duplicate(a: ClaimRow, b: ClaimRow, sim: float) -> Candidate:
+    keep, drop = _order(a, b)
+    return Candidate(
+        Finding(
+            origin="extractive",
+            kind="duplicate",
+            severity="info",
+            subject=drop.id,
+            message=(
+                f"claim {drop.id} on '{drop.page or 'context'}' repeats claim {keep.id} "
+                f"on '{keep.page or 'context'}' ({sim:.0%} of their words in common)"
+            ),
+            claims=[drop.id, keep.id],
+            pages=sorted({drop.page, keep.page} - {""}),
+            fix={
+                "op": "supersede_claim",
+                "claim": drop.id,
+                "successor": keep.id,
+                "reason": f"duplicate of {keep.id}",
+            },
+        ),
+        _quotes(drop, keep),
+    )
 
 
 def classify(a: ClaimRow, b: ClaimRow, limits: Thresholds) -> Candidate | None:
-    """The finding a pair of claims makes, if any."""
+    """The finding a pair of claims makes, if any.
+
+    A disagreement (stale or contradiction) needs two claims that rest on different sources
+    (one document stating two different numbers is describing two different things: the
+    ``*`` and ``+`` of a regex) and, by :func:`affidavit.facts.disagreement`, are about the
+    same thing and differ in a fact — or, from a newer source, restate the other's sentence in
+    other words without changing a number, date or name.
+    """
     if _overlap(a, b):
         return None
     comparison = compare(a.text, b.text)
     sim = comparison.similarity
-    changed_facts = sim >= limits.same_subject and comparison.conflicting
-    sa, sb = analyse(a.text), analyse(b.text)
-    words_a, words_b = sa.facts | sa.context, sb.facts | sb.context
-    reworded = sim >= limits.restatement and bool(words_a - words_b) and bool(words_b - words_a)
     sources_a = {e[0] for e in a.evidence}
     sources_b = {e[0] for e in b.evidence}
-    if not changed_facts and not reworded:
-        if sim >= limits.duplicate and sources_a != sources_b and not comparison.conflicting:
-            keep, drop = (
-                (a, b)
-                if (a.newest, a.created_at, a.id) <= (b.newest, b.created_at, b.id)
-                else (b, a)
-            )
-            return Candidate(
-                Finding(
-                    origin="extractive",
-                    kind="duplicate",
-                    severity="info",
-                    subject=drop.id,
-                    message=(
-                        f"claim {drop.id} on '{drop.page or 'context'}' repeats claim {keep.id} "
-                        f"on '{keep.page or 'context'}' ({sim:.0%} of their words in common)"
-                    ),
-                    claims=[drop.id, keep.id],
-                    pages=sorted({drop.page, keep.page} - {""}),
-                    fix={
-                        "op": "supersede_claim",
-                        "claim": drop.id,
-                        "successor": keep.id,
-                        "reason": f"duplicate of {keep.id}",
-                    },
-                ),
-                _quotes(drop, keep),
-            )
-        return None
-    old, new = (
-        (a, b) if (a.newest, a.created_at, a.id) <= (b.newest, b.created_at, b.id) else (b, a)
-    )
-    if changed_facts:
-        only_old, only_new = (
-            (comparison.only_a, comparison.only_b)
-            if old is a
-            else (comparison.only_b, comparison.only_a)
-        )
-        what = (
-            "one of them negates the other"
-            if comparison.negation_differs and not (only_old and only_new)
-            else f"{_facts(only_old, old.text)} against {_facts(only_new, new.text)}"
-        )
-    else:
-        what = "the same sentence in different words"
-    pages = sorted({old.page, new.page} - {""})
     disjoint = not (sources_a & sources_b)
-    if disjoint and old.newest < new.newest and trust_rank(new.trust) >= trust_rank(old.trust):
+    old, new = _order(a, b)
+    found = (
+        disagreement(old.text, new.text, limits.same_subject)
+        if disjoint and sim >= limits.same_subject / 2  # far below it: not worth aligning
+        else None
+    )
+    sa, sb = analyse(a.text), analyse(b.text)
+    words_a, words_b = sa.facts | sa.context, sb.facts | sb.context
+    reworded = (
+        found is None
+        and disjoint
+        and sim >= limits.restatement
+        and not comparison.conflicting
+        and bool(words_a - words_b)
+        and bool(words_b - words_a)
+    )
+    if found is None and not reworded:
+        if sim >= limits.duplicate and sources_a != sources_b and not comparison.conflicting:
+            return _duplicate(a, b, sim)
+        return None
+    why = _why(found)
+    what = _said(why)
+    about = f" about {why['subject']}" if why["subject"] else ""
+    pages = sorted({old.page, new.page} - {""})
+    if old.newest < new.newest and trust_rank(new.trust) >= trust_rank(old.trust):
+        changed = f": a changed {why['fact']}{about}" if found is not None else ""
         return Candidate(
             Finding(
                 origin="extractive",
@@ -247,7 +281,7 @@ def classify(a: ClaimRow, b: ClaimRow, limits: Thresholds) -> Candidate | None:
                 subject=old.id,
                 message=(
                     f"claim {old.id} may be out of date: a newer source says otherwise "
-                    f"({what}); claim {new.id} states the newer version"
+                    f"({what}{changed}); claim {new.id} states the newer version"
                 ),
                 claims=[old.id, new.id],
                 pages=pages,
@@ -255,15 +289,16 @@ def classify(a: ClaimRow, b: ClaimRow, limits: Thresholds) -> Candidate | None:
                     "op": "supersede_claim",
                     "claim": old.id,
                     "successor": new.id,
-                    "reason": f"a newer source changed it ({what})"[:300],
+                    "reason": f"a newer source changed it ({what}{changed})"[:300],
                 },
+                why=why,
             ),
             _quotes(old, new),
         )
-    if not changed_facts:
-        return None  # rewording within one source, or from the same moment: not a conflict
+    if found is None:
+        return None  # rewording from the same moment, or by a less trusted newcomer
     hint = ""
-    if disjoint and old.newest < new.newest:
+    if old.newest < new.newest:
         hint = (
             f"the newer claim is {new.trust} and the older {old.trust}: a less trusted source "
             "can't supersede by itself; check both sources, then dismiss or retract"
@@ -274,11 +309,16 @@ def classify(a: ClaimRow, b: ClaimRow, limits: Thresholds) -> Candidate | None:
             kind="contradiction",
             severity="warning",
             subject=f"{old.id}|{new.id}",
-            message=f"claims {old.id} and {new.id} disagree: {what}",
+            message=(
+                f"claims {old.id} and {new.id} disagree{about}: a different {why['fact']}, "
+                f"{_sides(why, old.id, new.id)} — two sources disagree; which is right is for "
+                "a person to decide"
+            ),
             claims=[old.id, new.id],
             pages=pages,
             fix_hint=hint
             or "decide which is right: `affidavit findings fix ID --keep CLAIM` supersedes the other",
+            why=why,
         ),
         _quotes(old, new),
     )

@@ -83,6 +83,12 @@ class Finding(BaseModel):
     fix: dict[str, Any] | None = None
     fix_hint: str = ""
     """What the user can do by hand (shown when no fix plan can be generated)."""
+    why: dict[str, str] = Field(default_factory=dict)
+    """Why it was raised, as data. A disagreement (stale, contradiction) of the extractive
+    engine: ``subject`` (the words the two claims share that make them about one thing),
+    ``fact`` (``number``, ``date``, ``name``, ``negation``, ``antonym``, or ``reworded`` for a
+    newer source's restatement) and ``a`` / ``b`` (what each claim, in ``claims`` order, says).
+    The message says the same in words. Not part of the fingerprint."""
     origin: Literal["", "check", "extractive", "model"] = ""
     """Who found it: a deterministic check, the extractive finder (which looks at the whole wiki
     every run, so what it no longer finds is resolved) or a language model (which sees a sample,
@@ -140,6 +146,7 @@ def _stored(row: sqlite3.Row) -> StoredFinding:
         pages=json.loads(row["pages"]),
         fix=json.loads(row["fix"]) if row["fix"] else None,
         fix_hint=row["fix_hint"],
+        why=json.loads(row["why"] or "{}"),
         origin=row["origin"],
     )
     return StoredFinding(
@@ -186,8 +193,8 @@ class FindingStore:
         if row is None:
             self.db.execute(
                 "INSERT INTO findings (id, kind, origin, severity, subject, message, quotes, "
-                "claims, pages, fix, fix_hint, status, first_run, last_run, first_seen, "
-                "last_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?)",
+                "claims, pages, fix, fix_hint, why, status, first_run, last_run, first_seen, "
+                "last_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?)",
                 (
                     fid,
                     finding.kind,
@@ -200,6 +207,7 @@ class FindingStore:
                     json.dumps(finding.pages),
                     fix,
                     finding.fix_hint,
+                    canonical_json(finding.why),
                     run,
                     run,
                     at,
@@ -210,7 +218,7 @@ class FindingStore:
         reopen = row["status"] == "resolved"
         self.db.execute(
             "UPDATE findings SET severity = ?, message = ?, quotes = ?, fix = ?, fix_hint = ?, "
-            "last_run = ?, last_seen = ?, status = CASE WHEN ? THEN 'open' ELSE status END, "
+            "why = ?, last_run = ?, last_seen = ?, status = CASE WHEN ? THEN 'open' ELSE status END, "
             "plan_id = CASE WHEN ? THEN NULL ELSE plan_id END WHERE id = ?",
             (
                 finding.severity,
@@ -218,6 +226,7 @@ class FindingStore:
                 quotes,
                 fix,
                 finding.fix_hint,
+                canonical_json(finding.why),
                 run,
                 at,
                 reopen,
