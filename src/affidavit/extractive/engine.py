@@ -41,8 +41,8 @@ VERSION = "1"
 """Bumped whenever the same task would give a different plan."""
 ENGINE = f"extractive-{VERSION}"
 
-MAX_TOPICS = 6
-MAX_TOPIC_CLAIMS = 6
+MAX_TOPICS = 5
+MAX_TOPIC_CLAIMS = 4
 MAX_CLAIMS_PER_OP = 30
 """The plan schema's limit on claims per operation: a longer section is split over operations."""
 MAX_RELATED_LINKS = 3
