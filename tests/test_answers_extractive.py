@@ -91,3 +91,12 @@ def test_what_is_x_takes_the_claim_that_defines_x() -> None:
     ]
     reply = extractive_answer("What is a set in Python?", hits, "n")
     assert first(reply) == "A set is an unordered collection with no duplicate elements."
+
+
+def test_what_does_x_do_takes_the_claim_that_describes_x() -> None:
+    hits = [
+        hit(0, "Indicates whether the platform provides a symlink attack resistant rmtree."),
+        hit(1, "rmtree(path, ignore_errors=False): Delete an entire directory tree."),
+    ]
+    reply = extractive_answer("What does shutil.rmtree do?", hits, "n")
+    assert first(reply) == "rmtree(path, ignore_errors=False): Delete an entire directory tree."

@@ -236,7 +236,7 @@ def test_the_same_sources_give_the_same_wiki_byte_for_byte(tmp_path: Path) -> No
         try:
             nonces = Nonces(vault)
             for name, text in (speech(1863), article("Andes")):
-                ingest(vault, name, text, nonces)
+                ingest(vault, name, text[:9000], nonces)  # two chunks each: bounded work
             return {
                 str(p.relative_to(vault.wiki_dir)): p.read_bytes()
                 for p in sorted(vault.wiki_dir.rglob("*"))

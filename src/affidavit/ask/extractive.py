@@ -85,18 +85,39 @@ _DEFINITION = re.compile(
 )
 
 
+_DOES = re.compile(
+    r"^\s*what\s+(?:does|do|did)\s+(?:an?\s+|the\s+)?(.+?)\s+(?:do|provide|offer|return|mean|"
+    r"contain|support|allow|make|create)\b",
+    re.IGNORECASE,
+)
+
+
 def defined_term(question: str) -> str:
-    """The term a "what is X?" question asks to define ("set" for "What is a set in Python?")."""
-    match = _DEFINITION.match(question)
+    """The term a "what is X?" or "what does X do?" question asks about ("set" for "What is a
+    set in Python?", "shutil.rmtree" for "What does shutil.rmtree do?")."""
+    match = _DEFINITION.match(question) or _DOES.match(question)
     if not match or len(match.group(1).split()) > 4:
         return ""
     return match.group(1).strip()
 
 
-def _defines(term: str, text: str) -> bool:
-    """True if ``text`` opens by defining ``term`` ("A set is an unordered collection...")."""
+def _defines(term: str, text: str, title: str = "") -> bool:
+    """True if ``text`` opens by defining or describing ``term``: "A set is an unordered
+    collection...", "rmtree(path, ...): Delete an entire directory tree" for "shutil.rmtree",
+    "This module provides..." on the page of the module asked about."""
+    text = text.strip()
     pattern = rf"^(?:an?\s+|the\s+)?{re.escape(term)}(?:e?s)?\s+(?:is|are|was|were|refers|means)\b"
-    return re.match(pattern, text.strip(), re.IGNORECASE) is not None
+    if re.match(pattern, text, re.IGNORECASE):
+        return True
+    name = re.sub(r"\s+module$", "", term, flags=re.IGNORECASE).strip()
+    last = name.rsplit(".", 1)[-1]
+    if re.fullmatch(r"[A-Za-z_]\w*", last) and re.match(
+        rf"^(?:class\s+)?(?:[\w.]+\.)?{re.escape(last)}\s*\(", text
+    ):
+        return True  # the signature of the function asked about, then its description
+    if re.match(rf"^the\s+{re.escape(name)}\s+module\b", text, re.IGNORECASE):
+        return True
+    return bool(name) and text.startswith("This module") and title.lower().startswith(name.lower())
 
 
 def _bigrams(text: str) -> set[tuple[str, str]]:
@@ -207,7 +228,7 @@ def extractive_answer(question: str, hits: list[Hit], nonce: str) -> dict[str, A
         # the claim's own words count fully, its page title's at half weight
         own = _support(weights, said[rank])
         support = own + 0.5 * (_support(weights, titled[rank]) - own)
-        defines = bool(term) and _defines(term, hit.text)
+        defines = bool(term) and _defines(term, hit.text, hit.page_title)
         if support < MIN_SUPPORT and not defines:
             continue
         score = support + 0.08 / (1 + rank)

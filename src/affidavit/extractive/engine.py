@@ -35,14 +35,14 @@ from ..providers.base import IngestTask
 from .lexicon import ANAPHORIC_STARTS
 from .segment import MAX_CLAIM, MIN_QUOTE, Segmented, collapse, segment
 from .topics import Topic, find_topics, name_key
-from .units import MIN_CHARS_FALLBACK, Unit, build_units, claim_text
+from .units import MIN_CHARS_FALLBACK, Unit, build_units, claim_text, excluded_regions
 
 VERSION = "1"
 """Bumped whenever the same task would give a different plan."""
 ENGINE = f"extractive-{VERSION}"
 
-MAX_TOPICS = 6
-MAX_TOPIC_CLAIMS = 6
+MAX_TOPICS = 5
+MAX_TOPIC_CLAIMS = 4
 MAX_CLAIMS_PER_OP = 30
 """The plan schema's limit on claims per operation: a longer section is split over operations."""
 MAX_RELATED_LINKS = 3
@@ -297,11 +297,27 @@ def _fit_sections(sections: dict[str, list[Unit]], budget: int) -> dict[str, lis
     return dict(zip(names, groups, strict=True))
 
 
+def _hidden_headings(seg: Segmented, chunk: str, flagged: tuple[tuple[int, int], ...]) -> set[str]:
+    """Headings that touch a flagged span or a sanitizer flag: never a section name."""
+    regions = excluded_regions(chunk, flagged)
+    return {
+        h.text
+        for h in seg.headings
+        if any(a < h.end and h.start < max(b, a + 1) for a, b in regions)
+    }
+
+
 def _source_page(
-    ctx: _Context, units: list[Unit], title: str, title_heading: str, chunk: str, budget: int
+    ctx: _Context,
+    units: list[Unit],
+    title: str,
+    title_heading: str,
+    chunk: str,
+    budget: int,
+    hidden: set[str],
 ) -> _Page:
     """The source page: every unit of the chunk (near-duplicates once), in document order,
-    grouped under the document's own headings."""
+    grouped under the document's own headings (none that a flag touches)."""
     slug, create = _source_slug(ctx, name_key(title))
     sections: dict[str, list[Unit]] = {}
     seen: set[str] = set()
@@ -311,7 +327,7 @@ def _source_page(
             continue
         seen.add(key)
         name = unit.sentence.section
-        if not name or name == title_heading:
+        if not name or name == title_heading or name in hidden:
             name = DEFAULT_SECTION
         sections.setdefault(_fit(name, 80), []).append(unit)
     sections = _fit_sections(sections, budget)
@@ -406,7 +422,8 @@ def propose_plan(task: IngestTask) -> dict[str, Any]:
     ctx = _context(task)
     title, title_heading = _source_title(task, seg)
     budget = MAX_OPERATIONS - (1 if task.chunk_index == 0 else 0)
-    source = _source_page(ctx, units, title, title_heading, chunk, budget)
+    hidden = _hidden_headings(seg, chunk, task.flagged)
+    source = _source_page(ctx, units, title, title_heading, chunk, budget, hidden)
     exclude = (name_key(title), name_key(name_title(task.source_name)))
     elsewhere = " . ".join(f"{p.title} . {p.summary}" for p in task.pages)
     topics = find_topics(
