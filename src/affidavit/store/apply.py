@@ -45,6 +45,7 @@ from ..plan.schema import (
     SupersedeClaim,
     UpdateContext,
 )
+from ..retrieval.tantivy_index import refresh_search_index
 from ..sources.extract import location
 from ..sources.store import SourceStore
 from ..vault import Vault
@@ -623,6 +624,7 @@ def _write_and_commit(
     journal_path.unlink()
     fsync_dir(vault.journal_dir)
     step("done")
+    refresh_search_index(db)  # derived, self-healing: a crash before this is caught up later
     return [
         ApplyResult(
             item.plan_id,
