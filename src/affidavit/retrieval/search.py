@@ -84,6 +84,9 @@ def rrf(lists: list[tuple[list[str], float]]) -> dict[str, float]:
     return scores
 
 
+RRF_WEIGHTS = (("claims", 1.0), ("pages", 0.5), ("neighbours", 0.3))
+"""The earlier fusion's weights (``fusion="rrf"``)."""
+
 PAGE_BONUS = 0.1
 """What being on a page whose title or summary matches the question adds to a claim's BM25
 score, as a share of the best claim's score: enough to order near-ties, never enough to put a
@@ -219,31 +222,41 @@ class Retriever:
         with _snapshot(self.db):  # the index position and every row read agree
             return self._search(query, k, tiers)
 
+    def lexical_lists(
+        self, query: str, *, k: int = 10, min_trust: str = "untrusted"
+    ) -> dict[str, list[tuple[str, float]]]:
+        """The lexical lists the ranking fuses, each ``(claim id, BM25 score)`` best first:
+        ``claims`` (the question's words over all claims), ``pages`` (claims of the pages whose
+        title or summary match) and ``neighbours`` (claims of pages linked to or from the best
+        claims' pages). For the benchmarks that measure each list's contribution."""
+        tiers = allowed_tiers(min_trust)
+        with _snapshot(self.db):
+            return self._lists(query_terms(query), k, tiers)
+
+    def _lists(
+        self, terms: list[str], k: int, tiers: tuple[str, ...]
+    ) -> dict[str, list[tuple[str, float]]]:
+        if not terms:
+            return {"claims": [], "pages": [], "neighbours": []}
+        engine = self._lexical()
+        by_text = engine.claims(terms, tiers, max(CANDIDATES, k))
+        pages = [slug for slug, _ in engine.pages(terms, 5)]
+        on_pages = [hit for p in pages for hit in engine.claims(terms, tiers, 5, page=p)]
+        best_pages = self._pages_of([cid for cid, _ in by_text[:5]]) or pages[:3]
+        on_neighbours = [
+            hit
+            for p in self._neighbours(best_pages)
+            for hit in engine.claims(terms, tiers, 3, page=p)
+        ]
+        return {"claims": by_text, "pages": on_pages, "neighbours": on_neighbours}
+
     def _search(self, query: str, k: int, tiers: tuple[str, ...]) -> list[Hit]:
-        terms = query_terms(query)
-        lexical: list[str] = []
-        if terms:
-            engine = self._lexical()
-            by_text = engine.claims(terms, tiers, max(CANDIDATES, k))
-            pages = [slug for slug, _ in engine.pages(terms, 5)]
-            on_pages = [hit for p in pages for hit in engine.claims(terms, tiers, 5, page=p)]
-            best_pages = self._pages_of([cid for cid, _ in by_text[:5]]) or pages[:3]
-            on_neighbours = [
-                hit
-                for p in self._neighbours(best_pages)
-                for hit in engine.claims(terms, tiers, 3, page=p)
-            ]
-            if self.fusion == "rrf":
-                old = rrf(
-                    [
-                        ([c for c, _ in by_text], 1.0),
-                        ([c for c, _ in on_pages], 0.5),
-                        ([c for c, _ in on_neighbours], 0.3),
-                    ]
-                )
-                lexical = sorted(old, key=lambda cid: (-old[cid], cid))
-            else:
-                lexical = fuse_lexical(by_text, on_pages, on_neighbours)
+        lists = self._lists(query_terms(query), k, tiers)
+        if self.fusion == "rrf":
+            old = rrf([([c for c, _ in lists[n]], w) for n, w in RRF_WEIGHTS])
+            lexical = sorted(old, key=lambda cid: (-old[cid], cid))
+        else:
+            lexical = fuse_lexical(lists["claims"], lists["pages"], lists["neighbours"])
         if self.vectors is None:
             ranked = lexical
             scores = {cid: 1.0 / (RRF_K + n + 1) for n, cid in enumerate(ranked)}
@@ -251,16 +264,20 @@ class Retriever:
             dense = [cid for cid, _ in self.vectors.search(self.db, query, max(CANDIDATES, k))]
             scores = rrf([(lexical, 1.0), (self._keep_allowed(dense, tiers), 1.0)])
             ranked = sorted(scores, key=lambda cid: (-scores[cid], cid))
-        hits = [self._hit(cid, scores[cid], tiers) for cid in ranked[: k * 2]]
-        return _distinct([h for h in hits if h is not None], k)
+        return _distinct(self._hits(ranked[: k * 2], scores, tiers), k)
 
     def _pages_of(self, claim_ids: list[str]) -> list[str]:
-        pages: list[str] = []
-        for cid in claim_ids:
-            row = self.db.execute("SELECT page_slug FROM claims WHERE id = ?", (cid,)).fetchone()
-            if row and row[0] and row[0] not in pages:
-                pages.append(row[0])
-        return pages[:3]
+        """The pages of ``claim_ids`` in their order, distinct, at most 3."""
+        if not claim_ids:
+            return []
+        marks = ",".join("?" * len(claim_ids))
+        page_of = dict(
+            self.db.execute(
+                f"SELECT id, page_slug FROM claims WHERE id IN ({marks})", claim_ids
+            ).fetchall()
+        )
+        pages = [page_of[c] for c in claim_ids if page_of.get(c)]
+        return list(dict.fromkeys(pages))[:3]
 
     def _keep_allowed(self, claim_ids: list[str], tiers: tuple[str, ...]) -> list[str]:
         marks = ",".join("?" * len(tiers))
@@ -275,32 +292,49 @@ class Retriever:
                 kept.append(cid)
         return kept
 
-    def _hit(self, claim_id: str, score: float, tiers: tuple[str, ...]) -> Hit | None:
-        """The claim as a hit, or None unless it is active and of an allowed tier (re-checked
-        here: whatever an engine returned, only the database decides what may be shown)."""
-        row = self.db.execute(
-            "SELECT c.id, c.page_slug, c.text, c.trust, c.status, "
-            "coalesce(p.title, 'Context') AS title "
-            "FROM claims c LEFT JOIN pages p ON p.slug = c.page_slug WHERE c.id = ?",
-            (claim_id,),
-        ).fetchone()
-        if row is None or row["status"] != "active" or row["trust"] not in tiers:
-            return None
-        evidence = self.db.execute(
-            'SELECT e.source_id, s.name, e.quote, e.location, e.start, e."end" '
-            "FROM evidence e JOIN sources s ON s.id = e.source_id "
-            "WHERE e.claim_id = ? ORDER BY e.idx",
-            (claim_id,),
-        ).fetchall()
-        return Hit(
-            claim_id=row["id"],
-            page=row["page_slug"],
-            page_title=row["title"],
-            text=row["text"],
-            trust=row["trust"],
-            score=round(score, 6),
-            evidence=tuple(EvidenceRef(*e) for e in evidence),
-        )
+    def _hits(
+        self, claim_ids: list[str], scores: dict[str, float], tiers: tuple[str, ...]
+    ) -> list[Hit]:
+        """The claims as hits, in the given order, keeping only those active and of an allowed
+        tier (re-checked here: whatever an engine returned, only the database decides what may
+        be shown). Two queries, whatever the number of claims."""
+        if not claim_ids:
+            return []
+        marks = ",".join("?" * len(claim_ids))
+        rows = {
+            row[0]: row
+            for row in self.db.execute(
+                "SELECT c.id, c.page_slug, c.text, c.trust, c.status, "
+                "coalesce(p.title, 'Context') FROM claims c "
+                f"LEFT JOIN pages p ON p.slug = c.page_slug WHERE c.id IN ({marks})",
+                claim_ids,
+            )
+        }
+        evidence: dict[str, list[EvidenceRef]] = defaultdict(list)
+        for e in self.db.execute(
+            'SELECT e.claim_id, e.source_id, s.name, e.quote, e.location, e.start, e."end" '
+            f"FROM evidence e JOIN sources s ON s.id = e.source_id WHERE e.claim_id IN ({marks}) "
+            "ORDER BY e.claim_id, e.idx",
+            claim_ids,
+        ):
+            evidence[e[0]].append(EvidenceRef(*e[1:]))
+        hits = []
+        for cid in claim_ids:
+            row = rows.get(cid)
+            if row is None or row[4] != "active" or row[3] not in tiers:
+                continue
+            hits.append(
+                Hit(
+                    claim_id=row[0],
+                    page=row[1],
+                    page_title=row[5],
+                    text=row[2],
+                    trust=row[3],
+                    score=round(scores[cid], 6),
+                    evidence=tuple(evidence[cid]),
+                )
+            )
+        return hits
 
 
 class _snapshot:
