@@ -22,9 +22,10 @@ import os
 import shutil
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -75,12 +76,23 @@ def _tv() -> Any:
     return tantivy
 
 
+_DIRS: OrderedDict[int, tuple[sqlite3.Connection, Path | None]] = OrderedDict()
+
+
 def index_dir(db: sqlite3.Connection) -> Path | None:
-    """Where the index of the database ``db`` lives (beside it), or None for an in-memory one."""
+    """Where the index of the database ``db`` lives (beside it), or None for an in-memory one
+    (remembered for the last few connections: a search asks every time)."""
+    known = _DIRS.get(id(db))
+    if known is not None and known[0] is db:
+        return known[1]
+    found = None
     for row in db.execute("PRAGMA database_list"):
         if row[1] == "main" and row[2]:
-            return Path(row[2]).parent / DIRNAME
-    return None
+            found = Path(row[2]).parent / DIRNAME
+    _DIRS[id(db)] = (db, found)
+    while len(_DIRS) > 32:
+        _DIRS.popitem(last=False)
+    return found
 
 
 @dataclass(frozen=True)
@@ -115,13 +127,14 @@ def _secure(path: Path) -> None:
             os.chmod(entry.path, 0o600)
 
 
+@lru_cache(maxsize=4096)
+def _tokens(word: str) -> tuple[str, ...]:
+    return tuple(_analyzer().analyze(word))
+
+
 def _terms(words: Iterable[str]) -> list[str]:
-    out: list[str] = []
-    for word in words:
-        for token in _analyzer().analyze(word):
-            if token not in out:
-                out.append(token)
-    return out
+    """The index terms of ``words`` (each analysed as the indexed text is), without repeats."""
+    return list(dict.fromkeys(t for word in words for t in _tokens(word)))
 
 
 class SearchIndex:
@@ -351,11 +364,13 @@ _OPEN_LOCK = threading.Lock()
 def open_index(db: sqlite3.Connection) -> SearchIndex | None:
     """The shared :class:`SearchIndex` of ``db``'s vault, or None (in-memory database)."""
     path = index_dir(db)
-    if path is None or not path.parent.is_dir():
+    if path is None:
         return None
     with _OPEN_LOCK:
         index = _OPEN.get(path)
         if index is None:
+            if not path.parent.is_dir():
+                return None
             index = _OPEN[path] = SearchIndex(path)
         return index
 
