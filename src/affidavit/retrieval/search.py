@@ -121,7 +121,12 @@ class Lexical(Protocol):
     """A BM25 engine over active claims and pages; scores are higher-is-better."""
 
     def claims(
-        self, terms: list[str], tiers: tuple[str, ...], limit: int, page: str | None = None
+        self,
+        terms: list[str],
+        tiers: tuple[str, ...],
+        limit: int,
+        page: str | None = None,
+        enough: int | None = None,
     ) -> list[tuple[str, float]]: ...
 
     def pages(self, terms: list[str], limit: int) -> list[tuple[str, float]]: ...
@@ -135,7 +140,12 @@ class Fts5:
         self.db = db
 
     def claims(
-        self, terms: list[str], tiers: tuple[str, ...], limit: int, page: str | None = None
+        self,
+        terms: list[str],
+        tiers: tuple[str, ...],
+        limit: int,
+        page: str | None = None,
+        enough: int | None = None,
     ) -> list[tuple[str, float]]:
         if not terms:
             return []
@@ -239,7 +249,7 @@ class Retriever:
         if not terms:
             return {"claims": [], "pages": [], "neighbours": []}
         engine = self._lexical()
-        by_text = engine.claims(terms, tiers, max(CANDIDATES, k))
+        by_text = engine.claims(terms, tiers, max(CANDIDATES, k), enough=k)
         pages = [slug for slug, _ in engine.pages(terms, 5)]
         on_pages = [hit for p in pages for hit in engine.claims(terms, tiers, 5, page=p)]
         best_pages = self._pages_of([cid for cid, _ in by_text[:5]]) or pages[:3]
