@@ -17,7 +17,7 @@ from affidavit.doctor import run_doctor
 from affidavit.inbox import approve, propose
 from affidavit.retrieval import tantivy_index
 from affidavit.retrieval.search import Retriever
-from affidavit.retrieval.tantivy_index import DIRNAME, db_position, open_index
+from affidavit.retrieval.tantivy_index import DIRNAME, db_position, open_index, wait_for_refresh
 from affidavit.vault import Vault, init_vault, private_problems
 
 from .conftest import add_text, claim, make_plan
@@ -58,7 +58,9 @@ def build_wiki(vault: Vault, designer: str = "James Douglass") -> list[str]:
             ],
         },
     )
-    return approve(vault, propose(vault, plan, "t", "t").plan_id, None, "t").claims
+    claims = approve(vault, propose(vault, plan, "t", "t").plan_id, None, "t").claims
+    assert wait_for_refresh(60)  # the door's catch-up runs in the background
+    return claims
 
 
 def ids(retriever: Retriever, query: str, **kw: str) -> list[str]:

@@ -12,12 +12,14 @@ to SQLite FTS5. A crash between the database commit and the index update therefo
 catch-up, never a wrong answer. ``affidavit reindex`` rebuilds it from scratch; ``doctor`` checks
 that it reflects the database.
 
-The door calls :func:`refresh_search_index` after each applied batch; ``affidavit reindex``
+The door calls :func:`refresh_search_index` after each applied batch (the catch-up runs in the
+background: a tantivy commit's fsyncs are not the apply's to wait for); ``affidavit reindex``
 prunes the change log up to the index's position.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import sqlite3
@@ -414,18 +416,78 @@ def ready_index(db: sqlite3.Connection) -> SearchIndex | None:
     return None
 
 
+class _Refresher:
+    """Catches indexes up on one background thread, each on its own database connection (the
+    door's connection is never shared across threads). A tantivy commit fsyncs every new file —
+    200–600 ms on a loaded machine — which the apply protocol must not wait for; the index is
+    derived and every search checks it, so running late is safe. At exit, pending work is given
+    a few seconds to finish; a process that dies before is a crash, which the next search heals."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.pending: dict[Path, Path] = {}  # index folder -> database file
+        self.busy = False
+        self.thread: threading.Thread | None = None
+
+    def submit(self, folder: Path, database: Path) -> None:
+        with self.cond:
+            self.pending[folder] = database
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(
+                    target=self._run, name="affidavit-search-index", daemon=True
+                )
+                self.thread.start()
+            self.cond.notify_all()
+
+    def _run(self) -> None:
+        from ..db import connect
+
+        while True:
+            with self.cond:
+                while not self.pending:
+                    self.busy = False
+                    self.cond.notify_all()
+                    if not self.cond.wait(timeout=30):
+                        self.thread = None
+                        return
+                _, database = self.pending.popitem()
+                self.busy = True
+            try:
+                db = connect(database)
+                try:
+                    index = open_index(db)
+                    if index is not None:
+                        index.catch_up(db)
+                finally:
+                    db.close()
+            except (IndexBusy, OSError, ValueError, sqlite3.Error):
+                pass  # left behind: the next search catches up or uses FTS5
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Until nothing is pending (True), or ``timeout`` seconds passed (False)."""
+        with self.cond:
+            return self.cond.wait_for(lambda: not self.pending and not self.busy, timeout)
+
+
+_REFRESHER = _Refresher()
+atexit.register(_REFRESHER.wait, 10.0)
+
+
 def refresh_search_index(db: sqlite3.Connection) -> None:
-    """The door's hook, after a batch committed: catch the index up. Never raises — a stale
-    index is caught up by the next search, and FTS5 answers meanwhile. (The change log is
-    pruned only by ``affidavit reindex``, so what a batch leaves in the database is the same
-    whether or not this ran.)"""
-    index = open_index(db)
-    if index is None:
+    """The door's hook, after a batch committed: have the index caught up (in the background;
+    see :class:`_Refresher`). Never raises. (The change log is pruned only by ``affidavit
+    reindex``, so what a batch leaves in the database is the same whether or not this ran.)"""
+    folder = index_dir(db)
+    if folder is None or not folder.parent.is_dir():
         return
-    try:
-        index.catch_up(db)
-    except (IndexBusy, OSError, ValueError, sqlite3.Error):
-        return
+    for row in db.execute("PRAGMA database_list"):
+        if row[1] == "main" and row[2]:
+            _REFRESHER.submit(folder, Path(row[2]))
+
+
+def wait_for_refresh(timeout: float | None = None) -> bool:
+    """Wait until the background catch-ups submitted so far are done (tests, benchmarks)."""
+    return _REFRESHER.wait(timeout)
 
 
 def index_problems(db: sqlite3.Connection) -> list[str]:
