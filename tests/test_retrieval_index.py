@@ -110,7 +110,7 @@ def test_a_busy_index_falls_back_to_fts5_with_the_right_answer(vault: Vault) -> 
         retriever = Retriever(vault.db)
         found = ids(retriever, "Who designed the present tower?")
         assert claims[1] not in found and retriever.used == "fts5"
-        assert run_doctor(vault).findings[-1].check == "search"
+        assert not [f for f in run_doctor(vault).findings if f.check == "search"]  # behind: normal
     finally:
         writer.rollback()
         del writer
@@ -173,3 +173,68 @@ def test_trust_filter_holds_in_both_engines(vault: Vault, engine: str) -> None:
     vault.db.execute("UPDATE claims SET trust = 'untrusted'")
     assert ids(retriever, "tower lighthouse", min_trust="semi-trusted") == []
     assert len(ids(retriever, "tower lighthouse", min_trust="untrusted")) == 3
+
+
+TREATY = (
+    "The Treaty of Paris ended the war in 1783.\n"
+    "The treaty was signed in the Hotel d'York on the rue Jacob.\n"
+    "Paris hosted the peace talks for many months.\n"
+    "Benjamin Franklin, John Adams and John Jay negotiated the treaty for the United States.\n"
+)
+
+
+@pytest.mark.parametrize("engine", ["auto", "fts5"])
+def test_a_matching_page_never_outranks_the_best_bm25_hit(vault: Vault, engine: str) -> None:
+    """Issue 15: RRF over the claim and page lists put a matching page's weaker claims above the
+    claim that answers the question; the fused ranking keeps the best BM25 hit first."""
+    source = add_text(vault, "treaty.md", TREATY, "trusted")
+    plan = make_plan(
+        vault,
+        {
+            "op": "create_page",
+            "slug": "treaty-of-paris",
+            "title": "Treaty of Paris",
+            "summary": "The Treaty of Paris of 1783",
+            "claims": [
+                claim(
+                    "The Treaty of Paris ended the war in 1783.",
+                    source,
+                    "The Treaty of Paris ended the war in 1783",
+                ),
+                claim(
+                    "The treaty was signed in the Hotel d'York on the rue Jacob.",
+                    source,
+                    "The treaty was signed in the Hotel d'York on the rue Jacob",
+                ),
+            ],
+        },
+    )
+    first = approve(vault, propose(vault, plan, "t", "t").plan_id, None, "t").claims
+    source = add_text(vault, "delegation.md", TREATY.splitlines()[-1] + "\n", "trusted")
+    plan = make_plan(
+        vault,
+        {
+            "op": "create_page",
+            "slug": "american-delegation",
+            "title": "American delegation",
+            "summary": "Benjamin Franklin, John Adams and John Jay",
+            "claims": [
+                claim(
+                    "Benjamin Franklin, John Adams and John Jay negotiated the treaty for the "
+                    "United States.",
+                    source,
+                    "Benjamin Franklin, John Adams and John Jay negotiated the treaty for the "
+                    "United States",
+                )
+            ],
+        },
+    )
+    proposed = propose(vault, plan, "t", "t")
+    assert proposed.status == "pending", proposed
+    claims = first + approve(vault, proposed.plan_id, None, "t").claims
+    assert len(claims) == 3
+    wait_for_refresh(60)
+    question = "Who negotiated the treaty?"
+    assert ids(Retriever(vault.db, engine=engine), question)[0] == claims[2]
+    # the earlier fusion, kept for the benchmark, shows the bug this guards against
+    assert ids(Retriever(vault.db, engine=engine, fusion="rrf"), question)[0] != claims[2]
