@@ -198,6 +198,8 @@ class Retriever:
     ) -> None:
         if engine not in ENGINES:
             raise ValueError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
+        if fusion not in ("bm25", "rrf"):
+            raise ValueError(f"unknown fusion {fusion!r}; use bm25 or rrf")
         self.db = db
         self.vectors = vectors
         self.engine = engine
