@@ -1,12 +1,16 @@
 """Question-specific retrieval over active claims at or above a trust tier (SPEC W7, W8).
 
-Ranked lists are fused with reciprocal rank fusion (RRF):
+Three lexical lists, by BM25 (the tantivy index of :mod:`affidavit.retrieval.tantivy_index` when it
+reflects the snapshot being read, SQLite FTS5 otherwise):
 
-- claims whose text matches the query's words (SQLite FTS5, BM25);
-- claims of the pages whose title or summary match (FTS5 over pages);
-- claims nearest to the query in embedding space, when the ``[embeddings]`` extra is installed
-  and the vectors' lineage matches (:mod:`affidavit.retrieval.vectors`);
-- link neighbours: matching claims of pages linked to or from the best pages.
+- claims whose text matches the query's words;
+- claims of the pages whose title or summary match;
+- link neighbours: matching claims of the pages linked to or from the best claims' pages.
+
+They are fused by score (:func:`fuse_lexical`: a page match never demotes the best BM25 hit);
+claims nearest to the query in embedding space, when the ``[embeddings]`` extra is installed and
+the vectors' lineage matches (:mod:`affidavit.retrieval.vectors`), are then fused with that ranking
+by reciprocal rank fusion.
 
 Never the whole wiki: each list is bounded, and the caller packs the result into a token budget.
 """
