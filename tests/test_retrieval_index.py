@@ -156,12 +156,14 @@ def test_doctor_checks_and_reindex_rebuilds_the_index(vault: Vault) -> None:
     assert ids(Retriever(vault.db), "Rame Head kilometres")[0] == claims[0]
 
 
-def test_a_deleted_index_is_rebuilt_by_the_next_search(vault: Vault) -> None:
+def test_a_deleted_index_is_rebuilt_in_the_background(vault: Vault) -> None:
     claims = build_wiki(vault)
     CliRunner().invoke(main, ["--vault", str(vault.root), "reindex"])  # prunes the change log
     shutil.rmtree(vault.state_dir / DIRNAME)
     tantivy_index._OPEN.clear()
     retriever = Retriever(vault.db)
+    assert ids(retriever, "Plymouth Hoe")[0] == claims[2]  # FTS5 while it is rebuilt
+    assert retriever.used == "fts5" and wait_for_refresh(60)
     assert ids(retriever, "Plymouth Hoe")[0] == claims[2] and retriever.used == "tantivy"
 
 

@@ -39,6 +39,8 @@ META_KEY = "m:state"
 WRITER_HEAP = 64_000_000
 BUILD_HEAP = 256_000_000
 BUILD_BATCH = 50_000
+REBUILD_AFTER = 20_000  # changes behind: past this, rebuilding in bulk is cheaper
+SEARCH_CATCH_UP = 2_000  # changes behind: past this, a search answers from FTS5 meanwhile
 
 
 @cache
@@ -219,35 +221,44 @@ class SearchIndex:
                 ).fetchone()[0]
                 if low is None or low != have.seq + 1:
                     return self._rebuild_locked(db, want)  # the log was pruned past us
+                if want.seq - have.seq > REBUILD_AFTER:
+                    return self._rebuild_locked(db, want)  # one bulk pass is cheaper
                 changes = db.execute(
                     "SELECT DISTINCT kind, key FROM search_changes WHERE seq > ? AND seq <= ?",
                     (have.seq, want.seq),
                 ).fetchall()
                 writer = self._writer(WRITER_HEAP, 1)
                 try:
-                    for kind, key in changes:
-                        self._replace(db, writer, str(kind), str(key))
+                    for kind in ("claim", "page"):
+                        keys = [str(key) for k, key in changes if k == kind]
+                        for start in range(0, len(keys), 500):
+                            self._replace(db, writer, kind, keys[start : start + 500])
                     self._commit(writer, want)
                 except BaseException:
                     writer.rollback()
                     raise
                 return want
 
-    def _replace(self, db: sqlite3.Connection, writer: Any, kind: str, key: str) -> None:
+    def _replace(self, db: sqlite3.Connection, writer: Any, kind: str, keys: list[str]) -> None:
+        """Delete the documents of ``keys`` and add back those still to be found."""
+        marks = ",".join("?" * len(keys))
         if kind == "claim":
-            writer.delete_documents_by_term("key", "c:" + key)
-            row = db.execute(
-                "SELECT id, text, trust, page_slug FROM claims WHERE id = ? AND status = 'active'",
-                (key,),
-            ).fetchone()
-            if row is not None:
+            for key in keys:
+                writer.delete_documents_by_term("key", "c:" + key)
+            rows = db.execute(
+                "SELECT id, text, trust, page_slug FROM claims "
+                f"WHERE id IN ({marks}) AND status = 'active'",
+                keys,
+            ).fetchall()
+            for row in rows:
                 writer.add_document(_claim_doc(*row))
         else:
-            writer.delete_documents_by_term("key", "p:" + key)
-            row = db.execute(
-                "SELECT slug, title, summary FROM pages WHERE slug = ?", (key,)
-            ).fetchone()
-            if row is not None:
+            for key in keys:
+                writer.delete_documents_by_term("key", "p:" + key)
+            rows = db.execute(
+                f"SELECT slug, title, summary FROM pages WHERE slug IN ({marks})", keys
+            ).fetchall()
+            for row in rows:
                 writer.add_document(_page_doc(*row))
 
     def rebuild(self, db: sqlite3.Connection) -> Position | None:
@@ -409,6 +420,11 @@ def ready_index(db: sqlite3.Connection) -> SearchIndex | None:
     try:
         if index.current(want):
             return index
+        have = index.position
+        behind = want.seq - have.seq if have is not None and have.epoch == want.epoch else None
+        if behind is None or not 0 < behind <= SEARCH_CATCH_UP:
+            refresh_search_index(db)  # a long catch-up or a rebuild: not on this search's time
+            return None
         if db.in_transaction and index.catch_up(db) == want:
             return index
     except (IndexBusy, OSError, ValueError):
