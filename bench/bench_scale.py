@@ -3,9 +3,13 @@ peers' approach of putting every eligible claim into the prompt.
 
 Synthetic claims (sentences built from a fixed vocabulary with a seeded RNG) are written straight
 into a vault's tables — this measures retrieval and packing, not ingest — with FTS5 kept in sync by
-the database's own triggers. For each size it reports the build time, the database size, p50/p95
-retrieval + packing latency over 200 questions, the tokens sent per question (within
-``ask.context_tokens``), and the tokens that sending every eligible claim would take.
+the database's own triggers. For each size it reports the build time, the database size, the
+search index's build time and size, p50/p95 retrieval + packing latency over 200 questions for
+each engine (``tantivy``: the vault's search index; ``fts5``: SQLite FTS5, the floor it replaces,
+over the same questions in the same run, on ``--floor-questions`` of them), the tokens sent per
+question (within ``ask.context_tokens``), and the tokens that sending every eligible claim would
+take. The questions are the worst case for a term index: 4 words of a 70-word vocabulary, so an OR
+query matches most claims.
 
     .venv/bin/python bench/bench_scale.py [--sizes 1000,10000,100000,1000000] [--json]
 """
@@ -24,6 +28,7 @@ from pathlib import Path
 
 from affidavit.ask.packing import pack
 from affidavit.retrieval.search import Retriever
+from affidavit.retrieval.tantivy_index import DIRNAME, rebuild_search_index
 from affidavit.retrieval.tokens import count_tokens
 from affidavit.sources.store import SourceStore
 from affidavit.vault import init_vault
@@ -153,6 +158,10 @@ def main() -> int:
     parser.add_argument("--questions", type=int, default=200)
     parser.add_argument("--budget", type=int, default=3000)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--engines", default="tantivy,fts5")
+    parser.add_argument(
+        "--floor-questions", type=int, default=50, help="questions for fts5 (slow at 1M)"
+    )
     args = parser.parse_args()
     results = []
     for size in [int(s) for s in args.sizes.split(",")]:
@@ -162,32 +171,46 @@ def main() -> int:
         from affidavit.vault import open_vault
 
         vault = open_vault(work / "vault")
-        retriever = Retriever(vault.db)
-        latencies, sent = [], []
-        for _q in range(args.questions):
-            question = "What " + " ".join(rng.choices(WORDS, k=4)) + " was built?"
-            t0 = time.perf_counter()
-            packed = pack(retriever.search(question, k=30), args.budget, "n" * 24)
-            latencies.append(time.perf_counter() - t0)
-            sent.append(packed.tokens)
+        t0 = time.perf_counter()
+        rebuild_search_index(vault.db)
+        index_s = time.perf_counter() - t0
+        folder = vault.state_dir / DIRNAME
+        index_bytes = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+        questions = [
+            "What " + " ".join(rng.choices(WORDS, k=4)) + " was built?"
+            for _ in range(args.questions)
+        ]
+        row: dict[str, object] = {
+            "claims": size,
+            "build_seconds": round(build_s, 1),
+            "db_mb": round(db_bytes / 1e6, 1),
+            "index_build_seconds": round(index_s, 1),
+            "index_mb": round(index_bytes / 1e6, 1),
+        }
+        sent = []
+        for engine in args.engines.split(","):
+            retriever = Retriever(vault.db, engine="auto" if engine == "tantivy" else "fts5")
+            asked = questions if engine == "tantivy" else questions[: args.floor_questions]
+            latencies = []
+            for question in asked:
+                t0 = time.perf_counter()
+                packed = pack(retriever.search(question, k=30), args.budget, "n" * 24)
+                latencies.append(time.perf_counter() - t0)
+                assert retriever.used == engine, (retriever.used, engine)
+                sent.append(packed.tokens)
+            latencies.sort()
+            row[f"{engine}_questions"] = len(asked)
+            row[f"{engine}_p50_ms"] = round(1000 * statistics.median(latencies), 1)
+            row[f"{engine}_p95_ms"] = round(1000 * latencies[int(0.95 * (len(latencies) - 1))], 1)
         # every eligible claim in the prompt: exact for up to 100k, extrapolated from 100k above
         sample = vault.db.execute("SELECT c.id, c.text FROM claims c LIMIT 100000").fetchall()
         all_tokens = sum(count_tokens(f"[{cid}] (Bench) {text}\n") for cid, text in sample)
         all_tokens = int(all_tokens * size / max(1, len(sample)))
         vault.close()
-        latencies.sort()
-        results.append(
-            {
-                "claims": size,
-                "build_seconds": round(build_s, 1),
-                "db_mb": round(db_bytes / 1e6, 1),
-                "latency_p50_ms": round(1000 * statistics.median(latencies), 1),
-                "latency_p95_ms": round(1000 * latencies[int(0.95 * (len(latencies) - 1))], 1),
-                "tokens_sent_per_question": round(statistics.mean(sent)),
-                "tokens_all_eligible_claims": all_tokens,
-                "ratio": round(all_tokens / max(1, statistics.mean(sent))),
-            }
-        )
+        row["tokens_sent_per_question"] = round(statistics.mean(sent))
+        row["tokens_all_eligible_claims"] = all_tokens
+        row["ratio"] = round(all_tokens / max(1, statistics.mean(sent)))
+        results.append(row)
         shutil.rmtree(work, ignore_errors=True)
         print(json.dumps(results[-1]), file=sys.stderr)
     if args.json:

@@ -245,6 +245,26 @@ def test_repeated_searches_reuse_the_cached_matrix(
     assert all(e.matrix is not matrices[-1] for e in vectors_module._CACHE.values())
 
 
+def test_a_logged_question_does_not_re_derive_the_usable_rows(
+    vault: Vault, claims: dict[str, str], embedder: Embedder
+) -> None:
+    """Every ask logs its question; that changes the database, not the claims, so the usable
+    mask (one SHA-256 per claim) must not be recomputed."""
+    index = VectorIndex()
+    index.reindex(vault.db, embedder)
+    index.search(vault.db, embedder, "bridge", 1)
+    masks = [e.usable for e in vectors_module._CACHE.values()]
+    vault.db.execute(
+        "INSERT INTO questions (at, question, min_trust, provider, retrieved, answer, verdict, "
+        "dropped, prompt_tokens) VALUES ('x', 'bridge?', 'untrusted', 'x', '[]', '{}', 'x', 0, 0)"
+    )
+    index.search(vault.db, embedder, "bridge", 1)
+    after = [e.usable for e in vectors_module._CACHE.values()]
+    assert len(after) == len(masks) and all(a is b for a, b in zip(after, masks, strict=True))
+    vault.db.execute("UPDATE claims SET status = 'retracted' WHERE id = ?", (claims["bank"],))
+    assert claims["bank"] not in ids(index.search(vault.db, embedder, "bank", 3))
+
+
 class Constant:
     """Every text to the same unit vector: every score ties."""
 

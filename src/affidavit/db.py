@@ -354,6 +354,44 @@ def m007_link_index() -> str:
     return "CREATE INDEX IF NOT EXISTS links_dst ON links(dst, src);"
 
 
+@migration
+def m008_search_changes() -> str:
+    # The search index (retrieval/tantivy_index.py) lives outside the database; these triggers log
+    # every change it must follow, in the same transaction as the change, so the index can tell
+    # exactly how far behind it is and catch up (a crash between commit and index update included).
+    # The epoch names this database's history: an index built from another one is rebuilt.
+    return """
+        CREATE TABLE search_changes (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind TEXT NOT NULL,             -- claim | page
+            key TEXT NOT NULL               -- claim id or page slug
+        );
+        CREATE TABLE search_epoch (token TEXT NOT NULL);
+        INSERT INTO search_epoch (token) VALUES (lower(hex(randomblob(16))));
+        CREATE TRIGGER search_claims_insert AFTER INSERT ON claims BEGIN
+            INSERT INTO search_changes (kind, key) VALUES ('claim', new.id);
+        END;
+        CREATE TRIGGER search_claims_update
+        AFTER UPDATE OF id, text, status, trust, page_slug ON claims BEGIN
+            INSERT INTO search_changes (kind, key) VALUES ('claim', new.id);
+            INSERT INTO search_changes (kind, key) SELECT 'claim', old.id WHERE old.id <> new.id;
+        END;
+        CREATE TRIGGER search_claims_delete AFTER DELETE ON claims BEGIN
+            INSERT INTO search_changes (kind, key) VALUES ('claim', old.id);
+        END;
+        CREATE TRIGGER search_pages_insert AFTER INSERT ON pages BEGIN
+            INSERT INTO search_changes (kind, key) VALUES ('page', new.slug);
+        END;
+        CREATE TRIGGER search_pages_update AFTER UPDATE OF slug, title, summary ON pages BEGIN
+            INSERT INTO search_changes (kind, key) VALUES ('page', new.slug);
+            INSERT INTO search_changes (kind, key) SELECT 'page', old.slug WHERE old.slug <> new.slug;
+        END;
+        CREATE TRIGGER search_pages_delete AFTER DELETE ON pages BEGIN
+            INSERT INTO search_changes (kind, key) VALUES ('page', old.slug);
+        END
+    """
+
+
 def connect(path: Path) -> sqlite3.Connection:
     """Open the database with the settings every connection needs (WAL, foreign keys, timeouts)."""
     db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)

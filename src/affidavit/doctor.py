@@ -38,7 +38,7 @@ from .vault import Vault
 
 @dataclass(frozen=True)
 class Finding:
-    check: str  # sources | evidence | support | files | claims | audit | git | journal
+    check: str  # sources | evidence | support | files | claims | audit | git | journal | search
     subject: str
     message: str
     fix: str = ""
@@ -405,4 +405,13 @@ def run_doctor(vault: Vault) -> DoctorReport:
     _check_wiki_tree(vault, report)
     _check_claims(vault, store, report)
     _check_audit_and_git(vault, report)
+    _check_search_index(vault, report)
     return report
+
+
+def _check_search_index(vault: Vault, report: DoctorReport) -> None:
+    """The search index reflects the database (derived: ``affidavit reindex`` rebuilds it)."""
+    from .retrieval.tantivy_index import index_problems
+
+    for message in index_problems(vault.db):
+        report.findings.append(Finding("search", "search index", message, "affidavit reindex"))

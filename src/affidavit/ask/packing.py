@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..retrieval.search import Hit
 from ..retrieval.tokens import count_tokens
@@ -22,21 +23,29 @@ def claim_block(hit: Hit) -> str:
     return "\n".join(lines) + "\n"
 
 
+@lru_cache(maxsize=16384)
+def _block_tokens(block: str) -> int:
+    return count_tokens(block)
+
+
 def pack(hits: list[Hit], budget: int, nonce: str) -> Packed:
-    """The best ``hits`` whose fenced block fits in ``budget`` tokens (counted exactly)."""
+    """The best ``hits`` whose fenced block fits in ``budget`` tokens (counted exactly).
+
+    The count of the whole text is the sum of its parts' counts: cl100k splits text into
+    pre-tokens before merging, and every part ends in a newline that closes a pre-token (no
+    pattern reaches past a newline into a part that starts with ``[`` or ``<``), so no merge
+    crosses a part's edge (tests/test_retrieval_packing.py checks it on adversarial text). Each
+    claim's block is counted once and remembered."""
     head, tail = f"<<<CLAIMS {nonce}>>>\n", f"<<<END {nonce}>>>"
-    chosen: list[Hit] = []
-    used = count_tokens(head + tail)
+    chosen: list[str] = []
+    kept: list[Hit] = []
+    used = count_tokens(head) + count_tokens(tail)
     for hit in hits:
-        cost = count_tokens(claim_block(hit))
+        block = claim_block(hit)
+        cost = _block_tokens(block)
         if used + cost > budget:
             continue
-        chosen.append(hit)
+        chosen.append(block)
+        kept.append(hit)
         used += cost
-    text = head + "".join(claim_block(h) for h in chosen) + tail
-    tokens = count_tokens(text)
-    while tokens > budget and chosen:  # BPE merges across block edges can shift a count or two
-        chosen.pop()
-        text = head + "".join(claim_block(h) for h in chosen) + tail
-        tokens = count_tokens(text)
-    return Packed(tuple(chosen), text, tokens, len(hits) - len(chosen))
+    return Packed(tuple(kept), head + "".join(chosen) + tail, used, len(hits) - len(kept))

@@ -189,9 +189,11 @@ COMMANDS = [search, ask, chat]
 @click.pass_context
 @user_errors
 def reindex(ctx: click.Context, run_async: bool, as_json: bool) -> None:
-    """(Re)build the claim vectors whose lineage (model, version, text hash) is missing or stale.
+    """Rebuild the search index from the database, then (with the [embeddings] extra) the claim
+    vectors whose lineage (model, version, text hash) is missing or stale.
 
-    Needs the [embeddings] extra. Vectors of claims that are no longer active are removed.
+    Vectors of claims that are no longer active are removed. Without the extra only the search
+    index is rebuilt (the output says how to install the extra).
 
     \b
     Example:
@@ -204,26 +206,46 @@ def reindex(ctx: click.Context, run_async: bool, as_json: bool) -> None:
 
         submit_job(ctx, ReindexPayload(), as_json)
         return
-    from ..retrieval.embeddings import require_embedder
-
-    embedder = require_embedder()  # first: without the extra, the error says how to install it
+    from ..retrieval.embeddings import load_embedder, unavailable_reason
+    from ..retrieval.tantivy_index import IndexBusy, rebuild_search_index
     from ..retrieval.vectors import VectorIndex
 
+    embedder = load_embedder()
     with opened_vault(ctx) as vault:
-        stale = VectorIndex(clock=vault.clock).stale(vault.db, embedder)
-        bar = None if as_json or not stale else click.progressbar(length=stale, label="embedding")
-
-        def progress(done: int, total: int) -> None:
-            if bar is not None:
-                bar.update(done - bar.pos)
-
         with vault.write_lock():
-            report = VectorIndex(clock=vault.clock).reindex(vault.db, embedder, progress=progress)
-        if bar is not None:
-            bar.render_finish()
-        data = report.to_json() if hasattr(report, "to_json") else asdict(report)
+            try:
+                search_index = rebuild_search_index(vault.db)
+            except IndexBusy as exc:
+                raise click.ClickException(str(exc)) from None
+        data: dict[str, Any] = {"search_index": search_index}
+        if embedder is None:
+            data["vectors"] = f"skipped: {unavailable_reason()}"
+        else:
+            stale = VectorIndex(clock=vault.clock).stale(vault.db, embedder)
+            bar = (
+                None if as_json or not stale else click.progressbar(length=stale, label="embedding")
+            )
+
+            def progress(done: int, total: int) -> None:
+                if bar is not None:
+                    bar.update(done - bar.pos)
+
+            with vault.write_lock():
+                report = VectorIndex(clock=vault.clock).reindex(
+                    vault.db, embedder, progress=progress
+                )
+            if bar is not None:
+                bar.render_finish()
+            data.update(report.to_json())
         if as_json:
             echo_json(data)
+            return
+        click.echo(
+            f"search index: {search_index['documents']} documents "
+            f"(database change {search_index['change']})"
+        )
+        if embedder is None:
+            click.echo(f"vectors {data['vectors']}")
         else:
             click.echo(
                 f"{data['embedded']} embedded, {data['reused']} up to date, "

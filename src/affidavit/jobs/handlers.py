@@ -110,12 +110,20 @@ def run_ingest(ctx: JobContext, payload: IngestPayload) -> dict[str, Any]:
 
 
 def run_reindex(ctx: JobContext, payload: ReindexPayload) -> dict[str, Any]:
-    """Rebuild the claim vectors whose lineage is missing or stale (needs [embeddings])."""
-    from ..retrieval.embeddings import require_embedder
-
-    embedder = require_embedder()  # first: without the extra, the error says how to install it
+    """Rebuild the search index, then the stale claim vectors (with [embeddings])."""
+    from ..retrieval.embeddings import load_embedder, unavailable_reason
+    from ..retrieval.tantivy_index import IndexBusy, rebuild_search_index
     from ..retrieval.vectors import VectorIndex
 
+    embedder = load_embedder()
+    with ctx.vault.write_lock():
+        try:
+            result: dict[str, Any] = {"search_index": rebuild_search_index(ctx.vault.db)}
+        except IndexBusy as exc:
+            raise JobFailed(str(exc), {}) from None
+    if embedder is None:
+        result["vectors"] = f"skipped: {unavailable_reason()}"
+        return result
     index = VectorIndex(clock=ctx.vault.clock)
 
     def progress(done: int, total: int) -> None:
@@ -123,7 +131,8 @@ def run_reindex(ctx: JobContext, payload: ReindexPayload) -> dict[str, Any]:
 
     with ctx.vault.write_lock():
         report = index.reindex(ctx.vault.db, embedder, progress=progress)
-    return _as_json(report)
+    result.update(_as_json(report))
+    return result
 
 
 def run_lint(ctx: JobContext, payload: LintPayload) -> dict[str, Any]:

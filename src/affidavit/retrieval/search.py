@@ -1,12 +1,16 @@
 """Question-specific retrieval over active claims at or above a trust tier (SPEC W7, W8).
 
-Ranked lists are fused with reciprocal rank fusion (RRF):
+Three lexical lists, by BM25 (the tantivy index of :mod:`affidavit.retrieval.tantivy_index` when it
+reflects the snapshot being read, SQLite FTS5 otherwise):
 
-- claims whose text matches the query's words (SQLite FTS5, BM25);
-- claims of the pages whose title or summary match (FTS5 over pages);
-- claims nearest to the query in embedding space, when the ``[embeddings]`` extra is installed
-  and the vectors' lineage matches (:mod:`affidavit.retrieval.vectors`);
-- link neighbours: matching claims of pages linked to or from the best pages.
+- claims whose text matches the query's words;
+- claims of the pages whose title or summary match;
+- link neighbours: matching claims of the pages linked to or from the best claims' pages.
+
+They are fused by score (:func:`fuse_lexical`: a page match never demotes the best BM25 hit);
+claims nearest to the query in embedding space, when the ``[embeddings]`` extra is installed and
+the vectors' lineage matches (:mod:`affidavit.retrieval.vectors`), are then fused with that ranking
+by reciprocal rank fusion.
 
 Never the whole wiki: each list is bounded, and the caller packs the result into a token budget.
 """
@@ -18,7 +22,7 @@ import sqlite3
 import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from ..config import TRUST_TIERS
 from ..words import STOPWORDS
@@ -72,7 +76,7 @@ def query_terms(text: str, limit: int = 32) -> list[str]:
 
 def fts_query(text: str) -> str | None:
     terms = query_terms(text)
-    return " OR ".join(f'"{t}"' for t in terms) if terms else None
+    return _match(terms) if terms else None
 
 
 def rrf(lists: list[tuple[list[str], float]]) -> dict[str, float]:
@@ -84,48 +88,138 @@ def rrf(lists: list[tuple[list[str], float]]) -> dict[str, float]:
     return scores
 
 
-class Retriever:
-    """Searches one vault's claims. ``vectors`` adds dense retrieval when available."""
+RRF_WEIGHTS = (("claims", 1.0), ("pages", 0.5), ("neighbours", 0.3))
+"""The earlier fusion's weights (``fusion="rrf"``)."""
 
-    def __init__(self, db: sqlite3.Connection, vectors: VectorSearch | None = None) -> None:
+PAGE_BONUS = 0.1
+"""What being on a page whose title or summary matches the question adds to a claim's BM25
+score, as a share of the best claim's score: enough to order near-ties, never enough to put a
+claim that matches the question's words much worse above the best match (issue 15)."""
+
+NEIGHBOUR_BONUS = 0.05
+"""The same for claims on pages linked to or from the best claims' pages."""
+
+
+def fuse_lexical(
+    by_text: list[tuple[str, float]],
+    on_pages: list[tuple[str, float]],
+    on_neighbours: list[tuple[str, float]],
+) -> list[str]:
+    """One lexical ranking from BM25 scores (higher is better; every list is the same query
+    over the same corpus statistics, so scores compare): a claim's score, plus a small bonus for
+    matching pages and their neighbours. Ties by claim id."""
+    score: dict[str, float] = {}
+    for cid, value in (*by_text, *on_pages, *on_neighbours):
+        score[cid] = max(score.get(cid, 0.0), value)
+    if not score:
+        return []
+    top = max(score.values()) or 1.0
+    fused = {cid: value / top for cid, value in score.items()}
+    for bonus, items in ((PAGE_BONUS, on_pages), (NEIGHBOUR_BONUS, on_neighbours)):
+        for cid in dict.fromkeys(c for c, _ in items):
+            fused[cid] += bonus
+    return sorted(fused, key=lambda cid: (-fused[cid], cid))
+
+
+class Lexical(Protocol):
+    """A BM25 engine over active claims and pages; scores are higher-is-better."""
+
+    def claims(
+        self,
+        terms: list[str],
+        tiers: tuple[str, ...],
+        limit: int,
+        page: str | None = None,
+        enough: int | None = None,
+    ) -> list[tuple[str, float]]: ...
+
+    def pages(self, terms: list[str], limit: int) -> list[tuple[str, float]]: ...
+
+
+class Fts5:
+    """SQLite FTS5: always in step with the database (its triggers run in the writing
+    transaction), but it scores every matching row before sorting: the fallback engine."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def claims(
+        self,
+        terms: list[str],
+        tiers: tuple[str, ...],
+        limit: int,
+        page: str | None = None,
+        enough: int | None = None,
+    ) -> list[tuple[str, float]]:
+        if not terms:
+            return []
+        marks = ",".join("?" * len(tiers))
+        on_page = "AND c.page_slug = ? " if page is not None else ""
+        rows = self.db.execute(
+            "SELECT c.id, bm25(claims_fts) FROM claims_fts JOIN claims c "
+            "ON c.rowid = claims_fts.rowid WHERE claims_fts MATCH ? "
+            f"{on_page}AND c.status = 'active' AND c.trust IN ({marks}) "
+            "ORDER BY bm25(claims_fts), c.id LIMIT ?",
+            [_match(terms), *([page] if page is not None else []), *tiers, limit],
+        ).fetchall()
+        return [(r[0], -float(r[1])) for r in rows]
+
+    def pages(self, terms: list[str], limit: int) -> list[tuple[str, float]]:
+        if not terms:
+            return []
+        rows = self.db.execute(
+            "SELECT p.slug, bm25(pages_fts) FROM pages_fts JOIN pages p "
+            "ON p.rowid = pages_fts.rowid WHERE pages_fts MATCH ? "
+            "ORDER BY bm25(pages_fts), p.slug LIMIT ?",
+            (_match(terms), limit),
+        ).fetchall()
+        return [(r[0], -float(r[1])) for r in rows]
+
+
+def _match(terms: list[str]) -> str:
+    return " OR ".join(f'"{t}"' for t in terms)
+
+
+ENGINES = ("auto", "fts5")
+
+
+class Retriever:
+    """Searches one vault's claims. ``vectors`` adds dense retrieval when available.
+
+    ``engine="auto"`` uses the vault's tantivy index whenever it reflects exactly the snapshot
+    being read (:mod:`affidavit.retrieval.tantivy_index`), FTS5 otherwise; ``"fts5"`` always
+    FTS5. ``fusion="rrf"`` is the earlier reciprocal rank fusion of the lexical lists, kept for
+    the benchmarks that measure the fix.
+    """
+
+    def __init__(
+        self,
+        db: sqlite3.Connection,
+        vectors: VectorSearch | None = None,
+        *,
+        engine: str = "auto",
+        fusion: str = "bm25",
+    ) -> None:
+        if engine not in ENGINES:
+            raise ValueError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
+        if fusion not in ("bm25", "rrf"):
+            raise ValueError(f"unknown fusion {fusion!r}; use bm25 or rrf")
         self.db = db
         self.vectors = vectors
+        self.engine = engine
+        self.fusion = fusion
+        self.used = ""  # the engine the last search used: "tantivy" or "fts5"
 
-    def _filter(self, tiers: tuple[str, ...]) -> tuple[str, list[Any]]:
-        marks = ",".join("?" * len(tiers))
-        return f"c.status = 'active' AND c.trust IN ({marks})", list(tiers)
+    def _lexical(self) -> Lexical:
+        if self.engine == "auto":
+            from .tantivy_index import ready_index
 
-    def _claims_by_text(self, match: str, tiers: tuple[str, ...], limit: int) -> list[str]:
-        where, args = self._filter(tiers)
-        rows = self.db.execute(
-            "SELECT c.id FROM claims_fts JOIN claims c ON c.rowid = claims_fts.rowid "
-            f"WHERE claims_fts MATCH ? AND {where} ORDER BY bm25(claims_fts), c.id LIMIT ?",
-            [match, *args, limit],
-        ).fetchall()
-        return [r[0] for r in rows]
-
-    def _pages(self, match: str) -> list[str]:
-        rows = self.db.execute(
-            "SELECT p.slug FROM pages_fts JOIN pages p ON p.rowid = pages_fts.rowid "
-            "WHERE pages_fts MATCH ? ORDER BY bm25(pages_fts), p.slug LIMIT 5",
-            (match,),
-        ).fetchall()
-        return [r[0] for r in rows]
-
-    def _claims_on(
-        self, pages: list[str], match: str, tiers: tuple[str, ...], per_page: int
-    ) -> list[str]:
-        where, args = self._filter(tiers)
-        out: list[str] = []
-        for page in pages:
-            rows = self.db.execute(
-                "SELECT c.id FROM claims_fts JOIN claims c ON c.rowid = claims_fts.rowid "
-                f"WHERE claims_fts MATCH ? AND c.page_slug = ? AND {where} "
-                "ORDER BY bm25(claims_fts), c.id LIMIT ?",
-                [match, page, *args, per_page],
-            ).fetchall()
-            out += [r[0] for r in rows]
-        return out
+            index = ready_index(self.db)
+            if index is not None:
+                self.used = "tantivy"
+                return index
+        self.used = "fts5"
+        return Fts5(self.db)
 
     def _neighbours(self, pages: list[str]) -> list[str]:
         if not pages:
@@ -141,62 +235,140 @@ class Retriever:
     def search(self, query: str, *, k: int = 10, min_trust: str = "untrusted") -> list[Hit]:
         """The ``k`` best claims for ``query`` among active claims of tier ``min_trust`` or above."""
         tiers = allowed_tiers(min_trust)
-        match = fts_query(query)
-        lists: list[tuple[list[str], float]] = []
-        if match:
-            by_text = self._claims_by_text(match, tiers, max(CANDIDATES, k))
-            lists.append((by_text, 1.0))
-            pages = self._pages(match)
-            lists.append((self._claims_on(pages, match, tiers, 5), 0.5))
-            best_pages = self._pages_of(by_text[:5]) or pages[:3]
-            lists.append((self._claims_on(self._neighbours(best_pages), match, tiers, 3), 0.3))
-        if self.vectors is not None:
+        with _snapshot(self.db):  # the index position and every row read agree
+            return self._search(query, k, tiers)
+
+    def lexical_lists(
+        self, query: str, *, k: int = 10, min_trust: str = "untrusted"
+    ) -> dict[str, list[tuple[str, float]]]:
+        """The lexical lists the ranking fuses, each ``(claim id, BM25 score)`` best first:
+        ``claims`` (the question's words over all claims), ``pages`` (claims of the pages whose
+        title or summary match) and ``neighbours`` (claims of pages linked to or from the best
+        claims' pages). For the benchmarks that measure each list's contribution."""
+        tiers = allowed_tiers(min_trust)
+        with _snapshot(self.db):
+            return self._lists(query_terms(query), k, tiers)
+
+    def _lists(
+        self, terms: list[str], k: int, tiers: tuple[str, ...]
+    ) -> dict[str, list[tuple[str, float]]]:
+        if not terms:
+            return {"claims": [], "pages": [], "neighbours": []}
+        engine = self._lexical()
+        by_text = engine.claims(terms, tiers, max(CANDIDATES, k), enough=k)
+        pages = [slug for slug, _ in engine.pages(terms, 5)]
+        on_pages = [hit for p in pages for hit in engine.claims(terms, tiers, 5, page=p)]
+        best_pages = self._pages_of([cid for cid, _ in by_text[:5]]) or pages[:3]
+        on_neighbours = [
+            hit
+            for p in self._neighbours(best_pages)
+            for hit in engine.claims(terms, tiers, 3, page=p)
+        ]
+        return {"claims": by_text, "pages": on_pages, "neighbours": on_neighbours}
+
+    def _search(self, query: str, k: int, tiers: tuple[str, ...]) -> list[Hit]:
+        lists = self._lists(query_terms(query), k, tiers)
+        if self.fusion == "rrf":
+            old = rrf([([c for c, _ in lists[n]], w) for n, w in RRF_WEIGHTS])
+            lexical = sorted(old, key=lambda cid: (-old[cid], cid))
+        else:
+            lexical = fuse_lexical(lists["claims"], lists["pages"], lists["neighbours"])
+        if self.vectors is None:
+            ranked = lexical
+            scores = {cid: 1.0 / (RRF_K + n + 1) for n, cid in enumerate(ranked)}
+        else:
             dense = [cid for cid, _ in self.vectors.search(self.db, query, max(CANDIDATES, k))]
-            lists.append((self._keep_allowed(dense, tiers), 1.0))
-        scores = rrf(lists)
-        ranked = sorted(scores, key=lambda cid: (-scores[cid], cid))
-        return _distinct([self._hit(cid, scores[cid]) for cid in ranked[: k * 2]], k)
+            scores = rrf([(lexical, 1.0), (self._keep_allowed(dense, tiers), 1.0)])
+            ranked = sorted(scores, key=lambda cid: (-scores[cid], cid))
+        return _distinct(self._hits(ranked[: k * 2], scores, tiers), k)
 
     def _pages_of(self, claim_ids: list[str]) -> list[str]:
-        pages: list[str] = []
-        for cid in claim_ids:
-            row = self.db.execute("SELECT page_slug FROM claims WHERE id = ?", (cid,)).fetchone()
-            if row and row[0] and row[0] not in pages:
-                pages.append(row[0])
-        return pages[:3]
+        """The pages of ``claim_ids`` in their order, distinct, at most 3."""
+        if not claim_ids:
+            return []
+        marks = ",".join("?" * len(claim_ids))
+        page_of = dict(
+            self.db.execute(
+                f"SELECT id, page_slug FROM claims WHERE id IN ({marks})", claim_ids
+            ).fetchall()
+        )
+        pages = [page_of[c] for c in claim_ids if page_of.get(c)]
+        return list(dict.fromkeys(pages))[:3]
 
     def _keep_allowed(self, claim_ids: list[str], tiers: tuple[str, ...]) -> list[str]:
-        where, args = self._filter(tiers)
+        marks = ",".join("?" * len(tiers))
         kept = []
         for cid in claim_ids:
             row = self.db.execute(
-                f"SELECT 1 FROM claims c WHERE c.id = ? AND {where}", [cid, *args]
+                f"SELECT 1 FROM claims c WHERE c.id = ? AND c.status = 'active' "
+                f"AND c.trust IN ({marks})",
+                [cid, *tiers],
             ).fetchone()
             if row:
                 kept.append(cid)
         return kept
 
-    def _hit(self, claim_id: str, score: float) -> Hit:
-        row = self.db.execute(
-            "SELECT c.id, c.page_slug, c.text, c.trust, coalesce(p.title, 'Context') AS title "
-            "FROM claims c LEFT JOIN pages p ON p.slug = c.page_slug WHERE c.id = ?",
-            (claim_id,),
-        ).fetchone()
-        evidence = self.db.execute(
-            'SELECT e.source_id, s.name, e.quote, e.location, e.start, e."end" '
-            "FROM evidence e JOIN sources s ON s.id = e.source_id "
-            "WHERE e.claim_id = ? ORDER BY e.idx",
-            (claim_id,),
-        ).fetchall()
-        return Hit(
-            claim_id=row["id"],
-            page=row["page_slug"],
-            page_title=row["title"],
-            text=row["text"],
-            trust=row["trust"],
-            score=round(score, 6),
-            evidence=tuple(EvidenceRef(*e) for e in evidence),
-        )
+    def _hits(
+        self, claim_ids: list[str], scores: dict[str, float], tiers: tuple[str, ...]
+    ) -> list[Hit]:
+        """The claims as hits, in the given order, keeping only those active and of an allowed
+        tier (re-checked here: whatever an engine returned, only the database decides what may
+        be shown). Two queries, whatever the number of claims."""
+        if not claim_ids:
+            return []
+        marks = ",".join("?" * len(claim_ids))
+        rows = {
+            row[0]: row
+            for row in self.db.execute(
+                "SELECT c.id, c.page_slug, c.text, c.trust, c.status, "
+                "coalesce(p.title, 'Context') FROM claims c "
+                f"LEFT JOIN pages p ON p.slug = c.page_slug WHERE c.id IN ({marks})",
+                claim_ids,
+            )
+        }
+        evidence: dict[str, list[EvidenceRef]] = defaultdict(list)
+        for e in self.db.execute(
+            'SELECT e.claim_id, e.source_id, s.name, e.quote, e.location, e.start, e."end" '
+            f"FROM evidence e JOIN sources s ON s.id = e.source_id WHERE e.claim_id IN ({marks}) "
+            "ORDER BY e.claim_id, e.idx",
+            claim_ids,
+        ):
+            evidence[e[0]].append(EvidenceRef(*e[1:]))
+        hits = []
+        for cid in claim_ids:
+            row = rows.get(cid)
+            if row is None or row[4] != "active" or row[3] not in tiers:
+                continue
+            hits.append(
+                Hit(
+                    claim_id=row[0],
+                    page=row[1],
+                    page_title=row[5],
+                    text=row[2],
+                    trust=row[3],
+                    score=round(scores[cid], 6),
+                    evidence=tuple(evidence[cid]),
+                )
+            )
+        return hits
+
+
+class _snapshot:
+    """One read transaction (WAL: a consistent snapshot), unless the caller already has one."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.own = False
+
+    def __enter__(self) -> None:
+        if not self.db.in_transaction:
+            self.db.execute("BEGIN")
+            self.own = True
+
+    def __exit__(self, *exc: object) -> None:
+        if self.own:
+            self.own = False
+            self.db.execute("COMMIT")
 
 
 def _distinct(hits: list[Hit], k: int) -> list[Hit]:

@@ -10,8 +10,11 @@ Search is exact: one float32 matrix-vector product over the usable rows and a pa
 (``bench/bench_vectors.py`` and docs/benchmarks.md "Vector search" have the measurements that chose
 it over approximate indexes). The matrix is cached per process, keyed by database file, model,
 version and a fingerprint of the ``vectors`` table (row count, highest rowid), so repeated searches
-don't re-read the BLOBs; which rows are usable is re-derived from ``claims`` whenever the database
-changed at all (``PRAGMA data_version`` plus the connection's own ``total_changes``).
+don't re-read the BLOBs; which rows are usable is re-derived from ``claims`` (hashing every text)
+only when the claims changed — the change log of ``m008_search_changes`` says so — not when
+anything else in the database did (every ``ask`` logs its question: that used to cost 35 % of a
+dense search). ``PRAGMA data_version`` plus the connection's ``total_changes`` still decide when
+to look at all.
 """
 
 from __future__ import annotations
@@ -114,6 +117,7 @@ class _Entry:
     matrix: _Matrix
     usable: npt.NDArray[np.bool_]
     state: tuple[sqlite3.Connection, int, int]
+    claims: object  # the claims' change position the mask was derived at (None: unknown)
 
 
 _CACHE: OrderedDict[tuple[str, str, str, int], _Entry] = OrderedDict()
@@ -151,6 +155,14 @@ def _db_key(db: sqlite3.Connection) -> str:
         if row[1] == "main" and row[2]:
             return str(row[2])
     return f"memory:{id(db)}"
+
+
+def _claims_position(db: sqlite3.Connection) -> object:
+    """Where the claims' change log stands (migration ``m008_search_changes`` logs every change
+    to a claim's text or status): equal positions mean the same claims. None without the log."""
+    from .tantivy_index import db_position
+
+    return db_position(db)
 
 
 def _state(db: sqlite3.Connection) -> tuple[sqlite3.Connection, int, int]:
@@ -303,11 +315,19 @@ class VectorIndex:
             with _snapshot(db):  # the fingerprint, the rows and the lineage check agree
                 row = db.execute("SELECT count(*), coalesce(max(rowid), 0) FROM vectors").fetchone()
                 fingerprint = (int(row[0]), int(row[1]))
+                claims = _claims_position(db)
                 if entry is not None and entry.matrix.fingerprint == fingerprint:
                     matrix = entry.matrix
+                    if claims is not None and claims == entry.claims:
+                        # Something else changed (a logged question, a job's progress): the
+                        # same vectors and the same claims, so the same usable rows.
+                        usable = entry.usable
+                    else:
+                        usable = self._usable(db, matrix)
                 else:
                     matrix = self._load(db, embedder, fingerprint)
-                entry = _Entry(matrix, self._usable(db, matrix), state)
+                    usable = self._usable(db, matrix)
+                entry = _Entry(matrix, usable, state, claims)
             _CACHE[key] = entry
             _CACHE.move_to_end(key)
             while len(_CACHE) > CACHE_ENTRIES:

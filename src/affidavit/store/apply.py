@@ -43,6 +43,7 @@ from ..evidence import Verifier
 from ..gate.admission import Admission, admit
 from ..hashing import canonical_json, sha256_hex
 from ..plan.schema import UpdateContext
+from ..retrieval.tantivy_index import refresh_search_index
 from ..sources.store import SourceStore
 from ..vault import Vault
 from . import audit
@@ -460,7 +461,6 @@ class Batch:
             raise
         db.execute("COMMIT")
         self.step("db_commit")
-        # (a search index kept in step with the database is updated here, after the commit)
         _LOG[str(self.vault.root)] = (_last_applied(db), rendered["wiki/log.md"])
         for final, temp in temps:
             os.replace(temp, final)
@@ -471,6 +471,7 @@ class Batch:
         journal_path.unlink()
         fsync_dir(self.vault.journal_dir)
         self.step("done")
+        refresh_search_index(db)  # derived, self-healing: a crash before this is caught up later
         for applied in self.applied:
             applied.result.commit = commit
 

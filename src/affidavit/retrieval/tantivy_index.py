@@ -1,0 +1,549 @@
+"""The vault's search index: tantivy (Rust, Lucene-class BM25 with top-k pruning) over active
+claims and pages, in ``.affidavit/search-v1/``.
+
+The database stays the system of record; this index is derived from it and may lag behind it,
+never disagree with it unnoticed. Triggers (migration ``m008_search_changes``) log every change to
+claims and pages in ``search_changes`` inside the writing transaction; the index stores, in the
+same tantivy commit as the documents, the database epoch and the last logged change it reflects.
+A search reads that position in its own read snapshot and uses the index only when it reflects
+exactly that snapshot; otherwise it first catches up (re-reads the changed claims and pages) or,
+when it can't (another process holds the index writer, a read-only vault), the caller falls back
+to SQLite FTS5. A crash between the database commit and the index update therefore costs one
+catch-up, never a wrong answer. ``affidavit reindex`` rebuilds it from scratch; ``doctor`` checks
+that it reflects the database.
+
+The door calls :func:`refresh_search_index` after each applied batch (the catch-up runs in the
+background: a tantivy commit's fsyncs are not the apply's to wait for); ``affidavit reindex``
+prunes the change log up to the index's position.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from pathlib import Path
+from typing import Any
+
+from ..config import TRUST_TIERS
+
+DIRNAME = "search-v1"  # a schema change gets a new folder (the old one is rebuilt from scratch)
+TOKENIZER = "affidavit_en"
+META_KEY = "m:state"
+WRITER_HEAP = 64_000_000
+BUILD_HEAP = 256_000_000
+BUILD_BATCH = 50_000
+REBUILD_AFTER = 20_000  # changes behind: past this, rebuilding in bulk is cheaper
+SEARCH_CATCH_UP = 2_000  # changes behind: past this, a search answers from FTS5 meanwhile
+
+
+@cache
+def _analyzer() -> Any:
+    """Words as FTS5's ``porter unicode61`` sees them: split on non-alphanumerics, lower case,
+    diacritics folded, English stems."""
+    import tantivy  # imported on first use: the door imports this module
+
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(64))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.ascii_fold())
+        .filter(tantivy.Filter.stemmer("english"))
+        .build()
+    )
+
+
+@cache
+def _schema() -> Any:
+    import tantivy
+
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("key", stored=True, tokenizer_name="raw")  # c:<id> | p:<slug> | m:state
+    builder.add_text_field("trust", tokenizer_name="raw")
+    builder.add_text_field("page", tokenizer_name="raw")  # a claim's page slug
+    for name in ("text", "title", "summary"):
+        builder.add_text_field(name, tokenizer_name=TOKENIZER, index_option="freq")
+    builder.add_text_field("epoch", stored=True, tokenizer_name="raw")
+    builder.add_unsigned_field("seq", stored=True)
+    return builder.build()
+
+
+def _tv() -> Any:
+    import tantivy
+
+    return tantivy
+
+
+_DIRS: OrderedDict[int, tuple[sqlite3.Connection, Path | None]] = OrderedDict()
+
+
+def index_dir(db: sqlite3.Connection) -> Path | None:
+    """Where the index of the database ``db`` lives (beside it), or None for an in-memory one
+    (remembered for the last few connections: a search asks every time)."""
+    known = _DIRS.get(id(db))
+    if known is not None and known[0] is db:
+        return known[1]
+    found = None
+    for row in db.execute("PRAGMA database_list"):
+        if row[1] == "main" and row[2]:
+            found = Path(row[2]).parent / DIRNAME
+    _DIRS[id(db)] = (db, found)
+    while len(_DIRS) > 32:
+        _DIRS.popitem(last=False)
+    return found
+
+
+@dataclass(frozen=True)
+class Position:
+    """Which database history (epoch) and how much of it (last change seq)."""
+
+    epoch: str
+    seq: int
+
+
+def db_position(db: sqlite3.Connection) -> Position | None:
+    """The database's current position, or None before migration ``m008_search_changes``."""
+    try:
+        epoch = db.execute("SELECT token FROM search_epoch").fetchone()
+        seq = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'search_changes'").fetchone()
+    except sqlite3.OperationalError:
+        return None
+    if epoch is None:
+        return None
+    return Position(str(epoch[0]), int(seq[0]) if seq else 0)
+
+
+class IndexBusy(Exception):
+    """The index can't be brought up to date now (writer held elsewhere, read-only files)."""
+
+
+def _secure(path: Path) -> None:
+    """Files 0600 and the folder 0700, like everything else under ``.affidavit/``."""
+    os.chmod(path, 0o700)
+    for entry in os.scandir(path):
+        if entry.is_file(follow_symlinks=False) and entry.stat().st_mode & 0o077:
+            os.chmod(entry.path, 0o600)
+
+
+@lru_cache(maxsize=4096)
+def _tokens(word: str) -> tuple[str, ...]:
+    return tuple(_analyzer().analyze(word))
+
+
+def _terms(words: Iterable[str]) -> list[str]:
+    """The index terms of ``words`` (each analysed as the indexed text is), without repeats."""
+    return list(dict.fromkeys(t for word in words for t in _tokens(word)))
+
+
+class SearchIndex:
+    """One vault's tantivy index. Use :func:`open_index`; instances are shared per folder."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lock = threading.RLock()
+        self.index: Any = None
+        self.position: Position | None = None  # what the loaded searcher reflects
+
+    # -- opening and state -----------------------------------------------------------------
+
+    def _open(self) -> Any:
+        if self.index is None:
+            if not self.path.is_dir():
+                self.path.mkdir(mode=0o700, parents=False)
+            try:
+                index = _tv().Index(_schema(), str(self.path), reuse=True)
+            except (OSError, ValueError):
+                shutil.rmtree(self.path, ignore_errors=True)  # unreadable: derived, rebuild it
+                self.path.mkdir(mode=0o700)
+                index = _tv().Index(_schema(), str(self.path), reuse=False)
+            index.register_tokenizer(TOKENIZER, _analyzer())
+            _secure(self.path)
+            self.index = index
+            self.position = self._stored_position()
+        return self.index
+
+    def _stored_position(self) -> Position | None:
+        index = self.index
+        index.reload()
+        searcher = index.searcher()
+        found = searcher.search(_tv().Query.term_query(_schema(), "key", META_KEY), 1).hits
+        if not found:
+            return None
+        doc = searcher.doc(found[0][1])
+        return Position(str(doc["epoch"][0]), int(doc["seq"][0]))
+
+    def current(self, want: Position) -> bool:
+        """Make the index reflect exactly ``want`` if it can without writing; True if it does."""
+        with self.lock:
+            self._open()
+            if self.position != want:
+                self.position = self._stored_position()
+            return self.position == want
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def _writer(self, heap: int, threads: int) -> Any:
+        try:
+            return self._open().writer(heap, threads)
+        except (OSError, ValueError) as exc:
+            raise IndexBusy(str(exc)) from None
+
+    def _commit(self, writer: Any, position: Position) -> None:
+        writer.delete_documents_by_term("key", META_KEY)
+        writer.add_document(_tv().Document(key=META_KEY, epoch=position.epoch, seq=position.seq))
+        writer.commit()
+        writer.wait_merging_threads()
+        _secure(self.path)
+        self.index.reload()
+        self.position = position
+
+    def catch_up(self, db: sqlite3.Connection) -> Position | None:
+        """Bring the index up to the database's position (incrementally when the change log
+        allows, from scratch otherwise); returns the position it now reflects."""
+        with self.lock:
+            self._open()
+            self.position = self._stored_position()
+            with _snapshot(db):
+                want = db_position(db)
+                if want is None or self.position == want:
+                    return want
+                have = self.position
+                if have is None or have.epoch != want.epoch or have.seq > want.seq:
+                    return self._rebuild_locked(db, want)
+                low = db.execute(
+                    "SELECT min(seq) FROM search_changes WHERE seq > ?", (have.seq,)
+                ).fetchone()[0]
+                if low is None or low != have.seq + 1:
+                    return self._rebuild_locked(db, want)  # the log was pruned past us
+                if want.seq - have.seq > REBUILD_AFTER:
+                    return self._rebuild_locked(db, want)  # one bulk pass is cheaper
+                changes = db.execute(
+                    "SELECT DISTINCT kind, key FROM search_changes WHERE seq > ? AND seq <= ?",
+                    (have.seq, want.seq),
+                ).fetchall()
+                writer = self._writer(WRITER_HEAP, 1)
+                try:
+                    for kind in ("claim", "page"):
+                        keys = [str(key) for k, key in changes if k == kind]
+                        for start in range(0, len(keys), 500):
+                            self._replace(db, writer, kind, keys[start : start + 500])
+                    self._commit(writer, want)
+                except BaseException:
+                    writer.rollback()
+                    raise
+                return want
+
+    def _replace(self, db: sqlite3.Connection, writer: Any, kind: str, keys: list[str]) -> None:
+        """Delete the documents of ``keys`` and add back those still to be found."""
+        marks = ",".join("?" * len(keys))
+        if kind == "claim":
+            for key in keys:
+                writer.delete_documents_by_term("key", "c:" + key)
+            rows = db.execute(
+                "SELECT id, text, trust, page_slug FROM claims "
+                f"WHERE id IN ({marks}) AND status = 'active'",
+                keys,
+            ).fetchall()
+            for row in rows:
+                writer.add_document(_claim_doc(*row))
+        else:
+            for key in keys:
+                writer.delete_documents_by_term("key", "p:" + key)
+            rows = db.execute(
+                f"SELECT slug, title, summary FROM pages WHERE slug IN ({marks})", keys
+            ).fetchall()
+            for row in rows:
+                writer.add_document(_page_doc(*row))
+
+    def rebuild(self, db: sqlite3.Connection) -> Position | None:
+        """Every document again from the database (``affidavit reindex``)."""
+        with self.lock, _snapshot(db):
+            want = db_position(db)
+            if want is None:
+                return None
+            return self._rebuild_locked(db, want)
+
+    def _rebuild_locked(self, db: sqlite3.Connection, want: Position) -> Position:
+        writer = self._writer(BUILD_HEAP, 2)
+        try:
+            writer.delete_all_documents()
+            cursor = db.cursor()
+            cursor.row_factory = None
+            cursor.execute("SELECT id, text, trust, page_slug FROM claims WHERE status = 'active'")
+            while rows := cursor.fetchmany(BUILD_BATCH):
+                for row in rows:
+                    writer.add_document(_claim_doc(*row))
+            for row in db.execute("SELECT slug, title, summary FROM pages"):
+                writer.add_document(_page_doc(*row))
+            self._commit(writer, want)
+        except BaseException:
+            writer.rollback()
+            raise
+        return want
+
+    def prune_log(self, db: sqlite3.Connection) -> None:
+        """Drop logged changes the index already reflects (call under the vault's writer lock)."""
+        if self.position is not None:
+            db.execute("DELETE FROM search_changes WHERE seq <= ?", (self.position.seq,))
+
+    # -- searching -------------------------------------------------------------------------
+
+    def _text_query(
+        self, fields: tuple[str, ...], tokens: list[str], all_terms: bool = False
+    ) -> Any | None:
+        """Any of ``tokens`` (index terms) in any of ``fields``; with ``all_terms`` every one
+        (in a single field)."""
+        if not tokens:
+            return None
+        occur = _tv().Occur.Must if all_terms else _tv().Occur.Should
+        return _tv().Query.boolean_query(
+            [(occur, _tv().Query.term_query(_schema(), f, t)) for t in tokens for f in fields]
+        )
+
+    def claims(
+        self,
+        terms: list[str],
+        tiers: tuple[str, ...],
+        limit: int,
+        page: str | None = None,
+        enough: int | None = None,
+    ) -> list[tuple[str, float]]:
+        """Active claims matching any of ``terms`` by BM25, best first: ``(claim id, score)``.
+
+        Claims that have every term are looked for first: when at least ``enough`` (default
+        ``limit``) do, up to ``limit`` of them are the answer (a claim with all of the question's words before any with only some, as
+        Lucene's coordination factor had it) and the costlier disjunction, which on common words
+        matches most of the wiki, is never run. Otherwise the disjunction ranks as plain BM25.
+        """
+        if limit <= 0:
+            return []
+        tokens = _terms(terms)
+        if page is None and len(tokens) > 1:
+            every = self._filtered(self._text_query(("text",), tokens, all_terms=True), tiers, page)
+            found = self._search(every, limit)
+            if len(found) >= (limit if enough is None else enough):
+                return [(key[2:], score) for key, score in found]
+        query = self._text_query(("text",), tokens)
+        if query is None:
+            return []
+        return [
+            (key[2:], score)
+            for key, score in self._search(self._filtered(query, tiers, page), limit)
+        ]
+
+    def _filtered(self, query: Any, tiers: tuple[str, ...], page: str | None) -> Any:
+        must = _tv().Occur.Must
+        parts = [(must, query)]
+        if set(tiers) != set(TRUST_TIERS):
+            parts.append(
+                (must, _const(_tv().Query.term_set_query(_schema(), "trust", list(tiers))))
+            )
+        if page is not None:
+            parts.append((must, _const(_tv().Query.term_query(_schema(), "page", page))))
+        return _tv().Query.boolean_query(parts) if len(parts) > 1 else query
+
+    def pages(self, terms: list[str], limit: int) -> list[tuple[str, float]]:
+        """Pages whose title or summary match any of ``terms``, best first: ``(slug, score)``."""
+        query = self._text_query(("title", "summary"), _terms(terms))
+        if query is None:
+            return []
+        return [(key[2:], score) for key, score in self._search(query, limit)]
+
+    def _search(self, query: Any, limit: int) -> list[tuple[str, float]]:
+        with self.lock:
+            searcher = self.index.searcher()
+        result = searcher.search(query, limit, count=False)
+        found = [(str(searcher.doc(addr)["key"][0]), float(score)) for score, addr in result.hits]
+        return sorted(found, key=lambda item: (-item[1], item[0]))
+
+
+def _const(query: Any) -> Any:
+    return _tv().Query.const_score_query(query, 0.0)
+
+
+def _claim_doc(cid: str, text: str, trust: str, page: str) -> Any:
+    return _tv().Document(key="c:" + cid, text=text, trust=trust, page=page)
+
+
+def _page_doc(slug: str, title: str, summary: str) -> Any:
+    return _tv().Document(key="p:" + slug, title=title, summary=summary)
+
+
+class _snapshot:
+    """One read transaction (WAL: a consistent snapshot), unless the caller already has one."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.own = False
+
+    def __enter__(self) -> None:
+        if not self.db.in_transaction:
+            self.db.execute("BEGIN")
+            self.own = True
+
+    def __exit__(self, *exc: object) -> None:
+        if self.own:
+            self.db.execute("COMMIT")
+
+
+_OPEN: dict[Path, SearchIndex] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def open_index(db: sqlite3.Connection) -> SearchIndex | None:
+    """The shared :class:`SearchIndex` of ``db``'s vault, or None (in-memory database)."""
+    path = index_dir(db)
+    if path is None:
+        return None
+    with _OPEN_LOCK:
+        index = _OPEN.get(path)
+        if index is None:
+            if not path.parent.is_dir():
+                return None
+            index = _OPEN[path] = SearchIndex(path)
+        return index
+
+
+def ready_index(db: sqlite3.Connection) -> SearchIndex | None:
+    """The index when it reflects exactly the snapshot ``db`` is reading (caught up first if
+    needed and possible); None when it can't, and the caller must use FTS5."""
+    index = open_index(db)
+    want = db_position(db)
+    if index is None or want is None:
+        return None
+    try:
+        if index.current(want):
+            return index
+        have = index.position
+        behind = want.seq - have.seq if have is not None and have.epoch == want.epoch else None
+        if behind is None or not 0 < behind <= SEARCH_CATCH_UP:
+            refresh_search_index(db)  # a long catch-up or a rebuild: not on this search's time
+            return None
+        if db.in_transaction and index.catch_up(db) == want:
+            return index
+    except (IndexBusy, OSError, ValueError):
+        return None
+    return None
+
+
+class _Refresher:
+    """Catches indexes up on one background thread, each on its own database connection (the
+    door's connection is never shared across threads). A tantivy commit fsyncs every new file —
+    200–600 ms on a loaded machine — which the apply protocol must not wait for; the index is
+    derived and every search checks it, so running late is safe. At exit, pending work is given
+    a few seconds to finish; a process that dies before is a crash, which the next search heals."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.pending: dict[Path, Path] = {}  # index folder -> database file
+        self.busy = False
+        self.thread: threading.Thread | None = None
+
+    def submit(self, folder: Path, database: Path) -> None:
+        with self.cond:
+            self.pending[folder] = database
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(
+                    target=self._run, name="affidavit-search-index", daemon=True
+                )
+                self.thread.start()
+            self.cond.notify_all()
+
+    def _run(self) -> None:
+        from ..db import connect
+
+        while True:
+            with self.cond:
+                while not self.pending:
+                    self.busy = False
+                    self.cond.notify_all()
+                    if not self.cond.wait(timeout=30):
+                        self.thread = None
+                        return
+                _, database = self.pending.popitem()
+                self.busy = True
+            try:
+                db = connect(database)
+                try:
+                    index = open_index(db)
+                    if index is not None:
+                        index.catch_up(db)
+                finally:
+                    db.close()
+            except (IndexBusy, OSError, ValueError, sqlite3.Error):
+                pass  # left behind: the next search catches up or uses FTS5
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Until nothing is pending (True), or ``timeout`` seconds passed (False)."""
+        with self.cond:
+            return self.cond.wait_for(lambda: not self.pending and not self.busy, timeout)
+
+
+_REFRESHER = _Refresher()
+atexit.register(_REFRESHER.wait, 10.0)
+
+
+def refresh_search_index(db: sqlite3.Connection) -> None:
+    """The door's hook, after a batch committed: have the index caught up (in the background;
+    see :class:`_Refresher`). Never raises. (The change log is pruned only by ``affidavit
+    reindex``, so what a batch leaves in the database is the same whether or not this ran.)"""
+    folder = index_dir(db)
+    if folder is None or not folder.parent.is_dir():
+        return
+    for row in db.execute("PRAGMA database_list"):
+        if row[1] == "main" and row[2]:
+            _REFRESHER.submit(folder, Path(row[2]))
+
+
+def wait_for_refresh(timeout: float | None = None) -> bool:
+    """Wait until the background catch-ups submitted so far are done (tests, benchmarks)."""
+    return _REFRESHER.wait(timeout)
+
+
+def index_problems(db: sqlite3.Connection) -> list[str]:
+    """What doctor reports: an index that reflects the database's position but doesn't hold one
+    document per active claim and page, or can't be read. Being behind is normal — the next
+    search catches up — and is not a finding; doctor writes nothing, the index included."""
+    index = open_index(db)
+    if index is None or db_position(db) is None or not index.path.is_dir():
+        return []
+    with _snapshot(db):
+        want = db_position(db)
+        try:
+            if want is None or not index.current(want):
+                return []
+            docs = index.index.searcher().num_docs - 1  # the state document
+        except (IndexBusy, OSError, ValueError) as exc:
+            return [f"the search index can't be read ({exc})"]
+        claims = db.execute("SELECT count(*) FROM claims WHERE status = 'active'").fetchone()[0]
+        pages = db.execute("SELECT count(*) FROM pages").fetchone()[0]
+    if docs != claims + pages:
+        return [
+            f"the search index holds {docs} documents, the database {claims} active claims and "
+            f"{pages} pages"
+        ]
+    return []
+
+
+def rebuild_search_index(db: sqlite3.Connection) -> dict[str, int]:
+    """``affidavit reindex``: rebuild the index from the database (under the writer lock) and
+    prune the change log; returns what it holds."""
+    index = open_index(db)
+    if index is None:
+        return {"documents": 0, "change": 0}
+    try:
+        position = index.rebuild(db)
+    except IndexBusy as exc:
+        raise IndexBusy(
+            f"the search index is being written by another process ({exc}); "
+            "wait for it to finish, then run `affidavit reindex` again"
+        ) from None
+    index.prune_log(db)
+    docs = index.index.searcher().num_docs - 1
+    return {"documents": docs, "change": position.seq if position else 0}
