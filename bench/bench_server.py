@@ -9,7 +9,12 @@ wrk can't speak to a Unix socket, and one client for both transports keeps them 
 asyncio httpx client was tried first and was itself the bottleneck past ~8 connections). Each cell
 runs for ``--seconds`` after a short warm-up.
 
+The floor is measured in the same run with the same load generator and clients: a bare ASGI app
+(one fixed JSON body, no framework) under uvicorn on a Unix socket, with h11 on asyncio and with
+httptools on uvloop — what any request costs before the daemon does anything.
+
     .venv/bin/python bench/bench_server.py [--claims 100000] [--seconds 8] [--json]
+    .venv/bin/python bench/bench_server.py --only unix:search:8 --floor --vault /tmp/v  # quick
 """
 
 from __future__ import annotations
@@ -78,6 +83,78 @@ def build(size: int, root: Path, rng: random.Random) -> list[str]:
     db.execute("COMMIT")
     vault.close()
     return slugs
+
+
+async def bare_app(scope: Any, receive: Any, send: Any) -> None:
+    """The floor: an ASGI app that answers every request with one fixed JSON body."""
+    if scope["type"] != "http":
+        return
+    body = b'{"query":"floor","hits":[]}'
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def serve_floor(path: str, http: str, loop: str) -> None:
+    import uvicorn
+
+    config = uvicorn.Config(
+        bare_app,
+        uds=path,
+        http=http,
+        loop=loop,
+        lifespan="off",
+        log_level="warning",
+        access_log=False,
+    )
+    uvicorn.Server(config).run()
+
+
+def start_floor(work: Path, http: str, loop: str) -> tuple[subprocess.Popen[bytes], Path]:
+    sock = work / f"floor-{http}.sock"
+    args = [sys.executable, str(Path(__file__).resolve()), "--serve-floor", str(sock)]
+    proc = subprocess.Popen([*args, "--http", http, "--loop", loop], stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not sock.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"the floor server ({http}) did not start")
+        time.sleep(0.05)
+    return proc, sock
+
+
+def run_floor(work: Path, seconds: float, clients: list[int]) -> list[dict[str, Any]]:
+    """The bare ASGI app's requests/s on the Unix socket, for each parser and loop."""
+    out = []
+    for parser, loop in (("h11", "asyncio"), ("httptools", "uvloop")):
+        proc, sock = start_floor(work, parser, loop)
+        try:
+            for concurrency in clients:
+                target = ("unix", str(sock))
+                load(target, {}, ["/floor"], concurrency, min(1.0, seconds / 4))
+                cell = load(target, {}, ["/floor"], concurrency, seconds)
+                row = {
+                    "transport": "unix",
+                    "request": f"floor ({parser}, {loop})",
+                    "clients": concurrency,
+                    **cell,
+                }
+                print(json.dumps(row), file=sys.stderr)
+                out.append(row)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=60)
+    return out
+
+
+def reuse(root: Path, size: int) -> list[str] | None:
+    """The page slugs of a wiki built by an earlier run with ``--vault`` (None: build it)."""
+    if not (root / ".affidavit" / "db.sqlite").exists():
+        return None
+    with open_vault(root) as vault:
+        count = vault.db.execute("SELECT count(*) FROM claims").fetchone()[0]
+        if count != size:
+            raise SystemExit(f"{root} holds {count} claims, not {size}: remove it or pass another")
+        return [r[0] for r in vault.db.execute("SELECT slug FROM pages ORDER BY slug")]
 
 
 def free_port() -> int:
@@ -237,25 +314,38 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=16, help="the daemon's --threads")
     parser.add_argument("--only", default="", help="e.g. unix:search:64 (for quick experiments)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--floor", action="store_true", help="also measure the bare-ASGI floor")
+    parser.add_argument("--vault", type=Path, help="build the wiki here once and reuse it")
+    parser.add_argument("--serve-floor", help=argparse.SUPPRESS)
+    parser.add_argument("--http", default="h11", help=argparse.SUPPRESS)
+    parser.add_argument("--loop", default="asyncio", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve_floor:
+        serve_floor(args.serve_floor, args.http, args.loop)
+        return 0
     rng = random.Random(7)
     work = Path(tempfile.mkdtemp(prefix="bench-server-"))
     proc = None
     try:
+        rows = []
+        if args.floor:
+            clients = [int(args.only.split(":")[2])] if args.only else [1, 8, 64]
+            rows += run_floor(work, args.seconds, clients)
         t0 = time.perf_counter()
-        slugs = build(args.claims, work / "vault", rng)
+        root = args.vault or work / "vault"
+        slugs = reuse(root, args.claims) or build(args.claims, root, rng)
         print(
             json.dumps(
                 {"built_claims": args.claims, "seconds": round(time.perf_counter() - t0, 1)}
             ),
             file=sys.stderr,
         )
-        with open_vault(work / "vault") as vault:
+        with open_vault(root) as vault:
             _, token = token_store.create_token(
                 vault.db, vault.clock, "read", timedelta(hours=2), "bench", "bench"
             )
-        proc, sock, port = start(work / "vault", work, args.threads)
-        rows = run_cells(sock, port, token, slugs, args.seconds, rng, args.only)
+        proc, sock, port = start(root, work, args.threads)
+        rows += run_cells(sock, port, token, slugs, args.seconds, rng, args.only)
     finally:
         if proc is not None:
             proc.send_signal(signal.SIGTERM)

@@ -19,6 +19,7 @@ from fastapi import FastAPI
 from .. import __version__
 from . import errors
 from .auth import Guard
+from .fastlane import FastReads
 from .logs import RequestLog, event
 from .registry import Registry
 from .routes import content, jobs, lint, meta, plans, tokens
@@ -86,6 +87,7 @@ def create_app(
         route = mcp_route(mcp)
         app.router.routes.append(route)
         table.append(route)
+    app.add_middleware(FastReads)  # inside the guard: only what it let through reaches it
     app.add_middleware(Guard, registry=registry, routes=lambda: table)
     app.add_middleware(RequestLog)
     return app
