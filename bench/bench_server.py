@@ -163,7 +163,9 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def start(vault: Path, work: Path, threads: int = 16) -> tuple[subprocess.Popen[bytes], Path, int]:
+def start(
+    vault: Path, work: Path, threads: int = 16, src: Path = ROOT / "src"
+) -> tuple[subprocess.Popen[bytes], Path, int]:
     sock, port = work / "run" / "d.sock", free_port()
     args = [sys.executable, "-c", "from affidavit.cli import main; main()", "serve"]
     args += [
@@ -182,7 +184,7 @@ def start(vault: Path, work: Path, threads: int = 16) -> tuple[subprocess.Popen[
         args,
         stdout=subprocess.DEVNULL,
         stderr=log,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        env={**os.environ, "PYTHONPATH": str(src)},
     )
     deadline = time.monotonic() + 120
     while not sock.exists():
@@ -280,6 +282,7 @@ def run_cells(
     seconds: float,
     rng: random.Random,
     only: str = "",
+    label: str = "",
 ) -> list[dict[str, Any]]:
     claims = len(slugs) * PER_PAGE
     base = "/v1/vaults/vault"
@@ -295,11 +298,13 @@ def run_cells(
     for transport_name, (target, headers) in targets.items():
         for kind, paths in (("search", searches), ("page", pages)):
             for concurrency in (1, 8, 64):
-                if only and only != f"{transport_name}:{kind}:{concurrency}":
+                if only and f"{transport_name}:{kind}:{concurrency}" not in only.split(","):
                     continue
                 load(target, headers, paths, concurrency, min(1.0, seconds / 4))  # warm-up
                 cell = load(target, headers, paths, concurrency, seconds)
-                row = {"transport": transport_name, "request": kind, "clients": concurrency, **cell}
+                request = f"{kind} ({label})" if label else kind
+                row = {"transport": transport_name, "request": request, "clients": concurrency}
+                row.update(cell)
                 print(json.dumps(row), file=sys.stderr)
                 out.append(row)
     return out
@@ -312,7 +317,12 @@ def main() -> int:
     parser.add_argument("--claims", type=int, default=100_000)
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--threads", type=int, default=16, help="the daemon's --threads")
-    parser.add_argument("--only", default="", help="e.g. unix:search:64 (for quick experiments)")
+    parser.add_argument(
+        "--only", default="", help="cells, e.g. unix:search:8,unix:page:8 (quick experiments)"
+    )
+    parser.add_argument(
+        "--baseline", type=Path, help="also run the daemon from this src/ (e.g. main's) first"
+    )
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--floor", action="store_true", help="also measure the bare-ASGI floor")
     parser.add_argument("--vault", type=Path, help="build the wiki here once and reuse it")
@@ -329,7 +339,8 @@ def main() -> int:
     try:
         rows = []
         if args.floor:
-            clients = [int(args.only.split(":")[2])] if args.only else [1, 8, 64]
+            cells = args.only.split(",") if args.only else []
+            clients = sorted({int(c.split(":")[2]) for c in cells}) if cells else [1, 8, 64]
             rows += run_floor(work, args.seconds, clients)
         t0 = time.perf_counter()
         root = args.vault or work / "vault"
@@ -344,6 +355,11 @@ def main() -> int:
             _, token = token_store.create_token(
                 vault.db, vault.clock, "read", timedelta(hours=2), "bench", "bench"
             )
+        if args.baseline:
+            proc, sock, port = start(root, work, args.threads, args.baseline)
+            rows += run_cells(sock, port, token, slugs, args.seconds, rng, args.only, "baseline")
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=60)
         proc, sock, port = start(root, work, args.threads)
         rows += run_cells(sock, port, token, slugs, args.seconds, rng, args.only)
     finally:
