@@ -112,14 +112,26 @@ def serve_floor(path: str, http: str, loop: str) -> None:
 
 def start_floor(work: Path, http: str, loop: str) -> tuple[subprocess.Popen[bytes], Path]:
     sock = work / f"floor-{http}.sock"
+    sock.unlink(missing_ok=True)  # an earlier round's
     args = [sys.executable, str(Path(__file__).resolve()), "--serve-floor", str(sock)]
     proc = subprocess.Popen([*args, "--http", http, "--loop", loop], stdout=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
-    while not sock.exists():
+    while not _answers(sock):
         if proc.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError(f"the floor server ({http}) did not start")
         time.sleep(0.05)
     return proc, sock
+
+
+def _answers(sock: Path) -> bool:
+    try:
+        conn = UnixConnection(str(sock))
+        conn.request("GET", "/floor")
+        conn.getresponse().read()
+        conn.close()
+        return True
+    except OSError:
+        return False
 
 
 def run_floor(work: Path, seconds: float, clients: list[int]) -> list[dict[str, Any]]:
@@ -167,6 +179,7 @@ def start(
     vault: Path, work: Path, threads: int = 16, src: Path = ROOT / "src"
 ) -> tuple[subprocess.Popen[bytes], Path, int]:
     sock, port = work / "run" / "d.sock", free_port()
+    work.mkdir(parents=True, exist_ok=True)
     args = [sys.executable, "-c", "from affidavit.cli import main; main()", "serve"]
     args += [
         "--vault",
@@ -265,6 +278,8 @@ def load(
     for proc in procs:
         proc.join()
     latencies.sort()
+    if not latencies:
+        raise RuntimeError(f"no request of {target} succeeded ({errors} errors)")
     return {
         "requests": len(latencies),
         "rps": round(len(latencies) / seconds, 1),
@@ -326,6 +341,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--floor", action="store_true", help="also measure the bare-ASGI floor")
     parser.add_argument("--vault", type=Path, help="build the wiki here once and reuse it")
+    parser.add_argument("--rounds", type=int, default=1, help="repeat, interleaving the servers")
     parser.add_argument("--serve-floor", help=argparse.SUPPRESS)
     parser.add_argument("--http", default="h11", help=argparse.SUPPRESS)
     parser.add_argument("--loop", default="asyncio", help=argparse.SUPPRESS)
@@ -335,13 +351,9 @@ def main() -> int:
         return 0
     rng = random.Random(7)
     work = Path(tempfile.mkdtemp(prefix="bench-server-"))
-    proc = None
+    procs: list[subprocess.Popen[bytes]] = []
     try:
-        rows = []
-        if args.floor:
-            cells = args.only.split(",") if args.only else []
-            clients = sorted({int(c.split(":")[2]) for c in cells}) if cells else [1, 8, 64]
-            rows += run_floor(work, args.seconds, clients)
+        rows: list[dict[str, Any]] = []
         t0 = time.perf_counter()
         root = args.vault or work / "vault"
         slugs = reuse(root, args.claims) or build(args.claims, root, rng)
@@ -355,15 +367,25 @@ def main() -> int:
             _, token = token_store.create_token(
                 vault.db, vault.clock, "read", timedelta(hours=2), "bench", "bench"
             )
+        # every server is started first and the rounds interleave them, so that each round
+        # measures the floor, the baseline and the daemon under the same load on the machine
+        daemons: list[tuple[str, Path, int]] = []
         if args.baseline:
-            proc, sock, port = start(root, work, args.threads, args.baseline)
-            rows += run_cells(sock, port, token, slugs, args.seconds, rng, args.only, "baseline")
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(timeout=60)
-        proc, sock, port = start(root, work, args.threads)
-        rows += run_cells(sock, port, token, slugs, args.seconds, rng, args.only)
+            proc, sock, port = start(root, work / "baseline", args.threads, args.baseline)
+            procs.append(proc)
+            daemons.append(("baseline", sock, port))
+        proc, sock, port = start(root, work / "daemon", args.threads)
+        procs.append(proc)
+        daemons.append(("", sock, port))
+        cells = args.only.split(",") if args.only else []
+        clients = sorted({int(c.split(":")[2]) for c in cells}) if cells else [1, 8, 64]
+        for _ in range(args.rounds):
+            if args.floor:
+                rows += run_floor(work, args.seconds, clients)
+            for label, sock, port in daemons:
+                rows += run_cells(sock, port, token, slugs, args.seconds, rng, args.only, label)
     finally:
-        if proc is not None:
+        for proc in procs:
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=60)
         shutil.rmtree(work, ignore_errors=True)

@@ -49,6 +49,8 @@ PARAMS_KEY = "affidavit.params"
 PUBLIC_PATHS = frozenset({"/openapi.json"})
 ROUTE_CACHE = 4096
 """Distinct (method, path) pairs whose matching route the guard remembers."""
+ROUTE_CACHE_PATH = 512
+"""Longer paths are matched every time, never remembered."""
 DEFAULT_MAX_BODY = 65_536
 """Body limit of routes outside any vault (none of them takes a body)."""
 
@@ -163,9 +165,10 @@ class Guard:
             if match == Match.FULL:
                 found = (route, dict(child.get("path_params", {})))
                 break
-        if len(self._cache) >= ROUTE_CACHE:
-            self._cache.clear()
-        self._cache[key] = found
+        if len(scope["path"]) <= ROUTE_CACHE_PATH:  # bounded memory, whoever sends paths
+            if len(self._cache) >= ROUTE_CACHE:
+                self._cache.clear()
+            self._cache[key] = found
         return None if found is None else (found[0], dict(found[1]))
 
     def _authenticate(self, scope: Scope, peer: Peer | None) -> Principal | None:

@@ -94,8 +94,9 @@ class ServedVault:
     def on_loop(self, read: Callable[[Vault], T]) -> T | None:
         """Run ``read`` now, on this process's own read connection to the vault; None when it
         ran past :data:`LOOP_BUDGET_STEPS` or met a lock (the caller then runs it in the thread
-        pool). For the event loop's thread only: the connection is never shared with another
-        thread, is ``query_only`` (a read that tries to write fails) and never waits for a lock.
+        pool, and so for a call from any thread but the first caller's: the connection is never
+        shared with another thread). It is ``query_only`` (a read that tries to write fails) and
+        never waits for a lock.
         """
         if self._loop_vault is None:
             vault = self._open()
@@ -103,8 +104,8 @@ class ServedVault:
             vault.db.execute("PRAGMA busy_timeout = 0")
             vault.db.set_progress_handler(self._budget, _STEPS_PER_CHECK)
             self._loop_vault, self._loop_thread = vault, threading.get_ident()
-        if self._loop_thread != threading.get_ident():
-            raise RuntimeError("ServedVault.on_loop is for the event loop's thread only")
+        if self._loop_thread != threading.get_ident():  # another thread: the pool serves it
+            return None
         vault = self._loop_vault
         self._loop_checks = 0
         try:
