@@ -143,7 +143,7 @@ def run_floor(work: Path, seconds: float, clients: list[int]) -> list[dict[str, 
             for concurrency in clients:
                 target = ("unix", str(sock))
                 load(target, {}, ["/floor"], concurrency, min(1.0, seconds / 4))
-                cell = load(target, {}, ["/floor"], concurrency, seconds)
+                cell = load(target, {}, ["/floor"], concurrency, seconds, proc.pid)
                 row = {
                     "transport": "unix",
                     "request": f"floor ({parser}, {loop})",
@@ -257,10 +257,24 @@ def _client(
     results.put((latencies, errors))
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` (all its threads) so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def load(
-    target: tuple[str, Any], headers: dict[str, str], paths: list[str], clients: int, seconds: float
+    target: tuple[str, Any],
+    headers: dict[str, str],
+    paths: list[str],
+    clients: int,
+    seconds: float,
+    server_pid: int | None = None,
 ) -> dict[str, Any]:
-    """``clients`` processes in parallel, each with its own connection, for ``seconds``."""
+    """``clients`` processes in parallel, each with its own connection, for ``seconds``; with
+    ``server_pid``, also the server's CPU time per request (what the machine's load can't skew:
+    the requests/s one core could serve is a million over it)."""
+    cpu_before = cpu_seconds(server_pid) if server_pid else 0.0
     ctx = multiprocessing.get_context("fork")
     barrier, results = ctx.Barrier(clients), ctx.Queue()
     procs = [
@@ -277,10 +291,12 @@ def load(
         errors += bad
     for proc in procs:
         proc.join()
+    cpu = cpu_seconds(server_pid) - cpu_before if server_pid else 0.0
     latencies.sort()
     if not latencies:
         raise RuntimeError(f"no request of {target} succeeded ({errors} errors)")
     return {
+        "server_cpu_us": round(1e6 * cpu / len(latencies)) if server_pid else None,
         "requests": len(latencies),
         "rps": round(len(latencies) / seconds, 1),
         "p50_ms": round(1000 * statistics.median(latencies), 1),
@@ -298,6 +314,7 @@ def run_cells(
     rng: random.Random,
     only: str = "",
     label: str = "",
+    pid: int | None = None,
 ) -> list[dict[str, Any]]:
     claims = len(slugs) * PER_PAGE
     base = "/v1/vaults/vault"
@@ -316,7 +333,7 @@ def run_cells(
                 if only and f"{transport_name}:{kind}:{concurrency}" not in only.split(","):
                     continue
                 load(target, headers, paths, concurrency, min(1.0, seconds / 4))  # warm-up
-                cell = load(target, headers, paths, concurrency, seconds)
+                cell = load(target, headers, paths, concurrency, seconds, pid)
                 request = f"{kind} ({label})" if label else kind
                 row = {"transport": transport_name, "request": request, "clients": concurrency}
                 row.update(cell)
@@ -369,21 +386,23 @@ def main() -> int:
             )
         # every server is started first and the rounds interleave them, so that each round
         # measures the floor, the baseline and the daemon under the same load on the machine
-        daemons: list[tuple[str, Path, int]] = []
+        daemons: list[tuple[str, Path, int, int]] = []
         if args.baseline:
             proc, sock, port = start(root, work / "baseline", args.threads, args.baseline)
             procs.append(proc)
-            daemons.append(("baseline", sock, port))
+            daemons.append(("baseline", sock, port, proc.pid))
         proc, sock, port = start(root, work / "daemon", args.threads)
         procs.append(proc)
-        daemons.append(("", sock, port))
+        daemons.append(("", sock, port, proc.pid))
         cells = args.only.split(",") if args.only else []
         clients = sorted({int(c.split(":")[2]) for c in cells}) if cells else [1, 8, 64]
         for _ in range(args.rounds):
             if args.floor:
                 rows += run_floor(work, args.seconds, clients)
-            for label, sock, port in daemons:
-                rows += run_cells(sock, port, token, slugs, args.seconds, rng, args.only, label)
+            for label, sock, port, pid in daemons:
+                rows += run_cells(
+                    sock, port, token, slugs, args.seconds, rng, args.only, label, pid
+                )
     finally:
         for proc in procs:
             proc.send_signal(signal.SIGTERM)
@@ -392,12 +411,15 @@ def main() -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
-        print("| transport | request | clients | requests/s | p50 ms | p99 ms | errors |")
-        print("|---|---|---|---|---|---|---|")
+        print(
+            "| transport | request | clients | requests/s | p50 ms | p99 ms | errors "
+            "| server CPU µs/request |"
+        )
+        print("|---|---|---|---|---|---|---|---|")
         for r in rows:
             print(
                 f"| {r['transport']} | {r['request']} | {r['clients']} | {r['rps']} | {r['p50_ms']} | "
-                f"{r['p99_ms']} | {r['errors']} |"
+                f"{r['p99_ms']} | {r['errors']} | {r['server_cpu_us']} |"
             )
     return 0
 
