@@ -50,7 +50,8 @@ class Served:
         base = private_dir("afd-peer-run-")
         self.socket = base / "run" / "affidavit.sock"
         self.registry = Registry.open([root])
-        sock: socket.socket = bind_unix(self.socket, shared=True)
+        self.sock: socket.socket = bind_unix(self.socket, shared=True)
+        sock = self.sock
         config = uvicorn.Config(
             create_app(self.registry, run_workers=False),
             http=protocol,
@@ -75,6 +76,8 @@ class Served:
     def stop(self) -> None:
         self.server.should_exit = True
         self.thread.join(60)
+        self.sock.close()  # uvicorn leaves a socket it was handed open
+        self.registry.close()
 
 
 @pytest.fixture(params=["h11", "httptools"])
