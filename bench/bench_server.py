@@ -9,7 +9,12 @@ wrk can't speak to a Unix socket, and one client for both transports keeps them 
 asyncio httpx client was tried first and was itself the bottleneck past ~8 connections). Each cell
 runs for ``--seconds`` after a short warm-up.
 
+The floor is measured in the same run with the same load generator and clients: a bare ASGI app
+(one fixed JSON body, no framework) under uvicorn on a Unix socket, with h11 on asyncio and with
+httptools on uvloop — what any request costs before the daemon does anything.
+
     .venv/bin/python bench/bench_server.py [--claims 100000] [--seconds 8] [--json]
+    .venv/bin/python bench/bench_server.py --only unix:search:8 --floor --vault /tmp/v  # quick
 """
 
 from __future__ import annotations
@@ -80,14 +85,101 @@ def build(size: int, root: Path, rng: random.Random) -> list[str]:
     return slugs
 
 
+async def bare_app(scope: Any, receive: Any, send: Any) -> None:
+    """The floor: an ASGI app that answers every request with one fixed JSON body."""
+    if scope["type"] != "http":
+        return
+    body = b'{"query":"floor","hits":[]}'
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def serve_floor(path: str, http: str, loop: str) -> None:
+    import uvicorn
+
+    config = uvicorn.Config(
+        bare_app,
+        uds=path,
+        http=http,
+        loop=loop,
+        lifespan="off",
+        log_level="warning",
+        access_log=False,
+    )
+    uvicorn.Server(config).run()
+
+
+def start_floor(work: Path, http: str, loop: str) -> tuple[subprocess.Popen[bytes], Path]:
+    sock = work / f"floor-{http}.sock"
+    sock.unlink(missing_ok=True)  # an earlier round's
+    args = [sys.executable, str(Path(__file__).resolve()), "--serve-floor", str(sock)]
+    proc = subprocess.Popen([*args, "--http", http, "--loop", loop], stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not _answers(sock):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"the floor server ({http}) did not start")
+        time.sleep(0.05)
+    return proc, sock
+
+
+def _answers(sock: Path) -> bool:
+    try:
+        conn = UnixConnection(str(sock))
+        conn.request("GET", "/floor")
+        conn.getresponse().read()
+        conn.close()
+        return True
+    except OSError:
+        return False
+
+
+def run_floor(work: Path, seconds: float, clients: list[int]) -> list[dict[str, Any]]:
+    """The bare ASGI app's requests/s on the Unix socket, for each parser and loop."""
+    out = []
+    for parser, loop in (("h11", "asyncio"), ("httptools", "uvloop")):
+        proc, sock = start_floor(work, parser, loop)
+        try:
+            for concurrency in clients:
+                target = ("unix", str(sock))
+                load(target, {}, ["/floor"], concurrency, min(1.0, seconds / 4))
+                cell = load(target, {}, ["/floor"], concurrency, seconds, proc.pid)
+                row = {
+                    "transport": "unix",
+                    "request": f"floor ({parser}, {loop})",
+                    "clients": concurrency,
+                    **cell,
+                }
+                print(json.dumps(row), file=sys.stderr)
+                out.append(row)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=60)
+    return out
+
+
+def reuse(root: Path, size: int) -> list[str] | None:
+    """The page slugs of a wiki built by an earlier run with ``--vault`` (None: build it)."""
+    if not (root / ".affidavit" / "db.sqlite").exists():
+        return None
+    with open_vault(root) as vault:
+        count = vault.db.execute("SELECT count(*) FROM claims").fetchone()[0]
+        if count != size:
+            raise SystemExit(f"{root} holds {count} claims, not {size}: remove it or pass another")
+        return [r[0] for r in vault.db.execute("SELECT slug FROM pages ORDER BY slug")]
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
 
 
-def start(vault: Path, work: Path, threads: int = 16) -> tuple[subprocess.Popen[bytes], Path, int]:
+def start(
+    vault: Path, work: Path, threads: int = 16, src: Path = ROOT / "src"
+) -> tuple[subprocess.Popen[bytes], Path, int]:
     sock, port = work / "run" / "d.sock", free_port()
+    work.mkdir(parents=True, exist_ok=True)
     args = [sys.executable, "-c", "from affidavit.cli import main; main()", "serve"]
     args += [
         "--vault",
@@ -105,7 +197,7 @@ def start(vault: Path, work: Path, threads: int = 16) -> tuple[subprocess.Popen[
         args,
         stdout=subprocess.DEVNULL,
         stderr=log,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        env={**os.environ, "PYTHONPATH": str(src)},
     )
     deadline = time.monotonic() + 120
     while not sock.exists():
@@ -165,10 +257,24 @@ def _client(
     results.put((latencies, errors))
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` (all its threads) so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def load(
-    target: tuple[str, Any], headers: dict[str, str], paths: list[str], clients: int, seconds: float
+    target: tuple[str, Any],
+    headers: dict[str, str],
+    paths: list[str],
+    clients: int,
+    seconds: float,
+    server_pid: int | None = None,
 ) -> dict[str, Any]:
-    """``clients`` processes in parallel, each with its own connection, for ``seconds``."""
+    """``clients`` processes in parallel, each with its own connection, for ``seconds``; with
+    ``server_pid``, also the server's CPU time per request (what the machine's load can't skew:
+    the requests/s one core could serve is a million over it)."""
+    cpu_before = cpu_seconds(server_pid) if server_pid else 0.0
     ctx = multiprocessing.get_context("fork")
     barrier, results = ctx.Barrier(clients), ctx.Queue()
     procs = [
@@ -185,8 +291,12 @@ def load(
         errors += bad
     for proc in procs:
         proc.join()
+    cpu = cpu_seconds(server_pid) - cpu_before if server_pid else 0.0
     latencies.sort()
+    if not latencies:
+        raise RuntimeError(f"no request of {target} succeeded ({errors} errors)")
     return {
+        "server_cpu_us": round(1e6 * cpu / len(latencies)) if server_pid else None,
         "requests": len(latencies),
         "rps": round(len(latencies) / seconds, 1),
         "p50_ms": round(1000 * statistics.median(latencies), 1),
@@ -203,6 +313,8 @@ def run_cells(
     seconds: float,
     rng: random.Random,
     only: str = "",
+    label: str = "",
+    pid: int | None = None,
 ) -> list[dict[str, Any]]:
     claims = len(slugs) * PER_PAGE
     base = "/v1/vaults/vault"
@@ -218,11 +330,13 @@ def run_cells(
     for transport_name, (target, headers) in targets.items():
         for kind, paths in (("search", searches), ("page", pages)):
             for concurrency in (1, 8, 64):
-                if only and only != f"{transport_name}:{kind}:{concurrency}":
+                if only and f"{transport_name}:{kind}:{concurrency}" not in only.split(","):
                     continue
                 load(target, headers, paths, concurrency, min(1.0, seconds / 4))  # warm-up
-                cell = load(target, headers, paths, concurrency, seconds)
-                row = {"transport": transport_name, "request": kind, "clients": concurrency, **cell}
+                cell = load(target, headers, paths, concurrency, seconds, pid)
+                request = f"{kind} ({label})" if label else kind
+                row = {"transport": transport_name, "request": request, "clients": concurrency}
+                row.update(cell)
                 print(json.dumps(row), file=sys.stderr)
                 out.append(row)
     return out
@@ -235,41 +349,77 @@ def main() -> int:
     parser.add_argument("--claims", type=int, default=100_000)
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--threads", type=int, default=16, help="the daemon's --threads")
-    parser.add_argument("--only", default="", help="e.g. unix:search:64 (for quick experiments)")
+    parser.add_argument(
+        "--only", default="", help="cells, e.g. unix:search:8,unix:page:8 (quick experiments)"
+    )
+    parser.add_argument(
+        "--baseline", type=Path, help="also run the daemon from this src/ (e.g. main's) first"
+    )
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--floor", action="store_true", help="also measure the bare-ASGI floor")
+    parser.add_argument("--vault", type=Path, help="build the wiki here once and reuse it")
+    parser.add_argument("--rounds", type=int, default=1, help="repeat, interleaving the servers")
+    parser.add_argument("--serve-floor", help=argparse.SUPPRESS)
+    parser.add_argument("--http", default="h11", help=argparse.SUPPRESS)
+    parser.add_argument("--loop", default="asyncio", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve_floor:
+        serve_floor(args.serve_floor, args.http, args.loop)
+        return 0
     rng = random.Random(7)
     work = Path(tempfile.mkdtemp(prefix="bench-server-"))
-    proc = None
+    procs: list[subprocess.Popen[bytes]] = []
     try:
+        rows: list[dict[str, Any]] = []
         t0 = time.perf_counter()
-        slugs = build(args.claims, work / "vault", rng)
+        root = args.vault or work / "vault"
+        slugs = reuse(root, args.claims) or build(args.claims, root, rng)
         print(
             json.dumps(
                 {"built_claims": args.claims, "seconds": round(time.perf_counter() - t0, 1)}
             ),
             file=sys.stderr,
         )
-        with open_vault(work / "vault") as vault:
+        with open_vault(root) as vault:
             _, token = token_store.create_token(
                 vault.db, vault.clock, "read", timedelta(hours=2), "bench", "bench"
             )
-        proc, sock, port = start(work / "vault", work, args.threads)
-        rows = run_cells(sock, port, token, slugs, args.seconds, rng, args.only)
+        # every server is started first and the rounds interleave them, so that each round
+        # measures the floor, the baseline and the daemon under the same load on the machine
+        daemons: list[tuple[str, Path, int, int]] = []
+        if args.baseline:
+            proc, sock, port = start(root, work / "baseline", args.threads, args.baseline)
+            procs.append(proc)
+            daemons.append(("baseline", sock, port, proc.pid))
+        proc, sock, port = start(root, work / "daemon", args.threads)
+        procs.append(proc)
+        daemons.append(("", sock, port, proc.pid))
+        cells = args.only.split(",") if args.only else []
+        clients = sorted({int(c.split(":")[2]) for c in cells}) if cells else [1, 8, 64]
+        for _ in range(args.rounds):
+            if args.floor:
+                rows += run_floor(work, args.seconds, clients)
+            for label, sock, port, pid in daemons:
+                rows += run_cells(
+                    sock, port, token, slugs, args.seconds, rng, args.only, label, pid
+                )
     finally:
-        if proc is not None:
+        for proc in procs:
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=60)
         shutil.rmtree(work, ignore_errors=True)
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
-        print("| transport | request | clients | requests/s | p50 ms | p99 ms | errors |")
-        print("|---|---|---|---|---|---|---|")
+        print(
+            "| transport | request | clients | requests/s | p50 ms | p99 ms | errors "
+            "| server CPU µs/request |"
+        )
+        print("|---|---|---|---|---|---|---|---|")
         for r in rows:
             print(
                 f"| {r['transport']} | {r['request']} | {r['clients']} | {r['rps']} | {r['p50_ms']} | "
-                f"{r['p99_ms']} | {r['errors']} |"
+                f"{r['p99_ms']} | {r['errors']} | {r['server_cpu_us']} |"
             )
     return 0
 

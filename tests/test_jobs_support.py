@@ -59,7 +59,11 @@ def run_sleep(ctx: JobContext, payload: SleepPayload) -> dict[str, Any]:
         if payload.stubborn:
             continue
         step += 1
-        count.write_text(str(step))
+        # a checkpoint a SIGKILL can't leave half-written (write_text truncates first: a kill
+        # between truncate and write left an empty file, and the resumed attempt crashed on it)
+        partial = count.with_suffix(".partial")
+        partial.write_text(str(step))
+        os.replace(partial, count)
         ctx.progress(step, payload.steps, f"step {step}")
     return {"started_from": start, "steps": step}
 

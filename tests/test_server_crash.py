@@ -152,3 +152,30 @@ def test_a_daemon_killed_mid_ingest_finishes_the_job_once_after_restart() -> Non
             want[name].decode().splitlines(), got[name].decode().splitlines(), lineterm="", n=1
         )
         assert got[name] == want[name], f"{name} differs:\n" + "\n".join(list(diff)[:20])
+
+
+def test_a_resumed_job_clears_the_git_lock_its_killed_attempt_left(tmp_path: Path) -> None:
+    """The race behind the crash test's rare ``failed``: the daemon's job process is killed with
+    its whole group, so a git it was running dies mid-commit and leaves ``.git/index.lock``.
+    When that commit was not a plan's (a source's, which has no journal), opening the vault finds
+    nothing to recover and the lock stays; the resumed attempt's first commit then failed and
+    the job with it. The job process clears it once it holds the vault's job lock (the previous
+    attempt's processes are gone) and the writer lock (no other writer runs git)."""
+    from affidavit.jobs.queue import JobQueue
+    from affidavit.jobs.worker import Worker
+
+    root = tmp_path / "vault"
+    init_vault(root)[0].close()
+    with open_vault(root) as vault:
+        job = JobQueue(vault).submit(
+            {"kind": "ingest", "sources": [str(SAMPLES / "sotu")], "trust": "trusted", "yes": True},
+            "tester",
+        )
+    (root / ".git" / "index.lock").write_bytes(b"")  # as a git killed mid-commit leaves it
+    with Worker(root, "resumer") as worker:
+        finished = worker.run_once()
+    assert finished is not None and finished.id == job.id
+    assert (finished.status, finished.error) == ("done", "")
+    assert not (root / ".git" / "index.lock").exists()
+    with open_vault(root) as vault:
+        assert run_doctor(vault).clean

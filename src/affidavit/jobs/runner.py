@@ -9,7 +9,8 @@ that a timeout or a cancellation can stop it and everything it started with one 
   holds the other end, so a worker that dies (even by SIGKILL) never leaves its job running;
 - holds ``.affidavit/jobs.lock`` (flock) while it works: at most one job process per vault,
   even while a dead worker's job process is still being torn down;
-- opens the vault (which recovers an interrupted apply), checks that its claim still holds,
+- opens the vault (which recovers an interrupted apply), clears the git index lock a killed
+  attempt's git may have left, checks that its claim still holds,
   tells the worker it began (one byte on ``--ready-fd``: the job's time limit starts then),
   runs the handler and records the result — done or failed — under that claim.
 """
@@ -88,6 +89,12 @@ def run_job(
                 return EXIT_STOPPED
             job = job_from_row(row)
             status, error, result = "done", "", None
+            # a killed attempt's git died with its process group and may have left index.lock
+            # (opening the vault only clears it when a plan's journal is pending; a source's
+            # commit has none). Holding the job lock, that attempt's processes are gone; holding
+            # the writer lock, no other writer runs git: a lock left now is stale.
+            with vault.write_lock():
+                vault.git.clear_stale_lock()
             _tell_ready(ready_fd)
             try:
                 payload = parse_payload(job.payload)

@@ -11,6 +11,7 @@ import json
 import logging
 import sys
 import time
+from contextlib import nullcontext
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,6 +28,7 @@ from .auth import (
 )
 
 log = logging.getLogger("affidavit.server")
+_root = logging.getLogger("affidavit")
 
 
 class JsonFormatter(logging.Formatter):
@@ -46,8 +48,14 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(data, ensure_ascii=False, default=str)
 
 
+_direct: logging.StreamHandler[Any] | None = None
+"""The handler :func:`setup_logging` installed: request lines are written to its stream directly
+(the same JSON line, without building a LogRecord and formatting it: a fifth of a search's time)."""
+
+
 def setup_logging(level: int = logging.INFO) -> None:
     """Send affidavit's and uvicorn's records to stderr as JSON lines (uvicorn's access log off)."""
+    global _direct
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter())
     for name in ("affidavit", "uvicorn", "uvicorn.error"):
@@ -56,6 +64,25 @@ def setup_logging(level: int = logging.INFO) -> None:
         logger.setLevel(level)
         logger.propagate = False
     logging.getLogger("uvicorn.access").disabled = True
+    _direct = handler if level <= logging.INFO else None
+
+
+def request_line(fields: dict[str, Any]) -> None:
+    """Log one request (``fields`` after ts, level and logger, as :class:`JsonFormatter` does)."""
+    handler = _direct
+    if handler is None or log.handlers or _root.handlers != [handler] or log.disabled:
+        log.info("request", extra={"fields": fields})
+        return
+    data = {
+        "ts": datetime.now(UTC).isoformat(timespec="milliseconds"),
+        "level": "info",
+        "logger": log.name,
+        **fields,
+    }
+    line = json.dumps(data, ensure_ascii=False, default=str) + "\n"
+    with handler.lock or nullcontext():
+        handler.stream.write(line)
+        handler.stream.flush()
 
 
 def event(name: str, **fields: Any) -> None:
@@ -102,7 +129,7 @@ class RequestLog:
                     fields["token"] = principal.token_id
             if served is not None:
                 fields["vault"] = getattr(served, "name", None)
-            log.info("request", extra={"fields": fields})
+            request_line(fields)
 
 
-__all__ = ["JsonFormatter", "RequestLog", "event", "setup_logging"]
+__all__ = ["JsonFormatter", "RequestLog", "event", "request_line", "setup_logging"]

@@ -1,10 +1,14 @@
 """Who is on the other end of a connection, as the kernel says (SPEC W10).
 
 uvicorn does not put the connection's socket in the ASGI scope, but it builds one protocol object
-per connection and copies its ``app_state`` into every request's ``scope["state"]``. The protocol
-below reads ``SO_PEERCRED`` from the accepted socket once, when the connection is made, and adds
-it to that connection's state. Nothing a client sends can change it: it is read from the kernel
-before the first byte of the request is parsed.
+per connection and copies its ``app_state`` into every request's ``scope["state"]``. The protocols
+below read ``SO_PEERCRED`` from the accepted socket once, when the connection is made, and add it
+to that connection's state. Nothing a client sends can change it: it is read from the kernel
+before the first byte of the request is parsed. A connection whose credentials can't be read is
+closed at once (it never reaches the application).
+
+Two HTTP parsers carry it: httptools (C, the default when installed: several times less work per
+request) and h11 (pure Python, the fallback). :func:`peer_protocol` picks one.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import asyncio
 import socket
 import struct
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -31,8 +35,8 @@ class Peer:
     gid: int | None = None
 
 
-def peer_credentials(sock: socket.socket) -> Peer:
-    """``SO_PEERCRED`` of a connected Unix socket."""
+def peer_credentials(sock: Any) -> Peer:
+    """``SO_PEERCRED`` of a connected Unix socket (a socket, or uvloop's pseudo-socket)."""
     raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED.size)
     pid, uid, gid = _UCRED.unpack(raw)
     return Peer("unix", pid, uid, gid)
@@ -45,12 +49,55 @@ def peer_of(transport: asyncio.BaseTransport) -> Peer:
     return Peer("tcp")
 
 
+def _with_peer(protocol: Any, transport: asyncio.Transport) -> bool:
+    """Add the peer to the connection's state; False (the connection closed) when the kernel's
+    answer can't be had: such a connection never reaches the application."""
+    try:
+        peer = peer_of(transport)
+    except (OSError, struct.error):
+        transport.abort()
+        return False
+    protocol.app_state = {**protocol.app_state, PEER_KEY: peer}
+    return True
+
+
 class PeerCredProtocol(H11Protocol):
     """uvicorn's h11 protocol, plus the peer's credentials in every request's state."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self.app_state = {**self.app_state, PEER_KEY: peer_of(transport)}
+        _with_peer(self, transport)
 
 
-__all__ = ["PEER_KEY", "Peer", "PeerCredProtocol", "peer_credentials", "peer_of"]
+try:
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+except ImportError:  # httptools not installed: h11 only
+    HttpToolsProtocol = None  # type: ignore[assignment,misc]
+
+if HttpToolsProtocol is not None:
+
+    class PeerCredHttpToolsProtocol(HttpToolsProtocol):
+        """uvicorn's httptools protocol, plus the peer's credentials in every request's state."""
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            _with_peer(self, transport)
+
+
+def peer_protocol(parser: str = "auto") -> type[asyncio.Protocol]:
+    """The peer-credential protocol for ``parser`` (``auto``: httptools when installed)."""
+    if parser == "h11" or (parser == "auto" and HttpToolsProtocol is None):
+        return PeerCredProtocol
+    if HttpToolsProtocol is None:
+        raise ImportError("httptools is not installed: pip install 'affidavit[server]'")
+    return PeerCredHttpToolsProtocol
+
+
+__all__ = [
+    "PEER_KEY",
+    "Peer",
+    "PeerCredProtocol",
+    "peer_credentials",
+    "peer_of",
+    "peer_protocol",
+]

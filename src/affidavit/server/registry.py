@@ -17,12 +17,13 @@ from __future__ import annotations
 import os
 import queue
 import re
+import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..config import Config
 from ..errors import ConfigError, NotFoundError
@@ -30,6 +31,13 @@ from ..service import vault_owner
 from ..vault import Vault, attach, open_vault
 
 _NAME = re.compile(r"[^a-z0-9-]+")
+T = TypeVar("T")
+
+LOOP_BUDGET_STEPS = 20_000
+"""SQLite virtual-machine steps a read on the event loop may take before it is abandoned (and run
+again in the thread pool): a selective search takes well under 1,000; a query matching a fifth
+of a 100k-claim wiki, ~900,000."""
+_STEPS_PER_CHECK = 1_000
 
 
 def vault_name(root: Path) -> str:
@@ -52,6 +60,9 @@ class ServedVault:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     vectors: Any = field(default=None, repr=False)
     vectors_loaded: bool = field(default=False, repr=False)
+    _loop_vault: Vault | None = field(default=None, repr=False)
+    _loop_thread: int | None = field(default=None, repr=False)
+    _loop_checks: int = field(default=0, repr=False)
 
     @property
     def max_body_bytes(self) -> int:
@@ -80,6 +91,40 @@ class ServedVault:
                 vault.db.execute("ROLLBACK")
             self._idle.put(vault)
 
+    def on_loop(self, read: Callable[[Vault], T]) -> T | None:
+        """Run ``read`` now, on this process's own read connection to the vault; None when it
+        ran past :data:`LOOP_BUDGET_STEPS` or met a lock (the caller then runs it in the thread
+        pool, and so for a call from any thread but the first caller's: the connection is never
+        shared with another thread). It is ``query_only`` (a read that tries to write fails) and
+        never waits for a lock.
+        """
+        if self._loop_vault is None:
+            vault = self._open()
+            vault.db.execute("PRAGMA query_only = ON")
+            vault.db.execute("PRAGMA busy_timeout = 0")
+            vault.db.set_progress_handler(self._budget, _STEPS_PER_CHECK)
+            self._loop_vault, self._loop_thread = vault, threading.get_ident()
+        if self._loop_thread != threading.get_ident():  # another thread: the pool serves it
+            return None
+        vault = self._loop_vault
+        self._loop_checks = 0
+        try:
+            result = read(vault)
+        except sqlite3.OperationalError:  # interrupted (over budget), busy or locked
+            return None
+        finally:
+            if vault.db.in_transaction:
+                vault.db.execute("ROLLBACK")
+        # an interruption the read caught itself still means its answer is not to be trusted
+        return None if self._over_budget() else result
+
+    def _over_budget(self) -> bool:
+        return self._loop_checks * _STEPS_PER_CHECK > LOOP_BUDGET_STEPS
+
+    def _budget(self) -> int:
+        self._loop_checks += 1
+        return int(self._over_budget())
+
     def vector_search(self, vault: Vault) -> Any:
         """The dense retriever, loaded once per daemon (None without the extra or vectors)."""
         if not self.vectors_loaded:
@@ -92,6 +137,9 @@ class ServedVault:
         return self.vectors
 
     def close(self) -> None:
+        if self._loop_vault is not None:
+            self._loop_vault.close()
+            self._loop_vault = None
         while True:
             try:
                 self._idle.get_nowait().close()

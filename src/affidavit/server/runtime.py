@@ -28,7 +28,7 @@ from fastapi import FastAPI
 from ..errors import ConfigError
 from .app import create_app
 from .logs import event, setup_logging
-from .peer import PeerCredProtocol
+from .peer import peer_protocol
 from .registry import Registry
 
 
@@ -42,6 +42,9 @@ class ServeOptions:
     workers: bool = True
     shutdown_seconds: float = 30.0
     threads: int = 16
+    http: str = "auto"
+    """The HTTP parser under the peer-credential protocol: auto (httptools when installed), h11
+    or httptools."""
     extra: dict[str, str] = field(default_factory=dict)
     web: bool = False
 
@@ -137,6 +140,19 @@ def bind_tcp(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _loop() -> str:
+    """uvloop when installed (the [server] extra): its event loop costs a fraction of asyncio's
+    per request."""
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return "asyncio"
+    return "uvloop"
+
+
+LOOP = _loop()
+
+
 class _Stopped(Exception):
     """Raised by our own signal handler once uvicorn has shut down gracefully."""
 
@@ -209,9 +225,11 @@ def serve(options: ServeOptions) -> int:
             tcp_address = f"{host}:{port}"
             if options.web:
                 _announce_web(app, host, port)
+        protocol = peer_protocol(options.http)
         config = uvicorn.Config(
             app,
-            http=PeerCredProtocol,
+            http=protocol,
+            loop=LOOP,
             ws="none",
             lifespan="on",
             log_config=None,
@@ -226,6 +244,8 @@ def serve(options: ServeOptions) -> int:
             tcp=tcp_address,
             shared=options.shared,
             pid=os.getpid(),
+            http=protocol.__name__,
+            loop=LOOP,
         )
         _Server(config, stopping).run(sockets=sockets)
         return 0

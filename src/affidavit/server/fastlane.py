@@ -1,0 +1,116 @@
+"""The hot read on the event loop: search, without FastAPI's dependency solving or a thread hop.
+
+A search costs a fraction of a millisecond of SQLite work; through FastAPI (dependency solving,
+validation, the thread pool and back) it cost several times that. :class:`FastReads` sits inside
+the :class:`~affidavit.server.auth.Guard` — which has already authenticated the caller,
+authorised the route and put the vault in the request's state; nothing reaches this lane that
+the guard did not let through — and answers ``GET …/search`` itself, on the event loop, with the
+vault's own read connection for this process (:meth:`~.registry.ServedVault.on_loop`:
+``query_only``, never waiting on a lock). It calls the same service as the route and sends the
+same body.
+
+It steps aside, and the FastAPI route serves the request as before, whenever it is not sure:
+
+- a query string that is not plain (a repeated or invalid parameter): the route answers it, with
+  its usual 422;
+- a vault with dense vectors (embedding a query is model work, not a short read) or whose
+  vectors are not loaded yet;
+- a search that runs past its work budget (:data:`~.registry.LOOP_BUDGET_STEPS` SQLite steps,
+  bounded by work, not time) or meets a lock: it is abandoned and run again in the thread pool,
+  so one expensive query never stalls the loop for everyone else.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from urllib.parse import parse_qsl
+
+from ..service import vaults as svc
+from ..service.models import Tier
+from .auth import PARAMS_KEY, ROLE_KEY, ROUTE_KEY, VAULT_KEY, ASGIApp, Receive, Scope, Send, allows
+from .errors import status_of
+from .registry import ServedVault
+
+log = logging.getLogger("affidavit.server")
+
+SEARCH_ROUTE = "/v1/vaults/{vault}/search"
+TIERS: frozenset[str] = frozenset(Tier.__args__)  # type: ignore[attr-defined]
+_JSON = [(b"content-type", b"application/json")]
+
+
+def search_args(query_string: bytes) -> tuple[str, int, str] | None:
+    """``q``, ``k`` and ``min_trust`` of a plain, valid search query string; None otherwise
+    (the route then validates it and answers with its own error)."""
+    try:
+        pairs = parse_qsl(
+            query_string.decode("latin-1"), keep_blank_values=True, strict_parsing=True
+        )
+    except (UnicodeDecodeError, ValueError):
+        return None
+    seen: dict[str, str] = {}
+    for key, value in pairs:
+        if key in seen:
+            return None
+        seen[key] = value
+    q, k, trust = seen.get("q"), seen.get("k", "10"), seen.get("min_trust", "untrusted")
+    if q is None or not 1 <= len(q) <= 1000 or trust not in TIERS:
+        return None
+    if not (k.isascii() and k.isdigit() and 1 <= int(k) <= 100):
+        return None
+    return q, int(k), trust
+
+
+class FastReads:
+    """The ASGI middleware described in the module docstring."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body = self._search(scope) if scope["type"] == "http" else None
+        if body is None:
+            await self.app(scope, receive, send)
+            return
+        status, payload = body
+        headers = [*_JSON, (b"content-length", str(len(payload)).encode())]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": payload})
+
+    def _search(self, scope: Scope) -> tuple[int, bytes] | None:
+        state: dict[str, Any] = scope.get("state") or {}
+        if scope.get("method") != "GET" or state.get(ROUTE_KEY) != SEARCH_ROUTE:
+            return None
+        served = state.get(VAULT_KEY)
+        params = state.get(PARAMS_KEY) or {}
+        if not isinstance(served, ServedVault) or params.get("vault") != served.name:
+            return None
+        if not allows(state.get(ROLE_KEY), "read"):  # the guard decided; checked once more
+            return None
+        if not served.vectors_loaded or served.vectors is not None:
+            return None
+        args = search_args(scope.get("query_string", b""))
+        if args is None:
+            return None
+        q, k, trust = args
+        try:
+            return served.on_loop(
+                lambda vault: (200, svc.search(vault, q, k, trust, None).model_dump_json().encode())
+            )
+        except Exception as exc:  # the route's error body, as its exception handlers write it
+            return _error(exc)
+
+
+def _error(exc: Exception) -> tuple[int, bytes]:
+    from .auth import error_bytes
+
+    status, fix = status_of(exc)
+    if status >= 500:
+        log.warning("request failed: %s: %s", type(exc).__name__, exc)
+    if type(exc).__module__.startswith("affidavit"):
+        return status, error_bytes(type(exc).__name__, str(exc), fix)
+    log.exception("unexpected error in a search", exc_info=exc)
+    return 500, error_bytes("InternalError", "the daemon failed unexpectedly.", "See its log.")
+
+
+__all__ = ["FastReads", "search_args"]
