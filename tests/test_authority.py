@@ -28,6 +28,8 @@ from affidavit.doctor import run_doctor
 from affidavit.errors import IntegrityError, ProviderError, VaultError
 from affidavit.providers import Message, ModelRequest
 from affidavit.providers.from_config import provider_from_config
+from affidavit.retrieval.search import Retriever
+from affidavit.retrieval.tantivy_index import wait_for_refresh
 from affidavit.server.check import run_check
 from affidavit.server.runtime import ServeOptions
 from affidavit.store.apply import render_all_files
@@ -345,9 +347,15 @@ def test_root_only_reads_another_users_vault(tmp_path: Path) -> None:
     temp = vault.wiki_dir / ".index.md.0123456789ab.affidavit-tmp"
     vault.close()
     temp.write_text("an interrupted write, theirs to recover\n")
+    assert wait_for_refresh(60)  # the setup's own index work, done as the setup's user
+    shutil.rmtree(tmp_path / "v" / ".affidavit" / "search-v1")  # a search as root would build it
     subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(tmp_path / "v")], check=True)
     with open_vault(tmp_path / "v") as vault:
         assert vault.read_only and "sudo -u nobody" in vault.read_only
+        retriever = Retriever(vault.db)  # searching their vault writes nothing of ours in it
+        (claim,) = vault.db.execute("SELECT text FROM claims LIMIT 1").fetchone()
+        assert retriever.search(claim, k=3)
+        assert retriever.used == "fts5" and wait_for_refresh(60)
         assert temp.exists() and pending_journals(vault)  # no recovery as root
         assert victim.read_text() == "root's own file\n"
         assert vault.db.execute("SELECT count(*) FROM pages").fetchone()[0] > 0  # reads work
@@ -392,6 +400,7 @@ def test_a_root_daemon_serves_another_users_vault_read_only(
         f'api_key_env = "ROOT_SECRET"\nkeys_file = "{root_keys}"\n'
     )
     subprocess.run(["git", "-C", str(base / "theirs"), "commit", "-qam", "model"], check=True)
+    assert wait_for_refresh(60)  # the setup's own index work, done as the setup's user
     subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(base / "theirs")], check=True)
     os.environ["ROOT_SECRET"] = "sk-root-env"
     try:

@@ -254,7 +254,7 @@ def test_store_adds_a_url(vault: Vault, server: _Server, client: httpx.Client) -
     assert record.origin == server.url("/page.html") and record.name == "page.html"
     assert record.media_type == "text/html" and record.trust == "untrusted"
     assert (vault.root / record.original_file).read_bytes() == PAGE
-    assert store.text(record.id) == "Dams\n\nThe dam was built in 1936.\n"
+    assert store.text(record.id) == "# Dams\n\nThe dam was built in 1936.\n"  # h1 as a heading
     again = store.add_url(server.url("/page.html"))
     assert not again.added and again.record.id == record.id
 

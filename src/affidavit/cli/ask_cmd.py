@@ -208,7 +208,6 @@ def reindex(ctx: click.Context, run_async: bool, as_json: bool) -> None:
         return
     from ..retrieval.embeddings import load_embedder, unavailable_reason
     from ..retrieval.tantivy_index import IndexBusy, rebuild_search_index
-    from ..retrieval.vectors import VectorIndex
 
     embedder = load_embedder()
     with opened_vault(ctx) as vault:
@@ -221,6 +220,8 @@ def reindex(ctx: click.Context, run_async: bool, as_json: bool) -> None:
         if embedder is None:
             data["vectors"] = f"skipped: {unavailable_reason()}"
         else:
+            from ..retrieval.vectors import VectorIndex  # numpy: only with the extra
+
             stale = VectorIndex(clock=vault.clock).stale(vault.db, embedder)
             bar = (
                 None if as_json or not stale else click.progressbar(length=stale, label="embedding")

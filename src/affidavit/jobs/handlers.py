@@ -113,7 +113,6 @@ def run_reindex(ctx: JobContext, payload: ReindexPayload) -> dict[str, Any]:
     """Rebuild the search index, then the stale claim vectors (with [embeddings])."""
     from ..retrieval.embeddings import load_embedder, unavailable_reason
     from ..retrieval.tantivy_index import IndexBusy, rebuild_search_index
-    from ..retrieval.vectors import VectorIndex
 
     embedder = load_embedder()
     with ctx.vault.write_lock():
@@ -124,6 +123,8 @@ def run_reindex(ctx: JobContext, payload: ReindexPayload) -> dict[str, Any]:
     if embedder is None:
         result["vectors"] = f"skipped: {unavailable_reason()}"
         return result
+    from ..retrieval.vectors import VectorIndex  # numpy: only with the extra
+
     index = VectorIndex(clock=ctx.vault.clock)
 
     def progress(done: int, total: int) -> None:

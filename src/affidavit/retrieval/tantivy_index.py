@@ -85,7 +85,7 @@ _DIRS: OrderedDict[int, tuple[sqlite3.Connection, Path | None]] = OrderedDict()
 
 def index_dir(db: sqlite3.Connection) -> Path | None:
     """Where the index of the database ``db`` lives (beside it), or None for an in-memory one
-    (remembered for the last few connections: a search asks every time)."""
+    or a vault another user owns (remembered for the last few connections: a search asks every time)."""
     known = _DIRS.get(id(db))
     if known is not None and known[0] is db:
         return known[1]
@@ -93,10 +93,21 @@ def index_dir(db: sqlite3.Connection) -> Path | None:
     for row in db.execute("PRAGMA database_list"):
         if row[1] == "main" and row[2]:
             found = Path(row[2]).parent / DIRNAME
+    if found is not None and not _ours(found.parent):
+        found = None  # W10: another user's vault is only read, FTS5 answers; its index is theirs
     _DIRS[id(db)] = (db, found)
     while len(_DIRS) > 32:
         _DIRS.popitem(last=False)
     return found
+
+
+def _ours(folder: Path) -> bool:
+    """Whether ``folder`` (a vault's ``.affidavit``) belongs to the user this process runs as:
+    only then may a search build or update the index inside it."""
+    try:
+        return folder.stat().st_uid == os.geteuid()
+    except OSError:
+        return False
 
 
 @dataclass(frozen=True)
