@@ -87,12 +87,14 @@ class GitRepo:
         config["user.name"], config["user.email"] = self.author
         config["core.autocrlf"] = "false"
 
+    def locks(self) -> list[Path]:
+        """The git lock files present (a commit in progress, or one killed mid-way)."""
+        return [lock for name in _LOCKS if (lock := self.root / ".git" / name).exists()]
+
     def clear_stale_lock(self) -> None:
         """Remove lock files left by a git process killed mid-commit (we hold the vault lock)."""
-        for name in _LOCKS:
-            lock = self.root / ".git" / name
-            if lock.exists():
-                lock.unlink()
+        for lock in self.locks():
+            lock.unlink(missing_ok=True)
 
     # -- reading --------------------------------------------------------------------------------
     def _head_commit(self) -> pygit2.Commit | None:
@@ -195,6 +197,13 @@ class GitRepo:
         whole) as they are on disk; returns the new HEAD. The tree is HEAD's with only those
         paths changed, so anything else changed or staged in the work tree (a hand edit, a new
         file) stays out of the commit; the index is updated for those paths alone."""
+        locked = self.locks()
+        if locked:  # every Affidavit commit holds the vault's writer lock: this one is not ours
+            raise VaultError(
+                f"{locked[0]} exists: a git command is running in {self.root}, or one was killed "
+                "mid-commit. If none is running, remove that file and retry (opening the vault "
+                "with no other Affidavit process running removes it too)."
+            )
         repo = self.repository()
         index = repo.index
         index.read(True)

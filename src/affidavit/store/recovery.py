@@ -15,12 +15,13 @@ refused whole: nothing it names is written or deleted, it stays where it is, and
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..errors import IntegrityError
+from ..errors import IntegrityError, VaultError
 from .atomic import atomic_write, fsync_dir, stray_temps
 from .gitrepo import BATCH_TRAILER
 from .paths import check_plan_id, check_temp_relpath, check_wiki_relpath, inside, real_dir
@@ -128,6 +129,12 @@ def recover(vault: Vault) -> list[str]:
     """Finish or undo every interrupted apply; returns one line per journal (recovered or
     refused)."""
     if not pending_journals(vault) and not _stray_temps(vault):
+        if vault.git.locks():
+            # a git lock with no journal: a killed command's commit of a source. Stale if no
+            # other Affidavit process holds the writer lock (all our commits hold it); if one
+            # does, it may be committing now, and this is left alone.
+            with contextlib.suppress(VaultError), vault.write_lock(timeout=0):
+                vault.git.clear_stale_lock()
         return []
     report: list[str] = []
     with vault.write_lock():
