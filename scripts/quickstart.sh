@@ -24,4 +24,4 @@ af ask "What loan was completed in Holland?"
 echo
 af doctor
 echo
-echo "Open $vault/wiki/ in Obsidian or any markdown viewer; 'git -C $vault log' shows one commit per plan."
+echo "Open $vault/wiki/ in Obsidian or any markdown viewer; 'git -C $vault log' shows one commit per approved batch of plans."
