@@ -434,6 +434,19 @@ def migrate(db: sqlite3.Connection) -> list[str]:
 
 
 @contextmanager
+def read_snapshot(db: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction (WAL: a consistent snapshot), unless the caller already has one."""
+    if db.in_transaction:
+        yield
+        return
+    db.execute("BEGIN")
+    try:
+        yield
+    finally:
+        db.execute("COMMIT")
+
+
+@contextmanager
 def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """One write transaction (``BEGIN IMMEDIATE``): committed on success, rolled back on error.
 

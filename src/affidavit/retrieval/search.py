@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..config import TRUST_TIERS
+from ..db import read_snapshot
 from ..words import STOPWORDS
 
 RRF_K = 60
@@ -235,7 +236,7 @@ class Retriever:
     def search(self, query: str, *, k: int = 10, min_trust: str = "untrusted") -> list[Hit]:
         """The ``k`` best claims for ``query`` among active claims of tier ``min_trust`` or above."""
         tiers = allowed_tiers(min_trust)
-        with _snapshot(self.db):  # the index position and every row read agree
+        with read_snapshot(self.db):  # the index position and every row read agree
             return self._search(query, k, tiers)
 
     def lexical_lists(
@@ -246,7 +247,7 @@ class Retriever:
         title or summary match) and ``neighbours`` (claims of pages linked to or from the best
         claims' pages). For the benchmarks that measure each list's contribution."""
         tiers = allowed_tiers(min_trust)
-        with _snapshot(self.db):
+        with read_snapshot(self.db):
             return self._lists(query_terms(query), k, tiers)
 
     def _lists(
@@ -351,24 +352,6 @@ class Retriever:
                 )
             )
         return hits
-
-
-class _snapshot:
-    """One read transaction (WAL: a consistent snapshot), unless the caller already has one."""
-
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
-        self.own = False
-
-    def __enter__(self) -> None:
-        if not self.db.in_transaction:
-            self.db.execute("BEGIN")
-            self.own = True
-
-    def __exit__(self, *exc: object) -> None:
-        if self.own:
-            self.own = False
-            self.db.execute("COMMIT")
 
 
 def _distinct(hits: list[Hit], k: int) -> list[Hit]:

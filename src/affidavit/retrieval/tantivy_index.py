@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import TRUST_TIERS
+from ..db import read_snapshot
 
 DIRNAME = "search-v1"  # a schema change gets a new folder (the old one is rebuilt from scratch)
 TOKENIZER = "affidavit_en"
@@ -220,7 +221,7 @@ class SearchIndex:
         with self.lock:
             self._open()
             self.position = self._stored_position()
-            with _snapshot(db):
+            with read_snapshot(db):
                 want = db_position(db)
                 if want is None or self.position == want:
                     return want
@@ -274,7 +275,7 @@ class SearchIndex:
 
     def rebuild(self, db: sqlite3.Connection) -> Position | None:
         """Every document again from the database (``affidavit reindex``)."""
-        with self.lock, _snapshot(db):
+        with self.lock, read_snapshot(db):
             want = db_position(db)
             if want is None:
                 return None
@@ -384,23 +385,6 @@ def _claim_doc(cid: str, text: str, trust: str, page: str) -> Any:
 
 def _page_doc(slug: str, title: str, summary: str) -> Any:
     return _tv().Document(key="p:" + slug, title=title, summary=summary)
-
-
-class _snapshot:
-    """One read transaction (WAL: a consistent snapshot), unless the caller already has one."""
-
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
-        self.own = False
-
-    def __enter__(self) -> None:
-        if not self.db.in_transaction:
-            self.db.execute("BEGIN")
-            self.own = True
-
-    def __exit__(self, *exc: object) -> None:
-        if self.own:
-            self.db.execute("COMMIT")
 
 
 _OPEN: dict[Path, SearchIndex] = {}
@@ -524,7 +508,7 @@ def index_problems(db: sqlite3.Connection) -> list[str]:
     index = open_index(db)
     if index is None or db_position(db) is None or not index.path.is_dir():
         return []
-    with _snapshot(db):
+    with read_snapshot(db):
         want = db_position(db)
         try:
             if want is None or not index.current(want):

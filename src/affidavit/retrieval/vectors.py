@@ -23,8 +23,7 @@ import hashlib
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..clock import Clock, iso, utc_now
-from ..db import transaction
+from ..db import read_snapshot, transaction
 from .embeddings import Embedder, Vectors, text_sha256
 
 Progress = Callable[[int, int], None]
@@ -135,19 +134,6 @@ def _rows(db: sqlite3.Connection, sql: str) -> list[tuple[Any, ...]]:
     cursor = db.cursor()
     cursor.row_factory = None
     return cursor.execute(sql).fetchall()
-
-
-@contextmanager
-def _snapshot(db: sqlite3.Connection) -> Iterator[None]:
-    """One read transaction (WAL: a consistent snapshot), unless the caller already has one."""
-    if db.in_transaction:
-        yield
-        return
-    db.execute("BEGIN")
-    try:
-        yield
-    finally:
-        db.execute("COMMIT")
 
 
 def _db_key(db: sqlite3.Connection) -> str:
@@ -312,7 +298,7 @@ class VectorIndex:
             if entry is not None and entry.state[0] is db and entry.state[1:] == state[1:]:
                 _CACHE.move_to_end(key)
                 return entry
-            with _snapshot(db):  # the fingerprint, the rows and the lineage check agree
+            with read_snapshot(db):  # the fingerprint, the rows and the lineage check agree
                 row = db.execute("SELECT count(*), coalesce(max(rowid), 0) FROM vectors").fetchone()
                 fingerprint = (int(row[0]), int(row[1]))
                 claims = _claims_position(db)

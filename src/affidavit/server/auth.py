@@ -187,20 +187,16 @@ class Guard:
                 "Send Authorization: Bearer <token> with a token from `affidavit tokens create`.",
             )
         token_id, secret = parts
-        for served in self.registry.vaults.values():
-            with served.borrow() as vault:
-                verdict = token_store.check_token(vault.db, vault.clock, token_id, secret)
-            if isinstance(verdict, token_store.TokenGrant):
-                return Principal(
-                    "tcp", token_id=token_id, token_vault=served.name, token_role=verdict.role
-                )
-            if verdict != "unknown":
-                raise Refused(
-                    401,
-                    "Unauthenticated",
-                    f"token {token_id} is {verdict}.",
-                    "Ask the vault's owner for a new token (`affidavit tokens create`).",
-                )
+        name, verdict = self.registry.check_token(token_id, secret)
+        if isinstance(verdict, token_store.TokenGrant):
+            return Principal("tcp", token_id=token_id, token_vault=name, token_role=verdict.role)
+        if verdict != "unknown":
+            raise Refused(
+                401,
+                "Unauthenticated",
+                f"token {token_id} is {verdict}.",
+                "Ask the vault's owner for a new token (`affidavit tokens create`).",
+            )
         raise Refused(
             401,
             "Unauthenticated",

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 from ..config import Config
 from ..errors import ConfigError, NotFoundError
 from ..service import vault_owner
+from ..service.tokens import TokenGrant, check_token
 from ..vault import Vault, attach, open_vault
 
 _NAME = re.compile(r"[^a-z0-9-]+")
@@ -189,6 +190,16 @@ class Registry:
             if item.root == root.resolve():
                 return item
         return None
+
+    def check_token(self, token_id: str, secret: str) -> tuple[str, TokenGrant | str]:
+        """The vault a presented token belongs to and its grant, or ``("", "unknown")``; a known
+        token refused (``expired``, ``revoked``) stops the search at its vault."""
+        for served in self.vaults.values():
+            with served.borrow() as vault:
+                verdict = check_token(vault.db, vault.clock, token_id, secret)
+            if verdict != "unknown":
+                return served.name, verdict
+        return "", "unknown"
 
     def close(self) -> None:
         for item in self.vaults.values():

@@ -108,17 +108,13 @@ class Sessions:
         if parts is None:
             raise LoginRefused("that is not a token (they look like afd_<id>_<secret>).")
         token_id, secret = parts
-        for served in self.registry.vaults.values():
-            with served.borrow() as vault:
-                verdict = token_store.check_token(vault.db, vault.clock, token_id, secret)
-            if isinstance(verdict, token_store.TokenGrant):
-                return Principal(
-                    "tcp", token_id=token_id, token_vault=served.name, token_role=verdict.role
-                )
-            if verdict != "unknown":
-                raise LoginRefused(
-                    f"token {token_id} is {verdict}. Ask the vault's owner for a new one."
-                )
+        name, verdict = self.registry.check_token(token_id, secret)
+        if isinstance(verdict, token_store.TokenGrant):
+            return Principal("tcp", token_id=token_id, token_vault=name, token_role=verdict.role)
+        if verdict != "unknown":
+            raise LoginRefused(
+                f"token {token_id} is {verdict}. Ask the vault's owner for a new one."
+            )
         raise LoginRefused("unknown token. Ask the vault's owner for one (`affidavit tokens`).")
 
     def _open(self, principal: Principal, token_secret: str | None) -> tuple[str, Session]:
