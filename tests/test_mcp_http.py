@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from affidavit.vault import init_vault, open_vault
 from tests.conftest import sample_plan_text
 from tests.test_server_authz import Daemon, private_dir, start_daemon
 
-from .conftest import add_samples
+from .conftest import FakeClock, add_samples
 
 pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="runs daemons as root")]
 
@@ -55,8 +55,21 @@ def served() -> Iterator[tuple[Path, Daemon, dict[str, str]]]:
             vault.db, vault.clock, role, timedelta(days=1), role, "root"
         )
     tokens["plan"] = sample_plan_text(vault)
+    then = FakeClock(datetime.now(UTC) - timedelta(days=3))  # a day's token, three days ago
+    _, tokens["expired"] = token_store.create_token(
+        vault.db, then, "propose", timedelta(days=1), "old", "root"
+    )
+    revoked, tokens["revoked"] = token_store.create_token(
+        vault.db, vault.clock, "propose", timedelta(days=1), "gone", "root"
+    )
+    token_store.revoke_token(vault.db, vault.clock, revoked.id, "root")
     vault.close()
-    daemon = start_daemon([root], base)
+    other, _ = init_vault(base / "beta")
+    _, tokens["beta"] = token_store.create_token(
+        other.db, other.clock, "propose", timedelta(days=1), "beta", "root"
+    )
+    other.close()
+    daemon = start_daemon([root, base / "beta"], base)
     try:
         yield root, daemon, tokens
     finally:
@@ -136,7 +149,8 @@ def test_no_token_a_bad_token_and_a_foreign_host_are_refused(
         assert client.post("/mcp/alpha", json=INIT, headers=rebound).status_code == 421
         origin = {**ACCEPT, "Origin": "http://evil.example"}
         assert client.post("/mcp/alpha", json=INIT, headers=origin).status_code == 403
-        assert client.post("/mcp/beta", json=INIT, headers=ACCEPT).status_code == 404
+        assert client.post("/mcp/gamma", json=INIT, headers=ACCEPT).status_code == 404
+        assert client.post("/mcp/beta", json=INIT, headers=ACCEPT).status_code == 403
 
 
 def test_the_socket_owner_reaches_the_tools(served: tuple[Path, Daemon, dict[str, str]]) -> None:
@@ -154,3 +168,48 @@ def test_the_socket_owner_reaches_the_tools(served: tuple[Path, Daemon, dict[str
         assert len(listed.json()["result"]["tools"]) == 12
     with httpx.Client(base_url=f"http://127.0.0.1:{daemon.port}") as anonymous:
         assert anonymous.get("/mcp/alpha").status_code == 401
+
+
+def test_expired_revoked_and_another_vaults_tokens_are_refused(
+    served: tuple[Path, Daemon, dict[str, str]],
+) -> None:
+    """A token works on its own vault only, while it lives: nothing runs for the others."""
+    root, daemon, tokens = served
+    ops = json.loads(tokens["plan"])["operations"]
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "propose_plan", "arguments": {"operations": ops}},
+    }
+    headers = {**ACCEPT, "mcp-protocol-version": "2025-03-26"}
+    with open_vault(root) as vault:
+        plans = vault.db.execute("SELECT count(*) FROM plans").fetchone()[0]
+    for name in ("expired", "revoked"):
+        with daemon.tcp(tokens[name]) as client:
+            refused = client.post("/mcp/alpha", json=call, headers=headers)
+            assert refused.status_code == 401 and name in refused.text, refused.text
+    with daemon.tcp(tokens["beta"]) as client:
+        assert client.post("/mcp/beta", json=INIT, headers=ACCEPT).status_code == 200
+        assert client.post("/mcp/alpha", json=INIT, headers=ACCEPT).status_code == 403
+        assert client.post("/mcp/alpha", json=call, headers=headers).status_code == 403
+        for path in ("/mcp/alpha/", "/mcp/alpha%2F..%2Fbeta", "/mcp/beta/../alpha", "/mcp/ALPHA"):
+            sent = client.post(path, json=call, headers=headers, follow_redirects=True)
+            assert sent.status_code in (403, 404), (path, sent.status_code)
+    with open_vault(root) as vault:
+        assert vault.db.execute("SELECT count(*) FROM plans").fetchone()[0] == plans
+
+
+def test_rebinding_hosts_and_origins_are_refused(
+    served: tuple[Path, Daemon, dict[str, str]],
+) -> None:
+    _, daemon, tokens = served
+    with daemon.tcp(tokens["propose"]) as client:
+        for host in ("localhost.evil.example", "127.0.0.1.nip.io:80", "evil.example:8765", ""):
+            sent = client.post("/mcp/alpha", json=INIT, headers={**ACCEPT, "Host": host})
+            assert sent.status_code in (400, 421), (host, sent.status_code)
+        for origin in ("null", "http://localhost.evil.example", "https://evil.example", "file://"):
+            sent = client.post("/mcp/alpha", json=INIT, headers={**ACCEPT, "Origin": origin})
+            assert sent.status_code == 403, (origin, sent.status_code)
+        plain = {**ACCEPT, "Content-Type": "text/plain"}  # a browser's "simple" cross-site POST
+        assert client.post("/mcp/alpha", json=INIT, headers=plain).status_code in (400, 415)

@@ -56,7 +56,10 @@ def _clip(line: str, budget: int) -> str:
 
 
 def fit(lines: list[str], start: int, cap: int, header: str = "", prefix: str = "") -> Page:
-    """Lines ``start…`` that fit in ``cap`` tokens after ``header``, and the cursor of the rest."""
+    """Lines ``start…`` that fit in ``cap`` tokens after ``header``, and the cursor of the rest.
+    A header (it may carry a name the agent chose) gets at most half the cap."""
+    if header and count_tokens(header) > cap // 2:
+        header = _clip(header, cap // 2)
     budget = cap - FOOTER_TOKENS - count_tokens(header)
     out: list[str] = [header] if header else []
     index = start

@@ -15,7 +15,6 @@ import functools
 import json
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -33,6 +32,7 @@ from ..service.models import AskRequest
 from ..sources.store import SourceStore
 from ..store.render import render_context
 from ..vault import Vault
+from .files import read_allowed
 from .paging import fit, numbered_sentences, parse_cursor, sentence_lines, sentences_at
 
 INSTRUCTIONS = """\
@@ -75,6 +75,7 @@ def _next(kind: str, text: str) -> str:
         "page": "call list_pages for the slugs",
         "plan": "call plan_status with an id propose_plan returned",
         "finding": "call list_findings for the ids",
+        "propose": "fix what it names and call propose_plan again",
     }
     return f"{text} ({hints[kind]})" if kind in hints else text
 
@@ -142,14 +143,6 @@ class Door:
 
 def _cap(vault: Vault) -> int:
     return int(vault.config.get("mcp.max_result_tokens"))
-
-
-def _inside(path: Path, dirs: list[str]) -> bool:
-    for root in dirs:
-        base = Path(root).resolve()
-        if path == base or base in path.parents:
-            return True
-    return False
 
 
 def _verdicts(admission: dict[str, Any]) -> list[str]:
@@ -365,7 +358,7 @@ def build_server(door: Door) -> FastMCP:
         Slugs: ^[a-z0-9][a-z0-9-]{0,63}$. Returns the plan id, verdicts and the next step.
         """
         actor = door.writer(ctx)
-        with door.vault("plan") as vault:
+        with door.vault("propose") as vault:
             draft = json.dumps({"nonce": "0" * 16, "operations": operations})
             parse_plan(draft)  # the schema first, so a malformed plan consumes no nonce
             nonce = svc.new_nonce(vault, 1).nonce
@@ -388,6 +381,8 @@ def build_server(door: Door) -> FastMCP:
         """Store a public http(s) URL, or a file under a directory listed in mcp.source_dirs."""
         door.writer(ctx)
         with door.vault("source") as vault:
+            if vault.read_only:  # never read a file or URL with more authority than the owner
+                raise ToolError(f"this server can't add sources here: {vault.read_only}")
             store = SourceStore(vault)
             if location.startswith(("http://", "https://")):
                 result = store.add_url(location, public_only=True)  # no SSRF into the host
@@ -398,15 +393,8 @@ def build_server(door: Door) -> FastMCP:
                         "adding files is off: the vault's owner lists allowed directories in "
                         "mcp.source_dirs (affidavit.toml); ask them, or pass an http(s) URL."
                     )
-                path = Path(location).expanduser()
-                if not path.is_absolute() or "\x00" in location:
-                    raise ToolError("give an absolute path under one of mcp.source_dirs.")
-                resolved = path.resolve()
-                if not _inside(resolved, dirs) or not resolved.is_file():
-                    raise ToolError(
-                        f"{location!r} is not a file under mcp.source_dirs ({', '.join(dirs)})."
-                    )
-                result = store.add_file(resolved)
+                data, real = read_allowed(location, dirs, vault)
+                result = store.add_bytes(data, str(real), real.name)
             record = result.record
             return (
                 f"source {record.id[:16]} ({record.name}, {record.trust}): "
