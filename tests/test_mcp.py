@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 import tomllib
 from collections.abc import Awaitable, Callable
@@ -441,19 +442,25 @@ def test_affidavit_mcp_over_stdio(vault: Vault) -> None:
 
 
 @pytest.mark.parametrize("client", ["claude-code", "claude-desktop", "cursor", "codex"])
-def test_print_config_registers_this_vault(vault: Vault, client: str) -> None:
+def test_print_config_registers_this_vault(tmp_path: Path, client: str) -> None:
+    """Each snippet parses in its client's own format (a shell line, JSON, TOML) to exactly this
+    vault, whatever its path holds: spaces, quotes, a character outside the BMP, a DEL."""
+    vault, _ = init_vault(tmp_path / "my notes 'n' \"q\" \U0001f30a\x7f")
+    vault.close()
     result = CliRunner().invoke(main, ["--vault", str(vault.root), "mcp", "--print-config", client])
     assert result.exit_code == 0, result.output
     text = result.output
     if client == "codex":
         entry = tomllib.loads(text)["mcp_servers"]["affidavit"]
     elif client == "claude-code":
-        assert text.startswith("claude mcp add affidavit -- ")
-        entry = {"args": text.split()[-3:]}
-        entry["args"][1] = entry["args"][1].strip("'")
+        words = shlex.split(text)
+        assert words[:6] == ["claude", "mcp", "add", "--scope", "user", "affidavit"]
+        assert words[6] == "--"
+        entry = {"command": words[7], "args": words[8:]}
     else:
         entry = json.loads(text)["mcpServers"]["affidavit"]
     assert entry["args"] == ["--vault", str(vault.root), "mcp"]
+    assert Path(entry["command"]).is_absolute() or entry["command"] == "affidavit"
 
 
 def test_without_the_extra_the_command_names_the_install(vault: Vault) -> None:

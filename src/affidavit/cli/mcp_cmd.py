@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import sys
 from contextlib import nullcontext
@@ -27,17 +28,20 @@ def _root(ctx: click.Context) -> Path:
     return root
 
 
+def _toml(value: str) -> str:
+    """A TOML basic string: JSON's escapes, minus the ones TOML lacks (surrogate pairs, raw DEL)."""
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
 def snippet(client: str, command: str, root: Path) -> str:
     """The text that registers this vault's MCP server with ``client``."""
     args = ["--vault", str(root), "mcp"]
-    if client == "claude-code":
-        return f"claude mcp add affidavit -- {command} --vault '{root}' mcp"
-    if client == "codex":  # ~/.codex/config.toml
-        return (
-            "[mcp_servers.affidavit]\n"
-            + f"command = {json.dumps(command)}\nargs = {json.dumps(args)}"
-        )
-    # claude_desktop_config.json, or .cursor/mcp.json
+    if client == "claude-code":  # user scope: the agent finds it in every project
+        return f"claude mcp add --scope user affidavit -- {shlex.join([command, *args])}"
+    if client == "codex":  # ~/.codex/config.toml (or a trusted project's .codex/config.toml)
+        listed = ", ".join(_toml(a) for a in args)
+        return f"[mcp_servers.affidavit]\ncommand = {_toml(command)}\nargs = [{listed}]"
+    # claude_desktop_config.json, or ~/.cursor/mcp.json / .cursor/mcp.json
     return json.dumps({"mcpServers": {"affidavit": {"command": command, "args": args}}}, indent=2)
 
 

@@ -40,9 +40,9 @@ Affidavit is a wiki where every sentence is a claim backed by a verbatim quote t
 in a stored source. You propose; a person approves. Read with list_sources, read_source, \
 find_quote, list_pages, read_page, search_claims, ask_wiki, get_context. Write only with \
 propose_plan: the gate checks every quote and the plan waits in the inbox until a person runs \
-`affidavit approve ID`. No tool here applies, approves, rejects or retracts anything. Cite a \
-sentence of read_source by copying its text (8-300 chars, or a part of it) as the quote. Long \
-results end with a cursor: call again with it."""
+`affidavit approve ID`. No tool here applies, approves, rejects or retracts anything. Cite \
+read_source's numbered sentences as {"source": ID, "sentence": N}: the host fills in the words \
+(a verbatim quote of 8-300 chars also works). Long results end with a cursor: call again with it."""
 
 Tier = Literal["untrusted", "semi-trusted", "trusted"]
 Cursor = Annotated[str | None, Field(max_length=24)]
