@@ -319,7 +319,33 @@ def hostile_calls(source: str) -> list[tuple[str, dict[str, Any]]]:
         [{"op": "update_context", "mode": "replace", "entries": [good], "nonce": "x" * 16}],
         "not a list",
         [page] * 500,
+        [{**page, "slug": "ok\n"}],
+        [{**page, "slug": "f\u043eur-freedoms"}],  # a Cyrillic o
+        [
+            {
+                **page,
+                "claims": [{**good, "evidence": [{"source": "../../etc/passwd", "sentence": 1}]}],
+            }
+        ],
+        [{**page, "claims": [{**good, "evidence": [{"source": source, "sentence": 10**12}]}]}],
+        [{**page, "claims": [{**good, "evidence": [{"source": source, "sentence": -1}]}]}],
+        [
+            {
+                **page,
+                "claims": [
+                    {**good, "evidence": [{"source": source, "sentences": list(range(99))}]}
+                ],
+            }
+        ],
+        [{**page, "claims": [{**good, "evidence": [{**good["evidence"][0], "offset": 0}]}]}],
+        [{**page, "claims": [{**good, "status": "active", "trust": "trusted"}]}],
     ]
+    legal_but_weighty: list[Any] = [  # valid ops a person must still approve
+        [{"op": "retract_source", "source": source, "reason": "the agent says so"}],
+        [{"op": "update_context", "mode": "replace", "entries": [good]}],
+        [{"op": "add_claims", "page": "four-freedoms", "claims": [good]}],
+    ]
+    w1_plans += legal_but_weighty
     out: list[tuple[str, dict[str, Any]]] = []
     for bad in [*paths, "x" * 10_000, "", "'; DROP TABLE claims; --", "\x00\x01", inject]:
         out += [
@@ -359,6 +385,9 @@ def test_a_hostile_agent_changes_nothing_but_the_inbox(vault: Vault) -> None:
     assert statuses <= {"applied", "pending", "rejected"}
     applied = vault.db.execute("SELECT count(*) FROM plans WHERE status = 'applied'").fetchone()
     assert applied[0] == 1  # the sample plan the owner applied, nothing else
+    kinds = ("op 1 retract_source", "op 1 update_context", "op 1 add_claims")
+    weighty = [text for error, text in results if not error and any(k in text for k in kinds)]
+    assert len(weighty) == 3 and all("status pending" in text for text in weighty), weighty
     errors = [text for error, text in results if error]
     assert len(errors) > len(results) // 2
     assert any("schema" in text for text in errors)

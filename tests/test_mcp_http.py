@@ -213,3 +213,26 @@ def test_rebinding_hosts_and_origins_are_refused(
             assert sent.status_code == 403, (origin, sent.status_code)
         plain = {**ACCEPT, "Content-Type": "text/plain"}  # a browser's "simple" cross-site POST
         assert client.post("/mcp/alpha", json=INIT, headers=plain).status_code in (400, 415)
+
+
+def test_an_oversized_request_is_refused_before_it_is_read(
+    served: tuple[Path, Daemon, dict[str, str]],
+) -> None:
+    """A propose token sending a 3 MB tool call (server.max_body_bytes is 2 MB): 413, no plan."""
+    root, daemon, tokens = served
+    huge = [{"op": "create_page", "slug": "x", "title": "T" * 3_000_000, "summary": "S"}]
+    call = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {"name": "propose_plan", "arguments": {"operations": huge}},
+    }
+    with open_vault(root) as vault:
+        plans = vault.db.execute("SELECT count(*) FROM plans").fetchone()[0]
+    with daemon.tcp(tokens["propose"]) as client:
+        sent = client.post(
+            "/mcp/alpha", json=call, headers={**ACCEPT, "mcp-protocol-version": "2025-03-26"}
+        )
+        assert sent.status_code == 413, sent.text
+    with open_vault(root) as vault:
+        assert vault.db.execute("SELECT count(*) FROM plans").fetchone()[0] == plans

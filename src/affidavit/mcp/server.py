@@ -259,7 +259,7 @@ def build_server(door: Door) -> FastMCP:
     def read_page(slug: Annotated[str, Field(max_length=64)], cursor: Cursor = None) -> str:
         """A page's claims with their ids, sections, trust and verified quotes, paged."""
         with door.vault("page") as vault:
-            page = svc.get_page(vault, slug)
+            page = svc.get_page(vault, slug, with_markdown=False)  # lines, not the file
             lines = [
                 f"[{c.id}] ({c.section}; {c.status}; {c.trust}) {c.text}"
                 + "".join(f' <- {e.source_id[:12]} "{e.quote}"' for e in c.evidence)
