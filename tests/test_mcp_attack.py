@@ -160,3 +160,20 @@ def test_a_malformed_plan_names_the_fix_not_another_tool(vault: Vault) -> None:
     assert error and "schema" in text and "propose_plan again" in text, text
     assert "plan_status" not in text
     assert snapshot(vault)["db"] == before["db"]  # not even a nonce
+
+
+def test_errors_name_the_next_mcp_call_not_a_cli_command_or_route(vault: Vault) -> None:
+    """An agent can call tools only: "GET …/pages" or "`affidavit sources list`" sends it
+    nowhere; the message says which tool helps."""
+    results = calls(
+        vault,
+        ("read_page", {"slug": "harbour"}),
+        ("read_source", {"source": "abcd"}),
+        ("read_source", {"source": "zz"}),
+        ("plan_status", {"plan_id": "abcd"}),
+    )
+    wanted = ["list_pages", "list_sources", "list_sources", "propose_plan returned"]
+    for (error, text), tool in zip(results, wanted, strict=True):
+        assert error and tool in text, text
+        assert "`affidavit" not in text and "GET " not in text, text
+    assert "create the page in the same plan" in results[0][1]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Annotated, Any, Literal
@@ -68,16 +69,23 @@ TOOLS = (
 """Every tool the server offers; none of them approves, rejects, retracts or configures."""
 
 
+_OTHER_SURFACE = re.compile(r"`affidavit |\b(?:GET|POST) [/…]")
+"""A sentence naming a CLI command or an HTTP route: the service's hint for other callers."""
+
+
 def _next(kind: str, text: str) -> str:
-    """An error's message with the MCP call that helps, for the errors the CLI words for itself."""
+    """An error's message for an agent: the service's sentences minus those that send the caller
+    to the CLI or the HTTP API (an agent can call neither), then the MCP call that helps."""
     hints = {
         "source": "call list_sources for the ids",
-        "page": "call list_pages for the slugs",
+        "page": "call list_pages for the slugs, or create the page in the same plan",
         "plan": "call plan_status with an id propose_plan returned",
         "finding": "call list_findings for the ids",
         "propose": "fix what it names and call propose_plan again",
     }
-    return f"{text} ({hints[kind]})" if kind in hints else text
+    kept = [s for s in re.split(r"(?<=[.;])\s+", text) if not _OTHER_SURFACE.search(s)]
+    shown = " ".join(kept).rstrip(" .;") if kept else text
+    return f"{shown}; {hints[kind]}." if kind in hints else text
 
 
 Caller = Callable[[Any], tuple[str, str]]
