@@ -236,3 +236,15 @@ def test_an_oversized_request_is_refused_before_it_is_read(
         assert sent.status_code == 413, sent.text
     with open_vault(root) as vault:
         assert vault.db.execute("SELECT count(*) FROM plans").fetchone()[0] == plans
+
+
+def test_no_stream_is_held_open(served: tuple[Path, Daemon, dict[str, str]]) -> None:
+    """Stateless JSON answers only: a GET (the SSE stream the SDK would keep open forever,
+    one per request a token holder cares to send) or a DELETE is refused at once."""
+    _, daemon, tokens = served
+    with daemon.tcp(tokens["read"]) as client:
+        for method in ("GET", "DELETE"):
+            sent = client.request(
+                method, "/mcp/alpha", headers={"Accept": "text/event-stream"}, timeout=30
+            )
+            assert sent.status_code == 405, (method, sent.status_code)

@@ -81,7 +81,7 @@ class McpEndpoint:
 
 def mcp_route(endpoint: McpEndpoint) -> Route:
     """The route the Guard sees: ``read`` on the vault in the path, like any vault route."""
-    route = Route(PATH, endpoint=endpoint, methods=["GET", "POST", "DELETE"])
+    route = Route(PATH, endpoint=endpoint, methods=["POST"])  # stateless: no stream to GET
     route.openapi_extra = {ACCESS_KEY: "read"}  # type: ignore[attr-defined]
     return route
 
