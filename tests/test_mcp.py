@@ -253,10 +253,26 @@ def test_add_source_never_fetches_into_the_hosts_network(vault: Vault) -> None:
         "http://10.0.0.1/",
         "http://[::ffff:127.0.0.1]/",
         "https://192.168.1.1/admin",
+        "http://2130706433/",  # 127.0.0.1 spelled as one number
+        "http://0x7f000001/",
+        "http://0177.0.0.1/",
+        "http://127.1/",
+        "http://0/",
+        "http://0.0.0.0:8765/",
+        "http://localhost./",
+        "http://LOCALHOST:8765/mcp/alpha",
+        "http://[::]/",
+        "http://[0:0:0:0:0:ffff:7f00:1]/",
+        "http://[64:ff9b::a9fe:a9fe]/",  # NAT64 of 169.254.169.254
+        "http://[fd00:ec2::254]/",  # AWS's IPv6 metadata address
+        "http://100.100.100.200/",  # Alibaba's metadata, shared address space
+        "http://user@127.0.0.1@example.org/",
     ]
     results = calls(vault, *[("add_source", {"location": url}) for url in urls])
     for (error, text), url in zip(results, urls, strict=True):
-        assert error and "not a public address" in text, (url, text)
+        why = ("not a public address", "not a valid URL", "can't resolve")  # no DNS here
+        assert error and any(w in text for w in why), (url, text)
+        assert "list_sources" not in text
     assert svc.list_sources(vault) == []
 
 

@@ -388,7 +388,7 @@ def build_server(door: Door) -> FastMCP:
     ) -> str:
         """Store a public http(s) URL, or a file under a directory listed in mcp.source_dirs."""
         door.writer(ctx)
-        with door.vault("source") as vault:
+        with door.vault() as vault:  # its errors name their own fix, not another tool
             if vault.read_only:  # never read a file or URL with more authority than the owner
                 raise ToolError(f"this server can't add sources here: {vault.read_only}")
             store = SourceStore(vault)
