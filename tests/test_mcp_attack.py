@@ -88,15 +88,19 @@ def test_a_file_over_the_size_limit_is_refused_before_it_is_read(
         vault.close()
 
 
-def test_fifos_devices_and_proc_never_feed_the_server(vault: Vault, tmp_path: Path) -> None:
+def test_fifos_devices_proc_and_hard_links_never_feed_the_server(
+    vault: Vault, tmp_path: Path
+) -> None:
     allowed = tmp_path / "drop"
     allowed.mkdir()
     os.mkfifo(allowed / "pipe.md")  # opening it for reading would wait for a writer forever
+    os.link(vault.config_path, allowed / "config.md")  # a second name for the vault's config
     (allowed / "zero.md").symlink_to("/dev/zero")
     (allowed / "environ.md").symlink_to("/proc/self/environ")
     vault = _allow(vault, allowed, Path("/dev"), Path("/proc/self"))
     try:
         locations = [
+            allowed / "config.md",
             allowed / "pipe.md",
             allowed / "zero.md",
             allowed / "environ.md",

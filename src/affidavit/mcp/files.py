@@ -7,7 +7,8 @@ must resolve (symlinks followed) inside one of them, with no hidden component on
 then opened once, without following a final symlink and without blocking (a FIFO never hangs the
 server), and everything else is judged on that descriptor: where it really is (a directory on the
 way swapped for a symlink after the check is caught), that it is a regular file (no device, FIFO
-or socket) and that it fits ``sources.max_url_bytes`` (the limit of any body an agent makes the
+or socket) with one name (a hard link may be the second name of a vault's database or a key) and
+that it fits ``sources.max_url_bytes`` (the limit of any body an agent makes the
 vault store). The bytes read from that descriptor are the source. A server that is not the
 vault's owner (the daemon as root) only reads that vault, so it never reads a file for it at all
 (W10): :func:`affidavit.mcp.server` refuses before this runs.
@@ -76,6 +77,11 @@ def read_allowed(location: str, dirs: list[str], vault: Vault) -> tuple[bytes, P
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise ToolError(f"{location!r} is not a regular file (a directory, device or pipe).")
+        if info.st_nlink > 1:  # a second name of some other file: no path says which
+            raise ToolError(
+                f"{location!r} is a hard link ({info.st_nlink} names), possibly to a file outside "
+                "mcp.source_dirs; copy the document there instead."
+            )
         limit = vault.config.max_url_bytes
         if info.st_size > limit:
             raise ToolError(
