@@ -32,12 +32,12 @@ from urllib.parse import unquote
 
 from ..plan.schema import MAX_OPERATIONS, RESERVED_SLUGS
 from ..providers.base import IngestTask
-from .lexicon import ANAPHORIC_STARTS
+from .lexicon import ANAPHORIC_STARTS, SUBJECTLESS_STARTS
 from .segment import MAX_CLAIM, MIN_QUOTE, Segmented, collapse, segment
 from .topics import Topic, find_topics, name_key
 from .units import MIN_CHARS_FALLBACK, Unit, build_units, claim_text, excluded_regions
 
-VERSION = "1"
+VERSION = "2"
 """Bumped whenever the same task would give a different plan."""
 ENGINE = f"extractive-{VERSION}"
 
@@ -254,6 +254,42 @@ def _with_signatures(chunk: str, units: list[Unit]) -> list[Unit]:
     return out
 
 
+def _with_subjects(units: list[Unit], limit_quotes: int = 5) -> list[Unit]:
+    """A sentence that opens with a pronoun or demonstrative ("It has a period of 2**19937-1.")
+    leaves its subject in the sentence before: when that sentence is a unit too, directly
+    before it and under the same heading, the two become one claim quoting both ("Python uses
+    the Mersenne Twister as the core generator. It produces ... and has a period of ..."), so
+    the claim names what it is about and says nothing its quotes don't (W3, W11). Chains of
+    such sentences join while the claim stays within the schema's limits."""
+    out: list[Unit] = []
+    last: list[int] = []  # the index of the last sentence each unit of ``out`` holds
+    for unit in units:
+        head = unit.tokens[0].casefold() if unit.tokens else ""
+        if (
+            out
+            and head in SUBJECTLESS_STARTS
+            and last[-1] == unit.index - 1
+            and out[-1].sentence.section == unit.sentence.section
+            and len(out[-1].quotes) + len(unit.quotes) <= limit_quotes
+            and len(out[-1].text) + 1 + len(unit.text) <= MAX_CLAIM
+        ):
+            before = out[-1]
+            out[-1] = Unit(
+                before.sentence,
+                before.start,
+                unit.end,
+                before.quotes + unit.quotes,
+                f"{before.text} {unit.text}",
+                before.tokens + unit.tokens,
+                max(before.score, unit.score),
+            )
+            last[-1] = unit.index
+            continue
+        out.append(unit)
+        last.append(unit.index)
+    return out
+
+
 def _drop_cut_sentence(task: IngestTask, units: list[Unit]) -> list[Unit]:
     """Drop the last unit when the chunk ends in the middle of it (not the source's last chunk)."""
     if not units or task.chunk_index >= task.chunk_count - 1:
@@ -405,13 +441,13 @@ def _related(ctx: _Context, units: list[Unit], taken: set[str]) -> list[str]:
 def propose_plan(task: IngestTask) -> dict[str, Any]:
     """The plan for one chunk of one source (see the module docstring). Never raises on text."""
     chunk = task.chunk
-    seg = segment(chunk, hidden=task.flagged)
+    seg = segment(chunk, hidden=task.flagged, fence=task.open_fence)
     units = _drop_cut_sentence(task, build_units(chunk, seg, flagged=task.flagged))
     if not units:
         units = _drop_cut_sentence(
             task, build_units(chunk, seg, MIN_CHARS_FALLBACK, flagged=task.flagged)
         )
-    units = _with_signatures(chunk, units)
+    units = _with_subjects(_with_signatures(chunk, units))
     part = f"part {task.chunk_index + 1} of {task.chunk_count}"
     if not units:
         return {
