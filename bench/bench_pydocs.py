@@ -144,6 +144,19 @@ def claims_of(vault: Vault) -> list[tuple[str, str]]:
     return [(r[0], names[r[1]]) for r in rows]
 
 
+def _why(held: bool, rank: int | None, given: bool, shown: int) -> str:
+    """A miss's class: the answer is in no claim; no claim holding it is retrieved (first 100);
+    one is retrieved but ranked below what the answerer is given; or it was given and the
+    answerer printed another claim (or the span is wrong)."""
+    if not held:
+        return "not a claim"
+    if rank is None:
+        return "not retrieved"
+    if not given:
+        return f"ranked low ({rank}, {shown} given)"
+    return "given, answer picked another"
+
+
 def run_pydocs(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     questions = json.loads(QUESTIONS.read_text(encoding="utf-8"))
     if args.questions:
@@ -156,7 +169,8 @@ def run_pydocs(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     cov = coverage(vault, sentences)
     baseline = SentenceBaseline(sentences)
     claims = claims_of(vault)
-    asker = Asker(vault, None, Retriever(vault.db))
+    retriever = Retriever(vault.db)
+    asker = Asker(vault, None, retriever)
     source_of = {sid: name for sid, (name, _) in texts.items()}
     right = in_claim = base3 = base1 = 0
     rows = []
@@ -179,12 +193,24 @@ def run_pydocs(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         base1 += any(pattern.search(s.text) for s in top[:1])
         base3 += any(pattern.search(s.text) for s in top[:3])
         given = any(pattern.search(h.text) for h in answer.given)
+        wide = retriever.search(q["question"], k=100)
+        rank = next(
+            (
+                i + 1
+                for i, h in enumerate(wide)
+                if pattern.search(h.text)
+                and any(source_of[e.source_id] == q["document"] for e in h.evidence)
+            ),
+            None,
+        )
         rows.append(
             {
                 "question": q["question"],
                 "right": ok,
                 "in_a_claim": held,
                 "given": given,
+                "rank_in_100": rank,
+                "why": "" if ok else _why(held, rank, given, len(answer.given)),
                 "answer": text[:300],
             }
         )
@@ -306,7 +332,9 @@ def main() -> int:
             if key == "per_question":
                 for row in value:
                     print(f"  {'ok ' if row['right'] else 'NO '} {row['question']}")
-                    print(f"       in a claim: {row['in_a_claim']}, given: {row['given']}")
+                    print(
+                        f"       in a claim: {row['in_a_claim']}, given: {row['given']}, {row['why']}"
+                    )
                     print(f"       {row['answer'][:160]}")
             else:
                 print(f"{key:>32}: {value}")

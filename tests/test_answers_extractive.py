@@ -100,3 +100,55 @@ def test_what_does_x_do_takes_the_claim_that_describes_x() -> None:
     ]
     reply = extractive_answer("What does shutil.rmtree do?", hits, "n")
     assert first(reply) == "rmtree(path, ignore_errors=False): Delete an entire directory tree."
+
+
+def test_a_definition_with_a_parenthetical_expansion_defines_the_term() -> None:
+    hits = [
+        hit(0, "Programmers can also describe the CSV formats understood by other applications."),
+        hit(1, "The csv module implements classes to read and write tabular data in CSV format."),
+        hit(
+            2,
+            "The so-called CSV (Comma Separated Values) format is the most common import and "
+            "export format for spreadsheets and databases.",
+        ),
+    ]
+    assert first(extractive_answer("What is the CSV format?", hits, "n")).startswith(
+        "The so-called"
+    )
+
+
+def test_a_manuals_name_line_defines_its_command() -> None:
+    hits = [
+        hit(0, "This sed program was built with SELinux support."),
+        hit(1, "The full documentation for sed is maintained as a Texinfo manual."),
+        hit(2, "sed - stream editor for filtering and transforming text"),
+    ]
+    assert first(extractive_answer("What is sed?", hits, "n")).startswith("sed - stream editor")
+
+
+def test_how_do_i_prefers_the_instruction_that_says_to_do_it() -> None:
+    hits = [
+        hit(0, "The module used to create and manage virtual environments is called venv."),
+        hit(1, "The venv module supports creating lightweight virtual environments."),
+        hit(
+            2,
+            "To create a virtual environment, decide upon a directory where you want to place "
+            "it, and run the venv module as a script with the directory path:",
+        ),
+    ]
+    reply = extractive_answer(
+        "How do I create a virtual environment with python -m venv?", hits, "n"
+    )
+    assert first(reply).startswith("To create a virtual environment")
+
+
+def test_called_and_named_are_the_same_question() -> None:
+    named = 'By the way, the language is named after the BBC show "Monty Python\'s Flying Circus".'
+    hits = [
+        hit(0, "Python is an interpreted, interactive, object-oriented programming language."),
+        hit(1, "Python is just the language for you."),
+        hit(2, "You can search online bookstores for the Python language."),
+        hit(3, named),
+    ]
+    reply = extractive_answer("Why is the language called Python?", hits, "n")
+    assert first(reply) == named

@@ -221,16 +221,19 @@ def _visible(chunk: str, flagged: tuple[tuple[int, int], ...]) -> str:
 
 
 _FENCED_LINE = re.compile(
-    r"^[ \t]*(?:```|~~~)[^\n]*\n[ \t]*([^\n]+?)[ \t]*\n[ \t]*(?:```|~~~)[ \t]*$", re.M
+    r"^[ \t]*(?:```|~~~)[^\n]*\n[ \t]*([^\n]+?)[ \t]*\n((?:[ \t]*[^\n`~][^\n]*\n){0,3})"
+    r"[ \t]*(?:```|~~~)[ \t]*$",
+    re.M,
 )
+"""A fence of one to four lines: the first (group 1) and the rest (group 2), for signatures."""
 _SIGNATURE = re.compile(
     r"(?:(?:class|exception|async|def|function|method)\s+)?[A-Za-z_][\w.]*\s*\(.*\)"
 )
 
 
 def _with_signatures(chunk: str, units: list[Unit]) -> list[Unit]:
-    """API reference style: a fenced signature line ("rmtree(path, ignore_errors=False)")
-    followed by its description. The description's first sentence becomes the claim
+    """API reference style: a fenced signature line ("rmtree(path, ignore_errors=False)"; the
+    first, when the fence lists overloads one a line) followed by its description. The description's first sentence becomes the claim
     "rmtree(path, ignore_errors=False): Delete an entire directory tree; ...", quoting the
     signature too, so the claim names what it describes."""
     if "```" not in chunk and "~~~" not in chunk:
@@ -240,6 +243,11 @@ def _with_signatures(chunk: str, units: list[Unit]) -> list[Unit]:
     for fence in _FENCED_LINE.finditer(chunk):
         signature = fence.group(1)
         if not _SIGNATURE.fullmatch(signature) or not MIN_QUOTE <= len(signature) <= 200:
+            continue
+        others = fence.group(2).split("\n")[:-1]  # overloads: "lru_cache(user_function)" and
+        if not all(
+            _SIGNATURE.fullmatch(line.strip()) for line in others
+        ):  # "lru_cache(maxsize=..."
             continue
         at = bisect.bisect_left(starts, fence.end())
         if at >= len(units) or chunk[fence.end() : units[at].start].strip():
@@ -288,6 +296,21 @@ def _with_subjects(units: list[Unit], limit_quotes: int = 5) -> list[Unit]:
         out.append(unit)
         last.append(unit.index)
     return out
+
+
+_NAME_WORD = re.compile(r"[a-z][\w.+-]*[a-z0-9+]")
+
+
+def _own_names(task: IngestTask, seg: Segmented) -> frozenset[str]:
+    """Lower-case names the document is about: the first word of its file name and of its
+    title headings when written in lower case ("grep" of ``grep.1`` and "# grep, egrep - print
+    lines..."), which may start a sentence as a command's name does."""
+    found: set[str] = set()
+    for text in (name_title(task.source_name), *(h.text for h in seg.headings if h.level == 1)):
+        match = _NAME_WORD.match(text)
+        if match and (match.end() == len(text) or not text[match.end()].isalnum()):
+            found.add(match.group())
+    return frozenset(found)
 
 
 def _drop_cut_sentence(task: IngestTask, units: list[Unit]) -> list[Unit]:
@@ -442,10 +465,11 @@ def propose_plan(task: IngestTask) -> dict[str, Any]:
     """The plan for one chunk of one source (see the module docstring). Never raises on text."""
     chunk = task.chunk
     seg = segment(chunk, hidden=task.flagged, fence=task.open_fence)
-    units = _drop_cut_sentence(task, build_units(chunk, seg, flagged=task.flagged))
+    names = _own_names(task, seg)
+    units = _drop_cut_sentence(task, build_units(chunk, seg, flagged=task.flagged, names=names))
     if not units:
         units = _drop_cut_sentence(
-            task, build_units(chunk, seg, MIN_CHARS_FALLBACK, flagged=task.flagged)
+            task, build_units(chunk, seg, MIN_CHARS_FALLBACK, flagged=task.flagged, names=names)
         )
     units = _with_subjects(_with_signatures(chunk, units))
     part = f"part {task.chunk_index + 1} of {task.chunk_count}"
