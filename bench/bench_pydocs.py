@@ -8,7 +8,8 @@ answer and sentences) matches its pattern and a cited claim quotes the question'
 also reports how many source sentences some claim quotes (coverage), whether a claim holds each
 answer at all, and the baseline: SQLite FTS5 BM25 over every sentence of every source, top 3.
 
-``--squad N`` does the same on the first N articles of SQuADShifts "new Wikipedia"
+``--squad N`` does the same on N articles of SQuADShifts "new Wikipedia" (the first N, or from
+``--first M``: articles 24 on were held out, never looked at while changing the engine)
 (``../shared/data/qa``): gold answer inside the printed answer, EM/F1 of the short answer (or
 the sentences), recall@10, and the baseline's top 1 / top 3 in the same run.
 
@@ -232,7 +233,8 @@ def run_pydocs(args: argparse.Namespace, work: Path) -> dict[str, Any]:
 
 
 def run_squad(args: argparse.Namespace, work: Path) -> dict[str, Any]:
-    squad = json.loads((QA / "squadshifts_new_wiki_v1.0.json").read_text())["data"][: args.squad]
+    data = json.loads((QA / "squadshifts_new_wiki_v1.0.json").read_text())["data"]
+    squad = data[args.first : args.first + args.squad]
     folder = work / "articles"
     folder.mkdir()
     ranges: dict[str, list[tuple[int, int]]] = {}
@@ -294,7 +296,7 @@ def run_squad(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     n = len(questions)
     vault.close()
     return {
-        "articles": len(squad),
+        "articles": f"{args.first}-{args.first + len(squad) - 1}",
         "questions": n,
         "ingest_seconds": round(seconds, 1),
         "active_claims": len({t for t, _ in claims}),
@@ -315,6 +317,9 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
     parser.add_argument("--squad", type=int, default=0, help="articles of SQuADShifts instead")
+    parser.add_argument(
+        "--first", type=int, default=0, help="SQuAD: start at this article (held-out: 24)"
+    )
     parser.add_argument("--questions", type=int, default=0, help="0: every question")
     parser.add_argument("--verbose", action="store_true", help="every question, not only misses")
     parser.add_argument("--vault", type=Path, help="keep the vault here; reuse it if it exists")

@@ -3,10 +3,15 @@ paraphrased questions, and gives short answers of the type the question asks for
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from affidavit.ask import Asker
 from affidavit.ask.extractive import extractive_answer, question_type
-from affidavit.retrieval.search import EvidenceRef, Hit
+from affidavit.ingest.pipeline import Ingestor
+from affidavit.providers.extractive import ExtractiveProvider
+from affidavit.retrieval.search import EvidenceRef, Hit, Retriever
+from affidavit.vault import Vault
 
 SOURCE = "ab" * 32
 
@@ -152,3 +157,30 @@ def test_called_and_named_are_the_same_question() -> None:
     ]
     reply = extractive_answer("Why is the language called Python?", hits, "n")
     assert first(reply) == named
+
+
+def test_a_definition_ranked_below_the_candidates_is_still_given(
+    vault: Vault, tmp_path: Path
+) -> None:
+    """Forty claims hold "set" and "Python"; the definition holds only "set": BM25 ranks it
+    below every candidate for "What is a set in Python?", the term's own search finds it."""
+    things = ["parser", "logger", "socket", "thread", "buffer", "cursor", "header", "window"]
+    lines = [
+        f"Python scripts set the {thing} option number {n} before the Python run starts."
+        for n in range(5)
+        for thing in things
+    ]
+    doc = tmp_path / "notes.md"
+    doc.write_text(
+        "# Notes\n\n"
+        + "\n\n".join(lines)
+        + "\n\n## Sets\n\nA set is an unordered collection with no duplicate elements.\n"
+    )
+    Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(doc)], "trusted")
+    top = Retriever(vault.db).search("What is a set in Python?", k=vault.config.candidates)
+    assert not any("unordered collection" in h.text for h in top)  # the ranking this is about
+    answer = Asker(vault, None).ask("What is a set in Python?")
+    assert answer.verdict == "answered"
+    assert (
+        answer.sentences[0].text == "A set is an unordered collection with no duplicate elements."
+    )

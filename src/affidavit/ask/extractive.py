@@ -110,7 +110,7 @@ def _term_pattern(term: str) -> str:
     return r"\s+".join(re.escape(w) + _ASIDE for w in term.split())
 
 
-def _defines(term: str, text: str, title: str = "") -> bool:
+def defines(term: str, text: str, title: str = "") -> bool:
     """True if ``text`` opens by defining or describing ``term``: "A set is an unordered
     collection...", "The so-called CSV (Comma Separated Values) format is...", a manual's
     "sed - stream editor for...", "rmtree(path, ...): Delete an entire directory tree" for
@@ -156,7 +156,9 @@ def _instructs(question: str, text: str) -> bool:
     "To <verb> ..." ("To create a virtual environment, ... run the venv module ...")."""
     asked = _HOW_TO.match(question)
     said = _INSTRUCTION.match(text.strip())
-    return bool(asked and said) and stem(asked.group(1).lower()) == stem(said.group(1).lower())
+    if asked is None or said is None:
+        return False
+    return stem(asked.group(1).lower()) == stem(said.group(1).lower())
 
 
 def _bigrams(text: str) -> set[tuple[str, str]]:
@@ -271,13 +273,13 @@ def extractive_answer(question: str, hits: list[Hit], nonce: str) -> dict[str, A
         # the claim's own words count fully, its page title's at half weight
         own = _support(weights, said[rank])
         support = own + 0.5 * (_support(weights, titled[rank]) - own)
-        defines = bool(term) and _defines(term, hit.text, hit.page_title)
-        if support < MIN_SUPPORT and not defines:
+        defining = bool(term) and defines(term, hit.text, hit.page_title)
+        if support < MIN_SUPPORT and not defining:
             continue
         score = support + 0.08 / (1 + rank)
         if kind and _span(question, hit.text) is not None:
             score += 0.1  # it holds what the question asks for: a date, a number, a name
-        if defines:
+        if defining:
             score += 1.0  # "What is a set?": "A set is ..." answers it, whatever else it says
         if _instructs(question, hit.text):
             score += 0.3  # "How do I create X?": "To create X, run ..."
