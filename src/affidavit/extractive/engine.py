@@ -33,6 +33,7 @@ from urllib.parse import unquote
 from ..plan.schema import MAX_OPERATIONS, RESERVED_SLUGS
 from ..providers.base import IngestTask
 from .lexicon import ANAPHORIC_STARTS, SUBJECTLESS_STARTS
+from .markdown import code_spans
 from .segment import MAX_CLAIM, MIN_QUOTE, Segmented, collapse, segment
 from .topics import Topic, find_topics, name_key
 from .units import MIN_CHARS_FALLBACK, Unit, build_units, claim_text, excluded_regions
@@ -464,7 +465,8 @@ def _related(ctx: _Context, units: list[Unit], taken: set[str]) -> list[str]:
 def propose_plan(task: IngestTask) -> dict[str, Any]:
     """The plan for one chunk of one source (see the module docstring). Never raises on text."""
     chunk = task.chunk
-    seg = segment(chunk, hidden=task.flagged, fence=task.open_fence)
+    code = code_spans(chunk, task.open_fence)
+    seg = segment(chunk, hidden=task.flagged, fence=task.open_fence, code=code)
     names = _own_names(task, seg)
     units = _drop_cut_sentence(task, build_units(chunk, seg, flagged=task.flagged, names=names))
     if not units:

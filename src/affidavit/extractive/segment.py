@@ -172,12 +172,17 @@ def _touches(spans: tuple[tuple[int, int], ...], start: int, end: int) -> bool:
 
 
 def _blocks(
-    chunk: str, version: int, hidden: tuple[tuple[int, int], ...] = (), fence: str = ""
+    chunk: str,
+    version: int,
+    hidden: tuple[tuple[int, int], ...] = (),
+    fence: str = "",
+    code: tuple[tuple[int, int], ...] = (),
 ) -> tuple[list[tuple[int, int]], list[Heading]]:
     """Split ``chunk`` into text blocks ``(start, end)`` and markdown headings (a heading that
     touches a ``hidden`` span is neither a heading nor text). ``fence``: the chunk begins inside
     the code fence this marker opened (version 2, which closes a fence by CommonMark's rule;
-    version 1 toggles at every fence line)."""
+    version 1 toggles at every fence line). ``code``: spans a renderer shows as code (indented
+    blocks, fences in list items), whose lines are skipped like a fence's (version 2)."""
     blocks: list[tuple[int, int]] = []
     headings: list[Heading] = []
     current: list[int] = []  # [start, end] of the open block
@@ -198,6 +203,9 @@ def _blocks(
         if not match.group():
             break
         stripped = line.strip()
+        if version >= 2 and code and _touches(code, start, start + max(1, len(line))):
+            close()
+            continue
         if version >= 2:
             if marker:
                 if fence_closes(line, marker):
@@ -313,14 +321,16 @@ def segment(
     version: int = SEGMENTER_VERSION,
     hidden: tuple[tuple[int, int], ...] = (),
     fence: str = "",
+    code: tuple[tuple[int, int], ...] = (),
 ) -> Segmented:
     """Headings and sentences of ``chunk``; every offset indexes ``chunk`` itself.
 
     ``version`` picks the rules (:data:`SEGMENTER_VERSION`); an older one gives exactly the
     sentences it always gave (source sentence numbering depends on it). A heading touching a
     ``hidden`` span (the sanitizer's flags: text a reader doesn't see, W12) names no section.
-    ``fence``: the chunk begins inside a code fence an earlier chunk opened (its marker)."""
-    blocks, headings = _blocks(chunk, version, hidden, fence)
+    ``fence``: the chunk begins inside a code fence an earlier chunk opened (its marker);
+    ``code``: further spans a renderer shows as code (:func:`.markdown.code_spans`)."""
+    blocks, headings = _blocks(chunk, version, hidden, fence, code)
     enumerator = _ENUMERATOR_2 if version >= 2 else _ENUMERATOR
     all_headings = list(headings)
     sentences: list[Sentence] = []
