@@ -203,16 +203,13 @@ def _blocks(
         if not match.group():
             break
         stripped = line.strip()
-        if version >= 2 and code and _touches(code, start, start + max(1, len(line))):
-            close()
-            continue
         if version >= 2:
             if marker:
                 if fence_closes(line, marker):
                     marker = ""
                 continue
             marker = fence_opening(line)
-            if marker:
+            if marker or (code and _touches(code, start, start + max(1, len(line)))):
                 close()
                 continue
         elif _FENCE.match(line):
