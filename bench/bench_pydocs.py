@@ -8,7 +8,8 @@ answer and sentences) matches its pattern and a cited claim quotes the question'
 also reports how many source sentences some claim quotes (coverage), whether a claim holds each
 answer at all, and the baseline: SQLite FTS5 BM25 over every sentence of every source, top 3.
 
-``--squad N`` does the same on the first N articles of SQuADShifts "new Wikipedia"
+``--squad N`` does the same on N articles of SQuADShifts "new Wikipedia" (the first N, or from
+``--first M``: articles 24 on were held out, never looked at while changing the engine)
 (``../shared/data/qa``): gold answer inside the printed answer, EM/F1 of the short answer (or
 the sentences), recall@10, and the baseline's top 1 / top 3 in the same run.
 
@@ -144,6 +145,19 @@ def claims_of(vault: Vault) -> list[tuple[str, str]]:
     return [(r[0], names[r[1]]) for r in rows]
 
 
+def _why(held: bool, rank: int | None, given: bool, shown: int) -> str:
+    """A miss's class: the answer is in no claim; no claim holding it is retrieved (first 100);
+    one is retrieved but ranked below what the answerer is given; or it was given and the
+    answerer printed another claim (or the span is wrong)."""
+    if not held:
+        return "not a claim"
+    if rank is None:
+        return "not retrieved"
+    if not given:
+        return f"ranked low ({rank}, {shown} given)"
+    return "given, answer picked another"
+
+
 def run_pydocs(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     questions = json.loads(QUESTIONS.read_text(encoding="utf-8"))
     if args.questions:
@@ -156,7 +170,8 @@ def run_pydocs(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     cov = coverage(vault, sentences)
     baseline = SentenceBaseline(sentences)
     claims = claims_of(vault)
-    asker = Asker(vault, None, Retriever(vault.db))
+    retriever = Retriever(vault.db)
+    asker = Asker(vault, None, retriever)
     source_of = {sid: name for sid, (name, _) in texts.items()}
     right = in_claim = base3 = base1 = 0
     rows = []
@@ -179,12 +194,24 @@ def run_pydocs(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         base1 += any(pattern.search(s.text) for s in top[:1])
         base3 += any(pattern.search(s.text) for s in top[:3])
         given = any(pattern.search(h.text) for h in answer.given)
+        wide = retriever.search(q["question"], k=100)
+        rank = next(
+            (
+                i + 1
+                for i, h in enumerate(wide)
+                if pattern.search(h.text)
+                and any(source_of[e.source_id] == q["document"] for e in h.evidence)
+            ),
+            None,
+        )
         rows.append(
             {
                 "question": q["question"],
                 "right": ok,
                 "in_a_claim": held,
                 "given": given,
+                "rank_in_100": rank,
+                "why": "" if ok else _why(held, rank, given, len(answer.given)),
                 "answer": text[:300],
             }
         )
@@ -206,7 +233,8 @@ def run_pydocs(args: argparse.Namespace, work: Path) -> dict[str, Any]:
 
 
 def run_squad(args: argparse.Namespace, work: Path) -> dict[str, Any]:
-    squad = json.loads((QA / "squadshifts_new_wiki_v1.0.json").read_text())["data"][: args.squad]
+    data = json.loads((QA / "squadshifts_new_wiki_v1.0.json").read_text())["data"]
+    squad = data[args.first : args.first + args.squad]
     folder = work / "articles"
     folder.mkdir()
     ranges: dict[str, list[tuple[int, int]]] = {}
@@ -268,7 +296,7 @@ def run_squad(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     n = len(questions)
     vault.close()
     return {
-        "articles": len(squad),
+        "articles": f"{args.first}-{args.first + len(squad) - 1}",
         "questions": n,
         "ingest_seconds": round(seconds, 1),
         "active_claims": len({t for t, _ in claims}),
@@ -289,6 +317,9 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
     parser.add_argument("--squad", type=int, default=0, help="articles of SQuADShifts instead")
+    parser.add_argument(
+        "--first", type=int, default=0, help="SQuAD: start at this article (held-out: 24)"
+    )
     parser.add_argument("--questions", type=int, default=0, help="0: every question")
     parser.add_argument("--verbose", action="store_true", help="every question, not only misses")
     parser.add_argument("--vault", type=Path, help="keep the vault here; reuse it if it exists")
@@ -306,7 +337,9 @@ def main() -> int:
             if key == "per_question":
                 for row in value:
                     print(f"  {'ok ' if row['right'] else 'NO '} {row['question']}")
-                    print(f"       in a claim: {row['in_a_claim']}, given: {row['given']}")
+                    print(
+                        f"       in a claim: {row['in_a_claim']}, given: {row['given']}, {row['why']}"
+                    )
                     print(f"       {row['answer'][:160]}")
             else:
                 print(f"{key:>32}: {value}")

@@ -3,10 +3,15 @@ paraphrased questions, and gives short answers of the type the question asks for
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from affidavit.ask import Asker
 from affidavit.ask.extractive import extractive_answer, question_type
-from affidavit.retrieval.search import EvidenceRef, Hit
+from affidavit.ingest.pipeline import Ingestor
+from affidavit.providers.extractive import ExtractiveProvider
+from affidavit.retrieval.search import EvidenceRef, Hit, Retriever
+from affidavit.vault import Vault
 
 SOURCE = "ab" * 32
 
@@ -100,3 +105,82 @@ def test_what_does_x_do_takes_the_claim_that_describes_x() -> None:
     ]
     reply = extractive_answer("What does shutil.rmtree do?", hits, "n")
     assert first(reply) == "rmtree(path, ignore_errors=False): Delete an entire directory tree."
+
+
+def test_a_definition_with_a_parenthetical_expansion_defines_the_term() -> None:
+    hits = [
+        hit(0, "Programmers can also describe the CSV formats understood by other applications."),
+        hit(1, "The csv module implements classes to read and write tabular data in CSV format."),
+        hit(
+            2,
+            "The so-called CSV (Comma Separated Values) format is the most common import and "
+            "export format for spreadsheets and databases.",
+        ),
+    ]
+    assert first(extractive_answer("What is the CSV format?", hits, "n")).startswith(
+        "The so-called"
+    )
+
+
+def test_a_manuals_name_line_defines_its_command() -> None:
+    hits = [
+        hit(0, "This sed program was built with SELinux support."),
+        hit(1, "The full documentation for sed is maintained as a Texinfo manual."),
+        hit(2, "sed - stream editor for filtering and transforming text"),
+    ]
+    assert first(extractive_answer("What is sed?", hits, "n")).startswith("sed - stream editor")
+
+
+def test_how_do_i_prefers_the_instruction_that_says_to_do_it() -> None:
+    hits = [
+        hit(0, "The module used to create and manage virtual environments is called venv."),
+        hit(1, "The venv module supports creating lightweight virtual environments."),
+        hit(
+            2,
+            "To create a virtual environment, decide upon a directory where you want to place "
+            "it, and run the venv module as a script with the directory path:",
+        ),
+    ]
+    reply = extractive_answer(
+        "How do I create a virtual environment with python -m venv?", hits, "n"
+    )
+    assert first(reply).startswith("To create a virtual environment")
+
+
+def test_called_and_named_are_the_same_question() -> None:
+    named = 'By the way, the language is named after the BBC show "Monty Python\'s Flying Circus".'
+    hits = [
+        hit(0, "Python is an interpreted, interactive, object-oriented programming language."),
+        hit(1, "Python is just the language for you."),
+        hit(2, "You can search online bookstores for the Python language."),
+        hit(3, named),
+    ]
+    reply = extractive_answer("Why is the language called Python?", hits, "n")
+    assert first(reply) == named
+
+
+def test_a_definition_ranked_below_the_candidates_is_still_given(
+    vault: Vault, tmp_path: Path
+) -> None:
+    """Forty claims hold "set" and "Python"; the definition holds only "set": BM25 ranks it
+    below every candidate for "What is a set in Python?", the term's own search finds it."""
+    things = ["parser", "logger", "socket", "thread", "buffer", "cursor", "header", "window"]
+    lines = [
+        f"Python scripts set the {thing} option number {n} before the Python run starts."
+        for n in range(5)
+        for thing in things
+    ]
+    doc = tmp_path / "notes.md"
+    doc.write_text(
+        "# Notes\n\n"
+        + "\n\n".join(lines)
+        + "\n\n## Sets\n\nA set is an unordered collection with no duplicate elements.\n"
+    )
+    Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(doc)], "trusted")
+    top = Retriever(vault.db).search("What is a set in Python?", k=vault.config.candidates)
+    assert not any("unordered collection" in h.text for h in top)  # the ranking this is about
+    answer = Asker(vault, None).ask("What is a set in Python?")
+    assert answer.verdict == "answered"
+    assert (
+        answer.sentences[0].text == "A set is an unordered collection with no duplicate elements."
+    )

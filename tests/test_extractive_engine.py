@@ -143,7 +143,9 @@ def test_existing_and_pending_pages_are_extended_not_created() -> None:
     extended = {op["page"] for op in plan["operations"] if op["op"] == "add_claims"}
     assert {"essay", "gustave-eiffel"} <= extended
     links = [op for op in plan["operations"] if op["op"] == "link_pages"]
-    assert all("gustave-eiffel" not in (op["page"], op["to"]) for op in links)  # both existed
+    existed = {"essay", "gustave-eiffel"}
+    assert all({op["page"], op["to"]} != existed for op in links)  # both existed: no new link
+    assert all(op["page"] != "gustave-eiffel" for op in links)  # an existing page is not edited
 
 
 def test_a_new_source_does_not_take_over_a_page_about_something_else() -> None:

@@ -86,6 +86,13 @@ def test_rst_renders_as_a_reader_sees_it() -> None:
         assert directive not in text
 
 
+def test_rst_escaped_characters_are_the_characters_a_reader_sees() -> None:
+    source = "Title\n=====\n\nIt produces floats and has a period of 2\\*\\*19937-1.\n"
+    text = extract(source.encode(), RST).text
+    assert "has a period of 2**19937-1." in text
+    assert "\x00" not in text  # docutils' escape marker is not a character of the document
+
+
 def test_rst_code_doctests_signatures_and_tables_are_fenced() -> None:
     text = extract(JSON_RST.encode(), RST).text
     fenced = text.split("```\n")[1::2]

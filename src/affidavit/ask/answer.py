@@ -30,7 +30,7 @@ from ..providers.base import Message, ModelRequest, Provider
 from ..retrieval.search import Hit, Retriever
 from ..sources.store import SourceStore
 from ..vault import Vault
-from .extractive import extractive_answer
+from .extractive import defined_term, defines, extractive_answer
 from .packing import Packed, pack
 
 NOT_IN_WIKI = "Not in the wiki: none of its claims answers this question."
@@ -202,6 +202,11 @@ def cited_quotes(store: SourceStore, hits: list[Hit]) -> dict[str, list[str]]:
     return out
 
 
+DEFINITION_POOL = 100
+"""How many claims retrieved for a defined term alone are searched for its definition."""
+MAX_DEFINITIONS = 3
+
+
 class Asker:
     """Answers questions from one vault with one provider (``None``: the extractive answerer)."""
 
@@ -229,6 +234,7 @@ class Asker:
         config = self.vault.config
         query = " ".join([*(q for q, _ in (history or [])[-1:]), question])
         hits = self.retriever.search(query, k=config.candidates, min_trust=min_trust)
+        hits = self._with_definitions(question, hits, min_trust)
         nonce = issue_nonce(self.vault.db, self.vault.clock, "ask")
         packed = pack(hits, config.context_tokens, nonce)
         answer = Answer(
@@ -264,6 +270,20 @@ class Asker:
                 answer.short_answer = None
         self._log(answer, min_trust, conversation)
         return answer
+
+    def _with_definitions(self, question: str, hits: list[Hit], min_trust: str) -> list[Hit]:
+        """A "what is X?" / "what does X do?" question also gets the claims that define X ("A set
+        is an unordered collection..."): among the first :data:`DEFINITION_POOL` claims for X
+        alone, those that open by defining or describing it come first (at most
+        :data:`MAX_DEFINITIONS`). The question's other words ("in Python") would otherwise rank
+        every claim holding X *and* them above the definition, which holds only X."""
+        term = defined_term(question)
+        if not term:
+            return hits
+        pool = self.retriever.search(term, k=DEFINITION_POOL, min_trust=min_trust)
+        found = [h for h in pool if defines(term, h.text, h.page_title)][:MAX_DEFINITIONS]
+        ids = {h.claim_id for h in found}
+        return found + [h for h in hits if h.claim_id not in ids]
 
     def _reply(
         self, question: str, packed: Packed, nonce: str, history: list[tuple[str, str]]

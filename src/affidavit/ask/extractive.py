@@ -101,14 +101,30 @@ def defined_term(question: str) -> str:
     return match.group(1).strip()
 
 
-def _defines(term: str, text: str, title: str = "") -> bool:
+_ASIDE = r"(?:\s*\([^()]{1,80}\))?"
+"""A parenthetical after a word of the term: "CSV (Comma Separated Values) format"."""
+
+
+def _term_pattern(term: str) -> str:
+    """``term`` as a regex: its words in order, each may be followed by a parenthetical."""
+    return r"\s+".join(re.escape(w) + _ASIDE for w in term.split())
+
+
+def defines(term: str, text: str, title: str = "") -> bool:
     """True if ``text`` opens by defining or describing ``term``: "A set is an unordered
-    collection...", "rmtree(path, ...): Delete an entire directory tree" for "shutil.rmtree",
-    "This module provides..." on the page of the module asked about."""
+    collection...", "The so-called CSV (Comma Separated Values) format is...", a manual's
+    "sed - stream editor for...", "rmtree(path, ...): Delete an entire directory tree" for
+    "shutil.rmtree", "This module provides..." on the page of the module asked about."""
     text = text.strip()
-    pattern = rf"^(?:an?\s+|the\s+)?{re.escape(term)}(?:e?s)?\s+(?:is|are|was|were|refers|means)\b"
+    named = _term_pattern(term)
+    pattern = (
+        rf"^(?:an?\s+|the\s+)?(?:so-called\s+)?{named}(?:e?s)?\s+"
+        r"(?:is|are|was|were|refers|means)\b"
+    )
     if re.match(pattern, text, re.IGNORECASE):
         return True
+    if re.match(rf"^{named}(?:,\s*[\w.+-]+)*\s+[-–—]+\s+\w", text, re.IGNORECASE):
+        return True  # a manual's NAME line: "grep, egrep - print lines that match patterns"
     name = re.sub(r"\s+module$", "", term, flags=re.IGNORECASE).strip()
     last = name.rsplit(".", 1)[-1]
     if re.fullmatch(r"[A-Za-z_]\w*", last) and re.match(
@@ -118,6 +134,31 @@ def _defines(term: str, text: str, title: str = "") -> bool:
     if re.match(rf"^the\s+{re.escape(name)}\s+module\b", text, re.IGNORECASE):
         return True
     return bool(name) and text.startswith("This module") and title.lower().startswith(name.lower())
+
+
+_HOW_TO = re.compile(
+    r"^\s*how\s+(?:do|can|should|would|could|may|might)\s+(?:i|you|we|one)\s+([a-z]+)\b",
+    re.IGNORECASE,
+)
+_INSTRUCTION = re.compile(r"^(?:first,?\s+)?to\s+([a-z]+)\b", re.IGNORECASE)
+_CAUSE = re.compile(
+    r"\b(?:because|since|due to|owing to|so that|in order to|the reason|named after|"
+    r"as a result|therefore|thus|so (?:he|she|it|they|we|that))\b",
+    re.IGNORECASE,
+)
+_EQUIVALENT = (frozenset({"call", "name", "dub", "term"}),)
+"""Stems a question and its answer use for the same thing ("Why is it called X?" answered by
+"it is named after..."): naming verbs."""
+
+
+def _instructs(question: str, text: str) -> bool:
+    """True if ``text`` is the instruction a "how do I <verb> ...?" question asks for: it opens
+    "To <verb> ..." ("To create a virtual environment, ... run the venv module ...")."""
+    asked = _HOW_TO.match(question)
+    said = _INSTRUCTION.match(text.strip())
+    if asked is None or said is None:
+        return False
+    return stem(asked.group(1).lower()) == stem(said.group(1).lower())
 
 
 def _bigrams(text: str) -> set[tuple[str, str]]:
@@ -140,6 +181,9 @@ def _matches(word: str, have: set[str]) -> bool:
     (or is a prefix of four letters or more of one: "encod" / "encoding")."""
     if word in have:
         return True
+    for same in _EQUIVALENT:
+        if word in same and same & have:
+            return True
     for other in have:
         short, long_ = (word, other) if len(word) <= len(other) else (other, word)
         if len(short) >= 4 and long_.startswith(short):
@@ -223,19 +267,24 @@ def extractive_answer(question: str, hits: list[Hit], nonce: str) -> dict[str, A
     weights = _weights(asked, said)
     term = defined_term(question)
     pairs = _bigrams(question)
+    why = question.strip().lower().startswith("why ")
     scored: list[tuple[float, float, int, Hit]] = []
     for rank, hit in enumerate(hits):
         # the claim's own words count fully, its page title's at half weight
         own = _support(weights, said[rank])
         support = own + 0.5 * (_support(weights, titled[rank]) - own)
-        defines = bool(term) and _defines(term, hit.text, hit.page_title)
-        if support < MIN_SUPPORT and not defines:
+        defining = bool(term) and defines(term, hit.text, hit.page_title)
+        if support < MIN_SUPPORT and not defining:
             continue
         score = support + 0.08 / (1 + rank)
         if kind and _span(question, hit.text) is not None:
             score += 0.1  # it holds what the question asks for: a date, a number, a name
-        if defines:
+        if defining:
             score += 1.0  # "What is a set?": "A set is ..." answers it, whatever else it says
+        if _instructs(question, hit.text):
+            score += 0.3  # "How do I create X?": "To create X, run ..."
+        if why and _CAUSE.search(hit.text):
+            score += 0.1  # "Why ...?": a sentence that gives a cause
         if pairs:  # the question's word pairs kept together ("root logger", "base class")
             score += 0.15 * len(pairs & _bigrams(hit.text)) / len(pairs)
         scored.append((score, support, rank, hit))

@@ -32,12 +32,13 @@ from urllib.parse import unquote
 
 from ..plan.schema import MAX_OPERATIONS, RESERVED_SLUGS
 from ..providers.base import IngestTask
-from .lexicon import ANAPHORIC_STARTS
+from .lexicon import ANAPHORIC_STARTS, SUBJECTLESS_STARTS
+from .markdown import code_spans
 from .segment import MAX_CLAIM, MIN_QUOTE, Segmented, collapse, segment
 from .topics import Topic, find_topics, name_key
 from .units import MIN_CHARS_FALLBACK, Unit, build_units, claim_text, excluded_regions
 
-VERSION = "1"
+VERSION = "2"
 """Bumped whenever the same task would give a different plan."""
 ENGINE = f"extractive-{VERSION}"
 
@@ -221,16 +222,19 @@ def _visible(chunk: str, flagged: tuple[tuple[int, int], ...]) -> str:
 
 
 _FENCED_LINE = re.compile(
-    r"^[ \t]*(?:```|~~~)[^\n]*\n[ \t]*([^\n]+?)[ \t]*\n[ \t]*(?:```|~~~)[ \t]*$", re.M
+    r"^[ \t]*(?:```|~~~)[^\n]*\n[ \t]*([^\n]+?)[ \t]*\n((?:[ \t]*[^\n`~][^\n]*\n){0,3})"
+    r"[ \t]*(?:```|~~~)[ \t]*$",
+    re.M,
 )
+"""A fence of one to four lines: the first (group 1) and the rest (group 2), for signatures."""
 _SIGNATURE = re.compile(
     r"(?:(?:class|exception|async|def|function|method)\s+)?[A-Za-z_][\w.]*\s*\(.*\)"
 )
 
 
 def _with_signatures(chunk: str, units: list[Unit]) -> list[Unit]:
-    """API reference style: a fenced signature line ("rmtree(path, ignore_errors=False)")
-    followed by its description. The description's first sentence becomes the claim
+    """API reference style: a fenced signature line ("rmtree(path, ignore_errors=False)"; the
+    first, when the fence lists overloads one a line) followed by its description. The description's first sentence becomes the claim
     "rmtree(path, ignore_errors=False): Delete an entire directory tree; ...", quoting the
     signature too, so the claim names what it describes."""
     if "```" not in chunk and "~~~" not in chunk:
@@ -240,6 +244,11 @@ def _with_signatures(chunk: str, units: list[Unit]) -> list[Unit]:
     for fence in _FENCED_LINE.finditer(chunk):
         signature = fence.group(1)
         if not _SIGNATURE.fullmatch(signature) or not MIN_QUOTE <= len(signature) <= 200:
+            continue
+        others = fence.group(2).split("\n")[:-1]  # overloads: "lru_cache(user_function)" and
+        if not all(
+            _SIGNATURE.fullmatch(line.strip()) for line in others
+        ):  # "lru_cache(maxsize=..."
             continue
         at = bisect.bisect_left(starts, fence.end())
         if at >= len(units) or chunk[fence.end() : units[at].start].strip():
@@ -252,6 +261,57 @@ def _with_signatures(chunk: str, units: list[Unit]) -> list[Unit]:
         tokens = tuple(signature.replace("(", " ").split()[:1]) + unit.tokens
         out[at] = Unit(unit.sentence, unit.start, unit.end, quotes, text, tokens, unit.score)
     return out
+
+
+def _with_subjects(units: list[Unit], limit_quotes: int = 5) -> list[Unit]:
+    """A sentence that opens with a pronoun or demonstrative ("It has a period of 2**19937-1.")
+    leaves its subject in the sentence before: when that sentence is a unit too, directly
+    before it and under the same heading, the two become one claim quoting both ("Python uses
+    the Mersenne Twister as the core generator. It produces ... and has a period of ..."), so
+    the claim names what it is about and says nothing its quotes don't (W3, W11). Chains of
+    such sentences join while the claim stays within the schema's limits."""
+    out: list[Unit] = []
+    last: list[int] = []  # the index of the last sentence each unit of ``out`` holds
+    for unit in units:
+        head = unit.tokens[0].casefold() if unit.tokens else ""
+        if (
+            out
+            and head in SUBJECTLESS_STARTS
+            and last[-1] == unit.index - 1
+            and out[-1].sentence.section == unit.sentence.section
+            and len(out[-1].quotes) + len(unit.quotes) <= limit_quotes
+            and len(out[-1].text) + 1 + len(unit.text) <= MAX_CLAIM
+        ):
+            before = out[-1]
+            out[-1] = Unit(
+                before.sentence,
+                before.start,
+                unit.end,
+                before.quotes + unit.quotes,
+                f"{before.text} {unit.text}",
+                before.tokens + unit.tokens,
+                max(before.score, unit.score),
+            )
+            last[-1] = unit.index
+            continue
+        out.append(unit)
+        last.append(unit.index)
+    return out
+
+
+_NAME_WORD = re.compile(r"[a-z][\w.+-]*[a-z0-9+]")
+
+
+def _own_names(task: IngestTask, seg: Segmented) -> frozenset[str]:
+    """Lower-case names the document is about: the first word of its file name and of its
+    title headings when written in lower case ("grep" of ``grep.1`` and "# grep, egrep - print
+    lines..."), which may start a sentence as a command's name does."""
+    found: set[str] = set()
+    for text in (name_title(task.source_name), *(h.text for h in seg.headings if h.level == 1)):
+        match = _NAME_WORD.match(text)
+        if match and (match.end() == len(text) or not text[match.end()].isalnum()):
+            found.add(match.group())
+    return frozenset(found)
 
 
 def _drop_cut_sentence(task: IngestTask, units: list[Unit]) -> list[Unit]:
@@ -405,13 +465,15 @@ def _related(ctx: _Context, units: list[Unit], taken: set[str]) -> list[str]:
 def propose_plan(task: IngestTask) -> dict[str, Any]:
     """The plan for one chunk of one source (see the module docstring). Never raises on text."""
     chunk = task.chunk
-    seg = segment(chunk, hidden=task.flagged)
-    units = _drop_cut_sentence(task, build_units(chunk, seg, flagged=task.flagged))
+    code = code_spans(chunk, task.open_fence)
+    seg = segment(chunk, hidden=task.flagged, fence=task.open_fence, code=code)
+    names = _own_names(task, seg)
+    units = _drop_cut_sentence(task, build_units(chunk, seg, flagged=task.flagged, names=names))
     if not units:
         units = _drop_cut_sentence(
-            task, build_units(chunk, seg, MIN_CHARS_FALLBACK, flagged=task.flagged)
+            task, build_units(chunk, seg, MIN_CHARS_FALLBACK, flagged=task.flagged, names=names)
         )
-    units = _with_signatures(chunk, units)
+    units = _with_subjects(_with_signatures(chunk, units))
     part = f"part {task.chunk_index + 1} of {task.chunk_count}"
     if not units:
         return {

@@ -138,6 +138,10 @@ ANAPHORIC_STARTS = words(
 )
 """First words that make a sentence lean on the one before it: worth less out of context."""
 
+SUBJECTLESS_STARTS = words("it its it's they their them this these those he she his her such both")
+"""Pronouns and demonstratives that, opening a sentence, leave its subject in the sentence before
+("It has a period of 2**19937-1."): such a claim cites that sentence too."""
+
 BOILERPLATE = (
     "thank you",
     "god bless",

@@ -32,12 +32,35 @@ _ATX = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _SETEXT = re.compile(r"^\s{0,3}(?:=+|-+)\s*$")
 _RULE = re.compile(r"^\s{0,3}(?:(?:-\s*){3,}|(?:\*\s*){3,}|(?:_\s*){3,})$")
 _FENCE = re.compile(r"^\s{0,3}(?:```|~~~)")
+_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)]|>+)\s+")
 _HARD_END = re.compile(r"""(?:[.!?:;]["'”’)\]]*|[>\]])\s*$""")
 _SHORT_LINE = 48
 _JOINING = frozenset(
     {"the", "a", "an", "of", "and", "or", "to", "in", "on", "for", "by", "with", "at"}
 )
+
+
+def fence_opening(line: str) -> str:
+    """The marker of a code fence ``line`` opens (```` ``` ````, ``~~~~``...), or "".
+    CommonMark's rule: three or more backticks or tildes after at most three spaces; a backtick
+    fence's info string holds no backtick."""
+    match = _FENCE_OPEN.match(line)
+    if not match or (match.group(1)[0] == "`" and "`" in match.group(2)):
+        return ""
+    return match.group(1)
+
+
+def fence_closes(line: str, marker: str) -> bool:
+    """True if ``line`` closes the fence ``marker`` opened: the same character, at least as
+    many, after at most three spaces, and nothing after it but spaces."""
+    stripped = line.rstrip(" \t")
+    body = stripped.lstrip(" ")
+    return (
+        len(stripped) - len(body) <= 3
+        and len(body) >= len(marker)
+        and body == marker[0] * len(body)
+    )
 
 
 def _ends_mid_phrase(line: str) -> bool:
@@ -149,15 +172,23 @@ def _touches(spans: tuple[tuple[int, int], ...], start: int, end: int) -> bool:
 
 
 def _blocks(
-    chunk: str, version: int, hidden: tuple[tuple[int, int], ...] = ()
+    chunk: str,
+    version: int,
+    hidden: tuple[tuple[int, int], ...] = (),
+    fence: str = "",
+    code: tuple[tuple[int, int], ...] = (),
 ) -> tuple[list[tuple[int, int]], list[Heading]]:
     """Split ``chunk`` into text blocks ``(start, end)`` and markdown headings (a heading that
-    touches a ``hidden`` span is neither a heading nor text)."""
+    touches a ``hidden`` span is neither a heading nor text). ``fence``: the chunk begins inside
+    the code fence this marker opened (version 2, which closes a fence by CommonMark's rule;
+    version 1 toggles at every fence line). ``code``: spans a renderer shows as code (indented
+    blocks, fences in list items), whose lines are skipped like a fence's (version 2)."""
     blocks: list[tuple[int, int]] = []
     headings: list[Heading] = []
     current: list[int] = []  # [start, end] of the open block
     previous = ""  # the open block's last line, stripped
     fenced = False
+    marker = fence if version >= 2 else ""  # version 2: the open fence's marker
 
     def close() -> None:
         nonlocal previous
@@ -172,7 +203,16 @@ def _blocks(
         if not match.group():
             break
         stripped = line.strip()
-        if _FENCE.match(line):
+        if version >= 2:
+            if marker:
+                if fence_closes(line, marker):
+                    marker = ""
+                continue
+            marker = fence_opening(line)
+            if marker or (code and _touches(code, start, start + max(1, len(line)))):
+                close()
+                continue
+        elif _FENCE.match(line):
             close()
             fenced = not fenced
             continue
@@ -274,14 +314,20 @@ def split_sentences(
 
 
 def segment(
-    chunk: str, version: int = SEGMENTER_VERSION, hidden: tuple[tuple[int, int], ...] = ()
+    chunk: str,
+    version: int = SEGMENTER_VERSION,
+    hidden: tuple[tuple[int, int], ...] = (),
+    fence: str = "",
+    code: tuple[tuple[int, int], ...] = (),
 ) -> Segmented:
     """Headings and sentences of ``chunk``; every offset indexes ``chunk`` itself.
 
     ``version`` picks the rules (:data:`SEGMENTER_VERSION`); an older one gives exactly the
     sentences it always gave (source sentence numbering depends on it). A heading touching a
-    ``hidden`` span (the sanitizer's flags: text a reader doesn't see, W12) names no section."""
-    blocks, headings = _blocks(chunk, version, hidden)
+    ``hidden`` span (the sanitizer's flags: text a reader doesn't see, W12) names no section.
+    ``fence``: the chunk begins inside a code fence an earlier chunk opened (its marker);
+    ``code``: further spans a renderer shows as code (:func:`.markdown.code_spans`)."""
+    blocks, headings = _blocks(chunk, version, hidden, fence, code)
     enumerator = _ENUMERATOR_2 if version >= 2 else _ENUMERATOR
     all_headings = list(headings)
     sentences: list[Sentence] = []

@@ -68,6 +68,7 @@ _PLEASE = re.compile(r"\bplease\b", re.IGNORECASE)
 _OPTION = re.compile(r"-{1,2}[A-Za-z0-9][\w-]*[=,\[\s]")
 """A command-line option opening its description: "-a, --all  do not ignore entries..."."""
 _IDENTIFIER = re.compile(r"[a-z_][\w]*(?:\.[\w]+|_[\w]*|\(\))+[\w.]*(?:\(\))?\s+[a-z]")
+_FIRST_WORD = re.compile(r"([a-z][\w.+-]*[a-z0-9+])(?=[\s,:])")
 _ANAPHORA = words("it this these those they them he she such")
 _SALUTATION_EXTRA = words(
     "distinguished honored honorable fellow my our dear chief justice first lady second gentleman "
@@ -144,8 +145,10 @@ def _strip_salutation(chunk: str, start: int, end: int) -> int:
     return rest
 
 
-def rejection(text: str) -> str:
-    """Why the collapsed sentence ``text`` can't be a claim, or "" if it can."""
+def rejection(text: str, names: frozenset[str] = frozenset()) -> str:
+    """Why the collapsed sentence ``text`` can't be a claim, or "" if it can. ``names``: lower-case
+    names the document is about (a command's, from its title: "grep", "sed"), which may start a
+    sentence ("grep searches for PATTERNS in each FILE.")."""
     if _MARKUP.search(text):
         return "markup"
     if _CONTROL.search(text):
@@ -160,7 +163,13 @@ def rejection(text: str) -> str:
     if any(fragment in lower for fragment in BOILERPLATE):
         return "boilerplate"
     first = next((c for c in text if c.isalpha()), "")
-    if not first or (first.islower() and not _IDENTIFIER.match(text) and not _OPTION.match(text)):
+    named = _FIRST_WORD.match(text)
+    if not first or (
+        first.islower()
+        and not _IDENTIFIER.match(text)
+        and not _OPTION.match(text)
+        and not (named and named.group(1) in names)
+    ):
         return "fragment"  # a lower-case start, unless a name from code: "shutil.rmtree() ..."
     if text.count("(") != text.count(")") or text.count("[") != text.count("]"):
         return "fragment"
@@ -211,9 +220,10 @@ def build_units(
     segmented: Segmented,
     minimum: int = MIN_CHARS,
     flagged: Sequence[tuple[int, int]] = (),
+    names: frozenset[str] = frozenset(),
 ) -> list[Unit]:
     """Every usable sentence of ``chunk`` as a scored :class:`Unit`, in document order; none
-    that overlaps a sanitizer flag or a ``flagged`` span."""
+    that overlaps a sanitizer flag or a ``flagged`` span. ``names``: see :func:`rejection`."""
     regions = excluded_regions(chunk, flagged)
     units: list[Unit] = []
     for sentence in segmented.sentences:
@@ -226,7 +236,7 @@ def build_units(
         if len(raw) < MIN_QUOTE or _overlaps(regions, start, end):
             continue
         text = claim_text(raw)
-        if len(text) < minimum or len(text) > MAX_CLAIM or rejection(text):
+        if len(text) < minimum or len(text) > MAX_CLAIM or rejection(text, names):
             continue
         tokens = tuple(WORD.findall(text))
         if len(tokens) < MIN_WORDS:

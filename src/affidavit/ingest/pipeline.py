@@ -432,6 +432,7 @@ class Ingestor:
                 for f in record.flags
                 if f.start < chunk.end and chunk.start < max(f.end, f.start + 1)
             ),
+            open_fence=chunk.fence,
         )
 
     def _call(self, provider: Provider, request: ModelRequest, purpose: str) -> Completion:

@@ -66,6 +66,9 @@ class IngestTask:
     # spans of the chunk (offsets into it) under the source's sanitizer flags: text a reader of
     # the original does not see (hidden, struck) or that was planted; nothing may quote them
     flagged: tuple[tuple[int, int], ...] = ()
+    # the chunk begins inside a code fence an earlier chunk opened (its marker, e.g. "```"):
+    # its first lines are code up to the closing fence; "" when it begins outside any fence
+    open_fence: str = ""
 
 
 @dataclass(frozen=True)

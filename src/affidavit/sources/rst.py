@@ -296,7 +296,7 @@ class _Writer:
     # -- walking -------------------------------------------------------------------------------
     def inline(self, node: nodes.Node) -> str:
         if isinstance(node, nodes.Text):
-            return str(node)
+            return node.astext()  # str(node) keeps docutils' NUL before each escaped character
         if isinstance(node, (*_SKIP, nodes.system_message)):
             return ""
         if isinstance(node, nodes.problematic):
