@@ -338,7 +338,12 @@ def _worker(options: ServeOptions, sockets: list[socket.socket], slot: int, read
     stopping = threading.Event()
     jobs = options.workers and slot == 0
     app = _app(registry, options, stopping, jobs)
-    _Server(_config(app, options), stopping, ready, slot=slot, jobs=jobs).run(sockets=sockets)
+    for sig in (signal.SIGTERM, signal.SIGINT):  # uvicorn raises the signal again once drained
+        signal.signal(sig, _raise_stopped)
+    try:
+        _Server(_config(app, options), stopping, ready, slot=slot, jobs=jobs).run(sockets=sockets)
+    except _Stopped:
+        pass
     return 0
 
 
