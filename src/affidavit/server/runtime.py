@@ -340,10 +340,8 @@ def _worker(options: ServeOptions, sockets: list[socket.socket], slot: int, read
     app = _app(registry, options, stopping, jobs)
     for sig in (signal.SIGTERM, signal.SIGINT):  # uvicorn raises the signal again once drained
         signal.signal(sig, _raise_stopped)
-    try:
+    with contextlib.suppress(_Stopped):
         _Server(_config(app, options), stopping, ready, slot=slot, jobs=jobs).run(sockets=sockets)
-    except _Stopped:
-        pass
     return 0
 
 
