@@ -90,21 +90,12 @@ def build(size: int, root: Path, rng: random.Random) -> list[str]:
     return slugs
 
 
-async def bare_app(scope: Any, receive: Any, send: Any) -> None:
-    """The floor: an ASGI app that answers every request with one fixed JSON body."""
-    if scope["type"] != "http":
-        return
-    body = b'{"query":"floor","hits":[]}'
-    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
 def serve_floor(path: str, http: str, loop: str, workers: int = 1) -> None:
     import uvicorn
+    from floor_app import bare_app
 
     uvicorn.run(
-        "bench_server:bare_app" if workers > 1 else bare_app,
+        "floor_app:bare_app" if workers > 1 else bare_app,
         app_dir=str(Path(__file__).resolve().parent),
         uds=path,
         http=http,
@@ -124,7 +115,7 @@ def start_floor(
     args = [sys.executable, str(Path(__file__).resolve()), "--serve-floor", str(sock)]
     args += ["--http", http, "--loop", loop, "--floor-workers", str(workers)]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 300
     while not _answers(sock):
         if proc.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError(f"the floor server ({http}) did not start")
@@ -152,7 +143,7 @@ def run_floor(
     kinds = [("h11", "asyncio", 1)] + [("httptools", "uvloop", n) for n in workers]
     for parser, loop, count in kinds:
         proc, sock = start_floor(work, parser, loop, count)
-        time.sleep(3 if count > 1 else 0)  # uvicorn's workers start after its socket answers
+        time.sleep(2 * count if count > 1 else 0)  # the rest of uvicorn's workers start
         try:
             for concurrency in clients:
                 target = ("unix", str(sock))
