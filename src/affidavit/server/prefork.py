@@ -47,9 +47,17 @@ _EXTRA_SHUTDOWN_SECONDS = 10.0
 """How much longer than ``--shutdown-timeout`` the parent waits for a draining worker."""
 
 
+SUPPORTED = hasattr(signal, "sigwaitinfo") and hasattr(os, "fork")
+"""Whether this platform can pre-fork (Linux and most Unixes; not macOS: no ``sigwaitinfo``)."""
+
+
 def default_workers() -> int:
-    """``min(cores, 4)``: past the cores more processes only take turns."""
-    return max(1, min(len(os.sched_getaffinity(0)), 4))
+    """``min(cores, 4)``: past the cores more processes only take turns (1 where pre-forking is
+    not supported)."""
+    if not SUPPORTED:
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(cores or 1, 4))
 
 
 @dataclass
@@ -197,4 +205,4 @@ def mark_ready(fd: int) -> None:
     os.close(fd)
 
 
-__all__ = ["BACKLOG", "Supervisor", "default_workers", "mark_ready"]
+__all__ = ["BACKLOG", "SUPPORTED", "Supervisor", "default_workers", "mark_ready"]

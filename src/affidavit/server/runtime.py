@@ -31,7 +31,7 @@ from ..errors import ConfigError
 from .app import create_app
 from .logs import event, setup_logging
 from .peer import peer_protocol
-from .prefork import Supervisor, mark_ready
+from .prefork import SUPPORTED, Supervisor, mark_ready
 from .registry import Registry
 
 
@@ -214,6 +214,11 @@ def _check_remote(options: ServeOptions) -> None:
         )
     if options.processes < 1:
         raise ConfigError(f"--workers {options.processes}: use 1 or more.")
+    if options.processes > 1 and not SUPPORTED:
+        raise ConfigError(
+            f"--workers {options.processes}: this platform can't pre-fork worker processes "
+            "(no sigwaitinfo); pass --workers 1."
+        )
     if options.web and options.processes > 1:
         raise ConfigError(
             "--web keeps its login sessions in the daemon's memory, which worker processes don't "
