@@ -134,17 +134,25 @@ def test_every_worker_sees_the_callers_uid_and_refuses_whom_one_daemon_refuses(
                         ("POST", f"{prefix}/plans", {"plan": "x"}),
                     ],
                 )
+                with daemon.tcp() as bare, daemon.tcp("afd_nosuch_token") as forged:
+                    tcp = [
+                        bare.get(f"{prefix}/search", params={"q": "union"}).status_code,
+                        forged.get(f"{prefix}/search", params={"q": "union"}).status_code,
+                    ]
+            assert tcp == [401, 401]  # over TCP: no token, a forged one
             assert json.loads(other[0][1])["uid"] == NOBODY
             assert json.loads(other[0][1])["vaults"] == []
             assert [status for status, _ in other[1:]] == [403, 403, 403]
             answered = _requests_by(daemon, pid, seen)
-            assert [(x["uid"], x["status"]) for x in answered] == [
+            assert [(x.get("uid"), x["status"]) for x in answered] == [
                 (0, 200),
                 (0, 200),
                 (NOBODY, 200),
                 (NOBODY, 403),
                 (NOBODY, 403),
                 (NOBODY, 403),
+                (None, 401),
+                (None, 401),
             ]
     finally:
         assert daemon.stop() == 0
