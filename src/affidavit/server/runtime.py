@@ -6,7 +6,8 @@ bound under a umask that leaves it 0600 (0666 with ``shared``: other local users
 and each is still authorised by its UID). A socket file that answers is another daemon's and is
 left alone; one that doesn't is stale and replaced. SIGTERM or SIGINT stops accepting
 connections, ends event streams, lets running requests finish, asks the job workers to stop at a
-checkpoint, waits for them, removes the socket file and exits 0.
+checkpoint, waits for them, removes the socket file and exits 0. With ``--workers N`` above 1
+the sockets are bound here too and handed to N pre-forked worker processes (:mod:`.prefork`).
 """
 
 from __future__ import annotations
