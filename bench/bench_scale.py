@@ -12,6 +12,13 @@ take. The questions are the worst case for a term index: 4 words of a 70-word vo
 query matches most claims.
 
     .venv/bin/python bench/bench_scale.py [--sizes 1000,10000,100000,1000000] [--json]
+    .venv/bin/python bench/bench_scale.py --sizes 1000000 --keep /tmp/scale --ids before.json
+    .venv/bin/python bench/bench_scale.py --sizes 1000000 --keep /tmp/scale --expect-ids before.json
+
+``--keep DIR`` builds each size's wiki (and its index) under DIR once and reuses it. ``--ids``
+writes the ranked claim ids every engine returned for every question; ``--expect-ids`` fails the
+run unless they are the same as in that file (a change that is only meant to be faster must not
+change a single result).
 """
 
 from __future__ import annotations
@@ -162,18 +169,29 @@ def main() -> int:
     parser.add_argument(
         "--floor-questions", type=int, default=50, help="questions for fts5 (slow at 1M)"
     )
+    parser.add_argument("--keep", type=Path, help="build each wiki here once and reuse it")
+    parser.add_argument("--ids", type=Path, help="write every question's ranked claim ids here")
+    parser.add_argument("--expect-ids", type=Path, help="fail unless the ids equal this file's")
+    parser.add_argument("--profile", type=Path, help="cProfile the tantivy questions into FILE")
     args = parser.parse_args()
     results = []
+    ids: dict[str, list[list[str]]] = {}
     for size in [int(s) for s in args.sizes.split(",")]:
-        work = Path(tempfile.mkdtemp(prefix=f"bench-scale-{size}-"))
+        work = args.keep / str(size) if args.keep else Path(tempfile.mkdtemp(prefix="bench-scale-"))
         rng = random.Random(size)
-        build_s, db_bytes = build(size, work / "vault", rng)
+        built = args.keep is not None and (work / "vault" / ".affidavit" / "built").exists()
+        build_s, db_bytes = (0.0, 0) if built else build(size, work / "vault", rng)
         from affidavit.vault import open_vault
 
         vault = open_vault(work / "vault")
         t0 = time.perf_counter()
-        rebuild_search_index(vault.db)
+        if not built:
+            rebuild_search_index(vault.db)
+            (vault.state_dir / "built").write_text("bench_scale\n")
         index_s = time.perf_counter() - t0
+        if built:  # the same questions as a fresh build's: the generator where build left it
+            for n in range(size):
+                sentence(rng, n)
         folder = vault.state_dir / DIRNAME
         index_bytes = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
         questions = [
@@ -192,16 +210,33 @@ def main() -> int:
             retriever = Retriever(vault.db, engine="auto" if engine == "tantivy" else "fts5")
             asked = questions if engine == "tantivy" else questions[: args.floor_questions]
             latencies = []
+            ranked = ids.setdefault(f"{size}:{engine}", [])
+            profiler = None
+            if args.profile and engine == "tantivy":
+                import cProfile
+
+                profiler = cProfile.Profile()
+                profiler.enable()
+            cpu = []
             for question in asked:
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.thread_time()
                 packed = pack(retriever.search(question, k=30), args.budget, "n" * 24)
                 latencies.append(time.perf_counter() - t0)
+                cpu.append(time.thread_time() - c0)
                 assert retriever.used == engine, (retriever.used, engine)
                 sent.append(packed.tokens)
+                ranked.append([hit.claim_id for hit in packed.hits])
+            if profiler is not None:
+                profiler.disable()
+                profiler.dump_stats(str(args.profile))
             latencies.sort()
             row[f"{engine}_questions"] = len(asked)
             row[f"{engine}_p50_ms"] = round(1000 * statistics.median(latencies), 1)
             row[f"{engine}_p95_ms"] = round(1000 * latencies[int(0.95 * (len(latencies) - 1))], 1)
+            # CPU time of the asking thread (tantivy searches in it): what the load can't stretch
+            cpu.sort()
+            row[f"{engine}_cpu_p50_ms"] = round(1000 * statistics.median(cpu), 1)
+            row[f"{engine}_cpu_p95_ms"] = round(1000 * cpu[int(0.95 * (len(cpu) - 1))], 1)
         # every eligible claim in the prompt: exact for up to 100k, extrapolated from 100k above
         sample = vault.db.execute("SELECT c.id, c.text FROM claims c LIMIT 100000").fetchall()
         all_tokens = sum(count_tokens(f"[{cid}] (Bench) {text}\n") for cid, text in sample)
@@ -211,8 +246,20 @@ def main() -> int:
         row["tokens_all_eligible_claims"] = all_tokens
         row["ratio"] = round(all_tokens / max(1, statistics.mean(sent)))
         results.append(row)
-        shutil.rmtree(work, ignore_errors=True)
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
         print(json.dumps(results[-1]), file=sys.stderr)
+    if args.ids:
+        args.ids.write_text(json.dumps(ids))
+    if args.expect_ids:
+        expected = json.loads(args.expect_ids.read_text())
+        for key, got in ids.items():
+            want = expected.get(key)
+            n = min(len(got), len(want or []))
+            if want is not None and want[:n] != got[:n]:
+                bad = next(n for n, (a, b) in enumerate(zip(want, got, strict=False)) if a != b)
+                raise SystemExit(f"{key}: question {bad} ranked {got[bad]}, expected {want[bad]}")
+        print(json.dumps({"same_ids_as": str(args.expect_ids)}), file=sys.stderr)
     if args.json:
         print(json.dumps(results, indent=2))
     else:

@@ -15,6 +15,11 @@ httptools on uvloop — what any request costs before the daemon does anything.
 
     .venv/bin/python bench/bench_server.py [--claims 100000] [--seconds 8] [--json]
     .venv/bin/python bench/bench_server.py --only unix:search:8 --floor --vault /tmp/v  # quick
+    .venv/bin/python bench/bench_server.py --only unix:search:8 --floor --workers 1,2,4
+
+``--workers`` starts one daemon per count (``serve --workers N``); the floor is then also measured
+with uvicorn's own worker processes for each count. The server's CPU per request sums the daemon's
+processes.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_scale import WORDS, sentence
 
+from affidavit.server.registry import vault_name
 from affidavit.service import tokens as token_store
 from affidavit.sources.store import SourceStore
 from affidavit.vault import init_vault, open_vault
@@ -85,37 +91,35 @@ def build(size: int, root: Path, rng: random.Random) -> list[str]:
     return slugs
 
 
-async def bare_app(scope: Any, receive: Any, send: Any) -> None:
-    """The floor: an ASGI app that answers every request with one fixed JSON body."""
-    if scope["type"] != "http":
-        return
-    body = b'{"query":"floor","hits":[]}'
-    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
-def serve_floor(path: str, http: str, loop: str) -> None:
+def serve_floor(path: str, http: str, loop: str, workers: int = 1) -> None:
     import uvicorn
+    from floor_app import bare_app
 
-    config = uvicorn.Config(
-        bare_app,
+    uvicorn.run(
+        "floor_app:bare_app" if workers > 1 else bare_app,
+        app_dir=str(Path(__file__).resolve().parent),
         uds=path,
         http=http,
         loop=loop,
         lifespan="off",
         log_level="warning",
         access_log=False,
+        workers=workers,
+        # its supervisor pings each worker and replaces one that is slow to answer: on a loaded
+        # machine that is a restart in the middle of a cell
+        timeout_worker_healthcheck=600,
     )
-    uvicorn.Server(config).run()
 
 
-def start_floor(work: Path, http: str, loop: str) -> tuple[subprocess.Popen[bytes], Path]:
-    sock = work / f"floor-{http}.sock"
+def start_floor(
+    work: Path, http: str, loop: str, workers: int = 1
+) -> tuple[subprocess.Popen[bytes], Path]:
+    sock = work / f"floor-{http}-{workers}.sock"
     sock.unlink(missing_ok=True)  # an earlier round's
     args = [sys.executable, str(Path(__file__).resolve()), "--serve-floor", str(sock)]
-    proc = subprocess.Popen([*args, "--http", http, "--loop", loop], stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
+    args += ["--http", http, "--loop", loop, "--floor-workers", str(workers)]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
     while not _answers(sock):
         if proc.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError(f"the floor server ({http}) did not start")
@@ -134,11 +138,16 @@ def _answers(sock: Path) -> bool:
         return False
 
 
-def run_floor(work: Path, seconds: float, clients: list[int]) -> list[dict[str, Any]]:
-    """The bare ASGI app's requests/s on the Unix socket, for each parser and loop."""
+def run_floor(
+    work: Path, seconds: float, clients: list[int], workers: list[int]
+) -> list[dict[str, Any]]:
+    """The bare ASGI app's requests/s on the Unix socket: h11 on asyncio in one process, and
+    httptools on uvloop with each number of worker processes (uvicorn's own ``--workers``)."""
     out = []
-    for parser, loop in (("h11", "asyncio"), ("httptools", "uvloop")):
-        proc, sock = start_floor(work, parser, loop)
+    kinds = [("h11", "asyncio", 1)] + [("httptools", "uvloop", n) for n in workers]
+    for parser, loop, count in kinds:
+        proc, sock = start_floor(work, parser, loop, count)
+        time.sleep(2 * count if count > 1 else 0)  # the rest of uvicorn's workers start
         try:
             for concurrency in clients:
                 target = ("unix", str(sock))
@@ -146,7 +155,7 @@ def run_floor(work: Path, seconds: float, clients: list[int]) -> list[dict[str, 
                 cell = load(target, {}, ["/floor"], concurrency, seconds, proc.pid)
                 row = {
                     "transport": "unix",
-                    "request": f"floor ({parser}, {loop})",
+                    "request": f"floor ({parser}, {loop}, {count} proc)",
                     "clients": concurrency,
                     **cell,
                 }
@@ -176,7 +185,7 @@ def free_port() -> int:
 
 
 def start(
-    vault: Path, work: Path, threads: int = 16, src: Path = ROOT / "src"
+    vault: Path, work: Path, threads: int = 16, src: Path = ROOT / "src", workers: int = 1
 ) -> tuple[subprocess.Popen[bytes], Path, int]:
     sock, port = work / "run" / "d.sock", free_port()
     work.mkdir(parents=True, exist_ok=True)
@@ -192,6 +201,8 @@ def start(
         "--threads",
         str(threads),
     ]
+    if workers:  # 0: the daemon's default (a baseline without --workers)
+        args += ["--workers", str(workers)]
     log = (work / "daemon.log").open("wb")
     proc = subprocess.Popen(
         args,
@@ -200,11 +211,16 @@ def start(
         env={**os.environ, "PYTHONPATH": str(src)},
     )
     deadline = time.monotonic() + 120
-    while not sock.exists():
+    while not sock.exists() or (workers > 1 and _ready(work / "daemon.log") < workers):
         if proc.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError((work / "daemon.log").read_text())
         time.sleep(0.1)
     return proc, sock, port
+
+
+def _ready(log: Path) -> int:
+    """Worker processes of a daemon that are ready (its ``worker_ready`` log lines)."""
+    return log.read_text(errors="replace").count('"event": "worker_ready"')
 
 
 class UnixConnection(http.client.HTTPConnection):
@@ -258,9 +274,17 @@ def _client(
 
 
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of process ``pid`` (all its threads) so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU time so far of process ``pid`` (all its threads) and its children (the
+    worker processes; those that exited already are in its own ``cutime``)."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if stat.parent.name == str(pid) or fields[1] == str(pid):
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def load(
@@ -315,9 +339,10 @@ def run_cells(
     only: str = "",
     label: str = "",
     pid: int | None = None,
+    name: str = "vault",
 ) -> list[dict[str, Any]]:
     claims = len(slugs) * PER_PAGE
-    base = "/v1/vaults/vault"
+    base = f"/v1/vaults/{name}"
     # selective queries (a record number: one claim has it): this measures the daemon, not BM25
     # over a fifth of the wiki (common-word queries: see "Retrieval at scale" in benchmarks.md)
     searches = [f"{base}/search?q={rng.randrange(2000, claims)}" for _ in range(500)]
@@ -350,6 +375,9 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--threads", type=int, default=16, help="the daemon's --threads")
     parser.add_argument(
+        "--workers", default="1", help="the daemon's --workers, one daemon each: e.g. 1,2,4"
+    )
+    parser.add_argument(
         "--only", default="", help="cells, e.g. unix:search:8,unix:page:8 (quick experiments)"
     )
     parser.add_argument(
@@ -362,9 +390,10 @@ def main() -> int:
     parser.add_argument("--serve-floor", help=argparse.SUPPRESS)
     parser.add_argument("--http", default="h11", help=argparse.SUPPRESS)
     parser.add_argument("--loop", default="asyncio", help=argparse.SUPPRESS)
+    parser.add_argument("--floor-workers", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_floor:
-        serve_floor(args.serve_floor, args.http, args.loop)
+        serve_floor(args.serve_floor, args.http, args.loop, args.floor_workers)
         return 0
     rng = random.Random(7)
     work = Path(tempfile.mkdtemp(prefix="bench-server-"))
@@ -380,6 +409,7 @@ def main() -> int:
             ),
             file=sys.stderr,
         )
+        name = vault_name(root.resolve())
         with open_vault(root) as vault:
             _, token = token_store.create_token(
                 vault.db, vault.clock, "read", timedelta(hours=2), "bench", "bench"
@@ -388,20 +418,22 @@ def main() -> int:
         # measures the floor, the baseline and the daemon under the same load on the machine
         daemons: list[tuple[str, Path, int, int]] = []
         if args.baseline:
-            proc, sock, port = start(root, work / "baseline", args.threads, args.baseline)
+            proc, sock, port = start(root, work / "baseline", args.threads, args.baseline, 0)
             procs.append(proc)
             daemons.append(("baseline", sock, port, proc.pid))
-        proc, sock, port = start(root, work / "daemon", args.threads)
-        procs.append(proc)
-        daemons.append(("", sock, port, proc.pid))
+        counts = [int(n) for n in args.workers.split(",")]
+        for count in counts:
+            proc, sock, port = start(root, work / f"daemon-{count}", args.threads, workers=count)
+            procs.append(proc)
+            daemons.append((f"{count} proc", sock, port, proc.pid))
         cells = args.only.split(",") if args.only else []
         clients = sorted({int(c.split(":")[2]) for c in cells}) if cells else [1, 8, 64]
         for _ in range(args.rounds):
             if args.floor:
-                rows += run_floor(work, args.seconds, clients)
+                rows += run_floor(work, args.seconds, clients, counts)
             for label, sock, port, pid in daemons:
                 rows += run_cells(
-                    sock, port, token, slugs, args.seconds, rng, args.only, label, pid
+                    sock, port, token, slugs, args.seconds, rng, args.only, label, pid, name
                 )
     finally:
         for proc in procs:

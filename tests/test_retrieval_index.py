@@ -240,3 +240,53 @@ def test_a_matching_page_never_outranks_the_best_bm25_hit(vault: Vault, engine: 
     assert ids(Retriever(vault.db, engine=engine), question)[0] == claims[2]
     # the earlier fusion, kept for the benchmark, shows the bug this guards against
     assert ids(Retriever(vault.db, engine=engine, fusion="rrf"), question)[0] != claims[2]
+
+
+def test_hydrating_only_the_first_k_claims_gives_the_answer_of_hydrating_2k(
+    tmp_path: Path,
+) -> None:
+    """The search reads the rows of the first k ranked claims only when they settle the answer;
+    on a wiki whose context.md repeats page claims (the twins ``_distinct`` folds), every k and
+    question must give exactly what hydrating all 2k candidates gives."""
+    from affidavit.db import read_snapshot
+    from affidavit.ingest.pipeline import Ingestor
+    from affidavit.providers.extractive import ExtractiveProvider
+    from affidavit.retrieval.search import (
+        RRF_K,
+        _distinct,
+        allowed_tiers,
+        fuse_lexical,
+        query_terms,
+    )
+
+    from .conftest import SAMPLES
+
+    vault, _ = init_vault(tmp_path / "v")
+    Ingestor(vault, ExtractiveProvider(), apply_now=True).run(
+        [str(SAMPLES / "sotu" / "1790-washington.md")], "trusted"
+    )
+    twins = vault.db.execute(
+        "SELECT count(*) FROM claims a JOIN claims b ON a.text = b.text "
+        "WHERE a.page_slug = '' AND b.page_slug != ''"
+    ).fetchone()[0]
+    assert twins > 0
+    retriever = Retriever(vault.db)
+    tiers = allowed_tiers("untrusted")
+    fallbacks = 0
+    for question in (
+        "What loan was completed in Holland?",
+        "The powers vested in me, a loan completed in Holland, and the public credit?",
+        "What did the President say about the militia and public credit?",
+        "Which laws concern the post office and the post roads?",
+    ):
+        for k in range(1, 9):
+            with read_snapshot(vault.db):
+                lists = retriever._lists(query_terms(question), k, tiers)
+                ranked = fuse_lexical(lists["claims"], lists["pages"], lists["neighbours"])
+                scores = {cid: 1.0 / (RRF_K + n + 1) for n, cid in enumerate(ranked)}
+                want = _distinct(retriever._hits(ranked[: k * 2], scores, tiers), k)
+                first = _distinct(retriever._hits(ranked[:k], scores, tiers), k)
+            fallbacks += not (len(first) == k and all(hit.page for hit in first))
+            assert retriever.search(question, k=k) == want, (question, k)
+    assert fallbacks > 0  # some answers needed the other k rows: both branches ran
+    vault.close()

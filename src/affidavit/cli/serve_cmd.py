@@ -46,6 +46,13 @@ INSTALL = "pip install 'affidavit[server]'"
     help="Requests handled at once (a thread pool); more wait their turn.",
 )
 @click.option(
+    "--workers",
+    "processes",
+    type=click.IntRange(1, 64),
+    help="Worker processes sharing the socket (default: min(cores, 4); 1 with --web). Each "
+    "accepts connections and checks its callers; job workers run in one of them.",
+)
+@click.option(
     "--web",
     is_flag=True,
     help="Serve the review desk in a browser (on --tcp, default 127.0.0.1 with a free port) and "
@@ -71,6 +78,7 @@ def serve(
     allow_remote: bool,
     shared: bool,
     threads: int,
+    processes: int | None,
     web: bool,
     no_workers: bool,
     shutdown_timeout: float,
@@ -90,6 +98,7 @@ def serve(
     """
     try:
         from ..server.check import run_check
+        from ..server.prefork import default_workers
         from ..server.runtime import ServeOptions, parse_tcp
         from ..server.runtime import serve as run
     except ImportError as exc:
@@ -111,6 +120,7 @@ def serve(
         workers=not no_workers,
         shutdown_seconds=shutdown_timeout,
         threads=threads,
+        processes=processes or (1 if web else default_workers()),
         web=web,
     )
     if check:

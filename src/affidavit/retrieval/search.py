@@ -281,7 +281,21 @@ class Retriever:
             dense = [cid for cid, _ in self.vectors.search(self.db, query, max(CANDIDATES, k))]
             scores = rrf([(lexical, 1.0), (self._keep_allowed(dense, tiers), 1.0)])
             ranked = sorted(scores, key=lambda cid: (-scores[cid], cid))
-        return _distinct(self._hits(ranked[: k * 2], scores, tiers), k)
+        return self._best(ranked[: k * 2], scores, tiers, k)
+
+    def _best(
+        self, ranked: list[str], scores: dict[str, float], tiers: tuple[str, ...], k: int
+    ) -> list[Hit]:
+        """``_distinct(self._hits(ranked, …), k)``, reading the rows of the first ``k`` claims
+        only whenever that settles it: when they give ``k`` distinct hits, none of them an entry of
+        context.md, no later claim can change the answer (a later twin replaces only such an
+        entry; anything else lands past ``k``). At a million claims the rows' reads were a third
+        of a search; most answers need only half of them."""
+        first = self._hits(ranked[:k], scores, tiers)
+        kept = _distinct(first, k)
+        if len(kept) == k and all(hit.page for hit in kept):
+            return kept
+        return _distinct(first + self._hits(ranked[k:], scores, tiers), k)
 
     def _pages_of(self, claim_ids: list[str]) -> list[str]:
         """The pages of ``claim_ids`` in their order, distinct, at most 3."""

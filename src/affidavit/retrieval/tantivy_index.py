@@ -121,14 +121,16 @@ class Position:
 
 def db_position(db: sqlite3.Connection) -> Position | None:
     """The database's current position, or None before migration ``m008_search_changes``."""
-    try:
-        epoch = db.execute("SELECT token FROM search_epoch").fetchone()
-        seq = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'search_changes'").fetchone()
+    try:  # one statement: every search asks
+        epoch, seq = db.execute(
+            "SELECT (SELECT token FROM search_epoch), "
+            "(SELECT seq FROM sqlite_sequence WHERE name = 'search_changes')"
+        ).fetchone()
     except sqlite3.OperationalError:
         return None
     if epoch is None:
         return None
-    return Position(str(epoch[0]), int(seq[0]) if seq else 0)
+    return Position(str(epoch), int(seq) if seq is not None else 0)
 
 
 class IndexBusy(Exception):

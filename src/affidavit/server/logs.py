@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import time
 from contextlib import nullcontext
@@ -120,6 +121,7 @@ class RequestLog:
                 "route": state.get(ROUTE_KEY) or "(unmatched)",
                 "status": status,
                 "ms": round((time.perf_counter() - started) * 1000, 2),
+                "pid": os.getpid(),  # which worker process answered (serve --workers)
             }
             if isinstance(principal, Principal):
                 fields["transport"] = principal.transport

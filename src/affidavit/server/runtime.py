@@ -6,11 +6,13 @@ bound under a umask that leaves it 0600 (0666 with ``shared``: other local users
 and each is still authorised by its UID). A socket file that answers is another daemon's and is
 left alone; one that doesn't is stale and replaced. SIGTERM or SIGINT stops accepting
 connections, ends event streams, lets running requests finish, asks the job workers to stop at a
-checkpoint, waits for them, removes the socket file and exits 0.
+checkpoint, waits for them, removes the socket file and exits 0. With ``--workers N`` above 1
+the sockets are bound here too and handed to N pre-forked worker processes (:mod:`.prefork`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
 import signal
@@ -21,6 +23,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
@@ -29,6 +32,7 @@ from ..errors import ConfigError
 from .app import create_app
 from .logs import event, setup_logging
 from .peer import peer_protocol
+from .prefork import SUPPORTED, Supervisor, mark_ready
 from .registry import Registry
 
 
@@ -40,6 +44,9 @@ class ServeOptions:
     shared: bool = False
     allow_remote: bool = False
     workers: bool = True
+    """Run the job workers (``--no-workers``: don't)."""
+    processes: int = 1
+    """Worker processes sharing the listening sockets (``--workers N``); 1 runs in-process."""
     shutdown_seconds: float = 30.0
     threads: int = 16
     http: str = "auto"
@@ -158,9 +165,24 @@ class _Stopped(Exception):
 
 
 class _Server(uvicorn.Server):
-    def __init__(self, config: uvicorn.Config, stopping: threading.Event) -> None:
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        stopping: threading.Event,
+        ready_fd: int | None = None,
+        **ready: Any,
+    ) -> None:
         super().__init__(config)
         self.stopping = stopping
+        self.ready_fd = ready_fd
+        self.ready = ready
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started and self.ready_fd is not None:  # a pre-forked worker: tell the parent
+            mark_ready(self.ready_fd)
+            self.ready_fd = None
+            event("worker_ready", pid=os.getpid(), **self.ready)
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         self.stopping.set()  # end event streams and stop workers at their next checkpoint now
@@ -179,9 +201,7 @@ def _announce_web(app: FastAPI, host: str, port: int) -> None:
     print(f"Web desk: open {url}  (works once, for 15 minutes)", file=sys.stderr, flush=True)
 
 
-def serve(options: ServeOptions) -> int:
-    """Run the daemon until SIGTERM/SIGINT; returns the exit status."""
-    setup_logging()
+def _check_remote(options: ServeOptions) -> None:
     if options.tcp is not None and not is_loopback(options.tcp[0]):
         if not options.allow_remote:
             raise ConfigError(
@@ -193,61 +213,107 @@ def serve(options: ServeOptions) -> int:
             message=f"listening on non-loopback {options.tcp[0]}: bearer tokens cross the network "
             "in clear text unless a TLS proxy terminates in front of the daemon",
         )
-    registry = Registry.open(options.vaults)
+    if options.processes < 1:
+        raise ConfigError(f"--workers {options.processes}: use 1 or more.")
+    if options.processes > 1 and not SUPPORTED:
+        raise ConfigError(
+            f"--workers {options.processes}: this platform can't pre-fork worker processes "
+            "(no sigwaitinfo); pass --workers 1."
+        )
+    if options.web and options.processes > 1:
+        raise ConfigError(
+            "--web keeps its login sessions in the daemon's memory, which worker processes don't "
+            "share: pass --workers 1 with --web."
+        )
+
+
+def _app(registry: Registry, options: ServeOptions, stopping: threading.Event, jobs: bool) -> Any:
+    return create_app(
+        registry,
+        run_workers=jobs,
+        stopping=stopping,
+        shutdown_seconds=options.shutdown_seconds,
+        threads=options.threads,
+        web=options.web,
+        web_hosts=frozenset({options.tcp[0]}) if options.tcp else frozenset(),
+    )
+
+
+def _config(app: Any, options: ServeOptions) -> uvicorn.Config:
+    return uvicorn.Config(
+        app,
+        http=peer_protocol(options.http),
+        loop=LOOP,
+        ws="none",
+        lifespan="on",
+        log_config=None,
+        access_log=False,
+        proxy_headers=False,
+        server_header=False,
+        timeout_graceful_shutdown=max(1, int(options.shutdown_seconds)),
+    )
+
+
+def _bind(options: ServeOptions, sockets: list[socket.socket]) -> tuple[int, str | None]:
+    """Bind the Unix socket (and TCP), appending to ``sockets``: (the socket's inode, TCP address)."""
+    sockets.append(bind_unix(options.socket_path, options.shared))
+    inode = options.socket_path.stat().st_ino
+    if options.tcp is None:
+        return inode, None
+    tcp_sock = bind_tcp(*options.tcp)
+    sockets.append(tcp_sock)
+    host, port = tcp_sock.getsockname()[:2]
+    return inode, f"{host}:{port}"
+
+
+def _listening(options: ServeOptions, tcp_address: str | None) -> None:
+    event(
+        "listening",
+        socket=str(options.socket_path),
+        tcp=tcp_address,
+        shared=options.shared,
+        pid=os.getpid(),
+        http=peer_protocol(options.http).__name__,
+        loop=LOOP,
+        workers=options.processes,
+    )
+
+
+def serve(options: ServeOptions) -> int:
+    """Run the daemon until SIGTERM/SIGINT; returns the exit status."""
+    setup_logging()
+    _check_remote(options)
+    registry = Registry.open(options.vaults)  # migrations and recovery run here, once
     for served in registry.vaults.values():
         if served.read_only:  # W10: a vault of another user is only read by this daemon
             event(
                 "read_only", vault=served.name, owner_uid=served.owner_uid, message=served.read_only
             )
     sockets: list[socket.socket] = []
-    stopping = threading.Event()
     unix_inode: int | None = None
     previous = {sig: signal.signal(sig, _raise_stopped) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
+        if options.processes > 1:
+            registry.close()  # each worker opens its own connections: none crosses a fork
+            _preload()
+            unix_inode, tcp_address = _bind(options, sockets)
+            _listening(options, tcp_address)
+            return Supervisor(
+                options.processes,
+                sockets,
+                lambda slot, ready: _worker(options, sockets, slot, ready),
+                options.shutdown_seconds,
+            ).run()
+        stopping = threading.Event()
         # the app first (imports, the MCP servers): a bound socket refuses connections until
         # uvicorn listens, so nothing slow may run between binding and listening
-        app = create_app(
-            registry,
-            run_workers=options.workers,
-            stopping=stopping,
-            shutdown_seconds=options.shutdown_seconds,
-            threads=options.threads,
-            web=options.web,
-            web_hosts=frozenset({options.tcp[0]}) if options.tcp else frozenset(),
-        )
-        sockets.append(bind_unix(options.socket_path, options.shared))
-        unix_inode = options.socket_path.stat().st_ino
-        tcp_address = None
-        if options.tcp is not None:
-            tcp_sock = bind_tcp(*options.tcp)
-            sockets.append(tcp_sock)
-            host, port = tcp_sock.getsockname()[:2]
-            tcp_address = f"{host}:{port}"
-            if options.web:
-                _announce_web(app, host, port)
-        protocol = peer_protocol(options.http)
-        config = uvicorn.Config(
-            app,
-            http=protocol,
-            loop=LOOP,
-            ws="none",
-            lifespan="on",
-            log_config=None,
-            access_log=False,
-            proxy_headers=False,
-            server_header=False,
-            timeout_graceful_shutdown=max(1, int(options.shutdown_seconds)),
-        )
-        event(
-            "listening",
-            socket=str(options.socket_path),
-            tcp=tcp_address,
-            shared=options.shared,
-            pid=os.getpid(),
-            http=protocol.__name__,
-            loop=LOOP,
-        )
-        _Server(config, stopping).run(sockets=sockets)
+        app = _app(registry, options, stopping, options.workers)
+        unix_inode, tcp_address = _bind(options, sockets)
+        if options.web and tcp_address is not None:
+            host, port = sockets[-1].getsockname()[:2]
+            _announce_web(app, host, port)
+        _listening(options, tcp_address)
+        _Server(_config(app, options), stopping).run(sockets=sockets)
         return 0
     except _Stopped:
         return 0
@@ -263,6 +329,26 @@ def serve(options: ServeOptions) -> int:
             signal.signal(sig, handler)
         registry.close()
         event("stopped", pid=os.getpid())
+
+
+def _preload() -> None:
+    """Import what every worker's app needs once, before the fork (the pages are shared)."""
+    with contextlib.suppress(ImportError):
+        from ..mcp import http  # noqa: F401
+
+
+def _worker(options: ServeOptions, sockets: list[socket.socket], slot: int, ready: int) -> int:
+    """One pre-forked worker process: its own vault connections, the whole app; slot 0 alone
+    runs the job workers."""
+    registry = Registry.open(options.vaults)
+    stopping = threading.Event()
+    jobs = options.workers and slot == 0
+    app = _app(registry, options, stopping, jobs)
+    for sig in (signal.SIGTERM, signal.SIGINT):  # uvicorn raises the signal again once drained
+        signal.signal(sig, _raise_stopped)
+    with contextlib.suppress(_Stopped):
+        _Server(_config(app, options), stopping, ready, slot=slot, jobs=jobs).run(sockets=sockets)
+    return 0
 
 
 __all__ = ["ServeOptions", "bind_tcp", "bind_unix", "is_loopback", "parse_tcp", "serve"]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import asdict
 from datetime import timedelta
 from typing import Any
 
@@ -210,8 +209,10 @@ def vectors_for(vault: Vault) -> VectorSearch | None:
 
 
 def _hit(hit: Hit) -> HitOut:
-    data = asdict(hit)
-    data["evidence"] = [EvidenceOut(**e) for e in data["evidence"]]
+    # the dataclasses' own fields (vars), not asdict: its recursive deep copy was a sixth of a
+    # search request's time in the daemon
+    data = dict(vars(hit))
+    data["evidence"] = [EvidenceOut(**vars(e)) for e in hit.evidence]
     return HitOut(**data)
 
 
