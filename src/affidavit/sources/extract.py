@@ -27,7 +27,7 @@ from typing import Any
 from bs4 import BeautifulSoup, Tag
 
 from ..errors import SourceError
-from .css import HIDDEN, Hiding, Styler
+from .css import HIDDEN, Hiding, Styler, media_applies
 from .hidden_markdown import markdown_flags
 from .pdf import PAGE_SEPARATOR, extract_pdf
 from .roff import extract_roff
@@ -448,7 +448,9 @@ class _HtmlText(HTMLParser):
         state = self.state
         if state.dropped:
             if state.tag == "style":
-                self.sheets.append(data)
+                media = state.node.get("media")  # <style media="print"> never styles a screen
+                if not isinstance(media, str) or media_applies(media):
+                    self.sheets.append(data)
             return
         state.node.append(data)
         if state.tag == "a" and "headerlink" in (state.node.get("class") or []):

@@ -1,0 +1,94 @@
+"""W12, issue 11 item 3, re-attacked: hiding techniques the corpus test did not have, and text a
+reader does see that must stay quotable."""
+
+from __future__ import annotations
+
+import pytest
+
+from affidavit.sources.css import MAX_RULES
+from affidavit.sources.extract import extract
+from tests.test_hidden_text import VISIBLE, covered, secret, untouched
+
+HIDDEN_TOO: dict[str, str] = {
+    "custom property from :root": (
+        "<style>:root{--h:none}.x{display:var(--h)}</style><p class=x>{s}</p>"
+    ),
+    "custom property inline": '<p style="--h:none;display:var(--h)">{s}</p>',
+    "custom property, inherited colour": (
+        '<div style="--c:#fff"><p style="color:var(--c)">{s}</p></div>'
+    ),
+    "var() fallback": '<p style="visibility:var(--unset, hidden)">{s}</p>',
+    "var() inside a function": (
+        '<div style="--z:0"><p style="transform:scale(var(--z))">{s}</p></div>'
+    ),
+    "var() of a var()": (
+        "<style>:root{--a:none;--b:var(--a)}.x{display:var(--b)}</style><p class=x>{s}</p>"
+    ),
+    "screen hides, print shows": (
+        "<style>.x{display:none}@media print{.x{display:block}}</style><p class=x>{s}</p>"
+    ),
+    "scale(0.01)": '<p style="transform:scale(0.01)">{s}</p>',
+    "scale: 1%": '<p style="scale:1%">{s}</p>',
+    "zoom 0.05": '<p style="zoom:0.05">{s}</p>',
+    "text-indent 100% with overflow hidden": (
+        '<h2 style="text-indent:100%;white-space:nowrap;overflow:hidden">{s}</h2>'
+    ),
+    "text-indent 9999px with overflow hidden": (
+        '<h2 style="text-indent:9999px;overflow:hidden">{s}</h2>'
+    ),
+    "ruby fallback parenthesis": "<ruby>Kan<rp>{s}</rp><rt>kan</rt></ruby>",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HIDDEN_TOO))
+def test_more_hiding_techniques_are_flagged(name: str) -> None:
+    hidden = secret("Html")
+    page = f"<html><body><p>{VISIBLE}</p>" + HIDDEN_TOO[name].replace("{s}", hidden)
+    result = extract((page + "</body></html>").encode(), "text/html")
+    assert hidden in result.text
+    assert covered(result, hidden), [f.to_json() for f in result.flags]
+    assert untouched(result, VISIBLE)
+
+
+SEEN: dict[str, str] = {
+    "aria-hidden": '<p aria-hidden="true">{s}</p>',
+    "<style media=print>": '<style media="print">.x{display:none}</style><p class=x>{s}</p>',
+    "<style media=print, speech>": (
+        '<style media="print, speech">.x{display:none}</style><p class=x>{s}</p>'
+    ),
+    "custom property that shows": (
+        "<style>:root{--d:block}.x{display:var(--d)}</style><p class=x>{s}</p>"
+    ),
+    "undefined var() without fallback": '<p style="display:var(--nothing)">{s}</p>',
+    "scale(0.9)": '<p style="transform:scale(0.9)">{s}</p>',
+    "zoom 1.5": '<p style="zoom:1.5">{s}</p>',
+    "text-indent 2em": '<p style="text-indent:2em;overflow:hidden">{s}</p>',
+    "text-indent 9999px without overflow hidden": '<p style="text-indent:40px">{s}</p>',
+}
+
+
+@pytest.mark.parametrize("name", sorted(SEEN))
+def test_text_a_reader_sees_stays_quotable(name: str) -> None:
+    shown = secret("Shown")
+    page = f"<html><body><p>{VISIBLE}</p>" + SEEN[name].replace("{s}", shown)
+    result = extract((page + "</body></html>").encode(), "text/html")
+    assert untouched(result, shown), [f.to_json() for f in result.flags]
+    assert untouched(result, VISIBLE)
+
+
+@pytest.mark.parametrize("filler", ["p{color:#333}", "*{--a:1}"])
+def test_filler_rules_cannot_push_a_hiding_rule_past_the_limit(filler: str) -> None:
+    hidden = secret("Html")
+    css = filler * (MAX_RULES + 1) + ".x{display:none}"
+    page = f"<html><body><style>{css}</style><p>{VISIBLE}</p><p class=x>{hidden}</p></body></html>"
+    result = extract(page.encode(), "text/html")
+    assert covered(result, hidden), [f.to_json() for f in result.flags][:3]
+    assert any(str(MAX_RULES) in f.detail for f in result.flags)
+
+
+def test_filler_that_matches_nothing_costs_nothing_and_hides_nothing() -> None:
+    hidden = secret("Html")
+    css = ".nowhere{color:red}" * (MAX_RULES + 1) + ".x{display:none}"
+    page = f"<html><body><style>{css}</style><p>{VISIBLE}</p><p class=x>{hidden}</p></body></html>"
+    result = extract(page.encode(), "text/html")
+    assert covered(result, hidden) and untouched(result, VISIBLE)
