@@ -357,7 +357,8 @@ class SourceStore:
             self._write_if_needed(self.vault.root / original, data, source_id)
             self._write_if_needed(self.vault.root / text_file, text_bytes, record.text_sha256)
             self._insert(record)
-            self.vault.git.commit(f"Add source {name} ({record.short_id})", ["sources"])
+            # its own two files only: anything else dropped or staged in sources/ stays out
+            self.vault.git.commit(f"Add source {name} ({record.short_id})", [original, text_file])
         flags = len(record.flags)
         return AddResult(
             record,
