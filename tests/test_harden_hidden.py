@@ -92,3 +92,30 @@ def test_filler_that_matches_nothing_costs_nothing_and_hides_nothing() -> None:
     page = f"<html><body><style>{css}</style><p>{VISIBLE}</p><p class=x>{hidden}</p></body></html>"
     result = extract(page.encode(), "text/html")
     assert covered(result, hidden) and untouched(result, VISIBLE)
+
+
+MARKDOWN_TOO: dict[str, str] = {
+    "custom property from :root in markdown": (
+        "<style>:root{--h:none}.q{display:var(--h)}</style>\n<p class=q>{s}</p>"
+    ),
+    "custom property from html in markdown": (
+        "<style>html{--o:0}.q{opacity:var(--o)}</style>\n<p class=q>{s}</p>"
+    ),
+    "Obsidian comment": "Shown %%{s}%% shown.",
+    "Obsidian comment over lines": "%%\n{s}\n%%",
+}
+
+
+@pytest.mark.parametrize("name", sorted(MARKDOWN_TOO))
+def test_more_markdown_techniques_are_flagged(name: str) -> None:
+    hidden = secret("Mark")
+    body = MARKDOWN_TOO[name].replace("{s}", hidden)
+    text = f"# Port Elling\n\n{VISIBLE}\n\n{body}\n\nThe pier is 212 metres long.\n"
+    result = extract(text.encode(), "text/markdown")
+    assert covered(result, hidden), [f.to_json() for f in result.flags]
+    assert untouched(result, VISIBLE) and untouched(result, "The pier is 212 metres long.")
+
+
+def test_a_lone_percent_sign_pair_hides_nothing_else() -> None:
+    text = f"# Rates\n\nThe rate rose 5% in 1990.\n\n{VISIBLE}\n\nIt fell 3% later.\n"
+    assert extract(text.encode(), "text/markdown").flags == []

@@ -87,6 +87,9 @@ _PRESENTATIONAL = {
 _STYLING_ATTRIBUTES = frozenset({"style", "hidden", "color", "bgcolor", "text"})
 _SPECIAL = _FALLBACK | _STRUCK_TAGS | {"dialog", "details", "noscript", "svg"}
 _SKIPPED_MEDIA = frozenset({"print", "speech"})
+_DOCUMENT_ROOT = frozenset({":root", "html"})
+"""Selectors of the document's root, whose custom properties every element inherits (a markdown
+file's HTML is a fragment with no root element of its own: they still apply to all of it)."""
 
 Color = tuple[float, float, float, float]
 
@@ -396,6 +399,7 @@ class Styler:
         self._decls: dict[int, list[_Decl]] = {}
         self._states: dict[int, _State] = {}
         self._overflow: Hiding | None = None
+        root_custom: list[tuple[Any, str, list[Any]]] = []
         order = 0
         count = 0
         index: dict[tuple[str, str], list[Tag]] = {}
@@ -416,6 +420,12 @@ class Styler:
             if self._overflow is not None:
                 break
             for rule in _rules(tinycss2.parse_stylesheet(sheet, True, True)):
+                if rule.selector.lower() in _DOCUMENT_ROOT:  # also a fragment's (markdown's)
+                    top = [d for d in rule.declarations if d.name.startswith("--")]
+                    for declaration in top:
+                        order += 1
+                        key = (int(declaration.important), 0, rule.specificity, order)
+                        root_custom.append((key, declaration.name, declaration.value))
                 candidates = index.get(rule.subject, []) if rule.subject else every
                 if not candidates:
                     continue
@@ -442,7 +452,8 @@ class Styler:
                     decl = _Decl(_name(declaration), declaration.value, key, origin)
                     for tag in matched:
                         self._decls.setdefault(id(tag), []).append(decl)
-        self._compute(root, _State(), order)
+        custom = {name: value for _, name, value in sorted(root_custom, key=lambda c: c[0])}
+        self._compute(root, _State(custom=custom), order)
 
     def _compute(self, root: Tag, top: _State, order: int) -> None:
         stack: list[tuple[Tag, _State]] = [(root, top)]
