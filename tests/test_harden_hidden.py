@@ -3,11 +3,15 @@ reader does see that must stay quotable."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from fpdf import FPDF
+from fpdf.enums import TextMode
 
 from affidavit.sources.css import MAX_RULES
 from affidavit.sources.extract import extract
-from tests.test_hidden_text import VISIBLE, covered, secret, untouched
+from tests.test_hidden_text import VISIBLE, _png, covered, secret, untouched
 
 HIDDEN_TOO: dict[str, str] = {
     "custom property from :root": (
@@ -119,3 +123,32 @@ def test_more_markdown_techniques_are_flagged(name: str) -> None:
 def test_a_lone_percent_sign_pair_hides_nothing_else() -> None:
     text = f"# Rates\n\nThe rate rose 5% in 1990.\n\n{VISIBLE}\n\nIt fell 3% later.\n"
     assert extract(text.encode(), "text/markdown").flags == []
+
+
+@pytest.mark.parametrize("size", [2.0, 60.0], ids=["a speck", "a logo"])
+def test_a_small_image_does_not_make_invisible_pdf_text_an_ocr_layer(
+    tmp_path: Path, size: float
+) -> None:
+    """The OCR exception is for text laid over the scan that shows it: an image that covers a
+    corner of the page (or sits unused in its resources) shows none of the invisible words."""
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=12)
+    pdf.add_page()
+    pdf.image(str(_png(tmp_path / "speck.png")), x=0, y=0, w=size, h=size)
+    pdf.multi_cell(0, 8, VISIBLE, new_x="LMARGIN", new_y="NEXT")
+    hidden = secret("Pdf")
+    with pdf.local_context(text_mode=TextMode.INVISIBLE):
+        pdf.multi_cell(0, 8, hidden)
+    result = extract(bytes(pdf.output()), "application/pdf")
+    assert covered(result, hidden), [f.to_json() for f in result.flags]
+    assert untouched(result, VISIBLE)
+
+
+def test_an_ocr_layer_drawn_before_its_scan_is_still_not_hidden(tmp_path: Path) -> None:
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=12)
+    pdf.add_page()
+    with pdf.local_context(text_mode=TextMode.INVISIBLE):
+        pdf.multi_cell(0, 8, VISIBLE)
+    pdf.image(str(_png(tmp_path / "scan.png")), x=0, y=0, w=210, h=297)
+    assert extract(bytes(pdf.output()), "application/pdf").flags == []
