@@ -104,3 +104,31 @@ def test_a_fifo_where_a_source_text_belongs_is_refused_not_waited_on(tmp_path: P
             SourceStore(vault).text(source_id)
         problems = SourceStore(vault).check_integrity(source_id)
         assert any("not a regular file" in p for p in problems), problems
+
+
+def test_the_jobs_lock_is_never_opened_through_a_symlink(tmp_path: Path) -> None:
+    from affidavit.jobs.runner import _job_lock
+
+    vault, _ = init_vault(tmp_path / "v")
+    vault.close()
+    target = tmp_path / "outside" / "planted.lock"
+    target.parent.mkdir()
+    (tmp_path / "v" / ".affidavit" / "jobs.lock").symlink_to(target)
+    with pytest.raises(OSError):
+        _job_lock(tmp_path / "v" / ".affidavit", threading.Event(), 1.0)
+    assert not target.exists()
+
+
+def test_lint_never_reads_a_wiki_file_through_a_symlink(tmp_path: Path) -> None:
+    from affidavit.lint.runner import run_lint
+
+    vault, _ = init_vault(tmp_path / "v")
+    outside = tmp_path / "private-notes.md"
+    outside.write_text("my bank PIN is 4321\n")
+    index = vault.wiki_dir / "index.md"
+    index.unlink()
+    index.symlink_to(outside)
+    report = run_lint(vault)
+    shown = repr(report)
+    assert "4321" not in shown and "index.md" in shown
+    vault.close()
