@@ -152,3 +152,24 @@ def test_an_ocr_layer_drawn_before_its_scan_is_still_not_hidden(tmp_path: Path) 
         pdf.multi_cell(0, 8, VISIBLE)
     pdf.image(str(_png(tmp_path / "scan.png")), x=0, y=0, w=210, h=297)
     assert extract(bytes(pdf.output()), "application/pdf").flags == []
+
+
+def test_deep_nesting_is_neither_slow_nor_a_way_past_the_styles() -> None:
+    """20,000 nested elements took minutes (building the tree is quadratic in depth), and an
+    element past a depth cap would get its parent's visibility: such a page is all marked."""
+    from affidavit.sources.extract import MAX_DEPTH
+
+    hidden = secret("Deep")
+    depth = 20_000
+    page = (
+        f"<html><body><p>{VISIBLE}</p>"
+        + "<div>" * depth
+        + f'<span style="display:none">{hidden}</span>'
+        + "</div>" * depth
+        + "</body></html>"
+    )
+    result = extract(page.encode(), "text/html")
+    assert covered(result, hidden)
+    assert any(f"more than {MAX_DEPTH} deep" in f.detail for f in result.flags)
+    shallow = "<div>" * (MAX_DEPTH - 10) + f"<p>{hidden}</p>" + "</div>" * (MAX_DEPTH - 10)
+    assert untouched(extract(shallow.encode(), "text/html"), hidden)

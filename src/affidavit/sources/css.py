@@ -391,14 +391,21 @@ def _rules(nodes: Iterable[Any], parent: str | None = None) -> Iterator[_Rule]:
 class Styler:
     """The computed visibility of every element of one document (see the module docstring).
 
-    ``where(tag)`` names an element for a person ("<span> at line 4 of the HTML").
+    ``where(tag)`` names an element for a person ("<span> at line 4 of the HTML"); with
+    ``unchecked`` (why the document can't be checked) all its text is hidden for that reason.
     """
 
-    def __init__(self, root: Tag, sheets: list[str], where: Callable[[Tag], str]) -> None:
+    def __init__(
+        self,
+        root: Tag,
+        sheets: list[str],
+        where: Callable[[Tag], str],
+        unchecked: str | None = None,
+    ) -> None:
         self.where = where
         self._decls: dict[int, list[_Decl]] = {}
         self._states: dict[int, _State] = {}
-        self._overflow: Hiding | None = None
+        self._overflow = Hiding(HIDDEN_STYLING, unchecked) if unchecked else None
         root_custom: list[tuple[Any, str, list[Any]]] = []
         order = 0
         count = 0
