@@ -522,6 +522,12 @@ def load_config(path: Path) -> Config:
         raise ConfigError(f"{path} is missing. Run `affidavit init` to create it.") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML ({exc}). Fix the line it names.") from exc
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path} is not UTF-8 text. Save it as UTF-8.") from None
+    except RecursionError:
+        raise ConfigError(
+            f"{path} nests arrays or tables too deeply to read. Flatten the value that does."
+        ) from None
     known = {(s.section, s.key): s for s in SETTINGS}
     sections = {s.section for s in SETTINGS}
     values: dict[str, Any] = {}

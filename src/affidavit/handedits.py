@@ -220,7 +220,7 @@ def _frontmatter(lines: list[str]) -> dict[str, str]:
     that is not valid YAML after a hand edit is read line by line instead."""
     try:
         data = yaml.safe_load("\n".join(lines))
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):  # nested past the parser's stack: not frontmatter
         data = None
     if isinstance(data, dict):
         return {

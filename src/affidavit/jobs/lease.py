@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import socket
 import sqlite3
@@ -50,8 +51,29 @@ def add_event(
     )
 
 
-def pid_alive(pid: int) -> bool:
-    """Whether process ``pid`` exists on this host and is not a zombie."""
+_STARTED = re.compile(r"started (\d+)\)")
+
+
+def process_start(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot, from /proc), or None if unknown: with
+    the pid it names one process, whatever later process the kernel gives the same pid."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
+    except OSError:
+        return None
+    return fields[19] if len(fields) > 19 else None
+
+
+def holder_name(label: str, pid: int) -> str:
+    """A lease holder's name that records its process's start: "command (pid 12, started 345)"."""
+    start = process_start(pid)
+    return f"{label} (pid {pid}, started {start})" if start else f"{label} (pid {pid})"
+
+
+def pid_alive(pid: int, holder: str | None = None) -> bool:
+    """Whether process ``pid`` exists on this host and is not a zombie, and (when ``holder`` names
+    its start, see :func:`holder_name`) is still the process that took the lease, not a later
+    one the kernel gave the same pid."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -62,7 +84,11 @@ def pid_alive(pid: int) -> bool:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return True
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+    fields = stat.rsplit(")", 1)[-1].split()
+    if fields[0] == "Z":
+        return False
+    recorded = _STARTED.search(holder or "")
+    return recorded is None or len(fields) <= 19 or fields[19] == recorded.group(1)
 
 
 def holder_gone(row: sqlite3.Row, now: float) -> bool:
@@ -73,7 +99,7 @@ def holder_gone(row: sqlite3.Row, now: float) -> bool:
     return (
         row["lease_host"] == socket.gethostname()
         and row["lease_pid"] is not None
-        and not pid_alive(int(row["lease_pid"]))
+        and not pid_alive(int(row["lease_pid"]), row["lease_owner"])
     )
 
 
@@ -84,7 +110,7 @@ def inline_gone(row: sqlite3.Row) -> bool | None:
     pid = row["lease_pid"]
     if pid is None or row["lease_host"] != socket.gethostname():
         return None
-    return not pid_alive(int(pid))
+    return not pid_alive(int(pid), row["lease_owner"])
 
 
 def abandoned(row: sqlite3.Row, now: float) -> bool:
@@ -93,7 +119,7 @@ def abandoned(row: sqlite3.Row, now: float) -> bool:
     if not row["queued"]:
         return inline_gone(row) is True
     if row["lease_host"] == socket.gethostname() and row["lease_pid"] is not None:
-        return not pid_alive(int(row["lease_pid"]))
+        return not pid_alive(int(row["lease_pid"]), row["lease_owner"])
     expires = row["lease_expires_at"]
     return expires is None or expires <= now
 
@@ -112,7 +138,7 @@ def start_inline(db: sqlite3.Connection, job_id: str, kind: str, at: str, detail
                 detail,
                 at,
                 at,
-                f"command (pid {os.getpid()})",
+                holder_name("command", os.getpid()),
                 socket.gethostname(),
                 os.getpid(),
                 time.time(),

@@ -46,7 +46,8 @@ log = logging.getLogger("affidavit.jobs")
 
 
 def _job_lock(state_dir: Path, stop: threading.Event, timeout: float) -> int | None:
-    fd = os.open(state_dir / JOBS_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC  # a symlink here is refused
+    fd = os.open(state_dir / JOBS_LOCK, flags, 0o600)
     deadline = time.monotonic() + timeout
     while True:
         try:

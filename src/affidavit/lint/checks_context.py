@@ -9,9 +9,11 @@ from functools import cached_property
 
 from ..doctor import FileProblem, QuoteProblem, SourceProblem, file_problems, quote_problems
 from ..doctor import source_problems as doctor_source_problems
+from ..errors import AffidavitError
 from ..evidence import Verifier
 from ..retrieval.embeddings import Embedder, load_embedder
 from ..sources.store import SourceStore
+from ..store.paths import read_inside
 from ..store.render import GENERATED, expected_files
 from ..vault import Vault
 
@@ -91,11 +93,13 @@ class CheckContext:
         return self._embedder
 
     def disk_text(self, relpath: str) -> str | None:
-        """A file under the vault as text (None if missing; undecodable bytes replaced)."""
-        path = self.vault.root / relpath
-        if not path.is_file():
+        """A file under the vault as text (None if missing or not a regular file, e.g. a symlink,
+        which is never followed; undecodable bytes replaced)."""
+        try:
+            data = read_inside(self.vault.root, relpath)
+        except (OSError, AffidavitError):
             return None
-        return path.read_bytes().decode("utf-8", errors="replace")
+        return data.decode("utf-8", errors="replace")
 
 
 def diff_excerpt(expected: str, actual: str, path: str, lines: int = _DIFF_LINES) -> str:

@@ -60,6 +60,8 @@ def refusal(ip: IPAddress) -> str | None:
             return f"{why} ({embedded} inside IPv6)" if why else None
         if ip.teredo is not None:
             return "a Teredo tunnel address"
+        if ip.is_site_local:  # fec0::/10, the private range before fc00::/7 (RFC 3879)
+            return "a site-local (private) address"
     checks = (
         (ip.is_unspecified, "the unspecified address"),
         (ip.is_loopback, "a loopback address"),

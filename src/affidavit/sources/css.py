@@ -13,16 +13,20 @@ speech, so a page hiding text from a wide screen is still flagged. What hides te
 
     display:none, content-visibility:hidden, visibility:hidden|collapse (a descendant may set
     visible again), opacity (and filter:opacity()) of 0.1 or less, counting ancestors, a computed
-    font size of 2px or less (px, pt, em, rem, %, keywords, the ``font`` shorthand), a text colour
-    whose alpha is 0.1 or less or whose contrast with the background (the element's or the nearest
-    ancestor's; white by default) is below 1.1, width or height of 1px or less with overflow
-    hidden, clip:rect() or clip-path (inset, circle, ellipse, polygon) that leaves nothing,
-    transform scale(0) / a singular matrix / scale:0, a translation of 500px or more to the left
-    or top, left/top/right/bottom, margins or text-indent of -500px or less;
-    and in markup: the ``hidden`` attribute, ``aria-hidden="true"``, a ``<dialog>`` without
-    ``open``, the content of a closed ``<details>`` but its ``<summary>``, ``<noscript>``, text
-    inside ``<svg>``, and the fallback content of ``<canvas>``, ``<iframe>``, ``<object>``,
-    ``<video>``, ``<audio>``, ``<datalist>``.
+    font size of 2px or less (px, pt, em, rem, %, keywords, the ``font`` shorthand, ``zoom``), a
+    text colour whose alpha is 0.1 or less or whose contrast with the background (the element's
+    or the nearest ancestor's; white by default) is below 1.1, width or height of 1px or less with
+    overflow hidden, clip:rect() or clip-path (inset, circle, ellipse, polygon) that leaves
+    nothing, a transform or ``scale`` that shrinks the text to 2px or less or a singular matrix,
+    a translation of 500px or more to the left or top, left/top/right/bottom, margins or
+    text-indent of -500px or less, a text-indent of 500px (or 40%) or more with overflow hidden;
+    custom properties are followed through ``var()``, and a ``<style media="print">`` sheet, like
+    an ``@media print`` block, styles no screen;
+    and in markup: the ``hidden`` attribute, a ``<dialog>`` without ``open``, the content of a
+    closed ``<details>`` but its ``<summary>``, ``<noscript>``, text inside ``<svg>``, and the
+    fallback content of ``<canvas>``, ``<iframe>``, ``<object>``, ``<video>``, ``<audio>``,
+    ``<datalist>``, ``<rp>``. ``aria-hidden="true"`` hides text from screen readers only: a
+    reader sees it, so it is not flagged.
 
 Struck through: ``<del>``, ``<s>``, ``<strike>`` and ``text-decoration: line-through``.
 """
@@ -49,7 +53,9 @@ FAINT_OPACITY = 0.1
 MIN_CONTRAST = 1.1
 OFF_SCREEN_PX = 500.0
 MAX_RULES = 5000
-"""Rules with a property that can hide text, matched per document at most (the rest are ignored)."""
+"""Rules with a property that can hide text and an element they may match, per document at most.
+A page with more is not checked rule by rule: all its text is marked hidden, since a rule past
+the limit could hide any of it (a page can't push its hiding rule out of reach with filler)."""
 
 _WHITE = (1.0, 1.0, 1.0, 1.0)
 _BLACK = (0.0, 0.0, 0.0, 1.0)
@@ -60,7 +66,7 @@ _PROPERTIES = frozenset(
         "background", "background-color", "background-image", "height", "max-height", "width",
         "max-width", "overflow", "overflow-x", "overflow-y", "clip", "clip-path", "transform",
         "scale", "position", "left", "top", "right", "bottom", "text-indent", "margin-left",
-        "margin-top", "text-decoration", "text-decoration-line",
+        "margin-top", "text-decoration", "text-decoration-line", "zoom",
     }
 )  # fmt: skip
 _FONT_KEYWORDS = {
@@ -70,7 +76,7 @@ _FONT_KEYWORDS = {
 _ABSOLUTE = {"px": 1.0, "pt": 4 / 3, "pc": 16.0, "in": 96.0, "cm": 96 / 2.54, "mm": 9.6 / 2.54}
 _ABSOLUTE["q"] = _ABSOLUTE["mm"] / 4
 _VIEWPORT = (1280.0, 800.0)
-_FALLBACK = frozenset({"canvas", "iframe", "object", "video", "audio", "datalist"})
+_FALLBACK = frozenset({"canvas", "iframe", "object", "video", "audio", "datalist", "rp"})
 _STRUCK_TAGS = frozenset({"del", "s", "strike"})
 _BGCOLOR = (("bgcolor", "background-color"),)
 _PRESENTATIONAL = {
@@ -78,9 +84,12 @@ _PRESENTATIONAL = {
     "body": (("text", "color"), *_BGCOLOR),
 }
 """HTML attributes that set colours, below every CSS rule in the cascade."""
-_STYLING_ATTRIBUTES = frozenset({"style", "hidden", "aria-hidden", "color", "bgcolor", "text"})
+_STYLING_ATTRIBUTES = frozenset({"style", "hidden", "color", "bgcolor", "text"})
 _SPECIAL = _FALLBACK | _STRUCK_TAGS | {"dialog", "details", "noscript", "svg"}
 _SKIPPED_MEDIA = frozenset({"print", "speech"})
+_DOCUMENT_ROOT = frozenset({":root", "html"})
+"""Selectors of the document's root, whose custom properties every element inherits (a markdown
+file's HTML is a fragment with no root element of its own: they still apply to all of it)."""
 
 Color = tuple[float, float, float, float]
 
@@ -120,6 +129,63 @@ class _State:
     background_why: str = "the default white page"
     clip_text: bool = False  # background-clip:text (gradient text): a transparent fill is shown
     text: Hiding | None = field(default=None)  # the verdict for text directly in the element
+    custom: dict[str, list[Any]] = field(default_factory=dict)  # custom properties, inherited
+
+
+def _styles(declaration: Any) -> bool:
+    """A declaration the cascade follows: one that can hide text, or a custom property
+    (``--h: none``) another one may take with ``var(--h)``."""
+    return declaration.lower_name in _PROPERTIES or declaration.name.startswith("--")
+
+
+def _name(declaration: Any) -> str:
+    """A property's name as the cascade keys it (custom properties are case-sensitive)."""
+    name: str = declaration.name if declaration.name.startswith("--") else declaration.lower_name
+    return name
+
+
+def _has_var(tokens: Iterable[Any]) -> bool:
+    return any(
+        t.type == "function" and (t.lower_name == "var" or _has_var(t.arguments)) for t in tokens
+    )
+
+
+_VAR_DEPTH = 16
+
+
+def _substitute(tokens: list[Any], custom: dict[str, list[Any]], depth: int) -> list[Any] | None:
+    """``tokens`` with each ``var(--name, fallback)`` replaced by the custom property's value
+    (or the fallback); None when one is undefined with no fallback, or nests too deep."""
+    out: list[Any] = []
+    for token in tokens:
+        if token.type != "function" or not _has_var([token]):
+            out.append(token)
+            continue
+        if token.lower_name != "var":
+            inner = _substitute(token.arguments, custom, depth)
+            if inner is None:
+                return None
+            out.append(
+                tinycss2.ast.FunctionBlock(
+                    token.source_line, token.source_column, token.name, inner
+                )
+            )
+            continue
+        args = list(token.arguments)
+        comma = next(
+            (i for i, t in enumerate(args) if t.type == "literal" and t.value == ","), len(args)
+        )
+        names = _significant(args[:comma])
+        value = custom.get(names[0].value) if names and names[0].type == "ident" else None
+        if value is None:
+            value = args[comma + 1 :] if comma < len(args) else None
+        if value is None or depth >= _VAR_DEPTH:
+            return None
+        resolved = _substitute(value, custom, depth + 1) if _has_var(value) else value
+        if resolved is None:
+            return None
+        out.extend(resolved)
+    return out
 
 
 def _idents(tokens: Iterable[Any]) -> list[str]:
@@ -243,6 +309,11 @@ def _media_applies(prelude: list[Any]) -> bool:
     return any(not (q & _SKIPPED_MEDIA) or "not" in q for q in queries)
 
 
+def media_applies(media: str) -> bool:
+    """Whether a ``media`` attribute (``<style media="print">``) lets its sheet style a screen."""
+    return _media_applies(tinycss2.parse_component_value_list(media))
+
+
 @dataclass(frozen=True)
 class _Rule:
     selector: str
@@ -311,7 +382,7 @@ def _rules(nodes: Iterable[Any], parent: str | None = None) -> Iterator[_Rule]:
                         else f":is({parent}) {selector}"
                     )
                 spec = _specificity(tokens)
-                if any(d.lower_name in _PROPERTIES for d in declarations):
+                if any(_styles(d) for d in declarations):
                     yield _Rule(selector, spec, declarations, subject)
                 if nested:
                     yield from _rules(nested, selector)
@@ -320,13 +391,22 @@ def _rules(nodes: Iterable[Any], parent: str | None = None) -> Iterator[_Rule]:
 class Styler:
     """The computed visibility of every element of one document (see the module docstring).
 
-    ``where(tag)`` names an element for a person ("<span> at line 4 of the HTML").
+    ``where(tag)`` names an element for a person ("<span> at line 4 of the HTML"); with
+    ``unchecked`` (why the document can't be checked) all its text is hidden for that reason.
     """
 
-    def __init__(self, root: Tag, sheets: list[str], where: Callable[[Tag], str]) -> None:
+    def __init__(
+        self,
+        root: Tag,
+        sheets: list[str],
+        where: Callable[[Tag], str],
+        unchecked: str | None = None,
+    ) -> None:
         self.where = where
         self._decls: dict[int, list[_Decl]] = {}
         self._states: dict[int, _State] = {}
+        self._overflow = Hiding(HIDDEN_STYLING, unchecked) if unchecked else None
+        root_custom: list[tuple[Any, str, list[Any]]] = []
         order = 0
         count = 0
         index: dict[tuple[str, str], list[Tag]] = {}
@@ -344,13 +424,27 @@ class Styler:
                 for name in classes if isinstance(classes, list) else []:
                     index.setdefault(("class", name), []).append(tag)
         for sheet in sheets:
+            if self._overflow is not None:
+                break
             for rule in _rules(tinycss2.parse_stylesheet(sheet, True, True)):
-                count += 1
-                if count > MAX_RULES:
-                    break
+                if rule.selector.lower() in _DOCUMENT_ROOT:  # also a fragment's (markdown's)
+                    top = [d for d in rule.declarations if d.name.startswith("--")]
+                    for declaration in top:
+                        order += 1
+                        key = (int(declaration.important), 0, rule.specificity, order)
+                        root_custom.append((key, declaration.name, declaration.value))
                 candidates = index.get(rule.subject, []) if rule.subject else every
                 if not candidates:
                     continue
+                count += 1
+                if count > MAX_RULES:
+                    self._overflow = Hiding(
+                        HIDDEN_STYLING,
+                        f"the page's <style> rules that may apply to it number more than "
+                        f"{MAX_RULES}: which text they hide is not worked out, so none of it is "
+                        "taken as seen",
+                    )
+                    break
                 try:
                     compiled = soupsieve.compile(rule.selector)
                     matched = [tag for tag in candidates if compiled.match(tag)]
@@ -359,13 +453,14 @@ class Styler:
                 origin = f"{rule.selector} in a <style> rule"
                 for declaration in rule.declarations:
                     order += 1
-                    if declaration.lower_name not in _PROPERTIES:
+                    if not _styles(declaration):
                         continue
                     key = (int(declaration.important), 0, rule.specificity, order)
-                    decl = _Decl(declaration.lower_name, declaration.value, key, origin)
+                    decl = _Decl(_name(declaration), declaration.value, key, origin)
                     for tag in matched:
                         self._decls.setdefault(id(tag), []).append(decl)
-        self._compute(root, _State(), order)
+        custom = {name: value for _, name, value in sorted(root_custom, key=lambda c: c[0])}
+        self._compute(root, _State(custom=custom), order)
 
     def _compute(self, root: Tag, top: _State, order: int) -> None:
         stack: list[tuple[Tag, _State]] = [(root, top)]
@@ -386,6 +481,8 @@ class Styler:
 
     def text_hiding(self, tag: Tag | None) -> Hiding | None:
         """Why text directly inside ``tag`` is not seen, or None if it is."""
+        if self._overflow is not None:
+            return self._overflow
         state = self._states.get(id(tag)) if tag is not None else None
         return state.text if state is not None else None
 
@@ -407,10 +504,10 @@ class Styler:
         if isinstance(style, str) and style.strip():
             for declaration in tinycss2.parse_declaration_list(style, True, True):
                 order += 1
-                if declaration.type == "declaration" and declaration.lower_name in _PROPERTIES:
+                if declaration.type == "declaration" and _styles(declaration):
                     key = (int(declaration.important), 1, (0, 0, 0), order)
                     decls.append(
-                        _Decl(declaration.lower_name, declaration.value, key, "the style attribute")
+                        _Decl(_name(declaration), declaration.value, key, "the style attribute")
                     )
         winners: dict[str, _Decl] = {}
         for decl in sorted(decls, key=lambda d: d.key):
@@ -420,6 +517,18 @@ class Styler:
     def _state(self, tag: Tag, parent: _State, order: int) -> _State:
         where = self.where(tag)
         css = self._winners(tag, order)
+        custom = parent.custom
+        own = {name: decl.value for name, decl in css.items() if name.startswith("--")}
+        if own:
+            custom = {**custom, **own}
+        for name, decl in list(css.items()):
+            if name.startswith("--") or not _has_var(decl.value):
+                continue
+            value = _substitute(decl.value, custom, 0)
+            if value is None:
+                del css[name]  # invalid at computed-value time: as if it were not set
+            else:
+                css[name] = _Decl(name, value, decl.key, f"{decl.origin}, through var()")
         state = _State(
             hidden=parent.hidden,
             invisible=parent.invisible,
@@ -432,8 +541,10 @@ class Styler:
             color_why=parent.color_why,
             background=parent.background,
             background_why=parent.background_why,
+            custom=custom,
         )
         self._font(css, state, parent)
+        self._zoom(css, state)
         if state.hidden is None:
             reason = self._markup_hiding(tag, where) or self._css_hiding(tag, css, state, where)
             state.hidden = reason
@@ -451,9 +562,6 @@ class Styler:
         parent = tag.parent
         if tag.get("hidden") is not None:
             return Hiding(HIDDEN_STYLING, f"text hidden by the hidden attribute of {where}")
-        aria = tag.get("aria-hidden")
-        if isinstance(aria, str) and aria.strip().lower() == "true":
-            return Hiding(HIDDEN_STYLING, f'text hidden by aria-hidden="true" on {where}')
         if name == "dialog" and tag.get("open") is None:
             return Hiding(HIDDEN, f"text inside a closed <dialog> (no open attribute): {where}")
         if (
@@ -534,13 +642,18 @@ class Styler:
                 return hidden(transform, f"{transform.text}: {why}")
         scale = css.get("scale")
         if scale and any(
-            t.type in ("number", "percentage") and t.value == 0 for t in _significant(scale.value)
+            t.type in ("number", "percentage")
+            and abs(t.value / (100 if t.type == "percentage" else 1)) * font <= TINY_FONT_PX
+            for t in _significant(scale.value)
         ):
             return hidden(scale)
         for name in ("text-indent", "margin-left", "margin-top", "left", "top", "right"):
             decl = css.get(name)
             values = _significant(decl.value) if decl else []
             offset = _length(values[0], font, _VIEWPORT[0]) if len(values) == 1 else None
+            pushed = offset is not None and offset >= OFF_SCREEN_PX and name == "text-indent"
+            if decl and pushed and clips & {"hidden", "clip", "scroll", "auto"}:
+                return hidden(decl, f"pushed out of its box by {decl.text} with overflow hidden")
             if decl and offset is not None and offset <= -OFF_SCREEN_PX:
                 position = css.get("position")
                 placed = _idents(position.value) if position else []
@@ -580,6 +693,16 @@ class Styler:
             size = _length(token, parent.font_px, parent.font_px)
         if size is not None:
             state.font_px = size
+            state.font_why = f"{decl.text} via {decl.origin}"
+
+    def _zoom(self, css: dict[str, _Decl], state: _State) -> None:
+        decl = css.get("zoom")
+        values = _significant(decl.value) if decl else []
+        if decl is None or len(values) != 1 or values[0].type not in ("number", "percentage"):
+            return
+        factor = values[0].value / (100 if values[0].type == "percentage" else 1)
+        if factor > 0:  # zoom:0 is "normal" (1)
+            state.font_px *= factor
             state.font_why = f"{decl.text} via {decl.origin}"
 
     def _colors(self, css: dict[str, _Decl], state: _State, parent: _State) -> None:
@@ -718,7 +841,7 @@ def _transform_hides(tokens: list[Any], font: float) -> str:
             factors = [a for a in args if a is not None]
             if name == "scale3d":
                 factors = factors[:2]
-            if any(abs(f) < 1e-6 for f in factors):
+            if any(abs(f) * font <= TINY_FONT_PX for f in factors):
                 return "scaled to nothing"
         elif name in ("matrix", "matrix3d") and len(args) >= 4 and None not in args[:6]:
             a, b = args[0], args[1]
@@ -738,4 +861,4 @@ def _transform_hides(tokens: list[Any], font: float) -> str:
     return ""
 
 
-__all__ = ["HIDDEN", "HIDDEN_STYLING", "STRUCK", "Hiding", "Styler", "contrast"]
+__all__ = ["HIDDEN", "HIDDEN_STYLING", "STRUCK", "Hiding", "Styler", "contrast", "media_applies"]

@@ -27,7 +27,7 @@ from typing import Any
 from bs4 import BeautifulSoup, Tag
 
 from ..errors import SourceError
-from .css import HIDDEN, Hiding, Styler
+from .css import HIDDEN, Hiding, Styler, media_applies
 from .hidden_markdown import markdown_flags
 from .pdf import PAGE_SEPARATOR, extract_pdf
 from .roff import extract_roff
@@ -261,6 +261,9 @@ _VOID = frozenset(
     | {"source", "track", "wbr"}
 )
 _DROP = frozenset({"script", "style", "template"})
+MAX_DEPTH = 512
+"""Elements nested deeper than this get no node of their own; a page that does is all marked
+hidden (a deeper element could hide anything, and building the tree would take quadratic time)."""
 
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _PARAGRAPH = _HEADINGS | {
@@ -326,6 +329,7 @@ class _HtmlText(HTMLParser):
         self.unit = unit
         self.soup = BeautifulSoup("", "html.parser")
         self.sheets: list[str] = []
+        self.too_deep = 0  # the line of the first element nested past MAX_DEPTH (0: none)
         self.chunks: list[tuple[int, int, int, Tag]] = []  # separator start, start, end, element
         self.elements: dict[int, _Element] = {}
         self.markup: list[tuple[int, int, str, int]] = []  # start tags with attribute values
@@ -396,8 +400,12 @@ class _HtmlText(HTMLParser):
         if isinstance(values.get("class"), str):
             values["class"] = str(values["class"]).split()
         parent = self.state
-        node = self.soup.new_tag(tag, attrs=values, sourceline=line)
-        parent.node.append(node)
+        if len(self.stack) >= MAX_DEPTH:  # the tree stops growing (appending deeper is O(depth))
+            self.too_deep = self.too_deep or line
+            node = parent.node
+        else:
+            node = self.soup.new_tag(tag, attrs=values, sourceline=line)
+            parent.node.append(node)
         markup = self.get_starttag_text() or ""
         if any(value and any(c.isalnum() for c in value) for _, value in attrs):
             self.markup.append((self.event, self.event + len(markup), tag, line))
@@ -410,7 +418,8 @@ class _HtmlText(HTMLParser):
         elif self.fence_at < 0 and not parent.dropped and _fenced(tag, values):
             self.fence, self.fence_at = 1, len(self.stack)
         content = self.event + len(markup)
-        self.elements[id(node)] = _Element(node, content, self.source_length)
+        if node is not parent.node:
+            self.elements[id(node)] = _Element(node, content, self.source_length)
         self.stack.append(
             _Open(
                 tag,
@@ -448,7 +457,9 @@ class _HtmlText(HTMLParser):
         state = self.state
         if state.dropped:
             if state.tag == "style":
-                self.sheets.append(data)
+                media = state.node.get("media")  # <style media="print"> never styles a screen
+                if not isinstance(media, str) or media_applies(media):
+                    self.sheets.append(data)
             return
         state.node.append(data)
         if state.tag == "a" and "headerlink" in (state.node.get("class") or []):
@@ -487,7 +498,13 @@ class _HtmlText(HTMLParser):
         def where(tag: Tag) -> str:
             return f"<{tag.name}> at line {tag.sourceline} {self.unit}"
 
-        return Styler(self.soup, self.sheets, where)
+        unchecked = (
+            f"elements nested more than {MAX_DEPTH} deep (from line {self.too_deep} {self.unit}): "
+            "what a browser shows of the page is not worked out, so none of it is taken as seen"
+            if self.too_deep
+            else None
+        )
+        return Styler(self.soup, self.sheets, where, unchecked=unchecked)
 
     def visibility_flags(self) -> list[Flag]:
         """Flags over the extracted text for what a browser would not show or shows struck."""

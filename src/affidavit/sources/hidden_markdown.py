@@ -6,6 +6,8 @@ is still there to quote. :func:`markdown_flags` marks, with offsets into the tex
     hidden  link reference definitions, whole lines (``[label]: url "title"``), which include the
             ``[//]: # (comment)`` idiom; images (``![alt](src "title")``, ``![alt][ref]``), whose
             alt text and title are not page text; link titles (``[text](url "title")``: a tooltip)
+            and Obsidian comments (``%%...%%``, inline or over several lines), which Obsidian
+            never shows
     struck  ``~~strikethrough~~`` (GFM; a single ``~`` is left alone: it often means "about")
 
 Inline HTML in markdown (``<div hidden>``, ``<span style="display:none">``, ``<del>``...) is
@@ -32,6 +34,7 @@ _IMAGE = re.compile(
     r"|\[(?:[^\[\]\\\n]|\\.)*\])?"
 )
 _LINK_TITLE = re.compile(rf"\]\([ \t]*{_DESTINATION}[ \t]+({_TITLE})[ \t]*\)")
+_OBSIDIAN_COMMENT = re.compile(r"(?<!\\)%%.*?%%", re.DOTALL)
 _STRUCK = re.compile(r"(?<![~\\])~~(?!~)(?=\S)((?:[^~\n]|~(?!~)|\n(?![ \t]*\n))+?)(?<=\S)~~(?!~)")
 
 
@@ -69,6 +72,16 @@ def markdown_flags(text: str) -> list[Flag]:
                 match.start(1),
                 match.end(1),
                 f"a markdown link title (a tooltip, not page text): line {_line(text, match.start())}",
+            )
+        )
+    for match in _OBSIDIAN_COMMENT.finditer(text):
+        flags.append(
+            Flag(
+                HIDDEN,
+                match.start(),
+                match.end(),
+                f"an Obsidian comment (%%...%%), not shown when rendered: line "
+                f"{_line(text, match.start())}",
             )
         )
     for match in _STRUCK.finditer(text):

@@ -5,8 +5,9 @@ is drawn in, which this module tracks (``q``/``Q``, ``Tr``, fill colours). A pie
 ``hidden`` when it is drawn
 
     in text render mode 3 or 7 (neither filled nor stroked: invisible), unless the page paints an
-        image: that is how OCR tools lay a text layer over a scanned page, whose words the image
-        shows;
+        image over at least half of it (before or after the text): that is how OCR tools lay a
+        text layer over a scanned page, whose words the image shows (a logo or a speck shows
+        none of them, and an image only listed in the page's resources is not painted);
     in white (gray, RGB or CMYK fill) on the default white page;
     at a font size of 2pt or less (after the text and current transformation matrices);
     starting outside the page's crop box (or media box).
@@ -46,8 +47,9 @@ class _Graphics:
 class _Page:
     number: int
     box: tuple[float, float, float, float]
-    has_image: bool
+    images: frozenset[str]  # names of the page's image XObjects
     state: _Graphics = field(default_factory=_Graphics)
+    scanned: bool = False  # an image painted over at least half of the page
     saved: list[_Graphics] = field(default_factory=list)
     pieces: list[tuple[str, str]] = field(default_factory=list)  # text, why hidden ("" if not)
 
@@ -57,6 +59,8 @@ class _Page:
             self.saved.append(self.state)
         elif op == "Q":
             self.state = self.saved.pop() if self.saved else _Graphics()
+        elif op == "Do" and args and str(args[0]) in self.images:
+            self.scanned = self.scanned or self._covers_page(cm)
         elif op == "Tr" and args:
             self.state = replace(self.state, mode=_int(args[0]))
         elif op in ("g", "rg", "k"):
@@ -68,14 +72,24 @@ class _Page:
             space = {1: "gray", 3: "rgb", 4: "cmyk"}.get(len(values), "other")
             self.state = replace(self.state, fill=values, space=space)
 
+    def _covers_page(self, cm: Any) -> bool:
+        """Whether an image painted under ``cm`` (it fills the unit square) covers half the page."""
+        try:
+            a, b, c, d, _, _ = _matrix(cm)
+        except (TypeError, ValueError):
+            return False
+        left, bottom, right, top = self.box
+        page = max(right - left, 0.0) * max(top - bottom, 0.0)
+        return page > 0 and abs(a * d - b * c) >= page / 2
+
     def text(self, text: str, cm: Any, tm: Any, font: Any, size: Any) -> None:
         if text:
             self.pieces.append((text, self._why(cm, tm, size) if text.strip() else ""))
 
     def _why(self, cm: Any, tm: Any, size: Any) -> str:
         where = f"on page {self.number} of the PDF"
-        if self.state.mode in _INVISIBLE_MODES and not self.has_image:
-            return f"invisible PDF text (text render mode {self.state.mode}) {where}"
+        if self.state.mode in _INVISIBLE_MODES:  # kept unless a scan covers the page: see flags()
+            return f"{_OCR}invisible PDF text (text render mode {self.state.mode}) {where}"
         if _is_white(self.state):
             return f"white PDF text on the white page {where}"
         try:
@@ -93,6 +107,8 @@ class _Page:
 
 
 _SPACES = {"g": "gray", "rg": "rgb", "k": "cmyk"}
+_OCR = "\0ocr:"
+"""Marks the reason of invisible text, which an OCR scan of the whole page makes visible."""
 
 
 def _int(value: Any) -> int:
@@ -139,16 +155,20 @@ def _multiply(m: Matrix, n: Matrix) -> Matrix:
     )
 
 
-def _paints_image(page: Any) -> bool:
+def _image_names(page: Any) -> frozenset[str]:
     try:
         resources: Any = page.get("/Resources")
         xobjects: Any = resources.get_object().get("/XObject") if resources is not None else None
         if xobjects is None:
-            return False
+            return frozenset()
         xobjects = xobjects.get_object()
-        return any(xobjects[name].get_object().get("/Subtype") == "/Image" for name in xobjects)
+        return frozenset(
+            str(name)
+            for name in xobjects
+            if xobjects[name].get_object().get("/Subtype") == "/Image"
+        )
     except Exception:  # a damaged resource dictionary: no image seen
-        return False
+        return frozenset()
 
 
 def _box(page: Any) -> tuple[float, float, float, float]:
@@ -160,7 +180,10 @@ def _page_flags(text: str, page: _Page, base: int) -> list[Flag]:
     """Flags for the hidden pieces of one page, found in order in the page's extracted text."""
     flags: list[Flag] = []
     cursor = 0
-    for piece, why in page.pieces:
+    for piece, marked in page.pieces:
+        why = marked
+        if marked.startswith(_OCR):
+            why = "" if page.scanned else marked[len(_OCR) :]
         at = text.find(piece, cursor)
         if at < 0:
             stripped = piece.strip()
@@ -195,7 +218,7 @@ def _read(data: bytes) -> list[tuple[str, _Page]]:
         )
     out: list[tuple[str, _Page]] = []
     for number, page in enumerate(reader.pages, start=1):
-        seen = _Page(number, _box(page), _paints_image(page))
+        seen = _Page(number, _box(page), _image_names(page))
         text = page.extract_text(visitor_operand_before=seen.before, visitor_text=seen.text)
         out.append((_valid_unicode(text or ""), seen))
     return out

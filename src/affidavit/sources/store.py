@@ -10,6 +10,7 @@ then committed to git. Adding the same bytes again changes nothing. Nothing is e
 from __future__ import annotations
 
 import builtins
+import hashlib
 import json
 import os
 import re
@@ -32,7 +33,7 @@ from ..errors import AffidavitError, IntegrityError, NotFoundError, SourceError
 from ..evidence.verify import cached_text
 from ..hashing import sha256_file, sha256_hex
 from ..store.atomic import atomic_write
-from ..store.paths import inside, read_inside
+from ..store.paths import open_inside, read_inside
 from ..vault import Vault
 from .extract import (
     EXTENSIONS,
@@ -156,23 +157,29 @@ _DIGESTS_LOCK = threading.Lock()
 _SETTLED_NS = 2_000_000_000
 
 
-def _file_sha256(path: Path) -> str:
-    """SHA-256 of a file, remembered per (path, inode, size, mtime, ctime) once the file has not
-    changed for 2 s: every write or chmod moves the ctime, which no caller can set back, so an
-    unchanged stat means unchanged bytes, and the gate does not hash a 50 MB source per plan."""
-    info = path.stat()
-    key = (str(path), info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-    with _DIGESTS_LOCK:
-        known = _DIGESTS.get(key)
-    if known is not None:
-        return known
-    digest = sha256_file(str(path))
+def _file_sha256(root: Path, relpath: str) -> str:
+    """SHA-256 of a vault file (opened by :func:`~affidavit.store.paths.open_inside`: no symlink,
+    FIFO or other user's file), remembered per (path, inode, size, mtime, ctime) once the file
+    has not changed for 2 s: every write or chmod moves the ctime, which no caller can set back,
+    so an unchanged stat means unchanged bytes, and the gate does not hash a 50 MB source per
+    plan."""
+    with open_inside(root, relpath, under="sources") as handle:
+        info = os.fstat(handle.fileno())
+        key = (str(root / relpath), info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+        with _DIGESTS_LOCK:
+            known = _DIGESTS.get(key)
+        if known is not None:
+            return known
+        digest = hashlib.sha256()
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    value = digest.hexdigest()
     if time.time_ns() - info.st_ctime_ns > _SETTLED_NS:
         with _DIGESTS_LOCK:
-            _DIGESTS[key] = digest
+            _DIGESTS[key] = value
             while len(_DIGESTS) > 4096:
                 _DIGESTS.popitem(last=False)
-    return digest
+    return value
 
 
 def write_readonly(path: Path, data: bytes) -> None:
@@ -350,7 +357,8 @@ class SourceStore:
             self._write_if_needed(self.vault.root / original, data, source_id)
             self._write_if_needed(self.vault.root / text_file, text_bytes, record.text_sha256)
             self._insert(record)
-            self.vault.git.commit(f"Add source {name} ({record.short_id})", ["sources"])
+            # its own two files only: anything else dropped or staged in sources/ stays out
+            self.vault.git.commit(f"Add source {name} ({record.short_id})", [original, text_file])
         flags = len(record.flags)
         return AddResult(
             record,
@@ -429,8 +437,7 @@ class SourceStore:
         if row is None:
             return None
         try:
-            path = inside(self.vault.root, row["text_file"], under="sources")
-            intact = _file_sha256(path) == row["text_sha256"]
+            intact = _file_sha256(self.vault.root, row["text_file"]) == row["text_sha256"]
         except (OSError, AffidavitError):
             return None
         return str(row["text_sha256"]) if intact else None
@@ -453,13 +460,17 @@ class SourceStore:
             ("original", record.original_file, record.id),
             ("extracted text", record.text_file, record.text_sha256),
         ):
-            path = inside(
-                self.vault.root, relative, under="sources"
-            )  # a path from the database: W10
-            if not path.is_file():
+            try:  # a path from the database: W10
+                digest = _file_sha256(self.vault.root, relative)
+            except FileNotFoundError:
                 problems.append(f"{label} file {relative} is missing")
-            elif _file_sha256(path) != expected:
-                problems.append(f"{label} file {relative} no longer matches its SHA-256 {expected}")
+            except AffidavitError as exc:
+                problems.append(f"{label} file {relative}: {exc}")
+            else:
+                if digest != expected:
+                    problems.append(
+                        f"{label} file {relative} no longer matches its SHA-256 {expected}"
+                    )
         return problems
 
     def list(self) -> builtins.list[SourceRecord]:

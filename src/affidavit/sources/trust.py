@@ -14,16 +14,19 @@ aio-libs URL library, also aiohttp's): scheme and host lower-cased, the host IDN
 (``bücher.example`` is ``xn--bcher-kva.example``), a trailing dot dropped, the default port made
 explicit, percent-encoded unreserved characters decoded and dot segments removed after that
 (``/docs/%2e%2e/uploads/`` is ``/uploads/``). A path whose segments still spell a dot segment or a
-slash once decoded (``..%2f``, ``%252e%252e``, a backslash) is ambiguous: servers differ in what
-they make of it, so it matches no rule that names a path. Files are compared by their real path
+slash once decoded (``..%2f``, ``%252e%252e``, a backslash, ``..;``, fullwidth ``．．``, an empty
+segment ``//``, escapes that are not UTF-8 or IIS's ``%uXXXX``) is ambiguous: servers differ in
+what they make of it, so it matches no rule that names a path. Files are compared by their real path
 (``..`` resolved, symbolic links followed) against the rule's real path.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import unicodedata
 from dataclasses import dataclass
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 from yarl import URL
 
@@ -46,16 +49,48 @@ _AMBIGUOUS = ("/", "\\")
 _DECODE_ROUNDS = 3
 
 
+_IIS_ESCAPE = re.compile(r"%u[0-9a-f]{4}", re.IGNORECASE)
+
+
+def _spells_a_dot_segment(decoded: str) -> bool:
+    """``.``/``..`` as some server takes it: also with a ``;parameter`` (Tomcat and Spring read
+    ``..;/`` as ``../``) or in compatibility forms (fullwidth ``．．``, which NFKC makes ``..``)."""
+    for form in (decoded, unicodedata.normalize("NFKC", decoded)):
+        if form.split(";", 1)[0] in (".", "..") or any(c in form for c in _AMBIGUOUS):
+            return True
+    return False
+
+
 def _segment_is_ambiguous(segment: str) -> bool:
-    """A segment that decodes (once, twice, thrice) to a dot segment or holds a slash."""
+    """A segment that decodes (once, twice, thrice) to a dot segment or holds a slash, or whose
+    escapes are not UTF-8 (overlong ``%c0%ae``) or IIS's ``%uXXXX``: servers differ on those."""
     for _ in range(_DECODE_ROUNDS):
-        decoded = unquote(segment)
-        if decoded in (".", "..") or any(c in decoded for c in _AMBIGUOUS):
+        if _IIS_ESCAPE.search(segment):
+            return True
+        try:
+            decoded = unquote(segment, errors="strict")
+        except UnicodeDecodeError:
+            return True
+        if _spells_a_dot_segment(decoded):
             return True
         if decoded == segment:
             return False
         segment = decoded
     return True
+
+
+def _raw_path_is_ambiguous(url: str) -> bool:
+    """The path as written, before yarl resolves its dot segments: an empty segment (``//``, which
+    a server that merges slashes reads differently, so ``/docs//../x`` is ``/docs/x`` to RFC 3986
+    and ``/x`` to it) or a segment that is ambiguous but for a plain ``.`` or ``..``."""
+    try:
+        raw = urlsplit(url).path
+    except ValueError:
+        return True
+    parts = raw.split("/")[1:]
+    if any(part == "" for part in parts[:-1]):
+        return True
+    return any(part not in (".", "..") and _segment_is_ambiguous(part) for part in parts)
 
 
 def _host(raw: str) -> str:
@@ -77,7 +112,7 @@ def normalize_url(url: str) -> _Url | None:
         return None
     raw_segments = [s for s in parsed.raw_path.split("/") if s]
     segments: tuple[str, ...] | None = tuple(unquote(s) for s in raw_segments)
-    if any(_segment_is_ambiguous(s) for s in raw_segments):
+    if any(_segment_is_ambiguous(s) for s in raw_segments) or _raw_path_is_ambiguous(url):
         segments = None
     return _Url(parsed.scheme, _host(parsed.raw_host), parsed.port, segments)
 

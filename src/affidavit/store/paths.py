@@ -11,10 +11,12 @@ builds its paths with these functions.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from ..errors import IntegrityError
 from .atomic import TEMP_SUFFIX
@@ -27,6 +29,8 @@ _TEMP = re.compile(
     r"\.(?P<name>[a-z0-9][a-z0-9-]{0,63}\.md)\.[0-9a-f]{12}" + re.escape(TEMP_SUFFIX)
 )
 _HEX64 = re.compile(r"[0-9a-f]{64}")
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _RESTORE = (
     "The database or journal was altered: run `affidavit doctor` and restore it from a backup."
 )
@@ -137,13 +141,54 @@ def real_dir(path: Path) -> bool:
         return False
 
 
+def open_inside(root: Path, relpath: str, *, under: str | None = None) -> BinaryIO:
+    """A vault file opened for reading without following a symlink anywhere on the way, race
+    free: each folder is opened from the one before it (``openat`` with ``O_NOFOLLOW``), so a
+    folder swapped for a symlink after :func:`inside` checked it leads nowhere. A FIFO or device
+    is refused without waiting on it, and a process that does not own the vault reads only files
+    of its owner's (a hard link to someone else's file is not theirs to have read for them)."""
+    parts = inside(root, relpath, under=under).relative_to(root).parts
+    folder = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        owner = os.fstat(folder).st_uid
+        for part in parts[:-1]:
+            try:
+                step = os.open(part, _DIR_FLAGS, dir_fd=folder)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise IntegrityError(
+                        f"{relpath!r} leads through a symlink. {_RESTORE}"
+                    ) from None
+                raise
+            os.close(folder)
+            folder = step
+        try:
+            fd = os.open(parts[-1], _FILE_FLAGS, dir_fd=folder)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise IntegrityError(f"{relpath!r} is a symlink. {_RESTORE}") from None
+            raise
+    finally:
+        os.close(folder)
+    handle = os.fdopen(fd, "rb")
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        handle.close()
+        raise IntegrityError(f"{root / relpath} is not a regular file. {_RESTORE}")
+    if info.st_uid != owner and os.geteuid() != owner:
+        handle.close()
+        raise IntegrityError(
+            f"{root / relpath} belongs to UID {info.st_uid}, not to the vault's owner (UID "
+            f"{owner}): it is not read for that vault. {_RESTORE}"
+        )
+    os.set_blocking(fd, True)
+    return handle
+
+
 def read_inside(root: Path, relpath: str, *, under: str | None = None) -> bytes:
-    """The bytes of a vault file, opened without following a symlink anywhere on the way."""
-    path = inside(root, relpath, under=under)
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise IntegrityError(f"{path} is not a regular file. {_RESTORE}")
+    """The bytes of a vault file, opened without following a symlink anywhere on the way
+    (:func:`open_inside`)."""
+    with open_inside(root, relpath, under=under) as handle:
         return handle.read()
 
 
@@ -157,6 +202,7 @@ __all__ = [
     "check_wiki_relpath",
     "inside",
     "is_slug",
+    "open_inside",
     "page_relpath",
     "read_inside",
     "real_dir",

@@ -40,6 +40,7 @@ class _Expected:
     page: str
     text: str
     draft: ClaimDraft
+    section: str = ""
     status: str = "active"
     superseded_by: str | None = None
 
@@ -55,6 +56,22 @@ class _Replay:
     claims: dict[str, _Expected] = field(default_factory=dict)
     problems: list[ClaimProblem] = field(default_factory=list)
     plans: dict[str, Plan | None] = field(default_factory=dict)
+    pages: dict[str, tuple[str, str, str]] = field(default_factory=dict)  # title, summary, category
+
+
+_CONTEXT_SECTIONS = ("Context", "Archived context")
+
+
+def _section(op: object, state: _Replay) -> str:
+    """The section an operation's new claims go in ("" when it can't be told)."""
+    if isinstance(op, (CreatePage, AddClaims)):
+        return op.section
+    if isinstance(op, UpdateContext):
+        return "Context"
+    if isinstance(op, SupersedeClaim):
+        old = state.claims.get(op.claim)
+        return old.section if old is not None else ""
+    return ""
 
 
 def _drafts(op: object) -> tuple[str | None, list[ClaimDraft]]:
@@ -122,7 +139,10 @@ def _applied(db: sqlite3.Connection, state: _Replay, plan_id: str, detail: dict[
             )
             continue
         op = plan.operations[index]
+        if isinstance(op, CreatePage):
+            state.pages[op.slug] = (op.title, op.summary, op.category)
         page, drafts = _drafts(op)
+        section = _section(op, state)
         if page is None:
             assert isinstance(op, SupersedeClaim)
             old = state.claims.get(op.claim)
@@ -130,7 +150,7 @@ def _applied(db: sqlite3.Connection, state: _Replay, plan_id: str, detail: dict[
         for k, draft in enumerate(drafts):
             for cid in (claim_id(page, draft), claim_id(page, draft, f"{plan_id}/{index}/{k}")):
                 if cid in wanted and cid not in produced:
-                    state.claims[cid] = _Expected(cid, plan_id, page, draft.text, draft)
+                    state.claims[cid] = _Expected(cid, plan_id, page, draft.text, draft, section)
                     produced.add(cid)
                     if isinstance(op, SupersedeClaim):
                         _end(state, op.claim, "superseded", cid)
@@ -221,6 +241,9 @@ def claim_problems(
         pages = (want.page, CONTEXT_ARCHIVE) if want.page == "" else (want.page,)
         if row["page_slug"] not in pages:
             diffs.append(f"page is '{row['page_slug']}', the plan put it on '{want.page}'")
+        sections = _CONTEXT_SECTIONS if want.page == "" else (want.section,)
+        if want.section and row["section"] not in sections:
+            diffs.append(f"section is '{row['section']}', the plan put it in '{want.section}'")
         if row["status"] != want.status:
             diffs.append(f"status is {row['status']}, the audit log says {want.status}")
         if want.superseded_by and row["superseded_by"] != want.superseded_by:
@@ -233,6 +256,7 @@ def claim_problems(
         if expected_rows is not None and not _same(evidence.get(cid, []), expected_rows):
             diffs.append(_evidence_diff(evidence.get(cid, []), expected_rows))
         problems += [ClaimProblem(cid, d) for d in diffs]
+    problems += _page_problems(db, state)
     for cid in sorted(set(state.claims) - set(rows)):
         problems.append(
             ClaimProblem(
@@ -242,6 +266,33 @@ def claim_problems(
             )
         )
     return len(state.claims), problems
+
+
+def _page_problems(db: sqlite3.Connection, state: _Replay) -> list[ClaimProblem]:
+    """Pages whose title, summary or category differ from the create_page that made them, and
+    pages no applied plan created (the context archive is made by the door itself)."""
+    problems = []
+    for slug, title, summary, category in db.execute(
+        "SELECT slug, title, summary, category FROM pages ORDER BY slug"
+    ):
+        want = state.pages.get(slug)
+        if slug == CONTEXT_ARCHIVE:
+            continue
+        if want is None:
+            problems.append(
+                ClaimProblem(slug, "no applied plan created this page (written into the database?)")
+            )
+            continue
+        for name, got, expected in zip(
+            ("title", "summary", "category"), (title, summary, category), want, strict=True
+        ):
+            if got != expected:
+                problems.append(
+                    ClaimProblem(
+                        slug, f"page {name} is “{got[:60]}”, the plan says “{expected[:60]}”"
+                    )
+                )
+    return problems
 
 
 def _evidence_diff(got: list[tuple[Any, ...]], want: list[tuple[Any, ...]]) -> str:
