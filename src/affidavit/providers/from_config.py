@@ -14,7 +14,7 @@ from ..config import Config
 from ..errors import ConfigError
 from . import build_provider, parse_options
 from .base import Provider
-from .keys import load_api_key
+from .keys import load_api_key, variable_hosts
 
 DEFAULT_KEYS_FILE = Path("~/.config/affidavit/keys.toml")
 OPENAI_HOST = "api.openai.com"
@@ -64,6 +64,8 @@ DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 
 def _home(uid: int) -> Path:
+    if uid == os.geteuid():
+        return Path.home()
     try:
         return Path(pwd.getpwuid(uid).pw_dir)
     except KeyError:
@@ -92,7 +94,9 @@ def _api_key(config: Config, name: str, options: dict[str, Any]) -> str:
       ``ANTHROPIC_API_KEY``) and the keys file's provider entry (``openai = …``) only to the
       provider's own host; a key for another host comes from the variable named by
       ``model.api_key_env`` or from a keys-file entry named by that host (``"host:port"`` or
-      ``"host"``).
+      ``"host"``). A variable a vault's settings name for another host is read only when
+      the owner's own keys file (``~/.config/affidavit/keys.toml``, never one a vault names)
+      allows it for that host under ``[variables]``: a cloned vault could name any variable.
     """
     owner = os.geteuid() if config.owner_uid is None else config.owner_uid
     own_process = owner == os.geteuid()
@@ -106,6 +110,8 @@ def _api_key(config: Config, name: str, options: dict[str, Any]) -> str:
     entries = [name] if own_host else []
     entries += [f"{host}:{url.port}"] if url.port else []
     entries += [host] if host else []
+    if use_env and named and not own_host:
+        use_env = _variable_allowed(env_var, entries, owner)
     key = load_api_key(
         env_var if use_env else "",
         _keys_file(config, owner),
@@ -115,6 +121,23 @@ def _api_key(config: Config, name: str, options: dict[str, Any]) -> str:
         entries=entries,
     )
     return key or ""
+
+
+def _variable_allowed(env_var: str, hosts: list[str], owner: int) -> bool:
+    """Whether ``$env_var`` may go to one of ``hosts``; a variable that is set but not allowed
+    there is refused with the line that would allow it."""
+    own_file = _home(owner) / ".config" / "affidavit" / "keys.toml"
+    if set(hosts) & variable_hosts(own_file, owner).get(env_var, frozenset()):
+        return True
+    if not os.environ.get(env_var, "").strip():
+        return False
+    where = hosts[0] if hosts else "this base_url"
+    raise ConfigError(
+        f"model.api_key_env names ${env_var} for {where}, but a vault's settings can't send "
+        "your environment to a host on their own (a vault you cloned could name any variable). "
+        f'If you meant it, add to {DEFAULT_KEYS_FILE} (mode 600): [variables] {env_var} = ["{where}"]'
+        f' — or store the key there as "{where}" = "KEY".'
+    )
 
 
 def _check_model_file(config: Config, options: dict[str, Any]) -> None:

@@ -143,4 +143,30 @@ def load_api_key(
     return None
 
 
-__all__ = ["REDACTED", "Secret", "load_api_key", "redact"]
+def variable_hosts(keys_file: Path, owner_uid: int) -> dict[str, frozenset[str]]:
+    """The ``[variables]`` table of the owner's own keys file: for each environment variable a
+    vault's ``model.api_key_env`` may name, the hosts (``"host:port"`` or ``"host"``) its value
+    may be sent to. Only the person, never a vault, can say where their environment goes."""
+    text = _read_private(keys_file, owner_uid)
+    if text is None:
+        return {}
+    try:
+        table = tomllib.loads(text).get("variables", {})
+    except tomllib.TOMLDecodeError:
+        raise ProviderError(f"{keys_file} is not valid TOML; fix it or remove it.") from None
+    if not isinstance(table, dict):
+        raise ProviderError(
+            f'{keys_file}: [variables] must be a table: NAME = ["host:port", ...] per variable.'
+        )
+    hosts: dict[str, frozenset[str]] = {}
+    for name, value in table.items():
+        values = [value] if isinstance(value, str) else value
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            raise ProviderError(
+                f'{keys_file}: [variables] {name} must list hosts: {name} = ["host:port"]'
+            )
+        hosts[name] = frozenset(v.strip().lower() for v in values)
+    return hosts
+
+
+__all__ = ["REDACTED", "Secret", "load_api_key", "redact", "variable_hosts"]
