@@ -90,8 +90,19 @@ _ALWAYS_MONTHS = MONTHS - {"may", "march", "mar"}
 _APPROXIMATE = frozenset(
     ["about", "around", "approximately", "roughly", "nearly", "almost", "some", "circa", "ca"]
 )
-_ABOVE = frozenset(["more", "over", "above", "exceeding", "exceeds", "least", "greater"])
-_BELOW = frozenset(["less", "fewer", "under", "below", "most", "within", "up"])
+_BOUNDS = {
+    "more": (">", False), "over": (">", False), "above": (">", False), "exceeding": (">", False),
+    "exceeds": (">", False), "greater": (">", False), "higher": (">", False),
+    "beyond": (">", False), "least": (">", True),
+    "less": ("<", False), "fewer": ("<", False), "under": ("<", False), "below": ("<", False),
+    "lower": ("<", False), "within": ("<", True), "most": ("<", True), "up": ("<", True),
+    "after": (">", False), "since": (">", True), "before": ("<", False), "prior": ("<", False),
+    "until": ("<", True),
+}  # fmt: skip
+"""Words that make a bound of the number after them: its direction, and whether the number
+itself is inside it ("at least 40", "up to 40", "since 1947") or not ("more than 40")."""
+_ABOVE = frozenset(w for w, (d, _) in _BOUNDS.items() if d == ">") - {"after", "since"}
+_BELOW = frozenset(w for w, (d, _) in _BOUNDS.items() if d == "<") - {"before", "prior", "until"}
 _LINKS = frozenset(["than", "to"])
 """Words between a comparative and its number ("more than 398", "up to 40")."""
 _TEMPORAL = frozenset(["before", "after", "since", "until", "prior"])
@@ -112,6 +123,7 @@ _NEGATING_PREFIXES = ("non", "un", "in", "im", "il", "ir", "dis")
 _DEMONYM = ("n", "an", "ian", "ese", "ish", "i")
 _GENERIC = frozenset(["percent", "also", "known", "called", "named", "including"])
 """Content words that restate, rather than add, what a sentence says; never required."""
+_GENERIC_STEMS = frozenset(stem(w) for w in _GENERIC)
 
 
 @dataclass(frozen=True)
@@ -144,6 +156,7 @@ class _Reading:
     negations: tuple[tuple[str, frozenset[str]], ...]  # (shown, stems of the words it negates)
     prefixed: tuple[tuple[str, str], ...]  # (shown, base word without its negating prefix)
     content: tuple[tuple[str, str], ...]  # (shown, stem)
+    groups: tuple[frozenset[str], ...]  # runs of capitalised words, folded ("Gaius Julius Caesar")
     words: frozenset[str]  # every folded word
     stems: frozenset[str]
 
@@ -240,9 +253,21 @@ class _Reader:
         self.previous = ""  # the word before the current one (a comparative, for "more than")
         self.spelled: list[tuple[str, int]] = []  # a run of number words: (shown, value)
         self.spelled_before = ""
+        self.groups: list[frozenset[str]] = []
+        self.run: list[str] = []  # the capitalised words just read
+
+    def close_run(self) -> None:
+        if self.run:
+            self.groups.append(frozenset(self.run))
+            self.run = []
 
     def reading(self) -> _Reading:
         for position, token in enumerate(self.tokens):
+            capital = token.kind == "word" and token.text[:1].isupper()
+            if capital and _fold(token.text) not in NOT_NAMES:
+                self.run.append(_fold(token.text))
+            else:
+                self.close_run()
             if token.kind == "stop":
                 self.close_spelled()
                 self.previous = ""
@@ -252,6 +277,7 @@ class _Reader:
             else:
                 self.word(position, token)
         self.close_spelled()
+        self.close_run()
         return _Reading(
             numbers=tuple(self.numbers),
             months=tuple(self.months),
@@ -259,6 +285,7 @@ class _Reader:
             negations=tuple((shown, frozenset(scope)) for shown, scope in self.negations),
             prefixed=tuple(self.prefixed),
             content=tuple(self.content),
+            groups=tuple(self.groups),
             words=frozenset(self.words),
             stems=frozenset(self.stems),
         )
@@ -379,37 +406,58 @@ def _name_found(name: str, quotes: _Reading) -> bool:
     return False
 
 
-def _number_found(value: Decimal, kind: str, before: str, quotes: _Reading) -> tuple[bool, str]:
-    """(exact, soft reason): is the number in the quotes, or does it follow from one of them?
+def _number_found(value: Decimal, kind: str, before: str, quotes: _Reading) -> tuple[str, str]:
+    """(verdict, reason): is the number in the quotes, does it follow from one of them, or does
+    it conflict with them? ``found`` / ``soft`` (a person decides) / ``hard`` (refused).
 
     Ordinals match plain numbers (``14th March`` = ``14 March``); a decade (``1990s``) matches
-    only a decade, or softly a year in it. A number after a comparative ("more than 398",
-    "before 2018") is exact only where a quote has the same comparative and number; it follows
-    softly from a number on the right side of it.
+    only a decade, or softly a year in it. A *bound* ("more than 398", "over", "at least",
+    "under 150", "before 2012") is read against the quote's number *closest* to it, the one the
+    text most likely rounds: it follows when that number lies inside the bound (``more than
+    398`` from ``399``, ``less than 150`` from ``88``), and conflicts when it lies outside
+    (``more than 100`` against ``90``, ``more than 688`` against ``688``). The same bound on the
+    same number in a quote is found; the same number under another kind of bound (``since
+    1947`` / ``in 1947``, ``under 2.5`` / ``over 2.4``) is only soft. An approximation ("about",
+    "around", "nearly" …) follows from a number it rounds (``about 1.5 million`` from
+    ``1,523,000``) and is soft within a tenth of one; a bare rounding is soft.
     """
     values = [(v, k, b) for _, v, k, b in quotes.numbers]
     if kind == "decade":
         if any(v == value and k == "decade" for v, k, _ in values):
-            return True, ""
+            return "found", ""
         if any(value <= v < value + 10 and k == "" for v, k, _ in values):
-            return False, "a year of that decade"
-        return False, ""
-    plain = [v for v, k, _ in values if k != "decade"]
-    if before in _ABOVE | _BELOW | _TEMPORAL:
-        if any(v == value and b == before for v, _, b in values):
-            return True, ""
-        above = before in _ABOVE or before in ("after", "since")
-        if any(v > value if above else v < value for v in plain):
-            side = "larger" if above else "smaller"
-            return False, f"'{before}' a {side} number the quotes state"
-        return False, ""
+            return "soft", "a year of that decade"
+        return "hard", ""
+    plain = [(v, b) for v, k, b in values if k != "decade"]
+    bound = _BOUNDS.get(before)
+    if bound is not None:
+        direction, inclusive = bound
+        if any(v == value and _BOUNDS.get(b) == bound for v, b in plain):
+            return "found", ""
+        if not plain:
+            return "hard", ""
+        closest, theirs = min(plain, key=lambda vb: abs(vb[0] - value))
+        if theirs in _BOUNDS or theirs in _APPROXIMATE:
+            return "soft", f"'{before}' a number the quotes only bound or approximate"
+        if closest == value:
+            if inclusive:
+                return "found", ""
+            if before in _TEMPORAL:
+                return "soft", f"'{before}' a date the quotes state"
+            return "hard", ""
+        inside = closest > value if direction == ">" else closest < value
+        return ("found", "") if inside else ("hard", "")
     if any(v == value and k != "decade" for v, k, _ in values):
-        return True, ""
-    if before in _APPROXIMATE and any(abs(v - value) <= abs(value) / 10 for v in plain):
-        return False, f"'{before}' a number the quotes state"
-    if any(_rounds_to(v, value) for v in plain if v != value):
-        return False, "a rounding of a number the quotes state"
-    return False, ""
+        return "found", ""
+    numbers = [v for v, _ in plain]
+    if before in _APPROXIMATE:
+        if any(_rounds_to(v, value) for v in numbers):
+            return "found", ""
+        if any(abs(v - value) <= abs(value) / 10 for v in numbers):
+            return "soft", f"'{before}' a number the quotes state"
+    if any(_rounds_to(v, value) for v in numbers if v != value):
+        return "soft", "a rounding of a number the quotes state"
+    return "hard", ""
 
 
 def _rounds_to(exact: Decimal, rounded: Decimal) -> bool:
@@ -434,6 +482,7 @@ def _quote_reading(quotes: Sequence[str]) -> _Reading:
         negations=tuple(n for r in readings for n in r.negations),
         prefixed=tuple(p for r in readings for p in r.prefixed),
         content=tuple(c for r in readings for c in r.content),
+        groups=tuple(g for r in readings for g in r.groups),
         words=frozenset().union(*(r.words for r in readings)),
         stems=frozenset().union(*(r.stems for r in readings)),
     )
@@ -445,14 +494,19 @@ def check(
     *,
     share: float = CLAIM_SHARE,
     allowed: Iterable[str] = (),
+    context: Sequence[str] = (),
 ) -> Support:
     """The deterministic verdict on ``text`` resting on ``quotes`` (their own words).
 
     ``allowed`` are extra stems that count as covered (a heading's generic words, the cited
     sources' names); ``share`` the part of the content words that must be covered for the text
-    to be uncertain rather than unsupported.
+    to be uncertain rather than unsupported. ``context`` is host-known text around the quotes —
+    the cited source's own title, the heading a quoted sentence stands under — never text the
+    proposer wrote: a name, number, date or word found only there is not refused, but the text
+    is at most *uncertain* (the context says what the source is about, not that the quoted
+    sentence says it).
     """
-    return _check(text, tuple(quotes), share, frozenset(allowed))
+    return _check(text, tuple(quotes), share, frozenset(allowed), tuple(context))
 
 
 def _same(text: str, quote: str) -> bool:
@@ -460,21 +514,41 @@ def _same(text: str, quote: str) -> bool:
     return normalize_quote(text).rstrip(" .!?;:") == normalize_quote(quote).rstrip(" .!?;:")
 
 
+def _fuller(lower: str, mine: _Reading, theirs: _Reading) -> bool:
+    """``lower`` is part of a longer form of a name the quotes state: the text's run of
+    capitalised words holding it contains one of the quotes' runs whole ("Gaius Julius Caesar"
+    for "Caesar"; not "James Smeaton" for "James Douglass")."""
+    runs = [g for g in mine.groups if lower in g]
+    return any(q <= g and lower not in q for g in runs for q in theirs.groups)
+
+
 @lru_cache(maxsize=32768)
-def _check(text: str, quotes: tuple[str, ...], share: float, allowed: frozenset[str]) -> Support:
+def _check(
+    text: str,
+    quotes: tuple[str, ...],
+    share: float,
+    allowed: frozenset[str],
+    context: tuple[str, ...],
+) -> Support:
     if any(_same(text, quote) for quote in quotes):
         return Support(SUPPORTED)  # the extractive engine's claims: its text is its quote
     mine = _read(text)
     theirs = _quote_reading(quotes)
+    around = _quote_reading(context)
     hard: list[str] = []
     soft: list[str] = []
+    framed: list[str] = []  # found only in the context (the source's title, the heading)
     why: list[str] = []
 
+    stated = 0  # facts and words the text shares with its quotes
     for shown, value, kind, before in mine.numbers:
-        exact, reason = _number_found(value, kind, before, theirs)
-        if exact or _fold(shown) in allowed:
+        found, reason = _number_found(value, kind, before, theirs)
+        if found == "found" or _fold(shown) in allowed:
+            stated += 1
             continue
-        if reason:
+        if found == "hard" and context and _number_found(value, kind, before, around)[0] == "found":
+            framed.append(shown)
+        elif found == "soft":
             soft.append(shown)
             why.append(f"'{shown}' is only {reason}")
         else:
@@ -485,13 +559,22 @@ def _check(text: str, quotes: tuple[str, ...], share: float, allowed: frozenset[
         if before and any(c == canonical for _, c, _ in theirs.months):
             soft.append(shown)
             why.append(f"'{before} {shown}' is only close to a date the quotes state")
+        elif any(c == canonical and b == before for _, c, b in around.months):
+            framed.append(shown)
         else:
             hard.append(shown)
-    unnamed = [
-        shown
-        for shown, lower in mine.names
-        if not _name_found(lower, theirs) and stem(lower) not in allowed
-    ]
+    unnamed: list[str] = []
+    fuller: list[str] = []
+    for shown, lower in mine.names:
+        if _name_found(lower, theirs) or stem(lower) in allowed:
+            stated += 1
+            continue
+        if _name_found(lower, around):
+            framed.append(shown)
+        elif _fuller(lower, mine, theirs):
+            fuller.append(shown)
+        else:
+            unnamed.append(shown)
     if unnamed and any(not _name_found(lower, mine) for _, lower in theirs.names):
         hard += unnamed  # the quotes name someone else: a swapped name, refused
     elif unnamed:
@@ -499,6 +582,9 @@ def _check(text: str, quotes: tuple[str, ...], share: float, allowed: frozenset[
         # source's context supplies (its title, an earlier sentence). A person decides.
         soft += unnamed
         why.append(f"the quotes don't name {_list(unnamed)}")
+    if fuller:
+        soft += fuller
+        why.append(f"{_list(fuller)} only lengthen a name the quotes state")
     if hard:
         why.insert(0, "the quotes don't state " + _list(hard))
 
@@ -511,19 +597,33 @@ def _check(text: str, quotes: tuple[str, ...], share: float, allowed: frozenset[
     content = [
         (shown, s)
         for shown, s in mine.content
-        if s not in {stem(w) for w in _GENERIC} and not _spelled_number(shown)
+        if s not in _GENERIC_STEMS and not _spelled_number(shown)
     ]
-    lacking = [shown for shown, s in content if s not in covered_stems]
+    lacking: list[str] = []
+    uncovered = 0
+    for shown, s in content:
+        if s in covered_stems:
+            continue
+        if s in around.stems:
+            framed.append(shown)
+            continue
+        uncovered += 1
+        lacking.append(shown)
     lacking = list(dict.fromkeys(lacking))
-    uncovered = len([1 for _, s in content if s not in covered_stems])
     enough = uncovered <= 1 or len(content) - uncovered >= share * len(content)
     if lacking:
         why.append(f"the quotes don't say {_list(lacking)}")
+    framed = list(dict.fromkeys(framed))
+    if framed:
+        why.append(f"only the source's title or heading states {_list(framed)}")
 
-    missing = tuple(dict.fromkeys([*hard, *soft, *lacking]))
-    if hard or not enough:
+    stated += sum(1 for _, s in content if s in covered_stems)
+    missing = tuple(dict.fromkeys([*hard, *soft, *lacking, *framed]))
+    if hard or not enough or not stated:
+        if not stated and not hard and enough:
+            why.append("the text says nothing its quotes state")
         return Support(UNSUPPORTED, missing, "; ".join(why))
-    if soft or lacking:
+    if soft or lacking or framed:
         return Support(UNCERTAIN, missing, "; ".join(why))
     return Support(SUPPORTED)
 
@@ -572,9 +672,10 @@ class SupportChecker:
         *,
         share: float = CLAIM_SHARE,
         allowed: Iterable[str] = (),
+        context: Sequence[str] = (),
     ) -> Support:
         """Deterministic verdict; an uncertain one goes to the model layer when there is one."""
-        verdict = check(text, quotes, share=share, allowed=allowed)
+        verdict = check(text, quotes, share=share, allowed=allowed, context=context)
         if verdict.verdict != UNCERTAIN or self.model is None or not quotes:
             return verdict
         score = float(self.model.entailment(" ".join(q.strip() for q in quotes), text))
