@@ -39,6 +39,7 @@ from functools import lru_cache
 from ..evidence.normalize import normalize_quote
 from ..facts import MONTHS, NEGATIONS, NOT_NAMES
 from ..words import STOPWORDS, stem
+from .support_dates import MONTH_NUMBER, Date, date_found, find_dates
 from .support_model import EntailmentModel
 
 __all__ = [
@@ -65,10 +66,13 @@ REFUTED = 0.1
 """Entailment probability at or below which the model layer settles it as unsupported."""
 
 _TOKEN = re.compile(
-    r"(?P<num>\d+(?:[.,]\d+)*)(?P<suffix>[^\W\d_]*)"
+    r"(?P<initials>(?<![^\W_])(?:[A-Z]\.)+[A-Z](?![^\W_])\.?)"
+    r"|(?P<code>(?<![^\W_])[A-Z][^\W\d_]*(?:-?\d+[^\W_]*)+(?![^\W_]))"
+    r"|(?P<num>\d+(?:[.,]\d+)*)(?P<suffix>[^\W\d_]*)"
     r"|(?P<word>[^\W\d_]+(?:['’-][^\W\d_]+)*)"
     r"|(?P<stop>[.!?]+(?=\s|$)|[\"“”(\[:;])"
 )
+_DOTTED_THOUSANDS = re.compile(r"\d{1,3}\.\d{3}")
 _PERCENT = re.compile(r"%|\bper\s+cent\b", re.IGNORECASE)
 
 _UNITS = {
@@ -85,6 +89,7 @@ _ORDINALS = {
     "thirtieth": 30, "hundredth": 100,
 }  # fmt: skip
 _ORDINAL_SUFFIXES = frozenset(["st", "nd", "rd", "th"])
+_MONTH_NAME = {n: name for name, n in MONTH_NUMBER.items()}
 _ALWAYS_MONTHS = MONTHS - {"may", "march", "mar"}
 """Month names that are months in any case ("may" and "march" only when capitalised)."""
 _APPROXIMATE = frozenset(
@@ -121,6 +126,18 @@ _NEGATION_SCOPE = 2
 """How many content words after a negation it is taken to negate."""
 _NEGATING_PREFIXES = ("non", "un", "in", "im", "il", "ir", "dis")
 _DEMONYM = ("n", "an", "ian", "ese", "ish", "i")
+_DEMONYM_AFTER_VOWEL = ("ian", "ean", "an", "ese")
+_ALIAS_PAIRS = [
+    ("us", "united states"), ("usa", "united states"), ("america", "united states"),
+    ("uk", "united kingdom"), ("covid-19", "coronavirus"), ("covid", "coronavirus"),
+    ("tv", "television"), ("un", "united nations"), ("eu", "european union"),
+]  # fmt: skip
+_ALIASES: dict[str, list[tuple[str, ...]]] = {}
+for _short, _long in _ALIAS_PAIRS:
+    _ALIASES.setdefault(_short, []).append(tuple(_long.split()))
+    for _part in _long.split():
+        _ALIASES.setdefault(_part, []).append((_short,))
+"""Names written two ways (an initialism, a common alias): either stands for the other."""
 _GENERIC = frozenset(["percent", "also", "known", "called", "named", "including"])
 """Content words that restate, rather than add, what a sentence says; never required."""
 _GENERIC_STEMS = frozenset(stem(w) for w in _GENERIC)
@@ -151,12 +168,14 @@ class _Reading:
 
     numbers: tuple[tuple[str, Decimal, str, str], ...]
     """(shown, value, kind: '' | 'ord' | 'decade', the comparative before it or '')."""
-    months: tuple[tuple[str, str, str], ...]  # (shown, canonical, comparative)
+    months: tuple[tuple[str, str, str], ...]  # (shown, canonical, comparative), outside dates
+    dates: tuple[Date, ...]  # "April 11, 2020", "11 April", "September 2013"
     names: tuple[tuple[str, str], ...]  # (shown, folded)
     negations: tuple[tuple[str, frozenset[str]], ...]  # (shown, stems of the words it negates)
     prefixed: tuple[tuple[str, str], ...]  # (shown, base word without its negating prefix)
     content: tuple[tuple[str, str], ...]  # (shown, stem)
     groups: tuple[frozenset[str], ...]  # runs of capitalised words, folded ("Gaius Julius Caesar")
+    asserted: frozenset[str]  # stems of the content words and names outside any negation's scope
     words: frozenset[str]  # every folded word
     stems: frozenset[str]
 
@@ -203,6 +222,11 @@ def _tokens(text: str) -> list[_Token]:
         if m.group("num") is not None:
             out.append(_Token("num", m.group("num"), m.group("suffix").casefold()))
             start = False
+        elif m.group("initials") is not None or m.group("code") is not None:
+            # "U.S." is the word US; "COVID-19", "A330" are one word, not a name and a number
+            word = (m.group("initials") or "").replace(".", "") or m.group("code")
+            out.append(_Token("word", word, start=start))
+            start = False
         elif m.group("word") is not None:
             word = m.group("word").replace("’", "'")
             if word.endswith("'s"):
@@ -244,6 +268,8 @@ class _Reader:
         self.titled = _titled(self.tokens)
         self.numbers: list[tuple[str, Decimal, str, str]] = []
         self.months: list[tuple[str, str, str]] = []
+        self.dates: list[Date] = []
+        self.asserted: set[str] = set()
         self.names: list[tuple[str, str]] = []
         self.negations: list[tuple[str, list[str]]] = []
         self.prefixed: list[tuple[str, str]] = []
@@ -262,7 +288,19 @@ class _Reader:
             self.run = []
 
     def reading(self) -> _Reading:
+        months = {
+            i: MONTH_NUMBER[_fold(t.text)[:3]]
+            for i, t in enumerate(self.tokens)
+            if t.kind == "word" and _is_month(t.text)
+        }
+        dates = find_dates([(t.kind, t.text, t.suffix) for t in self.tokens], months) if months else {}
+        skip = 0
         for position, token in enumerate(self.tokens):
+            if position < skip:
+                continue
+            if position in dates:
+                skip = self.date(position, *dates[position])
+                continue
             capital = token.kind == "word" and token.text[:1].isupper()
             if capital and _fold(token.text) not in NOT_NAMES:
                 self.run.append(_fold(token.text))
@@ -281,14 +319,33 @@ class _Reader:
         return _Reading(
             numbers=tuple(self.numbers),
             months=tuple(self.months),
+            dates=tuple(self.dates),
             names=tuple(self.names),
             negations=tuple((shown, frozenset(scope)) for shown, scope in self.negations),
             prefixed=tuple(self.prefixed),
             content=tuple(self.content),
             groups=tuple(self.groups),
+            asserted=frozenset(self.asserted),
             words=frozenset(self.words),
             stems=frozenset(self.stems),
         )
+
+    def date(self, at: int, end: int, month: int, day: int | None, year: int | None) -> int:
+        """Read the date ``tokens[at:end]`` as one fact (its year also as a number); return
+        ``end``."""
+        self.close_spelled()
+        self.close_run()
+        shown = " ".join(t.text + t.suffix for t in self.tokens[at:end])
+        before = self.comparative()
+        if before and self.content and _fold(self.content[-1][0]) == before:
+            self.content.pop()
+        self.dates.append(Date(shown, month, day, year, before))
+        for t in self.tokens[at:end]:
+            self.words.add(_fold(t.text))
+        if year is not None:
+            self.numbers.append((str(year), Decimal(year), "", ""))
+        self.previous = ""
+        return end
 
     def fact(self, shown: str, value: Decimal, kind: str, before: str) -> None:
         self.numbers.append((shown, value, kind, before))
@@ -324,11 +381,16 @@ class _Reader:
             self.fact(token.text + token.suffix, value, "decade", before)
         else:
             nxt = self.tokens[position + 1] if position + 1 < len(self.tokens) else None
-            scale = _SCALES.get(_fold(nxt.text)) if nxt is not None and nxt.kind == "word" else None
+            scale = _SCALES.get(token.suffix) or (
+                _SCALES.get(_fold(nxt.text)) if nxt is not None and nxt.kind == "word" else None
+            )
             if scale is not None:
                 value = (value * scale).normalize()
             self.fact(token.text, value, "", before)
-            if token.suffix:
+            if _DOTTED_THOUSANDS.fullmatch(token.text) and scale is None:
+                # "30.000" is 30 or, written the European way, 30,000: a quote states either
+                self.numbers.append((token.text, Decimal(token.text.replace(".", "")), "alt", ""))
+            if token.suffix and token.suffix not in _SCALES:
                 self.words.add(token.suffix)
                 self.stems.add(stem(token.suffix))
         self.words.add(token.text)
@@ -359,7 +421,7 @@ class _Reader:
         capital = token.text[:1].isupper()
         if lower in _ORDINALS:
             self.fact(token.text, Decimal(_ORDINALS[lower]), "ord", self.comparative())
-        elif lower in _ALWAYS_MONTHS or (lower in MONTHS and capital):
+        elif _is_month(token.text):
             self.months.append((token.text, lower[:3], self.comparative()))
         elif lower in _NEGATIONS or lower.endswith("n't"):
             self.negations.append((token.text, []))
@@ -375,15 +437,25 @@ class _Reader:
         self.previous = lower
 
     def scope(self, lower: str) -> None:
-        """Count a content word into the scope of the negations just before it."""
+        """Count a content word into the scope of the negations just before it (or, outside
+        any, among the words the text asserts)."""
+        scoped = False
         for _, scope in self.negations[-2:]:
             if len(scope) < _NEGATION_SCOPE:
                 scope.append(stem(lower))
+                scoped = True
+        if not scoped:
+            self.asserted.add(stem(lower))
 
 
 @lru_cache(maxsize=65536)
 def _read(text: str) -> _Reading:
     return _Reader(text).reading()
+
+
+def _is_month(word: str) -> bool:
+    lower = _fold(word)
+    return lower in _ALWAYS_MONTHS or (lower in MONTHS and word[:1].isupper())
 
 
 def _negated_base(lower: str) -> str:
@@ -399,10 +471,17 @@ def _name_found(name: str, quotes: _Reading) -> bool:
     never merely the same stem (``France`` is not ``franc``)."""
     if name in quotes.words:
         return True
+    if any(all(w in quotes.words for w in alias) for alias in _ALIASES.get(name, ())):
+        return True
     for word in quotes.words:
         longer, shorter = (word, name) if len(word) > len(name) else (name, word)
-        if len(shorter) >= 4 and longer.startswith(shorter) and longer[len(shorter) :] in _DEMONYM:
+        if len(shorter) < 4:
+            continue
+        if longer.startswith(shorter) and longer[len(shorter) :] in _DEMONYM:
             return True
+        if shorter[-1] in "aey" and longer.startswith(shorter[:-1]):
+            if longer[len(shorter) - 1 :] in _DEMONYM_AFTER_VOWEL:
+                return True  # Canada / Canadian, Hungary / Hungarian, Chile / Chilean
     return False
 
 
@@ -431,22 +510,7 @@ def _number_found(value: Decimal, kind: str, before: str, quotes: _Reading) -> t
     plain = [(v, b) for v, k, b in values if k != "decade"]
     bound = _BOUNDS.get(before)
     if bound is not None:
-        direction, inclusive = bound
-        if any(v == value and _BOUNDS.get(b) == bound for v, b in plain):
-            return "found", ""
-        if not plain:
-            return "hard", ""
-        closest, theirs = min(plain, key=lambda vb: abs(vb[0] - value))
-        if theirs in _BOUNDS or theirs in _APPROXIMATE:
-            return "soft", f"'{before}' a number the quotes only bound or approximate"
-        if closest == value:
-            if inclusive:
-                return "found", ""
-            if before in _TEMPORAL:
-                return "soft", f"'{before}' a date the quotes state"
-            return "hard", ""
-        inside = closest > value if direction == ">" else closest < value
-        return ("found", "") if inside else ("hard", "")
+        return _bound_found(value, before, bound, values)
     if any(v == value and k != "decade" for v, k, _ in values):
         return "found", ""
     numbers = [v for v, _ in plain]
@@ -458,6 +522,40 @@ def _number_found(value: Decimal, kind: str, before: str, quotes: _Reading) -> t
     if any(_rounds_to(v, value) for v in numbers if v != value):
         return "soft", "a rounding of a number the quotes state"
     return "hard", ""
+
+
+def _bound_found(
+    value: Decimal,
+    before: str,
+    bound: tuple[str, bool],
+    values: Sequence[tuple[Decimal, str, str]],
+) -> tuple[str, str]:
+    """A bound on ``value`` against the quotes' numbers (a decade is the span of its years)."""
+    if any(v == value and _BOUNDS.get(b) == bound for v, _, b in values):
+        return "found", ""
+    spans = [
+        (v, v + 9 if k == "decade" else v, b) for v, k, b in values if k in ("", "ord", "alt", "decade")
+    ]
+    if not spans:
+        return "hard", ""
+    direction, inclusive = bound
+
+    def side(low: Decimal, high: Decimal) -> str:
+        if low == high == value:
+            return "inside" if inclusive else ("same" if before in _TEMPORAL else "outside")
+        if direction == ">":
+            return "inside" if low > value else "outside" if high < value else "same"
+        return "inside" if high < value else "outside" if low > value else "same"
+
+    low, high, theirs = min(spans, key=lambda s: min(abs(s[0] - value), abs(s[1] - value)))
+    verdict = side(low, high)
+    if theirs in _BOUNDS or theirs in _APPROXIMATE:
+        return "soft", f"'{before}' a number the quotes only bound or approximate"
+    if verdict == "inside":
+        return "found", ""
+    if verdict == "same":
+        return "soft", f"'{before}' a number the quotes state"
+    return "hard", ""  # the number the text most likely restates lies outside its bound
 
 
 def _rounds_to(exact: Decimal, rounded: Decimal) -> bool:
@@ -478,11 +576,13 @@ def _quote_reading(quotes: Sequence[str]) -> _Reading:
     return _Reading(
         numbers=tuple(n for r in readings for n in r.numbers),
         months=tuple(m for r in readings for m in r.months),
+        dates=tuple(d for r in readings for d in r.dates),
         names=tuple(n for r in readings for n in r.names),
         negations=tuple(n for r in readings for n in r.negations),
         prefixed=tuple(p for r in readings for p in r.prefixed),
         content=tuple(c for r in readings for c in r.content),
         groups=tuple(g for r in readings for g in r.groups),
+        asserted=frozenset().union(*(r.asserted for r in readings)),
         words=frozenset().union(*(r.words for r in readings)),
         stems=frozenset().union(*(r.stems for r in readings)),
     )
@@ -542,6 +642,8 @@ def _check(
 
     stated = 0  # facts and words the text shares with its quotes
     for shown, value, kind, before in mine.numbers:
+        if kind == "alt":
+            continue
         found, reason = _number_found(value, kind, before, theirs)
         if found == "found" or _fold(shown) in allowed:
             stated += 1
@@ -553,16 +655,31 @@ def _check(
             why.append(f"'{shown}' is only {reason}")
         else:
             hard.append(shown)
+    quoted_months = [(c, b) for _, c, b in theirs.months]
+    quoted_months += [(_MONTH_NAME[d.month], "") for d in theirs.dates]
     for shown, canonical, before in mine.months:
-        if any(c == canonical and b == before for _, c, b in theirs.months):
+        if any(c == canonical and b == before for c, b in quoted_months):
+            stated += 1
             continue
-        if before and any(c == canonical for _, c, _ in theirs.months):
+        if before and any(c == canonical for c, _ in quoted_months):
             soft.append(shown)
             why.append(f"'{before} {shown}' is only close to a date the quotes state")
         elif any(c == canonical and b == before for _, c, b in around.months):
             framed.append(shown)
         else:
             hard.append(shown)
+    quoted_dates = [*theirs.dates, *(Date(s, MONTH_NUMBER[c], None, None) for s, c, _ in theirs.months)]
+    for date in mine.dates:
+        found, reason = date_found(date, quoted_dates, _BOUNDS)
+        if found == "found":
+            stated += 1
+        elif found == "soft":
+            soft += date.shown.split()
+            why.append(f"'{date.shown}' is only {reason}")
+        elif context and date_found(date, around.dates, _BOUNDS)[0] == "found":
+            framed += date.shown.split()
+        else:
+            hard += date.shown.split()
     unnamed: list[str] = []
     fuller: list[str] = []
     for shown, lower in mine.names:
@@ -590,7 +707,7 @@ def _check(
 
     negation = _negation_problem(mine, theirs)
     if negation:
-        hard += [w for w in negation[0] if w not in hard]
+        (hard if negation[2] else soft).extend(w for w in negation[0] if w not in hard)
         why.append(negation[1])
 
     covered_stems = theirs.stems | allowed
@@ -632,10 +749,13 @@ def _spelled_number(shown: str) -> bool:
     return shown.casefold() in _UNITS or shown.casefold() in _SCALES
 
 
-def _negation_problem(mine: _Reading, theirs: _Reading) -> tuple[list[str], str] | None:
+def _negation_problem(mine: _Reading, theirs: _Reading) -> tuple[list[str], str, bool] | None:
+    """(words, reason, refused): a negation on one side only. Refused (unsupported) unless the
+    quotes negate the text's words in one place and assert them in another ("90 cases …, and no
+    reported cases in Brčko"): then which one the text restates is for a person to say."""
     if mine.negations and not theirs.negations:
         shown = [w for w, _ in mine.negations]
-        return shown, f"the text negates ({_list(shown)}) and the quotes don't"
+        return shown, f"the text negates ({_list(shown)}) and the quotes don't", True
     text_stems = {s for _, s in mine.content} | {stem(n) for _, n in mine.names}
     if not mine.negations:
         hits = [(w, scope & text_stems) for w, scope in theirs.negations if scope & text_stems]
@@ -644,14 +764,20 @@ def _negation_problem(mine: _Reading, theirs: _Reading) -> tuple[list[str], str]
             said = [w for w, s in mine.content if s in negated]
             said += [w for w, n in mine.names if stem(n) in negated]
             words = [w for w, _ in hits]
-            return said[:2], f"the quotes negate it ({_list(words)}) and the text doesn't"
+            if negated <= theirs.asserted:
+                return (
+                    said[:2],
+                    f"the quotes negate it ({_list(words)}) in one place and assert it in another",
+                    False,
+                )
+            return said[:2], f"the quotes negate it ({_list(words)}) and the text doesn't", True
     quote_bases = {base for _, base in theirs.prefixed}
     for word, s in mine.content:
         if any(stem(base) == s for base in quote_bases) and s not in theirs.stems:
-            return [word], f"the quotes say the opposite of '{word}' (a negating prefix)"
+            return [word], f"the quotes say the opposite of '{word}' (a negating prefix)", True
     for word, base in mine.prefixed:
         if _fold(word) not in theirs.words and stem(base) in theirs.stems:
-            return [word], f"the quotes say the opposite of '{word}' (no negating prefix)"
+            return [word], f"the quotes say the opposite of '{word}' (no negating prefix)", True
     return None
 
 
