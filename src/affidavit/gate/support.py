@@ -57,9 +57,12 @@ UNCERTAIN = "uncertain"
 UNSUPPORTED = "unsupported"
 VERDICTS = (SUPPORTED, UNCERTAIN, UNSUPPORTED)
 
-CLAIM_SHARE = 0.75
+CLAIM_SHARE = 0.0
 """Part of a claim's (or answer sentence's) content words the quotes must cover for the claim
-to be uncertain rather than unsupported; all of them for it to be supported."""
+to be uncertain rather than unsupported; all of them for it to be supported. None for a claim:
+words the quotes don't state are something the check can't judge (a paraphrase, an inference),
+so a person decides — unless no fact is contradicted *and* the text shares something with the
+quotes in every clause (see :func:`_unsaid_clause` and the "nothing in common" rule)."""
 ENTAILED = 0.9
 """Entailment probability at or above which the model layer settles an uncertain text as supported."""
 REFUTED = 0.1
@@ -728,6 +731,10 @@ def _check(
         lacking.append(shown)
     lacking = list(dict.fromkeys(lacking))
     enough = uncovered <= 1 or len(content) - uncovered >= share * len(content)
+    unsaid = _unsaid_clause(text, theirs, around, allowed) if lacking else None
+    if unsaid is not None:
+        enough = False
+        why.append(f"the clause '{unsaid}' says nothing its quotes state")
     if lacking:
         why.append(f"the quotes don't say {_list(lacking)}")
     framed = list(dict.fromkeys(framed))
@@ -743,6 +750,33 @@ def _check(
     if soft or lacking or framed:
         return Support(UNCERTAIN, missing, "; ".join(why))
     return Support(SUPPORTED)
+
+
+_CLAUSE = re.compile(r"[,;:()\[\]—–]|\s-\s|\b(?:who|whom|whose|which|and|but|whereas|while)\b", re.I)
+_CLAUSE_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+
+
+def _unsaid_clause(
+    text: str, theirs: _Reading, around: _Reading, allowed: frozenset[str]
+) -> str | None:
+    """A clause of ``text`` (cut at commas, brackets, dashes, relative pronouns) with two or
+    more content words of which the quotes, the context and ``allowed`` state none: a statement
+    of its own, not a rewording ("…, who was convicted of fraud")."""
+    for clause in _CLAUSE.split(text):
+        words = [
+            w for w in _CLAUSE_WORD.findall(clause) if len(w) >= 3 and _fold(w) not in STOPWORDS
+        ]
+        if len(words) < 2:
+            continue
+        if not any(
+            _fold(w) in theirs.words
+            or stem(_fold(w)) in theirs.stems
+            or stem(_fold(w)) in around.stems
+            or stem(_fold(w)) in allowed
+            for w in words
+        ):
+            return clause.strip(" .!?")
+    return None
 
 
 def _spelled_number(shown: str) -> bool:
