@@ -415,6 +415,14 @@ class _Reader:
                 self.spelled_before = self.comparative()
             self.spelled.append((token.text, _UNITS[lower] if lower in _UNITS else _SCALES[lower]))
             return
+        if lower in _ORDINALS and self.spelled and _ORDINALS[lower] < 10:
+            # "twenty-first": the number words before an ordinal are part of it
+            shown = " ".join(t for t, _ in self.spelled) + " " + token.text
+            value = sum(v for _, v in self.spelled) + _ORDINALS[lower]
+            self.spelled.clear()
+            self.fact(shown, Decimal(value), "ord", self.spelled_before)
+            self.previous = lower
+            return
         self.close_spelled()
         if lower in _LINKS and self.previous in _ABOVE | _BELOW:
             return  # "more than": keep "more" as the word before the number
