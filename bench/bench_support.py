@@ -99,9 +99,7 @@ def main() -> int:
             label,
             claim,
             quote,
-            checker.check(
-                claim, [quote], share=args.share, context=[title] if args.title else []
-            ),
+            checker.check(claim, [quote], share=args.share, context=[title] if args.title else []),
         )
         for label, claim, quote, title in items
     ]

@@ -66,9 +66,13 @@ def test_a_rounding_the_check_cannot_confirm_goes_to_a_person() -> None:
     assert (near.verdict, near.missing) == ("uncertain", ("1.6",))
     bare = check("1.5 million people live there.", ["1,523,000 people live there"])
     assert (bare.verdict, bare.missing) == ("uncertain", ("1.5",))
-    other_bound = check("It has sold under 2.5 million copies.", ["it has sold over 2.4 million copies"])
+    other_bound = check(
+        "It has sold under 2.5 million copies.", ["it has sold over 2.4 million copies"]
+    )
     assert other_bound.verdict == "uncertain"
-    straddled = check("The terminal was built before 1925.", ["The terminal was built in the 1920s"])
+    straddled = check(
+        "The terminal was built before 1925.", ["The terminal was built in the 1920s"]
+    )
     assert straddled.verdict == "uncertain"
 
 
@@ -114,7 +118,9 @@ def test_a_moved_date_is_refused(text: str, quote: str, named: str) -> None:
 
 
 def test_names_written_another_way_are_the_same_name() -> None:
-    assert check("Foot Locker is a Canadian store chain.", ["Foot Locker is a store chain in Canada"])
+    assert check(
+        "Foot Locker is a Canadian store chain.", ["Foot Locker is a store chain in Canada"]
+    )
     assert check("Morocco has 333 COVID-19 cases.", ["Morocco has 333 coronavirus cases"]).supported
     assert check("It opened in the U.S. first.", ["It opened in the United States first"]).supported
     wrong = check("Morocco has 333 COVID-20 cases.", ["Morocco has 333 COVID-19 cases"])
@@ -200,8 +206,12 @@ def test_a_name_from_the_context_is_never_enough_to_admit_a_text() -> None:
 
 def test_at_the_door_a_claim_gets_its_quotes_headings_not_the_plans(vault: Vault) -> None:
     src = add_text(vault, "artist.md", ARTIST, "trusted")
-    own = claim("Snow Tha Product is best known for the singles Holy Shit and Drunk Love.", src, SINGLES)
-    other = claim("Kate Walsh is best known for the singles Holy Shit and Drunk Love.", src, SINGLES)
+    own = claim(
+        "Snow Tha Product is best known for the singles Holy Shit and Drunk Love.", src, SINGLES
+    )
+    other = claim(
+        "Kate Walsh is best known for the singles Holy Shit and Drunk Love.", src, SINGLES
+    )
     page = {
         "op": "create_page",
         "slug": "snow-tha-product",

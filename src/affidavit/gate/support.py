@@ -41,6 +41,7 @@ from ..facts import MONTHS, NEGATIONS, NOT_NAMES
 from ..words import STOPWORDS, stem
 from .support_dates import MONTH_NUMBER, Date, date_found, find_dates
 from .support_model import EntailmentModel
+from .support_numbers import APPROXIMATE, BOUNDS, TEMPORAL, number_found
 
 __all__ = [
     "CLAIM_SHARE",
@@ -95,26 +96,11 @@ _ORDINAL_SUFFIXES = frozenset(["st", "nd", "rd", "th"])
 _MONTH_NAME = {n: name for name, n in MONTH_NUMBER.items()}
 _ALWAYS_MONTHS = MONTHS - {"may", "march", "mar"}
 """Month names that are months in any case ("may" and "march" only when capitalised)."""
-_APPROXIMATE = frozenset(
-    ["about", "around", "approximately", "roughly", "nearly", "almost", "some", "circa", "ca"]
-)
-_BOUNDS = {
-    "more": (">", False), "over": (">", False), "above": (">", False), "exceeding": (">", False),
-    "exceeds": (">", False), "greater": (">", False), "higher": (">", False),
-    "beyond": (">", False), "least": (">", True),
-    "less": ("<", False), "fewer": ("<", False), "under": ("<", False), "below": ("<", False),
-    "lower": ("<", False), "within": ("<", True), "most": ("<", True), "up": ("<", True),
-    "after": (">", False), "since": (">", True), "before": ("<", False), "prior": ("<", False),
-    "until": ("<", True),
-}  # fmt: skip
-"""Words that make a bound of the number after them: its direction, and whether the number
-itself is inside it ("at least 40", "up to 40", "since 1947") or not ("more than 40")."""
-_ABOVE = frozenset(w for w, (d, _) in _BOUNDS.items() if d == ">") - {"after", "since"}
-_BELOW = frozenset(w for w, (d, _) in _BOUNDS.items() if d == "<") - {"before", "prior", "until"}
+_ABOVE = frozenset(w for w, (d, _) in BOUNDS.items() if d == ">") - {"after", "since"}
+_BELOW = frozenset(w for w, (d, _) in BOUNDS.items() if d == "<") - {"before", "prior", "until"}
 _LINKS = frozenset(["than", "to"])
 """Words between a comparative and its number ("more than 398", "up to 40")."""
-_TEMPORAL = frozenset(["before", "after", "since", "until", "prior"])
-_COMPARATIVES = _APPROXIMATE | _ABOVE | _BELOW | _TEMPORAL
+_COMPARATIVES = APPROXIMATE | _ABOVE | _BELOW | TEMPORAL
 _ONE_AFTER = frozenset(["of", "another", "who", "that", "which", "or", "and", "is", "was"])
 _ONE_BEFORE = frozenset(["the", "no", "any", "every", "each", "this", "that", "which", "a"])
 _NEGATIONS = NEGATIONS | frozenset(
@@ -296,7 +282,9 @@ class _Reader:
             for i, t in enumerate(self.tokens)
             if t.kind == "word" and _is_month(t.text)
         }
-        dates = find_dates([(t.kind, t.text, t.suffix) for t in self.tokens], months) if months else {}
+        dates = (
+            find_dates([(t.kind, t.text, t.suffix) for t in self.tokens], months) if months else {}
+        )
         skip = 0
         for position, token in enumerate(self.tokens):
             if position < skip:
@@ -490,92 +478,14 @@ def _name_found(name: str, quotes: _Reading) -> bool:
             continue
         if longer.startswith(shorter) and longer[len(shorter) :] in _DEMONYM:
             return True
-        if shorter[-1] in "aey" and longer.startswith(shorter[:-1]):
-            if longer[len(shorter) - 1 :] in _DEMONYM_AFTER_VOWEL:
-                return True  # Canada / Canadian, Hungary / Hungarian, Chile / Chilean
+        base = shorter[:-1]
+        if (
+            shorter[-1] in "aey"
+            and longer.startswith(base)
+            and longer[len(base) :] in _DEMONYM_AFTER_VOWEL
+        ):
+            return True  # Canada / Canadian, Hungary / Hungarian, Chile / Chilean
     return False
-
-
-def _number_found(value: Decimal, kind: str, before: str, quotes: _Reading) -> tuple[str, str]:
-    """(verdict, reason): is the number in the quotes, does it follow from one of them, or does
-    it conflict with them? ``found`` / ``soft`` (a person decides) / ``hard`` (refused).
-
-    Ordinals match plain numbers (``14th March`` = ``14 March``); a decade (``1990s``) matches
-    only a decade, or softly a year in it. A *bound* ("more than 398", "over", "at least",
-    "under 150", "before 2012") is read against the quote's number *closest* to it, the one the
-    text most likely rounds: it follows when that number lies inside the bound (``more than
-    398`` from ``399``, ``less than 150`` from ``88``), and conflicts when it lies outside
-    (``more than 100`` against ``90``, ``more than 688`` against ``688``). The same bound on the
-    same number in a quote is found; the same number under another kind of bound (``since
-    1947`` / ``in 1947``, ``under 2.5`` / ``over 2.4``) is only soft. An approximation ("about",
-    "around", "nearly" …) follows from a number it rounds (``about 1.5 million`` from
-    ``1,523,000``) and is soft within a tenth of one; a bare rounding is soft.
-    """
-    values = [(v, k, b) for _, v, k, b in quotes.numbers]
-    if kind == "decade":
-        if any(v == value and k == "decade" for v, k, _ in values):
-            return "found", ""
-        if any(value <= v < value + 10 and k == "" for v, k, _ in values):
-            return "soft", "a year of that decade"
-        return "hard", ""
-    plain = [(v, b) for v, k, b in values if k != "decade"]
-    bound = _BOUNDS.get(before)
-    if bound is not None:
-        return _bound_found(value, before, bound, values)
-    if any(v == value and k != "decade" for v, k, _ in values):
-        return "found", ""
-    numbers = [v for v, _ in plain]
-    if before in _APPROXIMATE:
-        if any(_rounds_to(v, value) for v in numbers):
-            return "found", ""
-        if any(abs(v - value) <= abs(value) / 10 for v in numbers):
-            return "soft", f"'{before}' a number the quotes state"
-    if any(_rounds_to(v, value) for v in numbers if v != value):
-        return "soft", "a rounding of a number the quotes state"
-    return "hard", ""
-
-
-def _bound_found(
-    value: Decimal,
-    before: str,
-    bound: tuple[str, bool],
-    values: Sequence[tuple[Decimal, str, str]],
-) -> tuple[str, str]:
-    """A bound on ``value`` against the quotes' numbers (a decade is the span of its years)."""
-    if any(v == value and _BOUNDS.get(b) == bound for v, _, b in values):
-        return "found", ""
-    spans = [
-        (v, v + 9 if k == "decade" else v, b) for v, k, b in values if k in ("", "ord", "alt", "decade")
-    ]
-    if not spans:
-        return "hard", ""
-    direction, inclusive = bound
-
-    def side(low: Decimal, high: Decimal) -> str:
-        if low == high == value:
-            return "inside" if inclusive else ("same" if before in _TEMPORAL else "outside")
-        if direction == ">":
-            return "inside" if low > value else "outside" if high < value else "same"
-        return "inside" if high < value else "outside" if low > value else "same"
-
-    low, high, theirs = min(spans, key=lambda s: min(abs(s[0] - value), abs(s[1] - value)))
-    verdict = side(low, high)
-    if theirs in _BOUNDS or theirs in _APPROXIMATE:
-        return "soft", f"'{before}' a number the quotes only bound or approximate"
-    if verdict == "inside":
-        return "found", ""
-    if verdict == "same":
-        return "soft", f"'{before}' a number the quotes state"
-    return "hard", ""  # the number the text most likely restates lies outside its bound
-
-
-def _rounds_to(exact: Decimal, rounded: Decimal) -> bool:
-    """``1,234,567`` → ``1.2 million`` (1200000): ``rounded`` has fewer significant digits."""
-    significant = len(rounded.as_tuple().digits)
-    exp = exact.adjusted() - significant + 1
-    if exact.adjusted() != rounded.adjusted() or exp <= 0:
-        return False
-    return exact.scaleb(-exp).quantize(Decimal(1)).scaleb(exp) == rounded
 
 
 def _quote_reading(quotes: Sequence[str]) -> _Reading:
@@ -655,11 +565,15 @@ def _check(
     for shown, value, kind, before in mine.numbers:
         if kind == "alt":
             continue
-        found, reason = _number_found(value, kind, before, theirs)
+        found, reason = number_found(value, kind, before, theirs.numbers)
         if found == "found" or _fold(shown) in allowed:
             stated += 1
             continue
-        if found == "hard" and context and _number_found(value, kind, before, around)[0] == "found":
+        if (
+            found == "hard"
+            and context
+            and number_found(value, kind, before, around.numbers)[0] == "found"
+        ):
             framed.append(shown)
         elif found == "soft":
             soft.append(shown)
@@ -679,15 +593,18 @@ def _check(
             framed.append(shown)
         else:
             hard.append(shown)
-    quoted_dates = [*theirs.dates, *(Date(s, MONTH_NUMBER[c], None, None) for s, c, _ in theirs.months)]
+    quoted_dates = [
+        *theirs.dates,
+        *(Date(s, MONTH_NUMBER[c], None, None) for s, c, _ in theirs.months),
+    ]
     for date in mine.dates:
-        found, reason = date_found(date, quoted_dates, _BOUNDS)
+        found, reason = date_found(date, quoted_dates, BOUNDS)
         if found == "found":
             stated += 1
         elif found == "soft":
             soft += date.shown.split()
             why.append(f"'{date.shown}' is only {reason}")
-        elif context and date_found(date, around.dates, _BOUNDS)[0] == "found":
+        elif context and date_found(date, around.dates, BOUNDS)[0] == "found":
             framed += date.shown.split()
         else:
             hard += date.shown.split()
@@ -760,7 +677,9 @@ def _check(
     return Support(SUPPORTED)
 
 
-_CLAUSE = re.compile(r"[,;:()\[\]—–]|\s-\s|\b(?:who|whom|whose|which|and|but|whereas|while)\b", re.I)
+_CLAUSE = re.compile(
+    r"[,;:()\[\]—–]|\s-\s|\b(?:who|whom|whose|which|and|but|whereas|while)\b", re.I
+)
 _CLAUSE_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 
 

@@ -65,7 +65,9 @@ def support_problems(
         if claim_id in unreadable:
             continue
         verdict = checker.check(
-            text, [span for _, span in quotes], context=list(dict.fromkeys(context.get(claim_id, [])))
+            text,
+            [span for _, span in quotes],
+            context=list(dict.fromkeys(context.get(claim_id, []))),
         )
         if verdict.verdict in (UNCERTAIN, UNSUPPORTED):
             problems.append(

@@ -96,9 +96,10 @@ def _distance(a: Date, b: Date) -> int:
     ka, _ = _key(a, b)
     kb, _ = _key(b, a)
     weights = (372, 31, 1)[-len(ka) :]
-    return abs(sum(w * x for w, x in zip(weights, ka, strict=True)) - sum(
-        w * x for w, x in zip(weights, kb, strict=True)
-    ))
+    return abs(
+        sum(w * x for w, x in zip(weights, ka, strict=True))
+        - sum(w * x for w, x in zip(weights, kb, strict=True))
+    )
 
 
 def date_found(
