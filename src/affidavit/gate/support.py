@@ -5,21 +5,28 @@ claim's text, a page's title, summary or heading, a context entry, a sentence of
 supported by those exact source words. The deterministic layer reads both with the lexicon of
 :mod:`affidavit.facts` and :mod:`affidavit.words` and applies these rules, in order:
 
-1. **Facts.** Every number, date (month, year, ordinal) and name in the text must be in the
-   quotes. Numbers are compared by value: ``1,500`` = ``1500`` = ``1500.0`` = ``fifteen hundred``
-   = ``1.5 thousand``; ``40%`` = ``40 per cent`` = ``40 percent``; ``21st`` = ``twenty-first``;
-   ``Sept`` = ``September``. A name (a capitalised word inside a sentence) matches the same word,
-   its stem, or its demonym (``Latvia`` / ``Latvian``). A number the quotes don't state is
-   *unsupported*, unless a comparative before it (``more than 398``, ``about 400``) or rounding
-   (``1.2 million`` for ``1,234,567``) makes it follow from one the quotes state: then the text
-   is only *uncertain* (a person, or the model layer, decides).
+1. **Facts.** Every number, date and name in the text must be in the quotes or follow from them
+   by a stated rule (:mod:`.support_numbers`, :mod:`.support_dates`): numbers by value (``1,500``
+   = ``fifteen hundred``, ``40%`` = ``40 per cent``, ``21st`` = ``twenty-first``); a bound
+   ("more than 398", "under 150", "before April 11") against the quote's closest number or date;
+   an approximation ("about 1.5 million") that rounds a quoted number. A name matches the same
+   word, its demonym (``Latvia`` / ``Latvian``) or a fixed alias (``U.S.`` / ``United States``).
+   A fact the quotes contradict is *unsupported*; one they only make likely (a bare rounding, a
+   name they leave out, a longer form of a name they state) is *uncertain*.
 2. **Negation.** A negation in the text (``not``, ``never``, ``no``, ``n't``, ``without``, …) needs
    one in the quotes; a negation in a quote whose negated word the text repeats needs one in the
-   text; and a word with a negating prefix (``unsafe``, ``illegal``, ``non-toxic``, ``dishonest``)
-   must not stand for its opposite on the other side (``safe``). Any mismatch is *unsupported*.
+   text (unless the quotes assert that word elsewhere too: uncertain); and a word with a negating
+   prefix (``unsafe``, ``illegal``) must not stand for its opposite (``safe``). Any other mismatch
+   is *unsupported*.
 3. **Coverage.** The text's other content words are compared by stem with the quotes' words.
-   All covered: *supported*. One word missing, or at least ``share`` of them covered (3/4 for a
-   claim): *uncertain*, and the words that lack support are named. Fewer: *unsupported*.
+   All covered: *supported*. Otherwise at least ``share`` of them must be covered (none for a
+   claim: a paraphrase is for a person to judge) and no clause of two or more content words may
+   share nothing with the quotes (an added statement, "…, who was convicted of fraud"), and the
+   text must share something with them at all; else *unsupported*. The words that lack support
+   are named.
+4. **Context.** ``context`` is host-known text — the headings a quote stands under in its stored
+   source (:mod:`.support_context`). What only the context states is not refused, but the text is
+   at most *uncertain*.
 
 The check is pure (no I/O, no model, no network) and cached by text; one claim costs well under a
 millisecond (docs/benchmarks.md). :class:`SupportChecker` adds the optional model layer
@@ -40,6 +47,7 @@ from ..evidence.normalize import normalize_quote
 from ..facts import MONTHS, NEGATIONS, NOT_NAMES
 from ..words import STOPWORDS, stem
 from .support_dates import MONTH_NUMBER, Date, date_found, find_dates
+from .support_mark import mark
 from .support_model import EntailmentModel
 from .support_numbers import APPROXIMATE, BOUNDS, TEMPORAL, number_found
 
@@ -51,6 +59,7 @@ __all__ = [
     "Support",
     "SupportChecker",
     "check",
+    "mark",
 ]
 
 SUPPORTED = "supported"
@@ -668,8 +677,9 @@ def _check(
 
     stated += sum(1 for _, s in content if s in covered_stems)
     missing = tuple(dict.fromkeys([*hard, *soft, *lacking, *framed]))
-    if hard or not enough or not stated:
-        if not stated and not hard and enough:
+    apart = not stated and bool(missing)  # it states things, none of them in its quotes
+    if hard or not enough or apart:
+        if apart and not hard and enough:
             why.append("the text says nothing its quotes state")
         return Support(UNSUPPORTED, missing, "; ".join(why))
     if soft or lacking or framed:
@@ -783,25 +793,3 @@ class SupportChecker:
             f"{verdict.reason}; the entailment model was unsure ({score:.2f})",
             score,
         )
-
-
-def mark(text: str, words: Iterable[str]) -> list[tuple[str, bool]]:
-    """``text`` cut into (segment, lacks support) pieces: each whole-word occurrence of ``words``
-    is its own marked piece, for a surface to highlight (``inbox show`` brackets and bolds it)."""
-    wanted = sorted({w for w in words if w.strip()}, key=len, reverse=True)
-    if not wanted:
-        return [(text, False)]
-    pattern = re.compile(
-        r"(?<![^\W_])(?:" + "|".join(re.escape(w) for w in wanted) + r")(?![^\W_])",
-        re.IGNORECASE,
-    )
-    pieces: list[tuple[str, bool]] = []
-    at = 0
-    for m in pattern.finditer(text):
-        if m.start() > at:
-            pieces.append((text[at : m.start()], False))
-        pieces.append((m.group(0), True))
-        at = m.end()
-    if at < len(text):
-        pieces.append((text[at:], False))
-    return pieces
