@@ -123,7 +123,7 @@ def main() -> int:
     report = {
         "items": len(items),
         "model": args.model,
-        "title_words_allowed": args.title,
+        "title_as_context": args.title,
         "held_out_only": args.held_out,
         "by_label": {label: dict(counts) for label, counts in sorted(verdicts.items())},
         "false_or_neither_admitted_pct": round(100 * bad["supported"] / bad_total, 2)

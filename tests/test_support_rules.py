@@ -9,7 +9,7 @@ import pytest
 
 from affidavit.gate.admission import quote_context
 from affidavit.gate.support import check
-from affidavit.gate.support_context import headings_above
+from affidavit.gate.support_context import WINDOW, headings_above
 from affidavit.inbox import propose
 from affidavit.sources.store import SourceStore
 from affidavit.vault import Vault
@@ -187,6 +187,9 @@ def test_the_headings_above_a_quote_are_its_context_and_no_other_heading_is() ->
     assert headings_above(ARTIST, ARTIST.index("She played")) == ("Snow Tha Product", "Kate Walsh")
     assert headings_above("# After\n", 0) == ()
     assert headings_above("no headings here. She is.", 17) == ()
+    assert headings_above("#hashtag, not a heading\nShe is.", 24) == ()
+    far = "# Far above\n" + "x" * (WINDOW + 10) + "\nShe is."
+    assert headings_above(far, len(far) - 7) == ()  # the cost per claim stays bounded
 
 
 def test_a_name_from_the_context_is_never_enough_to_admit_a_text() -> None:

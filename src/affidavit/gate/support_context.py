@@ -17,6 +17,9 @@ __all__ = ["headings_above"]
 _HEADING = re.compile(r"(#{1,6})[ \t]+(.*?)[ \t#]*")
 _MAX_HEADING = 300
 """Characters of a heading line taken as context: a longer "heading" is a paragraph."""
+WINDOW = 65536
+"""How far above a quote its heading is looked for: the cost per claim stays bounded on a large
+source without headings, and a section longer than this simply gives no context."""
 
 
 def _heading_at(text: str, line_start: int) -> str | None:
@@ -33,10 +36,11 @@ def headings_above(text: str, start: int) -> tuple[str, ...]:
     nearest heading above ``start``, as the stored text writes them (at most two, no repeats)."""
     nearest: str | None = None
     at = start
-    while at > 0 and nearest is None:
-        found = text.rfind("\n#", 0, at)
+    floor = max(0, start - WINDOW)
+    while at > floor and nearest is None:
+        found = text.rfind("\n#", floor, at)
         line = found + 1 if found != -1 else 0
-        if found == -1 and not text.startswith("#"):
+        if found == -1 and (floor > 0 or not text.startswith("#")):
             break
         nearest = _heading_at(text, line)
         at = found
