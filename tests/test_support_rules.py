@@ -134,6 +134,9 @@ def test_a_longer_form_of_a_quoted_name_waits_for_a_person_a_changed_one_is_refu
     designed = "The present tower was designed by James Douglass"
     swapped = check("The present tower was designed by James Smeaton.", [designed])
     assert swapped.verdict == "unsupported" and "Smeaton" in swapped.missing
+    # a comma parts two names: "Caesar, Brutus" does not lengthen "Caesar"
+    listed = check("Caesar, Brutus and Rome fell.", ["Caesar was killed by Cassius in Rome"])
+    assert listed.verdict == "unsupported" and "Brutus" in listed.missing
 
 
 # --- words: what the check can't tell goes to a person; an added statement is refused ----------

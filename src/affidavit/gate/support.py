@@ -208,6 +208,7 @@ class _Token:
     text: str
     suffix: str = ""  # letters right after a number (st, th, s, km...)
     start: bool = False  # a word that opens a sentence (or a quotation, a parenthesis)
+    apart: bool = False  # a comma (or other dropped punctuation) stands before it
 
 
 def _tokens(text: str) -> list[_Token]:
@@ -216,7 +217,11 @@ def _tokens(text: str) -> list[_Token]:
     norm = _PERCENT.sub(" percent ", unicodedata.normalize("NFKC", text))
     out: list[_Token] = []
     start = True
+    last = 0
     for m in _TOKEN.finditer(norm):
+        start_apart = bool(out) and bool(norm[last : m.start()].strip())  # a comma, a dash
+        last = m.end()
+        first = len(out)
         if m.group("num") is not None:
             out.append(_Token("num", m.group("num"), m.group("suffix").casefold()))
             start = False
@@ -238,6 +243,8 @@ def _tokens(text: str) -> list[_Token]:
         else:
             out.append(_Token("stop", m.group("stop")))
             start = True
+        if start_apart and first < len(out):
+            out[first].apart = True
     return out
 
 
@@ -302,6 +309,8 @@ class _Reader:
                 skip = self.date(position, *dates[position])
                 continue
             capital = token.kind == "word" and token.text[:1].isupper()
+            if token.apart:
+                self.close_run()  # "Caesar, Brutus": two names, not one
             if capital and _fold(token.text) not in NOT_NAMES:
                 self.run.append(_fold(token.text))
             else:
