@@ -70,6 +70,8 @@ def test_a_rounding_the_check_cannot_confirm_goes_to_a_person() -> None:
         "It has sold under 2.5 million copies.", ["it has sold over 2.4 million copies"]
     )
     assert other_bound.verdict == "uncertain"
+    since = check("Congress has been dominant since 1947.", ["Congress became dominant in 1947"])
+    assert (since.verdict, since.missing) == ("uncertain", ("1947",))
     straddled = check(
         "The terminal was built before 1925.", ["The terminal was built in the 1920s"]
     )

@@ -109,8 +109,9 @@ def date_found(
 
     Without a bound the same month and day must be stated (the year is checked as a number;
     a day the quotes leave out is soft). With one, the quotes' closest date decides: inside the
-    bound it follows (``before April 11`` from ``10 April``), outside it conflicts; the same date under a strict bound conflicts, and the
-    same month when one side gives no day is soft."""
+    bound it follows (``before April 11`` from ``10 April``), outside it conflicts; the same date
+    under a strict bound conflicts, under an inclusive one ("since") or when one side gives no
+    day it is soft."""
     bound = bounds.get(date.before)
     if bound is None:
         same = [q for q in quotes if q.month == date.month]
@@ -127,9 +128,8 @@ def date_found(
         mine, full = _key(date, q)
         theirs, _ = _key(q, date)
         if theirs == mine:
-            if full:
-                return "inside" if inclusive else "outside"
-            return "same"
+            # "before April 10" against "10 April" is outside; "since April 10" is only close
+            return "outside" if full and not inclusive else "same"
         inside = theirs > mine if direction == ">" else theirs < mine
         return "inside" if inside else "outside"
 
@@ -138,5 +138,5 @@ def date_found(
     if verdict == "inside":
         return "found", ""
     if verdict == "same":
-        return "soft", f"'{date.before}' a date the quotes state only to the month"
+        return "soft", f"'{date.before}' a date the quotes state, or its month"
     return "hard", ""

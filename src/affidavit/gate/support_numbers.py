@@ -91,7 +91,9 @@ def bound_found(
 
     def side(low: Decimal, high: Decimal) -> str:
         if low == high == value:
-            return "inside" if inclusive else ("same" if before in TEMPORAL else "outside")
+            if before in TEMPORAL:
+                return "same"  # "since 1947" for "in 1947": whether it lasted is not said
+            return "inside" if inclusive else "outside"
         if direction == ">":
             return "inside" if low > value else "outside" if high < value else "same"
         return "inside" if high < value else "outside" if low > value else "same"
