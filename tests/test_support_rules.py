@@ -94,6 +94,7 @@ def test_a_rounding_the_check_cannot_confirm_goes_to_a_person() -> None:
         ("Staff returned to work after March 25.", "On 29 March, staff returned to work"),
         ("My Neighbor sold DVDs before July 2018.", "My Neighbor sold DVDs as of April 2018"),
         ("The terminal was built before 1930.", "The terminal was built in the late 1920s"),
+        ("It was drawn since March 4th, 1817.", "moneys drawn since March 4th, 1817"),
     ],
 )
 def test_a_date_that_follows_by_a_stated_rule_is_supported(text: str, quote: str) -> None:

@@ -120,6 +120,12 @@ def date_found(
         if date.day is not None and same and all(q.day is None for q in same):
             return "soft", "a month the quotes state without the day"
         return "hard", ""
+    if any(
+        bounds.get(q.before) == bound
+        and (q.month, q.day, q.year) == (date.month, date.day, date.year)
+        for q in quotes
+    ):
+        return "found", ""  # the same bound on the same date: "since March 4th, 1817" twice
     if not quotes:
         return "hard", ""
     direction, inclusive = bound
