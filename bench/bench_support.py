@@ -9,9 +9,11 @@ caches by text, so a repeated text is free).
 
 ``--model NAME`` adds the model layer: the entailment model an installed package registers under
 that name (see docs/configuration.md, ``support.model``); without it the deterministic layer runs
-alone.
+alone. ``--title`` gives each item its article's title as host-known context (as the gate gives a
+claim the headings its quote stands under); ``--share`` overrides the claim's content-word share.
 
-    .venv/bin/python bench/bench_support.py [--items 0] [--model NAME] [--json] [--examples 0]
+    .venv/bin/python bench/bench_support.py [--items 0] [--model NAME] [--title] [--held-out]
+        [--share 0.0] [--json] [--examples 0]
 """
 
 from __future__ import annotations
