@@ -107,8 +107,8 @@ def test_changed_facts_and_flipped_negations_are_unsupported(
 def test_an_added_word_or_an_inferred_number_is_uncertain() -> None:
     engineer = check("The present tower was designed by the engineer James Douglass.", [DESIGNED])
     assert (engineer.verdict, engineer.missing) == ("uncertain", ("engineer",))
-    more = check("More than 398 people were diagnosed.", ["399 people were diagnosed"])
-    assert (more.verdict, more.missing) == ("uncertain", ("398",))
+    rounded = check("1.2 million people were diagnosed.", ["1,234,567 people were diagnosed"])
+    assert (rounded.verdict, rounded.missing) == ("uncertain", ("1.2",))
 
 
 def test_marked_words_are_whole_words() -> None:

@@ -42,6 +42,7 @@ from ..words import stems
 from . import withdrawals
 from .grounding import GENERIC_HEADINGS, Grounding
 from .support import SUPPORTED, UNCERTAIN, UNSUPPORTED, SupportChecker
+from .support_context import headings_above
 from .support_model import load_model
 from .verdicts import (
     ADMITTED,
@@ -224,7 +225,9 @@ class _Gate:
         return [quote_span(self.sources, q) for q in result.evidence]
 
     def support(self, result: ClaimResult) -> None:
-        verdict = self.checker.check(result.text, self.spans(result))
+        verdict = self.checker.check(
+            result.text, self.spans(result), context=quote_context(self.sources, result.evidence)
+        )
         result.support = verdict.verdict
         result.unsupported = list(verdict.missing)
         result.support_reason = verdict.reason
@@ -446,6 +449,16 @@ NEAR_MIN_WORDS = 5
 TITLE_SHARE = 0.5
 SUMMARY_SHARE = 0.75
 HEADING_SHARE = 0.5
+
+
+def quote_context(sources: SourceStore, quotes: list[QuoteResult]) -> list[str]:
+    """The headings each verified quote stands under in its stored source (W11's host-known
+    context: the document's title and the nearest heading above the quote)."""
+    out: list[str] = []
+    for q in quotes:
+        if q.verified and q.source_id is not None and q.start is not None:
+            out += headings_above(sources.text(q.source_id), q.start)
+    return list(dict.fromkeys(out))
 
 
 def quote_span(sources: SourceStore, quote: QuoteResult) -> str:

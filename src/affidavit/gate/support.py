@@ -5,21 +5,28 @@ claim's text, a page's title, summary or heading, a context entry, a sentence of
 supported by those exact source words. The deterministic layer reads both with the lexicon of
 :mod:`affidavit.facts` and :mod:`affidavit.words` and applies these rules, in order:
 
-1. **Facts.** Every number, date (month, year, ordinal) and name in the text must be in the
-   quotes. Numbers are compared by value: ``1,500`` = ``1500`` = ``1500.0`` = ``fifteen hundred``
-   = ``1.5 thousand``; ``40%`` = ``40 per cent`` = ``40 percent``; ``21st`` = ``twenty-first``;
-   ``Sept`` = ``September``. A name (a capitalised word inside a sentence) matches the same word,
-   its stem, or its demonym (``Latvia`` / ``Latvian``). A number the quotes don't state is
-   *unsupported*, unless a comparative before it (``more than 398``, ``about 400``) or rounding
-   (``1.2 million`` for ``1,234,567``) makes it follow from one the quotes state: then the text
-   is only *uncertain* (a person, or the model layer, decides).
+1. **Facts.** Every number, date and name in the text must be in the quotes or follow from them
+   by a stated rule (:mod:`.support_numbers`, :mod:`.support_dates`): numbers by value (``1,500``
+   = ``fifteen hundred``, ``40%`` = ``40 per cent``, ``21st`` = ``twenty-first``); a bound
+   ("more than 398", "under 150", "before April 11") against the quote's closest number or date;
+   an approximation ("about 1.5 million") that rounds a quoted number. A name matches the same
+   word, its demonym (``Latvia`` / ``Latvian``) or a fixed alias (``U.S.`` / ``United States``).
+   A fact the quotes contradict is *unsupported*; one they only make likely (a bare rounding, a
+   name they leave out, a longer form of a name they state) is *uncertain*.
 2. **Negation.** A negation in the text (``not``, ``never``, ``no``, ``n't``, ``without``, …) needs
    one in the quotes; a negation in a quote whose negated word the text repeats needs one in the
-   text; and a word with a negating prefix (``unsafe``, ``illegal``, ``non-toxic``, ``dishonest``)
-   must not stand for its opposite on the other side (``safe``). Any mismatch is *unsupported*.
+   text (unless the quotes assert that word elsewhere too: uncertain); and a word with a negating
+   prefix (``unsafe``, ``illegal``) must not stand for its opposite (``safe``). Any other mismatch
+   is *unsupported*.
 3. **Coverage.** The text's other content words are compared by stem with the quotes' words.
-   All covered: *supported*. One word missing, or at least ``share`` of them covered (3/4 for a
-   claim): *uncertain*, and the words that lack support are named. Fewer: *unsupported*.
+   All covered: *supported*. Otherwise at least ``share`` of them must be covered (none for a
+   claim: a paraphrase is for a person to judge) and no clause of two or more content words may
+   share nothing with the quotes (an added statement, "…, who was convicted of fraud"), and the
+   text must share something with them at all; else *unsupported*. The words that lack support
+   are named.
+4. **Context.** ``context`` is host-known text — the headings a quote stands under in its stored
+   source (:mod:`.support_context`). What only the context states is not refused, but the text is
+   at most *uncertain*.
 
 The check is pure (no I/O, no model, no network) and cached by text; one claim costs well under a
 millisecond (docs/benchmarks.md). :class:`SupportChecker` adds the optional model layer
@@ -39,7 +46,10 @@ from functools import lru_cache
 from ..evidence.normalize import normalize_quote
 from ..facts import MONTHS, NEGATIONS, NOT_NAMES
 from ..words import STOPWORDS, stem
+from .support_dates import MONTH_NUMBER, Date, date_found, find_dates
+from .support_mark import mark
 from .support_model import EntailmentModel
+from .support_numbers import APPROXIMATE, BOUNDS, TEMPORAL, number_found
 
 __all__ = [
     "CLAIM_SHARE",
@@ -49,6 +59,7 @@ __all__ = [
     "Support",
     "SupportChecker",
     "check",
+    "mark",
 ]
 
 SUPPORTED = "supported"
@@ -56,19 +67,25 @@ UNCERTAIN = "uncertain"
 UNSUPPORTED = "unsupported"
 VERDICTS = (SUPPORTED, UNCERTAIN, UNSUPPORTED)
 
-CLAIM_SHARE = 0.75
+CLAIM_SHARE = 0.0
 """Part of a claim's (or answer sentence's) content words the quotes must cover for the claim
-to be uncertain rather than unsupported; all of them for it to be supported."""
+to be uncertain rather than unsupported; all of them for it to be supported. None for a claim:
+words the quotes don't state are something the check can't judge (a paraphrase, an inference),
+so a person decides — unless no fact is contradicted *and* the text shares something with the
+quotes in every clause (see :func:`_unsaid_clause` and the "nothing in common" rule)."""
 ENTAILED = 0.9
 """Entailment probability at or above which the model layer settles an uncertain text as supported."""
 REFUTED = 0.1
 """Entailment probability at or below which the model layer settles it as unsupported."""
 
 _TOKEN = re.compile(
-    r"(?P<num>\d+(?:[.,]\d+)*)(?P<suffix>[^\W\d_]*)"
+    r"(?P<initials>(?<![^\W_])(?:[A-Z]\.)+[A-Z](?![^\W_])\.?)"
+    r"|(?P<code>(?<![^\W_])[A-Z][^\W\d_]*(?:-?\d+[^\W_]*)+(?![^\W_]))"
+    r"|(?P<num>\d+(?:[.,]\d+)*)(?P<suffix>[^\W\d_]*)"
     r"|(?P<word>[^\W\d_]+(?:['’-][^\W\d_]+)*)"
     r"|(?P<stop>[.!?]+(?=\s|$)|[\"“”(\[:;])"
 )
+_DOTTED_THOUSANDS = re.compile(r"\d{1,3}\.\d{3}")
 _PERCENT = re.compile(r"%|\bper\s+cent\b", re.IGNORECASE)
 
 _UNITS = {
@@ -85,17 +102,14 @@ _ORDINALS = {
     "thirtieth": 30, "hundredth": 100,
 }  # fmt: skip
 _ORDINAL_SUFFIXES = frozenset(["st", "nd", "rd", "th"])
+_MONTH_NAME = {n: name for name, n in MONTH_NUMBER.items()}
 _ALWAYS_MONTHS = MONTHS - {"may", "march", "mar"}
 """Month names that are months in any case ("may" and "march" only when capitalised)."""
-_APPROXIMATE = frozenset(
-    ["about", "around", "approximately", "roughly", "nearly", "almost", "some", "circa", "ca"]
-)
-_ABOVE = frozenset(["more", "over", "above", "exceeding", "exceeds", "least", "greater"])
-_BELOW = frozenset(["less", "fewer", "under", "below", "most", "within", "up"])
+_ABOVE = frozenset(w for w, (d, _) in BOUNDS.items() if d == ">") - {"after", "since"}
+_BELOW = frozenset(w for w, (d, _) in BOUNDS.items() if d == "<") - {"before", "prior", "until"}
 _LINKS = frozenset(["than", "to"])
 """Words between a comparative and its number ("more than 398", "up to 40")."""
-_TEMPORAL = frozenset(["before", "after", "since", "until", "prior"])
-_COMPARATIVES = _APPROXIMATE | _ABOVE | _BELOW | _TEMPORAL
+_COMPARATIVES = APPROXIMATE | _ABOVE | _BELOW | TEMPORAL
 _ONE_AFTER = frozenset(["of", "another", "who", "that", "which", "or", "and", "is", "was"])
 _ONE_BEFORE = frozenset(["the", "no", "any", "every", "each", "this", "that", "which", "a"])
 _NEGATIONS = NEGATIONS | frozenset(
@@ -110,8 +124,21 @@ _NEGATION_SCOPE = 2
 """How many content words after a negation it is taken to negate."""
 _NEGATING_PREFIXES = ("non", "un", "in", "im", "il", "ir", "dis")
 _DEMONYM = ("n", "an", "ian", "ese", "ish", "i")
+_DEMONYM_AFTER_VOWEL = ("ian", "ean", "an", "ese")
+_ALIAS_PAIRS = [
+    ("us", "united states"), ("usa", "united states"), ("america", "united states"),
+    ("uk", "united kingdom"), ("covid-19", "coronavirus"), ("covid", "coronavirus"),
+    ("tv", "television"), ("un", "united nations"), ("eu", "european union"),
+]  # fmt: skip
+_ALIASES: dict[str, list[tuple[str, ...]]] = {}
+for _short, _long in _ALIAS_PAIRS:
+    _ALIASES.setdefault(_short, []).append(tuple(_long.split()))
+    for _part in _long.split():
+        _ALIASES.setdefault(_part, []).append((_short,))
+"""Names written two ways (an initialism, a common alias): either stands for the other."""
 _GENERIC = frozenset(["percent", "also", "known", "called", "named", "including"])
 """Content words that restate, rather than add, what a sentence says; never required."""
+_GENERIC_STEMS = frozenset(stem(w) for w in _GENERIC)
 
 
 @dataclass(frozen=True)
@@ -139,11 +166,14 @@ class _Reading:
 
     numbers: tuple[tuple[str, Decimal, str, str], ...]
     """(shown, value, kind: '' | 'ord' | 'decade', the comparative before it or '')."""
-    months: tuple[tuple[str, str, str], ...]  # (shown, canonical, comparative)
+    months: tuple[tuple[str, str, str], ...]  # (shown, canonical, comparative), outside dates
+    dates: tuple[Date, ...]  # "April 11, 2020", "11 April", "September 2013"
     names: tuple[tuple[str, str], ...]  # (shown, folded)
     negations: tuple[tuple[str, frozenset[str]], ...]  # (shown, stems of the words it negates)
     prefixed: tuple[tuple[str, str], ...]  # (shown, base word without its negating prefix)
     content: tuple[tuple[str, str], ...]  # (shown, stem)
+    groups: tuple[frozenset[str], ...]  # runs of capitalised words, folded ("Gaius Julius Caesar")
+    asserted: frozenset[str]  # stems of the content words and names outside any negation's scope
     words: frozenset[str]  # every folded word
     stems: frozenset[str]
 
@@ -178,6 +208,7 @@ class _Token:
     text: str
     suffix: str = ""  # letters right after a number (st, th, s, km...)
     start: bool = False  # a word that opens a sentence (or a quotation, a parenthesis)
+    apart: bool = False  # a comma (or other dropped punctuation) stands before it
 
 
 def _tokens(text: str) -> list[_Token]:
@@ -186,9 +217,18 @@ def _tokens(text: str) -> list[_Token]:
     norm = _PERCENT.sub(" percent ", unicodedata.normalize("NFKC", text))
     out: list[_Token] = []
     start = True
+    last = 0
     for m in _TOKEN.finditer(norm):
+        start_apart = bool(out) and bool(norm[last : m.start()].strip())  # a comma, a dash
+        last = m.end()
+        first = len(out)
         if m.group("num") is not None:
             out.append(_Token("num", m.group("num"), m.group("suffix").casefold()))
+            start = False
+        elif m.group("initials") is not None or m.group("code") is not None:
+            # "U.S." is the word US; "COVID-19", "A330" are one word, not a name and a number
+            word = (m.group("initials") or "").replace(".", "") or m.group("code")
+            out.append(_Token("word", word, start=start))
             start = False
         elif m.group("word") is not None:
             word = m.group("word").replace("’", "'")
@@ -203,6 +243,8 @@ def _tokens(text: str) -> list[_Token]:
         else:
             out.append(_Token("stop", m.group("stop")))
             start = True
+        if start_apart and first < len(out):
+            out[first].apart = True
     return out
 
 
@@ -231,6 +273,8 @@ class _Reader:
         self.titled = _titled(self.tokens)
         self.numbers: list[tuple[str, Decimal, str, str]] = []
         self.months: list[tuple[str, str, str]] = []
+        self.dates: list[Date] = []
+        self.asserted: set[str] = set()
         self.names: list[tuple[str, str]] = []
         self.negations: list[tuple[str, list[str]]] = []
         self.prefixed: list[tuple[str, str]] = []
@@ -240,9 +284,37 @@ class _Reader:
         self.previous = ""  # the word before the current one (a comparative, for "more than")
         self.spelled: list[tuple[str, int]] = []  # a run of number words: (shown, value)
         self.spelled_before = ""
+        self.groups: list[frozenset[str]] = []
+        self.run: list[str] = []  # the capitalised words just read
+
+    def close_run(self) -> None:
+        if self.run:
+            self.groups.append(frozenset(self.run))
+            self.run = []
 
     def reading(self) -> _Reading:
+        months = {
+            i: MONTH_NUMBER[_fold(t.text)[:3]]
+            for i, t in enumerate(self.tokens)
+            if t.kind == "word" and _is_month(t.text)
+        }
+        dates = (
+            find_dates([(t.kind, t.text, t.suffix) for t in self.tokens], months) if months else {}
+        )
+        skip = 0
         for position, token in enumerate(self.tokens):
+            if position < skip:
+                continue
+            if position in dates:
+                skip = self.date(position, *dates[position])
+                continue
+            capital = token.kind == "word" and token.text[:1].isupper()
+            if token.apart:
+                self.close_run()  # "Caesar, Brutus": two names, not one
+            if capital and _fold(token.text) not in NOT_NAMES:
+                self.run.append(_fold(token.text))
+            else:
+                self.close_run()
             if token.kind == "stop":
                 self.close_spelled()
                 self.previous = ""
@@ -252,16 +324,37 @@ class _Reader:
             else:
                 self.word(position, token)
         self.close_spelled()
+        self.close_run()
         return _Reading(
             numbers=tuple(self.numbers),
             months=tuple(self.months),
+            dates=tuple(self.dates),
             names=tuple(self.names),
             negations=tuple((shown, frozenset(scope)) for shown, scope in self.negations),
             prefixed=tuple(self.prefixed),
             content=tuple(self.content),
+            groups=tuple(self.groups),
+            asserted=frozenset(self.asserted),
             words=frozenset(self.words),
             stems=frozenset(self.stems),
         )
+
+    def date(self, at: int, end: int, month: int, day: int | None, year: int | None) -> int:
+        """Read the date ``tokens[at:end]`` as one fact (its year also as a number); return
+        ``end``."""
+        self.close_spelled()
+        self.close_run()
+        shown = " ".join(t.text + t.suffix for t in self.tokens[at:end])
+        before = self.comparative()
+        if before and self.content and _fold(self.content[-1][0]) == before:
+            self.content.pop()
+        self.dates.append(Date(shown, month, day, year, before))
+        for t in self.tokens[at:end]:
+            self.words.add(_fold(t.text))
+        if year is not None:
+            self.numbers.append((str(year), Decimal(year), "", ""))
+        self.previous = ""
+        return end
 
     def fact(self, shown: str, value: Decimal, kind: str, before: str) -> None:
         self.numbers.append((shown, value, kind, before))
@@ -297,11 +390,16 @@ class _Reader:
             self.fact(token.text + token.suffix, value, "decade", before)
         else:
             nxt = self.tokens[position + 1] if position + 1 < len(self.tokens) else None
-            scale = _SCALES.get(_fold(nxt.text)) if nxt is not None and nxt.kind == "word" else None
+            scale = _SCALES.get(token.suffix) or (
+                _SCALES.get(_fold(nxt.text)) if nxt is not None and nxt.kind == "word" else None
+            )
             if scale is not None:
                 value = (value * scale).normalize()
             self.fact(token.text, value, "", before)
-            if token.suffix:
+            if _DOTTED_THOUSANDS.fullmatch(token.text) and scale is None:
+                # "30.000" is 30 or, written the European way, 30,000: a quote states either
+                self.numbers.append((token.text, Decimal(token.text.replace(".", "")), "alt", ""))
+            if token.suffix and token.suffix not in _SCALES:
                 self.words.add(token.suffix)
                 self.stems.add(stem(token.suffix))
         self.words.add(token.text)
@@ -323,6 +421,14 @@ class _Reader:
                 self.spelled_before = self.comparative()
             self.spelled.append((token.text, _UNITS[lower] if lower in _UNITS else _SCALES[lower]))
             return
+        if lower in _ORDINALS and self.spelled and _ORDINALS[lower] < 10:
+            # "twenty-first": the number words before an ordinal are part of it
+            shown = " ".join(t for t, _ in self.spelled) + " " + token.text
+            value = sum(v for _, v in self.spelled) + _ORDINALS[lower]
+            self.spelled.clear()
+            self.fact(shown, Decimal(value), "ord", self.spelled_before)
+            self.previous = lower
+            return
         self.close_spelled()
         if lower in _LINKS and self.previous in _ABOVE | _BELOW:
             return  # "more than": keep "more" as the word before the number
@@ -332,7 +438,7 @@ class _Reader:
         capital = token.text[:1].isupper()
         if lower in _ORDINALS:
             self.fact(token.text, Decimal(_ORDINALS[lower]), "ord", self.comparative())
-        elif lower in _ALWAYS_MONTHS or (lower in MONTHS and capital):
+        elif _is_month(token.text):
             self.months.append((token.text, lower[:3], self.comparative()))
         elif lower in _NEGATIONS or lower.endswith("n't"):
             self.negations.append((token.text, []))
@@ -348,15 +454,25 @@ class _Reader:
         self.previous = lower
 
     def scope(self, lower: str) -> None:
-        """Count a content word into the scope of the negations just before it."""
+        """Count a content word into the scope of the negations just before it (or, outside
+        any, among the words the text asserts)."""
+        scoped = False
         for _, scope in self.negations[-2:]:
             if len(scope) < _NEGATION_SCOPE:
                 scope.append(stem(lower))
+                scoped = True
+        if not scoped:
+            self.asserted.add(stem(lower))
 
 
 @lru_cache(maxsize=65536)
 def _read(text: str) -> _Reading:
     return _Reader(text).reading()
+
+
+def _is_month(word: str) -> bool:
+    lower = _fold(word)
+    return lower in _ALWAYS_MONTHS or (lower in MONTHS and word[:1].isupper())
 
 
 def _negated_base(lower: str) -> str:
@@ -372,53 +488,22 @@ def _name_found(name: str, quotes: _Reading) -> bool:
     never merely the same stem (``France`` is not ``franc``)."""
     if name in quotes.words:
         return True
+    if any(all(w in quotes.words for w in alias) for alias in _ALIASES.get(name, ())):
+        return True
     for word in quotes.words:
         longer, shorter = (word, name) if len(word) > len(name) else (name, word)
-        if len(shorter) >= 4 and longer.startswith(shorter) and longer[len(shorter) :] in _DEMONYM:
+        if len(shorter) < 4:
+            continue
+        if longer.startswith(shorter) and longer[len(shorter) :] in _DEMONYM:
             return True
+        base = shorter[:-1]
+        if (
+            shorter[-1] in "aey"
+            and longer.startswith(base)
+            and longer[len(base) :] in _DEMONYM_AFTER_VOWEL
+        ):
+            return True  # Canada / Canadian, Hungary / Hungarian, Chile / Chilean
     return False
-
-
-def _number_found(value: Decimal, kind: str, before: str, quotes: _Reading) -> tuple[bool, str]:
-    """(exact, soft reason): is the number in the quotes, or does it follow from one of them?
-
-    Ordinals match plain numbers (``14th March`` = ``14 March``); a decade (``1990s``) matches
-    only a decade, or softly a year in it. A number after a comparative ("more than 398",
-    "before 2018") is exact only where a quote has the same comparative and number; it follows
-    softly from a number on the right side of it.
-    """
-    values = [(v, k, b) for _, v, k, b in quotes.numbers]
-    if kind == "decade":
-        if any(v == value and k == "decade" for v, k, _ in values):
-            return True, ""
-        if any(value <= v < value + 10 and k == "" for v, k, _ in values):
-            return False, "a year of that decade"
-        return False, ""
-    plain = [v for v, k, _ in values if k != "decade"]
-    if before in _ABOVE | _BELOW | _TEMPORAL:
-        if any(v == value and b == before for v, _, b in values):
-            return True, ""
-        above = before in _ABOVE or before in ("after", "since")
-        if any(v > value if above else v < value for v in plain):
-            side = "larger" if above else "smaller"
-            return False, f"'{before}' a {side} number the quotes state"
-        return False, ""
-    if any(v == value and k != "decade" for v, k, _ in values):
-        return True, ""
-    if before in _APPROXIMATE and any(abs(v - value) <= abs(value) / 10 for v in plain):
-        return False, f"'{before}' a number the quotes state"
-    if any(_rounds_to(v, value) for v in plain if v != value):
-        return False, "a rounding of a number the quotes state"
-    return False, ""
-
-
-def _rounds_to(exact: Decimal, rounded: Decimal) -> bool:
-    """``1,234,567`` → ``1.2 million`` (1200000): ``rounded`` has fewer significant digits."""
-    significant = len(rounded.as_tuple().digits)
-    exp = exact.adjusted() - significant + 1
-    if exact.adjusted() != rounded.adjusted() or exp <= 0:
-        return False
-    return exact.scaleb(-exp).quantize(Decimal(1)).scaleb(exp) == rounded
 
 
 def _quote_reading(quotes: Sequence[str]) -> _Reading:
@@ -430,10 +515,13 @@ def _quote_reading(quotes: Sequence[str]) -> _Reading:
     return _Reading(
         numbers=tuple(n for r in readings for n in r.numbers),
         months=tuple(m for r in readings for m in r.months),
+        dates=tuple(d for r in readings for d in r.dates),
         names=tuple(n for r in readings for n in r.names),
         negations=tuple(n for r in readings for n in r.negations),
         prefixed=tuple(p for r in readings for p in r.prefixed),
         content=tuple(c for r in readings for c in r.content),
+        groups=tuple(g for r in readings for g in r.groups),
+        asserted=frozenset().union(*(r.asserted for r in readings)),
         words=frozenset().union(*(r.words for r in readings)),
         stems=frozenset().union(*(r.stems for r in readings)),
     )
@@ -445,14 +533,19 @@ def check(
     *,
     share: float = CLAIM_SHARE,
     allowed: Iterable[str] = (),
+    context: Sequence[str] = (),
 ) -> Support:
     """The deterministic verdict on ``text`` resting on ``quotes`` (their own words).
 
     ``allowed`` are extra stems that count as covered (a heading's generic words, the cited
     sources' names); ``share`` the part of the content words that must be covered for the text
-    to be uncertain rather than unsupported.
+    to be uncertain rather than unsupported. ``context`` is host-known text around the quotes —
+    the cited source's own title, the heading a quoted sentence stands under — never text the
+    proposer wrote: a name, number, date or word found only there is not refused, but the text
+    is at most *uncertain* (the context says what the source is about, not that the quoted
+    sentence says it).
     """
-    return _check(text, tuple(quotes), share, frozenset(allowed))
+    return _check(text, tuple(quotes), share, frozenset(allowed), tuple(context))
 
 
 def _same(text: str, quote: str) -> bool:
@@ -460,38 +553,91 @@ def _same(text: str, quote: str) -> bool:
     return normalize_quote(text).rstrip(" .!?;:") == normalize_quote(quote).rstrip(" .!?;:")
 
 
+def _fuller(lower: str, mine: _Reading, theirs: _Reading) -> bool:
+    """``lower`` is part of a longer form of a name the quotes state: the text's run of
+    capitalised words holding it contains one of the quotes' runs whole ("Gaius Julius Caesar"
+    for "Caesar"; not "James Smeaton" for "James Douglass")."""
+    runs = [g for g in mine.groups if lower in g]
+    return any(q <= g and lower not in q for g in runs for q in theirs.groups)
+
+
 @lru_cache(maxsize=32768)
-def _check(text: str, quotes: tuple[str, ...], share: float, allowed: frozenset[str]) -> Support:
+def _check(
+    text: str,
+    quotes: tuple[str, ...],
+    share: float,
+    allowed: frozenset[str],
+    context: tuple[str, ...],
+) -> Support:
     if any(_same(text, quote) for quote in quotes):
         return Support(SUPPORTED)  # the extractive engine's claims: its text is its quote
     mine = _read(text)
     theirs = _quote_reading(quotes)
+    around = _quote_reading(context)
     hard: list[str] = []
     soft: list[str] = []
+    framed: list[str] = []  # found only in the context (the source's title, the heading)
     why: list[str] = []
 
+    stated = 0  # facts and words the text shares with its quotes
     for shown, value, kind, before in mine.numbers:
-        exact, reason = _number_found(value, kind, before, theirs)
-        if exact or _fold(shown) in allowed:
+        if kind == "alt":
             continue
-        if reason:
+        found, reason = number_found(value, kind, before, theirs.numbers)
+        if found == "found" or _fold(shown) in allowed:
+            stated += 1
+            continue
+        if (
+            found == "hard"
+            and context
+            and number_found(value, kind, before, around.numbers)[0] == "found"
+        ):
+            framed.append(shown)
+        elif found == "soft":
             soft.append(shown)
             why.append(f"'{shown}' is only {reason}")
         else:
             hard.append(shown)
+    quoted_months = [(c, b) for _, c, b in theirs.months]
+    quoted_months += [(_MONTH_NAME[d.month], "") for d in theirs.dates]
     for shown, canonical, before in mine.months:
-        if any(c == canonical and b == before for _, c, b in theirs.months):
+        if any(c == canonical and b == before for c, b in quoted_months):
+            stated += 1
             continue
-        if before and any(c == canonical for _, c, _ in theirs.months):
+        if before and any(c == canonical for c, _ in quoted_months):
             soft.append(shown)
             why.append(f"'{before} {shown}' is only close to a date the quotes state")
+        elif any(c == canonical and b == before for _, c, b in around.months):
+            framed.append(shown)
         else:
             hard.append(shown)
-    unnamed = [
-        shown
-        for shown, lower in mine.names
-        if not _name_found(lower, theirs) and stem(lower) not in allowed
+    quoted_dates = [
+        *theirs.dates,
+        *(Date(s, MONTH_NUMBER[c], None, None) for s, c, _ in theirs.months),
     ]
+    for date in mine.dates:
+        found, reason = date_found(date, quoted_dates, BOUNDS)
+        if found == "found":
+            stated += 1
+        elif found == "soft":
+            soft += date.shown.split()
+            why.append(f"'{date.shown}' is only {reason}")
+        elif context and date_found(date, around.dates, BOUNDS)[0] == "found":
+            framed += date.shown.split()
+        else:
+            hard += date.shown.split()
+    unnamed: list[str] = []
+    fuller: list[str] = []
+    for shown, lower in mine.names:
+        if _name_found(lower, theirs) or stem(lower) in allowed:
+            stated += 1
+            continue
+        if _name_found(lower, around):
+            framed.append(shown)
+        elif _fuller(lower, mine, theirs):
+            fuller.append(shown)
+        else:
+            unnamed.append(shown)
     if unnamed and any(not _name_found(lower, mine) for _, lower in theirs.names):
         hard += unnamed  # the quotes name someone else: a swapped name, refused
     elif unnamed:
@@ -499,43 +645,97 @@ def _check(text: str, quotes: tuple[str, ...], share: float, allowed: frozenset[
         # source's context supplies (its title, an earlier sentence). A person decides.
         soft += unnamed
         why.append(f"the quotes don't name {_list(unnamed)}")
+    if fuller:
+        soft += fuller
+        why.append(f"{_list(fuller)} only lengthen a name the quotes state")
     if hard:
         why.insert(0, "the quotes don't state " + _list(hard))
 
     negation = _negation_problem(mine, theirs)
     if negation:
-        hard += [w for w in negation[0] if w not in hard]
+        (hard if negation[2] else soft).extend(w for w in negation[0] if w not in hard)
         why.append(negation[1])
 
     covered_stems = theirs.stems | allowed
     content = [
         (shown, s)
         for shown, s in mine.content
-        if s not in {stem(w) for w in _GENERIC} and not _spelled_number(shown)
+        if s not in _GENERIC_STEMS and not _spelled_number(shown)
     ]
-    lacking = [shown for shown, s in content if s not in covered_stems]
+    lacking: list[str] = []
+    uncovered = 0
+    for shown, s in content:
+        if s in covered_stems:
+            continue
+        if s in around.stems:
+            framed.append(shown)
+            continue
+        uncovered += 1
+        lacking.append(shown)
     lacking = list(dict.fromkeys(lacking))
-    uncovered = len([1 for _, s in content if s not in covered_stems])
     enough = uncovered <= 1 or len(content) - uncovered >= share * len(content)
+    unsaid = _unsaid_clause(text, theirs, around, allowed) if lacking else None
+    if unsaid is not None:
+        enough = False
+        why.append(f"the clause '{unsaid}' says nothing its quotes state")
     if lacking:
         why.append(f"the quotes don't say {_list(lacking)}")
+    framed = list(dict.fromkeys(framed))
+    if framed:
+        why.append(f"only the source's title or heading states {_list(framed)}")
 
-    missing = tuple(dict.fromkeys([*hard, *soft, *lacking]))
-    if hard or not enough:
+    stated += sum(1 for _, s in content if s in covered_stems)
+    missing = tuple(dict.fromkeys([*hard, *soft, *lacking, *framed]))
+    apart = not stated and bool(missing)  # it states things, none of them in its quotes
+    if hard or not enough or apart:
+        if apart and not hard and enough:
+            why.append("the text says nothing its quotes state")
         return Support(UNSUPPORTED, missing, "; ".join(why))
-    if soft or lacking:
+    if soft or lacking or framed:
         return Support(UNCERTAIN, missing, "; ".join(why))
     return Support(SUPPORTED)
+
+
+_CLAUSE = re.compile(
+    r"[,;:()\[\]—–]|\s-\s|\b(?:who|whom|whose|which|and|but|whereas|while)\b", re.I
+)
+_CLAUSE_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+
+
+def _unsaid_clause(
+    text: str, theirs: _Reading, around: _Reading, allowed: frozenset[str]
+) -> str | None:
+    """A clause of ``text`` (cut at commas, brackets, dashes, relative pronouns) with two or
+    more content words of which the quotes, the context and ``allowed`` state none: a statement
+    of its own, not a rewording ("…, who was convicted of fraud")."""
+    for clause in _CLAUSE.split(text):
+        words = [
+            w for w in _CLAUSE_WORD.findall(clause) if len(w) >= 3 and _fold(w) not in STOPWORDS
+        ]
+        if len(words) < 2:
+            continue
+        if not any(
+            _fold(w) in theirs.words
+            or stem(_fold(w)) in theirs.stems
+            or stem(_fold(w)) in around.stems
+            or stem(_fold(w)) in allowed
+            for w in words
+        ):
+            return clause.strip(" .!?")
+    return None
 
 
 def _spelled_number(shown: str) -> bool:
     return shown.casefold() in _UNITS or shown.casefold() in _SCALES
 
 
-def _negation_problem(mine: _Reading, theirs: _Reading) -> tuple[list[str], str] | None:
+def _negation_problem(mine: _Reading, theirs: _Reading) -> tuple[list[str], str, bool] | None:
+    """(words, reason, refused): a negation on one side only. Refused (unsupported) unless the
+    quotes negate the text's words in one place and assert them in another ("90 cases …, and no
+    reported cases in Brčko"): then which one the text restates is for a person to say."""
     if mine.negations and not theirs.negations:
         shown = [w for w, _ in mine.negations]
-        return shown, f"the text negates ({_list(shown)}) and the quotes don't"
+        return shown, f"the text negates ({_list(shown)}) and the quotes don't", True
     text_stems = {s for _, s in mine.content} | {stem(n) for _, n in mine.names}
     if not mine.negations:
         hits = [(w, scope & text_stems) for w, scope in theirs.negations if scope & text_stems]
@@ -544,14 +744,20 @@ def _negation_problem(mine: _Reading, theirs: _Reading) -> tuple[list[str], str]
             said = [w for w, s in mine.content if s in negated]
             said += [w for w, n in mine.names if stem(n) in negated]
             words = [w for w, _ in hits]
-            return said[:2], f"the quotes negate it ({_list(words)}) and the text doesn't"
+            if negated <= theirs.asserted:
+                return (
+                    said[:2],
+                    f"the quotes negate it ({_list(words)}) in one place and assert it in another",
+                    False,
+                )
+            return said[:2], f"the quotes negate it ({_list(words)}) and the text doesn't", True
     quote_bases = {base for _, base in theirs.prefixed}
     for word, s in mine.content:
         if any(stem(base) == s for base in quote_bases) and s not in theirs.stems:
-            return [word], f"the quotes say the opposite of '{word}' (a negating prefix)"
+            return [word], f"the quotes say the opposite of '{word}' (a negating prefix)", True
     for word, base in mine.prefixed:
         if _fold(word) not in theirs.words and stem(base) in theirs.stems:
-            return [word], f"the quotes say the opposite of '{word}' (no negating prefix)"
+            return [word], f"the quotes say the opposite of '{word}' (no negating prefix)", True
     return None
 
 
@@ -572,9 +778,10 @@ class SupportChecker:
         *,
         share: float = CLAIM_SHARE,
         allowed: Iterable[str] = (),
+        context: Sequence[str] = (),
     ) -> Support:
         """Deterministic verdict; an uncertain one goes to the model layer when there is one."""
-        verdict = check(text, quotes, share=share, allowed=allowed)
+        verdict = check(text, quotes, share=share, allowed=allowed, context=context)
         if verdict.verdict != UNCERTAIN or self.model is None or not quotes:
             return verdict
         score = float(self.model.entailment(" ".join(q.strip() for q in quotes), text))
@@ -595,25 +802,3 @@ class SupportChecker:
             f"{verdict.reason}; the entailment model was unsure ({score:.2f})",
             score,
         )
-
-
-def mark(text: str, words: Iterable[str]) -> list[tuple[str, bool]]:
-    """``text`` cut into (segment, lacks support) pieces: each whole-word occurrence of ``words``
-    is its own marked piece, for a surface to highlight (``inbox show`` brackets and bolds it)."""
-    wanted = sorted({w for w in words if w.strip()}, key=len, reverse=True)
-    if not wanted:
-        return [(text, False)]
-    pattern = re.compile(
-        r"(?<![^\W_])(?:" + "|".join(re.escape(w) for w in wanted) + r")(?![^\W_])",
-        re.IGNORECASE,
-    )
-    pieces: list[tuple[str, bool]] = []
-    at = 0
-    for m in pattern.finditer(text):
-        if m.start() > at:
-            pieces.append((text[at : m.start()], False))
-        pieces.append((m.group(0), True))
-        at = m.end()
-    if at < len(text):
-        pieces.append((text[at:], False))
-    return pieces

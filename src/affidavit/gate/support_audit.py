@@ -15,6 +15,7 @@ from ..errors import AffidavitError
 from ..evidence import normalize_quote
 from ..sources.store import SourceStore
 from .support import UNCERTAIN, UNSUPPORTED, SupportChecker
+from .support_context import headings_above
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ def support_problems(
         "WHERE c.status = 'active' ORDER BY c.id, e.idx"
     ).fetchall()
     claims: dict[str, tuple[str, str, list[tuple[str, str]]]] = {}
+    context: dict[str, list[str]] = {}
     unreadable: set[str] = set()
     for claim_id, page, text, source_id, start, end, quote in rows:
         entry = claims.setdefault(claim_id, (page or "", text, []))
@@ -56,11 +58,17 @@ def support_problems(
             unreadable.add(claim_id)  # moved or altered: evidence_unverified's business
             continue
         entry[2].append((source_id, span))
+        if start is not None:
+            context.setdefault(claim_id, []).extend(headings_above(store.text(source_id), start))
     problems: list[SupportProblem] = []
     for claim_id, (page, text, quotes) in claims.items():
         if claim_id in unreadable:
             continue
-        verdict = checker.check(text, [span for _, span in quotes])
+        verdict = checker.check(
+            text,
+            [span for _, span in quotes],
+            context=list(dict.fromkeys(context.get(claim_id, []))),
+        )
         if verdict.verdict in (UNCERTAIN, UNSUPPORTED):
             problems.append(
                 SupportProblem(
