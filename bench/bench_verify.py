@@ -50,6 +50,7 @@ CORPUS = next(
     (
         path
         for path in (
+            Path(os.environ.get("AFFIDAVIT_SHARED_DATA", "/nonexistent")) / "corpus" / "sotu.jsonl",
             ROOT.parent / "shared" / "data" / "corpus" / "sotu.jsonl",
             ROOT.parents[1] / "shared" / "data" / "corpus" / "sotu.jsonl",  # from a worktree
         )
