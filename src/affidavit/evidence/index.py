@@ -56,6 +56,9 @@ _CHECK_MAX = 24
 _SORT_MIN_NEEDLES = 16
 _SORT_MIN_BYTES = 1 << 20
 _PAD = b"\0" * _KEY
+#: Fewer patterns than this are looked up one ``sa_search`` each (3 µs) rather than in one
+#: ``searchsorted`` (15 µs fixed, 1 µs a pattern).
+_BATCH_MIN = 8
 #: Masks that fill the unused low bytes of a short pattern's key with 0xFF: ``_FILL[len]``.
 _FILL = [(1 << 8 * (_KEY - n)) - 1 if n < _KEY else 0 for n in range(_KEY + 1)]
 
@@ -168,8 +171,9 @@ class SuffixIndex:
         Keyed, all patterns are looked up in one ``searchsorted``: the run of suffixes whose key
         starts with the pattern's first 8 bytes (bounded below by the pattern padded with NULs,
         above by it padded with 0xFF bytes), exactly its occurrences when it fits its key and has
-        no NUL. Otherwise, one ``sa_search`` a pattern: exactly its occurrences."""
-        if self._keys is None:
+        no NUL. Otherwise (or for fewer than :data:`_BATCH_MIN` patterns, where numpy's fixed
+        cost is more than a few calls), one ``sa_search`` a pattern: exactly its occurrences."""
+        if self._keys is None or len(patterns) < _BATCH_MIN:
             counted = [self._count(pattern) for pattern in patterns]
             starts = [first for _, first in counted]
             stops = [first + count for count, first in counted]
