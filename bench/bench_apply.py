@@ -2,11 +2,12 @@
 fsync, git).
 
 A few State of the Union speeches are ingested with the extractive engine (applied) to make a
-wiki and a few more only stored (``--spare``: their sentences are not claims yet); then, ``--plans`` times, a plan of 20 ``add_claims`` operations (one verbatim sentence of
-the speeches each, over five existing pages) is proposed into the inbox (``auto_apply = "never"``)
-and approved (`affidavit approve`, timed). Floor, measured right after each apply in the same
-run: writing the files that apply changed (same bytes, temp file + fsync + rename each) and one
-git commit of them.
+wiki, and a few more only stored (``--spare``: the engine claims nearly every sentence of what
+it ingests, so the plans cite these); then, ``--plans`` times, a plan of 20 ``add_claims``
+operations (one verbatim sentence of the spare speeches each, over five existing pages) is
+proposed into the inbox (``auto_apply = "never"``) and approved (`affidavit approve`, timed).
+Floor, measured right after each apply in the same run: writing the files that apply changed
+(same bytes, temp file + fsync + rename each) and one git commit of them.
 
     .venv/bin/python bench/bench_apply.py [--speeches 6] [--spare 4] [--plans 30] [--json]
 """

@@ -25,6 +25,7 @@ Without ``pydivsufsort`` (:data:`AVAILABLE` false) the verifier keeps its pure-P
 from __future__ import annotations
 
 import ctypes
+import threading
 from collections.abc import Sequence
 from itertools import repeat
 from typing import Any
@@ -105,12 +106,11 @@ class SuffixIndex:
             self._checkpoints = np.concatenate(([0], np.cumsum(per_block))).tolist()
         # Plain ints out of the array, fast (numpy exports "<i", which memoryview cannot index).
         self._order = memoryview(self._array).cast("B").cast(self._array.dtype.char)
+        # The keys are built at the first batch that uses them (a random gather, ~110 ns a
+        # byte): a text only ever checked a quote at a time never pays for them.
         self._keys: Any = None
-        if 0 < self._size <= _KEYED_MAX_BYTES:
-            ended = self._data + _PAD
-            # Every position's next 8 bytes as one integer (overlapping views of one buffer).
-            window = np.ndarray((self._size,), dtype=">u8", buffer=ended, strides=(1,))
-            self._keys = window[self._array].astype(np.uint64)
+        self._keyed = 0 < self._size <= _KEYED_MAX_BYTES
+        self._keys_lock = threading.Lock()
 
     @property
     def nbytes(self) -> int:
@@ -173,7 +173,7 @@ class SuffixIndex:
         above by it padded with 0xFF bytes), exactly its occurrences when it fits its key and has
         no NUL. Otherwise (or for fewer than :data:`_BATCH_MIN` patterns, where numpy's fixed
         cost is more than a few calls), one ``sa_search`` a pattern: exactly its occurrences."""
-        if self._keys is None or len(patterns) < _BATCH_MIN:
+        if not self._keyed or len(patterns) < _BATCH_MIN:
             counted = [self._count(pattern) for pattern in patterns]
             starts = [first for _, first in counted]
             stops = [first + count for count, first in counted]
@@ -182,7 +182,7 @@ class SuffixIndex:
         low = np.array(patterns, dtype=f"S{_KEY}").view(">u8").astype(np.uint64)  # NUL-padded
         fill = [_FILL[len(p)] if len(p) < _KEY else 0 for p in patterns]
         high = low | np.array(fill, dtype=np.uint64)
-        keys = self._keys
+        keys = self._keys if self._keys is not None else self._build_keys()
         if len(patterns) >= _SORT_MIN_NEEDLES and self._size >= _SORT_MIN_BYTES:
             ranked = np.argsort(low, kind="stable")
             begin = np.empty(len(patterns), dtype=np.intp)
@@ -195,6 +195,15 @@ class SuffixIndex:
         # Clamped: an empty run may start past the end of the array.
         firsts = self._array[np.minimum(begin, self._size - 1)].tolist()
         return begin.tolist(), end.tolist(), firsts
+
+    def _build_keys(self) -> Any:
+        with self._keys_lock:
+            if self._keys is None:
+                ended = self._data + _PAD
+                # Every position's next 8 bytes as one integer (overlapping views of one buffer).
+                window = np.ndarray((self._size,), dtype=">u8", buffer=ended, strides=(1,))
+                self._keys = window[self._array].astype(np.uint64)
+            return self._keys
 
     def run_positions(self, pattern: bytes, start: int, stop: int, limit: int) -> list[int] | None:
         """The sorted character offsets of the occurrences of ``pattern``, given its run from
