@@ -12,9 +12,11 @@ proposer's string.
 How a quote is looked for never changes what is found: always the first occurrence that cuts no
 word. A few quotes against a source are one ``str.find`` each. A large source that many quotes are
 checked against gets a suffix array (:class:`~affidavit.evidence.index.SuffixIndex`, when
-``pydivsufsort`` is installed), which lists every occurrence of a quote at once; without it, many
-quotes against one large source are matched by :func:`find_first`, which anchors each quote on a
-rare whole word and walks the words of the text twice instead of scanning it once per quote.
+``pydivsufsort`` is installed), which lists every occurrence of a quote at once (the quotes of one
+call against a source in one ``searchsorted``: :meth:`~affidavit.evidence.index.SuffixIndex.runs`);
+without it, many quotes against one large source are matched by :func:`find_first`, which anchors
+each quote on a rare whole word and walks the words of the text twice instead of scanning it once
+per quote.
 
 Normalised texts (and their suffix arrays) are cached per content hash in one bounded cache that
 every :class:`Verifier` shares: sources are immutable, so a new verifier for the next plan finds
