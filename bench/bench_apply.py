@@ -2,13 +2,14 @@
 fsync, git).
 
 A few State of the Union speeches are ingested with the extractive engine (applied) to make a
-wiki; then, ``--plans`` times, a plan of 20 ``add_claims`` operations (one verbatim sentence of
-the speeches each, over five existing pages) is proposed into the inbox (``auto_apply = "never"``)
-and approved (`affidavit approve`, timed). Floor, measured right after each apply in the same
-run: writing the files that apply changed (same bytes, temp file + fsync + rename each) and one
-git commit of them.
+wiki, and a few more only stored (``--spare``: the engine claims nearly every sentence of what
+it ingests, so the plans cite these); then, ``--plans`` times, a plan of 20 ``add_claims``
+operations (one verbatim sentence of the spare speeches each, over five existing pages) is
+proposed into the inbox (``auto_apply = "never"``) and approved (`affidavit approve`, timed).
+Floor, measured right after each apply in the same run: writing the files that apply changed
+(same bytes, temp file + fsync + rename each) and one git commit of them.
 
-    .venv/bin/python bench/bench_apply.py [--speeches 6] [--plans 30] [--json]
+    .venv/bin/python bench/bench_apply.py [--speeches 6] [--spare 4] [--plans 30] [--json]
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ from affidavit.vault import Vault, init_vault
 
 
 def _corpus() -> Path:
+    shared = os.environ.get("AFFIDAVIT_SHARED_DATA")
+    if shared:
+        return Path(shared) / "corpus" / "sotu.jsonl"
     here = Path(__file__).resolve().parent
     for up in here.parents:
         candidate = up / "shared" / "data" / "corpus" / "sotu.jsonl"
@@ -92,6 +96,7 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
     parser.add_argument("--speeches", type=int, default=6)
+    parser.add_argument("--spare", type=int, default=4, help="speeches stored, not ingested")
     parser.add_argument("--plans", type=int, default=30)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -100,14 +105,21 @@ def main() -> int:
     provider = provider_from_config(vault.config, "extractive")
     docs = work / "speeches"
     docs.mkdir()
+    spare = work / "spare"
+    spare.mkdir()
     with _corpus().open(encoding="utf-8") as handle:
         for n, line in enumerate(handle):
-            if n >= args.speeches:
+            if n >= args.speeches + args.spare:
                 break
             row = json.loads(line)
-            doc = docs / f"{row['year']}-{n:03d}.md"
+            doc = (docs if n < args.speeches else spare) / f"{row['year']}-{n:03d}.md"
             doc.write_text(f"# State of the Union, {row['year']}\n\n{row['text'].strip()}\n")
     Ingestor(vault, provider, apply_now=True).run([str(docs)], "trusted")
+    # Stored, not ingested: their sentences are not claims yet (the engine takes nearly every
+    # sentence of an ingested speech), so the plans have something new to cite.
+    store = SourceStore(vault)
+    for path in sorted(spare.iterdir()):
+        store.add_file(path, "trusted")
     pages = [r[0] for r in vault.db.execute("SELECT slug FROM pages ORDER BY slug LIMIT 5")]
     pool = sentences(vault)
     timings: list[tuple[float, float, float]] = []  # (apply s, floor s, apply CPU s)

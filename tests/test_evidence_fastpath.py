@@ -8,8 +8,10 @@ from those, over true, false, word-cutting and adversarial quotes, ASCII and not
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import random
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -254,3 +256,110 @@ def test_verifier_equals_the_reference_verifier(seed: int) -> None:
     assert verifier.check_many(pairs) == expected  # again, warm
     assert Verifier(texts).check_many(pairs[:5]) == expected[:5]  # a new verifier, shared cache
     assert [Verifier(texts).check(s, q) for s, q in pairs[:40]] == expected[:40]
+
+
+# --- the keyed suffix array: one searchsorted for many needles -------------------------------
+
+#: Texts with NULs (which the keys' padding could imitate), short needles (fit their key),
+#: needles that end at the end of the text, non-ASCII and astral characters.
+_KEY_TOKENS = [
+    *_TOKENS,
+    "\x00",
+    "a\x00b",
+    "ab\x00",
+    "\x00\x00",
+    "aaaaaaaa",
+    "aaaaaaaab",
+    "ÿ",
+    "\x7f",
+]
+
+
+def _keyed_document(rng: random.Random, size: int) -> str:
+    parts: list[str] = []
+    length = 0
+    while length < size:
+        part = rng.choice(_KEY_TOKENS) + rng.choice(_SEPARATORS)
+        parts.append(part)
+        length += len(part)
+    return "".join(parts)
+
+
+def _keyed_needles(rng: random.Random, text: str, count: int) -> list[str]:
+    needles: list[str] = []
+    while len(needles) < count:
+        start = rng.randrange(len(text))
+        needle = text[start : start + rng.choice([1, 2, 3, 7, 8, 9, 15, 16, 17, 40])]
+        if rng.random() < 0.1:
+            needle = needle[:-1] + rng.choice("az\x00é")  # often absent
+        if needle:
+            needles.append(needle)
+    tail = text[-rng.randint(1, 12) :]
+    # A suffix shorter than its key is padded with NULs: a needle that is the end of the text and
+    # a NUL or two has that suffix's key without occurring there.
+    padded = [text[-1] + "\x00", text[-3:] + "\x00\x00", text[-1] + "\x00" * 8]
+    return needles + padded + [tail, text[-1], text[:9], "\x00", "a\x00", "zzzzzzzzzzzzzzzz"]
+
+
+@needs_index
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6])
+@pytest.mark.parametrize("mode", ["keyed", "keyed-sorted", "unkeyed"])
+def test_keyed_runs_equal_the_reference(
+    seed: int, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every occurrence of every needle, in order, from one searchsorted over all needles (sorted
+    # first or not) or one sa_search each, against str.find; then the anchored first.
+    if mode == "unkeyed":
+        monkeypatch.setattr(suffix, "_KEYED_MAX_BYTES", 0)
+    if mode == "keyed-sorted":
+        monkeypatch.setattr(suffix, "_SORT_MIN_BYTES", 0)
+    rng = random.Random(seed)
+    text = _keyed_document(rng, rng.choice([30, 3_000, 20_000]))
+    if seed % 2:
+        text = normalize(text).text
+    index = suffix.SuffixIndex(text)
+    needles = _keyed_needles(rng, text, 400)
+    for needle, found in zip(needles, index.occurrences(needles, 10**9), strict=True):
+        expected = [m.start() for m in re.finditer(f"(?={re.escape(needle)})", text)]
+        assert found == expected, needle
+    for needle, found in zip(needles, index.occurrences(needles, 3), strict=True):
+        expected = [m.start() for m in re.finditer(f"(?={re.escape(needle)})", text)]
+        assert found == (None if len(expected) > 3 else expected), needle
+    source = verify._Source(normalize(text))
+    folded = source.normalized.text
+    source.index = suffix.SuffixIndex(folded)
+    assert source.first_positions(needles) == [_reference_find(folded, n) for n in needles]
+
+
+@needs_index
+@pytest.mark.parametrize("seed", [11, 12])
+def test_verifier_on_keyed_sources_with_nul_and_short_quotes_equals_the_reference(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(suffix, "_SORT_MIN_BYTES", 0)  # the sorted searchsorted, on a small text
+    rng = random.Random(seed)
+    text = _keyed_document(rng, 40_000)
+    texts = _Texts(text)
+    normalized = normalize(text)
+    quotes = _keyed_needles(rng, text, 350) + _quotes(rng, _document(rng, 2_000), 50)
+    pairs = [(_sid(text), q) for q in quotes]
+    expected = [_reference_check(normalized, _sid(text), q) for q in quotes]
+    verifier = Verifier(texts)
+    assert verifier.check_many(pairs) == expected  # 400 quotes: indexed at once
+    assert verifier.check_many(pairs) == expected
+
+
+def test_fast_records_are_the_dataclass() -> None:
+    made = verify._check("s", "id", "q", True, 1, 5, "", "span")
+    plain = QuoteCheck("s", "id", "q", True, 1, 5, "", "span")
+    assert made == plain and hash(made) == hash(plain)
+    assert dataclasses.asdict(made) == dataclasses.asdict(plain)
+    assert set(vars(made)) == {f.name for f in dataclasses.fields(QuoteCheck)}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.verified = False  # type: ignore[misc]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=60))
+def test_ascii_quote_fast_path_equals_the_reference(text: str) -> None:
+    assert normalize_quote(text) == normalize(text).text.strip(" ")

@@ -148,3 +148,24 @@ def test_a_quote_in_a_one_line_source_is_shown_with_bounded_context(vault: Vault
         f"{shown.before.lstrip('…')}{target}{shown.after.rstrip('…')}"
         in f"{filler} {target} {filler}"
     )
+
+
+def test_render_escaping_matches_its_lookbehind_first_spelling() -> None:
+    # store/render.py puts each escaped character before its lookbehind (so the regex engine can
+    # skip to candidates); the matches must be those of the rule as first written.
+    import random
+    import re
+
+    from affidavit.store import render
+
+    written = re.compile(
+        r"[\\`*_\[\]<>|~!#&$^]|%(?=%)|(?<=%)%|=(?==)|(?<==)="
+        r"|(?<=\w)\.(?=[^\W\d_])|(?<=[^\W\d_]):(?=\S)|(?<=/)/"
+    )
+    pieces = ["a", "é", "1", "_", " ", "\n", ".", ":", "/", "%", "=", "\\", "*", "[", "]", "x.y"]
+    pieces += ["evil.com/x", "https://a.b", "==hi==", "%%c%%", "a:b", "1.5", "é.x", "漢.字"]
+    rng = random.Random(3)
+    for _ in range(4000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 24)))
+        spans = [m.span() for m in render._ESCAPE.finditer(text)]
+        assert spans == [m.span() for m in written.finditer(text)], text

@@ -184,6 +184,13 @@ def normalize_quote(quote: str) -> str:
     built without the offset map, which a quote never needs: the same passes, each rewriting only
     the text.
     """
+    if quote.isascii():
+        folded = quote.lower()  # NFKC + casefold on ASCII; no quote marks to fold
+        if "[" not in folded and "*" not in folded and "_" not in folded:
+            # No link or emphasis pass applies; ASCII has no thousands separator (see below).
+            if folded.isprintable() and "  " not in folded and folded[:1] != " " != folded[-1:]:
+                return folded  # its only whitespace is single spaces inside: already normal
+            return " ".join(folded.split())
     folded = _unspaced(quote)
     if folded.isascii() or not any(space in folded for space in _NUMBER_SPACES):
         # No thousands separator can come out: every whitespace run is one space, and the

@@ -12,9 +12,11 @@ proposer's string.
 How a quote is looked for never changes what is found: always the first occurrence that cuts no
 word. A few quotes against a source are one ``str.find`` each. A large source that many quotes are
 checked against gets a suffix array (:class:`~affidavit.evidence.index.SuffixIndex`, when
-``pydivsufsort`` is installed), which lists every occurrence of a quote at once; without it, many
-quotes against one large source are matched by :func:`find_first`, which anchors each quote on a
-rare whole word and walks the words of the text twice instead of scanning it once per quote.
+``pydivsufsort`` is installed), which lists every occurrence of a quote at once (the quotes of one
+call against a source in one ``searchsorted``: :meth:`~affidavit.evidence.index.SuffixIndex.runs`);
+without it, many quotes against one large source are matched by :func:`find_first`, which anchors
+each quote on a rare whole word and walks the words of the text twice instead of scanning it once
+per quote.
 
 Normalised texts (and their suffix arrays) are cached per content hash in one bounded cache that
 every :class:`Verifier` shares: sources are immutable, so a new verifier for the next plan finds
@@ -139,11 +141,11 @@ class _Source:
 
     @property
     def nbytes(self) -> int:
-        """Bytes charged to the shared cache: text and offset map, and a suffix array (counted
-        in advance for a source that may get one)."""
+        """Bytes charged to the shared cache: text and offset map, and a suffix array with its
+        8-byte keys (counted in advance for a source that may get them)."""
         size = len(self.normalized.text)
         indexed = _index.AVAILABLE and size >= _INDEX_MIN_CHARS
-        return size * (10 if indexed else 5)
+        return size * (18 if indexed else 5)
 
     def first_positions(self, needles: Sequence[str]) -> list[int]:
         """:func:`_first_positions` for these needles, through the suffix array if it pays."""
@@ -151,7 +153,31 @@ class _Source:
         index = self._index_for(len(needles))
         if index is None:
             return _first_positions(text, needles)
-        return [_indexed_find(index, text, needle) for needle in needles]
+        patterns = [needle.encode("utf-8", "surrogatepass") for needle in needles]
+        starts, stops, firsts = index.runs(patterns)
+        data, size, ascii_text = index.data, len(index.data), index.ascii
+        out: list[int] = []
+        for needle, pattern, start, stop, first in zip(
+            needles, patterns, starts, stops, firsts, strict=True
+        ):
+            if stop - start != 1:
+                found = index.run_positions(pattern, start, stop, _MAX_CANDIDATES)
+                out.append(_first_clean(text, needle, found))
+            elif not data.startswith(pattern, first):
+                out.append(-1)  # the one candidate is not the needle: it does not occur
+            elif ascii_text:
+                # Bytes are characters; cuts() is False next to a space and at the ends: the
+                # usual case, decided on the bytes just read, without the call.
+                end = first + len(pattern)
+                if (first == 0 or data[first - 1] == 32 or not cuts(text, first)) and (
+                    end == size or data[end] == 32 or not cuts(text, end)
+                ):
+                    out.append(first)
+                else:
+                    out.append(_CUT)
+            else:
+                out.append(_first_clean(text, needle, [index.char_offset(first)]))
+        return out
 
     def _index_for(self, quotes: int) -> _index.SuffixIndex | None:
         if self.index is not None:
@@ -170,16 +196,24 @@ class _Source:
 
 def _indexed_find(index: _index.SuffixIndex, text: str, needle: str) -> int:
     """:func:`_anchored_find` through the suffix array: every occurrence, tried in order."""
-    count, first = index.count(needle)
-    if not count:
-        return -1
-    if count > _MAX_CANDIDATES:
+    return _first_clean(text, needle, index.occurrences([needle], _MAX_CANDIDATES)[0])
+
+
+def _first_clean(text: str, needle: str, positions: list[int] | None) -> int:
+    """The first of ``positions`` (every occurrence of ``needle``, sorted) that cuts no word, else
+    _CUT, or -1 if there are none; with None (too many to sort), ``str.find`` from the start."""
+    if positions is None:
         return _anchored_find(text, needle)
     size = len(needle)
-    for position in index.positions(first, count):
-        if not (cuts(text, position) or cuts(text, position + size)):
+    last = len(text)
+    for position in positions:
+        # cuts() is False next to a space and at the ends: the usual case, without the call.
+        end = position + size
+        if (position == 0 or text[position - 1] == " " or not cuts(text, position)) and (
+            end == last or text[end] == " " or not cuts(text, end)
+        ):
             return position
-    return _CUT
+    return _CUT if positions else -1
 
 
 _SHARED: OrderedDict[str, _Source] = OrderedDict()
@@ -362,11 +396,13 @@ class Verifier:
         pairs = list(items)
         results: list[QuoteCheck | None] = [None] * len(pairs)
         resolved: dict[str, str | None] = {}
-        groups: dict[str, list[tuple[int, str]]] = {}
+        groups: dict[str, tuple[list[int], list[str]]] = {}
+        resolve = self._texts.resolve
         for index, (source, quote) in enumerate(pairs):
-            if source not in resolved:
-                resolved[source] = self._texts.resolve(source)
-            source_id = resolved[source]
+            if source in resolved:
+                source_id = resolved[source]
+            else:
+                source_id = resolved[source] = resolve(source)
             if source_id is None:
                 reason = (
                     f"unknown source {_short(source)}: no stored source has this id, or the "
@@ -379,21 +415,27 @@ class Verifier:
                 reason = "quote is empty after normalisation; quote actual words from the source"
                 results[index] = _rejected(source, source_id, quote, reason)
                 continue
-            groups.setdefault(source_id, []).append((index, needle))
+            group = groups.get(source_id)
+            if group is None:
+                group = groups[source_id] = ([], [])
+            group[0].append(index)
+            group[1].append(needle)
 
-        for source_id, group in groups.items():
+        for source_id, (indexes, needles) in groups.items():
             cached = self._source(source_id)
             normalized = cached.normalized
-            found = cached.first_positions([needle for _, needle in group])
-            for (index, needle), position in zip(group, found, strict=True):
+            original, span = normalized.original, normalized.span
+            found = cached.first_positions(needles)
+            for index, needle, position in zip(indexes, needles, found, strict=True):
                 source, quote = pairs[index]
                 if position < 0:
                     reason = _not_found(normalized, source_id, needle, position == _CUT)
                     results[index] = _rejected(source, source_id, quote, reason)
                     continue
-                start, end = normalized.span(position, position + len(needle))
-                span = normalized.original[start:end]
-                results[index] = QuoteCheck(source, source_id, quote, True, start, end, "", span)
+                start, end = span(position, position + len(needle))
+                results[index] = _check(
+                    source, source_id, quote, True, start, end, "", original[start:end]
+                )
 
         return [result for result in results if result is not None]
 
@@ -542,7 +584,37 @@ def _not_found(normalized: Normalized, source_id: str, needle: str, cut: bool) -
 
 
 def _rejected(source: str, source_id: str | None, quote: str, reason: str) -> QuoteCheck:
-    return QuoteCheck(source, source_id, quote, False, None, None, reason)
+    return _check(source, source_id, quote, False, None, None, reason, "")
+
+
+_NEW = object.__new__
+
+
+def _check(
+    source: str,
+    source_id: str | None,
+    quote: str,
+    verified: bool,
+    start: int | None,
+    end: int | None,
+    reason: str,
+    span: str,
+) -> QuoteCheck:
+    """``QuoteCheck(...)`` at half the cost: a frozen dataclass's ``__init__`` sets each field
+    through ``object.__setattr__``; this fills the new instance's ``__dict__`` in one call (the
+    same object: equal, hashable, ``asdict``-able; a test holds the fields to the dataclass's)."""
+    check: QuoteCheck = _NEW(QuoteCheck)
+    check.__dict__.update(
+        source=source,
+        source_id=source_id,
+        quote=quote,
+        verified=verified,
+        start=start,
+        end=end,
+        reason=reason,
+        span=span,
+    )
+    return check
 
 
 def _short(ref: str) -> str:

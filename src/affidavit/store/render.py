@@ -26,11 +26,15 @@ SUPERSEDED_HEADING = "Superseded"
 RETRACTED_HEADING = "Retracted"
 """Generated lists of a page's past claims: they carry no citations and can't be edited into plans."""
 GENERATED = ("index.md", "log.md", "context.md")
+# Every alternative starts with the character it escapes (a lookbehind comes after it, so
+# ``(?<=%)%`` is ``%(?<=%%)``): the regex engine then skips to candidate characters in C, which
+# makes escaping 2-3x cheaper than with the lookbehinds first (the same matches: a test holds
+# it to the lookbehind-first spelling).
 _SYNTAX = (
     r"[\\`*_\[\]<>|~!#&$^]"  # CommonMark and Obsidian syntax wherever it stands
-    r"|%(?=%)|(?<=%)%|=(?==)|(?<==)="  # Obsidian comments %%…%% and highlights ==…==
+    r"|%(?=%)|%(?<=%%)|=(?==)|=(?<===)"  # Obsidian comments %%…%% and highlights ==…==
 )
-_LINKABLE = r"|(?<=\w)\.(?=[^\W\d_])|(?<=[^\W\d_]):(?=\S)|(?<=/)/"  # what a linkifier takes
+_LINKABLE = r"|\.(?<=\w\.)(?=[^\W\d_])|:(?<=[^\W\d_]:)(?=\S)|/(?<=//)"  # what a linkifier takes
 _ESCAPE = re.compile(_SYNTAX + _LINKABLE)
 _ESCAPE_LINK_TEXT = re.compile(_SYNTAX)  # inside [link text] no linkifier runs
 _LINE_START = re.compile(r"^([-+=>]|\d+[.)])")
