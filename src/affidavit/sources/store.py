@@ -55,7 +55,10 @@ MIN_REF_LENGTH = 12
 MIN_LOOKUP_LENGTH = 4
 """Shortest id prefix a person may type to :meth:`SourceStore.get`."""
 _HEX = re.compile(r"^[0-9a-f]+$")
-_TEXT_CACHE_SIZE = 8
+_TEXT_CACHE_CHARS = 64_000_000
+"""Stored texts a store keeps in memory, in characters (least recently used dropped first): the
+gate and lint read quotes of many sources per plan, and a text re-found by its hash costs a path
+check and a stat every time."""
 _MAGIC = (
     (b"\x7fELF", "an ELF executable or library"),
     (b"MZ", "a Windows (PE) executable"),
@@ -197,6 +200,9 @@ class SourceStore:
         self.vault = vault
         self.client = client
         self._texts: OrderedDict[str, str] = OrderedDict()
+        self._text_chars = 0
+        self._flags: dict[str, builtins.list[Flag]] = {}  # a source's flags never change
+        self._known: set[str] = set()  # full ids resolved: a source row is never deleted
 
     # --- adding -------------------------------------------------------------------------------
 
@@ -385,8 +391,14 @@ class SourceStore:
         ref = ref.strip().lower()
         if not MIN_REF_LENGTH <= len(ref) <= 64 or not _HEX.match(ref):
             return None
+        if ref in self._known:
+            return ref
         rows = self._rows_with_prefix(ref, limit=2)
-        return str(rows[0]["id"]) if len(rows) == 1 else None
+        if len(rows) != 1:
+            return None
+        if len(ref) == 64:  # a full id names its source for good; a prefix may turn ambiguous
+            self._known.add(ref)
+        return str(rows[0]["id"])
 
     def text(self, source_id: str) -> str:
         """The stored extracted text of a source (exactly as stored: no newline translation)."""
@@ -401,9 +413,7 @@ class SourceStore:
             raise NotFoundError(f"No source with id {source_id}. Check the id.")
         shared = cached_text(self.text_key(source_id))  # the verifier's, if the file is intact
         if shared is not None:
-            self._texts[source_id] = shared
-            if len(self._texts) > _TEXT_CACHE_SIZE:
-                self._texts.popitem(last=False)
+            self._keep(source_id, shared)
             return shared
         path = self.vault.root / row["text_file"]
         try:
@@ -414,10 +424,15 @@ class SourceStore:
             raise IntegrityError(
                 f"The text of source {source_id[:12]} ({path}) is missing. Run `affidavit doctor`."
             ) from exc
-        self._texts[source_id] = value
-        if len(self._texts) > _TEXT_CACHE_SIZE:
-            self._texts.popitem(last=False)
+        self._keep(source_id, value)
         return value
+
+    def _keep(self, source_id: str, text: str) -> None:
+        self._texts[source_id] = text
+        self._text_chars += len(text)
+        while self._text_chars > _TEXT_CACHE_CHARS and len(self._texts) > 1:
+            _, dropped = self._texts.popitem(last=False)
+            self._text_chars -= len(dropped)
 
     def text_key(self, source_id: str) -> str | None:
         """The SHA-256 of a source's stored text, if its file still has it (None if missing or
@@ -436,13 +451,20 @@ class SourceStore:
         return str(row["text_sha256"]) if intact else None
 
     def flags(self, source_id: str) -> builtins.list[Flag]:
-        """The sanitizer flags of a source, by position."""
+        """The sanitizer flags of a source, by position (stored with the source, never changed:
+        read once per store)."""
+        known = self._flags.get(source_id)
+        if known is not None:
+            return list(known)
         rows = self.vault.db.execute(
             'SELECT kind, start, "end", detail FROM source_flags WHERE source_id = ? '
             'ORDER BY start, "end", kind',
             (source_id,),
         ).fetchall()
-        return [Flag(row["kind"], row["start"], row["end"], row["detail"]) for row in rows]
+        flags = [Flag(row["kind"], row["start"], row["end"], row["detail"]) for row in rows]
+        if rows or self._find_row(source_id):  # no row yet: an add may still insert its flags
+            self._flags[source_id] = flags
+        return list(flags)
 
     def check_integrity(self, source_id: str) -> builtins.list[str]:
         """Problems with a source's stored files (missing, or bytes that no longer match their
@@ -497,6 +519,11 @@ class SourceStore:
             "SELECT * FROM sources WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
             (prefix, upper, limit),
         ).fetchall()
+
+    def _find_row(self, source_id: str) -> bool:
+        return self.vault.db.execute(
+            "SELECT 1 FROM sources WHERE id = ?", (source_id,)
+        ).fetchone() is not None
 
     def _find(self, source_id: str) -> SourceRecord | None:
         row = self.vault.db.execute("SELECT * FROM sources WHERE id = ?", (source_id,)).fetchone()

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -95,10 +96,20 @@ class ApplyResult:
     pending_ops: list[int] = field(default_factory=list)  # left for a later approval
 
 
+_SERVICES = "_affidavit_gate_services"
+
+
 def gate_services(vault: Vault) -> tuple[SourceStore, Verifier]:
-    """The source store and quote verifier the gate reads through."""
-    store = SourceStore(vault)
-    return store, Verifier(store)
+    """The source store and quote verifier the gate reads through: one pair per vault and
+    thread, so the proposals and applies of an ingest read each source's text, flags and
+    normalised form once (a stored source never changes; its files' integrity is checked by
+    every admission all the same)."""
+    services: dict[int, tuple[SourceStore, Verifier]] = vars(vault).setdefault(_SERVICES, {})
+    thread = threading.get_ident()
+    if thread not in services:
+        store = SourceStore(vault)
+        services[thread] = (store, Verifier(store))
+    return services[thread]
 
 
 def _noop(_: str) -> None:
