@@ -521,9 +521,10 @@ class SourceStore:
         ).fetchall()
 
     def _find_row(self, source_id: str) -> bool:
-        return self.vault.db.execute(
-            "SELECT 1 FROM sources WHERE id = ?", (source_id,)
-        ).fetchone() is not None
+        return (
+            self.vault.db.execute("SELECT 1 FROM sources WHERE id = ?", (source_id,)).fetchone()
+            is not None
+        )
 
     def _find(self, source_id: str) -> SourceRecord | None:
         row = self.vault.db.execute("SELECT * FROM sources WHERE id = ?", (source_id,)).fetchone()

@@ -76,16 +76,29 @@ _FrontmatterDumper.add_representer(_Quoted, _represent_quoted)
 
 
 def frontmatter(fields: dict[str, object]) -> list[str]:
-    """The ``---`` block of a page: YAML that parses back to exactly ``fields`` (str, int)."""
+    """The ``---`` block of a page: YAML that parses back to exactly ``fields`` (str, int).
+
+    Each top-level key of a block mapping is emitted on its own, so the block is the keys'
+    YAML one after another, each dumped once per value (a page re-rendered per batch changes
+    only its claim count and date)."""
+    lines = ["---"]
+    for key, value in fields.items():
+        lines += _field(key, type(value), value)
+    return [*lines, "---"]
+
+
+@lru_cache(maxsize=1 << 14)
+def _field(key: str, kind: type, value: object) -> tuple[str, ...]:
+    """One key of the frontmatter as YAML lines (``kind`` keeps ``_Quoted`` apart from ``str``)."""
     text = yaml.dump(
-        fields,
+        {key: value},
         Dumper=_FrontmatterDumper,
         sort_keys=False,
         allow_unicode=True,
         width=2**31 - 1,  # never fold a long title over lines
         default_flow_style=False,
     )
-    return ["---", *text.rstrip("\n").split("\n"), "---"]
+    return tuple(text.rstrip("\n").split("\n"))
 
 
 @dataclass(frozen=True)
