@@ -33,7 +33,11 @@ FIXED = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
 
 def _corpus() -> Path:
-    """``shared/data/corpus/sotu.jsonl`` beside the project (or beside a worktree's parent)."""
+    """``$AFFIDAVIT_SHARED_DATA/corpus/sotu.jsonl``, else ``shared/data/corpus/sotu.jsonl``
+    beside the project (or beside a worktree's parent)."""
+    shared = os.environ.get("AFFIDAVIT_SHARED_DATA")
+    if shared and (Path(shared) / "corpus" / "sotu.jsonl").exists():
+        return Path(shared) / "corpus" / "sotu.jsonl"
     here = Path(__file__).resolve().parent
     for up in here.parents:
         candidate = up / "shared" / "data" / "corpus" / "sotu.jsonl"

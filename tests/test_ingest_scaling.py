@@ -5,12 +5,17 @@ would; a page's frontmatter, dumped key by key from a cache, is the mapping dump
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import yaml
 
+from affidavit.doctor import run_doctor
+from affidavit.errors import SourceError
 from affidavit.gate.admission import NEAR_DUPLICATE, NEAR_MIN_WORDS, _comparable
 from affidavit.gate.duplicates import PageIndex
+from affidavit.sources.store import AddResult, SourceStore
 from affidavit.store.render import _FrontmatterDumper, _Quoted, frontmatter
+from affidavit.vault import Vault
 
 WORDS = [f"w{n}" for n in range(40)]
 
@@ -105,3 +110,38 @@ def test_frontmatter_dumped_key_by_key_is_the_whole_mapping_dumped_at_once() -> 
             default_flow_style=False,
         )
         assert frontmatter(fields) == ["---", *whole.rstrip("\n").split("\n"), "---"]
+
+
+def test_a_folder_of_sources_is_stored_in_one_commit_and_a_bad_file_fails_alone(
+    vault: Vault, tmp_path: Path
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for n in range(5):
+        (folder / f"note-{n}.md").write_text(f"# Note {n}\n\nThe number of this note is {n}.\n")
+    (folder / "copy.md").write_text("# Note 0\n\nThe number of this note is 0.\n")  # same bytes
+    (folder / "bad.md").write_bytes(b"\x7fELF\x02\x01\x01" + b"\x00" * 64)
+    store = SourceStore(vault)
+    commits = len(vault.git.log_subjects())
+    files = store.discover(folder)
+    outcomes = store.add_files(files, "trusted")
+    by_name = dict(zip([f.name for f in files], outcomes, strict=True))
+    assert isinstance(by_name["bad.md"], SourceError)
+    added = [o for o in outcomes if isinstance(o, AddResult) and o.added]
+    first, second = by_name["copy.md"], by_name["note-0.md"]  # the same bytes, in this order
+    assert isinstance(first, AddResult) and isinstance(second, AddResult)
+    assert len(added) == 5 and first.added and not second.added
+    assert second.record.id == first.record.id
+    assert "Add 5 sources" in vault.git.log_subjects()
+    assert len(vault.git.log_subjects()) == commits + 1
+    for result in added:
+        record = result.record
+        for relative in (record.original_file, record.text_file):
+            path = vault.root / relative
+            assert path.stat().st_mode & 0o777 == 0o444
+        assert store.text(record.id) == (vault.root / record.text_file).read_text()
+    assert vault.git.changed(["sources/" + p.name for p in vault.sources_dir.iterdir()]) == []
+    again = store.add_files(files, "trusted")  # nothing new: no commit
+    assert all(not o.added for o in again if isinstance(o, AddResult))
+    assert len(vault.git.log_subjects()) == commits + 1
+    assert run_doctor(vault).clean

@@ -31,7 +31,6 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -48,7 +47,8 @@ from ..retrieval.tantivy_index import refresh_search_index
 from ..sources.store import SourceStore
 from ..vault import Vault
 from . import audit
-from .atomic import atomic_write, fsync_dir, temp_path, write_synced
+from .atomic import atomic_write, fsync_dir, temp_path
+from .atomic import write_all_synced as _write_all
 from .batch import Prepared, creates, dependency_order, numbers, prepare
 from .batch import load_plan as load_plan  # re-exported: where callers have found it
 from .blast import BlastRadius
@@ -70,8 +70,6 @@ APPLY_STEPS = (
     "done",
 )
 """The points of an apply, in order; tests kill the process at each one in turn."""
-FSYNC_THREADS = 16
-"""Temp files written and fsynced at once: the filesystem's journal commits them together."""
 
 
 @dataclass(frozen=True)
@@ -503,17 +501,6 @@ def _paths(writers: list[Writer]) -> list[str]:
     if any(w.context_changed for w in writers):
         paths.append("wiki/context.md")
     return paths + [page_relpath(slug) for slug in sorted({s for w in writers for s in w.touched})]
-
-
-def _write_all(files: list[tuple[Path, bytes, int]]) -> None:
-    """Write and fsync every file at once (threads: fsync releases the GIL, and the filesystem
-    commits concurrent fsyncs together)."""
-    if len(files) == 1:
-        write_synced(*files[0])
-        return
-    with ThreadPoolExecutor(min(FSYNC_THREADS, len(files))) as pool:
-        for future in [pool.submit(write_synced, *file) for file in files]:
-            future.result()
 
 
 def _readmit(vault: Vault, store: SourceStore, verifier: Verifier, item: Prepared) -> Admission:

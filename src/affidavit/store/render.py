@@ -83,12 +83,12 @@ def frontmatter(fields: dict[str, object]) -> list[str]:
     only its claim count and date)."""
     lines = ["---"]
     for key, value in fields.items():
-        lines += _field(key, type(value), value)
+        lines += _field(key, type(value).__qualname__, value)
     return [*lines, "---"]
 
 
 @lru_cache(maxsize=1 << 14)
-def _field(key: str, kind: type, value: object) -> tuple[str, ...]:
+def _field(key: str, kind: str, value: object) -> tuple[str, ...]:
     """One key of the frontmatter as YAML lines (``kind`` keeps ``_Quoted`` apart from ``str``)."""
     text = yaml.dump(
         {key: value},
