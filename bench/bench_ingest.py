@@ -7,6 +7,7 @@ and one git commit of the final wiki into a fresh repository. The vault runs on 
 ``wiki_sha256`` (every wiki file's path and bytes) compares runs of different code.
 
     .venv/bin/python bench/bench_ingest.py [--speeches 233] [--vault /tmp/bench-ingest] [--json]
+        [--doctor]
 """
 
 from __future__ import annotations
@@ -72,6 +73,9 @@ def main() -> int:
     parser.add_argument("--speeches", type=int, default=233)
     parser.add_argument("--vault", type=Path, default=None)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--doctor", action="store_true", help="run `affidavit doctor` after (not timed)"
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
     vault_dir = args.vault or work / "vault"
@@ -101,6 +105,11 @@ def main() -> int:
     pages = vault.db.execute("SELECT count(*) FROM pages").fetchone()[0]
     claims = vault.db.execute("SELECT count(*) FROM claims WHERE status='active'").fetchone()[0]
     commits = len(vault.git.log_subjects())
+    doctor = None
+    if args.doctor:
+        from affidavit.doctor import run_doctor
+
+        doctor = run_doctor(vault).clean
     vault.close()
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     result = {
@@ -118,6 +127,7 @@ def main() -> int:
         "active_claims": claims,
         "git_commits": commits,
         "wiki_sha256": digest.hexdigest()[:16],
+        **({"doctor_clean": doctor} if doctor is not None else {}),
     }
     if args.json:
         print(json.dumps(result, indent=2))
