@@ -178,6 +178,14 @@ def _file_sha256(path: Path) -> str:
     return digest
 
 
+def _stamp(path: Path) -> tuple[Path, tuple[int, int, int, int]] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return path, (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
 GROUP_BYTES = 64_000_000
 """Bytes of new sources (originals and texts) :meth:`SourceStore.add_files` stores together."""
 
@@ -255,6 +263,7 @@ class SourceStore:
         self.client = client
         self._texts: OrderedDict[str, str] = OrderedDict()
         self._text_chars = 0
+        self._stamps: dict[str, tuple[Path, tuple[int, int, int, int]]] = {}
         self._flags: dict[str, builtins.list[Flag]] = {}  # a source's flags never change
         self._known: set[str] = set()  # full ids resolved: a source row is never deleted
 
@@ -581,11 +590,30 @@ class SourceStore:
         return value
 
     def _keep(self, source_id: str, text: str) -> None:
+        row = self.vault.db.execute(
+            "SELECT text_file FROM sources WHERE id = ?", (source_id,)
+        ).fetchone()
+        stamp = _stamp(self.vault.root / row[0]) if row is not None else None
+        if stamp is None:
+            return
+        self._stamps[source_id] = stamp
         self._texts[source_id] = text
         self._text_chars += len(text)
         while self._text_chars > _TEXT_CACHE_CHARS and len(self._texts) > 1:
-            _, dropped = self._texts.popitem(last=False)
+            dropped_id, dropped = self._texts.popitem(last=False)
+            self._stamps.pop(dropped_id, None)
             self._text_chars -= len(dropped)
+
+    def forget_changed(self) -> None:
+        """Drop every kept text whose file changed on disk since (by inode, size, mtime and
+        ctime, which no write can leave as they were): a store kept across admissions reads a
+        tampered file again, as a new store would, and the gate sees what is stored now."""
+        for source_id, (path, stamp) in list(self._stamps.items()):
+            if _stamp(path) != (path, stamp):
+                self._stamps.pop(source_id, None)
+                text = self._texts.pop(source_id, None)
+                if text is not None:
+                    self._text_chars -= len(text)
 
     def text_key(self, source_id: str) -> str | None:
         """The SHA-256 of a source's stored text, if its file still has it (None if missing or

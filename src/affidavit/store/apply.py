@@ -98,16 +98,16 @@ _SERVICES = "_affidavit_gate_services"
 
 
 def gate_services(vault: Vault) -> tuple[SourceStore, Verifier]:
-    """The source store and quote verifier the gate reads through: one pair per vault and
-    thread, so the proposals and applies of an ingest read each source's text, flags and
-    normalised form once (a stored source never changes; its files' integrity is checked by
-    every admission all the same)."""
-    services: dict[int, tuple[SourceStore, Verifier]] = vars(vault).setdefault(_SERVICES, {})
-    thread = threading.get_ident()
-    if thread not in services:
-        store = SourceStore(vault)
-        services[thread] = (store, Verifier(store))
-    return services[thread]
+    """The source store and quote verifier the gate reads through. The store is kept per vault
+    and thread, so the proposals and applies of an ingest read each source's text, flags and id
+    once; a text whose file changed since is dropped first, so the gate reads what is on disk
+    (a tampered source fails verification as it would with a new store)."""
+    stores: dict[int, SourceStore] = vars(vault).setdefault(_SERVICES, {})
+    store = stores.get(threading.get_ident())
+    if store is None:
+        store = stores[threading.get_ident()] = SourceStore(vault)
+    store.forget_changed()  # a text changed on disk is read again, as by a new store
+    return store, Verifier(store)
 
 
 def _noop(_: str) -> None:
