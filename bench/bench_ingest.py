@@ -7,6 +7,7 @@ and one git commit of the final wiki into a fresh repository. The vault runs on 
 ``wiki_sha256`` (every wiki file's path and bytes) compares runs of different code.
 
     .venv/bin/python bench/bench_ingest.py [--speeches 233] [--vault /tmp/bench-ingest] [--json]
+        [--doctor]
 """
 
 from __future__ import annotations
@@ -33,7 +34,11 @@ FIXED = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
 
 def _corpus() -> Path:
-    """``shared/data/corpus/sotu.jsonl`` beside the project (or beside a worktree's parent)."""
+    """``$AFFIDAVIT_SHARED_DATA/corpus/sotu.jsonl``, else ``shared/data/corpus/sotu.jsonl``
+    beside the project (or beside a worktree's parent)."""
+    shared = os.environ.get("AFFIDAVIT_SHARED_DATA")
+    if shared and (Path(shared) / "corpus" / "sotu.jsonl").exists():
+        return Path(shared) / "corpus" / "sotu.jsonl"
     here = Path(__file__).resolve().parent
     for up in here.parents:
         candidate = up / "shared" / "data" / "corpus" / "sotu.jsonl"
@@ -68,6 +73,9 @@ def main() -> int:
     parser.add_argument("--speeches", type=int, default=233)
     parser.add_argument("--vault", type=Path, default=None)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--doctor", action="store_true", help="run `affidavit doctor` after (not timed)"
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
     vault_dir = args.vault or work / "vault"
@@ -97,6 +105,11 @@ def main() -> int:
     pages = vault.db.execute("SELECT count(*) FROM pages").fetchone()[0]
     claims = vault.db.execute("SELECT count(*) FROM claims WHERE status='active'").fetchone()[0]
     commits = len(vault.git.log_subjects())
+    doctor = None
+    if args.doctor:
+        from affidavit.doctor import run_doctor
+
+        doctor = run_doctor(vault).clean
     vault.close()
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     result = {
@@ -114,6 +127,7 @@ def main() -> int:
         "active_claims": claims,
         "git_commits": commits,
         "wiki_sha256": digest.hexdigest()[:16],
+        **({"doctor_clean": doctor} if doctor is not None else {}),
     }
     if args.json:
         print(json.dumps(result, indent=2))

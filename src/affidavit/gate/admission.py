@@ -40,6 +40,7 @@ from ..sources.store import SourceStore
 from ..store.blast import LIVE
 from ..words import stems
 from . import withdrawals
+from .duplicates import PageIndex, PageIndexes
 from .grounding import GENERIC_HEADINGS, Grounding
 from .support import SUPPORTED, UNCERTAIN, UNSUPPORTED, SupportChecker
 from .support_context import headings_above
@@ -124,7 +125,7 @@ class _Gate:
         self.verifier = verifier
         self.checker = support
         self._source_ok: dict[str, str] = {}
-        self._claims_of_page: dict[str, list[tuple[str, str]]] = {}
+        self._claims_of_page: dict[str, PageIndex] = {}
         self.retracting: set[str] = set()  # sources the plan being admitted retracts
         self.ended: set[str] = set()  # claims superseded or retracted by earlier operations
 
@@ -311,11 +312,11 @@ class _Gate:
             return
         self.consistency(page, claim, seen)
 
-    def _page_claims(self, page: str) -> list[tuple[str, str]]:
-        """The live claims of ``page`` (id, text), read once per admission: the database
-        doesn't change while the gate runs."""
+    def _page_claims(self, page: str) -> PageIndex:
+        """The live claims of ``page``, read once per admission (the database doesn't change
+        while the gate runs) into the index kept across admissions (:mod:`.duplicates`)."""
         if page not in self._claims_of_page:
-            self._claims_of_page[page] = [
+            rows = [
                 (str(r[0]), str(r[1]))
                 for r in self.db.execute(
                     "SELECT id, text FROM claims WHERE page_slug = ? "
@@ -323,6 +324,7 @@ class _Gate:
                     (page,),
                 )
             ]
+            self._claims_of_page[page] = _PAGES.get((id(self.db), page), rows)
         return self._claims_of_page[page]
 
     def consistency(
@@ -333,8 +335,9 @@ class _Gate:
         if key in seen:
             result.decide(REJECTED, "consistency", "duplicate of a claim earlier in this plan")
             return
-        for claim_id, text in self._page_claims(page or ""):
-            their_normal, theirs = _comparable(text)
+        claims = self._page_claims(page or "")
+        for claim_id in claims.candidates(normal, mine, NEAR_DUPLICATE):
+            text, their_normal, theirs = claims.items[claim_id]
             if their_normal == key[1]:
                 result.decide(REJECTED, "consistency", f"duplicate of existing claim {claim_id}")
                 return
@@ -446,6 +449,8 @@ def admit(
 NEAR_DUPLICATE = 0.9
 """Jaccard similarity of two claims' word stems above which the newer one is dropped."""
 NEAR_MIN_WORDS = 5
+_PAGES = PageIndexes(_comparable, NEAR_MIN_WORDS, size=4096)
+"""Pages' live claims as the consistency check compares them, kept across admissions."""
 TITLE_SHARE = 0.5
 SUMMARY_SHARE = 0.75
 HEADING_SHARE = 0.5

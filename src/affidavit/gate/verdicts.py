@@ -6,7 +6,8 @@ have defaults, so admissions recorded before them still load.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import copy
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
 from ..config import TRUST_TIERS
@@ -114,7 +115,9 @@ class Admission:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        out = _plain(self)
+        assert isinstance(out, dict)
+        return out
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> Admission:
@@ -132,6 +135,30 @@ class Admission:
             needs_approval=bool(data["needs_approval"]),
             policy_reason=str(data["policy_reason"]),
         )
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_ATOMS = (str, int, float, bool, type(None))
+
+
+def _plain(value: Any) -> Any:
+    """``dataclasses.asdict`` for verdicts, without its per-value ``deepcopy``: the same dicts,
+    lists and tuples, with immutable values shared (a plan's admission is written twice)."""
+    if isinstance(value, _ATOMS):
+        return value
+    kind = type(value)
+    if kind in _FIELDS or (is_dataclass(value) and not isinstance(value, type)):
+        names = _FIELDS.get(kind)
+        if names is None:
+            names = _FIELDS[kind] = tuple(f.name for f in fields(value))
+        return {name: _plain(getattr(value, name)) for name in names}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return kind(_plain(v) for v in value)
+    return copy.deepcopy(value)
 
 
 def trust_rank(tier: str) -> int:

@@ -28,7 +28,7 @@ from ..plan.nonce import issue_nonce
 from ..plan.schema import plan_json_schema
 from ..providers.base import Completion, IngestTask, Message, ModelRequest, Provider, Usage
 from ..sources.sentences import sentences_of
-from ..sources.store import SourceRecord, SourceStore
+from ..sources.store import AddResult, SourceRecord, SourceStore
 from ..store.apply import Approval, Batch, Step, apply
 from ..vault import Vault
 from .chunking import Chunk, chunk_text
@@ -308,7 +308,9 @@ class Ingestor:
                 files = self.store.discover(path)
             except AffidavitError as exc:
                 return [(target, _raiser(exc))]
-            return [(str(f), _adder(self.store, f, trust)) for f in files]
+            # stored together: one fsync pass, one transaction and one git commit per group
+            outcomes = self.store.add_files(files, trust)
+            return [(str(f), _settled(o)) for f, o in zip(files, outcomes, strict=True)]
         return [(target, _adder(self.store, path, trust))]
 
     def _add_one(
@@ -629,6 +631,12 @@ def _claim_texts(plan: dict[str, Any]) -> list[str]:
 
 def _adder(store: SourceStore, path: Path, trust: str | None) -> Callable[[], SourceRecord]:
     return lambda: store.add_file(path, trust).record
+
+
+def _settled(outcome: AddResult | AffidavitError) -> Callable[[], SourceRecord]:
+    if isinstance(outcome, AffidavitError):
+        return _raiser(outcome)
+    return lambda: outcome.record
 
 
 def _raiser(exc: AffidavitError) -> Callable[[], SourceRecord]:

@@ -118,6 +118,8 @@ class Subjects:
 
     titles: dict[str, tuple[frozenset[str], str]]
     links: frozenset[tuple[str, str]]
+    known: dict[tuple[str, str], bool] = field(default_factory=dict, compare=False, repr=False)
+    """Pairs of pages decided so far: claims are many, pages few."""
 
     @classmethod
     def load(cls, db: sqlite3.Connection) -> Subjects:
@@ -131,6 +133,12 @@ class Subjects:
     def related(self, a: str, b: str) -> bool:
         if not a or not b or a == b:
             return True
+        known = self.known.get((a, b))
+        if known is None:
+            known = self.known[(a, b)] = self._related(a, b)
+        return known
+
+    def _related(self, a: str, b: str) -> bool:
         if (a, b) in self.links or (b, a) in self.links:
             return True
         (ta, title_a), (tb, title_b) = (

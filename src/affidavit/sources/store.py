@@ -32,7 +32,7 @@ from ..config import TRUST_TIERS
 from ..errors import AffidavitError, IntegrityError, NotFoundError, SourceError
 from ..evidence.verify import cached_text
 from ..hashing import sha256_file, sha256_hex
-from ..store.atomic import atomic_write
+from ..store.atomic import atomic_write, fsync_dir, temp_path, write_all_synced
 from ..store.paths import open_inside, read_inside
 from ..vault import Vault
 from .extract import (
@@ -56,7 +56,10 @@ MIN_REF_LENGTH = 12
 MIN_LOOKUP_LENGTH = 4
 """Shortest id prefix a person may type to :meth:`SourceStore.get`."""
 _HEX = re.compile(r"^[0-9a-f]+$")
-_TEXT_CACHE_SIZE = 8
+_TEXT_CACHE_CHARS = 64_000_000
+"""Stored texts a store keeps in memory, in characters (least recently used dropped first): the
+gate and lint read quotes of many sources per plan, and a text re-found by its hash costs a path
+check and a stat every time."""
 _MAGIC = (
     (b"\x7fELF", "an ELF executable or library"),
     (b"MZ", "a Windows (PE) executable"),
@@ -182,6 +185,68 @@ def _file_sha256(root: Path, relpath: str) -> str:
     return value
 
 
+def _stamp(path: Path) -> tuple[Path, tuple[int, int, int, int]] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return path, (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+GROUP_BYTES = 64_000_000
+"""Bytes of new sources (originals and texts) :meth:`SourceStore.add_files` stores together."""
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A new source ready to store: its record, original bytes and extracted text."""
+
+    record: SourceRecord
+    data: bytes
+    text: bytes
+
+
+def _add_message(records: builtins.list[SourceRecord]) -> str:
+    if len(records) == 1:
+        return f"Add source {records[0].name} ({records[0].short_id})"
+    return f"Add {len(records)} sources\n\n" + "\n".join(
+        f"- {r.name} ({r.short_id})" for r in records
+    )
+
+
+def _added(record: SourceRecord) -> AddResult:
+    flags = len(record.flags)
+    return AddResult(
+        record,
+        True,
+        f"added {record.short_id} {record.name} ({record.media_type}, {record.text_chars:,} "
+        f"chars, trust {record.trust}, {flags} flag{'s' if flags != 1 else ''})",
+    )
+
+
+def _write_readonly_all(files: builtins.list[tuple[Path, bytes, str]], directory: Path) -> None:
+    """Write read-only files (path, bytes, SHA-256) atomically in one pass: temp files written
+    and fsynced in parallel, renamed, one fsync of ``directory``. An intact file already there
+    (an interrupted add's) is kept."""
+    todo = []
+    for path, data, digest in files:
+        if path.is_file() and sha256_file(str(path)) == digest:
+            os.chmod(path, 0o444)
+        else:
+            todo.append((path, temp_path(path), data))
+    if not todo:
+        return
+    try:
+        write_all_synced([(temp, data, 0o444) for _, temp, data in todo])
+        for path, temp, _ in todo:
+            os.replace(temp, path)
+            os.chmod(path, 0o444)
+    finally:
+        for _, temp, _ in todo:
+            temp.unlink(missing_ok=True)
+    fsync_dir(directory)
+
+
 def write_readonly(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (see :func:`~affidavit.store.atomic.atomic_write`) and
     make it read-only (0444)."""
@@ -204,6 +269,10 @@ class SourceStore:
         self.vault = vault
         self.client = client
         self._texts: OrderedDict[str, str] = OrderedDict()
+        self._text_chars = 0
+        self._stamps: dict[str, tuple[Path, tuple[int, int, int, int]]] = {}
+        self._flags: dict[str, builtins.list[Flag]] = {}  # a source's flags never change
+        self._known: set[str] = set()  # full ids resolved: a source row is never deleted
 
     # --- adding -------------------------------------------------------------------------------
 
@@ -222,6 +291,97 @@ class SourceStore:
             raise SourceError(f"{path} can't be read ({exc.strerror}). Check permissions.") from exc
         media_type = detect_media_type(path.name, data)
         return self.add_bytes(data, str(resolved), path.name, media_type=media_type, trust=trust)
+
+    def add_files(
+        self, paths: builtins.list[Path], trust: str | None = None
+    ) -> builtins.list[AddResult | AffidavitError]:
+        """Add files as :meth:`add_file` does, one outcome (a result, or the error that file
+        met) per path. New sources are stored in groups (up to :data:`GROUP_BYTES`): one
+        parallel fsync pass of their files and one directory fsync, then one transaction for
+        their rows, then one git commit; the order per source is the same as one add's
+        (files durable, then rows, then git), so an interrupted group leaves nothing a single
+        add wouldn't."""
+        self._trust(trust)
+        outcomes: builtins.list[AddResult | AffidavitError | None] = [None] * len(paths)
+        group: builtins.list[tuple[int, _Prepared]] = []
+        size = 0
+        for n, path in enumerate(paths):
+            try:
+                prepared = self._prepare_file(path, trust)
+            except AffidavitError as exc:
+                outcomes[n] = exc
+                continue
+            if isinstance(prepared, AddResult):
+                outcomes[n] = prepared
+                continue
+            group.append((n, prepared))
+            size += len(prepared.data) + len(prepared.text)
+            if size >= GROUP_BYTES:
+                self._store_group(group, outcomes)
+                group, size = [], 0
+        self._store_group(group, outcomes)
+        return [o for o in outcomes if o is not None]
+
+    def _prepare_file(self, path: Path, trust: str | None) -> _Prepared | AddResult:
+        path = Path(path).expanduser()
+        if path.is_dir():
+            raise SourceError(f"{path} is a directory: add it with add_dir (read recursively).")
+        resolved = path.resolve()
+        self._refuse_vault_files(resolved)
+        try:
+            data = resolved.read_bytes()
+        except FileNotFoundError as exc:
+            raise SourceError(f"{path} does not exist. Check the path and retry.") from exc
+        except OSError as exc:
+            raise SourceError(f"{path} can't be read ({exc.strerror}). Check permissions.") from exc
+        media_type = detect_media_type(path.name, data)
+        return self._prepare(data, str(resolved), path.name, media_type, trust, None)
+
+    def _store_group(
+        self,
+        group: builtins.list[tuple[int, _Prepared]],
+        outcomes: builtins.list[AddResult | AffidavitError | None],
+    ) -> None:
+        if not group:
+            return
+        try:
+            with self.vault.write_lock():
+                fresh: dict[str, _Prepared] = {}
+                for n, prepared in group:
+                    record = prepared.record
+                    existing = self._find(record.id)  # another process may have added it
+                    if existing is not None:
+                        outcomes[n] = self._unchanged(existing)
+                    elif record.id in fresh:  # the same bytes twice in one group
+                        outcomes[n] = self._unchanged(record)
+                    else:
+                        fresh[record.id] = prepared
+                if not fresh:
+                    return
+                self.vault.sources_dir.mkdir(exist_ok=True)
+                files = [
+                    (self.vault.root / relative, data, digest)
+                    for p in fresh.values()
+                    for relative, data, digest in (
+                        (p.record.original_file, p.data, p.record.id),
+                        (p.record.text_file, p.text, p.record.text_sha256),
+                    )
+                ]
+                _write_readonly_all(files, self.vault.sources_dir)
+                with dbmod.transaction(self.vault.db):
+                    for prepared in fresh.values():
+                        self._insert(prepared.record)
+                records = [p.record for p in fresh.values()]
+                # their own files only: anything else dropped or staged in sources/ stays out
+                own = [f for r in records for f in (r.original_file, r.text_file)]
+                self.vault.git.commit(_add_message(records), own)
+        except AffidavitError as exc:
+            for n, _ in group:
+                outcomes[n] = outcomes[n] or exc
+            return
+        for n, prepared in group:
+            if outcomes[n] is None:
+                outcomes[n] = _added(prepared.record)
 
     def discover(self, path: str | Path) -> builtins.list[Path]:
         """The files :meth:`add_dir` would add from ``path``: recursive, sorted, supported
@@ -256,14 +416,14 @@ class SourceStore:
         self._trust(trust)
         results: builtins.list[AddResult] = []
         failures: builtins.list[str] = []
-        for file in self.discover(path):
-            try:
-                results.append(self.add_file(file, trust))
-            except AffidavitError as exc:
-                if on_error is None:
-                    failures.append(f"{file}: {exc}")
-                else:
-                    on_error(file, exc)
+        files = self.discover(path)
+        for file, outcome in zip(files, self.add_files(files, trust), strict=True):
+            if isinstance(outcome, AddResult):
+                results.append(outcome)
+            elif on_error is None:
+                failures.append(f"{file}: {outcome}")
+            else:
+                on_error(file, outcome)
         if failures:
             added = sum(result.added for result in results)
             raise SourceError(
@@ -315,6 +475,34 @@ class SourceStore:
         ``origin``, else ``sources.default_trust``. ``charset`` is a web server's declared text
         encoding, if any.
         """
+        prepared = self._prepare(data, origin, name, media_type, trust, charset)
+        if isinstance(prepared, AddResult):
+            return prepared
+        record = prepared.record
+        with self.vault.write_lock():
+            existing = self._find(record.id)  # another process may have added it meanwhile
+            if existing is not None:
+                return self._unchanged(existing)
+            self.vault.sources_dir.mkdir(exist_ok=True)
+            self._write_if_needed(self.vault.root / record.original_file, data, record.id)
+            self._write_if_needed(
+                self.vault.root / record.text_file, prepared.text, record.text_sha256
+            )
+            self._insert(record)
+            # its own two files only: anything else dropped or staged in sources/ stays out
+            self.vault.git.commit(_add_message([record]), [record.original_file, record.text_file])
+        return _added(record)
+
+    def _prepare(
+        self,
+        data: bytes,
+        origin: str,
+        name: str,
+        media_type: str | None,
+        trust: str | None,
+        charset: str | None,
+    ) -> _Prepared | AddResult:
+        """The record and files of a new source (nothing written), or the stored one's result."""
         tier = self._trust(trust, origin)
         source_id = sha256_hex(data)
         existing = self._find(source_id)
@@ -331,15 +519,13 @@ class SourceStore:
             )
         extracted = extract(data, media_type, charset)
         text_bytes = extracted.text.encode("utf-8")
-        original = f"sources/{source_id}.{MEDIA_EXTENSIONS[media_type]}"
-        text_file = f"sources/{source_id}.extracted.txt"
         record = SourceRecord(
             id=source_id,
             origin=origin,
             name=name,
             media_type=media_type,
-            original_file=original,
-            text_file=text_file,
+            original_file=f"sources/{source_id}.{MEDIA_EXTENSIONS[media_type]}",
+            text_file=f"sources/{source_id}.extracted.txt",
             text_sha256=sha256_hex(text_bytes),
             size_bytes=len(data),
             text_chars=len(extracted.text),
@@ -349,23 +535,7 @@ class SourceStore:
             text_map=extracted.text_map,
             flags=extracted.flags,
         )
-        with self.vault.write_lock():
-            existing = self._find(source_id)  # another process may have added it meanwhile
-            if existing is not None:
-                return self._unchanged(existing)
-            self.vault.sources_dir.mkdir(exist_ok=True)
-            self._write_if_needed(self.vault.root / original, data, source_id)
-            self._write_if_needed(self.vault.root / text_file, text_bytes, record.text_sha256)
-            self._insert(record)
-            # its own two files only: anything else dropped or staged in sources/ stays out
-            self.vault.git.commit(f"Add source {name} ({record.short_id})", [original, text_file])
-        flags = len(record.flags)
-        return AddResult(
-            record,
-            True,
-            f"added {record.short_id} {name} ({media_type}, {record.text_chars:,} chars, "
-            f"trust {tier}, {flags} flag{'s' if flags != 1 else ''})",
-        )
+        return _Prepared(record, data, text_bytes)
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -393,8 +563,14 @@ class SourceStore:
         ref = ref.strip().lower()
         if not MIN_REF_LENGTH <= len(ref) <= 64 or not _HEX.match(ref):
             return None
+        if ref in self._known:
+            return ref
         rows = self._rows_with_prefix(ref, limit=2)
-        return str(rows[0]["id"]) if len(rows) == 1 else None
+        if len(rows) != 1:
+            return None
+        if len(ref) == 64:  # a full id names its source for good; a prefix may turn ambiguous
+            self._known.add(ref)
+        return str(rows[0]["id"])
 
     def text(self, source_id: str) -> str:
         """The stored extracted text of a source (exactly as stored: no newline translation)."""
@@ -409,9 +585,7 @@ class SourceStore:
             raise NotFoundError(f"No source with id {source_id}. Check the id.")
         shared = cached_text(self.text_key(source_id))  # the verifier's, if the file is intact
         if shared is not None:
-            self._texts[source_id] = shared
-            if len(self._texts) > _TEXT_CACHE_SIZE:
-                self._texts.popitem(last=False)
+            self._keep(source_id, shared)
             return shared
         path = self.vault.root / row["text_file"]
         try:
@@ -422,10 +596,34 @@ class SourceStore:
             raise IntegrityError(
                 f"The text of source {source_id[:12]} ({path}) is missing. Run `affidavit doctor`."
             ) from exc
-        self._texts[source_id] = value
-        if len(self._texts) > _TEXT_CACHE_SIZE:
-            self._texts.popitem(last=False)
+        self._keep(source_id, value)
         return value
+
+    def _keep(self, source_id: str, text: str) -> None:
+        row = self.vault.db.execute(
+            "SELECT text_file FROM sources WHERE id = ?", (source_id,)
+        ).fetchone()
+        stamp = _stamp(self.vault.root / row[0]) if row is not None else None
+        if stamp is None:
+            return
+        self._stamps[source_id] = stamp
+        self._texts[source_id] = text
+        self._text_chars += len(text)
+        while self._text_chars > _TEXT_CACHE_CHARS and len(self._texts) > 1:
+            dropped_id, dropped = self._texts.popitem(last=False)
+            self._stamps.pop(dropped_id, None)
+            self._text_chars -= len(dropped)
+
+    def forget_changed(self) -> None:
+        """Drop every kept text whose file changed on disk since (by inode, size, mtime and
+        ctime, which no write can leave as they were): a store kept across admissions reads a
+        tampered file again, as a new store would, and the gate sees what is stored now."""
+        for source_id, (path, stamp) in list(self._stamps.items()):
+            if _stamp(path) != (path, stamp):
+                self._stamps.pop(source_id, None)
+                text = self._texts.pop(source_id, None)
+                if text is not None:
+                    self._text_chars -= len(text)
 
     def text_key(self, source_id: str) -> str | None:
         """The SHA-256 of a source's stored text, if its file still has it (None if missing or
@@ -443,13 +641,20 @@ class SourceStore:
         return str(row["text_sha256"]) if intact else None
 
     def flags(self, source_id: str) -> builtins.list[Flag]:
-        """The sanitizer flags of a source, by position."""
+        """The sanitizer flags of a source, by position (stored with the source, never changed:
+        read once per store)."""
+        known = self._flags.get(source_id)
+        if known is not None:
+            return list(known)
         rows = self.vault.db.execute(
             'SELECT kind, start, "end", detail FROM source_flags WHERE source_id = ? '
             'ORDER BY start, "end", kind',
             (source_id,),
         ).fetchall()
-        return [Flag(row["kind"], row["start"], row["end"], row["detail"]) for row in rows]
+        flags = [Flag(row["kind"], row["start"], row["end"], row["detail"]) for row in rows]
+        if rows or self._find_row(source_id):  # no row yet: an add may still insert its flags
+            self._flags[source_id] = flags
+        return list(flags)
 
     def check_integrity(self, source_id: str) -> builtins.list[str]:
         """Problems with a source's stored files (missing, or bytes that no longer match their
@@ -508,6 +713,12 @@ class SourceStore:
             "SELECT * FROM sources WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
             (prefix, upper, limit),
         ).fetchall()
+
+    def _find_row(self, source_id: str) -> bool:
+        return (
+            self.vault.db.execute("SELECT 1 FROM sources WHERE id = ?", (source_id,)).fetchone()
+            is not None
+        )
 
     def _find(self, source_id: str) -> SourceRecord | None:
         row = self.vault.db.execute("SELECT * FROM sources WHERE id = ?", (source_id,)).fetchone()

@@ -28,9 +28,9 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -47,7 +47,8 @@ from ..retrieval.tantivy_index import refresh_search_index
 from ..sources.store import SourceStore
 from ..vault import Vault
 from . import audit
-from .atomic import atomic_write, fsync_dir, temp_path, write_synced
+from .atomic import atomic_write, fsync_dir, temp_path
+from .atomic import write_all_synced as _write_all
 from .batch import Prepared, creates, dependency_order, numbers, prepare
 from .batch import load_plan as load_plan  # re-exported: where callers have found it
 from .blast import BlastRadius
@@ -69,8 +70,6 @@ APPLY_STEPS = (
     "done",
 )
 """The points of an apply, in order; tests kill the process at each one in turn."""
-FSYNC_THREADS = 16
-"""Temp files written and fsynced at once: the filesystem's journal commits them together."""
 
 
 @dataclass(frozen=True)
@@ -95,9 +94,19 @@ class ApplyResult:
     pending_ops: list[int] = field(default_factory=list)  # left for a later approval
 
 
+_SERVICES = "_affidavit_gate_services"
+
+
 def gate_services(vault: Vault) -> tuple[SourceStore, Verifier]:
-    """The source store and quote verifier the gate reads through."""
-    store = SourceStore(vault)
+    """The source store and quote verifier the gate reads through. The store is kept per vault
+    and thread, so the proposals and applies of an ingest read each source's text, flags and id
+    once; a text whose file changed since is dropped first, so the gate reads what is on disk
+    (a tampered source fails verification as it would with a new store)."""
+    stores: dict[int, SourceStore] = vars(vault).setdefault(_SERVICES, {})
+    store = stores.get(threading.get_ident())
+    if store is None:
+        store = stores[threading.get_ident()] = SourceStore(vault)
+    store.forget_changed()  # a text changed on disk is read again, as by a new store
     return store, Verifier(store)
 
 
@@ -492,17 +501,6 @@ def _paths(writers: list[Writer]) -> list[str]:
     if any(w.context_changed for w in writers):
         paths.append("wiki/context.md")
     return paths + [page_relpath(slug) for slug in sorted({s for w in writers for s in w.touched})]
-
-
-def _write_all(files: list[tuple[Path, bytes, int]]) -> None:
-    """Write and fsync every file at once (threads: fsync releases the GIL, and the filesystem
-    commits concurrent fsyncs together)."""
-    if len(files) == 1:
-        write_synced(*files[0])
-        return
-    with ThreadPoolExecutor(min(FSYNC_THREADS, len(files))) as pool:
-        for future in [pool.submit(write_synced, *file) for file in files]:
-            future.result()
 
 
 def _readmit(vault: Vault, store: SourceStore, verifier: Verifier, item: Prepared) -> Admission:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 import secrets
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 TEMP_SUFFIX = ".affidavit-tmp"
+FSYNC_THREADS = 16
+"""Files written and fsynced at once: the filesystem's journal commits them together."""
 
 
 def fsync_dir(directory: Path) -> None:
@@ -34,6 +37,17 @@ def write_synced(path: Path, data: bytes, mode: int = 0o644) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def write_all_synced(files: list[tuple[Path, bytes, int]]) -> None:
+    """Create, write and fsync every file at once (threads: fsync releases the GIL, and the
+    filesystem commits concurrent fsyncs together)."""
+    if len(files) == 1:
+        write_synced(*files[0])
+        return
+    with ThreadPoolExecutor(min(FSYNC_THREADS, len(files))) as pool:
+        for future in [pool.submit(write_synced, *file) for file in files]:
+            future.result()
 
 
 def write_temp(path: Path, data: bytes, mode: int = 0o644) -> Path:

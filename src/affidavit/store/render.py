@@ -15,6 +15,7 @@ import re
 import sqlite3
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import groupby
 
 import yaml
@@ -42,6 +43,12 @@ _SPACES = re.compile(r"\s+")
 
 
 def escape_inline(text: str, *, link_text: bool = False) -> str:
+    """See :func:`_escape` (kept by text: a page re-rendered per batch escapes only what's new)."""
+    return _escape(text, link_text)
+
+
+@lru_cache(maxsize=1 << 17)
+def _escape(text: str, link_text: bool) -> str:
     """Escape markdown so model-written text renders as itself, in CommonMark and in Obsidian: no
     links (not even the ones a linkifier makes of ``https://…``, ``www.…`` or ``evil.com/x``),
     images, HTML, emphasis, code, tables, footnotes, wikilinks, tags, comments, highlights or math.
@@ -73,16 +80,29 @@ _FrontmatterDumper.add_representer(_Quoted, _represent_quoted)
 
 
 def frontmatter(fields: dict[str, object]) -> list[str]:
-    """The ``---`` block of a page: YAML that parses back to exactly ``fields`` (str, int)."""
+    """The ``---`` block of a page: YAML that parses back to exactly ``fields`` (str, int).
+
+    Each top-level key of a block mapping is emitted on its own, so the block is the keys'
+    YAML one after another, each dumped once per value (a page re-rendered per batch changes
+    only its claim count and date)."""
+    lines = ["---"]
+    for key, value in fields.items():
+        lines += _field(key, type(value).__qualname__, value)
+    return [*lines, "---"]
+
+
+@lru_cache(maxsize=1 << 14)
+def _field(key: str, kind: str, value: object) -> tuple[str, ...]:
+    """One key of the frontmatter as YAML lines (``kind`` keeps ``_Quoted`` apart from ``str``)."""
     text = yaml.dump(
-        fields,
+        {key: value},
         Dumper=_FrontmatterDumper,
         sort_keys=False,
         allow_unicode=True,
         width=2**31 - 1,  # never fold a long title over lines
         default_flow_style=False,
     )
-    return ["---", *text.rstrip("\n").split("\n"), "---"]
+    return tuple(text.rstrip("\n").split("\n"))
 
 
 @dataclass(frozen=True)
@@ -108,29 +128,28 @@ class _Claim:
 
 
 def _claims(db: sqlite3.Connection, page: str, statuses: tuple[str, ...]) -> list[_Claim]:
+    """The page's claims with these statuses, in page order, with their evidence (one query)."""
     marks = ",".join("?" * len(statuses))
     rows = db.execute(
-        f"SELECT id, section, text, status, superseded_by FROM claims "
-        f"WHERE page_slug = ? AND status IN ({marks}) ORDER BY position, id",
+        "SELECT c.id, c.section, c.text, c.status, c.superseded_by, e.source_id, e.quote, "
+        'e.start, e."end", e.location, s.name, s.original_file, s.status, s.id '
+        "FROM claims c LEFT JOIN evidence e ON e.claim_id = c.id "
+        "LEFT JOIN sources s ON s.id = e.source_id "
+        f"WHERE c.page_slug = ? AND c.status IN ({marks}) ORDER BY c.position, c.id, e.idx",
         (page, *statuses),
     ).fetchall()
-    out = []
-    for row in rows:
-        ev = db.execute(
-            'SELECT e.source_id, e.quote, e.start, e."end", e.location, s.name, s.original_file, '
-            "s.status "
-            "FROM evidence e JOIN sources s ON s.id = e.source_id "
-            "WHERE e.claim_id = ? ORDER BY e.idx",
-            (row["id"],),
-        ).fetchall()
+    out: list[_Claim] = []
+    for claim_id, group in groupby(rows, key=lambda r: r[0]):
+        items = list(group)
+        first = items[0]
         out.append(
             _Claim(
-                id=row["id"],
-                section=row["section"],
-                text=row["text"],
-                status=row["status"],
-                superseded_by=row["superseded_by"],
-                evidence=tuple(_Evidence(*e) for e in ev),
+                id=claim_id,
+                section=first[1],
+                text=first[2],
+                status=first[3],
+                superseded_by=first[4],
+                evidence=tuple(_Evidence(*r[5:13]) for r in items if r[13] is not None),
             )
         )
     return out
