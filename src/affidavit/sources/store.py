@@ -278,6 +278,13 @@ class SourceStore:
 
     def add_file(self, path: str | Path, trust: str | None = None) -> AddResult:
         """Add one file. A directory, a missing file or an unsupported format is a SourceError."""
+        data, resolved, name = self._read_file(path)
+        media_type = detect_media_type(name, data)
+        return self.add_bytes(data, resolved, name, media_type=media_type, trust=trust)
+
+    def _read_file(self, path: str | Path) -> tuple[bytes, str, str]:
+        """The bytes, real path and name of a file to add (never a directory or a vault's own
+        file)."""
         path = Path(path).expanduser()
         if path.is_dir():
             raise SourceError(f"{path} is a directory: add it with add_dir (read recursively).")
@@ -289,8 +296,7 @@ class SourceStore:
             raise SourceError(f"{path} does not exist. Check the path and retry.") from exc
         except OSError as exc:
             raise SourceError(f"{path} can't be read ({exc.strerror}). Check permissions.") from exc
-        media_type = detect_media_type(path.name, data)
-        return self.add_bytes(data, str(resolved), path.name, media_type=media_type, trust=trust)
+        return data, str(resolved), path.name
 
     def add_files(
         self, paths: builtins.list[Path], trust: str | None = None
@@ -323,19 +329,8 @@ class SourceStore:
         return [o for o in outcomes if o is not None]
 
     def _prepare_file(self, path: Path, trust: str | None) -> _Prepared | AddResult:
-        path = Path(path).expanduser()
-        if path.is_dir():
-            raise SourceError(f"{path} is a directory: add it with add_dir (read recursively).")
-        resolved = path.resolve()
-        self._refuse_vault_files(resolved)
-        try:
-            data = resolved.read_bytes()
-        except FileNotFoundError as exc:
-            raise SourceError(f"{path} does not exist. Check the path and retry.") from exc
-        except OSError as exc:
-            raise SourceError(f"{path} can't be read ({exc.strerror}). Check permissions.") from exc
-        media_type = detect_media_type(path.name, data)
-        return self._prepare(data, str(resolved), path.name, media_type, trust, None)
+        data, resolved, name = self._read_file(path)
+        return self._prepare(data, resolved, name, detect_media_type(name, data), trust, None)
 
     def _store_group(
         self,
