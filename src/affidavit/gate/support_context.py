@@ -10,6 +10,7 @@ or word found only there make a text *uncertain* (a person decides), never *supp
 
 from __future__ import annotations
 
+import functools
 import re
 
 __all__ = ["headings_above"]
@@ -31,6 +32,23 @@ def _heading_at(text: str, line_start: int) -> str | None:
     return match.group(2).strip() or None if match else None
 
 
+@functools.lru_cache(maxsize=4)
+def _first_heading(text: str) -> tuple[str | None, int]:
+    """The document's title (its first ATX heading) and where its ``\n#`` stands (0 when the
+    text opens with it), found once per text: a quote deep in a large source doesn't scan the
+    whole text above it for each claim. A text that opens with a line that isn't a heading
+    ("#tag") has no title."""
+    if text.startswith("#"):
+        return _heading_at(text, 0), 0
+    first = text.find("\n#")
+    while first != -1:
+        title = _heading_at(text, first + 1)
+        if title is not None:
+            return title, first
+        first = text.find("\n#", first + 1)
+    return None, -1
+
+
 def headings_above(text: str, start: int) -> tuple[str, ...]:
     """The document's title (its first ATX heading, if that comes before ``start``) and the
     nearest heading above ``start``, as the stored text writes them (at most two, no repeats)."""
@@ -48,14 +66,8 @@ def headings_above(text: str, start: int) -> tuple[str, ...]:
             break
     if nearest is None:
         return ()
-    title = None
-    if text.startswith("#"):
-        title = _heading_at(text, 0)
-    else:
-        first = text.find("\n#", 0, start)
-        while first != -1 and title is None:
-            title = _heading_at(text, first + 1)
-            if title is None:
-                first = text.find("\n#", first + 1, start)
+    title, at = _first_heading(text)
+    if at > 0 and at + 2 > start:  # the document's first heading comes after the quote
+        title = None
     out = [title] if title is not None and title != nearest else []
     return (*out, nearest)
