@@ -96,8 +96,17 @@ def only(workers: dict[int, int], pid: int) -> Iterator[None]:
             os.kill(other, signal.SIGCONT)
 
 
-def _requests_by(daemon: Daemon, pid: int, seen: int) -> list[dict[str, Any]]:
-    return [x for x in _events(daemon, "request")[seen:] if x["pid"] == pid]
+def _requests_by(daemon: Daemon, pid: int, seen: int, count: int) -> list[dict[str, Any]]:
+    """The request log lines worker ``pid`` wrote after the first ``seen``, once there are
+    ``count`` of them: a worker logs a request after its response is sent, so the line may
+    still be on its way when the client has its answer."""
+
+    def logged() -> list[dict[str, Any]] | None:
+        got = [x for x in _events(daemon, "request")[seen:] if x["pid"] == pid]
+        return got if len(got) >= count else None
+
+    found: list[dict[str, Any]] = _until(f"{count} request lines from worker {pid}", logged)
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +152,7 @@ def test_every_worker_sees_the_callers_uid_and_refuses_whom_one_daemon_refuses(
             assert json.loads(other[0][1])["uid"] == NOBODY
             assert json.loads(other[0][1])["vaults"] == []
             assert [status for status, _ in other[1:]] == [403, 403, 403]
-            answered = _requests_by(daemon, pid, seen)
+            answered = _requests_by(daemon, pid, seen, 8)
             assert [(x.get("uid"), x["status"]) for x in answered] == [
                 (0, 200),
                 (0, 200),
@@ -231,7 +240,7 @@ def test_a_killed_worker_is_replaced_in_its_slot(alpha: tuple[Path, dict[str, st
         seen = len(_events(daemon, "request"))
         with only(after, after[1]), daemon.unix() as client:
             assert client.get("/v1/whoami").json()["uid"] == 0
-        assert [x["uid"] for x in _requests_by(daemon, after[1], seen)] == [0]
+        assert [x["uid"] for x in _requests_by(daemon, after[1], seen, 1)] == [0]
     finally:
         assert daemon.stop() == 0
     assert not daemon.socket.exists()
