@@ -8,6 +8,7 @@ plans were applied, as a crash would, and checks the end state against an uninte
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import re
 import signal
@@ -22,7 +23,7 @@ from affidavit.doctor import run_doctor
 from affidavit.ingest.pipeline import Ingestor
 from affidavit.providers.extractive import ExtractiveProvider
 from affidavit.vault import init_vault, open_vault
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, SHARED_DATA, needs_shared_data
 from tests.test_server_authz import private_dir, start_daemon
 
 pytestmark = [
@@ -71,12 +72,23 @@ def _gone(pid: int) -> bool:
     return False
 
 
+def _speeches(folder: Path, count: int) -> Path:
+    """``count`` SOTU speeches as text files: an ingest long enough to span several batches of
+    the door, so the daemon is killed after one batch applied and before the job ends."""
+    folder.mkdir()
+    with (SHARED_DATA / "corpus" / "sotu.jsonl").open() as lines:
+        for n, line in zip(range(count), lines, strict=False):
+            speech = json.loads(line)
+            (folder / f"{speech['year']}-{n}.txt").write_text(speech["text"])
+    return folder
+
+
+@needs_shared_data
 def test_a_daemon_killed_mid_ingest_finishes_the_job_once_after_restart() -> None:
     base = private_dir("afd-crash-")
+    corpus = _speeches(base / "corpus", 16)
     reference, _ = init_vault(base / "reference")
-    Ingestor(reference, ExtractiveProvider(), apply_now=True).run(
-        [str(SAMPLES / "sotu")], "trusted"
-    )
+    Ingestor(reference, ExtractiveProvider(), apply_now=True).run([str(corpus)], "trusted")
     reference.close()
 
     root = base / "alpha"
@@ -87,7 +99,7 @@ def test_a_daemon_killed_mid_ingest_finishes_the_job_once_after_restart() -> Non
             "/v1/vaults/alpha/jobs",
             json={
                 "kind": "ingest",
-                "sources": [str(SAMPLES / "sotu")],
+                "sources": [str(corpus)],
                 "trust": "trusted",
                 "yes": True,
             },
@@ -98,7 +110,7 @@ def test_a_daemon_killed_mid_ingest_finishes_the_job_once_after_restart() -> Non
     def applied() -> int:
         return len(_query(root, "SELECT id FROM plans WHERE status = 'applied'"))
 
-    _until("three applied plans", lambda: applied() >= 3, 120)
+    _until("a first applied batch", lambda: applied() >= 1, 120)
     first.proc.send_signal(signal.SIGKILL)
     first.proc.wait()
     (pid,) = _query(root, "SELECT lease_pid FROM jobs WHERE id = ?", job)[0]
