@@ -290,3 +290,29 @@ def test_hydrating_only_the_first_k_claims_gives_the_answer_of_hydrating_2k(
             assert retriever.search(question, k=k) == want, (question, k)
     assert fallbacks > 0  # some answers needed the other k rows: both branches ran
     vault.close()
+
+
+def test_a_closed_vault_has_no_background_index_work_left(tmp_path: Path) -> None:
+    """A copy taken right after ``close()`` (a backup, a test template) sees a quiet vault: the
+    background catch-up that opens and closes the database (creating and removing ``-shm``) has
+    finished. It made a copy fail once, with ``db.sqlite-shm`` gone mid-copy."""
+    vault, _ = init_vault(tmp_path / "v")
+    source = add_text(vault, "lighthouse.md", TEXT, "trusted")
+    quote = "The present tower was designed by James Douglass and lit in 1882"
+    plan = make_plan(
+        vault,
+        {
+            "op": "create_page",
+            "slug": "tower",
+            "title": "Tower",
+            "summary": "A tower",
+            "claims": [claim(quote + ".", source, quote)],
+        },
+    )
+    approve(vault, propose(vault, plan, "t", "t").plan_id, None, "t")
+    database = Path(vault.state_dir / "db.sqlite").resolve()
+    vault.close()
+    refresher = tantivy_index._REFRESHER
+    with refresher.cond:
+        assert database not in refresher.pending.values() and refresher.current != database
+    shutil.copytree(tmp_path / "v", tmp_path / "copy")

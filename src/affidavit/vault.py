@@ -157,7 +157,17 @@ class Vault:
             os.close(fd)
 
     def close(self) -> None:
+        """Close the database and wait (up to 60 s) for the background search-index catch-up
+        of this vault, so nothing of this process has its files open afterwards."""
+        from .retrieval.tantivy_index import wait_for_refresh
+
+        try:
+            files = [r[2] for r in self.db.execute("PRAGMA database_list") if r[1] == "main"]
+        except sqlite3.Error:
+            files = []
         self.db.close()
+        if files and files[0]:
+            wait_for_refresh(60, Path(files[0]))
 
     def __enter__(self) -> Vault:
         return self

@@ -440,6 +440,7 @@ class _Refresher:
         self.cond = threading.Condition()
         self.pending: dict[Path, Path] = {}  # index folder -> database file
         self.busy = False
+        self.current: Path | None = None  # the database being caught up now
         self.thread: threading.Thread | None = None
 
     def submit(self, folder: Path, database: Path) -> None:
@@ -459,12 +460,15 @@ class _Refresher:
             with self.cond:
                 while not self.pending:
                     self.busy = False
+                    self.current = None
                     self.cond.notify_all()
                     if not self.cond.wait(timeout=30):
                         self.thread = None
                         return
                 _, database = self.pending.popitem()
                 self.busy = True
+                self.current = database
+                self.cond.notify_all()
             try:
                 db = connect(database)
                 try:
@@ -476,10 +480,17 @@ class _Refresher:
             except (IndexBusy, OSError, ValueError, sqlite3.Error):
                 pass  # left behind: the next search catches up or uses FTS5
 
-    def wait(self, timeout: float | None = None) -> bool:
-        """Until nothing is pending (True), or ``timeout`` seconds passed (False)."""
+    def wait(self, timeout: float | None = None, database: Path | None = None) -> bool:
+        """Until nothing is pending (True), or ``timeout`` seconds passed (False); with
+        ``database``, only until nothing is pending or running for that database file."""
+
+        def done() -> bool:
+            if database is None:
+                return not self.pending and not self.busy
+            return database not in self.pending.values() and self.current != database
+
         with self.cond:
-            return self.cond.wait_for(lambda: not self.pending and not self.busy, timeout)
+            return self.cond.wait_for(done, timeout)
 
 
 _REFRESHER = _Refresher()
@@ -498,9 +509,11 @@ def refresh_search_index(db: sqlite3.Connection) -> None:
             _REFRESHER.submit(folder, Path(row[2]))
 
 
-def wait_for_refresh(timeout: float | None = None) -> bool:
-    """Wait until the background catch-ups submitted so far are done (tests, benchmarks)."""
-    return _REFRESHER.wait(timeout)
+def wait_for_refresh(timeout: float | None = None, database: Path | None = None) -> bool:
+    """Wait until the background catch-ups submitted so far (for ``database`` only, if
+    given) are done: tests, benchmarks, and :meth:`Vault.close`, after which nothing of ours
+    has the vault's files open (a copy or backup taken then sees a quiet vault)."""
+    return _REFRESHER.wait(timeout, database)
 
 
 def index_problems(db: sqlite3.Connection) -> list[str]:
