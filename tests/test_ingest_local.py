@@ -32,7 +32,7 @@ from affidavit.vault import Vault
 from .conftest import SHARED_DATA as DATA
 from .conftest import needs_shared_data
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200), needs_shared_data]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600), needs_shared_data]
 
 REPLY_TOKENS = 320
 """Most tokens per reply: room for a plan of a claim or two, little enough to bound the test."""

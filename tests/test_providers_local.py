@@ -126,7 +126,8 @@ def smollm2(llama_cpp: ModuleType) -> Iterator[LocalProvider]:
         smollm2_path()
     except ProviderError as exc:
         pytest.skip(str(exc))
-    provider = build_provider("local", {"model": "smollm2", "seed": 7})
+    provider = build_provider("local", {"model": "smollm2", "seed": 7, "n_threads": 1})
+    # One thread: threads that wait for each other crawl on a busy machine (CI timed out at 600 s).
     assert isinstance(provider, LocalProvider)
     yield provider
     provider.close()
@@ -170,7 +171,7 @@ def plan_request(max_tokens: int) -> ModelRequest:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(3600)  # a hang guard only: the work is bounded by tokens
 def test_smollm2_replies_parse_or_are_marked_cut(smollm2: LocalProvider) -> None:
     assert smollm2.context_length == 4096
     results, texts = [], []
@@ -199,7 +200,6 @@ def test_smollm2_replies_parse_or_are_marked_cut(smollm2: LocalProvider) -> None
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(300)
 def test_smollm2_plain_text_and_determinism(smollm2: LocalProvider) -> None:
     request = ModelRequest(messages=(Message("user", "Say hello in three words."),), max_tokens=16)
     first, second = smollm2.complete(request), smollm2.complete(request)

@@ -47,13 +47,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log_path: Path = tmp_path_factory.mktemp("server") / "server.log"
     command = [
         sys.executable, "-m", "llama_cpp.server", "--model", str(model),
-        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "1024", "--seed", "1",
+        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "1024", "--seed", "1", "--n_threads", "1",
     ]  # fmt: skip
     with log_path.open("wb") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
     base_url = f"http://127.0.0.1:{port}/v1"
     try:
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + 600  # a hang guard: a busy machine loads slowly
         while True:
             if process.poll() is not None:
                 pytest.fail(f"the server exited with {process.returncode}:\n{log_path.read_text()}")
@@ -64,7 +64,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 pass
             if time.monotonic() > deadline:
                 pytest.fail(
-                    f"the server did not start within 90 s:\n{log_path.read_text()[-2000:]}"
+                    f"the server did not start within 600 s:\n{log_path.read_text()[-2000:]}"
                 )
             time.sleep(0.25)
         yield base_url
@@ -78,14 +78,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(300)
 def test_a_real_completion_over_loopback(server: str) -> None:
     provider = OpenAIProvider(
         OpenAIOptions(
             base_url=server,
             model="smollm2",
             structured_output="json_object_schema",  # what llama-cpp-python's server accepts
-            timeout_seconds=120,
+            timeout_seconds=1200,  # a hang guard; the reply is bounded by max_tokens
             max_retries=0,
         )
     )
@@ -110,7 +109,6 @@ def test_a_real_completion_over_loopback(server: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(120)
 def test_the_default_json_schema_format_is_refused_with_a_hint(server: str) -> None:
     provider = OpenAIProvider(OpenAIOptions(base_url=server, model="smollm2", max_retries=0))
     request = ModelRequest(messages=(Message("user", "hi"),), schema=SCHEMA, max_tokens=8)
