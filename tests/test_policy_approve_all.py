@@ -8,8 +8,8 @@ Issue 12's rule is that the agent proposes and a person approves; a person typin
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from contextlib import nullcontext
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 

@@ -361,7 +361,9 @@ def approve(
                 _print_skipped(skipped, proposers)
         if not refs:
             if as_json:
-                echo_json({"preview": [], "results": [], "commit": None, "left_out": _left(skipped)})
+                echo_json(
+                    {"preview": [], "results": [], "commit": None, "left_out": _left(skipped)}
+                )
             elif not skipped:
                 click.echo("The inbox is empty: nothing to approve.")
             return
