@@ -115,7 +115,8 @@ SETTINGS: tuple[Setting, ...] = (
         "'*.example.org' for subdomains), a host with a path prefix ('example.org/docs/'), a URL "
         "prefix ('https://example.org/docs/') or a file path prefix ('/home/me/papers/'). The "
         "longest matching pattern wins; hosts match whole labels, so 'example.org' never matches "
-        "'example.org.evil.net'. A --trust flag overrides the rules.",
+        "'example.org.evil.net'. A host without a scheme matches the default ports only (80, "
+        "443) unless a port is written ('example.org:8443'). A --trust flag overrides the rules.",
     ),
     Setting(
         "model",
