@@ -364,6 +364,30 @@ SETTINGS: tuple[Setting, ...] = (
         "Most tokens (cl100k) one MCP tool result may hold; longer results are paged with a cursor.",
         minimum=500,
     ),
+    Setting(
+        "mcp",
+        "propose_per_hour",
+        60,
+        "Most propose_plan calls one MCP caller (a token, or the local user) may make in any hour; "
+        "a call over it is refused with the time the next one is allowed.",
+        minimum=1,
+    ),
+    Setting(
+        "mcp",
+        "pending_per_caller",
+        100,
+        "Most plans one MCP caller may have waiting in the inbox at once; propose_plan refuses "
+        "more until a person approves, rejects or lets some expire.",
+        minimum=1,
+    ),
+    Setting(
+        "mcp",
+        "add_source_per_hour",
+        30,
+        "Most add_source calls one MCP caller may make in any hour (each source is also held to "
+        "the [sources] size limits).",
+        minimum=1,
+    ),
 )
 
 
