@@ -594,10 +594,8 @@ class Styler:
             if decl and pushed and clips & {"hidden", "clip", "scroll", "auto"}:
                 return hidden(decl, f"pushed out of its box by {decl.text} with overflow hidden")
             if decl and offset is not None and offset <= -OFF_SCREEN_PX:
-                position = css.get("position")
-                placed = _idents(position.value) if position else []
                 if name in ("text-indent", "margin-left", "margin-top") or (
-                    set(placed) & {"absolute", "fixed", "relative", "sticky"}
+                    placed & {"absolute", "fixed", "relative", "sticky"}
                 ):
                     return hidden(decl, f"positioned off-screen by {decl.text}")
         return None
