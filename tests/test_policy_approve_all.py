@@ -8,8 +8,9 @@ Issue 12's rule is that the agent proposes and a person approves; a person typin
 from __future__ import annotations
 
 import json
+import os
 from contextlib import nullcontext
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,10 @@ from mcp.shared.memory import create_connected_server_and_client_session
 from affidavit.cli import main
 from affidavit.inbox import list_plans, proposer_of
 from affidavit.mcp.server import Door, build_server
+from affidavit.service import tokens as token_store
 from affidavit.service import vaults as svc
-from affidavit.vault import Vault
+from affidavit.vault import Vault, init_vault
+from tests.test_server_authz import private_dir, start_daemon
 
 from .conftest import FakeClock, add_text, claim, make_plan
 
@@ -128,6 +131,47 @@ def test_the_proposer_is_the_hosts_mark_not_the_callers() -> None:
     assert proposer_of("agent via mcp", "mcp") == "agent"
     assert proposer_of("token:ab12 via mcp", "mcp-http") == "agent"
     assert proposer_of("token:ab12", "api:propose:plan.json") == "agent"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="runs a daemon as root")
+def test_through_the_daemon_a_token_callers_plan_is_an_agents() -> None:
+    """The daemon names a token caller token:ID, whatever origin it sends: over the socket,
+    `approve --all --yes` applies the owner's plan and leaves the token agent's in the inbox."""
+    base = private_dir("afd-policy-")
+    root = base / "alpha"
+    vault, _ = init_vault(root)
+    try:
+        source = _source(vault, "bridge", "tunnel")
+        _, token = token_store.create_token(
+            vault.db, vault.clock, "propose", timedelta(days=1), "agent", "root"
+        )
+    finally:
+        vault.close()
+    daemon = start_daemon([root], base)
+    try:
+        with daemon.tcp(token) as client:
+            nonce = client.post("/v1/vaults/alpha/nonces", json={"hours": 1}).json()["nonce"]
+            plan = {"nonce": nonce, "operations": [_op("tunnel", source)]}
+            sent = client.post(
+                "/v1/vaults/alpha/plans", json={"plan": plan, "origin": "propose:mine.json"}
+            )
+            assert sent.status_code == 200, sent.text
+            agents = sent.json()["plan_id"]
+            listed = client.get("/v1/vaults/alpha/plans").json()
+            assert [p["proposer"] for p in listed] == ["agent"]
+        through = {"AFFIDAVIT_SOCKET": str(daemon.socket), "AFFIDAVIT_NO_DAEMON": ""}
+        runner = CliRunner()
+        nonce = runner.invoke(main, ["--vault", str(root), "nonce"], env=through).output.strip()
+        mine = base / "mine.json"
+        mine.write_text(json.dumps({"nonce": nonce, "operations": [_op("bridge", source)]}))
+        out = runner.invoke(main, ["--vault", str(root), "propose", str(mine)], env=through)
+        assert out.exit_code == 0, out.output
+        out = runner.invoke(main, ["--vault", str(root), "approve", "--all", "--yes"], env=through)
+        assert out.exit_code == 0, out.output
+        assert f"Left out: plan {agents[:12]} proposed by an agent (token:" in out.output
+        assert (root / "wiki" / "bridge.md").exists() and not (root / "wiki" / "tunnel.md").exists()
+    finally:
+        assert daemon.stop() == 0
 
 
 def test_filters_need_all(vault: Vault) -> None:
