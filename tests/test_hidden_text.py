@@ -333,7 +333,7 @@ VISIBLE_SENTENCES = [
 
 
 def _corpus(folder: Path) -> dict[str, str]:
-    """Write an HTML, a markdown and a PDF document mixing every technique with visible prose;
+    """Write two HTML, a markdown and a PDF document mixing every technique with visible prose;
     return each hidden sentence by the technique that hides it."""
     hidden: dict[str, str] = {}
 
@@ -346,9 +346,14 @@ def _corpus(folder: Path) -> dict[str, str]:
     parts = [
         technique.replace("{s}", hide("html", name)) for name, technique in HTML_TECHNIQUES.items()
     ]
-    (folder / "port-elling.html").write_text(
-        "<html><body><h1>Port Elling harbour</h1>\n" + prose + "\n".join(parts) + "</body></html>"
-    )
+    half = len(parts) // 2  # two pages, so each stays one chunk (one plan per document)
+    for name, some in (("port-elling.html", parts[:half]), ("port-elling-more.html", parts[half:])):
+        (folder / name).write_text(
+            "<html><body><h1>Port Elling harbour</h1>\n"
+            + prose
+            + "\n".join(some)
+            + "</body></html>"
+        )
     md = [
         technique.replace("{s}", hide("markdown", name))
         for name, technique in MARKDOWN_TECHNIQUES.items()
@@ -401,7 +406,7 @@ def test_extractive_ingest_of_the_corpus_admits_no_hidden_text(
             "WHERE c.status = 'active'"
         )
     }
-    assert len(sources) == 3
+    assert len(sources) == 4
     assert sum(sentence.rstrip(".") in shown for sentence in VISIBLE_SENTENCES) >= 2
     # nothing the engine proposed rests on a flag: it needed no person
     assert list_plans(vault) == []
@@ -453,7 +458,7 @@ def test_a_model_quoting_hidden_text_is_quarantined_with_the_technique(
     shown = _everything_shown(vault)
     assert "Zorvath" not in shown and "Admiral Quell" not in shown
     plans = list_plans(vault)
-    assert len(plans) == 3, [[(c.status, c.message) for c in s.chunks] for s in report.sources]
+    assert len(plans) == 4, [[(c.status, c.message) for c in s.chunks] for s in report.sources]
     verdicts: dict[str, tuple[str, str]] = {}
     admitted_visible = 0
     for plan in plans:
@@ -464,7 +469,7 @@ def test_a_model_quoting_hidden_text_is_quarantined_with_the_technique(
                 elif claim["text"] in VISIBLE_SENTENCES:
                     assert claim["status"] == "admitted", claim
                     admitted_visible += 1
-    assert admitted_visible >= 3
+    assert admitted_visible >= 4
     # every hidden sentence was proposed, and none admitted: quarantined for a person, or
     # rejected outright (a quote inside markdown link syntax does not verify at all)
     assert set(verdicts) == set(hidden.values())
