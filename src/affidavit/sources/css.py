@@ -593,11 +593,11 @@ class Styler:
             pushed = offset is not None and offset >= OFF_SCREEN_PX and name == "text-indent"
             if decl and pushed and clips & {"hidden", "clip", "scroll", "auto"}:
                 return hidden(decl, f"pushed out of its box by {decl.text} with overflow hidden")
-            if decl and offset is not None and offset <= -OFF_SCREEN_PX:
-                if name in ("text-indent", "margin-left", "margin-top") or (
-                    placed & {"absolute", "fixed", "relative", "sticky"}
-                ):
-                    return hidden(decl, f"positioned off-screen by {decl.text}")
+            moves = name in ("text-indent", "margin-left", "margin-top") or bool(
+                placed & {"absolute", "fixed", "relative", "sticky"}
+            )
+            if decl and offset is not None and offset <= -OFF_SCREEN_PX and moves:
+                return hidden(decl, f"positioned off-screen by {decl.text}")
         return None
 
     def _masked(self, css: dict[str, _Decl], font: float) -> _Decl | None:
