@@ -85,6 +85,8 @@ def test_approve_all_yes_leaves_an_agents_plans_pending_and_says_how(
     assert {person.status, via_token.status} == {"pending"}
     assert _pending(vault) == {person.plan_id, via_mcp, via_token.plan_id}
 
+    listing = _cli(vault, "inbox")
+    assert sum("[agent]" in line for line in listing.splitlines()) == 2
     out = _cli(vault, "approve", "--all", "--yes")
     assert (vault.root / "wiki" / "bridge.md").exists()
     assert not (vault.root / "wiki" / "tunnel.md").exists()

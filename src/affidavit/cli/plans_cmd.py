@@ -132,7 +132,7 @@ def _print_verdicts(ops: list[OpResult]) -> None:
 @click.pass_context
 @user_errors
 def inbox(ctx: click.Context, show_all: bool, as_json: bool) -> None:
-    """List pending plans with their age and expiry.
+    """List pending plans with their age and expiry; an agent's plans are marked [agent].
 
     \b
     Examples:
@@ -161,6 +161,7 @@ def inbox(ctx: click.Context, show_all: bool, as_json: bool) -> None:
         click.echo(
             f"{item.id[:12]:<13} {item.status:<9} {item.age:>7} {expires:>8}  "
             f"{item.operations:>3}  {claims:>6}  {item.author} / {item.origin}"
+            + ("  [agent]" if item.proposer == "agent" else "")
         )
 
 
