@@ -7,7 +7,10 @@ reason naming the technique; the visible text of the same documents still become
 
 from __future__ import annotations
 
+import io
 import json
+import struct
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +104,36 @@ HTML_TECHNIQUES: dict[str, str] = {
     "s": "<p><s>{s}</s></p>",
     "strike": "<p><strike>{s}</strike></p>",
     "line-through by class": "<style>.gone{text-decoration:line-through}</style><p class=gone>{s}</p>",
+    # round 6: what the last hardening round left open
+    "font-size calc() to 1.5px": '<p style="font-size:calc(1px + 0.5px)">{s}</p>',
+    "font-size calc() of em": '<p style="font-size:calc(0.1em + 0.2px)">{s}</p>',
+    "font-size calc() nested": '<p style="font-size:calc((2px - 1px) * 2)">{s}</p>',
+    "font-size min()": '<p style="font-size:min(1px, 3em)">{s}</p>',
+    "font-size clamp()": '<p style="font-size:clamp(0px, 0.1vw, 2px)">{s}</p>',
+    "font-size calc() by var()": (
+        "<style>:root{--t:0.5px}.v{font-size:calc(var(--t) * 2)}</style><p class=v>{s}</p>"
+    ),
+    "mask transparent gradient": (
+        '<div style="mask:linear-gradient(transparent, transparent)">{s}</div>'
+    ),
+    "-webkit-mask-image by class": (
+        "<style>.mk{-webkit-mask-image:linear-gradient(rgba(0,0,0,0),rgba(0,0,0,0))}</style>"
+        "<p class=mk>{s}</p>"
+    ),
+    "mask luminance black": '<div style="mask:linear-gradient(#000,#000) luminance">{s}</div>',
+    "mask-size 0": '<div style="mask-image:url(m.png);mask-size:0 0">{s}</div>',
+    "off-screen left -200vw": '<div style="position:absolute;left:-200vw">{s}</div>',
+    "off-screen left 200vw": '<div style="position:absolute;left:200vw">{s}</div>',
+    "off-screen right 200vw": '<div style="position:absolute;right:200vw">{s}</div>',
+    "off-screen bottom 200vh": '<div style="position:absolute;bottom:200vh">{s}</div>',
+    "fixed below the viewport": '<div style="position:fixed;top:150vh">{s}</div>',
+    "off-screen left calc()": '<div style="position:absolute;left:calc(-100vw - 10px)">{s}</div>',
+    "margin-left 150vw": '<p style="margin-left:150vw">{s}</p>',
+    "text-indent 9999px": '<h2 style="text-indent:9999px">{s}</h2>',
+    "translateX 200vw": '<div style="transform:translateX(200vw)">{s}</div>',
+    "filter opacity(0)": '<p style="filter:opacity(0)">{s}</p>',
+    "filter list with opacity(0%)": '<p style="filter:blur(0px) opacity(0%)">{s}</p>',
+    "filter opacity by class": "<style>.f{filter:opacity(5%)}</style><p class=f>{s}</p>",
 }
 
 
@@ -134,6 +167,11 @@ p.lead {{ font-size: 1.2em; color: #111111 }} .muted {{ color: #777 }}
 h1 {{ font: bold 2em/1.2 sans-serif; text-indent: 0 }}
 .fancy {{ background: linear-gradient(red, blue); -webkit-background-clip: text;
           -webkit-text-fill-color: transparent }}
+.big {{ font-size: calc(1em + 2px) }} .fit {{ font-size: clamp(12px, 2vw, 20px) }}
+.fade {{ mask-image: linear-gradient(black 80%, transparent) }}
+nav li {{ position: relative }} nav .sub {{ position: absolute; left: 100%; top: 0 }}
+.soft {{ filter: opacity(.9) blur(1px) }} .shift {{ transform: translateX(20vw) }}
+.wide {{ margin-left: 2vw; text-indent: 2em }}
 </style></head><body>
 <h1>Port Elling</h1>
 <p class="lead">{VISIBLE}</p>
@@ -146,6 +184,13 @@ h1 {{ font: bold 2em/1.2 sans-serif; text-indent: 0 }}
 <p class="fancy">The bay freezes over in hard winters.</p>
 <p style="display:block;font-size:12px;color:#333">The pier is 212 metres long.</p>
 <ins>The new breakwater opened in 2011.</ins>
+<p class="big">The tide rises four metres at the spring tides.</p>
+<p class="fit">The harbour board meets on the first Monday.</p>
+<div class="fade"><p>The quay was widened in 1962.</p></div>
+<nav><ul><li>Harbour<ul class="sub"><li>Tide tables for the year</li></ul></li></ul></nav>
+<p class="soft">The fish market opens at six.</p>
+<p class="shift">The ferry to the islands runs in summer.</p>
+<p class="wide">The old fort guards the harbour mouth.</p>
 </body></html>"""
 
 
@@ -168,6 +213,8 @@ MARKDOWN_TECHNIQUES: dict[str, str] = {
     "img alt in html": '<img src="t.png" alt="{s}">',
     "html comment": "<!-- {s} -->",
     "strikethrough": "The quay is ~~{s}~~ busy.",
+    "single-tilde strikethrough": "The quay is ~{s}~ busy.",
+    "single-tilde strikethrough, escaped tilde inside": "It was ~{s} \\~ gone~ then.",
     "del in markdown": "<del>{s}</del>",
     "details in markdown": "<details><summary>More</summary>{s}</details>",
 }
@@ -189,6 +236,8 @@ def test_ordinary_markdown_has_no_flags() -> None:
         "# Port Elling\n\n"
         f"{VISIBLE} See [the history](https://example.org/history) and **the map**.\n\n"
         "- The pier is ~212 metres long, and ~5 minutes from town.\n"
+        "- Charts live in ~/charts and ~/maps; the trip takes ~2 hours, ~3 in winter.\n"
+        "- Write `~x~` in code, and ```~y~``` too.\n"
         "- Footnotes stay visible.[^1]\n\n"
         "[^1]: The harbour master keeps the records.\n"
     )
@@ -217,10 +266,35 @@ def _pdf(lines: list[tuple[str, str]]) -> bytes:
             pdf.text(-400, 60, text)
         elif how == "below the page":
             pdf.text(20, 420, text)
+        elif how == "clipped away":  # drawn where the clipping rectangle lets nothing through
+            with pdf.rect_clip(x=150, y=270, w=20, h=10):
+                pdf.multi_cell(0, 8, text, **flow)
+        elif how == "clip of no area":
+            with pdf.rect_clip(x=20, y=pdf.get_y(), w=0, h=0):
+                pdf.multi_cell(0, 8, text, **flow)
+        elif how == "under an image":  # an opaque picture painted over the words
+            top = pdf.get_y()
+            pdf.multi_cell(0, 8, text, **flow)
+            pdf.image(io.BytesIO(_png_bytes()), x=5, y=top - 1, w=200, h=pdf.get_y() - top + 2)
+        elif how == "an image beside":  # ordinary: a picture next to the text, not over it
+            pdf.image(io.BytesIO(_png_bytes()), x=150, y=250, w=40, h=30)
+            pdf.multi_cell(0, 8, text, **flow)
+        elif how == "clipped inside":  # ordinary: text inside its clipping rectangle
+            with pdf.rect_clip(x=5, y=pdf.get_y() - 2, w=200, h=30):
+                pdf.multi_cell(0, 8, text, **flow)
     return bytes(pdf.output())
 
 
-PDF_TECHNIQUES = ("render mode 3", "white", "1pt", "left of the page", "below the page")
+PDF_TECHNIQUES = (
+    "render mode 3",
+    "white",
+    "1pt",
+    "left of the page",
+    "below the page",
+    "clipped away",
+    "clip of no area",
+    "under an image",
+)
 
 
 @pytest.mark.parametrize("how", PDF_TECHNIQUES)
@@ -238,6 +312,14 @@ def test_every_pdf_technique_is_flagged(how: str) -> None:
 def test_an_ordinary_pdf_has_no_flags() -> None:
     data = _pdf([("visible", VISIBLE), ("visible", "The pier is 212 metres long.")])
     assert extract(data, "application/pdf").flags == []
+    data = _pdf(
+        [
+            ("visible", VISIBLE),
+            ("an image beside", "The pier is 212 metres long."),
+            ("clipped inside", "The lighthouse was painted red and white in 1921."),
+        ]
+    )
+    assert extract(data, "application/pdf").flags == []
 
 
 # --- the corpus: every technique, ingested ------------------------------------------------------
@@ -251,7 +333,7 @@ VISIBLE_SENTENCES = [
 
 
 def _corpus(folder: Path) -> dict[str, str]:
-    """Write an HTML, a markdown and a PDF document mixing every technique with visible prose;
+    """Write two HTML, a markdown and a PDF document mixing every technique with visible prose;
     return each hidden sentence by the technique that hides it."""
     hidden: dict[str, str] = {}
 
@@ -264,9 +346,14 @@ def _corpus(folder: Path) -> dict[str, str]:
     parts = [
         technique.replace("{s}", hide("html", name)) for name, technique in HTML_TECHNIQUES.items()
     ]
-    (folder / "port-elling.html").write_text(
-        "<html><body><h1>Port Elling harbour</h1>\n" + prose + "\n".join(parts) + "</body></html>"
-    )
+    half = len(parts) // 2  # two pages, so each stays one chunk (one plan per document)
+    for name, some in (("port-elling.html", parts[:half]), ("port-elling-more.html", parts[half:])):
+        (folder / name).write_text(
+            "<html><body><h1>Port Elling harbour</h1>\n"
+            + prose
+            + "\n".join(some)
+            + "</body></html>"
+        )
     md = [
         technique.replace("{s}", hide("markdown", name))
         for name, technique in MARKDOWN_TECHNIQUES.items()
@@ -319,7 +406,7 @@ def test_extractive_ingest_of_the_corpus_admits_no_hidden_text(
             "WHERE c.status = 'active'"
         )
     }
-    assert len(sources) == 3
+    assert len(sources) == 4
     assert sum(sentence.rstrip(".") in shown for sentence in VISIBLE_SENTENCES) >= 2
     # nothing the engine proposed rests on a flag: it needed no person
     assert list_plans(vault) == []
@@ -371,7 +458,7 @@ def test_a_model_quoting_hidden_text_is_quarantined_with_the_technique(
     shown = _everything_shown(vault)
     assert "Zorvath" not in shown and "Admiral Quell" not in shown
     plans = list_plans(vault)
-    assert len(plans) == 3, [[(c.status, c.message) for c in s.chunks] for s in report.sources]
+    assert len(plans) == 4, [[(c.status, c.message) for c in s.chunks] for s in report.sources]
     verdicts: dict[str, tuple[str, str]] = {}
     admitted_visible = 0
     for plan in plans:
@@ -382,7 +469,7 @@ def test_a_model_quoting_hidden_text_is_quarantined_with_the_technique(
                 elif claim["text"] in VISIBLE_SENTENCES:
                     assert claim["status"] == "admitted", claim
                     admitted_visible += 1
-    assert admitted_visible >= 3
+    assert admitted_visible >= 4
     # every hidden sentence was proposed, and none admitted: quarantined for a person, or
     # rejected outright (a quote inside markdown link syntax does not verify at all)
     assert set(verdicts) == set(hidden.values())
@@ -422,10 +509,8 @@ def test_the_extractive_engine_quotes_nothing_under_a_flag(flagged: bool) -> Non
     assert "Port Elling" in plan
 
 
-def _png(path: Path) -> Path:
-    """A tiny valid grey PNG, written by hand."""
-    import struct
-    import zlib
+def _png_bytes() -> bytes:
+    """A tiny valid grey PNG (opaque: no alpha), written by hand."""
 
     def chunk(kind: bytes, data: bytes) -> bytes:
         body = kind + data
@@ -433,8 +518,13 @@ def _png(path: Path) -> Path:
 
     header = struct.pack(">IIBBBBB", 2, 2, 8, 0, 0, 0, 0)  # 2x2, 8-bit greyscale
     pixels = zlib.compress(b"\x00\x80\x80\x00\x80\x80")
-    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels))
-    path.write_bytes(path.read_bytes() + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+    )
+
+
+def _png(path: Path) -> Path:
+    path.write_bytes(_png_bytes())
     return path
 
 

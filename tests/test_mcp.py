@@ -307,7 +307,12 @@ def test_source_dirs_must_be_absolute(vault: Vault) -> None:
 
 # --- a hostile agent -------------------------------------------------------------------------------
 
-INBOX_ROWS = ('INSERT INTO "plans"', 'INSERT INTO "nonces"', 'INSERT INTO "audit"')
+INBOX_ROWS = (
+    'INSERT INTO "plans"',
+    'INSERT INTO "nonces"',
+    'INSERT INTO "audit"',
+    'INSERT INTO "agent_calls"',  # the caller's quota (service/quota.py)
+)
 QUESTION_LOG = ('INSERT INTO "questions"', "INSERT INTO \"sqlite_sequence\" VALUES('questions'")
 
 

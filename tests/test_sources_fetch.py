@@ -262,9 +262,10 @@ def test_store_adds_a_url(vault: Vault, server: _Server, client: httpx.Client) -
 def test_trust_rules_match_the_url_that_answered(
     vault: Vault, server: _Server, client: httpx.Client
 ) -> None:
+    host = server.url("/").split("//", 1)[1].split("/", 1)[0]  # 127.0.0.1:PORT: no default port
     rules = (
-        'rules = [{ pattern = "127.0.0.1/hop/", tier = "trusted" }, '
-        '{ pattern = "127.0.0.1/notes.md", tier = "untrusted" }]'
+        f'rules = [{{ pattern = "{host}/hop/", tier = "trusted" }}, '
+        f'{{ pattern = "{host}/notes.md", tier = "untrusted" }}]'
     )
     vault.config_path.write_text(vault.config_path.read_text().replace("rules = []", rules))
     with open_vault(vault.root) as other:

@@ -115,7 +115,8 @@ SETTINGS: tuple[Setting, ...] = (
         "'*.example.org' for subdomains), a host with a path prefix ('example.org/docs/'), a URL "
         "prefix ('https://example.org/docs/') or a file path prefix ('/home/me/papers/'). The "
         "longest matching pattern wins; hosts match whole labels, so 'example.org' never matches "
-        "'example.org.evil.net'. A --trust flag overrides the rules.",
+        "'example.org.evil.net'. A host without a scheme matches the default ports only (80, "
+        "443) unless a port is written ('example.org:8443'). A --trust flag overrides the rules.",
     ),
     Setting(
         "model",
@@ -362,6 +363,30 @@ SETTINGS: tuple[Setting, ...] = (
         8000,
         "Most tokens (cl100k) one MCP tool result may hold; longer results are paged with a cursor.",
         minimum=500,
+    ),
+    Setting(
+        "mcp",
+        "propose_per_hour",
+        60,
+        "Most propose_plan calls one MCP caller (a token, or the local user) may make in any hour; "
+        "a call over it is refused with the time the next one is allowed.",
+        minimum=1,
+    ),
+    Setting(
+        "mcp",
+        "pending_per_caller",
+        100,
+        "Most plans one MCP caller may have waiting in the inbox at once; propose_plan refuses "
+        "more until a person approves, rejects or lets some expire.",
+        minimum=1,
+    ),
+    Setting(
+        "mcp",
+        "add_source_per_hour",
+        30,
+        "Most add_source calls one MCP caller may make in any hour (each source is also held to "
+        "the [sources] size limits).",
+        minimum=1,
     ),
 )
 

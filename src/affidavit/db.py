@@ -410,6 +410,17 @@ def m009_finding_why() -> str:
     return "ALTER TABLE findings ADD COLUMN why TEXT NOT NULL DEFAULT '{}'"
 
 
+@migration
+def m010_agent_calls() -> str:
+    """The calls agents made of the MCP tools that write (``propose_plan``, ``add_source``), by
+    caller, so each caller's quota per hour holds across connections, processes and restarts
+    (:mod:`affidavit.service.quota`). Rows older than the window are pruned as calls come."""
+    return (
+        "CREATE TABLE agent_calls (actor TEXT NOT NULL, tool TEXT NOT NULL, at TEXT NOT NULL);\n"
+        "CREATE INDEX agent_calls_actor ON agent_calls(actor, tool, at)"
+    )
+
+
 def migrate(db: sqlite3.Connection) -> list[str]:
     """Apply the migrations not yet recorded; returns the names applied now."""
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)")

@@ -21,12 +21,14 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from .config import TRUST_TIERS
 from .errors import AffidavitError
 from .evidence import Verifier, normalize_quote
 from .gate.support import UNSUPPORTED, SupportChecker
 from .gate.support_audit import support_problems
 from .gate.support_model import load_model
 from .sources.store import SourceStore
+from .sources.trust import trust_for
 from .store.audit import verify_chain
 from .store.gitrepo import PLAN_TRAILER
 from .store.paths import inside
@@ -38,7 +40,7 @@ from .vault import Vault
 
 @dataclass(frozen=True)
 class Finding:
-    check: str  # sources | evidence | support | files | claims | audit | git | journal | search
+    check: str  # sources | evidence | support | files | claims | trust | audit | git | journal | search
     subject: str
     message: str
     fix: str = ""
@@ -48,6 +50,8 @@ class Finding:
 class DoctorReport:
     findings: list[Finding] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    """What a person should know that needn't be wrong (it leaves the report clean)."""
 
     @property
     def clean(self) -> bool:
@@ -58,6 +62,7 @@ class DoctorReport:
             "clean": self.clean,
             "counts": self.counts,
             "findings": [asdict(f) for f in self.findings],
+            "notes": self.notes,
         }
 
 
@@ -366,6 +371,63 @@ def _check_claims(vault: Vault, store: SourceStore, report: DoctorReport) -> Non
         )
 
 
+def _check_trust(vault: Vault, report: DoctorReport) -> None:
+    """Every claim's trust re-derived from its evidence (SPEC W7: the weakest tier of the sources
+    it rests on, a retracted source no longer counted), and every source's tier set beside what
+    ``trust.rules`` give its origin today (only a tier above it is worth a word).
+
+    A claim whose recorded tier differs was changed outside the door (a trusted tier on untrusted
+    evidence lets it supersede trusted claims and reach answers asked at the trusted tier, W7): a
+    finding. A source whose tier is above its rule's is reported as a note, not a finding: an
+    explicit ``--trust`` at ``sources add`` or a rule edited since explain it as well as a
+    changed row does, and the person is the one who knows."""
+    rows = vault.db.execute(
+        "SELECT c.id, c.trust, s.trust, s.status FROM claims c "
+        "JOIN evidence e ON e.claim_id = c.id JOIN sources s ON s.id = e.source_id "
+        "WHERE c.status IN ('active', 'quarantined', 'pending') ORDER BY c.id"
+    ).fetchall()
+    recorded: dict[str, str] = {}
+    live: dict[str, list[str]] = {}
+    for claim_id, claim_trust, source_trust, source_status in rows:
+        recorded[claim_id] = claim_trust
+        if source_status != "retracted":
+            live.setdefault(claim_id, []).append(source_trust)
+    checked = 0
+    for claim_id, tier in recorded.items():
+        tiers = live.get(claim_id)
+        if not tiers:
+            continue  # rests only on retracted sources: the evidence check reports it
+        checked += 1
+        expected = min(tiers, key=_tier_rank)
+        if tier != expected:
+            report.findings.append(
+                Finding(
+                    "trust",
+                    claim_id,
+                    f"claim {claim_id[:12]} is recorded as {tier} but rests on {expected} "
+                    "evidence (its trust is the weakest tier of its sources)",
+                    "the database was changed outside the door: restore it from a backup",
+                )
+            )
+    report.counts["trust_rederived_claims"] = checked
+    rules, default = vault.config.trust_rules, vault.config.default_trust
+    for source_id, origin, tier in vault.db.execute(
+        "SELECT id, origin, trust FROM sources WHERE status != 'retracted' ORDER BY id"
+    ):
+        decision = trust_for(origin, rules, default)
+        if _tier_rank(tier) > _tier_rank(decision.tier):  # a lower tier is always safe
+            by = f"rule {decision.rule!r}" if decision.rule else "sources.default_trust"
+            report.notes.append(
+                f"source {source_id[:12]} ({origin}) is {tier}; {by} gives {decision.tier} "
+                "today (set by --trust when it was added, a rule changed since, or a changed "
+                "row: `affidavit sources show` it, and retract and re-add it to change its tier)"
+            )
+
+
+def _tier_rank(tier: str) -> int:
+    return TRUST_TIERS.index(tier) if tier in TRUST_TIERS else -1  # unknown: weaker than any
+
+
 def _check_wiki_tree(vault: Vault, report: DoctorReport) -> None:
     """Symlinks under wiki/ (the door writes only regular files) and files git doesn't track
     (no plan committed them)."""
@@ -404,6 +466,7 @@ def run_doctor(vault: Vault) -> DoctorReport:
     _check_files(vault, report)
     _check_wiki_tree(vault, report)
     _check_claims(vault, store, report)
+    _check_trust(vault, report)
     _check_audit_and_git(vault, report)
     _check_search_index(vault, report)
     return report

@@ -59,6 +59,11 @@ class ConflictError(AffidavitError):
     """The action conflicts with the vault's state: expired or decided plan, slug taken, etc."""
 
 
+class QuotaError(AffidavitError):
+    """A caller used up a quota (e.g. an agent's MCP proposals per hour): the message names the
+    limit, the setting that sets it and when the next call is allowed."""
+
+
 class NotFoundError(AffidavitError):
     """No object with the given id exists."""
 
@@ -86,6 +91,7 @@ __all__ = [
     "NotFoundError",
     "PlanValidationError",
     "ProviderError",
+    "QuotaError",
     "SourceError",
     "VaultError",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, Literal
 
 from .clock import iso, parse_iso
 from .db import transaction
@@ -72,6 +72,28 @@ class PlanRecord:
             "plan": self.plan.to_json(),
             "admission": self.admission.to_json(),
         }
+
+
+AGENT_ORIGINS = ("mcp",)
+"""Origins the MCP doors give every plan they propose (``mcp`` on stdio, ``mcp-http``)."""
+TOKEN_ACTOR = "token:"
+"""How the daemon names a caller that authenticated with a bearer token (never a person's
+login): the author of every plan proposed through the API with a token."""
+
+Proposer = Literal["person", "agent"]
+
+
+def proposer_of(author: str, origin: str) -> Proposer:
+    """Who proposed a plan, as the host recorded it: ``agent`` for a plan that came through an MCP
+    door or from a token caller of the API, ``person`` for the vault's owner (the CLI, the Unix
+    socket, the web desk) and the host's own ingest, lint and doctor.
+
+    Both marks are set by the host, never by the caller: an MCP door fixes the origin, the daemon
+    names a token caller ``token:ID``. Bulk approval (``approve --all``) takes only a person's
+    plans unless told otherwise: the agent proposes, a person approves each of its plans."""
+    if origin.startswith(AGENT_ORIGINS) or author.startswith(TOKEN_ACTOR):
+        return "agent"
+    return "person"
 
 
 def plan_id_of(plan: Plan) -> str:

@@ -47,6 +47,8 @@ def doctor(ctx: click.Context, propose: bool, as_json: bool) -> None:
             click.echo(f"doctor checked {counts}")
             if report.clean:
                 click.echo("clean: sources, quotes, files, audit chain and git all agree")
+            for note in report.notes:
+                click.echo(f"note: {note}")
             for finding in report.findings:
                 click.echo(f"✗ [{finding.check}] {finding.subject}: {finding.message}")
                 if finding.fix:

@@ -16,7 +16,7 @@ from ..gate.support import mark
 from ..plan.nonce import issue_nonce
 from ..plan.schema import Plan, plan_json_schema
 from ..retract import describe_radius
-from ..service.models import PlanPreview, QuoteContext
+from ..service.models import PlanPreview, PlanSummary, QuoteContext
 from ..store.blast import BlastRadius
 from ._common import echo_json, json_option, opened_vault, user_errors, vault_path
 
@@ -132,7 +132,7 @@ def _print_verdicts(ops: list[OpResult]) -> None:
 @click.pass_context
 @user_errors
 def inbox(ctx: click.Context, show_all: bool, as_json: bool) -> None:
-    """List pending plans with their age and expiry.
+    """List pending plans with their age and expiry; an agent's plans are marked [agent].
 
     \b
     Examples:
@@ -161,6 +161,7 @@ def inbox(ctx: click.Context, show_all: bool, as_json: bool) -> None:
         click.echo(
             f"{item.id[:12]:<13} {item.status:<9} {item.age:>7} {expires:>8}  "
             f"{item.operations:>3}  {claims:>6}  {item.author} / {item.origin}"
+            + ("  [agent]" if item.proposer == "agent" else "")
         )
 
 
@@ -281,6 +282,20 @@ def _parse_ops(value: str | None) -> list[int] | None:
     help="Don't ask. With --all, plans that supersede or retract claims are left out: approve "
     "those by id after reading what they end.",
 )
+@click.option(
+    "--include-agents",
+    is_flag=True,
+    help="With --all: also the plans agents proposed (through MCP or with a token); without it "
+    "--all takes only plans from you and the host's ingest, lint and doctor.",
+)
+@click.option(
+    "--proposer",
+    "proposers",
+    multiple=True,
+    metavar="AUTHOR",
+    help="With --all: only the plans of this author (as `affidavit inbox` shows it), an "
+    "agent's too. Repeat for several.",
+)
 @json_option
 @click.pass_context
 @user_errors
@@ -290,6 +305,8 @@ def approve(
     ops: str | None,
     approve_all: bool,
     yes: bool,
+    include_agents: bool,
+    proposers: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Approve pending plans (or some operations of one) and apply them.
@@ -304,7 +321,15 @@ def approve(
       affidavit approve 3f2a9c --ops 1,3
       affidavit approve 3f2a9c 9c1d77
       affidavit approve --all
+      affidavit approve --all --include-agents
+      affidavit approve --all --proposer "token:3f2a9c via mcp"
+
+    --all takes the plans you and the host (ingest, lint, doctor) proposed. Plans an agent
+    proposed (through MCP, or through the API with a token) are listed and left out: approve
+    them by id after reading them, or add --include-agents or --proposer.
     """
+    if (include_agents or proposers) and not approve_all:
+        raise click.UsageError("--include-agents and --proposer choose among --all's plans.")
     if approve_all and plan_ids:
         raise click.UsageError("give plan ids or --all, not both.")
     if not approve_all and not plan_ids:
@@ -325,9 +350,23 @@ def approve(
             if result.commit:
                 click.echo(f"git commit {result.commit[:12]}")
             return
-        refs = list(plan_ids) or [p.id for p in backend.list_plans(("pending",))]
+        skipped: list[PlanSummary] = []
+        if plan_ids:
+            refs = list(plan_ids)
+        else:
+            pending = backend.list_plans(("pending",))
+            taken = [p for p in pending if _taken(p, include_agents, proposers)]
+            skipped = [p for p in pending if p not in taken]
+            refs = [p.id for p in taken]
+            if not as_json:
+                _print_skipped(skipped, proposers)
         if not refs:
-            click.echo("The inbox is empty: nothing to approve.")
+            if as_json:
+                echo_json(
+                    {"preview": [], "results": [], "commit": None, "left_out": _left(skipped)}
+                )
+            elif not skipped:
+                click.echo("The inbox is empty: nothing to approve.")
             return
         preview = backend.approve_many(refs, dry_run=True).preview
         held = [p for p in preview if p.withdrawals and approve_all and yes]
@@ -346,12 +385,40 @@ def approve(
             raise click.ClickException("nothing applied.")
         done = backend.approve_many([p.plan_id for p in chosen])
     if as_json:
-        echo_json(done.model_dump())
+        echo_json({**done.model_dump(), "left_out": _left(skipped)})
         return
     for item in done.results:
         click.echo(item.message)
     if done.commit:
         click.echo(f"git commit {done.commit[:12]}")
+
+
+def _taken(plan: PlanSummary, include_agents: bool, proposers: tuple[str, ...]) -> bool:
+    """Whether ``approve --all`` takes ``plan``: with ``--proposer``, only those authors' plans;
+    otherwise a person's plans, and an agent's only with ``--include-agents``."""
+    if proposers:
+        return plan.author in proposers
+    return include_agents or plan.proposer == "person"
+
+
+def _left(skipped: list[PlanSummary]) -> list[dict[str, str]]:
+    return [{"plan_id": p.id, "author": p.author, "proposer": p.proposer} for p in skipped]
+
+
+def _print_skipped(skipped: list[PlanSummary], proposers: tuple[str, ...]) -> None:
+    """Say which pending plans ``--all`` left out, and the command that approves each."""
+    for p in skipped:
+        who = "an agent" if p.proposer == "agent" else "someone else"
+        click.echo(
+            f"Left out: plan {p.id[:12]} proposed by {who} ({p.author} / {p.origin}); "
+            f"read it (`affidavit inbox show {p.id[:12]}`), then "
+            f"`affidavit approve {p.id[:12]}`."
+        )
+    if any(p.proposer == "agent" for p in skipped) and not proposers:
+        click.echo(
+            "To approve every agent's plan too: `affidavit approve --all --include-agents`; "
+            'one agent\'s: `affidavit approve --all --proposer "AUTHOR"`.'
+        )
 
 
 def _print_preview(preview: list[PlanPreview]) -> None:

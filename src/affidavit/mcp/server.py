@@ -5,7 +5,8 @@ place and proposes plans through the same gate as everyone else (W4). No tool ap
 retracts, dismisses, or changes config, trust or tokens; an agent's plan always waits for a person
 (:data:`affidavit.service.vaults.AGENT_HOLD`), whatever ``policy.auto_apply`` says. Results are
 text lines fitted into ``mcp.max_result_tokens`` and continued with a cursor; expected failures
-are :class:`ToolError` naming the fix or the next call. Nothing here prints: on stdio, stdout is the
+are :class:`ToolError` naming the fix or the next call. ``propose_plan`` and ``add_source`` are
+charged to their caller's quotas (:mod:`affidavit.service.quota`). Nothing here prints: on stdio, stdout is the
 protocol.
 """
 
@@ -24,10 +25,11 @@ from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field, ValidationError
 
-from ..errors import AffidavitError
+from ..errors import AffidavitError, QuotaError
 from ..evidence.normalize import normalize, normalize_quote
 from ..lint.findings import FindingStore
 from ..plan.schema import parse_plan
+from ..service import quota
 from ..service import vaults as svc
 from ..service.models import AskRequest
 from ..sources.store import SourceStore
@@ -123,6 +125,8 @@ class Door:
                 yield vault
             except ToolError:
                 raise
+            except QuotaError as exc:  # says when to call again: no other call helps
+                raise ToolError(str(exc)) from exc
             except AffidavitError as exc:
                 raise ToolError(_next(kind, str(exc))) from exc
             except ValidationError as exc:
@@ -369,9 +373,11 @@ def build_server(door: Door) -> FastMCP:
         with door.vault("propose") as vault:
             draft = json.dumps({"nonce": "0" * 16, "operations": operations})
             parse_plan(draft)  # the schema first, so a malformed plan consumes no nonce
+            author = f"{actor} via mcp"
+            quota.charge(vault, actor, "propose_plan", pending_author=author)
             nonce = svc.new_nonce(vault, 1).nonce
             plan = json.dumps({"nonce": nonce, "operations": operations})
-            out = svc.propose(vault, plan, f"{actor} via mcp", door.origin, hold=svc.AGENT_HOLD)
+            out = svc.propose(vault, plan, author, door.origin, hold=svc.AGENT_HOLD)
             lines = [f"plan_id {out.plan_id}", f"status {out.status}: {out.message}"]
             lines += _verdicts(out.admission)
             lines.append(_next_step(out.plan_id, out.status))
@@ -387,10 +393,11 @@ def build_server(door: Door) -> FastMCP:
         location: Annotated[str, Field(min_length=1, max_length=2000)], ctx: Context[Any, Any, Any]
     ) -> str:
         """Store a public http(s) URL, or a file under a directory listed in mcp.source_dirs."""
-        door.writer(ctx)
+        actor = door.writer(ctx)
         with door.vault() as vault:  # its errors name their own fix, not another tool
             if vault.read_only:  # never read a file or URL with more authority than the owner
                 raise ToolError(f"this server can't add sources here: {vault.read_only}")
+            quota.charge(vault, actor, "add_source")
             store = SourceStore(vault)
             if location.startswith(("http://", "https://")):
                 result = store.add_url(location, public_only=True)  # no SSRF into the host

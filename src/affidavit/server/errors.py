@@ -42,6 +42,7 @@ STATUS: list[tuple[type[Exception], int, str]] = [
         "…/lint/findings) to see what exists.",
     ),
     (errors.ConflictError, 409, "Reload the current state (e.g. the inbox) and decide again."),
+    (errors.QuotaError, 429, "Call again at the time the message names, or ask the owner."),
     (errors.FetchError, 422, "Check the URL, or raise the vault's sources.* limits."),
     (errors.SourceError, 422, "Check the source and retry."),
     (errors.CitationError, 502, "Retry, or ask with the extractive answerer (model 'extractive')."),

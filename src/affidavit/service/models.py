@@ -259,6 +259,11 @@ class PlanSummary(Response):
     status: str
     author: str
     origin: str
+    proposer: Literal["person", "agent"] = Field(
+        description="Who proposed it, as the host recorded it: 'agent' for a plan that came "
+        "through MCP or from a token caller; bulk approval takes only a person's plans unless "
+        "the agents' are asked for.",
+    )
     created_at: str
     expires_at: str
     age: str

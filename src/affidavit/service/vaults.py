@@ -290,6 +290,7 @@ def _summary(vault: Vault, record: inbox.PlanRecord) -> PlanSummary:
         status=record.status,
         author=record.author,
         origin=record.origin,
+        proposer=inbox.proposer_of(record.author, record.origin),
         created_at=record.created_at,
         expires_at=record.expires_at,
         age=duration(age),

@@ -43,15 +43,36 @@ import tinycss2
 import tinycss2.color3
 from bs4 import Tag
 
+from .css_values import (
+    _FONT_KEYWORDS,
+    _VIEWPORT,
+    FAINT_OPACITY,
+    MIN_CONTRAST,
+    OFF_SCREEN_PX,
+    ROOT_FONT_PX,
+    TINY_FONT_PX,
+    Color,
+    _blend,
+    _clips_everything,
+    _color,
+    _filter_opacity,
+    _font_size_tokens,
+    _hex,
+    _idents,
+    _is_image,
+    _length,
+    _mask_hides,
+    _numbers,
+    _opacity,
+    _significant,
+    _transform_hides,
+    contrast,
+)
+
 HIDDEN_STYLING = "hidden_styling"
 HIDDEN = "hidden"
 STRUCK = "struck"
 
-ROOT_FONT_PX = 16.0
-TINY_FONT_PX = 2.0
-FAINT_OPACITY = 0.1
-MIN_CONTRAST = 1.1
-OFF_SCREEN_PX = 500.0
 MAX_RULES = 5000
 """Rules with a property that can hide text and an element they may match, per document at most.
 A page with more is not checked rule by rule: all its text is marked hidden, since a rule past
@@ -66,16 +87,10 @@ _PROPERTIES = frozenset(
         "background", "background-color", "background-image", "height", "max-height", "width",
         "max-width", "overflow", "overflow-x", "overflow-y", "clip", "clip-path", "transform",
         "scale", "position", "left", "top", "right", "bottom", "text-indent", "margin-left",
-        "margin-top", "text-decoration", "text-decoration-line", "zoom",
+        "margin-top", "text-decoration", "text-decoration-line", "zoom", "mask", "mask-image",
+        "mask-size", "mask-mode", "-webkit-mask", "-webkit-mask-image", "-webkit-mask-size",
     }
 )  # fmt: skip
-_FONT_KEYWORDS = {
-    "xx-small": 9.0, "x-small": 10.0, "small": 13.0, "medium": 16.0, "large": 18.0,
-    "x-large": 24.0, "xx-large": 32.0, "xxx-large": 48.0,
-}  # fmt: skip
-_ABSOLUTE = {"px": 1.0, "pt": 4 / 3, "pc": 16.0, "in": 96.0, "cm": 96 / 2.54, "mm": 9.6 / 2.54}
-_ABSOLUTE["q"] = _ABSOLUTE["mm"] / 4
-_VIEWPORT = (1280.0, 800.0)
 _FALLBACK = frozenset({"canvas", "iframe", "object", "video", "audio", "datalist", "rp"})
 _STRUCK_TAGS = frozenset({"del", "s", "strike"})
 _BGCOLOR = (("bgcolor", "background-color"),)
@@ -90,8 +105,6 @@ _SKIPPED_MEDIA = frozenset({"print", "speech"})
 _DOCUMENT_ROOT = frozenset({":root", "html"})
 """Selectors of the document's root, whose custom properties every element inherits (a markdown
 file's HTML is a fragment with no root element of its own: they still apply to all of it)."""
-
-Color = tuple[float, float, float, float]
 
 
 @dataclass(frozen=True)
@@ -186,89 +199,6 @@ def _substitute(tokens: list[Any], custom: dict[str, list[Any]], depth: int) -> 
             return None
         out.extend(resolved)
     return out
-
-
-def _idents(tokens: Iterable[Any]) -> list[str]:
-    return [t.lower_value for t in tokens if t.type == "ident"]
-
-
-def _significant(tokens: Iterable[Any]) -> list[Any]:
-    return [t for t in tokens if t.type not in ("whitespace", "comment")]
-
-
-def _length(token: Any, font_px: float, percent_of: float | None = None) -> float | None:
-    """A length token in px (em relative to ``font_px``), or None if it isn't one."""
-    if token.type == "number" and token.value == 0:
-        return 0.0
-    if token.type == "percentage":
-        return None if percent_of is None else token.value / 100 * percent_of
-    if token.type != "dimension":
-        return None
-    unit = token.lower_unit
-    if unit in _ABSOLUTE:
-        return float(token.value * _ABSOLUTE[unit])
-    if unit == "em":
-        return float(token.value * font_px)
-    if unit in ("ex", "ch"):
-        return float(token.value * font_px / 2)
-    if unit == "rem":
-        return float(token.value * ROOT_FONT_PX)
-    if unit in ("vw", "vi"):
-        return float(token.value * _VIEWPORT[0] / 100)
-    if unit in ("vh", "vb"):
-        return float(token.value * _VIEWPORT[1] / 100)
-    if unit in ("vmin", "vmax"):
-        return float(token.value * min(_VIEWPORT) / 100)
-    return None
-
-
-def _color(tokens: list[Any]) -> Color | str | None:
-    """An RGBA colour, "currentcolor", or None when the value isn't a colour."""
-    values = _significant(tokens)
-    if len(values) != 1:
-        return None
-    parsed = tinycss2.color3.parse_color(values[0])
-    if parsed is None:
-        return None
-    if isinstance(parsed, str):
-        return "currentcolor"
-    return (float(parsed.red), float(parsed.green), float(parsed.blue), float(parsed.alpha))
-
-
-def _luminance(color: Color) -> float:
-    def channel(c: float) -> float:
-        return c / 12.92 if c <= 0.03928 else float(((c + 0.055) / 1.055) ** 2.4)
-
-    r, g, b, _ = color
-    return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
-
-
-def contrast(a: Color, b: Color) -> float:
-    """The WCAG contrast ratio of two opaque colours (1 = identical, 21 = black on white)."""
-    high, low = sorted((_luminance(a), _luminance(b)), reverse=True)
-    return (high + 0.05) / (low + 0.05)
-
-
-def _hex(color: Color) -> str:
-    return "#" + "".join(f"{round(c * 255):02x}" for c in color[:3])
-
-
-def _blend(color: Color, under: Color) -> Color:
-    alpha = color[3]
-    return (
-        color[0] * alpha + under[0] * (1 - alpha),
-        color[1] * alpha + under[1] * (1 - alpha),
-        color[2] * alpha + under[2] * (1 - alpha),
-        1.0,
-    )
-
-
-def _numbers(function: Any, font_px: float, percent_of: float | None = None) -> list[float | None]:
-    return [
-        _length(t, font_px, percent_of) if t.type != "number" else float(t.value)
-        for t in _significant(function.arguments)
-        if not (t.type == "literal" and t.value in (",", "/"))
-    ]
 
 
 def _specificity(tokens: list[Any]) -> tuple[int, int, int]:
@@ -599,7 +529,8 @@ class Styler:
             return hidden(content)
         for name in ("opacity", "filter"):
             decl = css.get(name)
-            opacity = _opacity(decl.value) if decl else None
+            reader = _opacity if name == "opacity" else _filter_opacity
+            opacity = reader(decl.value) if decl else None
             if decl and opacity is not None:
                 state.opacity *= opacity
                 state.opacity_why = state.opacity_why or f"{decl.text} via {decl.origin} in {where}"
@@ -635,6 +566,9 @@ class Styler:
         clip_path = css.get("clip-path")
         if clip_path and _clips_everything(clip_path.value, font):
             return hidden(clip_path)
+        masked = self._masked(css, font)
+        if masked is not None:
+            return hidden(masked, f"{masked.text}: a mask that lets nothing through")
         transform = css.get("transform")
         if transform:
             why = _transform_hides(transform.value, font)
@@ -647,6 +581,11 @@ class Styler:
             for t in _significant(scale.value)
         ):
             return hidden(scale)
+        position = css.get("position")
+        placed = set(_idents(position.value)) if position else set()
+        far = _far_off(css, font, placed)
+        if far is not None:
+            return hidden(far, f"positioned off-screen by {far.text}")
         for name in ("text-indent", "margin-left", "margin-top", "left", "top", "right"):
             decl = css.get(name)
             values = _significant(decl.value) if decl else []
@@ -654,13 +593,30 @@ class Styler:
             pushed = offset is not None and offset >= OFF_SCREEN_PX and name == "text-indent"
             if decl and pushed and clips & {"hidden", "clip", "scroll", "auto"}:
                 return hidden(decl, f"pushed out of its box by {decl.text} with overflow hidden")
-            if decl and offset is not None and offset <= -OFF_SCREEN_PX:
-                position = css.get("position")
-                placed = _idents(position.value) if position else []
-                if name in ("text-indent", "margin-left", "margin-top") or (
-                    set(placed) & {"absolute", "fixed", "relative", "sticky"}
-                ):
-                    return hidden(decl, f"positioned off-screen by {decl.text}")
+            moves = name in ("text-indent", "margin-left", "margin-top") or bool(
+                placed & {"absolute", "fixed", "relative", "sticky"}
+            )
+            if decl and offset is not None and offset <= -OFF_SCREEN_PX and moves:
+                return hidden(decl, f"positioned off-screen by {decl.text}")
+        return None
+
+    def _masked(self, css: dict[str, _Decl], font: float) -> _Decl | None:
+        """The mask declaration that hides everything: an all-transparent gradient (or all-black
+        under ``mask-mode: luminance``), or a mask sized to nothing."""
+        mode = css.get("mask-mode")
+        luminance = mode is not None and "luminance" in _idents(mode.value)
+        for name in ("mask", "-webkit-mask", "mask-image", "-webkit-mask-image"):
+            decl = css.get(name)
+            if decl is None:
+                continue
+            here = luminance or "luminance" in _idents(decl.value)
+            if _mask_hides(decl.value, here):
+                return decl
+        for name in ("mask-size", "-webkit-mask-size"):
+            decl = css.get(name)
+            sizes = [_length(t, font) for t in _significant(decl.value)] if decl else []
+            if decl and any(size is not None and size <= 1 for size in sizes):
+                return decl
         return None
 
     def _visibility(self, css: dict[str, _Decl], state: _State, where: str) -> None:
@@ -772,93 +728,33 @@ class Styler:
         return None
 
 
-def _opacity(tokens: list[Any]) -> float | None:
-    values = _significant(tokens)
-    if len(values) != 1:
-        return None
-    token = values[0]
-    if token.type == "number":
-        return max(0.0, min(1.0, float(token.value)))
-    if token.type == "percentage":
-        return max(0.0, min(1.0, float(token.value) / 100))
-    if token.type == "function" and token.lower_name == "opacity":
-        return _opacity(token.arguments)
+def _far_off(css: dict[str, _Decl], font: float, placed: set[str]) -> _Decl | None:
+    """An offset that puts a box past the right edge of the viewport, or above its top (``left:
+    200vw``, ``right: 200vw``, ``bottom: 200vh``, ``margin-left: 150vw``, ``text-indent:
+    9999px``), where no one scrolls to it; with ``position: fixed``, past any edge. Percentages
+    are of a containing block this does not know (a menu's ``left: 100%``): never counted."""
+    positioned = bool(placed & {"absolute", "fixed", "relative", "sticky"})
+    width, height = _VIEWPORT
+    for name, limit, needs_position in (
+        ("left", width, True),
+        ("right", width, True),
+        ("bottom", height, True),
+        ("margin-left", width, False),
+        ("text-indent", width, False),
+    ):
+        decl = css.get(name)
+        values = _significant(decl.value) if decl else []
+        offset = _length(values[0], font) if len(values) == 1 else None
+        if decl and offset is not None and offset >= limit and (positioned or not needs_position):
+            return decl
+    if "fixed" in placed:  # fixed to the viewport: off it in any direction is never seen
+        for name, limit in (("top", height), ("left", width)):
+            decl = css.get(name)
+            values = _significant(decl.value) if decl else []
+            offset = _length(values[0], font) if len(values) == 1 else None
+            if decl and offset is not None and offset >= limit:
+                return decl
     return None
-
-
-def _font_size_tokens(tokens: list[Any]) -> list[Any]:
-    """The size in a ``font`` shorthand ("italic bold 0/0 a" -> [0])."""
-    for token in _significant(tokens):
-        if token.type in ("dimension", "percentage") or (
-            token.type == "number" and token.value == 0
-        ):
-            return [token]
-        if token.type == "ident" and token.lower_value in _FONT_KEYWORDS:
-            return [token]
-        if token.type == "string" or (token.type == "literal" and token.value == ","):
-            break
-    return []
-
-
-def _is_image(token: Any) -> bool:
-    if token.type == "url":
-        return True
-    name: str = token.lower_name
-    return name == "url" or name.endswith("gradient") or name in ("image", "image-set", "element")
-
-
-def _clips_everything(tokens: list[Any], font: float) -> bool:
-    for token in _significant(tokens):
-        if token.type != "function":
-            continue
-        args = [
-            t
-            for t in _significant(token.arguments)
-            if not (t.type == "literal" and t.value in (",", "/"))
-        ]
-        if token.lower_name == "inset":
-            inset = [(t.value if t.type == "percentage" else None) for t in args[:4]]
-            if any(v is not None and v >= 50 for v in inset):
-                return True
-        elif token.lower_name in ("circle", "ellipse"):
-            radius = _length(args[0], font, 100.0) if args else None
-            if radius is not None and radius <= 0:
-                return True
-        elif token.lower_name == "polygon":
-            points = [_length(t, font, 100.0) for t in args if t.type != "ident"]
-            if points and (len(set(points[0::2])) <= 1 or len(set(points[1::2])) <= 1):
-                return True
-    return False
-
-
-def _transform_hides(tokens: list[Any], font: float) -> str:
-    for token in _significant(tokens):
-        if token.type != "function":
-            continue
-        name = token.lower_name
-        args = _numbers(token, font, 0.0)
-        if name in ("scale", "scalex", "scaley", "scale3d", "scalez"):
-            factors = [a for a in args if a is not None]
-            if name == "scale3d":
-                factors = factors[:2]
-            if any(abs(f) * font <= TINY_FONT_PX for f in factors):
-                return "scaled to nothing"
-        elif name in ("matrix", "matrix3d") and len(args) >= 4 and None not in args[:6]:
-            a, b = args[0], args[1]
-            c, d = (args[2], args[3]) if name == "matrix" else (args[4], args[5])
-            known = a is not None and b is not None and c is not None and d is not None
-            if known and abs(a * d - b * c) < 1e-9:  # type: ignore[operator]
-                return "a matrix that flattens it to nothing"
-        elif name in ("translate", "translatex", "translatey", "translate3d"):
-            shifts = [a for a in args[:2] if a is not None]
-            if any(s <= -OFF_SCREEN_PX for s in shifts):
-                return "moved off-screen"
-        elif name in ("rotatex", "rotatey"):
-            angle = token.arguments and _significant(token.arguments)[0]
-            degrees = angle and angle.type == "dimension" and angle.lower_unit == "deg"
-            if degrees and math.isclose(abs(angle.value) % 180, 90):
-                return "turned edge-on"
-    return ""
 
 
 __all__ = ["HIDDEN", "HIDDEN_STYLING", "STRUCK", "Hiding", "Styler", "contrast", "media_applies"]

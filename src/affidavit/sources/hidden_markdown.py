@@ -8,7 +8,10 @@ is still there to quote. :func:`markdown_flags` marks, with offsets into the tex
             alt text and title are not page text; link titles (``[text](url "title")``: a tooltip)
             and Obsidian comments (``%%...%%``, inline or over several lines), which Obsidian
             never shows
-    struck  ``~~strikethrough~~`` (GFM; a single ``~`` is left alone: it often means "about")
+    struck  ``~~strikethrough~~`` and ``~strikethrough~`` (GFM renders one tilde or two as a
+            strikethrough), matched by GFM's delimiter rules (flanking, equal run lengths, one
+            paragraph, not in code), so ``~212 metres and ~5 minutes`` or ``(~45 tokens/s)``,
+            where a tilde means "about", strike nothing
 
 Inline HTML in markdown (``<div hidden>``, ``<span style="display:none">``, ``<del>``...) is
 flagged by :func:`affidavit.sources.extract.html_in_markdown_flags`, comments by the sanitizer.
@@ -17,6 +20,7 @@ flagged by :func:`affidavit.sources.extract.html_in_markdown_flags`, comments by
 from __future__ import annotations
 
 import re
+import unicodedata
 from bisect import bisect_left
 
 from .css import HIDDEN, STRUCK
@@ -35,18 +39,66 @@ _IMAGE = re.compile(
 )
 _LINK_TITLE = re.compile(rf"\]\([ \t]*{_DESTINATION}[ \t]+({_TITLE})[ \t]*\)")
 _OBSIDIAN_COMMENT = re.compile(r"(?<!\\)%%.*?%%", re.DOTALL)
-_STRUCK = re.compile(r"(?<![~\\])~~(?!~)(?=\S)((?:[^~\n]|~(?!~)|\n(?![ \t]*\n))+?)(?<=\S)~~(?!~)")
+_BLOCK_BREAK = re.compile(r"\n[ \t]*(?:\n|[-*+>#|]|\d{1,9}[.)]|```|~~~)")
+"""A newline that ends a paragraph: a blank line or the start of another block (a list item,
+quote, heading, table row, fence); no strikethrough reaches across it."""
+_TILDES = re.compile(r"(?<!~)~+(?!~)")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?(?:^ {0,3}\1[ \t]*$|\Z)", re.DOTALL | re.M)
+_BACKTICKS = re.compile(r"`+")
+
+
+def _code_spans(text: str) -> list[tuple[int, int]]:
+    """Code spans as CommonMark finds them, erring toward "not code": a backtick run opens one
+    unless it is escaped or inside an HTML tag (``<b title="`">``: the tag comes first), and the
+    next run of the same length in the same paragraph closes it."""
+    spans: list[tuple[int, int]] = []
+    runs = list(_BACKTICKS.finditer(text))
+    i = 0
+    while i < len(runs):
+        opener = runs[i]
+        at = opener.start()
+        escaped = at > 0 and text[at - 1] == "\\"
+        in_tag = text.rfind("<", 0, at) > text.rfind(">", 0, at)
+        if escaped or in_tag:
+            i += 1
+            continue
+        size = len(opener.group())
+        closer = next((j for j in range(i + 1, len(runs)) if len(runs[j].group()) == size), None)
+        if closer is None or _BLOCK_BREAK.search(text, at, runs[closer].start()):
+            i += 1
+            continue
+        spans.append((at, runs[closer].end()))
+        i = closer + 1
+    return spans
+
+
+def without_code(text: str, filler: str = "\x01") -> str:
+    """``text`` with fenced code blocks and code spans blanked out with ``filler`` (same length,
+    newlines kept): what is in code is shown as written, so a tilde, image or comment there
+    hides nothing, and no strikethrough reaches into code."""
+    chars = list(text)
+    for match in _FENCE.finditer(text):
+        for k in range(match.start(), match.end()):
+            if chars[k] != "\n":
+                chars[k] = filler
+    blanked = "".join(chars)
+    for start, end in _code_spans(blanked):
+        for k in range(start, end):
+            if chars[k] != "\n":
+                chars[k] = filler
+    return "".join(chars)
 
 
 def markdown_flags(text: str) -> list[Flag]:
     """Hidden and struck-through spans of a markdown text (see the module docstring)."""
     flags: list[Flag] = []
     newlines = [m.start() for m in re.finditer("\n", text)]
+    prose = without_code(text)  # code is shown as it is written: nothing in it is hidden
 
     def _line(_: str, offset: int) -> int:
         return bisect_left(newlines, offset) + 1
 
-    for match in _REFERENCE.finditer(text):
+    for match in _REFERENCE.finditer(prose):
         label, destination = match.group(1), match.group(2)
         if label.strip() in ("//", "comment", "_") or destination in ("#", "<>"):
             what = "a markdown comment ([//]: # (...)), not shown when rendered"
@@ -55,7 +107,7 @@ def markdown_flags(text: str) -> list[Flag]:
         flags.append(
             Flag(HIDDEN, match.start(), match.end(), f"{what}: line {_line(text, match.start())}")
         )
-    for match in _IMAGE.finditer(text):
+    for match in _IMAGE.finditer(prose):
         flags.append(
             Flag(
                 HIDDEN,
@@ -65,7 +117,7 @@ def markdown_flags(text: str) -> list[Flag]:
                 f"{_line(text, match.start())}",
             )
         )
-    for match in _LINK_TITLE.finditer(text):
+    for match in _LINK_TITLE.finditer(prose):
         flags.append(
             Flag(
                 HIDDEN,
@@ -74,7 +126,7 @@ def markdown_flags(text: str) -> list[Flag]:
                 f"a markdown link title (a tooltip, not page text): line {_line(text, match.start())}",
             )
         )
-    for match in _OBSIDIAN_COMMENT.finditer(text):
+    for match in _OBSIDIAN_COMMENT.finditer(prose):
         flags.append(
             Flag(
                 HIDDEN,
@@ -84,18 +136,49 @@ def markdown_flags(text: str) -> list[Flag]:
                 f"{_line(text, match.start())}",
             )
         )
-    for match in _STRUCK.finditer(text):
-        if text.count("`", text.rfind("\n", 0, match.start()) + 1, match.start()) % 2:
-            continue  # inside a code span
+    for start, end in _struck(prose):
+        shown = "~~...~~" if text.startswith("~~", start) else "~...~"
         flags.append(
-            Flag(
-                STRUCK,
-                match.start(),
-                match.end(),
-                f"struck-through text (~~...~~): line {_line(text, match.start())}",
-            )
+            Flag(STRUCK, start, end, f"struck-through text ({shown}): line {_line(text, start)}")
         )
     return flags
 
 
-__all__ = ["markdown_flags"]
+def _is_space(ch: str) -> bool:
+    return ch == "" or ch.isspace()
+
+
+def _is_punctuation(ch: str) -> bool:
+    return ch != "" and unicodedata.category(ch)[0] in "PS"
+
+
+def _struck(prose: str) -> list[tuple[int, int]]:
+    """The spans GFM strikes through: a run of one or two tildes that can open (left-flanking:
+    before a non-space, and before a non-punctuation character or after a space or punctuation)
+    closed by the next run of the same length that can close (right-flanking, the mirror) in
+    the same paragraph. A tilde after a backslash is a plain tilde."""
+    spans: list[tuple[int, int]] = []
+    openers: list[tuple[int, int]] = []  # (offset, length), innermost last
+    for match in _TILDES.finditer(prose):
+        at, size = match.start(), len(match.group())
+        if size > 2 or (at > 0 and prose[at - 1] == "\\"):
+            continue
+        before = prose[at - 1] if at > 0 else ""
+        after = prose[match.end()] if match.end() < len(prose) else ""
+        left = not _is_space(after) and (
+            not _is_punctuation(after) or _is_space(before) or _is_punctuation(before)
+        )
+        right = not _is_space(before) and (
+            not _is_punctuation(before) or _is_space(after) or _is_punctuation(after)
+        )
+        openers = [o for o in openers if not _BLOCK_BREAK.search(prose, o[0], at)]
+        closed = next((i for i in range(len(openers) - 1, -1, -1) if openers[i][1] == size), None)
+        if right and closed is not None:
+            spans.append((openers[closed][0], match.end()))
+            del openers[closed:]
+        elif left:
+            openers.append((at, size))
+    return spans
+
+
+__all__ = ["markdown_flags", "without_code"]

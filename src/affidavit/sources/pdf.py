@@ -10,7 +10,12 @@ is drawn in, which this module tracks (``q``/``Q``, ``Tr``, fill colours). A pie
         none of them, and an image only listed in the page's resources is not painted);
     in white (gray, RGB or CMYK fill) on the default white page;
     at a font size of 2pt or less (after the text and current transformation matrices);
-    starting outside the page's crop box (or media box).
+    starting outside the page's crop box (or media box);
+    outside the clipping path in force (``W``/``W*``: the box of the path, intersected with the
+        clip saved by ``q``; a clip of no area hides everything), by more than the text's size;
+    under an opaque image painted after it over where it starts (an image with a soft mask or
+        a stencil is not opaque), unless the image covers half the page: a scan over its own
+        text layer, as above.
 
 Flags are offsets into the joined text; hidden text is kept in the text.
 """
@@ -36,31 +41,45 @@ _MARGIN = 2.0
 Matrix = tuple[float, float, float, float, float, float]
 
 
+Box = tuple[float, float, float, float]  # left, bottom, right, top
+_PAINT = frozenset({"n", "f", "F", "f*", "B", "B*", "b", "b*", "S", "s"})
+_POINTS = {"m": 2, "l": 2, "c": 6, "v": 4, "y": 4}
+
+
 @dataclass(frozen=True)
 class _Graphics:
     mode: int = 0
     fill: tuple[float, ...] = (0.0,)  # gray, RGB or CMYK components
     space: str = "gray"
+    clip: Box | None = None  # the clipping path's box in device space (None: the whole page)
 
 
 @dataclass
 class _Page:
     number: int
-    box: tuple[float, float, float, float]
-    images: frozenset[str]  # names of the page's image XObjects
+    box: Box
+    images: dict[str, bool]  # the page's image XObjects: name -> opaque
     state: _Graphics = field(default_factory=_Graphics)
     scanned: bool = False  # an image painted over at least half of the page
     saved: list[_Graphics] = field(default_factory=list)
     pieces: list[tuple[str, str]] = field(default_factory=list)  # text, why hidden ("" if not)
+    places: list[tuple[float, float, float] | None] = field(default_factory=list)  # x, y, size
+    path: list[tuple[float, float]] = field(default_factory=list)  # the path being built
+    clipping: bool = False  # W or W* seen: the next painting operator sets the clip
 
     def before(self, operator: bytes, args: list[Any], cm: Any, tm: Any) -> None:
         op = operator.decode("latin-1", "replace")
-        if op == "q":
+        if op in _POINTS or op == "re" or op in _PAINT or op in ("W", "W*"):
+            self._path(op, args, cm)
+        elif op == "q":
             self.saved.append(self.state)
         elif op == "Q":
             self.state = self.saved.pop() if self.saved else _Graphics()
         elif op == "Do" and args and str(args[0]) in self.images:
-            self.scanned = self.scanned or self._covers_page(cm)
+            covers = self._covers_page(cm)
+            self.scanned = self.scanned or covers
+            if self.images[str(args[0])]:
+                self._cover(cm, covers)
         elif op == "Tr" and args:
             self.state = replace(self.state, mode=_int(args[0]))
         elif op in ("g", "rg", "k"):
@@ -71,6 +90,47 @@ class _Page:
             values = _floats(args)
             space = {1: "gray", 3: "rgb", 4: "cmyk"}.get(len(values), "other")
             self.state = replace(self.state, fill=values, space=space)
+
+    def _path(self, op: str, args: list[Any], cm: Any) -> None:
+        """Build the current path's points in device space; ``W`` then a painting operator
+        intersects the clip with the path's box (as ``q`` saves and ``Q`` restores it)."""
+        try:
+            matrix = _matrix(cm)
+        except (TypeError, ValueError):
+            return
+        values = _floats(args)
+        if op == "re" and len(values) == 4:
+            x, y, w, h = values
+            self.path += [_apply(matrix, px, py) for px in (x, x + w) for py in (y, y + h)]
+        elif op in _POINTS and len(values) == _POINTS[op]:
+            self.path += [_apply(matrix, *values[i : i + 2]) for i in range(0, len(values), 2)]
+        elif op in ("W", "W*"):
+            self.clipping = True
+        elif op in _PAINT:
+            if self.clipping and self.path:
+                xs, ys = [p[0] for p in self.path], [p[1] for p in self.path]
+                box = (min(xs), min(ys), max(xs), max(ys))
+                self.state = replace(self.state, clip=_intersect(self.state.clip, box))
+            self.path, self.clipping = [], False
+
+    def _cover(self, cm: Any, scan: bool) -> None:
+        """Mark the text painted so far under this opaque image (a scan: only as OCR text)."""
+        try:
+            matrix = _matrix(cm)
+        except (TypeError, ValueError):
+            return
+        corners = [_apply(matrix, x, y) for x in (0.0, 1.0) for y in (0.0, 1.0)]
+        xs, ys = [p[0] for p in corners], [p[1] for p in corners]
+        left, bottom, right, top = min(xs), min(ys), max(xs), max(ys)
+        where = f"on page {self.number} of the PDF"
+        for index, place in enumerate(self.places):
+            text, why = self.pieces[index]
+            if place is None or why or not text.strip():
+                continue
+            x, y, _ = place
+            if left < x < right and bottom < y < top:
+                reason = f"PDF text covered by an image painted over it {where}"
+                self.pieces[index] = (text, _OCR + reason if scan else reason)
 
     def _covers_page(self, cm: Any) -> bool:
         """Whether an image painted under ``cm`` (it fills the unit square) covers half the page."""
@@ -85,6 +145,14 @@ class _Page:
     def text(self, text: str, cm: Any, tm: Any, font: Any, size: Any) -> None:
         if text:
             self.pieces.append((text, self._why(cm, tm, size) if text.strip() else ""))
+            self.places.append(self._place(cm, tm, size))
+
+    def _place(self, cm: Any, tm: Any, size: Any) -> tuple[float, float, float] | None:
+        try:
+            matrix = _multiply(_matrix(tm), _matrix(cm))
+            return matrix[4], matrix[5], float(size) * math.hypot(matrix[2], matrix[3])
+        except (TypeError, ValueError, IndexError):
+            return None
 
     def _why(self, cm: Any, tm: Any, size: Any) -> str:
         where = f"on page {self.number} of the PDF"
@@ -103,6 +171,14 @@ class _Page:
         left, bottom, right, top = self.box
         if not (left - _MARGIN <= x <= right + _MARGIN and bottom - _MARGIN <= y <= top + _MARGIN):
             return f"PDF text placed outside the page (at {x:.0f}, {y:.0f}) {where}"
+        clip = self.state.clip
+        if clip is not None:
+            c_left, c_bottom, c_right, c_top = clip
+            room = max(points, _MARGIN)
+            empty = c_right - c_left <= 0 or c_top - c_bottom <= 0
+            inside = c_left - room <= x <= c_right + room and c_bottom - room <= y <= c_top + room
+            if empty or not inside:
+                return f"PDF text outside its clipping path (at {x:.0f}, {y:.0f}) {where}"
         return ""
 
 
@@ -144,6 +220,16 @@ def _matrix(values: Any) -> Matrix:
     return (a, b, c, d, e, f)
 
 
+def _apply(m: Matrix, x: float, y: float) -> tuple[float, float]:
+    return (m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5])
+
+
+def _intersect(a: Box | None, b: Box) -> Box:
+    if a is None:
+        return b
+    return (max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3]))
+
+
 def _multiply(m: Matrix, n: Matrix) -> Matrix:
     return (
         m[0] * n[0] + m[1] * n[2],
@@ -155,20 +241,24 @@ def _multiply(m: Matrix, n: Matrix) -> Matrix:
     )
 
 
-def _image_names(page: Any) -> frozenset[str]:
+def _image_names(page: Any) -> dict[str, bool]:
+    """The page's image XObjects by name, each with whether it is opaque (no soft mask, colour
+    key mask or stencil: what is under it does not show through)."""
     try:
         resources: Any = page.get("/Resources")
         xobjects: Any = resources.get_object().get("/XObject") if resources is not None else None
         if xobjects is None:
-            return frozenset()
+            return {}
         xobjects = xobjects.get_object()
-        return frozenset(
-            str(name)
-            for name in xobjects
-            if xobjects[name].get_object().get("/Subtype") == "/Image"
-        )
+        images: dict[str, bool] = {}
+        for name in xobjects:
+            image = xobjects[name].get_object()
+            if image.get("/Subtype") == "/Image":
+                masked = "/SMask" in image or "/Mask" in image or bool(image.get("/ImageMask"))
+                images[str(name)] = not masked
+        return images
     except Exception:  # a damaged resource dictionary: no image seen
-        return frozenset()
+        return {}
 
 
 def _box(page: Any) -> tuple[float, float, float, float]:

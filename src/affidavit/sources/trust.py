@@ -3,10 +3,13 @@
 Patterns:
 
 - ``example.org`` — that host and nothing else (``example.org.evil.net`` and ``evilexample.org``
-  don't match: hosts are compared label by label);
+  don't match: hosts are compared label by label), over http or https on the scheme's default
+  port only (``http://example.org:8080/`` doesn't match);
+- ``example.org:8080`` — that host on that port only, over http or https;
 - ``*.example.org`` — any subdomain of example.org, and example.org itself;
 - ``example.org/docs/`` or ``https://example.org/docs/`` — that host, paths under that prefix
-  (a prefix ends at a path segment: ``/docs`` matches ``/docs/a`` but not ``/docs-evil``);
+  (a prefix ends at a path segment: ``/docs`` matches ``/docs/a`` but not ``/docs-evil``); a URL
+  rule matches its own scheme and port (the default one when none is written);
 - ``/home/me/papers/`` or ``~/papers`` — local files under that directory.
 
 Both sides are normalised before they are compared. URLs as RFC 3986 §6.2 says, with yarl (the
@@ -147,8 +150,33 @@ def _url_match(pattern: str, origin: str) -> bool:
         if want is None or want.scheme != url.scheme or want.port != url.port:
             return False
         return _host_matches(want.host, url.host) and _segments_under(want.segments, url.segments)
-    host, _, path = pattern.partition("/")
+    authority, _, path = pattern.partition("/")
+    host, port = _authority(authority)
+    if host is None:
+        return False
+    if port is None:  # no port written: the scheme's default port only
+        if url.port != DEFAULT_PORTS.get(url.scheme):
+            return False
+    elif url.port != port:
+        return False
     return _host_matches(host, url.host) and _segments_under(_prefix(path), url.segments)
+
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+"""The ports a scheme-less rule without a port matches: ``example.org`` is the site a reader
+reaches at ``http://example.org`` or ``https://example.org``, not whatever else listens on
+another port of that host (a developer's server, an admin console, an upload service)."""
+
+
+def _authority(authority: str) -> tuple[str | None, int | None]:
+    """A scheme-less rule's host and the port written after it (None: none written).
+    ``(None, None)`` when the port is not a number from 1 to 65535: such a rule matches nothing."""
+    host, colon, port = authority.rpartition(":")
+    if not colon or authority.endswith("]"):  # no port, or a bare IPv6 literal "[::1]"
+        return authority.removeprefix("[").removesuffix("]"), None
+    if not port.isascii() or not port.isdigit() or not 0 < int(port) < 65536:
+        return None, None
+    return host.removeprefix("[").removesuffix("]"), int(port)
 
 
 def _real(path: str) -> str:
