@@ -142,10 +142,10 @@ class _Source:
     @property
     def nbytes(self) -> int:
         """Bytes charged to the shared cache: text and offset map, and a suffix array with its
-        8-byte keys (counted in advance for a source that may get them)."""
+        16-byte keys (counted in advance for a source that may get them)."""
         size = len(self.normalized.text)
         indexed = _index.AVAILABLE and size >= _INDEX_MIN_CHARS
-        return size * (18 if indexed else 5)
+        return size * (26 if indexed else 5)
 
     def first_positions(self, needles: Sequence[str]) -> list[int]:
         """:func:`_first_positions` for these needles, through the suffix array if it pays."""
