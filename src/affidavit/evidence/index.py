@@ -67,7 +67,6 @@ _FILL = [b"\xff" * (_KEY - n) for n in range(_KEY + 1)]
 _KEY_DTYPE = f"S{_KEY}"
 
 
-
 def _direct_search() -> Any:
     """libdivsufsort's 32-bit ``sa_search`` through ctypes, or None.
 
