@@ -46,8 +46,9 @@ _BLOCK = 1 << 8
 #: ``bytes.translate`` deletes these to leave only the continuation bytes (0x80-0xBF).
 _NOT_CONTINUATION = bytes(b for b in range(256) if not 0x80 <= b < 0xC0)
 #: Texts up to this many bytes keep the 16-byte key of every suffix (16 bytes each, beside the
-#: array's 4); larger ones are searched one needle at a time.
-_KEYED_MAX_BYTES = 1 << 25
+#: array's 4: at most 256 MiB of keys, as 8-byte keys up to 32 MiB were); larger ones are
+#: searched one needle at a time.
+_KEYED_MAX_BYTES = 1 << 24
 #: Bytes of a suffix in its key.
 _KEY = 16
 #: A needle longer than its key whose run of key-sharing suffixes is at most this long has each
