@@ -8,13 +8,14 @@ into character offsets with a sampled count of UTF-8 continuation bytes (nothing
 text). Lone surrogates are encoded as themselves (``surrogatepass``) on both sides.
 
 Many needles against one text (:meth:`SuffixIndex.occurrences`) are looked up in one C call: beside
-the array, a text of up to :data:`_KEYED_MAX_BYTES` keeps ``keys``, the first 8 bytes of every
-suffix in array order read as one big-endian integer (zero-padded past the end of the text).
+the array, a text of up to :data:`_KEYED_MAX_BYTES` keeps ``keys``, the first 16 bytes of every
+suffix in array order as one fixed-width byte string (zero-padded past the end of the text).
 Padding with the smallest byte keeps them in the array's order, so ``numpy.searchsorted`` finds,
-for all needles at once, the run of suffixes that share a needle's first 8 bytes: exactly its
-occurrences when it has at most 8 bytes and no NUL (which the padding could imitate); for a longer
-one, a run holding all of them, whose candidates are checked one by one (or searched with
-``sa_search`` when the run is long).
+for all needles at once, the run of suffixes that share a needle's first 16 bytes: exactly its
+occurrences when it has at most 16 bytes and no NUL (which the padding could imitate); for a
+longer one, a run holding all of them (in prose, nearly always one suffix: 16 bytes from the
+start of a word rarely repeat in a text, where 8 bytes do in most), whose candidates are checked
+one by one (or searched with ``sa_search`` when the run is long).
 
 This module only says *where* a needle occurs. Which occurrence counts (the first one that cuts
 no word, W3) is :mod:`affidavit.evidence.verify`'s business, exactly as for ``str.find``.
@@ -44,11 +45,12 @@ __all__ = ["AVAILABLE", "SuffixIndex"]
 _BLOCK = 1 << 8
 #: ``bytes.translate`` deletes these to leave only the continuation bytes (0x80-0xBF).
 _NOT_CONTINUATION = bytes(b for b in range(256) if not 0x80 <= b < 0xC0)
-#: Texts up to this many bytes keep the 8-byte key of every suffix (8 bytes each, beside the
-#: array's 4); larger ones are searched one needle at a time.
-_KEYED_MAX_BYTES = 1 << 25
+#: Texts up to this many bytes keep the 16-byte key of every suffix (16 bytes each, beside the
+#: array's 4: at most 256 MiB of keys, as 8-byte keys up to 32 MiB were); larger ones are
+#: searched one needle at a time.
+_KEYED_MAX_BYTES = 1 << 24
 #: Bytes of a suffix in its key.
-_KEY = 8
+_KEY = 16
 #: A needle longer than its key whose run of key-sharing suffixes is at most this long has each
 #: candidate checked; a longer run is searched with ``sa_search``.
 _CHECK_MAX = 24
@@ -60,8 +62,10 @@ _PAD = b"\0" * _KEY
 #: Fewer patterns than this are looked up one ``sa_search`` each (3 µs) rather than in one
 #: ``searchsorted`` (15 µs fixed, 1 µs a pattern).
 _BATCH_MIN = 8
-#: Masks that fill the unused low bytes of a short pattern's key with 0xFF: ``_FILL[len]``.
-_FILL = [(1 << 8 * (_KEY - n)) - 1 if n < _KEY else 0 for n in range(_KEY + 1)]
+#: What fills the unused end of a short pattern's upper bound: 0xFF, a byte UTF-8 never holds
+#: (``_FILL[len]``), so every suffix that starts with the pattern sorts below it.
+_FILL = [b"\xff" * (_KEY - n) for n in range(_KEY + 1)]
+_KEY_DTYPE = f"S{_KEY}"
 
 
 def _direct_search() -> Any:
@@ -169,7 +173,7 @@ class SuffixIndex:
         (``data.startswith(pattern, first)``); any run goes to :meth:`run_positions`.
 
         Keyed, all patterns are looked up in one ``searchsorted``: the run of suffixes whose key
-        starts with the pattern's first 8 bytes (bounded below by the pattern padded with NULs,
+        starts with the pattern's first 16 bytes (bounded below by the pattern padded with NULs,
         above by it padded with 0xFF bytes), exactly its occurrences when it fits its key and has
         no NUL. Otherwise (or for fewer than :data:`_BATCH_MIN` patterns, where numpy's fixed
         cost is more than a few calls), one ``sa_search`` a pattern: exactly its occurrences."""
@@ -179,9 +183,13 @@ class SuffixIndex:
             stops = [first + count for count, first in counted]
             firsts = [self._order[first] if count else 0 for count, first in counted]
             return starts, stops, firsts
-        low = np.array(patterns, dtype=f"S{_KEY}").view(">u8").astype(np.uint64)  # NUL-padded
-        fill = [_FILL[len(p)] if len(p) < _KEY else 0 for p in patterns]
-        high = low | np.array(fill, dtype=np.uint64)
+        # Fixed-width byte strings compare as their bytes, NUL-padded (numpy truncates longer
+        # patterns to their first 16 bytes).
+        low = np.array(patterns, dtype=_KEY_DTYPE)
+        fill = _FILL
+        high = np.array(
+            [p + fill[len(p)] if len(p) < _KEY else p for p in patterns], dtype=_KEY_DTYPE
+        )
         keys = self._keys if self._keys is not None else self._build_keys()
         if len(patterns) >= _SORT_MIN_NEEDLES and self._size >= _SORT_MIN_BYTES:
             ranked = np.argsort(low, kind="stable")
@@ -200,9 +208,9 @@ class SuffixIndex:
         with self._keys_lock:
             if self._keys is None:
                 ended = self._data + _PAD
-                # Every position's next 8 bytes as one integer (overlapping views of one buffer).
-                window = np.ndarray((self._size,), dtype=">u8", buffer=ended, strides=(1,))
-                self._keys = window[self._array].astype(np.uint64)
+                # Every position's next 16 bytes (overlapping views of one buffer).
+                window = np.ndarray((self._size,), dtype=_KEY_DTYPE, buffer=ended, strides=(1,))
+                self._keys = window[self._array]
             return self._keys
 
     def run_positions(self, pattern: bytes, start: int, stop: int, limit: int) -> list[int] | None:

@@ -142,10 +142,10 @@ class _Source:
     @property
     def nbytes(self) -> int:
         """Bytes charged to the shared cache: text and offset map, and a suffix array with its
-        8-byte keys (counted in advance for a source that may get them)."""
+        16-byte keys (counted in advance for a source that may get them)."""
         size = len(self.normalized.text)
         indexed = _index.AVAILABLE and size >= _INDEX_MIN_CHARS
-        return size * (18 if indexed else 5)
+        return size * (26 if indexed else 5)
 
     def first_positions(self, needles: Sequence[str]) -> list[int]:
         """:func:`_first_positions` for these needles, through the suffix array if it pays."""
@@ -399,9 +399,8 @@ class Verifier:
         groups: dict[str, tuple[list[int], list[str]]] = {}
         resolve = self._texts.resolve
         for index, (source, quote) in enumerate(pairs):
-            if source in resolved:
-                source_id = resolved[source]
-            else:
+            source_id = resolved.get(source, _UNRESOLVED)
+            if source_id is _UNRESOLVED:
                 source_id = resolved[source] = resolve(source)
             if source_id is None:
                 reason = (
@@ -426,13 +425,22 @@ class Verifier:
             normalized = cached.normalized
             original, span = normalized.original, normalized.span
             found = cached.first_positions(needles)
+            # Normalized.span inlined for a text without link syntax (the usual case): the start
+            # of the first character's cluster, the end of the last one's.
+            plain = not normalized.link_opens and not normalized.link_closes
+            origin, ends = normalized.origin, normalized.cluster_ends
             for index, needle, position in zip(indexes, needles, found, strict=True):
                 source, quote = pairs[index]
                 if position < 0:
                     reason = _not_found(normalized, source_id, needle, position == _CUT)
                     results[index] = _rejected(source, source_id, quote, reason)
                     continue
-                start, end = span(position, position + len(needle))
+                if plain:
+                    start = origin[position]
+                    last = origin[position + len(needle) - 1]
+                    end = ends.get(last, last + 1)
+                else:
+                    start, end = span(position, position + len(needle))
                 results[index] = _check(
                     source, source_id, quote, True, start, end, "", original[start:end]
                 )
@@ -588,6 +596,7 @@ def _rejected(source: str, source_id: str | None, quote: str, reason: str) -> Qu
 
 
 _NEW = object.__new__
+_UNRESOLVED = ""  # resolve() never returns "" (a full id, or None)
 
 
 def _check(

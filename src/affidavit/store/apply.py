@@ -31,6 +31,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -454,9 +455,11 @@ class Batch:
                 (temp, rendered[p].encode(), 0o644)
                 for (_, temp), p in zip(temps, paths, strict=True)
             ]
-            _write_all(writes)  # the fsync pass of every file
+            # One fsync pass for the files and the journal's temp file: the journal names
+            # the temp files but needs nothing of theirs on disk, and both are durable before
+            # the journal is renamed into place (its directory fsynced) and the COMMIT.
+            _write_all([*writes, (journal_temp, canonical_json(journal).encode(), 0o600)])
             self.step("temp_files")
-            _write_all([(journal_temp, canonical_json(journal).encode(), 0o600)])
             os.replace(journal_temp, journal_path)
             fsync_dir(self.vault.journal_dir)
             self.step("journal")
@@ -473,12 +476,18 @@ class Batch:
         _LOG[str(self.vault.root)] = (_last_applied(db), rendered["wiki/log.md"])
         for final, temp in temps:
             os.replace(temp, final)
-        fsync_dir(self.vault.wiki_dir)
-        self.step("renamed")
-        commit = self.vault.git.commit(message, paths)
+        # The renames are made durable while git commits (which reads the files, not their
+        # durability); both are done before the journal goes.
+        with ThreadPoolExecutor(1) as pool:
+            renamed = pool.submit(fsync_dir, self.vault.wiki_dir)
+            self.step("renamed")
+            commit = self.vault.git.commit(message, paths)
+            renamed.result()
         self.step("git_commit")
+        # Not fsynced: a journal that comes back after a power loss is rolled forward again,
+        # which re-renders the same files from the database and finds the commit in HEAD; the
+        # next batch's journal fsyncs this directory, so only the last batch's can come back.
         journal_path.unlink()
-        fsync_dir(self.vault.journal_dir)
         self.step("done")
         refresh_search_index(db)  # derived, self-healing: a crash before this is caught up later
         for applied in self.applied:

@@ -98,7 +98,9 @@ def journal_problem(vault: Vault, name: str) -> str | None:
 
 def _stray_temps(vault: Vault) -> list[str]:
     out = []
-    for sub in ("wiki", "sources"):
+    # The journal's own temp file too: it is written in the files' fsync pass, so a kill
+    # before its rename leaves it (never read: only ``*.json`` journals are).
+    for sub in ("wiki", "sources", ".affidavit/journal"):
         if real_dir(vault.root / sub):  # a symlinked folder is never searched or cleaned
             out += [f"{sub}/{p.name}" for p in stray_temps(vault.root / sub)]
     return out

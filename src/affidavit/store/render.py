@@ -91,9 +91,28 @@ def frontmatter(fields: dict[str, object]) -> list[str]:
     return [*lines, "---"]
 
 
-@lru_cache(maxsize=1 << 14)
+#: Frontmatter values PyYAML writes in one known way, written here without its pure-Python
+#: emitter (a page's claim count and date change with every batch that touches it): these
+#: keys (plain scalars: none of them reads as a bool or null), then an int as it is, or one of
+#: our timestamps single-quoted (PyYAML quotes a string its resolver would read as a
+#: timestamp). ``tests/test_render_frontmatter.py`` holds these to ``yaml.dump``.
+_PLAIN_KEYS = frozenset(["claims", "created", "updated"])
+_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+
+
 def _field(key: str, kind: str, value: object) -> tuple[str, ...]:
     """One key of the frontmatter as YAML lines (``kind`` keeps ``_Quoted`` apart from ``str``)."""
+    if key in _PLAIN_KEYS:
+        if kind == "int":
+            return (f"{key}: {value}",)
+        if kind == "str" and _TIMESTAMP.fullmatch(str(value)):
+            return (f"{key}: '{value}'",)
+    return _dumped(key, kind, value)
+
+
+@lru_cache(maxsize=1 << 14)
+def _dumped(key: str, kind: str, value: object) -> tuple[str, ...]:
+    """:func:`_field` through PyYAML."""
     text = yaml.dump(
         {key: value},
         Dumper=_FrontmatterDumper,
@@ -105,19 +124,11 @@ def _field(key: str, kind: str, value: object) -> tuple[str, ...]:
     return tuple(text.rstrip("\n").split("\n"))
 
 
-@dataclass(frozen=True)
-class _Evidence:
-    source_id: str
-    quote: str
-    start: int
-    end: int
-    location: str
-    source_name: str
-    source_file: str
-    source_status: str
+_Evidence = tuple[str, str, int, int, str, str, str, str]
+"""source id, quote, start, end, location, source name, source file, source status."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Claim:
     id: str
     section: str
@@ -127,8 +138,14 @@ class _Claim:
     evidence: tuple[_Evidence, ...]
 
 
-def _claims(db: sqlite3.Connection, page: str, statuses: tuple[str, ...]) -> list[_Claim]:
-    """The page's claims with these statuses, in page order, with their evidence (one query)."""
+_LIVE_AND_PAST = ("active", "superseded", "retracted")
+
+
+def _claims(
+    db: sqlite3.Connection, page: str, statuses: tuple[str, ...]
+) -> dict[str, list[_Claim]]:
+    """The page's claims with these statuses, in page order, with their evidence (one query),
+    by status."""
     marks = ",".join("?" * len(statuses))
     rows = db.execute(
         "SELECT c.id, c.section, c.text, c.status, c.superseded_by, e.source_id, e.quote, "
@@ -138,43 +155,47 @@ def _claims(db: sqlite3.Connection, page: str, statuses: tuple[str, ...]) -> lis
         f"WHERE c.page_slug = ? AND c.status IN ({marks}) ORDER BY c.position, c.id, e.idx",
         (page, *statuses),
     ).fetchall()
-    out: list[_Claim] = []
+    out: dict[str, list[_Claim]] = {status: [] for status in statuses}
     for claim_id, group in groupby(rows, key=lambda r: r[0]):
         items = list(group)
         first = items[0]
-        out.append(
+        out[first[3]].append(
             _Claim(
-                id=claim_id,
-                section=first[1],
-                text=first[2],
-                status=first[3],
-                superseded_by=first[4],
-                evidence=tuple(_Evidence(*r[5:13]) for r in items if r[13] is not None),
+                claim_id,
+                first[1],
+                first[2],
+                first[3],
+                first[4],
+                tuple(tuple(r[5:13]) for r in items if r[13] is not None),
             )
         )
     return out
 
 
-def _footnote(number: int, claim_id: str, ev: _Evidence) -> str:
-    quote = escape_inline(ev.quote)
-    name = escape_inline(ev.source_name, link_text=True)
-    retracted = " (source retracted)" if ev.source_status == "retracted" else ""
+@lru_cache(maxsize=1 << 17)
+def _footnote_text(claim_id: str, ev: _Evidence) -> str:
+    """A footnote after its ``[^n]: ``: the same for a claim's evidence whatever its number, so
+    a page re-rendered per batch builds only the new claims' footnotes."""
+    source_id, quote, start, end, where, source_name, source_file, source_status = ev
+    retracted = " (source retracted)" if source_status == "retracted" else ""
     return (
-        f"[^{number}]: “{quote}” — [{name}](../{ev.source_file}), {ev.location}, "
-        f"chars {ev.start}–{ev.end} · source `{ev.source_id[:12]}` · claim `{claim_id}`"
-        f"{retracted}"
+        f"“{escape_inline(quote)}” — [{escape_inline(source_name, link_text=True)}]"
+        f"(../{source_file}), {where}, chars {start}–{end} · source `{source_id[:12]}` · "
+        f"claim `{claim_id}`{retracted}"
     )
 
 
 def _claim_paragraphs(claims: list[_Claim], counter: list[int], notes: list[str]) -> list[str]:
     lines: list[str] = []
+    number = counter[0]
     for claim in claims:
         refs = ""
         for ev in claim.evidence:
-            counter[0] += 1
-            refs += f"[^{counter[0]}]"
-            notes.append(_footnote(counter[0], claim.id, ev))
+            number += 1
+            refs += f"[^{number}]"
+            notes.append(f"[^{number}]: {_footnote_text(claim.id, ev)}")
         lines += [f"{escape_inline(claim.text)}{refs}", ""]
+    counter[0] = number
     return lines
 
 
@@ -216,9 +237,9 @@ def render_page(db: sqlite3.Connection, slug: str) -> str | None:
     page = db.execute("SELECT * FROM pages WHERE slug = ?", (slug,)).fetchone()
     if page is None:
         return None
-    active = _claims(db, slug, ("active",))
-    old = _claims(db, slug, ("superseded",))
-    withdrawn = _claims(db, slug, ("retracted",))
+    by_status = _claims(db, slug, _LIVE_AND_PAST)
+    active, old = by_status["active"], by_status["superseded"]
+    withdrawn = by_status["retracted"]
     meta: dict[str, object] = {
         "title": _Quoted(page["title"]),
         "summary": _Quoted(page["summary"]),
@@ -335,7 +356,7 @@ def render_context(db: sqlite3.Connection) -> str:
         "",
     ]
     notes: list[str] = []
-    out += _claim_paragraphs(_claims(db, "", ("active",)), [0], notes)
+    out += _claim_paragraphs(_claims(db, "", ("active",))["active"], [0], notes)
     if notes:
         out += notes
         out.append("")

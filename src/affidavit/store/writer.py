@@ -4,6 +4,7 @@ caller's transaction (:mod:`affidavit.store.apply` runs it)."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from ..gate.admission import ADMITTED, QUARANTINED, Admission, ClaimResult
 from ..hashing import canonical_json, sha256_hex
@@ -48,6 +49,16 @@ class Writer:
         self.superseded: list[str] = []
         self.retracted: list[str] = []
         self.context_changed = False
+        self._sources: dict[str, tuple[str, dict[str, Any]]] = {}
+
+    def _source(self, source_id: str) -> tuple[str, dict[str, Any]]:
+        """A cited source's text and text map, read once per plan (a plan's claims mostly cite
+        a few sources; neither changes inside the transaction)."""
+        found = self._sources.get(source_id)
+        if found is None:
+            record = self.store.get(source_id)
+            found = self._sources[source_id] = (self.store.text(source_id), record.text_map)
+        return found
 
     def _next_position(self, page: str) -> int:
         row = self.db.execute(
@@ -85,9 +96,8 @@ class Writer:
         )
         for idx, quote in enumerate(result.evidence):
             assert quote.source_id and quote.start is not None and quote.end is not None
-            record = self.store.get(quote.source_id)
-            text = self.store.text(quote.source_id)
-            where = location(text, record.text_map, quote.start)
+            text, text_map = self._source(quote.source_id)
+            where = location(text, text_map, quote.start)
             # The source's own words at the verified offsets, never the proposer's string (W3).
             span = text[quote.start : quote.end]
             self.db.execute(
