@@ -225,3 +225,14 @@ def test_a_sure_answer_is_not_padded() -> None:
 def test_a_retrieved_claim_that_holds_too_little_of_the_question_never_fills() -> None:
     hits = [hit(0, "Grain prices rose sharply in the spring."), hit(1, VEL, "Zorvia")]
     assert texts(extractive_answer(ZORVIA, hits, "n")) == [VEL]
+
+
+def test_a_name_spelled_without_its_diacritics_still_matches() -> None:
+    claim = "Sabiha Gökçen International opened in 2001 to relieve Atatürk."
+    reply = extractive_answer(
+        "In which year did the Gokcen airport first open to commercial flights?",
+        [hit(0, claim)],
+        "n",
+    )
+    assert first(reply) == claim
+    assert reply["short_answer"]["text"] == "2001"

@@ -169,7 +169,7 @@ def _instructs(question: str, text: str) -> bool:
 
 def _bigrams(text: str) -> set[tuple[str, str]]:
     """Adjacent content-word stems of ``text``."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
+    folded = unicodedata.normalize("NFKC", _fold(text)).casefold()
     stems = [
         stem(w)
         for w in re.findall(r"[^\W_]+", folded)
@@ -178,8 +178,14 @@ def _bigrams(text: str) -> set[tuple[str, str]]:
     return set(itertools.pairwise(stems))
 
 
+def _fold(text: str) -> str:
+    """``text`` without diacritics ("Gökçen" → "Gokcen"): a question may spell a name plainly."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
 def _stems(text: str) -> set[str]:
-    return {stem(w) for w in content_words(text)}
+    return {stem(w) for w in content_words(_fold(text))}
 
 
 def _matches(word: str, have: set[str]) -> bool:
