@@ -11,7 +11,7 @@ answer at all, and the baseline: SQLite FTS5 BM25 over every sentence of every s
 ``--squad N`` does the same on N articles of SQuADShifts "new Wikipedia" (the first N, or from
 ``--first M``: articles 24 on were held out, never looked at while changing the engine)
 (``../shared/data/qa``): gold answer inside the printed answer, EM/F1 of the short answer (or
-the sentences), recall@10, and the baseline's top 1 / top 3 in the same run.
+the sentences; ``f1_first_sentence``: of the short answer or the first sentence), recall@10, and the baseline's top 1 / top 3 in the same run.
 
     .venv/bin/python bench/bench_pydocs.py [--questions 40] [--json]
     .venv/bin/python bench/bench_pydocs.py --squad 12 [--questions 500] [--json]
@@ -266,7 +266,7 @@ def run_squad(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     by_source: dict[str, list[str]] = {}
     for t, name in claims:
         by_source.setdefault(name, []).append(normalize_answer(t))
-    gold_in = em = f1_sum = answered = recall10 = in_claim = base1 = base3 = 0.0
+    gold_in = em = f1_sum = f1_first = answered = recall10 = in_claim = base1 = base3 = 0.0
     for name, paragraph, question, golds in questions:
         norm = [normalize_answer(g) for g in golds]
         answer = asker.ask(question)
@@ -293,6 +293,8 @@ def run_squad(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         )
         em += max(float(normalize_answer(prediction) == g) for g in norm)
         f1_sum += max(f1(prediction, g) for g in golds)
+        lead = answer.short_answer.text if answer.short_answer else answer.sentences[0].text
+        f1_first += max(f1(lead, g) for g in golds)
     n = len(questions)
     vault.close()
     return {
@@ -304,6 +306,7 @@ def run_squad(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         "gold_in_printed_answer": round(gold_in / n, 3),
         "exact_match": round(100 * em / n, 2),
         "f1": round(100 * f1_sum / n, 2),
+        "f1_first_sentence": round(100 * f1_first / n, 2),
         "abstention_rate": round(1 - answered / n, 3),
         "recall_at_10": round(recall10 / n, 3),
         "gold_in_some_claim": round(in_claim / n, 3),

@@ -184,3 +184,55 @@ def test_a_definition_ranked_below_the_candidates_is_still_given(
     assert (
         answer.sentences[0].text == "A set is an unordered collection with no duplicate elements."
     )
+
+
+ZORVIA = "Which river flows through the old capital city of Zorvia?"
+VEL = "The Vel river flows through the old capital city, and barges carry grain on it."
+
+
+def texts(reply: dict[str, Any]) -> list[str]:
+    return [str(s["text"]) for s in reply["sentences"]]
+
+
+def test_an_unsure_answer_also_prints_the_best_retrieved_claims_each_cited() -> None:
+    # the answerer's pick lacks "Zorvia" (only its page title has it): unsure, so the first
+    # retrieved claims (BM25 order) that hold enough of the question fill the answer to three
+    hits = [
+        hit(0, "The old capital of Zorvia stands on a hill above the plain."),
+        hit(1, "Zorvia moved its capital to the coast in 1820."),
+        hit(2, "A river flows past the eastern hills of Zorvia."),
+        hit(3, VEL, "Zorvia"),
+    ]
+    reply = extractive_answer(ZORVIA, hits, "n")
+    assert texts(reply) == [VEL, hits[0].text, hits[1].text]
+    assert [s["claims"] for s in reply["sentences"]] == [
+        [hits[3].claim_id],
+        [hits[0].claim_id],
+        [hits[1].claim_id],
+    ]
+
+
+def test_a_sure_answer_is_not_padded() -> None:
+    vel = "The Vel river flows through the old capital city of Zorvia, carrying grain barges."
+    hits = [
+        hit(0, "The old capital of Zorvia stands on a hill above the plain."),
+        hit(1, "Zorvia moved its capital to the coast in 1820."),
+        hit(2, vel),
+    ]
+    assert texts(extractive_answer(ZORVIA, hits, "n")) == [vel]
+
+
+def test_a_retrieved_claim_that_holds_too_little_of_the_question_never_fills() -> None:
+    hits = [hit(0, "Grain prices rose sharply in the spring."), hit(1, VEL, "Zorvia")]
+    assert texts(extractive_answer(ZORVIA, hits, "n")) == [VEL]
+
+
+def test_a_name_spelled_without_its_diacritics_still_matches() -> None:
+    claim = "Sabiha Gökçen International opened in 2001 to relieve Atatürk."
+    reply = extractive_answer(
+        "In which year did the Gokcen airport first open to commercial flights?",
+        [hit(0, claim)],
+        "n",
+    )
+    assert first(reply) == claim
+    assert reply["short_answer"]["text"] == "2001"

@@ -271,3 +271,22 @@ def test_a_context_entry_repeating_a_page_claim_is_retrieved_once_as_the_page_cl
     holland = [h for h in hits if "completed in Holland" in h.text]
     assert len(holland) == 1 and holland[0].page != ""
     vault.close()
+
+
+def test_an_unsure_extractive_answer_prints_only_cited_checked_claims_it_was_given(
+    vault: Vault, wiki: dict[str, str]
+) -> None:
+    # no claim holds "granite": the answerer is unsure and fills the answer with the retrieved
+    # claims that hold enough of the question; each is cited, support-checked, of the tier asked
+    answer = Asker(vault, None).ask(
+        "How far south of Rame Head is the granite Eddystone tower?", min_trust="trusted"
+    )
+    assert answer.verdict == "answered"
+    assert len(answer.sentences) == 2 and not answer.dropped
+    given = {h.claim_id for h in answer.given}
+    assert all(len(s.claims) == 1 and s.claims[0] in given for s in answer.sentences)
+    assert wiki["designed"] in {s.claims[0] for s in answer.sentences}
+    assert wiki["painted"] not in given
+    assert all(v.verdict == "supported" for v in answer.support)
+    rendered = render_answer(answer)
+    assert "[^1]" in rendered and "[^2]" in rendered

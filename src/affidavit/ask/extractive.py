@@ -45,6 +45,12 @@ _WEAK_CAPITALS = words(
 MIN_SUPPORT = 0.2
 """Weighted share of the question's content words a claim must hold to answer it."""
 MAX_SENTENCES = 3
+RANK_BONUS = 0.08
+"""What being retrieved first adds to a claim's score (divided by 1 + its rank): a tie-break."""
+SURE = 0.999
+"""Support at or above which the best claim holds every content word of the question: below it
+the answerer is unsure, and the first retrieved claims that pass :data:`MIN_SUPPORT` fill the
+answer to :data:`MAX_SENTENCES` (the best BM25 matches are always worth showing, cited)."""
 MARGIN = 0.3
 """Claims within this much support of the best join it in the answer (at most three)."""
 
@@ -163,7 +169,7 @@ def _instructs(question: str, text: str) -> bool:
 
 def _bigrams(text: str) -> set[tuple[str, str]]:
     """Adjacent content-word stems of ``text``."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
+    folded = unicodedata.normalize("NFKC", _fold(text)).casefold()
     stems = [
         stem(w)
         for w in re.findall(r"[^\W_]+", folded)
@@ -172,8 +178,14 @@ def _bigrams(text: str) -> set[tuple[str, str]]:
     return set(itertools.pairwise(stems))
 
 
+def _fold(text: str) -> str:
+    """``text`` without diacritics ("Gökçen" → "Gokcen"): a question may spell a name plainly."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
 def _stems(text: str) -> set[str]:
-    return {stem(w) for w in content_words(text)}
+    return {stem(w) for w in content_words(_fold(text))}
 
 
 def _matches(word: str, have: set[str]) -> bool:
@@ -258,8 +270,9 @@ def _support(weights: dict[str, float], have: set[str]) -> float:
     return sum(w for s, w in weights.items() if _matches(s, have)) / total
 
 
-def extractive_answer(question: str, hits: list[Hit], nonce: str) -> dict[str, Any]:
-    """A reply in the answer schema built only from ``hits`` (claims retrieved for the question)."""
+def ranked(question: str, hits: list[Hit]) -> list[tuple[float, float, int, Hit]]:
+    """``(score, support, retrieval rank, hit)`` of every hit that holds enough of the question
+    (:data:`MIN_SUPPORT`, or defines the term asked about), best first."""
     asked = _stems(question)
     kind = question_type(question)
     said = [_stems(h.text) | {s for e in h.evidence for s in _stems(e.quote)} for h in hits]
@@ -276,7 +289,7 @@ def extractive_answer(question: str, hits: list[Hit], nonce: str) -> dict[str, A
         defining = bool(term) and defines(term, hit.text, hit.page_title)
         if support < MIN_SUPPORT and not defining:
             continue
-        score = support + 0.08 / (1 + rank)
+        score = support + RANK_BONUS / (1 + rank)
         if kind and _span(question, hit.text) is not None:
             score += 0.1  # it holds what the question asks for: a date, a number, a name
         if defining:
@@ -288,9 +301,15 @@ def extractive_answer(question: str, hits: list[Hit], nonce: str) -> dict[str, A
         if pairs:  # the question's word pairs kept together ("root logger", "base class")
             score += 0.15 * len(pairs & _bigrams(hit.text)) / len(pairs)
         scored.append((score, support, rank, hit))
+    scored.sort(key=lambda item: (-item[0], item[2]))
+    return scored
+
+
+def extractive_answer(question: str, hits: list[Hit], nonce: str) -> dict[str, Any]:
+    """A reply in the answer schema built only from ``hits`` (claims retrieved for the question)."""
+    scored = ranked(question, hits)
     if not scored:
         return {"nonce": nonce, "not_in_wiki": True, "sentences": [], "short_answer": None}
-    scored.sort(key=lambda item: (-item[0], item[2]))
     best = scored[0][0]
     chosen: list[Hit] = []
     by_text: dict[str, dict[str, Any]] = {}
@@ -305,6 +324,17 @@ def extractive_answer(question: str, hits: list[Hit], nonce: str) -> dict[str, A
         by_text[key] = {"text": hit.text, "claims": [hit.claim_id]}
         sentences.append(by_text[key])
         chosen.append(hit)
+    if scored[0][1] < SURE:
+        # unsure: the best claim lacks some of the question's words, so the retrieval's own
+        # best matches (BM25 order) that hold enough of the question fill the answer to three
+        eligible = {hit.claim_id for _, _, _, hit in scored}
+        for hit in hits[:MAX_SENTENCES]:
+            key = " ".join(hit.text.split()).casefold()
+            if len(sentences) == MAX_SENTENCES:
+                break
+            if hit.claim_id in eligible and key not in by_text:
+                by_text[key] = {"text": hit.text, "claims": [hit.claim_id]}
+                sentences.append(by_text[key])
     short = _span(question, chosen[0].text)
     return {
         "nonce": nonce,
