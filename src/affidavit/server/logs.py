@@ -16,6 +16,8 @@ from contextlib import nullcontext
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
+
 from .auth import (
     PRINCIPAL_KEY,
     ROUTE_KEY,
@@ -80,7 +82,8 @@ def request_line(fields: dict[str, Any]) -> None:
         "logger": log.name,
         **fields,
     }
-    line = json.dumps(data, ensure_ascii=False, default=str) + "\n"
+    # orjson: the same JSON object (compact) for a fifth of json.dumps's work
+    line = orjson.dumps(data, default=str).decode() + "\n"
     with handler.lock or nullcontext():
         handler.stream.write(line)
         handler.stream.flush()
