@@ -417,11 +417,13 @@ def main() -> int:
         # every server is started first and the rounds interleave them, so that each round
         # measures the floor, the baseline and the daemon under the same load on the machine
         daemons: list[tuple[str, Path, int, int]] = []
-        if args.baseline:
-            proc, sock, port = start(root, work / "baseline", args.threads, args.baseline, 0)
-            procs.append(proc)
-            daemons.append(("baseline", sock, port, proc.pid))
         counts = [int(n) for n in args.workers.split(",")]
+        if args.baseline:  # with the largest worker count measured (the same processes)
+            proc, sock, port = start(
+                root, work / "baseline", args.threads, args.baseline, max(counts)
+            )
+            procs.append(proc)
+            daemons.append((f"baseline, {max(counts)} proc", sock, port, proc.pid))
         for count in counts:
             proc, sock, port = start(root, work / f"daemon-{count}", args.threads, workers=count)
             procs.append(proc)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import socket
 import threading
 import time
@@ -23,6 +24,7 @@ import httpx
 import pytest
 import uvicorn
 
+from affidavit.retrieval.search import EvidenceRef, Hit
 from affidavit.server import fastlane, registry
 from affidavit.server.app import create_app
 from affidavit.server.peer import PeerCredProtocol, peer_protocol
@@ -226,3 +228,86 @@ def test_a_vault_of_unknown_shape_is_not_served_by_the_lane(tmp_path: Path) -> N
         assert lane._search(scope) is None
     finally:
         reg.close()
+
+
+def test_the_lanes_body_is_the_routes_byte_for_byte(alpha: tuple[Path, dict[str, str]]) -> None:
+    """The lane encodes the retriever's hits with orjson, not through the response models: the
+    bytes must be the route's, for real searches and for hits holding what a source may hold
+    (quotes, backslashes, control characters, non-ASCII, U+2028, long floats)."""
+    with open_vault(alpha[0]) as vault:
+        for query, k, trust in (("freedom", 10, "untrusted"), ("freedom speech", 3, "trusted")):
+            want = svc.search(vault, query, k, trust, None).model_dump_json().encode()
+            assert fastlane.search_body(vault, query, k, trust) == want
+            assert json.loads(want)["hits"]
+    nasty = [
+        'a "quoted" \\ back',
+        "tab\there\nnew\r\x00\x1f\x7f",
+        "é ü 漢字 🙂",
+        "\u2028\u2029",
+        "",
+    ]
+    hits = [
+        Hit(
+            claim_id=f"c-{n}",
+            page=text,
+            page_title=text[::-1],
+            text=text * 3,
+            trust="trusted",
+            score=score,
+            evidence=tuple(
+                EvidenceRef(f"s-{i}", text, text + str(i), f"line {i}", i, i + 10**12)
+                for i in range(n % 3)
+            ),
+        )
+        for n, (text, score) in enumerate(
+            zip(
+                nasty * 2,
+                (0.0, 1.0, 0.016393, 1e-7, 123456.789012, 2.5e16, 1 / 3, -0.0, 5e-324, 7.0),
+                strict=True,
+            )
+        )
+    ]
+    for query in ("plain", *nasty):
+        want = svc.SearchResponse(query=query, hits=[svc._hit(h) for h in hits])
+        assert fastlane.encode_search(query, hits) == want.model_dump_json().encode()
+
+
+QUERY_STRINGS = [
+    "",
+    "q=1",
+    "q=freedom&k=3",
+    "q=1&&k=2",
+    "q=1&",
+    "&q=1",
+    "q",
+    "q=a=b",
+    "q=",
+    "=x",
+    "q=1;k=2",
+    "q=%zz",
+    "q=a+b",
+    "q=%C3%A9t%C3%A9",
+    "q=%26&k=%3D",
+    "q=a&q=b",
+    "q=caf\xe9",
+    "q=" + "x" * 1001,
+]
+
+
+def test_the_lanes_query_string_is_read_as_parse_qsl_reads_it() -> None:
+    """The lane splits plain query strings itself; every string must give parse_qsl's pairs, or
+    be refused where parse_qsl (strict) refuses it."""
+    from urllib.parse import parse_qsl
+
+    rng = random.Random(5)
+    alphabet = "qk=&%+;a1é "
+    generated = ["".join(rng.choices(alphabet, k=rng.randrange(12))) for _ in range(3000)]
+    for text in QUERY_STRINGS + generated:
+        raw = text.encode("latin-1")
+        try:
+            want: list[tuple[str, str]] | None = parse_qsl(
+                text, keep_blank_values=True, strict_parsing=True
+            )
+        except ValueError:
+            want = None
+        assert fastlane._pairs(raw) == want, text

@@ -75,10 +75,18 @@ def _schema() -> Any:
     return builder.build()
 
 
-def _tv() -> Any:
-    import tantivy
+_TANTIVY: Any = None
 
-    return tantivy
+
+def _tv() -> Any:
+    """The tantivy module, imported on first use (every query builder asks: a function-level
+    import each time was a few percent of a search)."""
+    global _TANTIVY
+    if _TANTIVY is None:
+        import tantivy
+
+        _TANTIVY = tantivy
+    return _TANTIVY
 
 
 _DIRS: OrderedDict[int, tuple[sqlite3.Connection, Path | None]] = OrderedDict()
@@ -315,10 +323,7 @@ class SearchIndex:
         (in a single field)."""
         if not tokens:
             return None
-        occur = _tv().Occur.Must if all_terms else _tv().Occur.Should
-        return _tv().Query.boolean_query(
-            [(occur, _tv().Query.term_query(_schema(), f, t)) for t in tokens for f in fields]
-        )
+        return _text_query(fields, tuple(tokens), all_terms)
 
     def claims(
         self,
@@ -355,9 +360,7 @@ class SearchIndex:
         must = _tv().Occur.Must
         parts = [(must, query)]
         if set(tiers) != set(TRUST_TIERS):
-            parts.append(
-                (must, _const(_tv().Query.term_set_query(_schema(), "trust", list(tiers))))
-            )
+            parts.append((must, _tiers_query(tuple(tiers))))
         if page is not None:
             parts.append((must, _const(_tv().Query.term_query(_schema(), "page", page))))
         return _tv().Query.boolean_query(parts) if len(parts) > 1 else query
@@ -377,6 +380,22 @@ class SearchIndex:
         return sorted(found, key=lambda item: (-item[1], item[0]))
 
 
+@lru_cache(maxsize=1024)
+def _text_query(fields: tuple[str, ...], tokens: tuple[str, ...], all_terms: bool) -> Any:
+    """The query of :meth:`SearchIndex._text_query`, built once per distinct question: a query
+    is an immutable description (no index state in it), so one object serves every search and
+    thread; building the term queries again was a twentieth of a search."""
+    occur = _tv().Occur.Must if all_terms else _tv().Occur.Should
+    return _tv().Query.boolean_query(
+        [(occur, _tv().Query.term_query(_schema(), f, t)) for t in tokens for f in fields]
+    )
+
+
+@lru_cache(maxsize=16)
+def _tiers_query(tiers: tuple[str, ...]) -> Any:
+    return _const(_tv().Query.term_set_query(_schema(), "trust", list(tiers)))
+
+
 def _const(query: Any) -> Any:
     return _tv().Query.const_score_query(query, 0.0)
 
@@ -393,8 +412,15 @@ _OPEN: dict[Path, SearchIndex] = {}
 _OPEN_LOCK = threading.Lock()
 
 
+_BY_CONNECTION: OrderedDict[int, tuple[sqlite3.Connection, SearchIndex]] = OrderedDict()
+
+
 def open_index(db: sqlite3.Connection) -> SearchIndex | None:
-    """The shared :class:`SearchIndex` of ``db``'s vault, or None (in-memory database)."""
+    """The shared :class:`SearchIndex` of ``db``'s vault, or None (in-memory database).
+    Remembered for the last few connections, as :func:`index_dir` is: every search asks."""
+    known = _BY_CONNECTION.get(id(db))
+    if known is not None and known[0] is db:
+        return known[1]
     path = index_dir(db)
     if path is None:
         return None
@@ -404,6 +430,9 @@ def open_index(db: sqlite3.Connection) -> SearchIndex | None:
             if not path.parent.is_dir():
                 return None
             index = _OPEN[path] = SearchIndex(path)
+        _BY_CONNECTION[id(db)] = (db, index)
+        while len(_BY_CONNECTION) > 32:
+            _BY_CONNECTION.popitem(last=False)
         return index
 
 

@@ -144,6 +144,7 @@ class Guard:
         self.registry = registry
         self.routes = routes
         self._cache: dict[tuple[Any, ...], tuple[Any, dict[str, Any]] | None] = {}
+        self._local: dict[int | None, Principal] = {}
         self._table_size = -1
 
     def _route(self, scope: Scope) -> tuple[Any, dict[str, Any]] | None:
@@ -173,7 +174,12 @@ class Guard:
 
     def _authenticate(self, scope: Scope, peer: Peer | None) -> Principal | None:
         if peer is not None and peer.transport == "unix":
-            return Principal("unix", uid=peer.uid)
+            known = self._local.get(peer.uid)
+            if known is None:  # one immutable Principal per local UID, not one per request
+                known = self._local[peer.uid] = Principal("unix", uid=peer.uid)
+                if len(self._local) > ROUTE_CACHE:
+                    self._local.clear()
+            return known
         header = _header(scope, b"authorization")
         if header is None:
             return None

@@ -16,6 +16,8 @@ from contextlib import nullcontext
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
+
 from .auth import (
     PRINCIPAL_KEY,
     ROUTE_KEY,
@@ -80,7 +82,8 @@ def request_line(fields: dict[str, Any]) -> None:
         "logger": log.name,
         **fields,
     }
-    line = json.dumps(data, ensure_ascii=False, default=str) + "\n"
+    # orjson: the same JSON object (compact) for a fifth of json.dumps's work
+    line = orjson.dumps(data, default=str).decode() + "\n"
     with handler.lock or nullcontext():
         handler.stream.write(line)
         handler.stream.flush()
@@ -91,7 +94,8 @@ def event(name: str, **fields: Any) -> None:
 
 
 class RequestLog:
-    """ASGI middleware writing the request line once the response is sent (or failed)."""
+    """ASGI middleware writing the request line as the response's last part is sent (before it
+    goes out), or once the request failed without a complete response."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -102,36 +106,51 @@ class RequestLog:
             return
         started = time.perf_counter()
         status = 500
+        logged = False
+
+        def write() -> None:
+            nonlocal logged
+            if not logged:
+                logged = True
+                request_line(_fields(scope, status, started))
 
         async def watch(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = int(message["status"])
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                # the line is written before the response's last bytes leave: a client holding
+                # its whole answer can count on the line being in the log (nothing to wait for)
+                write()
             await send(message)
 
         try:
             await self.app(scope, receive, watch)
         finally:
-            state = scope.get("state") or {}
-            principal = state.get(PRINCIPAL_KEY)
-            served = state.get(VAULT_KEY)
-            fields: dict[str, Any] = {
-                "event": "request",
-                "method": scope.get("method"),
-                "route": state.get(ROUTE_KEY) or "(unmatched)",
-                "status": status,
-                "ms": round((time.perf_counter() - started) * 1000, 2),
-                "pid": os.getpid(),  # which worker process answered (serve --workers)
-            }
-            if isinstance(principal, Principal):
-                fields["transport"] = principal.transport
-                if principal.uid is not None:
-                    fields["uid"] = principal.uid
-                if principal.token_id is not None:
-                    fields["token"] = principal.token_id
-            if served is not None:
-                fields["vault"] = getattr(served, "name", None)
-            request_line(fields)
+            write()  # no complete response (an error, a disconnect): logged all the same
+
+
+def _fields(scope: Scope, status: int, started: float) -> dict[str, Any]:
+    state = scope.get("state") or {}
+    principal = state.get(PRINCIPAL_KEY)
+    served = state.get(VAULT_KEY)
+    fields: dict[str, Any] = {
+        "event": "request",
+        "method": scope.get("method"),
+        "route": state.get(ROUTE_KEY) or "(unmatched)",
+        "status": status,
+        "ms": round((time.perf_counter() - started) * 1000, 2),
+        "pid": os.getpid(),  # which worker process answered (serve --workers)
+    }
+    if isinstance(principal, Principal):
+        fields["transport"] = principal.transport
+        if principal.uid is not None:
+            fields["uid"] = principal.uid
+        if principal.token_id is not None:
+            fields["token"] = principal.token_id
+    if served is not None:
+        fields["vault"] = getattr(served, "name", None)
+    return fields
 
 
 __all__ = ["JsonFormatter", "RequestLog", "event", "request_line", "setup_logging"]
