@@ -38,7 +38,8 @@ class Worker:
     """Runs the jobs of the vault at ``vault_root``; ``worker_id`` names it in leases and logs.
 
     ``runner`` is the command that runs one job (default: ``python -m affidavit.jobs.runner``);
-    it is started with ``--standby`` and handed its job as a JSON line on stdin. In
+    it is started with ``--standby`` and handed its job as a JSON line on stdin. ``now`` is the
+    lease's clock; ``monotonic`` the one a job's time limit is measured by. In
     :meth:`run_forever` the worker keeps the next job's process started and warm (its imports
     done) while the current job runs.
     """
@@ -52,6 +53,7 @@ class Worker:
         grace_seconds: float | None = None,
         runner: Sequence[str] | None = None,
         now: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.vault: Vault = open_vault(Path(vault_root))
         self.vault_root = self.vault.root
@@ -61,6 +63,7 @@ class Worker:
         self.grace_seconds = float(grace_seconds or config.get("jobs.kill_grace_seconds"))
         self.runner = tuple(runner or RUNNER)
         self.now = now
+        self.monotonic = monotonic  # the time limit, grace and heartbeat schedule (tests: fixed)
         self.queue = JobQueue(self.vault, now=now)
         self._standby: subprocess.Popen[bytes] | None = None
         self._ready: dict[int, int] = {}  # pid of a job process -> read end of its ready pipe
@@ -195,7 +198,7 @@ class Worker:
         cancelled, times out, or the worker stops. Returns its exit status and why it was
         stopped ("" when it ended by itself)."""
         reason = ""
-        started = time.monotonic()
+        started = self.monotonic()
         began: float | None = None  # the time limit counts from when the job itself began
         stopping_since = 0.0
         grace = self.grace_seconds
@@ -208,7 +211,7 @@ class Worker:
                 break
             except subprocess.TimeoutExpired:
                 pass
-            now = time.monotonic()
+            now = self.monotonic()
             if began is None and self._began(proc):
                 began = now
             if not reason:
