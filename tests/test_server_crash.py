@@ -33,6 +33,9 @@ from tests.test_server_authz import Daemon, private_dir, start_daemon
 pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="runs daemons as root"),
     pytest.mark.slow,
+    # a hang guard, not a speed limit: three ingests and three daemons of fixed work took over
+    # the suite's default 120 s on 2 cores at load 12 (each wait below has its own guard)
+    pytest.mark.timeout(600),
 ]
 
 # One target per speech: the ingest closes its batch before each target, so the job applies at
