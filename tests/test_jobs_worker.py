@@ -274,3 +274,25 @@ def test_worker_sees_a_vault_opened_elsewhere(vault: Vault, tmp_path: Path) -> N
 
 
 pytestmark = pytest.mark.slow
+
+
+def test_a_job_that_recorded_its_outcome_is_let_exit_not_killed(
+    vault: Vault, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A heartbeat after the job's process recorded "done" (while it closes its vault, which
+    waits for its search-index catch-up) fails to renew, as the job no longer runs: that is
+    not a lost lease, and the process is not killed mid-close. The clock makes every poll a
+    heartbeat, so the heartbeat lands in that window whatever the machine's speed."""
+    ticks = iter(range(0, 10**9, 10))
+    doc = str(SAMPLES / "sotu" / "1790-washington.md")
+    job = JobQueue(vault).submit(
+        IngestPayload(sources=[doc], yes=True, trust="trusted"), "ann", timeout_seconds=10**8
+    )
+    clock = lambda: float(next(ticks))  # noqa: E731
+    with (
+        caplog.at_level("INFO", logger="affidavit.jobs"),
+        Worker(vault.root, "w-close", monotonic=clock) as worker,
+    ):
+        done = worker.run_once()
+    assert done is not None and done.id == job.id and (done.status, done.error) == ("done", "")
+    assert "lease lost" not in caplog.text

@@ -238,10 +238,22 @@ class Worker:
             if now >= next_beat:
                 next_beat = now + beat_every
                 if not renew(self.vault.db, lease, self.lease_seconds, self.now()):
+                    if self._recorded(lease):  # it finished: let it close the vault and exit
+                        next_beat = float("inf")
+                        continue
                     log.warning("job %s: lease lost; stopping its process", lease.job_id)
                     reason = "lease_lost"
                     _signal(proc.pid, signal.SIGKILL, group=True)
         return rc, reason
+
+    def _recorded(self, lease: Lease) -> bool:
+        """Whether the job's process recorded the job's outcome under this lease (a renew
+        then fails because the job is no longer running, not because another worker took it):
+        the process is closing its vault, which waits for its search-index catch-up."""
+        row = self.vault.db.execute(
+            "SELECT status, lease_token FROM jobs WHERE id = ?", (lease.job_id,)
+        ).fetchone()
+        return row is not None and row[0] in ("done", "failed") and row[1] is None
 
     def _cancel_requested(self, job_id: str) -> bool:
         row = self.vault.db.execute(
