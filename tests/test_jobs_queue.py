@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -109,7 +111,7 @@ def test_one_lease_per_vault_and_only_its_token_writes(vault: Vault) -> None:
     assert renew(vault.db, lease, 10, 1008.0)
     assert claim(vault.db, "worker-b", 10, 1015.0, vault.clock) is None  # renewed until 1018
     job = JobQueue(vault).get(first)
-    assert job.status == "running" and job.lease_owner == "worker-a"
+    assert job.status == "running" and (job.lease_owner or "").startswith("worker-a (pid ")
     assert not finish(vault.db, first, "not-the-token", "done", "now")
     assert finish(vault.db, first, lease.token, "done", "now", result={"ok": True})
     nxt = claim(vault.db, "worker-b", 10, 1016.0, vault.clock)
@@ -189,3 +191,26 @@ def test_queue_needs_a_vault(tmp_path: Path) -> None:
 
     with pytest.raises(VaultError, match="affidavit init"):
         Worker(tmp_path, "w")
+
+
+def test_a_workers_reused_pid_is_not_its_holder(vault: Vault) -> None:
+    """A queue worker's lease records when its process started, as a foreground run's does: a
+    worker that died and whose pid the kernel gave to a later process (this one) is gone, so its
+    job is requeued by the next look and resumed at once, not left running until the lease
+    expires (before, the pid alone said "alive")."""
+    import re
+
+    from affidavit.jobs.lease import process_start
+
+    job_id = submit(vault)
+    lease = claim(vault.db, "worker-a", 3600, time.time(), vault.clock)
+    assert lease is not None
+    row = vault.db.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
+    started = process_start(os.getpid())
+    assert row["lease_pid"] == os.getpid() and f"started {started})" in row["lease_owner"]
+    assert JobQueue(vault).get(job_id).status == "running"  # it is us, alive
+    assert claim(vault.db, "worker-b", 3600, time.time(), vault.clock) is None
+    other = re.sub(r"started \d+\)", f"started {int(str(started)) - 1})", row["lease_owner"])
+    vault.db.execute("UPDATE jobs SET lease_owner = ? WHERE id = ?", (other, job_id))
+    again = claim(vault.db, "worker-b", 3600, time.time(), vault.clock)  # the lease is young
+    assert again is not None and (again.job_id, again.attempt) == (job_id, 2)

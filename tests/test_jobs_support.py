@@ -3,9 +3,11 @@
 Run as a script it is a job runner (the real one, :func:`affidavit.jobs.runner.main`) that also
 knows the test kinds, and can fix the clock and kill its worker and itself at an apply step:
 
-    python tests/test_jobs_support.py [--fixed-clock] [--kill-at STEP:N] [--slow-start S] --standby
+    python tests/test_jobs_support.py [--fixed-clock] [--kill-at STEP:N] [--slow-start S]
+        [--awake FILE] --standby
 
-``--slow-start S`` sleeps S seconds before the runner starts, as imports do on a busy machine.
+``--slow-start S`` sleeps S seconds before the runner starts, as imports do on a busy machine;
+``--awake FILE`` then writes FILE (the test learns the slow start is over).
 """
 
 from __future__ import annotations
@@ -30,13 +32,16 @@ SUPPORT_RUNNER = (sys.executable, str(Path(__file__).resolve()))
 
 class SleepPayload(BasePayload):
     """Start a grandchild (optionally one that ignores SIGTERM), then count ``steps``
-    checkpoints (0: forever), resuming from the count a previous attempt reached."""
+    checkpoints (0: forever), resuming from the count a previous attempt reached. With
+    ``release``, the job finishes only once that file exists (it keeps passing checkpoints
+    meanwhile): a test can stop or kill it mid-job whatever the machine's speed."""
 
     kind: Literal["test-sleep"] = "test-sleep"
     marker: str
     steps: int = 0
     spawn: bool = True
     stubborn: bool = False  # ignore SIGTERM and never reach a checkpoint
+    release: str = ""
 
 
 def run_sleep(ctx: JobContext, payload: SleepPayload) -> dict[str, Any]:
@@ -49,23 +54,31 @@ def run_sleep(ctx: JobContext, payload: SleepPayload) -> dict[str, Any]:
             code += "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
         code += "time.sleep(600)\n"
         child = subprocess.Popen([sys.executable, "-c", code])
-        marker.with_suffix(".grandchild").write_text(str(child.pid))
+        _write_whole(marker.with_suffix(".grandchild"), str(child.pid))
     count = marker.with_suffix(".count")
     start = int(count.read_text()) if count.exists() else 0
-    marker.write_text(str(os.getpid()))
+    _write_whole(marker, str(os.getpid()))
     step = start
-    while payload.stubborn or not payload.steps or step < payload.steps:
+    released = lambda: not payload.release or Path(payload.release).exists()  # noqa: E731
+    while payload.stubborn or not payload.steps or step < payload.steps or not released():
         time.sleep(0.05)
         if payload.stubborn:
             continue
+        if payload.steps and step >= payload.steps:  # counted: held until released
+            ctx.checkpoint()
+            continue
         step += 1
-        # a checkpoint a SIGKILL can't leave half-written (write_text truncates first: a kill
-        # between truncate and write left an empty file, and the resumed attempt crashed on it)
-        partial = count.with_suffix(".partial")
-        partial.write_text(str(step))
-        os.replace(partial, count)
+        _write_whole(count, str(step))
         ctx.progress(step, payload.steps, f"step {step}")
     return {"started_from": start, "steps": step}
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """A file a SIGKILL can't leave half-written (write_text truncates first: a kill between
+    truncate and write left an empty file, and the resumed attempt crashed on it)."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(text)
+    os.replace(partial, path)
 
 
 class SlotPayload(BasePayload):
@@ -123,10 +136,12 @@ def _main(argv: list[str]) -> int:
 
     clock: Clock = utc_now
     kill_at: tuple[str, int] | None = None
-    while argv and argv[0] in ("--fixed-clock", "--kill-at", "--slow-start"):
+    while argv and argv[0] in ("--fixed-clock", "--kill-at", "--slow-start", "--awake"):
         option = argv.pop(0)
         if option == "--slow-start":
             time.sleep(float(argv.pop(0)))
+        elif option == "--awake":  # after --slow-start: tell the test the slow start is over
+            _write_whole(Path(argv.pop(0)), str(os.getpid()))
         elif option == "--fixed-clock":
             clock = FakeClock(datetime(2026, 11, 30, 10, 0, tzinfo=UTC))
         elif option == "--kill-at":

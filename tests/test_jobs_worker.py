@@ -118,7 +118,13 @@ def test_timeout_kills_a_job_that_ignores_sigterm(vault: Vault, tmp_path: Path) 
     marker = tmp_path / "stubborn"
     queue = JobQueue(vault)
     job = queue.submit(SleepPayload(marker=str(marker), stubborn=True), "ann", timeout_seconds=1)
-    with Worker(vault.root, "w-timeout", runner=SUPPORT_RUNNER, grace_seconds=1) as worker:
+
+    def clock() -> float:  # time stands still until the job is deaf and its grandchild started
+        return time.monotonic() if marker.exists() else 0.0
+
+    with Worker(
+        vault.root, "w-timeout", runner=SUPPORT_RUNNER, grace_seconds=1, monotonic=clock
+    ) as worker:
         done = worker.run_once()
     assert done is not None and done.status == "failed"
     assert done.error.startswith("timed out after 1s (attempt 1)")
@@ -130,13 +136,26 @@ def test_the_time_limit_counts_the_job_not_its_process_start(vault: Vault, tmp_p
     """A job process slow to start (imports on a busy machine) is not timed out before its job
     began: the limit counts from the job's first line. (Before, the 1 s limit ran out during a
     3 s start, so the job was killed before it ran and its marker files never existed.)"""
-    marker = tmp_path / "late"
+    marker, awake = tmp_path / "late", tmp_path / "awake"
     queue = JobQueue(vault)
     job = queue.submit(
         SleepPayload(marker=str(marker), steps=1, spawn=False), "ann", timeout_seconds=1
     )
-    slow = (*SUPPORT_RUNNER, "--slow-start", "3")
-    with Worker(vault.root, "w-slow", runner=slow) as worker:
+    slow = (*SUPPORT_RUNNER, "--slow-start", "3", "--awake", str(awake))
+    frozen: list[float] = []
+
+    def clock() -> float:
+        """Real time during the 3 s start, which is longer than the 1 s limit; stopped once the
+        start is over, so the job's own run (its database writes, however slow on a busy
+        machine) never reaches the limit: the test depends on what is counted, not on speed."""
+        if frozen:
+            return frozen[0]
+        now = time.monotonic()
+        if awake.exists():
+            frozen.append(now)
+        return now
+
+    with Worker(vault.root, "w-slow", runner=slow, monotonic=clock) as worker:
         done = worker.run_once()
     assert done is not None and done.id == job.id and done.status == "done", done.error
     assert done.result == {"started_from": 0, "steps": 1}
@@ -148,7 +167,8 @@ def test_a_killed_worker_takes_its_job_down_and_the_next_resumes_it(
 ) -> None:
     marker = tmp_path / "resume"
     queue = JobQueue(vault)
-    job = queue.submit(SleepPayload(marker=str(marker), steps=30), "ann")
+    release = tmp_path / "release"  # held after its steps until then: killed mid-job, always
+    job = queue.submit(SleepPayload(marker=str(marker), steps=3, release=str(release)), "ann")
     worker = worker_process(vault.root, "w-doomed")
     until(lambda: marker.with_suffix(".count").exists(), "the first checkpoint")
     worker.send_signal(signal.SIGKILL)
@@ -157,6 +177,7 @@ def test_a_killed_worker_takes_its_job_down_and_the_next_resumes_it(
     requeued = queue.get(job.id)  # the next look sees its worker's process is gone
     assert requeued.status == "queued" and requeued.attempts == 1
     assert queue.events(job.id)[-1].type == "requeued"
+    release.touch()
     with Worker(vault.root, "w-next", runner=SUPPORT_RUNNER) as fresh:
         done = fresh.run_once()
     assert done is not None and done.status == "done" and done.attempts == 2
@@ -171,7 +192,10 @@ def test_a_killed_worker_takes_its_job_down_and_the_next_resumes_it(
 def test_shutdown_requeues_the_running_job_at_a_checkpoint(vault: Vault, tmp_path: Path) -> None:
     marker = tmp_path / "shutdown"
     queue = JobQueue(vault)
-    job = queue.submit(SleepPayload(marker=str(marker), steps=40, spawn=False), "ann")
+    release = tmp_path / "release"  # held after its steps until then: stopped mid-job, always
+    job = queue.submit(
+        SleepPayload(marker=str(marker), steps=3, spawn=False, release=str(release)), "ann"
+    )
     stop = threading.Event()
     with Worker(vault.root, "w-stop", runner=SUPPORT_RUNNER) as worker:
         thread = threading.Thread(target=worker.run_forever, args=(stop, 0.05))
@@ -183,6 +207,7 @@ def test_shutdown_requeues_the_running_job_at_a_checkpoint(vault: Vault, tmp_pat
     stopped = queue.get(job.id)
     assert stopped.status == "queued" and stopped.attempts == 0, stopped
     assert queue.events(job.id)[-1].type == "requeued"
+    release.touch()
     with Worker(vault.root, "w-again", runner=SUPPORT_RUNNER) as worker:
         done = worker.run_once()
     assert done is not None and done.status == "done" and done.attempts == 1
@@ -249,3 +274,25 @@ def test_worker_sees_a_vault_opened_elsewhere(vault: Vault, tmp_path: Path) -> N
 
 
 pytestmark = pytest.mark.slow
+
+
+def test_a_job_that_recorded_its_outcome_is_let_exit_not_killed(
+    vault: Vault, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A heartbeat after the job's process recorded "done" (while it closes its vault, which
+    waits for its search-index catch-up) fails to renew, as the job no longer runs: that is
+    not a lost lease, and the process is not killed mid-close. The clock makes every poll a
+    heartbeat, so the heartbeat lands in that window whatever the machine's speed."""
+    ticks = iter(range(0, 10**9, 10))
+    doc = str(SAMPLES / "sotu" / "1790-washington.md")
+    job = JobQueue(vault).submit(
+        IngestPayload(sources=[doc], yes=True, trust="trusted"), "ann", timeout_seconds=10**8
+    )
+    clock = lambda: float(next(ticks))  # noqa: E731
+    with (
+        caplog.at_level("INFO", logger="affidavit.jobs"),
+        Worker(vault.root, "w-close", monotonic=clock) as worker,
+    ):
+        done = worker.run_once()
+    assert done is not None and done.id == job.id and (done.status, done.error) == ("done", "")
+    assert "lease lost" not in caplog.text

@@ -124,20 +124,24 @@ def start_daemon(
         proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err, env=env)
     daemon = Daemon(proc, sock, port, log)
     deadline = time.monotonic() + 60
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError(f"daemon exited: {log.read_text()}")
-        if sock.exists():
-            try:
-                with daemon.unix() as client:
-                    if client.get("/v1/health").status_code == 200:
-                        return daemon
-            except httpx.HTTPError:
-                pass
-        if time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError(f"daemon did not start: {log.read_text()}")
-        time.sleep(0.05)
+    try:
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"daemon exited: {log.read_text()}")
+            if sock.exists():
+                try:
+                    with daemon.unix() as client:
+                        if client.get("/v1/health").status_code == 200:
+                            return daemon
+                except httpx.HTTPError:
+                    pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"daemon did not start: {log.read_text()}")
+            time.sleep(0.05)
+    except BaseException:  # a failed start or a test timeout here: no daemon outlives the test
+        proc.kill()
+        proc.wait()
+        raise
 
 
 def as_user(

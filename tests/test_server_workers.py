@@ -81,15 +81,37 @@ def _gone(pid: int) -> bool:
     return _state(pid) in ("gone", "Z")
 
 
-@contextmanager
-def only(workers: dict[int, int], pid: int) -> Iterator[None]:
-    """Every worker but ``pid`` stopped: each new connection is accepted by ``pid``."""
-    others = [p for p in workers.values() if p != pid]
-    for other in others:
-        os.kill(other, signal.SIGSTOP)
+def _write_locked(root: Path) -> bool:
+    """Whether some process holds the vault database's write lock right now."""
+    db = sqlite3.connect(root / ".affidavit" / "db.sqlite", timeout=0)
     try:
+        db.execute("BEGIN IMMEDIATE")
+        db.rollback()
+        return False
+    except sqlite3.OperationalError:
+        return True
+    finally:
+        db.close()
+
+
+@contextmanager
+def only(workers: dict[int, int], pid: int, root: Path | None = None) -> Iterator[None]:
+    """Every worker but ``pid`` stopped: each new connection is accepted by ``pid``. With the
+    vault's ``root``, never stopped while holding its database's write lock (the job worker's
+    heartbeat or claim is a write transaction: a request then waited for a frozen lock and
+    failed with 500, once at load 12); stopped again until they are not."""
+    others = [p for p in workers.values() if p != pid]
+    while True:
+        for other in others:
+            os.kill(other, signal.SIGSTOP)
         for other in others:
             _until(f"worker {other} to stop", lambda o=other: _state(o) == "T")
+        if root is None or not _write_locked(root):
+            break
+        for other in others:
+            os.kill(other, signal.SIGCONT)
+        _until("the write lock to be released", lambda: not _write_locked(root))
+    try:
         yield
     finally:
         for other in others:
@@ -181,7 +203,7 @@ def test_one_job_runs_once_and_sigterm_stops_every_worker(
         prefix = "/v1/vaults/alpha"
         ids = []
         for pid in workers.values():  # submitted through each worker
-            with only(workers, pid), daemon.unix() as client:
+            with only(workers, pid, root), daemon.unix() as client:
                 response = client.post(f"{prefix}/jobs", json={"kind": "lint", "propose": False})
                 assert response.status_code == 202, response.text
                 ids.append(response.json()["id"])

@@ -167,10 +167,14 @@ def test_scan_does_not_change_the_text() -> None:
 
 
 def _cpu_seconds(text: str) -> float:
-    """CPU time of one scan: this process's own time, so a busy machine doesn't count."""
-    started = time.process_time()
-    scan(text)
-    return time.process_time() - started
+    """CPU time of a scan: this process's own time, so a busy machine doesn't count; the least
+    of three runs, so a collection or page faults in one run are not taken for the scan's cost."""
+    times = []
+    for _ in range(3):
+        started = time.process_time()
+        scan(text)
+        times.append(time.process_time() - started)
+    return min(times)
 
 
 def test_the_scan_is_linear_in_the_text() -> None:

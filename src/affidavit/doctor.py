@@ -239,6 +239,19 @@ def _check_sources(vault: Vault, store: SourceStore, report: DoctorReport) -> No
             else f"chmod a-w {problem.message.removesuffix(' is writable')}"
         )
         report.findings.append(Finding("sources", problem.source_id, problem.message, fix))
+    for record in store.list():
+        missing = store.uncommitted(record)
+        if missing:
+            report.findings.append(
+                Finding(
+                    "sources",
+                    record.id,
+                    f"{', '.join(missing)} not committed to git (an add was interrupted before "
+                    "its commit)",
+                    f"add it again (`affidavit sources add {record.origin}`): the stored copy "
+                    "is committed then",
+                )
+            )
 
 
 def _check_evidence(vault: Vault, store: SourceStore, report: DoctorReport) -> None:

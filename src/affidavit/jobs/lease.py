@@ -6,6 +6,9 @@ dead — then the job is resumed, one attempt more. A partial unique index on ``
 second running job impossible whatever the code does. Every later write of the holder (heartbeat,
 result) names the claim's token, so a worker that lost its lease can't overwrite the next one.
 
+A worker's lease names its process and when that process started (:func:`holder_name`), so a
+later process the kernel gives the same pid is not taken for the holder.
+
 A command that runs an ingest in the foreground records itself (host and process) on its job row
 (``queued = 0``). :func:`recover_stale` settles running jobs whose holder is gone — requeued (or
 failed, past their attempts), or, for a foreground run whose command died, failed with the reason —
@@ -283,7 +286,7 @@ def claim(
             "started_at = coalesce(started_at, ?), updated_at = ? WHERE id = ?",
             (
                 attempt,
-                owner,
+                holder_name(owner, os.getpid()),  # with its process's start: pid reuse is seen
                 token,
                 socket.gethostname(),
                 os.getpid(),

@@ -36,6 +36,7 @@ from ..store.apply import Step
 from ..vault import open_vault
 from .context import EXIT_FINISHED, EXIT_STOPPED, JobContext, JobInterrupted
 from .handlers import JobFailed
+from .hold import chain, hold_from_env
 from .lease import finish, holds
 from .models import job_from_row
 from .payloads import handler_for, parse_payload
@@ -171,7 +172,8 @@ def main(
     argv: Sequence[str] | None = None, *, clock: Clock = utc_now, step: Step | None = None
 ) -> int:
     """Entry point; ``clock`` and ``step`` let a test run the real runner with a fixed clock
-    and a crash injected at an apply step.
+    and a crash injected at an apply step. The environment may add a hold at an apply step (a
+    test hook for tests that kill the daemon: :mod:`affidavit.jobs.hold`).
 
     Without VAULT JOB TOKEN (``--standby``), the process imports everything, then waits for its
     job as one JSON line on stdin — a worker keeps one such process warm for the next job.
@@ -186,6 +188,11 @@ def main(
         parser.error("give VAULT JOB_ID TOKEN, or --standby (and the job on stdin)")
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:  # a test hook, inert unless its variables are set (see affidavit.jobs.hold)
+        step = chain(step, hold_from_env(os.environ, stop))
+    except AffidavitError as exc:
+        print(f"affidavit.jobs.runner: {exc}", file=sys.stderr)
+        return 2
     job = args.job
     if args.standby:
         _warm_up()

@@ -38,7 +38,8 @@ class Worker:
     """Runs the jobs of the vault at ``vault_root``; ``worker_id`` names it in leases and logs.
 
     ``runner`` is the command that runs one job (default: ``python -m affidavit.jobs.runner``);
-    it is started with ``--standby`` and handed its job as a JSON line on stdin. In
+    it is started with ``--standby`` and handed its job as a JSON line on stdin. ``now`` is the
+    lease's clock; ``monotonic`` the one a job's time limit is measured by. In
     :meth:`run_forever` the worker keeps the next job's process started and warm (its imports
     done) while the current job runs.
     """
@@ -52,6 +53,7 @@ class Worker:
         grace_seconds: float | None = None,
         runner: Sequence[str] | None = None,
         now: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.vault: Vault = open_vault(Path(vault_root))
         self.vault_root = self.vault.root
@@ -61,6 +63,7 @@ class Worker:
         self.grace_seconds = float(grace_seconds or config.get("jobs.kill_grace_seconds"))
         self.runner = tuple(runner or RUNNER)
         self.now = now
+        self.monotonic = monotonic  # the time limit, grace and heartbeat schedule (tests: fixed)
         self.queue = JobQueue(self.vault, now=now)
         self._standby: subprocess.Popen[bytes] | None = None
         self._ready: dict[int, int] = {}  # pid of a job process -> read end of its ready pipe
@@ -195,7 +198,7 @@ class Worker:
         cancelled, times out, or the worker stops. Returns its exit status and why it was
         stopped ("" when it ended by itself)."""
         reason = ""
-        started = time.monotonic()
+        started = self.monotonic()
         began: float | None = None  # the time limit counts from when the job itself began
         stopping_since = 0.0
         grace = self.grace_seconds
@@ -208,7 +211,7 @@ class Worker:
                 break
             except subprocess.TimeoutExpired:
                 pass
-            now = time.monotonic()
+            now = self.monotonic()
             if began is None and self._began(proc):
                 began = now
             if not reason:
@@ -235,10 +238,22 @@ class Worker:
             if now >= next_beat:
                 next_beat = now + beat_every
                 if not renew(self.vault.db, lease, self.lease_seconds, self.now()):
+                    if self._recorded(lease):  # it finished: let it close the vault and exit
+                        next_beat = float("inf")
+                        continue
                     log.warning("job %s: lease lost; stopping its process", lease.job_id)
                     reason = "lease_lost"
                     _signal(proc.pid, signal.SIGKILL, group=True)
         return rc, reason
+
+    def _recorded(self, lease: Lease) -> bool:
+        """Whether the job's process recorded the job's outcome under this lease (a renew
+        then fails because the job is no longer running, not because another worker took it):
+        the process is closing its vault, which waits for its search-index catch-up."""
+        row = self.vault.db.execute(
+            "SELECT status, lease_token FROM jobs WHERE id = ?", (lease.job_id,)
+        ).fetchone()
+        return row is not None and row[0] in ("done", "failed") and row[1] is None
 
     def _cancel_requested(self, job_id: str) -> bool:
         row = self.vault.db.execute(

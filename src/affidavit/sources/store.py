@@ -346,6 +346,7 @@ class SourceStore:
                     record = prepared.record
                     existing = self._find(record.id)  # another process may have added it
                     if existing is not None:
+                        self._commit_interrupted(existing)
                         outcomes[n] = self._unchanged(existing)
                     elif record.id in fresh:  # the same bytes twice in one group
                         outcomes[n] = self._unchanged(record)
@@ -477,6 +478,7 @@ class SourceStore:
         with self.vault.write_lock():
             existing = self._find(record.id)  # another process may have added it meanwhile
             if existing is not None:
+                self._commit_interrupted(existing)
                 return self._unchanged(existing)
             self.vault.sources_dir.mkdir(exist_ok=True)
             self._write_if_needed(self.vault.root / record.original_file, data, record.id)
@@ -502,6 +504,9 @@ class SourceStore:
         source_id = sha256_hex(data)
         existing = self._find(source_id)
         if existing is not None:
+            if self.uncommitted(existing):
+                with self.vault.write_lock():
+                    self._commit_interrupted(existing)
             return self._unchanged(existing)
         media_type = media_type or detect_media_type(name, data)
         if media_type != PDF and (
@@ -723,6 +728,19 @@ class SourceStore:
         values = dict(row)
         values["text_map"] = json.loads(values["text_map"])
         return SourceRecord(**values, flags=self.flags(values["id"]))
+
+    def uncommitted(self, record: SourceRecord) -> builtins.list[str]:
+        """The stored files of ``record`` that git's HEAD lacks: an add killed after its
+        database row and before its commit leaves them so (doctor reports it)."""
+        files = (record.original_file, record.text_file)
+        return [f for f in files if not self.vault.git.in_head(f)]
+
+    def _commit_interrupted(self, record: SourceRecord) -> None:
+        """Adding a stored source again finishes an add that was killed before its git commit:
+        its files are committed, when they are still intact (under the caller's writer lock)."""
+        missing = self.uncommitted(record)
+        if missing and not self.check_integrity(record.id):
+            self.vault.git.commit(_add_message([record]), missing)
 
     def _unchanged(self, record: SourceRecord) -> AddResult:
         return AddResult(

@@ -146,6 +146,10 @@ class GitRepo:
             return None
         return str(entry.id)
 
+    def in_head(self, relpath: str) -> bool:
+        """Whether HEAD's tree holds the file ``relpath`` (committed, whatever is on disk now)."""
+        return self._head_blob(relpath) is not None
+
     def changed(self, paths: list[str]) -> list[str]:
         """Which of the files ``paths`` differ from HEAD on disk (modified, deleted, untracked
         or not a regular file any more): the bytes on disk hashed against HEAD's blob."""
