@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from .lexicon import (
     CONNECTORS,
@@ -135,7 +136,7 @@ def _generic_name(words: list[str]) -> bool:
 
 def _names(unit_pos: int, unit: Unit, found: dict[str, Candidate]) -> None:
     text = unit.text
-    tokens = list(_TOKEN.finditer(text))
+    tokens = _unit_tokens(text)
     i = 0
     while i < len(tokens):
         if not _is_cap(tokens[i].group()):
@@ -194,17 +195,39 @@ def _names(unit_pos: int, unit: Unit, found: dict[str, Candidate]) -> None:
             candidate.inner = True
 
 
+@lru_cache(maxsize=65536)
+def _phrase_word(word: str) -> bool:
+    """A word a key phrase may hold: lower case, letters only, 3+ letters, not a stopword or a
+    generic word."""
+    return (
+        word.islower()
+        and word.isalpha()
+        and len(word) >= 3
+        and word not in STOPWORDS
+        and word not in GENERIC_WORDS
+        and word not in GENERIC_NAMES
+    )
+
+
+@lru_cache(maxsize=65536)
+def _phrase_edge(first: str, last: str) -> bool:
+    """True if a run of words starting with ``first`` and ending with ``last`` (lower case)
+    can't be a key phrase: an adverb or participle at its edge, a verb, a number word first."""
+    return (
+        first.endswith("ly")
+        or last.endswith(("ly", "ed", "ing"))
+        or first in VERBS
+        or last in VERBS
+        or first in NUMBER_WORDS
+    )
+
+
 def _phrases(unit_pos: int, unit: Unit, found: dict[str, Candidate]) -> None:
     text = unit.text
-    tokens = list(_TOKEN.finditer(text))
-    run: list[re.Match[str]] = []
-    position = {m.start(): i for i, m in enumerate(tokens)}
-
-    def around(first: re.Match[str], last: re.Match[str]) -> tuple[str, str]:
-        i, j = position[first.start()], position[last.start()]
-        before = tokens[i - 1].group().lower() if i > 0 else ""
-        after = tokens[j + 1].group().lower() if j + 1 < len(tokens) else ""
-        return before, after
+    tokens = _unit_tokens(text)
+    shown = [m.group() for m in tokens]
+    lower = [w.lower() for w in shown]
+    run: list[int] = []  # indices into tokens
 
     def flush() -> None:
         if len(run) < 2:
@@ -212,37 +235,39 @@ def _phrases(unit_pos: int, unit: Unit, found: dict[str, Candidate]) -> None:
             return
         for size in (3, 2):
             for a in range(len(run) - size + 1):
-                words = [m.group().lower() for m in run[a : a + size]]
-                if words[0].endswith("ly") or words[-1].endswith(("ly", "ed", "ing")):
+                i, j = run[a], run[a + size - 1]
+                words = lower[i : j + 1]
+                if _phrase_edge(words[0], words[-1]):
                     continue
-                if words[0] in VERBS or words[-1] in VERBS or words[0] in NUMBER_WORDS:
-                    continue
-                key = " ".join(_singular(w) for w in words)
-                surface = text[run[a].start() : run[a + size - 1].end()]
+                key = " ".join([_singular(w) for w in words])
+                surface = text[tokens[i].start() : tokens[j].end()]
                 candidate = found.setdefault(key, Candidate(key, "phrase"))
                 candidate.surfaces[surface] += 1
                 candidate.units.add(unit_pos)
-                candidate.contexts.add(around(run[a], run[a + size - 1]))
+                before = lower[i - 1] if i > 0 else ""
+                after = lower[j + 1] if j + 1 < len(tokens) else ""
+                candidate.contexts.add((before, after))
         run.clear()
 
+    previous_end = -1
     for index, match in enumerate(tokens):
-        word = match.group()
+        word = shown[index]
         if index == 0 and word[:1].isupper() and word[1:].islower():
             word = word.lower()  # a sentence's first word: "Base classes are listed..."
-        ok = (
-            word.islower()
-            and word.isalpha()
-            and len(word) >= 3
-            and word not in STOPWORDS
-            and word not in GENERIC_WORDS
-            and word not in GENERIC_NAMES
-        )
-        joined = index > 0 and text[tokens[index - 1].end() : match.start()] == " "
+        ok = _phrase_word(word)
+        joined = index > 0 and text[previous_end : match.start()] == " "
+        previous_end = match.end()
         if not ok or not joined:
             flush()
         if ok:
-            run.append(match)
+            run.append(index)
     flush()
+
+
+@lru_cache(maxsize=1024)
+def _unit_tokens(text: str) -> list[re.Match[str]]:
+    """The word tokens of a unit's text, for both the name and the phrase pass (read only)."""
+    return list(_TOKEN.finditer(text))
 
 
 def _credit_containers(found: dict[str, Candidate]) -> None:

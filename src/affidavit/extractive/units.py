@@ -20,6 +20,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..sources.sanitizer import scan
 from .lexicon import (
@@ -96,7 +97,13 @@ class Unit:
 def excluded_regions(chunk: str, flagged: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int]]:
     """Spans of ``chunk`` no claim may quote: sanitizer flags (its own, and ``flagged``: the
     source's stored flags, such as hidden or struck-through text, as offsets into the chunk), and
-    around instructions their lines."""
+    around instructions their lines. The chunk is scanned once for both of the engine's passes
+    (its units, its hidden headings)."""
+    return list(_excluded(chunk, tuple((a, b) for a, b in flagged)))
+
+
+@lru_cache(maxsize=8)
+def _excluded(chunk: str, flagged: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
     regions: list[tuple[int, int]] = [(a, max(b, a + 1)) for a, b in flagged]
     for flag in scan(chunk):
         start, end = flag.start, max(flag.end, flag.start + 1)
@@ -110,7 +117,7 @@ def excluded_regions(chunk: str, flagged: Sequence[tuple[int, int]] = ()) -> lis
     for match in _ROLE_LINE.finditer(chunk):
         regions.append(match.span())
     regions.sort()
-    return regions
+    return tuple(regions)
 
 
 def _overlaps(regions: list[tuple[int, int]], start: int, end: int) -> bool:
@@ -192,19 +199,20 @@ def _base_score(text: str, tokens: tuple[str, ...], sentence: Sentence) -> float
         score += 0.3
     if _YEAR.search(text):
         score += 0.2
+    lower = [t.lower() for t in alpha]
     proper = sum(
         1
-        for t in alpha[1:]
-        if t[0].isupper() and t.lower() not in GENERIC_NAMES and t.lower() not in STOPWORDS
+        for t, w in zip(alpha[1:], lower[1:], strict=True)
+        if t[0].isupper() and w not in GENERIC_NAMES and w not in STOPWORDS
     )
     score += 0.15 * min(proper, 4)
-    content = sum(1 for t in alpha if t.lower() not in STOPWORDS)
+    content = sum(1 for w in lower if w not in STOPWORDS)
     if alpha:
         score += content / len(alpha) - 0.5
-    head = alpha[0].lower() if alpha else ""
+    head = lower[0] if alpha else ""
     if head in ANAPHORIC_STARTS:
         score -= 0.4
-    elif any(w.lower() in _ANAPHORA for w in alpha[1:5]):
+    elif any(w in _ANAPHORA for w in lower[1:5]):
         score -= 0.2
     if text.endswith("!"):
         score -= 0.5
@@ -284,12 +292,15 @@ def comma_pieces(chunk: str, start: int, end: int) -> list[tuple[int, int]] | No
 def _add_keyword_weight(units: list[Unit]) -> None:
     """Raise the score of units whose content words recur in the chunk (its key terms)."""
     counts: Counter[str] = Counter()
+    contents = []
     for unit in units:
-        counts.update({t.lower() for t in unit.tokens if t.lower() not in STOPWORDS})
+        content = [w for w in (t.lower() for t in unit.tokens) if w not in STOPWORDS]
+        contents.append(content)
+        counts.update(set(content))
     if not counts:
         return
     for i, unit in enumerate(units):
-        content = [t.lower() for t in unit.tokens if t.lower() not in STOPWORDS]
+        content = contents[i]
         if not content:
             continue
         weight = sum(math.log(counts[w]) for w in content if counts[w] > 1) / len(unit.tokens)

@@ -107,6 +107,7 @@ _ALWAYS_MONTHS = MONTHS - {"may", "march", "mar"}
 """Month names that are months in any case ("may" and "march" only when capitalised)."""
 _ABOVE = frozenset(w for w, (d, _) in BOUNDS.items() if d == ">") - {"after", "since"}
 _BELOW = frozenset(w for w, (d, _) in BOUNDS.items() if d == "<") - {"before", "prior", "until"}
+_BOUNDED = _ABOVE | _BELOW
 _LINKS = frozenset(["than", "to"])
 """Words between a comparative and its number ("more than 398", "up to 40")."""
 _COMPARATIVES = APPROXIMATE | _ABOVE | _BELOW | TEMPORAL
@@ -202,13 +203,41 @@ def _weak(part: str) -> bool:
     return len(part) < 3 or _fold(part) in STOPWORDS
 
 
-@dataclass
 class _Token:
-    kind: str  # num | word | stop
-    text: str
-    suffix: str = ""  # letters right after a number (st, th, s, km...)
-    start: bool = False  # a word that opens a sentence (or a quotation, a parenthesis)
-    apart: bool = False  # a comma (or other dropped punctuation) stands before it
+    """One token of a text: ``kind`` num | word | stop; ``lower`` its folded text; ``capital``
+    a word that begins with a capital letter."""
+
+    __slots__ = ("apart", "capital", "kind", "lower", "start", "suffix", "text")
+
+    def __init__(
+        self,
+        kind: str,
+        text: str,
+        suffix: str = "",
+        start: bool = False,
+        lower: str | None = None,
+        capital: bool = False,
+    ) -> None:
+        self.kind = kind
+        self.text = text
+        self.suffix = suffix  # letters right after a number (st, th, s, km...)
+        self.start = start  # a word that opens a sentence (or a quotation, a parenthesis)
+        self.apart = False  # a comma (or other dropped punctuation) stands before it
+        self.lower = text if lower is None else lower
+        self.capital = capital
+
+
+@lru_cache(maxsize=65536)
+def _word_parts(word: str) -> tuple[tuple[str, str, bool], ...]:
+    """A word match as (text, folded, capitalised) tokens: a possessive 's dropped; a hyphenated
+    compound of weak parts ("well-off") whole, any other split at its hyphens."""
+    word = word.replace("’", "'")
+    if word.endswith("'s"):
+        word = word[:-2]
+    parts = [p for p in word.split("-") if p]
+    if len(parts) > 1 and all(_weak(p) for p in parts):
+        parts = [word]
+    return tuple((p, _fold(p), p[:1].isupper()) for p in parts)
 
 
 def _tokens(text: str) -> list[_Token]:
@@ -216,33 +245,30 @@ def _tokens(text: str) -> list[_Token]:
     stays whole; others are split) and sentence boundaries; a possessive 's is dropped."""
     norm = _PERCENT.sub(" percent ", unicodedata.normalize("NFKC", text))
     out: list[_Token] = []
+    append = out.append
     start = True
     last = 0
     for m in _TOKEN.finditer(norm):
-        start_apart = bool(out) and bool(norm[last : m.start()].strip())  # a comma, a dash
-        last = m.end()
+        begin, end = m.span()
+        start_apart = begin > last and bool(out) and not norm[last:begin].isspace()
+        last = end
         first = len(out)
-        if m.group("num") is not None:
-            out.append(_Token("num", m.group("num"), m.group("suffix").casefold()))
+        group = m.lastgroup
+        if group == "word":
+            for part, lower, capital in _word_parts(m.group("word")):
+                append(_Token("word", part, "", start, lower, capital))
+                start = False
+        elif group == "suffix":  # a number (its suffix group always takes part, maybe empty)
+            append(_Token("num", m.group("num"), m.group("suffix").casefold()))
             start = False
-        elif m.group("initials") is not None or m.group("code") is not None:
+        elif group == "stop":
+            append(_Token("stop", m.group("stop")))
+            start = True
+        else:
             # "U.S." is the word US; "COVID-19", "A330" are one word, not a name and a number
             word = (m.group("initials") or "").replace(".", "") or m.group("code")
-            out.append(_Token("word", word, start=start))
+            append(_Token("word", word, "", start, _fold(word), word[:1].isupper()))
             start = False
-        elif m.group("word") is not None:
-            word = m.group("word").replace("’", "'")
-            if word.endswith("'s"):
-                word = word[:-2]
-            parts = [p for p in word.split("-") if p]
-            if len(parts) > 1 and all(_weak(p) for p in parts):
-                parts = [word]
-            for part in parts:
-                out.append(_Token("word", part, start=start))
-                start = False
-        else:
-            out.append(_Token("stop", m.group("stop")))
-            start = True
         if start_apart and first < len(out):
             out[first].apart = True
     return out
@@ -294,27 +320,45 @@ class _Reader:
 
     def reading(self) -> _Reading:
         months = {
-            i: MONTH_NUMBER[_fold(t.text)[:3]]
+            i: MONTH_NUMBER[t.lower[:3]]
             for i, t in enumerate(self.tokens)
-            if t.kind == "word" and _is_month(t.text)
+            if t.kind == "word"
+            and (t.lower in _ALWAYS_MONTHS or (t.lower in MONTHS and t.text[:1].isupper()))
         }
         dates = (
             find_dates([(t.kind, t.text, t.suffix) for t in self.tokens], months) if months else {}
         )
         skip = 0
+        add_word, add_stem, content = self.words.add, self.stems.add, self.content
         for position, token in enumerate(self.tokens):
             if position < skip:
                 continue
-            if position in dates:
+            if dates and position in dates:
                 skip = self.date(position, *dates[position])
                 continue
-            capital = token.kind == "word" and token.text[:1].isupper()
             if token.apart:
                 self.close_run()  # "Caesar, Brutus": two names, not one
-            if capital and _fold(token.text) not in NOT_NAMES:
-                self.run.append(_fold(token.text))
-            else:
+            if token.capital and token.lower not in NOT_NAMES:
+                self.run.append(token.lower)
+            elif self.run:
                 self.close_run()
+            if token.kind == "word" and not token.capital:
+                lower = token.lower
+                stemmed, plain, base = _plain(lower)
+                if plain:
+                    # Most words: no number, month, negation or name; what :meth:`word`
+                    # does with them reduces to this.
+                    add_word(lower)
+                    add_stem(stemmed)
+                    if self.spelled:
+                        self.close_spelled()
+                    if plain == _CONTENT:
+                        content.append((token.text, stemmed))
+                        self.scope(stemmed)
+                        if base:
+                            self.prefixed.append((token.text, base))
+                    self.previous = lower
+                    continue
             if token.kind == "stop":
                 self.close_spelled()
                 self.previous = ""
@@ -350,7 +394,7 @@ class _Reader:
             self.content.pop()
         self.dates.append(Date(shown, month, day, year, before))
         for t in self.tokens[at:end]:
-            self.words.add(_fold(t.text))
+            self.words.add(t.lower)
         if year is not None:
             self.numbers.append((str(year), Decimal(year), "", ""))
         self.previous = ""
@@ -391,7 +435,7 @@ class _Reader:
         else:
             nxt = self.tokens[position + 1] if position + 1 < len(self.tokens) else None
             scale = _SCALES.get(token.suffix) or (
-                _SCALES.get(_fold(nxt.text)) if nxt is not None and nxt.kind == "word" else None
+                _SCALES.get(nxt.lower) if nxt is not None and nxt.kind == "word" else None
             )
             if scale is not None:
                 value = (value * scale).normalize()
@@ -406,9 +450,10 @@ class _Reader:
         self.previous = ""
 
     def word(self, position: int, token: _Token) -> None:
-        lower = _fold(token.text)
+        lower = token.lower
+        stemmed = _plain(lower)[0]
         self.words.add(lower)
-        self.stems.add(stem(lower))
+        self.stems.add(stemmed)
         if lower in _UNITS or (lower in _SCALES and self.spelled):
             if (
                 lower == "one"
@@ -430,7 +475,7 @@ class _Reader:
             self.previous = lower
             return
         self.close_spelled()
-        if lower in _LINKS and self.previous in _ABOVE | _BELOW:
+        if lower in _LINKS and self.previous in _BOUNDED:
             return  # "more than": keep "more" as the word before the number
         if lower in _SCALES:
             self.previous = lower
@@ -438,31 +483,51 @@ class _Reader:
         capital = token.text[:1].isupper()
         if lower in _ORDINALS:
             self.fact(token.text, Decimal(_ORDINALS[lower]), "ord", self.comparative())
-        elif _is_month(token.text):
+        elif lower in _ALWAYS_MONTHS or (lower in MONTHS and capital):
             self.months.append((token.text, lower[:3], self.comparative()))
         elif lower in _NEGATIONS or lower.endswith("n't"):
             self.negations.append((token.text, []))
         elif capital and not token.start and not self.titled and lower not in NOT_NAMES:
             self.names.append((token.text, lower))
-            self.scope(lower)
+            self.scope(stemmed)
         elif len(lower) >= 3 and lower not in STOPWORDS:
-            self.content.append((token.text, stem(lower)))
-            self.scope(lower)
+            self.content.append((token.text, stemmed))
+            self.scope(stemmed)
             base = _negated_base(lower)
             if base:
                 self.prefixed.append((token.text, base))
         self.previous = lower
 
-    def scope(self, lower: str) -> None:
-        """Count a content word into the scope of the negations just before it (or, outside
-        any, among the words the text asserts)."""
+    def scope(self, stemmed: str) -> None:
+        """Count a content word (its stem) into the scope of the negations just before it (or,
+        outside any, among the words the text asserts)."""
+        if not self.negations:
+            self.asserted.add(stemmed)
+            return
         scoped = False
         for _, scope in self.negations[-2:]:
             if len(scope) < _NEGATION_SCOPE:
-                scope.append(stem(lower))
+                scope.append(stemmed)
                 scoped = True
         if not scoped:
-            self.asserted.add(stem(lower))
+            self.asserted.add(stemmed)
+
+
+_SPECIAL = frozenset().union(_UNITS, _SCALES, _ORDINALS, _LINKS, MONTHS, _NEGATIONS)
+"""Words :meth:`_Reader.word` reads as more than a plain word (numbers, months, negations...)."""
+_STOP, _CONTENT = 1, 2
+
+
+@lru_cache(maxsize=65536)
+def _plain(lower: str) -> tuple[str, int, str]:
+    """(stem, kind, base) of a folded word: kind 0 when it may be a number word, a month, a
+    negation or a link ("than"), else ``_CONTENT`` for a content word (3+ letters, not a
+    stopword) and ``_STOP`` for any other; ``base`` what a negating prefix turns around."""
+    if lower in _SPECIAL or lower.endswith("n't"):
+        return stem(lower), 0, ""
+    if len(lower) >= 3 and lower not in STOPWORDS:
+        return stem(lower), _CONTENT, _negated_base(lower)
+    return stem(lower), _STOP, ""
 
 
 @lru_cache(maxsize=65536)
@@ -470,11 +535,7 @@ def _read(text: str) -> _Reading:
     return _Reader(text).reading()
 
 
-def _is_month(word: str) -> bool:
-    lower = _fold(word)
-    return lower in _ALWAYS_MONTHS or (lower in MONTHS and word[:1].isupper())
-
-
+@lru_cache(maxsize=65536)
 def _negated_base(lower: str) -> str:
     """``unsafe`` → ``safe``: the word a negating prefix turns around ('' if none)."""
     for prefix in _NEGATING_PREFIXES:
@@ -550,7 +611,14 @@ def check(
 
 def _same(text: str, quote: str) -> bool:
     """The text is the quote (after the verifier's normalisation, final punctuation aside)."""
-    return normalize_quote(text).rstrip(" .!?;:") == normalize_quote(quote).rstrip(" .!?;:")
+    return _bare(text) == _bare(quote)
+
+
+@lru_cache(maxsize=65536)
+def _bare(text: str) -> str:
+    """``text`` as :func:`_same` compares it (a claim's text and its quote are read in the gate,
+    again in lint's audit: normalised once)."""
+    return normalize_quote(text).rstrip(" .!?;:")
 
 
 def _fuller(lower: str, mine: _Reading, theirs: _Reading) -> bool:
@@ -561,7 +629,13 @@ def _fuller(lower: str, mine: _Reading, theirs: _Reading) -> bool:
     return any(q <= g and lower not in q for g in runs for q in theirs.groups)
 
 
-@lru_cache(maxsize=32768)
+CHECK_CACHE = 1 << 17
+"""Verdicts kept in memory: lint's audit after an ingest re-checks every active claim the gate
+has just checked (69k claims after all 233 State of the Union addresses), so it finds them here
+instead of reading every text again."""
+
+
+@lru_cache(maxsize=CHECK_CACHE)
 def _check(
     text: str,
     quotes: tuple[str, ...],

@@ -252,7 +252,11 @@ class Ingestor:
     def _auto_lint(self) -> None:
         """Propose supersessions for facts the new claims changed; count the sources ingested,
         and run lint when ``lint.every_ingests`` is reached."""
-        from ..lint.runner import after_ingest, supersede_after_ingest  # no cycle at import
+        from ..lint.runner import (  # no cycle at import
+            after_ingest,
+            ingest_search,
+            supersede_after_ingest,
+        )
 
         applied = [
             c.plan_id
@@ -269,14 +273,15 @@ class Ingestor:
                     (self.report.job_id,),
                 )
             ]
-        found, fixes = supersede_after_ingest(self.vault, applied, actor=self.actor)
+        ingested = sum(1 for s in self.report.sources if s.status == "ingested")
+        search = ingest_search(self.vault, applied, ingested)  # both passes: one pair search
+        found, fixes = supersede_after_ingest(self.vault, applied, self.actor, search)
         if found:
             self.report.supersessions = {
                 "findings": [f.id for f in found],
                 "plans": fixes.plans if fixes else [],
             }
-        ingested = sum(1 for s in self.report.sources if s.status == "ingested")
-        report = after_ingest(self.vault, ingested)
+        report = after_ingest(self.vault, ingested, search=search)
         if report is not None:
             self.report.lint = {
                 "run": report.run,

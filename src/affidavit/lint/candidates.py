@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -332,33 +332,86 @@ def classify(a: ClaimRow, b: ClaimRow, limits: Thresholds) -> Candidate | None:
     )
 
 
-def find_candidates(
+@dataclass
+class Search:
+    """The pairs of one candidate search over the whole wiki, to share between the passes that
+    run back to back on the same claims (an ingest's supersession pass and its automatic lint):
+    every pair :func:`candidate_pairs` yields whose classification found something, in order,
+    with the ids of its two claims. :meth:`involving` and :meth:`found` keep the first of each
+    fingerprint over the same pairs in the same order as :func:`find_candidates` does, so they
+    return what it would on the same database."""
+
+    pairs: list[tuple[str, str, Candidate]] = field(default_factory=list)
+    version: int = -1
+    """The database's ``PRAGMA data_version`` when the search read it."""
+
+    def fresh(self, db: sqlite3.Connection) -> bool:
+        """No other connection has committed since the search read ``db``: the claims, sources,
+        pages and links it read are the same. (This connection's own commits in between — the
+        findings and proposals of the passes that share it — never change them.)"""
+        return self.version == _data_version(db)
+
+    def involving(self, ids: set[str]) -> list[Candidate]:
+        """What ``find_candidates(db, limits, involving=ids)`` returns."""
+        return _first(c for a, b, c in self.pairs if a in ids or b in ids)
+
+    def found(self) -> list[Candidate]:
+        """The pair findings of ``find_candidates(db, limits)`` (without its missing links)."""
+        return _first(c for _, _, c in self.pairs)
+
+
+def _data_version(db: sqlite3.Connection) -> int:
+    return int(db.execute("PRAGMA data_version").fetchone()[0])
+
+
+def _first(candidates: Iterable[Candidate]) -> list[Candidate]:
+    out: dict[str, Candidate] = {}
+    for candidate in candidates:
+        out.setdefault(candidate.finding.fingerprint, candidate)
+    return list(out.values())
+
+
+def search_pairs(
     db: sqlite3.Connection,
     limits: Thresholds | None = None,
     progress: Callable[[int, int], None] | None = None,
     involving: set[str] | None = None,
-) -> list[Candidate]:
-    """Every contradiction, stale and duplicate candidate among the active claims, and every
-    missing link; with ``involving``, only the pairs one of those claims is part of (no links)."""
+) -> Search:
+    """Classify the candidate pairs of the active claims (with ``involving``, only the pairs one
+    of those claims is part of)."""
     limits = limits or Thresholds()
     claims = load_claims(db)
     subjects = Subjects.load(db)
-    out: dict[str, Candidate] = {}
     pairs = [
         (a, b)
         for a, b in candidate_pairs(claims)
         if involving is None or a.id in involving or b.id in involving
     ]
+    search = Search(version=_data_version(db))
     for n, (a, b) in enumerate(pairs, 1):
         found = classify(a, b, limits) if subjects.related(a.page, b.page) else None
         if found is not None:
-            out.setdefault(found.finding.fingerprint, found)
+            search.pairs.append((a.id, b.id, found))
         if progress is not None and (n % 1000 == 0 or n == len(pairs)):
             progress(n, len(pairs))
-    if involving is None:
-        for found in missing_links(db):
-            out.setdefault(found.finding.fingerprint, found)
-    return list(out.values())
+    return search
+
+
+def find_candidates(
+    db: sqlite3.Connection,
+    limits: Thresholds | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    involving: set[str] | None = None,
+    search: Search | None = None,
+) -> list[Candidate]:
+    """Every contradiction, stale and duplicate candidate among the active claims, and every
+    missing link; with ``involving``, only the pairs one of those claims is part of (no links).
+    ``search``: the pairs already classified on this same database (:func:`search_pairs`)."""
+    if search is None or not search.fresh(db):
+        search = search_pairs(db, limits, progress, involving)
+    if involving is not None:
+        return search.involving(involving)
+    return _first([*search.found(), *missing_links(db)])
 
 
 MAX_LINKERS = 20

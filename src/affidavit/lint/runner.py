@@ -22,7 +22,7 @@ from ..evidence import Verifier
 from ..providers.base import Provider
 from ..sources.store import SourceStore
 from ..vault import Vault
-from .candidates import Thresholds, find_candidates, load_claims
+from .candidates import Search, Thresholds, find_candidates, load_claims, search_pairs
 from .findings import Finding, FindingStore, StoredFinding, bump_counter, reset_counter
 from .fixes import FixReport, propose_fixes
 from .quotes import ProposedQuote, QuoteGate
@@ -88,8 +88,11 @@ def run_lint(
     actor: str = "lint",
     progress: Progress | None = None,
     job_id: str | None = None,
+    search: Search | None = None,
 ) -> LintReport:
-    """One lint run over ``vault``; ``provider`` adds model findings unless it is extractive."""
+    """One lint run over ``vault``; ``provider`` adds model findings unless it is extractive.
+    ``search``: the candidate pairs an earlier pass classified (used while the database is
+    unchanged, see :class:`~affidavit.lint.candidates.Search`)."""
     store = SourceStore(vault)
     verifier = Verifier(store)
     gate = QuoteGate(vault.db, store, verifier)
@@ -101,7 +104,8 @@ def run_lint(
             progress("findings", n, total)
 
     proposed: list[tuple[Finding, list[ProposedQuote]]] = [
-        (c.finding, c.quotes) for c in find_candidates(vault.db, thresholds(vault), found)
+        (c.finding, c.quotes)
+        for c in find_candidates(vault.db, thresholds(vault), found, search=search)
     ]
     calls, invalid = 0, []
     if provider is not None and provider.name != "extractive":
@@ -157,7 +161,31 @@ def run_lint(
     return report
 
 
-def after_ingest(vault: Vault, sources: int, provider: Provider | None = None) -> LintReport | None:
+def lint_due(vault: Vault, sources: int) -> bool:
+    """Whether :func:`after_ingest` with ``sources`` will run lint, as the counter stands now."""
+    every = int(vault.config.get("lint.every_ingests"))
+    if sources <= 0 or every <= 0:
+        return False
+    row = vault.db.execute(
+        "SELECT value FROM counters WHERE name = ?", (INGEST_COUNTER,)
+    ).fetchone()
+    return (int(row[0]) if row is not None else 0) + sources >= every
+
+
+def ingest_search(vault: Vault, plan_ids: list[str], sources: int) -> Search | None:
+    """One classification of the whole wiki's candidate pairs for both passes after an ingest
+    (the supersession pass and the automatic lint), when both will run; else None (each pass
+    searches what it needs)."""
+    if not plan_ids or not vault.config.get("ingest.propose_supersessions"):
+        return None
+    if not lint_due(vault, sources):
+        return None
+    return search_pairs(vault.db, thresholds(vault))
+
+
+def after_ingest(
+    vault: Vault, sources: int, provider: Provider | None = None, search: Search | None = None
+) -> LintReport | None:
     """Count ``sources`` ingested; run lint when ``lint.every_ingests`` is reached (0 = never)."""
     every = int(vault.config.get("lint.every_ingests"))
     if sources <= 0:
@@ -166,11 +194,11 @@ def after_ingest(vault: Vault, sources: int, provider: Provider | None = None) -
         count = bump_counter(vault.db, INGEST_COUNTER, sources)
     if every <= 0 or count < every:
         return None
-    return run_lint(vault, provider, trigger="auto")
+    return run_lint(vault, provider, trigger="auto", search=search)
 
 
 def supersede_after_ingest(
-    vault: Vault, plan_ids: list[str], actor: str = "ingest"
+    vault: Vault, plan_ids: list[str], actor: str = "ingest", search: Search | None = None
 ) -> tuple[list[StoredFinding], FixReport | None]:
     """Findings the claims of ``plan_ids`` (just applied) raise against older claims, recorded;
     the stale ones (a newer, at least as trusted source changed a fact) get a ``supersede_claim``
@@ -189,7 +217,7 @@ def supersede_after_ingest(
     store = SourceStore(vault)
     gate = QuoteGate(vault.db, store, Verifier(store))
     kept: list[Finding] = []
-    for candidate in find_candidates(vault.db, thresholds(vault), involving=new):
+    for candidate in find_candidates(vault.db, thresholds(vault), involving=new, search=search):
         finding = candidate.finding
         if finding.kind in ("stale", "contradiction"):
             verdict = gate.judge(finding, candidate.quotes)

@@ -1,0 +1,100 @@
+"""One candidate search for both passes after an ingest (supersessions, then automatic lint).
+
+The shared search must return what each pass's own search would on the same database, and must
+not be used once another connection has changed the database.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from affidavit.ingest.pipeline import Ingestor
+from affidavit.lint.candidates import Candidate, find_candidates, search_pairs
+from affidavit.lint.runner import ingest_search, lint_due
+from affidavit.providers.extractive import ExtractiveProvider
+from affidavit.vault import init_vault, open_vault
+
+from .conftest import FakeClock
+
+OLD = (
+    "# Tamar Bridge\n\nThe Tamar Bridge carries 40,000 vehicles each day between Plymouth and "
+    "Saltash. It opened in 1961. The bridge was built by Cleveland Bridge. The Tamar Bridge "
+    "has a main span of 335 metres.\n"
+)
+
+
+def _key(found: list[Candidate]) -> list[tuple[str, str, list[str], list[tuple[str, str | None]]]]:
+    return [
+        (
+            c.finding.fingerprint,
+            c.finding.message,
+            c.finding.claims,
+            [(q.quote, q.claim_id) for q in c.quotes],
+        )
+        for c in found
+    ]
+
+
+def _two_ingests(tmp_path: Path, clock: FakeClock) -> tuple[Ingestor, list[str]]:
+    vault, _ = init_vault(tmp_path / "v", clock=clock)
+    config = vault.config_path.read_text().replace("every_ingests = 10", "every_ingests = 2")
+    vault.config_path.write_text(config)
+    vault.close()
+    vault = open_vault(tmp_path / "v", clock=clock)
+    (tmp_path / "tamar.md").write_text(OLD)
+    (tmp_path / "tamar-2025.md").write_text(OLD.replace("40,000", "45,000").replace("1961", "1962"))
+    Ingestor(vault, ExtractiveProvider(), apply_now=True).run(
+        [str(tmp_path / "tamar.md")], "trusted"
+    )
+    clock.advance(days=365)
+    ingestor = Ingestor(vault, ExtractiveProvider(), apply_now=True)
+    report = ingestor.run([str(tmp_path / "tamar-2025.md")], "trusted")
+    plans = [c.plan_id for s in report.sources for c in s.chunks if c.plan_id]
+    assert report.supersessions is not None and report.supersessions["plans"]
+    assert report.lint is not None and report.lint["counts"].get("stale")  # both passes ran
+    return ingestor, plans
+
+
+def test_the_shared_search_finds_what_each_pass_finds_alone(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    ingestor, plans = _two_ingests(tmp_path, clock)
+    db = ingestor.vault.db
+    new = {
+        str(r[0])
+        for r in db.execute(
+            f"SELECT id FROM claims WHERE plan_id IN ({','.join('?' * len(plans))})", plans
+        )
+    }
+    search = search_pairs(db)
+    alone = find_candidates(db, involving=new)
+    assert alone and _key(find_candidates(db, involving=new, search=search)) == _key(alone)
+    assert _key(find_candidates(db, search=search)) == _key(find_candidates(db))
+    assert len(find_candidates(db)) > len(alone)  # the whole-wiki pass sees more than the new
+
+
+def test_a_search_is_not_reused_after_another_connection_changed_the_claims(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    ingestor, _ = _two_ingests(tmp_path, clock)
+    db = ingestor.vault.db
+    search = search_pairs(db)
+    assert search.fresh(db) and search.found()
+    other = sqlite3.connect(ingestor.vault.root / ".affidavit" / "db.sqlite")
+    with other:
+        other.execute("UPDATE claims SET status = 'retracted' WHERE text LIKE '%45,000%'")
+    other.close()
+    assert not search.fresh(db)
+    now = find_candidates(db, search=search)
+    assert _key(now) == _key(find_candidates(db))
+    assert not [c for c in now if any("45,000" in q.quote for q in c.quotes)]
+
+
+def test_one_search_only_when_both_passes_run(tmp_path: Path, clock: FakeClock) -> None:
+    ingestor, plans = _two_ingests(tmp_path, clock)
+    vault = ingestor.vault
+    assert not lint_due(vault, 1)  # the lint just ran: the counter starts again at 0
+    assert ingest_search(vault, plans, 1) is None
+    assert lint_due(vault, 2) and ingest_search(vault, plans, 2) is not None
+    assert ingest_search(vault, [], 2) is None  # nothing applied: no supersession pass
