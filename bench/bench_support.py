@@ -29,7 +29,7 @@ from pathlib import Path
 
 from affidavit.config import Config
 from affidavit.gate import support
-from affidavit.gate.support import SupportChecker
+from affidavit.gate.support_checker import SupportChecker
 from affidavit.gate.support_model import load_model
 
 SHARED = Path(

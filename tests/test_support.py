@@ -16,7 +16,8 @@ from affidavit.config import Config
 from affidavit.doctor import run_doctor
 from affidavit.errors import ConfigError
 from affidavit.gate.admission import CHECK_ORDER, admit
-from affidavit.gate.support import Support, SupportChecker, check, mark
+from affidavit.gate.support import Support, check, mark
+from affidavit.gate.support_checker import SupportChecker
 from affidavit.gate.support_model import load_model
 from affidavit.gate.verdicts import Admission
 from affidavit.inbox import approve, propose

@@ -24,8 +24,9 @@ from typing import Any, Literal
 from .config import TRUST_TIERS
 from .errors import AffidavitError
 from .evidence import Verifier, normalize_quote
-from .gate.support import UNSUPPORTED, SupportChecker
+from .gate.support import UNSUPPORTED
 from .gate.support_audit import support_problems
+from .gate.support_checker import SupportChecker
 from .gate.support_model import load_model
 from .sources.store import SourceStore
 from .sources.trust import trust_for

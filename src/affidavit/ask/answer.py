@@ -21,7 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..clock import iso
 from ..db import transaction
 from ..errors import AffidavitError, ProviderError
-from ..gate.support import SUPPORTED, SupportChecker
+from ..gate.support import SUPPORTED
+from ..gate.support_checker import SupportChecker
 from ..gate.support_model import load_model
 from ..ingest.replies import InvalidReply, parse_reply
 from ..plan.nonce import issue_nonce

@@ -42,7 +42,8 @@ from ..words import stems
 from . import withdrawals
 from .duplicates import PageIndex, PageIndexes
 from .grounding import GENERIC_HEADINGS, Grounding
-from .support import SUPPORTED, UNCERTAIN, UNSUPPORTED, SupportChecker
+from .support import SUPPORTED, UNCERTAIN, UNSUPPORTED
+from .support_checker import SupportChecker
 from .support_context import headings_above
 from .support_model import load_model
 from .verdicts import (

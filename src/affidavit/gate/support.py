@@ -44,12 +44,33 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
 from ..evidence.normalize import normalize_quote
-from ..facts import MONTHS, NEGATIONS, NOT_NAMES
+from ..facts import MONTHS, NOT_NAMES
 from ..words import STOPWORDS, stem
 from .support_dates import MONTH_NUMBER, Date, date_found, find_dates
+from .support_lexicon import (
+    _ALIASES,
+    _ALWAYS_MONTHS,
+    _BOUNDED,
+    _COMPARATIVES,
+    _DEMONYM,
+    _DEMONYM_AFTER_VOWEL,
+    _DOTTED_THOUSANDS,
+    _GENERIC_STEMS,
+    _LINKS,
+    _MONTH_NAME,
+    _NEGATING_PREFIXES,
+    _NEGATION_SCOPE,
+    _NEGATIONS,
+    _ONE_AFTER,
+    _ONE_BEFORE,
+    _ORDINAL_SUFFIXES,
+    _ORDINALS,
+    _PERCENT,
+    _SCALES,
+    _UNITS,
+)
 from .support_mark import mark
-from .support_model import EntailmentModel
-from .support_numbers import APPROXIMATE, BOUNDS, TEMPORAL, number_found
+from .support_numbers import BOUNDS, number_found
 
 __all__ = [
     "CLAIM_SHARE",
@@ -57,7 +78,6 @@ __all__ = [
     "UNCERTAIN",
     "UNSUPPORTED",
     "Support",
-    "SupportChecker",
     "check",
     "mark",
 ]
@@ -85,61 +105,6 @@ _TOKEN = re.compile(
     r"|(?P<word>[^\W\d_]+(?:['’-][^\W\d_]+)*)"
     r"|(?P<stop>[.!?]+(?=\s|$)|[\"“”(\[:;])"
 )
-_DOTTED_THOUSANDS = re.compile(r"\d{1,3}\.\d{3}")
-_PERCENT = re.compile(r"%|\bper\s+cent\b", re.IGNORECASE)
-
-_UNITS = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
-    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
-    "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
-    "seventy": 70, "eighty": 80, "ninety": 90, "dozen": 12,
-}  # fmt: skip
-_SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9, "trillion": 10**12}
-_ORDINALS = {
-    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
-    "eighth": 8, "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "twentieth": 20,
-    "thirtieth": 30, "hundredth": 100,
-}  # fmt: skip
-_ORDINAL_SUFFIXES = frozenset(["st", "nd", "rd", "th"])
-_MONTH_NAME = {n: name for name, n in MONTH_NUMBER.items()}
-_ALWAYS_MONTHS = MONTHS - {"may", "march", "mar"}
-"""Month names that are months in any case ("may" and "march" only when capitalised)."""
-_ABOVE = frozenset(w for w, (d, _) in BOUNDS.items() if d == ">") - {"after", "since"}
-_BELOW = frozenset(w for w, (d, _) in BOUNDS.items() if d == "<") - {"before", "prior", "until"}
-_BOUNDED = _ABOVE | _BELOW
-_LINKS = frozenset(["than", "to"])
-"""Words between a comparative and its number ("more than 398", "up to 40")."""
-_COMPARATIVES = APPROXIMATE | _ABOVE | _BELOW | TEMPORAL
-_ONE_AFTER = frozenset(["of", "another", "who", "that", "which", "or", "and", "is", "was"])
-_ONE_BEFORE = frozenset(["the", "no", "any", "every", "each", "this", "that", "which", "a"])
-_NEGATIONS = NEGATIONS | frozenset(
-    [
-        "nobody", "nothing", "nowhere", "refused", "refuses", "refuse", "rejected", "rejects",
-        "declined", "declines", "denied", "denies", "unable", "excluded", "except", "instead",
-        "lacks", "lacked", "lacking", "failed", "fails", "neither", "nor",
-    ]
-)  # fmt: skip
-"""Words that negate what follows them (facts.NEGATIONS and verbs of refusal or exclusion)."""
-_NEGATION_SCOPE = 2
-"""How many content words after a negation it is taken to negate."""
-_NEGATING_PREFIXES = ("non", "un", "in", "im", "il", "ir", "dis")
-_DEMONYM = ("n", "an", "ian", "ese", "ish", "i")
-_DEMONYM_AFTER_VOWEL = ("ian", "ean", "an", "ese")
-_ALIAS_PAIRS = [
-    ("us", "united states"), ("usa", "united states"), ("america", "united states"),
-    ("uk", "united kingdom"), ("covid-19", "coronavirus"), ("covid", "coronavirus"),
-    ("tv", "television"), ("un", "united nations"), ("eu", "european union"),
-]  # fmt: skip
-_ALIASES: dict[str, list[tuple[str, ...]]] = {}
-for _short, _long in _ALIAS_PAIRS:
-    _ALIASES.setdefault(_short, []).append(tuple(_long.split()))
-    for _part in _long.split():
-        _ALIASES.setdefault(_part, []).append((_short,))
-"""Names written two ways (an initialism, a common alias): either stands for the other."""
-_GENERIC = frozenset(["percent", "also", "known", "called", "named", "including"])
-"""Content words that restate, rather than add, what a sentence says; never required."""
-_GENERIC_STEMS = frozenset(stem(w) for w in _GENERIC)
 
 
 @dataclass(frozen=True)
@@ -837,42 +802,3 @@ def _negation_problem(mine: _Reading, theirs: _Reading) -> tuple[list[str], str,
 
 def _list(words: Sequence[str]) -> str:
     return ", ".join(f"'{w}'" for w in words[:8]) + ("…" if len(words) > 8 else "")
-
-
-class SupportChecker:
-    """The support check with its optional model layer (``model`` None: deterministic only)."""
-
-    def __init__(self, model: EntailmentModel | None = None) -> None:
-        self.model = model
-
-    def check(
-        self,
-        text: str,
-        quotes: Sequence[str],
-        *,
-        share: float = CLAIM_SHARE,
-        allowed: Iterable[str] = (),
-        context: Sequence[str] = (),
-    ) -> Support:
-        """Deterministic verdict; an uncertain one goes to the model layer when there is one."""
-        verdict = check(text, quotes, share=share, allowed=allowed, context=context)
-        if verdict.verdict != UNCERTAIN or self.model is None or not quotes:
-            return verdict
-        score = float(self.model.entailment(" ".join(q.strip() for q in quotes), text))
-        if score >= ENTAILED:
-            return Support(
-                SUPPORTED, (), f"the entailment model judged it supported ({score:.2f})", score
-            )
-        if score <= REFUTED:
-            return Support(
-                UNSUPPORTED,
-                verdict.missing,
-                f"{verdict.reason}; the entailment model judged it unsupported ({score:.2f})",
-                score,
-            )
-        return Support(
-            UNCERTAIN,
-            verdict.missing,
-            f"{verdict.reason}; the entailment model was unsure ({score:.2f})",
-            score,
-        )

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from ..errors import AffidavitError
 from ..evidence import normalize_quote
 from ..sources.store import SourceStore
-from .support import UNCERTAIN, UNSUPPORTED, SupportChecker
+from .support import UNCERTAIN, UNSUPPORTED
+from .support_checker import SupportChecker
 from .support_context import headings_above
 
 

@@ -12,7 +12,7 @@ offline package registers::
 
 The model runs in-process, on text only (W10): no file, network or tool access is given to it,
 and Affidavit never downloads one. Tests and embedders pass a model object directly to
-:class:`~affidavit.gate.support.SupportChecker`.
+:class:`~affidavit.gate.support_checker.SupportChecker`.
 """
 
 from __future__ import annotations

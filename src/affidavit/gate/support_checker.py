@@ -1,0 +1,57 @@
+"""The support check with its optional entailment-model layer: the deterministic verdict of
+:func:`affidavit.gate.support.check`, and an uncertain one settled by the model when there is one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from .support import (
+    CLAIM_SHARE,
+    ENTAILED,
+    REFUTED,
+    SUPPORTED,
+    UNCERTAIN,
+    UNSUPPORTED,
+    Support,
+    check,
+)
+from .support_model import EntailmentModel
+
+
+class SupportChecker:
+    """The support check with its optional model layer (``model`` None: deterministic only)."""
+
+    def __init__(self, model: EntailmentModel | None = None) -> None:
+        self.model = model
+
+    def check(
+        self,
+        text: str,
+        quotes: Sequence[str],
+        *,
+        share: float = CLAIM_SHARE,
+        allowed: Iterable[str] = (),
+        context: Sequence[str] = (),
+    ) -> Support:
+        """Deterministic verdict; an uncertain one goes to the model layer when there is one."""
+        verdict = check(text, quotes, share=share, allowed=allowed, context=context)
+        if verdict.verdict != UNCERTAIN or self.model is None or not quotes:
+            return verdict
+        score = float(self.model.entailment(" ".join(q.strip() for q in quotes), text))
+        if score >= ENTAILED:
+            return Support(
+                SUPPORTED, (), f"the entailment model judged it supported ({score:.2f})", score
+            )
+        if score <= REFUTED:
+            return Support(
+                UNSUPPORTED,
+                verdict.missing,
+                f"{verdict.reason}; the entailment model judged it unsupported ({score:.2f})",
+                score,
+            )
+        return Support(
+            UNCERTAIN,
+            verdict.missing,
+            f"{verdict.reason}; the entailment model was unsure ({score:.2f})",
+            score,
+        )
