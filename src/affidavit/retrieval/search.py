@@ -22,6 +22,7 @@ import sqlite3
 import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Protocol
 
 from ..config import TRUST_TIERS
@@ -68,11 +69,21 @@ def allowed_tiers(min_trust: str) -> tuple[str, ...]:
 
 def query_terms(text: str, limit: int = 32) -> list[str]:
     """The query's content words, in order, without duplicates or stopwords."""
-    seen: list[str] = []
+    if len(text) > 2000:  # remembered for questions only, not for whatever text is passed
+        return list(_terms_of(text, limit))
+    return list(_query_terms(text, limit))
+
+
+def _terms_of(text: str, limit: int) -> tuple[str, ...]:
+    seen: dict[str, None] = {}
     for word in _TERM.findall(unicodedata.normalize("NFKC", text).casefold()):
-        if word not in STOPWORDS and (len(word) > 1 or word.isdigit()) and word not in seen:
-            seen.append(word)
-    return seen[:limit]
+        if word not in seen and word not in STOPWORDS and (len(word) > 1 or word.isdigit()):
+            seen[word] = None
+    return tuple(seen)[:limit]
+
+
+_query_terms = lru_cache(maxsize=1024)(_terms_of)
+"""A search asks once per question, the answer and the benchmarks' lists again."""
 
 
 def fts_query(text: str) -> str | None:
@@ -110,16 +121,21 @@ def fuse_lexical(
     over the same corpus statistics, so scores compare): a claim's score, plus a small bonus for
     matching pages and their neighbours. Ties by claim id."""
     score: dict[str, float] = {}
-    for cid, value in (*by_text, *on_pages, *on_neighbours):
-        score[cid] = max(score.get(cid, 0.0), value)
+    get = score.get
+    for items in (by_text, on_pages, on_neighbours):
+        for cid, value in items:
+            old = get(cid, 0.0)
+            score[cid] = value if value > old else old  # max(old, value), without the call
     if not score:
         return []
     top = max(score.values()) or 1.0
     fused = {cid: value / top for cid, value in score.items()}
     for bonus, items in ((PAGE_BONUS, on_pages), (NEIGHBOUR_BONUS, on_neighbours)):
-        for cid in dict.fromkeys(c for c, _ in items):
+        for cid in {c for c, _ in items}:
             fused[cid] += bonus
-    return sorted(fused, key=lambda cid: (-fused[cid], cid))
+    ranked = sorted(fused)  # ties by claim id: a stable sort by score, descending, keeps them
+    ranked.sort(key=fused.__getitem__, reverse=True)
+    return ranked
 
 
 class Lexical(Protocol):
@@ -328,41 +344,43 @@ class Retriever:
     ) -> list[Hit]:
         """The claims as hits, in the given order, keeping only those active and of an allowed
         tier (re-checked here: whatever an engine returned, only the database decides what may
-        be shown). Two queries, whatever the number of claims."""
+        be shown). One query, whatever the number of claims: a claim's row once per quote, in
+        the quotes' order (a claim without evidence, or whose evidence names no stored source,
+        once, with no quote: ``s.id`` is NULL there)."""
         if not claim_ids:
             return []
         marks = ",".join("?" * len(claim_ids))
-        rows = {
-            row[0]: row
-            for row in self.db.execute(
-                "SELECT c.id, c.page_slug, c.text, c.trust, c.status, "
-                "coalesce(p.title, 'Context') FROM claims c "
-                f"LEFT JOIN pages p ON p.slug = c.page_slug WHERE c.id IN ({marks})",
-                claim_ids,
-            )
-        }
-        evidence: dict[str, list[EvidenceRef]] = defaultdict(list)
-        for e in self.db.execute(
-            'SELECT e.claim_id, e.source_id, s.name, e.quote, e.location, e.start, e."end" '
-            f"FROM evidence e JOIN sources s ON s.id = e.source_id WHERE e.claim_id IN ({marks}) "
-            "ORDER BY e.claim_id, e.idx",
+        rows: dict[str, tuple[tuple[str, str, str, str, str], list[EvidenceRef]]] = {}
+        for row in self.db.execute(
+            "SELECT c.id, c.page_slug, c.text, c.trust, c.status, coalesce(p.title, 'Context'), "
+            's.id, s.name, e.quote, e.location, e.start, e."end" FROM claims c '
+            "LEFT JOIN pages p ON p.slug = c.page_slug "
+            "LEFT JOIN evidence e ON e.claim_id = c.id LEFT JOIN sources s ON s.id = e.source_id "
+            f"WHERE c.id IN ({marks}) ORDER BY c.id, e.idx",
             claim_ids,
         ):
-            evidence[e[0]].append(EvidenceRef(*e[1:]))
+            known = rows.get(row[0])
+            if known is None:
+                known = rows[row[0]] = (row[1:6], [])
+            if row[6] is not None:
+                known[1].append(EvidenceRef(*row[6:]))
         hits = []
         for cid in claim_ids:
-            row = rows.get(cid)
-            if row is None or row[4] != "active" or row[3] not in tiers:
+            found = rows.get(cid)
+            if found is None:
+                continue
+            (page, text, trust, status, title), evidence = found
+            if status != "active" or trust not in tiers:
                 continue
             hits.append(
                 Hit(
-                    claim_id=row[0],
-                    page=row[1],
-                    page_title=row[5],
-                    text=row[2],
-                    trust=row[3],
+                    claim_id=cid,
+                    page=page,
+                    page_title=title,
+                    text=text,
+                    trust=trust,
                     score=round(scores[cid], 6),
-                    evidence=tuple(evidence[cid]),
+                    evidence=tuple(evidence),
                 )
             )
         return hits

@@ -28,6 +28,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -160,7 +161,14 @@ def _tokens(word: str) -> tuple[str, ...]:
 
 def _terms(words: Iterable[str]) -> list[str]:
     """The index terms of ``words`` (each analysed as the indexed text is), without repeats."""
-    return list(dict.fromkeys(t for word in words for t in _tokens(word)))
+    return list(_question_terms(tuple(words)))
+
+
+@lru_cache(maxsize=1024)
+def _question_terms(words: tuple[str, ...]) -> tuple[str, ...]:
+    """:func:`_terms` of one question, worked out once: a search asks for them once per list and
+    page (up to a dozen times), and the answer depends on the words alone."""
+    return tuple(dict.fromkeys(t for word in words for t in _tokens(word)))
 
 
 class SearchIndex:
@@ -347,14 +355,11 @@ class SearchIndex:
             every = self._filtered(self._text_query(("text",), tokens, all_terms=True), tiers, page)
             found = self._search(every, limit)
             if len(found) >= (limit if enough is None else enough):
-                return [(key[2:], score) for key, score in found]
+                return found
         query = self._text_query(("text",), tokens)
         if query is None:
             return []
-        return [
-            (key[2:], score)
-            for key, score in self._search(self._filtered(query, tiers, page), limit)
-        ]
+        return self._search(self._filtered(query, tiers, page), limit)
 
     def _filtered(self, query: Any, tiers: tuple[str, ...], page: str | None) -> Any:
         must = _tv().Occur.Must
@@ -370,14 +375,23 @@ class SearchIndex:
         query = self._text_query(("title", "summary"), _terms(terms))
         if query is None:
             return []
-        return [(key[2:], score) for key, score in self._search(query, limit)]
+        return self._search(query, limit)
 
     def _search(self, query: Any, limit: int) -> list[tuple[str, float]]:
+        """``(key without its "c:"/"p:" kind, score)``, best first, ties by key. A query matches
+        one kind of document only (claims have ``text``, pages ``title`` and ``summary``), so the
+        order is the same with or without the prefix. Two stable sorts (by key, then by score
+        descending) give the order of ``key=(-score, key)`` without a Python call per hit."""
         with self.lock:
             searcher = self.index.searcher()
-        result = searcher.search(query, limit, count=False)
-        found = [(str(searcher.doc(addr)["key"][0]), float(score)) for score, addr in result.hits]
-        return sorted(found, key=lambda item: (-item[1], item[0]))
+        doc = searcher.doc
+        found = [
+            (str(doc(addr)["key"][0])[2:], float(score))
+            for score, addr in searcher.search(query, limit, count=False).hits
+        ]
+        found.sort(key=itemgetter(0))
+        found.sort(key=itemgetter(1), reverse=True)
+        return found
 
 
 @lru_cache(maxsize=1024)
