@@ -364,10 +364,11 @@ class SearchIndex:
     def _filtered(self, query: Any, tiers: tuple[str, ...], page: str | None) -> Any:
         must = _tv().Occur.Must
         parts = [(must, query)]
-        if set(tiers) != set(TRUST_TIERS):
-            parts.append((must, _tiers_query(tuple(tiers))))
+        tiers_query = _tiers_query(tuple(tiers))
+        if tiers_query is not None:
+            parts.append((must, tiers_query))
         if page is not None:
-            parts.append((must, _const(_tv().Query.term_query(_schema(), "page", page))))
+            parts.append((must, _page_query(page)))
         return _tv().Query.boolean_query(parts) if len(parts) > 1 else query
 
     def pages(self, terms: list[str], limit: int) -> list[tuple[str, float]]:
@@ -399,15 +400,32 @@ def _text_query(fields: tuple[str, ...], tokens: tuple[str, ...], all_terms: boo
     """The query of :meth:`SearchIndex._text_query`, built once per distinct question: a query
     is an immutable description (no index state in it), so one object serves every search and
     thread; building the term queries again was a twentieth of a search."""
-    occur = _tv().Occur.Must if all_terms else _tv().Occur.Should
-    return _tv().Query.boolean_query(
-        [(occur, _tv().Query.term_query(_schema(), f, t)) for t in tokens for f in fields]
-    )
+    tv = _tv()
+    occur = tv.Occur.Must if all_terms else tv.Occur.Should
+    return tv.Query.boolean_query([(occur, _term_query(f, t)) for t in tokens for f in fields])
+
+
+@lru_cache(maxsize=16384)
+def _term_query(field: str, token: str) -> Any:
+    """One term's query (immutable, as :func:`_text_query`'s): questions share most words, and
+    a long one has thirty of them in two or three fields."""
+    return _tv().Query.term_query(_schema(), field, token)
 
 
 @lru_cache(maxsize=16)
-def _tiers_query(tiers: tuple[str, ...]) -> Any:
+def _tiers_query(tiers: tuple[str, ...]) -> Any | None:
+    """The filter keeping claims of ``tiers``; None when they are every tier (nothing to keep
+    out)."""
+    if set(tiers) == set(TRUST_TIERS):
+        return None
     return _const(_tv().Query.term_set_query(_schema(), "trust", list(tiers)))
+
+
+@lru_cache(maxsize=4096)
+def _page_query(page: str) -> Any:
+    """The filter keeping one page's claims: a search asks for up to eight pages' claims, the
+    same pages for many questions (an immutable query, as :func:`_text_query`'s)."""
+    return _const(_tv().Query.term_query(_schema(), "page", page))
 
 
 def _const(query: Any) -> Any:
