@@ -39,6 +39,8 @@ LOOP_BUDGET_STEPS = 20_000
 again in the thread pool): a selective search takes well under 1,000; a query matching a fifth
 of a 100k-claim wiki, ~900,000."""
 _STEPS_PER_CHECK = 1_000
+LOOP_CACHE_KIB = 32_768
+"""The page cache of a process's loop connection to a vault, at most (SQLite's default: 2 MiB)."""
 
 
 def vault_name(root: Path) -> str:
@@ -103,6 +105,10 @@ class ServedVault:
             vault = self._open()
             vault.db.execute("PRAGMA query_only = ON")
             vault.db.execute("PRAGMA busy_timeout = 0")
+            # most searches run here: a page cache of up to LOOP_CACHE_KIB (filled as pages are
+            # read) rather than SQLite's 2 MiB, which a 100k-claim wiki's hits overran (reading
+            # ten hits' rows was ~40 % cheaper with it)
+            vault.db.execute(f"PRAGMA cache_size = -{LOOP_CACHE_KIB}")
             vault.db.set_progress_handler(self._budget, _STEPS_PER_CHECK)
             self._loop_vault, self._loop_thread = vault, threading.get_ident()
         if self._loop_thread != threading.get_ident():  # another thread: the pool serves it
