@@ -50,7 +50,6 @@ class Writer:
         self.retracted: list[str] = []
         self.context_changed = False
         self._sources: dict[str, tuple[str, dict[str, Any]]] = {}
-        self._positions: dict[str, int] = {}
 
     def _source(self, source_id: str) -> tuple[str, dict[str, Any]]:
         """A cited source's text and text map, read once per plan (a plan's claims mostly cite
@@ -62,20 +61,10 @@ class Writer:
         return found
 
     def _next_position(self, page: str) -> int:
-        """One past the page's last position, read once per plan: each claim this writer puts
-        on the page (``_placed``) moves it on, and nothing else writes positions meanwhile."""
-        known = self._positions.get(page)
-        if known is None:
-            row = self.db.execute(
-                "SELECT coalesce(max(position), -1) + 1 FROM claims WHERE page_slug = ?", (page,)
-            ).fetchone()
-            known = self._positions[page] = int(row[0])
-        return known
-
-    def _placed(self, page: str, position: int) -> None:
-        known = self._positions.get(page)
-        if known is not None and position >= known:
-            self._positions[page] = position + 1
+        row = self.db.execute(
+            "SELECT coalesce(max(position), -1) + 1 FROM claims WHERE page_slug = ?", (page,)
+        ).fetchone()
+        return int(row[0])
 
     def insert_claim(
         self,
@@ -105,20 +94,17 @@ class Writer:
                 json.dumps(list(draft.derived_from)),
             ),
         )
-        self._placed(page, pos)
-        rows = []
         for idx, quote in enumerate(result.evidence):
             assert quote.source_id and quote.start is not None and quote.end is not None
             text, text_map = self._source(quote.source_id)
             where = location(text, text_map, quote.start)
             # The source's own words at the verified offsets, never the proposer's string (W3).
             span = text[quote.start : quote.end]
-            rows.append((cid, idx, quote.source_id, span, quote.start, quote.end, where))
-        self.db.executemany(
-            'INSERT INTO evidence (claim_id, idx, source_id, quote, start, "end", location) '
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            rows,
-        )
+            self.db.execute(
+                'INSERT INTO evidence (claim_id, idx, source_id, quote, start, "end", location) '
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (cid, idx, quote.source_id, span, quote.start, quote.end, where),
+            )
         self.claim_ids.append(cid)
         if page:
             self.touched.add(page)
@@ -272,13 +258,11 @@ class Writer:
                         self.plan_id,
                     ),
                 )
-            position = self._next_position(CONTEXT_ARCHIVE)
             self.db.execute(
                 "UPDATE claims SET page_slug = ?, section = 'Archived context', position = ? "
                 "WHERE id = ?",
-                (CONTEXT_ARCHIVE, position, oldest["id"]),
+                (CONTEXT_ARCHIVE, self._next_position(CONTEXT_ARCHIVE), oldest["id"]),
             )
-            self._placed(CONTEXT_ARCHIVE, position)
             self._touch_page(CONTEXT_ARCHIVE)
             # pages whose superseded claims link to it link to its new page
             for (page,) in self.db.execute(
