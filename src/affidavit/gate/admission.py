@@ -36,7 +36,7 @@ from ..plan.schema import (
 )
 from ..sources.sanitizer import flag_reason
 from ..sources.sentences import check_evidence
-from ..sources.store import SourceStore
+from ..sources.store import SourceRecord, SourceStore
 from ..store.blast import LIVE
 from ..words import stems
 from . import withdrawals
@@ -126,6 +126,7 @@ class _Gate:
         self.verifier = verifier
         self.checker = support
         self._source_ok: dict[str, str] = {}
+        self._records: dict[str, SourceRecord] = {}
         self._claims_of_page: dict[str, PageIndex] = {}
         self.retracting: set[str] = set()  # sources the plan being admitted retracts
         self.ended: set[str] = set()  # claims superseded or retracted by earlier operations
@@ -238,11 +239,19 @@ class _Gate:
                 REJECTED, "support", f"the claim says what its quotes don't: {verdict.reason}"
             )
 
+    def _record(self, source_id: str) -> SourceRecord:
+        """A cited source's record, read once per plan (its claims mostly cite a few sources;
+        the plan's own retractions are in ``retracting``, not in the record)."""
+        record = self._records.get(source_id)
+        if record is None:
+            record = self._records[source_id] = self.sources.get(source_id)
+        return record
+
     def _source_problem(self, source_id: str) -> str:
         if source_id in self.retracting:
             return f"source {source_id[:12]} is retracted by this plan"
         if source_id not in self._source_ok:
-            record = self.sources.get(source_id)
+            record = self._record(source_id)
             problem = ""
             if record.status != "active":
                 problem = f"source {source_id[:12]} is {record.status}"
@@ -277,7 +286,7 @@ class _Gate:
         tiers = []
         for quote in result.evidence:
             assert quote.source_id is not None
-            tiers.append(self.sources.get(quote.source_id).trust)
+            tiers.append(self._record(quote.source_id).trust)
         result.trust = min(tiers, key=trust_rank)
         if superseded is not None:
             row = self.db.execute("SELECT trust FROM claims WHERE id = ?", (superseded,)).fetchone()
