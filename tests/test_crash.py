@@ -61,7 +61,7 @@ def run_child(root: Path, plan_id: str, target: str) -> subprocess.CompletedProc
         [sys.executable, "-c", CHILD, str(root), plan_id, target],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=600,
         check=False,
     )
 

@@ -37,7 +37,7 @@ else:
 """
 
 
-def until(condition: Callable[[], bool], what: str, seconds: float = 30) -> None:
+def until(condition: Callable[[], bool], what: str, seconds: float = 600) -> None:
     """Wait for ``condition`` (a state, not a speed: the limit only stops a hung test)."""
     deadline = time.monotonic() + seconds
     while not condition():
@@ -202,7 +202,7 @@ def test_shutdown_requeues_the_running_job_at_a_checkpoint(vault: Vault, tmp_pat
         thread.start()
         until(lambda: queue.get(job.id).progress.done >= 3, "progress")
         stop.set()
-        thread.join(timeout=60)
+        thread.join(timeout=600)
         assert not thread.is_alive()
     stopped = queue.get(job.id)
     assert stopped.status == "queued" and stopped.attempts == 0, stopped

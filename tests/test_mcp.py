@@ -522,7 +522,7 @@ def test_without_the_extra_the_command_names_the_install(vault: Vault) -> None:
         env=_env(),
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=600,
         check=False,
     )
     assert done.returncode == 1

@@ -83,7 +83,7 @@ def _session(daemon: Daemon, token: str, *calls: tuple[str, dict[str, Any]]) -> 
     async def go() -> None:
         headers = {"Authorization": f"Bearer {token}"}
         async with (
-            httpx.AsyncClient(headers=headers, timeout=60) as http,
+            httpx.AsyncClient(headers=headers, timeout=600) as http,
             streamable_http_client(url, http_client=http) as (read, write, _),
             ClientSession(read, write) as client,
         ):

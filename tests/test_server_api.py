@@ -340,7 +340,7 @@ def test_a_non_loopback_address_needs_allow_remote(tmp_path: Path) -> None:
     args += ["--vault", str(vault.root), "--socket", str(base / "run" / "s.sock")]
     args += ["--tcp", f"0.0.0.0:{free_port()}"]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=60)
+    done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 1 and "--allow-remote" in done.stderr
     assert not (base / "run" / "s.sock").exists()
 

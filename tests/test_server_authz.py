@@ -55,14 +55,14 @@ class Daemon:
     def unix(self, headers: dict[str, str] | None = None) -> httpx.Client:
         transport = httpx.HTTPTransport(uds=str(self.socket))
         return httpx.Client(
-            transport=transport, base_url="http://affidavit", timeout=60, headers=headers
+            transport=transport, base_url="http://affidavit", timeout=600, headers=headers
         )
 
     def tcp(self, token: str | None = None, headers: dict[str, str] | None = None) -> httpx.Client:
         merged = dict(headers or {})
         if token is not None:
             merged["Authorization"] = f"Bearer {token}"
-        return httpx.Client(base_url=f"http://127.0.0.1:{self.port}", timeout=60, headers=merged)
+        return httpx.Client(base_url=f"http://127.0.0.1:{self.port}", timeout=600, headers=merged)
 
     def log_lines(self) -> list[dict[str, Any]]:
         out = []
@@ -76,7 +76,7 @@ class Daemon:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
         try:
-            return self.proc.wait(timeout=60)
+            return self.proc.wait(timeout=600)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
@@ -123,7 +123,7 @@ def start_daemon(
     with log.open("wb") as err:
         proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err, env=env)
     daemon = Daemon(proc, sock, port, log)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 600  # a hang guard: a busy machine starts slowly
     try:
         while True:
             if proc.poll() is not None:
@@ -163,7 +163,7 @@ def as_user(
             out: list[Any] = []
             transport = httpx.HTTPTransport(uds=str(sock))
             with httpx.Client(
-                transport=transport, base_url="http://affidavit", timeout=60, headers=headers
+                transport=transport, base_url="http://affidavit", timeout=600, headers=headers
             ) as client:
                 for method, path, body in requests:
                     response = client.request(method, path, json=body)

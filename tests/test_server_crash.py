@@ -67,7 +67,7 @@ def _wiki(root: Path) -> dict[str, bytes]:
 def _until(what: str, check: Callable[[], Any], daemon: Daemon | None = None) -> Any:
     """Wait for ``check()`` to be true. The bound only guards against a hang (a condition that
     never comes): nothing here depends on how fast the machine is."""
-    end = time.monotonic() + 100
+    end = time.monotonic() + 600
     while time.monotonic() < end:
         value = check()
         if value:
@@ -76,7 +76,7 @@ def _until(what: str, check: Callable[[], Any], daemon: Daemon | None = None) ->
             raise AssertionError(f"the daemon exited waiting for {what}: {daemon.log.read_text()}")
         time.sleep(0.05)
     log = daemon.log.read_text() if daemon is not None else ""
-    raise AssertionError(f"no {what} after 100 s: a hang, not slowness\n{log}")
+    raise AssertionError(f"no {what} after 600 s: a hang, not slowness\n{log}")
 
 
 def _group_gone(pgid: int) -> bool:

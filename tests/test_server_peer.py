@@ -66,14 +66,14 @@ class Served:
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]})
         self.thread.start()
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 600  # a hang guard: a busy machine starts slowly
         while not self.server.started:
             assert self.thread.is_alive() and time.monotonic() < deadline
             time.sleep(0.02)
 
     def client(self) -> httpx.Client:
         transport = httpx.HTTPTransport(uds=str(self.socket))
-        return httpx.Client(transport=transport, base_url="http://affidavit", timeout=60)
+        return httpx.Client(transport=transport, base_url="http://affidavit", timeout=600)
 
     def stop(self) -> None:
         self.server.should_exit = True
