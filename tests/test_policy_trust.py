@@ -10,6 +10,7 @@ import pytest
 
 from affidavit.doctor import run_doctor
 from affidavit.inbox import approve, propose
+from affidavit.sources.store import SourceStore
 from affidavit.sources.trust import trust_for
 from affidavit.vault import Vault, open_vault
 
@@ -84,8 +85,11 @@ def test_doctor_reports_a_claims_trust_raised_in_the_database(vault: Vault) -> N
 
 
 def test_doctor_notes_a_source_whose_tier_its_rule_does_not_give(vault: Vault) -> None:
-    add_text(vault, "n.md", "The bridge opened in 1932 after six years.", "semi-trusted")
-    assert run_doctor(vault).notes == []  # no rule for /test/: sources.default_trust
+    SourceStore(vault).add_bytes(  # no --trust: sources.default_trust (semi-trusted) gives it
+        b"The bridge opened in 1932 after six years.", origin="/test/n.md", name="n.md",
+        media_type="text/markdown",
+    )  # fmt: skip
+    assert run_doctor(vault).notes == []
     db = sqlite3.connect(vault.state_dir / "db.sqlite")
     with db:  # a tier below the rule's is always safe: nothing to say
         db.execute("UPDATE sources SET trust = 'untrusted'")
@@ -107,3 +111,17 @@ def test_doctor_notes_a_source_whose_tier_its_rule_does_not_give(vault: Vault) -
         assert run_doctor(again).notes == []
     finally:
         again.close()
+
+
+def test_a_tier_chosen_with_trust_is_no_note_but_a_row_raised_above_it_is(vault: Vault) -> None:
+    """``sources add --trust trusted`` above the default is the person's choice (the quickstart
+    does it): doctor says nothing on every later run. A row raised above the chosen tier is."""
+    add_text(vault, "t.md", "The bridge opened in 1932 after six years.", "trusted")
+    add_text(vault, "s.md", "The tunnel opened in 1940 after two years.", "semi-trusted")
+    assert run_doctor(vault).notes == []
+    db = sqlite3.connect(vault.state_dir / "db.sqlite")
+    with db:
+        db.execute("UPDATE sources SET trust = 'trusted' WHERE origin = '/test/s.md'")
+    db.close()
+    [note] = run_doctor(vault).notes
+    assert "/test/s.md) is trusted; it was added with --trust semi-trusted" in note

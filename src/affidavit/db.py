@@ -421,6 +421,14 @@ def m010_agent_calls() -> str:
     )
 
 
+@migration
+def m011_source_trust_chosen() -> str:
+    """The tier a person chose with ``--trust`` when adding a source (``''``: none was chosen,
+    the trust rules or ``sources.default_trust`` gave it, or it was added before this was
+    recorded). Doctor compares a source's tier with this choice, else with its rule's."""
+    return "ALTER TABLE sources ADD COLUMN trust_chosen TEXT NOT NULL DEFAULT ''"
+
+
 def migrate(db: sqlite3.Connection) -> list[str]:
     """Apply the migrations not yet recorded; returns the names applied now."""
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)")

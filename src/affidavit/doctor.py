@@ -392,9 +392,10 @@ def _check_trust(vault: Vault, report: DoctorReport) -> None:
 
     A claim whose recorded tier differs was changed outside the door (a trusted tier on untrusted
     evidence lets it supersede trusted claims and reach answers asked at the trusted tier, W7): a
-    finding. A source whose tier is above its rule's is reported as a note, not a finding: an
-    explicit ``--trust`` at ``sources add`` or a rule edited since explain it as well as a
-    changed row does, and the person is the one who knows."""
+    finding. A source whose tier is above the one chosen with ``--trust`` when it was added
+    (``sources.trust_chosen``) or, when none was chosen, above its rule's, is reported as a note,
+    not a finding: a rule edited since explains it as well as a changed row does, and the person
+    is the one who knows."""
     rows = vault.db.execute(
         "SELECT c.id, c.trust, s.trust, s.status FROM claims c "
         "JOIN evidence e ON e.claim_id = c.id JOIN sources s ON s.id = e.source_id "
@@ -425,16 +426,26 @@ def _check_trust(vault: Vault, report: DoctorReport) -> None:
             )
     report.counts["trust_rederived_claims"] = checked
     rules, default = vault.config.trust_rules, vault.config.default_trust
-    for source_id, origin, tier in vault.db.execute(
-        "SELECT id, origin, trust FROM sources WHERE status != 'retracted' ORDER BY id"
+    for source_id, origin, tier, chosen in vault.db.execute(
+        "SELECT id, origin, trust, trust_chosen FROM sources WHERE status != 'retracted' "
+        "ORDER BY id"
     ):
+        if chosen:
+            if _tier_rank(tier) > _tier_rank(chosen):
+                report.notes.append(
+                    f"source {source_id[:12]} ({origin}) is {tier}; it was added with --trust "
+                    f"{chosen} (a changed row: `affidavit sources show` it, and retract and "
+                    "re-add it to change its tier)"
+                )
+            continue
         decision = trust_for(origin, rules, default)
         if _tier_rank(tier) > _tier_rank(decision.tier):  # a lower tier is always safe
             by = f"rule {decision.rule!r}" if decision.rule else "sources.default_trust"
             report.notes.append(
                 f"source {source_id[:12]} ({origin}) is {tier}; {by} gives {decision.tier} "
-                "today (set by --trust when it was added, a rule changed since, or a changed "
-                "row: `affidavit sources show` it, and retract and re-add it to change its tier)"
+                "today (a rule changed since, set by --trust before Affidavit recorded that, or a "
+                "changed row: `affidavit sources show` it, and retract and re-add it to change "
+                "its tier)"
             )
 
 

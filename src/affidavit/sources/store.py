@@ -119,6 +119,7 @@ class SourceRecord:
     added_at: str
     text_map: dict[str, Any] = field(default_factory=dict)
     flags: list[Flag] = field(default_factory=list)
+    trust_chosen: str = ""  # the tier given with --trust when it was added; "" if none
 
     @property
     def short_id(self) -> str:
@@ -534,6 +535,7 @@ class SourceStore:
             added_at=iso(self.vault.clock()),
             text_map=extracted.text_map,
             flags=extracted.flags,
+            trust_chosen=tier if trust is not None else "",
         )
         return _Prepared(record, data, text_bytes)
 
@@ -760,8 +762,8 @@ class SourceStore:
         with dbmod.transaction(self.vault.db) as db:
             db.execute(
                 "INSERT INTO sources (id, origin, name, media_type, original_file, text_file, "
-                "text_sha256, size_bytes, text_chars, trust, status, added_at, text_map) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "text_sha256, size_bytes, text_chars, trust, status, added_at, text_map, "
+                "trust_chosen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     record.id,
                     record.origin,
@@ -776,6 +778,7 @@ class SourceStore:
                     record.status,
                     record.added_at,
                     json.dumps(record.text_map, separators=(",", ":")),
+                    record.trust_chosen,
                 ),
             )
             db.executemany(
