@@ -66,6 +66,22 @@ def measure_floor(docs: Path, wiki: Path, work: Path) -> float:
     return time.perf_counter() - started
 
 
+def write_speeches(folder: Path, count: int) -> int:
+    """The first ``count`` speeches of the corpus as markdown files in ``folder`` (made here);
+    returns the characters written."""
+    folder.mkdir()
+    chars = 0
+    with CORPUS.open(encoding="utf-8") as handle:
+        for n, line in enumerate(handle):
+            if n >= count:
+                break
+            row = json.loads(line)
+            text = f"# State of the Union, {row['year']}: {row['name']}\n\n{row['text'].strip()}\n"
+            (folder / f"{row['year']}-{n:03d}.md").write_text(text, encoding="utf-8")
+            chars += len(text)
+    return chars
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -82,16 +98,7 @@ def main() -> int:
     if vault_dir.exists():
         shutil.rmtree(vault_dir)
     docs = work / "speeches"
-    docs.mkdir()
-    chars = 0
-    with CORPUS.open(encoding="utf-8") as handle:
-        for n, line in enumerate(handle):
-            if n >= args.speeches:
-                break
-            row = json.loads(line)
-            text = f"# State of the Union, {row['year']}: {row['name']}\n\n{row['text'].strip()}\n"
-            (docs / f"{row['year']}-{n:03d}.md").write_text(text, encoding="utf-8")
-            chars += len(text)
+    chars = write_speeches(docs, args.speeches)
     vault, _ = init_vault(vault_dir, clock=lambda: FIXED)
     provider = provider_from_config(vault.config, "extractive")
     started, cpu = time.perf_counter(), time.process_time()

@@ -14,16 +14,15 @@ each ``propose_plan``).
 from __future__ import annotations
 
 import argparse
-import json
 import re
-import sys
 import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import ClassVar
 
-from bench_ingest import CORPUS
+from bench_ingest import write_speeches
+from same import save_or_compare
 
 from affidavit.ingest.pipeline import Ingestor
 from affidavit.providers.base import Completion, ModelRequest
@@ -68,32 +67,15 @@ def main() -> int:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="engine-same-"))
     speeches = work / "speeches"
-    speeches.mkdir()
-    with CORPUS.open(encoding="utf-8") as handle:
-        for n, line in enumerate(handle):
-            if n >= args.speeches:
-                break
-            row = json.loads(line)
-            text = f"# State of the Union, {row['year']}: {row['name']}\n\n{row['text'].strip()}\n"
-            (speeches / f"{row['year']}-{n:03d}.md").write_text(text, encoding="utf-8")
+    write_speeches(speeches, args.speeches)
     provider = Recording()
     for n, folder in enumerate([speeches, *args.docs]):
         _ingest(folder, work / f"vault-{n}", provider)
     plans = provider.plans
     print(f"{len(plans)} plans, engine {provider.cpu:.2f} s CPU")
-    if args.save:
-        args.save.write_text("\n".join(plans) + "\n", encoding="utf-8")
-        return 0
-    before = args.compare.read_text(encoding="utf-8").splitlines()
-    if len(before) != len(plans):
-        print(f"{len(before)} plans recorded, {len(plans)} now", file=sys.stderr)
-        return 1
-    for n, (old, new) in enumerate(zip(before, plans, strict=True)):
-        if old != new:
-            print(f"plan {n} differs:\n{old[:400]}\n{new[:400]}", file=sys.stderr)
-            return 1
-    print("every plan identical, byte for byte")
-    return 0
+    return save_or_compare(
+        plans, args.save, args.compare, lambda n: f"plan {n}", "every plan identical, byte for byte"
+    )
 
 
 if __name__ == "__main__":

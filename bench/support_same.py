@@ -18,10 +18,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+from same import save_or_compare
 
 from affidavit.gate.support import check
 from affidavit.gate.support_context import headings_above
@@ -98,19 +99,13 @@ def main() -> int:
     out = list(verdicts(items))
     cpu = time.process_time() - started
     print(f"{len(items)} inputs, {cpu:.2f} s CPU ({cpu / len(items) * 1e6:.0f} µs each)")
-    if args.save:
-        args.save.write_text("\n".join(out) + "\n", encoding="utf-8")
-        return 0
-    before = args.compare.read_text(encoding="utf-8").splitlines()
-    if len(before) != len(out):
-        print(f"different inputs: {len(before)} recorded, {len(out)} now", file=sys.stderr)
-        return 1
-    for n, (old, new) in enumerate(zip(before, out, strict=True)):
-        if old != new:
-            print(f"input {n} {items[n]!r}: {old} before, {new} now", file=sys.stderr)
-            return 1
-    print("all verdicts, missing words and reasons identical")
-    return 0
+    return save_or_compare(
+        out,
+        args.save,
+        args.compare,
+        lambda n: f"input {n} {items[n]!r}",
+        "all verdicts, missing words and reasons identical",
+    )
 
 
 if __name__ == "__main__":
