@@ -31,6 +31,7 @@ from ..sources.sentences import sentences_of
 from ..sources.store import AddResult, SourceRecord, SourceStore
 from ..store.apply import Approval, Batch, Step, apply
 from ..vault import Vault
+from .ahead import Ahead
 from .chunking import Chunk, chunk_text
 from .prompts import REVIEW_SCHEMA, ingest_messages, reask_message, review_messages
 from .related import known_slugs, related_pages
@@ -123,6 +124,9 @@ BATCH_PLANS = 200
 """At most this many plans are applied together (one transaction, one fsync pass, one commit)."""
 BATCH_SECONDS = 2.0
 """A batch is committed once it has been open this long: it holds the vault's writer lock."""
+AHEAD_MIN_CHUNKS = 8
+"""An ingest of fewer chunks than this works in one process: starting the worker that reads
+chunks ahead (:mod:`.ahead`) costs about as much as it saves."""
 FAST_CALL_SECONDS = 1.0
 """Chunks are batched only while model calls return faster than this: a slow model is never
 waited for with the writer lock held."""
@@ -185,6 +189,8 @@ class Ingestor:
         self.batch_plans = batch_plans
         self.batch_seconds = batch_seconds
         self.last_call: float | None = None  # seconds the last model call took
+        self.ahead: Ahead | None = None  # the provider's chunk reading, done in a worker
+        self._chunked: dict[str, tuple[str, list[Chunk], dict[int, tuple[str, str]]]] = {}
         # Small context windows get a stricter subset of the schema, so a constrained reply
         # closes in time; the gate still checks every plan against the full schema.
         self.small = provider.supports_schema and provider.context_length <= SMALL_CONTEXT
@@ -214,11 +220,20 @@ class Ingestor:
                     # its own commit), so a batch holds plans alone: all or nothing.
                     self._close_batch()
                     added = [self._add_one(name, add) for name, add in self._expand(target, trust)]
+                    records = [record for _, record in added if record is not None]
+                    self._start_ahead(records)
+                    started = 0
                     for outcome, record in added:
                         if record is not None:
+                            started += 1
+                            if self.ahead is not None and 2 <= started < len(records):
+                                # one source ahead: two sources' texts in memory at most
+                                self.ahead.extend(self._ahead_items(records[started]))
                             self._ingest_added(record, outcome)
                         self.report.sources.append(outcome)
+                    self._stop_ahead()
             finally:  # a stop at a checkpoint keeps what the batch holds: complete plans
+                self._stop_ahead()
                 self._close_batch()
             status = "done"
             self._auto_lint()
@@ -226,6 +241,51 @@ class Ingestor:
             if self.owns_job_row:
                 self._finish_job_row(status, targets)
         return self.report
+
+    # -- the chunks' reading, ahead in a worker ------------------------------------------
+    def _start_ahead(self, records: list[SourceRecord]) -> None:
+        """Start the worker that reads chunks ahead when the provider has such a part and the
+        sources are long enough to pay for it; it gets the first two sources' chunks (then
+        each source's as the one before it starts)."""
+        chars = sum(record.text_chars for record in records)
+        if self.provider.ahead and chars >= AHEAD_MIN_CHUNKS * self.chunk_chars:
+            self.ahead = Ahead(self.provider.ahead)
+            for record in records[:2]:
+                self.ahead.extend(self._ahead_items(record))
+
+    def _stop_ahead(self) -> None:
+        ahead, self.ahead = self.ahead, None
+        self._chunked.clear()
+        if ahead is not None:
+            ahead.close()
+
+    def _ahead_items(self, record: SourceRecord) -> list[tuple[Any, IngestTask]]:
+        text, chunks, recorded = self._chunks_of(record)
+        return [
+            (_ahead_key(record.id, chunk), self._chunk_task(record, text, chunk, len(chunks)))
+            for chunk in chunks
+            if recorded.get(chunk.start, (STARTED, ""))[0] == STARTED
+        ]
+
+    def _chunks_of(
+        self, record: SourceRecord
+    ) -> tuple[str, list[Chunk], dict[int, tuple[str, str]]]:
+        """A source's text, its chunks and what earlier runs recorded of them (by start)."""
+        known = self._chunked.get(record.id)
+        if known is not None:
+            return known
+        text = self.store.text(record.id)
+        recorded = {
+            r[0]: (r[1], r[2])
+            for r in self.vault.db.execute(
+                "SELECT start, outcome, nonce FROM ingested_chunks WHERE source_id = ?",
+                (record.id,),
+            )
+        }
+        found = (text, chunk_text(text, self.chunk_chars), recorded)
+        if self.ahead is not None:
+            self._chunked[record.id] = found
+        return found
 
     def _batch_door(self) -> None:
         """Before a chunk: commit the open batch when it is full, old or the model slow, and
@@ -341,15 +401,8 @@ class Ingestor:
             outcome.status, outcome.message = "failed", str(exc)
 
     def _ingest_source(self, record: SourceRecord, outcome: SourceOutcome) -> None:
-        text = self.store.text(record.id)
-        chunks = chunk_text(text, self.chunk_chars)
-        recorded = {
-            r[0]: (r[1], r[2])
-            for r in self.vault.db.execute(
-                "SELECT start, outcome, nonce FROM ingested_chunks WHERE source_id = ?",
-                (record.id,),
-            )
-        }
+        text, chunks, recorded = self._chunks_of(record)
+        self._chunked.pop(record.id, None)
         done = {start for start, (outcome, _) in recorded.items() if outcome != STARTED}
         todo = [c for c in chunks if c.start not in done]
         if not todo:
@@ -421,19 +474,29 @@ class Ingestor:
 
     # -- one chunk --------------------------------------------------------------------------
     def _task(self, record: SourceRecord, text: str, chunk: Chunk, count: int) -> IngestTask:
-        body = text[chunk.start : chunk.end]
-        pages = related_pages(self.vault.db, body, self.vault.config.related_pages)
+        """The chunk's task: what :meth:`_chunk_task` reads, with the related pages, the other
+        known slugs and a fresh nonce."""
+        task = self._chunk_task(record, text, chunk, count)
+        pages = related_pages(self.vault.db, task.chunk, self.vault.config.related_pages)
         shown = {p.slug for p in pages}
-        return IngestTask(
+        return replace(
+            task,
             nonce=issue_nonce(self.vault.db, self.vault.clock, "ingest"),
+            pages=tuple(pages),
+            pending_slugs=tuple(sorted(known_slugs(self.vault.db) - shown)),
+        )
+
+    def _chunk_task(self, record: SourceRecord, text: str, chunk: Chunk, count: int) -> IngestTask:
+        """The part of a chunk's task that depends on the source alone (no pages, no nonce):
+        what the worker reading ahead is given."""
+        return IngestTask(
+            nonce="",
             source_id=record.id,
             source_name=record.name,
-            chunk=body,
+            chunk=text[chunk.start : chunk.end],
             chunk_start=chunk.start,
             chunk_index=chunk.index,
             chunk_count=count,
-            pages=tuple(pages),
-            pending_slugs=tuple(sorted(known_slugs(self.vault.db) - shown)),
             flagged=tuple(
                 (max(f.start, chunk.start) - chunk.start, min(f.end, chunk.end) - chunk.start)
                 for f in record.flags
@@ -442,12 +505,20 @@ class Ingestor:
             open_fence=chunk.fence,
         )
 
-    def _call(self, provider: Provider, request: ModelRequest, purpose: str) -> Completion:
+    def _call(
+        self, provider: Provider, request: ModelRequest, purpose: str, ahead: Any = None
+    ) -> Completion:
+        """``provider`` answers ``request`` (recorded with the job); ``ahead`` is the key of
+        what the worker read of the request's chunk, if any."""
         started = time.monotonic()
         outcome = "ok"
         completion: Completion | None = None
         try:
-            completion = provider.complete(request)
+            ready, prepared = self.ahead.take(ahead) if self.ahead and ahead else (False, None)
+            if ready:
+                completion = provider.complete_with(prepared, request)
+            else:
+                completion = provider.complete(request)
             return completion
         except ProviderError as exc:
             outcome = f"error: {exc}"[:300]
@@ -516,7 +587,10 @@ class Ingestor:
         for attempt in range(attempts):
             try:
                 completion = self._call(
-                    self.provider, request, "ingest" if attempt == 0 else "reask"
+                    self.provider,
+                    request,
+                    "ingest" if attempt == 0 else "reask",
+                    ahead=_ahead_key(record.id, chunk) if attempt == 0 else None,
                 )
             except ProviderError as exc:
                 result.message = f"model call failed: {exc}"
@@ -602,6 +676,10 @@ class Ingestor:
         if verdict.get("verdict") == "suspicious":
             return f"reviewer flagged the plan: {str(verdict.get('reason', ''))[:200]}"
         return "reviewer gave no usable verdict; held for a person"
+
+
+def _ahead_key(source_id: str, chunk: Chunk) -> tuple[str, int, int]:
+    return (source_id, chunk.start, chunk.end)
 
 
 def _reasons(admission: Admission) -> dict[str, int]:

@@ -104,10 +104,20 @@ class Provider(ABC):
     needs_network: ClassVar[bool] = False
     reads_prompt: ClassVar[bool] = True  # False: plans come from the task, not the messages
     context_length: int = 8192  # tokens of prompt + reply the model accepts
+    ahead: ClassVar[str] = ""
+    """``"affidavit.module:function"`` of the part of answering an ingest task that reads the
+    chunk alone (never the wiki's pages, the pending slugs or the nonce): an ingest computes it
+    for the next chunks in a worker process (:mod:`affidavit.ingest.ahead`) and hands the result
+    to :meth:`complete_with`. "" when there is no such part."""
 
     @abstractmethod
     def complete(self, request: ModelRequest) -> Completion:
         """Answer one request. Raise :class:`affidavit.errors.ProviderError` on failure."""
+
+    def complete_with(self, prepared: Any, request: ModelRequest) -> Completion:
+        """:meth:`complete`, given what :attr:`ahead` returned for ``request.task`` (with the
+        task's wiki state and nonce left out). The result must be the same as :meth:`complete`'s."""
+        return self.complete(request)
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources (HTTP clients, loaded weights)."""
