@@ -22,6 +22,7 @@ from ..clock import iso
 from ..db import transaction
 from ..errors import AdmissionError, AffidavitError, PlanValidationError, ProviderError
 from ..gate.admission import Admission
+from ..heap import few_collections
 from ..inbox import Proposal
 from ..plan.compact import compact_plan_schema
 from ..plan.nonce import issue_nonce
@@ -205,6 +206,10 @@ class Ingestor:
     # -- the job ----------------------------------------------------------------------------
     def run(self, targets: list[str], trust: str | None = None) -> IngestReport:
         """Add and ingest every target (file, folder or URL); keeps going past a bad one."""
+        with few_collections():  # its caches hold a million objects at 10 MB of sources
+            return self._run(targets, trust)
+
+    def _run(self, targets: list[str], trust: str | None) -> IngestReport:
         db = self.vault.db
         if self.owns_job_row:
             from ..jobs.lease import recover_stale, start_inline  # no cycle at import
