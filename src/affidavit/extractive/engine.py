@@ -35,7 +35,8 @@ from ..providers.base import IngestTask
 from .lexicon import ANAPHORIC_STARTS, SUBJECTLESS_STARTS
 from .markdown import code_spans
 from .segment import MAX_CLAIM, MIN_QUOTE, Segmented, collapse, segment
-from .topics import Topic, find_topics, name_key
+from .known import KnownKeys, known_keys
+from .topics import Topic, choose_topics, name_key, topic_candidates
 from .units import MIN_CHARS_FALLBACK, Unit, build_units, claim_text, excluded_regions
 
 VERSION = "2"
@@ -166,7 +167,7 @@ class _Context:
     task: IngestTask
     existing: dict[str, str]  # slug -> title of pages given in the task
     pending: frozenset[str]
-    keys: dict[str, str]  # name key of a known page's title or slug -> slug
+    keys: KnownKeys  # name key of a known page's title or slug -> slug
 
     def known(self, slug: str) -> bool:
         return slug in self.existing or slug in self.pending
@@ -174,12 +175,9 @@ class _Context:
 
 def _context(task: IngestTask) -> _Context:
     existing = {p.slug: p.title for p in task.pages}
-    keys: dict[str, str] = {}
-    for slug in sorted(set(existing) | set(task.pending_slugs)):
-        keys.setdefault(name_key(slug.replace("-", " ")), slug)
-    for page in task.pages:
-        keys[name_key(page.title)] = page.slug
-    return _Context(task, existing, frozenset(task.pending_slugs), keys)
+    pending = frozenset(task.pending_slugs)
+    keys = known_keys(pending.union(existing), task.pages)
+    return _Context(task, existing, pending, keys)
 
 
 def _source_title(task: IngestTask, seg: Segmented) -> tuple[str, str]:
@@ -488,9 +486,8 @@ def propose_plan(task: IngestTask) -> dict[str, Any]:
     source = _source_page(ctx, units, title, title_heading, chunk, budget, hidden)
     exclude = (name_key(title), name_key(name_title(task.source_name)))
     elsewhere = " . ".join(f"{p.title} . {p.summary}" for p in task.pages)
-    topics = find_topics(
-        units, ctx.keys, MAX_TOPICS, exclude, _visible(chunk, task.flagged), elsewhere
-    )
+    candidates = topic_candidates(units, exclude, _visible(chunk, task.flagged))
+    topics = choose_topics(candidates, ctx.keys.slug_for, MAX_TOPICS, elsewhere)
     topic_pages = _topic_pages(ctx, units, topics, source, chunk)
 
     ops = _page_ops(source, chunk, task.source_id)

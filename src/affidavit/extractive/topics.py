@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -86,6 +87,16 @@ class Topic:
 def name_key(text: str) -> str:
     """The comparison key of a name or title: lower case, words only, no leading "the", no
     possessive, the last word singular ("The Democrats'" and "democrat" compare equal)."""
+    return _short_name_key(text) if len(text) <= 120 else _name_key(text)
+
+
+@lru_cache(maxsize=65536)
+def _short_name_key(text: str) -> str:
+    """:func:`_name_key`, remembered: names and titles recur from chunk to chunk."""
+    return _name_key(text)
+
+
+def _name_key(text: str) -> str:
     words = [_POSSESSIVE.sub("", w) for w in _KEY_WORD.findall(text.lower().replace("’", "'"))]
     words = [w for w in words if w]
     while words and (words[0] in ("the", "a", "an") or words[0] in HONORIFICS):
@@ -340,6 +351,107 @@ def _contains(a: str, b: str) -> bool:
     return f" {b} " in f" {a} " or f" {a} " in f" {b} "
 
 
+@dataclass(frozen=True)
+class TopicCandidate:
+    """A name or key phrase of the chunk that may become a topic, whatever pages are known:
+    its key, title, kind, size (words), the units that mention it (positions, sorted) and its
+    score before a known page doubles it. ``needs_support``: mentioned in fewer than
+    :data:`NEW_TOPIC_MENTIONS` units, it becomes a topic only when a known page or the pages the
+    host showed name it."""
+
+    key: str
+    title: str
+    kind: str
+    size: int
+    units: tuple[int, ...]
+    score: float
+    needs_support: bool
+
+
+def topic_candidates(
+    units: list[Unit], exclude: tuple[str, ...] = (), text: str = ""
+) -> list[TopicCandidate]:
+    """The names and key phrases of ``units`` that may become topics (see :func:`find_topics`):
+    everything about them that does not depend on the wiki's pages. Keys in ``exclude`` are
+    left out; ``text`` is the whole chunk."""
+    found: dict[str, Candidate] = {}
+    for pos, unit in enumerate(units):
+        _names(pos, unit, found)
+    phrases: dict[str, Candidate] = {}
+    for pos, unit in enumerate(units):
+        _phrases(pos, unit, phrases)
+    for key, candidate in phrases.items():
+        if key not in found:
+            found[key] = candidate
+    _credit_containers(found)
+    lower_words = Counter(t for t in _TOKEN.findall(text) if t.islower())
+    _fold_single_names(found, lower_words)
+    out: list[TopicCandidate] = []
+    for candidate in found.values():
+        df = len(candidate.units)
+        if candidate.kind == "name":
+            if df < 2 or (candidate.size == 1 and not candidate.inner):
+                continue
+            score = df * (1.0 + 0.25 * min(candidate.size - 1, 2))
+        else:
+            words = candidate.key.split()
+            if df < 2 or len(candidate.contexts) == 1 or len(set(words)) < len(words):
+                continue  # a refrain ("by an impressive expression...") or "level level"
+            if not any(before in NOUN_PHRASE_OPENERS for before, _ in candidate.contexts):
+                continue  # never after "a", "the", "of"...: not a noun phrase ("grep stops")
+            score = df * 0.6 * (1.0 + 0.2 * (candidate.size - 2))
+        if any(_same_subject(candidate.key, key) for key in exclude if key):
+            continue
+        out.append(
+            TopicCandidate(
+                candidate.key,
+                candidate.title(),
+                candidate.kind,
+                candidate.size,
+                tuple(sorted(candidate.units)),
+                score,
+                df < NEW_TOPIC_MENTIONS,
+            )
+        )
+    return out
+
+
+def choose_topics(
+    candidates: list[TopicCandidate],
+    known: Callable[[str], str | None],
+    limit: int,
+    elsewhere: str = "",
+) -> list[Topic]:
+    """Up to ``limit`` topics among ``candidates``. ``known(key)``: the slug of the known page
+    ``key`` continues (:func:`known_slug`), or None; ``elsewhere``: see :func:`find_topics`."""
+    scored: list[tuple[float, TopicCandidate, str | None]] = []
+    named_elsewhere = f" {name_key(elsewhere)} " if elsewhere else ""
+    for candidate in candidates:
+        slug = known(candidate.key)
+        score = candidate.score
+        # A new page only for a subject named repeatedly: three mentions in the chunk, or two
+        # and a mention on a page of another source the host showed; known pages continue.
+        if slug is None:
+            if candidate.needs_support and not (
+                named_elsewhere and f" {candidate.key} " in named_elsewhere
+            ):
+                continue
+        else:
+            score *= 2.0
+        scored.append((score, candidate, slug))
+    scored.sort(key=lambda item: (-item[0], -item[1].size, item[1].key))
+    chosen: list[Topic] = []
+    for score, candidate, slug in scored:
+        if len(chosen) >= limit:
+            break
+        if any(_contains(candidate.key, t.key) for t in chosen):
+            continue
+        chosen.append(
+            Topic(candidate.key, candidate.title, candidate.kind, candidate.units, score, slug)
+        )
+    return chosen
+
+
 def find_topics(
     units: list[Unit],
     known: dict[str, str],
@@ -356,55 +468,10 @@ def find_topics(
     one-word name it also writes in lower case is a common noun, not a name. ``elsewhere`` is
     the titles and summaries of the other pages the host showed: a subject named there too needs
     two mentions in the chunk to become a page, any other needs three.
+
+    The engine runs the two halves apart (:func:`topic_candidates` ahead of time, then
+    :func:`choose_topics` with an index of the known keys, :mod:`.known`); this is the two
+    over a plain dictionary.
     """
-    found: dict[str, Candidate] = {}
-    for pos, unit in enumerate(units):
-        _names(pos, unit, found)
-    phrases: dict[str, Candidate] = {}
-    for pos, unit in enumerate(units):
-        _phrases(pos, unit, phrases)
-    for key, candidate in phrases.items():
-        if key not in found:
-            found[key] = candidate
-    _credit_containers(found)
-    lower_words = Counter(t for t in _TOKEN.findall(text) if t.islower())
-    _fold_single_names(found, lower_words)
-    scored: list[tuple[float, Candidate]] = []
-    named_elsewhere = f" {name_key(elsewhere)} " if elsewhere else ""
-    for candidate in found.values():
-        df = len(candidate.units)
-        known_page = known_slug(candidate.key, known) is not None
-        elsewhere_too = bool(named_elsewhere) and f" {candidate.key} " in named_elsewhere
-        if candidate.kind == "name":
-            if df < 2 or (candidate.size == 1 and not candidate.inner):
-                continue
-            score = df * (1.0 + 0.25 * min(candidate.size - 1, 2))
-        else:
-            words = candidate.key.split()
-            if df < 2 or len(candidate.contexts) == 1 or len(set(words)) < len(words):
-                continue  # a refrain ("by an impressive expression...") or "level level"
-            if not any(before in NOUN_PHRASE_OPENERS for before, _ in candidate.contexts):
-                continue  # never after "a", "the", "of"...: not a noun phrase ("grep stops")
-            score = df * 0.6 * (1.0 + 0.2 * (candidate.size - 2))
-        # A new page only for a subject named repeatedly: three mentions in the chunk, or two
-        # and a mention on a page of another source the host showed; known pages continue.
-        if not known_page and df < NEW_TOPIC_MENTIONS and not elsewhere_too:
-            continue
-        if known_page:
-            score *= 2.0
-        scored.append((score, candidate))
-    scored.sort(key=lambda item: (-item[0], -item[1].size, item[1].key))
-    chosen: list[Topic] = []
-    for score, candidate in scored:
-        if len(chosen) >= limit:
-            break
-        if any(_contains(candidate.key, t.key) for t in chosen):
-            continue
-        if any(_same_subject(candidate.key, key) for key in exclude if key):
-            continue
-        units_of = tuple(sorted(candidate.units))
-        slug = known_slug(candidate.key, known)
-        chosen.append(
-            Topic(candidate.key, candidate.title(), candidate.kind, units_of, score, slug)
-        )
-    return chosen
+    candidates = topic_candidates(units, exclude, text)
+    return choose_topics(candidates, lambda key: known_slug(key, known), limit, elsewhere)
