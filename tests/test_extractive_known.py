@@ -6,10 +6,9 @@ import random
 import threading
 
 from affidavit.extractive.known import known_keys
-from affidavit.extractive.topics import known_slug, name_key
-from affidavit.extractive.units import build_units
 from affidavit.extractive.segment import segment
-from affidavit.extractive.topics import topic_candidates
+from affidavit.extractive.topics import known_slug, name_key, topic_candidates
+from affidavit.extractive.units import build_units
 from affidavit.providers.base import PageBrief
 
 WORDS = ["new", "york", "city", "harbor", "bank", "of", "england", "a", "state", "park", "x"]
