@@ -7,7 +7,7 @@ import threading
 
 from affidavit.extractive.known import known_keys
 from affidavit.extractive.segment import segment
-from affidavit.extractive.topics import known_slug, name_key, topic_candidates
+from affidavit.extractive.topics import joined_name_key, known_slug, name_key, topic_candidates
 from affidavit.extractive.units import build_units
 from affidavit.providers.base import PageBrief
 
@@ -106,3 +106,27 @@ def test_each_thread_keeps_its_own_keys() -> None:
     for thread in threads:
         thread.join()
     assert seen == {"a": "new-york", "b": "york-city"}
+
+
+def test_the_joined_name_key_is_the_name_key_of_the_joined_text() -> None:
+    rng = random.Random(7)
+    pieces = [
+        "The",
+        "the",
+        "a",
+        "An",
+        "Mr.",
+        "Dr",
+        "Bank’s",
+        "states'",
+        "classes",
+        "ΣΑΣ",
+        "İstanbul",
+    ]
+    pieces += ["of", "New", "York", "city.", "entries", "K\u212a", "", "--", "it's", "Mrs", "x1"]
+    for _ in range(3000):
+        parts = [
+            " ".join(rng.choice(pieces) for _ in range(rng.randint(0, 6)))
+            for _ in range(2 * rng.randint(1, 4))
+        ]
+        assert joined_name_key(parts) == name_key(" . ".join(parts)), parts

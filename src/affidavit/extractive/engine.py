@@ -40,7 +40,7 @@ from .analysis import (
 )
 from .known import KnownKeys, known_keys
 from .titles import fit, name_title, slugify
-from .topics import choose_topics, name_key
+from .topics import choose_topics, joined_name_key, name_key
 
 VERSION = "2"
 """Bumped whenever the same task would give a different plan."""
@@ -104,9 +104,11 @@ def _source_slug(ctx: _Context, analysis: Analysis) -> tuple[str, bool]:
 
 def _topic_pages(ctx: _Context, analysis: Analysis, source: _Page) -> list[_Page]:
     drafts = {d.candidate.key: d for d in analysis.topics}
-    elsewhere = " . ".join(f"{p.title} . {p.summary}" for p in ctx.task.pages)
+    # the name key of the shown pages' titles and summaries, " . "-joined
+    shown = [text for p in ctx.task.pages for text in (p.title, p.summary)]
+    named = f" {joined_name_key(shown)} " if shown else ""
     candidates = [d.candidate for d in analysis.topics]
-    topics = choose_topics(candidates, ctx.keys.slug_for, MAX_TOPICS, elsewhere)
+    topics = choose_topics(candidates, ctx.keys.slug_for, MAX_TOPICS, named)
     pages: dict[str, _Page] = {}
     section = fit(source.title, 80)
     for topic in topics:
@@ -133,7 +135,7 @@ def _claim(claim: Claim, source_id: str) -> dict[str, Any]:
 def _page_ops(page: _Page, claims: tuple[Claim, ...], source_id: str) -> list[dict[str, Any]]:
     ops: list[dict[str, Any]] = []
     for i, (section, group) in enumerate(page.sections.items()):
-        seen: set[str] = set()
+        seen: set[int] = set()
         out = []
         for pos in group:
             claim = claims[pos]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -97,13 +97,39 @@ def _short_name_key(text: str) -> str:
 
 
 def _name_key(text: str) -> str:
+    return _key_of(list(_words_of(text)))
+
+
+def _words_of(text: str) -> list[str]:
+    """The words of ``text`` as :func:`name_key` reads them (lower case, no possessive)."""
     words = [_POSSESSIVE.sub("", w) for w in _KEY_WORD.findall(text.lower().replace("’", "'"))]
-    words = [w for w in words if w]
-    while words and (words[0] in ("the", "a", "an") or words[0] in HONORIFICS):
-        words = words[1:]
+    return [w for w in words if w]
+
+
+@lru_cache(maxsize=16384)
+def _remembered_words(text: str) -> tuple[str, ...]:
+    return tuple(_words_of(text))
+
+
+def _key_of(words: list[str]) -> str:
+    start = 0
+    while start < len(words) and (words[start] in ("the", "a", "an") or words[start] in HONORIFICS):
+        start += 1
+    words = words[start:]
     if words and len(words[-1]) > 3:
         words[-1] = _singular(words[-1])
     return " ".join(words)
+
+
+def joined_name_key(parts: Sequence[str]) -> str:
+    """``name_key(" . ".join(parts))``, from the remembered words of each part: the titles and
+    summaries of the pages shown with a chunk recur from chunk to chunk. (The words of a text
+    are those of its parts in order: no word crosses " . ", and lower-casing maps each
+    character alone but Greek capital sigma, which gives no word character either way.)"""
+    words: list[str] = []
+    for part in parts:
+        words += _remembered_words(part) if len(part) <= 1000 else _words_of(part)
+    return _key_of(words)
 
 
 def _singular(word: str) -> str:
@@ -420,12 +446,12 @@ def choose_topics(
     candidates: list[TopicCandidate],
     known: Callable[[str], str | None],
     limit: int,
-    elsewhere: str = "",
+    named_elsewhere: str = "",
 ) -> list[Topic]:
     """Up to ``limit`` topics among ``candidates``. ``known(key)``: the slug of the known page
-    ``key`` continues (:func:`known_slug`), or None; ``elsewhere``: see :func:`find_topics`."""
+    ``key`` continues (:func:`known_slug`), or None; ``named_elsewhere``: the name key of
+    ``elsewhere`` (see :func:`find_topics`) padded with spaces, "" when there is none."""
     scored: list[tuple[float, TopicCandidate, str | None]] = []
-    named_elsewhere = f" {name_key(elsewhere)} " if elsewhere else ""
     for candidate in candidates:
         slug = known(candidate.key)
         score = candidate.score
@@ -474,4 +500,5 @@ def find_topics(
     over a plain dictionary.
     """
     candidates = topic_candidates(units, exclude, text)
-    return choose_topics(candidates, lambda key: known_slug(key, known), limit, elsewhere)
+    named = f" {name_key(elsewhere)} " if elsewhere else ""
+    return choose_topics(candidates, lambda key: known_slug(key, known), limit, named)
