@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import accumulate, compress
 
 from .lexicon import (
     CONNECTORS,
@@ -132,6 +133,7 @@ def joined_name_key(parts: Sequence[str]) -> str:
     return _key_of(words)
 
 
+@lru_cache(maxsize=65536)
 def _singular(word: str) -> str:
     """The singular of an English plural, by rule ("classes" → "class", "entries" → "entry")."""
     if len(word) > 4 and word.endswith("ies"):
@@ -143,18 +145,18 @@ def _singular(word: str) -> str:
     return word
 
 
-def _joins(text: str, left: re.Match[str], right: re.Match[str]) -> bool:
-    """True if two tokens may belong to one name: one space apart, an initial between them
-    ("George W. Bush") or a plural possessive ("the Commissioners' Plan")."""
-    gap = text[left.end() : right.start()]
+def _joins(gap: str, word: str) -> bool:
+    """True if two tokens, ``gap`` apart, the first ``word``, may belong to one name: one space
+    apart, an initial between them ("George W. Bush") or a plural possessive ("the
+    Commissioners' Plan")."""
     if gap == " ":
         return True
-    word = left.group()
     if gap in ("' ", "’ "):
         return word.endswith("s")  # a plural possessive: "the Commissioners' Plan"
     return gap == ". " and len(word) == 1 and word.isupper()
 
 
+@lru_cache(maxsize=65536)
 def _is_cap(token: str) -> bool:
     return token[0].isupper() and token != "I"
 
@@ -173,30 +175,31 @@ def _generic_name(words: list[str]) -> bool:
 
 def _names(unit_pos: int, unit: Unit, found: dict[str, Candidate]) -> None:
     text = unit.text
-    tokens = _unit_tokens(text)
-    i = 0
-    while i < len(tokens):
-        if not _is_cap(tokens[i].group()):
-            i += 1
+    words = _unit_words(text)
+    shown, gaps, starts, ends = words.shown, words.gaps, words.starts, words.ends
+    n = len(shown)
+    resume = 0  # capitals before it are inside the run before
+    for i in words.caps:
+        if i < resume:
             continue
         run = [i]
         j = i
-        while j + 1 < len(tokens) and _joins(text, tokens[j], tokens[j + 1]):
-            nxt = tokens[j + 1].group()
+        while j + 1 < n and _joins(gaps[j + 1], shown[j]):
+            nxt = shown[j + 1]
             if _is_cap(nxt):
                 run.append(j + 1)
                 j += 1
                 continue
             lower = nxt.lower()
-            joined = lower in CONNECTORS or (lower == "the" and tokens[j].group().lower() == "of")
-            if joined and j + 2 < len(tokens) and len(run) < MAX_NAME_TOKENS:
+            joined = lower in CONNECTORS or (lower == "the" and shown[j].lower() == "of")
+            if joined and j + 2 < n and len(run) < MAX_NAME_TOKENS:
                 run.append(j + 1)
                 j += 1
                 continue
             break
-        i = j + 1
+        resume = j + 1
         while run:
-            head = tokens[run[0]].group()
+            head = shown[run[0]]
             inner_the = head == "The" and run[0] > 0 and len(run) > 1
             if inner_the or not (
                 head.lower() in STOPWORDS or head.lower() in HONORIFICS or head in CONNECTORS
@@ -204,32 +207,44 @@ def _names(unit_pos: int, unit: Unit, found: dict[str, Candidate]) -> None:
                 break
             run = run[1:]
         while run and (
-            not _is_cap(tokens[run[-1]].group())
-            or (len(run) > 1 and tokens[run[-1]].group().lower() in _TRAILING_GENERIC)
+            not _is_cap(shown[run[-1]])
+            or (len(run) > 1 and shown[run[-1]].lower() in _TRAILING_GENERIC)
         ):
             run = run[:-1]
         if not run or len(run) > MAX_NAME_TOKENS:
             continue
-        surface = text[tokens[run[0]].start() : tokens[run[-1]].end()]
-        surface = _POSSESSIVE.sub("", surface) if surface.endswith(("'s", "’s")) else surface
-        words = name_key(surface).split()
-        if not words or _generic_name(words):
-            continue
-        if len(words) == 1 and (
-            len(words[0]) < 3
-            or _ROMAN.match(surface)
-            or _COMPOUND.match(surface)
-            or surface.isupper()  # "END", "NUM": a constant or an acronym, not a subject
-        ):
-            continue
-        if any(_CODE_WORD.match(w) for w in surface.split()):
-            continue  # "TIME_STYLE", "True", "os.path": names from code, not subjects
-        key = " ".join(words)
-        candidate = found.setdefault(key, Candidate(key, "name"))
-        candidate.surfaces[surface] += 1
-        candidate.units.add(unit_pos)
-        if run[0] > 0 or len(run) > 1:
-            candidate.inner = True
+        _add_name(text[starts[run[0]] : ends[run[-1]]], run[0] > 0 or len(run) > 1, unit_pos, found)
+
+
+def _add_name(surface: str, inner: bool, unit_pos: int, found: dict[str, Candidate]) -> None:
+    """Count the capitalised run ``surface`` as a mention of its name, unless it is not one."""
+    surface = _POSSESSIVE.sub("", surface) if surface.endswith(("'s", "’s")) else surface
+    key = _name_of(surface)
+    if key is None:
+        return
+    candidate = found.setdefault(key, Candidate(key, "name"))
+    candidate.surfaces[surface] += 1
+    candidate.units.add(unit_pos)
+    if inner:
+        candidate.inner = True
+
+
+@lru_cache(maxsize=65536)
+def _name_of(surface: str) -> str | None:
+    """The key of the name ``surface`` writes, or None when it is not a subject's name."""
+    words = name_key(surface).split()
+    if not words or _generic_name(words):
+        return None
+    if len(words) == 1 and (
+        len(words[0]) < 3
+        or _ROMAN.match(surface)
+        or _COMPOUND.match(surface)
+        or surface.isupper()  # "END", "NUM": a constant or an acronym, not a subject
+    ):
+        return None
+    if any(_CODE_WORD.match(w) for w in surface.split()):
+        return None  # "TIME_STYLE", "True", "os.path": names from code, not subjects
+    return " ".join(words)
 
 
 @lru_cache(maxsize=65536)
@@ -261,50 +276,74 @@ def _phrase_edge(first: str, last: str) -> bool:
 
 def _phrases(unit_pos: int, unit: Unit, found: dict[str, Candidate]) -> None:
     text = unit.text
-    tokens = _unit_tokens(text)
-    shown = [m.group() for m in tokens]
-    lower = [w.lower() for w in shown]
-    run: list[int] = []  # indices into tokens
-
-    def flush() -> None:
-        if len(run) < 2:
-            run.clear()
-            return
-        for size in (3, 2):
-            for a in range(len(run) - size + 1):
-                i, j = run[a], run[a + size - 1]
-                words = lower[i : j + 1]
-                if _phrase_edge(words[0], words[-1]):
-                    continue
-                key = " ".join([_singular(w) for w in words])
-                surface = text[tokens[i].start() : tokens[j].end()]
-                candidate = found.setdefault(key, Candidate(key, "phrase"))
-                candidate.surfaces[surface] += 1
-                candidate.units.add(unit_pos)
-                before = lower[i - 1] if i > 0 else ""
-                after = lower[j + 1] if j + 1 < len(tokens) else ""
-                candidate.contexts.add((before, after))
-        run.clear()
-
-    previous_end = -1
-    for index, match in enumerate(tokens):
-        word = shown[index]
-        if index == 0 and word[:1].isupper() and word[1:].islower():
-            word = word.lower()  # a sentence's first word: "Base classes are listed..."
-        ok = _phrase_word(word)
-        joined = index > 0 and text[previous_end : match.start()] == " "
-        previous_end = match.end()
-        if not ok or not joined:
-            flush()
+    words = _unit_words(text)
+    run: list[int] = []  # indices into the words
+    for index, ok in enumerate(words.phrase_ok):
+        if not ok or (index and words.gaps[index] != " "):
+            if len(run) > 1:
+                _add_phrases(run, words, text, unit_pos, found)
+            run = []
         if ok:
             run.append(index)
-    flush()
+    if len(run) > 1:
+        _add_phrases(run, words, text, unit_pos, found)
+
+
+def _add_phrases(
+    run: list[int], words: _Words, text: str, unit_pos: int, found: dict[str, Candidate]
+) -> None:
+    """Count the key phrases of three and two words of ``run`` (consecutive phrase words)."""
+    lower, starts, ends = words.lower, words.starts, words.ends
+    for size in (3, 2):
+        for a in range(len(run) - size + 1):
+            i, j = run[a], run[a + size - 1]
+            if _phrase_edge(lower[i], lower[j]):
+                continue
+            key = " ".join([_singular(w) for w in lower[i : j + 1]])
+            surface = text[starts[i] : ends[j]]
+            candidate = found.setdefault(key, Candidate(key, "phrase"))
+            candidate.surfaces[surface] += 1
+            candidate.units.add(unit_pos)
+            before = lower[i - 1] if i > 0 else ""
+            after = lower[j + 1] if j + 1 < len(lower) else ""
+            candidate.contexts.add((before, after))
+
+
+@dataclass(frozen=True)
+class _Words:
+    """The word tokens of a unit's text, for both the name and the phrase pass (read only):
+    each as written and in lower case, the text between it and the one before ("" for the
+    first), offsets, which start with a capital, which may be in a key phrase."""
+
+    shown: tuple[str, ...]
+    lower: tuple[str, ...]
+    gaps: tuple[str, ...]
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+    caps: tuple[int, ...]
+    phrase_ok: tuple[bool, ...]
 
 
 @lru_cache(maxsize=1024)
-def _unit_tokens(text: str) -> list[re.Match[str]]:
-    """The word tokens of a unit's text, for both the name and the phrase pass (read only)."""
-    return list(_TOKEN.finditer(text))
+def _unit_words(text: str) -> _Words:
+    shown = tuple(_TOKEN.findall(text))
+    pieces = _TOKEN.split(text)  # the text around and between the words: len(shown) + 1
+    lengths = [0] * (2 * len(shown))
+    lengths[0::2] = map(len, pieces[:-1])
+    lengths[1::2] = map(len, shown)
+    offsets = list(accumulate(lengths))
+    ok = list(map(_phrase_word, shown))
+    if shown and shown[0][:1].isupper() and shown[0][1:].islower():
+        ok[0] = _phrase_word(shown[0].lower())  # a sentence's first word: "Base classes are..."
+    return _Words(
+        shown,
+        tuple(map(str.lower, shown)),
+        ("", *pieces[1:-1]),
+        tuple(offsets[0::2]),
+        tuple(offsets[1::2]),
+        tuple(compress(range(len(shown)), map(_is_cap, shown))),
+        tuple(ok),
+    )
 
 
 def _credit_containers(found: dict[str, Candidate]) -> None:
@@ -410,7 +449,7 @@ def topic_candidates(
         if key not in found:
             found[key] = candidate
     _credit_containers(found)
-    lower_words = Counter(t for t in _TOKEN.findall(text) if t.islower())
+    lower_words = Counter(filter(str.islower, _TOKEN.findall(text)))
     _fold_single_names(found, lower_words)
     out: list[TopicCandidate] = []
     for candidate in found.values():
