@@ -185,6 +185,10 @@ def rejection(text: str, names: frozenset[str] = frozenset()) -> str:
     return ""
 
 
+_NOT_PROPER = GENERIC_NAMES | STOPWORDS
+_FIRST_PERSON = frozenset({"I", "my", "me", "My"})
+
+
 def _base_score(text: str, tokens: tuple[str, ...], sentence: Sentence) -> float:
     alpha = [t for t in tokens if t[0].isalpha()]
     n = len(tokens)
@@ -199,14 +203,14 @@ def _base_score(text: str, tokens: tuple[str, ...], sentence: Sentence) -> float
         score += 0.3
     if _YEAR.search(text):
         score += 0.2
-    lower = [t.lower() for t in alpha]
+    lower = list(map(str.lower, alpha))
     proper = sum(
         1
         for t, w in zip(alpha[1:], lower[1:], strict=True)
-        if t[0].isupper() and w not in GENERIC_NAMES and w not in STOPWORDS
+        if t[0].isupper() and w not in _NOT_PROPER
     )
     score += 0.15 * min(proper, 4)
-    content = sum(1 for w in lower if w not in STOPWORDS)
+    content = len(lower) - sum(map(STOPWORDS.__contains__, lower))
     if alpha:
         score += content / len(alpha) - 0.5
     head = lower[0] if alpha else ""
@@ -216,7 +220,7 @@ def _base_score(text: str, tokens: tuple[str, ...], sentence: Sentence) -> float
         score -= 0.2
     if text.endswith("!"):
         score -= 0.5
-    first_person = sum(1 for t in alpha if t in ("I", "my", "me", "My"))
+    first_person = sum(map(_FIRST_PERSON.__contains__, alpha))
     score -= 0.1 * min(first_person, 3)
     if sentence.first_in_block:
         score += 0.1
@@ -294,16 +298,17 @@ def _add_keyword_weight(units: list[Unit]) -> None:
     counts: Counter[str] = Counter()
     contents = []
     for unit in units:
-        content = [w for w in (t.lower() for t in unit.tokens) if w not in STOPWORDS]
+        content = [w for w in map(str.lower, unit.tokens) if w not in STOPWORDS]
         contents.append(content)
         counts.update(set(content))
     if not counts:
         return
+    logs = {w: math.log(count) for w, count in counts.items() if count > 1}
     for i, unit in enumerate(units):
         content = contents[i]
         if not content:
             continue
-        weight = sum(math.log(counts[w]) for w in content if counts[w] > 1) / len(unit.tokens)
+        weight = sum([logs[w] for w in content if w in logs]) / len(unit.tokens)
         units[i] = Unit(
             unit.sentence,
             unit.start,
