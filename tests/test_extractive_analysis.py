@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import random
 from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any, cast
@@ -19,6 +20,9 @@ from affidavit.extractive import (
     plan_from,
     propose_plan,
 )
+from affidavit.extractive.segment import collapse
+from affidavit.extractive.topics import _ASCII_TOKEN, _TOKEN, _tokens
+from affidavit.extractive.units import _EMPHASIS, _REFERENCE, _UNDERSCORE, claim_text
 from affidavit.providers.base import IngestTask, Message, ModelRequest, PageBrief
 from affidavit.providers.extractive import ExtractiveProvider
 
@@ -133,3 +137,22 @@ def test_the_key_names_the_chunk_not_the_wiki() -> None:
     mine = task(ESSAY)
     assert analysis_key(replace(mine, pages=PAGES, pending_slugs=PENDING)) == analysis_key(mine)
     assert SOURCE[:8] in analyse(mine).own_slug
+
+
+def test_the_ascii_word_pattern_finds_the_words_of_the_unicode_one() -> None:
+    rng = random.Random(4)
+    alphabet = "aZ09_'-.,; \n\t()[]*" + "bcXY"
+    for _ in range(5000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        assert _ASCII_TOKEN.findall(text) == _TOKEN.findall(text), text
+        assert _ASCII_TOKEN.split(text) == _TOKEN.split(text), text
+    assert _tokens("naïve café") is _TOKEN
+
+
+def test_claim_text_skips_only_patterns_whose_marker_is_absent() -> None:
+    rng = random.Random(8)
+    pieces = ["*", "**", "_", "[", "]", "1", "note", "citation needed", "a", "b ", "  ", "\n"]
+    for _ in range(5000):
+        raw = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+        plain = collapse(_REFERENCE.sub("", _UNDERSCORE.sub(r"\1", _EMPHASIS.sub(r"\2", raw))))
+        assert claim_text(raw) == plain, raw

@@ -34,6 +34,16 @@ from .lexicon import (
 from .units import Unit
 
 _TOKEN = re.compile(r"[^\W\d_](?:[\w'’-]*[^\W_])?|\d+")
+_ASCII_TOKEN = re.compile(r"[A-Za-z](?:[A-Za-z0-9_'-]*[A-Za-z0-9])?|[0-9]+")
+r""":data:`_TOKEN` for ASCII text, where its classes are these ranges: twice as fast as Unicode
+classes (``\w`` is ``[A-Za-z0-9_]`` there and ``\d`` is ``[0-9]``)."""
+
+
+def _tokens(text: str) -> re.Pattern[str]:
+    """The word pattern for ``text``: the same words either way."""
+    return _ASCII_TOKEN if text.isascii() else _TOKEN
+
+
 _COMPOUND = re.compile(r"^[^\W\d_]+-[a-z]")  # "Istanbul-based", "French-speaking": adjectives
 _POSSESSIVE = re.compile(r"['’]s?$")
 _KEY_WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
@@ -326,8 +336,9 @@ class _Words:
 
 @lru_cache(maxsize=1024)
 def _unit_words(text: str) -> _Words:
-    shown = tuple(_TOKEN.findall(text))
-    pieces = _TOKEN.split(text)  # the text around and between the words: len(shown) + 1
+    pattern = _tokens(text)
+    shown = tuple(pattern.findall(text))
+    pieces = pattern.split(text)  # the text around and between the words: len(shown) + 1
     lengths = [0] * (2 * len(shown))
     lengths[0::2] = map(len, pieces[:-1])
     lengths[1::2] = map(len, shown)
@@ -449,7 +460,7 @@ def topic_candidates(
         if key not in found:
             found[key] = candidate
     _credit_containers(found)
-    lower_words = Counter(filter(str.islower, _TOKEN.findall(text)))
+    lower_words = Counter(filter(str.islower, _tokens(text).findall(text)))
     _fold_single_names(found, lower_words)
     out: list[TopicCandidate] = []
     for candidate in found.values():

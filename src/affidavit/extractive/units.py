@@ -127,7 +127,11 @@ def _overlaps(regions: list[tuple[int, int]], start: int, end: int) -> bool:
 def claim_text(raw: str) -> str:
     """The claim text of a quoted passage: whitespace collapsed, markdown emphasis and reference
     marks ("[1]", "[note 2]", "[citation needed]") removed."""
-    return collapse(_REFERENCE.sub("", _UNDERSCORE.sub(r"\1", _EMPHASIS.sub(r"\2", raw))))
+    # each pattern needs its marker: a text without it is left as it is
+    text = _EMPHASIS.sub(r"\2", raw) if "*" in raw else raw
+    text = _UNDERSCORE.sub(r"\1", text) if "_" in text else text
+    text = _REFERENCE.sub("", text) if "[" in text else text
+    return collapse(text)
 
 
 def _strip_salutation(chunk: str, start: int, end: int) -> int:
