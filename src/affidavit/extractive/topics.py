@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import accumulate, compress
+from itertools import compress
 
 from .lexicon import (
     CONNECTORS,
@@ -336,25 +336,24 @@ class _Words:
 
 @lru_cache(maxsize=1024)
 def _unit_words(text: str) -> _Words:
-    pattern = _tokens(text)
-    shown = tuple(pattern.findall(text))
-    pieces = pattern.split(text)  # the text around and between the words: len(shown) + 1
-    lengths = [0] * (2 * len(shown))
-    lengths[0::2] = map(len, pieces[:-1])
-    lengths[1::2] = map(len, shown)
-    offsets = list(accumulate(lengths))
-    ok = list(map(_phrase_word, shown))
+    matches = list(_tokens(text).finditer(text))
+    shown = tuple(map(re.Match.group, matches))
+    starts = tuple(map(re.Match.start, matches))
+    ends = tuple(map(re.Match.end, matches))
+    gaps = ("", *map(text.__getitem__, map(slice, ends[:-1], starts[1:])))
+    lower, cap, ok = zip(*map(_word_kind, shown), strict=True) if shown else ((), (), ())
     if shown and shown[0][:1].isupper() and shown[0][1:].islower():
-        ok[0] = _phrase_word(shown[0].lower())  # a sentence's first word: "Base classes are..."
-    return _Words(
-        shown,
-        tuple(map(str.lower, shown)),
-        ("", *pieces[1:-1]),
-        tuple(offsets[0::2]),
-        tuple(offsets[1::2]),
-        tuple(compress(range(len(shown)), map(_is_cap, shown))),
-        tuple(ok),
-    )
+        # a sentence's first word: "Base classes are listed..."
+        ok = (_phrase_word(shown[0].lower()), *ok[1:])
+    caps = tuple(compress(range(len(shown)), cap))
+    return _Words(shown, lower, gaps, starts, ends, caps, ok)
+
+
+@lru_cache(maxsize=65536)
+def _word_kind(word: str) -> tuple[str, bool, bool]:
+    """A word in lower case, whether it is capitalised (:func:`_is_cap`), and whether a key
+    phrase may hold it as written (:func:`_phrase_word`)."""
+    return word.lower(), _is_cap(word), _phrase_word(word)
 
 
 def _credit_containers(found: dict[str, Candidate]) -> None:
