@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import pickle
 import random
+import subprocess
+import sys
 from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any, cast
@@ -156,3 +159,23 @@ def test_claim_text_skips_only_patterns_whose_marker_is_absent() -> None:
         raw = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
         plain = collapse(_REFERENCE.sub("", _UNDERSCORE.sub(r"\1", _EMPHASIS.sub(r"\2", raw))))
         assert claim_text(raw) == plain, raw
+
+
+def test_an_analysis_from_a_process_with_another_hash_seed_is_the_same() -> None:
+    """What a worker process computes (spawned: its own hash seed) is what this one would."""
+    code = (
+        "import pickle, sys\n"
+        "from affidavit.extractive import analyse\n"
+        "from affidavit.providers.base import IngestTask\n"
+        f"t = IngestTask('', {SOURCE!r}, '1905-speech.md', sys.stdin.read(), 0, 0, 1)\n"
+        "sys.stdout.buffer.write(pickle.dumps(analyse(t)))\n"
+    )
+    mine = analyse(task(SPEECH, "1905-speech.md"))
+    assert mine.topics  # names and phrases whose order a hash seed could have changed
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        result = subprocess.run(
+            [sys.executable, "-c", code], input=SPEECH.encode(), capture_output=True, env=env
+        )
+        assert result.returncode == 0, result.stderr
+        assert pickle.loads(result.stdout) == mine
