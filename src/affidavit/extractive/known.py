@@ -138,7 +138,8 @@ def slug_key(slug: str) -> str:
 
 def known_keys(slugs: Iterable[str], pages: Iterable[PageBrief]) -> KnownKeys:
     """The keys of the known ``slugs`` (kept from the last call on this thread: only new slugs
-    are read) with the title keys of the shown ``pages`` over them, in order (the last wins)."""
+    are read) with the title keys of the shown ``pages`` over them, in order (the last wins).
+    The result shares this thread's keys: use it before the thread's next call."""
     cache: _Cache | None = getattr(_LOCAL, "cache", None)
     if cache is None:
         cache = _LOCAL.cache = _Cache()
