@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import compress
 
 from .lexicon import (
     CONNECTORS,
@@ -32,6 +34,16 @@ from .lexicon import (
 from .units import Unit
 
 _TOKEN = re.compile(r"[^\W\d_](?:[\w'’-]*[^\W_])?|\d+")
+_ASCII_TOKEN = re.compile(r"[A-Za-z](?:[A-Za-z0-9_'-]*[A-Za-z0-9])?|[0-9]+")
+r""":data:`_TOKEN` for ASCII text, where its classes are these ranges: twice as fast as Unicode
+classes (``\w`` is ``[A-Za-z0-9_]`` there and ``\d`` is ``[0-9]``)."""
+
+
+def _tokens(text: str) -> re.Pattern[str]:
+    """The word pattern for ``text``: the same words either way."""
+    return _ASCII_TOKEN if text.isascii() else _TOKEN
+
+
 _COMPOUND = re.compile(r"^[^\W\d_]+-[a-z]")  # "Istanbul-based", "French-speaking": adjectives
 _POSSESSIVE = re.compile(r"['’]s?$")
 _KEY_WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
@@ -86,15 +98,52 @@ class Topic:
 def name_key(text: str) -> str:
     """The comparison key of a name or title: lower case, words only, no leading "the", no
     possessive, the last word singular ("The Democrats'" and "democrat" compare equal)."""
+    return _short_name_key(text) if len(text) <= 120 else _name_key(text)
+
+
+@lru_cache(maxsize=65536)
+def _short_name_key(text: str) -> str:
+    """:func:`_name_key`, remembered: names and titles recur from chunk to chunk."""
+    return _name_key(text)
+
+
+def _name_key(text: str) -> str:
+    return _key_of(list(_words_of(text)))
+
+
+def _words_of(text: str) -> list[str]:
+    """The words of ``text`` as :func:`name_key` reads them (lower case, no possessive)."""
     words = [_POSSESSIVE.sub("", w) for w in _KEY_WORD.findall(text.lower().replace("’", "'"))]
-    words = [w for w in words if w]
-    while words and (words[0] in ("the", "a", "an") or words[0] in HONORIFICS):
-        words = words[1:]
+    return [w for w in words if w]
+
+
+@lru_cache(maxsize=16384)
+def _remembered_words(text: str) -> tuple[str, ...]:
+    return tuple(_words_of(text))
+
+
+def _key_of(words: list[str]) -> str:
+    start = 0
+    while start < len(words) and (words[start] in ("the", "a", "an") or words[start] in HONORIFICS):
+        start += 1
+    words = words[start:]
     if words and len(words[-1]) > 3:
         words[-1] = _singular(words[-1])
     return " ".join(words)
 
 
+def joined_name_key(parts: Sequence[str]) -> str:
+    """``name_key(" . ".join(parts))``, from the remembered words of each part: the titles and
+    summaries of the pages shown with a chunk recur from chunk to chunk. (The words of a text
+    are those of its parts in order: no word crosses " . ", and lower-casing maps each
+    character alone but Greek capital sigma, which gives no word character either way.)"""
+    words: list[str] = []
+    for part in parts:
+        words += _remembered_words(part) if len(part) <= 1000 else _words_of(part)
+    return _key_of(words)
+
+
+@lru_cache(maxsize=65536)
 def _singular(word: str) -> str:
     """The singular of an English plural, by rule ("classes" → "class", "entries" → "entry")."""
     if len(word) > 4 and word.endswith("ies"):
@@ -106,18 +155,18 @@ def _singular(word: str) -> str:
     return word
 
 
-def _joins(text: str, left: re.Match[str], right: re.Match[str]) -> bool:
-    """True if two tokens may belong to one name: one space apart, an initial between them
-    ("George W. Bush") or a plural possessive ("the Commissioners' Plan")."""
-    gap = text[left.end() : right.start()]
+def _joins(gap: str, word: str) -> bool:
+    """True if two tokens, ``gap`` apart, the first ``word``, may belong to one name: one space
+    apart, an initial between them ("George W. Bush") or a plural possessive ("the
+    Commissioners' Plan")."""
     if gap == " ":
         return True
-    word = left.group()
     if gap in ("' ", "’ "):
         return word.endswith("s")  # a plural possessive: "the Commissioners' Plan"
     return gap == ". " and len(word) == 1 and word.isupper()
 
 
+@lru_cache(maxsize=65536)
 def _is_cap(token: str) -> bool:
     return token[0].isupper() and token != "I"
 
@@ -136,30 +185,31 @@ def _generic_name(words: list[str]) -> bool:
 
 def _names(unit_pos: int, unit: Unit, found: dict[str, Candidate]) -> None:
     text = unit.text
-    tokens = _unit_tokens(text)
-    i = 0
-    while i < len(tokens):
-        if not _is_cap(tokens[i].group()):
-            i += 1
+    words = _unit_words(text)
+    shown, gaps, starts, ends = words.shown, words.gaps, words.starts, words.ends
+    n = len(shown)
+    resume = 0  # capitals before it are inside the run before
+    for i in words.caps:
+        if i < resume:
             continue
         run = [i]
         j = i
-        while j + 1 < len(tokens) and _joins(text, tokens[j], tokens[j + 1]):
-            nxt = tokens[j + 1].group()
+        while j + 1 < n and _joins(gaps[j + 1], shown[j]):
+            nxt = shown[j + 1]
             if _is_cap(nxt):
                 run.append(j + 1)
                 j += 1
                 continue
             lower = nxt.lower()
-            joined = lower in CONNECTORS or (lower == "the" and tokens[j].group().lower() == "of")
-            if joined and j + 2 < len(tokens) and len(run) < MAX_NAME_TOKENS:
+            joined = lower in CONNECTORS or (lower == "the" and shown[j].lower() == "of")
+            if joined and j + 2 < n and len(run) < MAX_NAME_TOKENS:
                 run.append(j + 1)
                 j += 1
                 continue
             break
-        i = j + 1
+        resume = j + 1
         while run:
-            head = tokens[run[0]].group()
+            head = shown[run[0]]
             inner_the = head == "The" and run[0] > 0 and len(run) > 1
             if inner_the or not (
                 head.lower() in STOPWORDS or head.lower() in HONORIFICS or head in CONNECTORS
@@ -167,32 +217,44 @@ def _names(unit_pos: int, unit: Unit, found: dict[str, Candidate]) -> None:
                 break
             run = run[1:]
         while run and (
-            not _is_cap(tokens[run[-1]].group())
-            or (len(run) > 1 and tokens[run[-1]].group().lower() in _TRAILING_GENERIC)
+            not _is_cap(shown[run[-1]])
+            or (len(run) > 1 and shown[run[-1]].lower() in _TRAILING_GENERIC)
         ):
             run = run[:-1]
         if not run or len(run) > MAX_NAME_TOKENS:
             continue
-        surface = text[tokens[run[0]].start() : tokens[run[-1]].end()]
-        surface = _POSSESSIVE.sub("", surface) if surface.endswith(("'s", "’s")) else surface
-        words = name_key(surface).split()
-        if not words or _generic_name(words):
-            continue
-        if len(words) == 1 and (
-            len(words[0]) < 3
-            or _ROMAN.match(surface)
-            or _COMPOUND.match(surface)
-            or surface.isupper()  # "END", "NUM": a constant or an acronym, not a subject
-        ):
-            continue
-        if any(_CODE_WORD.match(w) for w in surface.split()):
-            continue  # "TIME_STYLE", "True", "os.path": names from code, not subjects
-        key = " ".join(words)
-        candidate = found.setdefault(key, Candidate(key, "name"))
-        candidate.surfaces[surface] += 1
-        candidate.units.add(unit_pos)
-        if run[0] > 0 or len(run) > 1:
-            candidate.inner = True
+        _add_name(text[starts[run[0]] : ends[run[-1]]], run[0] > 0 or len(run) > 1, unit_pos, found)
+
+
+def _add_name(surface: str, inner: bool, unit_pos: int, found: dict[str, Candidate]) -> None:
+    """Count the capitalised run ``surface`` as a mention of its name, unless it is not one."""
+    surface = _POSSESSIVE.sub("", surface) if surface.endswith(("'s", "’s")) else surface
+    key = _name_of(surface)
+    if key is None:
+        return
+    candidate = found.setdefault(key, Candidate(key, "name"))
+    candidate.surfaces[surface] += 1
+    candidate.units.add(unit_pos)
+    if inner:
+        candidate.inner = True
+
+
+@lru_cache(maxsize=65536)
+def _name_of(surface: str) -> str | None:
+    """The key of the name ``surface`` writes, or None when it is not a subject's name."""
+    words = name_key(surface).split()
+    if not words or _generic_name(words):
+        return None
+    if len(words) == 1 and (
+        len(words[0]) < 3
+        or _ROMAN.match(surface)
+        or _COMPOUND.match(surface)
+        or surface.isupper()  # "END", "NUM": a constant or an acronym, not a subject
+    ):
+        return None
+    if any(_CODE_WORD.match(w) for w in surface.split()):
+        return None  # "TIME_STYLE", "True", "os.path": names from code, not subjects
+    return " ".join(words)
 
 
 @lru_cache(maxsize=65536)
@@ -224,50 +286,74 @@ def _phrase_edge(first: str, last: str) -> bool:
 
 def _phrases(unit_pos: int, unit: Unit, found: dict[str, Candidate]) -> None:
     text = unit.text
-    tokens = _unit_tokens(text)
-    shown = [m.group() for m in tokens]
-    lower = [w.lower() for w in shown]
-    run: list[int] = []  # indices into tokens
-
-    def flush() -> None:
-        if len(run) < 2:
-            run.clear()
-            return
-        for size in (3, 2):
-            for a in range(len(run) - size + 1):
-                i, j = run[a], run[a + size - 1]
-                words = lower[i : j + 1]
-                if _phrase_edge(words[0], words[-1]):
-                    continue
-                key = " ".join([_singular(w) for w in words])
-                surface = text[tokens[i].start() : tokens[j].end()]
-                candidate = found.setdefault(key, Candidate(key, "phrase"))
-                candidate.surfaces[surface] += 1
-                candidate.units.add(unit_pos)
-                before = lower[i - 1] if i > 0 else ""
-                after = lower[j + 1] if j + 1 < len(tokens) else ""
-                candidate.contexts.add((before, after))
-        run.clear()
-
-    previous_end = -1
-    for index, match in enumerate(tokens):
-        word = shown[index]
-        if index == 0 and word[:1].isupper() and word[1:].islower():
-            word = word.lower()  # a sentence's first word: "Base classes are listed..."
-        ok = _phrase_word(word)
-        joined = index > 0 and text[previous_end : match.start()] == " "
-        previous_end = match.end()
-        if not ok or not joined:
-            flush()
+    words = _unit_words(text)
+    run: list[int] = []  # indices into the words
+    for index, ok in enumerate(words.phrase_ok):
+        if not ok or (index and words.gaps[index] != " "):
+            if len(run) > 1:
+                _add_phrases(run, words, text, unit_pos, found)
+            run = []
         if ok:
             run.append(index)
-    flush()
+    if len(run) > 1:
+        _add_phrases(run, words, text, unit_pos, found)
+
+
+def _add_phrases(
+    run: list[int], words: _Words, text: str, unit_pos: int, found: dict[str, Candidate]
+) -> None:
+    """Count the key phrases of three and two words of ``run`` (consecutive phrase words)."""
+    lower, starts, ends = words.lower, words.starts, words.ends
+    for size in (3, 2):
+        for a in range(len(run) - size + 1):
+            i, j = run[a], run[a + size - 1]
+            if _phrase_edge(lower[i], lower[j]):
+                continue
+            key = " ".join([_singular(w) for w in lower[i : j + 1]])
+            surface = text[starts[i] : ends[j]]
+            candidate = found.setdefault(key, Candidate(key, "phrase"))
+            candidate.surfaces[surface] += 1
+            candidate.units.add(unit_pos)
+            before = lower[i - 1] if i > 0 else ""
+            after = lower[j + 1] if j + 1 < len(lower) else ""
+            candidate.contexts.add((before, after))
+
+
+@dataclass(frozen=True)
+class _Words:
+    """The word tokens of a unit's text, for both the name and the phrase pass (read only):
+    each as written and in lower case, the text between it and the one before ("" for the
+    first), offsets, which start with a capital, which may be in a key phrase."""
+
+    shown: tuple[str, ...]
+    lower: tuple[str, ...]
+    gaps: tuple[str, ...]
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+    caps: tuple[int, ...]
+    phrase_ok: tuple[bool, ...]
 
 
 @lru_cache(maxsize=1024)
-def _unit_tokens(text: str) -> list[re.Match[str]]:
-    """The word tokens of a unit's text, for both the name and the phrase pass (read only)."""
-    return list(_TOKEN.finditer(text))
+def _unit_words(text: str) -> _Words:
+    matches = list(_tokens(text).finditer(text))
+    shown = tuple(map(re.Match.group, matches))
+    starts = tuple(map(re.Match.start, matches))
+    ends = tuple(map(re.Match.end, matches))
+    gaps = ("", *map(text.__getitem__, map(slice, ends[:-1], starts[1:])))
+    lower, cap, ok = zip(*map(_word_kind, shown), strict=True) if shown else ((), (), ())
+    if shown and shown[0][:1].isupper() and shown[0][1:].islower():
+        # a sentence's first word: "Base classes are listed..."
+        ok = (_phrase_word(shown[0].lower()), *ok[1:])
+    caps = tuple(compress(range(len(shown)), cap))
+    return _Words(shown, lower, gaps, starts, ends, caps, ok)
+
+
+@lru_cache(maxsize=65536)
+def _word_kind(word: str) -> tuple[str, bool, bool]:
+    """A word in lower case, whether it is capitalised (:func:`_is_cap`), and whether a key
+    phrase may hold it as written (:func:`_phrase_word`)."""
+    return word.lower(), _is_cap(word), _phrase_word(word)
 
 
 def _credit_containers(found: dict[str, Candidate]) -> None:
@@ -340,6 +426,107 @@ def _contains(a: str, b: str) -> bool:
     return f" {b} " in f" {a} " or f" {a} " in f" {b} "
 
 
+@dataclass(frozen=True)
+class TopicCandidate:
+    """A name or key phrase of the chunk that may become a topic, whatever pages are known:
+    its key, title, kind, size (words), the units that mention it (positions, sorted) and its
+    score before a known page doubles it. ``needs_support``: mentioned in fewer than
+    :data:`NEW_TOPIC_MENTIONS` units, it becomes a topic only when a known page or the pages the
+    host showed name it."""
+
+    key: str
+    title: str
+    kind: str
+    size: int
+    units: tuple[int, ...]
+    score: float
+    needs_support: bool
+
+
+def topic_candidates(
+    units: list[Unit], exclude: tuple[str, ...] = (), text: str = ""
+) -> list[TopicCandidate]:
+    """The names and key phrases of ``units`` that may become topics (see :func:`find_topics`):
+    everything about them that does not depend on the wiki's pages. Keys in ``exclude`` are
+    left out; ``text`` is the whole chunk."""
+    found: dict[str, Candidate] = {}
+    for pos, unit in enumerate(units):
+        _names(pos, unit, found)
+    phrases: dict[str, Candidate] = {}
+    for pos, unit in enumerate(units):
+        _phrases(pos, unit, phrases)
+    for key, candidate in phrases.items():
+        if key not in found:
+            found[key] = candidate
+    _credit_containers(found)
+    lower_words = Counter(filter(str.islower, _tokens(text).findall(text)))
+    _fold_single_names(found, lower_words)
+    out: list[TopicCandidate] = []
+    for candidate in found.values():
+        df = len(candidate.units)
+        if candidate.kind == "name":
+            if df < 2 or (candidate.size == 1 and not candidate.inner):
+                continue
+            score = df * (1.0 + 0.25 * min(candidate.size - 1, 2))
+        else:
+            words = candidate.key.split()
+            if df < 2 or len(candidate.contexts) == 1 or len(set(words)) < len(words):
+                continue  # a refrain ("by an impressive expression...") or "level level"
+            if not any(before in NOUN_PHRASE_OPENERS for before, _ in candidate.contexts):
+                continue  # never after "a", "the", "of"...: not a noun phrase ("grep stops")
+            score = df * 0.6 * (1.0 + 0.2 * (candidate.size - 2))
+        if any(_same_subject(candidate.key, key) for key in exclude if key):
+            continue
+        out.append(
+            TopicCandidate(
+                candidate.key,
+                candidate.title(),
+                candidate.kind,
+                candidate.size,
+                tuple(sorted(candidate.units)),
+                score,
+                df < NEW_TOPIC_MENTIONS,
+            )
+        )
+    return out
+
+
+def choose_topics(
+    candidates: list[TopicCandidate],
+    known: Callable[[str], str | None],
+    limit: int,
+    named_elsewhere: str = "",
+) -> list[Topic]:
+    """Up to ``limit`` topics among ``candidates``. ``known(key)``: the slug of the known page
+    ``key`` continues (:func:`known_slug`), or None; ``named_elsewhere``: the name key of
+    ``elsewhere`` (see :func:`find_topics`) padded with spaces, "" when there is none."""
+    scored: list[tuple[float, TopicCandidate, str | None]] = []
+    for candidate in candidates:
+        slug = known(candidate.key)
+        score = candidate.score
+        # A new page only for a subject named repeatedly: three mentions in the chunk, or two
+        # and a mention on a page of another source the host showed; known pages continue.
+        if slug is None:
+            if candidate.needs_support and not (
+                named_elsewhere and f" {candidate.key} " in named_elsewhere
+            ):
+                continue
+        else:
+            score *= 2.0
+        scored.append((score, candidate, slug))
+    scored.sort(key=lambda item: (-item[0], -item[1].size, item[1].key))
+    chosen: list[Topic] = []
+    for score, candidate, slug in scored:
+        if len(chosen) >= limit:
+            break
+        if any(_contains(candidate.key, t.key) for t in chosen):
+            continue
+        chosen.append(
+            Topic(candidate.key, candidate.title, candidate.kind, candidate.units, score, slug)
+        )
+    return chosen
+
+
 def find_topics(
     units: list[Unit],
     known: dict[str, str],
@@ -356,55 +543,11 @@ def find_topics(
     one-word name it also writes in lower case is a common noun, not a name. ``elsewhere`` is
     the titles and summaries of the other pages the host showed: a subject named there too needs
     two mentions in the chunk to become a page, any other needs three.
+
+    The engine runs the two halves apart (:func:`topic_candidates` ahead of time, then
+    :func:`choose_topics` with an index of the known keys, :mod:`.known`); this is the two
+    over a plain dictionary.
     """
-    found: dict[str, Candidate] = {}
-    for pos, unit in enumerate(units):
-        _names(pos, unit, found)
-    phrases: dict[str, Candidate] = {}
-    for pos, unit in enumerate(units):
-        _phrases(pos, unit, phrases)
-    for key, candidate in phrases.items():
-        if key not in found:
-            found[key] = candidate
-    _credit_containers(found)
-    lower_words = Counter(t for t in _TOKEN.findall(text) if t.islower())
-    _fold_single_names(found, lower_words)
-    scored: list[tuple[float, Candidate]] = []
-    named_elsewhere = f" {name_key(elsewhere)} " if elsewhere else ""
-    for candidate in found.values():
-        df = len(candidate.units)
-        known_page = known_slug(candidate.key, known) is not None
-        elsewhere_too = bool(named_elsewhere) and f" {candidate.key} " in named_elsewhere
-        if candidate.kind == "name":
-            if df < 2 or (candidate.size == 1 and not candidate.inner):
-                continue
-            score = df * (1.0 + 0.25 * min(candidate.size - 1, 2))
-        else:
-            words = candidate.key.split()
-            if df < 2 or len(candidate.contexts) == 1 or len(set(words)) < len(words):
-                continue  # a refrain ("by an impressive expression...") or "level level"
-            if not any(before in NOUN_PHRASE_OPENERS for before, _ in candidate.contexts):
-                continue  # never after "a", "the", "of"...: not a noun phrase ("grep stops")
-            score = df * 0.6 * (1.0 + 0.2 * (candidate.size - 2))
-        # A new page only for a subject named repeatedly: three mentions in the chunk, or two
-        # and a mention on a page of another source the host showed; known pages continue.
-        if not known_page and df < NEW_TOPIC_MENTIONS and not elsewhere_too:
-            continue
-        if known_page:
-            score *= 2.0
-        scored.append((score, candidate))
-    scored.sort(key=lambda item: (-item[0], -item[1].size, item[1].key))
-    chosen: list[Topic] = []
-    for score, candidate in scored:
-        if len(chosen) >= limit:
-            break
-        if any(_contains(candidate.key, t.key) for t in chosen):
-            continue
-        if any(_same_subject(candidate.key, key) for key in exclude if key):
-            continue
-        units_of = tuple(sorted(candidate.units))
-        slug = known_slug(candidate.key, known)
-        chosen.append(
-            Topic(candidate.key, candidate.title(), candidate.kind, units_of, score, slug)
-        )
-    return chosen
+    candidates = topic_candidates(units, exclude, text)
+    named = f" {name_key(elsewhere)} " if elsewhere else ""
+    return choose_topics(candidates, lambda key: known_slug(key, known), limit, named)

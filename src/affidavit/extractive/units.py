@@ -127,7 +127,11 @@ def _overlaps(regions: list[tuple[int, int]], start: int, end: int) -> bool:
 def claim_text(raw: str) -> str:
     """The claim text of a quoted passage: whitespace collapsed, markdown emphasis and reference
     marks ("[1]", "[note 2]", "[citation needed]") removed."""
-    return collapse(_REFERENCE.sub("", _UNDERSCORE.sub(r"\1", _EMPHASIS.sub(r"\2", raw))))
+    # each pattern needs its marker: a text without it is left as it is
+    text = _EMPHASIS.sub(r"\2", raw) if "*" in raw else raw
+    text = _UNDERSCORE.sub(r"\1", text) if "_" in text else text
+    text = _REFERENCE.sub("", text) if "[" in text else text
+    return collapse(text)
 
 
 def _strip_salutation(chunk: str, start: int, end: int) -> int:
@@ -185,6 +189,10 @@ def rejection(text: str, names: frozenset[str] = frozenset()) -> str:
     return ""
 
 
+_NOT_PROPER = GENERIC_NAMES | STOPWORDS
+_FIRST_PERSON = frozenset({"I", "my", "me", "My"})
+
+
 def _base_score(text: str, tokens: tuple[str, ...], sentence: Sentence) -> float:
     alpha = [t for t in tokens if t[0].isalpha()]
     n = len(tokens)
@@ -199,14 +207,14 @@ def _base_score(text: str, tokens: tuple[str, ...], sentence: Sentence) -> float
         score += 0.3
     if _YEAR.search(text):
         score += 0.2
-    lower = [t.lower() for t in alpha]
+    lower = list(map(str.lower, alpha))
     proper = sum(
         1
         for t, w in zip(alpha[1:], lower[1:], strict=True)
-        if t[0].isupper() and w not in GENERIC_NAMES and w not in STOPWORDS
+        if t[0].isupper() and w not in _NOT_PROPER
     )
     score += 0.15 * min(proper, 4)
-    content = sum(1 for w in lower if w not in STOPWORDS)
+    content = len(lower) - sum(map(STOPWORDS.__contains__, lower))
     if alpha:
         score += content / len(alpha) - 0.5
     head = lower[0] if alpha else ""
@@ -216,7 +224,7 @@ def _base_score(text: str, tokens: tuple[str, ...], sentence: Sentence) -> float
         score -= 0.2
     if text.endswith("!"):
         score -= 0.5
-    first_person = sum(1 for t in alpha if t in ("I", "my", "me", "My"))
+    first_person = sum(map(_FIRST_PERSON.__contains__, alpha))
     score -= 0.1 * min(first_person, 3)
     if sentence.first_in_block:
         score += 0.1
@@ -294,16 +302,17 @@ def _add_keyword_weight(units: list[Unit]) -> None:
     counts: Counter[str] = Counter()
     contents = []
     for unit in units:
-        content = [w for w in (t.lower() for t in unit.tokens) if w not in STOPWORDS]
+        content = [w for w in map(str.lower, unit.tokens) if w not in STOPWORDS]
         contents.append(content)
         counts.update(set(content))
     if not counts:
         return
+    logs = {w: math.log(count) for w, count in counts.items() if count > 1}
     for i, unit in enumerate(units):
         content = contents[i]
         if not content:
             continue
-        weight = sum(math.log(counts[w]) for w in content if counts[w] > 1) / len(unit.tokens)
+        weight = sum([logs[w] for w in content if w in logs]) / len(unit.tokens)
         units[i] = Unit(
             unit.sentence,
             unit.start,

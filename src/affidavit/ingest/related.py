@@ -21,14 +21,23 @@ def keywords(text: str, limit: int = 24) -> list[str]:
     return [word for word, _ in ranked[:limit] if word]
 
 
-def related_pages(db: sqlite3.Connection, text: str, limit: int) -> list[PageBrief]:
-    """Up to ``limit`` pages whose title or summary best match the chunk's keywords."""
+def match_query(text: str) -> str:
+    """The FTS5 query :func:`related_pages` runs for ``text``: its keywords, OR-ed ("" when it
+    has none). It reads the text alone, so a host may compute it ahead of time."""
+    return " OR ".join('"' + w.replace('"', "") + '"' for w in keywords(text))
+
+
+def related_pages(
+    db: sqlite3.Connection, text: str, limit: int, query: str | None = None
+) -> list[PageBrief]:
+    """Up to ``limit`` pages whose title or summary best match the chunk's keywords.
+    ``query``: :func:`match_query` of ``text``, when computed ahead of time."""
     if limit <= 0:
         return []
-    words = keywords(text)
-    if not words:
+    if query is None:
+        query = match_query(text)
+    if not query:
         return []
-    query = " OR ".join('"' + w.replace('"', "") + '"' for w in words)
     rows = db.execute(
         "SELECT p.slug, p.title, p.summary FROM pages_fts JOIN pages p ON p.rowid = pages_fts.rowid "
         "WHERE pages_fts MATCH ? ORDER BY bm25(pages_fts), p.slug LIMIT ?",

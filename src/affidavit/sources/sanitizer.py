@@ -22,10 +22,12 @@ stored bytes or the extracted text. Everything here is regex-driven: a 5 MB text
 
 from __future__ import annotations
 
+import importlib
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 FLAG_KINDS = (
     "invisible",
@@ -170,13 +172,95 @@ INSTRUCTION_PATTERNS: tuple[tuple[str, str], ...] = (
 )
 """The curated instruction patterns: ``(name, regex)``, matched case-insensitively."""
 
+
+def _literal_starts(pattern: str, skip: bool = False) -> tuple[str, ...] | None:
+    """Strings one of which every match of ``pattern`` (case-sensitive) begins with: the literal
+    start of each alternative of its first branch, through groups ("(?:ignore|disregard)\\s+"
+    gives "ignore" and "disregard"). None when some match could begin otherwise (an anchor, a
+    class, an optional first item) or the pattern's parse is not one this reads. ``skip``:
+    first pass over leading anchors and optional items ("^[ \\t>]*"): the strings are then
+    only known to be inside every match."""
+    try:  # re's own parser, read only: any surprise (another Python) gives None
+        _parser = importlib.import_module("re._parser")
+        _constants = importlib.import_module("re._constants")
+        if re.compile(pattern).flags & (re.IGNORECASE | re.LOCALE):
+            return None
+        items = list(_parser.parse(pattern).data)
+        while skip and items:
+            op, av = items[0]
+            if op is not _constants.AT and not (
+                op in (_constants.MAX_REPEAT, _constants.MIN_REPEAT) and av[0] == 0
+            ):
+                break
+            items = items[1:]
+        return _starts(items, _constants)
+    except Exception:  # a pattern this can't read is searched as it always was
+        return None
+
+
+def _starts(items: list[Any], constants: Any) -> tuple[str, ...] | None:
+    prefix = ""
+    for op, av in items:
+        if op is constants.LITERAL:
+            prefix += chr(av)
+            continue
+        if prefix:
+            return (prefix,)
+        if op is constants.SUBPATTERN and not av[1] and not av[2]:
+            return _starts(list(av[3].data), constants)
+        if op is constants.BRANCH:
+            found: list[str] = []
+            for branch in av[1]:
+                starts = _starts(list(branch.data), constants)
+                if starts is None:
+                    return None
+                found += starts
+            return tuple(dict.fromkeys(found))
+        return None
+    return (prefix,) if prefix else None
+
+
 _INSTRUCTION_RES = tuple(
-    (name, re.compile(pattern.removeprefix(r"\b")), re.compile(pattern, re.IGNORECASE))
+    (
+        name,
+        re.compile(pattern.removeprefix(r"\b")),
+        re.compile(pattern, re.IGNORECASE),
+        _literal_starts(pattern.removeprefix(r"\b")),
+        _literal_starts(pattern.removeprefix(r"\b"), skip=True),
+    )
     for name, pattern in INSTRUCTION_PATTERNS
 )
 r"""Each pattern twice: for the lower-cased text without its leading ``\b`` (a literal first word
 lets ``re`` skip ahead fast; the boundary is checked on each match), and case-insensitive as a
-fallback for texts whose length lower-casing changes."""
+fallback for texts whose length lower-casing changes; then the literal strings every match of the
+first begins with, and strings one of which every match holds (:func:`_literal_starts`; None:
+none known)."""
+
+
+def _matches_at_starts(
+    pattern: re.Pattern[str], starts: tuple[str, ...], text: str
+) -> Iterator[re.Match[str]]:
+    """Exactly ``pattern.finditer(text)`` when every match begins with one of ``starts``: the
+    match is tried only where one of them occurs (found with ``str.find``, which skips ahead far
+    faster than ``re`` tries a branch at every position), leftmost first, and the search goes on
+    from the end of each match, as ``finditer`` does."""
+    following = {start: text.find(start) for start in starts}
+    pos = 0
+    while True:
+        at = -1
+        for start, found in following.items():
+            if 0 <= found < pos:
+                found = following[start] = text.find(start, pos)
+            if found >= 0 and (at < 0 or found < at):
+                at = found
+        if at < 0:
+            return
+        match = pattern.match(text, at)
+        if match is None:
+            pos = at + 1
+            continue
+        yield match
+        pos = max(match.end(), at + 1)
 
 
 def _char_names(chunk: str, limit: int = 4) -> str:
@@ -266,8 +350,15 @@ def _homoglyphs(text: str) -> Iterable[Flag]:
 def _instructions(text: str) -> Iterable[Flag]:
     folded = text.lower()
     same_length = len(folded) == len(text)  # lower() may expand a few characters (e.g. "İ")
-    for name, fast, fallback in _INSTRUCTION_RES:
-        matches = fast.finditer(folded) if same_length else fallback.finditer(text)
+    for name, fast, fallback, starts, inner in _INSTRUCTION_RES:
+        if not same_length:
+            matches: Iterable[re.Match[str]] = fallback.finditer(text)
+        elif starts is not None:
+            matches = _matches_at_starts(fast, starts, folded)
+        elif inner is None or any(word in folded for word in inner):
+            matches = fast.finditer(folded)
+        else:
+            continue  # no match holds none of them
         for match in matches:
             start, end = match.span()
             if end == start or (start and _is_word(text[start - 1]) and _is_word(text[start])):
@@ -330,12 +421,15 @@ def merge_flags(flags: Iterable[Flag]) -> list[Flag]:
 def scan(text: str) -> list[Flag]:
     """Every sanitizer flag of ``text`` (offsets into it), by position. ``text`` is not changed."""
     flags: list[Flag] = []
-    flags += _invisible(text)
-    flags += _runs(_BIDI, "bidi", text, "bidirectional control")
+    wide = not text.isascii()  # invisible, bidi and Cyrillic or Greek letters are all past ASCII
+    if wide:
+        flags += _invisible(text)
+        flags += _runs(_BIDI, "bidi", text, "bidirectional control")
     flags += _runs(_CONTROL, "control", text, "control character")
     flags += _html_comments(text)
     flags += _base64(text)
-    flags += _homoglyphs(text)
+    if wide:
+        flags += _homoglyphs(text)
     flags += _instructions(text)
     return merge_flags(flags)
 
