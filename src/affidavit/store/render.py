@@ -347,7 +347,17 @@ def render_log(db: sqlite3.Connection) -> str:
     return LOG_HEAD + log_entries(db)
 
 
+def context_claims(db: sqlite3.Connection) -> list[_Claim]:
+    """The entries of ``wiki/context.md`` (its active claims), in order, with their evidence."""
+    return _claims(db, "", ("active",))["active"]
+
+
 def render_context(db: sqlite3.Connection) -> str:
+    return context_markdown(context_claims(db))
+
+
+def context_markdown(entries: list[_Claim]) -> str:
+    """``wiki/context.md`` with these entries (:func:`context_claims`)."""
     out = [
         "# Context",
         "",
@@ -356,7 +366,7 @@ def render_context(db: sqlite3.Connection) -> str:
         "",
     ]
     notes: list[str] = []
-    out += _claim_paragraphs(_claims(db, "", ("active",))["active"], [0], notes)
+    out += _claim_paragraphs(entries, [0], notes)
     if notes:
         out += notes
         out.append("")
