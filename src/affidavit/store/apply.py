@@ -255,6 +255,7 @@ class Batch:
             raise ConflictError("a batch is already open on this vault; apply into it instead.")
         self._lock.enter_context(self.vault.write_lock())
         try:
+            _door_connection(self.vault.db)
             self.vault.db.execute("BEGIN IMMEDIATE")
         except BaseException:
             self._lock.close()
@@ -492,6 +493,22 @@ class Batch:
         refresh_search_index(db)  # derived, self-healing: a crash before this is caught up later
         for applied in self.applied:
             applied.result.commit = commit
+
+
+DOOR_CACHE_KIB = 65_536
+
+
+def _door_connection(db: sqlite3.Connection) -> None:
+    """Settings of a connection the door writes through (outside a transaction). A batch
+    writes thousands of claims into one transaction, so with SQLite's defaults (a 2 MiB page
+    cache, statement journals in temp files) the pages it dirtied spilled into the WAL
+    before the commit and every insert with triggers wrote its statement journal to a file: a
+    page cache of up to ``DOOR_CACHE_KIB`` (filled only as pages are read) and temp storage in
+    memory keep both in memory. Neither changes what is written."""
+    size = int(db.execute("PRAGMA cache_size").fetchone()[0])  # KiB if < 0, else pages
+    if (size < 0 and -size < DOOR_CACHE_KIB) or 0 <= size < DOOR_CACHE_KIB // 4:
+        db.execute(f"PRAGMA cache_size = -{DOOR_CACHE_KIB}")
+    db.execute("PRAGMA temp_store = MEMORY")
 
 
 def _last_applied(db: sqlite3.Connection, up_to: int | None = None) -> str:
