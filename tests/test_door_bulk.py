@@ -1,6 +1,8 @@
-"""The door's bulk claim indexing (migration ``m012_door_bulk_claims``): a plan's new claims are
-added to ``claims_fts`` and logged in ``search_changes`` at the end of the plan, which must
-leave exactly what the row triggers left, and the context spill reads its entries once."""
+"""The door's shortcuts at ingest scale, each against the path it replaces: a plan's new claims
+added to ``claims_fts`` and logged in ``search_changes`` at the end of the plan (migration
+``m012_door_bulk_claims``) leave exactly what the row triggers left; the context spill reads its
+entries once; a plan admitted inside the batch is not parsed back from its admission column nor
+serialised again, and that column ends the same."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import pytest
 from affidavit.doctor import run_doctor
 from affidavit.ingest.pipeline import Ingestor
 from affidavit.providers.from_config import provider_from_config
+from affidavit.store.apply import Batch
 from affidavit.store.writer import Writer
 from affidavit.vault import init_vault
 
@@ -59,6 +62,12 @@ def _ingest(root: Path, docs: Path) -> dict[str, Any]:
                 "SELECT count(*) FROM claims WHERE page_slug = 'context-archive'"
             ).fetchone()[0],
             "deferred": db.execute("SELECT count(*) FROM door_deferred").fetchone()[0],
+            "plans": [  # plan ids differ with the nonces
+                (status, admission.replace(plan_id, "<plan>"), selected)
+                for plan_id, status, admission, selected in db.execute(
+                    "SELECT id, status, admission, selected_ops FROM plans ORDER BY rowid"
+                )
+            ],
         }
         assert run_doctor(vault).clean
     finally:
@@ -80,10 +89,11 @@ def test_bulk_claim_indexing_leaves_what_the_row_triggers_left(
     bulk = _ingest(tmp_path / "bulk", docs)
     with monkeypatch.context() as patch:  # every claim through the row triggers, as before
         patch.setattr(Writer, "_bulk_claims", lambda self: nullcontext())
+        patch.setattr(Batch, "_fresh_verdicts", lambda self, plan_id: None)  # parsed back
         rows = _ingest(tmp_path / "rows", docs)
     assert bulk["claims"] > 100 and bulk["archived"] > 0  # the cap of 20 lines spilled
     assert bulk["deferred"] == 0
-    assert bulk["fts"] and any(bulk["hits"])
+    assert bulk["fts"] and any(bulk["hits"]) and len(bulk["plans"]) > 10
     assert bulk == rows
 
 

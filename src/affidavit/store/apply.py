@@ -190,14 +190,16 @@ def apply_batch(
 
 
 def _prepare_all(
-    vault: Vault, items: Sequence[tuple[str, list[int] | None]]
+    vault: Vault,
+    items: Sequence[tuple[str, list[int] | None]],
+    fresh: Callable[[str], Admission | None] = lambda _: None,
 ) -> tuple[dict[str, ApplyResult], list[Prepared]]:
     results: dict[str, ApplyResult] = {}
     batch: list[Prepared] = []
     for plan_id, ops in items:
         if plan_id in results or any(p.plan_id == plan_id for p in batch):
             continue
-        prepared = prepare(vault, plan_id, ops)
+        prepared = prepare(vault, plan_id, ops, fresh(plan_id))
         if prepared is None:
             results[plan_id] = ApplyResult(
                 plan_id, False, f"plan {plan_id[:12]} is already applied; nothing to do"
@@ -296,11 +298,19 @@ class Batch:
         nothing is written before it is applied, that verdict stands and is not recomputed."""
         self._fresh[plan_id] = (admission, self.vault.db.total_changes)
 
+    def _fresh_verdicts(self, plan_id: str) -> Admission | None:
+        """The verdicts the gate gave ``plan_id`` inside this batch, if nothing was written
+        since (what the inbox recorded as its admission column)."""
+        fresh = self._fresh.get(plan_id)
+        if fresh is None or fresh[1] != self.vault.db.total_changes:
+            return None
+        return fresh[0]
+
     def apply_many(
         self, items: Sequence[tuple[str, list[int] | None]], approval: Approval
     ) -> list[ApplyResult]:
         """:func:`apply_batch` into this batch: the plans all join it, or none does."""
-        results, prepared = _prepare_all(self.vault, items)
+        results, prepared = _prepare_all(self.vault, items, self._fresh_verdicts)
         if prepared:
             ordered = dependency_order(self.vault, prepared)
             for result in self.apply_prepared(ordered, approval):
@@ -590,6 +600,12 @@ def _batch_id(db: sqlite3.Connection, batch: list[Prepared]) -> str:
     return "b-" + sha256_hex(canonical_json(body))[:16]
 
 
+def _in_order(admission: Admission) -> bool:
+    """Whether the operations' verdicts are in index order, as :func:`_merged` puts them."""
+    indexes = [op.index for op in admission.ops]
+    return indexes == sorted(indexes)
+
+
 def _merged(stored: Admission, now: Admission) -> Admission:
     """The plan's stored verdicts with those of the operations just re-admitted replaced."""
     fresh = {op.index: op for op in now.ops}
@@ -612,7 +628,12 @@ def _record(
     done = sorted({*item.done, *admission.admitted_ops})
     closed = {*done, *item.selection}  # selected but failing now: decided, not left pending
     remaining = [i for i in item.stored.admitted_ops if i not in closed]
-    merged = canonical_json(_merged(item.stored, admission).to_json())
+    if admission is item.stored and _in_order(admission):
+        # the verdicts the gate gave inside the batch, stored and applied as they are: the
+        # column already holds their canonical JSON (what _merged would serialise again)
+        merged = item.stored_json
+    else:
+        merged = canonical_json(_merged(item.stored, admission).to_json())
     if remaining:
         db.execute(
             "UPDATE plans SET selected_ops = ?, admission = ? WHERE id = ?",
