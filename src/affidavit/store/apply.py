@@ -48,7 +48,7 @@ from ..retrieval.tantivy_index import refresh_search_index
 from ..sources.store import SourceStore
 from ..vault import Vault
 from . import audit
-from .atomic import atomic_write, fsync_dir, temp_path
+from .atomic import atomic_write, fsync_dir, replace_all, temp_path
 from .atomic import write_all_synced as _write_all
 from .batch import Prepared, creates, dependency_order, numbers, prepare
 from .batch import load_plan as load_plan  # re-exported: where callers have found it
@@ -485,8 +485,7 @@ class Batch:
         db.execute("COMMIT")
         self.step("db_commit")
         _LOG[str(self.vault.root)] = (_last_applied(db), rendered["wiki/log.md"])
-        for final, temp in temps:
-            os.replace(temp, final)
+        replace_all([(temp, final) for final, temp in temps])
         # The renames are made durable while git commits (which reads the files, not their
         # durability); both are done before the journal goes.
         with ThreadPoolExecutor(1) as pool:

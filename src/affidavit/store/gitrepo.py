@@ -172,12 +172,7 @@ class GitRepo:
                     tree = None
                 folders[folder] = tree if isinstance(tree, pygit2.Tree) else None
             tree = folders[folder]
-            entry = None
-            if tree is not None:
-                try:
-                    entry = tree[name]
-                except KeyError:
-                    pass
+            entry = tree[name] if tree is not None and name in tree else None
             out[relpath] = None if entry is None else str(entry.id)
         return out
 
