@@ -1,8 +1,8 @@
 """The door's shortcuts at ingest scale, each against the path it replaces: a plan's new claims
 added to ``claims_fts`` and logged in ``search_changes`` at the end of the plan (migration
 ``m012_door_bulk_claims``) leave exactly what the row triggers left; the context spill reads its
-entries once; a plan admitted inside the batch is not parsed back from its admission column nor
-serialised again, and that column ends the same."""
+entries once; a page's next position is read once per plan; a plan admitted inside the batch is
+not parsed back from its admission column nor serialised again, and that column ends the same."""
 
 from __future__ import annotations
 
@@ -58,6 +58,12 @@ def _ingest(root: Path, docs: Path) -> dict[str, Any]:
             "changes": Counter(map(tuple, db.execute("SELECT kind, key FROM search_changes"))),
             "last_change": db.execute("SELECT max(seq) FROM search_changes").fetchone()[0],
             "claims": db.execute("SELECT count(*) FROM claims").fetchone()[0],
+            "positions": [
+                tuple(row)
+                for row in db.execute(
+                    "SELECT page_slug, position, section, text FROM claims ORDER BY rowid"
+                )
+            ],
             "archived": db.execute(
                 "SELECT count(*) FROM claims WHERE page_slug = 'context-archive'"
             ).fetchone()[0],
@@ -75,6 +81,10 @@ def _ingest(root: Path, docs: Path) -> dict[str, Any]:
     return state
 
 
+def _queried_position(self: Writer, page: str, position: int | None) -> int:
+    return self._next_position(page) if position is None else position
+
+
 def test_bulk_claim_indexing_leaves_what_the_row_triggers_left(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -90,6 +100,7 @@ def test_bulk_claim_indexing_leaves_what_the_row_triggers_left(
     with monkeypatch.context() as patch:  # every claim through the row triggers, as before
         patch.setattr(Writer, "_bulk_claims", lambda self: nullcontext())
         patch.setattr(Batch, "_fresh_verdicts", lambda self, plan_id: None)  # parsed back
+        patch.setattr(Writer, "_position", _queried_position)  # asked for every claim
         rows = _ingest(tmp_path / "rows", docs)
     assert bulk["claims"] > 100 and bulk["archived"] > 0  # the cap of 20 lines spilled
     assert bulk["deferred"] == 0

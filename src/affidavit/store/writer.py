@@ -51,6 +51,7 @@ class Writer:
         self.retracted: list[str] = []
         self.context_changed = False
         self._sources: dict[str, tuple[str, Callable[[int], str]]] = {}
+        self._positions: dict[str, int] = {}
 
     def _source(self, source_id: str) -> tuple[str, Callable[[int], str]]:
         """A cited source's text and its :func:`~affidavit.sources.extract.locator`, read once
@@ -69,6 +70,17 @@ class Writer:
         ).fetchone()
         return int(row[0])
 
+    def _position(self, page: str, position: int | None) -> int:
+        """Where a new claim goes: ``position``, or after the page's last claim. The page's
+        next position is read once per plan and kept (``max(position) + 1`` as each insert
+        leaves it: only :meth:`insert_claim` adds claims while a plan is written)."""
+        after = self._positions.get(page)
+        if after is None:
+            after = self._next_position(page)
+        pos = after if position is None else position
+        self._positions[page] = max(after, pos + 1)
+        return pos
+
     def insert_claim(
         self,
         op_index: int,
@@ -81,7 +93,7 @@ class Writer:
         cid = claim_id(page, draft)
         if self.db.execute("SELECT 1 FROM claims WHERE id = ?", (cid,)).fetchone():
             cid = claim_id(page, draft, salt=f"{self.plan_id}/{op_index}/{result.index}")
-        pos = self._next_position(page) if position is None else position
+        pos = self._position(page, position)
         self.db.execute(
             "INSERT INTO claims (id, page_slug, section, position, text, status, trust, plan_id, "
             "created_at, derived_from) VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?, ?)",
@@ -270,6 +282,7 @@ class Writer:
 
         The entries are read once: moving the oldest (the first, in context.md's order) changes
         none of the others, so context.md without it is rendered from the rest."""
+        self._positions.clear()  # claims move to the archive page below
         entries = context_claims(self.db)
         while context_markdown(entries).count("\n") > cap:
             if not entries:
