@@ -313,8 +313,11 @@ def render_page(db: sqlite3.Connection, slug: str) -> str | None:
 
 
 def render_index(db: sqlite3.Connection) -> str:
-    pages = db.execute("SELECT slug, title, summary, category FROM pages ORDER BY category, slug")
-    rows = pages.fetchall()
+    cursor = db.cursor()
+    cursor.row_factory = None  # tuples: a line per page, rendered again in every batch
+    rows = cursor.execute(
+        "SELECT slug, title, summary, category FROM pages ORDER BY category, slug"
+    ).fetchall()
     claims = db.execute("SELECT count(*) FROM claims WHERE status = 'active'").fetchone()[0]
     out = [
         "# Index",
@@ -325,12 +328,11 @@ def render_index(db: sqlite3.Connection) -> str:
         "- [Context](context.md) · [Log](log.md)",
         "",
     ]
-    for category, group in groupby(rows, key=lambda r: str(r["category"])):
+    for category, group in groupby(rows, key=lambda r: str(r[3])):
         out += [f"## {category}", ""]
         out += [
-            f"- [{escape_inline(r['title'], link_text=True)}]({r['slug']}.md) — "
-            f"{escape_inline(r['summary'])}"
-            for r in group
+            f"- [{_escape(title, True)}]({slug}.md) — {_escape(summary, False)}"
+            for slug, title, summary, _ in group
         ]
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
