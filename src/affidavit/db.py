@@ -429,6 +429,33 @@ def m011_source_trust_chosen() -> str:
     return "ALTER TABLE sources ADD COLUMN trust_chosen TEXT NOT NULL DEFAULT ''"
 
 
+@migration
+def m012_door_bulk_claims() -> str:
+    """What the door needs at 60k claims. A partial index on ``claims.superseded_by`` (moving a
+    context entry to the archive looks up the pages whose superseded claims point at it: a full
+    scan of ``claims`` per entry). And ``door_deferred``: while it holds a row (the door writing
+    one plan's claims, inside the apply's transaction) a new claim is added to ``claims_fts``
+    and logged in ``search_changes`` not by the row triggers but at the end of the plan, in one
+    statement each for every claim after rowid ``since`` (:mod:`affidavit.store.writer`): an
+    FTS5 table flushes its pending terms to a new segment at every statement savepoint, which
+    an insert with triggers opens, so the row trigger cost 30–70 µs a claim. Any other insert
+    (no row in ``door_deferred``) is indexed and logged by the triggers as before."""
+    return """
+        CREATE INDEX claims_successor ON claims(superseded_by) WHERE superseded_by IS NOT NULL;
+        CREATE TABLE door_deferred (since INTEGER NOT NULL);
+        DROP TRIGGER claims_fts_insert;
+        CREATE TRIGGER claims_fts_insert AFTER INSERT ON claims
+        WHEN NOT EXISTS (SELECT 1 FROM door_deferred) BEGIN
+            INSERT INTO claims_fts (rowid, text) VALUES (new.rowid, new.text);
+        END;
+        DROP TRIGGER search_claims_insert;
+        CREATE TRIGGER search_claims_insert AFTER INSERT ON claims
+        WHEN NOT EXISTS (SELECT 1 FROM door_deferred) BEGIN
+            INSERT INTO search_changes (kind, key) VALUES ('claim', new.id);
+        END
+    """
+
+
 def migrate(db: sqlite3.Connection) -> list[str]:
     """Apply the migrations not yet recorded; returns the names applied now."""
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)")

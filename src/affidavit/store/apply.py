@@ -48,7 +48,7 @@ from ..retrieval.tantivy_index import refresh_search_index
 from ..sources.store import SourceStore
 from ..vault import Vault
 from . import audit
-from .atomic import atomic_write, fsync_dir, temp_path
+from .atomic import atomic_write, fsync_dir, replace_all, temp_path
 from .atomic import write_all_synced as _write_all
 from .batch import Prepared, creates, dependency_order, numbers, prepare
 from .batch import load_plan as load_plan  # re-exported: where callers have found it
@@ -190,14 +190,16 @@ def apply_batch(
 
 
 def _prepare_all(
-    vault: Vault, items: Sequence[tuple[str, list[int] | None]]
+    vault: Vault,
+    items: Sequence[tuple[str, list[int] | None]],
+    fresh: Callable[[str], Admission | None] = lambda _: None,
 ) -> tuple[dict[str, ApplyResult], list[Prepared]]:
     results: dict[str, ApplyResult] = {}
     batch: list[Prepared] = []
     for plan_id, ops in items:
         if plan_id in results or any(p.plan_id == plan_id for p in batch):
             continue
-        prepared = prepare(vault, plan_id, ops)
+        prepared = prepare(vault, plan_id, ops, fresh(plan_id))
         if prepared is None:
             results[plan_id] = ApplyResult(
                 plan_id, False, f"plan {plan_id[:12]} is already applied; nothing to do"
@@ -255,6 +257,7 @@ class Batch:
             raise ConflictError("a batch is already open on this vault; apply into it instead.")
         self._lock.enter_context(self.vault.write_lock())
         try:
+            _door_connection(self.vault.db)
             self.vault.db.execute("BEGIN IMMEDIATE")
         except BaseException:
             self._lock.close()
@@ -295,11 +298,19 @@ class Batch:
         nothing is written before it is applied, that verdict stands and is not recomputed."""
         self._fresh[plan_id] = (admission, self.vault.db.total_changes)
 
+    def _fresh_verdicts(self, plan_id: str) -> Admission | None:
+        """The verdicts the gate gave ``plan_id`` inside this batch, if nothing was written
+        since (what the inbox recorded as its admission column)."""
+        fresh = self._fresh.get(plan_id)
+        if fresh is None or fresh[1] != self.vault.db.total_changes:
+            return None
+        return fresh[0]
+
     def apply_many(
         self, items: Sequence[tuple[str, list[int] | None]], approval: Approval
     ) -> list[ApplyResult]:
         """:func:`apply_batch` into this batch: the plans all join it, or none does."""
-        results, prepared = _prepare_all(self.vault, items)
+        results, prepared = _prepare_all(self.vault, items, self._fresh_verdicts)
         if prepared:
             ordered = dependency_order(self.vault, prepared)
             for result in self.apply_prepared(ordered, approval):
@@ -474,8 +485,7 @@ class Batch:
         db.execute("COMMIT")
         self.step("db_commit")
         _LOG[str(self.vault.root)] = (_last_applied(db), rendered["wiki/log.md"])
-        for final, temp in temps:
-            os.replace(temp, final)
+        replace_all([(temp, final) for final, temp in temps])
         # The renames are made durable while git commits (which reads the files, not their
         # durability); both are done before the journal goes.
         with ThreadPoolExecutor(1) as pool:
@@ -492,6 +502,22 @@ class Batch:
         refresh_search_index(db)  # derived, self-healing: a crash before this is caught up later
         for applied in self.applied:
             applied.result.commit = commit
+
+
+DOOR_CACHE_KIB = 65_536
+
+
+def _door_connection(db: sqlite3.Connection) -> None:
+    """Settings of a connection the door writes through (outside a transaction). A batch
+    writes thousands of claims into one transaction, so with SQLite's defaults (a 2 MiB page
+    cache, statement journals in temp files) the pages it dirtied spilled into the WAL
+    before the commit and every insert with triggers wrote its statement journal to a file: a
+    page cache of up to ``DOOR_CACHE_KIB`` (filled only as pages are read) and temp storage in
+    memory keep both in memory. Neither changes what is written."""
+    size = int(db.execute("PRAGMA cache_size").fetchone()[0])  # KiB if < 0, else pages
+    if (size < 0 and -size < DOOR_CACHE_KIB) or 0 <= size < DOOR_CACHE_KIB // 4:
+        db.execute(f"PRAGMA cache_size = -{DOOR_CACHE_KIB}")
+    db.execute("PRAGMA temp_store = MEMORY")
 
 
 def _last_applied(db: sqlite3.Connection, up_to: int | None = None) -> str:
@@ -573,6 +599,12 @@ def _batch_id(db: sqlite3.Connection, batch: list[Prepared]) -> str:
     return "b-" + sha256_hex(canonical_json(body))[:16]
 
 
+def _in_order(admission: Admission) -> bool:
+    """Whether the operations' verdicts are in index order, as :func:`_merged` puts them."""
+    indexes = [op.index for op in admission.ops]
+    return indexes == sorted(indexes)
+
+
 def _merged(stored: Admission, now: Admission) -> Admission:
     """The plan's stored verdicts with those of the operations just re-admitted replaced."""
     fresh = {op.index: op for op in now.ops}
@@ -595,7 +627,12 @@ def _record(
     done = sorted({*item.done, *admission.admitted_ops})
     closed = {*done, *item.selection}  # selected but failing now: decided, not left pending
     remaining = [i for i in item.stored.admitted_ops if i not in closed]
-    merged = canonical_json(_merged(item.stored, admission).to_json())
+    if admission is item.stored and _in_order(admission):
+        # the verdicts the gate gave inside the batch, stored and applied as they are: the
+        # column already holds their canonical JSON (what _merged would serialise again)
+        merged = item.stored_json
+    else:
+        merged = canonical_json(_merged(item.stored, admission).to_json())
     if remaining:
         db.execute(
             "UPDATE plans SET selected_ops = ?, admission = ? WHERE id = ?",

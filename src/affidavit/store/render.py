@@ -144,32 +144,47 @@ _LIVE_AND_PAST = ("active", "superseded", "retracted")
 def _claims(
     db: sqlite3.Connection, page: str, statuses: tuple[str, ...]
 ) -> dict[str, list[_Claim]]:
-    """The page's claims with these statuses, in page order, with their evidence (one query),
-    by status."""
+    """The page's claims with these statuses, in page order, with their evidence, by status:
+    one query for the claims and their evidence as plain tuples, one for the few sources they
+    cite (an evidence row whose source is gone is left out, as a join would)."""
+    cursor = db.cursor()
+    cursor.row_factory = None  # tuples: a big page has thousands of rows
     marks = ",".join("?" * len(statuses))
-    rows = db.execute(
+    rows = cursor.execute(
         "SELECT c.id, c.section, c.text, c.status, c.superseded_by, e.source_id, e.quote, "
-        'e.start, e."end", e.location, s.name, s.original_file, s.status, s.id '
-        "FROM claims c LEFT JOIN evidence e ON e.claim_id = c.id "
-        "LEFT JOIN sources s ON s.id = e.source_id "
+        'e.start, e."end", e.location FROM claims c LEFT JOIN evidence e ON e.claim_id = c.id '
         f"WHERE c.page_slug = ? AND c.status IN ({marks}) ORDER BY c.position, c.id, e.idx",
         (page, *statuses),
     ).fetchall()
+    cited = list({r[5] for r in rows if r[5] is not None})
+    sources: dict[str, tuple[str, str, str]] = {}
+    for start in range(0, len(cited), 500):
+        part = cited[start : start + 500]
+        for source_id, name, original_file, status in cursor.execute(
+            "SELECT id, name, original_file, status FROM sources "
+            f"WHERE id IN ({','.join('?' * len(part))})",
+            part,
+        ):
+            sources[source_id] = (name, original_file, status)
     out: dict[str, list[_Claim]] = {status: [] for status in statuses}
-    for claim_id, group in groupby(rows, key=lambda r: r[0]):
-        items = list(group)
-        first = items[0]
-        out[first[3]].append(
-            _Claim(
-                claim_id,
-                first[1],
-                first[2],
-                first[3],
-                first[4],
-                tuple(tuple(r[5:13]) for r in items if r[13] is not None),
-            )
-        )
+    first: tuple[object, ...] | None = None
+    evidence: list[_Evidence] = []
+    for row in rows:
+        if first is None or row[0] != first[0]:
+            if first is not None:
+                out[str(first[3])].append(_claim(first, evidence))
+            first, evidence = row, []
+        source = sources.get(row[5])
+        if source is not None:
+            evidence.append((row[5], row[6], row[7], row[8], row[9], *source))
+    if first is not None:
+        out[str(first[3])].append(_claim(first, evidence))
     return out
+
+
+def _claim(row: tuple[object, ...], evidence: list[_Evidence]) -> _Claim:
+    claim_id, section, text, status, superseded_by = row[:5]
+    return _Claim(claim_id, section, text, status, superseded_by, tuple(evidence))  # type: ignore[arg-type]
 
 
 @lru_cache(maxsize=1 << 17)
@@ -298,8 +313,11 @@ def render_page(db: sqlite3.Connection, slug: str) -> str | None:
 
 
 def render_index(db: sqlite3.Connection) -> str:
-    pages = db.execute("SELECT slug, title, summary, category FROM pages ORDER BY category, slug")
-    rows = pages.fetchall()
+    cursor = db.cursor()
+    cursor.row_factory = None  # tuples: a line per page, rendered again in every batch
+    rows = cursor.execute(
+        "SELECT slug, title, summary, category FROM pages ORDER BY category, slug"
+    ).fetchall()
     claims = db.execute("SELECT count(*) FROM claims WHERE status = 'active'").fetchone()[0]
     out = [
         "# Index",
@@ -310,12 +328,11 @@ def render_index(db: sqlite3.Connection) -> str:
         "- [Context](context.md) · [Log](log.md)",
         "",
     ]
-    for category, group in groupby(rows, key=lambda r: str(r["category"])):
+    for category, group in groupby(rows, key=lambda r: str(r[3])):
         out += [f"## {category}", ""]
         out += [
-            f"- [{escape_inline(r['title'], link_text=True)}]({r['slug']}.md) — "
-            f"{escape_inline(r['summary'])}"
-            for r in group
+            f"- [{_escape(title, True)}]({slug}.md) — {_escape(summary, False)}"
+            for slug, title, summary, _ in group
         ]
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
@@ -347,7 +364,17 @@ def render_log(db: sqlite3.Connection) -> str:
     return LOG_HEAD + log_entries(db)
 
 
+def context_claims(db: sqlite3.Connection) -> list[_Claim]:
+    """The entries of ``wiki/context.md`` (its active claims), in order, with their evidence."""
+    return _claims(db, "", ("active",))["active"]
+
+
 def render_context(db: sqlite3.Connection) -> str:
+    return context_markdown(context_claims(db))
+
+
+def context_markdown(entries: list[_Claim]) -> str:
+    """``wiki/context.md`` with these entries (:func:`context_claims`)."""
     out = [
         "# Context",
         "",
@@ -356,7 +383,7 @@ def render_context(db: sqlite3.Connection) -> str:
         "",
     ]
     notes: list[str] = []
-    out += _claim_paragraphs(_claims(db, "", ("active",))["active"], [0], notes)
+    out += _claim_paragraphs(entries, [0], notes)
     if notes:
         out += notes
         out.append("")

@@ -4,7 +4,8 @@ caller's transaction (:mod:`affidavit.store.apply` runs it)."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from ..gate.admission import ADMITTED, QUARANTINED, Admission, ClaimResult
 from ..hashing import canonical_json, sha256_hex
@@ -19,12 +20,12 @@ from ..plan.schema import (
     SupersedeClaim,
     UpdateContext,
 )
-from ..sources.extract import location
+from ..sources.extract import locator
 from ..sources.store import SourceStore
 from ..vault import Vault
 from . import audit
 from .blast import LIVE, BlastRadius, blast_radius, claim_radius
-from .render import CONTEXT_ARCHIVE, render_context
+from .render import CONTEXT_ARCHIVE, context_claims, context_markdown
 
 
 def claim_id(page: str, draft: ClaimDraft, salt: str = "") -> str:
@@ -49,15 +50,18 @@ class Writer:
         self.superseded: list[str] = []
         self.retracted: list[str] = []
         self.context_changed = False
-        self._sources: dict[str, tuple[str, dict[str, Any]]] = {}
+        self._sources: dict[str, tuple[str, Callable[[int], str]]] = {}
+        self._positions: dict[str, int] = {}
 
-    def _source(self, source_id: str) -> tuple[str, dict[str, Any]]:
-        """A cited source's text and text map, read once per plan (a plan's claims mostly cite
-        a few sources; neither changes inside the transaction)."""
+    def _source(self, source_id: str) -> tuple[str, Callable[[int], str]]:
+        """A cited source's text and its :func:`~affidavit.sources.extract.locator`, read once
+        per plan (a plan's claims mostly cite a few sources; neither changes inside the
+        transaction; a quote's line is then a bisection, not a count from the text's start)."""
         found = self._sources.get(source_id)
         if found is None:
             record = self.store.get(source_id)
-            found = self._sources[source_id] = (self.store.text(source_id), record.text_map)
+            text = self.store.text(source_id)
+            found = self._sources[source_id] = (text, locator(text, record.text_map))
         return found
 
     def _next_position(self, page: str) -> int:
@@ -65,6 +69,17 @@ class Writer:
             "SELECT coalesce(max(position), -1) + 1 FROM claims WHERE page_slug = ?", (page,)
         ).fetchone()
         return int(row[0])
+
+    def _position(self, page: str, position: int | None) -> int:
+        """Where a new claim goes: ``position``, or after the page's last claim. The page's
+        next position is read once per plan and kept (``max(position) + 1`` as each insert
+        leaves it: only :meth:`insert_claim` adds claims while a plan is written)."""
+        after = self._positions.get(page)
+        if after is None:
+            after = self._next_position(page)
+        pos = after if position is None else position
+        self._positions[page] = max(after, pos + 1)
+        return pos
 
     def insert_claim(
         self,
@@ -78,7 +93,7 @@ class Writer:
         cid = claim_id(page, draft)
         if self.db.execute("SELECT 1 FROM claims WHERE id = ?", (cid,)).fetchone():
             cid = claim_id(page, draft, salt=f"{self.plan_id}/{op_index}/{result.index}")
-        pos = self._next_position(page) if position is None else position
+        pos = self._position(page, position)
         self.db.execute(
             "INSERT INTO claims (id, page_slug, section, position, text, status, trust, plan_id, "
             "created_at, derived_from) VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?, ?)",
@@ -96,8 +111,8 @@ class Writer:
         )
         for idx, quote in enumerate(result.evidence):
             assert quote.source_id and quote.start is not None and quote.end is not None
-            text, text_map = self._source(quote.source_id)
-            where = location(text, text_map, quote.start)
+            text, locate = self._source(quote.source_id)
+            where = locate(quote.start)
             # The source's own words at the verified offsets, never the proposer's string (W3).
             span = text[quote.start : quote.end]
             self.db.execute(
@@ -116,8 +131,36 @@ class Writer:
         self.db.execute("UPDATE pages SET updated_at = ? WHERE slug = ?", (self.now, slug))
         self.touched.add(slug)
 
+    @contextmanager
+    def _bulk_claims(self) -> Iterator[None]:
+        """The claims inserted inside are added to ``claims_fts`` and logged in
+        ``search_changes`` at the end, one statement each, instead of by the row triggers
+        (``door_deferred``, migration ``m012_door_bulk_claims``): the same rows, at the end of
+        the plan, before anything could search them. Nothing inside updates or deletes a claim
+        inserted inside, so the bulk insert is what the triggers would have done."""
+        since = int(self.db.execute("SELECT coalesce(max(rowid), 0) FROM claims").fetchone()[0])
+        self.db.execute("INSERT INTO door_deferred (since) VALUES (?)", (since,))
+        try:
+            yield
+        finally:
+            self.db.execute("DELETE FROM door_deferred")
+            self.db.execute(
+                "INSERT INTO claims_fts (rowid, text) SELECT rowid, text FROM claims "
+                "WHERE rowid > ? ORDER BY rowid",
+                (since,),
+            )
+            self.db.execute(
+                "INSERT INTO search_changes (kind, key) SELECT 'claim', id FROM claims "
+                "WHERE rowid > ? ORDER BY rowid",
+                (since,),
+            )
+
     def write(self, plan: Plan, admission: Admission) -> list[dict[str, object]]:
         """Apply every passing operation; returns a summary per operation for log and audit."""
+        with self._bulk_claims():
+            return self._write(plan, admission)
+
+    def _write(self, plan: Plan, admission: Admission) -> list[dict[str, object]]:
         summary: list[dict[str, object]] = []
         for result in admission.ops:
             if result.status not in (ADMITTED, QUARANTINED):
@@ -235,14 +278,16 @@ class Writer:
         )
 
     def spill_context(self, cap: int) -> None:
-        """Move the oldest context entries to the archive page until context.md fits its cap."""
-        while render_context(self.db).count("\n") > cap:
-            oldest = self.db.execute(
-                "SELECT id FROM claims WHERE page_slug = '' AND status = 'active' "
-                "ORDER BY position, id LIMIT 1"
-            ).fetchone()
-            if oldest is None:
+        """Move the oldest context entries to the archive page until context.md fits its cap.
+
+        The entries are read once: moving the oldest (the first, in context.md's order) changes
+        none of the others, so context.md without it is rendered from the rest."""
+        self._positions.clear()  # claims move to the archive page below
+        entries = context_claims(self.db)
+        while context_markdown(entries).count("\n") > cap:
+            if not entries:
                 return
+            oldest = entries.pop(0).id
             exists = self.db.execute(
                 "SELECT 1 FROM pages WHERE slug = ?", (CONTEXT_ARCHIVE,)
             ).fetchone()
@@ -261,13 +306,13 @@ class Writer:
             self.db.execute(
                 "UPDATE claims SET page_slug = ?, section = 'Archived context', position = ? "
                 "WHERE id = ?",
-                (CONTEXT_ARCHIVE, self._next_position(CONTEXT_ARCHIVE), oldest["id"]),
+                (CONTEXT_ARCHIVE, self._next_position(CONTEXT_ARCHIVE), oldest),
             )
             self._touch_page(CONTEXT_ARCHIVE)
             # pages whose superseded claims link to it link to its new page
             for (page,) in self.db.execute(
                 "SELECT DISTINCT page_slug FROM claims WHERE superseded_by = ? AND page_slug != ''",
-                (oldest["id"],),
+                (oldest,),
             ).fetchall():
                 self._touch_page(page)
 
