@@ -38,6 +38,7 @@ class Recording(ExtractiveProvider):
     """The extractive provider, keeping each plan it returns and the CPU time it took."""
 
     name: ClassVar[str] = "extractive"
+    ahead: ClassVar[str] = ""  # no worker: every call is made (and seen) in this process
 
     def __init__(self) -> None:
         self.plans: list[str] = []

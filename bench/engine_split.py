@@ -34,6 +34,7 @@ class Keeping(ExtractiveProvider):
     """The extractive provider, keeping every task and the plan's text."""
 
     name: ClassVar[str] = "extractive"
+    ahead: ClassVar[str] = ""  # no worker: every call is made (and seen) in this process
 
     def __init__(self) -> None:
         self.tasks: list[IngestTask] = []

@@ -119,9 +119,10 @@ def test_an_analysis_of_another_chunk_or_source_is_refused(change: dict[str, Any
     assert analysis_key(other) != analysis_key(mine)
     with pytest.raises(AnalysisMismatch):
         plan_from(analyse(mine), other)
+    # the provider does not use it: the reply is the one for the request's own task
     request = ModelRequest(messages=(Message("user", "ingest"),), task=other)
-    with pytest.raises(ProviderError, match="refused a precomputed analysis"):
-        ExtractiveProvider().complete_with(analyse(mine), request)
+    provider = ExtractiveProvider()
+    assert provider.complete_with(analyse(mine), request).text == provider.complete(request).text
 
 
 def test_the_provider_answers_the_same_from_a_precomputed_analysis() -> None:

@@ -8,7 +8,7 @@ schema refuses: the ingest pipeline recognises it and skips the chunk.
 A host may compute the chunk's half of the work ahead of time, in another process
 (:func:`affidavit.extractive.analyse` on the task, whose ``pages``, ``pending_slugs`` and ``nonce``
 it does not read), and hand it over with :meth:`ExtractiveProvider.complete_with`: the reply is
-the same, byte for byte, and an analysis of another chunk or source is refused.
+the same, byte for byte: an analysis of another chunk or source is not used.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ class ExtractiveProvider(Provider):
     supports_schema: ClassVar[bool] = True
     needs_network: ClassVar[bool] = False
     reads_prompt: ClassVar[bool] = False  # it reads the task; numbering sentences is wasted
+    ahead: ClassVar[str] = "affidavit.extractive.analysis:analyse"  # the chunk's half
 
     def complete(self, request: ModelRequest) -> Completion:
         """Answer an ingest request with the engine's plan; refuse anything else."""
@@ -36,16 +37,15 @@ class ExtractiveProvider(Provider):
 
     def complete_with(self, analysis: Analysis | None, request: ModelRequest) -> Completion:
         """:meth:`complete`, from ``analysis``: :func:`affidavit.extractive.analyse` of the
-        request's task, computed ahead of time (None: computed here). Raises ProviderError when
-        ``analysis`` is of another chunk or source (its key: the source's id and name, the
-        chunk's offsets, index, count, flags and fence, and the SHA-256 of its text)."""
+        request's task, computed ahead of time (None: computed here). An analysis of another
+        chunk or source (its key: the source's id and name, the chunk's offsets, index, count,
+        flags and fence, and the SHA-256 of its text) is not used: the task's own is computed,
+        so the reply is always :meth:`complete`'s."""
         task = _task(request)
-        if analysis is None:
-            analysis = analyse(task)
         try:
-            plan = plan_from(analysis, task)
-        except AnalysisMismatch as exc:
-            raise ProviderError(f"refused a precomputed analysis: {exc}") from None
+            plan = plan_from(analysis if analysis is not None else analyse(task), task)
+        except AnalysisMismatch:
+            plan = plan_from(analyse(task), task)
         return _reply(plan)
 
 
