@@ -8,12 +8,20 @@ import io
 import os
 import pickle
 import signal
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from affidavit.hashing import sha256_hex
-from affidavit.ingest import ahead
+from affidavit.ingest import ahead, pipeline
 from affidavit.ingest.ahead import Ahead
+from affidavit.ingest.chunking import chunk_text
+from affidavit.ingest.pipeline import Ingestor
+from affidavit.providers.from_config import provider_from_config
+from affidavit.vault import init_vault
+
+from .conftest import SAMPLES, FakeClock
 
 HASH = "affidavit.hashing:sha256_hex"
 
@@ -128,3 +136,44 @@ def test_the_loop_answers_each_frame_in_order() -> None:
     assert answers[0] == (1, True, sha256_hex("a"))
     assert answers[1][:2] == (2, False) and "Error" in answers[1][2]
     assert answers[2] == (3, True, sha256_hex("c"))
+
+
+def _ingest_samples(root: Path, worker: bool, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    monkeypatch.setattr(pipeline, "AHEAD_MIN_CHUNKS", 2 if worker else 10**9)
+    taken: list[int] = []
+    close = Ahead.close
+
+    def counted(self: Ahead) -> None:
+        taken.append(self.computed)
+        close(self)
+
+    monkeypatch.setattr(Ahead, "close", counted)
+    vault, _ = init_vault(root, clock=FakeClock())
+    try:
+        provider = provider_from_config(vault.config, "extractive")
+        report = Ingestor(vault, provider, apply_now=True).run([str(SAMPLES / "sotu")], "trusted")
+        assert not report.failed
+        return {
+            "wiki": {p.name: p.read_bytes() for p in sorted(vault.wiki_dir.glob("*.md"))},
+            "claims": vault.db.execute(
+                "SELECT id, page_slug, section, position, text, status FROM claims ORDER BY id"
+            ).fetchall(),
+            "worker": sum(taken),
+        }
+    finally:
+        vault.close()
+
+
+def test_an_ingest_with_the_worker_writes_what_one_without_it_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alone = _ingest_samples(tmp_path / "alone", False, monkeypatch)
+    helped = _ingest_samples(tmp_path / "helped", True, monkeypatch)
+    assert alone["worker"] == 0
+    chunks = sum(
+        len(chunk_text(p.read_text(encoding="utf-8"), 6000)) for p in (SAMPLES / "sotu").iterdir()
+    )
+    assert helped["worker"] == chunks  # every chunk's reading came from the worker
+    assert helped["wiki"] == alone["wiki"]
+    assert [tuple(r) for r in helped["claims"]] == [tuple(r) for r in alone["claims"]]
+    assert len(alone["claims"]) > 100
