@@ -82,91 +82,101 @@ def _weak(part: str) -> bool:
     return len(part) < 3 or _fold(part) in STOPWORDS
 
 
-class _Token:
-    """One token of a text: ``kind`` num | word | stop; ``lower`` its folded text; ``capital``
-    a word that begins with a capital letter."""
+Token = tuple[str, str, str, bool, bool, str, bool]
+"""One token of a text: (kind, text, suffix, start, apart, lower, capital). ``kind`` is num |
+word | stop; ``suffix`` the letters right after a number (st, th, s, km...); ``start`` a word
+that opens a sentence (or a quotation, a parenthesis); ``apart`` a comma (or other dropped
+punctuation) stands before it; ``lower`` its folded text; ``capital`` a word that begins with a
+capital letter. A plain tuple: a text of 40 words makes 40 of them, read once."""
+_END: Token = ("stop", "", "", False, False, "", False)
 
-    __slots__ = ("apart", "capital", "kind", "lower", "start", "suffix", "text")
 
-    def __init__(
-        self,
-        kind: str,
-        text: str,
-        suffix: str = "",
-        start: bool = False,
-        lower: str | None = None,
-        capital: bool = False,
-    ) -> None:
-        self.kind = kind
-        self.text = text
-        self.suffix = suffix  # letters right after a number (st, th, s, km...)
-        self.start = start  # a word that opens a sentence (or a quotation, a parenthesis)
-        self.apart = False  # a comma (or other dropped punctuation) stands before it
-        self.lower = text if lower is None else lower
-        self.capital = capital
+def _month(text: str, lower: str) -> int:
+    """The month a word token names (1-12; "may" and "march" only capitalised), else 0."""
+    if lower in _ALWAYS_MONTHS or (lower in MONTHS and text[:1].isupper()):
+        return MONTH_NUMBER[lower[:3]]
+    return 0
 
 
 @lru_cache(maxsize=65536)
-def _word_parts(word: str) -> tuple[tuple[str, str, bool], ...]:
-    """A word match as (text, folded, capitalised) tokens: a possessive 's dropped; a hyphenated
-    compound of weak parts ("well-off") whole, any other split at its hyphens."""
+def _word_parts(word: str) -> tuple[tuple[str, str, bool, int, bool], ...]:
+    """A word match as (text, folded, capitalised, month, long) tokens: a possessive 's dropped;
+    a hyphenated compound of weak parts ("well-off") whole, any other split at its hyphens.
+    ``month`` is :func:`_month`'s; ``long`` a part of more than 3 letters (see :func:`_titled`)."""
     word = word.replace("’", "'")
     if word.endswith("'s"):
         word = word[:-2]
     parts = [p for p in word.split("-") if p]
     if len(parts) > 1 and all(_weak(p) for p in parts):
         parts = [word]
-    return tuple((p, _fold(p), p[:1].isupper()) for p in parts)
+    return tuple(
+        (p, lower, p[:1].isupper(), _month(p, lower), len(p) > 3)
+        for p, lower in ((p, _fold(p)) for p in parts)
+    )
 
 
-def _tokens(text: str) -> list[_Token]:
+_SCAN = re.compile(r"(.*?)(?:" + _TOKEN.pattern + ")", re.DOTALL)
+""":data:`_TOKEN` with what stands before each token (``gap``): one ``findall`` gives every
+token's groups as strings, as ``finditer`` from the end of the previous token would find them."""
+
+
+def _tokens(text: str) -> tuple[list[Token], dict[int, int], bool]:
     """The tokens of ``text``: numbers, words (a hyphenated compound of weak parts, "well-off",
-    stays whole; others are split) and sentence boundaries; a possessive 's is dropped."""
+    stays whole; others are split) and sentence boundaries; a possessive 's is dropped. With
+    them, the months among them (token index → month) and whether the text is
+    :func:`_titled`, found on the way."""
     norm = _PERCENT.sub(" percent ", unicodedata.normalize("NFKC", text))
-    out: list[_Token] = []
+    out: list[Token] = []
     append = out.append
+    months: dict[int, int] = {}
     start = True
-    last = 0
-    for m in _TOKEN.finditer(norm):
-        begin, end = m.span()
-        start_apart = begin > last and bool(out) and not norm[last:begin].isspace()
-        last = end
-        first = len(out)
-        group = m.lastgroup
-        if group == "word":
-            for part, lower, capital in _word_parts(m.group("word")):
-                append(_Token("word", part, "", start, lower, capital))
-                start = False
-        elif group == "suffix":  # a number (its suffix group always takes part, maybe empty)
-            append(_Token("num", m.group("num"), m.group("suffix").casefold()))
+    longs = capitals = 0  # words of more than 3 letters, and those of them capitalised
+    for gap, initials, code, num, suffix, word, stop in _SCAN.findall(norm):
+        apart = bool(gap) and bool(out) and not gap.isspace()
+        if word:
+            for part, lower, capital, month, long in _word_parts(word):
+                if month:
+                    months[len(out)] = month
+                if long:
+                    longs += 1
+                    capitals += capital
+                append(("word", part, "", start, apart, lower, capital))
+                start = apart = False
+        elif num:  # its suffix group always takes part, maybe empty
+            append(("num", num, suffix.casefold(), False, apart, num, False))
             start = False
-        elif group == "stop":
-            append(_Token("stop", m.group("stop")))
+        elif stop:
+            append(("stop", stop, "", False, apart, stop, False))
             start = True
         else:
             # "U.S." is the word US; "COVID-19", "A330" are one word, not a name and a number
-            word = (m.group("initials") or "").replace(".", "") or m.group("code")
-            append(_Token("word", word, "", start, _fold(word), word[:1].isupper()))
+            word = initials.replace(".", "") or code
+            lower, capital = _fold(word), word[:1].isupper()
+            month = _month(word, lower)
+            if month:
+                months[len(out)] = month
+            if len(word) > 3:
+                longs += 1
+                capitals += capital
+            append(("word", word, "", start, apart, lower, capital))
             start = False
-        if start_apart and first < len(out):
-            out[first].apart = True
-    return out
+    return out, months, _titled(longs, capitals)
 
 
-def _titled(tokens: Sequence[_Token]) -> bool:
-    """Title Case or capitals throughout: capitals then say nothing about names."""
-    real = [t for t in tokens if t.kind == "word" and len(t.text) > 3]
-    return len(real) >= 2 and sum(t.text[:1].isupper() for t in real) >= 0.8 * len(real)
+def _titled(longs: int, capitals: int) -> bool:
+    """Title Case or capitals throughout (of the ``longs`` words of more than 3 letters,
+    ``capitals`` begin with a capital): capitals then say nothing about names."""
+    return longs >= 2 and capitals >= 0.8 * longs
 
 
-def _pronoun_one(tokens: Sequence[_Token], position: int, previous: str) -> bool:
+def _pronoun_one(tokens: Sequence[Token], position: int, previous: str) -> bool:
     """``one`` as a pronoun ("one of the", "the one", "no one"), not the number 1."""
-    nxt = tokens[position + 1] if position + 1 < len(tokens) else _Token("stop", "")
+    kind, text = (tokens[position + 1] if position + 1 < len(tokens) else _END)[:2]
     return (
-        nxt.kind != "word"
-        or _fold(nxt.text) in _ONE_AFTER
+        kind != "word"
+        or _fold(text) in _ONE_AFTER
         or previous in _ONE_BEFORE
-        or _fold(nxt.text) in _SCALES
+        or _fold(text) in _SCALES
     )
 
 
@@ -174,8 +184,7 @@ class _Reader:
     """Reads one text into a :class:`_Reading`."""
 
     def __init__(self, text: str) -> None:
-        self.tokens = _tokens(text)
-        self.titled = _titled(self.tokens)
+        self.tokens, self.month_at, self.titled = _tokens(text)
         self.numbers: list[tuple[str, Decimal, str, str]] = []
         self.months: list[tuple[str, str, str]] = []
         self.dates: list[Date] = []
@@ -195,34 +204,27 @@ class _Reader:
     def close_run(self) -> None:
         if self.run:
             self.groups.append(frozenset(self.run))
-            self.run = []
+            self.run.clear()
 
     def reading(self) -> _Reading:
-        months = {
-            i: MONTH_NUMBER[t.lower[:3]]
-            for i, t in enumerate(self.tokens)
-            if t.kind == "word"
-            and (t.lower in _ALWAYS_MONTHS or (t.lower in MONTHS and t.text[:1].isupper()))
-        }
-        dates = (
-            find_dates([(t.kind, t.text, t.suffix) for t in self.tokens], months) if months else {}
-        )
+        tokens, months = self.tokens, self.month_at
+        dates = find_dates([t[:3] for t in tokens], months) if months else {}
         skip = 0
         add_word, add_stem, content = self.words.add, self.stems.add, self.content
-        for position, token in enumerate(self.tokens):
+        assert_stem, negations, run = self.asserted.add, self.negations, self.run
+        for position, (kind, text, suffix, start, apart, lower, capital) in enumerate(tokens):
             if position < skip:
                 continue
             if dates and position in dates:
                 skip = self.date(position, *dates[position])
                 continue
-            if token.apart:
+            if apart:
                 self.close_run()  # "Caesar, Brutus": two names, not one
-            if token.capital and token.lower not in NOT_NAMES:
-                self.run.append(token.lower)
-            elif self.run:
+            if capital and lower not in NOT_NAMES:
+                run.append(lower)
+            elif run:
                 self.close_run()
-            if token.kind == "word" and not token.capital:
-                lower = token.lower
+            if kind == "word" and not capital:
                 stemmed, plain, base = _plain(lower)
                 if plain:
                     # Most words: no number, month, negation or name; what :meth:`word`
@@ -232,20 +234,23 @@ class _Reader:
                     if self.spelled:
                         self.close_spelled()
                     if plain == _CONTENT:
-                        content.append((token.text, stemmed))
-                        self.scope(stemmed)
+                        content.append((text, stemmed))
+                        if negations:
+                            self.scope(stemmed)
+                        else:
+                            assert_stem(stemmed)
                         if base:
-                            self.prefixed.append((token.text, base))
+                            self.prefixed.append((text, base))
                     self.previous = lower
                     continue
-            if token.kind == "stop":
+            if kind == "stop":
                 self.close_spelled()
                 self.previous = ""
-            elif token.kind == "num":
+            elif kind == "num":
                 self.close_spelled()
-                self.number(position, token)
+                self.number(position, text, suffix)
             else:
-                self.word(position, token)
+                self.word(position, text, lower, start)
         self.close_spelled()
         self.close_run()
         return _Reading(
@@ -267,13 +272,13 @@ class _Reader:
         ``end``."""
         self.close_spelled()
         self.close_run()
-        shown = " ".join(t.text + t.suffix for t in self.tokens[at:end])
+        shown = " ".join(t[1] + t[2] for t in self.tokens[at:end])
         before = self.comparative()
         if before and self.content and _fold(self.content[-1][0]) == before:
             self.content.pop()
         self.dates.append(Date(shown, month, day, year, before))
         for t in self.tokens[at:end]:
-            self.words.add(t.lower)
+            self.words.add(t[5])
         if year is not None:
             self.numbers.append((str(year), Decimal(year), "", ""))
         self.previous = ""
@@ -302,34 +307,31 @@ class _Reader:
     def comparative(self) -> str:
         return self.previous if self.previous in _COMPARATIVES else ""
 
-    def number(self, position: int, token: _Token) -> None:
-        value = _decimal(token.text)
+    def number(self, position: int, text: str, suffix: str) -> None:
+        value = _decimal(text)
         if value is None:
             return
         before = self.comparative()
-        if token.suffix in _ORDINAL_SUFFIXES:
-            self.fact(token.text + token.suffix, value, "ord", before)
-        elif token.suffix == "s" and len(token.text) == 4:
-            self.fact(token.text + token.suffix, value, "decade", before)
+        if suffix in _ORDINAL_SUFFIXES:
+            self.fact(text + suffix, value, "ord", before)
+        elif suffix == "s" and len(text) == 4:
+            self.fact(text + suffix, value, "decade", before)
         else:
-            nxt = self.tokens[position + 1] if position + 1 < len(self.tokens) else None
-            scale = _SCALES.get(token.suffix) or (
-                _SCALES.get(nxt.lower) if nxt is not None and nxt.kind == "word" else None
-            )
+            nxt = self.tokens[position + 1] if position + 1 < len(self.tokens) else _END
+            scale = _SCALES.get(suffix) or (_SCALES.get(nxt[5]) if nxt[0] == "word" else None)
             if scale is not None:
                 value = (value * scale).normalize()
-            self.fact(token.text, value, "", before)
-            if _DOTTED_THOUSANDS.fullmatch(token.text) and scale is None:
+            self.fact(text, value, "", before)
+            if _DOTTED_THOUSANDS.fullmatch(text) and scale is None:
                 # "30.000" is 30 or, written the European way, 30,000: a quote states either
-                self.numbers.append((token.text, Decimal(token.text.replace(".", "")), "alt", ""))
-            if token.suffix and token.suffix not in _SCALES:
-                self.words.add(token.suffix)
-                self.stems.add(stem(token.suffix))
-        self.words.add(token.text)
+                self.numbers.append((text, Decimal(text.replace(".", "")), "alt", ""))
+            if suffix and suffix not in _SCALES:
+                self.words.add(suffix)
+                self.stems.add(stem(suffix))
+        self.words.add(text)
         self.previous = ""
 
-    def word(self, position: int, token: _Token) -> None:
-        lower = token.lower
+    def word(self, position: int, text: str, lower: str, start: bool) -> None:
         stemmed = _plain(lower)[0]
         self.words.add(lower)
         self.stems.add(stemmed)
@@ -343,11 +345,11 @@ class _Reader:
                 return
             if not self.spelled:
                 self.spelled_before = self.comparative()
-            self.spelled.append((token.text, _UNITS[lower] if lower in _UNITS else _SCALES[lower]))
+            self.spelled.append((text, _UNITS[lower] if lower in _UNITS else _SCALES[lower]))
             return
         if lower in _ORDINALS and self.spelled and _ORDINALS[lower] < 10:
             # "twenty-first": the number words before an ordinal are part of it
-            shown = " ".join(t for t, _ in self.spelled) + " " + token.text
+            shown = " ".join(t for t, _ in self.spelled) + " " + text
             value = sum(v for _, v in self.spelled) + _ORDINALS[lower]
             self.spelled.clear()
             self.fact(shown, Decimal(value), "ord", self.spelled_before)
@@ -359,22 +361,22 @@ class _Reader:
         if lower in _SCALES:
             self.previous = lower
             return  # "million" after a digit is part of that number
-        capital = token.text[:1].isupper()
+        capital = text[:1].isupper()
         if lower in _ORDINALS:
-            self.fact(token.text, Decimal(_ORDINALS[lower]), "ord", self.comparative())
+            self.fact(text, Decimal(_ORDINALS[lower]), "ord", self.comparative())
         elif lower in _ALWAYS_MONTHS or (lower in MONTHS and capital):
-            self.months.append((token.text, lower[:3], self.comparative()))
+            self.months.append((text, lower[:3], self.comparative()))
         elif lower in _NEGATIONS or lower.endswith("n't"):
-            self.negations.append((token.text, []))
-        elif capital and not token.start and not self.titled and lower not in NOT_NAMES:
-            self.names.append((token.text, lower))
+            self.negations.append((text, []))
+        elif capital and not start and not self.titled and lower not in NOT_NAMES:
+            self.names.append((text, lower))
             self.scope(stemmed)
         elif len(lower) >= 3 and lower not in STOPWORDS:
-            self.content.append((token.text, stemmed))
+            self.content.append((text, stemmed))
             self.scope(stemmed)
             base = _negated_base(lower)
             if base:
-                self.prefixed.append((token.text, base))
+                self.prefixed.append((text, base))
         self.previous = lower
 
     def scope(self, stemmed: str) -> None:
