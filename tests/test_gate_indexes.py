@@ -7,11 +7,18 @@ lines, not by scanning back through the text above it.
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
-from affidavit.gate import support_context
+from affidavit.gate import admission, support_context
+from affidavit.gate.admission import admit
 from affidavit.gate.support_context import _scan_above, headings_above
+from affidavit.plan.schema import parse_plan
+from affidavit.store.apply import gate_services
+from affidavit.vault import Vault
+
+from .conftest import add_samples, make_plan
 
 _PIECES = [
     "# Title\n",
@@ -56,3 +63,68 @@ def test_headings_of_a_real_source_equal_those_found_by_scanning() -> None:
     text = "# State of the Union, 1790: George Washington\n\n" + body + "\n## Later\n" + body
     for start in rng.sample(range(len(text)), 3000):
         assert headings_above(text, start) == _scan_above(text, start)
+
+
+# --- admission: quotes looked up together, pages' claims kept across admissions -----------------
+
+
+def _random_claims(rng: random.Random, sources: dict[str, str], count: int) -> list[dict[str, Any]]:
+    """Claims citing true quotes, quotes that cut words, quotes no source has, unknown sources,
+    sentence numbers, the same quote twice; texts that are their quote or not."""
+    claims = []
+    ids = list(sources)
+    for _ in range(count):
+        evidence = []
+        for _ in range(rng.randint(1, 3)):
+            source = rng.choice(ids)
+            text = sources[source]
+            start = rng.randrange(0, max(1, len(text) - 120))
+            end = start + rng.randint(10, 120)
+            quote = " ".join(text[start:end].split()) or "nothing at all here"
+            kind = rng.random()
+            if kind < 0.1:
+                quote = "words that no source has anywhere"
+            elif kind < 0.15:
+                source = "0123456789ab"
+            elif kind < 0.2:
+                evidence.append({"source": source, "sentence": rng.randint(1, 40)})
+                continue
+            if len(quote) < 8:
+                quote = "the United States"
+            evidence.append({"source": source, "quote": quote[:300]})
+        quotes = [e.get("quote", "") for e in evidence]
+        text = rng.choice([q for q in quotes if q] or ["Congress met in December."])
+        if rng.random() < 0.3:
+            text = "It is said that " + text
+        claims.append({"text": text[:600], "evidence": evidence})
+    return claims
+
+
+def test_admission_with_its_quotes_looked_up_together_equals_one_at_a_time(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = add_samples(vault)
+    store, _ = gate_services(vault)
+    sources = {source: store.text(source) for source in ids}
+    rng = random.Random(14)
+    for n in range(12):
+        ops: list[dict[str, Any]] = [
+            {
+                "op": "create_page",
+                "slug": f"page-{n}",
+                "title": "State of the Union",
+                "summary": "The President's address to Congress.",
+                "claims": _random_claims(rng, sources, rng.randint(1, 12)),
+            },
+            {"op": "add_claims", "page": f"page-{n}", "claims": _random_claims(rng, sources, 3)},
+        ]
+        plan = parse_plan(make_plan(vault, *ops))
+        results = []
+        for batched in (True, False):
+            with monkeypatch.context() as patch:
+                if not batched:
+                    patch.setattr(admission._Gate, "check_quotes", lambda self, drafts: None)
+                store, verifier = gate_services(vault)
+                found = admit(vault.db, vault.config, store, verifier, plan, f"p{n}")
+                results.append(found.to_json())
+        assert results[0] == results[1]

@@ -128,6 +128,7 @@ class _Gate:
         self._source_ok: dict[str, str] = {}
         self._records: dict[str, SourceRecord] = {}
         self._claims_of_page: dict[str, PageIndex] = {}
+        self._quotes: dict[tuple[str, str], QuoteResult] = {}  # (source, quote) -> its check
         self.retracting: set[str] = set()  # sources the plan being admitted retracts
         self.ended: set[str] = set()  # claims superseded or retracted by earlier operations
 
@@ -216,9 +217,38 @@ class _Gate:
         return None
 
     # -- per-claim checks -----------------------------------------------------------------
+    def check_quotes(self, drafts: list[ClaimDraft]) -> None:
+        """Look up the free quotes of ``drafts`` in one call, the quotes of each source together
+        (one search of its suffix array, not one call per claim). What is found for a quote
+        depends only on it and its source's stored text, which doesn't change while the gate
+        runs, so :meth:`evidence` takes the result from here. If a source can't be read, nothing
+        is kept: each claim's check then fails (or not) in its turn, as it would have."""
+        pairs = list(
+            dict.fromkeys(
+                (item.source, item.quote)
+                for draft in drafts
+                for item in draft.evidence
+                if item.cited is None and item.quote is not None
+            )
+        )
+        if len(pairs) < 2:
+            return
+        try:
+            found = self.verifier.check_many(pairs)
+        except Exception:  # the claim that cites it raises it in its turn
+            return
+        self._quotes = dict(zip(pairs, found, strict=True))
+
     def evidence(self, draft: ClaimDraft, result: ClaimResult) -> None:
         for item in draft.evidence:
-            result.evidence.append(check_evidence(self.verifier, self.sources, item))
+            known = (
+                self._quotes.get((item.source, item.quote))
+                if item.cited is None and item.quote is not None
+                else None
+            )
+            if known is None:
+                known = check_evidence(self.verifier, self.sources, item)
+            result.evidence.append(known)
         bad = [q for q in result.evidence if not q.verified]
         if bad:
             result.decide(REJECTED, "evidence", "; ".join(q.reason for q in bad))
@@ -399,6 +429,7 @@ def admit(
         op = plan.operations[index]
         if isinstance(op, RetractSource):
             gate.retracting.add(sources.resolve(op.source) or op.source)
+    gate.check_quotes([draft for index in chosen for draft in _claims_of(plan.operations[index])])
     seen: set[tuple[str, ...]] = set()
     done_sources: set[str] = set()
     results: list[OpResult] = []

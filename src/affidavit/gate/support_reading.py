@@ -427,10 +427,17 @@ def _negated_base(lower: str) -> str:
 
 def _quote_reading(quotes: Sequence[str]) -> _Reading:
     """The quotes read one by one (each reading cached: a page's title, summary and headings
-    and its claims share them) and merged."""
-    readings = [_read(q) for q in dict.fromkeys(quotes)]
-    if len(readings) == 1:
-        return readings[0]
+    and its claims share them) and merged (the merge cached too: a new page's title, summary
+    and heading rest on the same quotes)."""
+    distinct = tuple(dict.fromkeys(quotes))
+    if len(distinct) == 1:
+        return _read(distinct[0])
+    return _merged(distinct)
+
+
+@lru_cache(maxsize=64)
+def _merged(quotes: tuple[str, ...]) -> _Reading:
+    readings = [_read(q) for q in quotes]
     return _Reading(
         numbers=tuple(n for r in readings for n in r.numbers),
         months=tuple(m for r in readings for m in r.months),
