@@ -6,13 +6,15 @@ lines, not by scanning back through the text above it.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from typing import Any
 
 import pytest
 
 from affidavit.gate import admission, support_context
-from affidavit.gate.admission import admit
+from affidavit.gate.admission import NEAR_MIN_WORDS, _comparable, admit
+from affidavit.gate.duplicates import PageIndex
 from affidavit.gate.support_context import _scan_above, headings_above
 from affidavit.plan.schema import parse_plan
 from affidavit.store.apply import gate_services
@@ -128,3 +130,45 @@ def test_admission_with_its_quotes_looked_up_together_equals_one_at_a_time(
                 found = admit(vault.db, vault.config, store, verifier, plan, f"p{n}")
                 results.append(found.to_json())
         assert results[0] == results[1]
+        assert results[0] == dataclasses.asdict(found)  # to_json's shortcuts change nothing
+
+
+def test_a_page_index_synced_step_by_step_equals_one_built_at_once() -> None:
+    """Rows that only add to the last ones are added; any other change syncs in full: either
+    way the index holds what an index built from the rows alone holds."""
+    rng = random.Random(7)
+    words = "tax war peace trade navy army bank debt gold land law court".split()
+
+    def row(n: int) -> tuple[str, str]:
+        return f"c-{n:016x}", " ".join(rng.choice(words) for _ in range(rng.randint(2, 9)))
+
+    for _ in range(60):
+        index = PageIndex(_comparable, NEAR_MIN_WORDS)
+        rows: list[tuple[str, str]] = []
+        made = 0
+        for _ in range(40):
+            step = rng.random()
+            if step < 0.5:  # new claims at the end
+                for _ in range(rng.randint(0, 4)):
+                    rows.append(row(made))
+                    made += 1
+            elif step < 0.65 and rows:  # one ends
+                rows.pop(rng.randrange(len(rows)))
+            elif step < 0.75 and rows:  # one's text changes
+                at = rng.randrange(len(rows))
+                rows[at] = (rows[at][0], row(0)[1])
+            elif step < 0.85:  # new ones in the middle, or the order changes
+                rows.insert(rng.randint(0, len(rows)), row(made))
+                made += 1
+            else:
+                rng.shuffle(rows)
+            index.sync(list(rows))
+            fresh = PageIndex(_comparable, NEAR_MIN_WORDS)
+            fresh.sync(list(rows))
+            assert index.items == fresh.items
+            assert index.order == fresh.order
+            assert index.exact == fresh.exact
+            assert index.postings == fresh.postings
+            for _, text in rows[:5]:
+                normal, mine = _comparable(text)
+                assert index.candidates(normal, mine, 0.9) == fresh.candidates(normal, mine, 0.9)

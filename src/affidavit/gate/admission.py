@@ -356,14 +356,12 @@ class _Gate:
         """The live claims of ``page``, read once per admission (the database doesn't change
         while the gate runs) into the index kept across admissions (:mod:`.duplicates`)."""
         if page not in self._claims_of_page:
-            rows = [
-                (str(r[0]), str(r[1]))
-                for r in self.db.execute(
-                    "SELECT id, text FROM claims WHERE page_slug = ? "
-                    "AND status IN ('active','pending')",
-                    (page,),
-                )
-            ]
+            cursor = self.db.cursor()
+            cursor.row_factory = None  # plain tuples, compared whole with the last ones read
+            rows = cursor.execute(
+                "SELECT id, text FROM claims WHERE page_slug = ? AND status IN ('active','pending')",
+                (page,),
+            ).fetchall()
             self._claims_of_page[page] = _PAGES.get((id(self.db), page), rows)
         return self._claims_of_page[page]
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import Any
 
 Comparable = tuple[str, frozenset[str]]
 
@@ -30,17 +31,31 @@ class PageIndex:
         self.order: dict[str, int] = {}  # id -> place in the rows last synced
         self.exact: dict[str, set[str]] = {}
         self.postings: dict[str, set[str]] = {}
+        self.rows: list[tuple[Any, Any]] = []  # the rows last synced, as read
 
-    def sync(self, rows: list[tuple[str, str]]) -> None:
-        """Make the index hold exactly ``rows`` (id, text), in their order."""
-        now = dict(rows)
+    def sync(self, rows: list[tuple[Any, Any]]) -> None:
+        """Make the index hold exactly ``rows`` (id, text as read: each made a ``str``), in their
+        order. Rows equal to the last ones synced change nothing; rows that only add to them
+        (a page's new claims come last) are added, without reading the others again."""
+        known = len(self.rows)
+        if len(rows) >= known and rows[:known] == self.rows:
+            for n, (claim_id, text) in enumerate(rows[known:], known):
+                claim_id = str(claim_id)
+                if claim_id not in self.items:
+                    self._add(claim_id, str(text))
+                self.order[claim_id] = n
+            self.rows = rows
+            return
+        pairs = [(str(claim_id), str(text)) for claim_id, text in rows]
+        now = dict(pairs)
         gone = [c for c, item in self.items.items() if now.get(c) != item[0]]
         for claim_id in gone:
             self._remove(claim_id)
-        for claim_id, text in rows:
+        for claim_id, text in pairs:
             if claim_id not in self.items:
                 self._add(claim_id, text)
-        self.order = {claim_id: n for n, (claim_id, _) in enumerate(rows)}
+        self.order = {claim_id: n for n, (claim_id, _) in enumerate(pairs)}
+        self.rows = rows
 
     def _add(self, claim_id: str, text: str) -> None:
         normal, stems = self.comparable(text)
@@ -87,7 +102,7 @@ class PageIndexes:
         self.size = size
         self.pages: OrderedDict[tuple[int, str], PageIndex] = OrderedDict()
 
-    def get(self, key: tuple[int, str], rows: list[tuple[str, str]]) -> PageIndex:
+    def get(self, key: tuple[int, str], rows: list[tuple[Any, Any]]) -> PageIndex:
         """The index of page ``key`` synced to ``rows``."""
         index = self.pages.pop(key, None) or PageIndex(self.comparable, self.min_words)
         self.pages[key] = index
