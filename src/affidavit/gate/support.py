@@ -363,9 +363,9 @@ def _negation_problem(mine: _Reading, theirs: _Reading) -> tuple[list[str], str,
                     False,
                 )
             return said[:2], f"the quotes negate it ({_list(words)}) and the text doesn't", True
-    quote_bases = {base for _, base in theirs.prefixed}
+    quote_bases = {stem(base) for _, base in theirs.prefixed}  # stems of the words they negate
     for word, s in mine.content:
-        if any(stem(base) == s for base in quote_bases) and s not in theirs.stems:
+        if s in quote_bases and s not in theirs.stems:
             return [word], f"the quotes say the opposite of '{word}' (a negating prefix)", True
     for word, base in mine.prefixed:
         if _fold(word) not in theirs.words and stem(base) in theirs.stems:

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
+from itertools import chain
 
 from ..facts import MONTHS, NOT_NAMES
 from ..words import STOPWORDS, stem
@@ -438,16 +439,17 @@ def _quote_reading(quotes: Sequence[str]) -> _Reading:
 @lru_cache(maxsize=64)
 def _merged(quotes: tuple[str, ...]) -> _Reading:
     readings = [_read(q) for q in quotes]
+    joined = chain.from_iterable
     return _Reading(
-        numbers=tuple(n for r in readings for n in r.numbers),
-        months=tuple(m for r in readings for m in r.months),
-        dates=tuple(d for r in readings for d in r.dates),
-        names=tuple(n for r in readings for n in r.names),
-        negations=tuple(n for r in readings for n in r.negations),
-        prefixed=tuple(p for r in readings for p in r.prefixed),
-        content=tuple(c for r in readings for c in r.content),
-        groups=tuple(g for r in readings for g in r.groups),
-        asserted=frozenset().union(*(r.asserted for r in readings)),
-        words=frozenset().union(*(r.words for r in readings)),
-        stems=frozenset().union(*(r.stems for r in readings)),
+        numbers=tuple(joined([r.numbers for r in readings])),
+        months=tuple(joined([r.months for r in readings])),
+        dates=tuple(joined([r.dates for r in readings])),
+        names=tuple(joined([r.names for r in readings])),
+        negations=tuple(joined([r.negations for r in readings])),
+        prefixed=tuple(joined([r.prefixed for r in readings])),
+        content=tuple(joined([r.content for r in readings])),
+        groups=tuple(joined([r.groups for r in readings])),
+        asserted=frozenset().union(*[r.asserted for r in readings]),
+        words=frozenset().union(*[r.words for r in readings]),
+        stems=frozenset().union(*[r.stems for r in readings]),
     )
