@@ -85,11 +85,11 @@ CHECK_ORDER = (
 )
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=4096)
 def _comparable(text: str) -> tuple[str, frozenset[str]]:
     """A claim's text as the consistency check compares it: normalised, and its word stems
-    (pure functions of the text, so kept across plans: a page's claims aren't re-stemmed for
-    every new claim)."""
+    (pure functions of the text; a page's index keeps those of its claims, this cache those of
+    the claims just checked, which their page's index takes when they are applied)."""
     return normalize_quote(text), frozenset(stems(text))
 
 

@@ -79,9 +79,10 @@ class PageIndex:
         if len(mine) >= self.min_words:
             # +2: one more than the most stems a near copy can miss, and one for float rounding
             need = min(len(mine), int(len(mine) * (1 - threshold)) + 2)
-            rarest = sorted(mine, key=lambda s: (len(self.postings.get(s, ())), s))[:need]
-            for stem in rarest:
-                found.update(self.postings.get(stem, ()))
+            postings = self.postings
+            rarest = sorted([(len(postings.get(s, ())), s) for s in mine])[:need]
+            for _, stem in rarest:
+                found.update(postings.get(stem, ()))
         return sorted(found, key=self.order.__getitem__)
 
 

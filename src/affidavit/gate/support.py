@@ -144,7 +144,15 @@ def check(
     is at most *uncertain* (the context says what the source is about, not that the quoted
     sentence says it).
     """
-    return _check(text, tuple(quotes), share, frozenset(allowed), tuple(context))
+    verdict, missing, reason = _check(
+        text, tuple(quotes), share, tuple(sorted(set(allowed))), tuple(context)
+    )
+    if verdict == SUPPORTED and not missing and not reason:
+        return _SUPPORTED
+    return Support(verdict, missing, reason)
+
+
+_SUPPORTED = Support(SUPPORTED)
 
 
 def _same(text: str, quote: str) -> bool:
@@ -170,11 +178,25 @@ def _fuller(lower: str, mine: _Reading, theirs: _Reading) -> bool:
 CHECK_CACHE = 1 << 17
 """Verdicts kept in memory: lint's audit after an ingest re-checks every active claim the gate
 has just checked (69k claims after all 233 State of the Union addresses), so it finds them here
-instead of reading every text again."""
+instead of reading every text again. Keys and verdicts are plain tuples of strings (``allowed``
+sorted): the garbage collector stops looking at them once it has seen them, where a frozenset or
+a dataclass per entry would be traversed again by every full collection."""
 
 
 @lru_cache(maxsize=CHECK_CACHE)
 def _check(
+    text: str,
+    quotes: tuple[str, ...],
+    share: float,
+    allowed: tuple[str, ...],
+    context: tuple[str, ...],
+) -> tuple[str, tuple[str, ...], str]:
+    """:func:`_verdict` as (verdict, missing, reason), cached."""
+    found = _verdict(text, quotes, share, frozenset(allowed), context)
+    return found.verdict, found.missing, found.reason
+
+
+def _verdict(
     text: str,
     quotes: tuple[str, ...],
     share: float,

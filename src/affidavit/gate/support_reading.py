@@ -412,7 +412,13 @@ def _plain(lower: str) -> tuple[str, int, str]:
     return stem(lower), _STOP, ""
 
 
-@lru_cache(maxsize=65536)
+READ_CACHE = 4096
+"""Readings kept: a quote is read by its claim's check and again by its page's title, summary
+and heading checks in the same admission; a verdict, once made, is kept by the check's own
+cache. Few are needed, and each holds a dozen objects every full garbage collection visits."""
+
+
+@lru_cache(maxsize=READ_CACHE)
 def _read(text: str) -> _Reading:
     return _Reader(text).reading()
 
