@@ -137,7 +137,20 @@ def test_a_page_index_synced_step_by_step_equals_one_built_at_once() -> None:
     """Rows that only add to the last ones are added; any other change syncs in full: either
     way the index holds what an index built from the rows alone holds."""
     rng = random.Random(7)
-    words = "tax war peace trade navy army bank debt gold land law court".split()
+    words = [
+        "tax",
+        "war",
+        "peace",
+        "trade",
+        "navy",
+        "army",
+        "bank",
+        "debt",
+        "gold",
+        "land",
+        "law",
+        "court",
+    ]
 
     def row(n: int) -> tuple[str, str]:
         return f"c-{n:016x}", " ".join(rng.choice(words) for _ in range(rng.randint(2, 9)))

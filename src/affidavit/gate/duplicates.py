@@ -60,10 +60,15 @@ class PageIndex:
     def _add(self, claim_id: str, text: str) -> None:
         normal, stems = self.comparable(text)
         self.items[claim_id] = (text, normal, stems)
-        self.exact.setdefault(normal, set()).add(claim_id)
+        _put(self.exact, normal, claim_id)
         if len(stems) >= self.min_words:
+            postings = self.postings
             for stem in stems:
-                self.postings.setdefault(stem, set()).add(claim_id)
+                ids = postings.get(stem)
+                if ids is None:
+                    postings[stem] = {claim_id}
+                else:
+                    ids.add(claim_id)
 
     def _remove(self, claim_id: str) -> None:
         _, normal, stems = self.items.pop(claim_id)
@@ -84,6 +89,14 @@ class PageIndex:
             for _, stem in rarest:
                 found.update(postings.get(stem, ()))
         return sorted(found, key=self.order.__getitem__)
+
+
+def _put(index: dict[str, set[str]], key: str, claim_id: str) -> None:
+    ids = index.get(key)
+    if ids is None:
+        index[key] = {claim_id}
+    else:
+        ids.add(claim_id)
 
 
 def _discard(index: dict[str, set[str]], key: str, claim_id: str) -> None:
