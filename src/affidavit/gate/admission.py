@@ -103,6 +103,17 @@ def _claims_of(op: object) -> list[ClaimDraft]:
     return []
 
 
+def _slugs_named(op: object) -> list[str]:
+    """The pages an operation creates, extends or links."""
+    if isinstance(op, CreatePage):
+        return [op.slug]
+    if isinstance(op, AddClaims):
+        return [op.page]
+    if isinstance(op, LinkPages):
+        return [op.page, op.to]
+    return []
+
+
 def _page_of(op: object) -> str | None:
     if isinstance(op, CreatePage):
         return op.slug
@@ -134,14 +145,21 @@ class _Gate:
 
     # -- targets (whole plan) -------------------------------------------------------------
     def targets(self, plan: Plan, selected: list[int], plan_id: str, applying: bool) -> None:
-        existing = {r[0] for r in self.db.execute("SELECT slug FROM pages")}
+        chosen = [(i, plan.operations[i]) for i in selected]
+        named = sorted({slug for _, op in chosen for slug in _slugs_named(op)})
+        # only the pages the plan names (the wiki's other pages are no business of its targets)
+        existing = {
+            r[0]
+            for r in self.db.execute(
+                f"SELECT slug FROM pages WHERE slug IN ({','.join('?' * len(named))})", named
+            )
+        }
         pending = {
             r[0]: r[1]
             for r in self.db.execute(
                 "SELECT slug, plan_id FROM slug_reservations WHERE plan_id != ?", (plan_id,)
             )
         }
-        chosen = [(i, plan.operations[i]) for i in selected]
         created = {op.slug for _, op in chosen if isinstance(op, CreatePage)}
         problems: list[str] = []
 
