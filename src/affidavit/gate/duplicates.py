@@ -31,20 +31,20 @@ class PageIndex:
         self.order: dict[str, int] = {}  # id -> place in the rows last synced
         self.exact: dict[str, set[str]] = {}
         self.postings: dict[str, set[str]] = {}
-        self.rows: list[tuple[Any, Any]] = []  # the rows last synced, as read
+        self.rows: list[tuple[str, str]] = []  # the rows last synced (made strings)
 
     def sync(self, rows: list[tuple[Any, Any]]) -> None:
         """Make the index hold exactly ``rows`` (id, text as read: each made a ``str``), in their
         order. Rows equal to the last ones synced change nothing; rows that only add to them
-        (a page's new claims come last) are added, without reading the others again."""
+        (a page's new claims come last) are added, without looking at the others again."""
         known = len(self.rows)
         if len(rows) >= known and rows[:known] == self.rows:
             for n, (claim_id, text) in enumerate(rows[known:], known):
-                claim_id = str(claim_id)
-                if claim_id not in self.items:
-                    self._add(claim_id, str(text))
-                self.order[claim_id] = n
-            self.rows = rows
+                pair = (str(claim_id), str(text))
+                if pair[0] not in self.items:
+                    self._add(*pair)
+                self.order[pair[0]] = n
+                self.rows.append(pair)
             return
         pairs = [(str(claim_id), str(text)) for claim_id, text in rows]
         now = dict(pairs)
@@ -55,7 +55,7 @@ class PageIndex:
             if claim_id not in self.items:
                 self._add(claim_id, text)
         self.order = {claim_id: n for n, (claim_id, _) in enumerate(pairs)}
-        self.rows = rows
+        self.rows = pairs
 
     def _add(self, claim_id: str, text: str) -> None:
         normal, stems = self.comparable(text)
