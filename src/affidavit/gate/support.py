@@ -155,15 +155,11 @@ def check(
 _SUPPORTED = Support(SUPPORTED)
 
 
-def _same(text: str, quote: str) -> bool:
-    """The text is the quote (after the verifier's normalisation, final punctuation aside)."""
-    return _bare(text) == _bare(quote)
-
-
 @lru_cache(maxsize=65536)
 def _bare(text: str) -> str:
-    """``text`` as :func:`_same` compares it (a claim's text and its quote are read in the gate,
-    again in lint's audit: normalised once)."""
+    """``text`` as a text is compared with its quotes: a text is its quote when the two are equal
+    after the verifier's normalisation, final punctuation aside (a claim's text and its quote are
+    compared in the gate, again in lint's audit: normalised once)."""
     return normalize_quote(text).rstrip(" .!?;:")
 
 
@@ -203,7 +199,7 @@ def _verdict(
     allowed: frozenset[str],
     context: tuple[str, ...],
 ) -> Support:
-    if any(_same(text, quote) for quote in quotes):
+    if _bare(text) in map(_bare, quotes):
         return Support(SUPPORTED)  # the extractive engine's claims: its text is its quote
     mine = _read(text)
     theirs = _quote_reading(quotes)
