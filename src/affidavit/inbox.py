@@ -18,7 +18,7 @@ from .db import transaction
 from .errors import ConflictError, NotFoundError
 from .gate.admission import Admission, admit
 from .gate.withdrawals import ends_claims
-from .hashing import canonical_json, content_id
+from .hashing import canonical_json, content_id, sha256_hex
 from .plan.nonce import check_nonce, consume_nonce
 from .plan.schema import CreatePage, Plan, parse_plan
 from .store import audit
@@ -113,7 +113,8 @@ def propose(
     ``hold`` (e.g. a reviewer's doubt) keeps the plan in the inbox whatever the policy says.
     """
     plan = parse_plan(raw)
-    plan_id = plan_id_of(plan)
+    plan_json = canonical_json(plan.to_json())
+    plan_id = sha256_hex(plan_json)  # plan_id_of(plan), from the text stored below
     existing = vault.db.execute("SELECT status FROM plans WHERE id = ?", (plan_id,)).fetchone()
     if existing is not None:
         record = get_plan(vault, plan_id)
@@ -144,7 +145,7 @@ def propose(
                     plan_id,
                     author,
                     origin,
-                    canonical_json(plan.to_json()),
+                    plan_json,
                     status,
                     reason,
                     canonical_json(admission.to_json()),

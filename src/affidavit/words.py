@@ -176,7 +176,7 @@ def stem(word: str) -> str:
 
 def stems(text: str) -> set[str]:
     """The stems of the content words of ``text``."""
-    return {stem(w) for w in content_words(text)}
+    return set(map(stem, content_words(text)))
 
 
 def has_digit(word: str) -> bool:

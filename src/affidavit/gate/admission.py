@@ -85,11 +85,11 @@ CHECK_ORDER = (
 )
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=4096)
 def _comparable(text: str) -> tuple[str, frozenset[str]]:
     """A claim's text as the consistency check compares it: normalised, and its word stems
-    (pure functions of the text, so kept across plans: a page's claims aren't re-stemmed for
-    every new claim)."""
+    (pure functions of the text; a page's index keeps those of its claims, this cache those of
+    the claims just checked, which their page's index takes when they are applied)."""
     return normalize_quote(text), frozenset(stems(text))
 
 
@@ -100,6 +100,17 @@ def _claims_of(op: object) -> list[ClaimDraft]:
         return list(op.entries)
     if isinstance(op, SupersedeClaim):
         return [op.by] if op.by is not None else []
+    return []
+
+
+def _slugs_named(op: object) -> list[str]:
+    """The pages an operation creates, extends or links."""
+    if isinstance(op, CreatePage):
+        return [op.slug]
+    if isinstance(op, AddClaims):
+        return [op.page]
+    if isinstance(op, LinkPages):
+        return [op.page, op.to]
     return []
 
 
@@ -128,19 +139,27 @@ class _Gate:
         self._source_ok: dict[str, str] = {}
         self._records: dict[str, SourceRecord] = {}
         self._claims_of_page: dict[str, PageIndex] = {}
+        self._quotes: dict[tuple[str, str], QuoteResult] = {}  # (source, quote) -> its check
         self.retracting: set[str] = set()  # sources the plan being admitted retracts
         self.ended: set[str] = set()  # claims superseded or retracted by earlier operations
 
     # -- targets (whole plan) -------------------------------------------------------------
     def targets(self, plan: Plan, selected: list[int], plan_id: str, applying: bool) -> None:
-        existing = {r[0] for r in self.db.execute("SELECT slug FROM pages")}
+        chosen = [(i, plan.operations[i]) for i in selected]
+        named = sorted({slug for _, op in chosen for slug in _slugs_named(op)})
+        # only the pages the plan names (the wiki's other pages are no business of its targets)
+        existing = {
+            r[0]
+            for r in self.db.execute(
+                f"SELECT slug FROM pages WHERE slug IN ({','.join('?' * len(named))})", named
+            )
+        }
         pending = {
             r[0]: r[1]
             for r in self.db.execute(
                 "SELECT slug, plan_id FROM slug_reservations WHERE plan_id != ?", (plan_id,)
             )
         }
-        chosen = [(i, plan.operations[i]) for i in selected]
         created = {op.slug for _, op in chosen if isinstance(op, CreatePage)}
         problems: list[str] = []
 
@@ -216,9 +235,38 @@ class _Gate:
         return None
 
     # -- per-claim checks -----------------------------------------------------------------
+    def check_quotes(self, drafts: list[ClaimDraft]) -> None:
+        """Look up the free quotes of ``drafts`` in one call, the quotes of each source together
+        (one search of its suffix array, not one call per claim). What is found for a quote
+        depends only on it and its source's stored text, which doesn't change while the gate
+        runs, so :meth:`evidence` takes the result from here. If a source can't be read, nothing
+        is kept: each claim's check then fails (or not) in its turn, as it would have."""
+        pairs = list(
+            dict.fromkeys(
+                (item.source, item.quote)
+                for draft in drafts
+                for item in draft.evidence
+                if item.cited is None and item.quote is not None
+            )
+        )
+        if len(pairs) < 2:
+            return
+        try:
+            found = self.verifier.check_many(pairs)
+        except Exception:  # the claim that cites it raises it in its turn
+            return
+        self._quotes = dict(zip(pairs, found, strict=True))
+
     def evidence(self, draft: ClaimDraft, result: ClaimResult) -> None:
         for item in draft.evidence:
-            result.evidence.append(check_evidence(self.verifier, self.sources, item))
+            known = (
+                self._quotes.get((item.source, item.quote))
+                if item.cited is None and item.quote is not None
+                else None
+            )
+            if known is None:
+                known = check_evidence(self.verifier, self.sources, item)
+            result.evidence.append(known)
         bad = [q for q in result.evidence if not q.verified]
         if bad:
             result.decide(REJECTED, "evidence", "; ".join(q.reason for q in bad))
@@ -326,14 +374,12 @@ class _Gate:
         """The live claims of ``page``, read once per admission (the database doesn't change
         while the gate runs) into the index kept across admissions (:mod:`.duplicates`)."""
         if page not in self._claims_of_page:
-            rows = [
-                (str(r[0]), str(r[1]))
-                for r in self.db.execute(
-                    "SELECT id, text FROM claims WHERE page_slug = ? "
-                    "AND status IN ('active','pending')",
-                    (page,),
-                )
-            ]
+            cursor = self.db.cursor()
+            cursor.row_factory = None  # plain tuples, compared whole with the last ones read
+            rows = cursor.execute(
+                "SELECT id, text FROM claims WHERE page_slug = ? AND status IN ('active','pending')",
+                (page,),
+            ).fetchall()
             self._claims_of_page[page] = _PAGES.get((id(self.db), page), rows)
         return self._claims_of_page[page]
 
@@ -399,6 +445,7 @@ def admit(
         op = plan.operations[index]
         if isinstance(op, RetractSource):
             gate.retracting.add(sources.resolve(op.source) or op.source)
+    gate.check_quotes([draft for index in chosen for draft in _claims_of(plan.operations[index])])
     seen: set[tuple[str, ...]] = set()
     done_sources: set[str] = set()
     results: list[OpResult] = []

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import Any
 
 Comparable = tuple[str, frozenset[str]]
 
@@ -30,25 +31,44 @@ class PageIndex:
         self.order: dict[str, int] = {}  # id -> place in the rows last synced
         self.exact: dict[str, set[str]] = {}
         self.postings: dict[str, set[str]] = {}
+        self.rows: list[tuple[str, str]] = []  # the rows last synced (made strings)
 
-    def sync(self, rows: list[tuple[str, str]]) -> None:
-        """Make the index hold exactly ``rows`` (id, text), in their order."""
-        now = dict(rows)
+    def sync(self, rows: list[tuple[Any, Any]]) -> None:
+        """Make the index hold exactly ``rows`` (id, text as read: each made a ``str``), in their
+        order. Rows equal to the last ones synced change nothing; rows that only add to them
+        (a page's new claims come last) are added, without looking at the others again."""
+        known = len(self.rows)
+        if len(rows) >= known and rows[:known] == self.rows:
+            for n, (claim_id, text) in enumerate(rows[known:], known):
+                pair = (str(claim_id), str(text))
+                if pair[0] not in self.items:
+                    self._add(*pair)
+                self.order[pair[0]] = n
+                self.rows.append(pair)
+            return
+        pairs = [(str(claim_id), str(text)) for claim_id, text in rows]
+        now = dict(pairs)
         gone = [c for c, item in self.items.items() if now.get(c) != item[0]]
         for claim_id in gone:
             self._remove(claim_id)
-        for claim_id, text in rows:
+        for claim_id, text in pairs:
             if claim_id not in self.items:
                 self._add(claim_id, text)
-        self.order = {claim_id: n for n, (claim_id, _) in enumerate(rows)}
+        self.order = {claim_id: n for n, (claim_id, _) in enumerate(pairs)}
+        self.rows = pairs
 
     def _add(self, claim_id: str, text: str) -> None:
         normal, stems = self.comparable(text)
         self.items[claim_id] = (text, normal, stems)
-        self.exact.setdefault(normal, set()).add(claim_id)
+        _put(self.exact, normal, claim_id)
         if len(stems) >= self.min_words:
+            postings = self.postings
             for stem in stems:
-                self.postings.setdefault(stem, set()).add(claim_id)
+                ids = postings.get(stem)
+                if ids is None:
+                    postings[stem] = {claim_id}
+                else:
+                    ids.add(claim_id)
 
     def _remove(self, claim_id: str) -> None:
         _, normal, stems = self.items.pop(claim_id)
@@ -64,10 +84,19 @@ class PageIndex:
         if len(mine) >= self.min_words:
             # +2: one more than the most stems a near copy can miss, and one for float rounding
             need = min(len(mine), int(len(mine) * (1 - threshold)) + 2)
-            rarest = sorted(mine, key=lambda s: (len(self.postings.get(s, ())), s))[:need]
-            for stem in rarest:
-                found.update(self.postings.get(stem, ()))
+            postings = self.postings
+            rarest = sorted([(len(postings.get(s, ())), s) for s in mine])[:need]
+            for _, stem in rarest:
+                found.update(postings.get(stem, ()))
         return sorted(found, key=self.order.__getitem__)
+
+
+def _put(index: dict[str, set[str]], key: str, claim_id: str) -> None:
+    ids = index.get(key)
+    if ids is None:
+        index[key] = {claim_id}
+    else:
+        ids.add(claim_id)
 
 
 def _discard(index: dict[str, set[str]], key: str, claim_id: str) -> None:
@@ -87,7 +116,7 @@ class PageIndexes:
         self.size = size
         self.pages: OrderedDict[tuple[int, str], PageIndex] = OrderedDict()
 
-    def get(self, key: tuple[int, str], rows: list[tuple[str, str]]) -> PageIndex:
+    def get(self, key: tuple[int, str], rows: list[tuple[Any, Any]]) -> PageIndex:
         """The index of page ``key`` synced to ``rows``."""
         index = self.pages.pop(key, None) or PageIndex(self.comparable, self.min_words)
         self.pages[key] = index

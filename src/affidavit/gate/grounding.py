@@ -76,12 +76,18 @@ class Grounding:
     def __init__(self, sources: SourceStore, verifier: Verifier) -> None:
         self.sources = sources
         self.verifier = verifier
+        self._names: dict[str, set[str]] = {}  # source id -> its name's stems, read once
 
     def name_stems(self, source_ids: Iterable[str]) -> set[str]:
         """The stems of the cited sources' names (a title may name its source)."""
         found: set[str] = set()
         for source_id in source_ids:
-            found |= stems(self.sources.get(source_id).name.replace("-", " "))
+            known = self._names.get(source_id)
+            if known is None:
+                known = self._names[source_id] = stems(
+                    self.sources.get(source_id).name.replace("-", " ")
+                )
+            found |= known
         return found
 
     def verbatim(self, text: str, source_ids: list[str]) -> Verdict | None:

@@ -139,21 +139,27 @@ class Admission:
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
 _ATOMS = (str, int, float, bool, type(None))
+_ATOM_TYPES = frozenset(_ATOMS)
 
 
 def _plain(value: Any) -> Any:
     """``dataclasses.asdict`` for verdicts, without its per-value ``deepcopy``: the same dicts,
-    lists and tuples, with immutable values shared (a plan's admission is written twice)."""
+    lists and tuples, with immutable values shared (a plan's admission is written twice). A
+    field or item that is a plain atom is taken as it is, without a call."""
     if isinstance(value, _ATOMS):
         return value
     kind = type(value)
-    if kind in _FIELDS or (is_dataclass(value) and not isinstance(value, type)):
-        names = _FIELDS.get(kind)
-        if names is None:
-            names = _FIELDS[kind] = tuple(f.name for f in fields(value))
-        return {name: _plain(getattr(value, name)) for name in names}
+    names = _FIELDS.get(kind)
+    if names is None and is_dataclass(value) and not isinstance(value, type):
+        names = _FIELDS[kind] = tuple(f.name for f in fields(value))
+    if names is not None:
+        out = {}
+        for name in names:
+            item = getattr(value, name)
+            out[name] = item if type(item) in _ATOM_TYPES else _plain(item)
+        return out
     if isinstance(value, list):
-        return [_plain(v) for v in value]
+        return [v if type(v) in _ATOM_TYPES else _plain(v) for v in value]
     if isinstance(value, dict):
         return {_plain(k): _plain(v) for k, v in value.items()}
     if isinstance(value, tuple) and not hasattr(value, "_fields"):
