@@ -1,22 +1,24 @@
-"""Same lint after an ingest before and after a change: record, then compare.
+"""Same findings and plans from an ingest's after-passes before and after a change: record, compare.
 
-Ingests the first ``--speeches`` State of the Union addresses (and, with ``--docs DIR``, the
-documents of a folder) into a fresh vault on a fixed clock with every plan applied, in ``--steps``
-ingests of consecutive speeches (1: the bench's one ingest, whose automatic lint shares the
-supersession pass's pair search; more: each ingest's supersession pass searches only its new
-claims, and the counter of ``lint.every_ingests`` decides which ingests lint), optionally runs a
-manual ``lint --propose`` at the end, with ``--vitaminc N`` first ingests N VitaminC claims' first
-revisions and then, a second later, their revisions of another verdict (changed facts: stale and
-contradiction findings, supersede proposals), and writes one line per recorded row to ``--save FILE``:
-the wiki's digest, each ingest's report of supersessions and lint, every finding (all columns,
-in the order they were recorded), every lint run, every plan that is not a chunk's (the fix and
-supersede proposals, the host's nonce blanked, plan ids numbered by their order) and a hash of
-every chunk plan. ``--compare FILE`` does the same and fails on the first line that differs.
-Prints the CPU time of the passes after the chunks (``Ingestor._auto_lint``).
+Ingests into a fresh vault on a fixed clock, every plan applied: the first ``--speeches`` State of
+the Union addresses in ``--steps`` ingests of consecutive speeches (1, the bench's shape: one
+ingest whose supersession pass and automatic lint share one pair search; more: each ingest's
+supersession pass searches its new claims, and ``lint.every_ingests`` (``--every``) decides which
+ingests lint), then any ``--docs DIR`` folder, then with ``--vitaminc N`` the first revisions of N
+VitaminC claims and, a second later, their revisions of another verdict (changed facts: stale and
+contradiction findings, supersede proposals); ``--manual`` ends with ``lint --propose``.
+
+Writes to ``--save FILE`` one line per recorded thing: each ingest's report of supersessions and
+lint, the wiki's digest, every finding (every column, in the order they were recorded), every
+lint run, the counters, every plan that is not a chunk's (the fix and supersede proposals) and a
+hash of every chunk's plan (``--full``: the plan), with the host's nonces blanked and plan ids
+(which hash them) numbered by their order. ``--compare FILE`` fails on the first line that
+differs. Prints the CPU time of the passes after the chunks (``Ingestor._auto_lint``, and the
+manual lint) and how the support check's verdict cache served them.
 
     .venv/bin/python bench/lint_same.py --save before.txt [--speeches 40] [--steps 3] [--manual]
-    .venv/bin/python bench/lint_same.py --compare before.txt [--speeches 40] [--steps 3] [--manual]
-        [--vitaminc 300] [--every 10]
+        [--vitaminc 300] [--every 10] [--docs DIR] [--full]
+    .venv/bin/python bench/lint_same.py --compare before.txt [same options]
 """
 
 from __future__ import annotations
@@ -24,11 +26,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import re
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -36,6 +39,7 @@ from typing import Any
 from bench_ingest import write_speeches
 from same import save_or_compare
 
+from affidavit.gate.support import _check
 from affidavit.ingest.pipeline import Ingestor
 from affidavit.providers.from_config import provider_from_config
 from affidavit.vault import Vault, init_vault, open_vault
@@ -47,14 +51,25 @@ _HEX = re.compile(r"[0-9a-f]{12,}")
 
 
 class Timed(Ingestor):
-    """The ingest, with the CPU time of its passes after the chunks."""
+    """The ingest, with the CPU time of its passes after the chunks and the support check's
+    verdict cache hits and misses during them."""
 
     cpu = 0.0
+    hits = misses = 0
 
     def _auto_lint(self) -> None:
-        started = time.process_time()
-        super()._auto_lint()
-        Timed.cpu += time.process_time() - started
+        with passes():
+            super()._auto_lint()
+
+
+@contextmanager
+def passes() -> Iterator[None]:
+    before, started = _check.cache_info(), time.process_time()
+    yield
+    after = _check.cache_info()
+    Timed.cpu += time.process_time() - started
+    Timed.hits += after.hits - before.hits
+    Timed.misses += after.misses - before.misses
 
 
 def _digest(vault: Vault) -> str:
@@ -68,8 +83,9 @@ class Dump:
     """Rows as lines, plan ids numbered in the order the plans were recorded (a plan's id hashes
     its random nonce)."""
 
-    def __init__(self, vault: Vault) -> None:
+    def __init__(self, vault: Vault, full: bool = False) -> None:
         self.vault = vault
+        self.full = full
         self.ids: dict[str, str] = {}
         self.count = 0
 
@@ -107,7 +123,7 @@ class Dump:
         for row in self.rows("plans"):
             if '"origin": "ingest:' in row:
                 out.append("chunk plan " + hashlib.sha256(row.encode()).hexdigest()[:16])
-                if os.environ.get("LINT_SAME_RAW"):
+                if self.full:
                     out.append(row)
             else:
                 out.append(row)
@@ -129,8 +145,9 @@ def vitaminc(work: Path, pairs: int) -> list[Path]:
     return folders
 
 
-def run(folders: list[Path], later: list[Path], work: Path, manual: bool, every: int) -> list[str]:
+def run(folders: list[Path], later: list[Path], work: Path, args: argparse.Namespace) -> list[str]:
     """Ingest ``folders`` on the fixed clock, then each of ``later`` a second after the last."""
+    every, manual = args.every, args.manual
     now = [FIXED]
     vault, _ = init_vault(work, clock=lambda: now[0])
     if every != 10:
@@ -141,7 +158,7 @@ def run(folders: list[Path], later: list[Path], work: Path, manual: bool, every:
         vault.close()
         vault = open_vault(work, clock=lambda: now[0])
     provider = provider_from_config(vault.config, "extractive")
-    dump = Dump(vault)
+    dump = Dump(vault, args.full)
     lines = []
     for n, folder in enumerate([*folders, *later]):
         if n >= len(folders):
@@ -151,9 +168,8 @@ def run(folders: list[Path], later: list[Path], work: Path, manual: bool, every:
     if manual:
         from affidavit.lint.runner import run_lint
 
-        started = time.process_time()
-        report = run_lint(vault, propose=True, actor="lint-same")
-        Timed.cpu += time.process_time() - started
+        with passes():
+            report = run_lint(vault, propose=True, actor="lint-same")
         lines.append(dump.number("manual " + json.dumps(report.to_json(), sort_keys=True)))
     lines.append(f"wiki {_digest(vault)}")
     lines += dump.rows("findings")
@@ -177,6 +193,7 @@ def main() -> int:
         "--vitaminc", type=int, default=0, help="then N VitaminC revision pairs, older first"
     )
     parser.add_argument("--every", type=int, default=10, help="lint.every_ingests")
+    parser.add_argument("--full", action="store_true", help="chunk plans in full, not hashed")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="lint-same-"))
     speeches = work / "speeches"
@@ -191,9 +208,12 @@ def main() -> int:
             shutil.copy(path, folder / path.name)
         folders.append(folder)
     later = vitaminc(work, args.vitaminc) if args.vitaminc else []
-    lines = run([*folders, *args.docs], later, work / "vault", args.manual, args.every)
+    lines = run([*folders, *args.docs], later, work / "vault", args)
     wiki = next(line for line in lines if line.startswith("wiki "))
-    print(f"{len(lines)} lines, {wiki}, after the chunks {Timed.cpu:.2f} s CPU")
+    print(
+        f"{len(lines)} lines, {wiki}, after the chunks {Timed.cpu:.2f} s CPU, support verdicts "
+        f"{Timed.hits} from the cache, {Timed.misses} checked"
+    )
     shutil.rmtree(work, ignore_errors=True)
     return save_or_compare(
         lines, args.save, args.compare, lambda n: f"line {n}", "every line identical"
