@@ -23,17 +23,31 @@ each side says), and still goes through the quote gate.
 
 from __future__ import annotations
 
+import math
 import re
 import sqlite3
-from collections import defaultdict
+import unicodedata
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import combinations
+from itertools import chain, combinations
+from typing import cast
 
-from ..facts import Disagreement, analyse, compare, disagreement
+from ..facts import (
+    _TOKEN,
+    MONTHS,
+    NEGATIONS,
+    NOT_NAMES,
+    NUMBER_WORDS,
+    Disagreement,
+    _number,
+    analyse,
+    compare,
+    disagreement,
+)
 from ..gate.admission import trust_rank
 from ..store.render import CONTEXT_ARCHIVE
-from ..words import stems
+from ..words import STOPWORDS, stem, stems
 from .findings import Finding
 from .quotes import ProposedQuote
 
@@ -80,21 +94,24 @@ def load_claims(db: sqlite3.Connection) -> list[ClaimRow]:
     quotes is left out: it is the same
     fact, recorded twice on purpose, and would only double every finding.
     """
+    cursor = db.cursor()
+    cursor.row_factory = None  # plain tuples: several times cheaper for bulk reads
     claims: dict[str, ClaimRow] = {}
-    for row in db.execute(
+    for row in cursor.execute(
         "SELECT id, page_slug, text, trust, created_at FROM claims WHERE status = 'active' "
         "ORDER BY created_at, id"
     ):
         claims[row[0]] = ClaimRow(row[0], row[1], row[2], row[3], row[4])
-    for row in db.execute(
-        'SELECT e.claim_id, e.source_id, e.quote, e.start, e."end", s.added_at '
-        "FROM evidence e JOIN sources s ON s.id = e.source_id ORDER BY e.claim_id, e.idx"
+    added = dict(cursor.execute("SELECT id, added_at FROM sources").fetchall())
+    for claim_id, source_id, quote, start, end in cursor.execute(
+        'SELECT claim_id, source_id, quote, start, "end" FROM evidence ORDER BY claim_id, idx'
     ):
-        claim = claims.get(row[0])
-        if claim is None:
+        claim = claims.get(claim_id)
+        when = added.get(source_id)
+        if claim is None or when is None:  # (evidence of no source: the join left it out)
             continue
-        claim.evidence.append((row[1], row[2], row[3], row[4]))
-        claim.newest = max(claim.newest, row[5])
+        claim.evidence.append((source_id, quote, start, end))
+        claim.newest = max(claim.newest, when)
 
     def overview(c: ClaimRow) -> bool:
         return c.page in ("", CONTEXT_ARCHIVE)
@@ -149,6 +166,58 @@ class Subjects:
             return False
         return not compare(title_a, title_b).conflicting
 
+    def among(self, pages: Iterable[str]) -> PageRelation:
+        """:meth:`related` over ``pages`` as sets: each page's related pages among them."""
+        return PageRelation(self, frozenset(pages))
+
+
+class PageRelation:
+    """For each of a set of pages, the pages of the set :meth:`Subjects.related` relates it to,
+    worked out once per page: a link either way, or a title that may share half its words — a
+    title shares at least one of its rarest few stems with any such title (prefix filtering: of
+    two titles with ``n`` stems in common, each has one of them among its ``len - n + 1`` rarest),
+    so only those are compared, not every pair of pages."""
+
+    def __init__(self, subjects: Subjects, pages: frozenset[str]) -> None:
+        self.subjects = subjects
+        self.pages = pages
+        self.anywhere = frozenset(p for p in pages if not p)
+        """Pages related to every page: a context entry's ('')."""
+        self.linked: dict[str, set[str]] = defaultdict(set)
+        for a, b in subjects.links:
+            if a in pages and b in pages:
+                self.linked[a].add(b)
+                self.linked[b].add(a)
+        titled = {p: t[0] for p in pages if p and (t := subjects.titles.get(p)) and t[0]}
+        df: dict[str, int] = defaultdict(int)
+        for words in titled.values():
+            for w in words:
+                df[w] += 1
+        self.prefix: dict[str, list[str]] = {}
+        self.index: dict[str, list[str]] = defaultdict(list)
+        for page, words in titled.items():
+            ordered = sorted(words, key=lambda w: (df[w], w))
+            keep = len(ordered) - math.ceil(TITLE_OVERLAP * len(ordered)) + 2  # one to spare
+            self.prefix[page] = ordered[:keep]
+            for w in self.prefix[page]:
+                self.index[w].append(page)
+        self.known: dict[str, frozenset[str] | None] = {}
+
+    def of(self, page: str) -> frozenset[str] | None:
+        """The pages related to ``page`` (itself included); None: every page."""
+        if page in self.known:
+            return self.known[page]
+        if not page:
+            out = None
+        else:
+            near = {page, *self.anywhere, *self.linked.get(page, ())}
+            for w in self.prefix.get(page, ()):
+                near.update(q for q in self.index[w] if q not in near)
+            related = self.subjects.related
+            out = frozenset(q for q in near if related(page, q))
+        self.known[page] = out
+        return out
+
 
 def _overlap(a: ClaimRow, b: ClaimRow) -> bool:
     for sa, _, start_a, end_a in a.evidence:
@@ -158,26 +227,131 @@ def _overlap(a: ClaimRow, b: ClaimRow) -> bool:
     return False
 
 
-def candidate_pairs(claims: list[ClaimRow]) -> Iterator[tuple[ClaimRow, ClaimRow]]:
-    """Pairs of claims that share one of their rarest words, each pair once."""
-    words = {c.id: analyse(c.text).facts | analyse(c.text).context for c in claims}
-    df: dict[str, int] = defaultdict(int)
-    for ws in words.values():
-        for w in ws:
-            df[w] += 1
+def _token_word(token: str, first: bool) -> str:
+    """What :func:`affidavit.facts.analyse` adds to a text's facts or context for ``token``
+    (``first``: the text's first token), '' for nothing: its loop, one token at a time."""
+    lower = token.casefold()
+    if lower in NEGATIONS or lower.endswith("n't"):
+        return ""
+    if token[0].isdigit():
+        return "#" + _number(token)
+    if lower in NUMBER_WORDS or lower in MONTHS:
+        return "#" + lower
+    if token[0].isupper() and lower not in NOT_NAMES and (not first or len(token) > 1):
+        if first and lower in STOPWORDS:
+            return ""
+        return "@" + lower
+    if len(lower) >= 3 and lower not in STOPWORDS:
+        return stem(lower)
+    return ""
+
+
+_PIECE_WORDS: dict[str, tuple[str, ...]] = {}
+"""The words of a piece of text between whitespace, as :func:`_token_word` gives them for tokens
+not first in their text: a wiki's claims share most such pieces ("Congress," "1,200")."""
+_MAX_PIECES = 1 << 18
+
+
+def _piece_words(piece: str) -> tuple[str, ...]:
+    words = tuple(w for t in _TOKEN.findall(piece) if (w := _token_word(t, False)))
+    if len(_PIECE_WORDS) >= _MAX_PIECES:
+        _PIECE_WORDS.clear()
+    _PIECE_WORDS[piece] = words
+    return words
+
+
+def claim_words(text: str) -> set[str]:
+    """``analyse(text).facts | analyse(text).context`` (:func:`affidavit.facts.analyse`), with
+    each piece of text between whitespace read once per process, not again in every claim that
+    has it. No token holds whitespace, so a text's tokens are its pieces' tokens in turn; only
+    the first token reads differently at the start (tests/test_lint_pairs.py compares the two)."""
+    pieces = unicodedata.normalize("NFKC", text).split()
+    words: set[str] = set()
+    for n, piece in enumerate(pieces):
+        tokens = _TOKEN.findall(piece)
+        if tokens:
+            words.add(_token_word(tokens[0], True))
+            words.update(w for t in tokens[1:] if (w := _token_word(t, False)))
+            rest = pieces[n + 1 :]
+            known = list(map(_PIECE_WORDS.get, rest))
+            if None in known:
+                known = [
+                    _piece_words(p) if k is None else k for p, k in zip(rest, known, strict=True)
+                ]
+            words.update(chain.from_iterable(cast("list[tuple[str, ...]]", known)))
+            break
+    words.discard("")
+    return words
+
+
+def rare_buckets(claims: list[ClaimRow]) -> list[list[int]]:
+    """For each word shared by 2 to :data:`MAX_BUCKET` claims and among the
+    :data:`RARE_WORDS` rarest of one of them, the claims (indexes, ascending) that have it
+    among theirs; in the order the words were first put to use."""
+    words = [claim_words(c.text) for c in claims]
+    df: Counter[str] = Counter()
+    for ws in words:
+        df.update(ws)
     buckets: dict[str, list[int]] = defaultdict(list)
-    for index, claim in enumerate(claims):
-        shared = [w for w in words[claim.id] if 1 < df[w] <= MAX_BUCKET]
+    for index, ws in enumerate(words):
+        shared = [w for w in ws if 1 < df[w] <= MAX_BUCKET]
         shared.sort(key=lambda w: (df[w], w))
         for w in shared[:RARE_WORDS]:
             buckets[w].append(index)
+    return list(buckets.values())
+
+
+def candidate_pairs(claims: list[ClaimRow]) -> Iterator[tuple[ClaimRow, ClaimRow]]:
+    """Pairs of claims that share one of their rarest words, each pair once."""
     seen: set[tuple[int, int]] = set()
-    for members in buckets.values():
+    for members in rare_buckets(claims):
         for i, j in combinations(members, 2):
             if (i, j) in seen:
                 continue
             seen.add((i, j))
             yield claims[i], claims[j]
+
+
+def related_pairs(
+    claims: list[ClaimRow], subjects: Subjects, involving: set[int] | None = None
+) -> list[tuple[int, int]]:
+    """What ``[(i, j) for a, b in candidate_pairs(claims) if subjects.related(a.page, b.page)]``
+    gives in indexes (with ``involving``, only pairs one of those indexes is part of), in the same
+    order, without going through the pairs of unrelated pages: in each bucket the claims are
+    grouped by page, and only the groups of related pages are paired. A bucket's pairs come in
+    the order :func:`itertools.combinations` gives them (its claims are in ascending order), and
+    each pair where it first comes."""
+    relation = subjects.among(c.page for c in claims)
+    pages = [c.page for c in claims]
+    size = len(claims)
+    seen: set[int] = set()
+    out: list[tuple[int, int]] = []
+    for members in rare_buckets(claims):
+        if involving is not None and involving.isdisjoint(members):
+            continue
+        groups: dict[str, list[int]] = {}
+        for m in members:
+            groups.setdefault(pages[m], []).append(m)
+        if len(groups) == 1:
+            pairs: list[tuple[int, int]] = list(combinations(members, 2))
+        else:
+            pairs = []
+            here = groups.keys()
+            for page, mine in groups.items():
+                pairs += combinations(mine, 2)
+                near = relation.of(page)
+                for other in here if near is None else near & here:
+                    if other > page:  # each two pages once: the relation is symmetric
+                        pairs += ((min(i, j), max(i, j)) for i in mine for j in groups[other])
+            pairs.sort()
+        for i, j in pairs:
+            key = i * size + j
+            if key in seen:
+                continue
+            seen.add(key)
+            if involving is None or i in involving or j in involving:
+                out.append((i, j))
+    return out
 
 
 def _quotes(*claims: ClaimRow) -> list[ProposedQuote]:
@@ -250,10 +424,12 @@ def classify(a: ClaimRow, b: ClaimRow, limits: Thresholds) -> Candidate | None:
     """
     if _overlap(a, b):
         return None
-    comparison = compare(a.text, b.text)
-    sim = comparison.similarity
     sources_a = {e[0] for e in a.evidence}
     sources_b = {e[0] for e in b.evidence}
+    if sources_a == sources_b and sources_a:
+        return None  # one source: neither a disagreement (below) nor a duplicate
+    comparison = compare(a.text, b.text)
+    sim = comparison.similarity
     disjoint = not (sources_a & sources_b)
     old, new = _order(a, b)
     found = (
@@ -382,14 +558,14 @@ def search_pairs(
     limits = limits or Thresholds()
     claims = load_claims(db)
     subjects = Subjects.load(db)
-    pairs = [
-        (a, b)
-        for a, b in candidate_pairs(claims)
-        if involving is None or a.id in involving or b.id in involving
-    ]
+    indexes = None
+    if involving is not None:
+        indexes = {n for n, c in enumerate(claims) if c.id in involving}
+    pairs = related_pairs(claims, subjects, indexes)
     search = Search(version=_data_version(db))
-    for n, (a, b) in enumerate(pairs, 1):
-        found = classify(a, b, limits) if subjects.related(a.page, b.page) else None
+    for n, (i, j) in enumerate(pairs, 1):
+        a, b = claims[i], claims[j]
+        found = classify(a, b, limits)
         if found is not None:
             search.pairs.append((a.id, b.id, found))
         if progress is not None and (n % 1000 == 0 or n == len(pairs)):
