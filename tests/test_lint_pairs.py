@@ -1,9 +1,10 @@
 """The extractive finder's pair search gives what the pair-by-pair search gave.
 
 :func:`related_pairs` pairs only the claims of related pages in each bucket, and
-:func:`claim_words` looks each token's word up once: both are compared with the code they replace
-(every pair of every bucket, filtered by :meth:`Subjects.related`; :func:`affidavit.facts.analyse`)
-over random wikis and real sentences.
+:func:`~affidavit.lint.reading.read_claim` reads each piece of text once: both are compared with
+the code they replace (every pair of every bucket, filtered by :meth:`Subjects.related`;
+:func:`affidavit.facts.analyse` and :func:`~affidavit.facts.compare`) over random wikis and real
+sentences.
 """
 
 from __future__ import annotations
@@ -17,16 +18,16 @@ from itertools import combinations
 
 import pytest
 
-from affidavit.facts import analyse
+from affidavit.facts import analyse, compare
 from affidavit.lint.candidates import (
     MAX_BUCKET,
     RARE_WORDS,
     ClaimRow,
     Subjects,
     candidate_pairs,
-    claim_words,
     related_pairs,
 )
+from affidavit.lint.reading import compare_read, read_claim, sentence
 from affidavit.words import stems
 
 from .conftest import SHARED_DATA, needs_shared_data
@@ -120,21 +121,37 @@ def _sentences() -> Iterator[str]:
                 yield from re.split(r"(?<=[.!?])\s+", json.loads(line)["text"])
 
 
+def _same_reading(text: str) -> None:
+    found = analyse(text)
+    words, negated = read_claim(text)
+    assert (words, negated) == (found.facts | found.context, found.negated), text
+    assert sentence(words, negated) == found, text
+
+
 @needs_shared_data
-def test_claim_words_are_analyses_words_on_real_sentences() -> None:
-    for text in _sentences():
-        found = analyse(text)
-        assert claim_words(text) == found.facts | found.context, text
+def test_a_claim_reads_as_analyse_reads_it_on_real_sentences() -> None:
+    texts = list(_sentences())
+    for text in texts:
+        _same_reading(text)
+    rnd = random.Random(3)
+    for _ in range(3000):
+        a, b = rnd.choice(texts), rnd.choice(texts)
+        assert compare_read(analyse(a), analyse(b)) == compare(a, b)
+
+
+ODD = [*WORDS, "ﬁve", "Ⅻ", "²", "½", "n't", "O'Brien", "’s", "-", "—", ",", ".", " ", "\u200b",
+       "\t", "\n", "\u00a0", "\u2003", "\x1c", "\u3000", "e\u0301", "İstanbul", "ß", "ǅ", "١٢",
+       "_", "a-b", "NASA", "Q3", "3rd", "Never", "none", "won't", "Isn’t"]  # fmt: skip
 
 
 @pytest.mark.parametrize("seed", range(20))
-def test_claim_words_are_analyses_words_on_odd_text(seed: int) -> None:
+def test_a_claim_reads_as_analyse_reads_it_on_odd_text(seed: int) -> None:
     rnd = random.Random(seed)
-    pieces = [*WORDS, "ﬁve", "Ⅻ", "²", "½", "n't", "O'Brien", "’s", "-", "—", ",", ".", " ",
-              "\u200b", "\t", "\n", "\u00a0", "\u2003", "\x1c", "\u3000", "e\u0301", "İstanbul", "ß", "ǅ", "١٢", "_", "a-b", "NASA", "Q3", "3rd"]  # fmt: skip
-    for _ in range(300):
-        text = "".join(
-            rnd.choice(pieces) + rnd.choice(["", " "]) for _ in range(rnd.randint(0, 15))
-        )
-        found = analyse(text)
-        assert claim_words(text) == found.facts | found.context, text
+    texts = [
+        "".join(rnd.choice(ODD) + rnd.choice(["", " "]) for _ in range(rnd.randint(0, 15)))
+        for _ in range(300)
+    ]
+    for text in texts:
+        _same_reading(text)
+    for a, b in zip(texts, reversed(texts), strict=True):
+        assert compare_read(analyse(a), analyse(b)) == compare(a, b)

@@ -26,30 +26,18 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
-import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import chain, combinations
-from typing import cast
+from itertools import combinations
 
-from ..facts import (
-    _TOKEN,
-    MONTHS,
-    NEGATIONS,
-    NOT_NAMES,
-    NUMBER_WORDS,
-    Disagreement,
-    _number,
-    analyse,
-    compare,
-    disagreement,
-)
+from ..facts import Disagreement, Sentence, analyse, compare, disagreement
 from ..gate.admission import trust_rank
 from ..store.render import CONTEXT_ARCHIVE
-from ..words import STOPWORDS, stem, stems
+from ..words import stems
 from .findings import Finding
 from .quotes import ProposedQuote
+from .reading import compare_read, read_claim, sentence
 
 RARE_WORDS = 6
 """Buckets per claim: its rarest words (facts and context stems)."""
@@ -227,68 +215,18 @@ def _overlap(a: ClaimRow, b: ClaimRow) -> bool:
     return False
 
 
-def _token_word(token: str, first: bool) -> str:
-    """What :func:`affidavit.facts.analyse` adds to a text's facts or context for ``token``
-    (``first``: the text's first token), '' for nothing: its loop, one token at a time."""
-    lower = token.casefold()
-    if lower in NEGATIONS or lower.endswith("n't"):
-        return ""
-    if token[0].isdigit():
-        return "#" + _number(token)
-    if lower in NUMBER_WORDS or lower in MONTHS:
-        return "#" + lower
-    if token[0].isupper() and lower not in NOT_NAMES and (not first or len(token) > 1):
-        if first and lower in STOPWORDS:
-            return ""
-        return "@" + lower
-    if len(lower) >= 3 and lower not in STOPWORDS:
-        return stem(lower)
-    return ""
-
-
-_PIECE_WORDS: dict[str, tuple[str, ...]] = {}
-"""The words of a piece of text between whitespace, as :func:`_token_word` gives them for tokens
-not first in their text: a wiki's claims share most such pieces ("Congress," "1,200")."""
-_MAX_PIECES = 1 << 18
-
-
-def _piece_words(piece: str) -> tuple[str, ...]:
-    words = tuple(w for t in _TOKEN.findall(piece) if (w := _token_word(t, False)))
-    if len(_PIECE_WORDS) >= _MAX_PIECES:
-        _PIECE_WORDS.clear()
-    _PIECE_WORDS[piece] = words
-    return words
-
-
-def claim_words(text: str) -> set[str]:
-    """``analyse(text).facts | analyse(text).context`` (:func:`affidavit.facts.analyse`), with
-    each piece of text between whitespace read once per process, not again in every claim that
-    has it. No token holds whitespace, so a text's tokens are its pieces' tokens in turn; only
-    the first token reads differently at the start (tests/test_lint_pairs.py compares the two)."""
-    pieces = unicodedata.normalize("NFKC", text).split()
-    words: set[str] = set()
-    for n, piece in enumerate(pieces):
-        tokens = _TOKEN.findall(piece)
-        if tokens:
-            words.add(_token_word(tokens[0], True))
-            words.update(w for t in tokens[1:] if (w := _token_word(t, False)))
-            rest = pieces[n + 1 :]
-            known = list(map(_PIECE_WORDS.get, rest))
-            if None in known:
-                known = [
-                    _piece_words(p) if k is None else k for p, k in zip(rest, known, strict=True)
-                ]
-            words.update(chain.from_iterable(cast("list[tuple[str, ...]]", known)))
-            break
-    words.discard("")
-    return words
-
-
-def rare_buckets(claims: list[ClaimRow]) -> list[list[int]]:
+def rare_buckets(
+    claims: list[ClaimRow], readings: list[tuple[set[str], bool]] | None = None
+) -> list[list[int]]:
     """For each word shared by 2 to :data:`MAX_BUCKET` claims and among the
     :data:`RARE_WORDS` rarest of one of them, the claims (indexes, ascending) that have it
-    among theirs; in the order the words were first put to use."""
-    words = [claim_words(c.text) for c in claims]
+    among theirs; in the order the words were first put to use. ``readings``: each claim's
+    :func:`~affidavit.lint.reading.read_claim`, if read already."""
+    words = (
+        [w for w, _ in readings]
+        if readings is not None
+        else [read_claim(c.text)[0] for c in claims]
+    )
     df: Counter[str] = Counter()
     for ws in words:
         df.update(ws)
@@ -313,7 +251,10 @@ def candidate_pairs(claims: list[ClaimRow]) -> Iterator[tuple[ClaimRow, ClaimRow
 
 
 def related_pairs(
-    claims: list[ClaimRow], subjects: Subjects, involving: set[int] | None = None
+    claims: list[ClaimRow],
+    subjects: Subjects,
+    involving: set[int] | None = None,
+    readings: list[tuple[set[str], bool]] | None = None,
 ) -> list[tuple[int, int]]:
     """What ``[(i, j) for a, b in candidate_pairs(claims) if subjects.related(a.page, b.page)]``
     gives in indexes (with ``involving``, only pairs one of those indexes is part of), in the same
@@ -326,7 +267,7 @@ def related_pairs(
     size = len(claims)
     seen: set[int] = set()
     out: list[tuple[int, int]] = []
-    for members in rare_buckets(claims):
+    for members in rare_buckets(claims, readings):
         if involving is not None and involving.isdisjoint(members):
             continue
         groups: dict[str, list[int]] = {}
@@ -413,7 +354,13 @@ def _duplicate(a: ClaimRow, b: ClaimRow, sim: float) -> Candidate:
     )
 
 
-def classify(a: ClaimRow, b: ClaimRow, limits: Thresholds) -> Candidate | None:
+def _analysed(claim: ClaimRow) -> Sentence:
+    return analyse(claim.text)
+
+
+def classify(
+    a: ClaimRow, b: ClaimRow, limits: Thresholds, read: Callable[[ClaimRow], Sentence] = _analysed
+) -> Candidate | None:
     """The finding a pair of claims makes, if any.
 
     A disagreement (stale or contradiction) needs two claims that rest on different sources
@@ -428,7 +375,8 @@ def classify(a: ClaimRow, b: ClaimRow, limits: Thresholds) -> Candidate | None:
     sources_b = {e[0] for e in b.evidence}
     if sources_a == sources_b and sources_a:
         return None  # one source: neither a disagreement (below) nor a duplicate
-    comparison = compare(a.text, b.text)
+    sa, sb = read(a), read(b)
+    comparison = compare_read(sa, sb)
     sim = comparison.similarity
     disjoint = not (sources_a & sources_b)
     old, new = _order(a, b)
@@ -437,7 +385,6 @@ def classify(a: ClaimRow, b: ClaimRow, limits: Thresholds) -> Candidate | None:
         if disjoint and sim >= limits.same_subject / 2  # far below it: not worth aligning
         else None
     )
-    sa, sb = analyse(a.text), analyse(b.text)
     words_a, words_b = sa.facts | sa.context, sb.facts | sb.context
     reworded = (
         found is None
@@ -561,11 +508,22 @@ def search_pairs(
     indexes = None
     if involving is not None:
         indexes = {n for n, c in enumerate(claims) if c.id in involving}
-    pairs = related_pairs(claims, subjects, indexes)
+    readings = [read_claim(c.text) for c in claims]
+    pairs = related_pairs(claims, subjects, indexes, readings)
+    position = {c.id: n for n, c in enumerate(claims)}
+    sentences: dict[int, Sentence] = {}
+
+    def read(claim: ClaimRow) -> Sentence:  # what analyse(claim.text) gives
+        n = position[claim.id]
+        known = sentences.get(n)
+        if known is None:
+            known = sentences[n] = sentence(*readings[n])
+        return known
+
     search = Search(version=_data_version(db))
     for n, (i, j) in enumerate(pairs, 1):
         a, b = claims[i], claims[j]
-        found = classify(a, b, limits)
+        found = classify(a, b, limits, read)
         if found is not None:
             search.pairs.append((a.id, b.id, found))
         if progress is not None and (n % 1000 == 0 or n == len(pairs)):
