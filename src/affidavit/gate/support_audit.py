@@ -11,6 +11,8 @@ from __future__ import annotations
 import sqlite3
 from bisect import bisect_right
 from dataclasses import dataclass
+from itertools import chain
+from typing import cast
 
 from ..errors import AffidavitError
 from ..evidence import normalize_quote
@@ -87,8 +89,10 @@ def support_problems(
     """Check every active claim; return how many were checked and the problems, by claim id.
 
     The rows are read in claim order and worked through one source at a time (each text read
-    once, its headings found once); the verdicts are mostly the gate's own, still in the support
-    check's cache after an ingest (:data:`~affidavit.gate.support.CHECK_CACHE`)."""
+    once, its headings found once). A claim whose text is one of its quotes (the extractive
+    engine's) is supported by the check's first rule and not checked again; the others' verdicts
+    are mostly the gate's own, still in the check's cache after an ingest
+    (:data:`~affidavit.gate.support.CHECK_CACHE`)."""
     checker = checker or SupportChecker()
     cursor = db.cursor()
     cursor.row_factory = None
@@ -97,8 +101,9 @@ def support_problems(
         "FROM claims c JOIN evidence e ON e.claim_id = c.id "
         "WHERE c.status = 'active' ORDER BY c.id, e.idx"
     ).fetchall()
-    read: list[tuple[str, tuple[str, ...]] | None] = [None] * len(rows)
-    """Each row's span and headings; None: unreadable, or no longer the quote."""
+    spans: list[str | None] = [None] * len(rows)
+    """Each row's span (None: unreadable, or no longer the quote)."""
+    headings: list[tuple[str, ...]] = [()] * len(rows)
     by_source: dict[str, list[int]] = {}
     for n, row in enumerate(rows):
         by_source.setdefault(row[3], []).append(n)
@@ -107,50 +112,48 @@ def support_problems(
             source_text = store.text(source_id)
         except AffidavitError:
             source_text = None
-        headings: HeadingIndex | None = None
+        index: HeadingIndex | None = None
         for n in group:
             start, end, quote = rows[n][4], rows[n][5], rows[n][6]
             if start is None:
-                read[n] = (quote, ())
+                spans[n] = quote
                 continue
             if source_text is None:
                 continue
             span = source_text[start:end]
             if span != quote and normalize_quote(span) != normalize_quote(quote):
                 continue  # moved or altered: evidence_unverified's business
-            if headings is None:
-                headings = HeadingIndex(source_text)
-            read[n] = (span, headings.above(start))
-    claims: dict[str, tuple[str, str, list[tuple[str, str]]]] = {}
-    context: dict[str, list[str]] = {}
-    unreadable: set[str] = set()
-    for (claim_id, page, text, source_id, *_), done in zip(rows, read, strict=True):
-        entry = claims.setdefault(claim_id, (page or "", text, []))
-        if done is None:
-            unreadable.add(claim_id)
-            continue
-        entry[2].append((source_id, done[0]))
-        context.setdefault(claim_id, []).extend(done[1])
+            if index is None:
+                index = HeadingIndex(source_text)
+            spans[n] = span
+            headings[n] = index.above(start)
     problems: list[SupportProblem] = []
-    for claim_id, (page, text, quotes) in claims.items():
-        if claim_id in unreadable:
-            continue
+    count, first = 0, 0
+    while first < len(rows):
+        claim_id, page, text = rows[first][:3]
+        last = first + 1
+        while last < len(rows) and rows[last][0] == claim_id:
+            last += 1
+        count += 1
+        quotes, first = spans[first:last], last
+        if None in quotes or text in quotes:
+            continue  # unreadable; or its text is a quote, which the check finds supported
         verdict = checker.check(
             text,
-            [span for _, span in quotes],
-            context=list(dict.fromkeys(context.get(claim_id, []))),
+            cast("list[str]", quotes),
+            context=list(dict.fromkeys(chain.from_iterable(headings[last - len(quotes) : last]))),
         )
         if verdict.verdict in (UNCERTAIN, UNSUPPORTED):
             problems.append(
                 SupportProblem(
                     claim_id,
-                    page,
+                    page or "",
                     text,
                     verdict.verdict,
                     verdict.missing,
                     verdict.reason,
-                    tuple(span for _, span in quotes),
-                    tuple(source_id for source_id, _ in quotes),
+                    tuple(cast("list[str]", quotes)),
+                    tuple(row[3] for row in rows[last - len(quotes) : last]),
                 )
             )
-    return len(claims), problems
+    return count, problems
