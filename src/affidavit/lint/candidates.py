@@ -230,9 +230,10 @@ def rare_buckets(
     df: Counter[str] = Counter()
     for ws in words:
         df.update(ws)
+    sharable = {w for w, n in df.items() if 1 < n <= MAX_BUCKET}
     buckets: dict[str, list[int]] = defaultdict(list)
     for index, ws in enumerate(words):
-        shared = [w for w in ws if 1 < df[w] <= MAX_BUCKET]
+        shared = list(ws & sharable)
         shared.sort(key=lambda w: (df[w], w))
         for w in shared[:RARE_WORDS]:
             buckets[w].append(index)
