@@ -111,45 +111,24 @@ def run_lint(
 ) -> LintReport:
     """One lint run over ``vault``; ``provider`` adds model findings unless it is extractive.
     ``search``: the candidate pairs an earlier pass classified (used while the database is
-    unchanged, see :class:`~affidavit.lint.candidates.Search`)."""
-    with whole_wiki():
-        return _run_lint(
-            vault,
-            provider,
-            trigger=trigger,
-            propose=propose,
-            actor=actor,
-            progress=progress,
-            job_id=job_id,
-            search=search,
-        )
-
-
-def _run_lint(
-    vault: Vault,
-    provider: Provider | None = None,
-    *,
-    trigger: str = "manual",
-    propose: bool = False,
-    actor: str = "lint",
-    progress: Progress | None = None,
-    job_id: str | None = None,
-    search: Search | None = None,
-) -> LintReport:
+    unchanged, see :class:`~affidavit.lint.candidates.Search`). The passes over the whole wiki
+    run without garbage collection (:func:`whole_wiki`), a model's calls with it."""
     store = SourceStore(vault)
     verifier = Verifier(store)
     gate = QuoteGate(vault.db, store, verifier)
-    with vault.write_lock():  # no apply between its commit and its renames: no false drift
+    # the write lock: no apply between its commit and its renames, so no false drift
+    with vault.write_lock(), whole_wiki():
         checks = _checks(vault, verifier, progress)
 
     def found(n: int, total: int) -> None:
         if progress is not None:
             progress("findings", n, total)
 
-    proposed: list[tuple[Finding, list[ProposedQuote]]] = [
-        (c.finding, c.quotes)
-        for c in find_candidates(vault.db, thresholds(vault), found, search=search)
-    ]
+    with whole_wiki():
+        proposed: list[tuple[Finding, list[ProposedQuote]]] = [
+            (c.finding, c.quotes)
+            for c in find_candidates(vault.db, thresholds(vault), found, search=search)
+        ]
     calls, invalid = 0, []
     if provider is not None and provider.name != "extractive":
         from .model import ask_model
@@ -158,17 +137,9 @@ def _run_lint(
         run = ask_model(vault, provider, load_claims(vault.db), groups, job_id)
         proposed += run.candidates
         calls, invalid = run.calls, run.invalid
-    kept: list[Finding] = []
-    dropped: list[dict[str, Any]] = []
-    for finding, quotes in proposed:
-        verdict = gate.judge(finding, quotes)
-        if verdict.kept:
-            kept.append(verdict.finding)
-        else:
-            dropped.append(
-                {**verdict.finding.model_dump(mode="json"), "dropped_because": verdict.reason}
-            )
-    with vault.write_lock(), transaction(vault.db):
+    with whole_wiki():
+        kept, dropped = _judge(gate, proposed)
+    with vault.write_lock(), transaction(vault.db), whole_wiki():
         now = iso(vault.clock())
         findings = FindingStore(vault.db)
         run_id = findings.start_run(now, trigger, provider.name if provider else "")
@@ -199,9 +170,27 @@ def _run_lint(
     )
     if propose:
         report.fixes = propose_fixes(vault, findings.list(), actor)
-    report.findings = FindingStore(vault.db).list()
+    with whole_wiki():
+        report.findings = FindingStore(vault.db).list()
     report.dismissed = len(FindingStore(vault.db).list(status=("dismissed",)))
     return report
+
+
+def _judge(
+    gate: QuoteGate, proposed: list[tuple[Finding, list[ProposedQuote]]]
+) -> tuple[list[Finding], list[dict[str, Any]]]:
+    """The findings the quote gate keeps, and the ones it drops with why."""
+    kept: list[Finding] = []
+    dropped: list[dict[str, Any]] = []
+    for finding, quotes in proposed:
+        verdict = gate.judge(finding, quotes)
+        if verdict.kept:
+            kept.append(verdict.finding)
+        else:
+            dropped.append(
+                {**verdict.finding.model_dump(mode="json"), "dropped_because": verdict.reason}
+            )
+    return kept, dropped
 
 
 def lint_due(vault: Vault, sources: int) -> bool:
