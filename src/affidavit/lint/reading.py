@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import unicodedata
 from itertools import chain
-from typing import cast
 
 from ..facts import (
     _TOKEN,
@@ -30,10 +29,23 @@ from ..words import STOPWORDS, stem
 
 NEGATED = "!"
 """What a negation reads as (no fact or stem starts with it)."""
-_PIECES: dict[str, tuple[str, ...]] = {}
-"""The words of a piece of text (not the first of its text), as :func:`_token_word` reads its
-tokens: a wiki's claims share most pieces ("Congress," "the" "1,200")."""
 _MAX_PIECES = 1 << 18
+
+
+class _Pieces(dict[str, tuple[str, ...]]):
+    """The words of a piece of text (not the first of its text), as :func:`_token_word` reads
+    its tokens, each piece read the first time it is looked up: a wiki's claims share most
+    pieces ("Congress," "the" "1,200")."""
+
+    def __missing__(self, piece: str) -> tuple[str, ...]:
+        words = tuple(w for t in _TOKEN.findall(piece) if (w := _token_word(t, False)))
+        if len(self) >= _MAX_PIECES:
+            self.clear()
+        self[piece] = words
+        return words
+
+
+_PIECES = _Pieces()
 
 
 def _token_word(token: str, first: bool) -> str:
@@ -56,29 +68,18 @@ def _token_word(token: str, first: bool) -> str:
     return ""
 
 
-def _piece(piece: str) -> tuple[str, ...]:
-    words = tuple(w for t in _TOKEN.findall(piece) if (w := _token_word(t, False)))
-    if len(_PIECES) >= _MAX_PIECES:
-        _PIECES.clear()
-    _PIECES[piece] = words
-    return words
-
-
 def read_claim(text: str) -> tuple[set[str], bool]:
     """``(analyse(text).facts | analyse(text).context, analyse(text).negated)``."""
     pieces = unicodedata.normalize("NFKC", text).split()
-    words: set[str] = set()
     for n, piece in enumerate(pieces):
         tokens = _TOKEN.findall(piece)
         if tokens:
+            words = set(chain.from_iterable(map(_PIECES.__getitem__, pieces[n + 1 :])))
             words.add(_token_word(tokens[0], True))
             words.update(w for t in tokens[1:] if (w := _token_word(t, False)))
-            rest = pieces[n + 1 :]
-            known = list(map(_PIECES.get, rest))
-            if None in known:
-                known = [_piece(p) if k is None else k for p, k in zip(rest, known, strict=True)]
-            words.update(chain.from_iterable(cast("list[tuple[str, ...]]", known)))
             break
+    else:
+        return set(), False
     words.discard("")
     negated = NEGATED in words
     words.discard(NEGATED)
