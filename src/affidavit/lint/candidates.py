@@ -263,8 +263,9 @@ def related_pairs(
     grouped by page, and only the groups of related pages are paired. A bucket's pairs come in
     the order :func:`itertools.combinations` gives them (its claims are in ascending order), and
     each pair where it first comes."""
-    relation = subjects.among(c.page for c in claims)
     pages = [c.page for c in claims]
+    relation = subjects.among(pages)
+    near_to = {page: relation.of(page) for page in relation.pages}
     size = len(claims)
     seen: set[int] = set()
     out: list[tuple[int, int]] = []
@@ -278,11 +279,10 @@ def related_pairs(
             pairs: list[tuple[int, int]] = list(combinations(members, 2))
         else:
             pairs = []
-            here = groups.keys()
             for page, mine in groups.items():
                 pairs += combinations(mine, 2)
-                near = relation.of(page)
-                for other in here if near is None else near & here:
+                near = near_to[page]
+                for other in groups if near is None else near.intersection(groups):
                     if other > page:  # each two pages once: the relation is symmetric
                         pairs += ((min(i, j), max(i, j)) for i in mine for j in groups[other])
             pairs.sort()
