@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from affidavit.ingest.pipeline import Ingestor
 from affidavit.lint.candidates import Candidate, find_candidates, search_pairs
@@ -98,3 +101,28 @@ def test_one_search_only_when_both_passes_run(tmp_path: Path, clock: FakeClock) 
     assert ingest_search(vault, plans, 1) is None
     assert lint_due(vault, 2) and ingest_search(vault, plans, 2) is not None
     assert ingest_search(vault, [], 2) is None  # nothing applied: no supersession pass
+
+
+def test_the_passes_hold_off_the_garbage_collector_and_turn_it_back_on(
+    tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    from affidavit.lint import runner
+
+    seen: list[bool] = []
+    checks = runner._checks
+
+    def checking(*args: Any) -> Any:
+        seen.append(gc.isenabled())
+        return checks(*args)
+
+    monkeypatch.setattr(runner, "_checks", checking)
+    ingestor, _ = _two_ingests(tmp_path, clock)
+    assert seen and not any(seen) and gc.isenabled()
+    gc.disable()
+    try:
+        runner.run_lint(ingestor.vault)
+        assert not gc.isenabled()  # a caller's choice stays
+    finally:
+        gc.enable()

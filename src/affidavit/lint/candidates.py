@@ -23,19 +23,21 @@ each side says), and still goes through the quote gate.
 
 from __future__ import annotations
 
+import math
 import re
 import sqlite3
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from ..facts import Disagreement, analyse, compare, disagreement
+from ..facts import Disagreement, Sentence, analyse, compare, disagreement
 from ..gate.admission import trust_rank
 from ..store.render import CONTEXT_ARCHIVE
 from ..words import stems
 from .findings import Finding
 from .quotes import ProposedQuote
+from .reading import compare_read, read_claim, sentence
 
 RARE_WORDS = 6
 """Buckets per claim: its rarest words (facts and context stems)."""
@@ -80,21 +82,24 @@ def load_claims(db: sqlite3.Connection) -> list[ClaimRow]:
     quotes is left out: it is the same
     fact, recorded twice on purpose, and would only double every finding.
     """
+    cursor = db.cursor()
+    cursor.row_factory = None  # plain tuples: several times cheaper for bulk reads
     claims: dict[str, ClaimRow] = {}
-    for row in db.execute(
+    for row in cursor.execute(
         "SELECT id, page_slug, text, trust, created_at FROM claims WHERE status = 'active' "
         "ORDER BY created_at, id"
     ):
         claims[row[0]] = ClaimRow(row[0], row[1], row[2], row[3], row[4])
-    for row in db.execute(
-        'SELECT e.claim_id, e.source_id, e.quote, e.start, e."end", s.added_at '
-        "FROM evidence e JOIN sources s ON s.id = e.source_id ORDER BY e.claim_id, e.idx"
+    added = dict(cursor.execute("SELECT id, added_at FROM sources").fetchall())
+    for claim_id, source_id, quote, start, end in cursor.execute(
+        'SELECT claim_id, source_id, quote, start, "end" FROM evidence ORDER BY claim_id, idx'
     ):
-        claim = claims.get(row[0])
-        if claim is None:
+        claim = claims.get(claim_id)
+        when = added.get(source_id)
+        if claim is None or when is None:  # (evidence of no source: the join left it out)
             continue
-        claim.evidence.append((row[1], row[2], row[3], row[4]))
-        claim.newest = max(claim.newest, row[5])
+        claim.evidence.append((source_id, quote, start, end))
+        claim.newest = max(claim.newest, when)
 
     def overview(c: ClaimRow) -> bool:
         return c.page in ("", CONTEXT_ARCHIVE)
@@ -149,6 +154,58 @@ class Subjects:
             return False
         return not compare(title_a, title_b).conflicting
 
+    def among(self, pages: Iterable[str]) -> PageRelation:
+        """:meth:`related` over ``pages`` as sets: each page's related pages among them."""
+        return PageRelation(self, frozenset(pages))
+
+
+class PageRelation:
+    """For each of a set of pages, the pages of the set :meth:`Subjects.related` relates it to,
+    worked out once per page: a link either way, or a title that may share half its words — a
+    title shares at least one of its rarest few stems with any such title (prefix filtering: of
+    two titles with ``n`` stems in common, each has one of them among its ``len - n + 1`` rarest),
+    so only those are compared, not every pair of pages."""
+
+    def __init__(self, subjects: Subjects, pages: frozenset[str]) -> None:
+        self.subjects = subjects
+        self.pages = pages
+        self.anywhere = frozenset(p for p in pages if not p)
+        """Pages related to every page: a context entry's ('')."""
+        self.linked: dict[str, set[str]] = defaultdict(set)
+        for a, b in subjects.links:
+            if a in pages and b in pages:
+                self.linked[a].add(b)
+                self.linked[b].add(a)
+        titled = {p: t[0] for p in pages if p and (t := subjects.titles.get(p)) and t[0]}
+        df: dict[str, int] = defaultdict(int)
+        for words in titled.values():
+            for w in words:
+                df[w] += 1
+        self.prefix: dict[str, list[str]] = {}
+        self.index: dict[str, list[str]] = defaultdict(list)
+        for page, words in titled.items():
+            ordered = sorted(words, key=lambda w: (df[w], w))
+            keep = len(ordered) - math.ceil(TITLE_OVERLAP * len(ordered)) + 2  # one to spare
+            self.prefix[page] = ordered[:keep]
+            for w in self.prefix[page]:
+                self.index[w].append(page)
+        self.known: dict[str, frozenset[str] | None] = {}
+
+    def of(self, page: str) -> frozenset[str] | None:
+        """The pages related to ``page`` (itself included); None: every page."""
+        if page in self.known:
+            return self.known[page]
+        if not page:
+            out = None
+        else:
+            near = {page, *self.anywhere, *self.linked.get(page, ())}
+            for w in self.prefix.get(page, ()):
+                near.update(q for q in self.index[w] if q not in near)
+            related = self.subjects.related
+            out = frozenset(q for q in near if related(page, q))
+        self.known[page] = out
+        return out
+
 
 def _overlap(a: ClaimRow, b: ClaimRow) -> bool:
     for sa, _, start_a, end_a in a.evidence:
@@ -158,26 +215,85 @@ def _overlap(a: ClaimRow, b: ClaimRow) -> bool:
     return False
 
 
-def candidate_pairs(claims: list[ClaimRow]) -> Iterator[tuple[ClaimRow, ClaimRow]]:
-    """Pairs of claims that share one of their rarest words, each pair once."""
-    words = {c.id: analyse(c.text).facts | analyse(c.text).context for c in claims}
-    df: dict[str, int] = defaultdict(int)
-    for ws in words.values():
-        for w in ws:
-            df[w] += 1
+def rare_buckets(
+    claims: list[ClaimRow], readings: list[tuple[set[str], bool]] | None = None
+) -> list[list[int]]:
+    """For each word shared by 2 to :data:`MAX_BUCKET` claims and among the
+    :data:`RARE_WORDS` rarest of one of them, the claims (indexes, ascending) that have it
+    among theirs; in the order the words were first put to use. ``readings``: each claim's
+    :func:`~affidavit.lint.reading.read_claim`, if read already."""
+    words = (
+        [w for w, _ in readings]
+        if readings is not None
+        else [read_claim(c.text)[0] for c in claims]
+    )
+    df: Counter[str] = Counter()
+    for ws in words:
+        df.update(ws)
+    sharable = {w for w, n in df.items() if 1 < n <= MAX_BUCKET}
     buckets: dict[str, list[int]] = defaultdict(list)
-    for index, claim in enumerate(claims):
-        shared = [w for w in words[claim.id] if 1 < df[w] <= MAX_BUCKET]
+    for index, ws in enumerate(words):
+        shared = list(ws & sharable)
         shared.sort(key=lambda w: (df[w], w))
         for w in shared[:RARE_WORDS]:
             buckets[w].append(index)
+    return list(buckets.values())
+
+
+def candidate_pairs(claims: list[ClaimRow]) -> Iterator[tuple[ClaimRow, ClaimRow]]:
+    """Pairs of claims that share one of their rarest words, each pair once."""
     seen: set[tuple[int, int]] = set()
-    for members in buckets.values():
+    for members in rare_buckets(claims):
         for i, j in combinations(members, 2):
             if (i, j) in seen:
                 continue
             seen.add((i, j))
             yield claims[i], claims[j]
+
+
+def related_pairs(
+    claims: list[ClaimRow],
+    subjects: Subjects,
+    involving: set[int] | None = None,
+    readings: list[tuple[set[str], bool]] | None = None,
+) -> list[tuple[int, int]]:
+    """What ``[(i, j) for a, b in candidate_pairs(claims) if subjects.related(a.page, b.page)]``
+    gives in indexes (with ``involving``, only pairs one of those indexes is part of), in the same
+    order, without going through the pairs of unrelated pages: in each bucket the claims are
+    grouped by page, and only the groups of related pages are paired. A bucket's pairs come in
+    the order :func:`itertools.combinations` gives them (its claims are in ascending order), and
+    each pair where it first comes."""
+    pages = [c.page for c in claims]
+    relation = subjects.among(pages)
+    near_to = {page: relation.of(page) for page in relation.pages}
+    size = len(claims)
+    seen: set[int] = set()
+    out: list[tuple[int, int]] = []
+    for members in rare_buckets(claims, readings):
+        if involving is not None and involving.isdisjoint(members):
+            continue
+        groups: dict[str, list[int]] = {}
+        for m in members:
+            groups.setdefault(pages[m], []).append(m)
+        if len(groups) == 1:
+            pairs: list[tuple[int, int]] = list(combinations(members, 2))
+        else:
+            pairs = []
+            for page, mine in groups.items():
+                pairs += combinations(mine, 2)
+                near = near_to[page]
+                for other in groups if near is None else near.intersection(groups):
+                    if other > page:  # each two pages once: the relation is symmetric
+                        pairs += ((min(i, j), max(i, j)) for i in mine for j in groups[other])
+            pairs.sort()
+        for i, j in pairs:
+            key = i * size + j
+            if key in seen:
+                continue
+            seen.add(key)
+            if involving is None or i in involving or j in involving:
+                out.append((i, j))
+    return out
 
 
 def _quotes(*claims: ClaimRow) -> list[ProposedQuote]:
@@ -239,7 +355,13 @@ def _duplicate(a: ClaimRow, b: ClaimRow, sim: float) -> Candidate:
     )
 
 
-def classify(a: ClaimRow, b: ClaimRow, limits: Thresholds) -> Candidate | None:
+def _analysed(claim: ClaimRow) -> Sentence:
+    return analyse(claim.text)
+
+
+def classify(
+    a: ClaimRow, b: ClaimRow, limits: Thresholds, read: Callable[[ClaimRow], Sentence] = _analysed
+) -> Candidate | None:
     """The finding a pair of claims makes, if any.
 
     A disagreement (stale or contradiction) needs two claims that rest on different sources
@@ -250,10 +372,13 @@ def classify(a: ClaimRow, b: ClaimRow, limits: Thresholds) -> Candidate | None:
     """
     if _overlap(a, b):
         return None
-    comparison = compare(a.text, b.text)
-    sim = comparison.similarity
     sources_a = {e[0] for e in a.evidence}
     sources_b = {e[0] for e in b.evidence}
+    if sources_a == sources_b and sources_a:
+        return None  # one source: neither a disagreement (below) nor a duplicate
+    sa, sb = read(a), read(b)
+    comparison = compare_read(sa, sb)
+    sim = comparison.similarity
     disjoint = not (sources_a & sources_b)
     old, new = _order(a, b)
     found = (
@@ -261,7 +386,6 @@ def classify(a: ClaimRow, b: ClaimRow, limits: Thresholds) -> Candidate | None:
         if disjoint and sim >= limits.same_subject / 2  # far below it: not worth aligning
         else None
     )
-    sa, sb = analyse(a.text), analyse(b.text)
     words_a, words_b = sa.facts | sa.context, sb.facts | sb.context
     reworded = (
         found is None
@@ -382,14 +506,25 @@ def search_pairs(
     limits = limits or Thresholds()
     claims = load_claims(db)
     subjects = Subjects.load(db)
-    pairs = [
-        (a, b)
-        for a, b in candidate_pairs(claims)
-        if involving is None or a.id in involving or b.id in involving
-    ]
+    indexes = None
+    if involving is not None:
+        indexes = {n for n, c in enumerate(claims) if c.id in involving}
+    readings = [read_claim(c.text) for c in claims]
+    pairs = related_pairs(claims, subjects, indexes, readings)
+    position = {c.id: n for n, c in enumerate(claims)}
+    sentences: dict[int, Sentence] = {}
+
+    def read(claim: ClaimRow) -> Sentence:  # what analyse(claim.text) gives
+        n = position[claim.id]
+        known = sentences.get(n)
+        if known is None:
+            known = sentences[n] = sentence(*readings[n])
+        return known
+
     search = Search(version=_data_version(db))
-    for n, (a, b) in enumerate(pairs, 1):
-        found = classify(a, b, limits) if subjects.related(a.page, b.page) else None
+    for n, (i, j) in enumerate(pairs, 1):
+        a, b = claims[i], claims[j]
+        found = classify(a, b, limits, read)
         if found is not None:
             search.pairs.append((a.id, b.id, found))
         if progress is not None and (n % 1000 == 0 or n == len(pairs)):

@@ -17,10 +17,11 @@ gets no benefit of the doubt for the others.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..evidence import Verifier
-from ..sources.extract import location
+from ..sources.extract import locator
 from ..sources.store import SourceStore
 from .findings import Finding, FindingQuote
 
@@ -49,19 +50,47 @@ def _one_line(text: str) -> str:
 
 
 class QuoteGate:
-    """Re-finds the quotes of proposed findings in the stored sources."""
+    """Re-finds the quotes of proposed findings in the stored sources.
+
+    A gate reads each claim's status and sources, and each source's text and where its lines
+    start, once: use one per pass over a database that doesn't change meanwhile (a lint run
+    judges its findings before it records any)."""
 
     def __init__(self, db: sqlite3.Connection, store: SourceStore, verifier: Verifier) -> None:
         self.db = db
         self.store = store
         self.verifier = verifier
+        self._sources: dict[str, list[str]] = {}
+        self._status: dict[str, str | None] = {}
+        self._texts: dict[str, tuple[str, Callable[[int], str]]] = {}
 
     def _claim_sources(self, claim_id: str) -> list[str]:
-        rows = self.db.execute(
-            "SELECT DISTINCT source_id FROM evidence WHERE claim_id = ? ORDER BY source_id",
-            (claim_id,),
-        ).fetchall()
-        return [str(row[0]) for row in rows]
+        known = self._sources.get(claim_id)
+        if known is None:
+            rows = self.db.execute(
+                "SELECT DISTINCT source_id FROM evidence WHERE claim_id = ? ORDER BY source_id",
+                (claim_id,),
+            ).fetchall()
+            known = self._sources[claim_id] = [str(row[0]) for row in rows]
+        return list(known)
+
+    def _claim_status(self, claim_id: str) -> str | None:
+        """The claim's status (None: no such claim)."""
+        if claim_id not in self._status:
+            row = self.db.execute("SELECT status FROM claims WHERE id = ?", (claim_id,)).fetchone()
+            self._status[claim_id] = None if row is None else row[0]
+        return self._status[claim_id]
+
+    def _text(self, source_id: str) -> tuple[str, Callable[[int], str]]:
+        """A source's text and its :func:`~affidavit.sources.extract.locator`."""
+        known = self._texts.get(source_id)
+        if known is None:
+            text = self.store.text(source_id)
+            known = self._texts[source_id] = (
+                text,
+                locator(text, self.store.get(source_id).text_map),
+            )
+        return known
 
     def _claims_at(self, source_id: str, start: int, end: int) -> list[str]:
         rows = self.db.execute(
@@ -77,8 +106,7 @@ class QuoteGate:
         if not check.verified:
             return None
         assert check.source_id is not None and check.start is not None and check.end is not None
-        text = self.store.text(check.source_id)
-        record = self.store.get(check.source_id)
+        text, where = self._text(check.source_id)
         before = text[max(0, check.start - CONTEXT_CHARS) : check.start]
         after = text[check.end : check.end + CONTEXT_CHARS]
         context = (
@@ -91,7 +119,7 @@ class QuoteGate:
             verified=True,
             start=check.start,
             end=check.end,
-            location=location(text, record.text_map, check.start),
+            location=where(check.start),
             context=context.strip(),
         )
 
@@ -108,10 +136,7 @@ class QuoteGate:
             )
 
         if proposed.claim_id is not None:
-            row = self.db.execute(
-                "SELECT status FROM claims WHERE id = ?", (proposed.claim_id,)
-            ).fetchone()
-            if row is None:
+            if self._claim_status(proposed.claim_id) is None:
                 return failed(f"there is no claim {proposed.claim_id}")
             sources = self._claim_sources(proposed.claim_id)
             if proposed.source_id is not None:
@@ -168,7 +193,6 @@ class QuoteGate:
         elif not quotes:
             return Verdict(False, f"a {kind} finding needs at least one verified quote", checked)
         for claim in checked.claims:
-            row = self.db.execute("SELECT status FROM claims WHERE id = ?", (claim,)).fetchone()
-            if row is None or row[0] != "active":
+            if self._claim_status(claim) != "active":
                 return Verdict(False, f"claim {claim} is not active", checked)
         return Verdict(True, "", checked)
