@@ -103,26 +103,26 @@ def test_one_search_only_when_both_passes_run(tmp_path: Path, clock: FakeClock) 
     assert ingest_search(vault, [], 2) is None  # nothing applied: no supersession pass
 
 
-def test_the_passes_hold_off_the_garbage_collector_and_turn_it_back_on(
+def test_the_passes_hold_off_the_garbage_collector_and_restore_it(
     tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import gc
 
+    from affidavit.heap import THRESHOLDS
     from affidavit.lint import runner
 
-    seen: list[bool] = []
+    seen: list[tuple[int, ...]] = []
     checks = runner._checks
 
     def checking(*args: Any) -> Any:
-        seen.append(gc.isenabled())
+        seen.append(gc.get_threshold())
         return checks(*args)
 
     monkeypatch.setattr(runner, "_checks", checking)
+    before = gc.get_threshold()
     ingestor, _ = _two_ingests(tmp_path, clock)
-    assert seen and not any(seen) and gc.isenabled()
-    gc.disable()
-    try:
-        runner.run_lint(ingestor.vault)
-        assert not gc.isenabled()  # a caller's choice stays
-    finally:
-        gc.enable()
+    assert seen and all(t == THRESHOLDS for t in seen)
+    assert gc.get_threshold() == before and gc.isenabled()
+    seen.clear()
+    runner.run_lint(ingestor.vault)  # on its own, outside an ingest
+    assert seen == [THRESHOLDS] and gc.get_threshold() == before

@@ -11,16 +11,15 @@ plans in the inbox.
 
 from __future__ import annotations
 
-import gc
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..clock import iso
 from ..db import transaction
 from ..evidence import Verifier
+from ..heap import few_collections
 from ..providers.base import Provider
 from ..sources.store import SourceStore
 from ..vault import Vault
@@ -75,23 +74,6 @@ def thresholds(vault: Vault) -> Thresholds:
     )
 
 
-@contextmanager
-def whole_wiki() -> Iterator[None]:
-    """No cyclic garbage collection during a pass over the whole wiki. Such a pass allocates
-    (and keeps until it ends) a few containers per claim, so it sets off full collections,
-    each of which walks every object of the process — after a large ingest, millions (the
-    gate's and the search's caches): at 61k claims they cost a fifth of the pass. What the pass
-    leaves is freed by reference counting; the collector is back on when it ends."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
 def _checks(vault: Vault, verifier: Verifier, progress: Progress | None) -> list[Finding]:
     from .checks import run_checks
 
@@ -112,19 +94,21 @@ def run_lint(
     """One lint run over ``vault``; ``provider`` adds model findings unless it is extractive.
     ``search``: the candidate pairs an earlier pass classified (used while the database is
     unchanged, see :class:`~affidavit.lint.candidates.Search`). The passes over the whole wiki
-    run without garbage collection (:func:`whole_wiki`), a model's calls with it."""
+    run with few garbage collections (:func:`affidavit.heap.few_collections`): they keep a few
+    containers per claim until they end, which set off full collections of every object of the
+    process (millions after a large ingest); a model's calls run with the caller's settings."""
     store = SourceStore(vault)
     verifier = Verifier(store)
     gate = QuoteGate(vault.db, store, verifier)
     # the write lock: no apply between its commit and its renames, so no false drift
-    with vault.write_lock(), whole_wiki():
+    with vault.write_lock(), few_collections():
         checks = _checks(vault, verifier, progress)
 
     def found(n: int, total: int) -> None:
         if progress is not None:
             progress("findings", n, total)
 
-    with whole_wiki():
+    with few_collections():
         proposed: list[tuple[Finding, list[ProposedQuote]]] = [
             (c.finding, c.quotes)
             for c in find_candidates(vault.db, thresholds(vault), found, search=search)
@@ -137,9 +121,9 @@ def run_lint(
         run = ask_model(vault, provider, load_claims(vault.db), groups, job_id)
         proposed += run.candidates
         calls, invalid = run.calls, run.invalid
-    with whole_wiki():
+    with few_collections():
         kept, dropped = _judge(gate, proposed)
-    with vault.write_lock(), transaction(vault.db), whole_wiki():
+    with vault.write_lock(), transaction(vault.db), few_collections():
         now = iso(vault.clock())
         findings = FindingStore(vault.db)
         run_id = findings.start_run(now, trigger, provider.name if provider else "")
@@ -170,7 +154,7 @@ def run_lint(
     )
     if propose:
         report.fixes = propose_fixes(vault, findings.list(), actor)
-    with whole_wiki():
+    with few_collections():
         report.findings = FindingStore(vault.db).list()
     report.dismissed = len(FindingStore(vault.db).list(status=("dismissed",)))
     return report
@@ -212,7 +196,7 @@ def ingest_search(vault: Vault, plan_ids: list[str], sources: int) -> Search | N
         return None
     if not lint_due(vault, sources):
         return None
-    with whole_wiki():
+    with few_collections():
         return search_pairs(vault.db, thresholds(vault))
 
 
@@ -250,7 +234,7 @@ def supersede_after_ingest(
     store = SourceStore(vault)
     gate = QuoteGate(vault.db, store, Verifier(store))
     kept: list[Finding] = []
-    with whole_wiki():
+    with few_collections():
         candidates = find_candidates(vault.db, thresholds(vault), involving=new, search=search)
     for candidate in candidates:
         finding = candidate.finding
