@@ -9,7 +9,6 @@ which report that.
 from __future__ import annotations
 
 import sqlite3
-from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import chain
 from typing import cast
@@ -19,7 +18,7 @@ from ..evidence import normalize_quote
 from ..sources.store import SourceStore
 from .support import UNCERTAIN, UNSUPPORTED
 from .support_checker import SupportChecker
-from .support_context import WINDOW, _heading_at
+from .support_context import headings_above
 
 
 @dataclass(frozen=True)
@@ -34,53 +33,6 @@ class SupportProblem:
     reason: str
     quotes: tuple[str, ...]
     source_ids: tuple[str, ...]
-
-
-class HeadingIndex:
-    """:func:`~affidavit.gate.support_context.headings_above` for many quotes of one text: its
-    heading lines found once, then each quote's in a binary search, not by scanning back from
-    the quote (up to 64 KiB for each claim of a long source without headings)."""
-
-    def __init__(self, text: str) -> None:
-        self.lines: list[int] = []
-        """Where each heading line starts (a line that opens with ``#`` and reads as one)."""
-        self.names: list[str] = []
-        if text.startswith("#"):
-            name = _heading_at(text, 0)
-            if name is not None:
-                self.lines.append(0)
-                self.names.append(name)
-        found = text.find("\n#")
-        while found != -1:
-            name = _heading_at(text, found + 1)
-            if name is not None:
-                self.lines.append(found + 1)
-                self.names.append(name)
-            found = text.find("\n#", found + 2)
-        # the document's title, as _first_heading reads it: its opening line when the text
-        # opens with "#" (None if that line is no heading), else its first heading line
-        if text.startswith("#"):
-            self.title, self.title_at = _heading_at(text, 0), 0
-        elif self.lines:
-            self.title, self.title_at = self.names[0], self.lines[0] - 1
-        else:
-            self.title, self.title_at = None, -1
-
-    def above(self, start: int) -> tuple[str, ...]:
-        """What ``headings_above(text, start)`` returns."""
-        floor = max(0, start - WINDOW)
-        at = bisect_right(self.lines, start - 1) - 1  # the last heading line before the quote
-        if at < 0:
-            return ()
-        line = self.lines[at]
-        if (line == 0 and floor > 0) or (line > 0 and line - 1 < floor):
-            return ()  # farther up than the window looks
-        nearest = self.names[at]
-        title = self.title
-        if self.title_at > 0 and self.title_at + 2 > start:
-            title = None  # the document's first heading comes after the quote
-        out = [title] if title is not None and title != nearest else []
-        return (*out, nearest)
 
 
 def support_problems(
@@ -112,7 +64,6 @@ def support_problems(
             source_text = store.text(source_id)
         except AffidavitError:
             source_text = None
-        index: HeadingIndex | None = None
         for n in group:
             start, end, quote = rows[n][4], rows[n][5], rows[n][6]
             if start is None:
@@ -123,10 +74,8 @@ def support_problems(
             span = source_text[start:end]
             if span != quote and normalize_quote(span) != normalize_quote(quote):
                 continue  # moved or altered: evidence_unverified's business
-            if index is None:
-                index = HeadingIndex(source_text)
             spans[n] = span
-            headings[n] = index.above(start)
+            headings[n] = headings_above(source_text, start)  # indexed once per text
     problems: list[SupportProblem] = []
     count, first = 0, 0
     while first < len(rows):
