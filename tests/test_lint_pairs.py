@@ -18,7 +18,7 @@ from itertools import combinations
 
 import pytest
 
-from affidavit.facts import analyse, compare
+from affidavit.facts import analyse, compare, compare_analysed
 from affidavit.lint.candidates import (
     MAX_BUCKET,
     RARE_WORDS,
@@ -27,7 +27,7 @@ from affidavit.lint.candidates import (
     candidate_pairs,
     related_pairs,
 )
-from affidavit.lint.reading import compare_read, read_claim, sentence
+from affidavit.lint.reading import read_claim, sentence
 from affidavit.words import stems
 
 from .conftest import SHARED_DATA, needs_shared_data
@@ -136,7 +136,7 @@ def test_a_claim_reads_as_analyse_reads_it_on_real_sentences() -> None:
     rnd = random.Random(3)
     for _ in range(3000):
         a, b = rnd.choice(texts), rnd.choice(texts)
-        assert compare_read(analyse(a), analyse(b)) == compare(a, b)
+        assert compare_analysed(analyse(a), analyse(b)) == compare(a, b)
 
 
 ODD = [*WORDS, "ﬁve", "Ⅻ", "²", "½", "n't", "O'Brien", "’s", "-", "—", ",", ".", " ", "\u200b",
@@ -154,4 +154,4 @@ def test_a_claim_reads_as_analyse_reads_it_on_odd_text(seed: int) -> None:
     for text in texts:
         _same_reading(text)
     for a, b in zip(texts, reversed(texts), strict=True):
-        assert compare_read(analyse(a), analyse(b)) == compare(a, b)
+        assert compare_analysed(analyse(a), analyse(b)) == compare(a, b)

@@ -217,7 +217,11 @@ class Comparison:
 
 def compare(a: str, b: str) -> Comparison:
     """Compare two claims' facts and context."""
-    sa, sb = analyse(a), analyse(b)
+    return compare_analysed(analyse(a), analyse(b))
+
+
+def compare_analysed(sa: Sentence, sb: Sentence) -> Comparison:
+    """:func:`compare` of the two claims :func:`analyse` read as ``sa`` and ``sb``."""
     shared_facts = sa.facts & sb.facts
     left = sa.context | shared_facts
     right = sb.context | shared_facts

@@ -31,13 +31,13 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from ..facts import Disagreement, Sentence, analyse, compare, disagreement
+from ..facts import Disagreement, Sentence, analyse, compare, compare_analysed, disagreement
 from ..gate.admission import trust_rank
 from ..store.render import CONTEXT_ARCHIVE
 from ..words import stems
 from .findings import Finding
 from .quotes import ProposedQuote
-from .reading import compare_read, read_claim, sentence
+from .reading import read_claim, sentence
 
 RARE_WORDS = 6
 """Buckets per claim: its rarest words (facts and context stems)."""
@@ -377,7 +377,7 @@ def classify(
     if sources_a == sources_b and sources_a:
         return None  # one source: neither a disagreement (below) nor a duplicate
     sa, sb = read(a), read(b)
-    comparison = compare_read(sa, sb)
+    comparison = compare_analysed(sa, sb)
     sim = comparison.similarity
     disjoint = not (sources_a & sources_b)
     old, new = _order(a, b)

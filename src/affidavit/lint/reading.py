@@ -6,8 +6,7 @@ the claims of related pages in pairs. ``analyse`` reads a claim token by token (
 claim, 2.8 s at 61k claims); here each piece of text between whitespace is read once per process
 and looked up for every claim that has it. No token holds whitespace, so a text's tokens are its
 pieces' tokens in turn; only a text's first token reads differently (a lone capital there is no
-name). tests/test_lint_pairs.py compares both readings, and :func:`compare_read` with
-:func:`affidavit.facts.compare`, on real and odd text.
+name). tests/test_lint_pairs.py compares both readings on real and odd text.
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ from ..facts import (
     NEGATIONS,
     NOT_NAMES,
     NUMBER_WORDS,
-    Comparison,
     Sentence,
     _number,
 )
@@ -91,18 +89,3 @@ def sentence(words: set[str], negated: bool) -> Sentence:
     that start with ``#`` or ``@``, the rest context stems."""
     facts = frozenset(w for w in words if w[0] in "#@")
     return Sentence(facts, frozenset(words) - facts, negated)
-
-
-def compare_read(sa: Sentence, sb: Sentence) -> Comparison:
-    """``compare(a, b)`` (:func:`affidavit.facts.compare`) from ``analyse(a)`` and ``analyse(b)``."""
-    shared_facts = sa.facts & sb.facts
-    left = sa.context | shared_facts
-    right = sb.context | shared_facts
-    union = left | right
-    similarity = len(left & right) / len(union) if union else 0.0
-    return Comparison(
-        similarity=similarity,
-        only_a=sa.facts - sb.facts,
-        only_b=sb.facts - sa.facts,
-        negation_differs=sa.negated != sb.negated,
-    )
