@@ -77,6 +77,18 @@ class Analysis:
     topics: tuple[TopicDraft, ...]
     mentions: str | None  # " name keys of every claim " (first chunk only; None: not computed)
 
+    def texts(self) -> list[str]:
+        """Every text a plan from this analysis may show, whatever pages are known: the claims'
+        texts and quotes, the source page's title, summary and sections, the topics' titles and
+        summaries (a host may read them ahead of time, e.g. for its checks)."""
+        out = [self.title, self.summary, *(name for name, _ in self.sections)]
+        for claim in self.claims:
+            out.append(claim.text)
+            out.extend(claim.quotes)
+        for topic in self.topics:
+            out += (topic.candidate.title, topic.summary)
+        return list(dict.fromkeys(text for text in out if text))
+
 
 class AnalysisMismatch(ValueError):
     """An analysis given for a task it was not computed from (another chunk or source)."""

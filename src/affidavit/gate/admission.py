@@ -21,7 +21,7 @@ from functools import lru_cache
 
 from ..config import Config
 from ..errors import AdmissionError
-from ..evidence import Verifier, normalize_quote
+from ..evidence import Verifier
 from ..facts import compare
 from ..plan.schema import (
     AddClaims,
@@ -42,6 +42,7 @@ from ..words import stems
 from . import withdrawals
 from .duplicates import PageIndex, PageIndexes
 from .grounding import GENERIC_HEADINGS, Grounding
+from .hints import SEEDED_COMPARABLES, comparable
 from .support import SUPPORTED, UNCERTAIN, UNSUPPORTED
 from .support_checker import SupportChecker
 from .support_context import headings_above
@@ -87,10 +88,11 @@ CHECK_ORDER = (
 
 @lru_cache(maxsize=4096)
 def _comparable(text: str) -> tuple[str, frozenset[str]]:
-    """A claim's text as the consistency check compares it: normalised, and its word stems
-    (pure functions of the text; a page's index keeps those of its claims, this cache those of
-    the claims just checked, which their page's index takes when they are applied)."""
-    return normalize_quote(text), frozenset(stems(text))
+    """:func:`.hints.comparable` of a claim's text (a page's index keeps those of its claims,
+    this cache those of the claims just checked, which their page's index takes when they are
+    applied), or the one computed ahead (:func:`.hints.seeded`)."""
+    seeded = SEEDED_COMPARABLES.pop(text, None)
+    return seeded if seeded is not None else comparable(text)
 
 
 def _claims_of(op: object) -> list[ClaimDraft]:

@@ -22,6 +22,7 @@ from ..clock import iso
 from ..db import transaction
 from ..errors import AdmissionError, AffidavitError, PlanValidationError, ProviderError
 from ..gate.admission import Admission
+from ..gate.hints import seeded
 from ..heap import few_collections
 from ..inbox import Proposal
 from ..plan.compact import compact_plan_schema
@@ -35,6 +36,7 @@ from ..vault import Vault
 from .ahead import Ahead
 from .chunking import Chunk, chunk_text
 from .prompts import REVIEW_SCHEMA, ingest_messages, reask_message, review_messages
+from .reading import ChunkReading
 from .related import known_slugs, related_pages
 from .replies import InvalidReply, parse_reply
 from .retarget import propose_onto_existing
@@ -125,6 +127,8 @@ BATCH_PLANS = 200
 """At most this many plans are applied together (one transaction, one fsync pass, one commit)."""
 BATCH_SECONDS = 2.0
 """A batch is committed once it has been open this long: it holds the vault's writer lock."""
+READ_CHUNK = "affidavit.ingest.reading:read_chunk"
+"""What the worker computes for each chunk (:func:`.reading.read_chunk`)."""
 AHEAD_MIN_CHUNKS = 8
 """An ingest of fewer chunks than this works in one process: starting the worker that reads
 chunks ahead (:mod:`.ahead`) costs about as much as it saves."""
@@ -190,7 +194,7 @@ class Ingestor:
         self.batch_plans = batch_plans
         self.batch_seconds = batch_seconds
         self.last_call: float | None = None  # seconds the last model call took
-        self.ahead: Ahead | None = None  # the provider's chunk reading, done in a worker
+        self.ahead: Ahead | None = None  # chunks read ahead in a worker (.reading)
         self._chunked: dict[str, tuple[str, list[Chunk], dict[int, tuple[str, str]]]] = {}
         # Small context windows get a stricter subset of the schema, so a constrained reply
         # closes in time; the gate still checks every plan against the full schema.
@@ -254,7 +258,7 @@ class Ingestor:
         each source's as the one before it starts)."""
         chars = sum(record.text_chars for record in records)
         if self.provider.ahead and chars >= AHEAD_MIN_CHUNKS * self.chunk_chars:
-            self.ahead = Ahead(self.provider.ahead)
+            self.ahead = Ahead(READ_CHUNK)
             for record in records[:2]:
                 self.ahead.extend(self._ahead_items(record))
 
@@ -264,10 +268,14 @@ class Ingestor:
         if ahead is not None:
             ahead.close()
 
-    def _ahead_items(self, record: SourceRecord) -> list[tuple[Any, IngestTask]]:
+    def _ahead_items(self, record: SourceRecord) -> list[tuple[Any, tuple[str, IngestTask]]]:
         text, chunks, recorded = self._chunks_of(record)
+        function = self.provider.ahead
         return [
-            (_ahead_key(record.id, chunk), self._chunk_task(record, text, chunk, len(chunks)))
+            (
+                _ahead_key(record.id, chunk),
+                (function, self._chunk_task(record, text, chunk, len(chunks))),
+            )
             for chunk in chunks
             if recorded.get(chunk.start, (STARTED, ""))[0] == STARTED
         ]
@@ -478,11 +486,13 @@ class Ingestor:
         return result
 
     # -- one chunk --------------------------------------------------------------------------
-    def _task(self, record: SourceRecord, text: str, chunk: Chunk, count: int) -> IngestTask:
-        """The chunk's task: what :meth:`_chunk_task` reads, with the related pages, the other
-        known slugs and a fresh nonce."""
+    def _task(
+        self, record: SourceRecord, text: str, chunk: Chunk, count: int, query: str | None = None
+    ) -> IngestTask:
+        """The chunk's task: what :meth:`_chunk_task` reads, with the related pages (``query``:
+        their query, read ahead), the other known slugs and a fresh nonce."""
         task = self._chunk_task(record, text, chunk, count)
-        pages = related_pages(self.vault.db, task.chunk, self.vault.config.related_pages)
+        pages = related_pages(self.vault.db, task.chunk, self.vault.config.related_pages, query)
         shown = {p.slug for p in pages}
         return replace(
             task,
@@ -511,17 +521,20 @@ class Ingestor:
         )
 
     def _call(
-        self, provider: Provider, request: ModelRequest, purpose: str, ahead: Any = None
+        self,
+        provider: Provider,
+        request: ModelRequest,
+        purpose: str,
+        reading: ChunkReading | None = None,
     ) -> Completion:
-        """``provider`` answers ``request`` (recorded with the job); ``ahead`` is the key of
-        what the worker read of the request's chunk, if any."""
+        """``provider`` answers ``request`` (recorded with the job), from what the worker read of
+        the request's chunk (``reading``) when there is that."""
         started = time.monotonic()
         outcome = "ok"
         completion: Completion | None = None
         try:
-            ready, prepared = self.ahead.take(ahead) if self.ahead and ahead else (False, None)
-            if ready:
-                completion = provider.complete_with(prepared, request)
+            if reading is not None:
+                completion = provider.complete_with(reading.prepared, request)
             else:
                 completion = provider.complete(request)
             return completion
@@ -563,7 +576,8 @@ class Ingestor:
         self, record: SourceRecord, text: str, chunk: Chunk, count: int
     ) -> ChunkOutcome:
         result = ChunkOutcome(index=chunk.index, start=chunk.start, end=chunk.end, status="failed")
-        task = self._task(record, text, chunk, count)
+        reading = self._reading(record, chunk)
+        task = self._task(record, text, chunk, count, reading.query if reading else None)
         self._record_chunk(record.id, chunk, None, STARTED, task.nonce)
         numbered, shown = self._numbered(record, text, chunk)
         schema = (
@@ -595,7 +609,7 @@ class Ingestor:
                     self.provider,
                     request,
                     "ingest" if attempt == 0 else "reask",
-                    ahead=_ahead_key(record.id, chunk) if attempt == 0 else None,
+                    reading=reading,
                 )
             except ProviderError as exc:
                 result.message = f"model call failed: {exc}"
@@ -606,13 +620,14 @@ class Ingestor:
                     result.status, result.message = "empty", "nothing to propose from this chunk"
                     return result
                 hold = self._review(task, plan)
-                proposal = propose_onto_existing(
-                    self.vault,
-                    plan,
-                    f"model:{self.provider.name}",
-                    f"ingest:{record.name}#{chunk.index + 1}",
-                    hold=hold,
-                )
+                with seeded(reading.hints if reading else None):
+                    proposal = propose_onto_existing(
+                        self.vault,
+                        plan,
+                        f"model:{self.provider.name}",
+                        f"ingest:{record.name}#{chunk.index + 1}",
+                        hold=hold,
+                    )
                 break
             except (InvalidReply, PlanValidationError, AdmissionError) as exc:
                 result.message = f"invalid reply: {exc}"
@@ -628,6 +643,13 @@ class Ingestor:
             result.message += f" (gave up after {attempts} attempt(s))"
             return result
         return self._settle(proposal, result, held=bool(hold))
+
+    def _reading(self, record: SourceRecord, chunk: Chunk) -> ChunkReading | None:
+        """What the worker read of ``chunk`` (None: nothing, the chunk is read here)."""
+        if self.ahead is None:
+            return None
+        ready, reading = self.ahead.take(_ahead_key(record.id, chunk))
+        return reading if ready and isinstance(reading, ChunkReading) else None
 
     def _numbered(
         self, record: SourceRecord, text: str, chunk: Chunk
