@@ -167,5 +167,8 @@ def test_catch_up_leaves_the_index_as_the_row_by_row_replacement_did(vault: Vaul
         want |= {"p:" + r[0] for r in db.execute("SELECT slug FROM pages")}
         held = [key for keys in _documents(new) for key in keys]
         assert sorted(held) == sorted(want | {tantivy_index.META_KEY})  # each once
+        rebuilt = SearchIndex(vault.state_dir / "rebuilt-index")  # `affidavit reindex`
+        rebuilt.rebuild(db)
+        assert sorted(k for keys in _documents(rebuilt) for k in keys) == sorted(held)
     finally:
         db.close()
