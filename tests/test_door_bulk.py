@@ -1,5 +1,5 @@
-"""The door's shortcuts at ingest scale, each against the path it replaces: a plan's new claims
-added to ``claims_fts`` and logged in ``search_changes`` at the end of the plan (migration
+"""The door's shortcuts at ingest scale, each against the path it replaces: a batch's new claims
+added to ``claims_fts`` and logged in ``search_changes`` before it commits (migration
 ``m012_door_bulk_claims``) leave exactly what the row triggers left; the context spill reads its
 entries once; a page's next position is read once per plan; a plan admitted inside the batch is
 not parsed back from its admission column nor serialised again, and that column ends the same."""
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -98,7 +97,8 @@ def test_bulk_claim_indexing_leaves_what_the_row_triggers_left(
             (docs / f"{part}-{name}").write_text(text, encoding="utf-8")
     bulk = _ingest(tmp_path / "bulk", docs)
     with monkeypatch.context() as patch:  # every claim through the row triggers, as before
-        patch.setattr(Writer, "_bulk_claims", lambda self: nullcontext())
+        patch.setattr(Batch, "_defer_claim_indexing", lambda self: None)
+        patch.setattr(Batch, "_index_claims", lambda self: None)
         patch.setattr(Batch, "_fresh_verdicts", lambda self, plan_id: None)  # parsed back
         patch.setattr(Writer, "_position", _queried_position)  # asked for every claim
         rows = _ingest(tmp_path / "rows", docs)
@@ -150,3 +150,49 @@ def test_a_savepoint_rolled_back_takes_the_bulk_rows_with_it(tmp_path: Path) -> 
     db.execute("RELEASE nested")
     db.execute("COMMIT")
     assert db.execute("SELECT count(*) FROM door_deferred").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("ending", ["commit", "empty", "rollback"])
+def test_every_way_a_batch_ends_hands_claims_back_to_the_triggers(
+    tmp_path: Path, ending: str
+) -> None:
+    """A batch defers its claims' indexing while open; committed (with or without plans) or
+    rolled back, it leaves no ``door_deferred`` row, so a later insert is indexed by the
+    triggers."""
+    from .conftest import add_text, claim, make_plan
+
+    vault, _ = init_vault(tmp_path / "v", clock=FakeClock())
+    try:
+        db = vault.db
+        source = add_text(vault, "z.md", "Zebras graze at dawn on the plain.\n")
+        batch = Batch(vault).open()
+        assert db.execute("SELECT count(*) FROM door_deferred").fetchone()[0] == 1
+        if ending == "commit":
+            from affidavit.inbox import approve, propose
+
+            plan = make_plan(
+                vault,
+                {
+                    "op": "create_page",
+                    "slug": "zebras",
+                    "title": "Zebras",
+                    "summary": "Zebras graze",
+                    "claims": [claim("Zebras graze at dawn.", source, "Zebras graze at dawn")],
+                },
+            )
+            assert approve(vault, propose(vault, plan, "t", "t").plan_id, None, "t").claims
+            assert batch.applied  # it joined the open batch
+        batch.close(commit=ending != "rollback")
+        assert db.execute("SELECT count(*) FROM door_deferred").fetchone()[0] == 0
+        fts = "SELECT count(*) FROM claims_fts WHERE claims_fts MATCH ?"
+        assert db.execute(fts, ("zebra",)).fetchone()[0] == (ending == "commit")
+        logged = db.execute("SELECT count(*) FROM search_changes WHERE kind = 'claim'")
+        assert logged.fetchone()[0] == (ending == "commit")
+        db.execute(
+            "INSERT INTO claims (id, page_slug, section, position, text, status, trust, "
+            "plan_id, created_at) VALUES ('c-1', 'p', 's', 0, 'Okapis browse at dusk.', "
+            "'active', 'trusted', 'x', 'now')"
+        )
+        assert db.execute(fts, ("okapi",)).fetchone()[0] == 1
+    finally:
+        vault.close()

@@ -4,6 +4,8 @@ lookup by full path gave, and ``changed`` still finds every kind of difference f
 from __future__ import annotations
 
 import os
+import random
+import subprocess
 from pathlib import Path
 
 from affidavit.store.gitrepo import GitRepo
@@ -64,3 +66,48 @@ def test_changed_finds_edits_deletions_new_files_and_symlinks(tmp_path: Path) ->
         "wiki/linked.md",
         "wiki/new.md",
     ]
+
+
+def test_head_blobs_follow_head_whoever_moves_it(tmp_path: Path) -> None:
+    """The folders' trees are kept per HEAD commit: after each commit (ours, or a person's
+    ``git commit`` in the vault) and each random edit, the lookups and ``changed`` answer as
+    a repository object that keeps nothing does."""
+    git = _repo(tmp_path)
+    root = git.root
+    (root / "wiki").mkdir()
+    names = [f"wiki/p{n}.md" for n in range(8)] + ["top.md", "deep/er/c.md"]
+    (root / "deep" / "er").mkdir(parents=True)
+    rng = random.Random(5)
+    for step in range(40):
+        for relpath in rng.sample(names, rng.randint(1, 4)):
+            if rng.random() < 0.2:
+                (root / relpath).unlink(missing_ok=True)
+            else:
+                (root / relpath).write_text(f"{relpath} at step {step}: {rng.random()}\n")
+        roll = rng.random()
+        present = [p for p in names if (root / p).exists()]
+        if roll < 0.4:
+            git.commit(f"ours {step}", rng.sample(names, rng.randint(1, len(names))))
+        elif roll < 0.6 and present:
+            subprocess.run(["git", "-C", str(root), "add", "--", *present], check=True)
+            subprocess.run(
+                [
+                    "git",
+                    "-C",
+                    str(root),
+                    "-c",
+                    "user.name=p",
+                    "-c",
+                    "user.email=p@p",
+                    "commit",
+                    "--allow-empty",
+                    "-q",
+                    "-m",
+                    f"a person's {step}",
+                ],
+                check=True,
+            )
+        fresh = GitRepo(root, "t", "t@example.invalid")
+        asked = [*names, "wiki/none.md", "deep/er"]
+        assert git._head_blobs(asked) == fresh._head_blobs(asked), step
+        assert git.changed(asked) == fresh.changed(asked), step

@@ -433,13 +433,14 @@ def m011_source_trust_chosen() -> str:
 def m012_door_bulk_claims() -> str:
     """What the door needs at 60k claims. A partial index on ``claims.superseded_by`` (moving a
     context entry to the archive looks up the pages whose superseded claims point at it: a full
-    scan of ``claims`` per entry). And ``door_deferred``: while it holds a row (the door writing
-    one plan's claims, inside the apply's transaction) a new claim is added to ``claims_fts``
-    and logged in ``search_changes`` not by the row triggers but at the end of the plan, in one
-    statement each for every claim after rowid ``since`` (:mod:`affidavit.store.writer`): an
-    FTS5 table flushes its pending terms to a new segment at every statement savepoint, which
-    an insert with triggers opens, so the row trigger cost 30–70 µs a claim. Any other insert
-    (no row in ``door_deferred``) is indexed and logged by the triggers as before."""
+    scan of ``claims`` per entry). And ``door_deferred``: while it holds a row (a batch of the
+    door open, inside its transaction) a new claim is added to ``claims_fts`` and logged in
+    ``search_changes`` not by the row triggers but before the batch commits, in one statement
+    each for every claim after rowid ``since`` (:meth:`affidavit.store.apply.Batch._index_claims`;
+    until issue 14's second round, at the end of each plan): an FTS5 table flushes its pending
+    terms to a new segment at every statement savepoint, which an insert with triggers opens,
+    so the row trigger cost 30–70 µs a claim. Any other insert (no row in ``door_deferred``) is
+    indexed and logged by the triggers as before."""
     return """
         CREATE INDEX claims_successor ON claims(superseded_by) WHERE superseded_by IS NOT NULL;
         CREATE TABLE door_deferred (since INTEGER NOT NULL);

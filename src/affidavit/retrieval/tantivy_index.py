@@ -20,6 +20,7 @@ prunes the change log up to the index's position.
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import shutil
 import sqlite3
@@ -253,43 +254,41 @@ class SearchIndex:
                     return self._rebuild_locked(db, want)  # the log was pruned past us
                 if want.seq - have.seq > REBUILD_AFTER:
                     return self._rebuild_locked(db, want)  # one bulk pass is cheaper
-                changes = db.execute(
-                    "SELECT DISTINCT kind, key FROM search_changes WHERE seq > ? AND seq <= ?",
-                    (have.seq, want.seq),
-                ).fetchall()
                 writer = self._writer(WRITER_HEAP, 1)
                 try:
-                    for kind in ("claim", "page"):
-                        keys = [str(key) for k, key in changes if k == kind]
-                        for start in range(0, len(keys), 500):
-                            self._replace(db, writer, kind, keys[start : start + 500])
+                    self._replace(db, writer, have.seq, want.seq)
                     self._commit(writer, want)
                 except BaseException:
                     writer.rollback()
                     raise
                 return want
 
-    def _replace(self, db: sqlite3.Connection, writer: Any, kind: str, keys: list[str]) -> None:
-        """Delete the documents of ``keys`` and add back those still to be found."""
-        marks = ",".join("?" * len(keys))
-        if kind == "claim":
+    def _replace(self, db: sqlite3.Connection, writer: Any, after: int, upto: int) -> None:
+        """Delete the documents of the claims and pages changed in the log after ``after`` up to
+        ``upto`` and add back, in the order of the log, those still to be found.
+
+        This runs on the refresher's thread beside the ingest. A statement per run of keys
+        whose ``id IN (...)`` the planner served by scanning every active claim (the status
+        index), a row at a time, and a delete call per key cost 4-5 s of CPU at 61k claims;
+        and each call that leaves Python gives the interpreter lock up and must win it back
+        from the busy main thread. Here one statement gives all rows as one JSON text (each key
+        looked up by primary key) and one term-set query deletes every key: only
+        ``add_document`` is left per document."""
+        changed = _changed(db, after, upto)
+        terms = [prefix + key for kind, prefix in _KINDS for key in changed[kind]]
+        if not terms:
+            return
+        writer.delete_documents_by_query(_tv().Query.term_set_query(_schema(), "key", terms))
+        for kind, _ in _KINDS:
+            keys = changed[kind]
+            if not keys:
+                continue
+            found = {str(row[0]): row for row in _json_rows(db, _FETCH[kind], after, upto)}
+            make = _claim_doc if kind == "claim" else _page_doc
             for key in keys:
-                writer.delete_documents_by_term("key", "c:" + key)
-            rows = db.execute(
-                "SELECT id, text, trust, page_slug FROM claims "
-                f"WHERE id IN ({marks}) AND status = 'active'",
-                keys,
-            ).fetchall()
-            for row in rows:
-                writer.add_document(_claim_doc(*row))
-        else:
-            for key in keys:
-                writer.delete_documents_by_term("key", "p:" + key)
-            rows = db.execute(
-                f"SELECT slug, title, summary FROM pages WHERE slug IN ({marks})", keys
-            ).fetchall()
-            for row in rows:
-                writer.add_document(_page_doc(*row))
+                row = found.get(key)
+                if row is not None:
+                    writer.add_document(make(*row))
 
     def rebuild(self, db: sqlite3.Connection) -> Position | None:
         """Every document again from the database (``affidavit reindex``)."""
@@ -438,6 +437,40 @@ def _claim_doc(cid: str, text: str, trust: str, page: str) -> Any:
 
 def _page_doc(slug: str, title: str, summary: str) -> Any:
     return _tv().Document(key="p:" + slug, title=title, summary=summary)
+
+
+_KINDS = (("claim", "c:"), ("page", "p:"))
+_FETCH = {  # the rows of the keys logged in a span of the log, looked up by primary key
+    "claim": "SELECT json_group_array(json_array(c.id, c.text, c.trust, c.page_slug)) "
+    "FROM (SELECT DISTINCT key FROM search_changes WHERE seq > ? AND seq <= ? "
+    "AND kind = 'claim') AS s CROSS JOIN claims AS c ON c.id = s.key WHERE c.status = 'active'",
+    "page": "SELECT json_group_array(json_array(p.slug, p.title, p.summary)) "
+    "FROM (SELECT DISTINCT key FROM search_changes WHERE seq > ? AND seq <= ? "
+    "AND kind = 'page') AS s CROSS JOIN pages AS p ON p.slug = s.key",
+}
+
+
+def _json_rows(db: sqlite3.Connection, sql: str, *params: Any) -> list[list[Any]]:
+    """The rows of ``sql`` (one ``json_group_array``), read in one step."""
+    text = db.execute(sql, params).fetchone()[0]
+    return json.loads(text) if text else []
+
+
+def _changed(db: sqlite3.Connection, after: int, upto: int) -> dict[str, list[str]]:
+    """The claims and pages changed in the log after ``after`` up to ``upto``, each once, in
+    the order of their first change (as ``SELECT DISTINCT`` over the log read them)."""
+    rows = _json_rows(
+        db,
+        "SELECT json_group_array(json_array(kind, key, first)) FROM (SELECT kind, key, "
+        "min(seq) AS first FROM search_changes WHERE seq > ? AND seq <= ? GROUP BY kind, key)",
+        after,
+        upto,
+    )
+    changed: dict[str, list[str]] = {"claim": [], "page": []}
+    for kind, key, _ in sorted(rows, key=itemgetter(2)):
+        if kind in changed:
+            changed[kind].append(str(key))
+    return changed
 
 
 _OPEN: dict[Path, SearchIndex] = {}

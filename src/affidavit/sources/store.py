@@ -15,12 +15,13 @@ import json
 import os
 import re
 import sqlite3
+import stat
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import unquote
 
@@ -156,31 +157,69 @@ class AddResult:
 ErrorHandler = Callable[[Path, AffidavitError], None]
 
 
-_DIGESTS: OrderedDict[tuple[str, int, int, int, int], str] = OrderedDict()
+_DIGESTS: OrderedDict[tuple[str, str], tuple[tuple[str, ...], int, tuple[int, ...], str]] = (
+    OrderedDict()
+)
+"""(vault root, relative path) -> (its parts, the vault's owner, the file's identity, SHA-256)
+of the files :func:`_file_sha256` hashed once they had not changed for 2 s."""
 _DIGESTS_LOCK = threading.Lock()
 _SETTLED_NS = 2_000_000_000
 
 
+def _identity(info: os.stat_result) -> tuple[int, ...]:
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def _as_hashed(root: Path, relpath: str) -> str | None:
+    """The SHA-256 :func:`_file_sha256` found for this file, if it is still the file it hashed:
+    the same vault owner, every folder on the way still a real folder (not a symlink), and the
+    file the same inode with the same size, mtime and ctime. Three ``stat`` calls instead of
+    opening the file folder by folder; None (then it is opened and checked in full) otherwise."""
+    with _DIGESTS_LOCK:
+        known = _DIGESTS.get((str(root), relpath))
+    if known is None:
+        return None
+    parts, owner, identity, digest = known
+    try:
+        if os.stat(root).st_uid != owner:
+            return None
+        current = str(root)
+        for part in parts[:-1]:
+            current = os.path.join(current, part)
+            if not stat.S_ISDIR(os.lstat(current).st_mode):
+                return None
+        info = os.lstat(os.path.join(current, parts[-1]))
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode) or _identity(info) != identity:
+        return None
+    return digest
+
+
 def _file_sha256(root: Path, relpath: str) -> str:
     """SHA-256 of a vault file (opened by :func:`~affidavit.store.paths.open_inside`: no symlink,
-    FIFO or other user's file), remembered per (path, inode, size, mtime, ctime) once the file
-    has not changed for 2 s: every write or chmod moves the ctime, which no caller can set back,
-    so an unchanged stat means unchanged bytes, and the gate does not hash a 50 MB source per
-    plan."""
+    FIFO or other user's file), remembered per file once it has not changed for 2 s: every write
+    or chmod moves the ctime, which no caller can set back, so an unchanged status (same inode,
+    size, mtime and ctime, reached through the same real folders) means unchanged bytes, and the
+    gate does not open and hash a source per plan (:func:`_as_hashed`). A file changed less than
+    2 s before it is read may change again within the same timestamp tick (1 ns to 2 s, by file
+    system) without a new status, so it is hashed every time until then."""
+    known = _as_hashed(root, relpath)
+    if known is not None:
+        return known
+    owner = os.stat(root).st_uid
     with open_inside(root, relpath, under="sources") as handle:
         info = os.fstat(handle.fileno())
-        key = (str(root / relpath), info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-        with _DIGESTS_LOCK:
-            known = _DIGESTS.get(key)
-        if known is not None:
-            return known
+        started = time.time_ns()
         digest = hashlib.sha256()
         while block := handle.read(1 << 20):
             digest.update(block)
     value = digest.hexdigest()
-    if time.time_ns() - info.st_ctime_ns > _SETTLED_NS:
+    if started - info.st_ctime_ns > _SETTLED_NS and os.stat(root).st_uid == owner:
+        entry = (PurePosixPath(relpath).parts, owner, _identity(info), value)
         with _DIGESTS_LOCK:
-            _DIGESTS[key] = value
+            _DIGESTS[(str(root), relpath)] = entry
+            _DIGESTS.move_to_end((str(root), relpath))
             while len(_DIGESTS) > 4096:
                 _DIGESTS.popitem(last=False)
     return value
@@ -272,6 +311,8 @@ class SourceStore:
         self._texts: OrderedDict[str, str] = OrderedDict()
         self._text_chars = 0
         self._stamps: dict[str, tuple[Path, tuple[int, int, int, int]]] = {}
+        self._round = 0  # forget_changed's count: a kept text's file is checked once per round
+        self._checked: dict[str, int] = {}  # source id -> the round its file was last checked
         self._flags: dict[str, builtins.list[Flag]] = {}  # a source's flags never change
         self._known: set[str] = set()  # full ids resolved: a source row is never deleted
 
@@ -577,7 +618,7 @@ class SourceStore:
     def text(self, source_id: str) -> str:
         """The stored extracted text of a source (exactly as stored: no newline translation)."""
         cached = self._texts.get(source_id)
-        if cached is not None:
+        if cached is not None and self._still_on_disk(source_id):
             self._texts.move_to_end(source_id)
             return cached
         row = self.vault.db.execute(
@@ -609,23 +650,39 @@ class SourceStore:
         if stamp is None:
             return
         self._stamps[source_id] = stamp
+        self._checked[source_id] = self._round
         self._texts[source_id] = text
         self._text_chars += len(text)
         while self._text_chars > _TEXT_CACHE_CHARS and len(self._texts) > 1:
             dropped_id, dropped = self._texts.popitem(last=False)
             self._stamps.pop(dropped_id, None)
+            self._checked.pop(dropped_id, None)
             self._text_chars -= len(dropped)
 
     def forget_changed(self) -> None:
-        """Drop every kept text whose file changed on disk since (by inode, size, mtime and
-        ctime, which no write can leave as they were): a store kept across admissions reads a
-        tampered file again, as a new store would, and the gate sees what is stored now."""
-        for source_id, (path, stamp) in list(self._stamps.items()):
-            if _stamp(path) != (path, stamp):
-                self._stamps.pop(source_id, None)
-                text = self._texts.pop(source_id, None)
-                if text is not None:
-                    self._text_chars -= len(text)
+        """From now on, a kept text whose file changed on disk since it was read (by inode, size,
+        mtime and ctime, which no write can leave as they were) is dropped before it is used:
+        a store kept across admissions reads a tampered file again, as a new store would, and
+        the gate sees what is stored now. Each kept text's file is looked at when the text is
+        next asked for, once until the next call (not every kept text's at every call: a plan
+        reads a few of them, and an ingest keeps hundreds)."""
+        self._round += 1
+
+    def _still_on_disk(self, source_id: str) -> bool:
+        """False (and the kept text dropped) when ``source_id``'s kept text's file changed since
+        it was read; looked at once per :meth:`forget_changed` round."""
+        if self._checked.get(source_id) == self._round:
+            return True
+        path, stamp = self._stamps[source_id]
+        if _stamp(path) == (path, stamp):
+            self._checked[source_id] = self._round
+            return True
+        self._stamps.pop(source_id, None)
+        self._checked.pop(source_id, None)
+        text = self._texts.pop(source_id, None)
+        if text is not None:
+            self._text_chars -= len(text)
+        return False
 
     def text_key(self, source_id: str) -> str | None:
         """The SHA-256 of a source's stored text, if its file still has it (None if missing or

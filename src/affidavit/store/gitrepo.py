@@ -45,6 +45,7 @@ class GitRepo:
             "GIT_TERMINAL_PROMPT": "0",
         }
         self._repo: pygit2.Repository | None = None
+        self._folders: tuple[pygit2.Oid, dict[str, pygit2.Tree | None]] | None = None
 
     # -- the repository -------------------------------------------------------------------------
     def repository(self) -> pygit2.Repository:
@@ -152,13 +153,17 @@ class GitRepo:
 
     def _head_blobs(self, paths: list[str]) -> dict[str, str | None]:
         """:meth:`_head_blob` of each of ``paths``, with HEAD resolved once and each folder's
-        tree read once (a lookup by full path reads every tree on the way again: ``wiki/``'s
-        holds an entry per page)."""
+        tree read once per HEAD commit (a lookup by full path reads every tree on the way
+        again: ``wiki/``'s holds an entry per page, and the door asks after every plan). A
+        commit's trees never change: they are kept until HEAD is another commit."""
         commit = self._head_commit()
         if commit is None:
             return dict.fromkeys(paths)
         root = commit.tree
-        folders: dict[str, pygit2.Tree | None] = {}
+        kept = self._folders
+        if kept is None or kept[0] != commit.id:
+            kept = self._folders = (commit.id, {})
+        folders = kept[1]
         out: dict[str, str | None] = {}
         for relpath in paths:
             folder, _, name = relpath.rpartition("/")
