@@ -59,7 +59,7 @@ def test_the_page_index_finds_every_claim_a_full_scan_would_in_page_order() -> N
         base = rng.choice(rows)[1].split() if rows and rng.random() < 0.6 else None
         rows.append((f"c-{step}", _text(rng, base)))
         rng.shuffle(rows) if rng.random() < 0.05 else None  # the page's order may change
-        index.sync(rows)
+        index.sync((claim_id, text, n) for n, (claim_id, text) in enumerate(rows))
         assert set(index.items) == {claim_id for claim_id, _ in rows}
         query = _text(rng, rng.choice(rows)[1].split())
         normal, mine = _comparable(query)
@@ -73,13 +73,15 @@ def test_the_page_index_finds_every_claim_a_full_scan_would_in_page_order() -> N
 def test_a_claim_gone_from_the_page_is_no_longer_a_duplicate() -> None:
     index = PageIndex(_comparable, NEAR_MIN_WORDS)
     text = "The old stone bridge over the river was opened in 1932"
-    index.sync([("c-1", text)])
+    index.sync([("c-1", text, 0)])
     normal, mine = _comparable(text)
     assert index.candidates(normal, mine, NEAR_DUPLICATE) == ["c-1"]
     index.sync([])  # retracted
     assert index.candidates(normal, mine, NEAR_DUPLICATE) == []
     assert not index.exact and not index.postings
-    index.sync([("c-1", "Something else entirely, said about another thing")])  # same id, new text
+    index.sync(
+        [("c-1", "Something else entirely, said about another thing", 0)]
+    )  # same id, new text
     assert index.candidates(normal, mine, NEAR_DUPLICATE) == []
 
 

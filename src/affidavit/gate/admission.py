@@ -11,7 +11,9 @@ every quote's verification result (``verified: true/false`` with offsets) is kep
 asks whether the claim's text says only what they say; a page's title, summary and headings are
 checked against the quotes of its claims (never the claims' text). An unsupported text is
 rejected with its words named; an uncertain one keeps the plan waiting for a person.
-Admission only reads; writing is :func:`affidavit.store.apply.apply`'s job.
+Admission only reads; writing is :func:`affidavit.store.apply.apply`'s job. (The consistency
+check's page indexes follow the connection's changes through a temp table of its own,
+:mod:`.duplicates`: nothing of the vault's.)
 """
 
 from __future__ import annotations
@@ -373,17 +375,13 @@ class _Gate:
         self.consistency(page, claim, seen)
 
     def _page_claims(self, page: str) -> PageIndex:
-        """The live claims of ``page``, read once per admission (the database doesn't change
-        while the gate runs) into the index kept across admissions (:mod:`.duplicates`)."""
-        if page not in self._claims_of_page:
-            cursor = self.db.cursor()
-            cursor.row_factory = None  # plain tuples, compared whole with the last ones read
-            rows = cursor.execute(
-                "SELECT id, text FROM claims WHERE page_slug = ? AND status IN ('active','pending')",
-                (page,),
-            ).fetchall()
-            self._claims_of_page[page] = _PAGES.get((id(self.db), page), rows)
-        return self._claims_of_page[page]
+        """The live claims of ``page``, as the index kept across admissions holds them
+        (:mod:`.duplicates`), brought up to date once per admission (the database doesn't
+        change while the gate runs)."""
+        index = self._claims_of_page.get(page)
+        if index is None:
+            index = self._claims_of_page[page] = _PAGES.page(self.db, page)
+        return index
 
     def consistency(
         self, page: str | None, result: ClaimResult, seen: set[tuple[str, ...]]
