@@ -20,7 +20,7 @@ from .gate.admission import Admission, admit
 from .gate.withdrawals import ends_claims
 from .hashing import canonical_json, content_id, sha256_hex
 from .plan.nonce import check_nonce, consume_nonce
-from .plan.schema import CreatePage, Plan, parse_plan
+from .plan.schema import CreatePage, Plan, parse_plan, remember_parsed
 from .store import audit
 from .store.apply import (
     ApplyResult,
@@ -115,6 +115,7 @@ def propose(
     plan = parse_plan(raw)
     plan_json = canonical_json(plan.to_json())
     plan_id = sha256_hex(plan_json)  # plan_id_of(plan), from the text stored below
+    remember_parsed(plan_json, plan)  # the door parses the text stored below: this plan
     existing = vault.db.execute("SELECT status FROM plans WHERE id = ?", (plan_id,)).fetchone()
     if existing is not None:
         record = get_plan(vault, plan_id)

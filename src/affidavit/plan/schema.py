@@ -9,6 +9,7 @@ id and sources by content hash only.
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -333,8 +334,31 @@ def load_plan_json(raw: str | bytes) -> Any:
         raise PlanValidationError(f"plan is not valid JSON: {exc}", [str(exc)]) from exc
 
 
+_PARSED: OrderedDict[str, Plan] = OrderedDict()
+"""Plans by their canonical JSON, as :func:`remember_parsed` notes them (the latest few)."""
+
+
+def remember_parsed(text: str, plan: Plan) -> None:
+    """Note that ``text`` is ``plan``'s canonical JSON (``canonical_json(plan.to_json())``, as
+    the inbox stores it): :func:`parse_plan` of that very text then returns ``plan`` instead of
+    validating it again — what validating would give (a plan's JSON validates back to an equal
+    plan), shared (a plan is never changed once made). A text too long to parse is not noted."""
+    if len(text) > MAX_PLAN_BYTES // 4 and len(text.encode("utf-8", "surrogatepass")) > (
+        MAX_PLAN_BYTES
+    ):
+        return
+    _PARSED[text] = plan
+    _PARSED.move_to_end(text)
+    while len(_PARSED) > 64:
+        _PARSED.popitem(last=False)
+
+
 def parse_plan(raw: str | bytes | dict[str, Any]) -> Plan:
     """Parse a plan from JSON text or a decoded object; any deviation fails the whole plan."""
+    if isinstance(raw, str):
+        known = _PARSED.get(raw)
+        if known is not None:
+            return known
     if isinstance(raw, (str, bytes)):
         raw = load_plan_json(raw)
     if not isinstance(raw, dict):
