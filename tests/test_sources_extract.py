@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 from fpdf import FPDF
 
@@ -106,6 +108,23 @@ def test_line_numbers_and_locations_for_text() -> None:
     assert [where(i) for i in range(len(text))] == [
         location(text, {"kind": "text"}, i) for i in range(len(text))
     ]
+
+
+def test_locator_scans_a_text_once_and_never_reuses_another_texts_lines() -> None:
+    """A plan's writer asks for a locator of the same (possibly 50 MB) source text per plan: its
+    newlines are found once per text object. Equal lengths, equal contents in another object,
+    and texts located in between never make it answer with another text's lines."""
+    first = "".join(f"line {i}\n" for i in range(2000))
+    same_length = first.replace("\n", " ", 1000)[:-1] + "\n"  # fewer, later newlines
+    assert len(first) == len(same_length)
+    copy = "".join(f"line {i}\n" for i in range(2000))
+    assert copy == first and copy is not first
+    plain = {"kind": "text"}
+    near_end = len(first) - 3
+    for text in (first, same_length, copy, first, "x\ny", same_length, first):
+        assert locator(text, plain)(near_end) == f"line {line_number(text, near_end)}"
+    extract_module = importlib.import_module("affidavit.sources.extract")
+    assert extract_module._newlines(first) is extract_module._newlines(first)
 
 
 HTML = b"""<!DOCTYPE html>

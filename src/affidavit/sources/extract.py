@@ -210,8 +210,26 @@ def locator(text: str, text_map: dict[str, Any]) -> Callable[[int], str]:
             return template.format(marks[index][1]) if index >= 0 else "line 1"
 
         return mapped
-    newlines = [match.start() for match in re.finditer("\n", text)]
+    newlines = _newlines(text)
     return lambda offset: f"line {bisect_right(newlines, offset - 1) + 1}"
+
+
+_NEWLINES: list[tuple[str, list[int]]] = []
+"""The newline offsets of the last few texts located, each held with its text (compared by
+identity: a store hands out the same text object for as long as it keeps it)."""
+_NEWLINES_KEPT = 2
+
+
+def _newlines(text: str) -> list[int]:
+    """Offsets of ``text``'s newlines: found once per text object, not once per plan (a plan's
+    claims cite a source whose text may be 50 MB; scanning it per plan made each chunk of a large
+    source cost in proportion to the whole source)."""
+    for known, offsets in list(_NEWLINES):
+        if known is text:
+            return offsets
+    offsets = [match.start() for match in re.finditer("\n", text)]
+    _NEWLINES[:] = [(text, offsets), *_NEWLINES[: _NEWLINES_KEPT - 1]]
+    return offsets
 
 
 def extract(data: bytes, media_type: str, charset: str | None = None) -> Extracted:
