@@ -127,15 +127,57 @@ def test_a_worker_of_other_code_refuses_to_start() -> None:
 def test_the_loop_answers_each_frame_in_order() -> None:
     source = io.BytesIO()
     for frame in ((1, "a"), (2, 7), (3, "c")):
-        pickle.dump(frame, source)
+        ahead.send(source, frame)
     source.seek(0)
     sink = io.BytesIO()
     ahead.serve(sha256_hex, source, sink)
     sink.seek(0)
-    answers = [pickle.load(sink) for _ in range(3)]
+    answers = [ahead.receive(sink) for _ in range(3)]
     assert answers[0] == (1, True, sha256_hex("a"))
     assert answers[1][:2] == (2, False) and "Error" in answers[1][2]
     assert answers[2] == (3, True, sha256_hex("c"))
+    with pytest.raises(EOFError):
+        ahead.receive(sink)
+
+
+def _frames(*values: Any) -> bytes:
+    stream = io.BytesIO()
+    for value in values:
+        ahead.send(stream, value)
+    return stream.getvalue()
+
+
+def test_a_changed_frame_is_never_unpickled() -> None:
+    """A frame whose bytes changed on the way (one byte, or a valid pickle of another value put
+    in its place) is refused, not read as a value: the caller then computes it itself."""
+    good = _frames((1, "the argument"))
+    other = pickle.dumps((1, "another arg!"), protocol=pickle.HIGHEST_PROTOCOL)
+    header = good[: len(good) - len(other)]
+    assert len(good) - len(header) == len(other)
+    for bad in (
+        good[:-1] + bytes([good[-1] ^ 1]),  # a flipped bit
+        header + other,  # same length, a valid pickle of something else
+        good[:-3],  # cut short
+        good[:10],  # cut inside the header
+    ):
+        with pytest.raises(ahead.FrameError):
+            ahead.receive(io.BytesIO(bad))
+    huge = ahead._HEADER.pack(ahead.MAX_FRAME + 1, bytes(16))
+    with pytest.raises(ahead.FrameError):
+        ahead.receive(io.BytesIO(huge))
+
+
+def test_the_worker_stops_at_a_changed_frame() -> None:
+    """The worker answers the frames before a changed one and nothing after it: a stream out of
+    step is never read on."""
+    first, second = _frames((1, "a")), _frames((2, "b"))
+    source = io.BytesIO(first + second[:-1] + bytes([second[-1] ^ 1]) + _frames((3, "c")))
+    sink = io.BytesIO()
+    ahead.serve(sha256_hex, source, sink)
+    sink.seek(0)
+    assert ahead.receive(sink) == (1, True, sha256_hex("a"))
+    with pytest.raises(EOFError):
+        ahead.receive(sink)
 
 
 def _ingest_samples(root: Path, worker: bool, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:

@@ -12,15 +12,20 @@ not start, it died, or its call raised — :meth:`Ahead.take` says so and the ca
 value itself, so the worker changes how fast an ingest runs, never what it does.
 
 The protocol is pickle frames over the worker's stdin and stdout (two anonymous pipes between
-processes of this program: nothing else can write to them).
+processes of this program: nothing else can write to them), each preceded by its length and a
+BLAKE2b digest of its bytes: a frame that arrives short, long or changed (seen when a profiler's
+ptrace stops the worker mid-write) is never unpickled; the reader stops there, and the caller
+computes the values itself.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
 import os
 import pickle
+import struct
 import subprocess
 import sys
 import threading
@@ -35,6 +40,48 @@ DEPTH = 6
 """Items sent to the worker before their results are taken: enough to keep it busy, few enough
 that a stopped ingest has not computed much it won't use."""
 STOP_SECONDS = 5.0
+_HEADER = struct.Struct(">Q16s")  # a frame's length and the BLAKE2b-128 digest of its bytes
+MAX_FRAME = 1 << 31
+
+
+class FrameError(ValueError):
+    """A frame that is not what its sender wrote (short, too long, or its digest differs)."""
+
+
+def send(stream: IO[bytes], value: Any) -> None:
+    """Write ``value`` as one checked frame and flush."""
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_HEADER.pack(len(data), hashlib.blake2b(data, digest_size=16).digest()))
+    stream.write(data)
+    stream.flush()
+
+
+def _exactly(stream: IO[bytes], size: int) -> bytes:
+    parts = []
+    while size:
+        part = stream.read(size)
+        if not part:
+            break
+        parts.append(part)
+        size -= len(part)
+    return b"".join(parts)
+
+
+def receive(stream: IO[bytes]) -> Any:
+    """The value of the next frame: :class:`EOFError` at a clean end of the stream,
+    :class:`FrameError` when the frame is not what was sent (then the stream is out of step)."""
+    header = _exactly(stream, _HEADER.size)
+    if not header:
+        raise EOFError
+    if len(header) != _HEADER.size:
+        raise FrameError("the stream ended inside a frame's header")
+    size, digest = _HEADER.unpack(header)
+    if size > MAX_FRAME:
+        raise FrameError(f"a frame of {size} bytes")
+    data = _exactly(stream, size)
+    if len(data) != size or hashlib.blake2b(data, digest_size=16).digest() != digest:
+        raise FrameError("a frame's bytes differ from what was sent")
+    return pickle.loads(data)
 
 
 def resolve(name: str) -> Callable[[Any], Any]:
@@ -98,8 +145,7 @@ class Ahead:
                 key, argument = self._pending.popleft()
                 self._sent.append(key)
             try:
-                pickle.dump((key, argument), process.stdin, protocol=pickle.HIGHEST_PROTOCOL)
-                process.stdin.flush()
+                send(process.stdin, (key, argument))
             except (OSError, ValueError, pickle.PicklingError):
                 with self._more:
                     self._dead = True
@@ -123,8 +169,8 @@ class Ahead:
         assert process is not None and process.stdout is not None
         while True:
             try:
-                got, ok, value = pickle.load(process.stdout)
-            except (EOFError, OSError, pickle.UnpicklingError, ValueError):
+                got, ok, value = receive(process.stdout)
+            except (EOFError, OSError, pickle.UnpicklingError, ValueError, TypeError):
                 with self._more:
                     self._dead = True
                 return False, None
@@ -174,18 +220,18 @@ def _pythonpath() -> str:
 
 
 def serve(function: Callable[[Any], Any], source: IO[bytes], sink: IO[bytes]) -> None:
-    """The worker's loop: answer each ``(key, argument)`` with ``(key, ok, result or error)``."""
+    """The worker's loop: answer each ``(key, argument)`` with ``(key, ok, result or error)``;
+    it stops at the end of its input or at a frame that is not what was sent."""
     while True:
         try:
-            key, argument = pickle.load(source)
-        except EOFError:
+            key, argument = receive(source)
+        except (EOFError, FrameError):
             return
         try:
             frame = (key, True, function(argument))
         except Exception as exc:  # the caller computes it again and sees the error itself
             frame = (key, False, f"{type(exc).__name__}: {exc}")
-        pickle.dump(frame, sink, protocol=pickle.HIGHEST_PROTOCOL)
-        sink.flush()
+        send(sink, frame)
 
 
 def main(argv: list[str]) -> int:
