@@ -4,6 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh dev,embeddings,server,mcp
 scripts/setup_browser.sh   # chromium (apt) and axe-core (npm) for the web desk's browser tests
+scripts/setup_testdata.sh  # real HTML and PDF documents from Debian packages
 echo "== ruff"
 .venv/bin/ruff check src tests bench
 .venv/bin/ruff format --check src tests bench

@@ -26,7 +26,9 @@ PDFS = [
 ]
 
 
-@pytest.mark.skipif(not DOCS.is_dir(), reason="the Debian package python3.11-doc is missing")
+@pytest.mark.skipif(
+    not DOCS.is_dir(), reason="python3.11-doc is missing: run scripts/setup_testdata.sh"
+)
 @pytest.mark.parametrize("page", PAGES)
 def test_python_docs_pages_have_no_hidden_text(page: str) -> None:
     result = extract((DOCS / f"{page}.html").read_bytes(), "text/html")

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Real documents some tests and benchmarks read, from Debian packages; install what is missing.
+# python3.11-doc: the Python docs' HTML (tests/test_hidden_text_ordinary.py, bench/pydocs_corpus.py);
+# libtasn1-doc and shared-mime-info: two real PDFs with no hidden text.
+set -euo pipefail
+declare -A wanted=(
+    [python3.11-doc]=/usr/share/doc/python3.11/html/library/functools.html
+    [libtasn1-doc]=/usr/share/doc/libtasn1-doc/libtasn1.pdf
+    [shared-mime-info]=/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf
+)
+missing=()
+for pkg in "${!wanted[@]}"; do
+    [ -f "${wanted[$pkg]}" ] || missing+=("$pkg")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+    echo "== installing ${missing[*]} (apt-get)"
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --reinstall "${missing[@]}"
+    for pkg in "${missing[@]}"; do
+        if [ ! -f "${wanted[$pkg]}" ]; then
+            echo "error: $pkg is installed but ${wanted[$pkg]} is not there (does dpkg exclude" \
+                "/usr/share/doc here? see /etc/dpkg/dpkg.cfg.d/)" >&2
+            exit 1
+        fi
+    done
+fi
