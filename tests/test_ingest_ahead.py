@@ -5,9 +5,11 @@ to compute the value itself, never handed a wrong one."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import pickle
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from affidavit.vault import init_vault
 from .conftest import SAMPLES, FakeClock
 
 HASH = "affidavit.hashing:sha256_hex"
+_python = sys.executable
 
 
 def _items(n: int) -> list[tuple[int, str]]:
@@ -36,6 +39,7 @@ def test_results_are_those_of_the_same_call_in_process() -> None:
         worker.extend(items)
         got = [worker.take(key) for key, _ in items]
         assert worker.computed == 40  # the worker computed every one of them
+        assert worker.stopped is None
     assert got == [(True, sha256_hex(value)) for _, value in items]
 
 
@@ -59,6 +63,7 @@ def test_a_call_that_raises_is_left_to_the_caller() -> None:
         worker.extend(items)
         results = [worker.take(key) for key, _ in items]
     assert results[4] == (False, None)
+    assert worker.stopped is None  # one item failed; the worker went on with the rest
     assert all(results[i] == (True, sha256_hex(f"v{i}")) for i in range(12) if i != 4)
 
 
@@ -76,6 +81,9 @@ def test_a_killed_worker_leaves_everything_to_the_caller_without_hanging() -> No
         for (key, value), (ok, result) in zip(items[1:], rest, strict=True):
             assert (ok, result) in ((True, sha256_hex(value)), (False, None)), key
         assert rest[-1] == (False, None)
+        # the feeder's write into the dead pipe or the end of its answers: either is said
+        assert worker.stopped is not None
+        assert "worker ended" in worker.stopped or "could not be sent" in worker.stopped
     finally:
         worker.close()
 
@@ -99,6 +107,7 @@ def test_a_worker_that_cannot_start_leaves_everything_to_the_caller(
     with Ahead(HASH) as worker:
         worker.extend(_items(10))
         assert worker.take(0) == (False, None)
+        assert worker.stopped is not None and "could not start" in worker.stopped
 
 
 def test_close_before_taking_ends_the_worker() -> None:
@@ -109,6 +118,7 @@ def test_close_before_taking_ends_the_worker() -> None:
     worker.take(0)
     worker.close()
     assert process.poll() is not None
+    assert worker.stopped is None  # closed by its caller: it did not stop helping
 
 
 @pytest.mark.parametrize(
@@ -167,6 +177,28 @@ def test_a_changed_frame_is_never_unpickled() -> None:
         ahead.receive(io.BytesIO(huge))
 
 
+def test_a_changed_answer_stops_the_worker_helping_and_says_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An answer from the worker that is not what it wrote ends the help: that item and every
+    later one are the caller's, and ``stopped`` names the reason the ingest reports."""
+    items = _items(6)
+    real = ahead.receive
+
+    def changed(stream: Any) -> Any:
+        real(stream)  # the frame arrived, but (say) one of its bytes had changed
+        raise ahead.FrameError("a frame's bytes differ from what was sent")
+
+    with Ahead(HASH, depth=1) as worker:
+        worker.extend(items)
+        assert worker.take(0) == (True, sha256_hex(items[0][1]))
+        monkeypatch.setattr(ahead, "receive", changed)
+        assert [worker.take(key) for key, _ in items[1:]] == [(False, None)] * 5
+        assert worker.stopped == (
+            "an answer from the worker was refused: a frame's bytes differ from what was sent"
+        )
+
+
 def test_the_worker_stops_at_a_changed_frame() -> None:
     """The worker answers the frames before a changed one and nothing after it: a stream out of
     step is never read on."""
@@ -219,3 +251,38 @@ def test_an_ingest_with_the_worker_writes_what_one_without_it_writes(
     assert helped["wiki"] == alone["wiki"]
     assert [tuple(r) for r in helped["claims"]] == [tuple(r) for r in alone["claims"]]
     assert len(alone["claims"]) > 100
+
+
+def test_the_ingest_says_when_the_worker_stopped_helping(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker that can't help makes the ingest slower, never different, and the user is told:
+    the summary's note and ``--json``'s ``read_ahead``."""
+    from click.testing import CliRunner
+
+    from affidavit.cli import main
+
+    monkeypatch.setattr(pipeline, "AHEAD_MIN_CHUNKS", 2)
+    runner = CliRunner()
+    for vault, broken in (("ok", False), ("broken", True)):
+        if broken:
+            monkeypatch.setattr(ahead.sys, "executable", "/nonexistent/python")
+        root = tmp_path / vault
+        assert runner.invoke(main, ["init", str(root)]).exit_code == 0
+        args = ["--vault", str(root), "ingest", str(SAMPLES / "sotu"), "--yes", "--trust"]
+        shown = runner.invoke(main, [*args, "trusted"])
+        assert shown.exit_code == 0, shown.output
+        assert ("worker reading chunks ahead stopped" in shown.output) is broken
+        assert ("could not start" in shown.output) is broken
+    for vault, broken in (("ok2", False), ("broken2", True)):
+        monkeypatch.setattr(ahead.sys, "executable", "/nonexistent/python" if broken else _python)
+        root = tmp_path / vault
+        assert runner.invoke(main, ["init", str(root)]).exit_code == 0
+        args = ["--vault", str(root), "ingest", str(SAMPLES / "sotu"), "--yes", "--json"]
+        done = runner.invoke(main, [*args, "--trust", "trusted"])
+        assert done.exit_code == 0, done.output
+        read_ahead = json.loads(done.output)["totals"]["read_ahead"]
+        if broken:
+            assert read_ahead["chunks"] == 0 and "could not start" in read_ahead["stopped"]
+        else:
+            assert read_ahead["chunks"] > 0 and read_ahead["stopped"] is None

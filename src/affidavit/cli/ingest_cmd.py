@@ -188,6 +188,12 @@ def _print_report(report: IngestReport) -> None:
             )
             + "."
         )
+    stopped = (report.read_ahead or {}).get("stopped")
+    if stopped:
+        click.echo(
+            f"Note: the worker reading chunks ahead stopped ({stopped}); the chunks after that "
+            "were read in this process: the same result, slower."
+        )
     if report.lint:
         counts = ", ".join(f"{n} {kind}" for kind, n in report.lint["counts"].items()) or "none"
         click.echo(

@@ -109,6 +109,7 @@ class Ahead:
         self._ended = False  # no more items will be given
         self._dead = False  # nothing more comes from the worker
         self.computed = 0  # results taken from the worker
+        self.stopped: str | None = None  # why the worker stopped helping before it was closed
         self._process: subprocess.Popen[bytes] | None = None
         try:
             self._process = subprocess.Popen(
@@ -119,8 +120,9 @@ class Ahead:
                 env={**os.environ, "PYTHONPATH": _pythonpath()},
                 close_fds=True,
             )
-        except OSError:
+        except OSError as exc:
             self._dead = True
+            self.stopped = f"the worker could not start: {exc}"
             return
         threading.Thread(target=self._feed, name="ahead-feeder", daemon=True).start()
 
@@ -146,9 +148,8 @@ class Ahead:
                 self._sent.append(key)
             try:
                 send(process.stdin, (key, argument))
-            except (OSError, ValueError, pickle.PicklingError):
-                with self._more:
-                    self._dead = True
+            except (OSError, ValueError, pickle.PicklingError) as exc:
+                self._stop(f"an item could not be sent to the worker: {exc}")
                 break
         with contextlib.suppress(OSError, ValueError):
             process.stdin.close()  # end of input: the worker exits once it has answered
@@ -170,21 +171,30 @@ class Ahead:
         while True:
             try:
                 got, ok, value = receive(process.stdout)
-            except (EOFError, OSError, pickle.UnpicklingError, ValueError, TypeError):
-                with self._more:
-                    self._dead = True
+            except EOFError:
+                status = process.poll()
+                self._stop("the worker ended" + ("" if status is None else f" (exit {status})"))
+                return False, None
+            except (OSError, pickle.UnpicklingError, ValueError, TypeError) as exc:
+                self._stop(f"an answer from the worker was refused: {exc}")
                 return False, None
             with self._more:
                 expected = self._sent.popleft() if self._sent else None
             self._window.release()
             if got != expected:  # out of step: never trust it again
-                with self._more:
-                    self._dead = True
+                self._stop("the worker answered out of order")
                 return False, None
             if got == key:
                 if ok:
                     self.computed += 1
                 return (True, value) if ok else (False, None)
+
+    def _stop(self, why: str) -> None:
+        """Take nothing more from the worker, and remember why (the first reason only)."""
+        with self._more:
+            if not self._dead:
+                self.stopped = why
+            self._dead = True
 
     def close(self) -> None:
         """Stop the worker (it may still be computing items nobody will take)."""

@@ -82,6 +82,9 @@ class IngestReport:
     """Findings the new claims raised against older ones, and the supersede plans proposed."""
     lint: dict[str, Any] | None = None
     """The automatic lint run this ingest triggered (``lint.every_ingests``), if any."""
+    read_ahead: dict[str, Any] | None = None
+    """Chunks the worker read ahead (:mod:`.ahead`) and, if it stopped helping, why (the rest
+    was read in this process: the same result, slower)."""
 
     @property
     def failed(self) -> list[SourceOutcome]:
@@ -108,6 +111,7 @@ class IngestReport:
             "model_calls": self.calls,
             **({"supersessions": self.supersessions} if self.supersessions else {}),
             **({"lint": self.lint} if self.lint else {}),
+            **({"read_ahead": self.read_ahead} if self.read_ahead else {}),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -267,6 +271,10 @@ class Ingestor:
         self._chunked.clear()
         if ahead is not None:
             ahead.close()
+            seen = self.report.read_ahead or {"chunks": 0, "stopped": None}
+            seen["chunks"] += ahead.computed
+            seen["stopped"] = seen["stopped"] or ahead.stopped
+            self.report.read_ahead = seen
 
     def _ahead_items(self, record: SourceRecord) -> list[tuple[Any, tuple[str, IngestTask]]]:
         text, chunks, recorded = self._chunks_of(record)
