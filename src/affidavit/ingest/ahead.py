@@ -48,10 +48,14 @@ class FrameError(ValueError):
     """A frame that is not what its sender wrote (short, too long, or its digest differs)."""
 
 
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
 def send(stream: IO[bytes], value: Any) -> None:
     """Write ``value`` as one checked frame and flush."""
     data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(_HEADER.pack(len(data), hashlib.blake2b(data, digest_size=16).digest()))
+    stream.write(_HEADER.pack(len(data), _digest(data)))
     stream.write(data)
     stream.flush()
 
@@ -79,7 +83,7 @@ def receive(stream: IO[bytes]) -> Any:
     if size > MAX_FRAME:
         raise FrameError(f"a frame of {size} bytes")
     data = _exactly(stream, size)
-    if len(data) != size or hashlib.blake2b(data, digest_size=16).digest() != digest:
+    if len(data) != size or _digest(data) != digest:
         raise FrameError("a frame's bytes differ from what was sent")
     return pickle.loads(data)
 
