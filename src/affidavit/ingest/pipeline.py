@@ -334,8 +334,10 @@ class Ingestor:
         """Propose supersessions for facts the new claims changed; count the sources ingested,
         and run lint when ``lint.every_ingests`` is reached."""
         from ..lint.runner import (  # no cycle at import
+            PROPOSAL_CHECKS,
             after_ingest,
-            ingest_search,
+            check_ahead,
+            start_ingest_search,
             supersede_after_ingest,
         )
 
@@ -355,14 +357,24 @@ class Ingestor:
                 )
             ]
         ingested = sum(1 for s in self.report.sources if s.status == "ingested")
-        search = ingest_search(self.vault, applied, ingested)  # both passes: one pair search
+        # both passes: one pair search, classified by a worker while the checks run here
+        pending = start_ingest_search(self.vault, applied, ingested)
+        checked = check_ahead(self.vault) if pending is not None else None
+        search = pending.result() if pending is not None else None
         found, fixes = supersede_after_ingest(self.vault, applied, self.actor, search)
         if found:
             self.report.supersessions = {
                 "findings": [f.id for f in found],
                 "plans": fixes.plans if fixes else [],
             }
-        report = after_ingest(self.vault, ingested, search=search)
+        # the checks ran before the supersession pass: those that read its proposals run again
+        report = after_ingest(
+            self.vault,
+            ingested,
+            search=search,
+            checked=checked,
+            recheck=PROPOSAL_CHECKS if found else (),
+        )
         if report is not None:
             self.report.lint = {
                 "run": report.run,

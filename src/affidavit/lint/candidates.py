@@ -473,7 +473,7 @@ class Search:
         """No other connection has committed since the search read ``db``: the claims, sources,
         pages and links it read are the same. (This connection's own commits in between — the
         findings and proposals of the passes that share it — never change them.)"""
-        return self.version == _data_version(db)
+        return self.version == data_version(db)
 
     def involving(self, ids: set[str]) -> list[Candidate]:
         """What ``find_candidates(db, limits, involving=ids)`` returns."""
@@ -484,7 +484,7 @@ class Search:
         return _first(c for _, _, c in self.pairs)
 
 
-def _data_version(db: sqlite3.Connection) -> int:
+def data_version(db: sqlite3.Connection) -> int:
     return int(db.execute("PRAGMA data_version").fetchone()[0])
 
 
@@ -495,22 +495,45 @@ def _first(candidates: Iterable[Candidate]) -> list[Candidate]:
     return list(out.values())
 
 
-def search_pairs(
-    db: sqlite3.Connection,
-    limits: Thresholds | None = None,
-    progress: Callable[[int, int], None] | None = None,
-    involving: set[str] | None = None,
-) -> Search:
-    """Classify the candidate pairs of the active claims (with ``involving``, only the pairs one
-    of those claims is part of)."""
-    limits = limits or Thresholds()
-    claims = load_claims(db)
-    subjects = Subjects.load(db)
+@dataclass(frozen=True)
+class PairWork:
+    """What a pair search reads of the database: the active claims, which pages share a subject,
+    the thresholds, and the claims whose pairs alone are wanted (None: every pair). Plain values:
+    :func:`classify_pairs` is a pure function of them, so a worker process may compute it
+    (:mod:`affidavit.lint.runner` does after a large ingest)."""
+
+    claims: list[ClaimRow]
+    subjects: Subjects
+    limits: Thresholds
+    involving: frozenset[str] | None = None
+
+
+def read_pair_work(
+    db: sqlite3.Connection, limits: Thresholds | None = None, involving: set[str] | None = None
+) -> tuple[PairWork, int]:
+    """What :func:`classify_pairs` needs, and the database's ``PRAGMA data_version`` read before
+    it (a commit by another connection while it reads makes the search stale, never fresh)."""
+    version = data_version(db)
+    work = PairWork(
+        claims=load_claims(db),
+        subjects=Subjects.load(db),
+        limits=limits or Thresholds(),
+        involving=None if involving is None else frozenset(involving),
+    )
+    return work, version
+
+
+def classify_pairs(
+    work: PairWork, progress: Callable[[int, int], None] | None = None
+) -> list[tuple[str, str, Candidate]]:
+    """Every candidate pair of ``work``'s claims whose classification found something, in order,
+    with the ids of its two claims (with ``involving``, only the pairs one of those is part of)."""
+    claims = work.claims
     indexes = None
-    if involving is not None:
-        indexes = {n for n, c in enumerate(claims) if c.id in involving}
+    if work.involving is not None:
+        indexes = {n for n, c in enumerate(claims) if c.id in work.involving}
     readings = [read_claim(c.text) for c in claims]
-    pairs = related_pairs(claims, subjects, indexes, readings)
+    pairs = related_pairs(claims, work.subjects, indexes, readings)
     position = {c.id: n for n, c in enumerate(claims)}
     sentences: dict[int, Sentence] = {}
 
@@ -521,15 +544,27 @@ def search_pairs(
             known = sentences[n] = sentence(*readings[n])
         return known
 
-    search = Search(version=_data_version(db))
+    out: list[tuple[str, str, Candidate]] = []
     for n, (i, j) in enumerate(pairs, 1):
         a, b = claims[i], claims[j]
-        found = classify(a, b, limits, read)
+        found = classify(a, b, work.limits, read)
         if found is not None:
-            search.pairs.append((a.id, b.id, found))
+            out.append((a.id, b.id, found))
         if progress is not None and (n % 1000 == 0 or n == len(pairs)):
             progress(n, len(pairs))
-    return search
+    return out
+
+
+def search_pairs(
+    db: sqlite3.Connection,
+    limits: Thresholds | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    involving: set[str] | None = None,
+) -> Search:
+    """Classify the candidate pairs of the active claims (with ``involving``, only the pairs one
+    of those claims is part of)."""
+    work, version = read_pair_work(db, limits, involving)
+    return Search(pairs=classify_pairs(work, progress), version=version)
 
 
 def find_candidates(

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..clock import iso
 from ..db import transaction
@@ -23,10 +23,29 @@ from ..heap import few_collections
 from ..providers.base import Provider
 from ..sources.store import SourceStore
 from ..vault import Vault
-from .candidates import Search, Thresholds, find_candidates, load_claims, search_pairs
-from .findings import Finding, FindingStore, StoredFinding, bump_counter, reset_counter
+from .candidates import (
+    PairWork,
+    Search,
+    Thresholds,
+    classify_pairs,
+    data_version,
+    find_candidates,
+    load_claims,
+    read_pair_work,
+)
+from .findings import (
+    CHECK_KINDS,
+    Finding,
+    FindingStore,
+    StoredFinding,
+    bump_counter,
+    reset_counter,
+)
 from .fixes import FixReport, propose_fixes
 from .quotes import ProposedQuote, QuoteGate
+
+if TYPE_CHECKING:
+    from ..ingest.ahead import Ahead
 
 Progress = Callable[[str, int, int], None]
 INGEST_COUNTER = "ingests_since_lint"
@@ -80,6 +99,52 @@ def _checks(vault: Vault, verifier: Verifier, progress: Progress | None) -> list
     return run_checks(vault, verifier=verifier, progress=progress)
 
 
+@dataclass(frozen=True)
+class Checked:
+    """The deterministic checks' findings, run ahead of a :func:`run_lint` on the same state (by
+    :func:`check_ahead`), with the verifier that re-found their quotes (its cache of normalised
+    sources serves the quote gate after them)."""
+
+    findings: list[Finding]
+    verifier: Verifier
+    version: int
+    """``PRAGMA data_version`` before the checks read the database."""
+
+    def current(self, vault: Vault, recheck: tuple[str, ...] = ()) -> list[Finding] | None:
+        """The findings, with the checks of ``recheck`` run again (their inputs were written
+        since by this connection), while no other connection has committed since they ran;
+        None once one has (then they all run again)."""
+        if self.version != data_version(vault.db):
+            return None
+        if not recheck:
+            return self.findings
+        from .checks import run_checks
+
+        with vault.write_lock():
+            again = run_checks(vault, verifier=self.verifier, kinds=recheck)
+        order = {kind: n for n, kind in enumerate(CHECK_KINDS)}
+        kept = [f for f in self.findings if f.kind not in recheck]
+        # each check's findings in its own order, the checks in theirs (as run_checks gives them)
+        return sorted([*kept, *again], key=lambda f: order.get(f.kind, len(order)))
+
+
+PROPOSAL_CHECKS = ("plan_expiring",)
+"""The checks that read what proposing a plan writes (the ``plans`` table; its audit entry is a
+``proposed`` one, which nothing rendered reads): after a pass that proposed plans, these run
+again and the other checks' findings stand (:meth:`Checked.current`)."""
+
+
+def check_ahead(vault: Vault) -> Checked:
+    """The checks :func:`run_lint` runs first, run now, as it runs them (under the writer lock,
+    one snapshot). :func:`run_lint` takes them while no other connection has committed since;
+    the caller hands them on only while its own connection wrote nothing they read."""
+    verifier = Verifier(SourceStore(vault))
+    version = data_version(vault.db)
+    with vault.write_lock(), few_collections():
+        findings = _checks(vault, verifier, None)
+    return Checked(findings, verifier, version)
+
+
 def run_lint(
     vault: Vault,
     provider: Provider | None = None,
@@ -90,19 +155,27 @@ def run_lint(
     progress: Progress | None = None,
     job_id: str | None = None,
     search: Search | None = None,
+    checked: Checked | None = None,
+    recheck: tuple[str, ...] = (),
 ) -> LintReport:
     """One lint run over ``vault``; ``provider`` adds model findings unless it is extractive.
     ``search``: the candidate pairs an earlier pass classified (used while the database is
-    unchanged, see :class:`~affidavit.lint.candidates.Search`). The passes over the whole wiki
+    unchanged, see :class:`~affidavit.lint.candidates.Search`); ``checked``: the checks run
+    ahead (:func:`check_ahead`), used on the same terms, but for the kinds of ``recheck``, whose
+    inputs this connection has written since (:data:`PROPOSAL_CHECKS` after proposals). The passes over the whole wiki
     run with few garbage collections (:func:`affidavit.heap.few_collections`): they keep a few
     containers per claim until they end, which set off full collections of every object of the
     process (millions after a large ingest); a model's calls run with the caller's settings."""
     store = SourceStore(vault)
-    verifier = Verifier(store)
+    checks = checked.current(vault, recheck) if checked is not None else None
+    if checked is not None and checks is not None:
+        verifier = checked.verifier
+    else:
+        verifier = Verifier(store)
+        # the write lock: no apply between its commit and its renames, so no false drift
+        with vault.write_lock(), few_collections():
+            checks = _checks(vault, verifier, progress)
     gate = QuoteGate(vault.db, store, verifier)
-    # the write lock: no apply between its commit and its renames, so no false drift
-    with vault.write_lock(), few_collections():
-        checks = _checks(vault, verifier, progress)
 
     def found(n: int, total: int) -> None:
         if progress is not None:
@@ -188,22 +261,79 @@ def lint_due(vault: Vault, sources: int) -> bool:
     return (int(row[0]) if row is not None else 0) + sources >= every
 
 
-def ingest_search(vault: Vault, plan_ids: list[str], sources: int) -> Search | None:
+PAIRS = "affidavit.lint.candidates:classify_pairs"
+PAIRS_AHEAD_MIN_CLAIMS = 10_000
+"""Below this many active claims the ingest's pair search runs in this process: starting the
+worker costs about what the search itself does (~35 µs a claim)."""
+
+
+class PendingSearch:
+    """An ingest's pair search (:func:`start_ingest_search`): its claims read here, classified
+    in a worker process on the machine's other core (idle once the chunks are done) while this
+    process runs the checks (:func:`check_ahead`). The worker computes
+    :func:`~affidavit.lint.candidates.classify_pairs`, a pure function of the values it is sent,
+    with this package's own code (:mod:`affidavit.ingest.ahead`); when it can't, this process
+    does. Either way :meth:`result` is what :func:`search_pairs` gives."""
+
+    def __init__(self, work: PairWork, version: int, ahead: Ahead | None) -> None:
+        self.work = work
+        self.version = version
+        self.ahead = ahead
+        self.stopped: str | None = None
+        """Why the worker did not answer, if it didn't (the search then ran here)."""
+        if ahead is not None:
+            ahead.extend([("pairs", work)])
+
+    def result(self) -> Search:
+        ready, pairs = False, None
+        if self.ahead is not None:
+            try:
+                ready, pairs = self.ahead.take("pairs")
+                self.stopped = self.ahead.stopped
+            finally:
+                self.ahead.close()
+        if not ready or not isinstance(pairs, list):
+            with few_collections():
+                pairs = classify_pairs(self.work)
+        return Search(pairs=pairs, version=self.version)
+
+
+def start_ingest_search(vault: Vault, plan_ids: list[str], sources: int) -> PendingSearch | None:
     """One classification of the whole wiki's candidate pairs for both passes after an ingest
     (the supersession pass and the automatic lint), when both will run; else None (each pass
-    searches what it needs)."""
+    searches what it needs). A wiki of :data:`PAIRS_AHEAD_MIN_CLAIMS` or more has it classified
+    by a worker process (:class:`PendingSearch`)."""
     if not plan_ids or not vault.config.get("ingest.propose_supersessions"):
         return None
     if not lint_due(vault, sources):
         return None
+    active = vault.db.execute("SELECT count(*) FROM claims WHERE status = 'active'").fetchone()[0]
+    ahead = None
+    if active >= PAIRS_AHEAD_MIN_CLAIMS:
+        from ..ingest.ahead import Ahead  # the worker starts while the claims are read
+
+        ahead = Ahead(PAIRS, depth=1)
     with few_collections():
-        return search_pairs(vault.db, thresholds(vault))
+        work, version = read_pair_work(vault.db, thresholds(vault))
+    return PendingSearch(work, version, ahead)
+
+
+def ingest_search(vault: Vault, plan_ids: list[str], sources: int) -> Search | None:
+    """:func:`start_ingest_search`'s search, waited for."""
+    pending = start_ingest_search(vault, plan_ids, sources)
+    return pending.result() if pending is not None else None
 
 
 def after_ingest(
-    vault: Vault, sources: int, provider: Provider | None = None, search: Search | None = None
+    vault: Vault,
+    sources: int,
+    provider: Provider | None = None,
+    search: Search | None = None,
+    checked: Checked | None = None,
+    recheck: tuple[str, ...] = (),
 ) -> LintReport | None:
-    """Count ``sources`` ingested; run lint when ``lint.every_ingests`` is reached (0 = never)."""
+    """Count ``sources`` ingested; run lint when ``lint.every_ingests`` is reached (0 = never).
+    ``search``, ``checked`` and ``recheck``: as :func:`run_lint` takes them."""
     every = int(vault.config.get("lint.every_ingests"))
     if sources <= 0:
         return None
@@ -211,7 +341,9 @@ def after_ingest(
         count = bump_counter(vault.db, INGEST_COUNTER, sources)
     if every <= 0 or count < every:
         return None
-    return run_lint(vault, provider, trigger="auto", search=search)
+    return run_lint(
+        vault, provider, trigger="auto", search=search, checked=checked, recheck=recheck
+    )
 
 
 def supersede_after_ingest(

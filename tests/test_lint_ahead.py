@@ -1,0 +1,181 @@
+"""The lint after an ingest, with its pair search in a worker process and its checks run ahead.
+
+After a large ingest the whole wiki's candidate pairs are classified by a worker process while
+this process runs the checks, before the supersession pass. Nothing may differ from running the
+passes one after the other: the worker computes the same pure function (also under another hash
+seed), checks run ahead are not taken once another connection committed, and the checks that read
+what the supersession pass proposed (pending plans) run again after it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from affidavit.ingest.ahead import Ahead
+from affidavit.ingest.pipeline import Ingestor
+from affidavit.inbox import propose
+from affidavit.lint import runner
+from affidavit.lint.candidates import classify_pairs, read_pair_work
+from affidavit.lint.checks import run_checks
+from affidavit.lint.findings import FindingStore
+from affidavit.lint.runner import PROPOSAL_CHECKS, Checked, check_ahead, run_lint
+from affidavit.providers.extractive import ExtractiveProvider
+from affidavit.vault import Vault, init_vault, open_vault
+
+from .conftest import FakeClock, claim, make_plan
+
+OLD = (
+    "# Tamar Bridge\n\nThe Tamar Bridge carries 40,000 vehicles each day between Plymouth and "
+    "Saltash. It opened in 1961. The bridge was built by Cleveland Bridge. The Tamar Bridge "
+    "has a main span of 335 metres.\n"
+)
+
+
+def _vault(root: Path, clock: FakeClock) -> Vault:
+    """A vault that lints after every second ingest and reports every pending plan as expiring
+    (so the supersession pass's proposals show in the checks' findings)."""
+    vault, _ = init_vault(root, clock=clock)
+    config = vault.config_path.read_text()
+    config = config.replace("every_ingests = 10", "every_ingests = 2")
+    config = config.replace("expiring_hours = 6", "expiring_hours = 48")
+    vault.config_path.write_text(config)
+    vault.close()
+    return open_vault(root, clock=clock)
+
+
+def _two_ingests(root: Path, docs: Path, clock: FakeClock) -> tuple[Vault, Any]:
+    vault = _vault(root, clock)
+    docs.mkdir(exist_ok=True)
+    (docs / "tamar.md").write_text(OLD)
+    (docs / "tamar-2025.md").write_text(OLD.replace("40,000", "45,000").replace("1961", "1962"))
+    Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(docs / "tamar.md")], "trusted")
+    clock.advance(days=365)
+    report = Ingestor(vault, ExtractiveProvider(), apply_now=True).run(
+        [str(docs / "tamar-2025.md")], "trusted"
+    )
+    return vault, report
+
+
+def _findings(vault: Vault) -> list[tuple[str, str, str, str]]:
+    """The vault's findings, each pending plan's id (its nonce makes it differ between two
+    vaults) written as its place in the inbox."""
+    plans = [r[0] for r in vault.db.execute("SELECT id FROM plans WHERE status = 'pending'")]
+    out = []
+    for f in FindingStore(vault.db).list():
+        subject, message = f.finding.subject, f.finding.message
+        for n, plan in enumerate(sorted(plans)):
+            subject = subject.replace(plan, f"plan{n}")
+            message = message.replace(plan[:12], f"plan{n}")
+        out.append((f.finding.kind, subject, message, f.status))
+    return out
+
+
+def test_an_ingest_lints_the_same_with_its_search_in_a_worker_and_its_checks_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # one after the other: checks run ahead are never taken, the search runs in this process
+    with monkeypatch.context() as m:
+        m.setattr(runner, "PAIRS_AHEAD_MIN_CLAIMS", 10**9)
+        m.setattr(runner, "check_ahead", lambda vault: Checked([], None, -1))  # type: ignore[arg-type]
+        alone, alone_report = _two_ingests(tmp_path / "alone", tmp_path / "docs", FakeClock())
+    results: list[tuple[bool, str | None]] = []
+    result = runner.PendingSearch.result
+
+    def recorded(self: runner.PendingSearch) -> Any:
+        found = result(self)
+        results.append((self.ahead is not None and self.ahead.computed == 1, self.stopped))
+        return found
+
+    monkeypatch.setattr(runner, "PAIRS_AHEAD_MIN_CLAIMS", 0)
+    monkeypatch.setattr(runner.PendingSearch, "result", recorded)
+    ahead, ahead_report = _two_ingests(tmp_path / "ahead", tmp_path / "docs", FakeClock())
+    assert results == [(True, None)]  # the worker classified the pairs
+    # the supersession pass proposed a plan, which the checks (run before it) report again
+    assert ahead_report.supersessions and ahead_report.supersessions["plans"]
+    plans = set(ahead_report.supersessions["plans"])
+    expiring = {
+        f.finding.subject for f in FindingStore(ahead.db).list() if f.finding.kind == "plan_expiring"
+    }
+    assert plans <= expiring
+    assert ahead_report.lint == alone_report.lint
+    assert alone_report.supersessions is not None
+    assert ahead_report.supersessions["findings"] == alone_report.supersessions["findings"]
+    assert len(plans) == len(alone_report.supersessions["plans"])
+    assert _findings(ahead) == _findings(alone)
+
+
+def test_the_worker_classifies_pairs_as_this_process_does_under_another_hash_seed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault, _ = _two_ingests(tmp_path / "v", tmp_path / "docs", FakeClock())
+    work, _ = read_pair_work(vault.db, runner.thresholds(vault))
+    here = classify_pairs(work)
+    assert here  # the changed figures make stale pairs
+    for seed in ("0", "12345"):
+        monkeypatch.setenv("PYTHONHASHSEED", seed)
+        with Ahead(runner.PAIRS, depth=1) as worker:
+            worker.extend([("pairs", work)])
+            ready, there = worker.take("pairs")
+        assert ready and there == here
+
+
+def test_a_worker_that_cannot_answer_leaves_the_search_to_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault, _ = _two_ingests(tmp_path / "v", tmp_path / "docs", FakeClock())
+    work, version = read_pair_work(vault.db, runner.thresholds(vault))
+    broken = Ahead("affidavit.lint.candidates:no_such_function", depth=1)
+    pending = runner.PendingSearch(work, version, broken)
+    search = pending.result()
+    assert pending.stopped and "worker ended" in pending.stopped
+    assert search.pairs == classify_pairs(work) and search.fresh(vault.db)
+
+
+def test_checks_run_ahead_are_not_taken_once_another_connection_committed(
+    tmp_path: Path,
+) -> None:
+    vault, _ = _two_ingests(tmp_path / "v", tmp_path / "docs", FakeClock())
+    checked = check_ahead(vault)
+    assert checked.current(vault) == checked.findings
+    other = sqlite3.connect(vault.state_dir / "db.sqlite")
+    with other:  # a page's only claims retracted behind this connection's back
+        other.execute("UPDATE claims SET status = 'retracted' WHERE page_slug != ''")
+    other.close()
+    assert checked.current(vault) is None
+    now = run_checks(vault)
+    assert now != checked.findings and any(f.kind == "empty_page" for f in now)
+    report = run_lint(vault, checked=checked)
+    kinds = {f.finding.kind for f in report.findings}
+    assert "empty_page" in kinds  # run again, not taken from before the commit
+
+
+def test_a_plan_proposed_after_the_checks_ran_is_reported_by_the_recheck(
+    tmp_path: Path,
+) -> None:
+    vault, _ = _two_ingests(tmp_path / "v", tmp_path / "docs", FakeClock())
+    before = {f.subject for f in run_checks(vault) if f.kind == "plan_expiring"}
+    checked = check_ahead(vault)
+    source = vault.db.execute("SELECT id FROM sources ORDER BY added_at LIMIT 1").fetchone()[0]
+    plan = make_plan(
+        vault,
+        {
+            "op": "create_page",
+            "slug": "saltash",
+            "title": "Saltash",
+            "summary": "Saltash.",
+            "claims": [claim("It opened in 1961.", source, "It opened in 1961.")],
+        },
+    )
+    proposal = propose(vault, plan, "someone", "cli")
+    assert proposal.status == "pending" and proposal.plan_id not in before
+    stale = checked.current(vault)
+    assert stale is not None and proposal.plan_id not in {f.subject for f in stale}
+    rechecked = checked.current(vault, PROPOSAL_CHECKS)
+    assert rechecked is not None and proposal.plan_id in {f.subject for f in rechecked}
+    assert rechecked == run_checks(vault)  # what running every check now gives, in its order
+    report = run_lint(vault, checked=checked, recheck=PROPOSAL_CHECKS)
+    assert proposal.plan_id in {f.finding.subject for f in report.findings}
