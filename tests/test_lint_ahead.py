@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from affidavit.inbox import propose
 from affidavit.ingest.ahead import Ahead
 from affidavit.ingest.pipeline import Ingestor
-from affidavit.inbox import propose
 from affidavit.lint import runner
 from affidavit.lint.candidates import classify_pairs, read_pair_work
 from affidavit.lint.checks import run_checks
@@ -64,7 +64,7 @@ def _findings(vault: Vault) -> list[tuple[str, str, str, str]]:
     """The vault's findings, each pending plan's id (its nonce makes it differ between two
     vaults) written as its place in the inbox."""
     plans = [r[0] for r in vault.db.execute("SELECT id FROM plans WHERE status = 'pending'")]
-    out = []
+    out: list[tuple[str, str, str, str]] = []
     for f in FindingStore(vault.db).list():
         subject, message = f.finding.subject, f.finding.message
         for n, plan in enumerate(sorted(plans)):
@@ -86,8 +86,9 @@ def test_an_ingest_lints_the_same_with_its_search_in_a_worker_and_its_checks_ahe
     result = runner.PendingSearch.result
 
     def recorded(self: runner.PendingSearch) -> Any:
+        worker = self.ahead
         found = result(self)
-        results.append((self.ahead is not None and self.ahead.computed == 1, self.stopped))
+        results.append((worker is not None and worker.computed == 1, self.stopped))
         return found
 
     monkeypatch.setattr(runner, "PAIRS_AHEAD_MIN_CLAIMS", 0)
@@ -98,7 +99,9 @@ def test_an_ingest_lints_the_same_with_its_search_in_a_worker_and_its_checks_ahe
     assert ahead_report.supersessions and ahead_report.supersessions["plans"]
     plans = set(ahead_report.supersessions["plans"])
     expiring = {
-        f.finding.subject for f in FindingStore(ahead.db).list() if f.finding.kind == "plan_expiring"
+        f.finding.subject
+        for f in FindingStore(ahead.db).list()
+        if f.finding.kind == "plan_expiring"
     }
     assert plans <= expiring
     assert ahead_report.lint == alone_report.lint
@@ -179,3 +182,27 @@ def test_a_plan_proposed_after_the_checks_ran_is_reported_by_the_recheck(
     assert rechecked == run_checks(vault)  # what running every check now gives, in its order
     report = run_lint(vault, checked=checked, recheck=PROPOSAL_CHECKS)
     assert proposal.plan_id in {f.finding.subject for f in report.findings}
+
+
+def test_a_check_that_raises_leaves_no_worker_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workers: list[Ahead] = []
+    start = runner.PendingSearch.__init__
+
+    def started(self: runner.PendingSearch, *args: Any) -> None:
+        start(self, *args)
+        assert self.ahead is not None
+        workers.append(self.ahead)
+
+    def failing(vault: Vault) -> Checked:
+        raise OSError("a source file could not be read")
+
+    monkeypatch.setattr(runner, "PAIRS_AHEAD_MIN_CLAIMS", 0)
+    monkeypatch.setattr(runner.PendingSearch, "__init__", started)
+    monkeypatch.setattr(runner, "check_ahead", failing)
+    with pytest.raises(OSError, match="could not be read"):
+        _two_ingests(tmp_path / "v", tmp_path / "docs", FakeClock())
+    assert len(workers) == 1
+    process = workers[0]._process
+    assert process is not None and process.poll() is not None  # stopped and reaped

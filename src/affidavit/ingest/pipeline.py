@@ -359,8 +359,12 @@ class Ingestor:
         ingested = sum(1 for s in self.report.sources if s.status == "ingested")
         # both passes: one pair search, classified by a worker while the checks run here
         pending = start_ingest_search(self.vault, applied, ingested)
-        checked = check_ahead(self.vault) if pending is not None else None
-        search = pending.result() if pending is not None else None
+        try:
+            checked = check_ahead(self.vault) if pending is not None else None
+            search = pending.result() if pending is not None else None
+        finally:  # a check that raised leaves no worker behind
+            if pending is not None:
+                pending.close()
         found, fixes = supersede_after_ingest(self.vault, applied, self.actor, search)
         if found:
             self.report.supersessions = {

@@ -291,11 +291,17 @@ class PendingSearch:
                 ready, pairs = self.ahead.take("pairs")
                 self.stopped = self.ahead.stopped
             finally:
-                self.ahead.close()
+                self.close()
         if not ready or not isinstance(pairs, list):
             with few_collections():
                 pairs = classify_pairs(self.work)
         return Search(pairs=pairs, version=self.version)
+
+    def close(self) -> None:
+        """Stop the worker, answered or not (again: nothing)."""
+        ahead, self.ahead = self.ahead, None
+        if ahead is not None:
+            ahead.close()
 
 
 def start_ingest_search(vault: Vault, plan_ids: list[str], sources: int) -> PendingSearch | None:
