@@ -9,6 +9,7 @@ what the supersession pass proposed (pending plans) run again after it.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -80,14 +81,14 @@ def test_an_ingest_lints_the_same_with_its_search_in_a_worker_and_its_checks_ahe
     # one after the other: checks run ahead are never taken, the search runs in this process
     with monkeypatch.context() as m:
         m.setattr(runner, "PAIRS_AHEAD_MIN_CLAIMS", 10**9)
-        m.setattr(runner, "check_ahead", lambda vault: Checked([], None, -1))  # type: ignore[arg-type]
+        m.setattr(runner, "check_ahead", lambda vault, progress=None: Checked([], None, -1))  # type: ignore[arg-type]
         alone, alone_report = _two_ingests(tmp_path / "alone", tmp_path / "docs", FakeClock())
     results: list[tuple[bool, str | None]] = []
     result = runner.PendingSearch.result
 
-    def recorded(self: runner.PendingSearch) -> Any:
+    def recorded(self: runner.PendingSearch, progress: Any = None) -> Any:
         worker = self.ahead
-        found = result(self)
+        found = result(self, progress)
         results.append((worker is not None and worker.computed == 1, self.stopped))
         return found
 
@@ -195,7 +196,7 @@ def test_a_check_that_raises_leaves_no_worker_behind(
         assert self.ahead is not None
         workers.append(self.ahead)
 
-    def failing(vault: Vault) -> Checked:
+    def failing(vault: Vault, progress: object = None) -> Checked:
         raise OSError("a source file could not be read")
 
     monkeypatch.setattr(runner, "PAIRS_AHEAD_MIN_CLAIMS", 0)
@@ -206,3 +207,31 @@ def test_a_check_that_raises_leaves_no_worker_behind(
     assert len(workers) == 1
     process = workers[0]._process
     assert process is not None and process.poll() is not None  # stopped and reaped
+
+
+def test_the_cli_shows_the_lint_pass_after_an_ingest_and_keeps_json_clean(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from affidavit.cli import main
+
+    monkeypatch.setattr(runner, "PAIRS_AHEAD_MIN_CLAIMS", 0)  # the worker's stage too
+    vault = _vault(tmp_path / "v", FakeClock())
+    vault.close()
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "tamar.md").write_text(OLD)
+    (docs / "tamar-2025.md").write_text(OLD.replace("40,000", "45,000"))
+    args = ["--vault", str(tmp_path / "v"), "ingest", str(docs), "--trust", "trusted", "--yes"]
+    shown = CliRunner().invoke(main, args)
+    assert shown.exit_code == 0, shown.output
+    assert "Linting: candidate pairs" in shown.stderr
+    assert "Linting: broken_link" in shown.stderr and shown.stderr.endswith("\n")
+    assert "Automatic lint (lint.every_ingests) run" in shown.stdout
+    (docs / "saltash.md").write_text(OLD.replace("Tamar", "Saltash"))
+    (docs / "plymouth.md").write_text(OLD.replace("Tamar", "Plymouth"))
+    quiet = CliRunner().invoke(main, [*args, "--json"])
+    assert quiet.exit_code == 0, quiet.output
+    assert "Linting" not in quiet.output
+    assert json.loads(quiet.stdout)["totals"]["lint"]["run"]  # the lint ran, said in JSON alone

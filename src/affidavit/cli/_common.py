@@ -51,3 +51,14 @@ def opened_vault(ctx: click.Context) -> Iterator[Vault]:
 
 def echo_json(value: Any) -> None:
     click.echo(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True))
+
+
+def lint_progress() -> Callable[[str, int, int], None]:
+    """A one-line progress display of a lint run on stderr: the stage and how far it has got
+    (the caller ends the line)."""
+
+    def show(stage: str, done: int, total: int) -> None:
+        pct = f"{100 * done // total:3d}%" if total else "    "
+        click.echo(f"\rLinting: {stage:<24} {pct} ({done}/{total})", err=True, nl=False)
+
+    return show

@@ -10,7 +10,7 @@ import click
 
 from ..ingest.pipeline import Ingestor, IngestReport
 from ..providers.from_config import provider_from_config
-from ._common import echo_json, json_option, opened_vault, user_errors
+from ._common import echo_json, json_option, lint_progress, opened_vault, user_errors
 
 MODELS = ("extractive", "openai", "anthropic", "local")
 
@@ -95,6 +95,14 @@ def ingest(
                 bar.render_finish()
                 bar = None
 
+        linting = False
+        show_lint = lint_progress()
+
+        def lint_stage(stage: str, done: int, total: int) -> None:
+            nonlocal linting
+            linting = True
+            show_lint(stage, done, total)
+
         try:
             report = Ingestor(
                 vault,
@@ -103,11 +111,14 @@ def ingest(
                 apply_now=yes,
                 progress=progress,
                 actor=_actor(),
+                lint_progress=None if as_json else lint_stage,
             ).run(list(targets), trust)
         finally:
             provider.close()
             if reviewer is not None:
                 reviewer.close()
+            if linting:
+                click.echo("", err=True)  # end the progress line
         if as_json:
             echo_json(report.to_json())
         else:

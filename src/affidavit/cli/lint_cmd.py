@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import getpass
-from collections.abc import Callable
 
 import click
 
@@ -12,7 +11,7 @@ from ..lint.fixes import FixReport, fix_steps, propose_fixes
 from ..lint.runner import LintReport, run_lint
 from ..providers.from_config import provider_from_config
 from ..store.apply import Approval, apply_batch
-from ._common import echo_json, json_option, opened_vault, user_errors
+from ._common import echo_json, json_option, lint_progress, opened_vault, user_errors
 
 MARK = {"error": "✗", "warning": "!", "info": "·"}
 
@@ -57,16 +56,6 @@ def _fixes(report: FixReport) -> None:
     for message in report.messages:
         if message.startswith("plan rejected"):
             click.echo(message)
-
-
-def _progress() -> Callable[[str, int, int], None]:
-    """A one-line progress display on stderr: the stage and how far it has got."""
-
-    def show(stage: str, done: int, total: int) -> None:
-        pct = f"{100 * done // total:3d}%" if total else "    "
-        click.echo(f"\rLinting: {stage:<24} {pct} ({done}/{total})", err=True, nl=False)
-
-    return show
 
 
 def _summary(report: LintReport) -> None:
@@ -132,7 +121,7 @@ def lint(
                 report = run_lint(vault, provider, propose=propose, actor=_actor())
             else:
                 report = run_lint(
-                    vault, provider, propose=propose, actor=_actor(), progress=_progress()
+                    vault, provider, propose=propose, actor=_actor(), progress=lint_progress()
                 )
                 click.echo("", err=True)
         finally:

@@ -45,6 +45,8 @@ Citations = Literal["sentence", "quote"]
 """How an ingest asks the model to cite: by host-numbered sentence, or by free quote."""
 Progress = Callable[[str, int, int], None]
 """Called as ``progress(source_name, chunks_done, chunk_count)``."""
+LintProgress = Callable[[str, int, int], None]
+"""Called as ``lint_progress(stage, done, total)`` during the lint pass after the ingest."""
 
 
 @dataclass
@@ -176,19 +178,23 @@ class Ingestor:
         citations: Citations = "sentence",
         batch_plans: int = BATCH_PLANS,
         batch_seconds: float = BATCH_SECONDS,
+        lint_progress: LintProgress | None = None,
     ) -> None:
         """``job_id`` names the queued job this ingest runs as (the queue owns its ``jobs`` row);
         ``checkpoint`` is called before each chunk and may raise to stop there (the chunks done
         so far stay recorded); ``step`` is passed on to every apply. ``citations`` is how the
         model is asked to cite: host-numbered ``sentence`` numbers (the default), or free
         ``quote`` text (kept for comparison, bench/bench_local_model.py). ``batch_plans`` and
-        ``batch_seconds`` bound a batch of chunks applied together (:meth:`_batch_door`)."""
+        ``batch_seconds`` bound a batch of chunks applied together (:meth:`_batch_door`).
+        ``lint_progress`` follows the supersession pass and the automatic lint after the chunks
+        (they read the whole wiki: on a large one they take a while)."""
         self.vault = vault
         self.provider = provider
         self.store = store or SourceStore(vault)
         self.reviewer = reviewer
         self.apply_now = apply_now
         self.progress = progress
+        self.lint_progress = lint_progress
         self.actor = actor
         self.checkpoint = checkpoint
         self.step = step
@@ -360,8 +366,8 @@ class Ingestor:
         # both passes: one pair search, classified by a worker while the checks run here
         pending = start_ingest_search(self.vault, applied, ingested)
         try:
-            checked = check_ahead(self.vault) if pending is not None else None
-            search = pending.result() if pending is not None else None
+            checked = check_ahead(self.vault, self.lint_progress) if pending is not None else None
+            search = pending.result(self.lint_progress) if pending is not None else None
         finally:  # a check that raised leaves no worker behind
             if pending is not None:
                 pending.close()
@@ -378,6 +384,7 @@ class Ingestor:
             search=search,
             checked=checked,
             recheck=PROPOSAL_CHECKS if found else (),
+            progress=self.lint_progress,
         )
         if report is not None:
             self.report.lint = {

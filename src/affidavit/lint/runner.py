@@ -134,14 +134,14 @@ PROPOSAL_CHECKS = ("plan_expiring",)
 again and the other checks' findings stand (:meth:`Checked.current`)."""
 
 
-def check_ahead(vault: Vault) -> Checked:
+def check_ahead(vault: Vault, progress: Progress | None = None) -> Checked:
     """The checks :func:`run_lint` runs first, run now, as it runs them (under the writer lock,
     one snapshot). :func:`run_lint` takes them while no other connection has committed since;
     the caller hands them on only while its own connection wrote nothing they read."""
     verifier = Verifier(SourceStore(vault))
     version = data_version(vault.db)
     with vault.write_lock(), few_collections():
-        findings = _checks(vault, verifier, None)
+        findings = _checks(vault, verifier, progress)
     return Checked(findings, verifier, version)
 
 
@@ -262,6 +262,7 @@ def lint_due(vault: Vault, sources: int) -> bool:
 
 
 PAIRS = "affidavit.lint.candidates:classify_pairs"
+PAIRS_STAGE = "candidate pairs"
 PAIRS_AHEAD_MIN_CLAIMS = 10_000
 """Below this many active claims the ingest's pair search runs in this process: starting the
 worker costs about what the search itself does (~35 µs a claim)."""
@@ -284,17 +285,27 @@ class PendingSearch:
         if ahead is not None:
             ahead.extend([("pairs", work)])
 
-    def result(self) -> Search:
+    def result(self, progress: Progress | None = None) -> Search:
+        """The search; ``progress`` is called as ``(PAIRS_STAGE, done, total)``."""
         ready, pairs = False, None
         if self.ahead is not None:
+            if progress is not None:
+                progress(PAIRS_STAGE, 0, 1)  # the worker's own progress is not seen here
             try:
                 ready, pairs = self.ahead.take("pairs")
                 self.stopped = self.ahead.stopped
             finally:
                 self.close()
         if not ready or not isinstance(pairs, list):
+
+            def counted(done: int, total: int) -> None:
+                if progress is not None:
+                    progress(PAIRS_STAGE, done, total)
+
             with few_collections():
-                pairs = classify_pairs(self.work)
+                pairs = classify_pairs(self.work, counted)
+        elif progress is not None:
+            progress(PAIRS_STAGE, 1, 1)
         return Search(pairs=pairs, version=self.version)
 
     def close(self) -> None:
@@ -337,9 +348,10 @@ def after_ingest(
     search: Search | None = None,
     checked: Checked | None = None,
     recheck: tuple[str, ...] = (),
+    progress: Progress | None = None,
 ) -> LintReport | None:
     """Count ``sources`` ingested; run lint when ``lint.every_ingests`` is reached (0 = never).
-    ``search``, ``checked`` and ``recheck``: as :func:`run_lint` takes them."""
+    ``search``, ``checked``, ``recheck`` and ``progress``: as :func:`run_lint` takes them."""
     every = int(vault.config.get("lint.every_ingests"))
     if sources <= 0:
         return None
@@ -348,7 +360,13 @@ def after_ingest(
     if every <= 0 or count < every:
         return None
     return run_lint(
-        vault, provider, trigger="auto", search=search, checked=checked, recheck=recheck
+        vault,
+        provider,
+        trigger="auto",
+        search=search,
+        checked=checked,
+        recheck=recheck,
+        progress=progress,
     )
 
 
