@@ -126,7 +126,9 @@ def test_a_folder_of_sources_is_stored_in_one_commit_and_a_bad_file_fails_alone(
     store = SourceStore(vault)
     commits = len(vault.git.log_subjects())
     files = store.discover(folder)
-    outcomes = store.add_files(files, "trusted")
+    seen: list[tuple[int, int]] = []
+    outcomes = store.add_files(files, "trusted", lambda done, total: seen.append((done, total)))
+    assert seen == [(n, 7) for n in range(1, 8)]  # each file once, the bad one too
     by_name = dict(zip([f.name for f in files], outcomes, strict=True))
     assert isinstance(by_name["bad.md"], SourceError)
     added = [o for o in outcomes if isinstance(o, AddResult) and o.added]
@@ -147,3 +149,26 @@ def test_a_folder_of_sources_is_stored_in_one_commit_and_a_bad_file_fails_alone(
     assert all(not o.added for o in again if isinstance(o, AddResult))
     assert len(vault.git.log_subjects()) == commits + 1
     assert run_doctor(vault).clean
+
+
+def test_an_ingest_of_a_folder_says_how_far_it_has_read_its_files(
+    vault: Vault, tmp_path: Path
+) -> None:
+    from affidavit.ingest.pipeline import Ingestor
+    from affidavit.providers.extractive import ExtractiveProvider
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for n in range(3):
+        (folder / f"note-{n}.md").write_text(f"# Note {n}\n\nThe number of this note is {n}.\n")
+    adding: list[tuple[str, int, int]] = []
+    chunks: list[str] = []
+    Ingestor(
+        vault,
+        ExtractiveProvider(),
+        apply_now=True,
+        progress=lambda name, done, total: chunks.append(name),
+        adding_progress=lambda label, done, total: adding.append((label, done, total)),
+    ).run([str(folder)], "trusted")
+    assert adding == [(f"adding sources from {folder.name}", n, 3) for n in (1, 2, 3)]
+    assert sorted(set(chunks)) == [f"note-{n}.md" for n in range(3)]  # chunks: by source

@@ -112,6 +112,7 @@ def ingest(
                 progress=progress,
                 actor=_actor(),
                 lint_progress=None if as_json else lint_stage,
+                adding_progress=progress,
             ).run(list(targets), trust)
         finally:
             provider.close()

@@ -179,6 +179,7 @@ class Ingestor:
         batch_plans: int = BATCH_PLANS,
         batch_seconds: float = BATCH_SECONDS,
         lint_progress: LintProgress | None = None,
+        adding_progress: Progress | None = None,
     ) -> None:
         """``job_id`` names the queued job this ingest runs as (the queue owns its ``jobs`` row);
         ``checkpoint`` is called before each chunk and may raise to stop there (the chunks done
@@ -187,7 +188,8 @@ class Ingestor:
         ``quote`` text (kept for comparison, bench/bench_local_model.py). ``batch_plans`` and
         ``batch_seconds`` bound a batch of chunks applied together (:meth:`_batch_door`).
         ``lint_progress`` follows the supersession pass and the automatic lint after the chunks
-        (they read the whole wiki: on a large one they take a while)."""
+        (they read the whole wiki: on a large one they take a while); ``adding_progress``, as
+        ``(label, files_read, file_count)``, the reading of a folder's files before them."""
         self.vault = vault
         self.provider = provider
         self.store = store or SourceStore(vault)
@@ -195,6 +197,7 @@ class Ingestor:
         self.apply_now = apply_now
         self.progress = progress
         self.lint_progress = lint_progress
+        self.adding_progress = adding_progress
         self.actor = actor
         self.checkpoint = checkpoint
         self.step = step
@@ -418,9 +421,17 @@ class Ingestor:
             except AffidavitError as exc:
                 return [(target, _raiser(exc))]
             # stored together: one fsync pass, one transaction and one git commit per group
-            outcomes = self.store.add_files(files, trust)
+            outcomes = self.store.add_files(files, trust, self._adding(path))
             return [(str(f), _settled(o)) for f, o in zip(files, outcomes, strict=True)]
         return [(target, _adder(self.store, path, trust))]
+
+    def _adding(self, folder: Path) -> Callable[[int, int], None] | None:
+        """``progress`` of the files of ``folder`` being read, labelled as such."""
+        progress = self.adding_progress
+        if progress is None:
+            return None
+        label = f"adding sources from {folder.name or folder}"
+        return lambda done, total: progress(label, done, total)
 
     def _add_one(
         self, target: str, add: Callable[[], SourceRecord]

@@ -341,14 +341,18 @@ class SourceStore:
         return data, str(resolved), path.name
 
     def add_files(
-        self, paths: builtins.list[Path], trust: str | None = None
+        self,
+        paths: builtins.list[Path],
+        trust: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
     ) -> builtins.list[AddResult | AffidavitError]:
         """Add files as :meth:`add_file` does, one outcome (a result, or the error that file
         met) per path. New sources are stored in groups (up to :data:`GROUP_BYTES`): one
         parallel fsync pass of their files and one directory fsync, then one transaction for
         their rows, then one git commit; the order per source is the same as one add's
         (files durable, then rows, then git), so an interrupted group leaves nothing a single
-        add wouldn't."""
+        add wouldn't. ``progress`` is called as ``(files_read, file_count)`` after each file is
+        read and extracted."""
         self._trust(trust)
         outcomes: builtins.list[AddResult | AffidavitError | None] = [None] * len(paths)
         group: builtins.list[tuple[int, _Prepared]] = []
@@ -359,6 +363,9 @@ class SourceStore:
             except AffidavitError as exc:
                 outcomes[n] = exc
                 continue
+            finally:
+                if progress is not None:
+                    progress(n + 1, len(paths))
             if isinstance(prepared, AddResult):
                 outcomes[n] = prepared
                 continue
