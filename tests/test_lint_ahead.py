@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +138,12 @@ def test_a_worker_that_cannot_answer_leaves_the_search_to_this_process(
     search = pending.result()
     assert pending.stopped and "worker ended" in pending.stopped
     assert search.pairs == classify_pairs(work) and search.fresh(vault.db)
+    # a worker whose call raises (here: it is sent no claims to classify) answers nothing
+    raising = Ahead(runner.PAIRS, depth=1)
+    pending = runner.PendingSearch(replace(work, claims=None), version, raising)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):  # this process then meets the same error itself
+        pending.result()
+    assert pending.stopped == "the worker's classification raised"
 
 
 def test_checks_run_ahead_are_not_taken_once_another_connection_committed(

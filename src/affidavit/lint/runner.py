@@ -293,7 +293,9 @@ class PendingSearch:
                 progress(PAIRS_STAGE, 0, 1)  # the worker's own progress is not seen here
             try:
                 ready, pairs = self.ahead.take("pairs")
-                self.stopped = self.ahead.stopped
+                self.stopped = self.ahead.stopped or (
+                    None if ready else "the worker's classification raised"
+                )
             finally:
                 self.close()
         if not ready or not isinstance(pairs, list):
