@@ -332,8 +332,13 @@ def start_ingest_search(vault: Vault, plan_ids: list[str], sources: int) -> Pend
         from ..ingest.ahead import Ahead  # the worker starts while the claims are read
 
         ahead = Ahead(PAIRS, depth=1)
-    with few_collections():
-        work, version = read_pair_work(vault.db, thresholds(vault))
+    try:
+        with few_collections():
+            work, version = read_pair_work(vault.db, thresholds(vault))
+    except BaseException:
+        if ahead is not None:
+            ahead.close()
+        raise
     return PendingSearch(work, version, ahead)
 
 
