@@ -114,13 +114,19 @@ def test_frontmatter_dumped_key_by_key_is_the_whole_mapping_dumped_at_once() -> 
         assert frontmatter(fields) == ["---", *whole.rstrip("\n").split("\n"), "---"]
 
 
+def _notes(tmp_path: Path, count: int) -> Path:
+    """A folder of ``count`` short notes, ``note-N.md``, each stating its number."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for n in range(count):
+        (folder / f"note-{n}.md").write_text(f"# Note {n}\n\nThe number of this note is {n}.\n")
+    return folder
+
+
 def test_a_folder_of_sources_is_stored_in_one_commit_and_a_bad_file_fails_alone(
     vault: Vault, tmp_path: Path
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    for n in range(5):
-        (folder / f"note-{n}.md").write_text(f"# Note {n}\n\nThe number of this note is {n}.\n")
+    folder = _notes(tmp_path, 5)
     (folder / "copy.md").write_text("# Note 0\n\nThe number of this note is 0.\n")  # same bytes
     (folder / "bad.md").write_bytes(b"\x7fELF\x02\x01\x01" + b"\x00" * 64)
     store = SourceStore(vault)
@@ -157,10 +163,7 @@ def test_an_ingest_of_a_folder_says_how_far_it_has_read_its_files(
     from affidavit.ingest.pipeline import Ingestor
     from affidavit.providers.extractive import ExtractiveProvider
 
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    for n in range(3):
-        (folder / f"note-{n}.md").write_text(f"# Note {n}\n\nThe number of this note is {n}.\n")
+    folder = _notes(tmp_path, 3)
     adding: list[tuple[str, int, int]] = []
     chunks: list[str] = []
     Ingestor(
