@@ -14,7 +14,7 @@ import pytest
 
 from affidavit.ingest.pipeline import Ingestor
 from affidavit.lint.candidates import Candidate, find_candidates, search_pairs
-from affidavit.lint.runner import ingest_search, lint_due
+from affidavit.lint.runner import lint_due, start_ingest_search
 from affidavit.providers.extractive import ExtractiveProvider
 from affidavit.vault import init_vault, open_vault
 
@@ -98,9 +98,11 @@ def test_one_search_only_when_both_passes_run(tmp_path: Path, clock: FakeClock) 
     ingestor, plans = _two_ingests(tmp_path, clock)
     vault = ingestor.vault
     assert not lint_due(vault, 1)  # the lint just ran: the counter starts again at 0
-    assert ingest_search(vault, plans, 1) is None
-    assert lint_due(vault, 2) and ingest_search(vault, plans, 2) is not None
-    assert ingest_search(vault, [], 2) is None  # nothing applied: no supersession pass
+    assert start_ingest_search(vault, plans, 1) is None
+    pending = start_ingest_search(vault, plans, 2)
+    assert lint_due(vault, 2) and pending is not None
+    assert pending.result().fresh(vault.db)
+    assert start_ingest_search(vault, [], 2) is None  # nothing applied: no supersession pass
 
 
 def test_the_passes_hold_off_the_garbage_collector_and_restore_it(

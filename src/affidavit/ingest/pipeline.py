@@ -45,8 +45,6 @@ Citations = Literal["sentence", "quote"]
 """How an ingest asks the model to cite: by host-numbered sentence, or by free quote."""
 Progress = Callable[[str, int, int], None]
 """Called as ``progress(source_name, chunks_done, chunk_count)``."""
-LintProgress = Callable[[str, int, int], None]
-"""Called as ``lint_progress(stage, done, total)`` during the lint pass after the ingest."""
 
 
 @dataclass
@@ -178,7 +176,7 @@ class Ingestor:
         citations: Citations = "sentence",
         batch_plans: int = BATCH_PLANS,
         batch_seconds: float = BATCH_SECONDS,
-        lint_progress: LintProgress | None = None,
+        lint_progress: Progress | None = None,
         adding_progress: Progress | None = None,
     ) -> None:
         """``job_id`` names the queued job this ingest runs as (the queue owns its ``jobs`` row);
@@ -187,9 +185,10 @@ class Ingestor:
         model is asked to cite: host-numbered ``sentence`` numbers (the default), or free
         ``quote`` text (kept for comparison, bench/bench_local_model.py). ``batch_plans`` and
         ``batch_seconds`` bound a batch of chunks applied together (:meth:`_batch_door`).
-        ``lint_progress`` follows the supersession pass and the automatic lint after the chunks
-        (they read the whole wiki: on a large one they take a while); ``adding_progress``, as
-        ``(label, files_read, file_count)``, the reading of a folder's files before them."""
+        ``lint_progress``, as ``(stage, done, total)``, follows the supersession pass and the
+        automatic lint after the chunks (they read the whole wiki: on a large one they take a
+        while); ``adding_progress``, as ``(label, files_read, file_count)``, the reading of a
+        folder's files before them."""
         self.vault = vault
         self.provider = provider
         self.store = store or SourceStore(vault)

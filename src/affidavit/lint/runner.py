@@ -342,12 +342,6 @@ def start_ingest_search(vault: Vault, plan_ids: list[str], sources: int) -> Pend
     return PendingSearch(work, version, ahead)
 
 
-def ingest_search(vault: Vault, plan_ids: list[str], sources: int) -> Search | None:
-    """:func:`start_ingest_search`'s search, waited for."""
-    pending = start_ingest_search(vault, plan_ids, sources)
-    return pending.result() if pending is not None else None
-
-
 def after_ingest(
     vault: Vault,
     sources: int,
