@@ -147,12 +147,12 @@ def local_model(
 
 def entailment_filter(limit: int) -> dict[str, object]:
     """Would the shipped entailment classifier make the finder more precise? For the revision
-    pairs :func:`affidavit.facts.disagreement` flags (text against text, no ingest), the share
+    pairs :func:`affidavit.support.facts.disagreement` flags (text against text, no ingest), the share
     each filter would drop — "both directions entail" at the card's ``accept`` threshold — among
     differing pairs (true disagreements: dropping them loses recall) and agreeing pairs (the
     findings a filter should remove)."""
-    from affidavit.facts import disagreement
-    from affidavit.gate.entailment import WEIGHTS_PATH, VitaminCEntailment, _load_weights
+    from affidavit.support.entailment import WEIGHTS_PATH, VitaminCEntailment, _load_weights
+    from affidavit.support.facts import disagreement
 
     differ, agree = load(limit)
     flagged = {

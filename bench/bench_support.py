@@ -28,9 +28,8 @@ from collections import Counter
 from pathlib import Path
 
 from affidavit.config import Config
-from affidavit.gate import support
-from affidavit.gate.support_checker import SupportChecker
-from affidavit.gate.support_model import load_model
+from affidavit.support import SupportChecker, load_model
+from affidavit.support import rules as support
 
 SHARED = Path(
     os.environ.get("AFFIDAVIT_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")

@@ -39,9 +39,9 @@ from typing import Any
 from bench_ingest import write_speeches
 from same import save_or_compare
 
-from affidavit.gate.support import _check
 from affidavit.ingest.pipeline import Ingestor
 from affidavit.providers.from_config import provider_from_config
+from affidavit.support.rules import _check
 from affidavit.vault import Vault, init_vault, open_vault
 
 FIXED = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

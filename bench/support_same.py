@@ -24,8 +24,7 @@ from pathlib import Path
 
 from same import save_or_compare
 
-from affidavit.gate.support import check
-from affidavit.gate.support_context import headings_above
+from affidavit.support import check, headings_above
 
 SHARED = Path(
     os.environ.get("AFFIDAVIT_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")

@@ -9,7 +9,7 @@ hypothesis = the claim, label = 1 when the revision's verdict is ``True`` (it su
 0 for ``False`` or ``Neither``. Items are split by Wikipedia page (SHA-256 of the page title), so
 no page is on both sides: 60 % train, 40 % held out. The L2 strength is picked by 5-fold cross
 validation inside the training pages only. The script writes the weights to
-``src/affidavit/gate/entailment_weights.json`` and the data card, with the held-out scores, to
+``src/affidavit/support/entailment_weights.json`` and the data card, with the held-out scores, to
 ``docs/entailment.md``.
 """
 
@@ -26,7 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from affidavit.gate.entailment import (  # noqa: E402
+from affidavit.support.entailment import (  # noqa: E402
     LEXICAL_FEATURES,
     MODEL_NAME,
     WEIGHTS_PATH,

@@ -6,14 +6,14 @@ import json
 
 import pytest
 
-from affidavit.gate.entailment import (
+from affidavit.retrieval.embeddings import unavailable_reason
+from affidavit.support.entailment import (
     LEXICAL_FEATURES,
     WEIGHTS_PATH,
     RefuteOnly,
     VitaminCEntailment,
     lexical_features,
 )
-from affidavit.retrieval.embeddings import unavailable_reason
 
 needs_embeddings = pytest.mark.skipif(
     unavailable_reason() is not None, reason="the [embeddings] extra is not installed"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from affidavit.facts import analyse, compare, disagreement, show_fact
+from affidavit.support.facts import analyse, compare, disagreement, show_fact
 
 
 def test_numbers_are_compared_by_value_not_by_spelling() -> None:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from affidavit.gate import admission, support, support_reading
+from affidavit.gate import admission
 from affidavit.gate.hints import (
     SEEDED_COMPARABLES,
     Hints,
@@ -18,8 +18,10 @@ from affidavit.gate.hints import (
     read_texts,
     seeded,
 )
-from affidavit.gate.support import CLAIM_SHARE, check
 from affidavit.ingest.ahead import Ahead
+from affidavit.support import CLAIM_SHARE, check
+from affidavit.support import reading as support_reading
+from affidavit.support import rules as support
 
 from .conftest import SAMPLES
 

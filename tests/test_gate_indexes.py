@@ -12,12 +12,13 @@ from typing import Any
 
 import pytest
 
-from affidavit.gate import admission, support_context
+from affidavit.gate import admission
 from affidavit.gate.admission import NEAR_MIN_WORDS, _comparable, admit
 from affidavit.gate.duplicates import PageIndex
-from affidavit.gate.support_context import _scan_above, headings_above
 from affidavit.plan.schema import parse_plan
 from affidavit.store.apply import gate_services
+from affidavit.support import context as support_context
+from affidavit.support.context import _scan_above, headings_above
 from affidavit.vault import Vault
 
 from .conftest import add_samples, make_plan

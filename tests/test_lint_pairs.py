@@ -3,7 +3,7 @@
 :func:`related_pairs` pairs only the claims of related pages in each bucket, and
 :func:`~affidavit.lint.reading.read_claim` reads each piece of text once: both are compared with
 the code they replace (every pair of every bucket, filtered by :meth:`Subjects.related`;
-:func:`affidavit.facts.analyse` and :func:`~affidavit.facts.compare`) over random wikis and real
+:func:`affidavit.support.facts.analyse` and :func:`~affidavit.support.facts.compare`) over random wikis and real
 sentences.
 """
 
@@ -18,7 +18,6 @@ from itertools import combinations
 
 import pytest
 
-from affidavit.facts import analyse, compare, compare_analysed
 from affidavit.lint.candidates import (
     MAX_BUCKET,
     RARE_WORDS,
@@ -28,6 +27,7 @@ from affidavit.lint.candidates import (
     related_pairs,
 )
 from affidavit.lint.reading import read_claim, sentence
+from affidavit.support.facts import analyse, compare, compare_analysed
 from affidavit.words import stems
 
 from .conftest import SHARED_DATA, needs_shared_data

@@ -16,9 +16,6 @@ from affidavit.config import Config
 from affidavit.doctor import run_doctor
 from affidavit.errors import ConfigError
 from affidavit.gate.admission import CHECK_ORDER, admit
-from affidavit.gate.support import Support, check, mark
-from affidavit.gate.support_checker import SupportChecker
-from affidavit.gate.support_model import load_model
 from affidavit.gate.verdicts import Admission
 from affidavit.inbox import approve, propose
 from affidavit.ingest.pipeline import Ingestor
@@ -28,6 +25,7 @@ from affidavit.providers.base import ModelRequest
 from affidavit.providers.extractive import ExtractiveProvider
 from affidavit.providers.scripted import ScriptedProvider
 from affidavit.store.apply import gate_services
+from affidavit.support import Support, SupportChecker, check, load_model, mark
 from affidavit.vault import Vault, open_vault
 
 from .conftest import SAMPLES, add_text, claim, make_plan
@@ -363,7 +361,7 @@ def test_the_sample_plan_rests_on_its_quotes(vault: Vault, tmp_path: Path) -> No
 
 
 def test_a_swapped_name_is_refused_and_an_added_one_waits_for_a_person() -> None:
-    from affidavit.gate import support
+    from affidavit.support import rules as support
 
     quote = "The present tower was designed by James Douglass and lit in 1882."
     swapped = support.check("The present tower was designed by John Smeaton.", [quote])

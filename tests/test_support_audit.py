@@ -13,11 +13,9 @@ import sqlite3
 
 from affidavit.errors import AffidavitError
 from affidavit.evidence import normalize_quote
-from affidavit.gate.support import UNCERTAIN, UNSUPPORTED
-from affidavit.gate.support_audit import SupportProblem, support_problems
-from affidavit.gate.support_checker import SupportChecker
-from affidavit.gate.support_context import headings_above
 from affidavit.sources.store import SourceStore
+from affidavit.support import UNCERTAIN, UNSUPPORTED, SupportChecker, headings_above
+from affidavit.support.audit import SupportProblem, support_problems
 from affidavit.vault import Vault
 
 from .conftest import add_text

@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 
 from affidavit.gate.admission import quote_context
-from affidavit.gate.support import check
-from affidavit.gate.support_context import WINDOW, headings_above
 from affidavit.inbox import propose
 from affidavit.sources.store import SourceStore
+from affidavit.support import check
+from affidavit.support.context import WINDOW, headings_above
 from affidavit.vault import Vault
 
 from .conftest import add_text, claim, make_plan

@@ -24,10 +24,6 @@ from typing import Any, Literal
 from .config import TRUST_TIERS
 from .errors import AffidavitError
 from .evidence import Verifier, normalize_quote
-from .gate.support import UNSUPPORTED
-from .gate.support_audit import support_problems
-from .gate.support_checker import SupportChecker
-from .gate.support_model import load_model
 from .sources.store import SourceStore
 from .sources.trust import trust_for
 from .store.audit import verify_chain
@@ -36,6 +32,8 @@ from .store.paths import inside
 from .store.recovery import journal_problem, pending_journals
 from .store.render import expected_files
 from .store.replay import claim_problems
+from .support import UNSUPPORTED, SupportChecker, load_model
+from .support.audit import support_problems
 from .vault import Vault
 
 

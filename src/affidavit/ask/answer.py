@@ -21,15 +21,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..clock import iso
 from ..db import transaction
 from ..errors import AffidavitError, ProviderError
-from ..gate.support import SUPPORTED
-from ..gate.support_checker import SupportChecker
-from ..gate.support_model import load_model
 from ..ingest.replies import InvalidReply, parse_reply
 from ..plan.nonce import issue_nonce
 from ..plan.schema import CLAIM_ID_PATTERN, LINE_PATTERN
 from ..providers.base import Message, ModelRequest, Provider
 from ..retrieval.search import Hit, Retriever
 from ..sources.store import SourceStore
+from ..support import SUPPORTED, SupportChecker, load_model
 from ..vault import Vault
 from .extractive import defined_term, defines, extractive_answer
 from .packing import Packed, pack

@@ -12,12 +12,12 @@ import click
 
 from ..client import open_backend
 from ..gate.admission import Admission, OpResult
-from ..gate.support import mark
 from ..plan.nonce import issue_nonce
 from ..plan.schema import Plan, plan_json_schema
 from ..retract import describe_radius
 from ..service.models import PlanPreview, PlanSummary, QuoteContext
 from ..store.blast import BlastRadius
+from ..support import mark
 from ._common import echo_json, json_option, opened_vault, user_errors, vault_path
 
 

@@ -24,7 +24,6 @@ from functools import lru_cache
 from ..config import Config
 from ..errors import AdmissionError
 from ..evidence import Verifier
-from ..facts import compare
 from ..plan.schema import (
     AddClaims,
     ClaimDraft,
@@ -40,15 +39,13 @@ from ..sources.sanitizer import flag_reason
 from ..sources.sentences import check_evidence
 from ..sources.store import SourceRecord, SourceStore
 from ..store.blast import LIVE
+from ..support import SUPPORTED, UNCERTAIN, UNSUPPORTED, SupportChecker, headings_above, load_model
+from ..support.facts import compare
 from ..words import stems
 from . import withdrawals
 from .duplicates import PageIndex, PageIndexes
 from .grounding import GENERIC_HEADINGS, Grounding
 from .hints import SEEDED_COMPARABLES, comparable
-from .support import SUPPORTED, UNCERTAIN, UNSUPPORTED
-from .support_checker import SupportChecker
-from .support_context import headings_above
-from .support_model import load_model
 from .verdicts import (
     ADMITTED,
     QUARANTINED,

@@ -1,7 +1,7 @@
 """Grounding of a page's own words: title, summary and section headings (W3, W11).
 
 Claims carry quotes; a page's title, summary and headings are written by the proposer too, so they
-must not say what no quote says. The support check (:mod:`affidavit.gate.support`) judges them
+must not say what no quote says. The support check (:mod:`affidavit.support.rules`) judges them
 against the quotes of the page's admitted claims — never the claims' own text — with two
 allowances from here: the cited sources' names (a title may name its source) and, for headings, a
 small set of generic words. A text the cited sources contain verbatim outside any sanitizer flag

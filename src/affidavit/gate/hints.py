@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ..evidence import normalize_quote
+from ..support.reading import SEEDED_READINGS, _Reader, _Reading
 from ..words import stems
-from .support_reading import SEEDED_READINGS, _Reader, _Reading
 
 Comparable = tuple[str, frozenset[str]]
 SEEDED_COMPARABLES: dict[str, Comparable] = {}

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..config import TRUST_TIERS
 from ..evidence.verify import QuoteCheck
-from .support import UNCERTAIN
+from ..support import UNCERTAIN
 
 ADMITTED = "admitted"
 QUARANTINED = "quarantined"

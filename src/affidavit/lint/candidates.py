@@ -7,7 +7,7 @@ overlaps (the same quote, e.g. a page claim and its context entry) is one fact r
 purpose and is skipped. Otherwise:
 
 - two claims that rest on different sources, about the same thing and differing in one fact (a
-  number, date or name, a negation, an opposite word), by :func:`affidavit.facts.disagreement`
+  number, date or name, a negation, an opposite word), by :func:`affidavit.support.facts.disagreement`
   → the facts changed; one source is never taken to disagree with itself;
 - a restatement (similarity >= ``lint.restatement``) from another source with different words on
   both sides and no changed number, date or name → one source revised the other's sentence;
@@ -31,9 +31,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from ..facts import Disagreement, Sentence, analyse, compare, compare_analysed, disagreement
 from ..gate.admission import trust_rank
 from ..store.render import CONTEXT_ARCHIVE
+from ..support.facts import Disagreement, Sentence, analyse, compare, compare_analysed, disagreement
 from ..words import stems
 from .findings import Finding
 from .quotes import ProposedQuote
@@ -366,7 +366,7 @@ def classify(
 
     A disagreement (stale or contradiction) needs two claims that rest on different sources
     (one document stating two different numbers is describing two different things: the
-    ``*`` and ``+`` of a regex) and, by :func:`affidavit.facts.disagreement`, are about the
+    ``*`` and ``+`` of a regex) and, by :func:`affidavit.support.facts.disagreement`, are about the
     same thing and differ in a fact — or, from a newer source, restate the other's sentence in
     other words without changing a number, date or name.
     """

@@ -1,6 +1,6 @@
 """Lint's ``unsupported_claim`` check (W11): active claims whose text their quotes don't support.
 
-The re-derivation is doctor's own (:func:`affidavit.gate.support_audit.support_problems`). Claims
+The re-derivation is doctor's own (:func:`affidavit.support.audit.support_problems`). Claims
 the rules find only uncertain are not reported: a person approved them seeing the words that lack
 support. The fix is a ``retract_claim`` plan, which always waits for a person.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..gate.support import UNSUPPORTED
-from ..gate.support_audit import support_problems
+from ..support import UNSUPPORTED
+from ..support.audit import support_problems
 from .checks_context import CheckContext
 from .findings import Finding, FindingQuote
 

@@ -1,4 +1,4 @@
-"""A claim's facts, context words and negation as :func:`affidavit.facts.analyse` reads them, for
+"""A claim's facts, context words and negation as :func:`affidavit.support.facts.analyse` reads them, for
 a whole wiki's claims at a time.
 
 The extractive finder reads every active claim to find the rare words claims share, then compares
@@ -14,7 +14,7 @@ from __future__ import annotations
 import unicodedata
 from itertools import chain
 
-from ..facts import (
+from ..support.facts import (
     _TOKEN,
     MONTHS,
     NEGATIONS,

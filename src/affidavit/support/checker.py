@@ -1,11 +1,12 @@
 """The support check with its optional entailment-model layer: the deterministic verdict of
-:func:`affidavit.gate.support.check`, and an uncertain one settled by the model when there is one."""
+:func:`affidavit.support.rules.check`, and an uncertain one settled by the model when there is one."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from .support import (
+from .model import EntailmentModel
+from .rules import (
     CLAIM_SHARE,
     ENTAILED,
     REFUTED,
@@ -15,7 +16,6 @@ from .support import (
     Support,
     check,
 )
-from .support_model import EntailmentModel
 
 
 class SupportChecker:

@@ -7,7 +7,7 @@ fallback: a small logistic-regression classifier trained on the public VitaminC 
 
 - sentence embeddings of premise and hypothesis from all-MiniLM-L6-v2 (int8 ONNX, the
   ``[embeddings]`` extra: :mod:`affidavit.retrieval.embeddings`), as ``u * v`` and ``|u - v|``;
-- a few lexical features from :mod:`affidavit.facts`: how much of the hypothesis' context is in
+- a few lexical features from :mod:`affidavit.support.facts`: how much of the hypothesis' context is in
   the premise, which of its facts (numbers, dates, names) are missing, negation that differs.
 
 The weights (``entailment_weights.json`` beside this file) are produced by
@@ -28,7 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..facts import analyse
+from .facts import analyse
 
 __all__ = [
     "LEXICAL_FEATURES",

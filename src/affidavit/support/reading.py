@@ -1,5 +1,5 @@
 """Reading a text for the support check (W11): its numbers, dates, names, negations and content
-words, as :func:`affidavit.gate.support.check` compares them (pure functions of the text, cached)."""
+words, as :func:`affidavit.support.rules.check` compares them (pure functions of the text, cached)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from functools import lru_cache
 from itertools import chain
 from typing import NamedTuple
 
-from ..facts import MONTHS, NOT_NAMES
 from ..words import STOPWORDS, stem
-from .support_dates import MONTH_NUMBER, Date, find_dates
-from .support_lexicon import (
+from .dates import MONTH_NUMBER, Date, find_dates
+from .facts import MONTHS, NOT_NAMES
+from .lexicon import (
     _ALWAYS_MONTHS,
     _BOUNDED,
     _COMPARATIVES,

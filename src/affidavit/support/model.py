@@ -1,6 +1,6 @@
 """The support check's optional model layer: an offline entailment (NLI) model (SPEC §3 W11).
 
-The deterministic layer (:mod:`affidavit.gate.support`) settles most texts; the ones it calls
+The deterministic layer (:mod:`affidavit.support.rules`) settles most texts; the ones it calls
 *uncertain* may be put to an entailment model, which returns the probability that the premise
 (the quotes, joined) entails the hypothesis (the text). The setting ``support.model`` names the
 model: ``"none"`` (the default) uses no model, and uncertain texts wait for a person. Any other
@@ -12,7 +12,7 @@ offline package registers::
 
 The model runs in-process, on text only (W10): no file, network or tool access is given to it,
 and Affidavit never downloads one. Tests and embedders pass a model object directly to
-:class:`~affidavit.gate.support_checker.SupportChecker`.
+:class:`~affidavit.support.checker.SupportChecker`.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 A quote is verified by the evidence check; this check asks whether the *sentence* built on it — a
 claim's text, a page's title, summary or heading, a context entry, a sentence of an answer — is
 supported by those exact source words. The deterministic layer reads both with the lexicon of
-:mod:`affidavit.facts` and :mod:`affidavit.words` and applies these rules, in order:
+:mod:`affidavit.support.facts` and :mod:`affidavit.words` and applies these rules, in order:
 
 1. **Facts.** Every number, date and name in the text must be in the quotes or follow from them
    by a stated rule (:mod:`.support_numbers`, :mod:`.support_dates`): numbers by value (``1,500``
@@ -30,7 +30,7 @@ supported by those exact source words. The deterministic layer reads both with t
 
 The check is pure (no I/O, no model, no network) and cached by text; one claim costs well under a
 millisecond (docs/benchmarks.md). :class:`SupportChecker` adds the optional model layer
-(:mod:`affidavit.gate.support_model`): when a model is configured it is asked about *uncertain*
+(:mod:`affidavit.support.model`): when a model is configured it is asked about *uncertain*
 texts only, and may settle them either way; rule failures stay unsupported.
 """
 
@@ -43,8 +43,8 @@ from functools import lru_cache
 
 from ..evidence.normalize import normalize_quote
 from ..words import STOPWORDS, stem
-from .support_dates import MONTH_NUMBER, Date, date_found
-from .support_lexicon import (
+from .dates import MONTH_NUMBER, Date, date_found
+from .lexicon import (
     _ALIASES,
     _DEMONYM,
     _DEMONYM_AFTER_VOWEL,
@@ -53,9 +53,9 @@ from .support_lexicon import (
     _SCALES,
     _UNITS,
 )
-from .support_mark import mark
-from .support_numbers import BOUNDS, number_found
-from .support_reading import _fold, _quote_reading, _read, _Reading
+from .mark import mark
+from .numbers import BOUNDS, number_found
+from .reading import _fold, _quote_reading, _read, _Reading
 
 __all__ = [
     "CLAIM_SHARE",

@@ -13,7 +13,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .words import STOPWORDS, stem
+from ..words import STOPWORDS, stem
 
 _TOKEN = re.compile(r"\d[\d,.]*\d|\d|[^\W\d_][^\W_]*(?:['’-][^\W\d_]+)*")
 NUMBER_WORDS = frozenset(

@@ -1,14 +1,14 @@
 """The support check's word lists: number words, comparatives, negations, aliases (data only;
-the rules that read them are in :mod:`affidavit.gate.support`)."""
+the rules that read them are in :mod:`affidavit.support.rules`)."""
 
 from __future__ import annotations
 
 import re
 
-from ..facts import MONTHS, NEGATIONS
 from ..words import stem
-from .support_dates import MONTH_NUMBER
-from .support_numbers import APPROXIMATE, BOUNDS, TEMPORAL
+from .dates import MONTH_NUMBER
+from .facts import MONTHS, NEGATIONS
+from .numbers import APPROXIMATE, BOUNDS, TEMPORAL
 
 _DOTTED_THOUSANDS = re.compile(r"\d{1,3}\.\d{3}")
 _PERCENT = re.compile(r"%|\bper\s+cent\b", re.IGNORECASE)

@@ -16,9 +16,9 @@ from typing import cast
 from ..errors import AffidavitError
 from ..evidence import normalize_quote
 from ..sources.store import SourceStore
-from .support import UNCERTAIN, UNSUPPORTED
-from .support_checker import SupportChecker
-from .support_context import headings_above
+from .checker import SupportChecker
+from .context import headings_above
+from .rules import UNCERTAIN, UNSUPPORTED
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ def support_problems(
     once, its headings found once). A claim whose text is one of its quotes (the extractive
     engine's) is supported by the check's first rule and not checked again; the others' verdicts
     are mostly the gate's own, still in the check's cache after an ingest
-    (:data:`~affidavit.gate.support.CHECK_CACHE`)."""
+    (:data:`~affidavit.support.rules.CHECK_CACHE`)."""
     checker = checker or SupportChecker()
     cursor = db.cursor()
     cursor.row_factory = None
