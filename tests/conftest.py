@@ -103,3 +103,26 @@ def add_samples(vault: Vault) -> list[str]:
 
 def dumps(value: Any) -> str:
     return json.dumps(value)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``scripts/test.sh`` runs ``-n auto --dist loadgroup``) every test of a
+    module that has a module- or session-scoped fixture (a daemon, a model server, a vault built
+    once) runs on one worker, so the fixture is built once, not once per worker; any other test
+    goes wherever a worker is free. A test marked ``xdist_group`` keeps its own group."""
+    shared: dict[str, bool] = {}
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        module = item.nodeid.split("::", 1)[0]
+        info = getattr(item, "_fixtureinfo", None)
+        defs = info.name2fixturedefs.values() if info is not None else ()
+        if any(d[-1].scope in ("module", "package", "session") for d in defs if d):
+            shared[module] = True
+        if shared.get(module):
+            item.add_marker(pytest.mark.xdist_group(module))
+    # a module whose first tests use no shared fixture and later ones do: group them all
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        if shared.get(module) and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(module))
