@@ -24,12 +24,13 @@ from .config import Config, load_config, render_default_config
 from .errors import AffidavitError, VaultError
 from .store.gitrepo import GitRepo
 from .store.paths import inside, real_dir
+from .vault_root import CONFIG_NAME as CONFIG_NAME
+from .vault_root import STATE_DIR as STATE_DIR
+from .vault_root import find_vault_root as find_vault_root
 
 if TYPE_CHECKING:
     import pygit2
 
-CONFIG_NAME = "affidavit.toml"
-STATE_DIR = ".affidavit"
 GITIGNORE = (
     "# Affidavit: the database, journal and caches are local state, not history.\n"
     ".affidavit/\n*.affidavit-tmp\n"
@@ -174,15 +175,6 @@ class Vault:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def find_vault_root(start: Path) -> Path | None:
-    """The nearest directory at or above ``start`` that holds an ``affidavit.toml`` and state dir."""
-    start = start.resolve()
-    for candidate in (start, *start.parents):
-        if (candidate / CONFIG_NAME).is_file() and (candidate / STATE_DIR).is_dir():
-            return candidate
-    return None
 
 
 def _private_entries(root: Path) -> Iterator[tuple[str, os.stat_result, int]]:

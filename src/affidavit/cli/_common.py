@@ -7,12 +7,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
 
 from ..errors import AffidavitError
-from ..vault import Vault, open_vault
+
+if TYPE_CHECKING:
+    from ..vault import Vault
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -42,6 +44,8 @@ def vault_path(ctx: click.Context) -> Path | None:
 @contextmanager
 def opened_vault(ctx: click.Context) -> Iterator[Vault]:
     """Open the vault named by ``--vault`` (or enclosing the working directory) for one command."""
+    from ..vault import open_vault
+
     vault = open_vault(vault_path(ctx))
     try:
         yield vault

@@ -7,19 +7,18 @@ import secrets
 import sys
 from collections.abc import Iterator
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from pydantic import ValidationError
 
-from ..ask import Answer, Asker, render_answer
-from ..client import open_backend
-from ..providers.base import Provider
-from ..providers.from_config import provider_from_config
-from ..retrieval.search import Retriever
-from ..service.models import AskRequest, AskResponse
-from ..vault import Vault
+from ..client import open_daemon, open_local
 from ._common import echo_json, json_option, opened_vault, user_errors, vault_path
+
+if TYPE_CHECKING:  # imported when a command runs in-process: a daemon's client needs none
+    from ..ask import Answer
+    from ..providers.base import Provider
+    from ..retrieval.search import Retriever
+    from ..vault import Vault
 
 TIERS = click.Choice(["untrusted", "semi-trusted", "trusted"])
 MODELS = click.Choice(["extractive", "openai", "anthropic", "local"])
@@ -28,11 +27,14 @@ MODELS = click.Choice(["extractive", "openai", "anthropic", "local"])
 def retriever_for(vault: Vault) -> Retriever:
     """FTS5 always; dense vectors too when the [embeddings] extra is installed and indexed."""
     from ..retrieval.dense import dense_search
+    from ..retrieval.search import Retriever
 
     return Retriever(vault.db, dense_search(vault))
 
 
 def _answerer(vault: Vault, model: str | None) -> Provider | None:
+    from ..providers.from_config import provider_from_config
+
     name = model or str(vault.config.model("provider"))
     return None if name == "extractive" else provider_from_config(vault.config, name)
 
@@ -51,18 +53,22 @@ def search(ctx: click.Context, query: str, limit: int, min_trust: str, as_json: 
     Example:
       affidavit search "four freedoms" --min-trust trusted
     """
-    with open_backend(vault_path(ctx)) as backend:  # the daemon when it serves the vault
-        hits = backend.search(query, limit, min_trust).hits
+    with open_daemon(vault_path(ctx)) as daemon:  # the daemon when it serves the vault
+        if daemon is not None:
+            hits: list[dict[str, Any]] = daemon.search_json(query, limit, min_trust)["hits"]
+    if daemon is None:
+        with open_local(vault_path(ctx)) as backend:
+            hits = [h.model_dump() for h in backend.search(query, limit, min_trust).hits]
     if as_json:
-        echo_json([h.model_dump() for h in hits])
+        echo_json(hits)
         return
     if not hits:
         click.echo("No claim matches.")
     for hit in hits:
-        click.echo(f"{hit.claim_id}  {hit.page_title} [{hit.trust}]")
-        click.echo(f"    {hit.text}")
-        for e in hit.evidence:
-            click.echo(f"    “{e.quote}” — {e.source_name}, {e.location}")
+        click.echo(f"{hit['claim_id']}  {hit['page_title']} [{hit['trust']}]")
+        click.echo(f"    {hit['text']}")
+        for e in hit["evidence"]:
+            click.echo(f"    “{e['quote']}” — {e['source_name']}, {e['location']}")
 
 
 @click.command("ask")
@@ -93,20 +99,40 @@ def ask(
       affidavit ask "Who designed the tower?" --min-trust trusted --json
       affidavit ask "What did Monroe say about colonization?" --save
     """
-    try:
-        request = AskRequest(question=question, min_trust=min_trust, model=model, save=save)
-    except ValidationError as exc:
-        raise click.BadParameter(exc.errors()[0]["msg"], param_hint="QUESTION") from exc
-    with open_backend(vault_path(ctx)) as backend:  # the daemon when it serves the vault
-        answer = backend.ask(request)
+    body = {"question": question, "min_trust": min_trust, "model": model, "save": save}
+    if not 1 <= len(question) <= ASK_MAX_CHARS:  # AskRequest's bounds; its message says why
+        _ask_request(body)
+    with open_daemon(vault_path(ctx)) as daemon:  # the daemon when it serves the vault
+        if daemon is not None:
+            answer: dict[str, Any] = daemon.ask_json(body)
+    if daemon is None:
+        with open_local(vault_path(ctx)) as backend:
+            answer = backend.ask(_ask_request(body)).model_dump()
     if as_json:
-        echo_json(answer.model_dump(exclude={"markdown", "save_message"}))
+        echo_json({k: v for k, v in answer.items() if k not in ("markdown", "save_message")})
         return
-    click.echo(answer.markdown, nl=False)
-    if answer.save_message is not None:
-        click.echo(f"\n{answer.save_message}")
+    click.echo(answer["markdown"], nl=False)
+    if answer.get("save_message") is not None:
+        click.echo(f"\n{answer['save_message']}")
     elif save:
         click.echo("\nNothing to save: the answer is not in the wiki.")
+
+
+ASK_MAX_CHARS = 2000
+"""The longest question (``AskRequest.question``'s ``max_length``)."""
+
+
+def _ask_request(body: dict[str, Any]) -> Any:
+    """``body`` as an :class:`~affidavit.service.models.AskRequest`; a bad question is a usage
+    error naming what is wrong."""
+    from pydantic import ValidationError
+
+    from ..service.models import AskRequest
+
+    try:
+        return AskRequest(**body)
+    except ValidationError as exc:
+        raise click.BadParameter(exc.errors()[0]["msg"], param_hint="QUESTION") from exc
 
 
 def _questions(as_json: bool) -> Iterator[str]:
@@ -130,6 +156,8 @@ def _questions(as_json: bool) -> Iterator[str]:
 
 def _chat_line(answer: Answer, conversation: str, turn: int) -> str:
     """One answer as one line of JSON: the fields of `affidavit ask --json`, plus its turn."""
+    from ..service.models import AskResponse
+
     data: dict[str, Any] = answer.to_json()
     data["citations"] = [asdict(h) for h in answer.cited()]
     response = AskResponse(**data, saved_plan=None, save_message=None, markdown="")
@@ -160,6 +188,8 @@ def chat(ctx: click.Context, min_trust: str, model: str | None, as_json: bool) -
       affidavit chat --min-trust semi-trusted
       printf 'Who built the tower?\nWhen?\n' | affidavit chat --json
     """
+    from ..ask import Asker, render_answer
+
     conversation = "chat-" + secrets.token_hex(6)
     history: list[tuple[str, str]] = []
     with opened_vault(ctx) as vault:

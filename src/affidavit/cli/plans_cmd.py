@@ -7,18 +7,16 @@ import json
 import sys
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..client import open_backend
-from ..gate.admission import Admission, OpResult
-from ..plan.nonce import issue_nonce
-from ..plan.schema import Plan, plan_json_schema
-from ..retract import describe_radius
-from ..service.models import PlanPreview, PlanSummary, QuoteContext
-from ..store.blast import BlastRadius
-from ..support import mark
+from ..client import open_backend, open_daemon, open_local
 from ._common import echo_json, json_option, opened_vault, user_errors, vault_path
+
+if TYPE_CHECKING:  # imported where a command needs them: `inbox` through a daemon needs none
+    from ..gate.admission import OpResult
+    from ..service.models import PlanPreview, PlanSummary, QuoteContext
 
 
 def _actor() -> str:
@@ -51,6 +49,8 @@ def nonce(ctx: click.Context, hours: int, as_json: bool) -> None:
     Example:
       affidavit nonce
     """
+    from ..plan.nonce import issue_nonce
+
     with opened_vault(ctx) as vault:
         value = issue_nonce(vault.db, vault.clock, "propose", timedelta(hours=hours))
     if as_json:
@@ -67,6 +67,8 @@ def schema() -> None:
     Example:
       affidavit schema > plan.schema.json
     """
+    from ..plan.schema import plan_json_schema
+
     click.echo(json.dumps(plan_json_schema(), indent=2, sort_keys=True))
 
 
@@ -105,6 +107,8 @@ def propose(ctx: click.Context, plan_file: Path, author: str | None, as_json: bo
         echo_json(proposal.model_dump())
         return
     click.echo(proposal.message)
+    from ..gate.admission import Admission
+
     _print_verdicts(Admission.from_json(proposal.admission).ops)
     if proposal.status == "pending":
         click.echo(f"\nReview: affidavit inbox show {proposal.plan_id[:12]}")
@@ -143,10 +147,14 @@ def inbox(ctx: click.Context, show_all: bool, as_json: bool) -> None:
     if ctx.invoked_subcommand is not None:
         return
     statuses = ("pending", "applied", "rejected", "expired") if show_all else ("pending",)
-    with open_backend(vault_path(ctx)) as backend:  # the daemon when it serves the vault
-        records = backend.list_plans(statuses)
+    with open_daemon(vault_path(ctx)) as daemon:  # the daemon when it serves the vault
+        if daemon is not None:
+            records: list[dict[str, Any]] = daemon.list_plans_json(statuses)
+    if daemon is None:
+        with open_local(vault_path(ctx)) as backend:
+            records = [r.model_dump() for r in backend.list_plans(statuses)]
     if as_json:
-        echo_json([r.model_dump() for r in records])
+        echo_json(records)
         return
     if not records:
         click.echo("The inbox is empty." if not show_all else "No plans yet.")
@@ -155,18 +163,20 @@ def inbox(ctx: click.Context, show_all: bool, as_json: bool) -> None:
         f"{'PLAN':<13} {'STATUS':<9} {'AGE':>7} {'EXPIRES':>8}  OPS  CLAIMS  AUTHOR / ORIGIN"
     )
     for item in records:
-        counts = item.counts
+        counts = item["counts"]
         claims = f"{counts['admitted']}+{counts['quarantined']}!/{counts['rejected']}✗"
-        expires = item.expires_in if item.status == "pending" else "-"
+        expires = item["expires_in"] if item["status"] == "pending" else "-"
         click.echo(
-            f"{item.id[:12]:<13} {item.status:<9} {item.age:>7} {expires:>8}  "
-            f"{item.operations:>3}  {claims:>6}  {item.author} / {item.origin}"
-            + ("  [agent]" if item.proposer == "agent" else "")
+            f"{item['id'][:12]:<13} {item['status']:<9} {item['age']:>7} {expires:>8}  "
+            f"{item['operations']:>3}  {claims:>6}  {item['author']} / {item['origin']}"
+            + ("  [agent]" if item["proposer"] == "agent" else "")
         )
 
 
 def _marked(text: str, words: list[str]) -> str:
     """``text`` with the words the support check found unsupported [bracketed] and bold."""
+    from ..support import mark
+
     return "".join(
         click.style(f"[{piece}]", bold=True, fg="red") if lacks else piece
         for piece, lacks in mark(text, words)
@@ -202,6 +212,11 @@ def show(ctx: click.Context, plan_id: str, as_json: bool) -> None:
     if as_json:
         echo_json(detail.model_dump(exclude={"age", "expires_in", "quotes"}))
         return
+    from ..gate.admission import Admission
+    from ..plan.schema import Plan
+    from ..retract import describe_radius
+    from ..store.blast import BlastRadius
+
     plan = Plan.model_validate(detail.plan)
     admission = Admission.from_json(detail.admission)
     contexts = {(q.op, q.claim, q.evidence): q for q in detail.quotes}

@@ -9,7 +9,7 @@ import click
 
 from ..client import default_socket_path
 from ..errors import ConfigError
-from ..vault import find_vault_root
+from ..vault_root import find_vault_root
 from ._common import user_errors, vault_path
 
 INSTALL = "pip install 'affidavit[server]'"
