@@ -1,0 +1,204 @@
+"""Issue 25's rows of the CLI, the daemon, the database and doctor, side by side: this tree's
+code beside another tree's (``--base``, e.g. a checkout of main) in the same run, on the same vault.
+
+Rows (each for both trees, interleaved ``--rounds`` times):
+
+- ``version``: client CPU (user + system, the whole process) of ``affidavit --version``;
+- ``ask_client``: client CPU of ``affidavit ask QUESTION`` through a running daemon (the daemon
+  is this tree's for both: the row measures the client);
+- ``search``: the daemon (``serve --workers 1``) under 8 clients sending realistic queries —
+  SQuADShifts questions and State of the Union topic words (``--queries``), never one rare term —
+  requests/s, p50/p99 and the daemon's CPU per request;
+- ``ask_daemon``: the daemon's CPU per ``POST …/ask`` (extractive answerer), the same questions.
+
+The vault is built once outside the repository (``bench/bench_ingest.py --vault DIR``, 233
+speeches) and is only read.
+
+    AFFIDAVIT_SHARED_DATA=/work/shared/data .venv/bin/python bench/issue25.py --vault DIR \\
+        --base /path/to/main [--rows version,ask_client,search,ask_daemon] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+from bench_server import UnixConnection, cpu_seconds, load, start  # noqa: E402
+
+TOPICS = [
+    "tariff revenue duties",
+    "slavery emancipation",
+    "gold standard currency",
+    "war with Mexico",
+    "Indian tribes treaties",
+    "national debt reduction",
+    "income tax",
+    "social security",
+    "civil rights",
+    "Panama canal",
+    "railroads interstate commerce",
+    "immigration laws",
+    "foreign trade",
+    "army navy appropriations",
+    "public lands",
+    "banking system",
+    "health insurance",
+    "energy crisis",
+    "terrorism",
+    "education schools",
+    "farm agriculture prices",
+    "inflation unemployment",
+    "nuclear weapons",
+    "Soviet Union",
+    "postal service",
+    "Philippines",
+    "Cuba Spain",
+    "depression relief",
+    "veterans pensions",
+    "environment pollution",
+]
+
+
+def queries(count: int) -> list[str]:
+    """``count`` questions of SQuADShifts (seeded shuffle) and the State of the Union topics."""
+    data = Path(os.environ.get("AFFIDAVIT_SHARED_DATA", ROOT.parent / "shared" / "data"))
+    squad = json.loads((data / "qa" / "squadshifts_new_wiki_v1.0.json").read_text())
+    asked = [q["question"] for a in squad["data"] for p in a["paragraphs"] for q in p["qas"]]
+    random.Random(25).shuffle(asked)
+    return asked[:count] + TOPICS
+
+
+def child_cpu(args: list[str], src: Path, env: dict[str, str] | None = None) -> float:
+    """User + system CPU seconds of one CLI process run with ``src`` first on the path."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(
+        [sys.executable, "-c", "from affidavit.cli import main; main()", *args],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(src), **(env or {})},
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=120)
+
+
+def ask_cpu(sock: Path, pid: int, name: str, asked: list[str]) -> dict[str, Any]:
+    """The daemon's CPU per ``ask`` over ``asked`` (one client, after one warm-up pass)."""
+    conn = UnixConnection(str(sock))
+
+    def one(question: str) -> None:
+        body = json.dumps({"question": question})
+        conn.request(
+            "POST",
+            f"/v1/vaults/{name}/ask",
+            body=body,
+            headers={"content-type": "application/json"},
+        )
+        response = conn.getresponse()
+        response.read()
+        if response.status != 200:
+            raise RuntimeError(f"ask failed: {response.status}")
+
+    for question in asked[:10]:
+        one(question)
+    before = cpu_seconds(pid)
+    started = time.perf_counter()
+    for question in asked:
+        one(question)
+    seconds = time.perf_counter() - started
+    cpu = cpu_seconds(pid) - before
+    conn.close()
+    return {
+        "cpu_ms": round(1000 * cpu / len(asked), 2),
+        "wall_ms": round(1000 * seconds / len(asked), 2),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--vault", type=Path, required=True)
+    parser.add_argument(
+        "--base", type=Path, required=True, help="the other tree (its src/ is used)"
+    )
+    parser.add_argument("--rows", default="version,ask_client,search,ask_daemon")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--questions", type=int, default=200)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    rows = args.rows.split(",")
+    trees = {"this": ROOT / "src", "base": args.base / "src"}
+    asked = queries(args.questions)
+    name = args.vault.name
+    work = Path(tempfile.mkdtemp(prefix="issue25-", dir="/tmp"))
+    result: dict[str, Any] = {"load_before": os.getloadavg()[0], "queries": len(asked)}
+    try:
+        if "version" in rows:
+            for tree in trees:
+                result[f"version_{tree}_s"] = []
+            for _ in range(args.rounds):
+                for tree, src in trees.items():
+                    result[f"version_{tree}_s"].append(round(child_cpu(["--version"], src), 3))
+        if "ask_client" in rows:
+            proc, sock, _ = start(args.vault, work / "client", src=trees["this"])
+            env = {"AFFIDAVIT_SOCKET": str(sock), "AFFIDAVIT_NO_DAEMON": ""}
+            try:
+                for tree in trees:
+                    result[f"ask_client_{tree}_s"] = []
+                for n in range(args.rounds):
+                    for tree, src in trees.items():
+                        cmd = ["--vault", str(args.vault), "ask", asked[n]]
+                        result[f"ask_client_{tree}_s"].append(round(child_cpu(cmd, src, env), 3))
+            finally:
+                stop(proc)
+        for tree, src in trees.items():
+            if "search" not in rows and "ask_daemon" not in rows:
+                break
+            proc, sock, _ = start(args.vault, work / tree, src=src, workers=1)
+            try:
+                if "search" in rows:
+                    paths = [f"/v1/vaults/{name}/search?q={quote(q)}" for q in asked]
+                    load(("unix", str(sock)), {}, paths, 8, 1.0)  # warm-up
+                    cells = [
+                        load(("unix", str(sock)), {}, paths, 8, args.seconds, proc.pid)
+                        for _ in range(args.rounds)
+                    ]
+                    result[f"search_{tree}"] = cells
+                if "ask_daemon" in rows:
+                    result[f"ask_daemon_{tree}"] = ask_cpu(sock, proc.pid, name, asked[:100])
+            finally:
+                stop(proc)
+        result["load_after"] = os.getloadavg()[0]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    for key, value in list(result.items()):
+        if isinstance(value, list) and value and isinstance(value[0], float):
+            result[key.removesuffix("_s") + "_median_s"] = statistics.median(value)
+    print(json.dumps(result, indent=None if args.json else 2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
