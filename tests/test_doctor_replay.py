@@ -9,7 +9,9 @@ from collections.abc import Callable
 import pytest
 
 from affidavit.doctor import run_doctor
+from affidavit.errors import IntegrityError
 from affidavit.inbox import approve, propose
+from affidavit.plan.stored import MAX_TEXT, pack, unpack
 from affidavit.store.apply import render_all_files
 from affidavit.vault import Vault
 
@@ -102,10 +104,35 @@ def test_a_deleted_claim_is_reported(wiki: Vault) -> None:
     assert "missing from the database" in claim_findings(wiki)[claim]
 
 
-def test_an_altered_plan_is_reported(wiki: Vault) -> None:
-    tamper(
-        wiki,
-        "UPDATE plans SET plan_json = replace(plan_json, 'Four Freedoms', 'Five Freedoms')",
-    )
+@pytest.mark.parametrize("where", ["compressed", "text"])
+def test_an_altered_plan_is_reported(wiki: Vault, where: str) -> None:
+    """An applied plan's text is stored compressed (plan/stored.py): edited there, or written
+    back as plain text (which a reader takes first), it no longer hashes to its id."""
+    (plan_id, blob), *_ = wiki.db.execute(
+        "SELECT id, plan_z FROM plans WHERE status = 'applied'"
+    ).fetchall()
+    altered = unpack(blob).replace("Four Freedoms", "Five Freedoms")
+    assert altered != unpack(blob)
+    if where == "compressed":
+        set_it = f"UPDATE plans SET plan_z = x'{pack(altered).hex()}' WHERE id = '{plan_id}'"
+    else:
+        quoted = altered.replace("'", "''")
+        set_it = f"UPDATE plans SET plan_json = '{quoted}' WHERE id = '{plan_id}'"
+    tamper(wiki, set_it)
     found = claim_findings(wiki)
     assert any("no longer hashes to its id" in m for m in found.values()), found
+
+
+def test_a_compressed_plan_that_inflates_without_end_is_refused(wiki: Vault) -> None:
+    """A planted zlib bomb (or bytes that are not zlib) in a decided plan's column is an
+    integrity problem reported by doctor, never inflated whole into memory."""
+    import zlib
+
+    (plan_id,), *_ = wiki.db.execute("SELECT id FROM plans WHERE status = 'applied'").fetchall()
+    bomb = zlib.compress(b"[" * (MAX_TEXT + 1), 9)
+    with pytest.raises(IntegrityError, match="inflates past"):
+        unpack(bomb)
+    with pytest.raises(IntegrityError, match="not readable"):
+        unpack(b"not zlib at all")
+    tamper(wiki, f"UPDATE plans SET plan_z = x'{bomb.hex()}' WHERE id = '{plan_id}'")
+    assert "no longer hashes to its id" in claim_findings(wiki)[plan_id]

@@ -11,6 +11,7 @@ import pytest
 from affidavit.doctor import run_doctor
 from affidavit.errors import AdmissionError, ConflictError
 from affidavit.inbox import approve, get_plan, list_plans, propose, reject
+from affidavit.plan.stored import snapshot_text
 from affidavit.store.render import expected_files
 from affidavit.vault import Vault, open_vault
 
@@ -303,8 +304,10 @@ def test_context_cap_spills_into_archive_and_snapshots(vault: Vault, clock: Any)
     assert "Value 149 is recorded." in context
     total = vault.db.execute("SELECT count(*) FROM claims WHERE status = 'active'").fetchone()[0]
     assert total == 150  # nothing truncated
-    snaps = vault.db.execute("SELECT content FROM context_snapshots ORDER BY id").fetchall()
-    assert len(snaps) == 5 and "Value 29 is recorded." in snaps[2]["content"]
+    snaps = vault.db.execute(
+        "SELECT content, content_z FROM context_snapshots ORDER BY id"
+    ).fetchall()
+    assert len(snaps) == 5 and "Value 29 is recorded." in snapshot_text(snaps[2])
     assert run_doctor(vault).clean
 
 

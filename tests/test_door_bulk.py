@@ -15,6 +15,7 @@ import pytest
 
 from affidavit.doctor import run_doctor
 from affidavit.ingest.pipeline import Ingestor
+from affidavit.plan.stored import admission_text
 from affidavit.providers.from_config import provider_from_config
 from affidavit.store.apply import Batch
 from affidavit.store.writer import Writer
@@ -68,10 +69,12 @@ def _ingest(root: Path, docs: Path) -> dict[str, Any]:
             ).fetchone()[0],
             "deferred": db.execute("SELECT count(*) FROM door_deferred").fetchone()[0],
             "plans": [  # plan ids differ with the nonces
-                (status, admission.replace(plan_id, "<plan>"), selected)
-                for plan_id, status, admission, selected in db.execute(
-                    "SELECT id, status, admission, selected_ops FROM plans ORDER BY rowid"
+                (status, admission_text(row).replace(plan_id, "<plan>"), selected)
+                for row in db.execute(
+                    "SELECT id, status, admission, admission_z, selected_ops FROM plans "
+                    "ORDER BY rowid"
                 )
+                for plan_id, status, selected in [(row[0], row[1], row[4])]
             ],
         }
         assert run_doctor(vault).clean

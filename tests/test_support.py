@@ -21,6 +21,7 @@ from affidavit.inbox import approve, propose
 from affidavit.ingest.pipeline import Ingestor
 from affidavit.lint.checks import run_checks
 from affidavit.plan.schema import parse_plan
+from affidavit.plan.stored import admission_text
 from affidavit.providers.base import ModelRequest
 from affidavit.providers.extractive import ExtractiveProvider
 from affidavit.providers.scripted import ScriptedProvider
@@ -219,8 +220,8 @@ def test_the_extractive_engine_stays_supported(vault: Vault, tmp_path: Path) -> 
     assert report.totals()["claims"]["admitted"] > 0
     ops = [
         op
-        for (row,) in vault.db.execute("SELECT admission FROM plans")
-        for op in json.loads(row)["ops"]
+        for row in vault.db.execute("SELECT admission, admission_z FROM plans")
+        for op in json.loads(admission_text(row))["ops"]
     ]
     claims = [c for op in ops for c in op["claims"]]
     assert claims and {c["support"] for c in claims} == {"supported"}

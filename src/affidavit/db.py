@@ -13,6 +13,9 @@ from pathlib import Path
 
 Migration = Callable[[], str]
 MIGRATIONS: list[tuple[str, Migration]] = []
+DATA_STEPS: dict[str, Callable[[sqlite3.Connection], object]] = {}
+"""What a migration does in Python after its SQL, in the same transaction (data conversions
+that SQL alone can't do), by migration name."""
 
 
 def migration(func: Migration) -> Migration:
@@ -457,6 +460,30 @@ def m012_door_bulk_claims() -> str:
     """
 
 
+@migration
+def m013_plans_compressed() -> str:
+    """A decided plan's text and admission, and each snapshot of context.md, zlib-compressed
+    (:mod:`affidavit.plan.stored`): the text columns of applied, rejected and expired plans were
+    half the database, the snapshots a fourteenth. Existing decided
+    plans are compressed by the data step below; the pages they leave free are reused by later
+    writes (``affidavit doctor --stats`` shows them)."""
+    return """
+        ALTER TABLE plans ADD COLUMN plan_z BLOB;
+        ALTER TABLE plans ADD COLUMN admission_z BLOB;
+        ALTER TABLE context_snapshots ADD COLUMN content_z BLOB
+    """
+
+
+def _compress_decided_plans(db: sqlite3.Connection) -> None:
+    from .plan.stored import compact_all, compact_snapshots
+
+    compact_all(db)
+    compact_snapshots(db)
+
+
+DATA_STEPS["m013_plans_compressed"] = _compress_decided_plans
+
+
 def migrate(db: sqlite3.Connection) -> list[str]:
     """Apply the migrations not yet recorded; returns the names applied now."""
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
@@ -466,13 +493,16 @@ def migrate(db: sqlite3.Connection) -> list[str]:
         if name in done:
             continue
         script = func()
+        step = DATA_STEPS.get(name)
         try:
-            db.executescript(
-                f"BEGIN IMMEDIATE;\n{script};\n"
-                f"INSERT INTO _migrations (name, applied_at) VALUES ('{name}', datetime('now'));\n"
-                "COMMIT;"
+            db.executescript(f"BEGIN IMMEDIATE;\n{script};")
+            if step is not None:
+                step(db)
+            db.execute(
+                "INSERT INTO _migrations (name, applied_at) VALUES (?, datetime('now'))", (name,)
             )
-        except sqlite3.Error:
+            db.execute("COMMIT")
+        except BaseException:
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise

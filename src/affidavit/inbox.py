@@ -21,6 +21,7 @@ from .gate.withdrawals import ends_claims
 from .hashing import canonical_json, content_id, sha256_hex
 from .plan.nonce import check_nonce, consume_nonce
 from .plan.schema import CreatePage, Plan, parse_plan, remember_parsed
+from .plan.stored import admission_text, compact, plan_text
 from .store import audit
 from .store.apply import (
     ApplyResult,
@@ -155,6 +156,7 @@ def propose(
                 ),
             )
             consume_nonce(vault.db, plan.nonce, plan_id)
+            compact(vault.db, plan_id)  # rejected at once: decided, compressed
             for index in passing:
                 op = plan.operations[index]
                 if isinstance(op, CreatePage):
@@ -202,8 +204,8 @@ def _record(row: Any) -> PlanRecord:
         expires_at=row["expires_at"],
         decided_at=row["decided_at"],
         decided_by=row["decided_by"],
-        plan=Plan.model_validate(json.loads(row["plan_json"])),
-        admission=Admission.from_json(json.loads(row["admission"])),
+        plan=Plan.model_validate(json.loads(plan_text(row))),
+        admission=Admission.from_json(json.loads(admission_text(row))),
     )
 
 
@@ -253,6 +255,7 @@ def expire_due(vault: Vault) -> list[str]:
                 (now, plan_id),
             )
             vault.db.execute("DELETE FROM slug_reservations WHERE plan_id = ?", (plan_id,))
+            compact(vault.db, plan_id)
             audit.append(vault.db, now, "expired", plan_id, "expiry", {})
     return due
 
@@ -316,6 +319,7 @@ def reject(vault: Vault, ref: str, reason: str, actor: str) -> PlanRecord:
                 (reason, now, actor, plan_id),
             )
             vault.db.execute("DELETE FROM slug_reservations WHERE plan_id = ?", (plan_id,))
+            compact(vault.db, plan_id)
             audit.append(vault.db, now, "rejected", plan_id, actor, {"reason": reason})
     return get_plan(vault, plan_id)
 

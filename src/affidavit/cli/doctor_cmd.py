@@ -14,10 +14,15 @@ from ._common import echo_json, json_option, opened_vault, user_errors
     is_flag=True,
     help="Turn hand edits of wiki/ into a plan in the inbox instead of discarding them.",
 )
+@click.option(
+    "--stats",
+    is_flag=True,
+    help="Only print where the bytes are: the database by table, its free pages, the sources.",
+)
 @json_option
 @click.pass_context
 @user_errors
-def doctor(ctx: click.Context, propose: bool, as_json: bool) -> None:
+def doctor(ctx: click.Context, propose: bool, stats: bool, as_json: bool) -> None:
     """Re-hash sources, re-verify every quote, compare wiki/ with the database, check the
     audit chain and git. Exits 1 when anything is wrong.
 
@@ -26,7 +31,11 @@ def doctor(ctx: click.Context, propose: bool, as_json: bool) -> None:
       affidavit doctor
       affidavit doctor --json
       affidavit doctor --propose     # hand edits become a plan awaiting approval
+      affidavit doctor --stats       # the database's size by table, beside the sources'
     """
+    if stats:
+        _print_stats(ctx, as_json)
+        return
     with opened_vault(ctx) as vault:
         proposals = []
         if propose:
@@ -55,6 +64,30 @@ def doctor(ctx: click.Context, propose: bool, as_json: bool) -> None:
                     click.echo(f"    fix: {finding.fix}")
         if not report.clean:
             ctx.exit(1)
+
+
+def _print_stats(ctx: click.Context, as_json: bool) -> None:
+    from ..dbstats import vault_stats
+
+    with opened_vault(ctx) as vault:
+        data = vault_stats(vault).to_json()
+    if as_json:
+        echo_json(data)
+        return
+    mb = 1e6
+    click.echo(
+        f"database {data['database_bytes'] / mb:.1f} MB ({data['free_bytes'] / mb:.1f} MB free)"
+    )
+    click.echo(
+        f"sources  {data['sources_text_bytes'] / mb:.1f} MB of text "
+        f"({data['source_files_bytes'] / mb:.1f} MB of files under sources/)"
+    )
+    if data["database_per_source_byte"] is not None:
+        click.echo(f"         {data['database_per_source_byte']}× the sources' text")
+    click.echo(f"{'TABLE':<24} {'MB':>8} {'ROWS':>9}")
+    for row in data["tables"]:
+        rows = "" if row["rows"] is None else str(row["rows"])
+        click.echo(f"{row['table']:<24} {row['bytes'] / mb:>8.2f} {rows:>9}")
 
 
 COMMANDS = [doctor]

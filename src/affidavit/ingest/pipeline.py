@@ -28,6 +28,7 @@ from ..inbox import Proposal
 from ..plan.compact import compact_plan_schema
 from ..plan.nonce import issue_nonce
 from ..plan.schema import plan_json_schema
+from ..plan.stored import admission_text
 from ..providers.base import Completion, IngestTask, Message, ModelRequest, Provider, Usage
 from ..sources.sentences import sentences_of
 from ..sources.store import AddResult, SourceRecord, SourceStore
@@ -495,13 +496,14 @@ class Ingestor:
         (the plan consumed the chunk's nonce), settle that plan instead of asking again, so a
         resumed ingest proposes and applies each chunk's plan once. None: ask the model anew."""
         row = self.vault.db.execute(
-            "SELECT p.id, p.status, p.admission FROM nonces n JOIN plans p ON p.id = n.used_by "
+            "SELECT p.id, p.status, p.admission, p.admission_z FROM nonces n "
+            "JOIN plans p ON p.id = n.used_by "
             "WHERE n.nonce = ?",
             (nonce or "",),
         ).fetchone()
         if row is None:
             return None
-        admission = Admission.from_json(json.loads(row["admission"]))
+        admission = Admission.from_json(json.loads(admission_text(row)))
         result = ChunkOutcome(
             index=chunk.index,
             start=chunk.start,

@@ -44,6 +44,7 @@ from ..evidence import Verifier
 from ..gate.admission import Admission, admit
 from ..hashing import canonical_json, sha256_hex
 from ..plan.schema import UpdateContext
+from ..plan.stored import compact, pack
 from ..retrieval.tantivy_index import refresh_search_index
 from ..sources.store import SourceStore
 from ..vault import Vault
@@ -355,8 +356,9 @@ class Batch:
         ops = item.plan.operations
         if any(isinstance(ops[i], UpdateContext) for i in admission.admitted_ops):
             db.execute(
-                "INSERT INTO context_snapshots (plan_id, created_at, content) VALUES (?, ?, ?)",
-                (item.plan_id, writer.now, render_context(db)),
+                "INSERT INTO context_snapshots (plan_id, created_at, content, content_z) "
+                "VALUES (?, ?, '', ?)",  # compressed (plan/stored.py): only ever read back
+                (item.plan_id, writer.now, pack(render_context(db))),
             )
         summary = writer.write(item.plan, admission)
         if writer.context_changed:  # only new context entries can push it past its cap
@@ -686,6 +688,7 @@ def _record(
             (now, approval.actor, json.dumps(done), merged, plan_id),
         )
         db.execute("DELETE FROM slug_reservations WHERE plan_id = ?", (plan_id,))
+        compact(db, plan_id)  # decided: its texts compressed (plan/stored.py)
     audit.append(
         db,
         now,

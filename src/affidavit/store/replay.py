@@ -30,6 +30,7 @@ from ..plan.schema import (
     UpdateContext,
     parse_plan,
 )
+from ..plan.stored import unpack
 from .render import CONTEXT_ARCHIVE
 
 
@@ -90,7 +91,7 @@ def _drafts(op: object) -> tuple[str | None, list[ClaimDraft]]:
 def _plan(db: sqlite3.Connection, state: _Replay, plan_id: str) -> Plan | None:
     if plan_id in state.plans:
         return state.plans[plan_id]
-    row = db.execute("SELECT plan_json FROM plans WHERE id = ?", (plan_id,)).fetchone()
+    row = db.execute("SELECT plan_json, plan_z FROM plans WHERE id = ?", (plan_id,)).fetchone()
     plan: Plan | None = None
     if row is None:
         state.problems.append(
@@ -98,7 +99,7 @@ def _plan(db: sqlite3.Connection, state: _Replay, plan_id: str) -> Plan | None:
         )
     else:
         try:
-            plan = parse_plan(row[0])
+            plan = parse_plan(row[0] or unpack(row[1]))
         except AffidavitError:
             plan = None
         if plan is None or content_id(plan.to_json()) != plan_id:

@@ -1,0 +1,84 @@
+"""``affidavit doctor --stats``: where the vault's bytes are — the database by table (its indexes
+counted with it), the pages it holds free, and the sources it was built from."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
+
+from .vault import Vault
+
+
+@dataclass
+class Stats:
+    tables: dict[str, int] = field(default_factory=dict)
+    """Bytes of each table with its indexes (FTS5 shadow tables under their FTS table)."""
+    rows: dict[str, int] = field(default_factory=dict)
+    database_bytes: int = 0
+    free_bytes: int = 0
+    sources_bytes: int = 0
+    """The stored sources' extracted text (what the wiki quotes), as ``sources.text_chars`` says."""
+    source_files_bytes: int = 0
+    """Every file under sources/ (originals and extracted text)."""
+
+    def to_json(self) -> dict[str, Any]:
+        ratio = self.database_bytes / self.sources_bytes if self.sources_bytes else None
+        return {
+            "database_bytes": self.database_bytes,
+            "free_bytes": self.free_bytes,
+            "sources_text_bytes": self.sources_bytes,
+            "source_files_bytes": self.source_files_bytes,
+            "database_per_source_byte": round(ratio, 2) if ratio is not None else None,
+            "tables": [
+                {"table": name, "bytes": size, "rows": self.rows.get(name)}
+                for name, size in sorted(self.tables.items(), key=lambda kv: (-kv[1], kv[0]))
+            ],
+        }
+
+
+def _owner(name: str, tables: set[str], index_of: dict[str, str]) -> str:
+    if name in index_of:
+        return index_of[name]
+    for suffix in ("_data", "_idx", "_content", "_docsize", "_config"):
+        if name.endswith(suffix) and name.removesuffix(suffix) in tables:
+            return name.removesuffix(suffix)
+    return name
+
+
+def vault_stats(vault: Vault) -> Stats:
+    db = vault.db
+    stats = Stats()
+    page_size = db.execute("PRAGMA page_size").fetchone()[0]
+    stats.database_bytes = db.execute("PRAGMA page_count").fetchone()[0] * page_size
+    stats.free_bytes = db.execute("PRAGMA freelist_count").fetchone()[0] * page_size
+    schema = db.execute("SELECT type, name, tbl_name FROM sqlite_master").fetchall()
+    tables = {r[1] for r in schema if r[0] == "table"}
+    index_of = {r[1]: r[2] for r in schema if r[0] == "index"}
+    try:
+        sizes = db.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name").fetchall()
+    except sqlite3.OperationalError:  # an SQLite built without dbstat: tables by row count only
+        sizes = []
+    for name, size in sizes:
+        owner = _owner(str(name), tables, index_of)
+        stats.tables[owner] = stats.tables.get(owner, 0) + int(size)
+    for name in sorted(tables):
+        if name.startswith("sqlite_") or _owner(name, tables, index_of) != name:
+            continue
+        quoted = '"' + name.replace('"', '""') + '"'
+        stats.rows[name] = db.execute(f"SELECT count(*) FROM {quoted}").fetchone()[0]
+        stats.tables.setdefault(name, 0)
+    stats.sources_bytes = db.execute(
+        "SELECT coalesce(sum(text_chars), 0) FROM sources WHERE status != 'retracted'"
+    ).fetchone()[0]
+    for folder, _dirs, files in os.walk(vault.root / "sources", followlinks=False):
+        for name in files:
+            try:
+                stats.source_files_bytes += os.lstat(os.path.join(folder, name)).st_size
+            except OSError:
+                continue
+    return stats
+
+
+__all__ = ["Stats", "vault_stats"]
