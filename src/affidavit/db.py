@@ -484,6 +484,78 @@ def _compress_decided_plans(db: sqlite3.Connection) -> None:
 DATA_STEPS["m013_plans_compressed"] = _compress_decided_plans
 
 
+@migration
+def m014_doctor_changes() -> str:
+    """What ``affidavit doctor`` checks again when it checks what changed since its last clean
+    check (:mod:`affidavit.doctor_since`): every row of these tables updated or deleted, logged by
+    triggers inside the writing transaction (a row inserted since is found by its rowid, past the
+    largest the checkpoint recorded). Whoever edits a row with SQL fires them too."""
+    return """
+        CREATE TABLE doctor_changes (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            tbl TEXT NOT NULL,
+            key TEXT
+        );
+        CREATE TRIGGER doctor_claims_update AFTER UPDATE ON claims BEGIN
+            INSERT INTO doctor_changes (tbl, key) VALUES ('claims', old.id);
+            INSERT INTO doctor_changes (tbl, key) VALUES ('claims', new.id);
+        END;
+        CREATE TRIGGER doctor_claims_delete AFTER DELETE ON claims BEGIN
+            INSERT INTO doctor_changes (tbl, key) VALUES ('claims', old.id);
+        END;
+        CREATE TRIGGER doctor_evidence_update AFTER UPDATE ON evidence BEGIN
+            INSERT INTO doctor_changes (tbl, key) VALUES ('evidence', old.claim_id);
+            INSERT INTO doctor_changes (tbl, key) VALUES ('evidence', new.claim_id);
+        END;
+        CREATE TRIGGER doctor_evidence_delete AFTER DELETE ON evidence BEGIN
+            INSERT INTO doctor_changes (tbl, key) VALUES ('evidence', old.claim_id);
+        END;
+        CREATE TRIGGER doctor_pages_update AFTER UPDATE ON pages BEGIN
+            INSERT INTO doctor_changes (tbl, key) VALUES ('pages', old.slug);
+            INSERT INTO doctor_changes (tbl, key) VALUES ('pages', new.slug);
+        END;
+        CREATE TRIGGER doctor_pages_delete AFTER DELETE ON pages BEGIN
+            INSERT INTO doctor_changes (tbl, key) VALUES ('pages', old.slug);
+        END;
+        CREATE TRIGGER doctor_links_update AFTER UPDATE ON links BEGIN
+            INSERT INTO doctor_changes (tbl, key) VALUES ('links', old.src);
+            INSERT INTO doctor_changes (tbl, key) VALUES ('links', new.src);
+        END;
+        CREATE TRIGGER doctor_links_delete AFTER DELETE ON links BEGIN
+            INSERT INTO doctor_changes (tbl, key) VALUES ('links', old.src);
+        END;
+        CREATE TRIGGER doctor_sources_update AFTER UPDATE ON sources BEGIN
+            INSERT INTO doctor_changes (tbl, key) VALUES ('sources', old.id);
+            INSERT INTO doctor_changes (tbl, key) VALUES ('sources', new.id);
+        END;
+        CREATE TRIGGER doctor_sources_delete AFTER DELETE ON sources BEGIN
+            INSERT INTO doctor_changes (tbl, key) VALUES ('sources', old.id);
+        END;
+        CREATE TRIGGER doctor_plans_update AFTER UPDATE ON plans BEGIN
+            INSERT INTO doctor_changes (tbl, key) VALUES ('plans', old.id);
+            INSERT INTO doctor_changes (tbl, key) VALUES ('plans', new.id);
+        END;
+        CREATE TRIGGER doctor_plans_delete AFTER DELETE ON plans BEGIN
+            INSERT INTO doctor_changes (tbl, key) VALUES ('plans', old.id);
+        END;
+        CREATE TRIGGER doctor_audit_update AFTER UPDATE ON audit BEGIN
+            INSERT INTO doctor_changes (tbl, key) VALUES ('audit', old.seq);
+            INSERT INTO doctor_changes (tbl, key) VALUES ('audit', new.seq);
+        END;
+        CREATE TRIGGER doctor_audit_delete AFTER DELETE ON audit BEGIN
+            INSERT INTO doctor_changes (tbl, key) VALUES ('audit', old.seq);
+        END;
+        CREATE TRIGGER doctor_context_snapshots_update AFTER UPDATE ON context_snapshots BEGIN
+            INSERT INTO doctor_changes (tbl, key) VALUES ('context_snapshots', old.id);
+            INSERT INTO doctor_changes (tbl, key) VALUES ('context_snapshots', new.id);
+        END;
+        CREATE TRIGGER doctor_context_snapshots_delete AFTER DELETE ON context_snapshots BEGIN
+            INSERT INTO doctor_changes (tbl, key) VALUES ('context_snapshots', old.id);
+        END;
+        INSERT INTO doctor_changes (tbl, key) VALUES ('start', NULL)
+    """
+
+
 def migrate(db: sqlite3.Connection) -> list[str]:
     """Apply the migrations not yet recorded; returns the names applied now."""
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from ..doctor import run_doctor
 from ._common import echo_json, json_option, opened_vault, user_errors
 
 
@@ -15,6 +14,11 @@ from ._common import echo_json, json_option, opened_vault, user_errors
     help="Turn hand edits of wiki/ into a plan in the inbox instead of discarding them.",
 )
 @click.option(
+    "--full",
+    is_flag=True,
+    help="Check everything, not only what changed since the last clean check.",
+)
+@click.option(
     "--stats",
     is_flag=True,
     help="Only print where the bytes are: the database by table, its free pages, the sources.",
@@ -22,13 +26,18 @@ from ._common import echo_json, json_option, opened_vault, user_errors
 @json_option
 @click.pass_context
 @user_errors
-def doctor(ctx: click.Context, propose: bool, stats: bool, as_json: bool) -> None:
+def doctor(ctx: click.Context, propose: bool, full: bool, stats: bool, as_json: bool) -> None:
     """Re-hash sources, re-verify every quote, compare wiki/ with the database, check the
     audit chain and git. Exits 1 when anything is wrong.
+
+    By default only what changed since the last clean check is checked again (every row and
+    file is compared with its fingerprint, and the audit chain since then is verified);
+    --full checks everything.
 
     \b
     Examples:
       affidavit doctor
+      affidavit doctor --full        # every source re-hashed, every applied plan replayed
       affidavit doctor --json
       affidavit doctor --propose     # hand edits become a plan awaiting approval
       affidavit doctor --stats       # the database's size by table, beside the sources'
@@ -42,7 +51,9 @@ def doctor(ctx: click.Context, propose: bool, stats: bool, as_json: bool) -> Non
             from ..handedits import propose_hand_edits
 
             proposals = propose_hand_edits(vault)
-        report = run_doctor(vault)
+        from ..doctor_since import run_doctor_since, run_full
+
+        report = run_full(vault) if full else run_doctor_since(vault)
         if as_json:
             data = report.to_json()
             data["proposals"] = [p.to_json() for p in proposals]

@@ -8,6 +8,7 @@ which report that.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import dataclass
 from itertools import chain
@@ -36,9 +37,13 @@ class SupportProblem:
 
 
 def support_problems(
-    db: sqlite3.Connection, store: SourceStore, checker: SupportChecker | None = None
+    db: sqlite3.Connection,
+    store: SourceStore,
+    checker: SupportChecker | None = None,
+    claim_ids: list[str] | None = None,
 ) -> tuple[int, list[SupportProblem]]:
-    """Check every active claim; return how many were checked and the problems, by claim id.
+    """Check every active claim (or those of ``claim_ids``); return how many were checked and
+    the problems, by claim id.
 
     The rows are read in claim order and worked through one source at a time (each text read
     once, its headings found once). A claim whose text is one of its quotes (the extractive
@@ -48,10 +53,12 @@ def support_problems(
     checker = checker or SupportChecker()
     cursor = db.cursor()
     cursor.row_factory = None
+    only = "" if claim_ids is None else "AND c.id IN (SELECT value FROM json_each(?)) "
     rows = cursor.execute(
         'SELECT c.id, c.page_slug, c.text, e.source_id, e.start, e."end", e.quote '
         "FROM claims c JOIN evidence e ON e.claim_id = c.id "
-        "WHERE c.status = 'active' ORDER BY c.id, e.idx"
+        f"WHERE c.status = 'active' {only}ORDER BY c.id, e.idx",
+        () if claim_ids is None else (json.dumps(claim_ids),),
     ).fetchall()
     spans: list[str | None] = [None] * len(rows)
     """Each row's span (None: unreadable, or no longer the quote)."""
