@@ -201,3 +201,16 @@ def test_the_command_checks_since_by_default_and_everything_with_full(wiki: Vaul
 
 def test_the_checkpoint_is_private(wiki: Vault) -> None:
     assert Path(checkpoint_path(wiki)).stat().st_mode & 0o077 == 0
+
+
+def test_another_users_vault_gets_no_checkpoint(wiki: Vault) -> None:
+    """Run as root on a vault someone else owns, doctor checks and writes nothing into it."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to hand the vault to another user")
+    checkpoint_path(wiki).unlink()
+    os.chown(wiki.state_dir, 65534, 65534)
+    try:
+        assert run_doctor_since(wiki).clean
+        assert not checkpoint_path(wiki).exists()
+    finally:
+        os.chown(wiki.state_dir, 0, 0)

@@ -199,9 +199,17 @@ def load(vault: Vault) -> Checkpoint | None:
         return None
 
 
-def save(vault: Vault, point: Checkpoint) -> None:
-    data = json.dumps(point.to_json(), separators=(",", ":"), sort_keys=True).encode()
-    atomic_write(checkpoint_path(vault), data, 0o600)
+def save(vault: Vault, point: Checkpoint) -> bool:
+    """Record the checkpoint; False when it can't be: a vault another user owns is only read
+    (nothing runs for it with more authority than its owner has), a read-only one likewise."""
+    try:
+        if vault.state_dir.stat().st_uid != os.geteuid():
+            return False
+        data = json.dumps(point.to_json(), separators=(",", ":"), sort_keys=True).encode()
+        atomic_write(checkpoint_path(vault), data, 0o600)
+    except OSError:
+        return False
+    return True
 
 
 def run_full(vault: Vault) -> DoctorReport:
