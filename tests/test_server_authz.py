@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -129,12 +130,16 @@ def start_daemon(
             if proc.poll() is not None:
                 raise RuntimeError(f"daemon exited: {log.read_text()}")
             if sock.exists():
-                try:
-                    with daemon.unix() as client:
-                        if client.get("/v1/health").status_code == 200:
-                            return daemon
-                except httpx.HTTPError:
-                    pass
+                # a daemon still starting may drop the probe's connection; httpx then leaves
+                # its socket to the collector (a ResourceWarning, an error here) on a busy machine
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ResourceWarning)
+                    try:
+                        with daemon.unix() as client:
+                            if client.get("/v1/health").status_code == 200:
+                                return daemon
+                    except httpx.HTTPError:
+                        pass
             if time.monotonic() > deadline:
                 raise RuntimeError(f"daemon did not start: {log.read_text()}")
             time.sleep(0.05)

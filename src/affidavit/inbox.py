@@ -21,7 +21,7 @@ from .gate.withdrawals import ends_claims
 from .hashing import canonical_json, content_id, sha256_hex
 from .plan.nonce import check_nonce, consume_nonce
 from .plan.schema import CreatePage, Plan, parse_plan, remember_parsed
-from .plan.stored import admission_text, compact, plan_text
+from .plan.stored import admission_text, compact, pack, plan_text
 from .store import audit
 from .store.apply import (
     ApplyResult,
@@ -140,23 +140,27 @@ def propose(
         status = "pending" if passing else "rejected"
         reason = "" if passing else "no operation passed the gate"
         with transaction(vault.db):
+            texts = (plan_json, canonical_json(admission.to_json()))
+            decided = status != "pending"  # rejected at once: stored compressed (plan/stored.py)
             vault.db.execute(
                 "INSERT INTO plans (id, author, origin, plan_json, status, reason, admission, "
-                "created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "created_at, expires_at, plan_z, admission_z) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     plan_id,
                     author,
                     origin,
-                    plan_json,
+                    "" if decided else texts[0],
                     status,
                     reason,
-                    canonical_json(admission.to_json()),
+                    "" if decided else texts[1],
                     iso(now),
                     iso(now + timedelta(hours=vault.config.expiry_hours)),
+                    pack(texts[0]) if decided else None,
+                    pack(texts[1]) if decided else None,
                 ),
             )
             consume_nonce(vault.db, plan.nonce, plan_id)
-            compact(vault.db, plan_id)  # rejected at once: decided, compressed
             for index in passing:
                 op = plan.operations[index]
                 if isinstance(op, CreatePage):
