@@ -149,9 +149,17 @@ def test_a_title_is_checked_against_the_quotes_not_the_claims_text(vault: Vault,
             src, claim(f"{DESIGNED}.", src, DESIGNED), jailed, title="James Douglass jailed in 1990"
         ),
     )
-    op = propose(vault, plan, "t", "t").admission.ops[0]
-    assert (op.status, op.check) == ("rejected", "support")
-    assert "title" in op.reason and "1990" in op.reason and "jailed" in op.reason
+    proposal = propose(vault, plan, "t", "t")
+    op = proposal.admission.ops[0]
+    # judged text by text: the title is rejected alone, the supported claim keeps its page
+    assert op.status == "admitted" and op.claims[0].status == "admitted"
+    title = op.text("title")
+    assert title is not None and (title.status, title.check) == ("rejected", "support")
+    assert "title" in title.reason and "1990" in title.reason and "jailed" in title.reason
+    assert title.host == f"{DESIGNED}."  # the host's title: the first supported claim
+    approve(vault, proposal.plan_id, None, "t")
+    page = (vault.wiki_dir / "tower.md").read_text()
+    assert "jailed" not in page and "1990" not in page
 
 
 def test_uncertain_support_waits_for_a_person_whatever_auto_apply_says(

@@ -556,6 +556,22 @@ def m014_doctor_changes() -> str:
     """
 
 
+@migration
+def m015_text_by_text() -> str:
+    """Issue 22, judged text by text (W11). ``plans.held``: the parts of a plan's applied
+    operations that wait for a person (its pending remainder) — ``{"<op index>": {"claims":
+    [claim indexes], "texts": ["title" | "summary" | "section heading"], "written": [ids of the
+    claims the operation wrote]}}``. ``claims.support`` and ``claims.support_check``: the support
+    verdict a claim was admitted with (``supported``, ``uncertain``: a person approved it) and the
+    check that gave it (:func:`affidavit.support.check_version`), so doctor and lint can report
+    what changed since; ``''`` for claims written before this was recorded."""
+    return """
+        ALTER TABLE plans ADD COLUMN held TEXT NOT NULL DEFAULT '{}';
+        ALTER TABLE claims ADD COLUMN support TEXT NOT NULL DEFAULT '';
+        ALTER TABLE claims ADD COLUMN support_check TEXT NOT NULL DEFAULT ''
+    """
+
+
 def migrate(db: sqlite3.Connection) -> list[str]:
     """Apply the migrations not yet recorded; returns the names applied now."""
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)")

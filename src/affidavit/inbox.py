@@ -16,7 +16,7 @@ from typing import Any, Literal
 from .clock import iso, parse_iso
 from .db import transaction
 from .errors import ConflictError, NotFoundError
-from .gate.admission import Admission, admit
+from .gate.admission import Admission, Held, admit
 from .gate.withdrawals import ends_claims
 from .hashing import canonical_json, content_id, sha256_hex
 from .plan.nonce import check_nonce, consume_nonce
@@ -32,13 +32,14 @@ from .store.apply import (
     load_plan,
     open_batch,
 )
+from .store.batch import held_of
 from .vault import Vault
 
 
 @dataclass
 class Proposal:
     plan_id: str
-    status: str  # pending | applied | rejected
+    status: str  # pending | applied | partial (applied, some texts wait) | rejected
     message: str
     admission: Admission
     applied: ApplyResult | None = None
@@ -188,6 +189,15 @@ def propose(
         return Proposal(plan_id, "rejected", f"plan {plan_id[:12]} rejected: {tally}", admission)
     if not admission.needs_approval:
         result = apply(vault, plan_id, None, Approval(actor="policy", kind="policy"))
+        if result.pending_ops:
+            return Proposal(
+                plan_id,
+                "partial",
+                f"{result.message} ({tally}). {admission.policy_reason}: "
+                f"`affidavit inbox show {plan_id[:12]}`.",
+                admission,
+                result,
+            )
         return Proposal(plan_id, "applied", result.message + f" ({tally})", admission, result)
     return Proposal(
         plan_id,
@@ -294,10 +304,19 @@ def approve_many(
 
 
 def pending_ops(vault: Vault, record: PlanRecord) -> list[int]:
-    """The operations (0-based) of a pending plan that can still be approved."""
+    """The operations (0-based) of a pending plan that can still be approved: those not
+    applied yet, and those applied in part whose rest waits for a person (:func:`held`)."""
     row = vault.db.execute("SELECT selected_ops FROM plans WHERE id = ?", (record.id,)).fetchone()
     done = set(json.loads(row[0] or "[]")) if row else set()
-    return [i for i in record.admission.admitted_ops if i not in done]
+    rest = held(vault, record.id)
+    return [i for i in record.admission.admitted_ops if i not in done or i in rest]
+
+
+def held(vault: Vault, plan_id: str) -> dict[int, Held]:
+    """A plan's pending remainder: the parts of its applied operations that wait for a person
+    (W11: the policy applied the rest)."""
+    row = vault.db.execute("SELECT held FROM plans WHERE id = ?", (plan_id,)).fetchone()
+    return held_of(row[0]) if row else {}
 
 
 def withdrawals_of(record: PlanRecord, ops: list[int]) -> list[int]:

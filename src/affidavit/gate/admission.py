@@ -9,8 +9,11 @@ decide per claim and per operation; every decision carries the check's name and 
 every quote's verification result (``verified: true/false`` with offsets) is kept in the record.
 ``support`` (W11) reads each claim's quotes as the source's own words at the verified offsets and
 asks whether the claim's text says only what they say; a page's title, summary and headings are
-checked against the quotes of its claims (never the claims' text). An unsupported text is
-rejected with its words named; an uncertain one keeps the plan waiting for a person.
+checked against the quotes of its claims (never the claims' text, :mod:`.texts`). Judgement is
+text by text: an unsupported text is rejected alone with its words named, an uncertain one waits
+for a person, and neither sinks the supported texts of its plan. What waits when the policy
+applies the rest is marked on each claim, text and operation (:mod:`.split`); a plan whose rest
+went in earlier is re-admitted for its held part only (``remainder``).
 Admission only reads; writing is :func:`affidavit.store.apply.apply`'s job. (The consistency
 check's page indexes follow the connection's changes through a temp table of its own,
 :mod:`.duplicates`: nothing of the vault's.)
@@ -19,6 +22,7 @@ check's page indexes follow the connection's changes through a temp table of its
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from functools import lru_cache
 
 from ..config import Config
@@ -39,13 +43,14 @@ from ..sources.sanitizer import flag_reason
 from ..sources.sentences import check_evidence
 from ..sources.store import SourceRecord, SourceStore
 from ..store.blast import LIVE
-from ..support import SUPPORTED, UNCERTAIN, UNSUPPORTED, SupportChecker, headings_above, load_model
+from ..support import UNSUPPORTED, SupportChecker, check_version, headings_above, load_model
 from ..support.facts import compare
-from ..words import stems
 from . import withdrawals
 from .duplicates import PageIndex, PageIndexes
-from .grounding import GENERIC_HEADINGS, Grounding
+from .grounding import Grounding
 from .hints import SEEDED_COMPARABLES, comparable
+from .split import mark_ops
+from .texts import HEADING_SHARE, SUMMARY_SHARE, TITLE_SHARE, TextJudge, quote_span
 from .verdicts import (
     ADMITTED,
     QUARANTINED,
@@ -53,21 +58,28 @@ from .verdicts import (
     WITHDRAWALS,
     Admission,
     ClaimResult,
+    Held,
     OpResult,
     QuoteResult,
+    TextResult,
     trust_rank,
 )
 
 __all__ = [
     "ADMITTED",
     "CHECK_ORDER",
+    "HEADING_SHARE",
     "QUARANTINED",
     "REJECTED",
+    "SUMMARY_SHARE",
+    "TITLE_SHARE",
     "WITHDRAWALS",
     "Admission",
     "ClaimResult",
+    "Held",
     "OpResult",
     "QuoteResult",
+    "TextResult",
     "admit",
     "trust_rank",
 ]
@@ -145,7 +157,14 @@ class _Gate:
         self.ended: set[str] = set()  # claims superseded or retracted by earlier operations
 
     # -- targets (whole plan) -------------------------------------------------------------
-    def targets(self, plan: Plan, selected: list[int], plan_id: str, applying: bool) -> None:
+    def targets(
+        self,
+        plan: Plan,
+        selected: list[int],
+        plan_id: str,
+        applying: bool,
+        remainder: Mapping[int, Held],
+    ) -> None:
         chosen = [(i, plan.operations[i]) for i in selected]
         named = sorted({slug for _, op in chosen for slug in _slugs_named(op)})
         # only the pages the plan names (the wiki's other pages are no business of its targets)
@@ -178,7 +197,10 @@ class _Gate:
 
         for i, op in chosen:
             n = i + 1
-            if isinstance(op, CreatePage):
+            if isinstance(op, CreatePage) and i in remainder:
+                if op.slug not in existing:  # its page went in with the rest of it
+                    problems.append(f"op {n}: page '{op.slug}', created with the rest, is gone")
+            elif isinstance(op, CreatePage):
                 if op.slug in existing:
                     problems.append(f"op {n}: page '{op.slug}' already exists")
                     continue
@@ -420,14 +442,18 @@ def admit(
     *,
     applying: bool = False,
     support: SupportChecker | None = None,
+    remainder: Mapping[int, Held] | None = None,
 ) -> Admission:
     """Run every admission check on the ``selected`` operations of ``plan`` (default: all).
 
     At proposal (``applying=False``) an operation may extend a page that a pending plan creates;
     when applying, every page it names must exist. Raises :class:`AdmissionError` when the
     targets check fails the whole plan. ``support`` is the support checker (default: the
-    deterministic layer with the model ``support.model`` names, if any).
+    deterministic layer with the model ``support.model`` names, if any). ``remainder`` names
+    selected operations whose rest went in earlier: only their held claims and texts are
+    checked (against the wiki as it is now, W5), and their verdicts hold only those.
     """
+    held = dict(remainder or {})
     chosen = sorted(set(selected)) if selected is not None else list(range(len(plan.operations)))
     for index in chosen:
         if not 0 <= index < len(plan.operations):
@@ -437,12 +463,20 @@ def admit(
             )
     checker = support if support is not None else SupportChecker(load_model(config))
     gate = _Gate(db, config, sources, verifier, checker)
-    gate.targets(plan, chosen, plan_id, applying)
+    held = {i: h for i, h in held.items() if i in chosen}
+    gate.targets(plan, chosen, plan_id, applying, held)
     for index in chosen:
         op = plan.operations[index]
         if isinstance(op, RetractSource):
             gate.retracting.add(sources.resolve(op.source) or op.source)
-    gate.check_quotes([draft for index in chosen for draft in _claims_of(plan.operations[index])])
+    gate.check_quotes(
+        [
+            draft
+            for index in chosen
+            for k, draft in enumerate(_claims_of(plan.operations[index]))
+            if index not in held or k in held[index].claims
+        ]
+    )
     seen: set[tuple[str, ...]] = set()
     done_sources: set[str] = set()
     results: list[OpResult] = []
@@ -467,6 +501,8 @@ def admit(
             row = db.execute("SELECT page_slug FROM claims WHERE id = ?", (op.claim,)).fetchone()
             page = row[0] if row else None
         for claim_index, draft in enumerate(_claims_of(op)):
+            if index in held and claim_index not in held[index].claims:
+                continue  # went in with the rest of the operation
             claim = ClaimResult(index=claim_index, text=draft.text)
             result.claims.append(claim)
             gate.check_claim(draft, claim, page, superseded, seen)
@@ -480,6 +516,8 @@ def admit(
                 result.decide(REJECTED, "consistency", "the same link appears earlier in this plan")
             else:
                 seen.add(("link", op.page, op.to))
+        elif index in held:
+            pass  # its held texts may pass without a claim: decided after them
         elif result.claims and not any(c.passes for c in result.claims):
             first = next(c for c in result.claims if not c.passes)
             result.decide(
@@ -493,11 +531,30 @@ def admit(
                     REJECTED, "consistency", f"an earlier operation of this plan ends {op.claim}"
                 )
             gate.ended.add(op.claim)
-    _ground(plan, results, Grounding(sources, verifier), checker)
-    _cascade(plan, results)
-    admission = Admission(plan_id=plan_id, selected=chosen, ops=results)
+    _cascade(plan, results, set(held))
+    mark_ops(plan, results, set(held))
+    TextJudge(db, sources, Grounding(sources, verifier), checker).judge_plan(plan, results, held)
+    _remainders(results, held)
+    admission = Admission(
+        plan_id=plan_id,
+        selected=chosen,
+        ops=results,
+        support_version=check_version(checker.model),
+    )
     _policy(config, admission)
     return admission
+
+
+def _remainders(results: list[OpResult], held: Mapping[int, Held]) -> None:
+    """An operation completing an earlier approval passes if any held claim or text does."""
+    for r in results:
+        if r.index not in held or not r.passes:
+            continue
+        if not any(c.passes for c in r.claims) and not any(t.passes for t in r.texts):
+            first = next((c for c in r.claims if not c.passes), None)
+            text = next((t for t in r.texts if not t.passes), None)
+            why = first.reason if first else text.reason if text else "nothing is left of it"
+            r.decide(REJECTED, "consistency", "nothing of what waited passes now: " + why)
 
 
 NEAR_DUPLICATE = 0.9
@@ -505,9 +562,6 @@ NEAR_DUPLICATE = 0.9
 NEAR_MIN_WORDS = 5
 _PAGES = PageIndexes(_comparable, NEAR_MIN_WORDS, size=4096)
 """Pages' live claims as the consistency check compares them, kept across admissions."""
-TITLE_SHARE = 0.5
-SUMMARY_SHARE = 0.75
-HEADING_SHARE = 0.5
 
 
 def quote_context(sources: SourceStore, quotes: list[QuoteResult]) -> list[str]:
@@ -520,69 +574,9 @@ def quote_context(sources: SourceStore, quotes: list[QuoteResult]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def quote_span(sources: SourceStore, quote: QuoteResult) -> str:
-    """The stored source text at a verified quote's offsets ('' for an unverified quote)."""
-    if not quote.verified or quote.source_id is None or quote.start is None or quote.end is None:
-        return ""
-    return sources.text(quote.source_id)[quote.start : quote.end]
-
-
-def _ground(
-    plan: Plan, results: list[OpResult], grounding: Grounding, checker: SupportChecker
-) -> None:
-    """Titles, summaries and headings must say nothing the quotes of the page's admitted claims
-    don't (W11): the claims' own text is no support. Generic heading words and the cited sources'
-    names are allowed; so is a text the cited sources contain verbatim outside flagged spans."""
-    claims_of: dict[str, list[ClaimResult]] = {}
-    for r in results:
-        op = plan.operations[r.index]
-        if isinstance(op, CreatePage | AddClaims) and r.passes:
-            page = op.slug if isinstance(op, CreatePage) else op.page
-            claims_of.setdefault(page, []).extend(c for c in r.claims if c.passes)
-    generic = frozenset(stems(" ".join(GENERIC_HEADINGS)))
-    for r in results:
-        op = plan.operations[r.index]
-        if not r.passes or not isinstance(op, CreatePage | AddClaims):
-            continue
-        own = [c for c in r.claims if c.passes]
-        page = op.slug if isinstance(op, CreatePage) else op.page
-        texts: list[tuple[str, str, list[ClaimResult], float]] = [
-            ("section heading", op.section, own, HEADING_SHARE)
-        ]
-        if isinstance(op, CreatePage):
-            texts = [
-                ("title", op.title, claims_of[page], TITLE_SHARE),
-                ("summary", op.summary, claims_of[page], SUMMARY_SHARE),
-                *texts,
-            ]
-        for what, text, claims, share in texts:
-            if not claims:
-                continue
-            quotes = [quote_span(grounding.sources, q) for c in claims for q in c.evidence]
-            source_ids = sorted({q.source_id for c in claims for q in c.evidence if q.source_id})
-            allowed = grounding.name_stems(source_ids)
-            if what == "section heading":
-                allowed |= generic
-            verdict = checker.check(text, quotes, share=share, allowed=allowed)
-            if verdict.verdict == SUPPORTED:
-                continue
-            verbatim = grounding.verbatim(text, source_ids) if len(text.strip()) >= 3 else None
-            if verbatim is not None and verbatim.flagged:
-                r.decide(QUARANTINED, "sanitizer", f"the {what} {verbatim.reason}")
-            elif verbatim is not None:
-                continue
-            elif verdict.verdict == UNCERTAIN or text.rstrip().endswith("?"):
-                # a question (a saved answer's title) asserts nothing, but a person reads it
-                r.uncertain[what] = list(verdict.missing)
-            else:
-                r.decide(
-                    REJECTED, "support", f"the {what} says what its quotes don't: {verdict.reason}"
-                )
-                break
-
-
-def _cascade(plan: Plan, results: list[OpResult]) -> None:
-    """Reject pages left without claims, and the operations that depend on rejected pages."""
+def _cascade(plan: Plan, results: list[OpResult], remainder: set[int]) -> None:
+    """Reject pages left without claims, and the operations that depend on rejected pages (a
+    page created with the rest of its operation, ``remainder``, exists already)."""
     by_index = {r.index: r for r in results}
     changed = True
     while changed:
@@ -591,7 +585,7 @@ def _cascade(plan: Plan, results: list[OpResult]) -> None:
         for r in results:
             op = plan.operations[r.index]
             if isinstance(op, CreatePage) and r.passes:
-                live_pages[op.slug] = any(c.passes for c in r.claims)
+                live_pages[op.slug] = r.index in remainder or any(c.passes for c in r.claims)
         for r in results:
             op = plan.operations[r.index]
             if isinstance(op, AddClaims) and r.passes and op.page in live_pages:
@@ -629,9 +623,14 @@ WITHDRAWAL_POLICY = (
 
 
 UNCERTAIN_POLICY = (
-    "the support check is uncertain whether some text is supported by its quotes (W11): such a "
-    "plan always waits for a person, whatever policy.auto_apply says; `affidavit inbox show` "
-    "marks the words that lack support"
+    "the support check is uncertain whether some text is supported by its quotes (W11) and "
+    "nothing of the plan goes in without it: uncertain texts always wait for a person, whatever "
+    "policy.auto_apply says; `affidavit inbox show` says why for each"
+)
+SPLIT_POLICY = (
+    "policy.auto_apply 'trusted': the supported texts, resting on trusted sources, are applied; "
+    "the uncertain ones wait for a person as the plan's pending remainder (W11, judged text by "
+    "text); `affidavit inbox show` says why for each"
 )
 
 
@@ -639,34 +638,31 @@ def _a(tier: str) -> str:
     return ("an " if tier[:1] in "aeiou" else "a ") + tier
 
 
+def _wait(admission: Admission, reason: str) -> None:
+    admission.needs_approval = True
+    admission.policy_reason = reason
+
+
 def _policy(config: Config, admission: Admission) -> None:
+    """Whether the policy applies the plan at once (its sure part, when some texts wait) or the
+    plan waits for a person; the first reason to wait decides."""
     passing = [op for op in admission.ops if op.passes]
-    if not passing:
-        admission.needs_approval = True
-        admission.policy_reason = "nothing in the plan passed the gate"
-        return
-    if any(withdrawals.ends_claims(op.kind, op.detail) for op in passing):
-        admission.needs_approval = True
-        admission.policy_reason = WITHDRAWAL_POLICY
-        return
-    if config.auto_apply == "never":
-        admission.needs_approval = True
-        admission.policy_reason = "policy.auto_apply is 'never': every plan waits for approval"
-        return
-    if admission.uncertain:
-        admission.needs_approval = True
-        admission.policy_reason = UNCERTAIN_POLICY
-        return
-    quarantined = any(op.status == QUARANTINED for op in passing)
     weak = [c.trust for op in passing for c in op.claims if c.passes and c.trust != "trusted"]
-    if quarantined:
-        admission.needs_approval = True
-        admission.policy_reason = "quarantined claims always wait for a person"
-    elif weak:
-        admission.needs_approval = True
-        admission.policy_reason = f"policy.auto_apply is 'trusted' but some evidence is {weak[0]}"
-    else:
-        admission.needs_approval = False
-        admission.policy_reason = (
-            "policy.auto_apply 'trusted': every claim rests on trusted sources"
-        )
+    if not passing:
+        return _wait(admission, "nothing in the plan passed the gate")
+    if any(withdrawals.ends_claims(op.kind, op.detail) for op in passing):
+        return _wait(admission, WITHDRAWAL_POLICY)
+    if config.auto_apply == "never":
+        return _wait(admission, "policy.auto_apply is 'never': every plan waits for approval")
+    if any(op.status == QUARANTINED for op in passing):
+        return _wait(admission, "quarantined claims always wait for a person")
+    if weak:
+        return _wait(admission, f"policy.auto_apply is 'trusted' but some evidence is {weak[0]}")
+    if not admission.sure_ops:
+        return _wait(admission, UNCERTAIN_POLICY)
+    admission.needs_approval = False
+    admission.policy_reason = (
+        SPLIT_POLICY
+        if admission.waiting
+        else "policy.auto_apply 'trusted': every claim rests on trusted sources"
+    )

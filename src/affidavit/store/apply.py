@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
@@ -41,7 +41,7 @@ from ..clock import iso
 from ..db import transaction
 from ..errors import AdmissionError, ConflictError
 from ..evidence import Verifier
-from ..gate.admission import Admission, admit
+from ..gate.admission import Admission, Held, admit
 from ..hashing import canonical_json, sha256_hex
 from ..plan.schema import UpdateContext
 from ..plan.stored import compact, pack
@@ -51,10 +51,11 @@ from ..vault import Vault
 from . import audit
 from .atomic import atomic_write, fsync_dir, replace_all, temp_path
 from .atomic import write_all_synced as _write_all
-from .batch import Prepared, creates, dependency_order, numbers, prepare
+from .batch import Prepared, creates, dependency_order, held_json, numbers, prepare
 from .batch import load_plan as load_plan  # re-exported: where callers have found it
 from .blast import BlastRadius
 from .gitrepo import BATCH_TRAILER, PLAN_TRAILER
+from .parts import Parts, choose, left, merged
 from .paths import inside, page_relpath
 from .render import LOG_HEAD, expected_files, log_entries, render_context, render_path
 from .writer import Writer
@@ -76,10 +77,20 @@ APPLY_STEPS = (
 
 @dataclass(frozen=True)
 class Approval:
-    """Who let a plan through: a person, the configured policy, or the doctor."""
+    """Who let a plan through: a person, the configured policy, or the doctor.
+
+    ``sure_only``: the approval takes only what needs no person — the policy's always does, and
+    ``ingest --yes`` says yes before anything is shown — so texts that wait for a person (W11:
+    uncertain, or leaning on one that waits) stay held as the plan's pending remainder
+    (:mod:`.parts`). A person approving a plan by id takes its uncertain texts too."""
 
     actor: str
     kind: str = "person"  # person | policy
+    sure_only: bool = False
+
+    def __post_init__(self) -> None:
+        if self.kind == "policy":
+            object.__setattr__(self, "sure_only", True)
 
 
 @dataclass
@@ -181,7 +192,7 @@ def apply_batch(
     if current is not None:
         return current.apply_many(items, approval)
     with vault.write_lock():
-        results, prepared = _prepare_all(vault, items)
+        results, prepared = _prepare_all(vault, items, approval)
         if prepared:
             ordered = dependency_order(vault, prepared)
             with Batch(vault, step=step) as batch:
@@ -193,6 +204,7 @@ def apply_batch(
 def _prepare_all(
     vault: Vault,
     items: Sequence[tuple[str, list[int] | None]],
+    approval: Approval,
     fresh: Callable[[str], Admission | None] = lambda _: None,
 ) -> tuple[dict[str, ApplyResult], list[Prepared]]:
     results: dict[str, ApplyResult] = {}
@@ -200,10 +212,17 @@ def _prepare_all(
     for plan_id, ops in items:
         if plan_id in results or any(p.plan_id == plan_id for p in batch):
             continue
-        prepared = prepare(vault, plan_id, ops, fresh(plan_id))
+        prepared = prepare(vault, plan_id, ops, fresh(plan_id), sure_only=approval.sure_only)
         if prepared is None:
             results[plan_id] = ApplyResult(
                 plan_id, False, f"plan {plan_id[:12]} is already applied; nothing to do"
+            )
+        elif approval.sure_only and not set(prepared.selection) & set(prepared.stored.sure_ops):
+            results[plan_id] = ApplyResult(
+                plan_id,
+                False,
+                f"plan {plan_id[:12]}: nothing of it goes in without a person; it waits in the "
+                f"inbox (`affidavit inbox show {plan_id[:12]}`)",
             )
         else:
             batch.append(prepared)
@@ -315,7 +334,7 @@ class Batch:
         self, items: Sequence[tuple[str, list[int] | None]], approval: Approval
     ) -> list[ApplyResult]:
         """:func:`apply_batch` into this batch: the plans all join it, or none does."""
-        results, prepared = _prepare_all(self.vault, items, self._fresh_verdicts)
+        results, prepared = _prepare_all(self.vault, items, approval, self._fresh_verdicts)
         if prepared:
             ordered = dependency_order(self.vault, prepared)
             for result in self.apply_prepared(ordered, approval):
@@ -360,15 +379,20 @@ class Batch:
                 "VALUES (?, ?, '', ?)",  # compressed (plan/stored.py): only ever read back
                 (item.plan_id, writer.now, pack(render_context(db))),
             )
-        summary = writer.write(item.plan, admission)
+        parts = choose(item, admission)
+        summary = writer.write(item.plan, admission, parts)
         if writer.context_changed:  # only new context entries can push it past its cap
             writer.spill_context(self.vault.config.context_max_lines)
-        remaining = _record(self.vault, item, admission, writer, summary, approval, self.batch_id)
+        remaining, held = _record(
+            self.vault, item, admission, parts, writer, summary, approval, self.batch_id
+        )
+        waiting = sum(len(h.claims) + len(h.texts) for h in held.values())
         result = ApplyResult(
             item.plan_id,
             True,
-            f"applied plan {item.plan_id[:12]}: {len(admission.admitted_ops)} operation(s), "
+            f"applied plan {item.plan_id[:12]}: {len(parts.ops)} operation(s), "
             f"{len(writer.claim_ids)} claim(s)"
+            + (f"; {waiting} text(s) wait for a person" if waiting else "")
             + (f", {len(writer.superseded)} superseded" if writer.superseded else "")
             + (f", {len(writer.retracted)} retracted" if writer.retracted else "")
             + (
@@ -377,7 +401,7 @@ class Batch:
                 if remaining
                 else ""
             ),
-            ops=admission.admitted_ops,
+            ops=list(parts.ops),
             claims=writer.claim_ids,
             admission=admission,
             superseded=writer.superseded,
@@ -591,6 +615,7 @@ def _readmit(vault: Vault, store: SourceStore, verifier: Verifier, item: Prepare
             plan_id,
             item.selection,
             applying=True,
+            remainder=item.remainder,
         )
     except AdmissionError as exc:
         raise ConflictError(
@@ -639,53 +664,46 @@ def _batch_id(db: sqlite3.Connection, batch: list[Prepared]) -> str:
 
 
 def _in_order(admission: Admission) -> bool:
-    """Whether the operations' verdicts are in index order, as :func:`_merged` puts them."""
+    """Whether the operations' verdicts are in index order, as :func:`.parts.merged` puts them."""
     indexes = [op.index for op in admission.ops]
     return indexes == sorted(indexes)
-
-
-def _merged(stored: Admission, now: Admission) -> Admission:
-    """The plan's stored verdicts with those of the operations just re-admitted replaced."""
-    fresh = {op.index: op for op in now.ops}
-    ops = [fresh.pop(op.index, op) for op in stored.ops] + list(fresh.values())
-    return replace(stored, ops=sorted(ops, key=lambda op: op.index))
 
 
 def _record(
     vault: Vault,
     item: Prepared,
     admission: Admission,
+    parts: Parts,
     writer: Writer,
     summary: list[dict[str, object]],
     approval: Approval,
     batch_id: str,
-) -> list[int]:
+) -> tuple[list[int], dict[int, Held]]:
     """The plan's row, reservations and audit entry after its part of the batch; returns the
-    operations still pending (a partial approval leaves the others approvable until expiry)."""
+    operations still pending (a partial approval leaves the others approvable until expiry,
+    and what waits for a person stays as the plan's remainder) and that remainder."""
     db, now, plan_id = vault.db, writer.now, item.plan_id
-    done = sorted({*item.done, *admission.admitted_ops})
-    closed = {*done, *item.selection}  # selected but failing now: decided, not left pending
-    remaining = [i for i in item.stored.admitted_ops if i not in closed]
+    done, held, remaining = left(item, admission, parts, writer.claims_by_op, writer.headings)
     if admission is item.stored and _in_order(admission):
         # the verdicts the gate gave inside the batch, stored and applied as they are: the
-        # column already holds their canonical JSON (what _merged would serialise again)
-        merged = item.stored_json
+        # column already holds their canonical JSON (what merged() would serialise again)
+        stored = item.stored_json
     else:
-        merged = canonical_json(_merged(item.stored, admission).to_json())
+        stored = canonical_json(merged(item.stored, admission, parts.remainder).to_json())
     if remaining:
         db.execute(
-            "UPDATE plans SET selected_ops = ?, admission = ? WHERE id = ?",
-            (json.dumps(done), merged, plan_id),
+            "UPDATE plans SET selected_ops = ?, held = ?, admission = ? WHERE id = ?",
+            (json.dumps(done), held_json(held), stored, plan_id),
         )
-        for slug in creates(item.plan, item.selection):
+        for slug in creates(item.plan, list(parts.ops)):
             db.execute(
                 "DELETE FROM slug_reservations WHERE plan_id = ? AND slug = ?", (plan_id, slug)
             )
     else:
         db.execute(
             "UPDATE plans SET status = 'applied', decided_at = ?, decided_by = ?, "
-            "selected_ops = ?, admission = ? WHERE id = ?",
-            (now, approval.actor, json.dumps(done), merged, plan_id),
+            "selected_ops = ?, held = '{}', admission = ? WHERE id = ?",
+            (now, approval.actor, json.dumps(done), stored, plan_id),
         )
         db.execute("DELETE FROM slug_reservations WHERE plan_id = ?", (plan_id,))
         compact(db, plan_id)  # decided: its texts compressed (plan/stored.py)
@@ -705,7 +723,7 @@ def _record(
             **({"retracted": writer.retracted} if writer.retracted else {}),
         },
     )
-    return remaining
+    return remaining, held
 
 
 GENERATED_ONLY = ("wiki/index.md", "wiki/log.md")

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..clock import parse_iso
-from ..errors import ConflictError, NotFoundError
-from ..gate.admission import Admission
+from ..errors import ConflictError, IntegrityError, NotFoundError
+from ..gate.admission import Admission, Held
 from ..plan.nonce import check_nonce
 from ..plan.schema import AddClaims, CreatePage, LinkPages, Plan, parse_plan
 from ..vault import Vault
@@ -32,14 +32,50 @@ class Prepared:
     selection: list[int]
     done: list[int]  # operations applied by earlier partial approvals
     stored_json: str = ""  # the plan's admission column: canonical JSON of ``stored``
+    held: dict[int, Held] = field(default_factory=dict)
+    """The plan's pending remainder before this apply: the parts of applied operations that
+    wait for a person (``plans.held``)."""
+    sure_only: bool = False
+    """The approval takes only what needs no person (the policy, ``ingest --yes``): uncertain
+    texts stay held, and the remainder is not selected."""
+
+    @property
+    def remainder(self) -> dict[int, Held]:
+        """The selected operations that complete an earlier apply: only their held parts."""
+        return {i: h for i, h in self.held.items() if i in self.selection}
+
+
+def held_of(raw: str | None) -> dict[int, Held]:
+    """A plan's stored remainder (``plans.held``), read back from the vault: untrusted, so
+    anything malformed is refused."""
+    try:
+        data = json.loads(raw or "{}")
+        if not isinstance(data, dict):
+            raise ValueError(data)
+        return {int(k): Held.from_json(v) for k, v in data.items() if int(k) >= 0}
+    except ValueError as exc:
+        raise IntegrityError(
+            f"a plan's stored remainder (plans.held) is malformed ({exc}); restore the database "
+            "from a backup, or reject the plan."
+        ) from exc
+
+
+def held_json(held: dict[int, Held]) -> str:
+    return json.dumps({str(i): h.to_json() for i, h in sorted(held.items()) if h})
 
 
 def prepare(
-    vault: Vault, plan_id: str, selected_ops: list[int] | None, fresh: Admission | None = None
+    vault: Vault,
+    plan_id: str,
+    selected_ops: list[int] | None,
+    fresh: Admission | None = None,
+    *,
+    sure_only: bool = False,
 ) -> Prepared | None:
     """``plan_id`` checked on its own. ``fresh``: the verdicts the gate just gave it inside
     the open batch, which the inbox recorded as its admission column (canonical JSON of
-    exactly that object): used as the stored admission instead of parsing that JSON back."""
+    exactly that object): used as the stored admission instead of parsing that JSON back.
+    ``sure_only``: the approval takes only what needs no person (the remainder stays)."""
     row = load_plan(vault.db, plan_id)
     if row["status"] == "applied":
         return None
@@ -59,9 +95,12 @@ def prepare(
     plan = parse_plan(row["plan_json"])
     stored = fresh if fresh is not None else Admission.from_json(json.loads(row["admission"]))
     done = [int(i) for i in json.loads(row["selected_ops"] or "[]")]
-    open_ops = [i for i in stored.admitted_ops if i not in done]
+    held = held_of(row["held"])
+    open_ops = [i for i in stored.admitted_ops if i not in done or i in held]
     selection = open_ops if selected_ops is None else sorted(set(selected_ops))
-    again = [i + 1 for i in selection if i in done]
+    if sure_only:  # what is held waits for a person: never this approval's
+        selection = [i for i in selection if i not in held]
+    again = [i + 1 for i in selection if i in done and i not in held]
     if again:
         raise ConflictError(
             f"operation(s) {', '.join(map(str, again))} of plan {plan_id[:12]} are applied "
@@ -72,9 +111,9 @@ def prepare(
         reasons = {op.index: op.reason for op in stored.ops}
         detail = "; ".join(f"op {i + 1}: {reasons.get(i, 'no such operation')}" for i in refused)
         raise ConflictError(f"can't approve operations the gate rejected: {detail}")
-    _refuse_missing_own_pages(plan_id, plan, selection, open_ops)
+    _refuse_missing_own_pages(plan_id, plan, selection, [i for i in open_ops if i not in done])
     check_nonce(vault.db, vault.clock, plan.nonce, plan_id)
-    return Prepared(plan_id, plan, stored, selection, done, str(row["admission"]))
+    return Prepared(plan_id, plan, stored, selection, done, str(row["admission"]), held, sure_only)
 
 
 def numbers(ops: list[int]) -> str:

@@ -113,6 +113,34 @@ def _plan(db: sqlite3.Connection, state: _Replay, plan_id: str) -> Plan | None:
     return plan
 
 
+def _page_texts(state: _Replay, op: object, entry: dict[str, Any]) -> None:
+    """A page's title and summary, and its claims' heading, as the door wrote them: the plan's
+    own, or the host's in their place (``host``) while they waited for a person or once they
+    were rejected; a person's later approval of them (``remainder``) puts the plan's back, and
+    moves the claims written under the host's heading (``moved``) under the plan's (W11)."""
+    if not isinstance(op, CreatePage | AddClaims):
+        return
+    found = entry.get("host")
+    host: dict[str, Any] = found if isinstance(found, dict) else {}
+    rest = entry.get("remainder")
+    if isinstance(op, CreatePage) and rest is None:
+        title, summary = host.get("title", op.title), host.get("summary", op.summary)
+        state.pages[op.slug] = (str(title), str(summary), op.category)
+        return
+    if not isinstance(rest, list):
+        return
+    known = state.pages.get(op.slug) if isinstance(op, CreatePage) else None
+    if isinstance(op, CreatePage) and known is not None:
+        title = op.title if "title" in rest else known[0]
+        summary = op.summary if "summary" in rest else known[1]
+        state.pages[op.slug] = (title, summary, known[2])
+    if "section heading" in rest:
+        for cid in entry.get("moved", []) if isinstance(entry.get("moved"), list) else []:
+            expected = state.claims.get(str(cid))
+            if expected is not None:
+                expected.section = op.section
+
+
 def _end(state: _Replay, claim: str, status: str, successor: str | None = None) -> None:
     expected = state.claims.get(claim)
     if expected is not None and expected.status == "active":
@@ -140,10 +168,11 @@ def _applied(db: sqlite3.Connection, state: _Replay, plan_id: str, detail: dict[
             )
             continue
         op = plan.operations[index]
-        if isinstance(op, CreatePage):
-            state.pages[op.slug] = (op.title, op.summary, op.category)
+        _page_texts(state, op, entry)
         page, drafts = _drafts(op)
         section = _section(op, state)
+        given = entry.get("sections")
+        sections: dict[str, Any] = given if isinstance(given, dict) else {}
         if page is None:
             assert isinstance(op, SupersedeClaim)
             old = state.claims.get(op.claim)
@@ -151,7 +180,8 @@ def _applied(db: sqlite3.Connection, state: _Replay, plan_id: str, detail: dict[
         for k, draft in enumerate(drafts):
             for cid in (claim_id(page, draft), claim_id(page, draft, f"{plan_id}/{index}/{k}")):
                 if cid in wanted and cid not in produced:
-                    state.claims[cid] = _Expected(cid, plan_id, page, draft.text, draft, section)
+                    where = str(sections.get(cid, section))
+                    state.claims[cid] = _Expected(cid, plan_id, page, draft.text, draft, where)
                     produced.add(cid)
                     if isinstance(op, SupersedeClaim):
                         _end(state, op.claim, "superseded", cid)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from ..gate.admission import ADMITTED, QUARANTINED, Admission, ClaimResult
+from ..gate.admission import ADMITTED, QUARANTINED, Admission, ClaimResult, Held, OpResult
+from ..gate.texts import DEFAULT_SECTION
 from ..hashing import sha256_hex
 from ..plan.schema import (
     AddClaims,
@@ -24,6 +25,7 @@ from ..sources.store import SourceStore
 from ..vault import Vault
 from . import audit
 from .blast import LIVE, BlastRadius, blast_radius, claim_radius
+from .parts import Parts
 from .render import CONTEXT_ARCHIVE, context_claims, context_markdown
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -50,6 +52,9 @@ class Writer:
         self.now = now
         self.touched: set[str] = set()
         self.claim_ids: list[str] = []
+        self.claims_by_op: dict[int, list[str]] = {}
+        self.headings: dict[int, bool] = {}  # op -> its heading went in (else the host's)
+        self.support_check = ""  # the check that admitted what this plan writes
         self.superseded: list[str] = []
         self.retracted: list[str] = []
         self.context_changed = False
@@ -99,7 +104,8 @@ class Writer:
         pos = self._position(page, position)
         self.db.execute(
             "INSERT INTO claims (id, page_slug, section, position, text, status, trust, plan_id, "
-            "created_at, derived_from) VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?, ?)",
+            "created_at, derived_from, support, support_check) "
+            "VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?)",
             (
                 cid,
                 page,
@@ -110,6 +116,8 @@ class Writer:
                 self.plan_id,
                 self.now,
                 json.dumps(list(draft.derived_from)) if draft.derived_from else "[]",
+                result.support,
+                self.support_check,
             ),
         )
         for idx, quote in enumerate(result.evidence):
@@ -124,6 +132,7 @@ class Writer:
                 (cid, idx, quote.source_id, span, quote.start, quote.end, where),
             )
         self.claim_ids.append(cid)
+        self.claims_by_op.setdefault(op_index, []).append(cid)
         if page:
             self.touched.add(page)
         else:
@@ -134,36 +143,120 @@ class Writer:
         self.db.execute("UPDATE pages SET updated_at = ? WHERE slug = ?", (self.now, slug))
         self.touched.add(slug)
 
-    def write(self, plan: Plan, admission: Admission) -> list[dict[str, object]]:
-        """Apply every passing operation; returns a summary per operation for log and audit.
-        The new claims are indexed for search when the batch commits
-        (:meth:`~affidavit.store.apply.Batch._index_claims`)."""
-        return self._write(plan, admission)
+    def write(
+        self, plan: Plan, admission: Admission, parts: Parts | None = None
+    ) -> list[dict[str, object]]:
+        """Write ``parts`` of the plan (default: every passing operation whole); returns a
+        summary per operation for log and audit. The new claims are indexed for search when
+        the batch commits (:meth:`~affidavit.store.apply.Batch._index_claims`)."""
+        if parts is None:
+            parts = Parts(tuple(admission.admitted_ops))
+        self.support_check = admission.support_version
+        return self._write(plan, admission, parts)
 
-    def _write(self, plan: Plan, admission: Admission) -> list[dict[str, object]]:
-        summary: list[dict[str, object]] = []
-        for result in admission.ops:
-            if result.status not in (ADMITTED, QUARANTINED):
-                continue
-            op = plan.operations[result.index]
-            added = [c for c in result.claims if not c.role]  # not the claims it names
-            passing = [(c, d) for c, d in zip(added, _drafts(op), strict=True) if c.passes]
-            title = ""
+    def _page_op(
+        self, op: CreatePage | AddClaims, result: OpResult, parts: Parts
+    ) -> dict[str, object]:
+        """Write a page operation: whole, its sure part, or (completing an earlier apply) its
+        held part; the host's texts stand in for the proposed ones that don't go in now. Returns
+        what the audit entry needs to re-derive it (:mod:`affidavit.store.replay`)."""
+        held, rest = parts.held.get(result.index, Held()), parts.remainder.get(result.index)
+        page = op.slug if isinstance(op, CreatePage) else op.page
+        texts = {t.what: t for t in result.texts}
+        own = [c for c in result.claims if not c.role and c.passes]
+        entry: dict[str, object] = {}
+        if rest is not None:  # completing an earlier apply: the held claims and texts only
+            wrote = [w for w in rest.texts if w in texts and texts[w].passes]
+            heading = "section heading" in wrote or (
+                rest.heading and "section heading" not in rest.texts
+            )
+            self._finish(op, page, wrote, rest)
+            entry["remainder"] = wrote
+            if "section heading" in wrote and rest.written:
+                entry["moved"] = list(rest.written)
+            drafts = _drafts(op)
+            passing = [(c, drafts[c.index]) for c in own]
+            label = f"{page} (the rest approved: {', '.join([*wrote, f'{len(passing)} claims'])})"
+        else:
+
+            def goes(what: str) -> bool:
+                text = texts.get(what)
+                return text is None or (text.passes and what not in held.texts)
+
+            host = {w: t.host for w, t in texts.items() if not goes(w) and t.host}
+            if host:
+                entry["host"] = host
+            heading = goes("section heading")
+            self.headings[result.index] = heading
+            drafts = _drafts(op)
+            passing = [(c, drafts[c.index]) for c in own if c.index not in held.claims]
             if isinstance(op, CreatePage):
+                label = host.get("title", op.title)
                 self.db.execute(
                     "INSERT INTO pages (slug, title, summary, category, created_at, updated_at, "
                     "plan_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (op.slug, op.title, op.summary, op.category, self.now, self.now, self.plan_id),
+                    (
+                        op.slug,
+                        label,
+                        host.get("summary", op.summary),
+                        op.category,
+                        self.now,
+                        self.now,
+                        self.plan_id,
+                    ),
                 )
                 self.touched.add(op.slug)
-                for claim, draft in passing:
-                    self.insert_claim(result.index, claim, draft, op.slug, op.section)
-                title = op.title
-            elif isinstance(op, AddClaims):
-                for claim, draft in passing:
-                    self.insert_claim(result.index, claim, draft, op.page, op.section)
+            else:
+                label = f"{op.page} (+{len(passing)} claims)"
                 self._touch_page(op.page)
-                title = f"{op.page} (+{len(passing)} claims)"
+        sections: dict[str, str] = {}
+        for claim, draft in passing:
+            section = op.section if heading else claim.section or DEFAULT_SECTION[op.op]
+            cid = self.insert_claim(result.index, claim, draft, page, section)
+            if section != op.section:
+                sections[cid] = section
+        if sections:
+            entry["sections"] = sections
+        if held:
+            entry["held"] = {"claims": list(held.claims), "texts": list(held.texts)}
+        entry["title"] = label
+        return entry
+
+    def _finish(self, op: CreatePage | AddClaims, page: str, wrote: list[str], rest: Held) -> None:
+        """The held texts a person approves now replace the host's: the page's title or
+        summary, or the heading of the claims the operation wrote when the rest went in."""
+        for what in ("title", "summary"):
+            if what in wrote and isinstance(op, CreatePage):
+                self.db.execute(
+                    f"UPDATE pages SET {what} = ? WHERE slug = ?", (getattr(op, what), page)
+                )
+        if "section heading" in wrote and rest.written:
+            marks = ",".join("?" * len(rest.written))
+            self.db.execute(
+                f"UPDATE claims SET section = ? WHERE page_slug = ? AND id IN ({marks})",
+                (op.section, page, *rest.written),
+            )
+        self._touch_page(page)
+
+    def _write(self, plan: Plan, admission: Admission, parts: Parts) -> list[dict[str, object]]:
+        summary: list[dict[str, object]] = []
+        chosen = set(parts.ops)
+        for result in admission.ops:
+            if result.status not in (ADMITTED, QUARANTINED) or result.index not in chosen:
+                continue
+            op = plan.operations[result.index]
+            held = parts.held.get(result.index, Held())
+            drafts = _drafts(op)
+            passing = [  # the claims it adds (not the ones it names) that go in now
+                (c, drafts[c.index])
+                for c in _own(result)
+                if c.passes and c.index not in held.claims
+            ]
+            title = ""
+            extra: dict[str, object] = {}
+            if isinstance(op, CreatePage | AddClaims):
+                extra = self._page_op(op, result, parts)
+                title = str(extra.pop("title"))
             elif isinstance(op, LinkPages):
                 self.db.execute(
                     "INSERT INTO links (src, dst, plan_id) VALUES (?, ?, ?)",
@@ -173,6 +266,8 @@ class Writer:
                 self.touched.add(op.to)
                 title = f"{op.page} → {op.to}"
             elif isinstance(op, UpdateContext):
+                if held:
+                    extra["held"] = {"claims": list(held.claims), "texts": []}
                 if "radius" in result.detail:  # replace: the gate recorded what goes
                     radius = BlastRadius.from_json(result.detail["radius"])
                     self._retract(result.index, op.op, "replaced by a new context", radius)
@@ -199,7 +294,7 @@ class Writer:
                 )
                 self._end(op.claim, "superseded", new)
                 title = f"{op.claim} → {new}"
-            summary.append({"index": result.index, "kind": op.op, "title": title})
+            summary.append({"index": result.index, "kind": op.op, "title": title, **extra})
         return summary
 
     def _touch(self, page: str) -> None:
@@ -299,6 +394,11 @@ class Writer:
 
 def _retracted(radius: BlastRadius) -> str:
     return f"{len(radius.retracted)} claim(s) retracted, {len(radius.derived)} derived"
+
+
+def _own(result: OpResult) -> list[ClaimResult]:
+    """The claims an operation adds (not the ones it names), in order."""
+    return sorted((c for c in result.claims if not c.role), key=lambda c: c.index)
 
 
 def _drafts(op: object) -> list[ClaimDraft]:

@@ -15,6 +15,7 @@ from .context import headings_above
 from .mark import mark
 from .model import EntailmentModel, load_model
 from .rules import CLAIM_SHARE, SUPPORTED, UNCERTAIN, UNSUPPORTED, VERDICTS, Support, check
+from .version import check_version, rules_version
 
 __all__ = [
     "CLAIM_SHARE",
@@ -26,7 +27,9 @@ __all__ = [
     "Support",
     "SupportChecker",
     "check",
+    "check_version",
     "headings_above",
     "load_model",
     "mark",
+    "rules_version",
 ]
