@@ -312,6 +312,12 @@ def pending_ops(vault: Vault, record: PlanRecord) -> list[int]:
     return [i for i in record.admission.admitted_ops if i not in done or i in rest]
 
 
+def applied_ops(vault: Vault, plan_id: str) -> list[int]:
+    """The operations (0-based) of a plan applied so far, whole or in part."""
+    row = vault.db.execute("SELECT selected_ops FROM plans WHERE id = ?", (plan_id,)).fetchone()
+    return sorted(int(i) for i in json.loads(row[0] or "[]")) if row else []
+
+
 def held(vault: Vault, plan_id: str) -> dict[int, Held]:
     """A plan's pending remainder: the parts of its applied operations that wait for a person
     (W11: the policy applied the rest)."""

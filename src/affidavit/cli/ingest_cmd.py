@@ -186,8 +186,13 @@ def _print_report(report: IngestReport) -> None:
         f"Model calls: {totals['model_calls']} · tokens: {tokens['prompt']} prompt + "
         f"{tokens['completion']} completion · job {report.job_id}"
     )
-    if totals["chunks"].get("pending"):
+    if totals["chunks"].get("pending") or totals["chunks"].get("partial"):
         click.echo("Review the plans: affidavit inbox")
+    if totals["chunks"].get("partial"):
+        click.echo(
+            f"{totals['chunks']['partial']} plan(s) applied in part: their uncertain texts wait "
+            "for a person (`affidavit inbox show ID` says why for each)"
+        )
     if report.supersessions:
         plans = report.supersessions["plans"]
         click.echo(

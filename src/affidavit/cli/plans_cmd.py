@@ -16,7 +16,7 @@ from ._common import echo_json, json_option, opened_vault, user_errors, vault_pa
 
 if TYPE_CHECKING:  # imported where a command needs them: `inbox` through a daemon needs none
     from ..gate.admission import OpResult
-    from ..service.models import PlanPreview, PlanSummary, QuoteContext
+    from ..service.models import PlanPreview, PlanSummary, QuoteContext, WaitingOut
 
 
 def _actor() -> str:
@@ -110,7 +110,8 @@ def propose(ctx: click.Context, plan_file: Path, author: str | None, as_json: bo
     from ..gate.admission import Admission
 
     _print_verdicts(Admission.from_json(proposal.admission).ops)
-    if proposal.status == "pending":
+    _print_waiting(proposal.waiting)
+    if proposal.status in ("pending", "partial"):
         click.echo(f"\nReview: affidavit inbox show {proposal.plan_id[:12]}")
 
 
@@ -126,6 +127,20 @@ def _print_verdicts(ops: list[OpResult]) -> None:
                 click.echo(
                     f"      claim {claim.index + 1} {claim.status} — {claim.check}: {claim.reason}"
                 )
+        for text in op.texts:
+            if text.status == "rejected":
+                click.echo(
+                    f"      {text.what} rejected — {text.reason}; the page gets the host's: "
+                    f"“{text.host}”"
+                )
+
+
+def _print_waiting(waiting: list[WaitingOut], indent: str = "") -> None:
+    """One line per text that waits for a person, naming why (W11)."""
+    if waiting:
+        click.echo(f"{indent}Waits for a person:")
+    for item in waiting:
+        click.echo(f"{indent}  {item.line}")
 
 
 @click.group("inbox", invoke_without_command=True)
@@ -171,6 +186,8 @@ def inbox(ctx: click.Context, show_all: bool, as_json: bool) -> None:
             f"{item['operations']:>3}  {claims:>6}  {item['author']} / {item['origin']}"
             + ("  [agent]" if item["proposer"] == "agent" else "")
         )
+        for waiting in item.get("waiting", []):
+            click.echo(f"{'':13} waits: {waiting['line']}")
 
 
 def _marked(text: str, words: list[str]) -> str:
@@ -230,12 +247,20 @@ def show(ctx: click.Context, plan_id: str, as_json: bool) -> None:
         click.echo(f"  summary: {plan.summary}")
     if detail.reason:
         click.echo(f"  reason: {detail.reason}")
+    if admission.policy_reason:
+        click.echo(f"  policy: {admission.policy_reason}")
+    _print_waiting(detail.waiting, "  ")
     verdicts = {op.index: op for op in admission.ops}
     for index, op in enumerate(plan.operations):
         verdict = verdicts.get(index)
         status = verdict.status if verdict else "not selected"
         if index + 1 in detail.applied_ops:
-            status = "applied (the rest of the plan is pending)"
+            rest = [w for w in detail.waiting if w.op == index + 1]
+            status = (
+                f"applied; {len(rest)} of its texts wait for a person"
+                if rest
+                else "applied (the rest of the plan is pending)"
+            )
         click.echo("")
         click.echo(
             click.style(f"[{index + 1}] {op.op}", bold=True)
@@ -244,9 +269,24 @@ def show(ctx: click.Context, plan_id: str, as_json: bool) -> None:
         )
         for key, value in op.model_dump(exclude={"op", "claims", "entries", "by"}).items():
             click.echo(f"    {key}: {value}")
-        for what, words in (verdict.uncertain if verdict else {}).items():
-            text = str(getattr(op, "section" if what == "section heading" else what, ""))
-            click.echo(f"    support: the {what} is uncertain — {_marked(text, words)}")
+        for text in verdict.texts if verdict else []:
+            if text.status == "rejected":
+                click.echo(f"    {text.what} rejected — {text.reason}")
+            elif text.waits:
+                click.echo(
+                    f"    {text.what} {text.support}: {_marked(text.text, text.missing)} — "
+                    f"{text.reason}"
+                )
+            else:
+                continue
+            if text.host:
+                click.echo(f"      the page gets the host's {text.what}: “{text.host}”")
+        if verdict is not None and not verdict.texts:  # an admission recorded before texts
+            for what, words in verdict.uncertain.items():
+                text_ = str(getattr(op, "section" if what == "section heading" else what, ""))
+                click.echo(f"    support: the {what} is uncertain — {_marked(text_, words)}")
+        if verdict is not None and verdict.waits:
+            click.echo(f"    waits whole for a person: {verdict.waits}")
         if verdict is not None and "radius" in verdict.detail:
             for line in describe_radius(BlastRadius.from_json(verdict.detail["radius"])):
                 click.echo("    " + line)
@@ -261,6 +301,8 @@ def show(ctx: click.Context, plan_id: str, as_json: bool) -> None:
                 click.echo(f"      {claim.check}: {claim.reason}")
             elif claim.support and claim.support != "supported":
                 click.echo(f"      support: {claim.support}: {claim.support_reason}")
+            if claim.waits and claim.passes and claim.support != "uncertain":
+                click.echo(f"      waits for a person: {claim.waits}")
             for n, quote in enumerate(claim.evidence):
                 shown = contexts.get((index, claim.index, n))
                 if quote.verified and shown is not None:

@@ -53,7 +53,7 @@ class ChunkOutcome:
     index: int
     start: int
     end: int
-    status: str  # pending | applied | rejected | empty | failed
+    status: str  # pending | applied | partial (some texts wait) | rejected | empty | failed
     plan_id: str | None = None
     message: str = ""
     claims: dict[str, int] = field(default_factory=dict)
@@ -354,13 +354,14 @@ class Ingestor:
             c.plan_id
             for s in self.report.sources
             for c in s.chunks
-            if c.status == "applied" and c.plan_id
+            if c.status in ("applied", "partial") and c.plan_id
         ]
         if not self.owns_job_row:  # a queued job may be a resumed attempt: all it applied
             applied = [
                 str(r[0])
                 for r in self.vault.db.execute(
-                    "SELECT plan_id FROM ingested_chunks WHERE job_id = ? AND outcome = 'applied' "
+                    "SELECT plan_id FROM ingested_chunks WHERE job_id = ? "
+                    "AND outcome IN ('applied', 'partial') "
                     "AND plan_id IS NOT NULL ORDER BY rowid",
                     (self.report.job_id,),
                 )
@@ -521,11 +522,13 @@ class Ingestor:
         if not admission.needs_approval:  # the policy was applying it when the run stopped
             approval = Approval(actor="policy", kind="policy")
         elif self.apply_now and not quarantined and self.reviewer is None:
-            approval = Approval(actor=self.actor)
+            approval = Approval(actor=self.actor, sure_only=True)
         else:  # a reviewer's verdict is not recorded: leave it for a person (fail closed)
             return result
         applied = apply(self.vault, row["id"], None, approval, step=self.step)
-        result.status, result.message = "applied", applied.message
+        if applied.applied:
+            result.status = "partial" if applied.pending_ops else "applied"
+        result.message = applied.message
         return result
 
     # -- one chunk --------------------------------------------------------------------------
@@ -718,10 +721,11 @@ class Ingestor:
         result.reasons = _reasons(admission)
         quarantined = any(op.status == "quarantined" for op in admission.ops)
         if self.apply_now and proposal.status == "pending" and not quarantined and not held:
-            applied = apply(
-                self.vault, proposal.plan_id, None, Approval(actor=self.actor), step=self.step
-            )
-            result.status = "applied" if applied.applied else result.status
+            # `--yes` says yes before anything is shown: what waits for a person (W11) stays
+            approval = Approval(actor=self.actor, sure_only=True)
+            applied = apply(self.vault, proposal.plan_id, None, approval, step=self.step)
+            if applied.applied:
+                result.status = "partial" if applied.pending_ops else "applied"
             result.message = applied.message
         return result
 

@@ -74,7 +74,8 @@ def run_ingest(ctx: JobContext, payload: IngestPayload) -> dict[str, Any]:
     def progress(name: str, done: int, total: int) -> None:
         seen[name] = (done, total)
         chunks = _job_chunks(ctx)
-        applied, pending = chunks.get("applied", 0), chunks.get("pending", 0)
+        applied = chunks.get("applied", 0) + chunks.get("partial", 0)
+        pending = chunks.get("pending", 0)
         ctx.progress(
             sum(d for d, _ in seen.values()),
             sum(t for _, t in seen.values()),

@@ -31,7 +31,7 @@ from ..lint.findings import FindingStore
 from ..plan.schema import parse_plan
 from ..service import quota
 from ..service import vaults as svc
-from ..service.models import AskRequest
+from ..service.models import AskRequest, WaitingOut
 from ..sources.store import SourceStore
 from ..store.render import render_context
 from ..vault import Vault
@@ -171,10 +171,23 @@ def _verdicts(admission: dict[str, Any]) -> list[str]:
                     lines.append(
                         f"    quote {quote['quote'][:60]!r} not verified: {quote['reason']}"
                     )
+        for text in op.get("texts", []):
+            if text.get("status") == "rejected":
+                lines.append(f"  {text['what']}: rejected ({text['reason']})")
     return lines
 
 
+def _waiting(waiting: list[WaitingOut]) -> list[str]:
+    """One line per text that waits for a person, naming why (W11)."""
+    return [f"waits: {w.line}" for w in waiting]
+
+
 def _next_step(plan_id: str, status: str) -> str:
+    if status == "partial":
+        return (
+            f"Next: its supported texts are in the wiki; a person reviews the ones that wait "
+            f"with `affidavit inbox show {plan_id[:12]}`; call plan_status to follow it."
+        )
     if status == "pending":
         return (
             f"Next: a person reviews it with `affidavit inbox show {plan_id[:12]}` and applies it "
@@ -348,6 +361,7 @@ def build_server(door: Door) -> FastMCP:
             detail = svc.plan_detail(vault, plan_id)
             lines = [f"plan {detail.id[:12]}: {detail.status} {detail.reason}".rstrip()]
             lines += _verdicts(detail.admission)
+            lines += _waiting(detail.waiting)
             lines.append(_next_step(detail.id, detail.status))
             return fit(lines, 0, _cap(vault)).text
 
@@ -380,6 +394,7 @@ def build_server(door: Door) -> FastMCP:
             out = svc.propose(vault, plan, author, door.origin, hold=svc.AGENT_HOLD)
             lines = [f"plan_id {out.plan_id}", f"status {out.status}: {out.message}"]
             lines += _verdicts(out.admission)
+            lines += _waiting(out.waiting)
             lines.append(_next_step(out.plan_id, out.status))
             return fit(lines, 0, _cap(vault)).text
 

@@ -248,10 +248,36 @@ class ProposeRequest(Request):
 
 class ProposalOut(Response):
     plan_id: str
-    status: str
+    status: str = Field(
+        description="'applied', 'partial' (applied; some texts wait for a person), 'pending' "
+        "or 'rejected'."
+    )
     new: bool
     message: str
     admission: dict[str, Any]
+    waiting: list[WaitingOut] = Field(
+        default_factory=list,
+        description="Each text that waits for a person, and why (W11).",
+    )
+
+
+class WaitingOut(Response):
+    """A text of a pending plan that waits for a person, and why, in one line (W11)."""
+
+    op: int = Field(description="The operation (1-based).")
+    part: str = Field(
+        description="'claim N', 'title', 'summary', 'section heading', or 'operation' (the "
+        "whole operation waits)."
+    )
+    text: str = Field(description="The proposer's text that waits.")
+    verdict: str = Field(
+        description="'uncertain' (the support check couldn't confirm it), 'quarantined' "
+        "(flagged evidence), 'leans' (it leans on a claim that doesn't go in), 'waits'."
+    )
+    why: str = Field(description="The words or the structure the host could not confirm.")
+    words: list[str] = Field(description="The text's words its quotes don't support.")
+    applied: bool = Field(description="The rest of its operation is in the wiki already.")
+    line: str = Field(description="All of it in one line, as the CLI prints it.")
 
 
 class PlanSummary(Response):
@@ -270,6 +296,10 @@ class PlanSummary(Response):
     expires_in: str
     operations: int
     counts: dict[str, int]
+    waiting: list[WaitingOut] = Field(
+        default_factory=list,
+        description="Each text of a pending plan that waits for a person, and why (W11).",
+    )
 
 
 class QuoteContext(Response):
@@ -303,7 +333,12 @@ class PlanDetail(Response):
     quotes: list[QuoteContext]
     applied_ops: list[int] = Field(
         default_factory=list,
-        description="Operations (1-based) of a pending plan applied by an earlier partial approval.",
+        description="Operations (1-based) of a pending plan applied by an earlier partial "
+        "approval, or by the policy while some of their texts wait (those are in 'waiting').",
+    )
+    waiting: list[WaitingOut] = Field(
+        default_factory=list,
+        description="Each text of a pending plan that waits for a person, and why (W11).",
     )
 
 

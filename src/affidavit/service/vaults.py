@@ -18,7 +18,7 @@ from .. import inbox
 from ..ask import Asker, render_answer
 from ..ask.save import propose_answer
 from ..errors import ConfigError, ConflictError, NotFoundError
-from ..gate.verdicts import OpResult
+from ..gate.verdicts import Held, OpResult
 from ..plan.nonce import issue_nonce
 from ..providers.from_config import provider_from_config
 from ..retract import describe_radius
@@ -52,7 +52,9 @@ from .models import (
     RejectResponse,
     SearchResponse,
     SourceOut,
+    WaitingOut,
 )
+from .waiting import waiting
 
 ALL_STATUSES = ("pending", "applied", "rejected", "expired")
 
@@ -274,13 +276,27 @@ def propose(
 ) -> ProposalOut:
     """Put a plan through the gate (W4); ``hold`` keeps it in the inbox whatever the policy."""
     proposal = inbox.propose(vault, plan, author, origin, hold=hold)
+    shown = (
+        _waiting(vault, inbox.get_plan(vault, proposal.plan_id))
+        if proposal.status in ("pending", "partial")
+        else []
+    )
     return ProposalOut(
         plan_id=proposal.plan_id,
         status=proposal.status,
         new=proposal.new,
         message=proposal.message,
         admission=proposal.admission.to_json(),
+        waiting=shown,
     )
+
+
+def _waiting(vault: Vault, record: inbox.PlanRecord) -> list[WaitingOut]:
+    """What of a pending plan waits for a person, and why (:mod:`.waiting`)."""
+    if record.status != "pending":
+        return []
+    done = set(inbox.applied_ops(vault, record.id))
+    return waiting(record.plan, record.admission, inbox.held(vault, record.id), done)
 
 
 def _summary(vault: Vault, record: inbox.PlanRecord) -> PlanSummary:
@@ -297,6 +313,7 @@ def _summary(vault: Vault, record: inbox.PlanRecord) -> PlanSummary:
         expires_in=duration(left),
         operations=len(record.plan.operations),
         counts=record.admission.counts,
+        waiting=_waiting(vault, record),
     )
 
 
@@ -359,18 +376,16 @@ def plan_detail(vault: Vault, ref: str) -> PlanDetail:
                 )
     summary = _summary(vault, record)
     data = record.to_json()
-    pending = set(inbox.pending_ops(vault, record)) if record.status == "pending" else set()
-    applied = [
-        i + 1
-        for i in record.admission.admitted_ops
-        if record.status == "pending" and i not in pending
-    ]
+    applied = (
+        [i + 1 for i in inbox.applied_ops(vault, record.id)] if record.status == "pending" else []
+    )
     return PlanDetail(
         **data,
         age=summary.age,
         expires_in=summary.expires_in,
         quotes=quotes,
         applied_ops=applied,
+        waiting=summary.waiting,
     )
 
 
@@ -403,6 +418,13 @@ def _op_line(op: Any, verdict: OpResult | None) -> str:
     return f"{op.op}: {what}{status}"
 
 
+def _rest_line(op: Any, held: Held) -> str:
+    """What approving the rest of an operation the policy applied in part would write."""
+    parts = [*held.texts] + [f"claim {n + 1}" for n in held.claims]
+    where = getattr(op, "slug", None) or getattr(op, "page", None) or "context"
+    return f"{op.op}: the rest of {where}, which waits for a person: {', '.join(parts)}"
+
+
 def _withdrawal_lines(verdict: OpResult) -> list[str]:
     """Every claim the operation ends, in words."""
     if "radius" in verdict.detail:
@@ -425,7 +447,16 @@ def approval_preview(vault: Vault, refs: list[str]) -> list[PlanPreview]:
         record = inbox.get_plan(vault, ref)
         ops = inbox.pending_ops(vault, record) if record.status == "pending" else []
         verdicts = {op.index: op for op in record.admission.ops}
-        lines = [f"{i + 1}. {_op_line(record.plan.operations[i], verdicts.get(i))}" for i in ops]
+        rest = inbox.held(vault, record.id) if record.status == "pending" else {}
+        lines = [
+            f"{i + 1}. "
+            + (
+                _rest_line(record.plan.operations[i], rest[i])
+                if i in rest
+                else _op_line(record.plan.operations[i], verdicts.get(i))
+            )
+            for i in ops
+        ]
         withdrawals: list[str] = []
         for i in inbox.withdrawals_of(record, ops):
             withdrawals += [f"op {i + 1}: " + line for line in _withdrawal_lines(verdicts[i])[:1]]
