@@ -32,8 +32,8 @@ from .store.paths import inside
 from .store.recovery import journal_problem, pending_journals
 from .store.render import expected_files
 from .store.replay import claim_problems
-from .support import UNSUPPORTED, SupportChecker, load_model
-from .support.audit import support_problems
+from .support import SUPPORTED, UNCERTAIN, UNSUPPORTED, SupportChecker, load_model
+from .support.audit import rejudge
 from .vault import Vault
 
 
@@ -290,21 +290,40 @@ _FILE_MESSAGES: dict[FileProblemKind, tuple[str, str]] = {
 
 
 def _check_support(vault: Vault, store: SourceStore, report: DoctorReport) -> None:
-    """The support check (W11) again over every active claim: unsupported ones are findings;
-    uncertain ones (a person approved them) are counted."""
-    _, problems = support_problems(vault.db, store, SupportChecker(load_model(vault.config)))
+    """The support check (W11) again over every active claim, under the current rules:
+    unsupported ones are findings; uncertain ones are counted (a person approved them, or —
+    when they were admitted as supported — noted: no person read them); and what changed since
+    each claim was admitted is noted (:func:`~affidavit.support.audit.rejudge`)."""
+    found = rejudge(vault.db, store, SupportChecker(load_model(vault.config)))
+    problems = found.problems
     report.counts["claims_uncertain"] = sum(p.verdict != UNSUPPORTED for p in problems)
+    report.counts["claims_support_changed"] = sum(found.changed.values())
+    report.counts["claims_older_check"] = found.older
     for problem in problems:
         if problem.verdict == UNSUPPORTED:
+            since = (
+                f" (admitted as {problem.was} under {problem.was_check or 'an older check'})"
+                if problem.was
+                else ""
+            )
             report.findings.append(
                 Finding(
                     "support",
                     problem.claim_id,
-                    f"the claim says what its quotes don't: {problem.reason}",
+                    f"the claim says what its quotes don't: {problem.reason}{since}",
                     "retract it (`affidavit lint` proposes it as unsupported_claim), or "
                     "supersede it with a claim its quotes support",
                 )
             )
+    unread = [p for p in problems if p.was == SUPPORTED and p.verdict == UNCERTAIN]
+    if unread:
+        shown = ", ".join(p.claim_id for p in unread[:5]) + (" …" if len(unread) > 5 else "")
+        report.notes.append(
+            f"support: {len(unread)} claim(s) admitted as supported are only uncertain under the "
+            f"current check, and no person has read them ({shown}): `affidavit lint` lists them "
+            "as unsupported_claim warnings"
+        )
+    report.notes += [f"support: {line}" for line in found.lines()]
 
 
 def _check_files(vault: Vault, report: DoctorReport) -> None:

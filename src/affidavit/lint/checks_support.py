@@ -1,16 +1,19 @@
 """Lint's ``unsupported_claim`` check (W11): active claims whose text their quotes don't support.
 
-The re-derivation is doctor's own (:func:`affidavit.support.audit.support_problems`). Claims
-the rules find only uncertain are not reported: a person approved them seeing the words that lack
-support. The fix is a ``retract_claim`` plan, which always waits for a person.
+The re-derivation is doctor's own (:func:`affidavit.support.audit.rejudge`), under the current
+check. An unsupported claim is an error. A claim the current check finds only uncertain is a
+warning when it was admitted as *supported* — under an older check, with no person reading it —
+and not reported otherwise: a person approved it seeing the words that lack support (or it was
+admitted before verdicts were recorded). The fix is a ``retract_claim`` plan, which always waits
+for a person.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..support import UNSUPPORTED
-from ..support.audit import support_problems
+from ..support import SUPPORTED, UNCERTAIN, UNSUPPORTED, SupportChecker, load_model
+from ..support.audit import rejudge
 from .checks_context import CheckContext
 from .findings import Finding, FindingQuote
 
@@ -20,20 +23,32 @@ _REASON_CHARS = 300
 def check_unsupported_claim(ctx: CheckContext) -> list[Finding]:
     """Active claims whose text says what their quotes (the sources' own words) don't."""
     findings = []
-    for problem in support_problems(ctx.db, ctx.store)[1]:
-        if problem.verdict != UNSUPPORTED:
+    checker = SupportChecker(load_model(ctx.vault.config))  # the one doctor and the gate use
+    for problem in rejudge(ctx.db, ctx.store, checker).problems:
+        unread = problem.verdict == UNCERTAIN and problem.was == SUPPORTED
+        if problem.verdict != UNSUPPORTED and not unread:
             continue
         where = f"page '{problem.page}'" if problem.page else "context.md"
         words = ", ".join(problem.missing[:8])
         reason = f"its quotes don't support: {words}"[:_REASON_CHARS]
         fix: dict[str, Any] = {"op": "retract_claim", "claim": problem.claim_id, "reason": reason}
+        since = (
+            f" (admitted as {problem.was} under {problem.was_check or 'an older check'})"
+            if problem.was and problem.was != problem.verdict
+            else ""
+        )
+        message = (
+            f"claim {problem.claim_id} on {where} says what its quotes don't: {problem.reason}"
+            if not unread
+            else f"claim {problem.claim_id} on {where} went in with no person, and the current "
+            f"support check can't confirm it: {problem.reason}"
+        )
         findings.append(
             Finding(
                 kind="unsupported_claim",
-                severity="error",
+                severity="warning" if unread else "error",
                 subject=problem.claim_id,
-                message=f"claim {problem.claim_id} on {where} says what its quotes don't: "
-                f"{problem.reason}",
+                message=message + since,
                 quotes=[
                     FindingQuote(
                         quote=span, claim_id=problem.claim_id, source_id=source_id, verified=True
