@@ -17,6 +17,7 @@ import pytest
 
 from affidavit.doctor import run_doctor
 from affidavit.inbox import propose
+from affidavit.sources.store import SourceStore
 from affidavit.store.apply import APPLY_STEPS
 from affidavit.store.atomic import stray_temps
 from affidavit.vault import init_vault, open_vault
@@ -32,6 +33,7 @@ CHILD = textwrap.dedent(
     from affidavit.vault import open_vault
 
     root, plan_ids, target = sys.argv[1:4]
+    kind = sys.argv[4] if len(sys.argv) > 4 else "person"
     vault = open_vault(Path(root), clock=lambda: datetime(2026, 11, 30, 10, 0, tzinfo=UTC))
 
     def step(name):
@@ -39,7 +41,7 @@ CHILD = textwrap.dedent(
             os.kill(os.getpid(), signal.SIGKILL)
 
     items = [(plan_id, None) for plan_id in plan_ids.split(",")]
-    for result in apply_batch(vault, items, Approval("tester"), step=step):
+    for result in apply_batch(vault, items, Approval("tester", kind), step=step):
         print(result.message)
     """
 )
@@ -56,9 +58,11 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return root, plan_id
 
 
-def run_child(root: Path, plan_id: str, target: str) -> subprocess.CompletedProcess[str]:
+def run_child(
+    root: Path, plan_id: str, target: str, kind: str = "person"
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", CHILD, str(root), plan_id, target],
+        [sys.executable, "-c", CHILD, str(root), plan_id, target, kind],
         capture_output=True,
         text=True,
         timeout=600,
@@ -90,14 +94,17 @@ def state(root: Path) -> dict[str, Any]:
     return {"files": files, "db": rows, "tree": tree, "commits": commits}
 
 
-def kill_at_every_step(root: Path, plan_ids: str, tmp_path: Path) -> dict[str, Any]:
-    """Kill the apply of ``plan_ids`` at each step in turn; returns the state after a clean run."""
+def kill_at_every_step(
+    root: Path, plan_ids: str, tmp_path: Path, kind: str = "person"
+) -> dict[str, Any]:
+    """Kill the apply of ``plan_ids`` (approved by a ``kind``: person or policy) at each step in
+    turn; returns the state after a clean run."""
     before_root = tmp_path / "before"
     shutil.copytree(root, before_root)
     before = state(before_root)
     after_root = tmp_path / "after"
     shutil.copytree(root, after_root)
-    done = run_child(after_root, plan_ids, "never")
+    done = run_child(after_root, plan_ids, "never", kind)
     assert done.returncode == 0, done.stderr
     after = state(after_root)
     assert after != before and after["commits"] == before["commits"] + 1
@@ -105,13 +112,13 @@ def kill_at_every_step(root: Path, plan_ids: str, tmp_path: Path) -> dict[str, A
     for step in APPLY_STEPS:
         work = tmp_path / f"kill-{step}"
         shutil.copytree(root, work)
-        proc = run_child(work, plan_ids, step)
+        proc = run_child(work, plan_ids, step, kind)
         assert proc.returncode == -signal.SIGKILL, (step, proc.stderr)
         got = state(work)
         assert got in (before, after), f"mixed state after a kill at {step}"
         outcomes[step] = "after" if got == after else "before"
         # replaying the apply never applies twice
-        replay = run_child(work, plan_ids, "never")
+        replay = run_child(work, plan_ids, "never", kind)
         assert replay.returncode == 0, replay.stderr
         assert state(work) == after
     assert outcomes["db_written"] == "before" and outcomes["journal"] == "before"
@@ -169,6 +176,83 @@ def test_kill_a_batch_at_every_step_leaves_old_or_new_state(
             assert f"Affidavit-Plan: {plan}" in body
     finally:
         check.close()
+
+
+# --- judged text by text (issue 22): a plan applied in part, then its remainder ----------------
+
+LIGHTHOUSE = (
+    "# Eddystone Lighthouse\n\n"
+    "The present tower was designed by James Douglass. It was lit in 1882.\n"
+    "The tower is 49 metres tall.\n"
+    "The first lighthouse on the rocks was built by Henry Winstanley.\n\n"
+    "## Myths\n\n"
+    "Drinking bleach cures the flu.\n"
+)
+
+
+@pytest.fixture(scope="module")
+def split_template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A pending plan whose policy apply writes part of it: a title resting on a waiting claim,
+    an uncertain claim, one leaning on it, a heading that waits, a rejected summary."""
+    root = tmp_path_factory.mktemp("crash-split") / "template"
+    vault, _ = init_vault(root, clock=FakeClock())
+    try:
+        src = (
+            SourceStore(vault)
+            .add_bytes(
+                LIGHTHOUSE.encode(),
+                origin="/t/l.md",
+                name="l.md",
+                media_type="text/markdown",
+                trust="trusted",
+            )
+            .record.id
+        )
+        designed = "The present tower was designed by James Douglass"
+        tower = {
+            "op": "create_page",
+            "slug": "eddystone",
+            "title": "Designed by James Douglass",
+            "summary": "The tower is 94 metres tall.",
+            "section": "Remedies for the tower",
+            "claims": [
+                claim("The tower is 49 metres tall.", src, "The tower is 49 metres tall"),
+                claim(f"{designed} of Bristol.", src, designed),
+                claim("It was lit in 1882.", src, "It was lit in 1882"),
+                claim("Drinking bleach cures the flu.", src, "Drinking bleach cures the flu"),
+            ],
+        }
+        plan_id = propose(vault, make_plan(vault, tower), "tester", "t").plan_id
+    finally:
+        vault.close()
+    return root, plan_id
+
+
+@pytest.mark.slow
+def test_kill_a_policy_split_at_every_step(
+    split_template: tuple[Path, str], tmp_path: Path
+) -> None:
+    root, plan_id = split_template
+    after = kill_at_every_step(root, plan_id, tmp_path, "policy")
+    page = after["files"]["wiki/eddystone.md"].decode()
+    assert "# Eddystone Lighthouse" in page and "94 metres" not in page and "Bristol" not in page
+    assert "## Myths" in page and "Remedies" not in page and "lit in 1882" not in page
+    assert any("'pending'" in row and plan_id in row for row in after["db"])
+
+
+@pytest.mark.slow
+def test_kill_the_approval_of_a_remainder_at_every_step(
+    split_template: tuple[Path, str], tmp_path: Path
+) -> None:
+    source, plan_id = split_template
+    root = tmp_path / "split"
+    shutil.copytree(source, root)
+    assert run_child(root, plan_id, "never", "policy").returncode == 0
+    after = kill_at_every_step(root, plan_id, tmp_path / "rest")
+    page = after["files"]["wiki/eddystone.md"].decode()
+    assert "# Designed by James Douglass" in page and "Bristol" in page
+    assert "## Remedies for the tower" in page and "## Myths" not in page
+    assert "94 metres" not in page
 
 
 # --- an ingest's batches (issue 14): many chunks' plans, one unit each -----------------------
