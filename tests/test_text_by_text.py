@@ -508,3 +508,39 @@ def test_doctor_and_lint_report_what_changed_since_admission(vault: Vault, src: 
     [finding] = run_checks(vault, kinds=["unsupported_claim"])
     assert finding.severity == "warning" and finding.claims == [ids[0]]
     assert "went in with no person" in finding.message and "rules-000000000000" in finding.message
+
+
+# --- answers: a bad sentence is dropped, the rest kept -------------------------------------------
+
+
+def test_an_answer_keeps_its_good_sentences_whatever_the_bad_ones_are(
+    vault: Vault, src: str
+) -> None:
+    from affidavit.ask import Asker
+
+    proposal = propose(vault, make_plan(vault, page(src, c(f"{TALL}.", src, TALL))), "me", "t")
+    [tall] = approve(vault, proposal.plan_id, None, "me").claims
+    good = {"text": "The tower is 49 metres tall.", "claims": [tall]}
+    bad = [
+        {"text": "The tower is 94 metres tall.", "claims": [tall]},  # unsupported
+        {"text": "The tower is 49 metres tall. " * 30, "claims": [tall]},  # over 600 characters
+        {"text": "The tower is \u202e49 metres tall.", "claims": [tall]},  # a bidi override
+        {"text": "The tower is 49 metres tall.", "claims": tall},  # claims not a list
+        {"text": 49, "claims": [tall]},
+        "The tower is 49 metres tall.",
+        {"text": "It is tall.", "claims": [tall], "extra": True},
+    ]
+
+    def reply(request: ModelRequest) -> str:
+        nonce = request.messages[-1].content.split("<<<CLAIMS ", 1)[1].split(">>>", 1)[0]
+        sentences = [good, *bad, *[good] * 12]
+        return json.dumps({"nonce": nonce, "sentences": sentences, "short_answer": bad[2]})
+
+    answer = Asker(vault, ScriptedProvider(replies=[reply])).ask("How tall is the tower?")
+    assert answer.verdict == "answered"
+    # the twelve well-formed sentences taken (one of them unsupported), never more
+    assert [s.text for s in answer.sentences] == [good["text"]] * 11
+    reasons = [d.reason for d in answer.dropped]
+    assert len(answer.dropped) == len(bad) + 3  # two past the twelfth, the short answer
+    assert any("unsupported" in r for r in reasons) and any("past the 12" in r for r in reasons)
+    assert all("\u202e" not in d.text and len(d.text) <= 200 for d in answer.dropped)

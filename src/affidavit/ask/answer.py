@@ -7,11 +7,16 @@ support (the support check, W11: the source's own words at the quotes' offsets; 
 sentence is dropped too, as no person reviews an answer). It answers "not in the wiki" when
 nothing supported survives, and renders what is left with footnotes carrying the cited claims'
 verbatim quotes. Each sentence's verdict is kept in :attr:`Answer.support`.
+
+Sentences are judged one by one (W11): a sentence the schema refuses (too long, a control
+character, a wrong type, past the twelfth) is dropped with its reason like an unsupported one,
+never the whole reply; only a malformed envelope (no nonce, an unknown field) is sent back.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -44,11 +49,56 @@ class CitedText(_Strict):
     claims: list[str] = Field(default_factory=list, max_length=8)
 
 
+MAX_SENTENCES = 12
+
+
 class AnswerReply(_Strict):
     nonce: str
     not_in_wiki: bool = False
-    sentences: list[CitedText] = Field(default_factory=list, max_length=12)
+    sentences: list[CitedText] = Field(default_factory=list, max_length=MAX_SENTENCES)
     short_answer: CitedText | None = None
+
+
+_UNSHOWN = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _shown(item: object) -> str:
+    """A refused sentence as it may be shown: one line, cut."""
+    text = item.get("text") if isinstance(item, dict) else item
+    return _UNSHOWN.sub(" ", text if isinstance(text, str) else repr(text))[:200]
+
+
+def _one(item: object) -> tuple[CitedText | None, str]:
+    try:
+        return CitedText.model_validate(item), ""
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "sentence"
+        return None, f"is malformed ({where}: {first['msg']})"
+
+
+def read_reply(data: dict[str, Any]) -> tuple[AnswerReply, list[Dropped]]:
+    """The reply with each sentence taken on its own: a sentence the schema refuses, or past
+    the twelfth, is dropped with its reason and the others kept; a malformed envelope raises
+    :class:`ValidationError` (the reply is sent back)."""
+    body = dict(data)
+    dropped: list[Dropped] = []
+    if isinstance(body.get("sentences"), list):
+        kept: list[dict[str, Any]] = []
+        for item in body["sentences"]:
+            sentence, why = _one(item)
+            if sentence is None:
+                dropped.append(Dropped(_shown(item), why))
+            elif len(kept) >= MAX_SENTENCES:
+                dropped.append(Dropped(sentence.text, f"is past the {MAX_SENTENCES} sentences"))
+            else:
+                kept.append(sentence.model_dump())
+        body["sentences"] = kept
+    if body.get("short_answer") is not None:
+        sentence, why = _one(body["short_answer"])
+        if sentence is None:
+            dropped.append(Dropped(_shown(body.pop("short_answer")), "(short answer) " + why))
+    return AnswerReply.model_validate(body), dropped
 
 
 def answer_schema() -> dict[str, Any]:
@@ -245,7 +295,7 @@ class Asker:
             provider=self.provider.name if self.provider else "extractive",
         )
         if packed.hits:
-            reply = self._reply(question, packed, nonce, history or [])
+            reply, malformed = self._reply(question, packed, nonce, history or [])
             given = {h.claim_id for h in packed.hits}
             quotes = cited_quotes(SourceStore(self.vault), list(packed.hits))
             if self.support is None:
@@ -263,6 +313,7 @@ class Asker:
                 )
                 answer.short_answer = short[0] if short else None
                 answer.dropped += bad
+            answer.dropped += malformed
             if answer.sentences and not reply.not_in_wiki:
                 answer.verdict = "answered"
             else:
@@ -286,9 +337,10 @@ class Asker:
 
     def _reply(
         self, question: str, packed: Packed, nonce: str, history: list[tuple[str, str]]
-    ) -> AnswerReply:
+    ) -> tuple[AnswerReply, list[Dropped]]:
         if self.provider is None:
-            return AnswerReply.model_validate(extractive_answer(question, list(packed.hits), nonce))
+            extractive = extractive_answer(question, list(packed.hits), nonce)
+            return AnswerReply.model_validate(extractive), []
         schema = answer_schema()
         shape = (
             "The decoder enforces the reply's JSON shape."
@@ -310,7 +362,7 @@ class Asker:
                 time.monotonic() - started,
             )
             try:
-                return AnswerReply.model_validate(parse_reply(completion, nonce))
+                return read_reply(parse_reply(completion, nonce))
             except (InvalidReply, ValidationError) as exc:
                 error = str(exc).splitlines()[0]
                 request = ModelRequest(
