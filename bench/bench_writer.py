@@ -227,7 +227,7 @@ class Bench:
                 planned = plan["operations"][op["index"]]
                 if planned.get(what if what != "section heading" else "section") != text:
                     continue
-                if what in op.get("uncertain", {}) or op.get("status") != "rejected":
+                if _text_waits(op, what):
                     return "person"
         return "rejected"
 
@@ -243,6 +243,9 @@ class Bench:
             for claim in op.claims:
                 if claim.text == text:
                     return claim.support_reason or claim.reason
+            for page_text in op.texts:
+                if page_text.text == text:
+                    return page_text.reason
             if op.uncertain or op.reason:
                 return op.reason or json.dumps(op.uncertain)
         return proposal.message
@@ -407,9 +410,21 @@ def _heading_outcome(bench: Bench, page: str, heading: str) -> str:
     for admission, plan in bench._pending_admissions(with_plans=True):
         for op in admission.get("ops", []):
             planned = plan["operations"][op["index"]]
-            if planned.get("section") == heading and op.get("status") != "rejected":
+            if planned.get("section") == heading and _text_waits(op, "section heading"):
                 return "person"
     return "rejected"
+
+
+def _text_waits(op: dict[str, Any], what: str) -> bool:
+    """Whether a title, summary or heading of a pending plan's operation waits for a person:
+    judged text by text, a rejected text doesn't (its operation may still pass, with the host's
+    text on the page); admissions recorded before texts had verdicts go by the operation."""
+    if op.get("status") == "rejected":
+        return False
+    texts = [t for t in op.get("texts", []) if t.get("what") == what]
+    if texts:
+        return texts[0].get("status") != "rejected"
+    return True
 
 
 def _rate(counter: Counter[str], outcome: str) -> float:

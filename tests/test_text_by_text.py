@@ -265,6 +265,44 @@ def test_a_claim_leaning_on_a_waiting_one_waits_with_it(trusted: Vault, src: str
     clean(trusted)
 
 
+def test_a_claim_leaning_across_operations_waits_too(trusted: Vault, src: str) -> None:
+    """The antecedent in one operation, the leaning claim in the next, on the same page: written
+    alone it would follow whatever the page said last."""
+    first = propose(trusted, make_plan(trusted, page(src, c(f"{TALL}.", src, TALL))), "me", "t")
+    assert first.status == "applied"
+    held = {"op": "add_claims", "page": "eddystone", "claims": [c(UNCERTAIN, src, DESIGNED)]}
+    lit = {
+        "op": "add_claims",
+        "page": "eddystone",
+        "claims": [c("It was lit in 1882.", src, "It was lit in 1882")],
+    }
+    more = {"op": "add_claims", "page": "eddystone", "claims": [c(f"{FIRST}.", src, FIRST)]}
+    proposal = propose(trusted, make_plan(trusted, held, lit, more), "me", "t")
+    assert proposal.status == "partial"
+    leaning = proposal.admission.ops[1].claims[0]
+    assert "leans on claim 1 of an earlier operation" in leaning.waits
+    assert "It was lit in 1882." not in active(trusted) and f"{FIRST}." in active(trusted)
+
+
+def test_a_held_title_whose_claims_are_gone_is_refused_at_approval(
+    trusted: Vault, src: str
+) -> None:
+    claims = [c(f"{TALL}.", src, TALL), c(f"{DESIGNED}.", src, DESIGNED)]
+    op = page(src, *claims, title="Douglass's lighthouse tower")
+    proposal = propose(trusted, make_plan(trusted, op), "me", "t")
+    assert proposal.status == "partial"
+    assert [w.part for w in svc.plan_detail(trusted, proposal.plan_id).waiting] == ["title"]
+    for claim_id in proposal.applied.claims:  # type: ignore[union-attr]
+        retract = {"op": "retract_claim", "claim": claim_id, "reason": "tested"}
+        approve(
+            trusted, propose(trusted, make_plan(trusted, retract), "me", "t").plan_id, None, "me"
+        )
+    with pytest.raises(ConflictError, match="no active claim says the title"):
+        approve(trusted, proposal.plan_id, None, "me")
+    row = trusted.db.execute("SELECT title FROM pages WHERE slug = 'eddystone'").fetchone()
+    assert row[0] == "Eddystone Lighthouse"
+
+
 def test_a_title_resting_on_a_waiting_claims_quote_waits_too(trusted: Vault, src: str) -> None:
     claims = [c(f"{TALL}.", src, TALL), c(UNCERTAIN, src, DESIGNED)]
     op = page(src, *claims, title="Designed by James Douglass", summary=f"{TALL}.")

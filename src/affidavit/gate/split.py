@@ -126,10 +126,10 @@ def _own(op: OpResult) -> list[ClaimResult]:
     return sorted((c for c in op.claims if not c.role), key=lambda c: c.index)
 
 
-def mark_claims(op: OpResult) -> None:
+def mark_claims(op: OpResult, before: ClaimResult | None = None) -> ClaimResult | None:
     """Say of each claim the operation adds whether, and why, it waits for a person when the
-    policy applies the rest of its plan (:attr:`ClaimResult.waits`)."""
-    before: ClaimResult | None = None
+    policy applies the rest of its plan (:attr:`ClaimResult.waits`). ``before``: the claim the
+    plan puts before the first one on the same page (an earlier operation's). Returns the last."""
     for claim in _own(op):
         if not claim.passes:
             claim.waits = ""
@@ -142,10 +142,12 @@ def mark_claims(op: OpResult) -> None:
             word = leaning_word(claim.text)
             if word and before is not None and not before.sure:
                 what = "waits for a person" if before.passes else "was rejected"
-                claim.waits = (
-                    f"opens with '{word}', which leans on claim {before.index + 1}, which {what}"
+                which = f"claim {before.index + 1}" + (
+                    "" if before in op.claims else " of an earlier operation"
                 )
+                claim.waits = f"opens with '{word}', which leans on {which}, which {what}"
         before = claim
+    return before
 
 
 def mark_ops(plan: Plan, results: list[OpResult], remainder: set[int]) -> None:
@@ -154,13 +156,15 @@ def mark_ops(plan: Plan, results: list[OpResult], remainder: set[int]) -> None:
     or links a page whose creation waits. Operations completing an earlier approval
     (``remainder``) are a person's decision and never wait."""
     by_index = {r.index: r for r in results}
-    for r in results:
+    last: dict[str, ClaimResult | None] = {}  # the claim the plan put last on each page
+    for r in sorted(results, key=lambda r: r.index):
         op = plan.operations[r.index]
         r.waits = ""
         if not r.passes or r.index in remainder:
             continue
         if isinstance(op, CreatePage | AddClaims | UpdateContext):
-            mark_claims(r)
+            page = op.slug if isinstance(op, CreatePage) else getattr(op, "page", "")
+            last[page] = mark_claims(r, last.get(page))
             own = _own(r)
             if own and not any(c.sure for c in own):
                 r.waits = "every claim of it waits for a person"

@@ -341,6 +341,9 @@ class TextJudge:
                 continue
             result = TextResult(what, text)
             r.texts.append(result)
+            if not basis.all_quotes:  # W5: the claims it rested on are gone
+                result.decide(REJECTED, "support", f"no active claim says the {what} now")
+                continue
             self.judge(r, result, basis, share)
             if result.passes and result.support != SUPPORTED and result.status != QUARANTINED:
                 r.uncertain[what] = list(result.missing)
