@@ -582,3 +582,25 @@ def test_an_answer_keeps_its_good_sentences_whatever_the_bad_ones_are(
     assert len(answer.dropped) == len(bad) + 3  # two past the twelfth, the short answer
     assert any("unsupported" in r for r in reasons) and any("past the 12" in r for r in reasons)
     assert all("\u202e" not in d.text and len(d.text) <= 200 for d in answer.dropped)
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [
+        ("It was lit in 1882.", "it"),
+        ("Its light is seen for 22 miles.", "its"),
+        ("In 1990, he was convicted.", "he"),
+        ("However, the tower stood.", "however"),
+        ("The latter was rebuilt.", "the latter"),
+        ("“They rebuilt it.”", "they"),
+        ("Italy has a coast.", ""),
+        ("The tower is 49 metres tall.", ""),
+        ("In the early morning of 3 May 1882 after a long storm at sea, it fell.", "it"),
+        ("The bridge opened in 1932, and traffic grew.", "and"),
+        ("Thisbe is a name.", ""),
+    ],
+)
+def test_which_claims_lean_on_the_one_before(text: str, word: str) -> None:
+    from affidavit.gate.split import leaning_word
+
+    assert leaning_word(text) == word

@@ -100,13 +100,13 @@ PHRASES = (
     "the same",
 )
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
-_FRONTED = 6
-"""A fronted phrase ("In 1990, he …") of at most this many words is looked past."""
 
 
 def leaning_word(text: str) -> str:
     """The word or phrase by which ``text`` leans on the sentence before it ('' when it doesn't):
-    its first word, or the first word after a short fronted phrase ending in a comma."""
+    its first word, or the first word after its first comma (a fronted phrase). A word there
+    that doesn't lean ("The tower, it seems, …") only makes the claim wait with the one before
+    it when that one waits: the safe side."""
     lowered = text.strip().lstrip("\"'“‘([").casefold()
     for phrase in PHRASES:
         if lowered.startswith(phrase) and not lowered[len(phrase) : len(phrase) + 1].isalnum():
@@ -114,8 +114,8 @@ def leaning_word(text: str) -> str:
     words = _WORD.findall(lowered)
     if words and words[0] in LEANING:
         return str(words[0])
-    head, comma, rest = lowered.partition(",")
-    if comma and len(_WORD.findall(head)) <= _FRONTED:
+    _, comma, rest = lowered.partition(",")
+    if comma:  # past a fronted phrase ("In 1990, he …"), however long
         after = _WORD.findall(rest)
         if after and after[0] in LEANING:
             return str(after[0])
