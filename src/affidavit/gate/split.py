@@ -86,6 +86,25 @@ LEANING = frozenset(
 """Words that, opening a claim (or its main clause after a fronted phrase), make it lean on the
 sentence before it: personal and demonstrative pronouns, determiners that point back, and
 discourse connectives."""
+POINTING = frozenset(
+    [
+        "it",
+        "its",
+        "he",
+        "she",
+        "his",
+        "her",
+        "him",
+        "they",
+        "them",
+        "their",
+        "this",
+        "these",
+        "those",
+    ]
+)
+"""The words that, as the first word after a fronted phrase, make a claim lean (its subject
+points back); a conjunction there ("…, and …") joins the claim's own clauses."""
 PHRASES = (
     "as a result",
     "in addition",
@@ -117,7 +136,7 @@ def leaning_word(text: str) -> str:
     _, comma, rest = lowered.partition(",")
     if comma:  # past a fronted phrase ("In 1990, he …"), however long
         after = _WORD.findall(rest)
-        if after and after[0] in LEANING:
+        if after and after[0] in POINTING:
             return str(after[0])
     return ""
 
