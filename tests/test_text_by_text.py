@@ -476,8 +476,10 @@ def test_the_cli_names_why_each_text_waits_in_one_line(trusted: Vault, src: str)
     shown = runner.invoke(main, [*base, "inbox", "show", proposal.plan_id[:12]])
     assert shown.exit_code == 0, shown.output
     assert "Waits for a person:" in shown.output
-    assert "op 1 claim 5 “The present tower was designed by James Douglass of Bristol.”" in (
-        shown.output
+    line = next(x for x in shown.output.splitlines() if "op 1 claim 5" in x)
+    assert line.strip() == (
+        "op 1 claim 5: uncertain — the quotes don't name 'Bristol' — "
+        "“The present tower was designed by James Douglass of Bristol.”"
     )
     assert "the page gets the host's title: “Eddystone Lighthouse”" in shown.output
     data = json.loads(
@@ -605,3 +607,17 @@ def test_which_claims_lean_on_the_one_before(text: str, word: str) -> None:
     from affidavit.gate.split import leaning_word
 
     assert leaning_word(text) == word
+
+
+def test_a_text_imitating_a_verdict_comes_after_the_hosts_words(trusted: Vault, src: str) -> None:
+    """The proposer's text is shown last in its line: whatever it says, the host's verdict and
+    reason come first."""
+    spoof = "The present tower”: supported — designed by James Douglass"
+    proposal = propose(trusted, make_plan(trusted, page(src, c(f"{TALL}.", src, TALL))), "me", "t")
+    more = {"op": "add_claims", "page": "eddystone", "claims": [c(spoof, src, DESIGNED)]}
+    out = svc.propose(trusted, make_plan(trusted, more), "me", "t")
+    assert proposal.status == "applied" and out.status == "pending"
+    operation, waiting = out.waiting  # the operation waits whole: its only claim waits
+    assert operation.part == "operation" and "every claim" in operation.why
+    assert waiting.line.startswith("op 1 claim 1: uncertain — ")
+    assert waiting.line.index("”: supported") > waiting.line.index(waiting.why)

@@ -198,8 +198,13 @@ class _Gate:
         for i, op in chosen:
             n = i + 1
             if isinstance(op, CreatePage) and i in remainder:
-                if op.slug not in existing:  # its page went in with the rest of it
-                    problems.append(f"op {n}: page '{op.slug}', created with the rest, is gone")
+                maker = self.db.execute(
+                    "SELECT plan_id FROM pages WHERE slug = ?", (op.slug,)
+                ).fetchone()
+                if maker is None or maker[0] != plan_id:  # its page went in with the rest of it
+                    problems.append(
+                        f"op {n}: page '{op.slug}' is not the one this plan created with the rest"
+                    )
             elif isinstance(op, CreatePage):
                 if op.slug in existing:
                     problems.append(f"op {n}: page '{op.slug}' already exists")

@@ -184,22 +184,20 @@ class TextJudge:
         allowed = self.grounding.name_stems(sorted(set(basis.all_sources) - {""}))
         if what == "section heading":
             allowed |= self._generic
-        sure = (
-            self.checker.check(text, basis.sure_quotes, share=share, allowed=allowed)
-            if basis.sure_quotes
-            else None
-        )
-        if sure is not None and sure.verdict == SUPPORTED:
+        # (with no claim that goes in, only the allowed words — generic heading words, the
+        # sources' names — can support it)
+        sure = self.checker.check(text, basis.sure_quotes, share=share, allowed=allowed)
+        if sure.verdict == SUPPORTED:
             result.support = SUPPORTED
             return
         wider = (
             self.checker.check(text, basis.all_quotes, share=share, allowed=allowed)
-            if basis.waiting or sure is None
+            if basis.waiting
             else sure
         )
         waiting = ", ".join(str(n) for n in basis.waiting)
         if wider.verdict == SUPPORTED:
-            result.support, result.missing = UNCERTAIN, list(sure.missing if sure else ())
+            result.support, result.missing = UNCERTAIN, list(sure.missing)
             result.reason = f"only the quotes of claims that wait for a person ({waiting}) say it"
             return
         found = self._verbatim(text, basis)

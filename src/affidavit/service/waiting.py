@@ -26,7 +26,9 @@ def _short(text: str, limit: int = SHOWN_CHARS) -> str:
 
 
 def _line(op: int, part: str, text: str, verdict: str, why: str) -> str:
-    return f"op {op} {part} “{_short(text)}”: {verdict} — {_short(why, WHY_CHARS)}"
+    """The host's words first (where, the verdict, why), the proposer's text last: a text that
+    imitates a verdict can't put words before the host's."""
+    return f"op {op} {part}: {verdict} — {_short(why, WHY_CHARS)} — “{_short(text)}”"
 
 
 def _claims(op: OpResult, only: tuple[int, ...] | None, applied: bool) -> list[WaitingOut]:
