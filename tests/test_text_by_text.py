@@ -460,6 +460,37 @@ def test_ingest_yes_applies_the_sure_part_and_leaves_the_rest(vault: Vault, tmp_
     clean(vault)
 
 
+def test_a_resumed_ingest_never_applies_the_remainder_or_anything_twice(
+    vault: Vault, tmp_path: Path
+) -> None:
+    doc = tmp_path / "eddystone.md"
+    doc.write_text(TEXT)
+
+    def reply(request: ModelRequest) -> str:
+        assert request.task is not None
+        op = page(request.task.source_id, *four_and_one(request.task.source_id))
+        return json.dumps({"nonce": request.task.nonce, "operations": [op]})
+
+    first = Ingestor(vault, ScriptedProvider(replies=[reply]), apply_now=True, citations="quote")
+    [chunk] = first.run([str(doc)], "trusted").sources[0].chunks
+    assert chunk.status == "partial"
+    plan = json.loads(
+        vault.db.execute("SELECT plan_json FROM plans WHERE id = ?", (chunk.plan_id,)).fetchone()[0]
+    )
+    # as if the run had stopped while the chunk's reply was being settled
+    vault.db.execute(
+        "UPDATE ingested_chunks SET outcome = 'started', nonce = ? WHERE plan_id = ?",
+        (plan["nonce"], chunk.plan_id),
+    )
+    vault.db.commit()
+    before = active(vault)
+    again = Ingestor(vault, ScriptedProvider(replies=[]), apply_now=True, citations="quote")
+    [resumed] = again.run([str(doc)], "trusted").sources[0].chunks
+    assert (resumed.status, resumed.plan_id) == ("partial", chunk.plan_id)
+    assert active(vault) == before and UNCERTAIN not in before
+    clean(vault)
+
+
 # --- the reasons on every surface ----------------------------------------------------------------
 
 

@@ -24,7 +24,7 @@ from ..errors import AdmissionError, AffidavitError, PlanValidationError, Provid
 from ..gate.admission import Admission
 from ..gate.hints import seeded
 from ..heap import few_collections
-from ..inbox import Proposal
+from ..inbox import Proposal, held
 from ..plan.compact import compact_plan_schema
 from ..plan.nonce import issue_nonce
 from ..plan.schema import plan_json_schema
@@ -528,6 +528,8 @@ class Ingestor:
         applied = apply(self.vault, row["id"], None, approval, step=self.step)
         if applied.applied:
             result.status = "partial" if applied.pending_ops else "applied"
+        elif held(self.vault, row["id"]):  # its sure part went in before the run stopped
+            result.status = "partial"
         result.message = applied.message
         return result
 
