@@ -520,6 +520,22 @@ def test_the_cli_names_why_each_text_waits_in_one_line(trusted: Vault, src: str)
     assert all(w["why"] and "\n" not in w["line"] for w in data["waiting"])
 
 
+def test_approve_all_yes_leaves_what_waits_and_asking_shows_why(vault: Vault, src: str) -> None:
+    vault.clock.now = datetime.now(UTC)  # type: ignore[attr-defined]  # the CLI's clock
+    first = propose(vault, make_plan(vault, page(src, *four_and_one(src))), "me", "t").plan_id
+    second = {**page(src, c(UNCERTAIN, src, DESIGNED)), "slug": "other"}
+    other = propose(vault, make_plan(vault, second), "me", "t").plan_id
+    runner, base = CliRunner(), ["--vault", str(vault.root), "approve", "--all"]
+    asked = runner.invoke(main, base, input="n\n")
+    assert "waits: op 1 claim 5: uncertain" in asked.output and "nothing applied" in asked.output
+    done = runner.invoke(main, [*base, "--yes"])
+    assert done.exit_code == 0, done.output
+    assert "1 text(s) wait for a person" in done.output
+    assert f"{TALL}." in active(vault) and UNCERTAIN not in active(vault)
+    assert get_plan(vault, first).status == "pending" and get_plan(vault, other).status == "pending"
+    clean(vault)
+
+
 def test_the_mcp_reply_names_why_each_text_waits(vault: Vault, src: str) -> None:
     from .test_mcp import call
 

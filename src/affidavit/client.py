@@ -255,10 +255,12 @@ class DaemonBackend:
         )
         return result
 
-    def approve_many(self, refs: list[str], dry_run: bool = False) -> ApproveManyResponse:
+    def approve_many(
+        self, refs: list[str], dry_run: bool = False, sure_only: bool = False
+    ) -> ApproveManyResponse:
         from .service.models import ApproveManyRequest, ApproveManyResponse
 
-        body = ApproveManyRequest(plans=refs, dry_run=dry_run)
+        body = ApproveManyRequest(plans=refs, dry_run=dry_run, sure_only=sure_only)
         result: ApproveManyResponse = self._call(
             "POST", "/plans/approve", ApproveManyResponse, body=body
         )

@@ -281,10 +281,11 @@ def approve(vault: Vault, ref: str, ops: list[int] | None, actor: str) -> ApplyR
 
 
 def approve_many(
-    vault: Vault, refs: list[str], ops: list[int] | None, actor: str
+    vault: Vault, refs: list[str], ops: list[int] | None, actor: str, *, sure_only: bool = False
 ) -> list[ApplyResult]:
     """Approve several pending plans at once: one batch through the door, in dependency order,
-    all or nothing. ``ops`` (1-based) selects operations and needs exactly one plan."""
+    all or nothing. ``ops`` (1-based) selects operations and needs exactly one plan.
+    ``sure_only``: the texts that wait for a person stay (an approval given unseen)."""
     plan_ids = list(dict.fromkeys(resolve_plan_id(vault, ref) for ref in refs))
     if not plan_ids:
         raise ConflictError("name at least one plan to approve (`affidavit inbox` lists them).")
@@ -299,7 +300,7 @@ def approve_many(
             raise ConflictError(
                 f"plan {plan_ids[0][:12]} has operations 1–{count}; there is no {wrong[0]}."
             )
-    approval = Approval(actor=actor, kind="person")
+    approval = Approval(actor=actor, kind="person", sure_only=sure_only)
     return apply_batch(vault, [(plan_id, selected) for plan_id in plan_ids], approval)
 
 

@@ -337,7 +337,8 @@ def _parse_ops(value: str | None) -> list[int] | None:
     "--yes",
     is_flag=True,
     help="Don't ask. With --all, plans that supersede or retract claims are left out: approve "
-    "those by id after reading what they end.",
+    "those by id after reading what they end. Texts that wait for a person (uncertain) stay in "
+    "the inbox: nothing was shown.",
 )
 @click.option(
     "--include-agents",
@@ -440,7 +441,8 @@ def approve(
             return
         if not yes and not click.confirm("Apply these?", default=False):
             raise click.ClickException("nothing applied.")
-        done = backend.approve_many([p.plan_id for p in chosen])
+        # --yes approves unseen: what waits for a person (W11) stays in the inbox
+        done = backend.approve_many([p.plan_id for p in chosen], sure_only=yes)
     if as_json:
         echo_json({**done.model_dump(), "left_out": _left(skipped)})
         return
@@ -487,6 +489,8 @@ def _print_preview(preview: list[PlanPreview]) -> None:
             click.echo(f"    {line}")
         for line in item.withdrawals:
             click.echo(click.style(f"    ! {line}", fg="yellow"))
+        for line in item.waiting:
+            click.echo(f"    waits: {line}")
 
 
 @click.command("reject")

@@ -73,7 +73,9 @@ class Backend(Protocol):
 
     def approve(self, ref: str, ops: list[int] | None) -> ApproveResponse: ...
 
-    def approve_many(self, refs: list[str], dry_run: bool = False) -> ApproveManyResponse: ...
+    def approve_many(
+        self, refs: list[str], dry_run: bool = False, sure_only: bool = False
+    ) -> ApproveManyResponse: ...
 
     def reject(self, ref: str, reason: str) -> RejectResponse: ...
 
@@ -131,8 +133,10 @@ class LocalBackend:
     def approve(self, ref: str, ops: list[int] | None) -> ApproveResponse:
         return svc.approve(self.vault, ref, ops, self.actor)
 
-    def approve_many(self, refs: list[str], dry_run: bool = False) -> ApproveManyResponse:
-        return svc.approve_many(self.vault, refs, self.actor, dry_run=dry_run)
+    def approve_many(
+        self, refs: list[str], dry_run: bool = False, sure_only: bool = False
+    ) -> ApproveManyResponse:
+        return svc.approve_many(self.vault, refs, self.actor, dry_run=dry_run, sure_only=sure_only)
 
     def reject(self, ref: str, reason: str) -> RejectResponse:
         return svc.reject(self.vault, ref, reason, self.actor)

@@ -367,6 +367,12 @@ class ApproveManyRequest(Request):
     dry_run: bool = Field(
         default=False, description="Only say what approving them would do; apply nothing."
     )
+    sure_only: bool = Field(
+        default=False,
+        description="Take only what needs no person: texts that wait for one (uncertain, W11) "
+        "stay in the inbox as each plan's pending remainder (what `approve --all --yes` does: "
+        "nothing was shown before it).",
+    )
 
 
 class PlanPreview(Response):
@@ -377,6 +383,9 @@ class PlanPreview(Response):
     ops: list[int]
     lines: list[str]
     withdrawals: list[str]
+    waiting: list[str] = Field(
+        default_factory=list, description="Each text that waits for a person, and why (W11)."
+    )
 
 
 class ApproveManyResponse(Response):

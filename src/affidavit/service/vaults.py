@@ -463,21 +463,27 @@ def approval_preview(vault: Vault, refs: list[str]) -> list[PlanPreview]:
             withdrawals += _withdrawal_lines(verdicts[i])[1:]
         out.append(
             PlanPreview(
-                plan_id=record.id, ops=[i + 1 for i in ops], lines=lines, withdrawals=withdrawals
+                plan_id=record.id,
+                ops=[i + 1 for i in ops],
+                lines=lines,
+                withdrawals=withdrawals,
+                waiting=[w.line for w in _waiting(vault, record)],
             )
         )
     return out
 
 
 def approve_many(
-    vault: Vault, refs: list[str], actor: str, *, dry_run: bool = False
+    vault: Vault, refs: list[str], actor: str, *, dry_run: bool = False, sure_only: bool = False
 ) -> ApproveManyResponse:
     """Approve several plans as one batch (dependency order, all or nothing), or with
-    ``dry_run`` only say what that would do."""
+    ``dry_run`` only say what that would do. ``sure_only``: texts that wait for a person stay
+    (W11: nothing was shown before the approval)."""
     preview = approval_preview(vault, refs)
     if dry_run:
         return ApproveManyResponse(preview=preview, results=[], commit=None)
-    results = [_approved(r) for r in inbox.approve_many(vault, refs, None, actor)]
+    approved = inbox.approve_many(vault, refs, None, actor, sure_only=sure_only)
+    results = [_approved(r) for r in approved]
     commit = next((r.commit for r in results if r.commit), None)
     return ApproveManyResponse(preview=preview, results=results, commit=commit)
 

@@ -67,8 +67,10 @@ def approve_many(
 ) -> ApproveManyResponse:
     """Approve several plans as one batch: in dependency order, all or nothing, one commit.
     With ``dry_run``, only what it would do: each plan's pending operations and every claim a
-    withdrawal among them ends."""
-    return svc.approve_many(vault, body.plans, caller.actor, dry_run=body.dry_run)
+    withdrawal among them ends. With ``sure_only``, texts that wait for a person stay."""
+    return svc.approve_many(
+        vault, body.plans, caller.actor, dry_run=body.dry_run, sure_only=body.sure_only
+    )
 
 
 @router.post("/plans/{plan_id}/approve", response_model=ApproveResponse, **access("approve"))
