@@ -10,7 +10,7 @@ claim's quotes, a remainder that smuggles a rejected text in, a tampered remaind
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -548,6 +548,11 @@ def test_the_mcp_reply_names_why_each_text_waits(vault: Vault, src: str) -> None
 
 
 def test_the_api_and_the_web_desk_name_why(tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from affidavit.server.app import create_app
+    from affidavit.server.registry import Registry
+    from affidavit.service import tokens as token_store
     from affidavit.vault import init_vault
     from tests.web import desk_client, login_owner
 
@@ -565,9 +570,16 @@ def test_the_api_and_the_web_desk_name_why(tmp_path: Path) -> None:
         inbox_html = client.get("/web/desk/inbox").text
         assert "op 1 claim 5" in inbox_html
     with open_vault(root) as again:
-        detail = svc.plan_detail(again, plan_id).model_dump()
-        summary = svc.list_plans(again)[0].model_dump()
+        _, token = token_store.create_token(
+            again.db, again.clock, "read", timedelta(hours=1), "reader", "tester"
+        )
+    app = create_app(Registry.open([root]), run_workers=False)
+    headers = {"Authorization": f"Bearer {token}"}
+    with TestClient(app, base_url="http://127.0.0.1:8765") as api:
+        detail = api.get(f"/v1/vaults/desk/plans/{plan_id}", headers=headers).json()
+        [summary] = api.get("/v1/vaults/desk/plans", headers=headers).json()
     assert detail["waiting"][0]["part"] == "claim 5" and summary["waiting"] == detail["waiting"]
+    assert "Bristol" in detail["waiting"][0]["line"]
 
 
 # --- doctor and lint judge the wiki again --------------------------------------------------------
