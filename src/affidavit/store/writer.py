@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 
 from ..gate.admission import ADMITTED, QUARANTINED, Admission, ClaimResult, Held, OpResult
-from ..gate.texts import DEFAULT_SECTION
+from ..gate.texts import DEFAULT_SECTION, UNTITLED
 from ..hashing import sha256_hex
 from ..plan.schema import (
     AddClaims,
@@ -183,7 +183,12 @@ class Writer:
                 text = texts.get(what)
                 return text is None or (text.passes and what not in held.texts)
 
-            host = {w: t.host for w, t in texts.items() if not goes(w) and t.host}
+            fallback = {"title": UNTITLED, "summary": UNTITLED}  # never the rejected text
+            host = {
+                w: t.host or fallback.get(w, DEFAULT_SECTION[op.op])
+                for w, t in texts.items()
+                if not goes(w)
+            }
             if host:
                 entry["host"] = host
             heading = goes("section heading")
