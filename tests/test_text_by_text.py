@@ -680,3 +680,24 @@ def test_a_text_imitating_a_verdict_comes_after_the_hosts_words(trusted: Vault, 
     assert operation.part == "operation" and "every claim" in operation.why
     assert waiting.line.startswith("op 1 claim 1: uncertain — ")
     assert waiting.line.index("”: supported") > waiting.line.index(waiting.why)
+
+
+def test_doctor_since_its_last_check_judges_everything_again_under_a_new_check(
+    vault: Vault, src: str
+) -> None:
+    from affidavit.doctor_since import checkpoint_path, run_doctor_since, run_full
+
+    proposal = propose(vault, make_plan(vault, page(src, c(f"{TALL}.", src, TALL))), "me", "t")
+    [claim_id] = approve(vault, proposal.plan_id, None, "me").claims
+    # admitted, say, as uncertain by an older check (a person approved it)
+    vault.db.execute("UPDATE claims SET support = 'uncertain' WHERE id = ?", (claim_id,))
+    vault.db.commit()
+    assert run_full(vault).clean
+    assert run_doctor_since(vault).counts.get("claims_support_changed") is None  # same check
+    point = json.loads(checkpoint_path(vault).read_text())
+    point["support_check"] = "rules-000000000000"  # the check changed since the last run
+    checkpoint_path(vault).write_text(json.dumps(point))
+    report = run_doctor_since(vault)
+    assert report.clean and report.counts["claims_support_changed"] == 1
+    notes = " ".join(report.notes)
+    assert "every claim was judged again" in notes and "1 uncertain → supported" in notes

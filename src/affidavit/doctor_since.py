@@ -23,6 +23,8 @@ The next run (:func:`run_doctor_since`) then checks:
   disappeared is a finding too;
 - the changed and new claims again in full: quotes re-found at their offsets, the support check,
   trust from their sources; every plan applied since hashes to its id and has its git commit;
+  and every claim's support again when the support check's version changed since (W11: the
+  rules changed, so "what changed since admission" is reported over the whole wiki);
 - every source whose files' stat changed (or that is new) re-hashed; every file of ``wiki/`` whose
   stat changed, or that a changed row renders, compared with its rendering; files added or gone;
 - git: HEAD descends from the checkpoint's, every plan applied since has its commit, wiki/ clean
@@ -50,6 +52,7 @@ from .doctor import (
     DoctorReport,
     Finding,
     _check_search_index,
+    _check_support,
     _tier_rank,
     quote_problems,
     run_doctor,
@@ -62,7 +65,7 @@ from .store.gitrepo import PLAN_TRAILER
 from .store.paths import inside
 from .store.recovery import pending_journals
 from .store.render import GENERATED, render_path
-from .support import UNSUPPORTED, SupportChecker, load_model
+from .support import UNSUPPORTED, SupportChecker, check_version, load_model
 from .support.audit import support_problems
 from .vault import Vault
 
@@ -127,6 +130,8 @@ class Checkpoint:
     files: dict[str, list[int]] = field(default_factory=dict)
     git_index: list[int] = field(default_factory=list)
     head: str | None = None
+    support_check: str = ""
+    """The support check's version (W11): when it changes, every claim is judged again."""
 
     def to_json(self) -> dict[str, Any]:
         return {"version": VERSION, **self.__dict__}
@@ -182,6 +187,7 @@ def take(vault: Vault) -> Checkpoint:
         files=files,
         git_index=_git_index(vault),
         head=vault.git.head(),
+        support_check=check_version(load_model(vault.config)),
     )
 
 
@@ -253,6 +259,12 @@ def run_doctor_since(vault: Vault) -> DoctorReport:
     named, new_plans = _audit_since(vault, old, now, report)
     _rows_since(vault, since, named, new_plans, report)
     _check_claims(vault, store, sorted(since.changed("claims") | since.changed("evidence")), report)
+    if now.support_check != old.support_check:  # new rules: the whole wiki judged again
+        report.findings = [f for f in report.findings if f.check != "support"]
+        _check_support(vault, store, report)
+        report.notes.append(
+            "the support check changed since the last clean check: every claim was judged again"
+        )
     _check_sources(vault, store, old, now, since, report)
     _check_files(vault, old, now, since, report)
     _check_git(vault, old, now, new_plans, report)

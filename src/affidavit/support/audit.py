@@ -95,15 +95,18 @@ def support_problems(
     engine's) is supported by the check's first rule and not checked again; the others' verdicts
     are mostly the gate's own, still in the check's cache after an ingest
     (:data:`~affidavit.support.rules.CHECK_CACHE`)."""
-    found = rejudge(db, store, checker)
+    found = rejudge(db, store, checker, claim_ids)
     return found.checked, found.problems
 
 
 def rejudge(
-    db: sqlite3.Connection, store: SourceStore, checker: SupportChecker | None = None
+    db: sqlite3.Connection,
+    store: SourceStore,
+    checker: SupportChecker | None = None,
+    claim_ids: list[str] | None = None,
 ) -> Rejudged:
-    """Every active claim judged again (see :func:`support_problems`), with what changed since
-    each was admitted."""
+    """Every active claim (or those of ``claim_ids``) judged again (see
+    :func:`support_problems`), with what changed since each was admitted."""
     checker = checker or SupportChecker()
     current = check_version(checker.model)
     cursor = db.cursor()
