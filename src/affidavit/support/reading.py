@@ -174,12 +174,9 @@ def _titled(longs: int, capitals: int) -> bool:
 def _pronoun_one(tokens: Sequence[Token], position: int, previous: str) -> bool:
     """``one`` as a pronoun ("one of the", "the one", "no one"), not the number 1."""
     kind, text = (tokens[position + 1] if position + 1 < len(tokens) else _END)[:2]
-    return (
-        kind != "word"
-        or _fold(text) in _ONE_AFTER
-        or previous in _ONE_BEFORE
-        or _fold(text) in _SCALES
-    )
+    if kind == "word" and _fold(text) in _SCALES:
+        return False  # "one hundred billion": a number
+    return kind != "word" or _fold(text) in _ONE_AFTER or previous in _ONE_BEFORE
 
 
 class _Reader:

@@ -43,6 +43,7 @@ from functools import lru_cache
 
 from ..evidence.normalize import normalize_quote
 from ..words import STOPWORDS, stem
+from . import structure
 from .dates import MONTH_NUMBER, Date, date_found
 from .lexicon import (
     _ALIASES,
@@ -97,10 +98,21 @@ class Support:
     missing: tuple[str, ...] = ()
     reason: str = ""
     score: float | None = None
+    changes: tuple[str, ...] = ()
+    """The kinds of change a rule found the text making against its quotes (a fact, number,
+    role, quantifier, hedge, comparative, negation, link, merge, opposite or unit; see
+    :data:`~affidavit.support.tree.KINDS`). Empty when the text is uncertain only because the
+    rules could not confirm a paraphrase: only then may the model layer settle it."""
 
     @property
     def supported(self) -> bool:
         return self.verdict == SUPPORTED
+
+    @property
+    def model_may_settle(self) -> bool:
+        """Uncertain, and only because the rules could not confirm a paraphrase: no rule found
+        a changed fact, role or scope (the model layer may turn it either way)."""
+        return self.verdict == UNCERTAIN and not self.changes
 
 
 def _name_found(name: str, quotes: _Reading) -> bool:
@@ -144,12 +156,12 @@ def check(
     is at most *uncertain* (the context says what the source is about, not that the quoted
     sentence says it).
     """
-    verdict, missing, reason = _check(
+    verdict, missing, reason, changes = _check(
         text, tuple(quotes), share, tuple(sorted(set(allowed))), tuple(context)
     )
     if verdict == SUPPORTED and not missing and not reason:
         return _SUPPORTED
-    return Support(verdict, missing, reason)
+    return Support(verdict, missing, reason, changes=changes)
 
 
 _SUPPORTED = Support(SUPPORTED)
@@ -186,10 +198,10 @@ def _check(
     share: float,
     allowed: tuple[str, ...],
     context: tuple[str, ...],
-) -> tuple[str, tuple[str, ...], str]:
-    """:func:`_verdict` as (verdict, missing, reason), cached."""
+) -> tuple[str, tuple[str, ...], str, tuple[str, ...]]:
+    """:func:`_verdict` as (verdict, missing, reason, changes), cached."""
     found = _verdict(text, quotes, share, frozenset(allowed), context)
-    return found.verdict, found.missing, found.reason
+    return found.verdict, found.missing, found.reason, found.changes
 
 
 def _verdict(
@@ -204,6 +216,7 @@ def _verdict(
     mine = _read(text)
     theirs = _quote_reading(quotes)
     around = _quote_reading(context)
+    shape = structure.read(text, quotes, context) if quotes else None
     hard: list[str] = []
     soft: list[str] = []
     framed: list[str] = []  # found only in the context (the source's title, the heading)
@@ -214,7 +227,7 @@ def _verdict(
         if kind == "alt":
             continue
         found, reason = number_found(value, kind, before, theirs.numbers)
-        if found == "found" or _fold(shown) in allowed:
+        if found == "found" or _fold(shown) in allowed or (shape and shown in shape.converted):
             stated += 1
             continue
         if (
@@ -281,7 +294,7 @@ def _verdict(
     if hard:
         why.insert(0, "the quotes don't state " + _list(hard))
 
-    negation = _negation_problem(mine, theirs)
+    negation = _negation_problem(mine, theirs, shape)
     if negation:
         (hard if negation[2] else soft).extend(w for w in negation[0] if w not in hard)
         why.append(negation[1])
@@ -294,8 +307,9 @@ def _verdict(
     ]
     lacking: list[str] = []
     uncovered = 0
+    restated = shape.restated if shape else frozenset()
     for shown, s in content:
-        if s in covered_stems:
+        if s in covered_stems or shown.casefold() in restated:
             continue
         if s in around.stems:
             framed.append(shown)
@@ -304,7 +318,7 @@ def _verdict(
         lacking.append(shown)
     lacking = list(dict.fromkeys(lacking))
     enough = uncovered <= 1 or len(content) - uncovered >= share * len(content)
-    unsaid = _unsaid_clause(text, theirs, around, allowed) if lacking else None
+    unsaid = _unsaid_clause(text, theirs, around, allowed, restated) if lacking else None
     if unsaid is not None:
         enough = False
         why.append(f"the clause '{unsaid}' says nothing its quotes state")
@@ -314,15 +328,28 @@ def _verdict(
     if framed:
         why.append(f"only the source's title or heading states {_list(framed)}")
 
-    stated += sum(1 for _, s in content if s in covered_stems)
+    stated += sum(1 for shown, s in content if s in covered_stems or shown.casefold() in restated)
+    kinds: list[str] = []
+    if hard:
+        kinds.append("fact")
+    if negation and negation[2]:
+        kinds.append("negation")
+    for change in shape.changes if shape else ():
+        kinds.append(change.kind)
+        (hard if change.clear else soft).extend(w for w in change.words if w not in hard)
+        why.append(change.reason)
+    if shape and shape.unstated:
+        why.append("no quote states " + _list(list(shape.unstated)))
+        soft.extend(w for u in shape.unstated for w in u.strip("'").split("' ")[:1])
+    changes = tuple(dict.fromkeys(kinds))
     missing = tuple(dict.fromkeys([*hard, *soft, *lacking, *framed]))
     apart = not stated and bool(missing)  # it states things, none of them in its quotes
     if hard or not enough or apart:
         if apart and not hard and enough:
             why.append("the text says nothing its quotes state")
-        return Support(UNSUPPORTED, missing, "; ".join(why))
+        return Support(UNSUPPORTED, missing, "; ".join(why), changes=changes)
     if soft or lacking or framed:
-        return Support(UNCERTAIN, missing, "; ".join(why))
+        return Support(UNCERTAIN, missing, "; ".join(why), changes=changes)
     return Support(SUPPORTED)
 
 
@@ -333,7 +360,11 @@ _CLAUSE_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 
 
 def _unsaid_clause(
-    text: str, theirs: _Reading, around: _Reading, allowed: frozenset[str]
+    text: str,
+    theirs: _Reading,
+    around: _Reading,
+    allowed: frozenset[str],
+    restated: frozenset[str] = frozenset(),
 ) -> str | None:
     """A clause of ``text`` (cut at commas, brackets, dashes, relative pronouns) with two or
     more content words of which the quotes, the context and ``allowed`` state none: a statement
@@ -349,6 +380,7 @@ def _unsaid_clause(
             or stem(_fold(w)) in theirs.stems
             or stem(_fold(w)) in around.stems
             or stem(_fold(w)) in allowed
+            or _fold(w) in restated
             for w in words
         ):
             return clause.strip(" .!?")
@@ -359,10 +391,30 @@ def _spelled_number(shown: str) -> bool:
     return shown.casefold() in _UNITS or shown.casefold() in _SCALES
 
 
-def _negation_problem(mine: _Reading, theirs: _Reading) -> tuple[list[str], str, bool] | None:
+def _negation_problem(
+    mine: _Reading, theirs: _Reading, shape: structure.Structure | None = None
+) -> tuple[list[str], str, bool] | None:
     """(words, reason, refused): a negation on one side only. Refused (unsupported) unless the
     quotes negate the text's words in one place and assert them in another ("90 cases …, and no
-    reported cases in Brčko"): then which one the text restates is for a person to say."""
+    reported cases in Brčko"): then which one the text restates is for a person to say. None
+    when the parse shows every negated predicate restated with its polarity ("neither … nor
+    defines" / "leave … undefined"), or a word with a negating prefix restating the same word
+    ("impressing" for "impressed")."""
+    if shape is not None and shape.negations_agree:
+        return None
+    found = _bag_negation(mine, theirs)
+    if (
+        found
+        and shape is not None
+        and len(found[0]) == 1
+        and "prefix" in found[1]
+        and found[0][0].casefold() in shape.matched
+    ):
+        return None
+    return found
+
+
+def _bag_negation(mine: _Reading, theirs: _Reading) -> tuple[list[str], str, bool] | None:
     if mine.negations and not theirs.negations:
         shown = [w for w, _ in mine.negations]
         return shown, f"the text negates ({_list(shown)}) and the quotes don't", True

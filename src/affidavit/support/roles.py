@@ -1,0 +1,436 @@
+"""Who does what to whom, and which noun a number belongs to (W11 structure rules).
+
+Each argument of a predicate fills a *slot*: the doer (``agent``: an active verb's subject, a
+passive verb's *by* phrase), the one it is done to (``patient``: an object, a passive subject),
+the name given (``oprd``: "are called *computable functions*") or the place after a preposition
+(``prep:than``, ``prep:from``, ``prep:to`` …). Active and passive voice fill the same slots, so
+"the Incas defeated an alliance" and "the Incas were defeated by an alliance" differ in slots, and
+"an alliance defeated the Incas" does not.
+
+- :func:`role_changes` — two of the text's words exchange their slots around the same predicate
+  in the quotes ("physicians ranked above pharmacists" / the reverse; "from 3 % to 6 %" / "from
+  6 % to 3 %"): a clear change; one word moved to a core slot the other word doesn't take:
+  uncertain.
+- :func:`attachment_changes` — a number, date, ordinal or adjective the text attaches to one word
+  is attached in the quotes to another, which has a number of its own ("created in 1978" against
+  "created in 1977 and renamed in 1978"); adjectives only when two of them trade places.
+- :func:`filler_changes` — the text puts a word in a slot the quotes fill with another (an entity
+  substituted: "the vicuña … are kept" where the quotes keep the llama), or joins words of two
+  quotes in a relation neither states (a wrong merge); a pronoun, a demonstrative or an empty
+  slot in the quote may be filled by the name the text resolves it to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .align import Alignment, _agreement, content
+from .tree import CLAUSE, Change, Tree
+from .units import UNITS
+
+__all__ = ["attachment_changes", "filler_changes", "role_changes", "slot"]
+
+_SUBJ = ("nsubj", "csubj", "expl")
+_PASSIVE_SUBJ = ("nsubjpass", "csubjpass")
+CORE = frozenset(["agent", "patient", "oprd", "prep:than", "prep:from", "prep:to"])
+_NAMES = {
+    "agent": "as the doer",
+    "patient": "as the one it is done to",
+    "oprd": "as the name given",
+}
+PRONOUNS = frozenset(
+    [
+        "it", "its", "they", "them", "their", "he", "him", "his", "she", "her", "this", "that",
+        "these", "those", "which", "who", "whom", "whose", "latter", "former", "such", "one",
+        "itself", "themselves", "himself", "herself", "we", "us", "our", "you", "i",
+    ]
+)  # fmt: skip
+
+
+def _slot_name(slot: str) -> str:
+    return _NAMES.get(slot, f"after '{slot.partition(':')[2]}'")
+
+
+def _normal(tree: Tree, child: int, predicate: int) -> str | None:
+    """The slot of ``child`` (a direct dependent of ``predicate``)."""
+    t = tree[child]
+    if t.dep in _SUBJ:
+        return "agent"
+    if t.dep in _PASSIVE_SUBJ or t.dep == "dobj":
+        return "patient"
+    if t.dep == "agent":
+        return "agent"
+    if t.dep == "attr":
+        return "agent" if tree[predicate].lemma == "be" else "patient"
+    if t.dep == "oprd":
+        return "oprd"
+    if t.dep == "dative":
+        return "prep:to"
+    if t.dep == "prep":
+        if t.lemma == "by" and tree.passive(predicate):
+            return "agent"
+        return f"prep:{t.lemma}"
+    return None
+
+
+def _frame(tree: Tree, predicate: int) -> set[int]:
+    """The predicate with the words its arguments may hang from: an adjective or noun
+    complement of a copula ("is *more pronounced* among women than men"), a particle."""
+    out = {predicate}
+    for c in tree.children[predicate]:
+        if tree[c].dep in ("acomp", "prt", "advmod") or (
+            tree[c].dep == "attr" and tree[predicate].lemma == "be"
+        ):
+            out.add(c)
+    return out
+
+
+def slot(tree: Tree, i: int, predicate: int) -> str | None:
+    """The slot ``i`` fills around ``predicate`` (None: it is not one of its arguments, or it
+    stands in a clause of its own)."""
+    frame = _frame(tree, predicate)
+    if i in frame:
+        return None
+    node = i
+    while True:
+        t = tree[node]
+        if t.head == node:
+            break
+        if t.head in frame:
+            return _normal(tree, node, predicate)
+        if t.dep in CLAUSE or (t.dep == "conj" and tree[t.head].pos in ("VERB", "AUX")):
+            break
+        node = t.head
+    # the noun a participle or relative clause modifies: "Spaniards led by Pizarro"
+    p = tree[predicate]
+    if p.dep in ("acl", "relcl") and (i == p.head or p.head in _noun_phrase(tree, i)):
+        if p.dep == "acl":
+            return "patient" if p.tag == "VBN" else "agent" if p.tag == "VBG" else None
+        for c in tree.children[predicate]:
+            if tree[c].lower in ("who", "which", "that") and tree[c].dep in _SUBJ:
+                return "agent"
+            if tree[c].lower in ("who", "whom", "which", "that") and (
+                tree[c].dep in _PASSIVE_SUBJ or tree[c].dep == "dobj"
+            ):
+                return "patient"
+        return None
+    # a verb conjoined to another shares its subject: "X became a town and was raided"
+    if p.dep == "conj" and not tree.kids(predicate, *_SUBJ, *_PASSIVE_SUBJ):
+        first = p.head
+        if tree[first].pos in ("VERB", "AUX") and slot(tree, i, first) in ("agent", "patient"):
+            subject = any(
+                tree[c].dep in (*_SUBJ, *_PASSIVE_SUBJ) and i in tree.subtree(c)
+                for c in tree.children[first]
+            )
+            if subject:
+                return "patient" if tree.passive(predicate) else "agent"
+    return None
+
+
+def _noun_phrase(tree: Tree, i: int) -> set[int]:
+    """``i`` and the nouns it is a compound or conjunct of (its phrase's heads)."""
+    out = {i}
+    node = i
+    while tree[node].dep in ("compound", "conj", "appos", "amod") and tree[node].head != node:
+        node = tree[node].head
+        out.add(node)
+    return out
+
+
+def _predicates(tree: Tree) -> Iterable[int]:
+    for t in tree:
+        if t.pos == "VERB" or (t.pos == "AUX" and t.dep not in ("aux", "auxpass")):
+            yield t.i
+
+
+def role_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
+    """Words that trade slots around a predicate both state."""
+    out: list[Change] = []
+    for p in _predicates(text):
+        pm = a.matches.get(p)
+        if pm is None and p in a.opposites:
+            q, qi = a.opposites[p]
+        elif pm is not None:
+            q, qi = pm.quote, pm.index
+        elif text[p].lemma == "be":
+            continue
+        else:
+            continue
+        quote = quotes[q]
+        moved: list[tuple[int, str, str]] = []  # (text token, its slot, the quote's slot)
+        for x in text.subtree(p) if text[p].head != p else range(len(text)):
+            if x == p or not content(text[x]):
+                continue
+            xm = a.matches.get(x)
+            if xm is None or xm.quote != q:
+                continue
+            mine = slot(text, x, p)
+            theirs = slot(quote, xm.index, qi)
+            if mine is None or theirs is None or mine == theirs:
+                continue
+            if any(o.quote == q and slot(quote, o.index, qi) == mine for o in a.options.get(x, ())):
+                continue  # another occurrence of the word fills the text's slot
+            moved.append((x, mine, theirs))
+        crossed = [
+            (x, y) for x, sx, tx in moved for y, sy, ty in moved if x < y and sx == ty and sy == tx
+        ]
+        if crossed:
+            x, y = crossed[0]
+            xm = a.matches[x]
+            slot_x = next(t for n, _, t in moved if n == x)
+            out.append(
+                Change(
+                    "role",
+                    True,
+                    (text[x].text, text[y].text),
+                    f"roles reversed around '{quote[qi].text}': the quote has "
+                    f"'{quote.phrase(xm.index)}' {_slot_name(slot_x)}",
+                )
+            )
+            continue
+        core = [(x, s, t) for x, s, t in moved if s in CORE and t in CORE and text[x].pos != "NUM"]
+        if core:
+            x, mine, theirs = core[0]
+            out.append(
+                Change(
+                    "role",
+                    False,
+                    (text[x].text,),
+                    f"'{text[x].text}' stands {_slot_name(theirs)} of '{quote[qi].text}' in "
+                    f"the quote, not {_slot_name(mine)}",
+                )
+            )
+    return out
+
+
+_SKIP_UP = frozenset(["ADP", "DET", "PUNCT", "CCONJ", "PART", "SYM", "NUM"])
+
+
+def governor(tree: Tree, i: int) -> int | None:
+    """The content word a number (or modifier) belongs to: up from ``i`` past prepositions,
+    other number words and punctuation ("in 1978" → the verb; "180 Spaniards" → Spaniards)."""
+    node = i
+    for _ in range(6):
+        head = tree[node].head
+        if head == node:
+            return None
+        t = tree[head]
+        if (
+            t.pos not in _SKIP_UP
+            and (content(t) or t.pos in ("AUX", "VERB"))
+            and t.lower not in UNITS
+            and t.lemma not in UNITS
+        ):
+            return head
+        node = head
+    return None
+
+
+def _numbers_under(tree: Tree, g: int) -> list[int]:
+    return [t.i for t in tree if t.pos == "NUM" and t.i != g and governor(tree, t.i) == g]
+
+
+def attachment_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
+    """A number or ordinal attached in the quotes to another word than in the text (which has
+    a number of its own there); two adjectives that trade their nouns."""
+    out: list[Change] = []
+    for t in text:
+        xm = a.matches.get(t.i)
+        g = governor(text, t.i)
+        if xm is None or g is None:
+            continue
+        gm = a.matches.get(g)
+        if gm is None:
+            continue
+        quote = quotes[xm.quote]
+        theirs = governor(quote, xm.index)
+        if theirs is None or (gm.quote == xm.quote and theirs == gm.index):
+            continue
+        if t.pos == "NUM":
+            there = quotes[gm.quote]
+            rivals = [
+                n
+                for n in _numbers_under(there, gm.index)
+                if there[n].text != t.text and _same_kind(there[n].text, t.text)
+            ]
+            if not rivals:
+                continue
+            if quote[theirs].lemma == text[g].lemma and _agreement(
+                a, g, type(gm)(xm.quote, theirs, gm.how)
+            ) >= _agreement(a, g, gm):
+                continue  # the same word, as close a match ("the 1972 and 1974 Summit Series")
+            out.append(
+                Change(
+                    "number",
+                    True,
+                    (t.text,),
+                    f"'{t.text}' belongs to '{quote.phrase(theirs)}' in the quotes, not to "
+                    f"'{text.phrase(g)}' (the quotes give it '{there[rivals[0]].text}')",
+                )
+            )
+        elif t.dep == "amod" and gm.quote == xm.quote:
+            # a clear change only when another adjective took its place, and it took this one's
+            for y in text:
+                if y.i == t.i or y.dep != "amod":
+                    continue
+                ym, g2 = a.matches.get(y.i), governor(text, y.i)
+                if ym is None or g2 is None or ym.quote != xm.quote:
+                    continue
+                g2m = a.matches.get(g2)
+                if (
+                    g2m is not None
+                    and g2m.quote == xm.quote
+                    and g2 != g
+                    and theirs == g2m.index
+                    and governor(quote, ym.index) == gm.index
+                ):
+                    out.append(
+                        Change(
+                            "role",
+                            True,
+                            (t.text, y.text),
+                            f"'{t.text}' describes '{quote[theirs].text}' in the quotes, "
+                            f"not '{text[g].text}'",
+                        )
+                    )
+                    break
+    return out
+
+
+def a_of(a: Alignment, quote_index: int, q: int) -> int | None:
+    """The text token matched to quote ``q``'s token ``quote_index``."""
+    for n, m in a.matches.items():
+        if m.quote == q and m.index == quote_index:
+            return n
+    return None
+
+
+def _same_kind(x: str, y: str) -> bool:
+    """Both years, or both other numbers."""
+    return _year(x) == _year(y)
+
+
+def _year(s: str) -> bool:
+    return s.isdigit() and len(s) == 4 and 1000 <= int(s) <= 2200
+
+
+def filler_changes(
+    a: Alignment, text: Tree, quotes: list[Tree], context: frozenset[str]
+) -> tuple[list[Change], list[str]]:
+    """Slots the text fills with other words than the quotes do.
+
+    Returns the changes and the relations the quotes don't state (words of the text joined to
+    a predicate of another quote, with no pronoun or gap there to resolve): uncertain."""
+    out: list[Change] = []
+    unstated: list[str] = []
+    for p in _predicates(text):
+        pm = a.matches.get(p)
+        if pm is None:
+            continue
+        quote = quotes[pm.quote]
+        for c in text.children[p]:
+            mine = _normal(text, c, p)
+            if mine not in ("agent", "patient"):
+                continue
+            head = _phrase_head(text, c)
+            words = [n for n in text.subtree(c) if content(text[n]) and _in_np(text, n, c)]
+            if not words:
+                continue
+            matched = [a.matches[n] for n in words if n in a.matches]
+            fillers = [f for f in quote.children[pm.index] if _normal(quote, f, pm.index) == mine]
+            if mine == "agent" and not fillers:
+                fillers = _shared_subject(quote, pm.index)
+            if any(m.quote == pm.quote and _under(quote, m.index, fillers) for m in matched):
+                continue  # the quote fills the slot with the same words
+            if any(m.quote == pm.quote for m in matched):
+                continue  # the words are elsewhere in the same quote: the role rules judge
+            filler_words = [
+                n
+                for f in fillers
+                for n in quote.subtree(f)
+                if content(quote[n]) and _in_np(quote, n, f)
+            ]
+            resolvable = not filler_words or all(
+                quote[f].lower in PRONOUNS or _deictic(quote, f) for f in fillers
+            )
+            if resolvable:
+                if matched or text[head].lower in context or _in_context(text, words, context):
+                    continue  # a pronoun or a gap resolved to a name the quotes or heading give
+                continue
+            if _reported(quotes[matched[0].quote]) if matched else False:
+                continue  # "Article 8.1 states" + what it states: the speaker for the content
+            named = [
+                n
+                for n in filler_words
+                if not any(m.quote == pm.quote and m.index == n for m in a.matches.values())
+            ]
+            if len(named) == len(filler_words) and matched:
+                out.append(
+                    Change(
+                        "merge",
+                        True,
+                        tuple(text[n].text for n in words if n in a.matches)[:3],
+                        f"'{quote[pm.index].text}' is said of "
+                        f"'{quote.phrase(_phrase_head(quote, fillers[0]))}' in the quotes, not of "
+                        f"'{text.phrase(head)}'",
+                    )
+                )
+            elif matched:
+                unstated.append(f"'{text.phrase(head)}' {text[p].text}")
+    return out, unstated
+
+
+SPEECH = frozenset(["state", "say", "declare", "write", "note", "read", "provide", "stipulate"])
+
+
+def _reported(tree: Tree) -> bool:
+    """The quote ends on a verb of saying with nothing said ("Article 8.1 states"): another
+    quote is what it says."""
+    last = [t for t in tree if t.pos not in ("PUNCT",)]
+    return bool(last) and last[-1].lemma in SPEECH and not tree.kids(last[-1].i, "ccomp", "dobj")
+
+
+def _phrase_head(tree: Tree, i: int) -> int:
+    """The noun heading the argument at ``i`` (the object of a preposition, for "by X")."""
+    t = tree[i]
+    if t.pos == "ADP":
+        objs = tree.kids(i, "pobj")
+        if objs:
+            return objs[0]
+    return i
+
+
+def _in_np(tree: Tree, n: int, top: int) -> bool:
+    """``n`` belongs to the noun phrase headed at ``top`` (not to a clause inside it)."""
+    node = n
+    while node != top:
+        t = tree[node]
+        if t.dep in CLAUSE or t.head == node:
+            return False
+        node = t.head
+    return True
+
+
+def _under(tree: Tree, n: int, tops: list[int]) -> bool:
+    return any(n in tree.subtree(top) for top in tops)
+
+
+def _shared_subject(tree: Tree, p: int) -> list[int]:
+    """The subject a conjoined verb shares with the verb it is conjoined to."""
+    t = tree[p]
+    if t.dep == "conj" and tree[t.head].pos in ("VERB", "AUX"):
+        return tree.kids(t.head, *_SUBJ, *_PASSIVE_SUBJ)
+    return []
+
+
+def _deictic(tree: Tree, i: int) -> bool:
+    """A phrase that points back rather than names: "this hall", "the city", "such services"."""
+    head = _phrase_head(tree, i)
+    dets = [tree[c].lower for c in tree.kids(head, "det", "amod", "poss")]
+    return any(
+        d in ("this", "that", "these", "those", "such", "the", "its", "their") for d in dets
+    ) and not any(tree[c].pos == "PROPN" for c in tree.subtree(head))
+
+
+def _in_context(text: Tree, words: list[int], context: frozenset[str]) -> bool:
+    return any(text[n].lower in context for n in words)

@@ -1,0 +1,527 @@
+"""Scope words: negation, quantifiers and hedges, read where they attach (W11 structure rules).
+
+- :func:`polarity` — whether a predicate is negated: by ``not``/``n't``/``never``, by ``no`` or
+  ``neither … nor`` on its subject or object, by a verb of refusal over it ("refused to host"), or
+  by a word it stands under — ``without``, ``unlike``, ``instead of``, ``rather than``, ``except``.
+  :func:`negation_changes` compares the polarity of each predicate the text restates with the
+  quote's (a word with a negating prefix that WordNet lists as the antonym — "undefined" for
+  "defined" — counts as a negation), and :func:`negations_agree` tells the bag-of-words negation
+  rule when the parse shows the two agree after all ("neither FAS 113 nor SAP 62 defines" /
+  "both leave … undefined").
+- :func:`quantifier_changes` — "all" where the quote says "a few"; "only" where it restricts
+  nothing; "many observers" turned into "observers".
+- :func:`hedge_changes` — a hedge the quote puts on what the text restates ("may", "perhaps",
+  "it is suspected that", "a few studies have suggested that", "is proposing to") that the text
+  drops.
+"""
+
+from __future__ import annotations
+
+from .align import Alignment
+from .tree import Change, Tree
+
+__all__ = [
+    "hedge_changes",
+    "negation_changes",
+    "negations_agree",
+    "polarity",
+    "quantifier_changes",
+]
+
+NEGATORS = frozenset(
+    [
+        "not",
+        "n't",
+        "never",
+        "no",
+        "neither",
+        "nor",
+        "none",
+        "nobody",
+        "nothing",
+        "nowhere",
+        "without",
+        "cannot",
+    ]
+)
+NEGATING_VERBS = frozenset(
+    [
+        "refuse",
+        "fail",
+        "decline",
+        "reject",
+        "deny",
+        "lack",
+        "avoid",
+        "prevent",
+        "cease",
+        "stop",
+        "omit",
+        "neglect",
+    ]
+)
+CONTRAST = frozenset(["unlike", "instead", "rather", "except", "excluding", "besides"])
+"""Words that put what follows them outside the statement ("Unlike confirmation, baptism is")."""
+
+
+def _negated_by_children(tree: Tree, i: int) -> list[int]:
+    out = []
+    for c in tree.children[i]:
+        t = tree[c]
+        if (
+            t.dep == "neg"
+            or (t.lower in ("never", "not", "n't") and t.dep in ("advmod", "neg"))
+            or (
+                t.dep in ("nsubj", "nsubjpass", "dobj", "attr")
+                and any(
+                    tree[d].lower in ("no", "neither", "none")
+                    and tree[d].dep in ("det", "preconj", "advmod")
+                    for d in tree.children[c]
+                )
+            )
+            or (
+                t.dep in ("nsubj", "nsubjpass", "dobj")
+                and t.lower in ("none", "nothing", "nobody", "neither")
+            )
+            or (t.dep == "preconj" and t.lower == "neither")
+        ):
+            out.append(c)
+    return out
+
+
+def polarity(tree: Tree, i: int) -> tuple[bool, list[int]]:
+    """(negated, the negating tokens) for predicate ``i``: negations on it, and on the clauses
+    and contrast phrases it stands under."""
+    found = _negated_by_children(tree, i)
+    node = i
+    for head in tree.ancestors(i):
+        t, h = tree[node], tree[head]
+        if t.dep in ("xcomp", "ccomp", "dobj") and h.lemma in NEGATING_VERBS:
+            found.append(head)
+        if h.lower in CONTRAST or (h.lower == "without" and h.pos == "ADP"):
+            found.append(head)
+        if h.lower in ("of", "than") and any(
+            tree[c].lower in ("instead", "rather") for c in tree.children[head]
+        ):
+            found.append(head)
+        if t.dep in ("pobj", "pcomp") and h.lower in ("unlike", "without", "except"):
+            found.append(head)
+        if t.dep in CLAUSE_STOP:
+            break
+        node = head
+    # "instead of burned": spaCy hangs the contrast on the verb before it
+    for c in tree.children[i]:
+        if tree[c].lower in ("of", "than") and tree[c].dep == "cc":
+            pass
+    prev = i - 1
+    while (
+        prev >= 0
+        and tree[prev].pos in ("ADP", "ADV", "PART", "AUX", "DET", "PUNCT")
+        and i - prev <= 3
+    ):
+        if tree[prev].lower in ("instead", "rather") or (
+            tree[prev].lower in ("of", "than")
+            and prev > 0
+            and tree[prev - 1].lower in ("instead", "rather")
+        ):
+            found.append(prev)
+            break
+        prev -= 1
+    return len(found) % 2 == 1, found
+
+
+CLAUSE_STOP = frozenset(["relcl", "advcl", "parataxis"])
+
+
+def _predicate(tree: Tree, i: int) -> bool:
+    t = tree[i]
+    return (
+        t.pos == "VERB"
+        or (t.pos == "AUX" and t.dep not in ("aux", "auxpass"))
+        or (t.pos in ("ADJ", "NOUN") and t.dep in ("acomp", "attr", "ROOT"))
+    )
+
+
+def negation_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
+    """Predicates the text restates with the other polarity."""
+    out: list[Change] = []
+    for t in text:
+        if not _predicate(text, t.i):
+            continue
+        m = a.matches.get(t.i)
+        opposite = False
+        if m is None and t.i in a.opposites:
+            q, qi = a.opposites[t.i]
+            opposite = True
+        elif m is not None:
+            q, qi = m.quote, m.index
+        else:
+            continue
+        quote = quotes[q]
+        mine, my_words = polarity(text, t.i)
+        theirs, their_words = polarity(quote, qi)
+        if (mine != theirs) == opposite:
+            continue
+        if opposite:
+            out.append(
+                Change(
+                    "opposite", True, (t.text,), f"'{t.text}' — the quote says '{quote[qi].text}'"
+                )
+            )
+        elif mine:
+            words = tuple(text[n].text for n in my_words[:2])
+            out.append(
+                Change(
+                    "negation",
+                    True,
+                    (*words, t.text),
+                    f"the text negates '{t.text}' ({_q(words)}) and the quote doesn't",
+                )
+            )
+        else:
+            words = tuple(quote[n].text for n in their_words[:2])
+            out.append(
+                Change(
+                    "negation",
+                    True,
+                    (t.text,),
+                    f"the quote negates '{quote[qi].text}' ({_q(words)}) and the text doesn't",
+                )
+            )
+    return out
+
+
+def negations_agree(a: Alignment, text: Tree, quotes: list[Tree]) -> bool:
+    """Every negated predicate on either side is restated with the same polarity (a negating
+    prefix or an antonym counting as a negation), and at least one is."""
+    seen = False
+    for t in text:
+        if not _predicate(text, t.i) and t.i not in a.opposites:
+            continue
+        m = a.matches.get(t.i)
+        if m is not None:
+            q, qi, opposite = m.quote, m.index, False
+        elif t.i in a.opposites:
+            (q, qi), opposite = a.opposites[t.i], True
+        else:
+            continue
+        mine = polarity(text, t.i)[0]
+        theirs = polarity(quotes[q], qi)[0]
+        if (mine != theirs) != opposite:
+            return False
+        if mine or theirs or opposite:
+            seen = True
+    return seen
+
+
+def _q(words: tuple[str, ...]) -> str:
+    return ", ".join(f"'{w}'" for w in words)
+
+
+# --- quantifiers ---------------------------------------------------------------------------------
+
+ALL, MOST, MANY, SOME, FEW, ONLY = "all", "most", "many", "some", "few", "only"
+RANK = {ALL: 5, MOST: 4, MANY: 3, SOME: 2, FEW: 1}
+QUANTIFIERS = {
+    "all": ALL, "every": ALL, "each": ALL, "always": ALL, "entire": ALL, "whole": ALL,
+    "everyone": ALL, "everything": ALL, "universally": ALL, "invariably": ALL,
+    "most": MOST, "mostly": MOST, "largely": MOST, "mainly": MOST, "primarily": MOST,
+    "predominantly": MOST, "chiefly": MOST, "majority": MOST, "usually": MOST,
+    "generally": MOST, "typically": MOST, "commonly": MOST, "normally": MOST,
+    "many": MANY, "often": MANY, "frequently": MANY, "numerous": MANY, "several": MANY,
+    "various": MANY, "range": MANY, "number": MANY, "lot": MANY, "much": MANY,
+    "some": SOME, "sometimes": SOME, "certain": SOME, "occasionally": SOME, "partly": SOME,
+    "few": FEW, "seldom": FEW, "rarely": FEW, "little": FEW,
+    "only": ONLY, "solely": ONLY, "exclusively": ONLY, "alone": ONLY, "sole": ONLY,
+    "just": ONLY, "merely": ONLY,
+}  # fmt: skip
+"""Words that say how much of something a statement holds for, by strength."""
+
+
+_NOUN_DEPS = frozenset(["det", "amod", "predet", "advmod", "quantmod", "npadvmod", "nummod"])
+
+
+def quantifiers(tree: Tree, i: int) -> list[tuple[int, str]]:
+    """The quantifiers on token ``i``: a noun's determiners and modifiers ("all species", "a
+    few studies", "only at"), the word it is "of" ("many of those"); a verb's adverbs
+    ("always", "sometimes")."""
+    out: list[tuple[int, str]] = []
+    verb = tree[i].pos in ("VERB", "AUX")
+    for c in tree.children[i]:
+        t = tree[c]
+        kind = QUANTIFIERS.get(t.lower)
+        if kind is None or (verb and t.dep != "advmod") or (not verb and t.dep not in _NOUN_DEPS):
+            continue
+        if t.lower == "few" and c > 0 and tree[c - 1].lower == "a":
+            kind = SOME
+        if t.lower in ("number", "range", "lot", "majority"):
+            continue
+        if t.lower == "much" and tree[i].pos != "NOUN":
+            continue
+        out.append((c, kind))
+    t = tree[i]
+    if t.dep == "pobj":
+        of = t.head
+        head = tree[of].head
+        if tree[of].lower == "of" and (tree[head].lower in QUANTIFIERS or tree[head].tag == "CD"):
+            kind = QUANTIFIERS.get(tree[head].lower, "")
+            if tree[head].lower == "few" and head > 0 and tree[head - 1].lower == "a":
+                kind = SOME
+            if kind:
+                out.append((head, kind))
+    return out
+
+
+def _clause_quantifiers(tree: Tree, p: int) -> list[tuple[int, str]]:
+    """The quantifiers of predicate ``p``'s clause: on it and on its subject and object."""
+    found = quantifiers(tree, p)
+    for c in tree.children[p]:
+        if tree[c].dep in ("nsubj", "nsubjpass", "dobj", "attr", "agent"):
+            head = c
+            if tree[c].dep == "agent":
+                objs = tree.kids(c, "pobj")
+                if not objs:
+                    continue
+                head = objs[0]
+            if tree[head].lower in QUANTIFIERS and tree[head].pos in ("ADJ", "DET", "PRON", "NOUN"):
+                kind = QUANTIFIERS[tree[head].lower]
+                if tree[head].lower == "few" and head > 0 and tree[head - 1].lower == "a":
+                    kind = SOME
+                if tree[head].lower not in ("number", "range", "lot", "majority"):
+                    found.append((head, kind))
+            found += quantifiers(tree, head)
+            for of in tree.kids(head, "prep"):
+                if tree[of].lower == "of":
+                    for o in tree.kids(of, "pobj"):
+                        found += [(n, k) for n, k in quantifiers(tree, o) if n == head]
+    return found
+
+
+def _strongest(found: list[tuple[int, str]]) -> tuple[int, str] | None:
+    ranked = [f for f in found if f[1] in RANK]
+    return max(ranked, key=lambda f: RANK[f[1]]) if ranked else None
+
+
+def _clause_only(tree: Tree, i: int) -> bool:
+    """An "only"-word stands in the clause of ``i``."""
+    clause = tree.clause_of(i)
+    return any(
+        tree[n].lower in ("only", "solely", "exclusively", "alone", "sole", "just", "merely")
+        and tree.clause_of(n) == clause
+        for n in tree.subtree(clause)
+    )
+
+
+def quantifier_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
+    out: list[Change] = []
+    done: set[int] = set()
+    for t in text:
+        if not _predicate(text, t.i):
+            continue
+        m = a.matches.get(t.i)
+        if m is None:
+            continue
+        quote = quotes[m.quote]
+        mine = _clause_quantifiers(text, t.i)
+        theirs = _clause_quantifiers(quote, m.index)
+        done |= {n for n, _ in mine}
+        change = _compare(text, quote, t.i, m.index, mine, theirs)
+        if change:
+            out.append(change)
+    # nouns whose predicate the quotes don't restate
+    for t in text:
+        if t.pos not in ("NOUN", "PROPN"):
+            continue
+        m = a.matches.get(t.i)
+        if m is None:
+            continue
+        mine = [(n, k) for n, k in quantifiers(text, t.i) if n not in done]
+        if not mine:
+            continue
+        quote = quotes[m.quote]
+        change = _compare(text, quote, t.i, m.index, mine, quantifiers(quote, m.index))
+        if change:
+            out.append(change)
+    return out
+
+
+def _compare(
+    text: Tree,
+    quote: Tree,
+    i: int,
+    qi: int,
+    mine: list[tuple[int, str]],
+    theirs: list[tuple[int, str]],
+) -> Change | None:
+    my_only = [(c, k) for c, k in mine if k == ONLY]
+    if my_only and not any(k == ONLY for _, k in theirs) and not _clause_only(quote, qi):
+        word = text[my_only[0][0]].text
+        kinds = _strongest(theirs)
+        said = f"; the quote says '{_quantifier_phrase(quote, kinds[0])}'" if kinds else ""
+        return Change("quantifier", True, (word,), f"'{word}' — the quote restricts nothing{said}")
+    mine_q, theirs_q = _strongest(mine), _strongest(theirs)
+    if mine_q is not None:
+        word = text[mine_q[0]].text
+        if theirs_q is None:
+            if mine_q[1] in (ALL, MOST):
+                return Change(
+                    "quantifier",
+                    False,
+                    (word,),
+                    f"'{word}' — the quote says it of '{quote[qi].text}' without a quantifier",
+                )
+        elif RANK[mine_q[1]] > RANK[theirs_q[1]] and not (
+            mine_q[1] == MANY and theirs_q[1] == MOST
+        ):
+            return Change(
+                "quantifier",
+                True,
+                (word,),
+                f"'{word}' — the quote says '{_quantifier_phrase(quote, theirs_q[0])}'",
+            )
+    elif theirs_q is not None and theirs_q[1] in (SOME, FEW):
+        phrase = _quantifier_phrase(quote, theirs_q[0])
+        return Change(
+            "quantifier",
+            True,
+            (text[i].text,),
+            f"the quote says '{phrase}' ({quote[qi].text}); the text says it without '{phrase}'",
+        )
+    return None
+
+
+def _only_near(tree: Tree, i: int) -> list[int]:
+    """ "only" before ``i`` or on its head ("only five medals", "was only a partial")."""
+    out = [c for c in tree.children[i] if tree[c].lower in ("only", "solely", "exclusively")]
+    head = tree[i].head
+    out += [c for c in tree.children[head] if tree[c].lower in ("only", "solely", "exclusively")]
+    return out
+
+
+def _quantifier_phrase(tree: Tree, i: int) -> str:
+    if tree[i].lower == "few" and i > 0 and tree[i - 1].lower == "a":
+        return "a few"
+    if tree[i].lower in ("range", "number", "lot", "majority") and i > 0:
+        return f"{tree[i - 1].text} {tree[i].text} of"
+    return tree[i].text
+
+
+# --- hedges --------------------------------------------------------------------------------------
+
+HEDGE_AUX = frozenset(["may", "might", "could"])
+HEDGE_ADV = frozenset(
+    [
+        "perhaps", "possibly", "probably", "likely", "maybe", "apparently", "reportedly",
+        "allegedly", "supposedly", "seemingly", "presumably", "arguably", "potentially",
+        "virtually", "practically", "modestly", "somewhat", "relatively", "nearly", "almost",
+    ]
+)  # fmt: skip
+HEDGE_VERBS = frozenset(
+    [
+        "seem", "appear", "tend", "suggest", "believe", "think", "suspect", "estimate", "say",
+        "report", "claim", "allege", "consider", "expect", "assume", "presume", "speculate",
+        "propose", "plan", "intend", "attempt", "try", "hope", "aim", "seek", "want", "argue",
+        "show", "indicate", "imply", "opine", "hypothesize", "theorize", "predict", "project",
+    ]
+)  # fmt: skip
+HEDGE_ADJ = frozenset(
+    [
+        "likely",
+        "possible",
+        "probable",
+        "unclear",
+        "uncertain",
+        "estimated",
+        "alleged",
+        "suspected",
+        "supposed",
+        "apparent",
+        "reported",
+        "unlikely",
+    ]
+)
+ATTRIBUTION = frozenset(["according", "accord"])
+
+
+def hedges(tree: Tree, i: int) -> list[int]:
+    """The hedges over predicate ``i``: its modal auxiliaries and hedging adverbs, and the
+    hedging verbs and adjectives whose clause it stands in ("it is suspected that … may have")."""
+    out = [
+        c
+        for c in tree.children[i]
+        if (tree[c].dep == "aux" and tree[c].lower in HEDGE_AUX)
+        or (tree[c].dep == "advmod" and tree[c].lower in HEDGE_ADV)
+        or (tree[c].dep in ("prep",) and tree[c].lower in ATTRIBUTION)
+        or (tree[c].dep in ("acomp", "amod") and tree[c].lower in HEDGE_ADJ)
+    ]
+    node = i
+    for head in tree.ancestors(i):
+        t, h = tree[node], tree[head]
+        if t.dep in ("ccomp", "xcomp", "csubj", "csubjpass", "advcl", "acomp", "attr") and (
+            h.lemma in HEDGE_VERBS or h.lower in HEDGE_ADJ
+        ):
+            out.append(head)
+        if h.lemma in HEDGE_VERBS and t.dep in ("ccomp", "xcomp"):
+            out += [
+                c
+                for c in tree.children[head]
+                if tree[c].dep == "aux" and tree[c].lower in HEDGE_AUX
+            ]
+        if t.dep in ("relcl", "acl", "conj"):
+            break
+        node = head
+    return out
+
+
+def hedge_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
+    """Hedges the quote puts on a predicate the text restates, that the text drops."""
+    out: list[Change] = []
+    any_text_hedge = any(
+        t.lower in HEDGE_AUX | HEDGE_ADV | HEDGE_ADJ
+        or t.lemma in HEDGE_VERBS
+        or t.lower in ATTRIBUTION
+        for t in text
+    )
+    seen: set[tuple[int, int]] = set()
+    for t in text:
+        if not _predicate(text, t.i) or not _asserted(text, t.i):
+            continue
+        m = a.matches.get(t.i)
+        if m is None or (m.quote, m.index) in seen:
+            continue
+        seen.add((m.quote, m.index))
+        quote = quotes[m.quote]
+        theirs = [h for h in hedges(quote, m.index) if not _restated(a, m.quote, h)]
+        if not theirs:
+            continue
+        mine = hedges(text, t.i)
+        if mine:
+            continue
+        word = quote[theirs[0]].text
+        out.append(
+            Change(
+                "hedge",
+                not any_text_hedge,
+                (t.text,),
+                f"the quote hedges '{quote[m.index].text}' ('{word}'); the text states it as fact",
+            )
+        )
+    return out
+
+
+def _asserted(tree: Tree, i: int) -> bool:
+    """``i`` is asserted: a finite verb, or a predicate with an auxiliary or copula (not a
+    gerund or participle inside a noun phrase: "an example of one name *appearing*")."""
+    t = tree[i]
+    if t.tag in ("VBD", "VBP", "VBZ", "MD"):
+        return True
+    if any(tree[c].dep in ("aux", "auxpass", "cop") for c in tree.children[i]):
+        return True
+    if t.dep in ("acomp", "attr") and tree[t.head].lemma == "be":
+        return True
+    return t.dep == "conj" and _asserted(tree, t.head)
+
+
+def _restated(a: Alignment, q: int, i: int) -> bool:
+    """The text restates quote ``q``'s token ``i`` (a hedging verb the text keeps)."""
+    return any(m.quote == q and m.index == i for m in a.matches.values())
