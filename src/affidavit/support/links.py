@@ -261,7 +261,11 @@ def link_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
                 Change("link", True, (word,), f"'{word}' reverses the {what} the quote states")
             )
         elif not same:
-            out.append(Change("link", True, (word,), f"'{word}' — the quotes state no such {what}"))
+            # no cause stated is clear; an order may be implied ("failed, having been ratified")
+            clear = link.family != "temporal"
+            out.append(
+                Change("link", clear, (word,), f"'{word}' — the quotes state no such {what}")
+            )
         else:
             out.append(
                 Change(

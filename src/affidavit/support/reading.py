@@ -19,6 +19,7 @@ from .lexicon import (
     _BOUNDED,
     _COMPARATIVES,
     _DOTTED_THOUSANDS,
+    _DURATIONS,
     _LINKS,
     _NEGATING_PREFIXES,
     _NEGATION_SCOPE,
@@ -197,6 +198,9 @@ class _Reader:
         self.previous = ""  # the word before the current one (a comparative, for "more than")
         self.spelled: list[tuple[str, int]] = []  # a run of number words: (shown, value)
         self.spelled_before = ""
+        self.spelled_at = -1
+        self.at = 0  # the token being read
+        self.where: list[int] = []  # each number's first token
         self.groups: list[frozenset[str]] = []
         self.run: list[str] = []  # the capitalised words just read
 
@@ -212,6 +216,7 @@ class _Reader:
         add_word, add_stem, content = self.words.add, self.stems.add, self.content
         assert_stem, negations, run = self.asserted.add, self.negations, self.run
         for position, (kind, text, suffix, start, apart, lower, capital) in enumerate(tokens):
+            self.at = position
             if position < skip:
                 continue
             if dates and position in dates:
@@ -250,8 +255,11 @@ class _Reader:
                 self.number(position, text, suffix)
             else:
                 self.word(position, text, lower, start)
+        self.at = len(tokens)
         self.close_spelled()
         self.close_run()
+        if len(self.numbers) > 1:
+            self.ratios()
         return _Reading(
             numbers=tuple(self.numbers),
             months=tuple(self.months),
@@ -280,11 +288,28 @@ class _Reader:
             self.words.add(t[5])
         if year is not None:
             self.numbers.append((str(year), Decimal(year), "", ""))
+            self.where.append(at)
         self.previous = ""
         return end
 
-    def fact(self, shown: str, value: Decimal, kind: str, before: str) -> None:
+    def fact(
+        self,
+        shown: str,
+        value: Decimal,
+        kind: str,
+        before: str,
+        where: int = -1,
+        upcoming: int = -1,
+    ) -> None:
+        """Record a number; ``where`` is its first token, ``upcoming`` the token after it."""
+        if (
+            before == "over"
+            and 0 <= upcoming < len(self.tokens)
+            and self.tokens[upcoming][5] in _DURATIONS
+        ):
+            before = ""  # "over eight years": a duration, not a bound
         self.numbers.append((shown, value, kind, before))
+        self.where.append(where if where >= 0 else self.at)
         if before and self.content and _fold(self.content[-1][0]) == before:
             self.content.pop()  # "more than 398": the comparative belongs to the number's rule
 
@@ -300,8 +325,34 @@ class _Reader:
             else:
                 current += value
         shown = " ".join(s for s, _ in self.spelled)
-        self.fact(shown, Decimal(total + current), "", self.spelled_before)
+        self.fact(
+            shown, Decimal(total + current), "", self.spelled_before, self.spelled_at, self.at
+        )
         self.spelled.clear()
+
+    def ratios(self) -> None:
+        """ "three in ten", "1 in 8": one fact, a percentage (30, 12.5) a quote may state."""
+        tokens = self.tokens
+        k = 0
+        while k + 1 < len(self.numbers):
+            (a_shown, a, a_kind, a_before), (b_shown, b, b_kind, _) = self.numbers[k : k + 2]
+            at = self.where[k]
+            if (
+                not a_kind
+                and not b_kind
+                and self.where[k + 1] == at + 2
+                and tokens[at + 1][5] == "in"
+                and a == a.to_integral_value()
+                and b == b.to_integral_value()
+                and 0 < a < b <= 1000
+                and " " not in a_shown + b_shown
+            ):
+                value = (100 * a / b).quantize(Decimal("0.1")).normalize()
+                self.numbers[k : k + 2] = [
+                    (f"{a_shown} in {b_shown}", value, "", a_before or "about")
+                ]
+                self.where[k : k + 2] = [at]
+            k += 1
 
     def comparative(self) -> str:
         return self.previous if self.previous in _COMPARATIVES else ""
@@ -320,10 +371,18 @@ class _Reader:
             scale = _SCALES.get(suffix) or (_SCALES.get(nxt[5]) if nxt[0] == "word" else None)
             if scale is not None:
                 value = (value * scale).normalize()
-            self.fact(text, value, "", before)
+            self.fact(
+                text,
+                value,
+                "",
+                before,
+                position,
+                position + (2 if scale and not _SCALES.get(suffix) else 1),
+            )
             if _DOTTED_THOUSANDS.fullmatch(text) and scale is None:
                 # "30.000" is 30 or, written the European way, 30,000: a quote states either
                 self.numbers.append((text, Decimal(text.replace(".", "")), "alt", ""))
+                self.where.append(position)
             if suffix and suffix not in _SCALES:
                 self.words.add(suffix)
                 self.stems.add(stem(suffix))
@@ -344,6 +403,7 @@ class _Reader:
                 return
             if not self.spelled:
                 self.spelled_before = self.comparative()
+                self.spelled_at = position
             self.spelled.append((text, _UNITS[lower] if lower in _UNITS else _SCALES[lower]))
             return
         if lower in _ORDINALS and self.spelled and _ORDINALS[lower] < 10:

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .align import Alignment, _agreement, content
+from .align import Alignment, content
+from .facts import MONTHS
 from .tree import CLAUSE, Change, Tree
 from .units import UNITS
 
@@ -220,6 +221,7 @@ def governor(tree: Tree, i: int) -> int | None:
             and (content(t) or t.pos in ("AUX", "VERB"))
             and t.lower not in UNITS
             and t.lemma not in UNITS
+            and t.lower not in MONTHS
         ):
             return head
         node = head
@@ -255,10 +257,9 @@ def attachment_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Cha
             ]
             if not rivals:
                 continue
-            if quote[theirs].lemma == text[g].lemma and _agreement(
-                a, g, type(gm)(xm.quote, theirs, gm.how)
-            ) >= _agreement(a, g, gm):
-                continue  # the same word, as close a match ("the 1972 and 1974 Summit Series")
+            mine = {text[n].text for n in _numbers_under(text, g)}
+            if quote[theirs].lemma == text[g].lemma and all(there[r].text in mine for r in rivals):
+                continue  # "the 1972 and 1974 Summit Series": the text gives both numbers to it
             out.append(
                 Change(
                     "number",
@@ -281,6 +282,7 @@ def attachment_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Cha
                     g2m is not None
                     and g2m.quote == xm.quote
                     and g2 != g
+                    and text[g2].lemma != text[g].lemma
                     and theirs == g2m.index
                     and governor(quote, ym.index) == gm.index
                 ):
@@ -424,13 +426,169 @@ def _shared_subject(tree: Tree, p: int) -> list[int]:
 
 
 def _deictic(tree: Tree, i: int) -> bool:
-    """A phrase that points back rather than names: "this hall", "the city", "such services"."""
+    """A phrase that points back rather than names: "this hall", "such services", or a bare
+    "the city" (no other word on the noun, no name in it)."""
     head = _phrase_head(tree, i)
-    dets = [tree[c].lower for c in tree.kids(head, "det", "amod", "poss")]
-    return any(
-        d in ("this", "that", "these", "those", "such", "the", "its", "their") for d in dets
-    ) and not any(tree[c].pos == "PROPN" for c in tree.subtree(head))
+    if tree[head].pos == "PROPN":
+        return False
+    kids = tree.children[head]
+    words = [tree[c].lower for c in kids]
+    if any(w in ("this", "that", "these", "those", "such", "its", "their") for w in words):
+        return not any(tree[c].pos == "PROPN" for c in tree.subtree(head))
+    return words == ["the"]
 
 
 def _in_context(text: Tree, words: list[int], context: frozenset[str]) -> bool:
     return any(text[n].lower in context for n in words)
+
+
+_FRAME_PREPS = frozenset(["in", "at", "of", "for", "within", "across", "throughout", "on"])
+
+
+def heading_fills(
+    a: Alignment, text: Tree, quotes: list[Tree], heading: frozenset[str]
+) -> set[str]:
+    """The text's words taken from the source's heading that stand where the heading's subject
+    belongs: the subject of a predicate the quote states with a pronoun, a pointing phrase
+    ("the city") or no subject at all; a possessive or compound on a noun the quote states
+    ("*Rotterdam's* Kruiskade" for "the Kruiskade"); a frame on the clause ("*In Manhattan*,
+    crime rates …"). Elsewhere a heading's word only makes the text uncertain."""
+    out: set[str] = set()
+    for t in text:
+        if t.lower not in heading or t.i in a.matches:
+            continue
+        head = t.i
+        while (
+            text[head].dep in ("compound", "amod", "flat")
+            and text[head].head != head
+            and (text[text[head].head].lower in heading)
+        ):
+            head = text[head].head
+        h = text[head]
+        parent = h.head
+        ok = False
+        if h.dep in ("poss", "compound", "amod", "nmod") and parent in a.matches:
+            ok = True
+        elif h.dep == "pobj" and text[parent].lower in _FRAME_PREPS:
+            above = text[parent].head
+            ok = above in a.matches or text[above].head == above or text[above].dep == "ROOT"
+        elif h.dep in ("nsubj", "nsubjpass") and parent in a.matches:
+            m = a.matches[parent]
+            quote = quotes[m.quote]
+            subjects = quote.kids(m.index, *_SUBJ, *_PASSIVE_SUBJ) or _shared_subject(
+                quote, m.index
+            )
+            ok = not subjects or all(
+                quote[s].lower in PRONOUNS or _deictic(quote, s) for s in subjects
+            )
+        elif h.dep in ("nsubj", "nsubjpass") and text[parent].lemma == "be":
+            # "Manhattan is the most densely populated county": the quote's "it is …"
+            attrs = [c for c in text.children[parent] if c in a.matches]
+            for c in attrs:
+                m = a.matches[c]
+                quote = quotes[m.quote]
+                verb = quote[m.index].head
+                subjects = quote.kids(verb, *_SUBJ, *_PASSIVE_SUBJ)
+                ok = (
+                    ok
+                    or not subjects
+                    or all(quote[s].lower in PRONOUNS or _deictic(quote, s) for s in subjects)
+                )
+        if ok:
+            out |= {text[n].lower for n in text.subtree(head) if text[n].lower in heading}
+    return out
+
+
+PIVOTS = {
+    "than": "than", "to": "to", "towards": "to", "toward": "to", "into": "to", "then": "then",
+    "versus": "versus", "vs": "versus", "vs.": "versus",
+}  # fmt: skip
+"""Words whose two sides are ordered: "more among women *than* men", "from the negative half
+*towards* the positive half", "father *then* mother", "contract *over* status"."""
+WINDOW = 6
+
+
+def order_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
+    """Two words on either side of an ordering word ("than", "from … to", "then") that trade
+    sides in the quote: a reversed comparison or order, clear."""
+    out: list[Change] = []
+    for p in text:
+        kind = PIVOTS.get(p.lower)
+        if kind is None or not _pivot(text, p.i, kind):
+            continue
+        left = _side(text, p.i, -1)
+        right = _side(text, p.i, 1)
+        for q, quote in enumerate(quotes):
+            for pq in quote:
+                if PIVOTS.get(pq.lower) != kind or not _pivot(quote, pq.i, kind):
+                    continue
+                q_left = set(_side(quote, pq.i, -1))
+                q_right = set(_side(quote, pq.i, 1))
+                crossed_l = [
+                    x for x in left if _lands(a, x, q, q_right) and not _lands(a, x, q, q_left)
+                ]
+                crossed_r = [
+                    y for y in right if _lands(a, y, q, q_left) and not _lands(a, y, q, q_right)
+                ]
+                pairs = [
+                    (x, y) for x in crossed_l for y in crossed_r if text[x].lemma != text[y].lemma
+                ]
+                if pairs:
+                    x, y = pairs[0]
+                    out.append(
+                        Change(
+                            "role",
+                            True,
+                            (text[x].text, text[y].text),
+                            f"order reversed around '{p.text}': the quote has "
+                            f"'{text[y].text}' before it and '{text[x].text}' after it",
+                        )
+                    )
+                    return out
+    return out
+
+
+def _pivot(tree: Tree, i: int, kind: str) -> bool:
+    """``tree[i]`` orders two things: "to" after a "from" (not an infinitive), "then" between
+    two nouns, "than" not before a number (a bound: the number rule reads it)."""
+    nxt = tree[i + 1] if i + 1 < len(tree) else None
+    if kind == "to":
+        return tree[i].pos == "ADP" and any(
+            tree[n].lower == "from" for n in range(max(0, i - WINDOW), i)
+        )
+    if kind == "then":
+        return (
+            i > 0
+            and tree[i - 1].pos in ("NOUN", "PROPN")
+            and nxt is not None
+            and nxt.pos in ("NOUN", "PROPN")
+        )
+    if kind == "than":
+        return (
+            nxt is not None
+            and nxt.pos != "NUM"
+            and not (nxt.pos == "ADV" and i + 2 < len(tree) and tree[i + 2].pos == "NUM")
+        )
+    return True
+
+
+def _side(tree: Tree, i: int, step: int) -> list[int]:
+    """Content words within :data:`WINDOW` tokens of ``i`` on one side, stopping at a sentence
+    or clause break."""
+    out: list[int] = []
+    n = i + step
+    while 0 <= n < len(tree) and abs(n - i) <= WINDOW:
+        t = tree[n]
+        if t.text in (";", ".", ":") or (t.text == "," and step > 0) or t.sent != tree[i].sent:
+            break
+        if content(t) and t.pos in ("NOUN", "PROPN", "ADJ"):
+            out.append(n)
+        n += step
+    return out
+
+
+def _lands(a: Alignment, x: int, q: int, side: set[int]) -> bool:
+    m = a.matches.get(x)
+    options = [m] if m is not None else []
+    options += a.options.get(x, [])
+    return any(o.quote == q and o.index in side for o in options)

@@ -39,6 +39,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import lru_cache
 
 from ..evidence.normalize import normalize_quote
@@ -130,7 +131,7 @@ def _name_found(name: str, quotes: _Reading) -> bool:
             return True
         base = shorter[:-1]
         if (
-            shorter[-1] in "aey"
+            shorter[-1] in "aeys"
             and longer.startswith(base)
             and longer[len(base) :] in _DEMONYM_AFTER_VOWEL
         ):
@@ -239,6 +240,9 @@ def _verdict(
         elif found == "soft":
             soft.append(shown)
             why.append(f"'{shown}' is only {reason}")
+        elif _arithmetic(value, theirs.numbers):
+            soft.append(shown)
+            why.append(f"'{shown}' is only arithmetic on numbers the quotes state")
         else:
             hard.append(shown)
     quoted_months = [(c, b) for _, c, b in theirs.months]
@@ -325,6 +329,10 @@ def _verdict(
     if lacking:
         why.append(f"the quotes don't say {_list(lacking)}")
     framed = list(dict.fromkeys(framed))
+    if shape and shape.framed:
+        # the heading's subject standing where the quote says "it", "the city" or nothing
+        stated += sum(1 for w in framed if w.casefold() in shape.framed)
+        framed = [w for w in framed if w.casefold() not in shape.framed]
     if framed:
         why.append(f"only the source's title or heading states {_list(framed)}")
 
@@ -385,6 +393,19 @@ def _unsaid_clause(
         ):
             return clause.strip(" .!?")
     return None
+
+
+def _arithmetic(value: Decimal, numbers: Sequence[tuple[str, Decimal, str, str]]) -> bool:
+    """``value`` is the sum or difference of two numbers the quotes state (not years): "$1.75"
+    from "$7.25 to $9", "38" from "35 states … three short". A person checks the sum."""
+    stated = [v for shown, v, kind, _ in numbers if kind == "" and not _year_like(shown, v)][:12]
+    return value > 0 and any(
+        value in (a + b, abs(a - b)) for n, a in enumerate(stated) for b in stated[n + 1 :]
+    )
+
+
+def _year_like(shown: str, value: Decimal) -> bool:
+    return shown.isdigit() and len(shown) == 4 and 1000 <= value <= 2200
 
 
 def _spelled_number(shown: str) -> bool:

@@ -64,70 +64,79 @@ CONTRAST = frozenset(["unlike", "instead", "rather", "except", "excluding", "bes
 """Words that put what follows them outside the statement ("Unlike confirmation, baptism is")."""
 
 
+_NO = frozenset(["no", "neither", "none"])
+_NOBODY = frozenset(["none", "nothing", "nobody", "neither"])
+
+
 def _negated_by_children(tree: Tree, i: int) -> list[int]:
+    """The negations on ``i`` itself: ``not``/``never`` on it, ``no``/``neither`` on its
+    subject, object or *by* phrase, a subject or object that is ``none``/``nothing``."""
     out = []
     for c in tree.children[i]:
         t = tree[c]
-        if (
+        itself = (
             t.dep == "neg"
-            or (t.lower in ("never", "not", "n't") and t.dep in ("advmod", "neg"))
-            or (
-                t.dep in ("nsubj", "nsubjpass", "dobj", "attr")
-                and any(
-                    tree[d].lower in ("no", "neither", "none")
-                    and tree[d].dep in ("det", "preconj", "advmod")
-                    for d in tree.children[c]
-                )
-            )
-            or (
-                t.dep in ("nsubj", "nsubjpass", "dobj")
-                and t.lower in ("none", "nothing", "nobody", "neither")
-            )
+            or (t.lower in ("never", "not", "n't") and t.dep == "advmod")
             or (t.dep == "preconj" and t.lower == "neither")
-        ):
+            or (t.dep in ("nsubj", "nsubjpass", "dobj") and t.lower in _NOBODY)
+        )
+        if itself:
             out.append(c)
+        elif t.dep in ("nsubj", "nsubjpass", "dobj", "attr", "agent"):
+            heads = tree.kids(c, "pobj") if t.dep == "agent" else [c]
+            out += [
+                d
+                for h in heads
+                for d in tree.children[h]
+                if tree[d].lower in _NO and tree[d].dep in ("det", "preconj", "advmod")
+            ]
     return out
 
 
 def polarity(tree: Tree, i: int) -> tuple[bool, list[int]]:
     """(negated, the negating tokens) for predicate ``i``: negations on it, and on the clauses
-    and contrast phrases it stands under."""
-    found = _negated_by_children(tree, i)
+    and contrast phrases it stands under (each counted once); a noun that is a verb's subject
+    or object also takes the verb's ("None of these studies suggested any *connection*")."""
+    found = set(_negated_by_children(tree, i))
     node = i
     for head in tree.ancestors(i):
         t, h = tree[node], tree[head]
         if t.dep in ("xcomp", "ccomp", "dobj") and h.lemma in NEGATING_VERBS:
-            found.append(head)
+            found.add(head)
         if h.lower in CONTRAST or (h.lower == "without" and h.pos == "ADP"):
-            found.append(head)
-        if h.lower in ("of", "than") and any(
-            tree[c].lower in ("instead", "rather") for c in tree.children[head]
-        ):
-            found.append(head)
-        if t.dep in ("pobj", "pcomp") and h.lower in ("unlike", "without", "except"):
-            found.append(head)
+            found.add(head)
+        if h.lower in ("of", "than"):
+            found |= {c for c in tree.children[head] if tree[c].lower in ("instead", "rather")}
         if t.dep in CLAUSE_STOP:
             break
         node = head
-    # "instead of burned": spaCy hangs the contrast on the verb before it
-    for c in tree.children[i]:
-        if tree[c].lower in ("of", "than") and tree[c].dep == "cc":
-            pass
+    # "recycled instead of burned": spaCy hangs the contrast on the verb before it
     prev = i - 1
     while (
         prev >= 0
         and tree[prev].pos in ("ADP", "ADV", "PART", "AUX", "DET", "PUNCT")
         and i - prev <= 3
     ):
-        if tree[prev].lower in ("instead", "rather") or (
+        if tree[prev].lower in ("instead", "rather"):
+            found.add(prev)
+            break
+        if (
             tree[prev].lower in ("of", "than")
             and prev > 0
             and tree[prev - 1].lower in ("instead", "rather")
         ):
-            found.append(prev)
+            found.add(prev - 1)
             break
         prev -= 1
-    return len(found) % 2 == 1, found
+    t = tree[i]
+    if t.pos in ("NOUN", "PROPN") and t.dep in ("dobj", "nsubj", "nsubjpass", "attr", "pobj"):
+        verb = t.head
+        while tree[verb].pos == "ADP" and tree[verb].head != verb:
+            verb = tree[verb].head
+        if verb != i and tree[verb].pos in ("VERB", "AUX"):
+            found |= set(polarity(tree, verb)[1])
+    ordered = sorted(found)
+    return len(ordered) % 2 == 1, ordered
 
 
 CLAUSE_STOP = frozenset(["relcl", "advcl", "parataxis"])

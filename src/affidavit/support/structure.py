@@ -22,10 +22,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .align import align, content
+from .align import align
 from .links import degree_changes, link_changes
 from .parse import parse_many
-from .roles import attachment_changes, filler_changes, role_changes
+from .roles import (
+    attachment_changes,
+    filler_changes,
+    heading_fills,
+    order_changes,
+    role_changes,
+)
 from .scope import hedge_changes, negation_changes, negations_agree, quantifier_changes
 from .tree import Change, Tree
 from .units import converted_numbers, unit_changes
@@ -39,8 +45,8 @@ class Structure:
 
     changes: tuple[Change, ...]
     restated: frozenset[str]
-    """The text's words (casefolded) a paraphrase of a quote word restates: a synonym, a
-    derivation, a broader word."""
+    """The text's words (casefolded, and their lemmas) that a quote word restates: the same
+    lemma ("kept" for "keep"), a synonym, a derivation, a broader word."""
     converted: frozenset[str]
     """The text's numbers (as written) that restate a quoted quantity in another unit."""
     matched: frozenset[str]
@@ -48,6 +54,10 @@ class Structure:
     negations_agree: bool
     """Every negated predicate is restated with its polarity (a negating prefix or antonym
     counting as a negation)."""
+    framed: frozenset[str]
+    """The text's words (casefolded) from the source's heading that stand where its subject
+    belongs (a resolved "it", "the city", or a frame "In Manhattan"): stated, not only
+    framed."""
     unstated: tuple[str, ...]
     """Relations of the text no quote states (a word of one quote joined to a predicate of
     another): uncertain."""
@@ -73,6 +83,7 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
         if t.text in c.words and c.kind in ("negation", "opposite")
     }
     changes += role_changes(a, mine, theirs)
+    changes += order_changes(a, mine, theirs)
     changes += attachment_changes(a, mine, theirs)
     fillers, unstated = filler_changes(a, mine, theirs, known)
     changes += fillers
@@ -81,12 +92,8 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
     changes += link_changes(a, mine, theirs)
     changes += degree_changes(a, mine, theirs, reported)
     changes += unit_changes(mine, theirs)
-    restated = frozenset(
-        mine[i].lower
-        for i, m in a.matches.items()
-        if m.how in ("synonym", "derived", "broader") and content(mine[i])
-    ) | frozenset(
-        mine[i].lemma for i, m in a.matches.items() if m.how in ("synonym", "derived", "broader")
+    restated = frozenset(mine[i].lower for i in a.matches) | frozenset(
+        mine[i].lemma for i in a.matches
     )
     return Structure(
         changes=tuple(_dedupe(changes)),
@@ -95,6 +102,7 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
         matched=frozenset(mine[i].lower for i, m in a.matches.items() if m.how in ("same", "stem")),
         negations_agree=negations_agree(a, mine, theirs),
         unstated=tuple(unstated),
+        framed=frozenset(heading_fills(a, mine, theirs, known)),
     )
 
 
