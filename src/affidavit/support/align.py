@@ -134,7 +134,7 @@ def _lexical(t: Token, u: Token) -> str:
     return ""
 
 
-def _semantic(t: Token, u: Token) -> str:
+def semantic(t: Token, u: Token) -> str:
     """How ``u`` restates ``t`` by WordNet ('' if it doesn't)."""
     a, b = wn_pos(t), wn_pos(u)
     if not a or not b or t.pos == "PROPN" or u.pos == "PROPN":
@@ -202,7 +202,7 @@ def align(text: Parse, quotes: Sequence[Parse]) -> Alignment:
                 found.append((STRENGTH[how], Match(q, u.i, how)))
         if not found and value is None:
             for q, u in quote_words:
-                how = _semantic(t, u)
+                how = semantic(t, u)
                 if how:
                     found.append((STRENGTH[how], Match(q, u.i, how)))
                 elif t.i not in result.opposites and _opposite(t, u):

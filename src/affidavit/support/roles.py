@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .align import Alignment, content
+from .align import Alignment, content, semantic
 from .facts import MONTHS
 from .tree import CLAUSE, Change, Tree
 from .units import UNITS
@@ -318,13 +318,15 @@ def _year(s: str) -> bool:
 
 def filler_changes(
     a: Alignment, text: Tree, quotes: list[Tree], context: frozenset[str]
-) -> tuple[list[Change], list[str]]:
-    """Slots the text fills with other words than the quotes do.
+) -> tuple[list[Change], set[int]]:
+    """Slots the text fills with other words than the quotes do: a subject or object the quote
+    names differently ("the vicuña … are kept" where the quote keeps "the llama and alpaca";
+    "the insurance premium takes the form" where "that agreement" does) is a clear change.
 
-    Returns the changes and the relations the quotes don't state (words of the text joined to
-    a predicate of another quote, with no pronoun or gap there to resolve): uncertain."""
+    Returns the changes and the text's words that resolve a quote's pronoun, pointing phrase
+    or missing subject (so may stand with a predicate of another quote)."""
     out: list[Change] = []
-    unstated: list[str] = []
+    bridged: set[int] = set()
     for p in _predicates(text):
         pm = a.matches.get(p)
         if pm is None:
@@ -346,27 +348,19 @@ def filler_changes(
                 continue  # the quote fills the slot with the same words
             if any(m.quote == pm.quote for m in matched):
                 continue  # the words are elsewhere in the same quote: the role rules judge
+            if not fillers or all(_resolves(a, text, head, quote, f, context) for f in fillers):
+                bridged.update(words)  # a pronoun or a gap resolved to a name given elsewhere
+                continue
+            if not matched or _reported(quotes[matched[0].quote]):
+                continue  # "Article 8.1 states" + what it states: the speaker for the content
             filler_words = [
                 n
                 for f in fillers
                 for n in quote.subtree(f)
                 if content(quote[n]) and _in_np(quote, n, f)
             ]
-            resolvable = not filler_words or all(
-                quote[f].lower in PRONOUNS or _deictic(quote, f) for f in fillers
-            )
-            if resolvable:
-                if matched or text[head].lower in context or _in_context(text, words, context):
-                    continue  # a pronoun or a gap resolved to a name the quotes or heading give
-                continue
-            if _reported(quotes[matched[0].quote]) if matched else False:
-                continue  # "Article 8.1 states" + what it states: the speaker for the content
-            named = [
-                n
-                for n in filler_words
-                if not any(m.quote == pm.quote and m.index == n for m in a.matches.values())
-            ]
-            if len(named) == len(filler_words) and matched:
+            restated = {(m.quote, m.index) for m in a.matches.values()}
+            if filler_words and all((pm.quote, n) not in restated for n in filler_words):
                 out.append(
                     Change(
                         "merge",
@@ -377,9 +371,133 @@ def filler_changes(
                         f"'{text.phrase(head)}'",
                     )
                 )
-            elif matched:
-                unstated.append(f"'{text.phrase(head)}' {text[p].text}")
-    return out, unstated
+    return out, bridged
+
+
+def _resolves(
+    a: Alignment, text: Tree, head: int, quote: Tree, f: int, context: frozenset[str]
+) -> bool:
+    """The quote's filler ``f`` may stand for the text's phrase headed at ``head``: a pronoun;
+    or a pointing phrase ("that agreement", "the city") whose noun the text restates or names
+    (a name, the heading's subject)."""
+    qh = _phrase_head(quote, f)
+    if quote[qh].lower in PRONOUNS:
+        return True
+    if not _deictic(quote, f):
+        return False
+    mine = text[head]
+    if mine.pos == "PROPN" or mine.lower in context:
+        return True
+    if mine.lemma == quote[qh].lemma:
+        return True
+    return bool(semantic(mine, quote[qh]))
+
+
+def cross_quote(a: Alignment, text: Tree, quotes: list[Tree], bridged: set[int]) -> list[str]:
+    """Words the text joins to a word of another quote, where neither quote states the relation
+    ("proclaimed (one quote) … during the War (another)"): uncertain. Clauses joined to clauses
+    (coordination, relative clauses) and resolved pronouns are not such relations."""
+    out: list[str] = []
+    for t in text:
+        if t.i not in a.matches or t.i in bridged or not content(t):
+            continue
+        g = _direct_governor(text, t.i)
+        if g is None or g not in a.matches:
+            continue
+        mt, mg = a.matches[t.i], a.matches[g]
+        if mt.quote == mg.quote:
+            continue
+        if any(o.quote == mg.quote for o in a.options.get(t.i, ())) or any(
+            o.quote == mt.quote for o in a.options.get(g, ())
+        ):
+            continue
+        own = quotes[mt.quote]
+        if _reported(own):
+            continue  # "Article 8.1 states" + what it states
+        prep = _frame_prep(text, t.i, g)
+        if _fragment(own) and (prep or _temporal(text, t.i)):
+            continue  # a frame cut from the same sentence: "On November 6, 1971" + its clause
+        if text[t.i].pos == "PROPN" and prep and _points_back(quotes[mg.quote], mg.index, prep):
+            continue  # "centred in Ankara" for "centered in the new capital"
+        out.append(f"'{t.text}' with '{text[g].text}'")
+    return out
+
+
+FRAME_PREPS = frozenset(
+    [
+        "in", "on", "at", "during", "under", "since", "until", "before", "after", "through",
+        "throughout", "for", "over", "within", "across", "amid", "among", "by", "from", "to",
+        "exchange",
+    ]
+)  # fmt: skip
+"""Prepositions that frame a statement (time, place, purpose) rather than relate two things
+("of")."""
+_TIME_WORDS = frozenset(
+    ["year", "century", "decade", "period", "era", "time", "war", "age", "month", "week", "day"]
+)
+
+
+def _frame_prep(tree: Tree, i: int, g: int) -> str:
+    """The framing preposition between ``i`` and its governor ``g`` ('' if none)."""
+    node = tree[i].head
+    while node != g and tree[node].pos in ("ADP", "DET", "NUM", "PUNCT"):
+        if tree[node].pos == "ADP" and tree[node].lower in FRAME_PREPS:
+            return tree[node].lower
+        if tree[node].head == node:
+            break
+        node = tree[node].head
+    return ""
+
+
+def _temporal(tree: Tree, i: int) -> bool:
+    t = tree[i]
+    return (
+        (t.pos == "NUM" and t.text.isdigit() and len(t.text) == 4)
+        or t.lower in MONTHS
+        or t.lemma in _TIME_WORDS
+        or t.text[:4].isdigit()
+    )
+
+
+def _fragment(tree: Tree) -> bool:
+    """A quote with no subject of its own: a phrase cut from a sentence ("On November 6,
+    1971", "for specified loss or damage")."""
+    return not any(t.dep in ("nsubj", "nsubjpass", "csubj", "expl") for t in tree)
+
+
+def _points_back(tree: Tree, g: int, prep: str) -> bool:
+    """Quote word ``g`` has a ``prep`` phrase whose noun points back ("in the new capital")."""
+    for c in tree.children[g]:
+        if tree[c].lower == prep:
+            for o in tree.kids(c, "pobj"):
+                kids = [tree[k] for k in tree.children[o]]
+                if (
+                    tree[o].pos != "PROPN"
+                    and any(k.lower in ("the", "this", "that", "its") for k in kids)
+                    and not any(k.pos == "PROPN" for k in kids)
+                ):
+                    return True
+    return False
+
+
+_CLAUSE_LINKS = frozenset(
+    ["conj", "parataxis", "advcl", "ccomp", "xcomp", "relcl", "acl", "appos", "csubj"]
+)
+
+
+def _direct_governor(tree: Tree, i: int) -> int | None:
+    """:func:`governor`, unless the way up crosses a clause or a coordination (then None)."""
+    node = i
+    for _ in range(6):
+        t = tree[node]
+        if t.head == node or t.dep in _CLAUSE_LINKS:
+            return None
+        head = t.head
+        h = tree[head]
+        if h.pos not in _SKIP_UP and (content(h) or h.pos in ("AUX", "VERB")):
+            return head
+        node = head
+    return None
 
 
 SPEECH = frozenset(["state", "say", "declare", "write", "note", "read", "provide", "stipulate"])

@@ -27,6 +27,7 @@ from .links import degree_changes, link_changes
 from .parse import parse_many
 from .roles import (
     attachment_changes,
+    cross_quote,
     filler_changes,
     heading_fills,
     order_changes,
@@ -85,8 +86,9 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
     changes += role_changes(a, mine, theirs)
     changes += order_changes(a, mine, theirs)
     changes += attachment_changes(a, mine, theirs)
-    fillers, unstated = filler_changes(a, mine, theirs, known)
+    fillers, bridged = filler_changes(a, mine, theirs, known)
     changes += fillers
+    unstated = cross_quote(a, mine, theirs, bridged)
     changes += quantifier_changes(a, mine, theirs)
     changes += hedge_changes(a, mine, theirs)
     changes += link_changes(a, mine, theirs)
