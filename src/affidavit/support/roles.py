@@ -415,7 +415,9 @@ def cross_quote(a: Alignment, text: Tree, quotes: list[Tree], bridged: set[int])
         if _reported(own):
             continue  # "Article 8.1 states" + what it states
         prep = _frame_prep(text, t.i, g)
-        if _fragment(own) and (prep or _temporal(text, t.i)):
+        if _fragment(own) and (
+            prep or _temporal(text, t.i) or (t.pos == "PROPN" and t.dep == "poss")
+        ):
             continue  # a frame cut from the same sentence: "On November 6, 1971" + its clause
         if text[t.i].pos == "PROPN" and prep and _points_back(quotes[mg.quote], mg.index, prep):
             continue  # "centred in Ankara" for "centered in the new capital"

@@ -168,6 +168,16 @@ def check(
 _SUPPORTED = Support(SUPPORTED)
 
 
+_NOT_LETTERS = re.compile(r"[\W_]+")
+
+
+@lru_cache(maxsize=65536)
+def _letters(text: str) -> str:
+    """``text``'s letters and digits alone, normalised: a text that is its quotes joined, in
+    order, differs from them only in punctuation and spacing."""
+    return _NOT_LETTERS.sub("", normalize_quote(text))
+
+
 @lru_cache(maxsize=65536)
 def _bare(text: str) -> str:
     """``text`` as a text is compared with its quotes: a text is its quote when the two are equal
@@ -214,6 +224,8 @@ def _verdict(
 ) -> Support:
     if _bare(text) in map(_bare, quotes):
         return Support(SUPPORTED)  # the extractive engine's claims: its text is its quote
+    if len(quotes) > 1 and _letters(text) == "".join(map(_letters, quotes)):
+        return Support(SUPPORTED)  # its quotes in order: a long sentence cut into quotes
     mine = _read(text)
     theirs = _quote_reading(quotes)
     around = _quote_reading(context)
