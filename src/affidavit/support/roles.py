@@ -346,8 +346,32 @@ def filler_changes(
                 fillers = _shared_subject(quote, pm.index)
             if any(m.quote == pm.quote and _under(quote, m.index, fillers) for m in matched):
                 continue  # the quote fills the slot with the same words
+            if any(o.quote in {m.quote for m in matched} for o in a.options.get(p, ())):
+                continue  # the same predicate stands in the words' own quote too
             if any(m.quote == pm.quote for m in matched):
-                continue  # the words are elsewhere in the same quote: the role rules judge
+                # the words are elsewhere in the same quote: a clear change when the quote fills
+                # this slot with words the text leaves out ("written by Peter Holm and reviewed
+                # by Anna Berg" for "Anna Berg wrote"); a moved word is the role rules' business
+                others = [
+                    n
+                    for f in fillers
+                    for n in quote.subtree(f)
+                    if _in_np(quote, n, f) and quote[n].pos == "PROPN"
+                ]
+                restated = {(m.quote, m.index) for m in a.matches.values()}
+                if others and not any((pm.quote, n) in restated for n in others):
+                    out.append(
+                        Change(
+                            "role",
+                            True,
+                            tuple(text[n].text for n in words if n in a.matches)[:3],
+                            f"roles changed: the quote has "
+                            f"'{quote.phrase(_phrase_head(quote, fillers[0]))}' "
+                            f"{_slot_name(mine)} of '{quote[pm.index].text}', not "
+                            f"'{text.phrase(head)}'",
+                        )
+                    )
+                continue
             if not fillers or all(_resolves(a, text, head, quote, f, context) for f in fillers):
                 bridged.update(words)  # a pronoun or a gap resolved to a name given elsewhere
                 continue
@@ -388,6 +412,10 @@ def _resolves(
     mine = text[head]
     if mine.pos == "PROPN" or mine.lower in context:
         return True
+    if mine.pos == "VERB" and any(
+        quote[c].lower in ("this", "that", "these", "those", "such") for c in quote.children[qh]
+    ):
+        return True  # "This method" for what the text describes: "Setting a figure within …"
     if mine.lemma == quote[qh].lemma:
         return True
     return bool(semantic(mine, quote[qh]))
@@ -636,14 +664,14 @@ def order_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
         kind = PIVOTS.get(p.lower)
         if kind is None or not _pivot(text, p.i, kind):
             continue
-        left = _side(text, p.i, -1)
-        right = _side(text, p.i, 1)
+        left = _side(text, p.i, -1, kind)
+        right = _side(text, p.i, 1, kind)
         for q, quote in enumerate(quotes):
             for pq in quote:
                 if PIVOTS.get(pq.lower) != kind or not _pivot(quote, pq.i, kind):
                     continue
-                q_left = set(_side(quote, pq.i, -1))
-                q_right = set(_side(quote, pq.i, 1))
+                q_left = set(_side(quote, pq.i, -1, kind))
+                q_right = set(_side(quote, pq.i, 1, kind))
                 crossed_l = [
                     x for x in left if _lands(a, x, q, q_right) and not _lands(a, x, q, q_left)
                 ]
@@ -673,7 +701,8 @@ def _pivot(tree: Tree, i: int, kind: str) -> bool:
     two nouns, "than" not before a number (a bound: the number rule reads it)."""
     nxt = tree[i + 1] if i + 1 < len(tree) else None
     if kind == "to":
-        return tree[i].pos == "ADP" and any(
+        not_infinitive = nxt is not None and nxt.pos not in ("VERB", "AUX")
+        return (tree[i].pos == "ADP" or not_infinitive) and any(
             tree[n].lower == "from" for n in range(max(0, i - WINDOW), i)
         )
     if kind == "then":
@@ -692,7 +721,7 @@ def _pivot(tree: Tree, i: int, kind: str) -> bool:
     return True
 
 
-def _side(tree: Tree, i: int, step: int) -> list[int]:
+def _side(tree: Tree, i: int, step: int, kind: str) -> list[int]:
     """Content words within :data:`WINDOW` tokens of ``i`` on one side, stopping at a sentence
     or clause break."""
     out: list[int] = []
@@ -701,7 +730,7 @@ def _side(tree: Tree, i: int, step: int) -> list[int]:
         t = tree[n]
         if t.text in (";", ".", ":") or (t.text == "," and step > 0) or t.sent != tree[i].sent:
             break
-        if content(t) and t.pos in ("NOUN", "PROPN", "ADJ"):
+        if content(t) and (t.pos in ("NOUN", "PROPN", "ADJ") or (kind == "to" and t.pos == "NUM")):
             out.append(n)
         n += step
     return out

@@ -239,7 +239,7 @@ def _verdict(
     for shown, value, kind, before in mine.numbers:
         if kind == "alt":
             continue
-        found, reason = number_found(value, kind, before, theirs.numbers)
+        found, reason = number_found(value, kind, before, theirs.numbers, shown)
         if found == "found" or _fold(shown) in allowed or (shape and shown in shape.converted):
             stated += 1
             continue
@@ -354,8 +354,11 @@ def _verdict(
         kinds.append("fact")
     if negation and negation[2]:
         kinds.append("negation")
+    clear = uncertain = False
     for change in shape.changes if shape else ():
         kinds.append(change.kind)
+        clear = clear or change.clear
+        uncertain = uncertain or not change.clear
         (hard if change.clear else soft).extend(w for w in change.words if w not in hard)
         why.append(change.reason)
     if shape and shape.unstated:
@@ -364,11 +367,11 @@ def _verdict(
     changes = tuple(dict.fromkeys(kinds))
     missing = tuple(dict.fromkeys([*hard, *soft, *lacking, *framed]))
     apart = not stated and bool(missing)  # it states things, none of them in its quotes
-    if hard or not enough or apart:
-        if apart and not hard and enough:
+    if hard or clear or not enough or apart:
+        if apart and not hard and not clear and enough:
             why.append("the text says nothing its quotes state")
         return Support(UNSUPPORTED, missing, "; ".join(why), changes=changes)
-    if soft or lacking or framed:
+    if soft or lacking or framed or uncertain:
         return Support(UNCERTAIN, missing, "; ".join(why), changes=changes)
     return Support(SUPPORTED)
 

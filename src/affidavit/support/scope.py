@@ -18,7 +18,7 @@
 from __future__ import annotations
 
 from .align import Alignment
-from .tree import Change, Tree
+from .tree import CLAUSE, Change, Tree
 
 __all__ = [
     "hedge_changes",
@@ -129,7 +129,9 @@ def polarity(tree: Tree, i: int) -> tuple[bool, list[int]]:
             break
         prev -= 1
     t = tree[i]
-    if t.pos in ("NOUN", "PROPN") and t.dep in ("dobj", "nsubj", "nsubjpass", "attr", "pobj"):
+    if t.dep == "xcomp" and any(tree[c].lower == "too" for c in tree.children[t.head]):
+        found.add(t.head)  # "too small to be felt": not felt
+    if t.pos in ("NOUN", "PROPN") and t.dep in ("dobj", "nsubj", "nsubjpass", "attr"):
         verb = t.head
         while tree[verb].pos == "ADP" and tree[verb].head != verb:
             verb = tree[verb].head
@@ -515,6 +517,28 @@ def hedge_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
                 f"the quote hedges '{quote[m.index].text}' ('{word}'); the text states it as fact",
             )
         )
+    if out or any_text_hedge:
+        return out
+    # a hedge on a word rather than a verb: "is *perhaps* the largest employer"
+    for q, quote in enumerate(quotes):
+        for h in quote:
+            if h.lower not in HEDGE_ADV or h.lower in ("nearly", "almost"):
+                continue
+            if quote[h.head].pos == "VERB":
+                continue  # a verb's hedges: the predicate rule above
+            near = {h.head, *quote.children[h.head]} - {h.i}
+            mine = [i for i, m in a.matches.items() if (m.quote, m.index) in {(q, n) for n in near}]
+            if mine:
+                out.append(
+                    Change(
+                        "hedge",
+                        True,
+                        (text[mine[0]].text,),
+                        f"the quote hedges '{quote[h.head].text}' ('{h.text}'); the text states it "
+                        "as fact",
+                    )
+                )
+                return out
     return out
 
 
@@ -534,3 +558,61 @@ def _asserted(tree: Tree, i: int) -> bool:
 def _restated(a: Alignment, q: int, i: int) -> bool:
     """The text restates quote ``q``'s token ``i`` (a hedging verb the text keeps)."""
     return any(m.quote == q and m.index == i for m in a.matches.values())
+
+
+def set_apart(tree: Tree, i: int) -> int | None:
+    """The contrast word that puts token ``i`` outside its clause's statement ("*Unlike*
+    confirmation", "instead *of* burned", "rather *than* Armenian"), if any: found on the way
+    up from ``i`` to its clause, or right before its phrase."""
+    node = i
+    for head in tree.ancestors(i):
+        h = tree[head]
+        if h.lower in ("unlike", "except", "excluding"):
+            return head
+        if h.lower in ("of", "than"):
+            marks = [c for c in tree.children[head] if tree[c].lower in ("instead", "rather")]
+            if marks:
+                return marks[0]
+        if tree[node].dep in CLAUSE or h.pos in ("VERB", "AUX"):
+            break
+        node = head
+    prev = i - 1
+    while prev > 0 and i - prev <= 3 and tree[prev].pos in ("DET", "ADJ", "ADP", "PART", "AUX"):
+        if tree[prev].lower in ("of", "than") and tree[prev - 1].lower in ("instead", "rather"):
+            return prev - 1
+        prev -= 1
+    return None
+
+
+def contrast_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
+    """A word the quote puts outside its statement ("*Unlike* confirmation, baptism is a
+    sacrament"; "recycled *instead of* burned") that the text makes the same statement's
+    subject, object or predicate: the negation is lost, a clear change."""
+    out: list[Change] = []
+    for t in text:
+        m = a.matches.get(t.i)
+        if m is None or t.dep not in ("nsubj", "nsubjpass", "dobj", "attr", "ROOT", "conj"):
+            continue
+        quote = quotes[m.quote]
+        site = set_apart(quote, m.index)
+        if site is None or set_apart(text, t.i) is not None or polarity(text, t.i)[0]:
+            continue
+        # the statement it is set apart from is the one the text makes of it
+        clause = quote.clause_of(quote[site].head)
+        statement = {n for n in quote.subtree(clause)} - set(quote.subtree(site))
+        if not any(
+            mm.quote == m.quote and mm.index in statement and n != t.i
+            for n, mm in a.matches.items()
+            if text.clause_of(n) == text.clause_of(t.i)
+        ):
+            continue
+        out.append(
+            Change(
+                "negation",
+                True,
+                (t.text,),
+                f"'{quote[m.index].text}' stands after '{quote[site].text}' in the quote: it is "
+                "what the quote sets apart",
+            )
+        )
+    return out

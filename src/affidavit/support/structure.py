@@ -33,9 +33,15 @@ from .roles import (
     order_changes,
     role_changes,
 )
-from .scope import hedge_changes, negation_changes, negations_agree, quantifier_changes
+from .scope import (
+    contrast_changes,
+    hedge_changes,
+    negation_changes,
+    negations_agree,
+    quantifier_changes,
+)
 from .tree import Change, Tree
-from .units import converted_numbers, unit_changes
+from .units import converted_numbers, magnitude_changes, unit_changes
 
 __all__ = ["Structure", "read"]
 
@@ -77,6 +83,7 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
     known = frozenset(w.casefold() for c in context for w in c.replace("_", " ").split())
     changes: list[Change] = []
     changes += negation_changes(a, mine, theirs)
+    changes += contrast_changes(a, mine, theirs)
     reported = {
         t.i
         for t in mine
@@ -94,6 +101,7 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
     changes += link_changes(a, mine, theirs)
     changes += degree_changes(a, mine, theirs, reported)
     changes += unit_changes(mine, theirs)
+    changes += magnitude_changes(mine, theirs)
     restated = frozenset(mine[i].lower for i in a.matches) | frozenset(
         mine[i].lemma for i in a.matches
     )

@@ -62,6 +62,8 @@ def _unit(tree: Tree, i: int) -> tuple[str, str] | None:
     for n in (i + 1, i + 2):
         if n < len(tree):
             w = tree[n]
+            if n + 2 < len(tree) and tree[n + 1].text == "/":
+                candidates.append(f"{w.lower}/{tree[n + 2].lower}")  # "km/h" as three tokens
             candidates.append(w.lemma)
             candidates.append(w.lower)
             if n + 1 < len(tree):
@@ -162,6 +164,8 @@ def unit_changes(text: Tree, quotes: list[Tree]) -> list[Change]:
 
 
 def _unit_word(tree: Tree, i: int) -> str:
+    if i + 3 < len(tree) and tree[i + 2].text == "/":
+        return tree[i + 1].text + "/" + tree[i + 3].text  # "km/h"
     for n in (i + 1, i + 2):
         if n < len(tree) and tree[n].pos not in ("PUNCT",):
             return tree[n].text
@@ -193,3 +197,40 @@ def converted_numbers(text: Tree, quotes: list[Tree]) -> set[str]:
         ):
             out.add(text[i].text)
     return out
+
+
+MAGNITUDES = {
+    "dozen": 12,
+    "hundred": 100,
+    "thousand": 1000,
+    "million": 10**6,
+    "billion": 10**9,
+    "trillion": 10**12,
+}
+"""Scale words that state a magnitude by themselves ("several thousand", "hundreds of")."""
+
+
+def magnitude_changes(text: Tree, quotes: list[Tree]) -> list[Change]:
+    """A bare scale word ("several *thousand* tremors", "*millions* of") where the quotes give
+    another ("several hundred"): the number changed."""
+    out: list[Change] = []
+    quoted = {_scale(u) for tree in quotes for u in tree} - {""}
+    for t in text:
+        scale = _scale(t)
+        if not scale or (t.i > 0 and text[t.i - 1].pos == "NUM" and _scale(text[t.i - 1]) == ""):
+            continue  # "3 million": a number the number rule reads
+        if scale in quoted:
+            continue
+        if quoted:
+            other = sorted(quoted, key=lambda s: MAGNITUDES[s])[0]
+            out.append(Change("number", True, (t.text,), f"'{t.text}' — the quotes say '{other}'"))
+    return out
+
+
+def _scale(token: object) -> str:
+    lemma = getattr(token, "lemma", "")
+    lower = getattr(token, "lower", "")
+    for word in (lemma, lower, lower.rstrip("s")):
+        if word in MAGNITUDES:
+            return word
+    return ""
