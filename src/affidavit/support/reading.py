@@ -245,7 +245,8 @@ class _Reader:
                             assert_stem(stemmed)
                         if base:
                             self.prefixed.append((text, base))
-                    self.previous = lower
+                    if not (lower in ("a", "an") and self.previous in _COMPARATIVES):
+                        self.previous = lower  # "at least a 10 percent": the bound stays
                     continue
             if kind == "stop":
                 self.close_spelled()

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .align import Alignment, content, semantic
+from .align import Alignment, Match, content, semantic
 from .facts import MONTHS
 from .tree import CLAUSE, Change, Tree
 from .units import UNITS
@@ -144,6 +144,11 @@ def _predicates(tree: Tree) -> Iterable[int]:
             yield t.i
 
 
+def _same_slot(a_slot: str, b_slot: str, single: bool) -> bool:
+    """The same slot; with one participant only, subject either way."""
+    return a_slot == b_slot or (single and {a_slot, b_slot} == {"agent", "patient"})
+
+
 def role_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
     """Words that trade slots around a predicate both state."""
     out: list[Change] = []
@@ -172,8 +177,15 @@ def role_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
             if any(o.quote == q and slot(quote, o.index, qi) == mine for o in a.options.get(x, ())):
                 continue  # another occurrence of the word fills the text's slot
             moved.append((x, mine, theirs))
+        # one participant only ("nurses ranked above", "were ranked above"): subject either way
+        single = not text.kids(p, "dobj", "agent") and not quote.kids(qi, "dobj", "agent")
+
+        moved = [(x, sx, tx) for x, sx, tx in moved if not _same_slot(sx, tx, single)]
         crossed = [
-            (x, y) for x, sx, tx in moved for y, sy, ty in moved if x < y and sx == ty and sy == tx
+            (x, y)
+            for x, sx, tx in moved
+            for y, sy, ty in moved
+            if x < y and _same_slot(sx, ty, single) and _same_slot(sy, tx, single)
         ]
         if crossed:
             x, y = crossed[0]
@@ -424,33 +436,47 @@ def _resolves(
 def cross_quote(a: Alignment, text: Tree, quotes: list[Tree], bridged: set[int]) -> list[str]:
     """Words the text joins to a word of another quote, where neither quote states the relation
     ("proclaimed (one quote) … during the War (another)"): uncertain. Clauses joined to clauses
-    (coordination, relative clauses) and resolved pronouns are not such relations."""
-    out: list[str] = []
+    (coordination, relative clauses), resolved pronouns and frames cut from the same sentence
+    are not such relations. A word the quotes state twice ("installed" in two quotes) must have
+    one occurrence that holds all the text hangs on it."""
+    dependents: dict[int, list[int]] = {}
     for t in text:
         if t.i not in a.matches or t.i in bridged or not content(t):
             continue
         g = _direct_governor(text, t.i)
-        if g is None or g not in a.matches:
-            continue
-        mt, mg = a.matches[t.i], a.matches[g]
-        if mt.quote == mg.quote:
-            continue
-        if any(o.quote == mg.quote for o in a.options.get(t.i, ())) or any(
-            o.quote == mt.quote for o in a.options.get(g, ())
-        ):
-            continue
-        own = quotes[mt.quote]
-        if _reported(own):
-            continue  # "Article 8.1 states" + what it states
-        prep = _frame_prep(text, t.i, g)
-        if _fragment(own) and (
-            prep or _temporal(text, t.i) or (t.pos == "PROPN" and t.dep == "poss")
-        ):
-            continue  # a frame cut from the same sentence: "On November 6, 1971" + its clause
-        if text[t.i].pos == "PROPN" and prep and _points_back(quotes[mg.quote], mg.index, prep):
-            continue  # "centred in Ankara" for "centered in the new capital"
-        out.append(f"'{t.text}' with '{text[g].text}'")
+        if g is not None and g in a.matches:
+            dependents.setdefault(g, []).append(t.i)
+    out: list[str] = []
+    for g, deps in dependents.items():
+        occurrences = [a.matches[g], *a.options.get(g, ())]
+        best: list[int] = []
+        for o in occurrences:
+            loose = [t for t in deps if not _stated_with(a, quotes, t, o, text, g)]
+            if not best or len(loose) < len(best):
+                best = loose
+            if not loose:
+                break
+        out += [f"'{text[t].text}' with '{text[g].text}'" for t in best]
     return out
+
+
+def _stated_with(a: Alignment, quotes: list[Tree], t: int, o: Match, text: Tree, g: int) -> bool:
+    """Text word ``t`` stands in quote ``q`` (where its governor ``g`` does), or comes from a
+    quote that frames it: a reported statement, or a frame cut from the same sentence."""
+    q = o.quote
+    mine = [a.matches[t], *a.options.get(t, ())]
+    if any(m.quote == q for m in mine):
+        return True
+    own = quotes[a.matches[t].quote]
+    if _reported(own):
+        return True  # "Article 8.1 states" + what it states
+    token = text[t]
+    prep = _frame_prep(text, t, g)
+    if _fragment(own) and (
+        prep or _temporal(text, t) or (token.pos == "PROPN" and token.dep == "poss")
+    ):
+        return True  # a frame cut from the same sentence: "On November 6, 1971" + its clause
+    return token.pos == "PROPN" and bool(prep) and _points_back(quotes[q], o.index, prep)
 
 
 FRAME_PREPS = frozenset(

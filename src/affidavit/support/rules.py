@@ -56,7 +56,7 @@ from .lexicon import (
     _UNITS,
 )
 from .mark import mark
-from .numbers import BOUNDS, number_found
+from .numbers import APPROXIMATE, BOUNDS, number_found
 from .reading import _fold, _quote_reading, _read, _Reading
 
 __all__ = [
@@ -236,12 +236,18 @@ def _verdict(
     why: list[str] = []
 
     stated = 0  # facts and words the text shares with its quotes
+    kinds: list[str] = []  # the kinds of change found
     for shown, value, kind, before in mine.numbers:
         if kind == "alt":
             continue
         found, reason = number_found(value, kind, before, theirs.numbers, shown)
         if found == "found" or _fold(shown) in allowed or (shape and shown in shape.converted):
             stated += 1
+            bound = _bound_dropped(value, kind, before, theirs.numbers)
+            if bound:
+                soft.append(shown)
+                kinds.append("number")
+                why.append(f"'{shown}' — the quote says '{bound} {shown}'")
             continue
         if (
             found == "hard"
@@ -349,7 +355,6 @@ def _verdict(
         why.append(f"only the source's title or heading states {_list(framed)}")
 
     stated += sum(1 for shown, s in content if s in covered_stems or shown.casefold() in restated)
-    kinds: list[str] = []
     if hard:
         kinds.append("fact")
     if negation and negation[2]:
@@ -408,6 +413,19 @@ def _unsaid_clause(
         ):
             return clause.strip(" .!?")
     return None
+
+
+def _bound_dropped(
+    value: Decimal, kind: str, before: str, numbers: Sequence[tuple[str, Decimal, str, str]]
+) -> str:
+    """The bound or approximation every quoted occurrence of ``value`` carries ("at least 10",
+    "about 1.5 million") when the text states the number bare: the fact changed ('' if not)."""
+    if before or kind:
+        return ""
+    same = [b for _, v, k, b in numbers if v == value and k == ""]
+    if same and all(b in BOUNDS or b in APPROXIMATE for b in same):
+        return "at least" if same[0] == "least" else same[0]
+    return ""
 
 
 def _arithmetic(value: Decimal, numbers: Sequence[tuple[str, Decimal, str, str]]) -> bool:

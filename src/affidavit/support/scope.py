@@ -374,6 +374,14 @@ def _compare(
     if mine_q is not None:
         word = text[mine_q[0]].text
         if theirs_q is None:
+            weaker = _weaker_anywhere(quote, mine_q[1]) if mine_q[1] == ALL else None
+            if weaker is not None:
+                return Change(
+                    "quantifier",
+                    True,
+                    (word,),
+                    f"'{word}' — the quote says '{_quantifier_phrase(quote, weaker)}'",
+                )
             if mine_q[1] in (ALL, MOST):
                 return Change(
                     "quantifier",
@@ -381,9 +389,9 @@ def _compare(
                     (word,),
                     f"'{word}' — the quote says it of '{quote[qi].text}' without a quantifier",
                 )
-        elif RANK[mine_q[1]] > RANK[theirs_q[1]] and not (
-            mine_q[1] == MANY and theirs_q[1] == MOST
-        ):
+        elif (
+            RANK[mine_q[1]] > RANK[theirs_q[1]] and not (mine_q[1] == MANY and theirs_q[1] == MOST)
+        ) or RANK[theirs_q[1]] - RANK[mine_q[1]] >= 3:
             return Change(
                 "quantifier",
                 True,
@@ -398,6 +406,20 @@ def _compare(
             (text[i].text,),
             f"the quote says '{phrase}' ({quote[qi].text}); the text says it without '{phrase}'",
         )
+    return None
+
+
+def _weaker_anywhere(tree: Tree, rank: str) -> int | None:
+    """A quantifier weaker than ``rank`` anywhere in the quote ("Comb jellies have colloblasts,
+    though *a few* species lack them" against "All comb jellies have colloblasts")."""
+    for t in tree:
+        kind = QUANTIFIERS.get(t.lower)
+        if kind is None or kind not in RANK or t.lower in ("number", "range", "lot", "much"):
+            continue
+        if t.lower == "few" and t.i > 0 and tree[t.i - 1].lower == "a":
+            kind = SOME
+        if RANK[kind] < RANK[rank] and t.pos in ("DET", "ADJ", "ADV", "PRON"):
+            return t.i
     return None
 
 
@@ -616,3 +638,48 @@ def contrast_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Chang
             )
         )
     return out
+
+
+
+
+def _quoted_spans(tree: Tree) -> set[int]:
+    """Tokens between quotation marks in ``tree``."""
+    inside: set[int] = set()
+    opened: int | None = None
+    for t in tree:
+        if t.text in ('"', "“", "”"):
+            if opened is None:
+                opened = t.i
+            else:
+                inside |= set(range(opened + 1, t.i))
+                opened = None
+    return inside
+
+
+def scare_quote_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
+    """What the quote only names in quotation marks ("the \\"last battle of the war\\"") that the
+    text asserts as its predicate, marks gone: a hedge dropped, for a person to judge."""
+    spans = [_quoted_spans(q) for q in quotes]
+    if not any(spans):
+        return []
+    mine = _quoted_spans(text)
+    for t in text:
+        if t.dep != "attr" or t.i in mine or text[t.head].lemma != "be":
+            continue
+        held = [
+            n
+            for n in text.subtree(t.i)
+            if n in a.matches and a.matches[n].index in spans[a.matches[n].quote]
+        ]
+        if len(held) >= 2:
+            words = tuple(text[n].text for n in held[:3])
+            return [
+                Change(
+                    "hedge",
+                    False,
+                    words,
+                    f"the quote puts '{' '.join(words)}' in quotation marks; the text states it "
+                    "as fact",
+                )
+            ]
+    return []

@@ -39,6 +39,7 @@ from .scope import (
     negation_changes,
     negations_agree,
     quantifier_changes,
+    scare_quote_changes,
 )
 from .tree import Change, Tree
 from .units import converted_numbers, magnitude_changes, unit_changes
@@ -98,6 +99,7 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
     unstated = cross_quote(a, mine, theirs, bridged)
     changes += quantifier_changes(a, mine, theirs)
     changes += hedge_changes(a, mine, theirs)
+    changes += scare_quote_changes(a, mine, theirs)
     changes += link_changes(a, mine, theirs)
     changes += degree_changes(a, mine, theirs, reported)
     changes += unit_changes(mine, theirs)
