@@ -42,7 +42,9 @@ _NEGATIONS = NEGATIONS | frozenset(
     [
         "nobody", "nothing", "nowhere", "refused", "refuses", "refuse", "rejected", "rejects",
         "declined", "declines", "denied", "denies", "unable", "excluded", "except", "instead",
-        "lacks", "lacked", "lacking", "failed", "fails", "neither", "nor",
+        "lacks", "lacked", "lacking", "failed", "fails", "failing", "refusing", "declining",
+        "denying", "rejecting", "refrained", "refrains", "abstained", "abstains", "neither",
+        "nor",
     ]
 )  # fmt: skip
 """Words that negate what follows them (facts.NEGATIONS and verbs of refusal or exclusion)."""

@@ -426,7 +426,9 @@ class _Reader:
             self.fact(text, Decimal(_ORDINALS[lower]), "ord", self.comparative())
         elif lower in _ALWAYS_MONTHS or (lower in MONTHS and capital):
             self.months.append((text, lower[:3], self.comparative()))
-        elif lower in _NEGATIONS or lower.endswith("n't"):
+        elif (lower in _NEGATIONS or lower.endswith("n't")) and not self.not_negating(
+            position, capital
+        ):
             self.negations.append((text, []))
         elif capital and not start and not self.titled and lower not in NOT_NAMES:
             self.names.append((text, lower))
@@ -438,6 +440,14 @@ class _Reader:
             if base:
                 self.prefixed.append((text, base))
         self.previous = lower
+
+    def not_negating(self, position: int, capital: bool) -> bool:
+        """A negation word that negates nothing: "No" opening a title ("No Strings Attached" —
+        a capitalised word follows), or "except for" (an exception to a limit)."""
+        nxt = self.tokens[position + 1] if position + 1 < len(self.tokens) else _END
+        if capital and self.tokens[position][5] == "no" and nxt[0] == "word" and nxt[6]:
+            return True
+        return self.tokens[position][5] == "except" and nxt[5] == "for"
 
     def scope(self, stemmed: str) -> None:
         """Count a content word (its stem) into the scope of the negations just before it (or,

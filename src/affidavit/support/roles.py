@@ -240,6 +240,28 @@ def governor(tree: Tree, i: int) -> int | None:
     return None
 
 
+ORDINALS = frozenset(
+    ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"]
+)
+
+
+def _in_date(tree: Tree, i: int) -> bool:
+    """Token ``i`` is a day or year of a written date ("April 14, 2009", "14 April")."""
+    near = [tree[i].head, *tree.children[i], i - 1, i + 1, i - 2]
+    return any(0 <= n < len(tree) and tree[n].lower in MONTHS for n in near)
+
+
+def _day_of(tree: Tree, i: int) -> bool:
+    return _in_date(tree, i) and not (tree[i].text.isdigit() and len(tree[i].text) == 4)
+
+
+def _aligned_to(a: Alignment, q: int, index: int) -> int | None:
+    for n, m in a.matches.items():
+        if m.quote == q and m.index == index:
+            return n
+    return None
+
+
 def _numbers_under(tree: Tree, g: int) -> list[int]:
     return [t.i for t in tree if t.pos == "NUM" and t.i != g and governor(tree, t.i) == g]
 
@@ -261,6 +283,15 @@ def attachment_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Cha
         if theirs is None or (gm.quote == xm.quote and theirs == gm.index):
             continue
         if t.pos == "NUM":
+            if not t.text[:1].isdigit() and t.lower not in ORDINALS:
+                continue  # "million", "one": the number rule reads number words
+            if _day_of(text, t.i) or _day_of(quote, xm.index):
+                continue  # the day of a date: the date rules read dates
+            if _in_date(text, t.i) and _in_date(quote, xm.index):
+                continue  # a date's year in both: the date rules
+            mine_there = _aligned_to(a, xm.quote, theirs)
+            if mine_there is not None and t.i in text.subtree(mine_there):
+                continue  # the text hangs it from that word too ("finished with a 1-1 draw")
             there = quotes[gm.quote]
             rivals = [
                 n
@@ -370,8 +401,13 @@ def filler_changes(
                     for n in quote.subtree(f)
                     if _in_np(quote, n, f) and quote[n].pos == "PROPN"
                 ]
-                restated = {(m.quote, m.index) for m in a.matches.values()}
-                if others and not any((pm.quote, n) in restated for n in others):
+                said = {t.lower for t in text}
+                elsewhere = any(
+                    _core_elsewhere(quote, m.index, pm.index)
+                    for m in matched
+                    if m.quote == pm.quote
+                )
+                if others and elsewhere and not any(quote[n].lower in said for n in others):
                     out.append(
                         Change(
                             "role",
@@ -465,7 +501,21 @@ def _stated_with(a: Alignment, quotes: list[Tree], t: int, o: Match, text: Tree,
     quote that frames it: a reported statement, or a frame cut from the same sentence."""
     q = o.quote
     mine = [a.matches[t], *a.options.get(t, ())]
-    if any(m.quote == q for m in mine):
+    quote = quotes[q]
+    linked = {o.index, *quote.kids(o.index, "conj"), quote[o.index].head}
+    others = [p for p in a.options.get(g, ()) if p.quote == q and p.index not in linked]
+    if others:
+        # the word stands twice in the quote ("Bonobos live south …, chimpanzees, which live
+        # north"): the text's word must not belong to the other occurrence
+        taken = {p.index for p in others}
+        if any(
+            m.quote == q
+            and governor(quote, m.index) not in taken
+            and quote.clause_of(m.index) not in taken
+            for m in mine
+        ):
+            return True
+    elif any(m.quote == q for m in mine):
         return True
     own = quotes[a.matches[t].quote]
     if _reported(own):
@@ -556,6 +606,12 @@ def _direct_governor(tree: Tree, i: int) -> int | None:
     return None
 
 
+def _core_elsewhere(tree: Tree, i: int, p: int) -> bool:
+    """Token ``i`` is the doer or the one done to of a predicate other than ``p`` ("reviewed
+    by *Anna Berg*")."""
+    return any(q != p and slot(tree, i, q) in ("agent", "patient") for q in _predicates(tree))
+
+
 SPEECH = frozenset(["state", "say", "declare", "write", "note", "read", "provide", "stipulate"])
 
 
@@ -616,7 +672,7 @@ def _in_context(text: Tree, words: list[int], context: frozenset[str]) -> bool:
     return any(text[n].lower in context for n in words)
 
 
-_FRAME_PREPS = frozenset(["in", "at", "of", "for", "within", "across", "throughout", "on"])
+_FRAME_PREPS = frozenset(["in", "at", "for", "within", "across", "throughout", "on"])
 
 
 def heading_fills(
@@ -646,6 +702,10 @@ def heading_fills(
         elif h.dep == "pobj" and text[parent].lower in _FRAME_PREPS:
             above = text[parent].head
             ok = above in a.matches or text[above].head == above or text[above].dep == "ROOT"
+        elif h.dep == "pobj" and text[parent].lower == "of" and text[parent].head in a.matches:
+            # "the edge of Oxford" for the quote's "the edge of the city"
+            m = a.matches[text[parent].head]
+            ok = _points_back(quotes[m.quote], m.index, "of")
         elif h.dep in ("nsubj", "nsubjpass") and parent in a.matches:
             m = a.matches[parent]
             quote = quotes[m.quote]

@@ -46,25 +46,18 @@ NEGATORS = frozenset(
 )
 NEGATING_VERBS = frozenset(
     [
-        "refuse",
-        "fail",
-        "decline",
-        "reject",
-        "deny",
-        "lack",
-        "avoid",
-        "prevent",
-        "cease",
-        "stop",
-        "omit",
-        "neglect",
+        "refuse", "fail", "decline", "reject", "deny", "lack", "avoid", "prevent", "cease",
+        "stop", "omit", "neglect", "forbid", "prohibit", "ban", "bar", "preclude", "refrain",
+        "abstain",
     ]
-)
-CONTRAST = frozenset(["unlike", "instead", "rather", "except", "excluding", "besides"])
+)  # fmt: skip
+"""Verbs that negate their complement ("refused to host", "forbids damaging")."""
+CONTRAST = frozenset(["unlike", "instead", "rather", "except", "excluding"])
 """Words that put what follows them outside the statement ("Unlike confirmation, baptism is")."""
 
 
 _NO = frozenset(["no", "neither", "none"])
+_UNABLE = frozenset(["unable", "incapable", "failing", "refusing"])
 _NOBODY = frozenset(["none", "nothing", "nobody", "neither"])
 
 
@@ -88,7 +81,9 @@ def _negated_by_children(tree: Tree, i: int) -> list[int]:
                 d
                 for h in heads
                 for d in tree.children[h]
-                if tree[d].lower in _NO and tree[d].dep in ("det", "preconj", "advmod")
+                if tree[d].lower in _NO
+                and tree[d].dep in ("det", "preconj", "advmod")
+                and not (tree[d].text == "No" and tree[h].pos == "PROPN")
             ]
     return out
 
@@ -101,9 +96,13 @@ def polarity(tree: Tree, i: int) -> tuple[bool, list[int]]:
     node = i
     for head in tree.ancestors(i):
         t, h = tree[node], tree[head]
-        if t.dep in ("xcomp", "ccomp", "dobj") and h.lemma in NEGATING_VERBS:
+        if t.dep in ("xcomp", "ccomp", "dobj") and (
+            h.lemma in NEGATING_VERBS or h.lower in _UNABLE
+        ):
             found.add(head)
-        if h.lower in CONTRAST or (h.lower == "without" and h.pos == "ADP"):
+        if (h.lower in CONTRAST and not _except_for(tree, head)) or (
+            h.lower == "without" and h.pos == "ADP"
+        ):
             found.add(head)
         if h.lower in ("of", "than"):
             found |= {c for c in tree.children[head] if tree[c].lower in ("instead", "rather")}
@@ -169,6 +168,8 @@ def negation_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Chang
         else:
             continue
         quote = quotes[q]
+        if not opposite and not _predicate(quote, qi):
+            continue  # a noun the quote negates only through its verb: the bag rule reads it
         mine, my_words = polarity(text, t.i)
         theirs, their_words = polarity(quote, qi)
         if (mine != theirs) == opposite:
@@ -368,8 +369,14 @@ def _compare(
     if my_only and not any(k == ONLY for _, k in theirs) and not _clause_only(quote, qi):
         word = text[my_only[0][0]].text
         kinds = _strongest(theirs)
-        said = f"; the quote says '{_quantifier_phrase(quote, kinds[0])}'" if kinds else ""
-        return Change("quantifier", True, (word,), f"'{word}' — the quote restricts nothing{said}")
+        others = _not_alone(quote)
+        if kinds:
+            said = f"the quote says '{_quantifier_phrase(quote, kinds[0])}'"
+        elif others is not None:
+            said = f"the quote says '{quote[others].text}'"
+        else:
+            return Change("quantifier", False, (word,), f"'{word}' — the quote restricts nothing")
+        return Change("quantifier", True, (word,), f"'{word}' — {said}")
     mine_q, theirs_q = _strongest(mine), _strongest(theirs)
     if mine_q is not None:
         word = text[mine_q[0]].text
@@ -409,6 +416,18 @@ def _compare(
     return None
 
 
+_NOT_ALONE = frozenset(["other", "others", "also", "among", "including", "such", "too", "as well"])
+
+
+def _not_alone(tree: Tree) -> int | None:
+    """A word that says the quote's list is not all there is ("among others", "also",
+    "including")."""
+    for t in tree:
+        if t.lower in _NOT_ALONE:
+            return t.i
+    return None
+
+
 def _weaker_anywhere(tree: Tree, rank: str) -> int | None:
     """A quantifier weaker than ``rank`` anywhere in the quote ("Comb jellies have colloblasts,
     though *a few* species lack them" against "All comb jellies have colloblasts")."""
@@ -442,6 +461,9 @@ def _quantifier_phrase(tree: Tree, i: int) -> str:
 # --- hedges --------------------------------------------------------------------------------------
 
 HEDGE_AUX = frozenset(["may", "might", "could"])
+TEXT_HEDGE_AUX = HEDGE_AUX | {"can"}
+"""A text's "can" keeps a quote's "could" or "may"; a quote's "can" (what something is able to
+do) is no hedge the text must keep."""
 HEDGE_ADV = frozenset(
     [
         "perhaps", "possibly", "probably", "likely", "maybe", "apparently", "reportedly",
@@ -476,13 +498,14 @@ HEDGE_ADJ = frozenset(
 ATTRIBUTION = frozenset(["according", "accord"])
 
 
-def hedges(tree: Tree, i: int) -> list[int]:
-    """The hedges over predicate ``i``: its modal auxiliaries and hedging adverbs, and the
-    hedging verbs and adjectives whose clause it stands in ("it is suspected that … may have")."""
+def hedges(tree: Tree, i: int, modals: frozenset[str] = HEDGE_AUX) -> list[int]:
+    """The hedges over predicate ``i``: its modal auxiliaries (``modals``) and hedging adverbs,
+    and the hedging verbs and adjectives whose clause it stands in ("it is suspected that …
+    may have")."""
     out = [
         c
         for c in tree.children[i]
-        if (tree[c].dep == "aux" and tree[c].lower in HEDGE_AUX)
+        if (tree[c].dep == "aux" and tree[c].lower in modals)
         or (tree[c].dep == "advmod" and tree[c].lower in HEDGE_ADV)
         or (tree[c].dep in ("prep",) and tree[c].lower in ATTRIBUTION)
         or (tree[c].dep in ("acomp", "amod") and tree[c].lower in HEDGE_ADJ)
@@ -490,8 +513,11 @@ def hedges(tree: Tree, i: int) -> list[int]:
     node = i
     for head in tree.ancestors(i):
         t, h = tree[node], tree[head]
-        if t.dep in ("ccomp", "xcomp", "csubj", "csubjpass", "advcl", "acomp", "attr") and (
-            h.lemma in HEDGE_VERBS or h.lower in HEDGE_ADJ
+        if (
+            t.dep in ("ccomp", "xcomp", "csubj", "csubjpass")
+            and (h.lemma in HEDGE_VERBS or h.lower in HEDGE_ADJ)
+            and h.pos != "PROPN"
+            and not (h.text[:1].isupper() and head > 0)
         ):
             out.append(head)
         if h.lemma in HEDGE_VERBS and t.dep in ("ccomp", "xcomp"):
@@ -510,7 +536,7 @@ def hedge_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
     """Hedges the quote puts on a predicate the text restates, that the text drops."""
     out: list[Change] = []
     any_text_hedge = any(
-        t.lower in HEDGE_AUX | HEDGE_ADV | HEDGE_ADJ
+        t.lower in TEXT_HEDGE_AUX | HEDGE_ADV | HEDGE_ADJ
         or t.lemma in HEDGE_VERBS
         or t.lower in ATTRIBUTION
         for t in text
@@ -527,7 +553,7 @@ def hedge_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
         theirs = [h for h in hedges(quote, m.index) if not _restated(a, m.quote, h)]
         if not theirs:
             continue
-        mine = hedges(text, t.i)
+        mine = hedges(text, t.i, TEXT_HEDGE_AUX)
         if mine:
             continue
         word = quote[theirs[0]].text
@@ -582,6 +608,12 @@ def _restated(a: Alignment, q: int, i: int) -> bool:
     return any(m.quote == q and m.index == i for m in a.matches.values())
 
 
+def _except_for(tree: Tree, i: int) -> bool:
+    """ "except for": an exception to a limit ("landlocked except for its border with the
+    lake"), not a negation of what follows."""
+    return tree[i].lower == "except" and i + 1 < len(tree) and tree[i + 1].lower == "for"
+
+
 def set_apart(tree: Tree, i: int) -> int | None:
     """The contrast word that puts token ``i`` outside its clause's statement ("*Unlike*
     confirmation", "instead *of* burned", "rather *than* Armenian"), if any: found on the way
@@ -589,7 +621,7 @@ def set_apart(tree: Tree, i: int) -> int | None:
     node = i
     for head in tree.ancestors(i):
         h = tree[head]
-        if h.lower in ("unlike", "except", "excluding"):
+        if h.lower in ("unlike", "except", "excluding") and not _except_for(tree, head):
             return head
         if h.lower in ("of", "than"):
             marks = [c for c in tree.children[head] if tree[c].lower in ("instead", "rather")]
@@ -638,8 +670,6 @@ def contrast_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Chang
             )
         )
     return out
-
-
 
 
 def _quoted_spans(tree: Tree) -> set[int]:

@@ -101,6 +101,8 @@ class Tree:
             self.tokens[c].dep in ("auxpass", "nsubjpass", "csubjpass") for c in self.children[i]
         ):
             return True
+        if t.tag == "VBN" and t.dep == "conj" and t.head != i:
+            return self.passive(t.head)  # "was produced and distributed by"
         return t.tag == "VBN" and t.dep in ("acl", "amod")
 
     @cached_property
