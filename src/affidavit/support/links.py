@@ -107,22 +107,29 @@ def links(tree: Tree, quote: bool = False) -> list[_Link]:
                 out.append(_Link("temporal", i, earlier, later))
         elif t.pos == "ADP" or (lower in CAUSAL_PREPS and t.dep in ("prep", "advmod")):
             if lower in CAUSAL_PREPS or (
-                lower == "of" and i > 0 and tree[i - 1].lower == "because"
+                lower == "of"
+                and i > 0
+                and (
+                    tree[i - 1].lower == "because"
+                    or (tree[i - 1].lower in ("result", "consequence") and i > 2)
+                )
             ):
                 objects = _objects(tree, i)
                 if not objects:
                     continue
-                cause = set().union(*(set(tree.subtree(o)) for o in objects))
-                effect = _clause_tokens(tree, tree.clause_of(head), cause | {i})
-                out.append(_Link("causal", i, cause, effect))
+                reasons: set[int] = set().union(*(set(tree.subtree(o)) for o in objects))
+                results = _clause_tokens(tree, tree.clause_of(head), reasons | {i})
+                out.append(_Link("causal", i, reasons, results))
             elif lower in TEMPORAL_MARKS and t.dep == "prep":
                 objects = _objects(tree, i)
                 if not objects or all(tree[o].pos == "NUM" or _dateish(tree, o) for o in objects):
                     continue  # "before 2012", "after March 25": the number and date rules
-                other = set().union(*(set(tree.subtree(o)) for o in objects))
-                main = _clause_tokens(tree, tree.clause_of(head), other | {i})
+                other: set[int] = set().union(*(set(tree.subtree(o)) for o in objects))
+                main_clause = _clause_tokens(tree, tree.clause_of(head), other | {i})
                 earlier, later = (
-                    (other, main) if TEMPORAL_MARKS[lower] == "after" else (main, other)
+                    (other, main_clause)
+                    if TEMPORAL_MARKS[lower] == "after"
+                    else (main_clause, other)
                 )
                 out.append(_Link("temporal", i, earlier, later))
         elif (
@@ -142,8 +149,8 @@ def links(tree: Tree, quote: bool = False) -> list[_Link]:
                 and lower not in ("thereafter", "afterwards", "subsequently")
             ):
                 continue  # a text's "then", "later": too often no order between two facts
-            clause = tree.clause_of(i)
-            after = set(tree.subtree(clause))
+            clause_head = tree.clause_of(i)
+            after = set(tree.subtree(clause_head))
             before = {n for n in range(len(tree)) if n < min(after | {i})}
             before |= {n for n in range(len(tree)) if n not in after and n < i}
             out.append(_Link(family, i, before or {-1}, after))
@@ -162,20 +169,20 @@ def links(tree: Tree, quote: bool = False) -> list[_Link]:
                 o for c in tree.children[i] if tree[c].lemma == "from" for o in tree.kids(c, "pobj")
             ]
             if t.lemma == "result" and frm:
-                cause, effect = frm, subj
+                causes, effects = frm, subj
             elif by or passive_subj:
-                cause, effect = [o for b in by for o in tree.kids(b, "pobj")], passive_subj
+                causes, effects = [o for b in by for o in tree.kids(b, "pobj")], passive_subj
             else:
-                cause, effect = subj, obj + to
-            if t.dep in ("acl", "advcl") and not cause:
-                cause = [head]  # "..., causing its execution to suspend": the clause it hangs on
-            if cause and effect:
+                causes, effects = subj, obj + to
+            if t.dep in ("acl", "advcl") and not causes:
+                causes = [head]  # "..., causing its execution to suspend": what it hangs on
+            if causes and effects:
                 out.append(
                     _Link(
                         "causal",
                         i,
-                        set().union(*(set(tree.subtree(c)) for c in cause)),
-                        set().union(*(set(tree.subtree(e)) for e in effect)),
+                        set().union(*(set(tree.subtree(c)) for c in causes)),
+                        set().union(*(set(tree.subtree(e)) for e in effects)),
                     )
                 )
         elif (
