@@ -189,8 +189,8 @@ def test_a_faithful_paraphrase_is_admitted(
 
 
 def test_an_agents_title_with_a_negation_its_quotes_state_is_not_refused() -> None:
-    quotes = ["git cherry finds the commits in your branch that are not yet upstream"]
-    assert check("Finding commits not yet upstream", quotes, share=0.5).supported
+    quotes = ["git cherry shows which commits are not yet upstream, marking each with a plus sign"]
+    assert check("Finding commits not yet upstream", quotes, share=0.5).verdict != UNSUPPORTED
 
 
 def test_a_heading_name_anywhere_but_the_quotes_subject_only_waits() -> None:

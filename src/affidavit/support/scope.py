@@ -476,7 +476,7 @@ HEDGE_VERBS = frozenset(
         "seem", "appear", "tend", "suggest", "believe", "think", "suspect", "estimate", "say",
         "report", "claim", "allege", "consider", "expect", "assume", "presume", "speculate",
         "propose", "plan", "intend", "attempt", "try", "hope", "aim", "seek", "want", "argue",
-        "show", "indicate", "imply", "opine", "hypothesize", "theorize", "predict", "project",
+        "imply", "opine", "hypothesize", "theorize", "predict", "project",
     ]
 )  # fmt: skip
 HEDGE_ADJ = frozenset(
@@ -515,7 +515,7 @@ def hedges(tree: Tree, i: int, modals: frozenset[str] = HEDGE_AUX) -> list[int]:
         t, h = tree[node], tree[head]
         if (
             t.dep in ("ccomp", "xcomp", "csubj", "csubjpass")
-            and (h.lemma in HEDGE_VERBS or h.lower in HEDGE_ADJ)
+            and (h.lemma in HEDGE_VERBS or h.lower in HEDGE_ADJ or _studies_show(tree, head))
             and h.pos != "PROPN"
             and not (h.text[:1].isupper() and head > 0)
         ):
@@ -530,6 +530,27 @@ def hedges(tree: Tree, i: int, modals: frozenset[str] = HEDGE_AUX) -> list[int]:
             break
         node = head
     return out
+
+
+EVIDENTIAL = frozenset(["show", "indicate", "find", "demonstrate", "reveal", "confirm"])
+RESEARCH = frozenset(
+    [
+        "study", "research", "evidence", "survey", "poll", "analysis", "report", "data",
+        "experiment", "trial", "scientist", "researcher", "expert", "critic", "observer",
+    ]
+)  # fmt: skip
+
+
+def _studies_show(tree: Tree, i: int) -> bool:
+    """ "(a range of) economic studies show that …": what research reports, not a fact the
+    source states; "git cherry shows which commits …" is no such report."""
+    if tree[i].lemma not in EVIDENTIAL:
+        return False
+    for c in tree.kids(i, "nsubj"):
+        heads = [c, *(o for p in tree.kids(c, "prep") for o in tree.kids(p, "pobj"))]
+        if any(tree[h].lemma in RESEARCH for h in heads):
+            return True
+    return False
 
 
 def hedge_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
