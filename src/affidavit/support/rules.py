@@ -229,7 +229,8 @@ def _verdict(
     mine = _read(text)
     theirs = _quote_reading(quotes)
     around = _quote_reading(context)
-    shape = structure.read(text, quotes, context) if quotes else None
+    relevant = _relevant(mine, quotes, allowed) if _says_something(text) else ()
+    shape = structure.read(text, relevant, context) if relevant else None
     hard: list[str] = []
     soft: list[str] = []
     framed: list[str] = []  # found only in the context (the source's title, the heading)
@@ -413,6 +414,135 @@ def _unsaid_clause(
         ):
             return clause.strip(" .!?")
     return None
+
+
+_SCOPE_WORDS = frozenset(
+    [
+        "all",
+        "every",
+        "each",
+        "always",
+        "most",
+        "mostly",
+        "many",
+        "much",
+        "few",
+        "some",
+        "several",
+        "only",
+        "never",
+        "no",
+        "not",
+        "none",
+        "nor",
+        "neither",
+        "without",
+        "unlike",
+        "instead",
+        "rather",
+        "except",
+        "may",
+        "might",
+        "could",
+        "can",
+        "must",
+        "should",
+        "would",
+        "will",
+        "shall",
+        "perhaps",
+        "possibly",
+        "probably",
+        "likely",
+        "about",
+        "around",
+        "nearly",
+        "almost",
+        "approximately",
+        "roughly",
+        "than",
+        "more",
+        "less",
+        "fewer",
+        "before",
+        "after",
+        "since",
+        "until",
+        "because",
+        "due",
+        "so",
+        "thus",
+        "hence",
+        "therefore",
+        "caused",
+        "led",
+        "first",
+        "last",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "has",
+        "have",
+        "had",
+        "do",
+        "does",
+        "did",
+        "seems",
+        "appears",
+        "unless",
+        "if",
+    ]
+)
+"""Words that make a text more than a name or a bare noun phrase: the structure layer reads a
+text with one of them (or a verb-like ending, or more than eight words)."""
+_WORDS = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
+
+
+@lru_cache(maxsize=65536)
+def _says_something(text: str) -> bool:
+    """``text`` is more than a name or a bare noun phrase ("Overview", "Great Britain", "State
+    of the Union, 1790: George Washington"), which has no roles, scope or links to change; a
+    page's title or heading often is one, and is then not parsed."""
+    words = [w.split("'")[0].split("’")[0] for w in _WORDS.findall(text)]
+    if len(words) > 8 or "n't" in text or "n’t" in text:
+        return True
+    return any(
+        w.casefold() in _SCOPE_WORDS
+        or (len(w) > 4 and w.casefold().endswith(("est", "ed", "ing")))
+        or (len(w) > 3 and w.endswith("s") and w.islower())  # "ranks", "wins": a verb, maybe
+        for w in words
+    )
+
+
+STRUCTURE_QUOTES = 8
+"""Quotes the structure layer parses for one text, those sharing the most words with it: a
+page's title is checked against every quote of the page, and a quote that shares no word with
+the title has nothing to align (so it is not parsed)."""
+
+
+def _relevant(
+    mine: _Reading, quotes: Sequence[str], allowed: frozenset[str] = frozenset()
+) -> tuple[str, ...]:
+    """The quotes sharing a content word, a name or a number with the text, most shared
+    first (at most :data:`STRUCTURE_QUOTES`), in their own order; words ``allowed`` anyway (a
+    heading's generic words, the cited sources' names) don't count."""
+    wanted = ({s for _, s in mine.content} | {stem(n) for _, n in mine.names}) - allowed
+    numbers = {v for _, v, _, _ in mine.numbers}
+    shared: list[tuple[int, int, str]] = []
+    for n, quote in enumerate(dict.fromkeys(quotes)):
+        reading = _read(quote)
+        overlap = len(wanted & reading.stems) + sum(
+            1 for _, v, _, _ in reading.numbers if v in numbers
+        )
+        if overlap:
+            shared.append((overlap, n, quote))
+    if len(shared) > STRUCTURE_QUOTES:
+        shared = sorted(shared, key=lambda x: (-x[0], x[1]))[:STRUCTURE_QUOTES]
+    return tuple(q for _, _, q in sorted(shared, key=lambda x: x[1]))
 
 
 def _bound_dropped(
