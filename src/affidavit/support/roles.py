@@ -518,6 +518,9 @@ def _stated_with(a: Alignment, quotes: list[Tree], t: int, o: Match, text: Tree,
     elif any(m.quote == q for m in mine):
         return True
     own = quotes[a.matches[t].quote]
+    there = own[a.matches[t].index]
+    if there.pos in ("ADJ", "NUM") and there.dep in ("nsubj", "nsubjpass", "dobj", "attr"):
+        return True  # "The first is freedom of speech": "first" stands for a noun left out
     if _reported(own):
         return True  # "Article 8.1 states" + what it states
     token = text[t]

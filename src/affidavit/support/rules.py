@@ -229,9 +229,10 @@ def _verdict(
     mine = _read(text)
     theirs = _quote_reading(quotes)
     around = _quote_reading(context)
-    relevant = _relevant(mine, quotes, allowed) if _says_something(text) else ()
-    shape = structure.read(text, relevant, context) if relevant else None
+    parse = share <= CLAIM_SHARE or _says_something(text)  # a claim; a title that says something
+    relevant = _relevant(mine, quotes, allowed) if parse else ()
     hard: list[str] = []
+    hard_numbers: list[str] = []
     soft: list[str] = []
     framed: list[str] = []  # found only in the context (the source's title, the heading)
     why: list[str] = []
@@ -242,7 +243,7 @@ def _verdict(
         if kind == "alt":
             continue
         found, reason = number_found(value, kind, before, theirs.numbers, shown)
-        if found == "found" or _fold(shown) in allowed or (shape and shown in shape.converted):
+        if found == "found" or _fold(shown) in allowed:
             stated += 1
             bound = _bound_dropped(value, kind, before, theirs.numbers)
             if bound:
@@ -264,6 +265,7 @@ def _verdict(
             why.append(f"'{shown}' is only arithmetic on numbers the quotes state")
         else:
             hard.append(shown)
+            hard_numbers.append(shown)
     quoted_months = [(c, b) for _, c, b in theirs.months]
     quoted_months += [(_MONTH_NAME[d.month], "") for d in theirs.dates]
     for shown, canonical, before in mine.months:
@@ -314,6 +316,14 @@ def _verdict(
     if fuller:
         soft += fuller
         why.append(f"{_list(fuller)} only lengthen a name the quotes state")
+    # the structure layer (a parse) only when it can change the verdict: not for a text a
+    # changed name or date already refuses, unless a number may be restated in another unit
+    shape = None
+    if relevant and (not hard or (hard == hard_numbers and _UNIT_WORD.search(text))):
+        shape = structure.read(text, relevant, context)
+        converted = [h for h in hard if h in shape.converted]
+        stated += len(converted)
+        hard = [h for h in hard if h not in shape.converted]
     if hard:
         why.insert(0, "the quotes don't state " + _list(hard))
 
@@ -517,6 +527,11 @@ def _says_something(text: str) -> bool:
         for w in words
     )
 
+
+_UNIT_WORD = re.compile(
+    r"\d\s*(?:[a-z°%]|square|sq)|\b(?:metres?|meters?|miles?|feet|inch|degrees?)\b", re.I
+)
+"""A number with a unit after it, which may restate a quoted number in another unit."""
 
 STRUCTURE_QUOTES = 8
 """Quotes the structure layer parses for one text, those sharing the most words with it: a
