@@ -99,7 +99,9 @@ def main() -> int:
     checker = SupportChecker(load_model(Config({"support.model": args.model})))
     support._read.cache_clear()
     support._check.cache_clear()
-    checker.check("The tower was built in 1900.", ["The tower was finished in 1900."])  # load the parser
+    checker.check(
+        "The tower was built in 1900.", ["The tower was finished in 1900."]
+    )  # load the parser
     verdicts: dict[str, Counter[str]] = {}
     wrong: dict[str, list[tuple[str, str, str]]] = {"false_admitted": [], "true_lost": []}
     started = time.perf_counter()
