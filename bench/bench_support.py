@@ -12,8 +12,8 @@ that name (see docs/configuration.md, ``support.model``); without it the determi
 alone. ``--title`` gives each item its article's title as host-known context (as the gate gives a
 claim the headings its quote stands under); ``--share`` overrides the claim's content-word share.
 
-    .venv/bin/python bench/bench_support.py [--items 0] [--model NAME] [--title] [--held-out]
-        [--share 0.0] [--json] [--examples 0]
+    .venv/bin/python bench/bench_support.py [--items 0] [--model NAME] [--title]
+        [--held-out | --tuning] [--share 0.0] [--json] [--examples 0]
 """
 
 from __future__ import annotations
@@ -79,6 +79,11 @@ def main() -> int:
         "(scripts/train_entailment.py's split): use it whenever --model vitaminc is measured",
     )
     parser.add_argument(
+        "--tuning",
+        action="store_true",
+        help="only the items of the other pages (the 60 %% the support check's rules may be tuned on)",
+    )
+    parser.add_argument(
         "--share",
         type=float,
         default=support.CLAIM_SHARE,
@@ -89,9 +94,14 @@ def main() -> int:
     items = load(args.items)
     if args.held_out:
         items = [item for item in items if _held_out(item[3])]
+    elif args.tuning:
+        items = [item for item in items if not _held_out(item[3])]
     checker = SupportChecker(load_model(Config({"support.model": args.model})))
     support._read.cache_clear()
     support._check.cache_clear()
+    checker.check(
+        "The tower was built in 1900.", ["The tower was finished in 1900."]
+    )  # load the parser
     verdicts: dict[str, Counter[str]] = {}
     wrong: dict[str, list[tuple[str, str, str]]] = {"false_admitted": [], "true_lost": []}
     started = time.perf_counter()

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Real documents some tests and benchmarks read, from Debian packages; install what is missing.
 # python3.11-doc: the Python docs' HTML (tests/test_hidden_text_ordinary.py, bench/pydocs_corpus.py);
-# libtasn1-doc and shared-mime-info: two real PDFs with no hidden text.
+# libtasn1-doc and shared-mime-info: two real PDFs with no hidden text;
+# wordnet-base: the WordNet 3.0 database scripts/build_wordnet_lexicon.py derives the support
+# check's paraphrase lexicon from (the package ships the derived file; it never needs Debian).
 set -euo pipefail
 declare -A wanted=(
+    [wordnet-base]=/usr/share/wordnet/data.noun
     [python3.11-doc]=/usr/share/doc/python3.11/html/library/functools.html
     [libtasn1-doc]=/usr/share/doc/libtasn1-doc/libtasn1.pdf
     [shared-mime-info]=/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf

@@ -198,11 +198,18 @@ def test_the_headings_above_a_quote_are_its_context_and_no_other_heading_is() ->
     assert headings_above(far, len(far) - 7) == ()  # the cost per claim stays bounded
 
 
-def test_a_name_from_the_context_is_never_enough_to_admit_a_text() -> None:
+def test_the_headings_subject_resolves_the_quotes_pronoun_and_nothing_else() -> None:
+    # issue 22: the name the source's title gives, standing where the quote says "She", is the
+    # quote's own statement; the same name added anywhere else only makes the text uncertain
     text = "Snow Tha Product is best known for the singles Holy Shit and Drunk Love."
     framed = check(text, [SINGLES], context=headings_above(ARTIST, ARTIST.index("She is")))
-    assert framed.verdict == "uncertain"
-    assert "title or heading" in framed.reason
+    assert framed.supported, framed
+    added = check(
+        "She is best known for the singles Holy Shit and Drunk Love by Snow Tha Product.",
+        [SINGLES],
+        context=headings_above(ARTIST, ARTIST.index("She is")),
+    )
+    assert added.verdict == "uncertain" and "title or heading" in added.reason
     borrowed = check(
         "Kate Walsh is best known for the singles Holy Shit and Drunk Love.",
         [SINGLES],
@@ -230,7 +237,7 @@ def test_at_the_door_a_claim_gets_its_quotes_headings_not_the_plans(vault: Vault
     }
     op = propose(vault, make_plan(vault, page), "t", "t").admission.ops[0]
     first, second = op.claims
-    assert first.support == "uncertain" and "title or heading" in first.support_reason
+    assert first.support == "supported", first.support_reason
     assert second.support != "supported" and "Walsh" in second.unsupported
     assert "title or heading" not in second.support_reason
     assert quote_context(SourceStore(vault), first.evidence) == ["Snow Tha Product", "Career"]

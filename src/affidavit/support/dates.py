@@ -49,7 +49,8 @@ def find_dates(
     tokens: Sequence[tuple[str, str, str]], months: dict[int, int]
 ) -> dict[int, tuple[int, int, int | None, int | None]]:
     """The dates among ``tokens``: first token's index → (index after the last, month, day,
-    year). ``months`` maps the index of each token read as a month to its number. Forms:
+    year). ``months`` maps the index of each token read as a month to its number. A range of
+    days ("24–25 July 1945", "October 29 and 30, 2012") is two dates. Forms:
     month day [year], day month [year], month year."""
     found: dict[int, tuple[int, int, int | None, int | None]] = {}
     at = 0
@@ -60,6 +61,21 @@ def find_dates(
         if month is not None:
             day = _day(nxt)
             if day is not None:
+                # "October 29 and 30, 2012": two dates of one month and year
+                link = tokens[at + 2] if at + 2 < len(tokens) else ("", "", "")
+                second = tokens[at + 3] if at + 3 < len(tokens) else ("", "", "")
+                last = tokens[at + 4] if at + 4 < len(tokens) else ("", "", "")
+                year = _year(last)
+                if (
+                    link[1].casefold() in ("and", "to", "through")
+                    and _day(second) is not None
+                    and year is not None
+                ):
+                    end = at + 5 if year is not None else at + 4
+                    found[at] = (at + 2, month, day, year)
+                    found[at + 3] = (end, month, _day(second), year)
+                    at = end
+                    continue
                 year = _year(after)
                 end = at + 3 if year is not None else at + 2
                 found[at] = (end, month, day, year)
@@ -70,6 +86,15 @@ def find_dates(
                 found[at] = (at + 2, month, None, year)
                 at += 2
                 continue
+        elif _day(tokens[at]) is not None and _day(nxt) is not None and (at + 2) in months:
+            # "24–25 July 1945": two dates of one month and year
+            last = tokens[at + 3] if at + 3 < len(tokens) else ("", "", "")
+            year = _year(last)
+            end = at + 4 if year is not None else at + 3
+            found[at] = (at + 1, months[at + 2], _day(tokens[at]), year)
+            found[at + 1] = (end, months[at + 2], _day(nxt), year)
+            at = end
+            continue
         elif _day(tokens[at]) is not None and (at + 1) in months:
             year = _year(after)
             end = at + 3 if year is not None else at + 2

@@ -42,14 +42,24 @@ _NEGATIONS = NEGATIONS | frozenset(
     [
         "nobody", "nothing", "nowhere", "refused", "refuses", "refuse", "rejected", "rejects",
         "declined", "declines", "denied", "denies", "unable", "excluded", "except", "instead",
-        "lacks", "lacked", "lacking", "failed", "fails", "neither", "nor",
+        "lacks", "lacked", "lacking", "failed", "fails", "failing", "refusing", "declining",
+        "denying", "rejecting", "refrained", "refrains", "abstained", "abstains", "neither",
+        "nor",
     ]
 )  # fmt: skip
 """Words that negate what follows them (facts.NEGATIONS and verbs of refusal or exclusion)."""
+_DURATIONS = frozenset(
+    [
+        "second", "seconds", "minute", "minutes", "hour", "hours", "day", "days", "week",
+        "weeks", "month", "months", "year", "years", "decade", "decades", "century",
+        "centuries", "generation", "generations",
+    ]
+)  # fmt: skip
+"""Time units: "over eight years" is a duration, not a bound."""
 _NEGATION_SCOPE = 2
 """How many content words after a negation it is taken to negate."""
 _NEGATING_PREFIXES = ("non", "un", "in", "im", "il", "ir", "dis")
-_DEMONYM = ("n", "an", "ian", "ese", "ish", "i")
+_DEMONYM = ("n", "an", "ian", "ese", "ish", "i", "ern")
 _DEMONYM_AFTER_VOWEL = ("ian", "ean", "an", "ese")
 _ALIAS_PAIRS = [
     ("us", "united states"), ("usa", "united states"), ("america", "united states"),

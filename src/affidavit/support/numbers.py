@@ -32,7 +32,9 @@ itself is inside it ("at least 40", "up to 40", "since 1947") or not ("more than
 TEMPORAL = frozenset(["before", "after", "since", "until", "prior"])
 
 
-def number_found(value: Decimal, kind: str, before: str, numbers: Numbers) -> tuple[str, str]:
+def number_found(
+    value: Decimal, kind: str, before: str, numbers: Numbers, shown: str = ""
+) -> tuple[str, str]:
     """(verdict, reason): is the number in the quotes, does it follow from one of them, or does
     it conflict with them? ``found`` / ``soft`` (a person decides) / ``hard`` (refused).
 
@@ -61,6 +63,10 @@ def number_found(value: Decimal, kind: str, before: str, numbers: Numbers) -> tu
     if any(v == value and k != "decade" for v, k, _ in values):
         return "found", ""
     stated = [v for v, _ in plain]
+    if shown and not _year(shown):
+        # "about 2,000 homes" never rounds the year in "200 homes in 1998"
+        years = {v for s, v, k, _ in numbers if k == "" and _year(s)}
+        stated = [v for v in stated if v not in years]
     if before in APPROXIMATE:
         if any(_rounds_to(v, value) for v in stated):
             return "found", ""
@@ -116,3 +122,8 @@ def _rounds_to(exact: Decimal, rounded: Decimal) -> bool:
     if exact.adjusted() != rounded.adjusted() or exp <= 0:
         return False
     return exact.scaleb(-exp).quantize(Decimal(1)).scaleb(exp) == rounded
+
+
+def _year(shown: str) -> bool:
+    """Written as a year: four plain digits, 1000-2200."""
+    return shown.isdigit() and len(shown) == 4 and 1000 <= int(shown) <= 2200

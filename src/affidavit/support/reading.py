@@ -19,6 +19,7 @@ from .lexicon import (
     _BOUNDED,
     _COMPARATIVES,
     _DOTTED_THOUSANDS,
+    _DURATIONS,
     _LINKS,
     _NEGATING_PREFIXES,
     _NEGATION_SCOPE,
@@ -174,12 +175,9 @@ def _titled(longs: int, capitals: int) -> bool:
 def _pronoun_one(tokens: Sequence[Token], position: int, previous: str) -> bool:
     """``one`` as a pronoun ("one of the", "the one", "no one"), not the number 1."""
     kind, text = (tokens[position + 1] if position + 1 < len(tokens) else _END)[:2]
-    return (
-        kind != "word"
-        or _fold(text) in _ONE_AFTER
-        or previous in _ONE_BEFORE
-        or _fold(text) in _SCALES
-    )
+    if kind == "word" and _fold(text) in _SCALES:
+        return False  # "one hundred billion": a number
+    return kind != "word" or _fold(text) in _ONE_AFTER or previous in _ONE_BEFORE
 
 
 class _Reader:
@@ -200,6 +198,9 @@ class _Reader:
         self.previous = ""  # the word before the current one (a comparative, for "more than")
         self.spelled: list[tuple[str, int]] = []  # a run of number words: (shown, value)
         self.spelled_before = ""
+        self.spelled_at = -1
+        self.at = 0  # the token being read
+        self.where: list[int] = []  # each number's first token
         self.groups: list[frozenset[str]] = []
         self.run: list[str] = []  # the capitalised words just read
 
@@ -215,6 +216,7 @@ class _Reader:
         add_word, add_stem, content = self.words.add, self.stems.add, self.content
         assert_stem, negations, run = self.asserted.add, self.negations, self.run
         for position, (kind, text, suffix, start, apart, lower, capital) in enumerate(tokens):
+            self.at = position
             if position < skip:
                 continue
             if dates and position in dates:
@@ -243,7 +245,8 @@ class _Reader:
                             assert_stem(stemmed)
                         if base:
                             self.prefixed.append((text, base))
-                    self.previous = lower
+                    if not (lower in ("a", "an") and self.previous in _COMPARATIVES):
+                        self.previous = lower  # "at least a 10 percent": the bound stays
                     continue
             if kind == "stop":
                 self.close_spelled()
@@ -253,8 +256,11 @@ class _Reader:
                 self.number(position, text, suffix)
             else:
                 self.word(position, text, lower, start)
+        self.at = len(tokens)
         self.close_spelled()
         self.close_run()
+        if len(self.numbers) > 1:
+            self.ratios()
         return _Reading(
             numbers=tuple(self.numbers),
             months=tuple(self.months),
@@ -283,11 +289,28 @@ class _Reader:
             self.words.add(t[5])
         if year is not None:
             self.numbers.append((str(year), Decimal(year), "", ""))
+            self.where.append(at)
         self.previous = ""
         return end
 
-    def fact(self, shown: str, value: Decimal, kind: str, before: str) -> None:
+    def fact(
+        self,
+        shown: str,
+        value: Decimal,
+        kind: str,
+        before: str,
+        where: int = -1,
+        upcoming: int = -1,
+    ) -> None:
+        """Record a number; ``where`` is its first token, ``upcoming`` the token after it."""
+        if (
+            before == "over"
+            and 0 <= upcoming < len(self.tokens)
+            and self.tokens[upcoming][5] in _DURATIONS
+        ):
+            before = ""  # "over eight years": a duration, not a bound
         self.numbers.append((shown, value, kind, before))
+        self.where.append(where if where >= 0 else self.at)
         if before and self.content and _fold(self.content[-1][0]) == before:
             self.content.pop()  # "more than 398": the comparative belongs to the number's rule
 
@@ -303,8 +326,34 @@ class _Reader:
             else:
                 current += value
         shown = " ".join(s for s, _ in self.spelled)
-        self.fact(shown, Decimal(total + current), "", self.spelled_before)
+        self.fact(
+            shown, Decimal(total + current), "", self.spelled_before, self.spelled_at, self.at
+        )
         self.spelled.clear()
+
+    def ratios(self) -> None:
+        """ "three in ten", "1 in 8": one fact, a percentage (30, 12.5) a quote may state."""
+        tokens = self.tokens
+        k = 0
+        while k + 1 < len(self.numbers):
+            (a_shown, a, a_kind, a_before), (b_shown, b, b_kind, _) = self.numbers[k : k + 2]
+            at = self.where[k]
+            if (
+                not a_kind
+                and not b_kind
+                and self.where[k + 1] == at + 2
+                and tokens[at + 1][5] == "in"
+                and a == a.to_integral_value()
+                and b == b.to_integral_value()
+                and 0 < a < b <= 1000
+                and " " not in a_shown + b_shown
+            ):
+                value = (100 * a / b).quantize(Decimal("0.1")).normalize()
+                self.numbers[k : k + 2] = [
+                    (f"{a_shown} in {b_shown}", value, "", a_before or "about")
+                ]
+                self.where[k : k + 2] = [at]
+            k += 1
 
     def comparative(self) -> str:
         return self.previous if self.previous in _COMPARATIVES else ""
@@ -323,10 +372,18 @@ class _Reader:
             scale = _SCALES.get(suffix) or (_SCALES.get(nxt[5]) if nxt[0] == "word" else None)
             if scale is not None:
                 value = (value * scale).normalize()
-            self.fact(text, value, "", before)
+            self.fact(
+                text,
+                value,
+                "",
+                before,
+                position,
+                position + (2 if scale and not _SCALES.get(suffix) else 1),
+            )
             if _DOTTED_THOUSANDS.fullmatch(text) and scale is None:
                 # "30.000" is 30 or, written the European way, 30,000: a quote states either
                 self.numbers.append((text, Decimal(text.replace(".", "")), "alt", ""))
+                self.where.append(position)
             if suffix and suffix not in _SCALES:
                 self.words.add(suffix)
                 self.stems.add(stem(suffix))
@@ -347,6 +404,7 @@ class _Reader:
                 return
             if not self.spelled:
                 self.spelled_before = self.comparative()
+                self.spelled_at = position
             self.spelled.append((text, _UNITS[lower] if lower in _UNITS else _SCALES[lower]))
             return
         if lower in _ORDINALS and self.spelled and _ORDINALS[lower] < 10:
@@ -368,7 +426,9 @@ class _Reader:
             self.fact(text, Decimal(_ORDINALS[lower]), "ord", self.comparative())
         elif lower in _ALWAYS_MONTHS or (lower in MONTHS and capital):
             self.months.append((text, lower[:3], self.comparative()))
-        elif lower in _NEGATIONS or lower.endswith("n't"):
+        elif (lower in _NEGATIONS or lower.endswith("n't")) and not self.not_negating(
+            position, capital
+        ):
             self.negations.append((text, []))
         elif capital and not start and not self.titled and lower not in NOT_NAMES:
             self.names.append((text, lower))
@@ -380,6 +440,14 @@ class _Reader:
             if base:
                 self.prefixed.append((text, base))
         self.previous = lower
+
+    def not_negating(self, position: int, capital: bool) -> bool:
+        """A negation word that negates nothing: "No" opening a title ("No Strings Attached" —
+        a capitalised word follows), or "except for" (an exception to a limit)."""
+        nxt = self.tokens[position + 1] if position + 1 < len(self.tokens) else _END
+        if capital and self.tokens[position][5] == "no" and nxt[0] == "word" and nxt[6]:
+            return True
+        return self.tokens[position][5] == "except" and nxt[5] == "for"
 
     def scope(self, stemmed: str) -> None:
         """Count a content word (its stem) into the scope of the negations just before it (or,

@@ -39,10 +39,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import lru_cache
 
 from ..evidence.normalize import normalize_quote
 from ..words import STOPWORDS, stem
+from . import structure
 from .dates import MONTH_NUMBER, Date, date_found
 from .lexicon import (
     _ALIASES,
@@ -54,7 +56,7 @@ from .lexicon import (
     _UNITS,
 )
 from .mark import mark
-from .numbers import BOUNDS, number_found
+from .numbers import APPROXIMATE, BOUNDS, number_found
 from .reading import _fold, _quote_reading, _read, _Reading
 
 __all__ = [
@@ -97,10 +99,21 @@ class Support:
     missing: tuple[str, ...] = ()
     reason: str = ""
     score: float | None = None
+    changes: tuple[str, ...] = ()
+    """The kinds of change a rule found the text making against its quotes (a fact, number,
+    role, quantifier, hedge, comparative, negation, link, merge, opposite or unit; see
+    :data:`~affidavit.support.tree.KINDS`). Empty when the text is uncertain only because the
+    rules could not confirm a paraphrase: only then may the model layer settle it."""
 
     @property
     def supported(self) -> bool:
         return self.verdict == SUPPORTED
+
+    @property
+    def model_may_settle(self) -> bool:
+        """Uncertain, and only because the rules could not confirm a paraphrase: no rule found
+        a changed fact, role or scope (the model layer may turn it either way)."""
+        return self.verdict == UNCERTAIN and not self.changes
 
 
 def _name_found(name: str, quotes: _Reading) -> bool:
@@ -118,7 +131,7 @@ def _name_found(name: str, quotes: _Reading) -> bool:
             return True
         base = shorter[:-1]
         if (
-            shorter[-1] in "aey"
+            shorter[-1] in "aeys"
             and longer.startswith(base)
             and longer[len(base) :] in _DEMONYM_AFTER_VOWEL
         ):
@@ -144,15 +157,25 @@ def check(
     is at most *uncertain* (the context says what the source is about, not that the quoted
     sentence says it).
     """
-    verdict, missing, reason = _check(
+    verdict, missing, reason, changes = _check(
         text, tuple(quotes), share, tuple(sorted(set(allowed))), tuple(context)
     )
     if verdict == SUPPORTED and not missing and not reason:
         return _SUPPORTED
-    return Support(verdict, missing, reason)
+    return Support(verdict, missing, reason, changes=changes)
 
 
 _SUPPORTED = Support(SUPPORTED)
+
+
+_NOT_LETTERS = re.compile(r"[\W_]+")
+
+
+@lru_cache(maxsize=65536)
+def _letters(text: str) -> str:
+    """``text``'s letters and digits alone, normalised: a text that is its quotes joined, in
+    order, differs from them only in punctuation and spacing."""
+    return _NOT_LETTERS.sub("", normalize_quote(text))
 
 
 @lru_cache(maxsize=65536)
@@ -186,10 +209,10 @@ def _check(
     share: float,
     allowed: tuple[str, ...],
     context: tuple[str, ...],
-) -> tuple[str, tuple[str, ...], str]:
-    """:func:`_verdict` as (verdict, missing, reason), cached."""
+) -> tuple[str, tuple[str, ...], str, tuple[str, ...]]:
+    """:func:`_verdict` as (verdict, missing, reason, changes), cached."""
     found = _verdict(text, quotes, share, frozenset(allowed), context)
-    return found.verdict, found.missing, found.reason
+    return found.verdict, found.missing, found.reason, found.changes
 
 
 def _verdict(
@@ -201,21 +224,32 @@ def _verdict(
 ) -> Support:
     if _bare(text) in map(_bare, quotes):
         return Support(SUPPORTED)  # the extractive engine's claims: its text is its quote
+    if len(quotes) > 1 and _letters(text) == "".join(map(_letters, quotes)):
+        return Support(SUPPORTED)  # its quotes in order: a long sentence cut into quotes
     mine = _read(text)
     theirs = _quote_reading(quotes)
     around = _quote_reading(context)
+    parse = share <= CLAIM_SHARE or _says_something(text)  # a claim; a title that says something
+    relevant = _relevant(mine, quotes, allowed) if parse else ()
     hard: list[str] = []
+    hard_numbers: list[str] = []
     soft: list[str] = []
     framed: list[str] = []  # found only in the context (the source's title, the heading)
     why: list[str] = []
 
     stated = 0  # facts and words the text shares with its quotes
+    kinds: list[str] = []  # the kinds of change found
     for shown, value, kind, before in mine.numbers:
         if kind == "alt":
             continue
-        found, reason = number_found(value, kind, before, theirs.numbers)
+        found, reason = number_found(value, kind, before, theirs.numbers, shown)
         if found == "found" or _fold(shown) in allowed:
             stated += 1
+            bound = _bound_dropped(value, kind, before, theirs.numbers)
+            if bound:
+                soft.append(shown)
+                kinds.append("number")
+                why.append(f"'{shown}' — the quote says '{bound} {shown}'")
             continue
         if (
             found == "hard"
@@ -226,8 +260,12 @@ def _verdict(
         elif found == "soft":
             soft.append(shown)
             why.append(f"'{shown}' is only {reason}")
+        elif _arithmetic(value, theirs.numbers):
+            soft.append(shown)
+            why.append(f"'{shown}' is only arithmetic on numbers the quotes state")
         else:
             hard.append(shown)
+            hard_numbers.append(shown)
     quoted_months = [(c, b) for _, c, b in theirs.months]
     quoted_months += [(_MONTH_NAME[d.month], "") for d in theirs.dates]
     for shown, canonical, before in mine.months:
@@ -278,10 +316,18 @@ def _verdict(
     if fuller:
         soft += fuller
         why.append(f"{_list(fuller)} only lengthen a name the quotes state")
+    # the structure layer (a parse) only when it can change the verdict: not for a text a
+    # changed name or date already refuses, unless a number may be restated in another unit
+    shape = None
+    if relevant and (not hard or (hard == hard_numbers and _UNIT_WORD.search(text))):
+        shape = structure.read(text, relevant, context)
+        converted = [h for h in hard if h in shape.converted]
+        stated += len(converted)
+        hard = [h for h in hard if h not in shape.converted]
     if hard:
         why.insert(0, "the quotes don't state " + _list(hard))
 
-    negation = _negation_problem(mine, theirs)
+    negation = _negation_problem(mine, theirs, shape)
     if negation:
         (hard if negation[2] else soft).extend(w for w in negation[0] if w not in hard)
         why.append(negation[1])
@@ -294,8 +340,9 @@ def _verdict(
     ]
     lacking: list[str] = []
     uncovered = 0
+    restated = shape.restated if shape else frozenset()
     for shown, s in content:
-        if s in covered_stems:
+        if s in covered_stems or shown.casefold() in restated:
             continue
         if s in around.stems:
             framed.append(shown)
@@ -304,25 +351,44 @@ def _verdict(
         lacking.append(shown)
     lacking = list(dict.fromkeys(lacking))
     enough = uncovered <= 1 or len(content) - uncovered >= share * len(content)
-    unsaid = _unsaid_clause(text, theirs, around, allowed) if lacking else None
+    unsaid = _unsaid_clause(text, theirs, around, allowed, restated) if lacking else None
     if unsaid is not None:
         enough = False
         why.append(f"the clause '{unsaid}' says nothing its quotes state")
     if lacking:
         why.append(f"the quotes don't say {_list(lacking)}")
     framed = list(dict.fromkeys(framed))
+    if shape and shape.framed:
+        # the heading's subject standing where the quote says "it", "the city" or nothing
+        stated += sum(1 for w in framed if w.casefold() in shape.framed)
+        framed = [w for w in framed if w.casefold() not in shape.framed]
     if framed:
         why.append(f"only the source's title or heading states {_list(framed)}")
 
-    stated += sum(1 for _, s in content if s in covered_stems)
+    stated += sum(1 for shown, s in content if s in covered_stems or shown.casefold() in restated)
+    if hard:
+        kinds.append("fact")
+    if negation and negation[2]:
+        kinds.append("negation")
+    clear = uncertain = False
+    for change in shape.changes if shape else ():
+        kinds.append(change.kind)
+        clear = clear or change.clear
+        uncertain = uncertain or not change.clear
+        (hard if change.clear else soft).extend(w for w in change.words if w not in hard)
+        why.append(change.reason)
+    if shape and shape.unstated:
+        why.append("no quote states " + _list(list(shape.unstated)))
+        soft.extend(w for u in shape.unstated for w in u.strip("'").split("' ")[:1])
+    changes = tuple(dict.fromkeys(kinds))
     missing = tuple(dict.fromkeys([*hard, *soft, *lacking, *framed]))
     apart = not stated and bool(missing)  # it states things, none of them in its quotes
-    if hard or not enough or apart:
-        if apart and not hard and enough:
+    if hard or clear or not enough or apart:
+        if apart and not hard and not clear and enough:
             why.append("the text says nothing its quotes state")
-        return Support(UNSUPPORTED, missing, "; ".join(why))
-    if soft or lacking or framed:
-        return Support(UNCERTAIN, missing, "; ".join(why))
+        return Support(UNSUPPORTED, missing, "; ".join(why), changes=changes)
+    if soft or lacking or framed or uncertain:
+        return Support(UNCERTAIN, missing, "; ".join(why), changes=changes)
     return Support(SUPPORTED)
 
 
@@ -333,7 +399,11 @@ _CLAUSE_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 
 
 def _unsaid_clause(
-    text: str, theirs: _Reading, around: _Reading, allowed: frozenset[str]
+    text: str,
+    theirs: _Reading,
+    around: _Reading,
+    allowed: frozenset[str],
+    restated: frozenset[str] = frozenset(),
 ) -> str | None:
     """A clause of ``text`` (cut at commas, brackets, dashes, relative pronouns) with two or
     more content words of which the quotes, the context and ``allowed`` state none: a statement
@@ -349,20 +419,201 @@ def _unsaid_clause(
             or stem(_fold(w)) in theirs.stems
             or stem(_fold(w)) in around.stems
             or stem(_fold(w)) in allowed
+            or _fold(w) in restated
             for w in words
         ):
             return clause.strip(" .!?")
     return None
 
 
+_SCOPE_WORDS = frozenset(
+    [
+        "all",
+        "every",
+        "each",
+        "always",
+        "most",
+        "mostly",
+        "many",
+        "much",
+        "few",
+        "some",
+        "several",
+        "only",
+        "never",
+        "no",
+        "not",
+        "none",
+        "nor",
+        "neither",
+        "without",
+        "unlike",
+        "instead",
+        "rather",
+        "except",
+        "may",
+        "might",
+        "could",
+        "can",
+        "must",
+        "should",
+        "would",
+        "will",
+        "shall",
+        "perhaps",
+        "possibly",
+        "probably",
+        "likely",
+        "about",
+        "around",
+        "nearly",
+        "almost",
+        "approximately",
+        "roughly",
+        "than",
+        "more",
+        "less",
+        "fewer",
+        "before",
+        "after",
+        "since",
+        "until",
+        "because",
+        "due",
+        "so",
+        "thus",
+        "hence",
+        "therefore",
+        "caused",
+        "led",
+        "first",
+        "last",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "has",
+        "have",
+        "had",
+        "do",
+        "does",
+        "did",
+        "seems",
+        "appears",
+        "unless",
+        "if",
+    ]
+)
+"""Words that make a text more than a name or a bare noun phrase: the structure layer reads a
+text with one of them (or a verb-like ending, or more than eight words)."""
+_WORDS = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
+
+
+@lru_cache(maxsize=65536)
+def _says_something(text: str) -> bool:
+    """``text`` is more than a name or a bare noun phrase ("Overview", "Great Britain", "State
+    of the Union, 1790: George Washington"), which has no roles, scope or links to change; a
+    page's title or heading often is one, and is then not parsed."""
+    words = [w.split("'")[0].split("’")[0] for w in _WORDS.findall(text)]
+    if len(words) > 8 or "n't" in text or "n’t" in text:
+        return True
+    return any(
+        w.casefold() in _SCOPE_WORDS
+        or (len(w) > 4 and w.casefold().endswith(("est", "ed", "ing")))
+        or (len(w) > 3 and w.endswith("s") and w.islower())  # "ranks", "wins": a verb, maybe
+        for w in words
+    )
+
+
+_UNIT_WORD = re.compile(
+    r"\d\s*(?:[a-z°%]|square|sq)|\b(?:metres?|meters?|miles?|feet|inch|degrees?)\b", re.I
+)
+"""A number with a unit after it, which may restate a quoted number in another unit."""
+
+STRUCTURE_QUOTES = 8
+"""Quotes the structure layer parses for one text, those sharing the most words with it: a
+page's title is checked against every quote of the page, and a quote that shares no word with
+the title has nothing to align (so it is not parsed)."""
+
+
+def _relevant(
+    mine: _Reading, quotes: Sequence[str], allowed: frozenset[str] = frozenset()
+) -> tuple[str, ...]:
+    """The quotes sharing a content word, a name or a number with the text, most shared
+    first (at most :data:`STRUCTURE_QUOTES`), in their own order; words ``allowed`` anyway (a
+    heading's generic words, the cited sources' names) don't count."""
+    wanted = ({s for _, s in mine.content} | {stem(n) for _, n in mine.names}) - allowed
+    numbers = {v for _, v, _, _ in mine.numbers}
+    shared: list[tuple[int, int, str]] = []
+    for n, quote in enumerate(dict.fromkeys(quotes)):
+        reading = _read(quote)
+        overlap = len(wanted & reading.stems) + sum(
+            1 for _, v, _, _ in reading.numbers if v in numbers
+        )
+        if overlap:
+            shared.append((overlap, n, quote))
+    if len(shared) > STRUCTURE_QUOTES:
+        shared = sorted(shared, key=lambda x: (-x[0], x[1]))[:STRUCTURE_QUOTES]
+    return tuple(q for _, _, q in sorted(shared, key=lambda x: x[1]))
+
+
+def _bound_dropped(
+    value: Decimal, kind: str, before: str, numbers: Sequence[tuple[str, Decimal, str, str]]
+) -> str:
+    """The bound or approximation every quoted occurrence of ``value`` carries ("at least 10",
+    "about 1.5 million") when the text states the number bare: the fact changed ('' if not)."""
+    if before or kind:
+        return ""
+    same = [b for _, v, k, b in numbers if v == value and k == ""]
+    if same and all(b in BOUNDS or b in APPROXIMATE for b in same):
+        return "at least" if same[0] == "least" else same[0]
+    return ""
+
+
+def _arithmetic(value: Decimal, numbers: Sequence[tuple[str, Decimal, str, str]]) -> bool:
+    """``value`` is the sum or difference of two numbers the quotes state (not years): "$1.75"
+    from "$7.25 to $9", "38" from "35 states … three short". A person checks the sum."""
+    stated = [v for shown, v, kind, _ in numbers if kind == "" and not _year_like(shown, v)][:12]
+    return value > 0 and any(
+        value in (a + b, abs(a - b)) for n, a in enumerate(stated) for b in stated[n + 1 :]
+    )
+
+
+def _year_like(shown: str, value: Decimal) -> bool:
+    return shown.isdigit() and len(shown) == 4 and 1000 <= value <= 2200
+
+
 def _spelled_number(shown: str) -> bool:
     return shown.casefold() in _UNITS or shown.casefold() in _SCALES
 
 
-def _negation_problem(mine: _Reading, theirs: _Reading) -> tuple[list[str], str, bool] | None:
+def _negation_problem(
+    mine: _Reading, theirs: _Reading, shape: structure.Structure | None = None
+) -> tuple[list[str], str, bool] | None:
     """(words, reason, refused): a negation on one side only. Refused (unsupported) unless the
     quotes negate the text's words in one place and assert them in another ("90 cases …, and no
-    reported cases in Brčko"): then which one the text restates is for a person to say."""
+    reported cases in Brčko"): then which one the text restates is for a person to say. None
+    when the parse shows every negated predicate restated with its polarity ("neither … nor
+    defines" / "leave … undefined"), or a word with a negating prefix restating the same word
+    ("impressing" for "impressed")."""
+    if shape is not None and shape.negations_agree:
+        return None
+    found = _bag_negation(mine, theirs)
+    if (
+        found
+        and shape is not None
+        and len(found[0]) == 1
+        and "prefix" in found[1]
+        and found[0][0].casefold() in shape.matched
+    ):
+        return None
+    return found
+
+
+def _bag_negation(mine: _Reading, theirs: _Reading) -> tuple[list[str], str, bool] | None:
     if mine.negations and not theirs.negations:
         shown = [w for w, _ in mine.negations]
         return shown, f"the text negates ({_list(shown)}) and the quotes don't", True

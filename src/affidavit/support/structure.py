@@ -1,0 +1,129 @@
+"""The support check's structure layer (W11): the text aligned to its quotes, and what it changes.
+
+:func:`read` parses the text and each quote (:mod:`.parse`), aligns the text's words to the
+quotes' (:mod:`.align`, with WordNet's synonyms, derivations and hypernyms) and runs the rules
+that read what meaning hangs on:
+
+- which noun each number, date and unit belongs to and their order, who does what to whom
+  (:mod:`.roles`);
+- negation in every surface form, quantifiers and hedges (:mod:`.scope`);
+- causal, temporal and exception links, comparatives and superlatives, antonyms, units
+  (:mod:`.links`).
+
+It returns the changes found (each clear — the text is then unsupported — or only likely), the
+text's words that a paraphrase restates (so the coverage rule need not name them), and whether
+the parse shows the negations of text and quotes agreeing. :mod:`.rules` combines it with the
+facts and coverage rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .align import align
+from .links import degree_changes, link_changes
+from .parse import parse_many
+from .roles import (
+    attachment_changes,
+    cross_quote,
+    filler_changes,
+    heading_fills,
+    order_changes,
+    role_changes,
+)
+from .scope import (
+    contrast_changes,
+    hedge_changes,
+    negation_changes,
+    negations_agree,
+    quantifier_changes,
+    scare_quote_changes,
+)
+from .tree import Change, Tree
+from .units import converted_numbers, magnitude_changes, unit_changes
+
+__all__ = ["Structure", "read"]
+
+
+@dataclass(frozen=True)
+class Structure:
+    """What the structure layer found about one text against its quotes."""
+
+    changes: tuple[Change, ...]
+    restated: frozenset[str]
+    """The text's words (casefolded, and their lemmas) that a quote word restates: the same
+    lemma ("kept" for "keep"), a synonym, a derivation, a broader word."""
+    converted: frozenset[str]
+    """The text's numbers (as written) that restate a quoted quantity in another unit."""
+    matched: frozenset[str]
+    """The text's words (casefolded) the same word or lemma in a quote restates."""
+    negations_agree: bool
+    """Every negated predicate is restated with its polarity (a negating prefix or antonym
+    counting as a negation)."""
+    framed: frozenset[str]
+    """The text's words (casefolded) from the source's heading that stand where its subject
+    belongs (a resolved "it", "the city", or a frame "In Manhattan"): stated, not only
+    framed."""
+    unstated: tuple[str, ...]
+    """Relations of the text no quote states (a word of one quote joined to a predicate of
+    another): uncertain."""
+
+
+def read(text: str, quotes: Sequence[str], context: Sequence[str] = ()) -> Structure:
+    return _read(text, tuple(quotes), tuple(context))
+
+
+@lru_cache(maxsize=4096)
+def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Structure:
+    parsed = parse_many([text, *quotes])
+    mine = Tree(parsed[0])
+    theirs = [Tree(p) for p in parsed[1:]]
+    a = align(parsed[0], parsed[1:])
+    known = frozenset(w.casefold() for c in context for w in c.replace("_", " ").split())
+    changes: list[Change] = []
+    changes += negation_changes(a, mine, theirs)
+    changes += contrast_changes(a, mine, theirs)
+    reported = {
+        t.i
+        for t in mine
+        for c in changes
+        if t.text in c.words and c.kind in ("negation", "opposite")
+    }
+    changes += role_changes(a, mine, theirs)
+    changes += order_changes(a, mine, theirs)
+    changes += attachment_changes(a, mine, theirs)
+    fillers, bridged = filler_changes(a, mine, theirs, known)
+    changes += fillers
+    unstated = cross_quote(a, mine, theirs, bridged)
+    changes += quantifier_changes(a, mine, theirs)
+    changes += hedge_changes(a, mine, theirs)
+    changes += scare_quote_changes(a, mine, theirs)
+    changes += link_changes(a, mine, theirs)
+    changes += degree_changes(a, mine, theirs, reported)
+    changes += unit_changes(mine, theirs)
+    changes += magnitude_changes(mine, theirs)
+    restated = frozenset(mine[i].lower for i in a.matches) | frozenset(
+        mine[i].lemma for i in a.matches
+    )
+    return Structure(
+        changes=tuple(_dedupe(changes)),
+        restated=restated,
+        converted=frozenset(converted_numbers(mine, theirs)),
+        matched=frozenset(mine[i].lower for i, m in a.matches.items() if m.how in ("same", "stem")),
+        negations_agree=negations_agree(a, mine, theirs),
+        unstated=tuple(unstated),
+        framed=frozenset(heading_fills(a, mine, theirs, known)),
+    )
+
+
+def _dedupe(changes: list[Change]) -> list[Change]:
+    seen: set[tuple[str, tuple[str, ...]]] = set()
+    out = []
+    for c in changes:
+        key = (c.kind, c.words)
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
