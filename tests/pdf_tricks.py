@@ -46,7 +46,9 @@ TRICKS: dict[str, Callable[[str], Trick]] = {
         properties={"L0": "{ref:ocg}"},
         ocg_off=["ocg"],
     ),
-    "text rise off the page": lambda s: Trick([f"BT /F1 12 Tf 72 600 Td 2000 Ts ({_escape(s)}) Tj ET"]),
+    "text rise off the page": lambda s: Trick(
+        [f"BT /F1 12 Tf 72 600 Td 2000 Ts ({_escape(s)}) Tj ET"]
+    ),
     "stroke-only white text": lambda s: Trick(
         [f"BT /F1 12 Tf 1 Tr 1 1 1 RG 0 0 1 rg 72 600 Td ({_escape(s)}) Tj ET"]
     ),
@@ -94,7 +96,9 @@ TRICKS: dict[str, Callable[[str], Trick]] = {
     "clipped by a later-restored clip": lambda s: Trick(
         ["q 0 0 1 1 re W n", text_line(72, 600, s), "Q"]
     ),
-    "render mode 7 (clip only)": lambda s: Trick([f"BT /F1 12 Tf 7 Tr 72 600 Td ({_escape(s)}) Tj ET"]),
+    "render mode 7 (clip only)": lambda s: Trick(
+        [f"BT /F1 12 Tf 7 Tr 72 600 Td ({_escape(s)}) Tj ET"]
+    ),
 }
 """Each technique: the hidden sentence ``s`` drawn at (72, 600), where nothing else is."""
 

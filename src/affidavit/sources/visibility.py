@@ -74,10 +74,18 @@ def _pdf_pages(text: str, text_map: dict[str, Any]) -> list[tuple[int, str]]:
     return pages
 
 
-def _flags_for(
-    text: str, base: int, chars: str, verdicts: str, reasons: dict[str, str], where: str
+def flags_for(
+    text: str,
+    base: int,
+    chars: str,
+    verdicts: str,
+    reasons: dict[str, str],
+    where: str,
+    ignore: str = "",
 ) -> list[Flag]:
-    per_char = verdicts_for(text, chars, verdicts)
+    """Flags over ``text`` (at ``base`` in the document's text) for the characters a renderer
+    did not see, each with its verdict's reason and ``where``."""
+    per_char = verdicts_for(text, chars, verdicts, ignore)
     return [
         Flag(HIDDEN, base + start, base + end, f"{reasons.get(code, reasons[MISSING])} {where}")
         for start, end, code in hidden_runs(per_char)
@@ -99,7 +107,11 @@ def _pdf(data: bytes, text: str, text_map: dict[str, Any]) -> Sight:
         rendered = render_pdf.render_pdf(data, len(pages))
     except render_pdf.RenderFailed as exc:
         return Sight(
-            [Flag(HIDDEN, 0, len(text), f"PDF text that could not be rendered ({exc}) by {engine}")],
+            [
+                Flag(
+                    HIDDEN, 0, len(text), f"PDF text that could not be rendered ({exc}) by {engine}"
+                )
+            ],
             RENDERED,
             engine,
             f"the renderer failed: {exc}",
@@ -110,11 +122,11 @@ def _pdf(data: bytes, text: str, text_map: dict[str, Any]) -> Sight:
             zip(pages, rendered, strict=True), start=1
         ):
             where = f"on page {number} of the PDF (rendered by {engine})"
-            flags += _flags_for(page_text, start, glyphs.chars, glyphs.verdicts, reasons, where)
+            flags += flags_for(page_text, start, glyphs.chars, glyphs.verdicts, reasons, where)
     else:  # the two readers disagree on the pages: align the whole document at once
         chars = "".join(g.chars for g in rendered)
         verdicts = "".join(g.verdicts for g in rendered)
-        flags = _flags_for(text, 0, chars, verdicts, reasons, f"in the PDF (rendered by {engine})")
+        flags = flags_for(text, 0, chars, verdicts, reasons, f"in the PDF (rendered by {engine})")
     return Sight(flags, RENDERED, engine)
 
 
