@@ -162,7 +162,7 @@ body {{ color: #333; background: #fff; font-family: Georgia, serif; font-size: 1
 p.lead {{ font-size: 1.2em; color: #111111 }} .muted {{ color: #777 }}
 .card {{ background-color: #222; color: #eee; height: auto; overflow: hidden }}
 .hero {{ background: url(hero.jpg) #fff; color: #fff }}
-.slide {{ transform: scale(1.05) translateX(-20px); opacity: .9 }}
+.slide {{ transform: scale(1.02) translateX(10px); opacity: .9 }}
 @media print {{ .screen-only {{ display: none }} }}
 h1 {{ font: bold 2em/1.2 sans-serif; text-indent: 0 }}
 .fancy {{ background: linear-gradient(red, blue); -webkit-background-clip: text;

@@ -33,7 +33,7 @@ from .pdf import PAGE_SEPARATOR, extract_pdf
 from .roff import extract_roff
 from .rst import extract_rst
 from .sanitizer import Flag, merge_flags, scan
-from .visibility import RULES, Sight, seen
+from .visibility import RULES, Sight, beyond, seen
 
 MARKDOWN = "text/markdown"
 PLAIN = "text/plain"
@@ -282,7 +282,7 @@ def extract(
         raise SourceError(f"The source holds no text; there is nothing a claim could quote.{hint}")
     if media_type in (HTML, PDF):
         sight = seen(data, media_type, text, text_map, cache) if render else Sight(checked=RULES)
-        own += sight.flags
+        own += beyond(sight.flags, own)  # the renderer decides what the rules did not flag
         text_map["visibility"] = sight.record()
     return Extracted(text, text_map, merge_flags([*own, *scan(text)]))
 

@@ -4,7 +4,9 @@ Debian's chromium lays the document out, driven headless by Playwright (the ``[r
 extra; ``scripts/setup_browser.sh`` installs chromium, never ``playwright install``):
 
 * **nothing runs, nothing is fetched.** JavaScript is off; every request but the document's own
-  is refused (stylesheets, fonts, images, frames, a ``<meta refresh>``); chromium resolves no host
+  is refused (stylesheets, fonts, frames, a ``<meta refresh>``) or, for an image, answered
+  with a mid-grey pixel (its colours are unknown, as a background image's are to the rules);
+  chromium resolves no host
   name and its proxy is a name that never resolves, so not even a ``<link rel=preconnect>``
   reaches the network. ``data:`` URLs fetch nothing and are left to work (a ``data:`` stylesheet
   styles the page for its reader too). A fresh profile per browser, a 1280×800 window;
@@ -33,7 +35,9 @@ import contextlib
 import io
 import os
 import shutil
+import struct
 import threading
+import zlib
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -99,6 +103,10 @@ REASONS = {
 
 _PREPARE = """() => {
   for (const d of document.querySelectorAll('details')) d.open = true;
+  for (const el of document.querySelectorAll('*')) {
+    const clip = getComputedStyle(el).webkitBackgroundClip || getComputedStyle(el).backgroundClip;
+    if (clip === 'text') el.setAttribute('data-affidavit-clip-text', '');
+  }
   try {
     for (const a of document.getAnimations()) {
       try { a.finish(); } catch (e) { a.pause(); a.currentTime = 0; }
@@ -161,7 +169,9 @@ _HIDE_GLYPHS = """(on) => {
     style.textContent = `*, *::before, *::after, *::first-line, *::first-letter, *::marker,
       *::placeholder { -webkit-text-fill-color: transparent !important;
       -webkit-text-stroke-color: transparent !important; text-shadow: none !important;
-      text-decoration-color: transparent !important; caret-color: transparent !important; }`;
+      text-decoration-color: transparent !important; caret-color: transparent !important; }
+      [data-affidavit-clip-text] { -webkit-background-clip: border-box !important;
+      background-clip: border-box !important; }`;
     (document.head || document.documentElement).append(style);
   }
 }"""
@@ -173,6 +183,27 @@ _QUIET = """() => {
   (document.head || document.documentElement).append(style);
 }"""
 """Underlines and carets are no glyphs: left out of both captures."""
+
+
+def _grey_png() -> bytes:
+    """A 1×1 mid-grey PNG: what an image the document would load is drawn as. Its real colours
+    are unknown, and mid-grey lets both white and black text on it show (today's rules, too,
+    take a background image as a background whose colour is unknown)."""
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        data = kind + body
+        return struct.pack(">I", len(body)) + data + struct.pack(">I", zlib.crc32(data))
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b"\x00\x80"))
+        + chunk(b"IEND", b"")
+    )
+
+
+_GREY_PNG = _grey_png()
 
 
 class RenderFailed(Exception):
@@ -311,8 +342,11 @@ class _Tab:
 
     def _route(self, request_route: Any) -> None:
         url, body, content_type = self.document
-        if request_route.request.url == url and request_route.request.is_navigation_request():
+        request = request_route.request
+        if request.url == url and request.is_navigation_request():
             request_route.fulfill(status=200, body=body, content_type=content_type)
+        elif request.resource_type == "image":  # its colours are unknown: a grey stand-in
+            request_route.fulfill(status=200, body=_GREY_PNG, content_type="image/png")
         else:
             request_route.abort()
 

@@ -10,13 +10,17 @@ wide, in page space after every matrix):
     small     the box is less than ``MIN_POINTS`` tall (and wide): too small to read;
     narrow    the box is less than ``MIN_ASPECT`` of its height wide (``1 Tz``, a matrix that
               squashes the text): no letter shape is left to read;
-    ink       the box holds no pixel the text changed: the text is transparent (``/ca 0``, a soft
+    ink       the box holds (almost) no pixel the text changed: the text is transparent (``/ca 0``, a soft
               mask), has the colour of what is under it (white on white, stroke-only white, blue
               on a blue box), is covered by what is painted after it (a white rectangle, an
               image, an annotation), clipped away, or in an optional-content layer that is off;
     overlap   the box is mostly covered by another character's box that has ink (``-7 Tc``
               stacks a sentence's letters on one spot; text printed over other text): no
               letter of either can be told apart.
+
+One exception: on a scanned page (an image covering at least half of it), text drawn invisibly
+(render mode 3 or 7, as OCR tools lay it over the scan) is judged by its box alone, since the
+image shows its words; that is also what the rules do (:mod:`.pdf`).
 
 None of these needs a rule about *how* a PDF hides text: the rasteriser applies the PDF's own
 graphics state, and the page shows ink or it does not. The verdicts go to
@@ -99,11 +103,13 @@ def engine_name() -> str:
     return f"PDFium {pypdfium2.version.PDFIUM_INFO.version}"
 
 
-def _text_objects(container: Any, raw: Any, form: bool, depth: int = 0) -> list[Any]:
+def _objects(container: Any, raw: Any, form: bool, depth: int = 0) -> tuple[list[Any], list[Any]]:
+    """The text objects and image objects of a page (or a form), forms' included."""
     count = (
         raw.FPDFFormObj_CountObjects(container) if form else raw.FPDFPage_CountObjects(container)
     )
-    found: list[Any] = []
+    texts: list[Any] = []
+    images: list[Any] = []
     for index in range(max(count, 0)):
         obj = (
             raw.FPDFFormObj_GetObject(container, index)
@@ -112,10 +118,28 @@ def _text_objects(container: Any, raw: Any, form: bool, depth: int = 0) -> list[
         )
         kind = raw.FPDFPageObj_GetType(obj)
         if kind == raw.FPDF_PAGEOBJ_TEXT:
-            found.append(obj)
+            texts.append(obj)
+        elif kind == raw.FPDF_PAGEOBJ_IMAGE:
+            images.append(obj)
         elif kind == raw.FPDF_PAGEOBJ_FORM and depth < MAX_FORM_DEPTH:
-            found += _text_objects(obj, raw, True, depth + 1)
-    return found
+            more_texts, more_images = _objects(obj, raw, True, depth + 1)
+            texts += more_texts
+            images += more_images
+    return texts, images
+
+
+def _scanned(images: list[Any], raw: Any, width: float, height: float) -> bool:
+    """Whether an image covers at least half of the page: a scan, whose invisible text layer
+    (OCR) is what the image shows."""
+    import ctypes
+
+    left, bottom, right, top = (ctypes.c_float() for _ in range(4))
+    for image in images:
+        if raw.FPDFPageObj_GetBounds(image, left, bottom, right, top):
+            area = max(right.value - left.value, 0.0) * max(top.value - bottom.value, 0.0)
+            if area >= 0.5 * width * height:
+                return True
+    return False
 
 
 def _render(page: Any, scale: float) -> Any:
@@ -135,7 +159,8 @@ def page_glyphs(page: Any) -> PageGlyphs:
     if width * height * scale * scale > MAX_PIXELS:
         scale = math.sqrt(MAX_PIXELS / max(width * height, 1.0))
     shown = _render(page, scale)
-    texts = _text_objects(page.raw, raw, False)
+    texts, images = _objects(page.raw, raw, False)
+    scanned = _scanned(images, raw, width, height)
     for obj in texts:
         raw.FPDFPageObj_SetIsActive(obj, False)
     try:
@@ -155,6 +180,7 @@ def page_glyphs(page: Any) -> PageGlyphs:
     chars: list[str] = []
     boxes: list[tuple[float, float, float, float]] = []  # page space: left, bottom, right, top
     pixels: list[tuple[int, int, int, int] | None] = []  # bitmap: x0, y0, x1, y1 (clipped)
+    ocr: list[bool] = []  # invisible text over a scanned page: its image shows the words
     rect = raw.FS_RECTF()
     dx, dy = ctypes.c_int(), ctypes.c_int()
     pw, ph = math.ceil(width * scale), math.ceil(height * scale)
@@ -177,17 +203,27 @@ def page_glyphs(page: Any) -> PageGlyphs:
         y0, y1 = max(top - 1, 0), min(max(ay, by, top + 1) + 1, rows)
         chars.append(char)
         boxes.append(box)
+        if scanned:
+            obj = raw.FPDFText_GetTextObject(tp, index)
+            mode = raw.FPDFTextObj_GetTextRenderMode(obj) if obj else -1
+            ocr.append(mode in (raw.FPDF_TEXTRENDERMODE_INVISIBLE, raw.FPDF_TEXTRENDERMODE_CLIP))
+        else:
+            ocr.append(False)
         pixels.append((x0, y0, x1, y1) if x1 > x0 and y1 > y0 else None)
     textpage.close()
 
     ink_in: list[float | None] = []
     areas: list[float] = []
-    for where in pixels:
+    for where, layer in zip(pixels, ocr, strict=True):
         if where is None:
             ink_in.append(None)
             areas.append(0.0)
             continue
         x0, y0, x1, y1 = where
+        if layer:
+            ink_in.append(math.inf)
+            areas.append(float((x1 - x0) * (y1 - y0)))
+            continue
         ink_in.append(float(summed[y1, x1] - summed[y0, x1] - summed[y1, x0] + summed[y0, x0]))
         areas.append(float((x1 - x0) * (y1 - y0)))
     verdicts = judge(chars, boxes, ink_in, areas, MIN_POINTS)

@@ -32,7 +32,7 @@ from typing import Any
 
 from ..hashing import sha256_hex
 from .align import MISSING, hidden_runs, verdicts_for
-from .sanitizer import Flag
+from .sanitizer import UNSEEN_KINDS, Flag
 
 HIDDEN = "hidden"
 PDF = "application/pdf"
@@ -133,6 +133,27 @@ def _pdf(data: bytes, text: str, text_map: dict[str, Any]) -> Sight:
 PDF_INSTALL = "pip install pypdfium2"
 
 
+def beyond(found: list[Flag], rules: list[Flag]) -> list[Flag]:
+    """The parts of the renderer's ``found`` flags that no unseen-text flag of the ``rules``
+    covers already (a person reads one reason per span: the rule's, which names the
+    technique)."""
+    covered = sorted((f.start, f.end) for f in rules if f.kind in UNSEEN_KINDS and f.end > f.start)
+    out: list[Flag] = []
+    for flag in found:
+        start = flag.start
+        for a, b in covered:
+            if b <= start or a >= flag.end:
+                continue
+            if a > start:
+                out.append(Flag(flag.kind, start, a, flag.detail))
+            start = max(start, b)
+            if start >= flag.end:
+                break
+        if start < flag.end:
+            out.append(Flag(flag.kind, start, flag.end, flag.detail))
+    return [f for f in out if f.end > f.start]
+
+
 def seen(
     data: bytes,
     media_type: str,
@@ -192,4 +213,4 @@ def _write_cache(cache: Path, key: str, sight: Sight) -> None:
         return
 
 
-__all__ = ["NOT_NEEDED", "RENDERED", "RULES", "Sight", "seen"]
+__all__ = ["NOT_NEEDED", "RENDERED", "RULES", "Sight", "beyond", "flags_for", "seen"]
