@@ -38,6 +38,7 @@ from ..plan.schema import (
 from ..sources.sanitizer import flag_reason
 from ..sources.sentences import check_evidence
 from ..sources.store import SourceRecord, SourceStore
+from ..sources.visibility import unconfirmed
 from ..store.blast import LIVE
 from ..support import SUPPORTED, UNCERTAIN, UNSUPPORTED, SupportChecker, headings_above, load_model
 from ..support.facts import compare
@@ -497,6 +498,7 @@ def admit(
     _cascade(plan, results)
     admission = Admission(plan_id=plan_id, selected=chosen, ops=results)
     _policy(config, admission)
+    _unrendered(admission, sources)
     return admission
 
 
@@ -633,6 +635,25 @@ UNCERTAIN_POLICY = (
     "plan always waits for a person, whatever policy.auto_apply says; `affidavit inbox show` "
     "marks the words that lack support"
 )
+
+
+def _unrendered(admission: Admission, sources: SourceStore) -> None:
+    """Say so when a waiting plan rests on HTML or PDF below ``trusted`` whose visibility no
+    renderer confirmed (W12: no renderer installed): such evidence is never applied by policy,
+    and the reviewer reads why and how to install one."""
+    if not admission.needs_approval:
+        return
+    for op in admission.ops:
+        for claim in op.claims:
+            if not claim.passes or claim.trust == "trusted":
+                continue
+            for quote in claim.evidence:
+                if quote.source_id is None:
+                    continue
+                note = unconfirmed(sources.get(quote.source_id))
+                if note:
+                    admission.policy_reason += f"; {note}"
+                    return
 
 
 def _a(tier: str) -> str:

@@ -281,7 +281,11 @@ def extract(
         )
         raise SourceError(f"The source holds no text; there is nothing a claim could quote.{hint}")
     if media_type in (HTML, PDF):
-        sight = seen(data, media_type, text, text_map, cache) if render else Sight(checked=RULES)
+        sight = (
+            seen(data, media_type, text, text_map, cache)
+            if render
+            else Sight(checked=RULES, note="rendering was not asked for")
+        )
         own += beyond(sight.flags, own)  # the renderer decides what the rules did not flag
         text_map["visibility"] = sight.record()
     return Extracted(text, text_map, merge_flags([*own, *scan(text)]))

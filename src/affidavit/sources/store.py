@@ -102,6 +102,10 @@ def binary_reason(data: bytes) -> str | None:
     return None
 
 
+SIGHT_CACHE = "cache/sight"
+"""Where, under the vault's ``.affidavit/``, what rendering decided is kept by content hash."""
+
+
 @dataclass(frozen=True)
 class SourceRecord:
     """One stored source: its database row and its sanitizer flags."""
@@ -566,7 +570,7 @@ class SourceStore:
                 f"Affidavit reads text documents ({SUPPORTED_HELP}); if this is a document, "
                 f"convert it to text (e.g. with pandoc) and add the result."
             )
-        extracted = extract(data, media_type, charset)
+        extracted = extract(data, media_type, charset, cache=self.vault.state_dir / SIGHT_CACHE)
         text_bytes = extracted.text.encode("utf-8")
         record = SourceRecord(
             id=source_id,

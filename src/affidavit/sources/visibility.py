@@ -182,6 +182,21 @@ def seen(
     return sight
 
 
+def unconfirmed(record: Any) -> str:
+    """Why a stored source's visibility was not confirmed by rendering ("" if it was, or if its
+    format has nothing to render): an HTML or PDF source added without a renderer."""
+    if record.media_type not in (PDF, HTML):
+        return ""
+    seen_as = (record.text_map or {}).get("visibility") or {}
+    if seen_as.get("checked") == RENDERED:
+        return ""
+    how = str(seen_as.get("note") or "it was added before rendering decided visibility")
+    return (
+        f"source {record.id[:12]} ({record.name}) is {record.trust} and what its reader sees "
+        f"was not confirmed by rendering ({how}), so it is never applied by policy"
+    )
+
+
 def _read_cache(cache: Path, key: str) -> Sight | None:
     """A cached answer, if one is there and well formed (the cache is vault state: untrusted,
     so anything odd is ignored and the document rendered again)."""
@@ -213,4 +228,13 @@ def _write_cache(cache: Path, key: str, sight: Sight) -> None:
         return
 
 
-__all__ = ["NOT_NEEDED", "RENDERED", "RULES", "Sight", "beyond", "flags_for", "seen"]
+__all__ = [
+    "NOT_NEEDED",
+    "RENDERED",
+    "RULES",
+    "Sight",
+    "beyond",
+    "flags_for",
+    "seen",
+    "unconfirmed",
+]
