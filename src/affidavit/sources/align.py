@@ -182,15 +182,19 @@ def verdicts_for(text: str, chars: str, verdicts: str, ignore: str = "") -> list
 
 def hidden_runs(per_char: list[str]) -> list[tuple[int, int, str]]:
     """Runs ``(start, end, verdict)`` of characters whose verdict is not seen; whitespace between
-    two unseen characters of one verdict joins their run."""
+    two unseen characters joins their runs (the run before it takes it, when their verdicts
+    differ), so a hidden sentence is one unbroken stretch of flags."""
     runs: list[tuple[int, int, str]] = []
     for index, verdict in enumerate(per_char):
         if not verdict or verdict == SEEN:
             continue
-        if runs and runs[-1][2] == verdict and all(not v for v in per_char[runs[-1][1] : index]):
+        joined = runs and all(not v for v in per_char[runs[-1][1] : index])
+        if joined and runs[-1][2] == verdict:
             runs[-1] = (runs[-1][0], index + 1, verdict)
-        else:
-            runs.append((index, index + 1, verdict))
+            continue
+        if joined:  # another reason after a space: the space goes with the run before it
+            runs[-1] = (runs[-1][0], index, runs[-1][2])
+        runs.append((index, index + 1, verdict))
     return runs
 
 

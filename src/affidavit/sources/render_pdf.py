@@ -44,16 +44,16 @@ from dataclasses import dataclass
 from typing import Any
 
 if __package__:
-    from .glyphs import NARROW, NO_INK, NOISE, OFF, OVERLAPPED, SMALL, judge
+    from .glyphs import NARROW, NO_INK, OFF, OVERLAPPED, SMALL, Ink, judge
 else:  # run as a script by the child process: glyphs.py, beside this file, imports nothing
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from glyphs import (  # type: ignore[import-not-found,no-redef]
         NARROW,
         NO_INK,
-        NOISE,
         OFF,
         OVERLAPPED,
         SMALL,
+        Ink,
         judge,
     )
 
@@ -169,10 +169,7 @@ def page_glyphs(page: Any) -> PageGlyphs:
         for obj in texts:
             raw.FPDFPageObj_SetIsActive(obj, True)
     change = np.abs(shown.astype(np.int16) - bare.astype(np.int16)).max(axis=2)
-    ink = np.where(change >= NOISE, change, 0).astype(np.float64) / 255.0
-    rows, cols = ink.shape
-    summed = np.zeros((rows + 1, cols + 1), dtype=np.float64)
-    summed[1:, 1:] = ink.cumsum(0).cumsum(1)
+    rows, cols = change.shape
 
     textpage = page.get_textpage()
     tp = textpage.raw
@@ -212,21 +209,15 @@ def page_glyphs(page: Any) -> PageGlyphs:
         pixels.append((x0, y0, x1, y1) if x1 > x0 and y1 > y0 else None)
     textpage.close()
 
-    ink_in: list[float | None] = []
-    areas: list[float] = []
-    for where, layer in zip(pixels, ocr, strict=True):
-        if where is None:
-            ink_in.append(None)
-            areas.append(0.0)
-            continue
-        x0, y0, x1, y1 = where
-        if layer:
-            ink_in.append(math.inf)
-            areas.append(float((x1 - x0) * (y1 - y0)))
-            continue
-        ink_in.append(float(summed[y1, x1] - summed[y0, x1] - summed[y1, x0] + summed[y0, x0]))
-        areas.append(float((x1 - x0) * (y1 - y0)))
-    verdicts = judge(chars, boxes, ink_in, areas, MIN_POINTS)
+    ink = Ink.empty(len(chars))
+    if chars:
+        regions = np.array([p if p is not None else (0, 0, 0, 0) for p in pixels], dtype=np.int64)
+        ink.add(change, 0, regions[:, 0], regions[:, 1], regions[:, 2], regions[:, 3])
+        layer = np.array(ocr, dtype=bool)  # the scan shows these words: judged by box alone
+        ink.mass[layer] = np.inf
+        ink.strong[layer] = np.inf
+        ink.bands[layer] = np.inf
+    verdicts = judge(chars, boxes, ink, MIN_POINTS)
     return PageGlyphs("".join(chars), "".join(verdicts))
 
 
