@@ -56,6 +56,8 @@ def test_more_hiding_techniques_are_flagged(name: str) -> None:
 
 SEEN: dict[str, str] = {
     "aria-hidden": '<p aria-hidden="true">{s}</p>',
+    # issue 24: a reader opens a collapsed <details> (its summary shows): its text is seen
+    "closed details": "<details><summary>More</summary><p>{s}</p></details>",
     "<style media=print>": '<style media="print">.x{display:none}</style><p class=x>{s}</p>',
     "<style media=print, speech>": (
         '<style media="print, speech">.x{display:none}</style><p class=x>{s}</p>'

@@ -97,7 +97,6 @@ HTML_TECHNIQUES: dict[str, str] = {
     "display:none inline": '<span style="display:none">{s}</span>',
     "noscript": "<noscript>{s}</noscript>",
     "closed dialog": "<dialog><p>{s}</p></dialog>",
-    "closed details": "<details><summary>More</summary><p>{s}</p></details>",
     "svg text": '<svg width="10" height="10"><text x="0" y="5">{s}</text></svg>',
     "canvas fallback": "<canvas>{s}</canvas>",
     "del": "<p><del>{s}</del></p>",
@@ -216,7 +215,6 @@ MARKDOWN_TECHNIQUES: dict[str, str] = {
     "single-tilde strikethrough": "The quay is ~{s}~ busy.",
     "single-tilde strikethrough, escaped tilde inside": "It was ~{s} \\~ gone~ then.",
     "del in markdown": "<del>{s}</del>",
-    "details in markdown": "<details><summary>More</summary>{s}</details>",
 }
 
 

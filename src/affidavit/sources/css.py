@@ -108,6 +108,10 @@ _DOCUMENT_ROOT = frozenset({":root", "html"})
 file's HTML is a fragment with no root element of its own: they still apply to all of it)."""
 
 
+def _in_body(tag: Tag) -> bool:
+    return any(isinstance(up, Tag) and up.name == "body" for up in tag.parents)
+
+
 @dataclass(frozen=True)
 class Hiding:
     """Why text is not seen (or is struck): the flag ``kind`` and a ``detail`` for a person."""
@@ -413,6 +417,8 @@ class Styler:
         """Why text directly inside ``tag`` is not seen, or None if it is."""
         if self._overflow is not None:
             return self._overflow
+        if tag is not None and tag.name == "title" and not _in_body(tag):
+            return None  # the document's title: the window shows it, no page style reaches it
         state = self._states.get(id(tag)) if tag is not None else None
         return state.text if state is not None else None
 

@@ -348,6 +348,8 @@ class _Tab:
             request_route.fulfill(status=200, body=body, content_type=content_type)
         elif request.resource_type == "image":  # its colours are unknown: a grey stand-in
             request_route.fulfill(status=200, body=_GREY_PNG, content_type="image/png")
+        elif request.is_navigation_request():  # a <meta refresh> or a frame: cancelled,
+            request_route.abort("aborted")  # the document stays as it is
         else:
             request_route.abort()
 

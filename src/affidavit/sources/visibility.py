@@ -202,11 +202,11 @@ def _read_cache(cache: Path, key: str) -> Sight | None:
     so anything odd is ignored and the document rendered again)."""
     try:
         raw = json.loads((cache / f"{key}.json").read_text("utf-8"))
-        flags = [
-            Flag(HIDDEN, int(f[0]), int(f[1]), str(f[2]))
-            for f in raw["flags"]
-            if isinstance(f, list) and len(f) == 3
-        ]
+        if not isinstance(raw, dict) or not isinstance(raw.get("flags"), list):
+            return None
+        if not all(isinstance(f, list) and len(f) == 3 for f in raw["flags"]):
+            return None
+        flags = [Flag(HIDDEN, int(f[0]), int(f[1]), str(f[2])) for f in raw["flags"]]
         return Sight(flags, RENDERED, str(raw["engine"]), str(raw.get("note", "")))
     except (OSError, ValueError, KeyError, TypeError):
         return None
