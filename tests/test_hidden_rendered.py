@@ -10,6 +10,8 @@ The browser starts once for the whole session (one per process), so these are a 
 from __future__ import annotations
 
 import json
+import os
+import pwd
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -246,3 +248,25 @@ def test_the_answer_is_cached_by_content_and_a_tampered_cache_is_not_trusted(
 def test_without_a_renderer_the_text_map_says_rules_only() -> None:
     result = extract(f"<p>{VISIBLE}</p>".encode(), "text/html", render=False)
     assert result.text_map["visibility"]["checked"] == visibility.RULES
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root")
+def test_a_root_process_renders_as_the_vaults_owner(tmp_path: Path) -> None:
+    """W10: a root daemon working for someone's vault renders with their authority, not root's:
+    the renderers' child processes become the owner (here ``nobody``), and say who they were."""
+    nobody = pwd.getpwnam("nobody")
+    owner = (nobody.pw_uid, nobody.pw_gid)
+    hidden = secret("Owner")
+    pdf = page(TRICKS["white rectangle over the text"](hidden), VISIBLE, AFTER)
+    result = extract(pdf, "application/pdf", owner=owner, cache=tmp_path)
+    assert result.text_map["visibility"]["checked"] == "rendered"
+    assert covered(result, hidden) and untouched(result, VISIBLE)
+    assert list(tmp_path.iterdir()) == []  # nothing written into the owner's files as root
+    if available() == "":
+        from affidavit.sources.render_html import measure_as
+
+        data = _html(hidden_issue23.HTML["oklch() white"], hidden)
+        measured, engine = measure_as(data, "text/html; charset=utf-8", owner)
+        assert engine.startswith("chromium") and "i" in measured.verdicts
+        result = extract(data, "text/html", owner=owner)
+        assert covered(result, hidden) and untouched(result, VISIBLE)

@@ -240,13 +240,15 @@ def extract(
     *,
     render: bool = True,
     cache: Path | None = None,
+    owner: tuple[int, int] | None = None,
 ) -> Extracted:
     """Extract the text of ``data`` (a ``media_type`` document), with its map and every flag.
 
     ``charset`` is the one a web server declared, if any. The fast rules flag hidden text first;
     with ``render`` (the default) an HTML or PDF document is then rendered and what a reader
     does not see flagged too (:func:`affidavit.sources.visibility.seen`, its answer kept in
-    ``cache`` and in the text map's ``visibility``). Raises :class:`SourceError` when the bytes
+    ``cache`` and in the text map's ``visibility``; the renderers run as ``owner`` when this
+    process is root). Raises :class:`SourceError` when the bytes
     can't be read as that format or hold no text at all.
     """
     own: list[Flag] = []
@@ -282,7 +284,7 @@ def extract(
         raise SourceError(f"The source holds no text; there is nothing a claim could quote.{hint}")
     if media_type in (HTML, PDF):
         sight = (
-            seen(data, media_type, text, text_map, cache)
+            seen(data, media_type, text, text_map, cache, owner)
             if render
             else Sight(checked=RULES, note="rendering was not asked for")
         )

@@ -33,9 +33,11 @@ import atexit
 import base64
 import contextlib
 import io
+import json
 import os
 import shutil
 import struct
+import tempfile
 import threading
 import zlib
 from collections.abc import Callable
@@ -447,19 +449,62 @@ def _change(before: bytes, after: bytes) -> Any:
         return np.asarray(ImageChops.lighter(ImageChops.lighter(red, green), blue))
 
 
-def html_sight(data: bytes, text: str, text_map: dict[str, Any]) -> Sight:
+def _as_owner(owner: tuple[int, int]) -> bool:
+    return os.geteuid() == 0 and owner[0] != 0
+
+
+def measure_as(data: bytes, content_type: str, owner: tuple[int, int]) -> tuple[Measured, str]:
+    """:func:`measure` in a forked child that became ``owner`` first (a root daemon working for
+    a vault: W10), with a home of its own and its own browser, closed when it is done."""
+    from .render_pdf import as_owner
+
+    home = tempfile.mkdtemp(prefix="affidavit-render-")
+    try:
+        os.chown(home, owner[0], owner[1])
+
+        def work() -> bytes:
+            global _BROWSER
+            _BROWSER = None  # the parent's browser is not this process's
+            os.environ.update(HOME=home, TMPDIR=home)
+            os.chdir(home)
+            try:
+                measured = measure(data, content_type)
+                return json.dumps(
+                    {
+                        "engine": engine_name(),
+                        "chars": measured.chars,
+                        "verdicts": measured.verdicts,
+                    }
+                ).encode()
+            finally:
+                close_browser()
+
+        answer = json.loads(as_owner(work, owner, int(3 * HANG_GUARD_MS / 1000), memory=None))
+        return Measured(str(answer["chars"]), str(answer["verdicts"])), str(answer["engine"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise RenderFailed(f"the renderer could not run as the owner ({exc})") from exc
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def html_sight(
+    data: bytes, text: str, text_map: dict[str, Any], owner: tuple[int, int] | None = None
+) -> Sight:
     """The :class:`~affidavit.sources.visibility.Sight` of an HTML document: its text flagged
-    where chromium shows no readable ink."""
+    where chromium shows no readable ink (laid out as ``owner`` when this process is root)."""
     missing = available()
     if missing:
         return Sight(checked=RULES, note=missing)
     encoding = str(text_map.get("encoding") or "utf-8").split(" ")[0]
     content_type = f"text/html; charset={encoding}"
     try:
-        engine = engine_name()
         if len(data) > MAX_BYTES:
             raise RenderFailed(f"it is larger than {MAX_BYTES:,} bytes")
-        measured = measure(data, content_type)
+        if owner is not None and _as_owner(owner):
+            measured, engine = measure_as(data, content_type, owner)
+        else:
+            engine = engine_name()
+            measured = measure(data, content_type)
     except Exception as exc:  # the browser failed on this document: nothing is taken as seen
         why = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
         return Sight(
@@ -476,4 +521,4 @@ def html_sight(data: bytes, text: str, text_map: dict[str, Any]) -> Sight:
     )
 
 
-__all__ = ["available", "close_browser", "html_sight", "measure"]
+__all__ = ["available", "close_browser", "html_sight", "measure", "measure_as"]

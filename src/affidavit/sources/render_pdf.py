@@ -34,6 +34,7 @@ run as a script by ``python -I``: it imports nothing of Affidavit's) whose addre
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -244,16 +245,83 @@ def glyphs_in_process(data: bytes) -> list[PageGlyphs]:
         document.close()
 
 
-def _limit(pages: int) -> None:  # pragma: no cover - runs in the child before exec
+Owner = tuple[int, int]
+"""A user and group id to render as (the vault's owner, when a root daemon works for it)."""
+
+
+def drop_to(owner: Owner | None) -> None:  # pragma: no cover - runs in a child before exec
+    """Become ``owner`` (from root): no supplementary groups, its group, its user."""
+    if owner is not None and os.geteuid() == 0 and owner[0] != 0:
+        os.setgroups([])
+        os.setgid(owner[1])
+        os.setuid(owner[0])
+
+
+def _limit(pages: int, owner: Owner | None) -> None:  # pragma: no cover - runs in the child
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
     cpu = CPU_SECONDS_BASE + CPU_SECONDS_PER_PAGE * max(pages, 1)
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    drop_to(owner)
 
 
-def render_pdf(data: bytes, pages: int) -> list[PageGlyphs]:
+def as_owner(work: Any, owner: Owner, cpu_seconds: int, memory: int | None = MEMORY_BYTES) -> bytes:
+    """``work()`` (returning bytes) in a forked child that became ``owner`` first, under the
+    renderer's limits; its answer, or :class:`RenderFailed`. A fork, not a new interpreter: the
+    owner may not be able to run this Python (it may live in root's home), and what the work
+    needs is loaded here already."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 1
+        try:
+            os.close(read_end)
+            if memory is not None:  # (a browser reserves far more address space than it uses)
+                resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            drop_to(owner)
+            if os.getuid() != owner[0]:
+                raise RenderFailed("could not become the owner")
+            answer = work()
+            with os.fdopen(write_end, "wb") as out:
+                out.write(answer)
+            code = 0
+        except BaseException as exc:
+            with contextlib.suppress(Exception):
+                os.write(write_end, b"\0" + str(exc)[:300].encode("utf-8", "replace"))
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as answer_in:
+        answer = answer_in.read()
+    _, status = os.waitpid(pid, 0)
+    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+        why = answer[1:].decode("utf-8", "replace") if answer[:1] == b"\0" else f"status {status}"
+        raise RenderFailed(f"the renderer stopped: {why}")
+    return answer
+
+
+def render_pdf(data: bytes, pages: int, owner: Owner | None = None) -> list[PageGlyphs]:
     """Every page's verdicts, rendered by a child process under memory and CPU limits (``pages``,
-    the page count pypdf read, sizes the CPU budget). Raises :class:`RenderFailed`."""
+    the page count pypdf read, sizes the CPU budget), as ``owner`` when this process is root (a
+    daemon working for a vault: W10, never more authority than the vault's owner). Raises
+    :class:`RenderFailed`."""
+    if owner is not None and os.geteuid() == 0 and owner[0] != 0:
+        import numpy  # noqa: F401  (loaded before the fork: the owner may not read them)
+        import pypdfium2  # noqa: F401
+
+        def work() -> bytes:
+            found = glyphs_in_process(data)
+            return json.dumps([[p.chars, p.verdicts] for p in found]).encode()
+
+        cpu = CPU_SECONDS_BASE + CPU_SECONDS_PER_PAGE * max(pages, 1)
+        try:
+            return [
+                PageGlyphs(str(p[0]), str(p[1])) for p in json.loads(as_owner(work, owner, cpu))
+            ]
+        except (ValueError, TypeError, IndexError) as exc:
+            raise RenderFailed("the renderer's answer could not be read") from exc
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL")}
     try:
         done = subprocess.run(  # this file as a script (-I: no PYTHONPATH, no user site)
@@ -261,7 +329,8 @@ def render_pdf(data: bytes, pages: int) -> list[PageGlyphs]:
             input=data,
             capture_output=True,
             env=env,
-            preexec_fn=lambda: _limit(pages),
+            cwd="/",
+            preexec_fn=lambda: _limit(pages, owner),
             check=False,
         )
     except OSError as exc:
@@ -272,9 +341,13 @@ def render_pdf(data: bytes, pages: int) -> list[PageGlyphs]:
         raise RenderFailed(f"the renderer stopped: {detail[:300]}")
     try:
         answer = json.loads(done.stdout)
-        return [PageGlyphs(str(p[0]), str(p[1])) for p in answer]
-    except (ValueError, TypeError, IndexError) as exc:
+        pages_out = [PageGlyphs(str(p[0]), str(p[1])) for p in answer["pages"]]
+        uid = int(answer["uid"])
+    except (ValueError, TypeError, IndexError, KeyError) as exc:
         raise RenderFailed("the renderer's answer could not be read") from exc
+    if owner is not None and os.geteuid() == 0 and owner[0] != 0 and uid != owner[0]:
+        raise RenderFailed(f"the renderer ran as UID {uid}, not as the owner (UID {owner[0]})")
+    return pages_out
 
 
 def main() -> None:  # pragma: no cover - the child process (exercised through render_pdf)
@@ -284,7 +357,7 @@ def main() -> None:  # pragma: no cover - the child process (exercised through r
     except RenderFailed as exc:
         print(str(exc), file=sys.stderr)
         raise SystemExit(2) from None
-    json.dump([[p.chars, p.verdicts] for p in pages], sys.stdout)
+    json.dump({"uid": os.getuid(), "pages": [[p.chars, p.verdicts] for p in pages]}, sys.stdout)
 
 
 if __name__ == "__main__":  # pragma: no cover
@@ -293,8 +366,11 @@ if __name__ == "__main__":  # pragma: no cover
 
 __all__ = [
     "REASONS",
+    "Owner",
     "PageGlyphs",
     "RenderFailed",
+    "as_owner",
+    "drop_to",
     "engine_name",
     "glyphs_in_process",
     "render_pdf",

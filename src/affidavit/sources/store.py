@@ -102,6 +102,14 @@ def binary_reason(data: bytes) -> str | None:
     return None
 
 
+def _owner(root: Path) -> tuple[int, int] | None:
+    """Whom to render a vault's sources as: its owner, when this process is root (W10)."""
+    if os.geteuid() != 0:
+        return None
+    info = os.stat(root)
+    return (info.st_uid, info.st_gid)
+
+
 SIGHT_CACHE = "cache/sight"
 """Where, under the vault's ``.affidavit/``, what rendering decided is kept by content hash."""
 
@@ -570,7 +578,13 @@ class SourceStore:
                 f"Affidavit reads text documents ({SUPPORTED_HELP}); if this is a document, "
                 f"convert it to text (e.g. with pandoc) and add the result."
             )
-        extracted = extract(data, media_type, charset, cache=self.vault.state_dir / SIGHT_CACHE)
+        extracted = extract(
+            data,
+            media_type,
+            charset,
+            cache=self.vault.state_dir / SIGHT_CACHE,
+            owner=_owner(self.vault.root),
+        )
         text_bytes = extracted.text.encode("utf-8")
         record = SourceRecord(
             id=source_id,

@@ -92,7 +92,7 @@ def flags_for(
     ]
 
 
-def _pdf(data: bytes, text: str, text_map: dict[str, Any]) -> Sight:
+def _pdf(data: bytes, text: str, text_map: dict[str, Any], owner: tuple[int, int] | None) -> Sight:
     try:
         from . import render_pdf
     except ImportError:  # pragma: no cover - pypdfium2 is a core dependency
@@ -104,7 +104,7 @@ def _pdf(data: bytes, text: str, text_map: dict[str, Any]) -> Sight:
         MISSING: "PDF text the rendered page draws no characters for",
     }
     try:
-        rendered = render_pdf.render_pdf(data, len(pages))
+        rendered = render_pdf.render_pdf(data, len(pages), owner)
     except render_pdf.RenderFailed as exc:
         return Sight(
             [
@@ -160,23 +160,28 @@ def seen(
     text: str,
     text_map: dict[str, Any],
     cache: Path | None = None,
+    owner: tuple[int, int] | None = None,
 ) -> Sight:
     """Which spans of ``text`` (extracted from ``data``, a ``media_type`` document, with
     ``text_map``) a reader does not see, by rendering; ``cache`` is a directory to keep the
-    answer in (by the document's SHA-256)."""
+    answer in (by the document's SHA-256). ``owner`` (user and group id): whom the renderers
+    run as when this process is root (a daemon working for someone's vault: W10; no cache is
+    read or written then: the files are theirs)."""
     if media_type not in (PDF, HTML):
         return Sight()
     key = f"{sha256_hex(data)}-{sha256_hex(text.encode('utf-8'))[:16]}-v{VERSION}"
+    if owner is not None and os.geteuid() == 0 and owner[0] != 0:
+        cache = None  # root works for someone else: no file of theirs is read or written
     if cache is not None:
         known = _read_cache(cache, key)
         if known is not None:
             return known
     if media_type == PDF:
-        sight = _pdf(data, text, text_map)
+        sight = _pdf(data, text, text_map, owner)
     else:
         from .render_html import html_sight
 
-        sight = html_sight(data, text, text_map)
+        sight = html_sight(data, text, text_map, owner)
     if cache is not None and sight.checked == RENDERED:
         _write_cache(cache, key, sight)
     return sight
