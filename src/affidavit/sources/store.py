@@ -51,6 +51,7 @@ from .fetch import fetch_url
 from .roff import gunzip
 from .sanitizer import Flag
 from .trust import trust_for
+from .visibility import SIGHT_CACHE, owner_of
 
 MIN_REF_LENGTH = 12
 """Shortest id prefix :meth:`SourceStore.resolve` accepts (plans cite sources by >= 12 hex)."""
@@ -100,18 +101,6 @@ def binary_reason(data: bytes) -> str | None:
     if head and control / len(head) > MAX_CONTROL_RATIO:
         return f"{control / len(head):.0%} of its first {len(head):,} bytes are control characters"
     return None
-
-
-def _owner(root: Path) -> tuple[int, int] | None:
-    """Whom to render a vault's sources as: its owner, when this process is root (W10)."""
-    if os.geteuid() != 0:
-        return None
-    info = os.stat(root)
-    return (info.st_uid, info.st_gid)
-
-
-SIGHT_CACHE = "cache/sight"
-"""Where, under the vault's ``.affidavit/``, what rendering decided is kept by content hash."""
 
 
 @dataclass(frozen=True)
@@ -583,7 +572,7 @@ class SourceStore:
             media_type,
             charset,
             cache=self.vault.state_dir / SIGHT_CACHE,
-            owner=_owner(self.vault.root),
+            owner=owner_of(self.vault.root),
         )
         text_bytes = extracted.text.encode("utf-8")
         record = SourceRecord(

@@ -41,6 +41,16 @@ PAGE_SEPARATOR = "\n\f\n"
 VERSION = 1
 """Bumped when what a cached verdict means changes (the cache is then not read)."""
 RENDERED, RULES, NOT_NEEDED = "rendered", "rules", "not needed"
+SIGHT_CACHE = "cache/sight"
+"""Where, under a vault's ``.affidavit/``, what rendering decided is kept by content hash."""
+
+
+def owner_of(root: Path) -> tuple[int, int] | None:
+    """Whom to render a vault's sources as: its owner, when this process is root (W10)."""
+    if os.geteuid() != 0:
+        return None
+    info = os.stat(root)
+    return (info.st_uid, info.st_gid)
 
 
 @dataclass(frozen=True)
@@ -237,9 +247,11 @@ __all__ = [
     "NOT_NEEDED",
     "RENDERED",
     "RULES",
+    "SIGHT_CACHE",
     "Sight",
     "beyond",
     "flags_for",
+    "owner_of",
     "seen",
     "unconfirmed",
 ]
