@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The web desk's browser tests need a chromium and axe-core; install what is missing.
+# Debian's chromium renders HTML sources to decide what a reader sees (W12, the [render] extra),
+# and the web desk's browser tests need it and axe-core; install what is missing.
 # chromium from Debian (never `playwright install`), axe-core from npm into .cache/axe (gitignored).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,7 +9,7 @@ if [ ! -x /usr/bin/chromium ]; then
     SUDO=""
     [ "$(id -u)" -ne 0 ] && SUDO="sudo"
     $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-upgrade chromium
 fi
 if [ ! -f .cache/axe/node_modules/axe-core/axe.min.js ]; then
     echo "== installing axe-core (npm) into .cache/axe"

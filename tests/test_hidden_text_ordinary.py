@@ -12,13 +12,21 @@ from pathlib import Path
 import pytest
 
 from affidavit.sources.css_calc import evaluate
-from affidavit.sources.extract import extract
+from affidavit.sources.extract import Extracted, extract
+from affidavit.sources.render_html import available
+from affidavit.sources.sentences import number_sentences
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 from pydocs_corpus import DOCS, HTML  # noqa: E402
 
 UNSEEN = ("hidden_styling", "hidden", "struck")
+
+
+def rendering_html() -> bool:
+    return available() == ""
+
+
 PAGES = [*HTML, "library/functools", "library/sqlite3", "tutorial/controlflow", "faq/general"]
 PDFS = [
     Path("/usr/share/doc/libtasn1-doc/libtasn1.pdf"),
@@ -26,20 +34,54 @@ PDFS = [
 ]
 
 
+MAX_FLAGGED = 0.01
+"""Visible sentences of real documents flagged at most (issue 23): the renderer may disagree
+with a reader on a glyph cut at the page's edge, never on prose."""
+
+
+def _flagged_share(result: Extracted) -> tuple[float, list[str]]:
+    """The share of the text's sentences that overlap an unseen-text flag, and those sentences."""
+    marks = [(f.start, f.end) for f in result.flags if f.kind in UNSEEN]
+    sentences = number_sentences(result.text)
+    hit = [
+        result.text[s.start : s.end]
+        for s in sentences
+        if any(a < s.end and s.start < max(b, a + 1) for a, b in marks)
+    ]
+    return len(hit) / max(len(sentences), 1), hit
+
+
 @pytest.mark.skipif(
     not DOCS.is_dir(), reason="python3.11-doc is missing: run scripts/setup_testdata.sh"
 )
 @pytest.mark.parametrize("page", PAGES)
 def test_python_docs_pages_have_no_hidden_text(page: str) -> None:
-    result = extract((DOCS / f"{page}.html").read_bytes(), "text/html")
+    result = extract((DOCS / f"{page}.html").read_bytes(), "text/html", render=False)
     assert len(result.text) > 2000
     assert [f.to_json() for f in result.flags if f.kind in UNSEEN] == []
 
 
+@pytest.mark.skipif(
+    not DOCS.is_dir() or not rendering_html(), reason="python3.11-doc or chromium is missing"
+)
+def test_python_docs_pages_rendered_keep_their_sentences() -> None:
+    """Rendered by chromium, the Python docs (a few long pages) keep at most 1 % of their
+    sentences flagged (today: none)."""
+    for page in ["library/functools", "tutorial/controlflow", "faq/general"]:
+        result = extract((DOCS / f"{page}.html").read_bytes(), "text/html")
+        assert result.text_map["visibility"]["checked"] == "rendered"
+        share, hit = _flagged_share(result)
+        assert share <= MAX_FLAGGED, (page, hit[:5])
+
+
 @pytest.mark.parametrize("path", [p for p in PDFS if p.exists()], ids=lambda p: p.name)
-def test_real_pdfs_have_no_hidden_text(path: Path) -> None:
+def test_real_pdfs_keep_their_sentences(path: Path) -> None:
     result = extract(path.read_bytes(), "application/pdf")
-    assert [f.to_json() for f in result.flags if f.kind in UNSEEN] == []
+    assert result.text_map["visibility"]["checked"] == "rendered"
+    share, hit = _flagged_share(result)
+    assert share <= MAX_FLAGGED, hit[:5]
+    rules = extract(path.read_bytes(), "application/pdf", render=False)
+    assert [f.to_json() for f in rules.flags if f.kind in UNSEEN] == []
 
 
 @pytest.mark.parametrize("doc", sorted((ROOT / "docs").glob("*.md")), ids=lambda p: p.name)

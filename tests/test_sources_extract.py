@@ -210,7 +210,9 @@ def test_pdf_pages_and_map() -> None:
     result = extract(data, "application/pdf")
     first, second = result.text.split(PAGE_SEPARATOR)
     assert "floods every spring" in first and "built in 1936" in second
-    assert result.text_map == {"kind": "pdf", "pages": [[0, 1], [len(first) + 3, 2]]}
+    assert result.text_map["pages"] == [[0, 1], [len(first) + 3, 2]]
+    assert result.text_map["kind"] == "pdf"
+    assert result.text_map["visibility"]["checked"] == "rendered"
     assert location(result.text, result.text_map, result.text.index("dam")) == "page 2"
     assert location(result.text, result.text_map, 0) == "page 1"
     assert result.flags == []

@@ -115,7 +115,8 @@ def test_pdf_source(vault: Vault, tmp_path: Path) -> None:
     record = store.add_file(tmp_path / "dam.pdf").record
     assert record.media_type == "application/pdf" and record.original_file.endswith(".pdf")
     assert "The dam was built in 1936." in store.text(record.id)
-    assert record.text_map == {"kind": "pdf", "pages": [[0, 1]]}
+    assert record.text_map["pages"] == [[0, 1]] and record.text_map["kind"] == "pdf"
+    assert record.text_map["visibility"]["checked"] == "rendered"
     assert (vault.root / record.original_file).read_bytes() == data
 
 

@@ -239,7 +239,9 @@ def show(ctx: click.Context, source_id: str, show_text: bool, as_json: bool) -> 
     flags = _flag_rows(record, text) if text is not None else [f.to_json() for f in record.flags]
     if as_json:
         data = {**record.to_json(), "flags": flags, "integrity": problems}
-        data["text_map"] = {k: v for k, v in record.text_map.items() if k in ("kind", "encoding")}
+        data["text_map"] = {
+            k: v for k, v in record.text_map.items() if k in ("kind", "encoding", "visibility")
+        }
         if show_text:
             data["text"] = text
         echo_json(data)
@@ -261,6 +263,14 @@ def show(ctx: click.Context, source_id: str, show_text: bool, as_json: bool) -> 
         ("integrity", "; ".join(problems) if problems else "ok"),
         ("flags", str(len(flags))),
     ]
+    seen_as = record.text_map.get("visibility")
+    if isinstance(seen_as, dict):  # HTML and PDF: who decided what a reader sees (W12)
+        how = (
+            f"rendered by {seen_as.get('engine', '?')}"
+            if seen_as.get("checked") == "rendered"
+            else f"rules only ({seen_as.get('note', '')})"
+        )
+        fields.insert(-1, ("visibility", how))
     for label, value in fields:
         click.echo(f"{label + ':':13}{value}")
     for flag in flags:

@@ -42,6 +42,7 @@ from ..plan.schema import (
 from ..sources.sanitizer import flag_reason
 from ..sources.sentences import check_evidence
 from ..sources.store import SourceRecord, SourceStore
+from ..sources.visibility import unconfirmed
 from ..store.blast import LIVE
 from ..support import UNSUPPORTED, SupportChecker, check_version, headings_above, load_model
 from ..support.facts import compare
@@ -547,6 +548,7 @@ def admit(
         support_version=check_version(checker.model),
     )
     _policy(config, admission)
+    _unrendered(admission, sources)
     return admission
 
 
@@ -637,6 +639,25 @@ SPLIT_POLICY = (
     "the uncertain ones wait for a person as the plan's pending remainder (W11, judged text by "
     "text); `affidavit inbox show` says why for each"
 )
+
+
+def _unrendered(admission: Admission, sources: SourceStore) -> None:
+    """Say so when a waiting plan rests on HTML or PDF below ``trusted`` whose visibility no
+    renderer confirmed (W12: no renderer installed): such evidence is never applied by policy,
+    and the reviewer reads why and how to install one."""
+    if not admission.needs_approval:
+        return
+    for op in admission.ops:
+        for claim in op.claims:
+            if not claim.passes or claim.trust == "trusted":
+                continue
+            for quote in claim.evidence:
+                if quote.source_id is None:
+                    continue
+                note = unconfirmed(sources.get(quote.source_id))
+                if note:
+                    admission.policy_reason += f"; {note}"
+                    return
 
 
 def _a(tier: str) -> str:

@@ -22,11 +22,12 @@ speech, so a page hiding text from a wide screen is still flagged. What hides te
     text-indent of -500px or less, a text-indent of 500px (or 40%) or more with overflow hidden;
     custom properties are followed through ``var()``, and a ``<style media="print">`` sheet, like
     an ``@media print`` block, styles no screen;
-    and in markup: the ``hidden`` attribute, a ``<dialog>`` without ``open``, the content of a
-    closed ``<details>`` but its ``<summary>``, ``<noscript>``, text inside ``<svg>``, and the
+    and in markup: the ``hidden`` and ``popover`` attributes, a ``<dialog>`` without ``open``,
+    a ``<title>`` in the body, ``<noscript>``, text inside ``<svg>``, and the
     fallback content of ``<canvas>``, ``<iframe>``, ``<object>``, ``<video>``, ``<audio>``,
     ``<datalist>``, ``<rp>``. ``aria-hidden="true"`` hides text from screen readers only: a
-    reader sees it, so it is not flagged.
+    reader sees it, so it is not flagged. Nor is the content of a closed ``<details>``: its
+    summary shows, and a reader opens it with a click (issue 24).
 
 Struck through: ``<del>``, ``<s>``, ``<strike>`` and ``text-decoration: line-through``.
 """
@@ -99,12 +100,16 @@ _PRESENTATIONAL = {
     "body": (("text", "color"), *_BGCOLOR),
 }
 """HTML attributes that set colours, below every CSS rule in the cascade."""
-_STYLING_ATTRIBUTES = frozenset({"style", "hidden", "color", "bgcolor", "text"})
-_SPECIAL = _FALLBACK | _STRUCK_TAGS | {"dialog", "details", "noscript", "svg"}
+_STYLING_ATTRIBUTES = frozenset({"style", "hidden", "popover", "color", "bgcolor", "text"})
+_SPECIAL = _FALLBACK | _STRUCK_TAGS | {"dialog", "noscript", "svg", "title"}
 _SKIPPED_MEDIA = frozenset({"print", "speech"})
 _DOCUMENT_ROOT = frozenset({":root", "html"})
 """Selectors of the document's root, whose custom properties every element inherits (a markdown
 file's HTML is a fragment with no root element of its own: they still apply to all of it)."""
+
+
+def _in_body(tag: Tag) -> bool:
+    return any(isinstance(up, Tag) and up.name == "body" for up in tag.parents)
 
 
 @dataclass(frozen=True)
@@ -402,7 +407,6 @@ class Styler:
                         id(child) not in self._decls
                         and not child.attrs.keys() & _STYLING_ATTRIBUTES
                         and child.name not in _SPECIAL
-                        and tag.name != "details"
                     )
                     # nothing of its own: it shows (or hides) its text as its parent does
                     state = parent if plain else self._state(child, parent, order)
@@ -413,6 +417,8 @@ class Styler:
         """Why text directly inside ``tag`` is not seen, or None if it is."""
         if self._overflow is not None:
             return self._overflow
+        if tag is not None and tag.name == "title" and not _in_body(tag):
+            return None  # the document's title: the window shows it, no page style reaches it
         state = self._states.get(id(tag)) if tag is not None else None
         return state.text if state is not None else None
 
@@ -483,24 +489,18 @@ class Styler:
         if state.struck is None:
             state.struck = self._struck(tag, css, where)
         state.text = state.hidden or state.invisible or self._faint(state, where)
-        if state.text is None and tag.name == "details" and tag.get("open") is None:
-            state.text = Hiding(HIDDEN, f"text inside a closed <details> ({where})")
         return state
 
     def _markup_hiding(self, tag: Tag, where: str) -> Hiding | None:
         name = tag.name
-        parent = tag.parent
         if tag.get("hidden") is not None:
             return Hiding(HIDDEN_STYLING, f"text hidden by the hidden attribute of {where}")
+        if tag.get("popover") is not None:
+            return Hiding(HIDDEN, f"text of a popover (shown only when invoked): {where}")
         if name == "dialog" and tag.get("open") is None:
             return Hiding(HIDDEN, f"text inside a closed <dialog> (no open attribute): {where}")
-        if (
-            isinstance(parent, Tag)
-            and parent.name == "details"
-            and parent.get("open") is None
-            and not (name == "summary" and parent.find("summary", recursive=False) is tag)
-        ):
-            return Hiding(HIDDEN, f"text inside a closed <details>: {where}")
+        if name == "title" and any(isinstance(up, Tag) and up.name == "body" for up in tag.parents):
+            return Hiding(HIDDEN, f"a <title> in the body (never displayed): {where}")
         if name == "noscript":
             return Hiding(HIDDEN, f"text inside <noscript> (not shown where scripts run): {where}")
         if name == "svg":

@@ -21,7 +21,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 from html.parser import HTMLParser
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from bs4 import BeautifulSoup, Tag
@@ -33,6 +33,7 @@ from .pdf import PAGE_SEPARATOR, extract_pdf
 from .roff import extract_roff
 from .rst import extract_rst
 from .sanitizer import Flag, merge_flags, scan
+from .visibility import RULES, Sight, beyond, seen
 
 MARKDOWN = "text/markdown"
 PLAIN = "text/plain"
@@ -232,10 +233,22 @@ def _newlines(text: str) -> list[int]:
     return offsets
 
 
-def extract(data: bytes, media_type: str, charset: str | None = None) -> Extracted:
+def extract(
+    data: bytes,
+    media_type: str,
+    charset: str | None = None,
+    *,
+    render: bool = True,
+    cache: Path | None = None,
+    owner: tuple[int, int] | None = None,
+) -> Extracted:
     """Extract the text of ``data`` (a ``media_type`` document), with its map and every flag.
 
-    ``charset`` is the one a web server declared, if any. Raises :class:`SourceError` when the bytes
+    ``charset`` is the one a web server declared, if any. The fast rules flag hidden text first;
+    with ``render`` (the default) an HTML or PDF document is then rendered and what a reader
+    does not see flagged too (:func:`affidavit.sources.visibility.seen`, its answer kept in
+    ``cache`` and in the text map's ``visibility``; the renderers run as ``owner`` when this
+    process is root). Raises :class:`SourceError` when the bytes
     can't be read as that format or hold no text at all.
     """
     own: list[Flag] = []
@@ -269,6 +282,14 @@ def extract(data: bytes, media_type: str, charset: str | None = None) -> Extract
             else ""
         )
         raise SourceError(f"The source holds no text; there is nothing a claim could quote.{hint}")
+    if media_type in (HTML, PDF):
+        sight = (
+            seen(data, media_type, text, text_map, cache, owner)
+            if render
+            else Sight(checked=RULES, note="rendering was not asked for")
+        )
+        own += beyond(sight.flags, own)  # the renderer decides what the rules did not flag
+        text_map["visibility"] = sight.record()
     return Extracted(text, text_map, merge_flags([*own, *scan(text)]))
 
 

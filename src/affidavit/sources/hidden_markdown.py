@@ -13,7 +13,11 @@ is still there to quote. :func:`markdown_flags` marks, with offsets into the tex
             paragraph, not in code), so ``~212 metres and ~5 minutes`` or ``(~45 tokens/s)``,
             where a tilde means "about", strike nothing
 
-Inline HTML in markdown (``<div hidden>``, ``<span style="display:none">``, ``<del>``...) is
+    hidden  front matter (``---`` YAML or ``+++`` TOML at the very start), and raw HTML a browser
+            turns into nothing: processing instructions (``<?php ... ?>``), declarations
+            (``<!DOCTYPE ...>``) and CDATA sections, each up to its first ``>``
+
+Inline HTML in markdown (``<div hidden>``, ``<div popover>``, ``<span style="display:none">``, ``<del>``...) is
 flagged by :func:`affidavit.sources.extract.html_in_markdown_flags`, comments by the sanitizer.
 """
 
@@ -42,6 +46,20 @@ _OBSIDIAN_COMMENT = re.compile(r"(?<!\\)%%.*?%%", re.DOTALL)
 _BLOCK_BREAK = re.compile(r"\n[ \t]*(?:\n|[-*+>#|]|\d{1,9}[.)]|```|~~~)")
 """A newline that ends a paragraph: a blank line or the start of another block (a list item,
 quote, heading, table row, fence); no strikethrough reaches across it."""
+_FRONT_MATTER = re.compile(
+    r"\A\ufeff?((?:---|\+\+\+)[ \t]*\r?\n.*?^(?:---|\.\.\.|\+\+\+)[ \t]*$)",
+    re.DOTALL | re.MULTILINE,
+)
+"""YAML (``---``) or TOML (``+++``) front matter at the very start: metadata, not page text."""
+_NOT_SHOWN_HTML = re.compile(
+    r"(?:^ {0,3}(?P<what><\?[^>]*>?|<![A-Za-z][^>]*>?|<!\[CDATA\[[^>]*>?)"
+    r"|(?<=[^\\])(?P<inline><\?(?=[^\n]*\?>)[^>]*>|<![A-Za-z][^>]*>|<!\[CDATA\[[^>]*>))",
+    re.MULTILINE,
+)
+"""Raw HTML a browser parses into nothing it shows: a processing instruction (``<?php ...``),
+a declaration (``<!DOCTYPE ...>``, ``<!ELEMENT ...>``) or a CDATA section, each up to the first
+``>`` (where the HTML parser ends it: what follows is shown); at a line's start (an HTML block)
+or inline (a processing instruction then needs its ``?>``, as CommonMark's raw HTML does)."""
 _TILDES = re.compile(r"(?<!~)~+(?!~)")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?(?:^ {0,3}\1[ \t]*$|\Z)", re.DOTALL | re.M)
 _BACKTICKS = re.compile(r"`+")
@@ -134,6 +152,37 @@ def markdown_flags(text: str) -> list[Flag]:
                 match.end(),
                 f"an Obsidian comment (%%...%%), not shown when rendered: line "
                 f"{_line(text, match.start())}",
+            )
+        )
+    front = _FRONT_MATTER.match(text)
+    if front:
+        flags.append(
+            Flag(
+                HIDDEN,
+                front.start(1),
+                front.end(1),
+                "front matter (the page's metadata, not shown as its text): line 1",
+            )
+        )
+    for match in _NOT_SHOWN_HTML.finditer(prose):
+        group = "what" if match.group("what") is not None else "inline"
+        if front and match.start() < front.end():
+            continue
+        what = match.group(group)
+        kind = (
+            "a processing instruction"
+            if what.startswith("<?")
+            else "a CDATA section"
+            if what.startswith("<![")
+            else "a declaration"
+        )
+        flags.append(
+            Flag(
+                HIDDEN,
+                match.start(group),
+                match.end(group),
+                f"{kind} in the markdown's HTML ({what[:12]}...), which a browser never shows: "
+                f"line {_line(text, match.start(group))}",
             )
         )
     for start, end in _struck(prose):

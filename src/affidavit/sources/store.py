@@ -51,6 +51,7 @@ from .fetch import fetch_url
 from .roff import gunzip
 from .sanitizer import Flag
 from .trust import trust_for
+from .visibility import SIGHT_CACHE, owner_of
 
 MIN_REF_LENGTH = 12
 """Shortest id prefix :meth:`SourceStore.resolve` accepts (plans cite sources by >= 12 hex)."""
@@ -566,7 +567,13 @@ class SourceStore:
                 f"Affidavit reads text documents ({SUPPORTED_HELP}); if this is a document, "
                 f"convert it to text (e.g. with pandoc) and add the result."
             )
-        extracted = extract(data, media_type, charset)
+        extracted = extract(
+            data,
+            media_type,
+            charset,
+            cache=self.vault.state_dir / SIGHT_CACHE,
+            owner=owner_of(self.vault.root),
+        )
         text_bytes = extracted.text.encode("utf-8")
         record = SourceRecord(
             id=source_id,
