@@ -145,7 +145,7 @@ class Bench:
         self.store = SourceStore(self.vault)
         self.checker = SupportChecker(load_model(self.vault.config))
         self.sources: dict[int, str] = {}
-        self.pages: dict[int, str] = {}
+        self.pages: dict[tuple[int, int], str] = {}
         self.n = 0
         self.seconds: list[float] = []
 
@@ -173,14 +173,14 @@ class Bench:
         self.seconds.append(time.perf_counter() - started)
         return proposal
 
-    def page(self, i: int, row: dict[str, Any]) -> str:
+    def page(self, i: int, row: dict[str, Any], n: int = 0) -> str:
         """The paragraph's page, created by the host: the article's title (the source's own
         heading) and the paragraph's first sentence verbatim."""
-        if i not in self.pages:
+        if (i, n) not in self.pages:
             source = self.source(i, row)
             first = re.split(r"(?<=[.!?])\s+|\n", row["context"].strip())[0].rstrip()
             first = first[:300].rsplit(" ", 1)[0] if len(first) > 300 else first
-            slug = _slug(row["article"], i)
+            slug = _slug(row["article"], i + 5000 * n)
             proposal = self.propose(
                 {
                     "op": "create_page",
@@ -194,8 +194,8 @@ class Bench:
                 raise SystemExit(
                     f"the host's own page for {row['article']} was not applied: {proposal.message}"
                 )
-            self.pages[i] = slug
-        return self.pages[i]
+            self.pages[(i, n)] = slug
+        return self.pages[(i, n)]
 
     # --- outcomes, read back from the wiki and the inbox ----------------------------------------
 
@@ -340,20 +340,21 @@ def _run_mode(rows: list[dict[str, Any]], mode: str, model: str, tally: Tally) -
                         kind = label if label == "faithful" else f"wrong/{row[key]['error_type']}"
                         outcome = bench.page_text_outcome(slug, what, text, what)
                         tally.add(what, kind, split, outcome, text, bench.reason_of(proposal, text))
-                page = bench.page(i, row)
-                for label, heading in (
-                    ("faithful", row["page_title"]),
-                    (f"wrong/{row['wrong_title']['error_type']}", row["wrong_title"]["text"]),
+                # each heading on its own host page, with all three faithful claims
+                for n, (label, heading) in enumerate(
+                    (
+                        ("faithful", row["page_title"]),
+                        (f"wrong/{row['wrong_title']['error_type']}", row["wrong_title"]["text"]),
+                    )
                 ):
+                    page = bench.page(i, row, n + 1)
                     heading = heading[:80]
                     proposal = bench.propose(
                         {
                             "op": "add_claims",
                             "page": page,
                             "section": heading,
-                            "claims": [
-                                _claim(c["text"] + " ", source, c["quotes"]) for c in faithful[:1]
-                            ],
+                            "claims": [_claim(c["text"], source, c["quotes"]) for c in faithful],
                         }
                     )
                     outcome = _heading_outcome(bench, page, heading)
