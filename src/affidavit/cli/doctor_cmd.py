@@ -61,10 +61,7 @@ def doctor(ctx: click.Context, propose: bool, full: bool, stats: bool, as_json: 
         else:
             for proposal in proposals:
                 click.echo(proposal.message)
-            counts = ", ".join(
-                f"{v} {k.replace('_', ' ')}" for k, v in sorted(report.counts.items())
-            )
-            click.echo(f"doctor checked {counts}")
+            click.echo(_summary(report.counts))
             if report.clean:
                 click.echo("clean: sources, quotes, files, audit chain and git all agree")
             for note in report.notes:
@@ -102,3 +99,16 @@ def _print_stats(ctx: click.Context, as_json: bool) -> None:
 
 
 COMMANDS = [doctor]
+
+
+_MODES = ("mode_full", "mode_since_checkpoint", "git_status_skipped")
+
+
+def _summary(counts: dict[str, int]) -> str:
+    """One line: which check ran (everything, or what changed since the last clean one) and what
+    it looked at; the mode markers in ``counts`` are for ``--json``, not counts to print."""
+    mode = "since the last clean check" if "mode_since_checkpoint" in counts else "in full"
+    shown = ", ".join(
+        f"{v} {k.replace('_', ' ')}" for k, v in sorted(counts.items()) if k not in _MODES
+    )
+    return f"doctor checked {mode}: {shown}"
