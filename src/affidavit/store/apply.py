@@ -616,6 +616,7 @@ def _readmit(vault: Vault, store: SourceStore, verifier: Verifier, item: Prepare
             item.selection,
             applying=True,
             remainder=item.remainder,
+            agent=item.agent,
         )
     except AdmissionError as exc:
         raise ConflictError(
