@@ -512,3 +512,26 @@ def test_nonces_fetched_ahead_do_not_outrun_the_quota(vault: Vault) -> None:
     assert statuses == [200, 200, 429]
     with open_vault(vault.root) as again:
         assert again.db.execute("SELECT count(*) FROM plans").fetchone()[0] == 2
+
+
+def test_an_agents_plan_is_never_applied_in_part(vault: Vault) -> None:
+    """The policy applies a person's sure texts and keeps the uncertain one waiting (W11); an
+    agent's plan of the same shape waits whole — nothing of it goes in without a person."""
+    from tests.test_text_by_text import TEXT, UNCERTAIN, four_and_one, page
+
+    vault = _configure(vault, '[policy]\nauto_apply = "trusted"')
+    try:
+        src = add_text(vault, "eddystone.md", TEXT)
+        agents = svc.propose(
+            vault, make_plan(vault, page(src, *four_and_one(src))), "token:aa", "x"
+        )
+        assert agents.status == "pending" and agents.admission["agent"] is True
+        assert vault.db.execute("SELECT count(*) FROM claims").fetchone()[0] == 0
+        mine = inbox.propose(
+            vault, make_plan(vault, {**page(src, *four_and_one(src)), "slug": "mine"}), "me", "t"
+        )
+        assert mine.status == "partial", mine.message  # the control: a person's is split
+        texts = [r[0] for r in vault.db.execute("SELECT text FROM claims")]
+        assert len(texts) == 4 and UNCERTAIN not in texts
+    finally:
+        vault.close()
