@@ -535,3 +535,19 @@ def test_an_agents_plan_is_never_applied_in_part(vault: Vault) -> None:
         assert len(texts) == 4 and UNCERTAIN not in texts
     finally:
         vault.close()
+
+
+def test_the_door_itself_never_applies_an_agents_plan_by_policy(vault: Vault) -> None:
+    """The next try, below the gate: whatever path reaches the one door that writes with the
+    policy's approval (an interrupted run's resume, a future caller), an agent's plan is not
+    applied by it; a person's approval of the same plan is."""
+    from affidavit.store.apply import Approval, apply
+
+    source = _source(vault, "bridge")
+    agents = svc.propose(vault, make_plan(vault, _op("bridge", source)), "token:aa", "api:cli")
+    assert agents.status == "pending"
+    refused = apply(vault, agents.plan_id, None, Approval(actor="policy", kind="policy"))
+    assert not refused.applied and "agent" in refused.message, refused.message
+    assert vault.db.execute("SELECT count(*) FROM claims").fetchone()[0] == 0
+    assert inbox.get_plan(vault, agents.plan_id).status == "pending"
+    assert apply(vault, agents.plan_id, None, Approval(actor="owner")).applied

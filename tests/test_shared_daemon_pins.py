@@ -268,6 +268,76 @@ def test_a_hard_link_where_the_database_belongs_is_refused() -> None:
             _sources(registry, "va")
 
 
+@contextlib.contextmanager
+def _bob_at_work(homes: Homes) -> Iterator[None]:
+    """Bob's vault in use: a change of his sits in its -wal, not yet checkpointed (root plays his
+    process, holding the connection open)."""
+    bob = sqlite3.connect(homes.vb / ".affidavit" / "db.sqlite", isolation_level=None)
+    try:
+        bob.execute("PRAGMA wal_autocheckpoint=0")
+        bob.execute("UPDATE sources SET name = 'ledger-today.md'")
+        assert (homes.vb / ".affidavit" / "db.sqlite-wal").stat().st_size > 0
+        yield
+    finally:
+        bob.close()
+
+
+@ROOT_ONLY
+def test_a_database_out_of_wal_mode_is_refused_its_journal_is_looked_up_by_name() -> None:
+    """What SQLite opens besides the database: out of WAL mode, a reader looks for a -wal (and a
+    hot -journal) by name before every read — as root once the open is done, through whatever her
+    root's path names by then. She put her database in rollback mode before the daemon started;
+    after the swap her pooled connection read bob's uncheckpointed pages from his -wal
+    ('ledger-today.md'). Now such a database is refused for a vault this process does not own."""
+    homes = _homes("afd-pins-journal-")
+
+    def rollback_mode() -> str:
+        db = sqlite3.connect(homes.va / ".affidavit" / "db.sqlite")
+        try:
+            return str(db.execute("PRAGMA journal_mode=DELETE").fetchone()[0])
+        finally:
+            db.close()
+
+    assert as_uid(ALICE, rollback_mode) == "delete"
+    with _bob_at_work(homes), pytest.raises(VaultError, match="not in WAL mode"):
+        Registry.open([homes.va])
+
+
+@ROOT_ONLY
+def test_a_connection_in_wal_mode_never_opens_a_journal_again() -> None:
+    """In WAL mode the -wal and -shm are opened with the connection (with her file-system
+    identity) and kept: after the swap, with bob at work, her connection reads her database only;
+    and while it is open she can't take her database out of WAL mode (nor by rewriting its header
+    and deleting its -wal and -shm)."""
+    homes = _homes("afd-pins-wal-")
+    with _registry(homes) as registry, _bob_at_work(homes):
+        served = registry.get("va")
+
+        def out_of_wal() -> str:
+            state = homes.va / ".affidavit"
+            db = sqlite3.connect(state / "db.sqlite", timeout=0.1)
+            try:
+                db.execute("PRAGMA journal_mode=DELETE")
+                return "switched"
+            except sqlite3.OperationalError:
+                pass
+            finally:
+                db.close()
+            with open(state / "db.sqlite", "r+b") as handle:  # the header: rollback mode
+                handle.seek(18)
+                handle.write(b"\x01\x01")
+            for suffix in ("-wal", "-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    (state / f"db.sqlite{suffix}").unlink()
+            return "rewritten"
+
+        assert as_uid(ALICE, out_of_wal) == "rewritten"
+        as_uid(ALICE, _swap(homes.va, homes.vb))
+        for _ in range(2):
+            with served.borrow() as vault:
+                assert [s.name for s in SourceStore(vault).list()] == ["alice.md"]
+
+
 @ROOT_ONLY
 def test_a_race_between_the_check_and_the_open_never_reaches_bobs_database() -> None:
     """She swaps her root back and forth as fast as she can while the daemon opens connections:

@@ -357,6 +357,14 @@ def _reachable(path: Path) -> bool:
     return True
 
 
+_NOT_WAL = (
+    "{path} is not in WAL mode (its journal mode is {mode!r}), and this process does not own the "
+    "vault: out of WAL mode SQLite looks for the database's journal files by name before every "
+    "read, after this check, so it is refused (W10). The owner's next `affidavit` command on it "
+    "(e.g. `affidavit doctor`) puts it back in WAL mode; then restart the daemon."
+)
+
+
 def connect_pinned(anchor: Anchor, reason: str = "") -> sqlite3.Connection:
     """A new connection to the database of the vault pinned by ``anchor`` (W10), read-only when
     ``reason`` says why. SQLite opens files by name, so the name is checked around the open: the
@@ -364,7 +372,10 @@ def connect_pinned(anchor: Anchor, reason: str = "") -> sqlite3.Connection:
     when the vault was first opened (device, inode, owner); the open itself — the database, its
     -wal and -shm — runs with the owner's file-system identity when this process is root
     (:func:`~affidavit.store.anchor.acting_as`), so a race won between the checks reaches
-    nothing its owner couldn't. A swapped vault is refused with :class:`VaultError`."""
+    nothing its owner couldn't. For a vault this process does not own the database must be in WAL
+    mode: then the -wal and -shm are opened here and kept for the connection's life, whereas out
+    of WAL mode SQLite would look its journals up by name before every read, later, with this
+    process's own rights. A swapped vault is refused with :class:`VaultError`."""
     path = anchor.path / DB_RELPATH
     anchor.check()
     anchor.database(DB_RELPATH)
@@ -383,6 +394,7 @@ def connect_pinned(anchor: Anchor, reason: str = "") -> sqlite3.Connection:
             raise
         try:
             db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # its files open now
+            journal = str(db.execute("PRAGMA journal_mode").fetchone()[0]).lower()
         except sqlite3.Error as exc:  # e.g. its -wal or -shm moved away meanwhile
             db.close()
             raise VaultError(
@@ -392,6 +404,8 @@ def connect_pinned(anchor: Anchor, reason: str = "") -> sqlite3.Connection:
             db.close()
             raise
     try:
+        if journal != "wal" and anchor.owner != os.geteuid():
+            raise VaultError(_NOT_WAL.format(path=path, mode=journal))
         anchor.check()
         anchor.database(DB_RELPATH)
         opened = db.execute("PRAGMA database_list").fetchone()[2]
