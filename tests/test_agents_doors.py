@@ -190,6 +190,41 @@ def test_a_tokens_saved_answer_is_an_agents_plan(vault: Vault) -> None:
         assert detail["status"] == "pending" and detail["author"] == f"token:{token_id}"
 
 
+def test_a_tokens_answer_saved_from_the_web_desk_is_an_agents_plan(vault: Vault) -> None:
+    """The next door: the same propose token logs into the web desk and saves an answer there.
+    The desk proposed it as "ask --save" (a person's name: applied by the policy, charged to no
+    one); it is the token's plan, and waits."""
+    import re
+
+    from tests.web import desk_client
+
+    vault = _configure(vault, '[policy]\nauto_apply = "trusted"\n[mcp]\npropose_per_hour = 1')
+    try:
+        source = _source(vault, "bridge")
+        inbox.propose(vault, make_plan(vault, _op("bridge", source)), "owner", "cli")
+        token_id, token = _token(vault)
+    finally:
+        vault.close()
+    name = vault.root.name
+    with desk_client(vault.root) as (client, _desk, _registry):
+        assert client.post("/web/login", data={"token": token}).status_code == 200
+        found = re.search(r'name="csrf" value="([^"]+)"', client.get(f"/web/{name}/search").text)
+        assert found is not None
+        form = {"csrf": found.group(1), "question": "When did the bridge open", "save": "1"}
+        saved = client.post(f"/web/{name}/ask", data=form)
+        assert saved.status_code == 200, saved.text
+        again = client.post(f"/web/{name}/ask", data=form)  # its quota is the token's
+        assert again.status_code == 429 and "mcp.propose_per_hour" in again.text, again.text
+    with open_vault(vault.root) as after:
+        rows = after.db.execute(
+            "SELECT author, status FROM plans WHERE origin LIKE 'ask:%'"
+        ).fetchall()
+        assert [tuple(r) for r in rows] == [(f"token:{token_id}", "pending")]
+        assert (
+            after.db.execute("SELECT count(*) FROM audit WHERE actor = 'policy'").fetchone()[0] == 1
+        )  # the owner's plan only
+
+
 # --- the same quota on every door ------------------------------------------------------------------
 
 

@@ -76,12 +76,15 @@ def local_actor() -> str:
 
 def proposer_of(author: str, origin: str) -> Proposer:
     """Who proposed a plan, as the host recorded it: ``agent`` for a plan that came through an MCP
-    door or from a token caller of the API, ``person`` for the vault's owner (the CLI, the Unix
-    socket, the web desk) and the host's own ingest, lint and doctor.
+    door (its origin, or an author an MCP door named ``… via mcp``) or from a token caller (the
+    API, the web desk), ``person`` for the vault's owner (the CLI, the Unix socket, the web desk
+    logged in by link) and the host's own ingest, lint and doctor.
 
     Bulk approval (``approve --all``) takes only a person's plans unless told otherwise: the agent
     proposes, a person approves each of its plans."""
     if origin.startswith(AGENT_ORIGINS) or author.startswith(TOKEN_ACTOR):
+        return "agent"
+    if author.endswith(VIA_MCP):  # an MCP door's caller, whatever origin a service gave it
         return "agent"
     return "person"
 

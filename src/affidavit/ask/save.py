@@ -32,7 +32,7 @@ def _slug(vault_db: object, question: str) -> str:
     return slug
 
 
-def propose_answer(vault: object, answer: Answer, author: str = "ask --save") -> Proposal:
+def propose_answer(vault: object, answer: Answer, author: str) -> Proposal:
     """Propose ``answer`` (already checked) as a new page by ``author``; returns the inbox
     proposal."""
     from ..vault import Vault

@@ -330,7 +330,8 @@ def build_server(door: Door) -> FastMCP:
         """A verified answer from the wiki's claims, footnotes quoting the sources (question logged)."""
         with door.vault() as vault:
             request = AskRequest(question=question, min_trust=min_trust)
-            answer = svc.ask(vault, request, door.vectors(vault))
+            # never saved from here; an author that marks it the agent's all the same
+            answer = svc.ask(vault, request, door.vectors(vault), door.actor + agents.VIA_MCP)
             return fit(answer.markdown.splitlines(), 0, _cap(vault)).text
 
     @tool(title="Get the context", annotations=READ)

@@ -112,7 +112,7 @@ class LocalBackend:
         return svc.search(self.vault, query, k, min_trust, self._vectors_once())
 
     def ask(self, request: AskRequest) -> AskResponse:
-        return svc.ask(self.vault, request, self._vectors_once())
+        return svc.ask(self.vault, request, self._vectors_once(), self.actor)
 
     def list_plans(self, statuses: tuple[str, ...]) -> list[PlanSummary]:
         return svc.list_plans(self.vault, statuses)

@@ -229,10 +229,11 @@ def search(
 
 
 def ask(
-    vault: Vault, request: AskRequest, vectors: VectorSearch | None, author: str = "ask --save"
+    vault: Vault, request: AskRequest, vectors: VectorSearch | None, author: str
 ) -> AskResponse:
     """Answer a question (W8); with ``save`` the answer is proposed to the inbox (W4) as
-    ``author``'s plan (the caller: a token's saved answer is an agent's plan, W13)."""
+    ``author``'s plan: every door names its caller (a token's saved answer, from the API or the
+    web desk, is an agent's plan, W13), none has a default to forget."""
     name = request.model or str(vault.config.model("provider"))
     try:
         provider = None if name == "extractive" else provider_from_config(vault.config, name)
