@@ -225,6 +225,34 @@ def test_a_tokens_answer_saved_from_the_web_desk_is_an_agents_plan(vault: Vault)
         )  # the owner's plan only
 
 
+def test_a_lint_job_a_token_asks_for_proposes_its_fixes_as_the_tokens(
+    vault: Vault, clock: FakeClock
+) -> None:
+    """The next door: a propose token queues `lint` with `propose` (the job then proposes fix
+    plans). They were proposed as "lint", a person's name — charged to no one, however many jobs
+    the token queued; they are the token's plans."""
+    from affidavit.jobs import Worker
+    from tests.test_lint_findings import _disagreeing
+
+    vault.clock = clock
+    _disagreeing(vault, clock)
+    token_id, token = _token(vault)
+    vault.close()
+    with _api(vault.root, token) as client:
+        queued = client.post(
+            f"/v1/vaults/{vault.root.name}/jobs", json={"kind": "lint", "propose": True}
+        )
+        assert queued.status_code == 202, queued.text
+    done = Worker(vault.root, "test-worker").run_once()
+    assert done is not None and done.status == "done", done
+    with open_vault(vault.root) as after:
+        rows = after.db.execute("SELECT author, origin, status FROM plans WHERE origin = 'lint'")
+        fixes = [tuple(r) for r in rows]
+        charged = after.db.execute("SELECT actor FROM agent_calls").fetchall()
+    assert fixes and set(fixes) == {(f"token:{token_id}", "lint", "pending")}, fixes
+    assert [r[0] for r in charged] == [f"token:{token_id}"] * len(fixes)
+
+
 # --- the same quota on every door ------------------------------------------------------------------
 
 
