@@ -332,7 +332,11 @@ def test_a_vault_of_another_user_never_gets_our_keys(
 
 
 @ROOT_ONLY
-def test_root_only_reads_another_users_vault(tmp_path: Path) -> None:
+def test_root_only_reads_another_users_vault() -> None:
+    from tests.test_server_authz import private_dir
+
+    # a folder its owner can reach: root reads another user's vault with that user's authority
+    tmp_path = private_dir("afd-rootonly-")
     os.chmod(tmp_path, 0o755)
     victim = tmp_path / "rootonly" / "victim.txt"
     victim.parent.mkdir(mode=0o700)

@@ -27,8 +27,13 @@ ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as a
 SECRET = "root's secret: sk-root-0123456789\n"
 
 
-def their_vault(base: Path) -> tuple[Path, str, str]:
-    """A vault with the samples, handed to nobody; returns it, a source id and its text file."""
+def their_vault(_tmp: Path) -> tuple[Path, str, str]:
+    """A vault with the samples, to be handed to nobody, in a folder nobody can reach (a root
+    process reads another user's vault with that user's authority, W10); returns it, a source
+    id and its text file."""
+    from tests.test_server_authz import private_dir
+
+    base = private_dir("afd-harden-")
     os.chmod(base, 0o755)
     vault, _ = init_vault(base / "v")
     add_samples(vault)
@@ -88,7 +93,7 @@ def test_a_file_of_another_user_in_their_vault_is_not_read_for_them(tmp_path: Pa
     subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(root)], check=True)
     os.chown(root / text_file, 0, 0)  # what a hard link to a file of root's looks like
     with open_vault(root) as vault:
-        with pytest.raises(IntegrityError, match="belongs to UID 0"):
+        with pytest.raises(IntegrityError, match="it is not read for that vault"):
             SourceStore(vault).text(source_id)
         assert SourceStore(vault).check_integrity(source_id)  # reported, not read
 

@@ -148,7 +148,7 @@ def test_a_folder_of_sources_is_stored_in_one_commit_and_a_bad_file_fails_alone(
         record = result.record
         for relative in (record.original_file, record.text_file):
             path = vault.root / relative
-            assert path.stat().st_mode & 0o777 == 0o444
+            assert path.stat().st_mode & 0o777 == 0o400
         assert store.text(record.id) == (vault.root / record.text_file).read_text()
     assert vault.git.changed(["sources/" + p.name for p in vault.sources_dir.iterdir()]) == []
     again = store.add_files(files, "trusted")  # nothing new: no commit

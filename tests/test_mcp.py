@@ -311,7 +311,7 @@ INBOX_ROWS = (
     'INSERT INTO "plans"',
     'INSERT INTO "nonces"',
     'INSERT INTO "audit"',
-    'INSERT INTO "agent_calls"',  # the caller's quota (service/quota.py)
+    'INSERT INTO "agent_calls"',  # the caller's quota (agents.py)
 )
 QUESTION_LOG = ('INSERT INTO "questions"', "INSERT INTO \"sqlite_sequence\" VALUES('questions'")
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ import pytest
 from affidavit.retrieval.tokens import count_tokens
 from affidavit.service import vaults as svc
 from affidavit.sources.store import SourceStore
-from affidavit.vault import Vault, open_vault
+from affidavit.vault import Vault, init_vault, open_vault
 
 from .conftest import add_text, claim, snapshot
 from .test_mcp import calls, set_config
@@ -122,12 +123,16 @@ def test_a_server_that_is_not_the_owner_reads_no_file_or_url_for_the_vault(
 ) -> None:
     """A root server for a vault owned by uid 4242 only reads it (W10): add_source reads no
     file and fetches no URL with root's authority, and says why."""
+    from tests.test_server_authz import private_dir
+
     (tmp_path / "root-only.md").write_text(TEXT)
     os.chmod(tmp_path / "root-only.md", 0o600)
+    vault.close()
+    vault, _ = init_vault(private_dir("afd-mcp-") / "v")  # a folder its owner can reach
     vault = _allow(vault, tmp_path)
     root = vault.root
     vault.close()
-    os.chown(root, 4242, 4242)
+    subprocess.run(["chown", "-R", "4242:4242", str(root)], check=True)
     vault = open_vault(root)
     try:
         results = calls(
@@ -140,7 +145,7 @@ def test_a_server_that_is_not_the_owner_reads_no_file_or_url_for_the_vault(
         assert svc.list_sources(vault) == []
     finally:
         vault.close()
-        os.chown(root, 0, 0)
+        subprocess.run(["chown", "-R", "0:0", str(root)], check=True)
 
 
 def test_a_header_longer_than_the_cap_is_cut_too(vault: Vault) -> None:

@@ -19,8 +19,9 @@ import pytest
 from click.testing import CliRunner
 from mcp.shared.memory import create_connected_server_and_client_session
 
+from affidavit.agents import proposer_of
 from affidavit.cli import main
-from affidavit.inbox import list_plans, proposer_of
+from affidavit.inbox import list_plans
 from affidavit.mcp.server import Door, build_server
 from affidavit.service import tokens as token_store
 from affidavit.service import vaults as svc

@@ -323,8 +323,9 @@ def test_retraction_round_trip(vault: Vault, wiki: dict[str, str]) -> None:
     assert "twelve years" not in body and "claims: 1" in body
     assert (
         f"- ~~A keeper lived on the rock for twelve years.~~ `{wiki['A1']}` — source "
-        f"{wiki['bad'][:12]} retracted: the diary was a forgery"
+        f"{wiki['bad'][:12]} retracted\n"
     ) in retracted
+    assert "forgery" not in alpha  # the proposer's reason stays in the plan and the audit log
     assert "“The lantern burned whale oil” — [bad.md]" in alpha
     assert f"claim `{wiki['A2']}` (source retracted)" in alpha
     assert alpha.count("(source retracted)") == 1
@@ -361,7 +362,8 @@ def test_retracting_a_claim_takes_its_syntheses(vault: Vault, wiki: dict[str, st
     result = approve(vault, proposal.plan_id, None, "tester")
     assert result.retracted == [wiki["A1"], wiki["D1"], wiki["D2"]]
     assert status(vault, wiki["A2"]) == "active"
-    assert f"`{wiki['A1']}` — wrong keeper" in (vault.wiki_dir / "alpha.md").read_text()
+    page = (vault.wiki_dir / "alpha.md").read_text()
+    assert f"`{wiki['A1']}` — retracted by plan " in page and "wrong keeper" not in page
     assert run_doctor(vault).clean
 
 
@@ -494,7 +496,9 @@ def test_an_edited_retracted_list_is_not_a_hand_edit_to_propose(
     proposal = propose(vault, make_plan(vault, retract_claim_op(wiki["A1"], "wrong")), "p", "t")
     approve(vault, proposal.plan_id, None, "tester")
     path = vault.wiki_dir / "alpha.md"
-    path.write_text(path.read_text().replace("— wrong", "— wrong, and worse"))
+    edited = path.read_text().replace("— retracted by plan", "— wrongly retracted by plan")
+    assert edited != path.read_text()
+    path.write_text(edited)
     (result,) = propose_hand_edits(vault)
     assert result.status == "nothing" and result.operations == []
     assert [u.reason.split(";")[0] for u in result.unconverted] == [

@@ -17,8 +17,9 @@ import pytest
 
 from affidavit.errors import AffidavitError
 from affidavit.hashing import sha256_hex
-from affidavit.sources import store as store_module
-from affidavit.sources.store import SourceStore, _file_sha256
+from affidavit.sources import files as store_module
+from affidavit.sources.files import file_sha256
+from affidavit.sources.store import SourceStore
 from affidavit.store.apply import gate_services
 from affidavit.store.paths import read_inside
 from affidavit.vault import Vault
@@ -38,7 +39,7 @@ def _plain(root: Path, relpath: str) -> str:
 
 def _remembered(root: Path, relpath: str) -> str:
     try:
-        return _file_sha256(root, relpath)
+        return file_sha256(root, relpath)
     except (OSError, AffidavitError) as exc:
         return f"{type(exc).__name__}: {exc}"
 

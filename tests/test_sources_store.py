@@ -56,7 +56,7 @@ def test_add_file_stores_original_and_text(vault: Vault, tmp_path: Path) -> None
     assert text_file.read_bytes() == MARKDOWN.encode()  # \r\n kept, no translation
     assert hashlib.sha256(text_file.read_bytes()).hexdigest() == record.text_sha256
     for file in (original, text_file):
-        assert stat.S_IMODE(file.stat().st_mode) == 0o444
+        assert stat.S_IMODE(file.stat().st_mode) == 0o400  # private vault: the owner's alone (W10)
     assert store.text(record.id) == MARKDOWN
     assert vault.git.log_subjects()[0] == f"Add source rivers.md ({source_id[:12]})"
     assert vault.git.is_clean(["sources"])
@@ -317,4 +317,4 @@ def test_interrupted_add_is_completed_by_the_next_add(vault: Vault) -> None:
     record = SourceStore(vault).add_bytes(data, "o", "h.txt").record
     assert record.id == source_id and rows(vault, "sources") == 1
     assert SourceStore(vault).check_integrity(source_id) == []
-    assert stat.S_IMODE(leftover.stat().st_mode) == 0o444
+    assert stat.S_IMODE(leftover.stat().st_mode) == 0o400

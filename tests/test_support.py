@@ -170,14 +170,15 @@ def test_uncertain_support_waits_for_a_person_whatever_auto_apply_says(
         engineer = claim(
             "The present tower was designed by the engineer James Douglass.", src, DESIGNED
         )
-        proposal = propose(v2, make_plan(v2, tower_page(src, engineer)), "agent", "mcp")
+        # a person's plan (an agent's would wait anyway: W13)
+        proposal = propose(v2, make_plan(v2, tower_page(src, engineer)), "owner", "cli")
         assert proposal.status == "pending" and proposal.admission.needs_approval
         assert "W11" in proposal.admission.policy_reason
         [result] = proposal.admission.ops[0].claims
         assert (result.support, result.unsupported) == ("uncertain", ["engineer"])
         assert not (v2.wiki_dir / "tower.md").exists()
         # the same plan with a supported claim applies at once
-        other = propose(v2, make_plan(v2, {**tower_page(src), "slug": "tower-2"}), "agent", "mcp")
+        other = propose(v2, make_plan(v2, {**tower_page(src), "slug": "tower-2"}), "owner", "cli")
         assert other.status == "applied"
     finally:
         v2.close()

@@ -408,8 +408,7 @@ def test_an_agents_plan_is_not_split_by_the_policy(trusted: Vault, src: str) -> 
         trusted,
         make_plan(trusted, page(src, *four_and_one(src))),
         "agent via mcp",
-        "mcp",
-        hold=svc.AGENT_HOLD,
+        "mcp",  # no hold passed: the gate holds an agent's plan itself (W13)
     )
     assert out.status == "pending" and not (trusted.wiki_dir / "eddystone.md").exists()
     assert [w.part for w in out.waiting] == ["claim 5"]  # it still says why that one waits

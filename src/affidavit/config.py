@@ -105,6 +105,14 @@ SETTINGS: tuple[Setting, ...] = (
         "installed package registers (entry point group 'affidavit.entailment'); it is asked "
         "about uncertain texts only.",
     ),
+    Setting(
+        "privacy",
+        "shared_group",
+        "",
+        "A group that may read this vault's pages and the sources whose originals it could read "
+        "(set by `affidavit init --shared-group`); empty: the vault is its owner's alone (its "
+        "folder 0700). The database and the git history stay the owner's either way.",
+    ),
     Setting("git", "author_name", "affidavit", "Author and committer name of the vault's commits."),
     Setting("git", "author_email", "affidavit@localhost", "Author and committer email of commits."),
     Setting(
@@ -539,10 +547,12 @@ def _validate_rules(where: str, value: Any) -> list[dict[str, str]]:
     return rules
 
 
-def load_config(path: Path) -> Config:
-    """Read and validate ``affidavit.toml``. Unknown sections or keys are errors (typos must show)."""
+def load_config(path: Path, raw: bytes | None = None) -> Config:
+    """Read and validate ``affidavit.toml`` (``raw``: its bytes, already read by the caller).
+    Unknown sections or keys are errors (typos must show)."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8") if raw is None else raw.decode("utf-8")
+        data = tomllib.loads(text)
     except FileNotFoundError as exc:
         raise ConfigError(f"{path} is missing. Run `affidavit init` to create it.") from exc
     except tomllib.TOMLDecodeError as exc:
@@ -580,8 +590,10 @@ def _toml_value(value: Any) -> str:
     return repr(value)
 
 
-def render_default_config() -> str:
-    """The commented ``affidavit.toml`` written by ``affidavit init``: every setting, documented."""
+def render_default_config(values: dict[str, Any] | None = None) -> str:
+    """The commented ``affidavit.toml`` written by ``affidavit init``: every setting, documented,
+    with its default or the value ``values`` gives it (by ``section.key``)."""
+    given = values or {}
     lines = [
         "# affidavit.toml: settings of this Affidavit vault.",
         "# No plan can ever write this file; only you can. Every setting is listed with its default.",
@@ -605,5 +617,5 @@ def render_default_config() -> str:
                 '#   { pattern = "/home/me/papers/", tier = "trusted" },',
                 "# ]",
             ]
-        lines.append(f"{setting.key} = {_toml_value(setting.default)}")
+        lines.append(f"{setting.key} = {_toml_value(given.get(setting.name, setting.default))}")
     return "\n".join(lines) + "\n"

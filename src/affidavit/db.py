@@ -417,7 +417,7 @@ def m009_finding_why() -> str:
 def m010_agent_calls() -> str:
     """The calls agents made of the MCP tools that write (``propose_plan``, ``add_source``), by
     caller, so each caller's quota per hour holds across connections, processes and restarts
-    (:mod:`affidavit.service.quota`). Rows older than the window are pruned as calls come."""
+    (:mod:`affidavit.agents`). Rows older than the window are pruned as calls come."""
     return (
         "CREATE TABLE agent_calls (actor TEXT NOT NULL, tool TEXT NOT NULL, at TEXT NOT NULL);\n"
         "CREATE INDEX agent_calls_actor ON agent_calls(actor, tool, at)"

@@ -24,6 +24,7 @@ from typing import Any, Literal
 from .config import TRUST_TIERS
 from .errors import AffidavitError
 from .evidence import Verifier, normalize_quote
+from .privacy import exposures, shared_gid
 from .sources.store import SourceStore
 from .sources.trust import trust_for
 from .store.audit import verify_chain
@@ -34,12 +35,13 @@ from .store.render import expected_files
 from .store.replay import claim_problems
 from .support import SUPPORTED, UNCERTAIN, UNSUPPORTED, SupportChecker, load_model
 from .support.audit import rejudge
-from .vault import Vault
+from .vault import CONFIG_NAME, Vault
 
 
 @dataclass(frozen=True)
 class Finding:
-    check: str  # sources | evidence | support | files | claims | trust | audit | git | journal | search
+    check: str  # sources | evidence | support | files | claims | trust | audit | git | journal |
+    # search | privacy
     subject: str
     message: str
     fix: str = ""
@@ -498,10 +500,35 @@ def _check_wiki_tree(vault: Vault, report: DoctorReport) -> None:
         )
 
 
+def _check_privacy(vault: Vault, report: DoctorReport) -> None:
+    """Files of the vault another user could read (W10: private stays private): through its
+    folders and their own modes; the vault's shared group, if any, only outside .affidavit/
+    and .git/."""
+    try:
+        allowed = shared_gid(str(vault.config.get("privacy.shared_group")))
+    except AffidavitError as exc:
+        report.findings.append(
+            Finding("privacy", CONFIG_NAME, str(exc), "fix privacy.shared_group")
+        )
+        allowed = None
+    for seen in exposures(vault.root, allowed):
+        where = seen.gate or "the vault's folder"
+        report.findings.append(
+            Finding(
+                "privacy",
+                seen.gate or ".",
+                f"{seen.count} file(s) are readable by {seen.who} ({where} is mode "
+                f"{seen.mode:04o}), e.g. {', '.join(seen.examples)}",
+                f"`{seen.fix}`",
+            )
+        )
+
+
 def run_doctor(vault: Vault) -> DoctorReport:
     """Run every check and return the report (nothing is changed)."""
     report = DoctorReport()
     store = SourceStore(vault)
+    _check_privacy(vault, report)
     _check_sources(vault, store, report)
     _check_evidence(vault, store, report)
     _check_support(vault, store, report)

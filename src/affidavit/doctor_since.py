@@ -29,7 +29,9 @@ The next run (:func:`run_doctor_since`) then checks:
   stat changed, or that a changed row renders, compared with its rendering; files added or gone;
 - git: HEAD descends from the checkpoint's, every plan applied since has its commit, wiki/ clean
   and without untracked files (asked of git only when a file of wiki/, git's index or HEAD
-  changed), no apply journal left; the search index reflects the database.
+  changed), no apply journal left; the search index reflects the database;
+- privacy, always (a mode changes without a row or a byte changing): no file of the vault another
+  user could read.
 
 No checkpoint (or an unreadable one), or a schema changed since (a migration, or a trigger
 dropped and made again: ``PRAGMA schema_version`` moved), means a full run. An attacker who can rewrite
@@ -51,6 +53,7 @@ from typing import Any
 from .doctor import (
     DoctorReport,
     Finding,
+    _check_privacy,
     _check_search_index,
     _check_support,
     _tier_rank,
@@ -254,6 +257,7 @@ def run_doctor_since(vault: Vault) -> DoctorReport:
         return report
     report = DoctorReport()
     report.counts["mode_since_checkpoint"] = old.audit_seq
+    _check_privacy(vault, report)  # modes change without any row or content changing: always
     store = SourceStore(vault)
     since = _log_since(vault, old, now, report)
     named, new_plans = _audit_since(vault, old, now, report)

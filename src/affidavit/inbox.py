@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Literal
+from typing import Any
 
+from .agents import agent_reservations, caller_of, charge, is_agent
 from .clock import iso, parse_iso
 from .db import transaction
 from .errors import ConflictError, NotFoundError
@@ -76,28 +77,6 @@ class PlanRecord:
         }
 
 
-AGENT_ORIGINS = ("mcp",)
-"""Origins the MCP doors give every plan they propose (``mcp`` on stdio, ``mcp-http``)."""
-TOKEN_ACTOR = "token:"
-"""How the daemon names a caller that authenticated with a bearer token (never a person's
-login): the author of every plan proposed through the API with a token."""
-
-Proposer = Literal["person", "agent"]
-
-
-def proposer_of(author: str, origin: str) -> Proposer:
-    """Who proposed a plan, as the host recorded it: ``agent`` for a plan that came through an MCP
-    door or from a token caller of the API, ``person`` for the vault's owner (the CLI, the Unix
-    socket, the web desk) and the host's own ingest, lint and doctor.
-
-    Both marks are set by the host, never by the caller: an MCP door fixes the origin, the daemon
-    names a token caller ``token:ID``. Bulk approval (``approve --all``) takes only a person's
-    plans unless told otherwise: the agent proposes, a person approves each of its plans."""
-    if origin.startswith(AGENT_ORIGINS) or author.startswith(TOKEN_ACTOR):
-        return "agent"
-    return "person"
-
-
 def plan_id_of(plan: Plan) -> str:
     return content_id(plan.to_json())
 
@@ -113,6 +92,10 @@ def propose(
     """Put a plan through the gate and record it; apply it at once if the policy allows.
 
     ``hold`` (e.g. a reviewer's doubt) keeps the plan in the inbox whatever the policy says.
+    An agent's plan (:func:`~affidavit.agents.proposer_of`, from ``author`` and ``origin``) is
+    charged to its caller's quota first and is never applied by policy, whatever door it came
+    through (W13); a person's plan may create a page an agent's pending plan reserved (the
+    owner's work goes first: that agent's plan then fails its re-check at approval).
     """
     plan = parse_plan(raw)
     plan_json = canonical_json(plan.to_json())
@@ -128,11 +111,14 @@ def propose(
             record.admission,
             new=False,
         )
+    agent = is_agent(author, origin)
+    if agent:  # before anything is spent on it: a refused call writes nothing
+        charge(vault, caller_of(author), "propose_plan")
     expire_due(vault)
     with vault.write_lock():
         check_nonce(vault.db, vault.clock, plan.nonce, plan_id)
         store, verifier = gate_services(vault)
-        admission = admit(vault.db, vault.config, store, verifier, plan, plan_id)
+        admission = admit(vault.db, vault.config, store, verifier, plan, plan_id, agent=agent)
         if hold:
             admission.needs_approval = True
             admission.policy_reason = hold
@@ -162,12 +148,17 @@ def propose(
                 ),
             )
             consume_nonce(vault.db, plan.nonce, plan_id)
+            squatted = {} if agent else agent_reservations(vault.db)
             for index in passing:
                 op = plan.operations[index]
                 if isinstance(op, CreatePage):
+                    # a person's plan takes over a slug an agent's plan reserved (the gate let
+                    # it: the owner's work goes first); any other reservation stays its holder's
                     vault.db.execute(
-                        "INSERT INTO slug_reservations (slug, plan_id) VALUES (?, ?)",
-                        (op.slug, plan_id),
+                        "INSERT INTO slug_reservations (slug, plan_id) VALUES (?, ?) "
+                        "ON CONFLICT(slug) DO UPDATE SET plan_id = excluded.plan_id "
+                        "WHERE slug_reservations.plan_id = ?",
+                        (op.slug, plan_id, squatted.get(op.slug, "")),
                     )
             audit.append(
                 vault.db,

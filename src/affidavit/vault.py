@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Any
 from . import db as dbmod
 from .clock import Clock, utc_now
 from .config import Config, load_config, render_default_config
-from .errors import AffidavitError, VaultError
+from .errors import AffidavitError, ConfigError, VaultError
+from .privacy import make_private, share_with, shared_gid
+from .store.anchor import Anchor, acting_as
 from .store.gitrepo import GitRepo
 from .store.paths import inside, real_dir
 from .vault_root import CONFIG_NAME as CONFIG_NAME
@@ -100,6 +102,9 @@ class Vault:
     git: GitRepo
     clock: Clock = field(default=utc_now)
     read_only: str = ""
+    anchor: Anchor | None = field(default=None, repr=False)
+    """The pinned root every vault file is opened beneath (:mod:`affidavit.store.anchor`)."""
+    _own_anchor: bool = field(default=False, repr=False)
     _lock_depth: int = field(default=0, repr=False)
 
     @property
@@ -167,8 +172,16 @@ class Vault:
         except sqlite3.Error:
             files = []
         self.db.close()
+        if self._own_anchor and self.anchor is not None:
+            self.anchor.close()
         if files and files[0]:
             wait_for_refresh(60, Path(files[0]))
+
+    @property
+    def base(self) -> Anchor | Path:
+        """What vault files are opened beneath: the pinned root (or the root's path, for a vault
+        built without one)."""
+        return self.anchor if self.anchor is not None else self.root
 
     def __enter__(self) -> Vault:
         return self
@@ -238,11 +251,12 @@ def _create_private_file(path: Path) -> None:
     os.close(fd)
 
 
-def init_vault(root: Path, clock: Clock = utc_now) -> tuple[Vault, bool]:
+def init_vault(root: Path, clock: Clock = utc_now, *, shared_group: str = "") -> tuple[Vault, bool]:
     """Create a vault at ``root`` (idempotent). Returns the open vault and whether it was new.
 
-    Refuses to create a vault inside another vault. ``.affidavit/`` is made 0700 and its files
-    0600 whatever the umask.
+    Refuses to create a vault inside another vault. A new vault is its owner's alone (its folder
+    0700) or, with ``shared_group``, shared with that group (:mod:`affidavit.privacy`);
+    ``.affidavit/`` and ``.git/`` are made 0700 and the database's files 0600 whatever the umask.
     """
     root = root.resolve()
     existing = find_vault_root(root)
@@ -252,17 +266,33 @@ def init_vault(root: Path, clock: Clock = utc_now) -> tuple[Vault, bool]:
             f"use that vault, or choose a directory outside it."
         )
     created = existing is None
-    root.mkdir(parents=True, exist_ok=True)
+    if not created and shared_group:
+        configured = load_config(root / CONFIG_NAME).get("privacy.shared_group")
+        if configured != shared_group:
+            raise ConfigError(
+                f"{root} is already a vault; init shares only a new one. To share this one, set "
+                f'privacy.shared_group = "{shared_group}" in its affidavit.toml, then run '
+                f"`chgrp {shared_group} {root} {root}/wiki {root}/sources && chmod 2750 {root} "
+                f"{root}/wiki {root}/sources`."
+            )
+    gid = shared_gid(shared_group)  # a missing group is refused before anything is made
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
     if owner_of(root) != os.geteuid():
         raise VaultError(read_only_reason(root, owner_of(root)))
     _refuse_symlinks(root)
+    if created:  # the owner's alone (whatever the umask made it), or shared with one group
+        make_private(root)
     for sub in ("wiki", "sources"):
         (root / sub).mkdir(exist_ok=True)
     _private_mkdir(root / STATE_DIR)
     _private_mkdir(root / STATE_DIR / "journal")
+    if created and gid is not None:
+        share_with(root, gid)
     config_path = root / CONFIG_NAME
     if not config_path.exists():
-        config_path.write_text(render_default_config(), encoding="utf-8")
+        config_path.write_text(
+            render_default_config({"privacy.shared_group": shared_group}), encoding="utf-8"
+        )
     gitignore = root / ".gitignore"
     if not gitignore.exists():
         gitignore.write_text(GITIGNORE, encoding="utf-8")
@@ -305,6 +335,88 @@ class ReadOnlyConnection(sqlite3.Connection):
             raise self._refused(exc) from None
 
 
+DB_RELPATH = f"{STATE_DIR}/db.sqlite"
+
+
+def _owner_gid(uid: int, fallback: int) -> int:
+    try:
+        return pwd.getpwuid(uid).pw_gid
+    except KeyError:
+        return fallback
+
+
+def _reachable(path: Path) -> bool:
+    """Whether this thread, with the file-system identity it has now, can reach ``path``'s
+    folder (``access(2)`` asks for the real uid, not this one)."""
+    try:
+        os.stat(path.parent)
+    except PermissionError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+_NOT_WAL = (
+    "{path} is not in WAL mode (its journal mode is {mode!r}), and this process does not own the "
+    "vault: out of WAL mode SQLite looks for the database's journal files by name before every "
+    "read, after this check, so it is refused (W10). The owner's next `affidavit` command on it "
+    "(e.g. `affidavit doctor`) puts it back in WAL mode; then restart the daemon."
+)
+
+
+def connect_pinned(anchor: Anchor, reason: str = "") -> sqlite3.Connection:
+    """A new connection to the database of the vault pinned by ``anchor`` (W10), read-only when
+    ``reason`` says why. SQLite opens files by name, so the name is checked around the open: the
+    root's path must still name the pinned directory and the database must be the file recorded
+    when the vault was first opened (device, inode, owner); the open itself — the database, its
+    -wal and -shm — runs with the owner's file-system identity when this process is root
+    (:func:`~affidavit.store.anchor.acting_as`), so a race won between the checks reaches
+    nothing its owner couldn't. For a vault this process does not own the database must be in WAL
+    mode: then the -wal and -shm are opened here and kept for the connection's life, whereas out
+    of WAL mode SQLite would look its journals up by name before every read, later, with this
+    process's own rights. A swapped vault is refused with :class:`VaultError`."""
+    path = anchor.path / DB_RELPATH
+    anchor.check()
+    anchor.database(DB_RELPATH)
+    gid = _owner_gid(anchor.owner, os.fstat(anchor.fd).st_gid)
+    with acting_as(anchor.owner, gid):
+        try:
+            db = connect_read_only(path, reason) if reason else dbmod.connect(path)
+        except VaultError:
+            if os.geteuid() == 0 and anchor.owner != 0 and not _reachable(path):
+                raise VaultError(
+                    f"{path} can't be reached by its owner, {user_name(anchor.owner)} (UID "
+                    f"{anchor.owner}): a folder on its way is closed to them. A root daemon "
+                    "reads a vault only with its owner's authority (W10); move the vault where "
+                    "its owner can reach it, or open that folder to them (chmod o+x)."
+                ) from None
+            raise
+        try:
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # its files open now
+            journal = str(db.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+        except sqlite3.Error as exc:  # e.g. its -wal or -shm moved away meanwhile
+            db.close()
+            raise VaultError(
+                f"{path} could not be opened as the vault's database ({exc}); refusing it."
+            ) from None
+        except BaseException:
+            db.close()
+            raise
+    try:
+        if journal != "wal" and anchor.owner != os.geteuid():
+            raise VaultError(_NOT_WAL.format(path=path, mode=journal))
+        anchor.check()
+        anchor.database(DB_RELPATH)
+        opened = db.execute("PRAGMA database_list").fetchone()[2]
+        if opened != str(path):
+            raise VaultError(f"SQLite opened {opened} for {path}; refusing it.")
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
 def connect_read_only(path: Path, reason: str = "") -> sqlite3.Connection:
     """The database of a vault this process does not own, opened read-only (``mode=ro``,
     ``query_only``); refused when SQLite resolved ``path`` to another file (a symlink swapped
@@ -329,31 +441,56 @@ def connect_read_only(path: Path, reason: str = "") -> sqlite3.Connection:
     db.execute("PRAGMA foreign_keys=ON")
     db.execute("PRAGMA busy_timeout=30000")
     opened = db.execute("PRAGMA database_list").fetchone()["file"]
-    if os.path.realpath(opened) != os.path.realpath(path) or os.path.islink(path):
+    try:
+        moved = os.path.realpath(opened) != os.path.realpath(path) or os.path.islink(path)
+    except OSError:  # a link came or went while it was resolved
+        moved = True
+    if moved:
         db.close()
         raise VaultError(f"{path} changed into a link while it was opened; refusing it.")
     return db
 
 
-def attach(root: Path, config: Config, clock: Clock = utc_now, read_only: str = "") -> Vault:
-    """A new connection to an already opened vault (the daemon's pool): no migration, no
-    recovery; read-only for a vault this process does not own."""
+def attach(anchor: Anchor, config: Config, clock: Clock = utc_now, read_only: str = "") -> Vault:
+    """A new connection to an already opened vault (the daemon's pool), beneath its pinned root
+    (:func:`connect_pinned`): no migration, no recovery; read-only for a vault this process does
+    not own. The vault shares ``anchor`` (its opener closes it)."""
+    root = anchor.path
+    db = connect_pinned(anchor, read_only)
     if read_only:
-        db = connect_read_only(root / STATE_DIR / "db.sqlite", read_only)
-        return Vault(root, config, db, ReadOnlyGit(root, read_only), clock, read_only)
-    connection = dbmod.connect(root / STATE_DIR / "db.sqlite")
-    git = GitRepo(root, config.git_author_name, config.git_author_email)
-    return Vault(root=root, config=config, db=connection, git=git, clock=clock)
+        git: GitRepo = ReadOnlyGit(root, read_only)
+    else:
+        git = GitRepo(root, config.git_author_name, config.git_author_email)
+    return Vault(root, config, db, git, clock, read_only, anchor)
 
 
-def _open_not_owned(root: Path, owner: int, clock: Clock) -> Vault:
+def _read_config(anchor: Anchor) -> Config:
+    """The vault's affidavit.toml, read beneath the pinned root (never through a symlink)."""
+    path = anchor.path / CONFIG_NAME
+    try:
+        fd = anchor.open(CONFIG_NAME, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return load_config(path)  # says it is missing, and what to do
+    except AffidavitError as exc:
+        raise VaultError(f"{exc} The vault at {anchor.path} can't be opened until then.") from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise VaultError(f"{path} is not a regular file.")
+        return load_config(path, handle.read())
+
+
+def _open_not_owned(anchor: Anchor, clock: Clock) -> Vault:
     """Open a vault another user owns: read only, nothing created, migrated or recovered."""
+    root, owner = anchor.path, anchor.owner
     reason = read_only_reason(root, owner)
-    db_path = root / STATE_DIR / "db.sqlite"
-    if not os.access(root / STATE_DIR, os.R_OK | os.X_OK) or not db_path.is_file():
+    try:
+        info = anchor.stat(DB_RELPATH)
+    except (OSError, AffidavitError):
+        raise VaultError(reason) from None
+    if not stat.S_ISREG(info.st_mode):
         raise VaultError(reason)
-    config = load_config(root / CONFIG_NAME)
-    vault = attach(root, config, clock, reason)
+    config = _read_config(anchor)
+    vault = attach(anchor, config, clock, reason)
     try:
         done = {row[0] for row in vault.db.execute("SELECT name FROM _migrations")}
     except sqlite3.Error:
@@ -364,37 +501,56 @@ def _open_not_owned(root: Path, owner: int, clock: Clock) -> Vault:
     return vault
 
 
-def open_vault(root: Path | None = None, clock: Clock = utc_now) -> Vault:
-    """Open the vault at ``root`` (or the one enclosing the working directory).
+def open_vault(
+    root: Path | None = None, clock: Clock = utc_now, *, anchor: Anchor | None = None
+) -> Vault:
+    """Open the vault at ``root`` (or the one enclosing the working directory), or the one
+    ``anchor`` pins (the caller keeps and closes that anchor; otherwise the vault pins its root
+    itself and closes it with the vault).
 
     Before anything else runs, an interrupted apply is recovered (rolled forward or back) and
     the private parts are made private again. A vault this process does not own is opened
     read-only instead (:func:`read_only_reason`): no recovery, migration or write runs for it.
     """
-    found = find_vault_root(root or Path.cwd())
-    if found is None:
-        where = root or Path.cwd()
-        raise VaultError(
-            f"No Affidavit vault at {where}. Create one with `affidavit init {where}` "
-            f"or pass --vault PATH."
-        )
+    own = anchor is None
+    if anchor is None:
+        found = find_vault_root(root or Path.cwd())
+        if found is None:
+            where = root or Path.cwd()
+            raise VaultError(
+                f"No Affidavit vault at {where}. Create one with `affidavit init {where}` "
+                f"or pass --vault PATH."
+            )
+        anchor = Anchor.pin(found)
+    try:
+        vault = _open_pinned(anchor, clock)
+    except BaseException:
+        if own:
+            anchor.close()
+        raise
+    vault._own_anchor = own
+    return vault
+
+
+def _open_pinned(anchor: Anchor, clock: Clock) -> Vault:
+    found = anchor.path
     _refuse_symlinks(found)
-    owner = owner_of(found)
-    if owner != os.geteuid():
-        return _open_not_owned(found, owner, clock)
-    config = load_config(found / CONFIG_NAME)
+    if anchor.owner != os.geteuid():
+        return _open_not_owned(anchor, clock)
+    config = _read_config(anchor)
     _private_mkdir(found / STATE_DIR)
     _private_mkdir(found / STATE_DIR / "journal")
     db_path = found / STATE_DIR / "db.sqlite"
     if not db_path.exists():
         _create_private_file(db_path)
-    connection = dbmod.connect(db_path)
+    connection = connect_pinned(anchor)
     dbmod.migrate(connection)
     secure_private_parts(found)
     git = GitRepo(found, config.git_author_name, config.git_author_email)
     if not git.exists():
         git.init()
-    vault = Vault(root=found, config=config, db=connection, git=git, clock=clock)
+    git.secure()  # the history is its owner's alone, like .affidavit/
+    vault = Vault(found, config, connection, git, clock, anchor=anchor)
     from .store.recovery import recover
 
     recover(vault)

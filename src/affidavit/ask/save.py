@@ -32,8 +32,9 @@ def _slug(vault_db: object, question: str) -> str:
     return slug
 
 
-def propose_answer(vault: object, answer: Answer) -> Proposal:
-    """Propose ``answer`` (already checked) as a new page; returns the inbox proposal."""
+def propose_answer(vault: object, answer: Answer, author: str) -> Proposal:
+    """Propose ``answer`` (already checked) as a new page by ``author``; returns the inbox
+    proposal."""
     from ..vault import Vault
 
     assert isinstance(vault, Vault)
@@ -64,4 +65,4 @@ def propose_answer(vault: object, answer: Answer) -> Proposal:
             }
         ],
     }
-    return propose(vault, plan, "ask --save", f"ask:{title[:60]}")
+    return propose(vault, plan, author, f"ask:{title[:60]}")

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import getpass
 from pathlib import Path
 from typing import Any
 
 import click
 
+from ..agents import local_actor
 from ..ingest.pipeline import Ingestor, IngestReport
 from ..providers.from_config import provider_from_config
 from ._common import echo_json, json_option, lint_progress, opened_vault, user_errors
@@ -16,10 +16,7 @@ MODELS = ("extractive", "openai", "anthropic", "local")
 
 
 def _actor() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "unknown"
+    return local_actor()
 
 
 @click.command("ingest")

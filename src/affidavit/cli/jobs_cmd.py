@@ -6,7 +6,6 @@ worker for when no daemon serves the vault.
 
 from __future__ import annotations
 
-import getpass
 import os
 import signal
 import socket
@@ -15,6 +14,7 @@ from typing import Any
 
 import click
 
+from ..agents import local_actor
 from ..jobs import JOB_STATUSES, BasePayload, Job, JobQueue, Worker
 from ._common import echo_json, json_option, opened_vault, user_errors, vault_path
 
@@ -24,11 +24,8 @@ EXIT_DEADLINE = 124
 
 
 def current_user() -> str:
-    """The local user name, as the queue records who requested a job."""
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return f"uid-{os.getuid()}"
+    """The local user name, as the queue records who requested a job (the kernel's uid)."""
+    return local_actor()
 
 
 def submit_job(ctx: click.Context, payload: BasePayload, as_json: bool) -> Job:

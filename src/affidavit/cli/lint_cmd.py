@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import getpass
-
 import click
 
+from ..agents import local_actor
 from ..lint.findings import ENDS_NOTHING, FindingStore, StoredFinding
 from ..lint.fixes import FixReport, fix_steps, propose_fixes
 from ..lint.runner import LintReport, run_lint
@@ -17,7 +16,7 @@ MARK = {"error": "✗", "warning": "!", "info": "·"}
 
 
 def _actor() -> str:
-    return f"person:{getpass.getuser()}"
+    return f"person:{local_actor()}"
 
 
 def _show(stored: StoredFinding, *, full: bool = False) -> None:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import click
 
+from ..agents import local_actor
 from ..errors import ConfigError
-from ..service.backend import local_actor
 from ..vault import find_vault_root, open_vault
 from ._common import user_errors, vault_path
 

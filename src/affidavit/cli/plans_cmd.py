@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import getpass
 import json
 import sys
 from datetime import timedelta
@@ -20,10 +19,9 @@ if TYPE_CHECKING:  # imported where a command needs them: `inbox` through a daem
 
 
 def _actor() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "unknown"
+    from ..agents import local_actor  # the kernel's uid, never $USER
+
+    return local_actor()
 
 
 def _duration(delta: timedelta) -> str:
@@ -229,6 +227,7 @@ def show(ctx: click.Context, plan_id: str, as_json: bool) -> None:
     if as_json:
         echo_json(detail.model_dump(exclude={"age", "expires_in", "quotes"}))
         return
+    from ..agents import quoted
     from ..gate.admission import Admission
     from ..plan.schema import Plan
     from ..retract import describe_radius
@@ -243,8 +242,8 @@ def show(ctx: click.Context, plan_id: str, as_json: bool) -> None:
         f"  proposed {detail.created_at} ({detail.age} ago) · expires {detail.expires_at}"
         + (f" (in {detail.expires_in})" if detail.status == "pending" else "")
     )
-    if plan.summary:
-        click.echo(f"  summary: {plan.summary}")
+    if plan.summary:  # the proposer's words: nothing checked them
+        click.echo(f"  summary, {quoted(plan.summary)}")
     if detail.reason:
         click.echo(f"  reason: {detail.reason}")
     if admission.policy_reason:
@@ -267,8 +266,12 @@ def show(ctx: click.Context, plan_id: str, as_json: bool) -> None:
             + f"  — {status}"
             + (f" ({verdict.check}: {verdict.reason})" if verdict and verdict.reason else "")
         )
-        for key, value in op.model_dump(exclude={"op", "claims", "entries", "by"}).items():
+        fields = op.model_dump(exclude={"op", "claims", "entries", "by", "reason"})
+        for key, value in fields.items():
             click.echo(f"    {key}: {value}")
+        reason = getattr(op, "reason", "")
+        if reason:  # the proposer's words: nothing checked them
+            click.echo(f"    reason, {quoted(str(reason))}")
         for text in verdict.texts if verdict else []:
             if text.status == "rejected":
                 click.echo(f"    {text.what} rejected — {text.reason}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import getpass
 import re
 import sys
 from collections.abc import Callable
@@ -13,6 +12,7 @@ from typing import Any
 
 import click
 
+from ..agents import local_actor
 from ..config import TRUST_TIERS
 from ..errors import AffidavitError, IntegrityError
 from ..retract import describe_radius, propose_source_retraction
@@ -282,10 +282,7 @@ def show(ctx: click.Context, source_id: str, show_text: bool, as_json: bool) -> 
 
 
 def _person() -> str:
-    try:
-        return f"person:{getpass.getuser()}"
-    except (KeyError, OSError):
-        return "person:unknown"
+    return f"person:{local_actor()}"
 
 
 @sources.command("retract")

@@ -25,6 +25,7 @@ import sqlite3
 from collections.abc import Mapping
 from functools import lru_cache
 
+from ..agents import AGENT_POLICY, agent_reservations
 from ..config import Config
 from ..errors import AdmissionError
 from ..evidence import Verifier
@@ -165,7 +166,11 @@ class _Gate:
         plan_id: str,
         applying: bool,
         remainder: Mapping[int, Held],
+        agent: bool,
     ) -> None:
+        """The whole plan's targets. A person's plan never waits on an agent's pending plan
+        (W13): a page only an agent's plan would create doesn't exist for it, and it may create
+        a page an agent's plan reserved. An agent's plan meets every reservation."""
         chosen = [(i, plan.operations[i]) for i in selected]
         named = sorted({slug for _, op in chosen for slug in _slugs_named(op)})
         # only the pages the plan names (the wiki's other pages are no business of its targets)
@@ -181,6 +186,8 @@ class _Gate:
                 "SELECT slug, plan_id FROM slug_reservations WHERE plan_id != ?", (plan_id,)
             )
         }
+        squatted = {} if agent else agent_reservations(self.db)
+        pending = {slug: by for slug, by in pending.items() if slug not in squatted}
         created = {op.slug for _, op in chosen if isinstance(op, CreatePage)}
         problems: list[str] = []
 
@@ -193,6 +200,12 @@ class _Gate:
                 return (
                     f"op {n}: page '{slug}' doesn't exist yet; pending plan "
                     f"{pending[slug][:12]} creates it: approve that plan first"
+                )
+            if slug in squatted:  # never a hint to approve an agent's plan for the owner's
+                return (
+                    f"op {n}: page '{slug}' neither exists nor is created here; only an agent's "
+                    "pending plan proposes it, and a person's plan never depends on an agent's: "
+                    "create the page in this plan"
                 )
             return f"op {n}: page '{slug}' neither exists nor is created here"
 
@@ -208,14 +221,18 @@ class _Gate:
                     )
             elif isinstance(op, CreatePage):
                 if op.slug in existing:
-                    problems.append(f"op {n}: page '{op.slug}' already exists")
+                    problems.append(
+                        f"op {n}: page '{op.slug}' already exists"
+                        + (AGENT_LATE if agent and applying else "")
+                    )
                     continue
                 row = self.db.execute(
                     "SELECT plan_id FROM slug_reservations WHERE slug = ?", (op.slug,)
                 ).fetchone()
-                if row is not None and row[0] != plan_id:
+                if row is not None and row[0] != plan_id and row[0] not in squatted.values():
                     problems.append(
                         f"op {n}: slug '{op.slug}' is reserved by pending plan {row[0][:12]}"
+                        + (AGENT_LATE if agent and applying else "")
                     )
             elif isinstance(op, AddClaims):
                 problems += filter(None, [missing(n, op.page)])
@@ -449,6 +466,7 @@ def admit(
     applying: bool = False,
     support: SupportChecker | None = None,
     remainder: Mapping[int, Held] | None = None,
+    agent: bool = False,
 ) -> Admission:
     """Run every admission check on the ``selected`` operations of ``plan`` (default: all).
 
@@ -458,6 +476,9 @@ def admit(
     deterministic layer with the model ``support.model`` names, if any). ``remainder`` names
     selected operations whose rest went in earlier: only their held claims and texts are
     checked (against the wiki as it is now, W5), and their verdicts hold only those.
+    ``agent``: the plan is an agent's (:func:`affidavit.agents.proposer_of`, decided by the
+    caller from the recorded author and origin): never applied by policy, not even in part, and
+    it never reserves a page against a person's.
     """
     held = dict(remainder or {})
     chosen = sorted(set(selected)) if selected is not None else list(range(len(plan.operations)))
@@ -470,7 +491,7 @@ def admit(
     checker = support if support is not None else SupportChecker(load_model(config))
     gate = _Gate(db, config, sources, verifier, checker)
     held = {i: h for i, h in held.items() if i in chosen}
-    gate.targets(plan, chosen, plan_id, applying, held)
+    gate.targets(plan, chosen, plan_id, applying, held, agent)
     for index in chosen:
         op = plan.operations[index]
         if isinstance(op, RetractSource):
@@ -546,9 +567,11 @@ def admit(
         selected=chosen,
         ops=results,
         support_version=check_version(checker.model),
+        agent=agent,
     )
     _policy(config, admission)
     _unrendered(admission, sources)
+    _hold_agents(admission)
     return admission
 
 
@@ -667,6 +690,20 @@ def _a(tier: str) -> str:
 def _wait(admission: Admission, reason: str) -> None:
     admission.needs_approval = True
     admission.policy_reason = reason
+
+
+def _hold_agents(admission: Admission) -> None:
+    """W13, after the policy whatever it decided: an agent's plan the policy would apply (whole,
+    or its sure part) waits whole for a person instead; a plan that waits anyway keeps the
+    policy's own reason."""
+    if admission.agent and not admission.needs_approval:
+        _wait(admission, AGENT_POLICY)
+
+
+AGENT_LATE = (
+    ": a person's plan took it after this agent's plan was proposed (W13: the owner's work goes "
+    "first); reject this plan, or let the agent propose onto the page"
+)
 
 
 def _policy(config: Config, admission: Admission) -> None:

@@ -211,6 +211,8 @@ class Admission:
     support_version: str = ""
     """The support check that judged it (:attr:`affidavit.support.SupportChecker.version`);
     recorded with each claim it admits, so doctor and lint can say what changed since."""
+    agent: bool = False
+    """Whether the plan is an agent's (W13): then it always waits for a person."""
 
     @property
     def admitted_ops(self) -> list[int]:
@@ -268,6 +270,7 @@ class Admission:
             needs_approval=bool(data["needs_approval"]),
             policy_reason=str(data["policy_reason"]),
             support_version=str(data.get("support_version", "")),
+            agent=bool(data.get("agent", False)),
         )
 
 

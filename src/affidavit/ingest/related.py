@@ -6,6 +6,7 @@ import re
 import sqlite3
 from collections import Counter
 
+from ..agents import person_reserved
 from ..providers.base import PageBrief
 from ..words import STOPWORDS
 
@@ -47,6 +48,7 @@ def related_pages(
 
 
 def known_slugs(db: sqlite3.Connection) -> set[str]:
-    """Every slug that exists or is reserved by a pending plan."""
+    """Every slug that exists or is reserved by a person's pending plan (an agent's pending page
+    is no slug the owner's ingest must avoid, W13)."""
     pages = {r[0] for r in db.execute("SELECT slug FROM pages")}
-    return pages | {r[0] for r in db.execute("SELECT slug FROM slug_reservations")}
+    return pages | person_reserved(db)

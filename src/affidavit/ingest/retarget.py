@@ -12,25 +12,31 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from ..agents import is_agent, person_reserved
 from ..errors import AdmissionError
 from ..inbox import Proposal, propose
 from ..vault import Vault
 
 
-def _taken(db: sqlite3.Connection) -> set[str]:
-    """Slugs of pages that exist or that pending plans create."""
+def _taken(db: sqlite3.Connection, agent: bool) -> set[str]:
+    """Slugs of pages that exist or that pending plans create — for a person's plan, pending
+    persons' plans only: an agent's pending page never takes a slug from the owner (W13)."""
     pages = {str(r[0]) for r in db.execute("SELECT slug FROM pages")}
+    if not agent:
+        return pages | person_reserved(db)
     return pages | {str(r[0]) for r in db.execute("SELECT slug FROM slug_reservations")}
 
 
-def onto_existing(db: sqlite3.Connection, plan: dict[str, Any]) -> dict[str, Any]:
+def onto_existing(
+    db: sqlite3.Connection, plan: dict[str, Any], agent: bool = False
+) -> dict[str, Any]:
     """``plan`` with each ``create_page`` of a slug that is taken by now turned into
     ``add_claims`` on that page (dropped when it has no claims); ``plan`` itself when nothing
     changes, or when nothing would be left."""
     ops = plan.get("operations")
     if not isinstance(ops, list):
         return plan
-    taken = _taken(db)
+    taken = _taken(db, agent)
     rewritten: list[Any] = []
     changed = False
     for op in ops:
@@ -57,11 +63,12 @@ def propose_onto_existing(
 ) -> Proposal:
     """:func:`~affidavit.inbox.propose`, with a ``create_page`` whose page appeared meanwhile
     proposed as ``add_claims`` — also when the page appears between this check and the gate."""
-    current = onto_existing(vault.db, plan)
+    agent = is_agent(author, origin)
+    current = onto_existing(vault.db, plan, agent)
     try:
         return propose(vault, current, author, origin, hold=hold)
     except AdmissionError:
-        again = onto_existing(vault.db, current)
+        again = onto_existing(vault.db, current, agent)
         if again is current:
             raise
         return propose(vault, again, author, origin, hold=hold)

@@ -159,8 +159,13 @@ def run_lint(ctx: JobContext, payload: LintPayload) -> dict[str, Any]:
     try:
         provider = provider_from_config(ctx.vault.config)
         try:
-            report = run(
-                ctx.vault, provider, propose=payload.propose, trigger="job", progress=progress
+            report = run(  # its fix plans are the requester's: a token's are an agent's (W13)
+                ctx.vault,
+                provider,
+                propose=payload.propose,
+                trigger="job",
+                progress=progress,
+                actor=ctx.actor,
             )
         finally:
             provider.close()

@@ -96,7 +96,7 @@ class CheckContext:
         """A file under the vault as text (None if missing or not a regular file, e.g. a symlink,
         which is never followed; undecodable bytes replaced)."""
         try:
-            data = read_inside(self.vault.root, relpath)
+            data = read_inside(self.vault.base, relpath)
         except (OSError, AffidavitError):
             return None
         return data.decode("utf-8", errors="replace")

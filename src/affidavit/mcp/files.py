@@ -56,9 +56,9 @@ def _judge(real: Path, location: str, dirs: list[str], vault: Vault) -> None:
         )
 
 
-def read_allowed(location: str, dirs: list[str], vault: Vault) -> tuple[bytes, Path]:
-    """The bytes of the file ``location`` names and where it really is, or a ToolError naming
-    the fix. ``dirs`` is ``mcp.source_dirs``; see the module docstring for every rule."""
+def read_allowed(location: str, dirs: list[str], vault: Vault) -> tuple[bytes, Path, int]:
+    """The bytes of the file ``location`` names, where it really is and its mode, or a
+    ToolError naming the fix. ``dirs`` is ``mcp.source_dirs``; see the module docstring for every rule."""
     path = Path(location)
     if "\x00" in location or not path.is_absolute():
         raise ToolError("give an absolute path under one of mcp.source_dirs.")
@@ -100,7 +100,7 @@ def read_allowed(location: str, dirs: list[str], vault: Vault) -> tuple[bytes, P
             size += len(chunk)
         if size > limit:
             raise ToolError(f"{location!r} grew past sources.max_url_bytes while it was read.")
-        return b"".join(chunks), real or path.resolve()
+        return b"".join(chunks), real or path.resolve(), info.st_mode
     finally:
         os.close(fd)
 

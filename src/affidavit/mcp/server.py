@@ -2,12 +2,13 @@
 
 An agent reads sources, pages and findings, searches, asks, adds a source from an owner-configured
 place and proposes plans through the same gate as everyone else (W4). No tool approves, rejects,
-retracts, dismisses, or changes config, trust or tokens; an agent's plan always waits for a person
-(:data:`affidavit.service.vaults.AGENT_HOLD`), whatever ``policy.auto_apply`` says. Results are
-text lines fitted into ``mcp.max_result_tokens`` and continued with a cursor; expected failures
-are :class:`ToolError` naming the fix or the next call. ``propose_plan`` and ``add_source`` are
-charged to their caller's quotas (:mod:`affidavit.service.quota`). Nothing here prints: on stdio, stdout is the
-protocol.
+retracts, dismisses, or changes config, trust or tokens; an agent's plan always waits for a person,
+whatever ``policy.auto_apply`` says (:mod:`affidavit.agents`, W13: the gate decides it from the
+author and origin this door records). Results are text lines fitted into
+``mcp.max_result_tokens`` and continued with a cursor; expected failures are :class:`ToolError`
+naming the fix or the next call. ``propose_plan`` and ``add_source`` are charged to their
+caller's quotas (:mod:`affidavit.agents`), the same quotas the REST API charges. Nothing here
+prints: on stdio, stdout is the protocol.
 """
 
 from __future__ import annotations
@@ -25,11 +26,11 @@ from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field, ValidationError
 
+from .. import agents
 from ..errors import AffidavitError, QuotaError
 from ..evidence.normalize import normalize, normalize_quote
 from ..lint.findings import FindingStore
 from ..plan.schema import parse_plan
-from ..service import quota
 from ..service import vaults as svc
 from ..service.models import AskRequest, WaitingOut
 from ..sources.store import SourceStore
@@ -329,7 +330,8 @@ def build_server(door: Door) -> FastMCP:
         """A verified answer from the wiki's claims, footnotes quoting the sources (question logged)."""
         with door.vault() as vault:
             request = AskRequest(question=question, min_trust=min_trust)
-            answer = svc.ask(vault, request, door.vectors(vault))
+            # never saved from here; an author that marks it the agent's all the same
+            answer = svc.ask(vault, request, door.vectors(vault), door.actor + agents.VIA_MCP)
             return fit(answer.markdown.splitlines(), 0, _cap(vault)).text
 
     @tool(title="Get the context", annotations=READ)
@@ -387,11 +389,11 @@ def build_server(door: Door) -> FastMCP:
         with door.vault("propose") as vault:
             draft = json.dumps({"nonce": "0" * 16, "operations": operations})
             parse_plan(draft)  # the schema first, so a malformed plan consumes no nonce
-            author = f"{actor} via mcp"
-            quota.charge(vault, actor, "propose_plan", pending_author=author)
+            agents.check(vault, actor, "propose_plan")  # before a nonce is spent on the call
             nonce = svc.new_nonce(vault, 1).nonce
             plan = json.dumps({"nonce": nonce, "operations": operations})
-            out = svc.propose(vault, plan, author, door.origin, hold=svc.AGENT_HOLD)
+            # charged and held as an agent's by the gate's door, from this author and origin
+            out = svc.propose(vault, plan, actor + agents.VIA_MCP, door.origin)
             lines = [f"plan_id {out.plan_id}", f"status {out.status}: {out.message}"]
             lines += _verdicts(out.admission)
             lines += _waiting(out.waiting)
@@ -412,7 +414,7 @@ def build_server(door: Door) -> FastMCP:
         with door.vault() as vault:  # its errors name their own fix, not another tool
             if vault.read_only:  # never read a file or URL with more authority than the owner
                 raise ToolError(f"this server can't add sources here: {vault.read_only}")
-            quota.charge(vault, actor, "add_source")
+            agents.charge(vault, actor, "add_source")
             store = SourceStore(vault)
             if location.startswith(("http://", "https://")):
                 result = store.add_url(location, public_only=True)  # no SSRF into the host
@@ -423,8 +425,8 @@ def build_server(door: Door) -> FastMCP:
                         "adding files is off: the vault's owner lists allowed directories in "
                         "mcp.source_dirs (affidavit.toml); ask them, or pass an http(s) URL."
                     )
-                data, real = read_allowed(location, dirs, vault)
-                result = store.add_bytes(data, str(real), real.name)
+                data, real, mode = read_allowed(location, dirs, vault)
+                result = store.add_bytes(data, str(real), real.name, mode=mode)
             record = result.record
             return (
                 f"source {record.id[:16]} ({record.name}, {record.trust}): "

@@ -10,6 +10,12 @@ why): it is opened without recovery or migration, its connections are read-only,
 runs for it and no caller gets more than the read role on it. Writing, recovering, committing
 and calling models with the owner's keys happen in the owner's own processes (their
 ``affidavit`` commands or their own ``affidavit serve``), never with root's authority.
+
+Each vault's root is pinned once (:class:`~affidavit.store.anchor.Anchor`, before the daemon
+forks its workers, which inherit the descriptors): every new connection is checked against it
+(:func:`~affidavit.vault.connect_pinned`), and a vault whose root was swapped (renamed and
+replaced by a symlink to another user's vault, say) or whose database was replaced is refused
+and logged (``vault_refused``), never opened.
 """
 
 from __future__ import annotations
@@ -26,9 +32,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..config import Config
-from ..errors import ConfigError, NotFoundError
-from ..service import vault_owner
+from ..errors import ConfigError, NotFoundError, VaultError
 from ..service.tokens import TokenGrant, check_token
+from ..store.anchor import Anchor
 from ..vault import Vault, attach, open_vault
 
 _NAME = re.compile(r"[^a-z0-9-]+")
@@ -56,6 +62,7 @@ class ServedVault:
     root: Path
     owner_uid: int
     config: Config
+    anchor: Anchor
     read_only: str = ""
     """Empty when this daemon runs as the vault's owner; otherwise why it only reads it."""
     _idle: queue.SimpleQueue[Vault] = field(default_factory=queue.SimpleQueue, repr=False)
@@ -76,7 +83,13 @@ class ServedVault:
         return bool(self.config.get("server.root_can_read"))
 
     def _open(self) -> Vault:
-        return attach(self.root, self.config, read_only=self.read_only)
+        try:
+            return attach(self.anchor, self.config, read_only=self.read_only)
+        except VaultError as exc:  # a swapped root or database: refused, and the owner told
+            from .logs import event
+
+            event("vault_refused", vault=self.name, owner_uid=self.owner_uid, message=str(exc))
+            raise
 
     @contextmanager
     def borrow(self) -> Iterator[Vault]:
@@ -154,18 +167,48 @@ class ServedVault:
                 return
 
 
+def pin_vaults(roots: list[Path]) -> list[Anchor]:
+    """Pin each vault's root (:meth:`Anchor.pin`): what a daemon does once, before it forks."""
+    pins: list[Anchor] = []
+    try:
+        for root in roots:
+            pins.append(Anchor.pin(root))
+    except BaseException:
+        for pin in pins:
+            pin.close()
+        raise
+    return pins
+
+
 class Registry:
     """The served vaults by name."""
 
-    def __init__(self, vaults: list[ServedVault]) -> None:
+    def __init__(self, vaults: list[ServedVault], pins: list[Anchor] | None = None) -> None:
         self.vaults = {v.name: v for v in vaults}
+        self._own_pins = pins or []
 
     @classmethod
-    def open(cls, roots: list[Path]) -> Registry:
-        """Open each vault (migrate, recover) and name it; two vaults may not share a name."""
+    def open(cls, roots: list[Path] | list[Anchor]) -> Registry:
+        """Open each vault (migrate, recover) and name it; two vaults may not share a name.
+        ``roots`` are paths (pinned here, closed with the registry) or pins the caller keeps
+        (:func:`pin_vaults`: a daemon's workers open their registries on the parent's pins)."""
+        own = [r for r in roots if isinstance(r, Path)]
+        pins = [r if isinstance(r, Anchor) else None for r in roots]
+        made = pin_vaults(own)
+        made_iter = iter(made)
+        anchors = [p if p is not None else next(made_iter) for p in pins]
+        try:
+            return cls(cls._served(anchors), made)
+        except BaseException:
+            for pin in made:
+                pin.close()
+            raise
+
+    @staticmethod
+    def _served(anchors: list[Anchor]) -> list[ServedVault]:
         served: list[ServedVault] = []
-        for root in roots:
-            vault = open_vault(root)
+        for anchor in anchors:
+            vault = open_vault(anchor=anchor)
             name = vault_name(vault.root)
             if any(s.name == name for s in served):
                 vault.close()
@@ -173,17 +216,17 @@ class Registry:
                     f"two served vaults would both be called {name!r} ({vault.root}); "
                     "rename one of their directories."
                 )
-            owner = vault_owner(vault.root)
+            owner = anchor.owner
             if owner != os.geteuid() and os.geteuid() != 0:
                 vault.close()
                 raise ConfigError(
                     f"{vault.root} belongs to UID {owner} but this daemon runs as UID "
                     f"{os.geteuid()}: it could not write there. Run the daemon as its owner."
                 )
-            item = ServedVault(name, vault.root, owner, vault.config, vault.read_only)
+            item = ServedVault(name, vault.root, owner, vault.config, anchor, vault.read_only)
             item._idle.put(vault)
             served.append(item)
-        return cls(served)
+        return served
 
     def get(self, name: str) -> ServedVault:
         try:
@@ -201,8 +244,11 @@ class Registry:
         """The vault a presented token belongs to and its grant, or ``("", "unknown")``; a known
         token refused (``expired``, ``revoked``) stops the search at its vault."""
         for served in self.vaults.values():
-            with served.borrow() as vault:
-                verdict = check_token(vault.db, vault.clock, token_id, secret)
+            try:
+                with served.borrow() as vault:
+                    verdict = check_token(vault.db, vault.clock, token_id, secret)
+            except VaultError:  # a vault refused (swapped, logged): its tokens name nothing now
+                continue
             if verdict != "unknown":
                 return served.name, verdict
         return "", "unknown"
@@ -210,6 +256,9 @@ class Registry:
     def close(self) -> None:
         for item in self.vaults.values():
             item.close()
+        for pin in self._own_pins:
+            pin.close()
+        self._own_pins = []
 
 
-__all__ = ["Registry", "ServedVault", "vault_name"]
+__all__ = ["Registry", "ServedVault", "pin_vaults", "vault_name"]

@@ -29,11 +29,12 @@ import uvicorn
 from fastapi import FastAPI
 
 from ..errors import ConfigError
+from ..store.anchor import Anchor
 from .app import create_app
 from .logs import event, setup_logging
 from .peer import peer_protocol
 from .prefork import SUPPORTED, Supervisor, mark_ready
-from .registry import Registry
+from .registry import Registry, pin_vaults
 
 
 @dataclass
@@ -283,7 +284,8 @@ def serve(options: ServeOptions) -> int:
     """Run the daemon until SIGTERM/SIGINT; returns the exit status."""
     setup_logging()
     _check_remote(options)
-    registry = Registry.open(options.vaults)  # migrations and recovery run here, once
+    pins = pin_vaults(options.vaults)  # each root opened once: workers inherit the descriptors
+    registry = Registry.open(pins)  # migrations and recovery run here, once
     for served in registry.vaults.values():
         if served.read_only:  # W10: a vault of another user is only read by this daemon
             event(
@@ -301,7 +303,7 @@ def serve(options: ServeOptions) -> int:
             return Supervisor(
                 options.processes,
                 sockets,
-                lambda slot, ready: _worker(options, sockets, slot, ready),
+                lambda slot, ready: _worker(options, pins, sockets, slot, ready),
                 options.shutdown_seconds,
             ).run()
         stopping = threading.Event()
@@ -328,6 +330,8 @@ def serve(options: ServeOptions) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         registry.close()
+        for pin in pins:
+            pin.close()
         event("stopped", pid=os.getpid())
 
 
@@ -337,10 +341,12 @@ def _preload() -> None:
         from ..mcp import http  # noqa: F401
 
 
-def _worker(options: ServeOptions, sockets: list[socket.socket], slot: int, ready: int) -> int:
-    """One pre-forked worker process: its own vault connections, the whole app; slot 0 alone
-    runs the job workers."""
-    registry = Registry.open(options.vaults)
+def _worker(
+    options: ServeOptions, pins: list[Anchor], sockets: list[socket.socket], slot: int, ready: int
+) -> int:
+    """One pre-forked worker process: its own vault connections (on the parent's pinned roots),
+    the whole app; slot 0 alone runs the job workers."""
+    registry = Registry.open(pins)
     stopping = threading.Event()
     jobs = options.workers and slot == 0
     app = _app(registry, options, stopping, jobs)

@@ -9,12 +9,12 @@ the daemon decides from the kernel's peer credentials.
 
 from __future__ import annotations
 
-import getpass
 import os
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..agents import local_actor
 from ..errors import AffidavitError
 from ..vault import Vault
 from . import tokens as token_store
@@ -47,13 +47,6 @@ class Unauthenticated(AffidavitError):
 def vault_owner(root: Path) -> int:
     """The owner of a vault: the UID owning its directory, as the kernel reports it."""
     return os.stat(root).st_uid
-
-
-def local_actor() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return f"uid {os.getuid()}"
 
 
 class Backend(Protocol):
@@ -119,7 +112,7 @@ class LocalBackend:
         return svc.search(self.vault, query, k, min_trust, self._vectors_once())
 
     def ask(self, request: AskRequest) -> AskResponse:
-        return svc.ask(self.vault, request, self._vectors_once())
+        return svc.ask(self.vault, request, self._vectors_once(), self.actor)
 
     def list_plans(self, statuses: tuple[str, ...]) -> list[PlanSummary]:
         return svc.list_plans(self.vault, statuses)
@@ -180,6 +173,5 @@ __all__ = [
     "LocalBackend",
     "Unauthenticated",
     "check_token_request",
-    "local_actor",
     "vault_owner",
 ]

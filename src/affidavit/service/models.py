@@ -316,6 +316,15 @@ class QuoteContext(Response):
     after: str
 
 
+class ProposerWords(Response):
+    """Free text the proposer wrote (a plan's summary, an operation's reason): its own words,
+    checked by nothing, shown marked as such and never rendered into the wiki."""
+
+    op: int | None = Field(description="The operation (1-based); null for the plan's summary.")
+    field: str = Field(description="Which field: 'summary' or 'reason'.")
+    text: str = Field(description="What the proposer wrote, verbatim.")
+
+
 class PlanDetail(Response):
     id: str
     author: str
@@ -339,6 +348,11 @@ class PlanDetail(Response):
     waiting: list[WaitingOut] = Field(
         default_factory=list,
         description="Each text of a pending plan that waits for a person, and why (W11).",
+    )
+    proposer_says: list[ProposerWords] = Field(
+        default_factory=list,
+        description="The plan's free text (its summary, each operation's reason): the proposer's "
+        "own words, unchecked; a surface shows them as such ('the proposer says: …').",
     )
 
 
@@ -495,6 +509,7 @@ __all__ = [
     "PlanSummary",
     "ProposalOut",
     "ProposeRequest",
+    "ProposerWords",
     "QuoteContext",
     "RejectRequest",
     "RejectResponse",

@@ -14,12 +14,14 @@ import sqlite3
 from datetime import timedelta
 from typing import Any
 
-from .. import inbox
+from .. import agents, inbox
+from ..agents import caller_of, is_agent, proposer_of, quoted
 from ..ask import Asker, render_answer
 from ..ask.save import propose_answer
 from ..errors import ConfigError, ConflictError, NotFoundError
 from ..gate.verdicts import Held, OpResult
 from ..plan.nonce import issue_nonce
+from ..plan.schema import Plan
 from ..providers.from_config import provider_from_config
 from ..retract import describe_radius
 from ..retrieval.search import Hit, Retriever, VectorSearch
@@ -48,6 +50,7 @@ from .models import (
     PlanPreview,
     PlanSummary,
     ProposalOut,
+    ProposerWords,
     QuoteContext,
     RejectResponse,
     SearchResponse,
@@ -225,8 +228,12 @@ def search(
     return SearchResponse(query=query, hits=[_hit(h) for h in hits])
 
 
-def ask(vault: Vault, request: AskRequest, vectors: VectorSearch | None) -> AskResponse:
-    """Answer a question (W8); with ``save`` the answer is proposed to the inbox (W4)."""
+def ask(
+    vault: Vault, request: AskRequest, vectors: VectorSearch | None, author: str
+) -> AskResponse:
+    """Answer a question (W8); with ``save`` the answer is proposed to the inbox (W4) as
+    ``author``'s plan: every door names its caller (a token's saved answer, from the API or the
+    web desk, is an agent's plan, W13), none has a default to forget."""
     name = request.model or str(vault.config.model("provider"))
     try:
         provider = None if name == "extractive" else provider_from_config(vault.config, name)
@@ -242,7 +249,9 @@ def ask(vault: Vault, request: AskRequest, vectors: VectorSearch | None) -> AskR
         if provider is not None:
             provider.close()
     proposal = (
-        propose_answer(vault, answer) if request.save and answer.verdict == "answered" else None
+        propose_answer(vault, answer, author)
+        if request.save and answer.verdict == "answered"
+        else None
     )
     data: dict[str, Any] = answer.to_json()
     data["citations"] = [_hit(h) for h in answer.cited()]
@@ -257,13 +266,13 @@ def ask(vault: Vault, request: AskRequest, vectors: VectorSearch | None) -> AskR
 # --- plans ------------------------------------------------------------------------------------
 
 
-def new_nonce(vault: Vault, hours: int) -> NonceResponse:
+def new_nonce(vault: Vault, hours: int, caller: str = "") -> NonceResponse:
+    """A fresh nonce for one plan. An agent ``caller`` (a token) over its proposal quota gets
+    none: it could not propose with it (W13)."""
+    if caller and is_agent(caller, ""):
+        agents.check(vault, caller_of(caller), "propose_plan")
     value = issue_nonce(vault.db, vault.clock, "propose", timedelta(hours=hours))
     return NonceResponse(nonce=value, valid_hours=hours)
-
-
-AGENT_HOLD = "proposed by an agent (MCP): a person approves it in the inbox"
-"""Why an agent's plan waits whatever ``policy.auto_apply`` says: nothing an agent calls applies."""
 
 
 def propose(
@@ -274,7 +283,9 @@ def propose(
     *,
     hold: str = "",
 ) -> ProposalOut:
-    """Put a plan through the gate (W4); ``hold`` keeps it in the inbox whatever the policy."""
+    """Put a plan through the gate (W4); ``hold`` keeps it in the inbox whatever the policy.
+    An agent's plan (a token's, an MCP client's) is charged to its caller's quota and always
+    waits for a person, through every door (:mod:`affidavit.agents`, W13)."""
     proposal = inbox.propose(vault, plan, author, origin, hold=hold)
     shown = (
         _waiting(vault, inbox.get_plan(vault, proposal.plan_id))
@@ -306,7 +317,7 @@ def _summary(vault: Vault, record: inbox.PlanRecord) -> PlanSummary:
         status=record.status,
         author=record.author,
         origin=record.origin,
-        proposer=inbox.proposer_of(record.author, record.origin),
+        proposer=proposer_of(record.author, record.origin),
         created_at=record.created_at,
         expires_at=record.expires_at,
         age=duration(age),
@@ -344,6 +355,18 @@ def _around(text: str, start: int, end: int, lines: int = 2) -> tuple[str, str]:
         cut = after[:CONTEXT_CHARS]
         after = (cut[: cut.rfind(" ")] if " " in cut else cut) + "…"
     return before, after
+
+
+def proposer_says(plan: Plan) -> list[ProposerWords]:
+    """The free text of ``plan`` — its summary, each operation's reason — that no check of the
+    gate reads: a reviewer sees it as the proposer's words (it may say anything, e.g. that the
+    owner already approved), and the wiki never shows it."""
+    out = [ProposerWords(op=None, field="summary", text=plan.summary)] if plan.summary else []
+    for n, op in enumerate(plan.operations, start=1):
+        reason = getattr(op, "reason", "")
+        if reason:
+            out.append(ProposerWords(op=n, field="reason", text=str(reason)))
+    return out
 
 
 def plan_detail(vault: Vault, ref: str) -> PlanDetail:
@@ -386,6 +409,7 @@ def plan_detail(vault: Vault, ref: str) -> PlanDetail:
         quotes=quotes,
         applied_ops=applied,
         waiting=summary.waiting,
+        proposer_says=proposer_says(record.plan),
     )
 
 
@@ -461,6 +485,9 @@ def approval_preview(vault: Vault, refs: list[str]) -> list[PlanPreview]:
         for i in inbox.withdrawals_of(record, ops):
             withdrawals += [f"op {i + 1}: " + line for line in _withdrawal_lines(verdicts[i])[:1]]
             withdrawals += _withdrawal_lines(verdicts[i])[1:]
+            reason = getattr(record.plan.operations[i], "reason", "")
+            if reason:
+                withdrawals.append("    " + quoted(str(reason)))
         out.append(
             PlanPreview(
                 plan_id=record.id,
@@ -517,7 +544,6 @@ def audit_page(vault: Vault, after: int, limit: int) -> AuditPage:
 
 
 __all__ = [
-    "AGENT_HOLD",
     "ALL_STATUSES",
     "approval_preview",
     "approve",
@@ -535,6 +561,7 @@ __all__ = [
     "new_nonce",
     "plan_detail",
     "propose",
+    "proposer_says",
     "reject",
     "search",
     "vectors_for",

@@ -10,18 +10,14 @@ then committed to git. Adding the same bytes again changes nothing. Nothing is e
 from __future__ import annotations
 
 import builtins
-import hashlib
 import json
 import os
 import re
 import sqlite3
-import stat
-import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
@@ -33,8 +29,8 @@ from ..config import TRUST_TIERS
 from ..errors import AffidavitError, IntegrityError, NotFoundError, SourceError
 from ..evidence.verify import cached_text
 from ..hashing import sha256_file, sha256_hex
-from ..store.atomic import atomic_write, fsync_dir, temp_path, write_all_synced
-from ..store.paths import open_inside, read_inside
+from ..privacy import source_mode, tighten
+from ..store.paths import inside, read_inside
 from ..vault import Vault
 from .extract import (
     EXTENSIONS,
@@ -48,6 +44,14 @@ from .extract import (
     is_man_page_name,
 )
 from .fetch import fetch_url
+from .files import (
+    Stamp,
+    file_sha256,
+    file_stamp,
+    keep_readonly,
+    write_readonly,
+    write_readonly_all,
+)
 from .roff import gunzip
 from .sanitizer import Flag
 from .trust import trust_for
@@ -158,82 +162,6 @@ class AddResult:
 ErrorHandler = Callable[[Path, AffidavitError], None]
 
 
-_DIGESTS: OrderedDict[tuple[str, str], tuple[tuple[str, ...], int, tuple[int, ...], str]] = (
-    OrderedDict()
-)
-"""(vault root, relative path) -> (its parts, the vault's owner, the file's identity, SHA-256)
-of the files :func:`_file_sha256` hashed once they had not changed for 2 s."""
-_DIGESTS_LOCK = threading.Lock()
-_SETTLED_NS = 2_000_000_000
-
-
-def _identity(info: os.stat_result) -> tuple[int, ...]:
-    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-
-
-def _as_hashed(root: Path, relpath: str) -> str | None:
-    """The SHA-256 :func:`_file_sha256` found for this file, if it is still the file it hashed:
-    the same vault owner, every folder on the way still a real folder (not a symlink), and the
-    file the same inode with the same size, mtime and ctime. Three ``stat`` calls instead of
-    opening the file folder by folder; None (then it is opened and checked in full) otherwise."""
-    with _DIGESTS_LOCK:
-        known = _DIGESTS.get((str(root), relpath))
-    if known is None:
-        return None
-    parts, owner, identity, digest = known
-    try:
-        if os.stat(root).st_uid != owner:
-            return None
-        current = str(root)
-        for part in parts[:-1]:
-            current = os.path.join(current, part)
-            if not stat.S_ISDIR(os.lstat(current).st_mode):
-                return None
-        info = os.lstat(os.path.join(current, parts[-1]))
-    except OSError:
-        return None
-    if not stat.S_ISREG(info.st_mode) or _identity(info) != identity:
-        return None
-    return digest
-
-
-def _file_sha256(root: Path, relpath: str) -> str:
-    """SHA-256 of a vault file (opened by :func:`~affidavit.store.paths.open_inside`: no symlink,
-    FIFO or other user's file), remembered per file once it has not changed for 2 s: every write
-    or chmod moves the ctime, which no caller can set back, so an unchanged status (same inode,
-    size, mtime and ctime, reached through the same real folders) means unchanged bytes, and the
-    gate does not open and hash a source per plan (:func:`_as_hashed`). A file changed less than
-    2 s before it is read may change again within the same timestamp tick (1 ns to 2 s, by file
-    system) without a new status, so it is hashed every time until then."""
-    known = _as_hashed(root, relpath)
-    if known is not None:
-        return known
-    owner = os.stat(root).st_uid
-    with open_inside(root, relpath, under="sources") as handle:
-        info = os.fstat(handle.fileno())
-        started = time.time_ns()
-        digest = hashlib.sha256()
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    value = digest.hexdigest()
-    if started - info.st_ctime_ns > _SETTLED_NS and os.stat(root).st_uid == owner:
-        entry = (PurePosixPath(relpath).parts, owner, _identity(info), value)
-        with _DIGESTS_LOCK:
-            _DIGESTS[(str(root), relpath)] = entry
-            _DIGESTS.move_to_end((str(root), relpath))
-            while len(_DIGESTS) > 4096:
-                _DIGESTS.popitem(last=False)
-    return value
-
-
-def _stamp(path: Path) -> tuple[Path, tuple[int, int, int, int]] | None:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return path, (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-
-
 GROUP_BYTES = 64_000_000
 """Bytes of new sources (originals and texts) :meth:`SourceStore.add_files` stores together."""
 
@@ -245,6 +173,8 @@ class _Prepared:
     record: SourceRecord
     data: bytes
     text: bytes
+    mode: int
+    """The mode its stored files get (:func:`affidavit.privacy.source_mode`)."""
 
 
 def _add_message(records: builtins.list[SourceRecord]) -> str:
@@ -265,36 +195,6 @@ def _added(record: SourceRecord) -> AddResult:
     )
 
 
-def _write_readonly_all(files: builtins.list[tuple[Path, bytes, str]], directory: Path) -> None:
-    """Write read-only files (path, bytes, SHA-256) atomically in one pass: temp files written
-    and fsynced in parallel, renamed, one fsync of ``directory``. An intact file already there
-    (an interrupted add's) is kept."""
-    todo = []
-    for path, data, digest in files:
-        if path.is_file() and sha256_file(str(path)) == digest:
-            os.chmod(path, 0o444)
-        else:
-            todo.append((path, temp_path(path), data))
-    if not todo:
-        return
-    try:
-        write_all_synced([(temp, data, 0o444) for _, temp, data in todo])
-        for path, temp, _ in todo:
-            os.replace(temp, path)
-            os.chmod(path, 0o444)
-    finally:
-        for _, temp, _ in todo:
-            temp.unlink(missing_ok=True)
-    fsync_dir(directory)
-
-
-def write_readonly(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (see :func:`~affidavit.store.atomic.atomic_write`) and
-    make it read-only (0444)."""
-    atomic_write(path, data, mode=0o444)
-    os.chmod(path, 0o444)
-
-
 def url_name(url: str) -> str:
     """A short display name for a URL: its last path segment, else its host."""
     parsed = httpx.URL(url)
@@ -311,7 +211,7 @@ class SourceStore:
         self.client = client
         self._texts: OrderedDict[str, str] = OrderedDict()
         self._text_chars = 0
-        self._stamps: dict[str, tuple[Path, tuple[int, int, int, int]]] = {}
+        self._stamps: dict[str, Stamp] = {}
         self._round = 0  # forget_changed's count: a kept text's file is checked once per round
         self._checked: dict[str, int] = {}  # source id -> the round its file was last checked
         self._flags: dict[str, builtins.list[Flag]] = {}  # a source's flags never change
@@ -320,26 +220,29 @@ class SourceStore:
     # --- adding -------------------------------------------------------------------------------
 
     def add_file(self, path: str | Path, trust: str | None = None) -> AddResult:
-        """Add one file. A directory, a missing file or an unsupported format is a SourceError."""
-        data, resolved, name = self._read_file(path)
+        """Add one file. A directory, a missing file or an unsupported format is a SourceError.
+        Its stored copies are no more readable than the file (:mod:`affidavit.privacy`)."""
+        data, resolved, name, mode = self._read_file(path)
         media_type = detect_media_type(name, data)
-        return self.add_bytes(data, resolved, name, media_type=media_type, trust=trust)
+        return self.add_bytes(data, resolved, name, media_type=media_type, trust=trust, mode=mode)
 
-    def _read_file(self, path: str | Path) -> tuple[bytes, str, str]:
-        """The bytes, real path and name of a file to add (never a directory or a vault's own
-        file)."""
+    def _read_file(self, path: str | Path) -> tuple[bytes, str, str, int]:
+        """The bytes, real path, name and mode of a file to add (never a directory or a vault's
+        own file)."""
         path = Path(path).expanduser()
         if path.is_dir():
             raise SourceError(f"{path} is a directory: add it with add_dir (read recursively).")
         resolved = path.resolve()
         self._refuse_vault_files(resolved)
         try:
-            data = resolved.read_bytes()
+            with resolved.open("rb") as handle:  # the mode of the very file read
+                mode = os.fstat(handle.fileno()).st_mode
+                data = handle.read()
         except FileNotFoundError as exc:
             raise SourceError(f"{path} does not exist. Check the path and retry.") from exc
         except OSError as exc:
             raise SourceError(f"{path} can't be read ({exc.strerror}). Check permissions.") from exc
-        return data, str(resolved), path.name
+        return data, str(resolved), path.name, mode
 
     def add_files(
         self,
@@ -379,8 +282,9 @@ class SourceStore:
         return [o for o in outcomes if o is not None]
 
     def _prepare_file(self, path: Path, trust: str | None) -> _Prepared | AddResult:
-        data, resolved, name = self._read_file(path)
-        return self._prepare(data, resolved, name, detect_media_type(name, data), trust, None)
+        data, resolved, name, mode = self._read_file(path)
+        media_type = detect_media_type(name, data)
+        return self._prepare(data, resolved, name, media_type, trust, None, mode)
 
     def _store_group(
         self,
@@ -406,14 +310,14 @@ class SourceStore:
                     return
                 self.vault.sources_dir.mkdir(exist_ok=True)
                 files = [
-                    (self.vault.root / relative, data, digest)
+                    (self.vault.root / relative, data, digest, p.mode)
                     for p in fresh.values()
                     for relative, data, digest in (
                         (p.record.original_file, p.data, p.record.id),
                         (p.record.text_file, p.text, p.record.text_sha256),
                     )
                 ]
-                _write_readonly_all(files, self.vault.sources_dir)
+                write_readonly_all(files, self.vault.sources_dir)
                 with dbmod.transaction(self.vault.db):
                     for prepared in fresh.values():
                         self._insert(prepared.record)
@@ -514,14 +418,16 @@ class SourceStore:
         media_type: str | None = None,
         trust: str | None = None,
         charset: str | None = None,
+        mode: int | None = None,
     ) -> AddResult:
         """Store ``data`` as a source unless the same bytes are already stored.
 
         The tier is ``trust`` if given, else the longest ``trust.rules`` pattern matching
         ``origin``, else ``sources.default_trust``. ``charset`` is a web server's declared text
-        encoding, if any.
+        encoding, if any. ``mode``: the original file's mode (None for bytes with no file): the
+        stored copies are never more readable (:func:`affidavit.privacy.source_mode`).
         """
-        prepared = self._prepare(data, origin, name, media_type, trust, charset)
+        prepared = self._prepare(data, origin, name, media_type, trust, charset, mode)
         if isinstance(prepared, AddResult):
             return prepared
         record = prepared.record
@@ -531,9 +437,11 @@ class SourceStore:
                 self._commit_interrupted(existing)
                 return self._unchanged(existing)
             self.vault.sources_dir.mkdir(exist_ok=True)
-            self._write_if_needed(self.vault.root / record.original_file, data, record.id)
             self._write_if_needed(
-                self.vault.root / record.text_file, prepared.text, record.text_sha256
+                self.vault.root / record.original_file, data, record.id, prepared.mode
+            )
+            self._write_if_needed(
+                self.vault.root / record.text_file, prepared.text, record.text_sha256, prepared.mode
             )
             self._insert(record)
             # its own two files only: anything else dropped or staged in sources/ stays out
@@ -548,12 +456,19 @@ class SourceStore:
         media_type: str | None,
         trust: str | None,
         charset: str | None,
+        original_mode: int | None = None,
     ) -> _Prepared | AddResult:
-        """The record and files of a new source (nothing written), or the stored one's result."""
+        """The record and files of a new source (nothing written), or the stored one's result
+        (its stored copies made no more readable than this original)."""
         tier = self._trust(trust, origin)
         source_id = sha256_hex(data)
+        shared = bool(self.vault.config.get("privacy.shared_group"))
+        mode = source_mode(shared, original_mode)
         existing = self._find(source_id)
-        if existing is not None:
+        if existing is not None and not self.vault.read_only:
+            with self.vault.write_lock():  # the same bytes from a more private file: private
+                for relative in (existing.original_file, existing.text_file):
+                    tighten(inside(self.vault.root, relative, under="sources"), mode)
             if self.uncommitted(existing):
                 with self.vault.write_lock():
                     self._commit_interrupted(existing)
@@ -592,7 +507,7 @@ class SourceStore:
             flags=extracted.flags,
             trust_chosen=tier if trust is not None else "",
         )
-        return _Prepared(record, data, text_bytes)
+        return _Prepared(record, data, text_bytes, mode)
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -646,7 +561,7 @@ class SourceStore:
             return shared
         path = self.vault.root / row["text_file"]
         try:
-            value: str = read_inside(self.vault.root, row["text_file"], under="sources").decode(
+            value: str = read_inside(self.vault.base, row["text_file"], under="sources").decode(
                 "utf-8"
             )
         except FileNotFoundError as exc:
@@ -660,7 +575,7 @@ class SourceStore:
         row = self.vault.db.execute(
             "SELECT text_file FROM sources WHERE id = ?", (source_id,)
         ).fetchone()
-        stamp = _stamp(self.vault.root / row[0]) if row is not None else None
+        stamp = file_stamp(self.vault.base, row[0]) if row is not None else None
         if stamp is None:
             return
         self._stamps[source_id] = stamp
@@ -687,8 +602,8 @@ class SourceStore:
         it was read; looked at once per :meth:`forget_changed` round."""
         if self._checked.get(source_id) == self._round:
             return True
-        path, stamp = self._stamps[source_id]
-        if _stamp(path) == (path, stamp):
+        relpath, stamp = self._stamps[source_id]
+        if file_stamp(self.vault.base, relpath) == (relpath, stamp):
             self._checked[source_id] = self._round
             return True
         self._stamps.pop(source_id, None)
@@ -701,14 +616,14 @@ class SourceStore:
     def text_key(self, source_id: str) -> str | None:
         """The SHA-256 of a source's stored text, if its file still has it (None if missing or
         changed): the verifier's shared cache finds the text's normalised form by it without
-        reading the file again. Checked by file status (:func:`_file_sha256`), not re-hashed."""
+        reading the file again. Checked by file status (:func:`~affidavit.sources.files.file_sha256`), not re-hashed."""
         row = self.vault.db.execute(
             "SELECT text_file, text_sha256 FROM sources WHERE id = ?", (source_id,)
         ).fetchone()
         if row is None:
             return None
         try:
-            intact = _file_sha256(self.vault.root, row["text_file"]) == row["text_sha256"]
+            intact = file_sha256(self.vault.base, row["text_file"]) == row["text_sha256"]
         except (OSError, AffidavitError):
             return None
         return str(row["text_sha256"]) if intact else None
@@ -739,7 +654,7 @@ class SourceStore:
             ("extracted text", record.text_file, record.text_sha256),
         ):
             try:  # a path from the database: W10
-                digest = _file_sha256(self.vault.root, relative)
+                digest = file_sha256(self.vault.base, relative)
             except FileNotFoundError:
                 problems.append(f"{label} file {relative} is missing")
             except AffidavitError as exc:
@@ -821,13 +736,13 @@ class SourceStore:
         )
 
     @staticmethod
-    def _write_if_needed(path: Path, data: bytes, digest: str) -> None:
+    def _write_if_needed(path: Path, data: bytes, digest: str, mode: int) -> None:
         """Write a read-only file unless an intact copy is already there (left by an add that was
         interrupted before its database row was written)."""
         if path.is_file() and sha256_file(str(path)) == digest:
-            os.chmod(path, 0o444)
+            keep_readonly(path, mode)
             return
-        write_readonly(path, data)
+        write_readonly(path, data, mode)
 
     def _insert(self, record: SourceRecord) -> None:
         with dbmod.transaction(self.vault.db) as db:
@@ -865,5 +780,4 @@ __all__ = [
     "SourceStore",
     "binary_reason",
     "url_name",
-    "write_readonly",
 ]

@@ -217,6 +217,13 @@ def _prepare_all(
             results[plan_id] = ApplyResult(
                 plan_id, False, f"plan {plan_id[:12]} is already applied; nothing to do"
             )
+        elif approval.kind == "policy" and prepared.agent:  # W13, at the one door as well
+            results[plan_id] = ApplyResult(
+                plan_id,
+                False,
+                f"plan {plan_id[:12]} is an agent's: the policy never applies it; a person "
+                f"approves it in the inbox (`affidavit inbox show {plan_id[:12]}`)",
+            )
         elif approval.sure_only and not set(prepared.selection) & set(prepared.stored.sure_ops):
             results[plan_id] = ApplyResult(
                 plan_id,
@@ -616,6 +623,7 @@ def _readmit(vault: Vault, store: SourceStore, verifier: Verifier, item: Prepare
             item.selection,
             applying=True,
             remainder=item.remainder,
+            agent=item.agent,
         )
     except AdmissionError as exc:
         raise ConflictError(

@@ -7,6 +7,7 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 
+from ..agents import agent_reservations, is_agent
 from ..clock import parse_iso
 from ..errors import ConflictError, IntegrityError, NotFoundError
 from ..gate.admission import Admission, Held
@@ -38,6 +39,8 @@ class Prepared:
     sure_only: bool = False
     """The approval takes only what needs no person (the policy, ``ingest --yes``): uncertain
     texts stay held, and the remainder is not selected."""
+    agent: bool = False
+    """An agent's plan (W13), from the author and origin the host recorded."""
 
     @property
     def remainder(self) -> dict[int, Held]:
@@ -113,7 +116,10 @@ def prepare(
         raise ConflictError(f"can't approve operations the gate rejected: {detail}")
     _refuse_missing_own_pages(plan_id, plan, selection, [i for i in open_ops if i not in done])
     check_nonce(vault.db, vault.clock, plan.nonce, plan_id)
-    return Prepared(plan_id, plan, stored, selection, done, str(row["admission"]), held, sure_only)
+    agent = is_agent(str(row["author"]), str(row["origin"]))
+    return Prepared(
+        plan_id, plan, stored, selection, done, str(row["admission"]), held, sure_only, agent
+    )
 
 
 def numbers(ops: list[int]) -> str:
@@ -180,6 +186,17 @@ def dependency_order(vault: Vault, batch: list[Prepared]) -> list[Prepared]:
                 row = vault.db.execute(
                     "SELECT plan_id FROM slug_reservations WHERE slug = ?", (slug,)
                 ).fetchone()
+                if (
+                    row is not None
+                    and not item.agent
+                    and row[0] in agent_reservations(vault.db).values()
+                ):
+                    raise ConflictError(  # W13: never a hint to approve an agent's plan for it
+                        f"plan {item.plan_id[:12]} extends page '{slug}', which does not exist; "
+                        "only an agent's pending plan proposes it, and a person's plan never "
+                        f"depends on an agent's. Reject plan {item.plan_id[:12]} and propose it "
+                        "again with its own create_page."
+                    )
                 if row is not None:
                     other = str(row[0])[:12]
                     mine = " ".join(p.plan_id[:12] for p in batch)

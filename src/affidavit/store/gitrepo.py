@@ -3,7 +3,10 @@
 Every commit is authored and committed as the configured name (default "affidavit"); commits for
 applied plans carry an ``Affidavit-Plan: <id>`` trailer so recovery can tell whether a plan's commit
 already exists. libgit2 runs no hooks, no ``core.fsmonitor`` and no filter commands from the
-repository's config, so a commit never runs a program the repository names.
+repository's config, so a commit never runs a program the repository names. The history is the
+owner's alone (:mod:`affidavit.privacy`): ``.git/`` is ``0700``, libgit2 writes loose objects
+``0400`` in ``0700`` folders whatever the umask, and ``core.sharedRepository = 0600`` tells the git
+command (a ``git gc`` the owner runs) the same.
 
 :meth:`GitRepo.commit` has the semantics of ``git commit --only PATHS``: the new tree is HEAD's
 tree with exactly those paths taken from the working tree; whatever else is modified, new or even
@@ -22,6 +25,7 @@ from pathlib import Path
 import pygit2
 
 from ..errors import VaultError
+from ..privacy import GIT_DIR_MODE, GIT_FILE_MODE, GIT_SHARED_REPOSITORY
 
 PLAN_TRAILER = "Affidavit-Plan"
 BATCH_TRAILER = "Affidavit-Batch"
@@ -52,11 +56,19 @@ class GitRepo:
         """The open repository (opened once; libgit2 re-reads refs and the index as needed)."""
         if self._repo is None:
             try:
-                self._repo = pygit2.Repository(str(self.root))
+                repo = pygit2.Repository(str(self.root))
             except pygit2.GitError as exc:
                 raise VaultError(
                     f"{self.root} has no usable git repository ({exc}). Run `affidavit doctor`."
                 ) from None
+            objects = os.path.join(repo.path, "objects")
+            odb = pygit2.Odb()  # libgit2's own backends, with the modes its default leaves at 0444
+            odb.add_backend(pygit2.OdbBackendPack(objects), 2)
+            odb.add_backend(
+                pygit2.OdbBackendLoose(objects, -1, False, GIT_DIR_MODE, GIT_FILE_MODE), 1
+            )
+            repo.set_odb(odb)
+            self._repo = repo
         return self._repo
 
     def run(self, *args: str, check: bool = True) -> str:
@@ -87,6 +99,19 @@ class GitRepo:
         config = self.repository().config
         config["user.name"], config["user.email"] = self.author
         config["core.autocrlf"] = "false"
+        self.secure()
+
+    def secure(self) -> None:
+        """The history the owner's alone: ``.git/`` 0700 and the git command told to write
+        0600/0400 (``core.sharedRepository``); a repository made before this is made so."""
+        folder = self.root / ".git"
+        if folder.is_dir() and not folder.is_symlink():
+            if stat.S_IMODE(folder.lstat().st_mode) & 0o077:
+                os.chmod(folder, 0o700)
+            config = self.repository().config
+            key = "core.sharedRepository"
+            if key not in config or config[key] != GIT_SHARED_REPOSITORY:
+                config[key] = GIT_SHARED_REPOSITORY
 
     def locks(self) -> list[Path]:
         """The git lock files present (a commit in progress, or one killed mid-way)."""

@@ -11,7 +11,6 @@ builds its paths with these functions.
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import stat
@@ -19,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from ..errors import IntegrityError
+from .anchor import Anchor, acting_as, open_beneath
 from .atomic import TEMP_SUFFIX
 
 SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
@@ -29,7 +29,6 @@ _TEMP = re.compile(
     r"\.(?P<name>[a-z0-9][a-z0-9-]{0,63}\.md)\.[0-9a-f]{12}" + re.escape(TEMP_SUFFIX)
 )
 _HEX64 = re.compile(r"[0-9a-f]{64}")
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _RESTORE = (
     "The database or journal was altered: run `affidavit doctor` and restore it from a backup."
@@ -141,51 +140,53 @@ def real_dir(path: Path) -> bool:
         return False
 
 
-def open_inside(root: Path, relpath: str, *, under: str | None = None) -> BinaryIO:
+def open_inside(root: Path | Anchor, relpath: str, *, under: str | None = None) -> BinaryIO:
     """A vault file opened for reading without following a symlink anywhere on the way, race
-    free: each folder is opened from the one before it (``openat`` with ``O_NOFOLLOW``), so a
-    folder swapped for a symlink after :func:`inside` checked it leads nowhere. A FIFO or device
-    is refused without waiting on it, and a process that does not own the vault reads only files
-    of its owner's (a hard link to someone else's file is not theirs to have read for them)."""
-    parts = inside(root, relpath, under=under).relative_to(root).parts
-    folder = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    free: beneath the vault's pinned root (an :class:`~affidavit.store.anchor.Anchor`; a path
+    is opened as a directory first) with :func:`~affidavit.store.anchor.open_beneath`, so a
+    folder swapped for a symlink after a check, or a root renamed and replaced meanwhile, leads
+    nowhere. A FIFO or device is refused without waiting on it, and a process that does not own
+    the vault reads only files of its owner's (a hard link to someone else's file is not theirs
+    to have read for them), opening them with the owner's file-system identity."""
+    parts = _parts(relpath)
+    if under is not None and (len(parts) < 2 or parts[0] != under):
+        raise IntegrityError(f"{relpath!r} is not a file under {under}/. {_RESTORE}")
+    if isinstance(root, Anchor):
+        folder, shown, owner = root.fd, root.path / relpath, root.owner
+    else:
+        folder = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        shown, owner = Path(root) / relpath, os.fstat(folder).st_uid
     try:
-        owner = os.fstat(folder).st_uid
-        for part in parts[:-1]:
-            try:
-                step = os.open(part, _DIR_FLAGS, dir_fd=folder)
-            except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                    raise IntegrityError(
-                        f"{relpath!r} leads through a symlink. {_RESTORE}"
-                    ) from None
-                raise
-            os.close(folder)
-            folder = step
-        try:
-            fd = os.open(parts[-1], _FILE_FLAGS, dir_fd=folder)
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise IntegrityError(f"{relpath!r} is a symlink. {_RESTORE}") from None
+        with acting_as(owner, os.fstat(folder).st_gid):
+            fd = open_beneath(folder, relpath, _FILE_FLAGS)
+    except IntegrityError:
+        raise IntegrityError(f"{relpath!r} leads through a symlink. {_RESTORE}") from None
+    except PermissionError:
+        if os.geteuid() == owner:
             raise
+        raise IntegrityError(  # what its owner can't read is not read for them
+            f"{shown} can't be read by the vault's owner (UID {owner}): it is not read for "
+            f"that vault. {_RESTORE}"
+        ) from None
     finally:
-        os.close(folder)
+        if not isinstance(root, Anchor):
+            os.close(folder)
     handle = os.fdopen(fd, "rb")
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         handle.close()
-        raise IntegrityError(f"{root / relpath} is not a regular file. {_RESTORE}")
+        raise IntegrityError(f"{shown} is not a regular file. {_RESTORE}")
     if info.st_uid != owner and os.geteuid() != owner:
         handle.close()
         raise IntegrityError(
-            f"{root / relpath} belongs to UID {info.st_uid}, not to the vault's owner (UID "
+            f"{shown} belongs to UID {info.st_uid}, not to the vault's owner (UID "
             f"{owner}): it is not read for that vault. {_RESTORE}"
         )
     os.set_blocking(fd, True)
     return handle
 
 
-def read_inside(root: Path, relpath: str, *, under: str | None = None) -> bytes:
+def read_inside(root: Path | Anchor, relpath: str, *, under: str | None = None) -> bytes:
     """The bytes of a vault file, opened without following a symlink anywhere on the way
     (:func:`open_inside`)."""
     with open_inside(root, relpath, under=under) as handle:

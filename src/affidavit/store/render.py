@@ -232,17 +232,42 @@ def _successor(db: sqlite3.Connection, slug: str, successor: str | None) -> str:
     return f"{text} in [{escape_inline(title, link_text=True)}]({target}.md)"
 
 
+_CLAIM_ID = re.compile(r"c-[0-9a-f]{16}")
+_HEX = re.compile(r"[0-9a-f]{12,64}")
+
+
+def _retraction_fact(plan_id: str | None, detail: dict[str, object], why: str) -> str:
+    """What the host knows about one retracted claim, in its own words. The proposer's
+    ``reason`` is never rendered (W13: an agent's free text may say anything, e.g. to a reviewer):
+    it stays in the plan and the audit log. The audit entry's values are told apart by exact
+    structure, not by what the reason says."""
+    reason, source = str(detail.get("reason", "")), detail.get("source")
+    if isinstance(source, str) and _HEX.fullmatch(source):
+        if why == f"source {source[:12]} retracted: {reason}":
+            return f"source {source[:12]} retracted"
+    elif why == reason:
+        return f"retracted by plan {plan_id[:12]}" if plan_id and _HEX.fullmatch(plan_id) else ""
+    rests = why.removeprefix("rests on retracted claim ")
+    if rests != why and _CLAIM_ID.fullmatch(rests):
+        return f"rests on retracted claim {rests}"
+    return "retracted"
+
+
 def retraction_reasons(db: sqlite3.Connection, claim_ids: list[str]) -> dict[str, str]:
-    """Why each claim was retracted, from the audit log's ``retracted`` entries (the latest)."""
+    """Why each claim was retracted, as the host knows it (:func:`_retraction_fact`), from the
+    audit log's ``retracted`` entries (the latest)."""
     wanted = set(claim_ids)
     out: dict[str, str] = {}
     if not wanted:
         return out
-    rows = db.execute("SELECT detail FROM audit WHERE action = 'retracted' ORDER BY seq DESC")
-    for (detail,) in rows:
-        for claim_id, why in json.loads(detail).get("claims", {}).items():
+    rows = db.execute(
+        "SELECT plan_id, detail FROM audit WHERE action = 'retracted' ORDER BY seq DESC"
+    )
+    for plan_id, text in rows:
+        detail = json.loads(text)
+        for claim_id, why in detail.get("claims", {}).items():
             if claim_id in wanted and claim_id not in out:
-                out[claim_id] = str(why)
+                out[claim_id] = _retraction_fact(plan_id, detail, str(why))
         if len(out) == len(wanted):
             break
     return out

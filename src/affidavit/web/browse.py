@@ -102,9 +102,12 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
             raise WebRefusal(400, "ask a question.", "Type it in the box.")
         served = visit.served
         assert served is not None
+        actor = visit.session.principal.actor  # a token's saved answer is its plan (W13)
         answer = await desk.run(
             visit,
-            lambda v: svc.ask(v, AskRequest(question=question, save=save), served.vector_search(v)),
+            lambda v: svc.ask(
+                v, AskRequest(question=question, save=save), served.vector_search(v), actor
+            ),
         )
         context = desk.context(visit, title="Search and ask", q=question, result=None)
         return desk.page("search.html", answer=answer, **context)

@@ -21,7 +21,7 @@ from ...service.models import (
     VaultInfo,
 )
 from ..auth import access
-from ..deps import RoleDep, ServedDep, VaultDep, require, vault_param
+from ..deps import CallerDep, RoleDep, ServedDep, VaultDep, require, vault_param
 
 router = APIRouter(prefix="/v1/vaults/{vault}", dependencies=[Depends(vault_param)])
 
@@ -89,11 +89,14 @@ def search(
 
 
 @router.post("/ask", response_model=AskResponse, tags=["ask"], **access("read"))
-def ask(served: ServedDep, vault: VaultDep, role: RoleDep, body: AskRequest) -> AskResponse:
-    """Answer a question; every sentence cites claims. ``save`` needs the propose role."""
+def ask(
+    served: ServedDep, vault: VaultDep, role: RoleDep, caller: CallerDep, body: AskRequest
+) -> AskResponse:
+    """Answer a question; every sentence cites claims. ``save`` needs the propose role, and the
+    saved answer is the caller's plan (a token's waits for a person)."""
     if body.save:
         require(role, "propose", "saving an answer")
-    return svc.ask(vault, body, served.vector_search(vault))
+    return svc.ask(vault, body, served.vector_search(vault), caller.actor)
 
 
 @router.get("/audit", response_model=AuditPage, tags=["audit"], **access("read"))

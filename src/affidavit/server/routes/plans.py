@@ -34,9 +34,10 @@ PlanStatusQuery = Literal["pending", "applied", "rejected", "expired", "all"]
 
 
 @router.post("/nonces", response_model=NonceResponse, **access("propose"))
-def new_nonce(vault: VaultDep, body: NonceRequest) -> NonceResponse:
-    """A fresh single-use nonce for one plan (its "nonce" field)."""
-    return svc.new_nonce(vault, body.hours)
+def new_nonce(vault: VaultDep, caller: CallerDep, body: NonceRequest) -> NonceResponse:
+    """A fresh single-use nonce for one plan (its "nonce" field); a token over its proposal
+    quota gets none (429)."""
+    return svc.new_nonce(vault, body.hours, caller.actor)
 
 
 @router.post("/plans", response_model=ProposalOut, **access("propose"))
