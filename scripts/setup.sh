@@ -17,7 +17,9 @@ if [ -z "$python" ]; then
 fi
 if ! command -v git >/dev/null 2>&1; then
   echo "git is missing; installing it with apt-get" >&2
-  (apt-get update -qq && apt-get install -y -qq git) >&2
+  . "$(dirname "$0")/apt_install.sh"
+  apt_install git >&2
+  command -v git >/dev/null 2>&1 || { echo "error: install git (apt-get install git)" >&2; exit 1; }
 fi
 # llama-cpp-python (the [local] extra, and dev for its tests) compiles from source, ~5 minutes on
 # 2 cores. A native build enables CPU features (AMX) that virtual machines may forbid: the first

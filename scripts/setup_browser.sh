@@ -4,20 +4,15 @@
 # chromium from Debian (never `playwright install`), axe-core from npm into .cache/axe (gitignored).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/apt_install.sh
 if [ ! -x /usr/bin/chromium ]; then
     echo "== installing chromium (apt-get)"
-    SUDO=""
-    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-upgrade chromium
+    apt_install chromium
 fi
 if [ ! -f .cache/axe/node_modules/axe-core/axe.min.js ]; then
     echo "== installing axe-core (npm) into .cache/axe"
     if ! command -v npm >/dev/null; then
-        SUDO=""
-        [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-        $SUDO apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq npm
+        apt_install npm
     fi
     mkdir -p .cache/axe
     npm install --silent --no-audit --no-fund --prefix .cache/axe 'axe-core@^4.10'

@@ -5,6 +5,7 @@
 # wordnet-base: the WordNet 3.0 database scripts/build_wordnet_lexicon.py derives the support
 # check's paraphrase lexicon from (the package ships the derived file; it never needs Debian).
 set -euo pipefail
+. "$(dirname "$0")/apt_install.sh"
 declare -A wanted=(
     [wordnet-base]=/usr/share/wordnet/data.noun
     [python3.11-doc]=/usr/share/doc/python3.11/html/library/functools.html
@@ -17,14 +18,12 @@ for pkg in "${!wanted[@]}"; do
 done
 if [ "${#missing[@]}" -gt 0 ]; then
     echo "== installing ${missing[*]} (apt-get)"
-    SUDO=""
-    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --reinstall "${missing[@]}"
+    apt_install "${missing[@]}"
     for pkg in "${missing[@]}"; do
         if [ ! -f "${wanted[$pkg]}" ]; then
-            echo "error: $pkg is installed but ${wanted[$pkg]} is not there (does dpkg exclude" \
-                "/usr/share/doc here? see /etc/dpkg/dpkg.cfg.d/)" >&2
+            echo "error: ${wanted[$pkg]} from $pkg is missing (install it by hand with" \
+                "'apt-get install $pkg' if it would upgrade system packages, or see" \
+                "/etc/dpkg/dpkg.cfg.d/ if dpkg excludes /usr/share/doc here)" >&2
             exit 1
         fi
     done
