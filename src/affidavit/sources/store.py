@@ -33,14 +33,15 @@ from ..privacy import source_mode, tighten
 from ..store.paths import inside, read_inside
 from ..vault import Vault
 from .extract import (
+    BINARY,
     EXTENSIONS,
     MAN,
     MEDIA_EXTENSIONS,
-    PDF,
     SUPPORTED_HELP,
     charset_of,
     detect_media_type,
     extract,
+    file_media_type,
     is_man_page_name,
 )
 from .fetch import fetch_url
@@ -223,7 +224,7 @@ class SourceStore:
         """Add one file. A directory, a missing file or an unsupported format is a SourceError.
         Its stored copies are no more readable than the file (:mod:`affidavit.privacy`)."""
         data, resolved, name, mode = self._read_file(path)
-        media_type = detect_media_type(name, data)
+        media_type = file_media_type(name, Path(resolved), data)
         return self.add_bytes(data, resolved, name, media_type=media_type, trust=trust, mode=mode)
 
     def _read_file(self, path: str | Path) -> tuple[bytes, str, str, int]:
@@ -283,7 +284,7 @@ class SourceStore:
 
     def _prepare_file(self, path: Path, trust: str | None) -> _Prepared | AddResult:
         data, resolved, name, mode = self._read_file(path)
-        media_type = detect_media_type(name, data)
+        media_type = file_media_type(name, Path(resolved), data)
         return self._prepare(data, resolved, name, media_type, trust, None, mode)
 
     def _store_group(
@@ -474,7 +475,7 @@ class SourceStore:
                     self._commit_interrupted(existing)
             return self._unchanged(existing)
         media_type = media_type or detect_media_type(name, data)
-        if media_type != PDF and (
+        if media_type not in BINARY and (
             why := binary_reason(gunzip(data) if media_type == MAN else data)
         ):
             raise SourceError(
