@@ -5,7 +5,8 @@ package. Each chapter's XHTML is read by the same parser as an HTML source
 (:func:`affidavit.sources.extract._parse_html`), with the stylesheets the chapter links and its
 own ``<style>`` applied, **separately**: one chapter's CSS can't hide or un-hide another's.
 Hidden and struck text, comments and navigation are flagged or dropped as for HTML (W12, by the
-fast rules: chapters are not rendered by a browser). Units of the text map say the chapter,
+fast rules: chapters are not rendered by a browser); a chapter's ``<title>``, which a reading
+system shows in no page, is flagged too. Units of the text map say the chapter,
 its file and the line of its XHTML ("chapter 3 (text/ch03.xhtml), line 41").
 """
 
@@ -17,6 +18,7 @@ import warnings
 from typing import Any
 
 from ..errors import SourceError
+from .css import HIDDEN
 from .extract import _decode, _html_encoding, _parse_html
 from .office import TextBuilder, open_zip, require
 from .sanitizer import Flag
@@ -80,7 +82,12 @@ def extract_epub(data: bytes) -> tuple[str, dict[str, Any], list[Flag]]:
         units += [
             [start + at, f"chapter {number} ({name}), line {line}"] for at, line in parser.segments
         ]
-        for flag in [*parser.flags, *parser.visibility_flags()]:
+        titles = [
+            Flag(HIDDEN, at, end, f"the <title> of {name} (metadata: a reader shows the chapter)")
+            for _, at, end, node in parser.chunks
+            if node.name == "title"
+        ]
+        for flag in [*parser.flags, *parser.visibility_flags(), *titles]:
             flags.append(Flag(flag.kind, start + flag.start, start + flag.end, flag.detail))
     out.units = units
     text_map = out.text_map("epub", "EPUB chapters (their CSS rules decide)")
