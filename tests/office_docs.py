@@ -84,11 +84,11 @@ def hidden_docx() -> bytes:
 
 
 def hidden_odt() -> bytes:
-    from odf.dc import Creator
+    from odf.dc import Creator, Date
     from odf.office import Annotation, ChangeInfo
     from odf.opendocument import OpenDocumentText
     from odf.style import Style, TextProperties
-    from odf.text import ChangedRegion, Deletion, H, P, Section, Span, TrackedChanges
+    from odf.text import Change, ChangedRegion, Deletion, H, P, Section, Span, TrackedChanges
 
     h = HIDDEN["odt"]
     doc = OpenDocumentText()
@@ -126,11 +126,15 @@ def hidden_odt() -> bytes:
     deletion = Deletion()
     info = ChangeInfo()
     info.addElement(Creator(text="reviewer"))
+    info.addElement(Date(text="2024-01-01T00:00:00"))
     deletion.addElement(info)
     deletion.addElement(P(text=h["deletion"]))
     region.addElement(deletion)
     tracked.addElement(region)
     doc.text.insertBefore(tracked, doc.text.firstChild)
+    marker = P(text="The flood receded.")  # where the deletion was: the change's mark
+    marker.addElement(Change(changeid="ct1"))
+    doc.text.addElement(marker)
     out = io.BytesIO()
     doc.write(out)
     return out.getvalue()

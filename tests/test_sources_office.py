@@ -327,3 +327,23 @@ def test_real_documents_ingest_with_no_markup_or_fragment_claims(
     assert texts, "no claims"
     assert [t for t in texts if judge(t) != "prose"] == []
     assert all(any(t in paragraph for paragraph in SPEECH) for t in texts), texts
+
+
+def test_a_shape_mostly_off_the_slide_is_hidden_and_one_mostly_on_it_is_not() -> None:
+    from pptx import Presentation
+    from pptx.util import Emu
+
+    prs = Presentation()
+    slide = prs.slides.add_slide(prs.slide_layouts[6])
+    width = int(prs.slide_width or 0)
+    poking = "A box pushed off the left edge shows only the end of this sentence."
+    mostly = "A box a fifth over the right edge still shows most of this sentence."
+    box = slide.shapes.add_textbox(Emu(-900_000), Emu(100), Emu(1_000_000), Emu(500_000))
+    box.text_frame.text = poking
+    box = slide.shapes.add_textbox(Emu(width - 800_000), Emu(100), Emu(1_000_000), Emu(500_000))
+    box.text_frame.text = mostly
+    out = io.BytesIO()
+    prs.save(out)
+    result = extract(out.getvalue(), PPTX)
+    assert "outside the slide" in _unseen(result.flags, result.text, poking)[0].detail
+    assert _unseen(result.flags, result.text, mostly) == []

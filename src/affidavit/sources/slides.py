@@ -5,7 +5,8 @@ Opened by ``python-pptx`` (the ``[formats]`` extra) after :func:`~.office.open_z
 the package. Flagged hidden (W12):
 
 - every text of a hidden slide (``<p:sld show="0">``), skipped in the slide show;
-- shapes marked hidden (``cNvPr hidden="1"``) and shapes wholly off the slide;
+- shapes marked hidden (``cNvPr hidden="1"``) and shapes less than half on the slide (a text
+  box pushed off the slide's edge, where at most a cut-off end of it shows);
 - runs smaller than 4 points.
 
 Speaker notes are the presenter's text: kept, as units called "notes of slide N" (a quote from
@@ -27,7 +28,7 @@ A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
 _HIDDEN_SLIDE = "text of a hidden slide, skipped in the slide show"
 _HIDDEN_SHAPE = "a hidden shape on the slide"
-_OFF_SLIDE = "a shape outside the slide's area, never shown"
+_OFF_SLIDE = "a shape mostly outside the slide's area, not shown (or cut off)"
 
 
 def _shape_hidden(shape: Any) -> bool:
@@ -37,13 +38,17 @@ def _shape_hidden(shape: Any) -> bool:
 
 
 def _off_slide(shape: Any, width: int, height: int) -> bool:
+    """True when less than half of the shape's box lies on the slide (its text is cut off, or
+    not shown at all)."""
     try:
-        left, top, w, h = shape.left, shape.top, shape.width, shape.height
-    except (AttributeError, ValueError):
+        left, top, w, h = (int(v) for v in (shape.left, shape.top, shape.width, shape.height))
+    except (AttributeError, ValueError, TypeError):
         return False
-    if None in (left, top, w, h):
-        return False
-    return bool(left + w <= 0 or top + h <= 0 or left >= width or top >= height)
+    if w <= 0 or h <= 0:
+        return left + w <= 0 or top + h <= 0 or left >= width or top >= height
+    shown_w = max(0, min(left + w, width) - max(left, 0))
+    shown_h = max(0, min(top + h, height) - max(top, 0))
+    return shown_w * shown_h < 0.5 * w * h
 
 
 class _Reader:
