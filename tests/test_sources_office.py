@@ -347,3 +347,117 @@ def test_a_shape_mostly_off_the_slide_is_hidden_and_one_mostly_on_it_is_not() ->
     result = extract(out.getvalue(), PPTX)
     assert "outside the slide" in _unseen(result.flags, result.text, poking)[0].detail
     assert _unseen(result.flags, result.text, mostly) == []
+
+
+def test_word_styles_are_resolved_as_word_does_and_contrast_reads_the_background() -> None:
+    from docx import Document
+    from docx.enum.style import WD_STYLE_TYPE
+    from docx.enum.text import WD_COLOR_INDEX
+    from docx.oxml import parse_xml
+    from docx.shared import RGBColor
+
+    d = Document()
+    secret = d.styles.add_style("Secret", WD_STYLE_TYPE.CHARACTER)
+    secret.font.hidden = True
+    ghost = d.styles.add_style("Ghost", WD_STYLE_TYPE.PARAGRAPH)
+    ghost.font.color.rgb = RGBColor(0xFF, 0xFF, 0xFF)
+    child = d.styles.add_style("Ghost child", WD_STYLE_TYPE.PARAGRAPH)
+    child.base_style = ghost
+    texts = {
+        "character style": "A character style hides this sentence about the quarry.",
+        "paragraph style": "A paragraph style paints this sentence about the mill white.",
+        "based on": "A style based on that one inherits the white about the ferry.",
+        "highlight": "Black text on a black highlight hides this line about the dam.",
+        "override": "The run turns the hidden style off, so this line about the bridge shows.",
+        "shaded": "White text on a dark shaded paragraph about the canal is readable.",
+    }
+    d.add_paragraph().add_run(texts["character style"], style="Secret")
+    d.add_paragraph(texts["paragraph style"], style="Ghost")
+    d.add_paragraph(texts["based on"], style="Ghost child")
+    run = d.add_paragraph().add_run(texts["highlight"])
+    run.font.color.rgb = RGBColor(0, 0, 0)
+    run.font.highlight_color = WD_COLOR_INDEX.BLACK
+    run = d.add_paragraph().add_run(texts["override"], style="Secret")
+    run.font.hidden = False
+    shaded = d.add_paragraph()
+    shaded.add_run(texts["shaded"]).font.color.rgb = RGBColor(0xFF, 0xFF, 0xFF)
+    shaded._p.get_or_add_pPr().append(
+        parse_xml(f'<w:shd {docs.W_NS} w:val="clear" w:color="auto" w:fill="1F1F1F"/>')
+    )
+    out = io.BytesIO()
+    d.save(out)
+    result = extract(out.getvalue(), DOCX)
+    for key in ("character style", "paragraph style", "based on", "highlight"):
+        assert _unseen(result.flags, result.text, texts[key]), key
+    for key in ("override", "shaded"):
+        assert _unseen(result.flags, result.text, texts[key]) == [], key
+
+
+def test_white_text_on_a_dark_page_is_seen() -> None:
+    from docx import Document
+    from docx.oxml import parse_xml
+    from docx.shared import RGBColor
+
+    d = Document()
+    d.element.insert(0, parse_xml(f'<w:background {docs.W_NS} w:color="000000"/>'))
+    sentence = "White words on a black page are what this reader sees about the harbour."
+    d.add_paragraph().add_run(sentence).font.color.rgb = RGBColor(0xFF, 0xFF, 0xFF)
+    dark = "Black words on the black page are not seen by anyone at the harbour."
+    d.add_paragraph().add_run(dark).font.color.rgb = RGBColor(0, 0, 0)
+    out = io.BytesIO()
+    d.save(out)
+    result = extract(out.getvalue(), DOCX)
+    assert _unseen(result.flags, result.text, sentence) == []
+    assert _unseen(result.flags, result.text, dark)
+
+
+def test_xml_under_another_name_is_checked_too() -> None:
+    planted = b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "b">]><x>&a;</x>'
+    data = docs.rezip(docs.docx_of("T", ["Words."]), {"docProps/app.xml": planted})
+    with pytest.raises(SourceError, match=r"docProps/app\.xml"):
+        extract(data, DOCX)
+    extra = io.BytesIO(docs.docx_of("T", ["Words."]))
+    with zipfile.ZipFile(extra, "a") as z:
+        z.writestr("customXml/item9.bin", b"  " + planted)
+    with pytest.raises(SourceError, match=r"item9\.bin"):
+        extract(extra.getvalue(), DOCX)
+
+
+def test_opendocument_styles_inherit_and_hidden_paragraphs_are_flagged() -> None:
+    from odf.opendocument import OpenDocumentText
+    from odf.style import ParagraphProperties, Style, TextProperties
+    from odf.text import HiddenParagraph, P
+
+    doc = OpenDocumentText()
+    base = Style(name="Faint", family="paragraph")
+    base.addElement(TextProperties(color="#ffffff"))
+    doc.styles.addElement(base)
+    derived = Style(name="Faint child", family="paragraph", parentstylename="Faint")
+    doc.styles.addElement(derived)
+    dark = Style(name="Dark", family="paragraph", parentstylename="Faint")
+    dark.addElement(ParagraphProperties(backgroundcolor="#202020"))
+    doc.styles.addElement(dark)
+    inherited = "A style whose parent paints the text white hides this line about the weir."
+    readable = "White text on the dark paragraph background about the lock is seen."
+    hidden = "A hidden paragraph field hides this line about the sluice gate."
+    doc.text.addElement(P(stylename=derived, text=inherited))
+    doc.text.addElement(P(stylename=dark, text=readable))
+    p = P(text=hidden)
+    p.addElement(HiddenParagraph(condition="ooow:1", ishidden="true"))
+    doc.text.addElement(p)
+    out = io.BytesIO()
+    doc.write(out)
+    result = extract(out.getvalue(), ODT)
+    assert _unseen(result.flags, result.text, inherited)
+    assert _unseen(result.flags, result.text, readable) == []
+    assert _unseen(result.flags, result.text, hidden)
+
+
+def test_obsidian_links_in_code_stay_as_written() -> None:
+    from affidavit.sources.obsidian import extract_obsidian, shown
+
+    text, _, _ = extract_obsidian("Use `[[page|alias]]` to link, as in [[page|this]].\n")
+    assert text == "Use `[[page|alias]]` to link, as in this.\n"
+    assert shown("a/b#^block1") == "a/b > block1"
+    assert shown("#Section") == "Section"
+    assert shown("page\\|alias") == "alias"
