@@ -178,7 +178,7 @@ def test_a_real_deflate_bomb_is_refused() -> None:
         extract(data, DOCX)
 
 
-@pytest.mark.parametrize("encoding", ["utf-8", "utf-16"])
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-16-be", "utf-32"])
 def test_xml_entities_and_dtds_are_refused(encoding: str) -> None:
     body = (
         '<?xml version="1.0"?><!DOCTYPE w:document [<!ENTITY lol "lol">'

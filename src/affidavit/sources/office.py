@@ -62,15 +62,23 @@ def require(module: str, what: str) -> ModuleType:
 
 
 def _as_text(member: bytes) -> bytes:
-    """Member bytes in a form the entity check can read: UTF-16 XML decoded first."""
+    """Member bytes in a form the entity check can read: UTF-32 and UTF-16 XML decoded first
+    (by byte-order mark, or by where the NUL bytes around the first ``<`` fall)."""
     head = member[:4]
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or (len(head) == 4 and b"\x00" in head):
-        for encoding in ("utf-16", "utf-16-le", "utf-16-be"):
-            try:
-                return member.decode(encoding).encode("utf-8")
-            except UnicodeDecodeError:
-                continue
-    return member
+    if b"\x00" not in head:
+        return member
+    if head in (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff") or head.count(b"\x00") == 3:
+        encodings: tuple[str, ...] = ("utf-32", "utf-32-le", "utf-32-be")
+    else:
+        encodings = ("utf-16", "utf-16-le", "utf-16-be")
+    for encoding in encodings:
+        try:
+            decoded = member.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        if decoded.lstrip("\ufeff \t\r\n").startswith("<"):
+            return decoded.encode("utf-8")
+    return member  # not XML in any encoding an XML parser detects (an image, printer settings)
 
 
 def open_zip(data: bytes, what: str, *, xhtml_doctype: bool = False) -> zipfile.ZipFile:
