@@ -461,3 +461,20 @@ def test_obsidian_links_in_code_stay_as_written() -> None:
     assert shown("a/b#^block1") == "a/b > block1"
     assert shown("#Section") == "Section"
     assert shown("page\\|alias") == "alias"
+
+
+def test_an_svg_image_with_its_drawing_programs_dtd_does_not_refuse_a_word_document() -> None:
+    drawn = (
+        b'<?xml version="1.0"?><!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" '
+        b'"http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd" [<!ENTITY ns_svg '
+        b'"http://www.w3.org/2000/svg">]><svg xmlns="&ns_svg;"/>'
+    )
+    extra = io.BytesIO(docs.docx_of("T", ["Words of the memo."]))
+    with zipfile.ZipFile(extra, "a") as z:
+        z.writestr("word/media/image1.svg", drawn)
+    assert "Words of the memo." in extract(extra.getvalue(), DOCX).text
+    book = io.BytesIO(docs.epub_of("T", ["Words of the book."]))
+    with zipfile.ZipFile(book, "a") as z:  # an EPUB's package file may be called anything
+        z.writestr("EPUB/cover.svg", drawn)
+    with pytest.raises(SourceError, match="ENTITY"):
+        extract(book.getvalue(), EPUB)

@@ -9,7 +9,11 @@ Before any library parses one, :func:`open_zip` refuses what would hurt the host
 - XML entities and document type definitions in any member that is XML (starts with ``<``) (``<!ENTITY``, an internal ``<!DOCTYPE ... [``
   subset; in the office formats any ``<!DOCTYPE``), the doors of "billion laughs" and external
   entity (XXE) attacks. An EPUB's XHTML may name the XHTML DTD (``<!DOCTYPE html PUBLIC ...>``),
-  which nothing loads.
+  which nothing loads. SVG images inside an office document (``word/media/image1.svg``, often
+  with a DTD from the program that drew them) are not checked: no reader here parses them (the
+  parts python-docx and python-pptx parse go through their parsers with entities off, and odfpy
+  reads only the package's fixed ``*.xml`` parts). An EPUB's members are all checked, whatever
+  their names: its package file, which ebooklib parses, may be called anything.
 
 :class:`TextBuilder` collects a document's text unit by unit (a paragraph, a slide, a chapter),
 records where each unit starts (the text map's ``units``) and flags hidden runs (W12): hidden
@@ -107,6 +111,8 @@ def open_zip(data: bytes, what: str, *, xhtml_doctype: bool = False) -> zipfile.
     for member in members:
         if member.is_dir():
             continue
+        if not xhtml_doctype and member.filename.lower().endswith((".svg", ".svgz")):
+            continue  # an image no reader parses (see the module docstring)
         try:
             body = _as_text(package.read(member))
         except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, EOFError) as exc:
