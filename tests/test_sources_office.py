@@ -478,3 +478,29 @@ def test_an_svg_image_with_its_drawing_programs_dtd_does_not_refuse_a_word_docum
         z.writestr("EPUB/cover.svg", drawn)
     with pytest.raises(SourceError, match="ENTITY"):
         extract(book.getvalue(), EPUB)
+
+
+def test_word_table_cell_shading_and_squeezed_text() -> None:
+    from docx import Document
+    from docx.oxml import parse_xml
+    from docx.shared import RGBColor
+
+    d = Document()
+    table = d.add_table(rows=1, cols=2)
+    dark, light = table.cell(0, 0), table.cell(0, 1)
+    hidden = "Black words in a black table cell hide this line about the granary."
+    seen = "Black words in a pale table cell show this line about the granary."
+    for cell, text, fill in ((dark, hidden, "000000"), (light, seen, "F2F2F2")):
+        cell.paragraphs[0].add_run(text).font.color.rgb = RGBColor(0, 0, 0)
+        cell._tc.get_or_add_tcPr().append(
+            parse_xml(f'<w:shd {docs.W_NS} w:val="clear" w:color="auto" w:fill="{fill}"/>')
+        )
+    squeezed = "Characters squeezed to a sliver hide this line about the tannery."
+    run = d.add_paragraph().add_run(squeezed)
+    run._r.get_or_add_rPr().append(parse_xml(f'<w:w {docs.W_NS} w:val="5"/>'))
+    out = io.BytesIO()
+    d.save(out)
+    result = extract(out.getvalue(), DOCX)
+    assert _unseen(result.flags, result.text, hidden)
+    assert _unseen(result.flags, result.text, seen) == []
+    assert "squeezed" in _unseen(result.flags, result.text, squeezed)[0].detail

@@ -8,8 +8,10 @@ followed) make it unseen:
 
 - ``w:vanish`` (Word's "hidden" font effect);
 - a colour that barely differs from what it sits on (the run's shading or highlight, the
-  paragraph's shading, the page background, else white): white or near-white on white;
-- a size below 4 points (``w:sz`` under 8 half-points);
+  paragraph's shading, its table cell's shading, the page background, else white): white or
+  near-white on white, black on a black cell;
+- a size below 4 points (``w:sz`` under 8 half-points), or characters squeezed below 20 % of
+  their width (``w:w``);
 - tracked deletions (``w:del``, ``w:moveFrom``: ``w:delText``), not in the document's text;
 - fields' instructions (``w:instrText``: ``HYPERLINK "..."``, ``PAGE``...), which Word replaces
   by their result;
@@ -32,6 +34,8 @@ from .sanitizer import Flag
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 MC_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
 _OFF = ("0", "false", "off")
+MIN_SCALE = 20
+"""Characters squeezed below this percentage of their width (``w:w``) are taken as unseen."""
 _HIGHLIGHTS = {
     "white": "FFFFFF", "black": "000000", "yellow": "FFFF00", "green": "00FF00",
     "cyan": "00FFFF", "magenta": "FF00FF", "blue": "0000FF", "red": "FF0000",
@@ -119,7 +123,18 @@ def _properties(rpr: Any) -> dict[str, Any]:
     highlight = rpr.find(f"{W}highlight")
     if highlight is not None and highlight.get(f"{W}val") in _HIGHLIGHTS:
         found["background"] = _HIGHLIGHTS[str(highlight.get(f"{W}val"))]
+    scale = rpr.find(f"{W}w")
+    if scale is not None:
+        with contextlib.suppress(ValueError):
+            found["scale"] = int(str(scale.get(f"{W}val", "100")).rstrip("%"))
     return found
+
+
+def _fill(element: Any) -> str | None:
+    """The fill colour of a ``w:shd`` under ``element``'s properties, if any."""
+    shading = element.find(f"{W}shd") if element is not None else None
+    fill = shading.get(f"{W}fill") if shading is not None else None
+    return None if not fill or fill == "auto" else str(fill)
 
 
 class _Reader:
@@ -134,13 +149,14 @@ class _Reader:
     def paragraph_start(self, p: Any, label: str) -> None:
         ppr = p.find(f"{W}pPr")
         style_id = None
-        self.shade = None
+        self.shade = _fill(ppr)
         if ppr is not None:
             style = ppr.find(f"{W}pStyle")
             style_id = style.get(f"{W}val") if style is not None else None
-            shading = ppr.find(f"{W}shd")
-            if shading is not None and (shading.get(f"{W}fill") or "auto") != "auto":
-                self.shade = shading.get(f"{W}fill")
+        if self.shade is None:  # a table cell's shading is the paragraph's background
+            for ancestor in p.iterancestors(f"{W}tc"):
+                self.shade = _fill(ancestor.find(f"{W}tcPr"))
+                break
         self.paragraph = {**self.styles.defaults, **self.styles.props(style_id)}
         level = self.styles.heading(style_id)
         self.out.start(label, "#" * level + " " if level else "")
@@ -175,6 +191,9 @@ class _Reader:
         size = props.get("size")
         if isinstance(size, int) and size / 2 < MIN_POINTS:
             return f"text {size / 2:g} pt high, too small to read"
+        scale = props.get("scale")
+        if isinstance(scale, int) and scale < MIN_SCALE:
+            return f"text squeezed to {scale}% of its width (w:w), too narrow to read"
         background = props.get("background") or self.shade or self.page
         why = faint(props.get("color"), background)
         return f"{why}, unreadable" if why else None
