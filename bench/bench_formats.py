@@ -12,6 +12,8 @@ producer and format:
 - **markup leaks**: XML/HTML tags, entities or ``w:``/``a:``-prefixed names left in the text;
 - **fragment claims**: every active claim of an extractive ingest of the six files (one vault
   each, ``ingest --yes``), judged by ``bench_extract.judge`` (markup, code or fragment);
+- **templates**: every ``.ott`` text template LibreOffice ships (real ODF files, some written by
+  OpenOffice.org 2) read as ``.odt``: read, holding no text, or an error;
 - **hidden still flagged**: tests/office_docs.py's hidden-text document of the format, re-saved
   by LibreOffice (docx -> docx and odt, odt -> odt and docx, pptx -> pptx): how many of its hidden
   sentences are still flagged and the visible one clean. A sentence LibreOffice's conversion
@@ -194,6 +196,29 @@ def hidden_after_libreoffice(work: Path) -> dict[str, Any]:
     return results
 
 
+TEMPLATES = Path("/usr/lib/libreoffice/share/template")
+
+
+def libreoffice_templates() -> dict[str, Any]:
+    """LibreOffice's own text templates (real ODF files, some from OpenOffice.org 2): how many
+    read, how many hold no text, and any other error."""
+    from affidavit.errors import SourceError
+
+    read = empty = 0
+    errors: list[str] = []
+    files = sorted(TEMPLATES.rglob("*.ott"))
+    for path in files:
+        try:
+            extract(path.read_bytes(), ODT, render=False)
+            read += 1
+        except SourceError as exc:
+            if "no text" in str(exc):
+                empty += 1
+            else:
+                errors.append(f"{path.name}: {exc}")
+    return {"templates": len(files), "read": read, "no_text": empty, "errors": errors}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -220,6 +245,7 @@ def main() -> int:
                 fmt: measure(fmt, paths, docs, work) for fmt, paths in lo.items()
             }
             report["hidden_after_libreoffice"] = hidden_after_libreoffice(work)
+            report["libreoffice_templates"] = libreoffice_templates()
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if args.json:
@@ -244,6 +270,14 @@ def main() -> int:
             f"hidden after LibreOffice {name:13} {row['hidden_flagged']}/{row['hidden']} flagged"
             f"  visible clean: {row['visible_clean']}  missed: {row['missed']}"
         )
+    templates = report.get("libreoffice_templates")
+    if templates:
+        print(
+            f"LibreOffice's .ott templates: {templates['read']}/{templates['templates']} read, "
+            f"{templates['no_text']} hold no text, {len(templates['errors'])} errors"
+        )
+        for error in templates["errors"]:
+            print(f"      {error}")
     return 0
 
 

@@ -46,7 +46,7 @@ def _sheets(book: Any, chapter: Any, soup: Any) -> list[str]:
 
 def extract_epub(data: bytes) -> tuple[str, dict[str, Any], list[Flag]]:
     """The text, ``units`` map and flags of an ``.epub`` book."""
-    open_zip(data, "EPUB book", xhtml_doctype=True)
+    open_zip(data, "EPUB book", every_member=True)
     epub = require("ebooklib.epub", "EPUB books")
     try:
         with warnings.catch_warnings():

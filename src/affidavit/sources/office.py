@@ -6,10 +6,12 @@ Before any library parses one, :func:`open_zip` refuses what would hurt the host
 - a zip bomb: more than :data:`MAX_ENTRIES` members or more than :data:`MAX_UNPACKED` bytes
   unpacked (the sizes the archive declares; :mod:`zipfile` never inflates a member past its
   declared size, and a member whose bytes don't match it fails its CRC check);
-- XML entities and document type definitions in any member that is XML (starts with ``<``) (``<!ENTITY``, an internal ``<!DOCTYPE ... [``
-  subset; in the office formats any ``<!DOCTYPE``), the doors of "billion laughs" and external
-  entity (XXE) attacks. An EPUB's XHTML may name the XHTML DTD (``<!DOCTYPE html PUBLIC ...>``),
-  which nothing loads. SVG images inside an office document (``word/media/image1.svg``, often
+- XML entity declarations in any member that is XML (starts with ``<``): ``<!ENTITY`` and an
+  internal ``<!DOCTYPE ... [`` subset, the doors of "billion laughs" and external entity (XXE)
+  attacks. A ``<!DOCTYPE`` that only names a DTD is allowed (an EPUB's XHTML names the XHTML
+  DTD, OpenOffice.org wrote ``<!DOCTYPE manifest:manifest PUBLIC ... "Manifest.dtd">``): no
+  parser here loads an external DTD (lxml's default and the libraries' parsers don't, nor does
+  expat under :mod:`xml.sax`), so it declares nothing. SVG images inside an office document (``word/media/image1.svg``, often
   with a DTD from the program that drew them) are not checked: no reader here parses them (the
   parts python-docx and python-pptx parse go through their parsers with entities off, and odfpy
   reads only the package's fixed ``*.xml`` parts). An EPUB's members are all checked, whatever
@@ -50,7 +52,6 @@ PACKAGES = (DOCX, PPTX, ODT, EPUB)
 """The media types read from zip packages (stored as their original bytes, like PDF)."""
 
 _ENTITY = re.compile(rb"<!ENTITY", re.I)
-_DOCTYPE = re.compile(rb"<!DOCTYPE", re.I)
 _SUBSET = re.compile(rb"<!DOCTYPE[^>\[]*\[", re.I)
 
 
@@ -85,10 +86,10 @@ def _as_text(member: bytes) -> bytes:
     return member  # not XML in any encoding an XML parser detects (an image, printer settings)
 
 
-def open_zip(data: bytes, what: str, *, xhtml_doctype: bool = False) -> zipfile.ZipFile:
+def open_zip(data: bytes, what: str, *, every_member: bool = False) -> zipfile.ZipFile:
     """The zip package ``data`` (a ``what``: "Word document"...), checked before anything parses
-    it: entries, unpacked size, and no entity or DTD in any member (see the module docstring).
-    ``xhtml_doctype``: a ``<!DOCTYPE`` without an internal subset is allowed (EPUB's XHTML)."""
+    it: entries, unpacked size, and no entity declaration in any XML member (see the module
+    docstring). ``every_member``: SVG images are checked too (an EPUB's)."""
     try:
         package = zipfile.ZipFile(io.BytesIO(data))
         members = package.infolist()
@@ -111,7 +112,7 @@ def open_zip(data: bytes, what: str, *, xhtml_doctype: bool = False) -> zipfile.
     for member in members:
         if member.is_dir():
             continue
-        if not xhtml_doctype and member.filename.lower().endswith((".svg", ".svgz")):
+        if not every_member and member.filename.lower().endswith((".svg", ".svgz")):
             continue  # an image no reader parses (see the module docstring)
         try:
             body = _as_text(package.read(member))
@@ -122,16 +123,12 @@ def open_zip(data: bytes, what: str, *, xhtml_doctype: bool = False) -> zipfile.
             ) from exc
         if not body.lstrip(b" \t\r\n\xef\xbb\xbf").startswith(b"<"):
             continue  # not XML (an image, a font, printer settings): no parser reads it as XML
-        bad = (
-            _ENTITY.search(body)
-            or _SUBSET.search(body)
-            or (None if xhtml_doctype else _DOCTYPE.search(body))
-        )
+        bad = _ENTITY.search(body) or _SUBSET.search(body)
         if bad:
             raise SourceError(
                 f"Refusing the {what}: its member {member.filename!r} declares "
-                f"{bad.group().decode('ascii', 'replace')!r} (XML entities and DTDs are how "
-                f"entity-expansion and XXE attacks work; editors never write them). Save it "
+                f"{bad.group().decode('ascii', 'replace')!r} (XML entity declarations are how "
+                f"entity-expansion and XXE attacks work; editors don't write them). Save it "
                 f"again from its editor and add that."
             )
     return package

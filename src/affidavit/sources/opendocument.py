@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import io
 import re
+import zipfile
 from typing import Any
 
 from ..errors import SourceError
@@ -249,10 +250,42 @@ def _paragraphs(node: Any) -> list[Any]:
     return found
 
 
+_NAMED_DTD = re.compile(rb"<!DOCTYPE[^>\[]*>", re.I)
+_MANIFEST_ROOT = (
+    b'<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"'
+)
+
+
+def _without_named_dtds(package: zipfile.ZipFile, data: bytes) -> bytes:
+    """``data`` with the ``<!DOCTYPE ...>`` lines that only name a DTD taken out of its XML
+    parts (OpenOffice.org 2 wrote one in every manifest; odfpy's parser, under defusedxml,
+    refuses any external reference). :func:`~.office.open_zip` has made sure none declares
+    an entity; the one thing that DTD gave, the manifest's namespace (a fixed attribute its
+    root may leave out), is written on the root instead."""
+    named = [
+        info
+        for info in package.infolist()
+        if info.filename.endswith(".xml") and _NAMED_DTD.search(package.read(info)[:4096])
+    ]
+    if not named:
+        return data
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as copy:
+        for info in package.infolist():
+            body = package.read(info)
+            if info in named:
+                body = _NAMED_DTD.sub(b"", body, count=1)
+                if info.filename == "META-INF/manifest.xml" and b"xmlns:manifest" not in body:
+                    body = body.replace(b"<manifest:manifest", _MANIFEST_ROOT, 1)
+            copy.writestr(info, body)
+    return out.getvalue()
+
+
 def extract_odt(data: bytes) -> tuple[str, dict[str, Any], list[Flag]]:
     """The text, ``units`` map and hidden-text flags of an ``.odt`` document."""
-    open_zip(data, "OpenDocument text")
+    package = open_zip(data, "OpenDocument text")
     opendocument = require("odf.opendocument", "OpenDocument text")
+    data = _without_named_dtds(package, data)
     try:
         document = opendocument.load(io.BytesIO(data))
     except Exception as exc:  # odfpy raises many kinds for a damaged package
