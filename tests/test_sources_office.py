@@ -519,3 +519,69 @@ def test_word_table_cell_shading_and_squeezed_text() -> None:
     assert _unseen(result.flags, result.text, hidden)
     assert _unseen(result.flags, result.text, seen) == []
     assert "squeezed" in _unseen(result.flags, result.text, squeezed)[0].detail
+
+
+def test_white_text_on_a_filled_text_box_or_styled_shading_is_seen() -> None:
+    """No false alarm where real templates put white text: on a paragraph style's shading, in a
+    filled text box (Word) or frame (OpenDocument)."""
+    from docx import Document
+    from docx.enum.style import WD_STYLE_TYPE
+    from docx.oxml import parse_xml
+    from docx.shared import RGBColor
+
+    d = Document()
+    banner = d.styles.add_style("Banner", WD_STYLE_TYPE.PARAGRAPH)
+    banner.font.color.rgb = RGBColor(0xFF, 0xFF, 0xFF)
+    banner.element.get_or_add_pPr().append(
+        parse_xml(f'<w:shd {docs.W_NS} w:val="clear" w:fill="0099FF"/>')
+    )
+    styled = "White words on the banner style's blue shading name the agenda."
+    d.add_paragraph(styled, style="Banner")
+    boxed = "White words in a dark text box name the logo."
+    ns = (
+        f'{docs.W_NS} xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing" '
+        'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" '
+        'xmlns:wps="http://schemas.microsoft.com/office/word/2010/wordprocessingShape"'
+    )
+    d.add_paragraph()._p.append(
+        parse_xml(
+            f'<w:r {ns}><w:drawing><wp:inline><wp:extent cx="900000" cy="500000"/>'
+            '<wp:docPr id="7" name="Box"/><a:graphic><a:graphicData '
+            'uri="http://schemas.microsoft.com/office/word/2010/wordprocessingShape"><wps:wsp>'
+            '<wps:spPr><a:solidFill><a:srgbClr val="1F4E79"/></a:solidFill></wps:spPr>'
+            '<wps:txbx><w:txbxContent><w:p><w:r><w:rPr><w:color w:val="FFFFFF"/></w:rPr>'
+            f"<w:t>{boxed}</w:t></w:r></w:p></w:txbxContent></wps:txbx><wps:bodyPr/></wps:wsp>"
+            "</a:graphicData></a:graphic></wp:inline></w:drawing></w:r>"
+        )
+    )
+    out = io.BytesIO()
+    d.save(out)
+    result = extract(out.getvalue(), DOCX)
+    assert _unseen(result.flags, result.text, styled) == []
+    assert _unseen(result.flags, result.text, boxed) == []
+
+    from odf.draw import Frame, TextBox
+    from odf.opendocument import OpenDocumentText
+    from odf.style import GraphicProperties, Style, TextProperties
+    from odf.text import P
+
+    doc = OpenDocumentText()
+    fill = Style(name="Filled", family="graphic")
+    fill.addElement(GraphicProperties(fill="solid", fillcolor="#1f4e79"))
+    doc.automaticstyles.addElement(fill)
+    white = Style(name="White", family="paragraph")
+    white.addElement(TextProperties(color="#ffffff"))
+    doc.automaticstyles.addElement(white)
+    anchor = P(text="The letter starts here.")
+    frame = Frame(stylename=fill, width="3cm", height="2cm", anchortype="paragraph")
+    box = TextBox()
+    box.addElement(P(stylename=white, text=boxed))
+    frame.addElement(box)
+    anchor.addElement(frame)
+    doc.text.addElement(anchor)
+    doc.text.addElement(P(stylename=white, text=styled))  # white on the white page: unseen
+    out = io.BytesIO()
+    doc.write(out)
+    result = extract(out.getvalue(), ODT)
+    assert _unseen(result.flags, result.text, boxed) == []
+    assert _unseen(result.flags, result.text, styled)

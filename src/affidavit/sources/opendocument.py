@@ -32,6 +32,7 @@ TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
 OFFICE = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
 STYLE = "urn:oasis:names:tc:opendocument:xmlns:style:1.0"
 FO = "urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0"
+DRAW = "urn:oasis:names:tc:opendocument:xmlns:drawing:1.0"
 _SPACES = re.compile(r"[ \t\r\n]+")
 _LENGTH = re.compile(r"^\s*([0-9.]+)\s*(pt|cm|mm|in|pc|px|%)?\s*$")
 _POINTS = {"pt": 1.0, "cm": 72 / 2.54, "mm": 72 / 25.4, "in": 72.0, "pc": 12.0, "px": 0.75}
@@ -112,6 +113,13 @@ def _own(style: Any) -> dict[str, Any]:
             background = _attr(child, FO, "background-color")
             if background and background != "transparent":
                 found["paragraph_background"] = background
+        elif qname == (STYLE, "graphic-properties"):  # a frame's or shape's fill
+            fill = _attr(child, DRAW, "fill-color")
+            if fill and _attr(child, DRAW, "fill") in ("solid", None):
+                found["frame_fill"] = fill
+            background = _attr(child, FO, "background-color")
+            if background and background != "transparent":
+                found["frame_fill"] = background
     return found
 
 
@@ -143,7 +151,9 @@ def _hidden(props: dict[str, Any]) -> str | None:
     points = _points(props.get("size"))
     if points is not None and points < MIN_POINTS:
         return f"text {points:g} pt high, too small to read"
-    background = props.get("background") or props.get("paragraph_background")
+    background = (
+        props.get("background") or props.get("paragraph_background") or props.get("frame_fill")
+    )
     why = faint(props.get("color"), background)
     return f"{why}, unreadable" if why else None
 
@@ -156,7 +166,7 @@ class _Reader:
         self.notes: list[Any] = []
         self.annotations: list[Any] = []
         self.deletions: list[Any] = []
-        self.later: list[Any] = []  # paragraphs inside a paragraph's frames, read after it
+        self.later: list[Any] = []  # (paragraph, why, fill) inside a paragraph's frames
 
     def block(self, node: Any, why: str | None) -> None:
         """A container (the body, a section, a list, a table...): its paragraphs in order."""
@@ -164,8 +174,8 @@ class _Reader:
         if qname in ((TEXT, "p"), (TEXT, "h")):
             self.paragraph(node, why)
             while self.later:
-                nested, nested_why = self.later.pop(0)
-                self.paragraph(nested, nested_why)
+                nested, nested_why, fill = self.later.pop(0)
+                self.paragraph(nested, nested_why, fill=fill)
             return
         if qname == (TEXT, "tracked-changes"):
             self.deletions.append(node)
@@ -179,10 +189,13 @@ class _Reader:
             if getattr(child, "qname", None) is not None:
                 self.block(child, why)
 
-    def paragraph(self, node: Any, why: str | None, label: str = "") -> None:
+    def paragraph(
+        self, node: Any, why: str | None, label: str = "", fill: str | None = None
+    ) -> None:
         self.number += 1
         family_props = {
             **self.styles.defaults,
+            **({"frame_fill": fill} if fill else {}),
             **self.styles.props("paragraph", _attr(node, TEXT, "style-name")),
         }
         if any(
@@ -232,12 +245,13 @@ class _Reader:
                 shown = _attr(child, TEXT, "is-hidden") != "true"
                 self.inline(child, why or (None if shown else "a hidden text field"), props)
             elif qname in ((TEXT, "p"), (TEXT, "h")):
-                self.later.append((child, why))
+                self.later.append((child, why, None))
             elif qname[0] == TEXT or qname[0] == OFFICE:
                 self.inline(child, why, props)
             else:  # frames, text boxes, shapes: their paragraphs follow this one
+                frame = self.styles.props("graphic", _attr(child, DRAW, "style-name"))
                 for nested in _paragraphs(child):
-                    self.later.append((nested, why))
+                    self.later.append((nested, why, frame.get("frame_fill")))
 
 
 def _paragraphs(node: Any) -> list[Any]:

@@ -8,8 +8,8 @@ followed) make it unseen:
 
 - ``w:vanish`` (Word's "hidden" font effect);
 - a colour that barely differs from what it sits on (the run's shading or highlight, the
-  paragraph's shading, its table cell's shading, the page background, else white): white or
-  near-white on white, black on a black cell;
+  paragraph's shading (its own or its style's), its table cell's shading or its text box's
+  fill, the page background, else white): white or near-white on white, black on a black cell;
 - a size below 4 points (``w:sz`` under 8 half-points), or characters squeezed below 20 % of
   their width (``w:w``);
 - tracked deletions (``w:del``, ``w:moveFrom``: ``w:delText``), not in the document's text;
@@ -32,6 +32,8 @@ from .office import MIN_POINTS, TextBuilder, faint, open_zip, require
 from .sanitizer import Flag
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+WPS = "{http://schemas.microsoft.com/office/word/2010/wordprocessingShape}"
+A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 MC_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
 _OFF = ("0", "false", "off")
 MIN_SCALE = 20
@@ -92,6 +94,19 @@ class _Styles:
         self._cache[style_id] = merged
         return merged
 
+    def shading(self, style_id: str | None) -> str | None:
+        """The paragraph shading (``w:pPr/w:shd`` fill) style ``style_id`` gives, if any."""
+        current, seen = style_id, 0
+        while current and current in self.styles and seen < 32:
+            style = self.styles[current]
+            fill = _fill(style.find(f"{W}pPr"))
+            if fill is not None:
+                return fill
+            based = style.find(f"{W}basedOn")
+            current = based.get(f"{W}val") if based is not None else None
+            seen += 1
+        return None
+
     def heading(self, style_id: str | None) -> int:
         """The heading level of a paragraph style ("heading 2": 2, "Title": 1), else 0."""
         name = self.names.get(style_id or "", "").lower()
@@ -130,6 +145,17 @@ def _properties(rpr: Any) -> dict[str, Any]:
     return found
 
 
+def _container_fill(p: Any) -> str | None:
+    """The background a paragraph's nearest container paints: a table cell's shading, or the
+    solid fill of the text box (a DrawingML shape) it is in."""
+    for ancestor in p.iterancestors(f"{W}tc", f"{WPS}wsp"):
+        if ancestor.tag == f"{W}tc":
+            return _fill(ancestor.find(f"{W}tcPr"))
+        color = ancestor.find(f"{WPS}spPr/{A}solidFill/{A}srgbClr")
+        return str(color.get("val")) if color is not None and color.get("val") else None
+    return None
+
+
 def _fill(element: Any) -> str | None:
     """The fill colour of a ``w:shd`` under ``element``'s properties, if any."""
     shading = element.find(f"{W}shd") if element is not None else None
@@ -153,10 +179,10 @@ class _Reader:
         if ppr is not None:
             style = ppr.find(f"{W}pStyle")
             style_id = style.get(f"{W}val") if style is not None else None
-        if self.shade is None:  # a table cell's shading is the paragraph's background
-            for ancestor in p.iterancestors(f"{W}tc"):
-                self.shade = _fill(ancestor.find(f"{W}tcPr"))
-                break
+        if self.shade is None:
+            self.shade = self.styles.shading(style_id)
+        if self.shade is None:  # else its table cell's shading, or its text box's fill
+            self.shade = _container_fill(p)
         self.paragraph = {**self.styles.defaults, **self.styles.props(style_id)}
         level = self.styles.heading(style_id)
         self.out.start(label, "#" * level + " " if level else "")
