@@ -585,3 +585,17 @@ def test_white_text_on_a_filled_text_box_or_styled_shading_is_seen() -> None:
     result = extract(out.getvalue(), ODT)
     assert _unseen(result.flags, result.text, boxed) == []
     assert _unseen(result.flags, result.text, styled)
+
+
+def test_a_paragraph_naming_no_style_takes_the_default_one() -> None:
+    from docx import Document
+    from docx.shared import RGBColor
+
+    d = Document()
+    d.styles["Normal"].font.color.rgb = RGBColor(0xFF, 0xFF, 0xFF)
+    sentence = "Every plain paragraph of this memo about the quay is painted white."
+    d.add_paragraph(sentence)._p.get_or_add_pPr()  # no w:pStyle: Normal applies
+    out = io.BytesIO()
+    d.save(out)
+    result = extract(out.getvalue(), DOCX)
+    assert _unseen(result.flags, result.text, sentence)

@@ -61,6 +61,8 @@ class _Styles:
         self.styles: dict[str, Any] = {}
         self.defaults: dict[str, Any] = {}
         self.names: dict[str, str] = {}
+        self.default_paragraph: str | None = None  # the style of a paragraph that names none
+        self._cache: dict[str, dict[str, Any]] = {}
         if root is None:
             return
         for style in root.iter(f"{W}style"):
@@ -69,9 +71,14 @@ class _Styles:
                 self.styles[style_id] = style
                 name = style.find(f"{W}name")
                 self.names[style_id] = (name.get(f"{W}val") if name is not None else "") or ""
+                if style.get(f"{W}type") == "paragraph" and style.get(f"{W}default") in (
+                    "1",
+                    "true",
+                    "on",
+                ):
+                    self.default_paragraph = style_id
         defaults = root.find(f"{W}docDefaults/{W}rPrDefault/{W}rPr")
         self.defaults = _properties(defaults)
-        self._cache: dict[str, dict[str, Any]] = {}
 
     def props(self, style_id: str | None) -> dict[str, Any]:
         """The run properties of style ``style_id`` with those it is based on (its own win)."""
@@ -179,6 +186,7 @@ class _Reader:
         if ppr is not None:
             style = ppr.find(f"{W}pStyle")
             style_id = style.get(f"{W}val") if style is not None else None
+        style_id = style_id or self.styles.default_paragraph
         if self.shade is None:
             self.shade = self.styles.shading(style_id)
         if self.shade is None:  # else its table cell's shading, or its text box's fill
