@@ -186,6 +186,20 @@ def _bare(text: str) -> str:
     return normalize_quote(text).rstrip(" .!?;:")
 
 
+def _plural_of(lower: str, theirs: _Reading) -> bool:
+    """``lower`` is the singular or plural of a name the quotes state ("Protestant" /
+    "Protestants"): likely the same name, but "Edward" is not "Edwards" (uncertain)."""
+    if len(lower) < 4:
+        return False
+    if lower.endswith("ss"):
+        forms = {lower + "es"}  # "Douglass" is not "Douglas"
+    elif lower.endswith("s"):
+        forms = {lower + "es", lower[:-1]}
+    else:
+        forms = {lower + "s"}
+    return any(f in theirs.words and len(f) >= 4 for f in forms)
+
+
 def _fuller(lower: str, mine: _Reading, theirs: _Reading) -> bool:
     """``lower`` is part of a longer form of a name the quotes state: the text's run of
     capitalised words holding it contains one of the quotes' runs whole ("Gaius Julius Caesar"
@@ -263,6 +277,11 @@ def _verdict(
         elif _arithmetic(value, theirs.numbers):
             soft.append(shown)
             why.append(f"'{shown}' is only arithmetic on numbers the quotes state")
+        elif share <= CLAIM_SHARE and not _rival_number(shown, value, kind, theirs.numbers):
+            soft.append(shown)
+            why.append(
+                f"the quotes state no {_number_kind(shown, value, kind)} to compare '{shown}' with"
+            )
         else:
             hard.append(shown)
             hard_numbers.append(shown)
@@ -277,6 +296,9 @@ def _verdict(
             why.append(f"'{before} {shown}' is only close to a date the quotes state")
         elif any(c == canonical and b == before for _, c, b in around.months):
             framed.append(shown)
+        elif share <= CLAIM_SHARE and not quoted_months and not _quoted_years(theirs):
+            soft.append(shown)
+            why.append(f"the quotes state no date to compare '{shown}' with")
         else:
             hard.append(shown)
     quoted_dates = [
@@ -292,6 +314,9 @@ def _verdict(
             why.append(f"'{date.shown}' is only {reason}")
         elif context and date_found(date, around.dates, BOUNDS)[0] == "found":
             framed += date.shown.split()
+        elif share <= CLAIM_SHARE and not quoted_dates and not _quoted_years(theirs):
+            soft += date.shown.split()
+            why.append(f"the quotes state no date to compare '{date.shown}' with")
         else:
             hard += date.shown.split()
     unnamed: list[str] = []
@@ -302,11 +327,13 @@ def _verdict(
             continue
         if _name_found(lower, around):
             framed.append(shown)
-        elif _fuller(lower, mine, theirs):
+        elif _fuller(lower, mine, theirs) or _plural_of(lower, theirs):
             fuller.append(shown)
         else:
             unnamed.append(shown)
-    if unnamed and any(not _name_found(lower, mine) for _, lower in theirs.names):
+    if unnamed and any(
+        not _name_found(lower, mine) and not _plural_of(lower, mine) for _, lower in theirs.names
+    ):
         hard += unnamed  # the quotes name someone else: a swapped name, refused
     elif unnamed:
         # A name the quotes leave out but contradict with no other name: often the subject the
@@ -315,7 +342,7 @@ def _verdict(
         why.append(f"the quotes don't name {_list(unnamed)}")
     if fuller:
         soft += fuller
-        why.append(f"{_list(fuller)} only lengthen a name the quotes state")
+        why.append(f"{_list(fuller)} only lengthen a name the quotes state, or change its number")
     # the structure layer (a parse) only when it can change the verdict: not for a text a
     # changed name or date already refuses, unless a number may be restated in another unit
     shape = None
@@ -580,6 +607,42 @@ def _arithmetic(value: Decimal, numbers: Sequence[tuple[str, Decimal, str, str]]
     return value > 0 and any(
         value in (a + b, abs(a - b)) for n, a in enumerate(stated) for b in stated[n + 1 :]
     )
+
+
+def _number_kind(shown: str, value: Decimal, kind: str) -> str:
+    """The kind of number a text's number is, for :func:`_rival_number`: a year, an ordinal,
+    a count written as a word ("four", "one"), or a figure."""
+    if kind in ("ord", "decade"):
+        return "ordinal" if kind == "ord" else "year"
+    if _year_like(shown, value):
+        return "year"
+    if not shown[:1].isdigit():
+        return "number"  # a count in words: rivalled by any figure but a year
+    return "figure"
+
+
+def _rival_number(
+    shown: str, value: Decimal, kind: str, numbers: Sequence[tuple[str, Decimal, str, str]]
+) -> bool:
+    """The quotes state a number the text's could be a changed form of: one of the same kind
+    (a year for a year, an ordinal for an ordinal, any other number for a count or a figure).
+    A number with no rival in its quotes adds a fact the quotes don't state (uncertain: "four
+    campuses" over a list of four, "in December 2015" over a quote with no date); one with a
+    rival changes it (unsupported)."""
+    if shown.casefold() == "one":
+        return False  # "one unit" for "a single unit": 'one' is as often an article as a count
+    mine = _number_kind(shown, value, kind)
+    for s, v, k, _ in numbers:
+        if k == "alt":
+            continue
+        theirs = _number_kind(s, v, k)
+        if mine == theirs or (mine != "ordinal" and mine != "year" and theirs != "ordinal"):
+            return True  # a count or figure: any count, figure or year-like figure ("1500 pounds")
+    return False
+
+
+def _quoted_years(quotes: _Reading) -> bool:
+    return any(_number_kind(s, v, k) == "year" for s, v, k, _ in quotes.numbers)
 
 
 def _year_like(shown: str, value: Decimal) -> bool:

@@ -1,0 +1,83 @@
+"""The support check's rules, round 2 (issue 22): a rejection is for a clear changed fact, role
+or scope; a fact the quotes neither state nor contradict waits for a person. Each rule has an
+attacker's test (the changed fact is never supported) and a faithful control (the restatement is
+never refused). Our own sentences, not data-set sentences."""
+
+from __future__ import annotations
+
+import pytest
+
+from affidavit.support import check
+
+# --- numbers and dates: refused only against a rival the quotes state -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "quote"),
+    [
+        # a count of a list the quote gives whole
+        (
+            "The college has four campuses: Alton, Brill, Corfe and Dunmow.",
+            "The college keeps campuses in Alton, Brill, Corfe, and Dunmow",
+        ),
+        # a date the quote leaves out (the source may give it elsewhere)
+        ("The jobless rate was 4.1% in March 2019.", "the jobless rate was 4.1%"),
+        ("The jobless rate was 4.1% in 2019.", "the jobless rate was 4.1%"),
+        # an ordinal of a name the quote leaves out
+        ("The Second Reform Act widened the vote.", "The Reform Act widened the vote"),
+    ],
+)
+def test_a_fact_no_quote_states_or_contradicts_waits_for_a_person(text: str, quote: str) -> None:
+    verdict = check(text, [quote])
+    assert verdict.verdict == "uncertain", verdict
+
+
+@pytest.mark.parametrize(
+    ("text", "quote"),
+    [
+        (
+            "The college has four campuses: Alton, Brill and Corfe.",
+            "The college keeps 3 campuses, in Alton, Brill and Corfe",
+        ),
+        ("The jobless rate was 4.1% in March 2019.", "the jobless rate was 4.1% in 2018"),
+        ("The jobless rate was 4.1% in 2019.", "the jobless rate was 4.1% in 2018"),
+        ("The Second Reform Act widened the vote.", "The Third Reform Act widened the vote"),
+        ("It weighed 500 pounds per vessel.", "It weighed 1500 pounds per vessel"),
+    ],
+)
+def test_a_fact_changed_against_a_rival_in_the_quotes_is_refused(text: str, quote: str) -> None:
+    verdict = check(text, [quote])
+    assert verdict.verdict == "unsupported", verdict
+
+
+def test_a_numeric_date_with_a_plain_order_is_a_date() -> None:
+    quote = "the show was axed as of 14/05/2013"
+    assert check("The show was axed as of 14 May 2013.", [quote]).supported
+    assert check("The show was axed as of May 14, 2013.", [quote]).supported
+    assert check("The show was axed as of 15 May 2013.", [quote]).verdict == "unsupported"
+    assert not check("The show was axed as of 14 June 2013.", [quote]).supported
+    # an ambiguous order (both under 13) is never read as one date or the other
+    assert not check("The show was axed as of 3 April 2013.", ["axed as of 03/04/2013"]).supported
+
+
+def test_a_number_glued_to_a_name_is_part_of_the_name() -> None:
+    quote = "Her show on 6Music ended in 2012"
+    assert check("Her show on 6Music ended in 2012.", [quote]).supported
+    verdict = check("Her show on 6Music ended in 2012.", ["Her show ended on 6 March 2012"])
+    assert not verdict.supported
+
+
+# --- names: a singular or plural of a quoted name ------------------------------------------------
+
+
+def test_a_plural_or_singular_of_a_quoted_name_waits_never_refused() -> None:
+    quote = "The revival spread among Methodists in the 1790s"
+    verdict = check("The revival spread among Methodist farmers in the 1790s.", [quote])
+    assert verdict.verdict != "unsupported", verdict
+
+
+def test_a_name_one_letter_longer_is_another_name() -> None:
+    quote = "The present tower was designed by James Douglass"
+    assert check("The tower was designed by James Douglas.", [quote]).verdict == "unsupported"
+    edwards = check("The sermon was preached by Edward.", ["The sermon was preached by Edwards"])
+    assert not edwards.supported
