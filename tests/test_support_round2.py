@@ -81,3 +81,74 @@ def test_a_name_one_letter_longer_is_another_name() -> None:
     assert check("The tower was designed by James Douglas.", [quote]).verdict == "unsupported"
     edwards = check("The sermon was preached by Edward.", ["The sermon was preached by Edwards"])
     assert not edwards.supported
+
+
+# --- hedges: a description reported, a modal on a copula, a hedge on an unrestated verb ----------
+
+
+@pytest.mark.parametrize(
+    ("text", "quote"),
+    [
+        (
+            "The Corn Riot was the first truly national protest.",
+            "The Corn Riot has been called the first truly national protest",
+        ),
+        ("The bridge is the finest in Wales.", "The bridge is regarded as the finest in Wales"),
+        (
+            "The value of f is the sum of its two arguments.",
+            "the value of f may be the sum of its two arguments",
+        ),
+        (
+            "In winter the moor has fog in the form of low banks.",
+            "In winter the moor has fog that most likely takes the form of low banks",
+        ),
+    ],
+)
+def test_a_dropped_report_or_modal_is_never_supported(text: str, quote: str) -> None:
+    verdict = check(text, [quote])
+    assert verdict.verdict == "unsupported" and "hedge" in verdict.changes, verdict
+
+
+@pytest.mark.parametrize(
+    ("text", "quote"),
+    [
+        (
+            "The Corn Riot has been called the first truly national protest.",
+            "The Corn Riot has been called the first truly national protest",
+        ),
+        # a name given is no description
+        ("The area is the Nevada Gap.", "an area dubbed the Nevada Gap"),
+        # a title is a noun phrase: it asserts nothing a modal could hedge
+        ("Stamped clay and stucco", "reliefs may be stamped clay and stucco"),
+        # another hedge of the same strength keeps it
+        (
+            "The coast has fairly steady winds.",
+            "The coast has relatively steady winds",
+        ),
+    ],
+)
+def test_a_kept_report_a_name_or_a_restated_hedge_is_never_refused(text: str, quote: str) -> None:
+    share = 0.5 if text == "Stamped clay and stucco" else 0.0
+    verdict = check(text, [quote], share=share)
+    assert verdict.verdict != "unsupported", verdict
+
+
+# --- quantifiers ---------------------------------------------------------------------------------
+
+
+def test_only_a_little_restates_little() -> None:
+    quote = "The reform had little impact on farmers and millers"
+    assert check("The reform had only a small effect on farmers and millers.", [quote]).verdict != (
+        "unsupported"
+    )
+    # the attacker: "only" where the quote says "much" / "all"
+    many = check("The reform had only a small effect.", ["The reform had a large effect on all"])
+    assert not many.supported
+
+
+def test_some_in_a_condition_may_be_dropped_but_not_in_a_statement() -> None:
+    cond = "If some guest arrives late, the door must be opened by the porter"
+    verdict = check("If a guest arrives late, the porter must open the door.", [cond])
+    assert verdict.verdict != "unsupported", verdict
+    plain = check("Guests arrive late.", ["Some guests arrive late"])
+    assert plain.verdict == "unsupported"

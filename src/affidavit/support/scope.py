@@ -366,6 +366,8 @@ def _compare(
     theirs: list[tuple[int, str]],
 ) -> Change | None:
     my_only = [(c, k) for c, k in mine if k == ONLY]
+    if my_only and any(k == FEW for _, k in theirs):
+        return None  # "only a small effect" for "little impact", "only rarely" for "rarely"
     if my_only and not any(k == ONLY for _, k in theirs) and not _clause_only(quote, qi):
         word = text[my_only[0][0]].text
         kinds = _strongest(theirs)
@@ -409,11 +411,24 @@ def _compare(
         phrase = _quantifier_phrase(quote, theirs_q[0])
         return Change(
             "quantifier",
-            True,
+            not (theirs_q[1] == SOME and _conditional(quote, qi)),  # "if some x …": "if an x …"
             (text[i].text,),
             f"the quote says '{phrase}' ({quote[qi].text}); the text says it without '{phrase}'",
         )
     return None
+
+
+def _conditional(tree: Tree, i: int) -> bool:
+    """``i`` stands in a condition ("*if* some variable becomes bound"), where "some" is the
+    indefinite article's "any": dropping it may keep the meaning (uncertain, not refused)."""
+    for n in (i, *tree.ancestors(i)):
+        if any(
+            tree[c].dep == "mark" and tree[c].lower in ("if", "whenever") for c in tree.children[n]
+        ):
+            return True
+        if tree[n].dep in ("relcl", "ROOT"):
+            return False
+    return False
 
 
 _NOT_ALONE = frozenset(["other", "others", "also", "among", "including", "such", "too", "as well"])
@@ -469,6 +484,7 @@ HEDGE_ADV = frozenset(
         "perhaps", "possibly", "probably", "likely", "maybe", "apparently", "reportedly",
         "allegedly", "supposedly", "seemingly", "presumably", "arguably", "potentially",
         "virtually", "practically", "modestly", "somewhat", "relatively", "nearly", "almost",
+        "fairly", "comparatively", "reasonably", "moderately", "rather", "quite",
     ]
 )  # fmt: skip
 HEDGE_VERBS = frozenset(
@@ -588,13 +604,34 @@ def hedge_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
         )
     if out or any_text_hedge:
         return out
-    # a hedge on a word rather than a verb: "is *perhaps* the largest employer"
+    # a hedge on a word rather than a verb ("is *perhaps* the largest employer"), on a verb the
+    # text does not restate ("*most likely* takes the form of ice needles" / "in the form of"),
+    # a modal on a copula ("*may be* the set of pairs" / "is the set"), or a passive verb of
+    # calling ("*has been called* the first truly American event" / "was the first")
+    asserts = any(t.pos in ("VERB", "AUX") for t in text)  # not a bare noun phrase (a title)
     for q, quote in enumerate(quotes):
         for h in quote:
-            if h.lower not in HEDGE_ADV or h.lower in ("nearly", "almost"):
+            hedge = h.lower in HEDGE_ADV and h.lower not in ("nearly", "almost", "rather", "quite")
+            head = quote[h.head]
+            if hedge and head.pos == "VERB" and not asserts:
                 continue
-            if quote[h.head].pos == "VERB":
-                continue  # a verb's hedges: the predicate rule above
+            if (
+                any(t.lemma == "be" for t in text)
+                and h.dep == "aux"
+                and h.lower in HEDGE_AUX
+                and head.lemma == "be"
+                and not _restated(a, q, head.i)
+            ):
+                hedge = True  # "may be the set": the text's "is" restates no modal
+            if not hedge and asserts and h.lemma in CALLED and _called(quote, h.i):
+                out += _called_change(a, text, quote, q, h.i)
+                if out:
+                    return out
+                continue
+            if not hedge:
+                continue
+            if head.pos == "VERB" and _restated(a, q, head.i):
+                continue  # a restated verb's hedges: the predicate rule above
             near = {h.head, *quote.children[h.head]} - {h.i}
             mine = [i for i, m in a.matches.items() if (m.quote, m.index) in {(q, n) for n in near}]
             if mine:
@@ -609,6 +646,50 @@ def hedge_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
                 )
                 return out
     return out
+
+
+CALLED = frozenset(
+    ["call", "describe", "consider", "regard", "term", "dub", "deem", "label", "hail", "view"]
+)
+"""Verbs that report a description rather than state it ("has been *called* the first truly
+American event", "is *regarded as* the finest"): dropping one makes the description a fact."""
+
+
+def _called(tree: Tree, i: int) -> bool:
+    """``i`` is a passive verb of calling with a description after it (an object predicate or
+    an "as" phrase): "has been called the first …", "is regarded as …"."""
+    if not tree.passive(i):
+        return False
+    for c in tree.children[i]:
+        if tree[c].dep == "prep" and tree[c].lower == "as":
+            return True
+        if tree[c].dep in ("oprd", "attr", "xcomp"):
+            # a name given ("an area dubbed the Nevada Triangle", "called 'Oxenaforda'") is no
+            # description: only a common noun phrase or an adjective is one
+            return tree[c].pos in ("NOUN", "ADJ") and not _in_quotation_marks(tree, c)
+    return False
+
+
+def _in_quotation_marks(tree: Tree, i: int) -> bool:
+    before = tree.subtree(i)[0] - 1
+    return before >= 0 and tree[before].text in ('"', "'", "“", "‘")
+
+
+def _called_change(a: Alignment, text: Tree, quote: Tree, q: int, v: int) -> list[Change]:
+    """The text restates the description a quote's verb of calling reports, without the verb."""
+    if _restated(a, q, v):
+        return []
+    described = {
+        n
+        for c in quote.children[v]
+        if quote[c].dep in ("oprd", "attr", "xcomp", "prep")
+        for n in quote.subtree(c)
+    }
+    mine = [i for i, m in a.matches.items() if m.quote == q and m.index in described]
+    if not mine or any(t.lemma in CALLED for t in text):
+        return []
+    reason = f"the quote only reports it ('{quote[v].text}'); the text states it as fact"
+    return [Change("hedge", True, (text[mine[0]].text,), reason)]
 
 
 def _asserted(tree: Tree, i: int) -> bool:
