@@ -152,3 +152,33 @@ def test_some_in_a_condition_may_be_dropped_but_not_in_a_statement() -> None:
     assert verdict.verdict != "unsupported", verdict
     plain = check("Guests arrive late.", ["Some guests arrive late"])
     assert plain.verdict == "unsupported"
+
+
+# --- links: "as a result" states a cause ---------------------------------------------------------
+
+RESULT = [
+    "Some towns may have over 80 stalls on their market days, and traders must individually "
+    "register every single stall for a licence to count",
+    "As a result, the block licence was implemented",
+]
+
+
+def test_as_a_result_states_the_cause_a_because_restates() -> None:
+    text = (
+        "Because traders must register every stall for a licence to count, the block licence "
+        "was implemented."
+    )
+    assert check(text, RESULT).supported
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Because the block licence was implemented, traders must register every stall for a "
+        "licence to count.",
+        "Because traders must register every stall, some towns have over 80 stalls.",
+    ],
+)
+def test_a_cause_reversed_or_invented_against_as_a_result_is_refused(text: str) -> None:
+    verdict = check(text, RESULT)
+    assert verdict.verdict == "unsupported" and "link" in verdict.changes, verdict
