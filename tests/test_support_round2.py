@@ -182,3 +182,50 @@ def test_as_a_result_states_the_cause_a_because_restates() -> None:
 def test_a_cause_reversed_or_invented_against_as_a_result_is_refused(text: str) -> None:
     verdict = check(text, RESULT)
     assert verdict.verdict == "unsupported" and "link" in verdict.changes, verdict
+
+
+# --- names and numbers that trade places ---------------------------------------------------------
+
+LEEDS = "The club recorded the 1998 loss to Leeds and the 2001 win over Hull"
+HOLM = "The report was written by Anna Holm and reviewed by Peter Berg in Oslo"
+
+
+@pytest.mark.parametrize(
+    ("text", "quote"),
+    [
+        ("The club recorded the 1998 loss to Hull and the 2001 win over Leeds.", LEEDS),
+        ("The report was written by Peter Berg and reviewed by Anna Holm in Oslo.", HOLM),
+        ("The report was written by Anna Berg and reviewed by Peter Holm in Oslo.", HOLM),
+        ("The rivals play for the Cup-Harris Carr.", "The rivals play for the Carr-Harris Cup"),
+        (
+            "The bill had the support of the Coalition/National Liberal.",
+            "The bill had the support of the Liberal/National Coalition",
+        ),
+        (
+            "The Welsh quarter lies east of the Irish market.",
+            "The Irish quarter lies east of the Welsh market",
+        ),
+    ],
+)
+def test_names_that_trade_places_are_refused(text: str, quote: str) -> None:
+    verdict = check(text, [quote])
+    assert verdict.verdict == "unsupported" and "role" in verdict.changes, verdict
+
+
+@pytest.mark.parametrize(
+    ("text", "quote"),
+    [
+        # a list's order is free
+        (
+            "Its campuses are in Corfe, Alton and Brill.",
+            "Its campuses are in Alton, Brill and Corfe",
+        ),
+        # the voice changes, the roles stay
+        ("Anna Holm wrote the report and Peter Berg reviewed it in Oslo.", HOLM),
+        ("The club recorded the 1998 loss to Leeds and the 2001 win over Hull.", LEEDS),
+        ("The rivals play for the Carr-Harris Cup.", "The rivals play for the Carr-Harris Cup"),
+    ],
+)
+def test_names_in_their_own_places_are_never_refused(text: str, quote: str) -> None:
+    verdict = check(text, [quote])
+    assert verdict.verdict != "unsupported", verdict

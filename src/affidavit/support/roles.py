@@ -389,6 +389,12 @@ def filler_changes(
                 fillers = _shared_subject(quote, pm.index)
             if any(m.quote == pm.quote and _under(quote, m.index, fillers) for m in matched):
                 continue  # the quote fills the slot with the same words
+            if any(
+                o.quote == pm.quote and _under(quote, o.index, fillers)
+                for n in words
+                for o in a.options.get(n, ())
+            ) or _same_head(text, head, quote, fillers):
+                continue  # … which the alignment matched to the same words in another quote
             if any(o.quote in {m.quote for m in matched} for o in a.options.get(p, ())):
                 continue  # the same predicate stands in the words' own quote too
             if any(m.quote == pm.quote for m in matched):
@@ -444,6 +450,15 @@ def filler_changes(
                     )
                 )
     return out, bridged
+
+
+def _same_head(text: Tree, head: int, quote: Tree, fillers: list[int]) -> bool:
+    """The quote fills the slot with a phrase of the same head word ("Occluded fronts" /
+    "occluded fronts"), whichever quote the alignment matched the text's words to."""
+    lemma = text[head].lemma
+    return content(text[head]) and any(
+        quote[_phrase_head(quote, f)].lemma == lemma for f in fillers
+    )
 
 
 def _resolves(

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .align import align
+from .exchange import exchange_changes
 from .links import degree_changes, link_changes
 from .parse import parse_many
 from .roles import (
@@ -94,6 +95,7 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
     changes += role_changes(a, mine, theirs)
     changes += order_changes(a, mine, theirs)
     changes += attachment_changes(a, mine, theirs)
+    changes += exchange_changes(a, mine, theirs)
     fillers, bridged = filler_changes(a, mine, theirs, known)
     changes += fillers
     unstated = cross_quote(a, mine, theirs, bridged)
