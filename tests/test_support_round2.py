@@ -229,3 +229,51 @@ def test_names_that_trade_places_are_refused(text: str, quote: str) -> None:
 def test_names_in_their_own_places_are_never_refused(text: str, quote: str) -> None:
     verdict = check(text, [quote])
     assert verdict.verdict != "unsupported", verdict
+
+
+# --- a universal word against a partial one; an open-ended number; a recipient made the doer ---
+
+
+@pytest.mark.parametrize(
+    ("text", "quote"),
+    [
+        (
+            "Divers found over two hundred wrecks in the bay, all of them from the Armada.",
+            "Divers found over two hundred wrecks, cannon and other material, mainly from the "
+            "Armada, in the bay",
+        ),
+        (
+            "The letters of forty medieval abbots have survived in full.",
+            "The letters of forty medieval abbots have survived in whole or in part",
+        ),
+    ],
+)
+def test_a_universal_word_against_a_partial_one_is_never_supported(text: str, quote: str) -> None:
+    verdict = check(text, [quote])
+    assert not verdict.supported and "quantifier" in verdict.changes, verdict
+
+
+def test_a_universal_word_the_quote_states_is_kept() -> None:
+    quote = "Divers found over two hundred wrecks in the bay, all of them from the Armada"
+    assert check(
+        "All of the wrecks divers found in the bay were from the Armada.", [quote]
+    ).verdict != ("unsupported")
+    # "at all" is no quantity
+    plain = check("The wreck was not found at all.", ["the wreck was not found at all, mostly"])
+    assert "quantifier" not in plain.changes
+
+
+def test_a_number_whose_open_end_is_dropped_is_never_supported() -> None:
+    quote = "copper once formed a small share (usually five percent or less) of the coins"
+    dropped = check("Copper once formed five percent of the coins.", [quote])
+    assert not dropped.supported and "five … or less" in dropped.reason
+    kept = check("Copper once formed five percent or less of the coins.", [quote])
+    assert "number" not in kept.changes
+
+
+def test_the_one_a_gift_is_bestowed_upon_is_not_its_giver() -> None:
+    quote = "at the convocation, prizes and honours are bestowed upon pupils and teachers"
+    swapped = check("At the convocation, pupils bestow prizes and honours on teachers.", [quote])
+    assert not swapped.supported and "role" in swapped.changes, swapped
+    kept = check("At the convocation, prizes are bestowed upon pupils and teachers.", [quote])
+    assert kept.verdict != "unsupported"

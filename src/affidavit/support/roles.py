@@ -202,6 +202,18 @@ def role_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
             )
             continue
         core = [(x, s, t) for x, s, t in moved if s in CORE and t in CORE and text[x].pos != "NUM"]
+        # the doer made of what the quote has in a prepositional phrase of the same predicate
+        # ("students bestow awards" for "awards are bestowed upon students")
+        core += [
+            (x, s, t)
+            for x, s, t in moved
+            if s == "agent"
+            and t in ("prep:upon", "prep:on", "prep:to", "prep:for")
+            and text[x].pos in ("NOUN", "PROPN")
+            and text.kids(p, "dobj")
+            and quote.passive(qi)
+            and not quote.kids(qi, "agent")
+        ]
         if core:
             x, mine, theirs = core[0]
             out.append(

@@ -260,7 +260,12 @@ def _verdict(
         if found == "found" or _fold(shown) in allowed:
             stated += 1
             bound = _bound_dropped(value, kind, before, theirs.numbers)
-            if bound:
+            or_bound = _or_bound(shown, text, quotes)
+            if or_bound:
+                soft.append(shown)
+                kinds.append("number")
+                why.append(f"'{shown}' — the quote says '{shown} … {or_bound}'")
+            elif bound:
                 soft.append(shown)
                 kinds.append("number")
                 why.append(f"'{shown}' — the quote says '{bound} {shown}'")
@@ -598,6 +603,25 @@ def _bound_dropped(
     if same and all(b in BOUNDS or b in APPROXIMATE for b in same):
         return "at least" if same[0] == "least" else same[0]
     return ""
+
+
+_OR_BOUND = (
+    r"(?:\s+[^\W\d_]+){0,2}?\s+or\s+(less|more|fewer|so|above|below|greater|higher|lower|under|"
+    r"over|longer|shorter|earlier|later)\b"
+)
+
+
+def _or_bound(shown: str, text: str, quotes: Sequence[str]) -> str:
+    """The open end every quoted occurrence of a number carries ("five percent *or less*",
+    "60 years or more") when the text states the number without it: the fact changed."""
+    at = re.compile(rf"(?<![\w.,]){re.escape(shown)}(?![\w])", re.I)
+    bounded = re.compile(at.pattern + _OR_BOUND, re.I)
+    found = [m for q in quotes for m in bounded.finditer(q)]
+    if not found or bounded.search(text):
+        return ""
+    if sum(len(at.findall(q)) for q in quotes) != len(found):
+        return ""
+    return f"or {found[0].group(1)}"
 
 
 def _arithmetic(value: Decimal, numbers: Sequence[tuple[str, Decimal, str, str]]) -> bool:

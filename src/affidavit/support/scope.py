@@ -418,6 +418,55 @@ def _compare(
     return None
 
 
+UNIVERSAL = frozenset(
+    [
+        "all", "always", "entire", "entirely", "whole", "wholly", "complete", "completely",
+        "full", "fully", "total", "totally", "invariably", "universally", "exclusively",
+    ]
+)  # fmt: skip
+PARTIAL = frozenset(
+    [
+        "most", "mostly", "mainly", "largely", "primarily", "predominantly", "chiefly",
+        "majority", "usually", "generally", "typically", "often", "many", "some", "several",
+        "partly", "partially", "part", "few", "sometimes", "occasionally", "rarely", "seldom",
+    ]
+)  # fmt: skip
+"""A text's universal word against a quote that states only a partial one anywhere ("all of
+them from World War II" / "mainly from World War II", "survived in full" / "in whole or in
+part"): the structure rules tie quantifiers to their predicates; this catches one the parse
+hangs elsewhere, as likely (uncertain) only."""
+
+
+def universal_changes(text: Tree, quotes: list[Tree]) -> list[Change]:
+    mine = [t for t in text if t.lower in UNIVERSAL and not _idiom(text, t.i)]
+    if not mine:
+        return []
+    universal = partial = None
+    for quote in quotes:
+        for t in quote:
+            if t.lower in UNIVERSAL and not _idiom(quote, t.i) and not _or_partial(quote, t.i):
+                universal = t
+            elif t.lower in PARTIAL and partial is None:
+                partial = t
+    if universal is not None or partial is None:
+        return []
+    word = mine[0].text
+    return [Change("quantifier", False, (word,), f"'{word}' — the quote says '{partial.text}'")]
+
+
+def _idiom(tree: Tree, i: int) -> bool:
+    """ "at all", "all but", "above all", "after all", "in all": no quantity."""
+    before = tree[i - 1].lower if i > 0 else ""
+    after = tree[i + 1].lower if i + 1 < len(tree) else ""
+    return tree[i].lower == "all" and (before in ("at", "above", "after", "in") or after == "but")
+
+
+def _or_partial(tree: Tree, i: int) -> bool:
+    """A universal word offered with a partial one: "in whole or in part", "fully or partly"."""
+    near = [tree[n].lower for n in range(max(0, i - 4), min(len(tree), i + 5))]
+    return "or" in near and any(w in PARTIAL for w in near)
+
+
 def _conditional(tree: Tree, i: int) -> bool:
     """``i`` stands in a condition ("*if* some variable becomes bound"), where "some" is the
     indefinite article's "any": dropping it may keep the meaning (uncertain, not refused)."""

@@ -41,6 +41,7 @@ from .scope import (
     negations_agree,
     quantifier_changes,
     scare_quote_changes,
+    universal_changes,
 )
 from .tree import Change, Tree
 from .units import converted_numbers, magnitude_changes, unit_changes
@@ -101,6 +102,8 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
     unstated = cross_quote(a, mine, theirs, bridged)
     changes += quantifier_changes(a, mine, theirs)
     changes += hedge_changes(a, mine, theirs)
+    if not any(c.kind == "quantifier" for c in changes):
+        changes += universal_changes(mine, theirs)
     changes += scare_quote_changes(a, mine, theirs)
     changes += link_changes(a, mine, theirs)
     changes += degree_changes(a, mine, theirs, reported)
