@@ -277,3 +277,56 @@ def test_the_one_a_gift_is_bestowed_upon_is_not_its_giver() -> None:
     assert not swapped.supported and "role" in swapped.changes, swapped
     kept = check("At the convocation, prizes are bestowed upon pupils and teachers.", [quote])
     assert kept.verdict != "unsupported"
+
+
+# --- absences in other words; numbers in names; a number's comma is no clause --------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "quote"),
+    [
+        ("The robin is absent from the novel's plot.", "The robin was not in the novel's plot"),
+        (
+            "As of May, the board has reported no losses.",
+            "As of May, the board has 4 wins and zero losses",
+        ),
+        ("The rule allows searches without a warrant.", "the rule permits warrantless searches"),
+    ],
+)
+def test_an_absence_said_in_other_words_waits_never_refused(text: str, quote: str) -> None:
+    verdict = check(text, [quote])
+    assert verdict.verdict != "unsupported", verdict
+
+
+@pytest.mark.parametrize(
+    ("text", "quote"),
+    [
+        ("The robin is in the novel's plot.", "The robin was not in the novel's plot"),
+        ("The rule allows searches without a warrant.", "the rule permits searches with a warrant"),
+    ],
+)
+def test_a_negation_flipped_with_no_absence_said_is_refused(text: str, quote: str) -> None:
+    assert check(text, [quote]).verdict == "unsupported"
+
+
+def test_a_number_of_a_name_or_of_another_occurrence_is_not_moved() -> None:
+    quote = "Roads near Kent include Interstate 5, State Route 167, and State Route 18"
+    assert check("State Route 18 is near Kent.", [quote]).verdict != "unsupported"
+    chart = "the album debuted at number one on the Billboard 200"
+    assert check("The album debuted at number one on the Billboard 200.", [chart]).supported
+    # two quotes, one word: the numbers trade places across them
+    swapped = check(
+        "Bronze holds 22% tin, while bell metal holds 12% tin.",
+        ["Bronze holds 12% tin", "Bell metal holds 22% tin"],
+    )
+    assert not swapped.supported
+
+
+def test_a_number_with_a_thousands_comma_is_one_clause() -> None:
+    quote = (
+        "orders stand at 1,707, of which 1,390 have been delivered and 1,358 remain in operation"
+    )
+    verdict = check(
+        "Of 1,707 orders, 1,390 have been delivered and 1,358 remain in operation.", [quote]
+    )
+    assert "says nothing its quotes state" not in verdict.reason, verdict

@@ -304,6 +304,10 @@ def attachment_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Cha
             mine_there = _aligned_to(a, xm.quote, theirs)
             if mine_there is not None and t.i in text.subtree(mine_there):
                 continue  # the text hangs it from that word too ("finished with a 1-1 draw")
+            if quote[theirs].lemma == text[g].lemma and gm.quote == xm.quote:
+                continue  # the same word, another occurrence ("State Route 167, and State Route 18")
+            if _in_name(quote, xm.index) or _in_name(text, t.i):
+                continue  # part of a name ("the Billboard 200", "the Patriots 7")
             there = quotes[gm.quote]
             rivals = [
                 n
@@ -352,6 +356,17 @@ def attachment_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Cha
                     )
                     break
     return out
+
+
+def _in_name(tree: Tree, i: int) -> bool:
+    """Number ``i`` right after a capitalised name it belongs to ("Billboard 200", "Route 18")."""
+    before = i - 1
+    return (
+        before >= 0
+        and tree[before].pos == "PROPN"
+        and tree[before].text[:1].isupper()
+        and (tree[i].head == before or tree[before].head == i)
+    )
 
 
 def a_of(a: Alignment, quote_index: int, q: int) -> int | None:

@@ -425,8 +425,11 @@ def _verdict(
 
 
 _CLAUSE = re.compile(
-    r"[,;:()\[\]—–]|\s-\s|\b(?:who|whom|whose|which|and|but|whereas|while)\b", re.I
+    r"(?<!\d),|,(?!\d)|[;:()\[\]—–]|\s-\s|\b(?:who|whom|whose|which|and|but|whereas|while)\b",
+    re.I,
 )
+"""Where a text's clauses part: commas (not a number's: "1,315"), semicolons, colons, brackets,
+dashes, relative pronouns and conjunctions."""
 _CLAUSE_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 
 
@@ -442,8 +445,10 @@ def _unsaid_clause(
     of its own, not a rewording ("…, who was convicted of fraud")."""
     for clause in _CLAUSE.split(text):
         words = [
-            w for w in _CLAUSE_WORD.findall(clause) if len(w) >= 3 and _fold(w) not in STOPWORDS
-        ]
+            w
+            for w in _CLAUSE_WORD.findall(clause)
+            if len(w) >= 3 and _fold(w) not in STOPWORDS and _fold(w) not in BOUNDS
+        ]  # a bound is a number's ("with less than 56 fatalities": one word of its own)
         if len(words) < 2:
             continue
         if not any(
@@ -700,7 +705,34 @@ def _negation_problem(
     return found
 
 
+_NEGATIVE_WORDS = frozenset(
+    [
+        "absent", "absence", "lack", "lacks", "lacked", "lacking", "free", "unknown", "unclear",
+        "zero", "yet", "missing", "devoid", "without", "excluded", "ignored", "refused",
+        "denied", "failed", "unable", "neither", "nor", "no", "not", "never", "none", "nothing",
+        "nobody", "instead", "rather", "unlike",
+    ]
+)  # fmt: skip
+"""Words that state an absence or a refusal without a negation the bag reads as one ("absent
+from the plot" for "not in the storyline", "zero deaths" for "no deaths", "warrantless" for
+"without warrant"): on the other side of a bag negation they make it a paraphrase a person
+judges, not a refused flip."""
+
+
+def _says_absence(reading: _Reading) -> bool:
+    return any(w in _NEGATIVE_WORDS or (len(w) > 6 and w.endswith("less")) for w in reading.words)
+
+
 def _bag_negation(mine: _Reading, theirs: _Reading) -> tuple[list[str], str, bool] | None:
+    found = _bag_negation_found(mine, theirs)
+    if found and found[2] and "prefix" not in found[1]:
+        other = _says_absence(theirs) if mine.negations else _says_absence(mine)
+        if other:
+            return found[0], f"{found[1]} (but it states an absence in other words)", False
+    return found
+
+
+def _bag_negation_found(mine: _Reading, theirs: _Reading) -> tuple[list[str], str, bool] | None:
     if mine.negations and not theirs.negations:
         shown = [w for w, _ in mine.negations]
         return shown, f"the text negates ({_list(shown)}) and the quotes don't", True
