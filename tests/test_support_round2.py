@@ -330,3 +330,48 @@ def test_a_number_with_a_thousands_comma_is_one_clause() -> None:
         "Of 1,707 orders, 1,390 have been delivered and 1,358 remain in operation.", [quote]
     )
     assert "says nothing its quotes state" not in verdict.reason, verdict
+
+
+# --- paraphrase that keeps its facts ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "quote"),
+    [
+        # a preposition for a relative clause
+        (
+            "Steep cliffs made roads across the ridge too costly for the two villages.",
+            "Steep cliffs made roads that cross the ridge too costly for the two villages",
+        ),
+        # an adverb the tagger reads where the quote has its adjective's synonym
+        (
+            "Fog on the pass is common but hard to forecast.",
+            "Fog on the pass is common, although difficult to forecast",
+        ),
+        # a derivation's synonym ("finished" / "completion" through "finish" ~ "complete")
+        ("The survey was finished in 1998.", "Completion of the survey came in 1998"),
+    ],
+)
+def test_a_paraphrase_keeping_every_fact_is_supported(text: str, quote: str) -> None:
+    verdict = check(text, [quote])
+    assert verdict.supported, verdict
+
+
+@pytest.mark.parametrize(
+    ("text", "quote"),
+    [
+        # a preposition is free, the fact it carries is not
+        (
+            "Steep cliffs made roads across the ridge too cheap for the two villages.",
+            "Steep cliffs made roads that cross the ridge too costly for the two villages",
+        ),
+        ("The survey was finished in 1999.", "Completion of the survey came in 1998"),
+        ("The survey was started in 1998.", "Completion of the survey came in 1998"),
+        (
+            "Fog on the pass is rare but hard to forecast.",
+            "Fog on the pass is common, although difficult to forecast",
+        ),
+    ],
+)
+def test_a_paraphrase_that_changes_a_fact_is_never_supported(text: str, quote: str) -> None:
+    assert not check(text, [quote]).supported

@@ -382,6 +382,11 @@ def _verdict(
         uncovered += 1
         lacking.append(shown)
     lacking = list(dict.fromkeys(lacking))
+    if shape is not None and share <= CLAIM_SHARE:
+        # a preposition or conjunction the quotes word otherwise ("across" for "that cross",
+        # "among them" for "including"): the alignment found every fact, role and scope kept
+        lacking = [w for w in lacking if w.casefold() not in shape.light]
+        uncovered = len(lacking)
     enough = uncovered <= 1 or len(content) - uncovered >= share * len(content)
     unsaid = _unsaid_clause(text, theirs, around, allowed, restated) if lacking else None
     if unsaid is not None:

@@ -25,13 +25,14 @@ from functools import lru_cache
 from .align import align
 from .exchange import exchange_changes
 from .links import degree_changes, link_changes
+from .order import order_changes
+from .overreach import universal_changes
 from .parse import parse_many
 from .roles import (
     attachment_changes,
     cross_quote,
     filler_changes,
     heading_fills,
-    order_changes,
     role_changes,
 )
 from .scope import (
@@ -41,7 +42,6 @@ from .scope import (
     negations_agree,
     quantifier_changes,
     scare_quote_changes,
-    universal_changes,
 )
 from .tree import Change, Tree
 from .units import converted_numbers, magnitude_changes, unit_changes
@@ -71,6 +71,14 @@ class Structure:
     unstated: tuple[str, ...]
     """Relations of the text no quote states (a word of one quote joined to a predicate of
     another): uncertain."""
+    light: frozenset[str] = frozenset()
+    """The text's words (casefolded) that carry no fact of their own: prepositions,
+    conjunctions, determiners, particles and a few adverbs of manner ("across", "among",
+    "though", "together"). One the quotes lack is a rewording, not a statement."""
+
+
+LIGHT_POS = frozenset(["ADP", "SCONJ", "CCONJ", "DET", "PART", "PRON"])
+LIGHT_ADVERBS = frozenset(["together", "ever", "also", "both", "either", "instead", "thereby"])
 
 
 def read(text: str, quotes: Sequence[str], context: Sequence[str] = ()) -> Structure:
@@ -120,6 +128,7 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
         negations_agree=negations_agree(a, mine, theirs),
         unstated=tuple(unstated),
         framed=frozenset(heading_fills(a, mine, theirs, known)),
+        light=frozenset(t.lower for t in mine if t.pos in LIGHT_POS or t.lower in LIGHT_ADVERBS),
     )
 
 
