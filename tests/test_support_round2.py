@@ -375,3 +375,13 @@ def test_a_paraphrase_keeping_every_fact_is_supported(text: str, quote: str) -> 
 )
 def test_a_paraphrase_that_changes_a_fact_is_never_supported(text: str, quote: str) -> None:
     assert not check(text, [quote]).supported
+
+
+def test_a_title_joining_words_of_two_quotes_is_read_for_its_relations() -> None:
+    quotes = [
+        "The treaty between the Company and the Raja was signed in 1762",
+        "The Shan called the area Cassay, and the Burmese called it Kathe",
+    ]
+    verdict = check("The Raja's 1762 Treaty with the Burmese", quotes, share=0.5)
+    assert not verdict.supported, verdict
+    assert check("The Raja's 1762 Treaty", quotes, share=0.5).verdict != "unsupported"

@@ -243,7 +243,10 @@ def _verdict(
     mine = _read(text)
     theirs = _quote_reading(quotes)
     around = _quote_reading(context)
-    parse = share <= CLAIM_SHARE or _says_something(text)  # a claim; a title that says something
+    # a claim; a title that says something, or a noun phrase that joins words of several
+    # quotes, carries a number or stands near a negation ("Rain and Snow on Mars" / "rather than
+    # rain or snow"), which the parse reads
+    parse = share <= CLAIM_SHARE or _says_something(text) or _joins(mine, quotes, theirs)
     relevant = _relevant(mine, quotes, allowed) if parse else ()
     hard: list[str] = []
     hard_numbers: list[str] = []
@@ -568,6 +571,16 @@ def _says_something(text: str) -> bool:
         or (len(w) > 3 and w.endswith("s") and w.islower())  # "ranks", "wins": a verb, maybe
         for w in words
     )
+
+
+def _joins(mine: _Reading, quotes: Sequence[str], theirs: _Reading) -> bool:
+    """A noun phrase (a title, a heading) whose relations a quote may not state: it has a
+    number, the quotes negate or set something apart, or its words come from two quotes."""
+    if mine.numbers or theirs.negations or len(mine.content) < 2:
+        return bool(mine.numbers or theirs.negations)
+    wanted = {s for _, s in mine.content}
+    touched = [q for q in dict.fromkeys(quotes) if wanted & _read(q).stems]
+    return len(touched) >= 2
 
 
 _UNIT_WORD = re.compile(
