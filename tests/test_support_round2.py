@@ -385,3 +385,14 @@ def test_a_title_joining_words_of_two_quotes_is_read_for_its_relations() -> None
     verdict = check("The Raja's 1762 Treaty with the Burmese", quotes, share=0.5)
     assert not verdict.supported, verdict
     assert check("The Raja's 1762 Treaty", quotes, share=0.5).verdict != "unsupported"
+
+
+def test_a_phrase_filled_from_another_quote_is_never_supported() -> None:
+    quotes = [
+        "The bay includes the Gulf of Tarn and the Sound of Brill",
+        "The river drains through the Danish marshes into the bay by way of three channels",
+    ]
+    merged = check("The river drains into the bay through the Gulf of Tarn.", quotes)
+    assert not merged.supported and "merge" in merged.changes, merged
+    kept = check("The river drains through the Danish marshes into the bay.", quotes)
+    assert kept.verdict != "unsupported"

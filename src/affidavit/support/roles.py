@@ -404,7 +404,13 @@ def filler_changes(
         quote = quotes[pm.quote]
         for c in text.children[p]:
             mine = _normal(text, c, p)
-            if mine not in ("agent", "patient"):
+            prep = mine is not None and mine.startswith("prep:") and mine not in CORE
+            if prep:  # a prepositional phrase's object ("drains *through* the straits")
+                objects = text.kids(c, "pobj")
+                if not objects:
+                    continue
+                c = objects[0]
+            elif mine not in ("agent", "patient"):
                 continue
             head = _phrase_head(text, c)
             words = [n for n in text.subtree(c) if content(text[n]) and _in_np(text, n, c)]
@@ -412,6 +418,10 @@ def filler_changes(
                 continue
             matched = [a.matches[n] for n in words if n in a.matches]
             fillers = [f for f in quote.children[pm.index] if _normal(quote, f, pm.index) == mine]
+            if prep:
+                fillers = [o for f in fillers for o in quote.kids(f, "pobj")]
+                if not fillers:
+                    continue  # the quote fills no such phrase: an added one is the coverage rule's
             if mine == "agent" and not fillers:
                 fillers = _shared_subject(quote, pm.index)
             if any(m.quote == pm.quote and _under(quote, m.index, fillers) for m in matched):
@@ -469,7 +479,7 @@ def filler_changes(
                 out.append(
                     Change(
                         "merge",
-                        True,
+                        not prep,  # a phrase ("through the Gulf of Riga"): likely, not clear
                         tuple(text[n].text for n in words if n in a.matches)[:3],
                         f"'{quote[pm.index].text}' is said of "
                         f"'{quote.phrase(_phrase_head(quote, fillers[0]))}' in the quotes, not of "
