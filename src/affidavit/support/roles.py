@@ -404,7 +404,9 @@ def filler_changes(
         quote = quotes[pm.quote]
         for c in text.children[p]:
             mine = _normal(text, c, p)
-            prep = mine is not None and mine.startswith("prep:") and mine not in CORE
+            if mine is None:
+                continue
+            prep = mine.startswith("prep:") and mine not in CORE
             if prep:  # a prepositional phrase's object ("drains *through* the straits")
                 objects = text.kids(c, "pobj")
                 if not objects:
