@@ -396,3 +396,11 @@ def test_a_phrase_filled_from_another_quote_is_never_supported() -> None:
     assert not merged.supported and "merge" in merged.changes, merged
     kept = check("The river drains through the Danish marshes into the bay.", quotes)
     assert kept.verdict != "unsupported"
+
+
+def test_a_range_restated_in_another_unit_is_never_refused() -> None:
+    quotes = ["The moor is a wet upland", "with rainfall between 850 and 1,420 mm a year"]
+    kept = check("The moor gets between 85 and 142 cm of rainfall a year.", quotes)
+    assert kept.verdict != "unsupported" and "fact" not in kept.changes, kept
+    changed = check("The moor gets between 95 and 142 cm of rainfall a year.", quotes)
+    assert changed.verdict == "unsupported"

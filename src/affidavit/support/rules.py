@@ -354,7 +354,11 @@ def _verdict(
     # the structure layer (a parse) only when it can change the verdict: not for a text a
     # changed name or date already refuses, unless a number may be restated in another unit
     shape = None
-    if relevant and (not hard or (hard == hard_numbers and _UNIT_WORD.search(text))):
+    restating = bool(hard) and hard == hard_numbers and bool(_UNIT_WORD.search(text))
+    if restating and parse:  # a number in another unit: the quotes that state a quantity too
+        relevant = tuple(dict.fromkeys([*relevant, *(q for q in quotes if _read(q).numbers)]))
+        relevant = relevant[:STRUCTURE_QUOTES]
+    if relevant and (not hard or restating):
         shape = structure.read(text, relevant, context)
         converted = [h for h in hard if h in shape.converted]
         stated += len(converted)
