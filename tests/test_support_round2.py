@@ -404,3 +404,22 @@ def test_a_range_restated_in_another_unit_is_never_refused() -> None:
     assert kept.verdict != "unsupported" and "fact" not in kept.changes, kept
     changed = check("The moor gets between 95 and 142 cm of rainfall a year.", quotes)
     assert changed.verdict == "unsupported"
+
+
+def test_a_quantifier_a_quote_states_on_the_same_word_is_kept() -> None:
+    quotes = [
+        "In birds, the gut can be split into two parts, the crop and the gizzard",
+        "with most of the grinding taking place in the gizzard",
+    ]
+    kept = check(
+        "The bird gut splits into the crop and the gizzard, and most of its grinding takes "
+        "place in the gizzard.",
+        quotes,
+    )
+    assert "quantifier" not in kept.changes, kept
+    widened = check(
+        "The bird gut splits into the crop and the gizzard, and all of its grinding takes "
+        "place in the gizzard.",
+        quotes,
+    )
+    assert not widened.supported

@@ -339,7 +339,7 @@ def quantifier_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Cha
         theirs = _clause_quantifiers(quote, m.index)
         done |= {n for n, _ in mine}
         change = _compare(text, quote, t.i, m.index, mine, theirs)
-        if change:
+        if change and not (change.clear is False and _stated_elsewhere(text, quotes, mine)):
             out.append(change)
     # nouns whose predicate the quotes don't restate
     for t in text:
@@ -353,9 +353,35 @@ def quantifier_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Cha
             continue
         quote = quotes[m.quote]
         change = _compare(text, quote, t.i, m.index, mine, quantifiers(quote, m.index))
-        if change:
+        if change and not (change.clear is False and _stated_elsewhere(text, quotes, mine)):
             out.append(change)
     return out
+
+
+def _stated_elsewhere(text: Tree, quotes: list[Tree], mine: list[tuple[int, str]]) -> bool:
+    """Every quantifier of the text stands in some quote, of the same strength, on a word of
+    the same lemma ("each axis" / "each axis", "most of the complexity" in a quote of its own):
+    the alignment matched the predicate to another occurrence."""
+    if not mine:
+        return False
+    for n, kind in mine:
+        targets = _quantified(text, n)
+        if not any(
+            QUANTIFIERS.get(u.lower) == kind and _quantified(quote, u.i) & targets
+            for quote in quotes
+            for u in quote
+        ):
+            return False
+    return True
+
+
+def _quantified(tree: Tree, n: int) -> set[str]:
+    """The lemmas a quantifier word quantifies: its head, and what it is "of"."""
+    out = {tree[tree[n].head].lemma}
+    for of in tree.kids(n, "prep"):
+        if tree[of].lower == "of":
+            out |= {tree[o].lemma for o in tree.kids(of, "pobj")}
+    return out - {"be", "have"}
 
 
 def _compare(
