@@ -575,11 +575,11 @@ def m015_text_by_text() -> str:
 @migration
 def m016_lineage() -> str:
     """Issue 27 item 1: versions of a source. ``origin_key``: the normalised origin
-    (:func:`affidavit.sources.lineage.origin_key`: a file's absolute path, a URL without its
-    fragment or default port), shared by every version of one document; ``version``: 1 for the
-    first bytes seen from it, then 2, 3…; ``previous_id``: the version it replaces (NULL for the
-    first). Rows from before get their origin's key, and rows of one key versions in the order
-they were stored (the data step)."""
+        (:func:`affidavit.sources.lineage.origin_key`: a file's absolute path, a URL without its
+        fragment or default port), shared by every version of one document; ``version``: 1 for the
+        first bytes seen from it, then 2, 3…; ``previous_id``: the version it replaces (NULL for the
+        first). Rows from before get their origin's key, and rows of one key versions in the order
+    they were stored (the data step)."""
     return """
         ALTER TABLE sources ADD COLUMN origin_key TEXT NOT NULL DEFAULT '';
         ALTER TABLE sources ADD COLUMN version INTEGER NOT NULL DEFAULT 1;

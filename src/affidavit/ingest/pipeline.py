@@ -14,7 +14,7 @@ import secrets
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -36,10 +36,12 @@ from ..store.apply import Approval, Batch, Step, apply
 from ..vault import Vault
 from .ahead import Ahead
 from .chunking import Chunk, chunk_text
+from .lineage import VersionFollow, follow_version, propose_changes, propose_vanished
 from .prompts import REVIEW_SCHEMA, ingest_messages, reask_message, review_messages
 from .reading import ChunkReading
 from .related import known_slugs, related_pages
 from .replies import InvalidReply, parse_reply
+from .report import ChunkOutcome, IngestReport, SourceOutcome
 from .retarget import propose_onto_existing
 
 Citations = Literal["sentence", "quote"]
@@ -48,86 +50,14 @@ Progress = Callable[[str, int, int], None]
 """Called as ``progress(source_name, chunks_done, chunk_count)``."""
 
 
-@dataclass
-class ChunkOutcome:
-    index: int
-    start: int
-    end: int
-    status: str  # pending | applied | partial (some texts wait) | rejected | empty | failed
-    plan_id: str | None = None
-    message: str = ""
-    claims: dict[str, int] = field(default_factory=dict)
-    reasons: dict[str, int] = field(default_factory=dict)
-    operations: int = 0
-
-
-@dataclass
-class SourceOutcome:
-    target: str
-    status: str  # ingested | unchanged | failed
-    source_id: str | None = None
-    name: str = ""
-    trust: str = ""
-    message: str = ""
-    chunks: list[ChunkOutcome] = field(default_factory=list)
-
-
-@dataclass
-class IngestReport:
-    job_id: str
-    sources: list[SourceOutcome] = field(default_factory=list)
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    calls: int = 0
-    supersessions: dict[str, Any] | None = None
-    """Findings the new claims raised against older ones, and the supersede plans proposed."""
-    lint: dict[str, Any] | None = None
-    """The automatic lint run this ingest triggered (``lint.every_ingests``), if any."""
-    read_ahead: dict[str, Any] | None = None
-    """Chunks the worker read ahead (:mod:`.ahead`) and, if it stopped helping, why (the rest
-    was read in this process: the same result, slower)."""
-
-    @property
-    def failed(self) -> list[SourceOutcome]:
-        return [s for s in self.sources if s.status == "failed"]
-
-    def totals(self) -> dict[str, Any]:
-        plans: Counter[str] = Counter()
-        claims: Counter[str] = Counter()
-        reasons: Counter[str] = Counter()
-        operations = 0
-        for source in self.sources:
-            for chunk in source.chunks:
-                plans[chunk.status] += 1
-                claims.update(chunk.claims)
-                reasons.update(chunk.reasons)
-                operations += chunk.operations
-        return {
-            "sources": dict(Counter(s.status for s in self.sources)),
-            "chunks": dict(plans),
-            "operations": operations,
-            "claims": {k: claims.get(k, 0) for k in ("admitted", "quarantined", "rejected")},
-            "rejected_because": dict(reasons.most_common()),
-            "tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens},
-            "model_calls": self.calls,
-            **({"supersessions": self.supersessions} if self.supersessions else {}),
-            **({"lint": self.lint} if self.lint else {}),
-            **({"read_ahead": self.read_ahead} if self.read_ahead else {}),
-        }
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "job_id": self.job_id,
-            "totals": self.totals(),
-            "sources": [asdict(s) for s in self.sources],
-        }
-
-
 SMALL_CONTEXT = 4096
 PROMPT_OVERHEAD_TOKENS = 900
 """Instructions, the example and the related pages, measured at about 700 tokens, rounded up."""
 CHARS_PER_TOKEN = 3
 STARTED = "started"
+CARRIED = "carried"
+"""``ingested_chunks.outcome`` of a new version's chunk with no new text: its claims were carried
+from the version before (:mod:`.lineage`), nothing to read."""
 BATCH_PLANS = 200
 """At most this many plans are applied together (one transaction, one fsync pass, one commit)."""
 BATCH_SECONDS = 2.0
@@ -423,6 +353,8 @@ class Ingestor:
                 return [(target, _raiser(exc))]
             # stored together: one fsync pass, one transaction and one git commit per group
             outcomes = self.store.add_files(files, trust, self._adding(path))
+            gone = propose_vanished(self.vault, path, self.actor)
+            self.report.deleted += [p.plan_id for p in gone]
             return [(str(f), _settled(o)) for f, o in zip(files, outcomes, strict=True)]
         return [(target, _adder(self.store, path, trust))]
 
@@ -459,8 +391,29 @@ class Ingestor:
     def _ingest_source(self, record: SourceRecord, outcome: SourceOutcome) -> None:
         text, chunks, recorded = self._chunks_of(record)
         self._chunked.pop(record.id, None)
+        follow = self._follow(record, chunks, recorded) if record.previous_id else None
+        if follow is not None:
+            outcome.lineage = follow.outcome.to_json()
+        try:
+            self._read_chunks(record, outcome, text, chunks, recorded)
+        finally:
+            if follow is not None:  # after the model read the new text: its claims succeed
+                self._close_batch()
+                outcome.lineage = propose_changes(self.vault, follow, self.actor).to_json()
+
+    def _read_chunks(
+        self,
+        record: SourceRecord,
+        outcome: SourceOutcome,
+        text: str,
+        chunks: list[Chunk],
+        recorded: dict[int, tuple[str, str]],
+    ) -> None:
         done = {start for start, (outcome, _) in recorded.items() if outcome != STARTED}
         todo = [c for c in chunks if c.start not in done]
+        if not todo and outcome.lineage is not None:
+            outcome.message = f"{record.name} ({record.id[:12]}): no new text to read"
+            return
         if not todo:
             outcome.status = "unchanged"
             outcome.message = (
@@ -481,6 +434,25 @@ class Ingestor:
             self._record_chunk(record.id, chunk, result.plan_id, result.status, None)
             if self.progress:
                 self.progress(record.name, number + 1, len(chunks))
+
+    def _follow(
+        self, record: SourceRecord, chunks: list[Chunk], recorded: dict[int, tuple[str, str]]
+    ) -> VersionFollow | None:
+        """A new version of a known origin, not followed yet: carry first (:func:`.lineage.
+        follow_version`), then record as done every chunk without new text, so the model reads
+        only what changed."""
+        if recorded:  # followed by an earlier run (its chunks are recorded)
+            return None
+        self._close_batch()  # the carry goes through the door on its own
+        follow = follow_version(self.vault, self.store, record, self.actor)
+        if follow is None:
+            return None
+        fresh = follow.outcome.fresh
+        for chunk in chunks:
+            if not any(s < chunk.end and chunk.start < e for s, e in fresh):
+                self._record_chunk(record.id, chunk, None, CARRIED, None)
+                recorded[chunk.start] = (CARRIED, "")
+        return follow
 
     def _record_chunk(
         self, source_id: str, chunk: Chunk, plan_id: str | None, outcome: str, nonce: str | None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 __all__ = [
@@ -98,9 +98,7 @@ def chain(db: sqlite3.Connection, source_id: str) -> list[str]:
     return out
 
 
-def newer_than(
-    lineages: dict[str, tuple[str, int]], newer: set[str], older: set[str]
-) -> bool:
+def newer_than(lineages: dict[str, tuple[str, int]], newer: set[str], older: set[str]) -> bool:
     """Whether a source of ``newer`` is a later version of the same origin as a source of
     ``older`` (``lineages``: source id -> (origin key, version)); a source never replaces
     itself, and sources of different origins are never ordered."""

@@ -32,6 +32,8 @@ from ..hashing import sha256_file, sha256_hex
 from ..privacy import source_mode, tighten
 from ..store.paths import inside, read_inside
 from ..vault import Vault
+from .binary import MAX_CONTROL_RATIO as MAX_CONTROL_RATIO
+from .binary import binary_reason
 from .extract import (
     EXTENSIONS,
     MAN,
@@ -43,10 +45,7 @@ from .extract import (
     extract,
     is_man_page_name,
 )
-from .binary import MAX_CONTROL_RATIO as MAX_CONTROL_RATIO
-from .binary import binary_reason
 from .fetch import fetch_url
-from .lineage import current_version, origin_key
 from .files import (
     Stamp,
     file_sha256,
@@ -55,6 +54,7 @@ from .files import (
     write_readonly,
     write_readonly_all,
 )
+from .lineage import current_version, origin_key
 from .roff import gunzip
 from .sanitizer import Flag
 from .trust import trust_for
@@ -69,6 +69,8 @@ _TEXT_CACHE_CHARS = 64_000_000
 """Stored texts a store keeps in memory, in characters (least recently used dropped first): the
 gate and lint read quotes of many sources per plan, and a text re-found by its hash costs a path
 check and a stat every time."""
+
+
 @dataclass(frozen=True)
 class SourceRecord:
     """One stored source: its database row and its sanitizer flags."""
