@@ -38,7 +38,14 @@ from typing import TYPE_CHECKING, Any
 from ..errors import AffidavitError
 from ..inbox import Proposal, propose
 from ..plan.schema import MAX_OPERATIONS
-from ..retract import retract_claim_op, retract_source_op, supersede_op, withdrawal_plan
+from ..retract import LINEAGE_ORIGIN as LINEAGE
+from ..retract import (
+    claims_in_pending,
+    retract_claim_op,
+    retract_source_op,
+    supersede_op,
+    withdrawal_plan,
+)
 from ..sources.lineage import chain, origin_key, under_root
 from ..sources.sentences import number_sentences
 from ..sources.store import SourceRecord, SourceStore
@@ -66,7 +73,6 @@ changed (a supersession) rather than a different one (the old one retracted)."""
 CARRY_CHUNK = 5_000
 """Claims named per ``carry_source`` operation."""
 MAX_QUOTE = 300
-LINEAGE = "lineage"
 _SPACE = re.compile(r"\s+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
@@ -350,18 +356,7 @@ def _carry(
 
 def _waiting_claims(vault: Vault) -> set[str]:
     """Claims a pending lineage proposal already names (not proposed twice)."""
-    out: set[str] = set()
-    for (text,) in vault.db.execute(
-        "SELECT plan_json FROM plans WHERE status = 'pending' AND origin LIKE ?", (f"{LINEAGE}:%",)
-    ):
-        try:
-            plan = json.loads(text)
-        except ValueError:
-            continue
-        for op in plan.get("operations", []):
-            if isinstance(op, dict) and isinstance(op.get("claim"), str):
-                out.add(op["claim"])
-    return out
+    return claims_in_pending(vault, LINEAGE)
 
 
 def _line(text: str, limit: int) -> str:

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 __all__ = [
     "Lineage",
     "chain",
+    "claim_replaces",
     "current_version",
     "lineage_of",
     "newer_than",
@@ -111,3 +112,19 @@ def newer_than(lineages: dict[str, tuple[str, int]], newer: set[str], older: set
             if a != b and key_a == key_b and version_a > version_b:
                 return True
     return False
+
+
+def claim_replaces(db: sqlite3.Connection, newer: str, older: str) -> bool:
+    """Whether claim ``newer`` cites a later version of an origin that claim ``older`` cites an
+    earlier version of (what a stale finding must show)."""
+    rows = db.execute(
+        "SELECT e.claim_id, s.id, s.origin_key, s.version FROM evidence e "
+        "JOIN sources s ON s.id = e.source_id WHERE e.claim_id IN (?, ?)",
+        (newer, older),
+    ).fetchall()
+    lineages = {str(r[1]): (str(r[2]), int(r[3])) for r in rows}
+    return newer_than(
+        lineages,
+        {str(r[1]) for r in rows if r[0] == newer},
+        {str(r[1]) for r in rows if r[0] == older},
+    )
