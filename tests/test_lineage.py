@@ -102,7 +102,7 @@ def test_a_changed_file_is_a_new_version_its_claims_carried_without_a_person(
     )
     after = live(vault)
     # unchanged sentences: the same claims, now citing version 2 at its offsets
-    for claim_id, (text, source) in before.items():
+    for claim_id, (text, _source) in before.items():
         if "Fishing boats" in text or "Tourists" in text:
             assert after[claim_id] == (text, v2.id)
     assert lineage["carried"] >= 2
@@ -111,7 +111,7 @@ def test_a_changed_file_is_a_new_version_its_claims_carried_without_a_person(
     ).fetchall()
     assert [tuple(r) for r in carry] == [("applied", "policy")]  # no person
     text = SourceStore(vault).text(v2.id)
-    for start, end, quote, source in vault.db.execute(
+    for start, end, quote, _source in vault.db.execute(
         'SELECT start, "end", quote, source_id FROM evidence WHERE source_id = ?', (v2.id,)
     ):
         assert text[start:end] == quote

@@ -23,8 +23,8 @@ from .vault import Vault
 
 __all__ = [
     "LINEAGE_ORIGIN",
-    "claims_in_pending",
     "SourceRetraction",
+    "claims_in_pending",
     "describe_radius",
     "propose_source_retraction",
     "retract_claim_op",

@@ -41,7 +41,8 @@ from .prompts import REVIEW_SCHEMA, ingest_messages, reask_message, review_messa
 from .reading import ChunkReading
 from .related import known_slugs, related_pages
 from .replies import InvalidReply, parse_reply
-from .report import ChunkOutcome, IngestReport, SourceOutcome
+from .report import ChunkOutcome, SourceOutcome
+from .report import IngestReport as IngestReport  # re-exported: where callers find it
 from .retarget import propose_onto_existing
 
 Citations = Literal["sentence", "quote"]
