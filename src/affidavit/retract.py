@@ -40,12 +40,12 @@ lineage`)."""
 
 
 def claims_in_pending(vault: Vault, origin_prefix: str = LINEAGE_ORIGIN) -> set[str]:
-    """Claims that a pending plan whose origin starts with ``origin_prefix`` supersedes or
-    retracts (so no second proposal names them)."""
+    """Claims that a pending plan whose origin is ``origin_prefix`` or starts with it and a colon
+    supersedes or retracts (so no second proposal names them)."""
     out: set[str] = set()
     for (text,) in vault.db.execute(
-        "SELECT plan_json FROM plans WHERE status = 'pending' AND origin LIKE ?",
-        (origin_prefix + ":%",),
+        "SELECT plan_json FROM plans WHERE status = 'pending' AND (origin = ? OR origin LIKE ?)",
+        (origin_prefix, origin_prefix + ":%"),
     ):
         try:
             plan = json.loads(text)

@@ -15,8 +15,10 @@ the ingest calls :func:`follow_version` before asking any model:
    proposal. Each names both versions' words in its reason; the retraction's admission records
    its blast radius. They go to the inbox: withdrawals always wait for a person.
 3. **only the new text is read** — chunks of the new version holding no inserted or replaced unit
-   that a proposal didn't already take are recorded as done (``carried``); the model reads the
-   rest, so an edit costs what it changed, not the whole document.
+   are recorded as done (``carried``); the model reads the rest, so an edit costs what it
+   changed, not the whole document. The proposals of step 2 are made after that reading (and
+   after the ingest's supersession pass, whose stale fixes they don't repeat), so a claim the
+   model wrote from the changed words is the successor.
 
 A file that is gone (:func:`propose_deleted`, or ``ingest DIR`` where a known origin under DIR
 vanished) gets a ``retract_source`` proposal for its current version. Same bytes again are a
@@ -227,17 +229,15 @@ def follow_version(
         left[source_id] = [c for c in claims if c not in carried and c not in waiting]
         outcome.left += len(left[source_id])
     base = _align(store.text(older[0]), new_text)  # against the version it replaces
-    used: set[int] = set()  # new units of ``base`` that restate a claim left behind
     for source_id, claims in left.items():
         if not claims:
             continue
         old_text = store.text(source_id)
         alignment = base if source_id == older[0] else _align(old_text, new_text)
-        took: set[int] = set()
-        follow.changes += _changes(vault, source_id, old_text, new_text, claims, alignment, took)
-        if alignment is base:
-            used |= took
-    outcome.fresh = [base.new_units[j] for j in sorted(set(base.added) - used)]
+        follow.changes += _changes(vault, source_id, old_text, new_text, claims, alignment)
+    # the model reads what was inserted or replaced: a claim it writes from a replaced unit is
+    # the successor of the one the unit's old words backed (propose_changes)
+    outcome.fresh = [base.new_units[j] for j in sorted(set(base.added))]
     return follow
 
 
@@ -247,6 +247,9 @@ def propose_changes(vault: Vault, follow: VersionFollow, actor: str) -> VersionO
     the model wrote one (else by a new claim quoting them), retracted when its words are gone."""
     record, outcome = follow.record, follow.outcome
     new_text = SourceStore(vault).text(record.id)
+    # what an earlier proposal (this origin's, or lint's stale fix after the ingest) already names
+    named = claims_in_pending(vault, LINEAGE) | claims_in_pending(vault, "lint")
+    follow.changes = [c for c in follow.changes if c.claim not in named]
     quoting = _claims_quoting(vault, record.id, [c.pair for c in follow.changes if c.pair])
     ops: list[dict[str, Any]] = []
     taken: set[tuple[str, tuple[int, int]]] = set()  # one new claim per page and unit
@@ -387,7 +390,6 @@ def _changes(
     new_text: str,
     claims: list[str],
     alignment: _Alignment,
-    used: set[int],
 ) -> list[_Change]:
     """What replaced the words each claim left behind quotes (see the module doc)."""
     out: list[_Change] = []
@@ -410,7 +412,6 @@ def _changes(
         pair = _pair(alignment, starts, start, old_text, new_text)
         span = None
         if pair is not None:
-            used.add(pair)
             span = _quotable(new_text, *alignment.new_units[pair], near=old_text[start:end])
         out.append(_Change(claim_id, page, _line(quote, 120), span))
     return out

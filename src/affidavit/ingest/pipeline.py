@@ -140,6 +140,7 @@ class Ingestor:
         self.last_call: float | None = None  # seconds the last model call took
         self.ahead: Ahead | None = None  # chunks read ahead in a worker (.reading)
         self._chunked: dict[str, tuple[str, list[Chunk], dict[int, tuple[str, str]]]] = {}
+        self._follows: list[tuple[VersionFollow, SourceOutcome]] = []  # new versions read
         # Small context windows get a stricter subset of the schema, so a constrained reply
         # closes in time; the gate still checks every plan against the full schema.
         self.small = provider.supports_schema and provider.context_length <= SMALL_CONTEXT
@@ -191,6 +192,7 @@ class Ingestor:
             status = "done"
             self._auto_lint()
         finally:
+            self._propose_changes()
             if self.owns_job_row:
                 self._finish_job_row(status, targets)
         return self.report
@@ -393,14 +395,10 @@ class Ingestor:
         text, chunks, recorded = self._chunks_of(record)
         self._chunked.pop(record.id, None)
         follow = self._follow(record, chunks, recorded) if record.previous_id else None
-        if follow is not None:
+        if follow is not None:  # proposed after the chunks and the supersession pass
             outcome.lineage = follow.outcome.to_json()
-        try:
-            self._read_chunks(record, outcome, text, chunks, recorded)
-        finally:
-            if follow is not None:  # after the model read the new text: its claims succeed
-                self._close_batch()
-                outcome.lineage = propose_changes(self.vault, follow, self.actor).to_json()
+            self._follows.append((follow, outcome))
+        self._read_chunks(record, outcome, text, chunks, recorded)
 
     def _read_chunks(
         self,
@@ -435,6 +433,15 @@ class Ingestor:
             self._record_chunk(record.id, chunk, result.plan_id, result.status, None)
             if self.progress:
                 self.progress(record.name, number + 1, len(chunks))
+
+    def _propose_changes(self) -> None:
+        """What the new versions changed, proposed for a person (:func:`.lineage.
+        propose_changes`) once the model read their new text and the supersession pass ran:
+        a claim the model wrote from the new words succeeds the old one, and a stale fix that
+        pass proposed is not proposed twice."""
+        follows, self._follows = self._follows, []
+        for follow, outcome in follows:
+            outcome.lineage = propose_changes(self.vault, follow, self.actor).to_json()
 
     def _follow(
         self, record: SourceRecord, chunks: list[Chunk], recorded: dict[int, tuple[str, str]]
