@@ -10,7 +10,7 @@
    - *carried without a person*: of the claims whose quotes the edits left intact, the share now
      citing the new version through the policy-applied ``carry_source`` plans;
    - *proposals* (the ``supersede_claim`` / ``retract_claim`` of the ``lineage:`` plans in the
-     inbox): precision (each names a claim whose quote an edit broke) and recall (each such claim
+     inbox, and the stale fixes the ingest's supersession pass proposed): precision (each names a claim whose quote an edit broke) and recall (each such claim
      gets one), and whether its kind fits the edit (changed → supersede, deleted → retract);
    - re-ingest seconds and model calls next to the first ingest's, for each share in ``--shares``.
 
@@ -150,7 +150,8 @@ def reingest(count: int, share: float, seed: int, work: Path) -> dict[str, Any]:
     carried = sum(s.get("lineage", {}).get("carried", 0) for s in second["sources"])
     proposed: dict[str, str] = {}
     for (text,) in vault.db.execute(
-        "SELECT plan_json FROM plans WHERE status = 'pending' AND origin LIKE 'lineage:%'"
+        "SELECT plan_json FROM plans WHERE status = 'pending' "
+        "AND (origin LIKE 'lineage:%' OR origin = 'lint')"  # lint: the ingest's stale fixes
     ):
         for op in json.loads(text)["operations"]:
             if op["op"] in ("supersede_claim", "retract_claim"):
@@ -178,6 +179,7 @@ def reingest(count: int, share: float, seed: int, work: Path) -> dict[str, Any]:
         "carried": carried,
         "carried_share_of_intact": round(len(intact & now_on_new) / max(1, len(intact)), 4),
         "broken_carried": len(broken & now_on_new),
+        "missed": sorted(broken - proposed.keys())[:5],
         "proposals": len(proposed),
         "precision": round(len(right) / max(1, len(proposed)), 4),
         "recall": round(len(right) / max(1, len(broken)), 4),
@@ -203,7 +205,8 @@ def lint_one_release(count: int, work: Path) -> dict[str, Any]:
             )
         report = run_lint(vault, trigger="manual")
         kinds: dict[str, int] = {}
-        for f in report.findings:
+        found = [stored.finding for stored in report.findings]
+        for f in found:
             kinds[f.kind] = kinds.get(f.kind, 0) + 1
         supersede = 0
         for (text,) in vault.db.execute("SELECT plan_json FROM plans WHERE status = 'pending'"):
@@ -222,7 +225,7 @@ def lint_one_release(count: int, work: Path) -> dict[str, Any]:
                 "supersede_proposals": supersede,
                 "fingerprints": sorted(
                     (f.kind, tuple(sorted(claims.get(c, c) for c in f.claims)))
-                    for f in report.findings
+                    for f in found
                     if f.kind in ("stale", "contradiction", "duplicate")
                 ),
             }
