@@ -19,7 +19,11 @@
    hold 0 supersede proposals, and both vaults' findings must be the same.
 
     .venv/bin/python bench/bench_lineage.py [--speeches 40] [--share 0.10] [--shares 0.02,0.1,0.3]
-                                          [--lint-speeches 40] [--json]
+                                          [--lint-speeches 40] [--realdocs] [--no-reingest] [--json]
+
+3. **Lint on a real manual** (``--realdocs``): the SQLite 3.40.1 manual of
+   ``../shared/data/realdocs/sqlite3-doc.json`` (install Debian's ``sqlite3-doc``), one release:
+   every stale finding and every supersede or retract proposal is a false alarm.
 
 Tuned on nothing: the pairing threshold (``affidavit.ingest.lineage.PAIRING``) was set before the
 first run; the speeches are public data.
@@ -237,6 +241,45 @@ def lint_one_release(count: int, work: Path) -> dict[str, Any]:
     return {"speeches": count, "runs": results, "same_findings_both_orders": same}
 
 
+REALDOCS = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "realdocs"
+
+
+def lint_realdocs(work: Path) -> dict[str, Any]:
+    """The SQLite 3.40.1 manual (one release, ``realdocs/sqlite3-doc.json``) ingested as a user
+    would (``ingest DIR --trust trusted --yes``), then ``lint``: every stale finding and every
+    supersede or retract proposal is a false alarm."""
+    spec = json.loads((REALDOCS / "sqlite3-doc.json").read_text())
+    root = Path(spec["doc_root"])
+    folder = work / "sqlite-doc"
+    for rel in spec["files"]:
+        target = folder / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(root / rel, target)
+    vault, _ = init_vault(work / "realdocs", clock=Clock())
+    started = time.perf_counter()
+    report = Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(folder)], "trusted")
+    seconds = time.perf_counter() - started
+    found = [stored.finding for stored in run_lint(vault, trigger="manual").findings]
+    kinds: dict[str, int] = {}
+    for f in found:
+        kinds[f.kind] = kinds.get(f.kind, 0) + 1
+    withdrawals: dict[str, int] = {}
+    for (text,) in vault.db.execute("SELECT plan_json FROM plans WHERE status = 'pending'"):
+        for op in json.loads(text)["operations"]:
+            if op["op"] in ("supersede_claim", "retract_claim", "retract_source"):
+                withdrawals[op["op"]] = withdrawals.get(op["op"], 0) + 1
+    vault.close()
+    return {
+        "files": len(spec["files"]),
+        "sources": report.totals()["sources"],
+        "ingest_seconds": round(seconds, 1),
+        "stale": kinds.get("stale", 0),
+        "contradiction": kinds.get("contradiction", 0),
+        "withdrawal_proposals": withdrawals,
+        "findings": kinds,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--speeches", type=int, default=40)
@@ -244,16 +287,22 @@ def main() -> None:
     parser.add_argument("--shares", default="")
     parser.add_argument("--lint-speeches", type=int, default=40)
     parser.add_argument("--seed", type=int, default=27)
+    parser.add_argument("--realdocs", action="store_true", help="also lint the SQLite manual")
+    parser.add_argument("--no-reingest", action="store_true")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-lineage-"))
     try:
         shares = [float(s) for s in args.shares.split(",") if s] or [args.share]
         out: dict[str, Any] = {
-            "reingest": [reingest(args.speeches, s, args.seed, work) for s in shares]
+            "reingest": []
+            if args.no_reingest
+            else [reingest(args.speeches, s, args.seed, work) for s in shares]
         }
         if args.lint_speeches:
             out["lint_one_release"] = lint_one_release(args.lint_speeches, work)
+        if args.realdocs:
+            out["lint_realdocs"] = lint_realdocs(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if args.json:
@@ -279,6 +328,12 @@ def main() -> None:
                 f"{run['findings']}"
             )
         print(f"same findings in both orders: {lint['same_findings_both_orders']}")
+    real = out.get("lint_realdocs")
+    if real:
+        print(
+            f"lint, SQLite manual ({real['files']} files, one release): stale {real['stale']}, "
+            f"withdrawal proposals {real['withdrawal_proposals'] or 0}, findings {real['findings']}"
+        )
 
 
 if __name__ == "__main__":

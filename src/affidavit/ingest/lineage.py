@@ -462,7 +462,8 @@ def propose_deleted(
 ) -> list[Proposal]:
     """A ``retract_source`` proposal (it waits for a person, with its blast radius) for the
     current version of each known origin among ``paths`` (files that are gone); an origin whose
-    current version is retracted already, or has such a proposal pending, is skipped."""
+    current version is retracted already, or has such a proposal pending or rejected, is
+    skipped."""
     store = SourceStore(vault)
     out: list[Proposal] = []
     for path in paths:
@@ -483,10 +484,11 @@ def _propose_gone(vault: Vault, record: SourceRecord, actor: str, reason: str) -
     if record.status != "active":
         return None
     origin = f"{LINEAGE}:deleted:{record.short_id}"
-    pending = vault.db.execute(
-        "SELECT 1 FROM plans WHERE status = 'pending' AND origin = ?", (origin,)
+    # pending, or rejected by a person who keeps its claims: not proposed again
+    asked = vault.db.execute(
+        "SELECT 1 FROM plans WHERE status IN ('pending', 'rejected') AND origin = ?", (origin,)
     ).fetchone()
-    if pending is not None:
+    if asked is not None:
         return None
     plan = withdrawal_plan(
         vault,
