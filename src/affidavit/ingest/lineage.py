@@ -63,6 +63,7 @@ __all__ = [
     "PAIRING",
     "VersionOutcome",
     "follow_version",
+    "fresh_units",
     "ingest_changed",
     "propose_changes",
     "propose_deleted",
@@ -239,6 +240,15 @@ def follow_version(
     # the successor of the one the unit's old words backed (propose_changes)
     outcome.fresh = [base.new_units[j] for j in sorted(set(base.added))]
     return follow
+
+
+def fresh_units(store: SourceStore, record: SourceRecord) -> list[tuple[int, int]]:
+    """The units of ``record``'s text inserted or replaced since the version it replaces (what
+    the model reads of a new version); [] for a first version."""
+    if not record.previous_id:
+        return []
+    base = _align(store.text(record.previous_id), store.text(record.id))
+    return [base.new_units[j] for j in sorted(set(base.added))]
 
 
 def propose_changes(vault: Vault, follow: VersionFollow, actor: str) -> VersionOutcome:

@@ -35,8 +35,14 @@ from ..sources.store import AddResult, SourceRecord, SourceStore
 from ..store.apply import Approval, Batch, Step, apply
 from ..vault import Vault
 from .ahead import Ahead
-from .chunking import Chunk, chunk_text
-from .lineage import VersionFollow, follow_version, propose_changes, propose_vanished
+from .chunking import Chunk, changed_chunks, chunk_text
+from .lineage import (
+    VersionFollow,
+    follow_version,
+    fresh_units,
+    propose_changes,
+    propose_vanished,
+)
 from .prompts import REVIEW_SCHEMA, ingest_messages, reask_message, review_messages
 from .reading import ChunkReading
 from .related import known_slugs, related_pages
@@ -202,7 +208,8 @@ class Ingestor:
         """Start the worker that reads chunks ahead when the provider has such a part and the
         sources are long enough to pay for it; it gets the first two sources' chunks (then
         each source's as the one before it starts)."""
-        chars = sum(record.text_chars for record in records)
+        # a new version's chunks are mostly carried, known only once it is followed: read here
+        chars = sum(record.text_chars for record in records if not record.previous_id)
         if self.provider.ahead and chars >= AHEAD_MIN_CHUNKS * self.chunk_chars:
             self.ahead = Ahead(READ_CHUNK)
             for record in records[:2]:
@@ -219,6 +226,8 @@ class Ingestor:
             self.report.read_ahead = seen
 
     def _ahead_items(self, record: SourceRecord) -> list[tuple[Any, tuple[str, IngestTask]]]:
+        if record.previous_id:  # a new version: the few chunks with new text are read here
+            return []
         text, chunks, recorded = self._chunks_of(record)
         function = self.provider.ahead
         return [
@@ -394,10 +403,14 @@ class Ingestor:
     def _ingest_source(self, record: SourceRecord, outcome: SourceOutcome) -> None:
         text, chunks, recorded = self._chunks_of(record)
         self._chunked.pop(record.id, None)
-        follow = self._follow(record, chunks, recorded) if record.previous_id else None
-        if follow is not None:  # proposed after the chunks and the supersession pass
-            outcome.lineage = follow.outcome.to_json()
-            self._follows.append((follow, outcome))
+        if record.previous_id:  # a new version: its changed stretches alone are read
+            follow = self._follow(record, chunks, recorded)
+            if follow is not None:  # proposed after the chunks and the supersession pass
+                outcome.lineage = follow.outcome.to_json()
+                self._follows.append((follow, outcome))
+            fresh = follow.outcome.fresh if follow else fresh_units(self.store, record)
+            chunks = changed_chunks(text, fresh, self.chunk_chars)
+            recorded = {k: v for k, v in recorded.items() if v[0] != CARRIED}
         self._read_chunks(record, outcome, text, chunks, recorded)
 
     def _read_chunks(
@@ -447,19 +460,17 @@ class Ingestor:
         self, record: SourceRecord, chunks: list[Chunk], recorded: dict[int, tuple[str, str]]
     ) -> VersionFollow | None:
         """A new version of a known origin, not followed yet: carry first (:func:`.lineage.
-        follow_version`), then record as done every chunk without new text, so the model reads
-        only what changed."""
+        follow_version`), then record its whole-text chunks as carried: the model reads only
+        the changed stretches (:func:`.chunking.changed_chunks`), recorded by their own start."""
         if recorded:  # followed by an earlier run (its chunks are recorded)
             return None
-        self._close_batch()  # the carry goes through the door on its own
+        self._batch_door()  # the carry joins the chunks' batch: one commit for both
         follow = follow_version(self.vault, self.store, record, self.actor)
         if follow is None:
             return None
-        fresh = follow.outcome.fresh
         for chunk in chunks:
-            if not any(s < chunk.end and chunk.start < e for s, e in fresh):
-                self._record_chunk(record.id, chunk, None, CARRIED, None)
-                recorded[chunk.start] = (CARRIED, "")
+            self._record_chunk(record.id, chunk, None, CARRIED, None)
+            recorded[chunk.start] = (CARRIED, "")
         return follow
 
     def _record_chunk(
