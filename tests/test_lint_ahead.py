@@ -66,11 +66,16 @@ def _two_ingests(root: Path, docs: Path, clock: FakeClock) -> tuple[Vault, Any]:
 def _findings(vault: Vault) -> list[tuple[str, str, str, str]]:
     """The vault's findings, each pending plan's id (its nonce makes it differ between two
     vaults) written as its place in the inbox."""
-    plans = [r[0] for r in vault.db.execute("SELECT id FROM plans WHERE status = 'pending'")]
+    plans = [  # in the order they were proposed (their ids differ between two vaults)
+        r[0]
+        for r in vault.db.execute(
+            "SELECT id FROM plans WHERE status = 'pending' ORDER BY origin, rowid"
+        )
+    ]
     out: list[tuple[str, str, str, str]] = []
     for f in FindingStore(vault.db).list():
         subject, message = f.finding.subject, f.finding.message
-        for n, plan in enumerate(sorted(plans)):
+        for n, plan in enumerate(plans):
             subject = subject.replace(plan, f"plan{n}")
             message = message.replace(plan[:12], f"plan{n}")
         out.append((f.finding.kind, subject, message, f.status))

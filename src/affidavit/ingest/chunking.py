@@ -180,16 +180,14 @@ are read as one chunk (:func:`changed_chunks`)."""
 
 def changed_chunks(text: str, spans: list[tuple[int, int]], max_chars: int) -> list[Chunk]:
     """Chunks covering only the changed stretches ``spans`` of a new version's text (issue 27:
-    a re-ingest reads what changed, not every chunk an edit falls in): each stretch widened to
-    whole lines and to the fence, table or list item it lies in, stretches closer than
+    a re-ingest reads what changed, not every chunk an edit falls in): each stretch (a sentence,
+    or a line between sentences) widened to the fence, table or list item it lies in, stretches
+    closer than
     :data:`MERGE_GAP` read together, none longer than ``max_chars`` (a longer one is cut as
     :func:`chunk_text` cuts)."""
     blocks = _Blocks(text)
     wide: list[tuple[int, int]] = []
-    for start, end in sorted(spans):
-        lo = text.rfind("\n", 0, start) + 1
-        hi = text.find("\n", max(end - 1, lo))
-        hi = len(text) if hi < 0 else hi + 1
+    for lo, hi in sorted(spans):
         inside = blocks.around(lo)
         lo = min(lo, inside.start) if inside is not None else lo
         inside = blocks.around(hi)
