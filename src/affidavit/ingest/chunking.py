@@ -171,3 +171,39 @@ def chunk_text(text: str, max_chars: int) -> list[Chunk]:
         chunks.append(Chunk(len(chunks), start, end, fence))
         start = end
     return chunks
+
+
+MERGE_GAP = 400
+"""Characters of unchanged text between two changed stretches of a new version below which they
+are read as one chunk (:func:`changed_chunks`)."""
+
+
+def changed_chunks(text: str, spans: list[tuple[int, int]], max_chars: int) -> list[Chunk]:
+    """Chunks covering only the changed stretches ``spans`` of a new version's text (issue 27:
+    a re-ingest reads what changed, not every chunk an edit falls in): each stretch (a sentence,
+    or a line between sentences) widened to the fence, table or list item it lies in, stretches
+    closer than
+    :data:`MERGE_GAP` read together, none longer than ``max_chars`` (a longer one is cut as
+    :func:`chunk_text` cuts)."""
+    blocks = _Blocks(text)
+    wide: list[tuple[int, int]] = []
+    for lo, hi in sorted(spans):
+        inside = blocks.around(lo)
+        lo = min(lo, inside.start) if inside is not None else lo
+        inside = blocks.around(hi)
+        hi = max(hi, inside.end) if inside is not None else hi
+        if wide and lo <= wide[-1][1] + MERGE_GAP and hi - wide[-1][0] <= max_chars:
+            wide[-1] = (wide[-1][0], max(hi, wide[-1][1]))
+        elif wide and lo < wide[-1][1]:  # overlapping but too long together: no overlap
+            wide.append((wide[-1][1], hi))
+        else:
+            wide.append((lo, hi))
+    chunks: list[Chunk] = []
+    for lo, hi in wide:
+        if hi <= lo:
+            continue
+        for part in chunk_text(text[lo:hi], max_chars) if hi - lo > max_chars else [None]:
+            start, end = (lo, hi) if part is None else (lo + part.start, lo + part.end)
+            inside = blocks.around(start)
+            chunks.append(Chunk(len(chunks), start, end, inside.fence if inside else ""))
+    return chunks
