@@ -68,6 +68,13 @@ def run_ingest(ctx: JobContext, payload: IngestPayload) -> dict[str, Any]:
     """Ingest the payload's sources; plans go to the inbox, or are applied with ``yes``."""
     vault = ctx.vault
     provider = provider_from_config(vault.config, payload.model)
+    if payload.dry_run:  # the job's preview: what it would send and cost, nothing stored
+        from ..ingest.dry_run import estimate
+
+        try:
+            return estimate(vault, provider, list(payload.sources), payload.trust).to_json()
+        finally:
+            provider.close()
     reviewer = provider_from_config(vault.config, payload.model) if vault.config.review else None
     seen: dict[str, tuple[int, int]] = {}
 
@@ -94,6 +101,7 @@ def run_ingest(ctx: JobContext, payload: IngestPayload) -> dict[str, Any]:
             job_id=ctx.job.id,
             checkpoint=ctx.checkpoint,
             step=ctx.step,
+            budget=payload.budget,
         ).run(list(payload.sources), payload.trust)
     finally:
         provider.close()

@@ -50,6 +50,17 @@ class IngestPayload(BasePayload):
     yes: bool = Field(
         default=False, description="Apply each plan that passes the checks at once (like --yes)."
     )
+    dry_run: bool = Field(
+        default=False,
+        description="Preview only (like --dry-run): the job's result is the chunks, tokens and "
+        "cost the ingest would take; nothing is sent or stored.",
+    )
+    budget: int | None = Field(
+        default=None,
+        ge=1,
+        description="Tokens (prompt + completion) the job may spend; it stops cleanly before "
+        "the chunk that would pass them (like --budget).",
+    )
 
     @field_validator("sources")
     @classmethod
