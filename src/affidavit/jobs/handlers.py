@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import asdict, is_dataclass
+from pathlib import Path
 from typing import Any
 
 from ..clock import iso, utc_now
@@ -19,7 +20,7 @@ from ..ingest.pipeline import Ingestor, IngestReport
 from ..providers.from_config import provider_from_config
 from .context import JobContext
 from .lease import report_progress
-from .payloads import IngestPayload, LintPayload, ReindexPayload, register_handler
+from .payloads import IngestPayload, LintPayload, ReindexPayload, WatchPayload, register_handler
 
 
 class JobFailed(AffidavitError):
@@ -118,6 +119,47 @@ def run_ingest(ctx: JobContext, payload: IngestPayload) -> dict[str, Any]:
     return result
 
 
+def run_watch(ctx: JobContext, payload: WatchPayload) -> dict[str, Any]:
+    """One look over the payload's folders (``affidavit watch --once``): what changed since
+    the last look is ingested through the policy's path, what was deleted is reported."""
+    from ..watch import Watcher  # watchfiles and pathspec: only for this kind
+
+    events: list[dict[str, Any]] = []
+
+    def emit(event: dict[str, Any]) -> None:
+        events.append(event)
+        if event["event"] in ("ingested", "failed", "deleted"):
+            ctx.progress(len(events), 0, f"{event['event']}: {event.get('path', '')}"[:200])
+
+    provider = provider_from_config(ctx.vault.config, payload.model)
+    try:
+        Watcher(
+            ctx.vault,
+            [Path(f) for f in payload.folders],
+            provider,
+            emit,
+            trust=payload.trust,
+            actor=ctx.actor,
+        ).catch_up()
+    finally:
+        provider.close()
+    counts: dict[str, int] = {}
+    for event in events:
+        counts[event["event"]] = counts.get(event["event"], 0) + 1
+    result = {
+        "counts": counts,
+        "events": events[:1000],
+        "events_left_out": max(0, len(events) - 1000),
+    }
+    if counts.get("failed") or counts.get("error"):
+        raise JobFailed(
+            f"{counts.get('failed', 0) + counts.get('error', 0)} file(s) could not be ingested; "
+            "see the job's result for why.",
+            result,
+        )
+    return result
+
+
 def run_reindex(ctx: JobContext, payload: ReindexPayload) -> dict[str, Any]:
     """Rebuild the search index, then the stale claim vectors (with [embeddings])."""
     from ..retrieval.embeddings import load_embedder, unavailable_reason
@@ -193,5 +235,6 @@ def _as_json(report: Any) -> dict[str, Any]:
 
 
 register_handler("ingest", IngestPayload, run_ingest)
+register_handler("watch", WatchPayload, run_watch)
 register_handler("reindex", ReindexPayload, run_reindex)
 register_handler("lint", LintPayload, run_lint)

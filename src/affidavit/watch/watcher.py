@@ -1,0 +1,243 @@
+"""``affidavit watch``: follow folders as they change and ingest what changed.
+
+On start every source file of each folder (:mod:`.ignore`) is hashed and compared with what the
+watch saw last (:mod:`.state`): what appeared or changed while it was down is ingested, what
+vanished is reported. Then ``watchfiles`` (inotify underneath, in Rust) reports changes; a
+burst of them is grouped (a change is handled once no other came for ``step_ms``, at most
+``debounce_ms`` after the first) and each group is handled as one pass: changed files hashed
+(a save that leaves the bytes as they were is no change), ingested through
+:func:`.changes.ingest_changed` (the policy's path: nothing a person should see is applied),
+deleted files reported through :func:`.changes.origin_removed`. A change to an ignore file
+reloads the rules and looks at the whole folder again. The record is saved after each pass, so
+a kill at any point costs at most a re-ingest of that pass's files (a no-op for bytes already
+stored and chunks already proposed).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..clock import iso
+from ..errors import AffidavitError
+from ..ingest.pipeline import IngestReport, Progress
+from ..providers.base import Provider
+from ..vault import Vault
+from .changes import ingest_changed, origin_removed
+from .ignore import IgnoreRules, is_ignore_file
+from .state import Manifest, Seen, fingerprint
+
+Emit = Callable[[dict[str, Any]], None]
+"""Called with each event (JSON data with an ``event`` name and an ``at`` time)."""
+
+DEBOUNCE_MS = 1600
+STEP_MS = 50
+IDLE_MS = 1000
+"""How often the watch wakes while nothing changes (to notice a stop)."""
+
+
+class WatchError(AffidavitError):
+    """A folder can't be watched (missing, not a folder, inside the vault's own files)."""
+
+
+@dataclass
+class Folder:
+    root: Path
+    rules: IgnoreRules
+    manifest: Manifest
+
+
+@dataclass
+class Watcher:
+    """Watches ``folders`` of ``vault``, ingesting with ``provider``."""
+
+    vault: Vault
+    folders: list[Path]
+    provider: Provider
+    emit: Emit
+    trust: str | None = None
+    actor: str = "watch"
+    progress: Progress | None = None
+    debounce_ms: int = DEBOUNCE_MS
+    step_ms: int = STEP_MS
+    watched: list[Folder] = field(default_factory=list, init=False)
+
+    def __post_init__(self) -> None:
+        own = (self.vault.sources_dir.resolve(), self.vault.wiki_dir.resolve())
+        state = self.vault.state_dir.resolve()
+        for given in self.folders:
+            root = Path(given).expanduser().resolve()
+            if not root.is_dir():
+                raise WatchError(f"{given} is not a folder. Give a folder that exists.")
+            if any(root == d or d in root.parents for d in (*own, state)):
+                raise WatchError(
+                    f"{given} is inside the vault's own files; watch the folders you keep your "
+                    "sources in."
+                )
+            rules = IgnoreRules.load(root, frozenset(own))
+            self.watched.append(Folder(root, rules, Manifest(self.vault.state_dir, root)))
+
+    # -- events -------------------------------------------------------------------------------
+    def _event(self, name: str, **data: Any) -> None:
+        self.emit({"event": name, "at": iso(self.vault.clock()), **data})
+
+    # -- a pass over what changed ------------------------------------------------------------
+    def catch_up(self) -> None:
+        """Hash every source file of every folder and handle what differs from the record
+        (on start, and after an ignore file or a folder changed)."""
+        for folder in self.watched:
+            self._rescan(folder)
+
+    def _rescan(self, folder: Folder) -> None:
+        current: dict[Path, Seen] = {}
+        for path in folder.rules.files():
+            seen = fingerprint(path)
+            if seen is not None:
+                current[path] = seen
+        changed = {p: s for p, s in current.items() if _differs(folder.manifest.get(p), s)}
+        for path, seen in current.items():  # same bytes, new time: remembered, not ingested
+            if path not in changed:
+                folder.manifest.set(path, seen)
+        deleted = [p for p in folder.manifest.paths() if p not in current]
+        for path in deleted:
+            folder.manifest.drop(path)
+        self._event(
+            "scan",
+            folder=str(folder.root),
+            files=len(current),
+            changed=len(changed),
+            deleted=len(deleted),
+        )
+        self._handle(folder, changed, deleted)
+
+    def handle(self, paths: Iterable[Path]) -> None:
+        """Handle a group of paths the watcher reported changed, added or deleted."""
+        by_folder: dict[int, set[Path]] = {}
+        for path in paths:
+            found = self._folder_of(path)
+            if found is not None:
+                by_folder.setdefault(found, set()).add(path)
+        for index, group in by_folder.items():
+            folder = self.watched[index]
+            if any(is_ignore_file(p) for p in group) or any(p.is_dir() for p in group):
+                folder.rules = IgnoreRules.load(folder.root, folder.rules.skip)
+                self._rescan(folder)
+                continue
+            changed: dict[Path, Seen] = {}
+            deleted: list[Path] = []
+            for path in sorted(group):
+                if path.is_file():
+                    seen = None if folder.rules.ignored(path) else fingerprint(path)
+                    if seen is not None and _differs(folder.manifest.get(path), seen):
+                        changed[path] = seen
+                    elif seen is not None:  # saved with the same bytes: nothing to ingest
+                        folder.manifest.set(path, seen)
+                elif not path.exists():
+                    deleted += folder.manifest.drop(path)  # a folder: every file it held
+            self._handle(folder, changed, deleted)
+
+    def _folder_of(self, path: Path) -> int | None:
+        """The deepest watched folder holding ``path`` (folders may nest)."""
+        holding = [
+            (len(f.root.parts), i)
+            for i, f in enumerate(self.watched)
+            if f.root == path or f.root in path.parents
+        ]
+        return max(holding)[1] if holding else None
+
+    def _handle(self, folder: Folder, changed: dict[Path, Seen], deleted: list[Path]) -> None:
+        """Ingest ``changed``, report ``deleted`` (already dropped from the record), save the
+        record. A file whose ingest could not run stays unrecorded: it is tried again on its
+        next change or the next start."""
+        if changed:
+            try:
+                report = ingest_changed(
+                    self.vault,
+                    self.provider,
+                    sorted(changed),
+                    trust=self.trust,
+                    actor=self.actor,
+                    progress=self.progress,
+                )
+            except AffidavitError as exc:
+                self._event("error", paths=[str(p) for p in sorted(changed)], message=str(exc))
+            else:
+                self._ingested(report)
+                for path, seen in changed.items():
+                    folder.manifest.set(path, seen)
+        for path in deleted:
+            self._event("deleted", path=str(path), **_removed(self.vault, path, self.actor))
+        folder.manifest.save()
+
+    def _ingested(self, report: IngestReport) -> None:
+        for source in report.sources:
+            statuses = [c.status for c in source.chunks]
+            self._event(
+                "ingested" if source.status != "failed" else "failed",
+                path=source.target,
+                status=source.status,
+                source_id=source.source_id,
+                chunks={s: statuses.count(s) for s in sorted(set(statuses))},
+                plans=[c.plan_id for c in source.chunks if c.plan_id],
+                message=source.message,
+            )
+
+    # -- following --------------------------------------------------------------------------
+    def run(self, stop: threading.Event | None = None) -> None:
+        """Catch up, then follow the folders until ``stop`` is set (or Ctrl-C)."""
+        import watchfiles  # Rust, loaded only when a watch runs
+
+        changes = watchfiles.watch(
+            *[f.root for f in self.watched],
+            watch_filter=self._wanted,
+            debounce=self.debounce_ms,
+            step=self.step_ms,
+            stop_event=stop,
+            raise_interrupt=False,
+            rust_timeout=IDLE_MS,
+            yield_on_timeout=True,
+        )
+        # The first (empty) yield comes once inotify watches the folders: only then is the
+        # record caught up, so a change made during the catch-up is still reported after it
+        # (and found to be no change if the catch-up already took it in).
+        started = False
+        for group in changes:
+            if not started:
+                started = True
+                self.catch_up()
+                self._event("ready", folders=[str(f.root) for f in self.watched])
+            if group:
+                self.handle(Path(path) for _, path in group)
+        self._event("stopped")
+
+    def _wanted(self, _change: Any, path: str) -> bool:
+        """Drop events of hidden files and folders (.git, editors' swap files) and of the
+        vault's own files early; ignore files are kept (they change the rules)."""
+        found = Path(path)
+        index = self._folder_of(found)
+        if index is None:
+            return False
+        folder = self.watched[index]
+        parts = found.relative_to(folder.root).parts
+        if any(part.startswith(".") for part in parts[:-1]):
+            return False
+        if parts and parts[-1].startswith(".") and not is_ignore_file(found):
+            return False
+        return not any(d == found or d in found.parents for d in folder.rules.skip)
+
+
+def _differs(before: Seen | None, now: Seen) -> bool:
+    return before is None or before.sha256 != now.sha256
+
+
+def _removed(vault: Vault, path: Path, actor: str) -> dict[str, Any]:
+    try:
+        return origin_removed(vault, path, actor=actor)
+    except AffidavitError as exc:
+        return {"origin": str(path), "error": str(exc)}
+
+
+__all__ = ["DEBOUNCE_MS", "STEP_MS", "Emit", "Folder", "WatchError", "Watcher"]
