@@ -1,7 +1,8 @@
 """``affidavit watch`` on a 1,000-file folder: change → in the inbox latency, and a restart.
 
 Builds a folder of N markdown files from the public State of the Union corpus
-(../shared/data/corpus/sotu.jsonl: consecutive paragraphs of the speeches, two per file), ingests
+(../shared/data/corpus/sotu.jsonl: runs of five consecutive sentences, two runs per file,
+about 2 KB), ingests
 it once (``watch --once``: the first look, timed), then starts ``affidavit watch --json`` as a
 user would (its own process, default debounce) and, E times, appends a new sentence to one file
 and times the save until a pending plan of that file is in the inbox (a second connection polls
@@ -17,6 +18,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import sqlite3
@@ -35,11 +37,12 @@ PLACES = ["Ohio", "Hudson", "Missouri", "Potomac", "Delaware", "Susquehanna", "W
 
 
 def paragraphs() -> list[str]:
+    """The speeches (one line each in the corpus) cut into runs of 5 sentences (~1 KB)."""
     found = []
     with CORPUS.open(encoding="utf-8") as handle:
         for line in handle:
-            text = json.loads(line)["text"]
-            found += [p.strip() for p in text.split("\n") if len(p.strip()) > 200]
+            sentences = re.split(r"(?<=[.!?]) +(?=[A-Z])", json.loads(line)["text"])
+            found += [" ".join(sentences[i : i + 5]) for i in range(0, len(sentences) - 4, 5)]
     return found
 
 
@@ -147,6 +150,7 @@ def main() -> None:
             result["latency_p50_seconds"] = round(percentile(latencies, 0.5), 3)
             result["latency_p95_seconds"] = round(percentile(latencies, 0.95), 3)
             result["latency_max_seconds"] = round(max(latencies), 3)
+            result["latencies_seconds"] = [round(x, 3) for x in latencies]
 
         # while the watch is down: 10 edited, 2 deleted, 3 added, 5 touched (same bytes)
         rest = [f for f in files if f.exists()]

@@ -6,9 +6,12 @@ chunks an earlier run finished are left out, and each remaining chunk's first re
 exactly as ingest builds it — the same prompt, related pages and schema — and counted
 (:mod:`.cost`). Completion tokens are an estimate; prices come from ``[providers]``.
 
-What it can't see: the pages earlier chunks of the same run will create (the real prompts list
-more related pages as the wiki grows), re-asks after an invalid reply, the reviewer's calls
-(``ingest.review``), and URLs (fetched only by a real ingest).
+The pages the run itself will create can't be seen, but they are counted: a real ingest's
+prompts list more related pages as the wiki grows, so the n-th chunk of the run is assumed to
+see n more related pages than the wiki has now (each chunk before it adding one that matches),
+up to ``ingest.related_pages``, each as long as the wiki's page lines are on average
+(:func:`_page_line_tokens`). What it can't see at all: re-asks after an invalid reply, the
+reviewer's calls (``ingest.review``), and URLs (fetched only by a real ingest).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 from ..errors import AffidavitError
 from ..hashing import sha256_hex
 from ..providers.base import Provider
+from ..retrieval.tokens import count_tokens
 from ..sources.store import AddResult, SourceRecord
 from ..vault import Vault
 from .chunking import chunk_text
@@ -88,6 +92,7 @@ def estimate(
         max_output_tokens=ingestor.max_tokens,
         prices=Prices.of(vault.config),
     )
+    run = _Run(_page_line_tokens(vault), int(vault.config.related_pages))
     for target in targets:
         if "://" in target:
             result.sources.append(
@@ -100,8 +105,37 @@ def estimate(
         except AffidavitError as exc:
             result.sources.append(SourceEstimate(target, "failed", message=str(exc)))
             continue
-        result.sources += [_estimate_file(ingestor, file, trust) for file in files]
+        result.sources += [_estimate_file(ingestor, file, trust, run) for file in files]
     return result
+
+
+@dataclass
+class _Run:
+    """What the estimate knows of the run so far: the chunks counted before this one."""
+
+    page_line_tokens: int
+    related_limit: int
+    chunks_before: int = 0
+
+    def pages_to_come(self, shown_now: int) -> int:
+        """Tokens of the related pages this chunk's prompt will list that don't exist yet."""
+        extra = max(0, min(self.related_limit - shown_now, self.chunks_before))
+        return extra * self.page_line_tokens
+
+
+PAGE_LINE_TOKENS = 40
+"""Tokens of one related page's line in a prompt when the wiki has no pages to measure."""
+
+
+def _page_line_tokens(vault: Vault, sample: int = 200) -> int:
+    """The mean tokens of a page's line in the prompt ("- slug | title | summary"), over the
+    most recent pages (a bounded sample), or :data:`PAGE_LINE_TOKENS` for an empty wiki."""
+    rows = vault.db.execute(
+        "SELECT slug, title, summary FROM pages ORDER BY rowid DESC LIMIT ?", (sample,)
+    ).fetchall()
+    if not rows:
+        return PAGE_LINE_TOKENS
+    return round(sum(count_tokens(f"- {r[0]} | {r[1]} | {r[2]}") for r in rows) / len(rows))
 
 
 def _read(ingestor: Ingestor, path: Path, trust: str | None) -> tuple[SourceRecord, str, bool]:
@@ -119,7 +153,7 @@ def _read(ingestor: Ingestor, path: Path, trust: str | None) -> tuple[SourceReco
     return prepared.record, prepared.text.decode("utf-8"), False
 
 
-def _estimate_file(ingestor: Ingestor, path: Path, trust: str | None) -> SourceEstimate:
+def _estimate_file(ingestor: Ingestor, path: Path, trust: str | None, run: _Run) -> SourceEstimate:
     try:
         record, text, known = _read(ingestor, path, trust)
     except AffidavitError as exc:
@@ -145,8 +179,11 @@ def _estimate_file(ingestor: Ingestor, path: Path, trust: str | None) -> SourceE
     for chunk in todo:
         task = ingestor._task(record, text, chunk, len(chunks), nonce=nonce)
         request, _ = ingestor.request_for(record, text, chunk, task)
-        found.prompt_tokens += request_tokens(request, ingestor.provider)
+        if ingestor.provider.reads_prompt:
+            found.prompt_tokens += request_tokens(request, ingestor.provider)
+            found.prompt_tokens += run.pages_to_come(len(task.pages))
         found.completion_tokens += expected_completion(request, ingestor.provider)
+        run.chunks_before += 1
     if not todo:
         found.message = "already ingested: nothing to send"
     return found
