@@ -116,6 +116,28 @@ def test_a_restart_finds_what_changed_while_the_watch_was_down(
     assert [e["event"] for e in third] == ["scan"]  # nothing changed: nothing sent anywhere
 
 
+def test_a_moved_file_is_moved_and_an_ignored_one_is_not_deleted(
+    vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+    lineage = types.ModuleType("affidavit.lineage")
+    lineage.origin_deleted = lambda v, origin, actor: calls.append(origin)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "affidavit.lineage", lineage)
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "light.md").write_text(LIGHT)
+    (folder / "harbour.md").write_text(HARBOUR)
+    _once(vault, folder)
+    (folder / "light.md").rename(folder / "lighthouse.md")
+    (folder / ".affidavitignore").write_text("harbour.md\n")
+    events = _once(vault, folder)
+    moved = _named(events, "moved")
+    assert moved["lighthouse.md"]["source"] == str((folder / "light.md").resolve())
+    assert _named(events, "ingested")["lighthouse.md"]["status"] == "unchanged"
+    assert set(_named(events, "ignored")) == {"harbour.md"}
+    assert not _named(events, "deleted") and calls == []  # nothing goes to the lineage hook
+
+
 def test_the_watch_applies_nothing_the_policy_would_not(vault: Vault, tmp_path: Path) -> None:
     folder = tmp_path / "notes"
     folder.mkdir()
@@ -242,6 +264,12 @@ class Running:
             if event["event"] == name and (path is None or event.get("path") == str(path)):
                 return event
 
+    def wait_all(self, name: str, paths: set[Path]) -> None:
+        """Wait until a ``name`` event came for each of ``paths``, in any order."""
+        left = {str(p) for p in paths}
+        while left:
+            left.discard(self.wait_for(name).get("path", ""))
+
     def stop(self) -> int:
         self.proc.send_signal(signal.SIGTERM)
         return self.proc.wait(timeout=EVENT_TIMEOUT)
@@ -295,6 +323,20 @@ def test_a_new_ignore_file_is_obeyed_at_once(vault: Vault, running: tuple[Runnin
     watch.wait_for("ingested", folder / "light.md")
     assert watch.stop() == 0
     assert not [e for e in watch.seen if "drafts-1" in str(e.get("path", ""))]
+
+
+def test_a_folder_moved_in_is_ingested_whole(
+    vault: Vault, running: tuple[Running, Path], tmp_path: Path
+) -> None:
+    watch, folder = running
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "light.md").write_text(LIGHT)
+    (outside / "deep" / "harbour.md").write_text(HARBOUR)
+    watch.wait_for("ready")
+    outside.rename(folder / "moved")
+    watch.wait_all("ingested", {folder / "moved" / "light.md", folder / "moved/deep/harbour.md"})
+    assert watch.stop() == 0
 
 
 def test_the_watch_job_is_one_look(vault: Vault, tmp_path: Path) -> None:

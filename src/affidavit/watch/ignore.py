@@ -89,6 +89,19 @@ class IgnoreRules:
             and not self._decide(folder, True)
         )
 
+    def ignored_folder(self, folder: Path) -> bool:
+        """Whether ``folder`` (under the root) or a folder above it is not entered."""
+        try:
+            parts = folder.relative_to(self.root).parts
+        except ValueError:
+            return True
+        here = self.root
+        for part in parts:
+            here = here / part
+            if not self._enter(here):
+                return True
+        return False
+
     def ignored(self, path: Path) -> bool:
         """Whether ``path`` (a file under the root) is not a source: ignored by a pattern, under
         an ignored or hidden folder, hidden, or of a format ingest doesn't read."""
@@ -98,17 +111,17 @@ class IgnoreRules:
             return True
         if not parts or not supported(path.name):
             return True
-        folder = self.root
-        for part in parts[:-1]:
-            folder = folder / part
-            if not self._enter(folder):
-                return True
-        return bool(self._decide(path, False))
+        return self.ignored_folder(path.parent) or bool(self._decide(path, False))
 
-    def files(self) -> Iterator[Path]:
-        """Every source file under the root, in a stable order (reloading the ignore files)."""
-        self.specs.clear()
-        for folder, dirs, names in os.walk(self.root):
+    def files(self, under: Path | None = None) -> Iterator[Path]:
+        """Every source file under the root (or under its folder ``under`` only), in a stable
+        order, reading the ignore files on the way."""
+        start = self.root if under is None else under
+        if under is None:
+            self.specs.clear()
+        elif self.ignored_folder(under):
+            return
+        for folder, dirs, names in os.walk(start):
             here = Path(folder)
             self._read(here, names)
             dirs[:] = sorted(d for d in dirs if self._enter(here / d))

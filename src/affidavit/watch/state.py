@@ -86,13 +86,12 @@ class Manifest:
     def set(self, path: Path, seen: Seen) -> None:
         self.files[self.key(path)] = seen
 
-    def drop(self, path: Path) -> list[Path]:
-        """Forget ``path`` and, if it was a folder, every file under it; returns those."""
+    def drop(self, path: Path) -> dict[Path, Seen]:
+        """Forget ``path`` and, if it was a folder, every file under it; returns those, as they
+        were last seen."""
         key = self.key(path)
         gone = [k for k in self.files if k == key or k.startswith(key + "/")]
-        for k in gone:
-            del self.files[k]
-        return [self.root / k for k in gone]
+        return {self.root / k: self.files.pop(k) for k in sorted(gone)}
 
     def paths(self) -> list[Path]:
         return [self.root / k for k in sorted(self.files)]

@@ -7,8 +7,10 @@ burst of them is grouped (a change is handled once no other came for ``step_ms``
 ``debounce_ms`` after the first) and each group is handled as one pass: changed files hashed
 (a save that leaves the bytes as they were is no change), ingested through
 :func:`.changes.ingest_changed` (the policy's path: nothing a person should see is applied),
-deleted files reported through :func:`.changes.origin_removed`. A change to an ignore file
-reloads the rules and looks at the whole folder again. The record is saved after each pass, so
+deleted files reported through :func:`.changes.origin_removed` (a file whose bytes reappear
+under another path in the same pass was moved, not deleted; one an ignore file now excludes is
+dropped from the record, not deleted). A change to an ignore file reloads the rules and looks at
+the whole folder again; a folder made or moved in is looked at whole. The record is saved after each pass, so
 a kill at any point costs at most a re-ingest of that pass's files (a no-op for bytes already
 stored and chunks already proposed).
 """
@@ -101,15 +103,15 @@ class Watcher:
         for path, seen in current.items():  # same bytes, new time: remembered, not ingested
             if path not in changed:
                 folder.manifest.set(path, seen)
-        deleted = [p for p in folder.manifest.paths() if p not in current]
-        for path in deleted:
-            folder.manifest.drop(path)
+        deleted: dict[Path, Seen] = {}
+        for path in [p for p in folder.manifest.paths() if p not in current]:
+            deleted.update(folder.manifest.drop(path))
         self._event(
             "scan",
             folder=str(folder.root),
             files=len(current),
             changed=len(changed),
-            deleted=len(deleted),
+            deleted=sum(1 for p in deleted if not p.exists()),
         )
         self._handle(folder, changed, deleted)
 
@@ -122,21 +124,25 @@ class Watcher:
                 by_folder.setdefault(found, set()).add(path)
         for index, group in by_folder.items():
             folder = self.watched[index]
-            if any(is_ignore_file(p) for p in group) or any(p.is_dir() for p in group):
+            if any(is_ignore_file(p) for p in group):  # the rules changed: look at it all
                 folder.rules = IgnoreRules.load(folder.root, folder.rules.skip)
                 self._rescan(folder)
                 continue
             changed: dict[Path, Seen] = {}
-            deleted: list[Path] = []
+            deleted: dict[Path, Seen] = {}
             for path in sorted(group):
-                if path.is_file():
-                    seen = None if folder.rules.ignored(path) else fingerprint(path)
-                    if seen is not None and _differs(folder.manifest.get(path), seen):
-                        changed[path] = seen
+                if path.is_dir():  # a folder made or moved in: every file it holds
+                    files = list(folder.rules.files(path))
+                else:
+                    files = [path] if path.is_file() and not folder.rules.ignored(path) else []
+                for file in files:
+                    seen = fingerprint(file)
+                    if seen is not None and _differs(folder.manifest.get(file), seen):
+                        changed[file] = seen
                     elif seen is not None:  # saved with the same bytes: nothing to ingest
-                        folder.manifest.set(path, seen)
-                elif not path.exists():
-                    deleted += folder.manifest.drop(path)  # a folder: every file it held
+                        folder.manifest.set(file, seen)
+                if not path.exists():
+                    deleted.update(folder.manifest.drop(path))  # a folder: every file it held
             self._handle(folder, changed, deleted)
 
     def _folder_of(self, path: Path) -> int | None:
@@ -148,10 +154,12 @@ class Watcher:
         ]
         return max(holding)[1] if holding else None
 
-    def _handle(self, folder: Folder, changed: dict[Path, Seen], deleted: list[Path]) -> None:
-        """Ingest ``changed``, report ``deleted`` (already dropped from the record), save the
-        record. A file whose ingest could not run stays unrecorded: it is tried again on its
-        next change or the next start."""
+    def _handle(self, folder: Folder, changed: dict[Path, Seen], deleted: dict[Path, Seen]) -> None:
+        """Ingest ``changed``; report what left the record (``deleted``, already dropped): a
+        file gone whose bytes reappeared under another path in the same pass was moved, one
+        still on disk is now ignored, the rest were deleted. Then save the record. A file
+        whose ingest could not run stays unrecorded: it is tried again on its next change or
+        the next start."""
         if changed:
             try:
                 report = ingest_changed(
@@ -168,8 +176,14 @@ class Watcher:
                 self._ingested(report)
                 for path, seen in changed.items():
                     folder.manifest.set(path, seen)
-        for path in deleted:
-            self._event("deleted", path=str(path), **_removed(self.vault, path, self.actor))
+        arrived = {seen.sha256: path for path, seen in changed.items()}
+        for path, seen in deleted.items():
+            if path.exists():
+                self._event("ignored", path=str(path))
+            elif seen.sha256 in arrived:
+                self._event("moved", path=str(arrived[seen.sha256]), source=str(path))
+            else:
+                self._event("deleted", path=str(path), **_removed(self.vault, path, self.actor))
         folder.manifest.save()
 
     def _ingested(self, report: IngestReport) -> None:
