@@ -359,3 +359,20 @@ def test_a_relative_folder_is_refused_for_a_job() -> None:
 
     with pytest.raises(JobPayloadError, match="absolute"):
         parse_payload({"kind": "watch", "folders": ["notes"]})
+
+
+def test_once_exits_1_when_a_file_could_not_be_ingested(vault: Vault, tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "light.md").write_text(LIGHT)
+    (folder / "binary.md").write_bytes(b"\x00\x01\x02" * 400)
+    result = CliRunner().invoke(
+        main, ["--vault", str(vault.root), "watch", str(folder), "--once", "--json"]
+    )
+    assert result.exit_code == 1
+    events = [json.loads(line) for line in result.output.splitlines() if line.startswith("{")]
+    assert _named(events, "failed")["binary.md"]["status"] == "failed"
+    assert _named(events, "ingested")["light.md"]["status"] == "ingested"
+    # the refused file is remembered: not retried until it changes
+    again = _once(vault, folder)
+    assert [e["event"] for e in again] == ["scan"]

@@ -71,6 +71,7 @@ def watch(
     files in the folders exclude (git's rules). On start every file is hashed, so what changed
     while the watch was down is found. Plans go through the gate to the inbox; only what the
     policy (policy.auto_apply) applies is applied — never more. Stop it with Ctrl-C.
+    With --once it exits 1 when a file could not be ingested.
 
     \b
     Examples:
@@ -88,7 +89,14 @@ def watch(
             )
         _submit(ctx, folders, trust, model, as_json)
         return
-    emit = _json_line if as_json else _human_line
+    show = _json_line if as_json else _human_line
+    failures: list[dict[str, Any]] = []
+
+    def emit(event: dict[str, Any]) -> None:
+        if event["event"] in ("failed", "error"):
+            failures.append(event)
+        show(event)
+
     progress = None if as_json or not sys.stderr.isatty() else _progress()
     stop = threading.Event()
     with opened_vault(ctx) as vault:
@@ -106,6 +114,8 @@ def watch(
             )
             if once:
                 watcher.catch_up()
+                if failures:  # for scripts: a file that could not be ingested is an error
+                    ctx.exit(1)
                 return
             previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
             try:
