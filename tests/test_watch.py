@@ -119,10 +119,10 @@ def test_a_restart_finds_what_changed_while_the_watch_was_down(
 def test_a_moved_file_is_moved_and_an_ignored_one_is_not_deleted(
     vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    calls: list[str] = []
-    lineage = types.ModuleType("affidavit.lineage")
-    lineage.origin_deleted = lambda v, origin, actor: calls.append(origin)  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "affidavit.lineage", lineage)
+    calls: list[Any] = []
+    lineage = types.ModuleType("affidavit.ingest.lineage")
+    lineage.propose_deleted = lambda v, paths, actor: calls.append(paths)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "affidavit.ingest.lineage", lineage)
     folder = tmp_path / "notes"
     folder.mkdir()
     (folder / "light.md").write_text(LIGHT)
@@ -194,29 +194,31 @@ def test_the_vaults_own_folders_cant_be_watched(vault: Vault) -> None:
     assert result.exit_code == 1 and "inside the vault's own files" in result.output
 
 
-def test_a_deleted_file_goes_to_the_lineage_hook_when_there_is_one(
+def test_a_deleted_file_goes_to_lineage_when_it_is_installed(
     vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    calls: list[tuple[str, str]] = []
-    lineage = types.ModuleType("affidavit.lineage")
+    """The wiring to branch lineage's API (/work/wt/briefs/lineage.API.md): a stand-in module
+    with its ``propose_deleted`` signature records what the watch hands it."""
+    calls: list[tuple[list[Path], str]] = []
+    lineage = types.ModuleType("affidavit.ingest.lineage")
 
-    def origin_deleted(v: Vault, origin: str, *, actor: str) -> dict[str, Any]:
-        calls.append((origin, actor))
-        return {"proposed": ["plan-x"]}
+    def propose_deleted(v: Vault, paths: list[Path], *, actor: str) -> list[Any]:
+        calls.append((list(paths), actor))
+        return [types.SimpleNamespace(plan_id="plan-x")]
 
-    lineage.origin_deleted = origin_deleted  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "affidavit.lineage", lineage)
+    lineage.propose_deleted = propose_deleted  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "affidavit.ingest.lineage", lineage)
     folder = tmp_path / "notes"
     folder.mkdir()
     (folder / "light.md").write_text(LIGHT)
     events: list[dict[str, Any]] = []
     watcher = Watcher(vault, [folder], ExtractiveProvider(), events.append, actor="ann")
-    watcher.catch_up()
+    watcher.catch_up()  # no ingest_changed in the stand-in: the plain ingest ran
     (folder / "light.md").unlink()
     watcher.catch_up()
     (deleted,) = [e for e in events if e["event"] == "deleted"]
-    assert deleted["lineage"] == {"proposed": ["plan-x"]}
-    assert calls == [(str((folder / "light.md").resolve()), "ann")]
+    assert deleted["lineage"] == {"plans": ["plan-x"]}
+    assert calls == [([(folder / "light.md").resolve()], "ann")]
 
 
 # -- a real watcher, followed by its events ------------------------------------------------

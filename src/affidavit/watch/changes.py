@@ -1,20 +1,21 @@
 """What a watch does with a change: the one place the lineage of a source plugs in.
 
-``ingest_changed`` takes the files that appeared or changed; today each is ingested as a source
-(a changed file's new bytes are a new source, its chunks proposed through the gate), exactly as
-``affidavit ingest FILE`` without ``--yes`` does: a plan is applied only when the policy
-(``policy.auto_apply``) applies it at the door, everything else waits in the inbox. When
-sources know their versions (issue 27 item 1), this is where a changed origin becomes a new
-version of its source instead. ``origin_removed`` takes a file that is gone: it names the
-sources that file was and the active claims resting on them, and hands them to the lineage
-hook when one is installed; nothing is retracted here.
+``ingest_changed`` takes the files that appeared or changed, ``origin_removed`` a file that is
+gone. With source lineage installed (``affidavit.ingest.lineage``, issue 27 item 1: branch
+``lineage``) both go to it: a changed file becomes the next version of its source (claims whose
+quotes are still there carried over, supersede and retract proposals for the rest, waiting for a
+person), a deleted file gets a ``retract_source`` proposal that waits for a person. Without it, a
+changed file's new bytes are ingested as a new source, exactly as ``affidavit ingest FILE``
+without ``--yes`` does, and a deleted file is only reported. Either way a plan is applied only
+when the policy (``policy.auto_apply``) applies it at the door; everything else waits in the
+inbox.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from ..ingest.pipeline import Ingestor, IngestReport, Progress
@@ -22,9 +23,19 @@ from ..providers.base import Provider
 from ..sources.store import SourceStore
 from ..vault import Vault
 
-LINEAGE_HOOK = ("affidavit.lineage", "origin_deleted")
-"""``module, function`` called as ``function(vault, origin, actor=...)`` for a deleted file when
-that module is installed; its return value (JSON data) is reported with the deletion."""
+LINEAGE = "affidavit.ingest.lineage"
+"""The lineage module: ``ingest_changed(vault, paths, provider=, trust=, actor=)`` and
+``propose_deleted(vault, paths, actor=)``, used when it is installed."""
+
+
+def _lineage(name: str) -> Any | None:
+    """``name`` of the lineage module when it is installed and has it."""
+    try:
+        module: ModuleType = importlib.import_module(LINEAGE)
+    except ImportError:
+        return None
+    found = getattr(module, name, None)
+    return found if callable(found) else None
 
 
 def ingest_changed(
@@ -37,6 +48,10 @@ def ingest_changed(
     progress: Progress | None = None,
 ) -> IngestReport:
     """Ingest ``paths`` (files that appeared or changed) through the policy's path."""
+    versions = _lineage("ingest_changed")
+    if versions is not None:
+        report: IngestReport = versions(vault, paths, provider=provider, trust=trust, actor=actor)
+        return report
     store = SourceStore(vault)
     if len(paths) > 1:  # new sources stored together: one fsync pass, one commit per group
         store.add_files(paths, trust)
@@ -45,19 +60,9 @@ def ingest_changed(
     )
 
 
-def _hook() -> Callable[..., Any] | None:
-    module, name = LINEAGE_HOOK
-    try:
-        found = importlib.import_module(module)
-    except ImportError:
-        return None
-    hook = getattr(found, name, None)
-    return hook if callable(hook) else None
-
-
 def origin_removed(vault: Vault, path: Path, *, actor: str = "watch") -> dict[str, Any]:
     """Report a deleted file: the sources it was (by origin) and the active claims citing them,
-    and what the lineage hook did with it, if one is installed."""
+    and, with lineage installed, the retraction it proposed (waiting for a person)."""
     origin = str(path)
     rows = vault.db.execute(
         "SELECT id FROM sources WHERE origin = ? ORDER BY added_at, id", (origin,)
@@ -74,10 +79,11 @@ def origin_removed(vault: Vault, path: Path, *, actor: str = "watch") -> dict[st
             ).fetchone()[0]
         )
     found: dict[str, Any] = {"origin": origin, "sources": ids, "active_claims": claims}
-    hook = _hook()
-    if hook is not None and ids:
-        found["lineage"] = hook(vault, origin, actor=actor)
+    propose = _lineage("propose_deleted")
+    if propose is not None and ids:
+        proposals = propose(vault, [path], actor=actor)
+        found["lineage"] = {"plans": [str(getattr(p, "plan_id", p)) for p in proposals or []]}
     return found
 
 
-__all__ = ["LINEAGE_HOOK", "ingest_changed", "origin_removed"]
+__all__ = ["LINEAGE", "ingest_changed", "origin_removed"]

@@ -197,6 +197,7 @@ class Watcher:
                 chunks={s: statuses.count(s) for s in sorted(set(statuses))},
                 plans=[c.plan_id for c in source.chunks if c.plan_id],
                 message=source.message,
+                **({"lineage": lineage} if (lineage := getattr(source, "lineage", None)) else {}),
             )
 
     # -- following --------------------------------------------------------------------------
