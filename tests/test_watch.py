@@ -378,3 +378,20 @@ def test_once_exits_1_when_a_file_could_not_be_ingested(vault: Vault, tmp_path: 
     # the refused file is remembered: not retried until it changes
     again = _once(vault, folder)
     assert [e["event"] for e in again] == ["scan"]
+
+
+def test_a_vault_inside_the_watched_folder_is_never_its_own_source(
+    tmp_path: Path, clock: Any
+) -> None:
+    from affidavit.vault import init_vault
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    inner, _ = init_vault(folder / "vault", clock=clock)
+    (folder / "light.md").write_text(LIGHT)
+    first = _once(inner, folder)
+    assert set(_named(first, "ingested")) == {"light.md"}
+    assert list(inner.wiki_dir.rglob("*.md")) or list(inner.sources_dir.iterdir())
+    # the vault's own writes (sources/, wiki/, .affidavit/, .git/) are no change to follow
+    assert [e["event"] for e in _once(inner, folder)] == ["scan"]
+    inner.close()
