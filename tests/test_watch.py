@@ -395,3 +395,28 @@ def test_a_vault_inside_the_watched_folder_is_never_its_own_source(
     # the vault's own writes (sources/, wiki/, .affidavit/, .git/) are no change to follow
     assert [e["event"] for e in _once(inner, folder)] == ["scan"]
     inner.close()
+
+
+def test_the_automatic_lint_waits_until_the_changes_are_handled(
+    vault: Vault, tmp_path: Path
+) -> None:
+    """``lint.every_ingests`` is kept, but a watch runs the lint after its pass, never inside
+    it: a save is not kept waiting behind a whole-wiki lint."""
+    text = vault.config_path.read_text().replace("every_ingests = 10", "every_ingests = 2")
+    vault.config_path.write_text(text)
+    linting = open_vault(vault.root, clock=vault.clock)
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for name, body in (("light.md", LIGHT), ("harbour.md", HARBOUR)):
+        (folder / name).write_text(body)
+    (folder / "speech.md").write_text((SAMPLES / "sotu" / "1790-washington.md").read_text())
+    events = _once(linting, folder)
+    names = [e["event"] for e in events]
+    assert names == ["scan", "ingested", "ingested", "ingested", "lint"]
+    assert linting.config.get("lint.every_ingests") == 2  # the vault's settings untouched
+    counter = linting.db.execute(
+        "SELECT value FROM counters WHERE name = 'ingests_since_lint'"
+    ).fetchone()
+    assert counter is None or counter[0] == 0  # the lint ran and reset the count
+    assert [e["event"] for e in _once(linting, folder)] == ["scan"]  # not due again
+    linting.close()

@@ -114,6 +114,7 @@ def watch(
             )
             if once:
                 watcher.catch_up()
+                watcher.settle()
                 if failures:  # for scripts: a file that could not be ingested is an error
                     ctx.exit(1)
                 return
@@ -174,6 +175,8 @@ def _human_line(event: dict[str, Any]) -> None:
         )
     elif name == "error":
         click.echo(f"✗ {', '.join(event['paths'])}: {event['message']}", err=True)
+    elif name == "lint":
+        click.echo(f"Automatic lint run {event['run']}: {event['open']} open finding(s)")
     elif name == "stopped":
         click.echo("Stopped.")
     sys.stdout.flush()

@@ -133,14 +133,16 @@ def run_watch(ctx: JobContext, payload: WatchPayload) -> dict[str, Any]:
 
     provider = provider_from_config(ctx.vault.config, payload.model)
     try:
-        Watcher(
+        watcher = Watcher(
             ctx.vault,
             [Path(f) for f in payload.folders],
             provider,
             emit,
             trust=payload.trust,
             actor=ctx.actor,
-        ).catch_up()
+        )
+        watcher.catch_up()
+        watcher.settle()
     finally:
         provider.close()
     counts: dict[str, int] = {}

@@ -18,8 +18,9 @@ stored and chunks already proposed).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -162,14 +163,15 @@ class Watcher:
         the next start."""
         if changed:
             try:
-                report = ingest_changed(
-                    self.vault,
-                    self.provider,
-                    sorted(changed),
-                    trust=self.trust,
-                    actor=self.actor,
-                    progress=self.progress,
-                )
+                with self._lint_counted_only():
+                    report = ingest_changed(
+                        self.vault,
+                        self.provider,
+                        sorted(changed),
+                        trust=self.trust,
+                        actor=self.actor,
+                        progress=self.progress,
+                    )
             except AffidavitError as exc:
                 self._event("error", paths=[str(p) for p in sorted(changed)], message=str(exc))
             else:
@@ -185,6 +187,42 @@ class Watcher:
             else:
                 self._event("deleted", path=str(path), **_removed(self.vault, path, self.actor))
         folder.manifest.save()
+
+    @contextmanager
+    def _lint_counted_only(self) -> Iterator[None]:
+        """During a pass the automatic lint (``lint.every_ingests``) only counts the sources
+        ingested; :meth:`settle` runs it once the watch is quiet, so a save is never kept
+        waiting behind a whole-wiki lint that the save before it made due."""
+        config = self.vault.config
+        self.vault.config = replace(config, values={**config.values, "lint.every_ingests": 0})
+        try:
+            yield
+        finally:
+            self.vault.config = config
+
+    def settle(self) -> None:
+        """Run the automatic lint if the ingests counted since the last one make it due (when
+        the watch is quiet: no change for a second, or at the end of a look)."""
+        from ..lint.runner import INGEST_COUNTER, run_lint  # its cost only when due
+
+        every = int(self.vault.config.get("lint.every_ingests"))
+        row = self.vault.db.execute(
+            "SELECT value FROM counters WHERE name = ?", (INGEST_COUNTER,)
+        ).fetchone()
+        if every <= 0 or row is None or int(row[0]) < every:
+            return
+        try:
+            report = run_lint(self.vault, None, trigger="auto")
+        except AffidavitError as exc:
+            self._event("error", paths=[], message=f"automatic lint: {exc}")
+            return
+        self._event(
+            "lint",
+            run=report.run,
+            open=len(report.findings),
+            new=len(report.new),
+            counts=report.counts(),
+        )
 
     def _ingested(self, report: IngestReport) -> None:
         for source in report.sources:
@@ -226,6 +264,8 @@ class Watcher:
                 self._event("ready", folders=[str(f.root) for f in self.watched])
             if group:
                 self.handle(Path(path) for _, path in group)
+            else:  # a second without changes: the housekeeping that was waiting
+                self.settle()
         self._event("stopped")
 
     def _wanted(self, _change: Any, path: str) -> bool:
