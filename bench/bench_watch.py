@@ -7,7 +7,9 @@ it once (``watch --once``: the first look, timed), then starts ``affidavit watch
 user would (its own process, default debounce) and, E times, appends a new sentence to one file
 and times the save until a pending plan of that file is in the inbox (a second connection polls
 the database every 5 ms). Then the watch is stopped, files are edited, deleted and added while
-it is down, and ``watch --once`` is timed finding exactly those.
+it is down, and ``watch --once`` is timed finding exactly those. The automatic lint the saves
+make due runs when the watch is quiet: its duration (what a save landing during it would wait)
+is reported too.
 
     .venv/bin/python bench/bench_watch.py [--files 1000] [--edits 30] [--json]
 """
@@ -106,12 +108,16 @@ def main() -> None:
             text=True,
         )
         ready = threading.Event()
+        linted: list[dict[str, Any]] = []
 
         def read() -> None:
             assert proc.stdout is not None
             for line in proc.stdout:
-                if json.loads(line)["event"] == "ready":
+                event = json.loads(line)
+                if event["event"] == "ready":
                     ready.set()
+                elif event["event"] == "lint":
+                    linted.append(event)
 
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
@@ -139,6 +145,15 @@ def main() -> None:
                 time.sleep(0.005)
             else:
                 latencies.append(time.perf_counter() - t0)
+        during = len(linted)
+        result["lint_runs_during_saves"] = during
+        # quiet now: the lint the saves made due runs (lint.every_ingests = 10); a save
+        # landing while it runs would wait this long
+        deadline = time.perf_counter() + args.timeout
+        while len(linted) == during and time.perf_counter() < deadline:
+            time.sleep(0.05)
+        if len(linted) > during:
+            result["lint_when_quiet_seconds"] = linted[-1]["seconds"]
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=args.timeout)
         reader.join(timeout=10)

@@ -18,6 +18,7 @@ stored and chunks already proposed).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -211,6 +212,7 @@ class Watcher:
         ).fetchone()
         if every <= 0 or row is None or int(row[0]) < every:
             return
+        started = time.monotonic()
         try:
             report = run_lint(self.vault, None, trigger="auto")
         except AffidavitError as exc:
@@ -218,6 +220,7 @@ class Watcher:
             return
         self._event(
             "lint",
+            seconds=round(time.monotonic() - started, 3),
             run=report.run,
             open=len(report.findings),
             new=len(report.new),
