@@ -36,6 +36,7 @@ from ..store.apply import Approval, Batch, Step, apply
 from ..vault import Vault
 from .ahead import Ahead
 from .chunking import Chunk, changed_chunks, chunk_text
+from .cost import Budget, BudgetSpent
 from .lineage import (
     VersionFollow,
     follow_version,
@@ -116,6 +117,7 @@ class Ingestor:
         batch_seconds: float = BATCH_SECONDS,
         lint_progress: Progress | None = None,
         adding_progress: Progress | None = None,
+        budget: int | None = None,
     ) -> None:
         """``job_id`` names the queued job this ingest runs as (the queue owns its ``jobs`` row);
         ``checkpoint`` is called before each chunk and may raise to stop there (the chunks done
@@ -126,7 +128,8 @@ class Ingestor:
         ``lint_progress``, as ``(stage, done, total)``, follows the supersession pass and the
         automatic lint after the chunks (they read the whole wiki: on a large one they take a
         while); ``adding_progress``, as ``(label, files_read, file_count)``, the reading of a
-        folder's files before them."""
+        folder's files before them. ``budget``: tokens (prompt + completion) this run may
+        spend; it stops cleanly before a chunk that would pass it (:class:`.cost.Budget`)."""
         self.vault = vault
         self.provider = provider
         self.store = store or SourceStore(vault)
@@ -152,6 +155,7 @@ class Ingestor:
         self.small = provider.supports_schema and provider.context_length <= SMALL_CONTEXT
         self.schema = plan_json_schema()
         self.report = IngestReport(job_id=job_id or "job-" + secrets.token_hex(6))
+        self.budget = Budget(budget, provider) if budget is not None else None
         self.max_tokens, self.chunk_chars = fit_to_context(
             provider.context_length,
             int(vault.config.model("max_output_tokens")),
@@ -175,23 +179,9 @@ class Ingestor:
         status = "failed"
         try:
             try:
-                for target in targets:
-                    # Sources are added before their chunks, outside any batch (each add is
-                    # its own commit), so a batch holds plans alone: all or nothing.
-                    self._close_batch()
-                    added = [self._add_one(name, add) for name, add in self._expand(target, trust)]
-                    records = [record for _, record in added if record is not None]
-                    self._start_ahead(records)
-                    started = 0
-                    for outcome, record in added:
-                        if record is not None:
-                            started += 1
-                            if self.ahead is not None and 2 <= started < len(records):
-                                # one source ahead: two sources' texts in memory at most
-                                self.ahead.extend(self._ahead_items(records[started]))
-                            self._ingest_added(record, outcome)
-                        self.report.sources.append(outcome)
-                    self._stop_ahead()
+                self._ingest_targets(targets, trust)
+            except BudgetSpent as stop:  # every chunk before it is recorded: a rerun resumes
+                self.report.stopped = stop.detail
             finally:  # a stop at a checkpoint keeps what the batch holds: complete plans
                 self._stop_ahead()
                 self._close_batch()
@@ -202,6 +192,25 @@ class Ingestor:
             if self.owns_job_row:
                 self._finish_job_row(status, targets)
         return self.report
+
+    def _ingest_targets(self, targets: list[str], trust: str | None) -> None:
+        for target in targets:
+            # Sources are added before their chunks, outside any batch (each add is
+            # its own commit), so a batch holds plans alone: all or nothing.
+            self._close_batch()
+            added = [self._add_one(name, add) for name, add in self._expand(target, trust)]
+            records = [record for _, record in added if record is not None]
+            self._start_ahead(records)
+            started = 0
+            for outcome, record in added:
+                self.report.sources.append(outcome)
+                if record is not None:
+                    started += 1
+                    if self.ahead is not None and 2 <= started < len(records):
+                        # one source ahead: two sources' texts in memory at most
+                        self.ahead.extend(self._ahead_items(records[started]))
+                    self._ingest_added(record, outcome)
+            self._stop_ahead()
 
     # -- the chunks' reading, ahead in a worker ------------------------------------------
     def _start_ahead(self, records: list[SourceRecord]) -> None:
@@ -526,16 +535,23 @@ class Ingestor:
 
     # -- one chunk --------------------------------------------------------------------------
     def _task(
-        self, record: SourceRecord, text: str, chunk: Chunk, count: int, query: str | None = None
+        self,
+        record: SourceRecord,
+        text: str,
+        chunk: Chunk,
+        count: int,
+        query: str | None = None,
+        nonce: str | None = None,
     ) -> IngestTask:
         """The chunk's task: what :meth:`_chunk_task` reads, with the related pages (``query``:
-        their query, read ahead), the other known slugs and a fresh nonce."""
+        their query, read ahead), the other known slugs and a fresh nonce (``nonce``: one given
+        instead, for an estimate that issues none)."""
         task = self._chunk_task(record, text, chunk, count)
         pages = related_pages(self.vault.db, task.chunk, self.vault.config.related_pages, query)
         shown = {p.slug for p in pages}
         return replace(
             task,
-            nonce=issue_nonce(self.vault.db, self.vault.clock, "ingest"),
+            nonce=nonce or issue_nonce(self.vault.db, self.vault.clock, "ingest"),
             pages=tuple(pages),
             pending_slugs=tuple(sorted(known_slugs(self.vault.db) - shown)),
         )
@@ -583,6 +599,8 @@ class Ingestor:
         finally:
             self.last_call = time.monotonic() - started
             usage = completion.usage if completion else Usage()
+            if self.budget is not None:
+                self.budget.spend(request, completion)
             self.report.calls += 1
             self.report.prompt_tokens += usage.prompt_tokens
             self.report.completion_tokens += usage.completion_tokens
@@ -617,28 +635,10 @@ class Ingestor:
         result = ChunkOutcome(index=chunk.index, start=chunk.start, end=chunk.end, status="failed")
         reading = self._reading(record, chunk)
         task = self._task(record, text, chunk, count, reading.query if reading else None)
+        request, numbered = self.request_for(record, text, chunk, task)
+        if self.budget is not None:
+            self.budget.before_chunk(request)
         self._record_chunk(record.id, chunk, None, STARTED, task.nonce)
-        numbered, shown = self._numbered(record, text, chunk)
-        schema = (
-            compact_plan_schema(
-                task.nonce,
-                [self._short_id(record.id)],
-                [p.slug for p in task.pages],
-                sentences=shown,
-                budget_tokens=self.max_tokens,
-            )
-            if self.small
-            else self.schema
-        )
-        request = ModelRequest(
-            messages=ingest_messages(
-                task, schema, constrained=self.provider.supports_schema, numbered=numbered
-            ),
-            schema=schema,
-            schema_name="plan",
-            task=task,
-            max_tokens=self.max_tokens,
-        )
         attempts = int(self.vault.config.model("max_reasks")) + 1
         proposal: Proposal | None = None
         hold = ""
@@ -682,6 +682,34 @@ class Ingestor:
             result.message += f" (gave up after {attempts} attempt(s))"
             return result
         return self._settle(proposal, result, held=bool(hold))
+
+    def request_for(
+        self, record: SourceRecord, text: str, chunk: Chunk, task: IngestTask
+    ) -> tuple[ModelRequest, str | None]:
+        """The first model request for ``task`` and the chunk as numbered sentences (None when
+        the model is to copy quotes): what a call sends, and what a dry run counts."""
+        numbered, shown = self._numbered(record, text, chunk)
+        schema = (
+            compact_plan_schema(
+                task.nonce,
+                [self._short_id(record.id)],
+                [p.slug for p in task.pages],
+                sentences=shown,
+                budget_tokens=self.max_tokens,
+            )
+            if self.small
+            else self.schema
+        )
+        request = ModelRequest(
+            messages=ingest_messages(
+                task, schema, constrained=self.provider.supports_schema, numbered=numbered
+            ),
+            schema=schema,
+            schema_name="plan",
+            task=task,
+            max_tokens=self.max_tokens,
+        )
+        return request, numbered
 
     def _reading(self, record: SourceRecord, chunk: Chunk) -> ChunkReading | None:
         """What the worker read of ``chunk`` (None: nothing, the chunk is read here)."""

@@ -51,6 +51,8 @@ class IngestReport:
     read_ahead: dict[str, Any] | None = None
     """Chunks the worker read ahead (:mod:`.ahead`) and, if it stopped helping, why (the rest
     was read in this process: the same result, slower)."""
+    stopped: dict[str, Any] | None = None
+    """Why the run stopped before the end (``--budget``: :class:`.cost.BudgetSpent`'s detail)."""
 
     @property
     def failed(self) -> list[SourceOutcome]:
@@ -79,6 +81,7 @@ class IngestReport:
             **({"lint": self.lint} if self.lint else {}),
             **({"deleted": self.deleted} if self.deleted else {}),
             **({"read_ahead": self.read_ahead} if self.read_ahead else {}),
+            **({"stopped": self.stopped} if self.stopped else {}),
         }
 
     def to_json(self) -> dict[str, Any]:
