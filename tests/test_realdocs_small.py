@@ -148,3 +148,17 @@ def test_a_finished_ingest_shows_its_real_counts(tmp_path: Path) -> None:
     assert job["status"] == "done"
     assert (job["progress"]["done"], job["progress"]["total"]) == (3, 4)
     assert "3 ingested" in job["progress"]["message"]
+
+
+def test_names_and_abbreviations_render_without_backslashes() -> None:
+    from markdown_it import MarkdownIt
+
+    from affidavit.store.render import escape_inline
+
+    text = "CHERRY_PICK_HEAD is set, e.g. by git cherry-pick, i.e. on a conflict."
+    escaped = escape_inline(text)
+    assert escaped == text
+    tokens = MarkdownIt("commonmark").parseInline(escaped)
+    assert [c.type for c in tokens[0].children or []] == ["text"]
+    # what could still be syntax or a link is escaped as before
+    assert escape_inline("_emphasis_ and evil.com/x") == "\\_emphasis\\_ and evil\\.com/x"
