@@ -26,6 +26,7 @@ from ..providers.base import IngestTask
 from .lexicon import ANAPHORIC_STARTS, SUBJECTLESS_STARTS
 from .markdown import code_spans
 from .segment import MAX_CLAIM, MIN_QUOTE, Segmented, segment
+from .terms import description, with_terms
 from .titles import fit, name_title, slugify
 from .topics import TopicCandidate, name_key, topic_candidates
 from .units import MIN_CHARS_FALLBACK, Unit, build_units, claim_text, excluded_regions
@@ -106,6 +107,7 @@ def analysis_key(task: IngestTask) -> str:
         task.chunk_count,
         [list(span) for span in task.flagged],
         task.open_fence,
+        task.open_section,
         hashlib.sha256(task.chunk.encode("utf-8", "surrogatepass")).hexdigest(),
     ]
     return hashlib.sha256(json.dumps(fields).encode()).hexdigest()
@@ -117,10 +119,12 @@ def dedup_key(text: str) -> str:
 
 
 def _summary(units: list[Unit], chunk: str) -> str:
-    """The first of ``units`` short enough to be a summary, else the first clause of the first."""
-    for unit in units:
+    """The first of ``units`` short enough to be a summary, else the first clause of the first;
+    a definition ("`--amend`: Replace...", :mod:`.terms`) only when nothing else is left, and
+    then its description alone: a summary reads as prose, checked against every claim's quotes."""
+    for unit in sorted(units, key=lambda u: u.text.startswith("`")):
         if len(unit.text) <= 300:
-            return unit.text
+            return description(unit.text)
     a, b = units[0].quotes[0]
     return fit(claim_text(chunk[a:b]) + " …", 300)
 
@@ -318,14 +322,17 @@ def _source_sections(
 def _units(task: IngestTask) -> tuple[list[Unit], Segmented]:
     chunk = task.chunk
     code = code_spans(chunk, task.open_fence)
-    seg = segment(chunk, hidden=task.flagged, fence=task.open_fence, code=code)
+    seg = segment(
+        chunk, hidden=task.flagged, fence=task.open_fence, code=code, section=task.open_section
+    )
     names = _own_names(task, seg)
     units = _drop_cut_sentence(task, build_units(chunk, seg, flagged=task.flagged, names=names))
     if not units:
         units = _drop_cut_sentence(
             task, build_units(chunk, seg, MIN_CHARS_FALLBACK, flagged=task.flagged, names=names)
         )
-    return _with_subjects(_with_signatures(chunk, units)), seg
+    units = with_terms(chunk, _with_signatures(chunk, units), excluded_regions(chunk, task.flagged))
+    return _with_subjects(units), seg
 
 
 def analyse(task: IngestTask) -> Analysis:

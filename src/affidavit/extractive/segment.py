@@ -339,6 +339,7 @@ def segment(
     hidden: tuple[tuple[int, int], ...] = (),
     fence: str = "",
     code: tuple[tuple[int, int], ...] = (),
+    section: str = "",
 ) -> Segmented:
     """Headings and sentences of ``chunk``; every offset indexes ``chunk`` itself.
 
@@ -346,13 +347,13 @@ def segment(
     sentences it always gave (source sentence numbering depends on it). A heading touching a
     ``hidden`` span (the sanitizer's flags: text a reader doesn't see, W12) names no section.
     ``fence``: the chunk begins inside a code fence an earlier chunk opened (its marker);
-    ``code``: further spans a renderer shows as code (:func:`.markdown.code_spans`)."""
+    ``code``: further spans a renderer shows as code (:func:`.markdown.code_spans`);
+    ``section``: the heading the chunk begins under (an earlier chunk's last)."""
     blocks, headings = _blocks(chunk, version, hidden, fence, code)
     enumerator = _ENUMERATOR_2 if version >= 2 else _ENUMERATOR
     all_headings = list(headings)
     sentences: list[Sentence] = []
     marks = sorted((h.start, h.text) for h in headings)
-    section = ""
     mark = 0
     for block_index, (b_start, b_end) in enumerate(blocks):
         while mark < len(marks) and marks[mark][0] < b_start:

@@ -39,6 +39,9 @@ class Chunk:
     fence: str = ""
     """The opening marker (```` ``` ````, ``~~~~``...) of the code fence this chunk begins
     inside, when an earlier chunk opened it (only a fence longer than a chunk is cut); ""."""
+    section: str = ""
+    """The last heading before the chunk (its text, no "#" marks): the section its first lines
+    are under, when an earlier chunk opened it; ""."""
 
 
 @dataclass(frozen=True)
@@ -168,6 +171,35 @@ def chunk_text(text: str, max_chars: int) -> list[Chunk]:
         end = n if start + max_chars >= n else _boundary(text, start, max_chars, spans)
         inside = spans.around(start)
         fence = inside.fence if inside is not None else ""
-        chunks.append(Chunk(len(chunks), start, end, fence))
+        section = heading_before(text, start, spans)
+        chunks.append(Chunk(len(chunks), start, end, fence, section))
         start = end
     return chunks
+
+
+_ATX_LINE = re.compile(r"[ ]{0,3}(#{1,6})[ \t]+([^\n]*?)[ \t#]*(?:\n|$)")
+SECTION_REACH = 200_000
+"""How far back from a chunk's start its section heading is looked for."""
+
+
+def heading_before(text: str, start: int, spans: _Blocks | None = None) -> str:
+    """The text of the last markdown ATX heading that ends before ``start`` (within
+    :data:`SECTION_REACH` characters; none inside a code fence: ``spans``, the text's blocks,
+    are found when not given), "" when there is none: the section a chunk's first sentences are under when its heading is in the chunk
+    before."""
+    spans = _Blocks(text) if spans is None else spans
+    floor = max(0, start - SECTION_REACH)
+    at = start
+    while at > floor:
+        line = text.rfind("\n", floor, at - 1) + 1
+        if line < floor or (line == 0 and floor > 0):
+            return ""
+        if text.startswith("#", line) or text.startswith(" ", line):
+            match = _ATX_LINE.match(text, line, start)
+            block = spans.around(line) if match else None
+            if match and match.group(2).strip() and not (block and block.fence):
+                return " ".join(match.group(2).replace("*", "").split())
+        at = line
+        if line == 0:
+            break
+    return ""

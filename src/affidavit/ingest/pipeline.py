@@ -573,6 +573,7 @@ class Ingestor:
                 if f.start < chunk.end and chunk.start < max(f.end, f.start + 1)
             ),
             open_fence=chunk.fence,
+            open_section=chunk.section,
         )
 
     def _call(
