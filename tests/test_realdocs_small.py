@@ -86,7 +86,7 @@ def test_manual_placeholders_are_not_chat_role_tags() -> None:
     plan = propose_plan(IngestTask("n" * 16, SOURCE, "git-config.html", CONFIG, 0, 0, 1))
     texts = [c["text"] for op in plan["operations"] for c in op.get("claims", [])]
     # text after the first placeholder is not thrown away as a "role block"
-    assert any(t.startswith("Override the path for the given tool") for t in texts), texts
+    assert any(t.startswith("`difftool.<tool>.path`: Override the path") for t in texts), texts
 
 
 @pytest.mark.parametrize(

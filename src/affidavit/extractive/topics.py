@@ -22,10 +22,12 @@ from itertools import compress
 
 from .lexicon import (
     CONNECTORS,
+    DATE_WORDS,
     GENERIC_NAMES,
     GENERIC_PHRASES,
     GENERIC_WORDS,
     HONORIFICS,
+    INTERFACE_WORDS,
     NUMBER_WORDS,
     STOPWORDS,
     VERBS,
@@ -177,9 +179,19 @@ def _generic_name(words: list[str]) -> bool:
         return True
     if len(words) == 1 and words[0].endswith(_DEMONYM):
         return True
+    if any(w in DATE_WORDS for w in words) or _interface(words):
+        return True  # "Fri", "Nov" of an e-mail header; "Edit", "See Also" of an interface
     return all(
         w in GENERIC_NAMES or _singular(w) in GENERIC_NAMES or w in STOPWORDS or w in CONNECTORS
         for w in words
+    )
+
+
+def _interface(words: Sequence[str]) -> bool:
+    """True if every word is an interface or manual word (:data:`.lexicon.INTERFACE_WORDS`) or
+    a function word: "Edit", "Empty list", "Boolean value" name no subject."""
+    return all(
+        w in INTERFACE_WORDS or _singular(w) in INTERFACE_WORDS or w in STOPWORDS for w in words
     )
 
 
@@ -474,6 +486,8 @@ def topic_candidates(
                 continue  # a refrain ("by an impressive expression...") or "level level"
             if not any(before in NOUN_PHRASE_OPENERS for before, _ in candidate.contexts):
                 continue  # never after "a", "the", "of"...: not a noun phrase ("grep stops")
+            if _interface(words):
+                continue  # "empty list", "boolean value": any manual's words, no subject
             score = df * 0.6 * (1.0 + 0.2 * (candidate.size - 2))
         if any(_same_subject(candidate.key, key) for key in exclude if key):
             continue
