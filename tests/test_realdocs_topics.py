@@ -29,3 +29,41 @@ def test_interface_words_header_fields_and_generic_nouns_are_no_topics() -> None
     for noise in ("Fri", "Nov", "Date", "Edit", "Empty list", "Boolean value"):
         assert noise not in titles, titles
     assert "Linux Foundation" in titles and "Working tree" in titles, titles
+
+
+SPEECH = """# 1941-Franklin D Roosevelt
+
+I address you, the Members of the Seventy-Seventh Congress, at a moment unprecedented in the history of the Union.
+
+Fortunately, only one of these-the four-year War Between the States-ever threatened our national unity.
+
+In the future days, which we seek to make secure, we look forward to a world founded upon four essential human freedoms.
+
+The first is freedom of speech and expression-everywhere in the world.
+"""
+
+MANUAL = """# git-commit(1)
+
+## NAME
+
+git-commit - Record changes to the repository
+
+## DESCRIPTION
+
+Create a new commit containing the current contents of the index and the given log message describing the changes. The new commit is a direct child of HEAD, usually the tip of the current branch.
+"""
+
+
+def test_the_overview_line_says_what_a_source_is_about() -> None:
+    from affidavit.extractive import propose_plan
+
+    def context_line(name: str, text: str) -> str:
+        plan = propose_plan(IngestTask("n" * 16, "0" * 64, name, text, 0, 0, 1))
+        (op,) = [o for o in plan["operations"] if o["op"] == "update_context"]
+        return str(op["entries"][0]["text"])
+
+    speech = context_line("1941-roosevelt.md", SPEECH)
+    assert not speech.startswith("Fortunately"), speech
+    assert (
+        context_line("git-commit.html", MANUAL) == "git-commit - Record changes to the repository"
+    )

@@ -146,6 +146,46 @@ def _summary_rank(unit: Unit, title: str) -> tuple[bool, bool, bool, bool, float
     )
 
 
+_DEFINES = re.compile(
+    r"\b(?:is|are|was|were)\s+(?:a|an|the|one)\b|\s[-–—]\s|\b(?:provides?|describes?|explains?"
+    r"|introduces?|covers?|lists?|shows?\s+how|defines?|documents?)\b",
+    re.IGNORECASE,
+)
+_OPENING_ADVERB = re.compile(r"^[A-Z][a-z]+ly,")
+_NUMBERED_END = re.compile(r"\s\d+(?:\.\d+)+\.?$")
+
+
+def _lead_order(units: list[Unit], title: str) -> list[Unit]:
+    """The units in the order they suit the overview's line for this source and its summary:
+    one that says what the document is about ("git-commit - Record changes to the repository",
+    "SQLite is a C-language library that implements...", a speech's sentence richest in its key
+    terms), not merely its first or a sentence leaning on the one before ("Fortunately, only one
+    of these..."). Its definitions ("`--amend`: ...") come last."""
+    title_words = {w for w in re.findall(r"[a-z0-9][\w.+-]*", title.lower()) if len(w) > 2}
+
+    def rank(unit: Unit) -> tuple[bool, float, int]:
+        lower = [t.lower() for t in unit.tokens]
+        value = unit.score - 0.02 * unit.index
+        if lower and (lower[0] in ANAPHORIC_STARTS or _OPENING_ADVERB.match(unit.text)):
+            value -= 1.0
+        if any(w in ("this", "these", "those", "such") for w in lower[1:6]):
+            value -= 0.5
+        if _DEFINES.search(unit.text):
+            value += 0.5
+        if title_words & set(lower):
+            value += 0.5
+        if not 5 <= len(lower) <= 45:
+            value -= 0.5
+        alpha = [t for t in unit.tokens if t[:1].isalpha()]
+        if alpha and sum(t[0].isupper() for t in alpha) > 0.6 * len(alpha):
+            value -= 1.0  # "Advanced Foreign Key Constraint Features 4.1.": a contents line
+        if _NUMBERED_END.search(unit.text):
+            value -= 1.0  # "VIRTUAL versus STORED columns 2.2.": the next section's number
+        return unit.text.startswith("`"), -value, unit.index
+
+    return sorted(units, key=rank)
+
+
 def _best(units: list[Unit], limit: int) -> list[Unit]:
     """The ``limit`` best units, back in document order."""
     ranked = sorted(units, key=lambda u: (-u.score, u.index))[:limit]
@@ -358,7 +398,7 @@ def analyse(task: IngestTask) -> Analysis:
     budget = MAX_OPERATIONS - (1 if task.chunk_index == 0 else 0)
     hidden = _hidden_headings(seg, chunk, task.flagged)
     sections = _source_sections(units, dedups, title_heading, budget, hidden)
-    lead = sorted(units[:5], key=lambda u: (-u.score, u.index)) + _best(units, len(units))
+    lead = _lead_order(units, title)
     position = {u.index: i for i, u in enumerate(units)}
     candidates = topic_candidates(units, (title_key, source_key), _visible(chunk, task.flagged))
     drafts = []
