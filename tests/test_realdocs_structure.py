@@ -4,6 +4,7 @@ section whose heading is in the chunk before."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from affidavit.extractive import propose_plan
@@ -121,3 +122,103 @@ def test_a_chunk_knows_the_heading_it_begins_under() -> None:
     plan = propose_plan(task)
     sections = [op.get("section") for op in plan["operations"] if op.get("claims")]
     assert sections and all(s == "OPTIONS" for s in sections), sections
+
+
+GUIDE = """# Foreign keys
+
+## Enabling Foreign Key Support
+
+Assuming the library is compiled with foreign key constraints enabled, it must still be enabled by the application at runtime, using the PRAGMA foreign_keys command. For example:
+
+```
+sqlite> PRAGMA foreign_keys = ON;
+```
+
+Foreign key constraints are disabled by default, so must be enabled separately for each connection.
+
+```
+CREATE TABLE artist(
+  artistid    INTEGER PRIMARY KEY,
+  artistname  TEXT
+);
+```
+
+(nb "<" and ">" are stripped)
+
+The author names are by convention some form of a personal name.
+"""
+
+
+def test_code_blocks_are_quotable_evidence_never_split() -> None:
+    plan = propose_plan(IngestTask("n" * 16, SOURCE, "foreignkeys.html", GUIDE, 0, 0, 1))
+    texts = [str(c["text"]) for c in claims_of(plan)]
+    joined = [t for t in texts if t.endswith("`sqlite> PRAGMA foreign_keys = ON;`")]
+    assert joined and joined[0].startswith("Assuming the library is compiled"), texts
+    assert "`CREATE TABLE artist( artistid INTEGER PRIMARY KEY, artistname TEXT );`" in texts
+    (create,) = [c for c in claims_of(plan) if str(c["text"]).startswith("`CREATE TABLE")]
+    quotes = [str(e["quote"]) for e in create["evidence"]]  # type: ignore[union-attr]
+    assert quotes == [GUIDE[GUIDE.index("CREATE TABLE") : GUIDE.index(");") + 2]]
+    # code is never cut into sentences, and a parenthetical is no term
+    assert not any(t.startswith(("artistid", "`(nb")) for t in texts), texts
+    sections = {
+        op.get("section") for op in plan["operations"] if "PRAGMA" in json.dumps(op.get("claims"))
+    }
+    assert sections == {"Enabling Foreign Key Support"}
+
+
+def test_code_claims_pass_the_gate(vault: Vault, tmp_path: Path) -> None:
+    doc = tmp_path / "foreignkeys.md"
+    doc.write_text(GUIDE)
+    Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(doc)], "trusted")
+    texts = [
+        r["text"]
+        for r in vault.db.execute("SELECT text FROM claims WHERE status = 'active'").fetchall()
+    ]
+    assert any(t.endswith("`sqlite> PRAGMA foreign_keys = ON;`") for t in texts), texts
+    assert "`CREATE TABLE artist( artistid INTEGER PRIMARY KEY, artistname TEXT );`" in texts
+
+
+CONFLICT = """<html><body><h1>The ON CONFLICT Clause</h1>
+<p>The ON CONFLICT clause is a non-standard extension specific to SQLite that can appear in many
+other SQL commands.</p>
+<svg><text>ON CONFLICT</text><text>ROLLBACK</text><text>REPLACE</text></svg>
+<dl><dt>ROLLBACK</dt>
+<dd><p>When an applicable constraint violation occurs, the ROLLBACK resolution algorithm aborts
+the current SQL statement with an SQLITE_CONSTRAINT error and rolls back the current
+transaction.</p></dd>
+<dt>REPLACE</dt>
+<dd><p>When a UNIQUE or PRIMARY KEY constraint violation occurs, the REPLACE algorithm deletes
+pre-existing rows that are causing the constraint violation prior to inserting the current row
+and the command continues executing normally.</p></dd></dl>
+</body></html>
+"""
+
+
+def test_a_heading_also_drawn_in_hidden_text_holds_nothing_back(
+    vault: Vault, tmp_path: Path
+) -> None:
+    doc = tmp_path / "lang_conflict.html"
+    doc.write_text(CONFLICT)
+    report = Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(doc)], "trusted")
+    assert not report.failed
+    pending = vault.db.execute("SELECT COUNT(*) FROM plans WHERE status = 'pending'").fetchone()
+    assert pending[0] == 0
+    texts = [
+        r["text"]
+        for r in vault.db.execute("SELECT text FROM claims WHERE status = 'active'").fetchall()
+    ]
+    assert any("the REPLACE algorithm deletes pre-existing rows" in t for t in texts), texts
+
+
+def test_no_section_is_named_by_words_hidden_text_holds() -> None:
+    text = (
+        "# The ON CONFLICT Clause\n\nON CONFLICT ROLLBACK ABORT FAIL IGNORE REPLACE\n\n"
+        "The ON CONFLICT clause is a non-standard extension specific to SQLite.\n\nREPLACE\n\n"
+        "When a UNIQUE or PRIMARY KEY constraint violation occurs, the REPLACE algorithm deletes "
+        "pre-existing rows that are causing the constraint violation.\n"
+    )
+    diagram = text.index("ON CONFLICT ROLLBACK")
+    flagged = ((diagram, text.index("\n", diagram)),)  # an SVG diagram's text: hidden
+    task = IngestTask("n" * 16, SOURCE, "lang_conflict.html", text, 0, 0, 1, flagged=flagged)
+    sections = [op.get("section") for op in propose_plan(task)["operations"] if op.get("claims")]
+    assert sections and not {"Replace", "REPLACE"} & set(sections), sections

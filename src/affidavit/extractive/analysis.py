@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 from ..plan.schema import MAX_OPERATIONS
 from ..providers.base import IngestTask
+from .code import code_units
 from .lexicon import ANAPHORIC_STARTS, SUBJECTLESS_STARTS
 from .markdown import code_spans
 from .segment import MAX_CLAIM, MIN_QUOTE, Segmented, segment
@@ -332,13 +333,22 @@ def _fit_sections(sections: dict[str, list[int]], budget: int) -> dict[str, list
 
 
 def _hidden_headings(seg: Segmented, chunk: str, flagged: tuple[tuple[int, int], ...]) -> set[str]:
-    """Headings that touch a flagged span or a sanitizer flag: never a section name."""
+    """Headings that touch a flagged span or a sanitizer flag, or whose words a flagged span
+    holds too (an SVG diagram's "REPLACE" over the visible "REPLACE" heading): never a section
+    name — the gate would find the name inside hidden text and hold the operation back."""
     regions = excluded_regions(chunk, flagged)
+    hidden_text = " ".join(" ".join(chunk[a:b].casefold().split()) for a, b in flagged if b > a)
     return {
         h.text
         for h in seg.headings
         if any(a < h.end and h.start < max(b, a + 1) for a, b in regions)
+        or (hidden_text and _holds(hidden_text, " ".join(h.text.casefold().split())))
     }
+
+
+def _holds(text: str, phrase: str) -> bool:
+    """True if ``text`` holds ``phrase`` as whole words."""
+    return bool(phrase) and re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", text) is not None
 
 
 def _source_sections(
@@ -371,7 +381,16 @@ def _units(task: IngestTask) -> tuple[list[Unit], Segmented]:
         units = _drop_cut_sentence(
             task, build_units(chunk, seg, MIN_CHARS_FALLBACK, flagged=task.flagged, names=names)
         )
-    units = with_terms(chunk, _with_signatures(chunk, units), excluded_regions(chunk, task.flagged))
+    excluded = excluded_regions(chunk, task.flagged)
+    units = code_units(
+        chunk,
+        seg,
+        _with_signatures(chunk, units),
+        excluded,
+        task.open_fence,
+        nested=code_spans(chunk, task.open_fence, nested_only=True) if code else (),
+    )
+    units = with_terms(chunk, units, excluded)
     return _with_subjects(units), seg
 
 

@@ -63,7 +63,7 @@ def is_term(lines: Sequence[str]) -> bool:
     if not lines or sum(map(len, lines)) > MAX_TERM:
         return False
     for line in lines:
-        if len(line) > MAX_TERM_LINE or line.startswith(("#", ">", "|")) or _FENCE.match(line):
+        if len(line) > MAX_TERM_LINE or line.startswith(("#", ">", "|", "(")) or _FENCE.match(line):
             return False
         if _ENDS_SENTENCE.search(line) and not line.endswith("::"):
             return False
