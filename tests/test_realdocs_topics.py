@@ -67,3 +67,17 @@ def test_the_overview_line_says_what_a_source_is_about() -> None:
     assert (
         context_line("git-commit.html", MANUAL) == "git-commit - Record changes to the repository"
     )
+
+
+def test_verb_phrases_and_example_identifiers_are_no_topics() -> None:
+    text = "# Queries\n\n" + "\n".join(
+        f"When the query contains a {w} term, the function returns a row and Create makes Idx1 "
+        f"hold the {w} value for the Query Planner of the Linux Foundation."
+        for w in ("first", "second", "third", "fourth")
+    )
+    task = IngestTask("n" * 16, "0" * 64, "queries.md", text, 0, 0, 1)
+    units, _ = _units(task)
+    titles = [t.title for t in find_topics(units, {}, 10, text=text)]
+    for noise in ("Query contains", "Function returns", "Create", "Idx1"):
+        assert noise not in titles, titles
+    assert "Query Planner of the Linux Foundation" in titles, titles

@@ -180,9 +180,14 @@ VERBS = words(
     show shows use uses say says go goes come comes get gets put puts keep keeps hold holds
     bring brings build builds lead leads set sets cut cuts pay pays send sends call calls
     ask asks want wants know knows think thinks feel feels see sees find finds work works
+    contains occurs evaluates returns causes finishes exists succeeds begins refers appears
     """
 )
-"""Common verbs: a lower-case phrase that starts with one ("creates jobs") is not a topic."""
+"""Common verbs: a lower-case phrase that starts or ends with one ("creates jobs", "query
+contains") is not a topic."""
+
+STEP_VERBS = words("return run open close insert delete update select")
+"""Verbs that open a step of instructions ("Return", "Run"): never a one-word name."""
 
 DATE_WORDS = words(
     """

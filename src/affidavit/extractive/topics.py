@@ -29,6 +29,7 @@ from .lexicon import (
     HONORIFICS,
     INTERFACE_WORDS,
     NUMBER_WORDS,
+    STEP_VERBS,
     STOPWORDS,
     VERBS,
     words,
@@ -53,6 +54,7 @@ _ROMAN = re.compile(r"^[IVXLC]+$")
 MAX_NAME_TOKENS = 6
 _DEMONYM = ("ian", "ese", "ish")
 _TRAILING_GENERIC = frozenset({"government", "governments"})
+_IDENT_DIGITS = re.compile(r"^[a-z]+\d+$")
 _CODE_WORD = re.compile(r"^(?:True|False|None|\w*_\w*|\w+\.\w+)$")
 NEW_TOPIC_MENTIONS = 3
 """Sentences of the chunk that must name a subject before it gets a new page of its own."""
@@ -266,6 +268,10 @@ def _name_of(surface: str) -> str | None:
         return None
     if any(_CODE_WORD.match(w) for w in surface.split()):
         return None  # "TIME_STYLE", "True", "os.path": names from code, not subjects
+    if len(words) == 1 and (
+        words[0] in VERBS or words[0] in STEP_VERBS or _IDENT_DIGITS.match(words[0])
+    ):
+        return None  # "Create", "Return" open a step; "Idx1" names an example's index
     return " ".join(words)
 
 
