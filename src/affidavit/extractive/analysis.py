@@ -178,8 +178,8 @@ def _lead_order(units: list[Unit], title: str) -> list[Unit]:
         if not 5 <= len(lower) <= 45:
             value -= 0.5
         alpha = [t for t in unit.tokens if t[:1].isalpha()]
-        if alpha and sum(t[0].isupper() for t in alpha) > 0.6 * len(alpha):
-            value -= 1.0  # "Advanced Foreign Key Constraint Features 4.1.": a contents line
+        if "►" in unit.text or (alpha and sum(t[0].isupper() for t in alpha) > 0.6 * len(alpha)):
+            value -= 2.0  # "Advanced Foreign Key Constraint Features 4.1.": a contents line
         if _NUMBERED_END.search(unit.text):
             value -= 1.0  # "VIRTUAL versus STORED columns 2.2.": the next section's number
         return unit.text.startswith("`"), -value, unit.index
