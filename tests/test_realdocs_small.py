@@ -162,3 +162,17 @@ def test_names_and_abbreviations_render_without_backslashes() -> None:
     assert [c.type for c in tokens[0].children or []] == ["text"]
     # what could still be syntax or a link is escaped as before
     assert escape_inline("_emphasis_ and evil.com/x") == "\\_emphasis\\_ and evil\\.com/x"
+
+
+def test_collapsed_details_are_visible_text() -> None:
+    from affidavit.sources.extract import HTML, extract
+
+    page = (
+        b"<html><body><p>Intro text here for the page.</p><details><summary>conflict-clause:"
+        b"</summary><h4>Conflict clause</h4><p>The default conflict resolution algorithm is "
+        b"ABORT.</p></details></body></html>"
+    )
+    extracted = extract(page, HTML, render=False)
+    assert extracted.flags == []
+    assert "#### Conflict clause" in extracted.text
+    assert "The default conflict resolution algorithm is ABORT." in extracted.text
