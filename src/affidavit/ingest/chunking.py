@@ -164,6 +164,7 @@ def chunk_text(text: str, max_chars: int) -> list[Chunk]:
     if max_chars < 1:
         raise ValueError("max_chars must be positive")
     spans = _Blocks(text)
+    headings = _Headings(text, spans)
     chunks: list[Chunk] = []
     start = 0
     n = len(text)
@@ -171,35 +172,38 @@ def chunk_text(text: str, max_chars: int) -> list[Chunk]:
         end = n if start + max_chars >= n else _boundary(text, start, max_chars, spans)
         inside = spans.around(start)
         fence = inside.fence if inside is not None else ""
-        section = heading_before(text, start, spans)
-        chunks.append(Chunk(len(chunks), start, end, fence, section))
+        chunks.append(Chunk(len(chunks), start, end, fence, headings.before(start)))
         start = end
     return chunks
 
 
-_ATX_LINE = re.compile(r"[ ]{0,3}(#{1,6})[ \t]+([^\n]*?)[ \t#]*(?:\n|$)")
-SECTION_REACH = 200_000
-"""How far back from a chunk's start its section heading is looked for."""
+_ATX_LINE = re.compile(r"^[ ]{0,3}#{1,6}[ \t]+([^\n]*?)[ \t#]*$", re.M)
 
 
-def heading_before(text: str, start: int, spans: _Blocks | None = None) -> str:
-    """The text of the last markdown ATX heading that ends before ``start`` (within
-    :data:`SECTION_REACH` characters; none inside a code fence: ``spans``, the text's blocks,
-    are found when not given), "" when there is none: the section a chunk's first sentences are under when its heading is in the chunk
-    before."""
-    spans = _Blocks(text) if spans is None else spans
-    floor = max(0, start - SECTION_REACH)
-    at = start
-    while at > floor:
-        line = text.rfind("\n", floor, at - 1) + 1
-        if line < floor or (line == 0 and floor > 0):
-            return ""
-        if text.startswith("#", line) or text.startswith(" ", line):
-            match = _ATX_LINE.match(text, line, start)
-            block = spans.around(line) if match else None
-            if match and match.group(2).strip() and not (block and block.fence):
-                return " ".join(match.group(2).replace("*", "").split())
-        at = line
-        if line == 0:
-            break
-    return ""
+class _Headings:
+    """The text's markdown ATX headings outside code fences, found in one pass: where each
+    starts and its text (no "#" marks, no emphasis stars)."""
+
+    def __init__(self, text: str, spans: _Blocks) -> None:
+        self.starts: list[int] = []
+        self.texts: list[str] = []
+        if "#" not in text:
+            return
+        for match in _ATX_LINE.finditer(text):
+            words = " ".join(match.group(1).replace("*", "").split())
+            block = spans.around(match.start())
+            if words and not (block and block.fence):
+                self.starts.append(match.start())
+                self.texts.append(words)
+
+    def before(self, start: int) -> str:
+        """The last heading that starts before ``start``; "" when there is none."""
+        i = bisect.bisect_left(self.starts, start) - 1
+        return self.texts[i] if i >= 0 else ""
+
+
+def heading_before(text: str, start: int) -> str:
+    """The text of the last markdown ATX heading before ``start``, none inside a code fence; ""
+    when there is none: the section a chunk's first sentences are under when its heading is in
+    the chunk before (:attr:`Chunk.section`)."""
+    return _Headings(text, _Blocks(text)).before(start)
