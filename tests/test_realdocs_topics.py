@@ -81,3 +81,17 @@ def test_verb_phrases_and_example_identifiers_are_no_topics() -> None:
     for noise in ("Query contains", "Function returns", "Create", "Idx1"):
         assert noise not in titles, titles
     assert "Query Planner of the Linux Foundation" in titles, titles
+
+
+def test_a_definitions_first_verb_and_letter_runs_are_no_topics() -> None:
+    text = "# git-mergetool\n\n" + "\n\n".join(
+        f"--opt-{n}\n\nPrint a list of merge tools that may be used with the Merge Driver {n}.\n\n"
+        f"The graph shows B C and D D D next to the Merge Driver in row {n}."
+        for n in range(4)
+    )
+    task = IngestTask("n" * 16, "0" * 64, "git-mergetool.html", text, 0, 0, 1)
+    units, _ = _units(task)
+    assert any(u.text.startswith("`--opt-0`: Print") for u in units)
+    titles = [t.title for t in find_topics(units, {}, 10, text=text)]
+    assert "Print" not in titles and "B C" not in titles and "D D D" not in titles, titles
+    assert "Merge Driver" in titles, titles

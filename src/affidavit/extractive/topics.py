@@ -34,6 +34,7 @@ from .lexicon import (
     VERBS,
     words,
 )
+from .terms import description
 from .units import Unit
 
 _TOKEN = re.compile(r"[^\W\d_](?:[\w'’-]*[^\W_])?|\d+")
@@ -198,7 +199,7 @@ def _interface(words: Sequence[str]) -> bool:
 
 
 def _names(unit_pos: int, unit: Unit, found: dict[str, Candidate]) -> None:
-    text = unit.text
+    text = description(unit.text)  # a definition's term makes no word of it inner
     words = _unit_words(text)
     shown, gaps, starts, ends = words.shown, words.gaps, words.starts, words.ends
     n = len(shown)
@@ -257,8 +258,8 @@ def _add_name(surface: str, inner: bool, unit_pos: int, found: dict[str, Candida
 def _name_of(surface: str) -> str | None:
     """The key of the name ``surface`` writes, or None when it is not a subject's name."""
     words = name_key(surface).split()
-    if not words or _generic_name(words):
-        return None
+    if not words or _generic_name(words) or all(len(w) == 1 for w in words):
+        return None  # "B C", "D D D": letters of a diagram, not a name
     if len(words) == 1 and (
         len(words[0]) < 3
         or _ROMAN.match(surface)
@@ -303,7 +304,7 @@ def _phrase_edge(first: str, last: str) -> bool:
 
 
 def _phrases(unit_pos: int, unit: Unit, found: dict[str, Candidate]) -> None:
-    text = unit.text
+    text = description(unit.text)  # a definition's term makes no word of it inner
     words = _unit_words(text)
     run: list[int] = []  # indices into the words
     for index, ok in enumerate(words.phrase_ok):
