@@ -137,7 +137,7 @@ def ingest(
             if reviewer is not None:
                 reviewer.close()
             if linting:
-                click.echo("", err=True)  # end the progress line
+                show_lint.end()
         if as_json:
             echo_json(report.to_json())
         else:

@@ -350,13 +350,20 @@ class Ingestor:
             }
 
     def _finish_job_row(self, status: str, targets: list[str]) -> None:
+        """End this command's job row with its real counts (57/57 sources, not 0/0)."""
+        sources = self.report.sources
+        kinds = ", ".join(f"{n} {k}" for k, n in sorted(Counter(s.status for s in sources).items()))
         with transaction(self.vault.db):
             self.vault.db.execute(
-                "UPDATE jobs SET status = ?, finished_at = ?, detail = ? WHERE id = ?",
+                "UPDATE jobs SET status = ?, finished_at = ?, detail = ?, progress_done = ?, "
+                "progress_total = ?, progress_message = ? WHERE id = ?",
                 (
                     status,
                     iso(self.vault.clock()),
                     json.dumps({"targets": targets, "totals": self.report.totals()}),
+                    sum(1 for s in sources if s.status != "failed"),
+                    len(sources),
+                    f"{len(sources)} source(s): {kinds}"[:500],
                     self.report.job_id,
                 ),
             )
@@ -573,6 +580,7 @@ class Ingestor:
                 if f.start < chunk.end and chunk.start < max(f.end, f.start + 1)
             ),
             open_fence=chunk.fence,
+            open_section=chunk.section,
         )
 
     def _call(
