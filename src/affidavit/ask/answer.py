@@ -30,11 +30,11 @@ from ..ingest.replies import InvalidReply, parse_reply
 from ..plan.nonce import issue_nonce
 from ..plan.schema import CLAIM_ID_PATTERN, LINE_PATTERN
 from ..providers.base import Message, ModelRequest, Provider
-from ..retrieval.search import Hit, Retriever
+from ..retrieval.search import Hit, Retriever, merge_identical
 from ..sources.store import SourceStore
 from ..support import SUPPORTED, SupportChecker, load_model
 from ..vault import Vault
-from .extractive import defined_term, defines, extractive_answer
+from .extractive import MAX_CITATIONS, defined_term, defines, extractive_answer
 from .packing import Packed, pack
 
 NOT_IN_WIKI = "Not in the wiki: none of its claims answers this question."
@@ -46,7 +46,7 @@ class _Strict(BaseModel):
 
 class CitedText(_Strict):
     text: str = Field(min_length=1, max_length=600, pattern=LINE_PATTERN)
-    claims: list[str] = Field(default_factory=list, max_length=8)
+    claims: list[str] = Field(default_factory=list, max_length=MAX_CITATIONS)
 
 
 MAX_SENTENCES = 12
@@ -283,7 +283,7 @@ class Asker:
         config = self.vault.config
         query = " ".join([*(q for q, _ in (history or [])[-1:]), question])
         hits = self.retriever.search(query, k=config.candidates, min_trust=min_trust)
-        hits = self._with_definitions(question, hits, min_trust)
+        hits = merge_identical(self._with_definitions(question, hits, min_trust))
         nonce = issue_nonce(self.vault.db, self.vault.clock, "ask")
         packed = pack(hits, config.context_tokens, nonce)
         answer = Answer(
@@ -340,7 +340,7 @@ class Asker:
     ) -> tuple[AnswerReply, list[Dropped]]:
         if self.provider is None:
             extractive = extractive_answer(question, list(packed.hits), nonce)
-            return AnswerReply.model_validate(extractive), []
+            return read_reply(extractive)
         schema = answer_schema()
         shape = (
             "The decoder enforces the reply's JSON shape."
@@ -417,6 +417,14 @@ class Asker:
             )
 
 
+def _quotes(hit: Hit) -> str:
+    """A footnote's quotes: each distinct quote once, with every place it stands."""
+    places: dict[str, list[str]] = {}
+    for e in hit.evidence:
+        places.setdefault(e.quote, []).append(f"{e.source_name}, {e.location}")
+    return "; ".join(f"“{quote}” — {', '.join(where)}" for quote, where in places.items())
+
+
 def render_answer(answer: Answer) -> str:
     """The answer as markdown: sentences with footnotes carrying the verbatim quotes."""
     if answer.verdict != "answered":
@@ -434,7 +442,9 @@ def render_answer(answer: Answer) -> str:
         )
         lines.append("")
         for hit in answer.cited():
-            quotes = "; ".join(f"“{e.quote}” — {e.source_name}, {e.location}" for e in hit.evidence)
+            quotes = _quotes(hit)
+            if hit.more_sources:
+                quotes += f" (and {hit.more_sources} more source(s) say the same)"
             lines.append(
                 f"[^{numbers[hit.claim_id]}]: {quotes} · claim `{hit.claim_id}` "
                 f"on [{hit.page_title}]({hit.page or 'context'}.md)"

@@ -45,6 +45,8 @@ _WEAK_CAPITALS = words(
 MIN_SUPPORT = 0.2
 """Weighted share of the question's content words a claim must hold to answer it."""
 MAX_SENTENCES = 3
+MAX_CITATIONS = 8
+"""Claims one answer sentence may cite (the answer schema's limit)."""
 RANK_BONUS = 0.08
 """What being retrieved first adds to a claim's score (divided by 1 + its rank): a tie-break."""
 SURE = 0.999
@@ -319,7 +321,8 @@ def extractive_answer(question: str, hits: list[Hit], nonce: str) -> dict[str, A
             break
         key = " ".join(hit.text.split()).casefold()
         if key in by_text:  # the same sentence on two pages: one sentence, both citations
-            by_text[key]["claims"].append(hit.claim_id)
+            if len(by_text[key]["claims"]) < MAX_CITATIONS:
+                by_text[key]["claims"].append(hit.claim_id)
             continue
         by_text[key] = {"text": hit.text, "claims": [hit.claim_id]}
         sentences.append(by_text[key])

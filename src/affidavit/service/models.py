@@ -166,6 +166,12 @@ class HitOut(Response):
     trust: str
     score: float
     evidence: list[EvidenceOut]
+    same: list[str] = Field(
+        default_factory=list, description="Claims with the same text merged into this one."
+    )
+    more_sources: int = Field(
+        default=0, description="Sources that state it beyond the quotes shown (limit 5)."
+    )
 
 
 class SearchResponse(Response):
