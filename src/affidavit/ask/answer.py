@@ -34,6 +34,7 @@ from ..retrieval.search import Hit, Retriever, merge_identical
 from ..sources.store import SourceStore
 from ..support import SUPPORTED, SupportChecker, load_model
 from ..vault import Vault
+from .context import rare_names, unknown_names, with_acronyms, with_followers
 from .extractive import MAX_CITATIONS, defined_term, defines, extractive_answer
 from .packing import Packed, pack
 
@@ -270,6 +271,8 @@ class Asker:
         self.provider = provider
         self.retriever = retriever or Retriever(vault.db)
         self.support = support
+        self._context: dict[str, str] = {}
+        self._required: tuple[str, ...] = ()
 
     def ask(
         self,
@@ -281,11 +284,15 @@ class Asker:
     ) -> Answer:
         """Answer ``question``; ``history`` holds earlier (question, answer) turns of a chat."""
         config = self.vault.config
-        query = " ".join([*(q for q, _ in (history or [])[-1:]), question])
+        asked = with_acronyms(self.vault.db, question)
+        query = " ".join([*(q for q, _ in (history or [])[-1:]), asked])
         hits = self.retriever.search(query, k=config.candidates, min_trust=min_trust)
-        hits = merge_identical(self._with_definitions(question, hits, min_trust))
+        hits = merge_identical(self._with_definitions(asked, hits, min_trust))
+        hits, self._context = with_followers(self.retriever, hits, min_trust)
+        unknown = unknown_names(self.vault.db, question)
+        self._required = tuple(rare_names(self.vault.db, question))
         nonce = issue_nonce(self.vault.db, self.vault.clock, "ask")
-        packed = pack(hits, config.context_tokens, nonce)
+        packed = pack([] if unknown else hits, config.context_tokens, nonce)
         answer = Answer(
             question=question,
             verdict="not_in_wiki",
@@ -295,7 +302,7 @@ class Asker:
             provider=self.provider.name if self.provider else "extractive",
         )
         if packed.hits:
-            reply, malformed = self._reply(question, packed, nonce, history or [])
+            reply, malformed = self._reply(asked, packed, nonce, history or [])
             given = {h.claim_id for h in packed.hits}
             quotes = cited_quotes(SourceStore(self.vault), list(packed.hits))
             if self.support is None:
@@ -339,7 +346,9 @@ class Asker:
         self, question: str, packed: Packed, nonce: str, history: list[tuple[str, str]]
     ) -> tuple[AnswerReply, list[Dropped]]:
         if self.provider is None:
-            extractive = extractive_answer(question, list(packed.hits), nonce)
+            extractive = extractive_answer(
+                question, list(packed.hits), nonce, self._context, self._required
+            )
             return read_reply(extractive)
         schema = answer_schema()
         shape = (

@@ -259,6 +259,12 @@ class Retriever:
         with read_snapshot(self.db):  # the index position and every row read agree
             return self._search(query, k, tiers)
 
+    def hits(self, claim_ids: list[str], min_trust: str = "untrusted") -> list[Hit]:
+        """The claims ``claim_ids`` as hits, in that order (score 0), only those active and of
+        tier ``min_trust`` or above."""
+        tiers = allowed_tiers(min_trust)
+        return self._hits(claim_ids, dict.fromkeys(claim_ids, 0.0), tiers)
+
     def lexical_lists(
         self, query: str, *, k: int = 10, min_trust: str = "untrusted"
     ) -> dict[str, list[tuple[str, float]]]:
