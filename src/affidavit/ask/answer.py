@@ -34,7 +34,7 @@ from ..retrieval.search import Hit, Retriever, merge_identical
 from ..sources.store import SourceStore
 from ..support import SUPPORTED, SupportChecker, load_model
 from ..vault import Vault
-from .context import rare_names, unknown_names, with_acronyms, with_followers
+from .context import enumeration, rare_names, unknown_names, with_acronyms, with_followers
 from .extractive import MAX_CITATIONS, defined_term, defines, extractive_answer
 from .packing import Packed, pack
 
@@ -154,6 +154,10 @@ class Answer:
     tokens: int = 0
     left_out: int = 0
     provider: str = ""
+    closest: list[tuple[str, str]] = field(default_factory=list)
+    """Not in the wiki: the pages (slug, title) of the claims nearest the question, at most 3."""
+    unknown: list[str] = field(default_factory=list)
+    """Names the question asks about that no claim of the wiki holds."""
 
     def cited(self) -> list[Hit]:
         """The given claims that the kept sentences cite, in first-cited order."""
@@ -176,6 +180,8 @@ class Answer:
             "context_tokens": self.tokens,
             "claims_left_out": self.left_out,
             "provider": self.provider,
+            "closest_pages": [{"slug": slug, "title": title} for slug, title in self.closest],
+            "unknown_names": list(self.unknown),
         }
 
 
@@ -273,6 +279,7 @@ class Asker:
         self.support = support
         self._context: dict[str, str] = {}
         self._required: tuple[str, ...] = ()
+        self._listed: list[str] = []
 
     def ask(
         self,
@@ -288,7 +295,11 @@ class Asker:
         query = " ".join([*(q for q, _ in (history or [])[-1:]), asked])
         hits = self.retriever.search(query, k=config.candidates, min_trust=min_trust)
         hits = merge_identical(self._with_definitions(asked, hits, min_trust))
-        hits, self._context = with_followers(self.retriever, hits, min_trust)
+        listed = enumeration(self.retriever, asked, hits, min_trust)
+        self._listed = [h.claim_id for h in listed]
+        if listed:  # "the four freedoms": the introduction and every item, first
+            hits = listed + [h for h in hits if h.claim_id not in self._listed]
+        hits, self._context = with_followers(self.retriever, asked, hits, min_trust)
         unknown = unknown_names(self.vault.db, question)
         self._required = tuple(rare_names(self.vault.db, question))
         nonce = issue_nonce(self.vault.db, self.vault.clock, "ask")
@@ -325,6 +336,9 @@ class Asker:
                 answer.verdict = "answered"
             else:
                 answer.short_answer = None
+        answer.unknown = unknown
+        if answer.verdict != "answered":
+            answer.closest = closest_pages(hits)
         self._log(answer, min_trust, conversation)
         return answer
 
@@ -345,6 +359,10 @@ class Asker:
     def _reply(
         self, question: str, packed: Packed, nonce: str, history: list[tuple[str, str]]
     ) -> tuple[AnswerReply, list[Dropped]]:
+        given = {h.claim_id: h for h in packed.hits}
+        if self.provider is None and self._listed and all(c in given for c in self._listed):
+            sentences = [{"text": given[c].text, "claims": [c]} for c in self._listed]
+            return read_reply({"nonce": nonce, "sentences": sentences})
         if self.provider is None:
             extractive = extractive_answer(
                 question, list(packed.hits), nonce, self._context, self._required
@@ -426,6 +444,21 @@ class Asker:
             )
 
 
+CLOSEST = 3
+
+
+def closest_pages(hits: list[Hit]) -> list[tuple[str, str]]:
+    """The pages of the first hits, distinct, at most :data:`CLOSEST`: where a reader might look
+    when the wiki doesn't answer."""
+    pages: dict[str, str] = {}
+    for hit in hits:
+        if hit.page and hit.page not in pages:
+            pages[hit.page] = hit.page_title
+        if len(pages) == CLOSEST:
+            break
+    return list(pages.items())
+
+
 def _quotes(hit: Hit) -> str:
     """A footnote's quotes: each distinct quote once, with every place it stands."""
     places: dict[str, list[str]] = {}
@@ -438,6 +471,11 @@ def render_answer(answer: Answer) -> str:
     """The answer as markdown: sentences with footnotes carrying the verbatim quotes."""
     if answer.verdict != "answered":
         lines = [NOT_IN_WIKI]
+        if answer.unknown:
+            lines[0] += f" It never mentions {', '.join(answer.unknown)}."
+        if answer.closest:
+            pages = ", ".join(f"[{title}]({slug}.md)" for slug, title in answer.closest)
+            lines.append(f"Closest pages: {pages}")
     else:
         numbers = {h.claim_id: n for n, h in enumerate(answer.cited(), 1)}
         lines = []

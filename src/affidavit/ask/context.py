@@ -22,13 +22,15 @@ from functools import lru_cache
 
 from ..retrieval.search import Hit, Retriever, same_text
 from ..support import wordnet
-from ..words import STOPWORDS, stem
+from ..words import STOPWORDS, stem, stems
 from .extractive import statement
 
 FOLLOWERS = 2
 """Claims taken after each of the best hits, in their source's order."""
 LEADERS = 8
 """How many of the best hits get their followers."""
+SECTION_SHARE = 0.6
+"""Share of the question's content words a hit's heading must hold for its followers to count."""
 REACH = 600
 """How far (characters of the source) after a hit a follower may start."""
 
@@ -36,19 +38,24 @@ _TOKEN = re.compile(r"[^\W_][\w.+#-]*[^\W_]|[^\W_]", re.UNICODE)
 
 
 def with_followers(
-    retriever: Retriever, hits: list[Hit], min_trust: str
+    retriever: Retriever, question: str, hits: list[Hit], min_trust: str
 ) -> tuple[list[Hit], dict[str, str]]:
     """``hits`` with, after each of the first :data:`LEADERS` that is a heading or a question
-    (:func:`~affidavit.ask.extractive.statement`), the next :data:`FOLLOWERS` page claims of its
+    (:func:`~affidavit.ask.extractive.statement`) or stands under a heading that holds most of
+    the question's words (:data:`SECTION_SHARE`), the next :data:`FOLLOWERS` page claims of its
     first quote's source (within :data:`REACH` characters, not already there), and
     each claim's context: the text of the retrieved claim it follows."""
     db = retriever.db
+    asked = stems(question)
     seen = {same_text(h.text) for h in hits}
     out: list[Hit] = []
     context: dict[str, str] = {}
     for n, hit in enumerate(hits):
         out.append(hit)
-        if n >= LEADERS or not hit.evidence or statement(hit.text):
+        if n >= LEADERS or not hit.evidence:
+            continue
+        heading = stems(hit.section)
+        if statement(hit.text) and len(asked & heading) < SECTION_SHARE * max(1, len(asked)):
             continue
         first = hit.evidence[0]
         rows = db.execute(
@@ -73,13 +80,46 @@ def name_like(word: str, first: bool) -> bool:
     """A word that names a thing rather than saying something: capitalised inside the sentence
     ("MongoDB", "Redis"), mixed case or digits ("PostgreSQL", "utf8"), or no English word
     ("nginx", "scikit-learn")."""
-    if len(word) < 3 or word.isdigit() or word.casefold() in STOPWORDS:
+    if len(word) < 3 or word.casefold() in STOPWORDS or word.casefold() in _FUNCTION:
         return False
-    if any(c.isupper() for c in word[1:]) or any(c.isdigit() for c in word):
+    if any(c.isdigit() for c in word) or sum(c.isalpha() for c in word) < 3:
+        return False  # "8mm", "D.C": a quantity or initials, spelled many ways
+    if any(c.isupper() for c in word[1:]):
         return True
     if word[0].isupper() and not first:
         return True
-    return not _english(word.casefold())
+    return len(word) >= 4 and not _english(word.casefold())
+
+
+_FUNCTION = frozenset(
+    [
+        "else",
+        "onto",
+        "thru",
+        "upon",
+        "unto",
+        "versus",
+        "whilst",
+        "amongst",
+        "aren",
+        "isn",
+        "wasn",
+        "weren",
+        "didn",
+        "doesn",
+        "don",
+        "couldn",
+        "wouldn",
+        "shouldn",
+        "hasn",
+        "haven",
+        "hadn",
+        "won",
+        "mustn",
+        "needn",
+    ]
+)
+"""Words WordNet leaves out that are no names (and contractions' halves: "didn't")."""
 
 
 @lru_cache(maxsize=8192)
@@ -132,7 +172,10 @@ def question_names(question: str) -> list[str]:
 
 def mentions(db: sqlite3.Connection, word: str) -> int:
     """How many claims (any status) hold ``word`` (FTS5, Porter stems), at most 1,000 counted."""
-    parts = [p for p in re.findall(r"[^\W_]+", word.casefold()) if p]
+    plain = "".join(
+        c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c)
+    )  # "İzmit": FTS5 folds diacritics too
+    parts = [p for p in re.findall(r"[^\W_]+", plain.casefold()) if p]
     if not parts:
         return 0
     phrase = '"' + " ".join(parts) + '"'
@@ -210,9 +253,6 @@ def _product(name: str) -> bool:
     return any(c.isupper() for c in inner) and any(c.islower() for c in inner)
 
 
-_RUN = re.compile(r"[A-Za-z]+(?:[\s-]+[A-Za-z]+){1,3}")
-
-
 def with_acronyms(db: sqlite3.Connection, question: str) -> str:
     """``question`` with the acronyms the wiki uses for its phrases after them: "switch to
     write-ahead logging" → "switch to write-ahead logging (WAL)" when claims say "WAL". An
@@ -243,3 +283,73 @@ def with_acronyms(db: sqlite3.Connection, question: str) -> str:
     for end, acronym in sorted(found, reverse=True):
         question = f"{question[:end]} ({acronym}){question[end:]}"
     return question
+
+
+_COUNTS = {
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+}
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth")
+_ASKED_COUNT = re.compile(
+    r"\b(two|three|four|five|six|seven|eight|nine|ten|[2-9])\s+((?:[a-z-]+\s+){0,2}?[a-z-]+s)\b",
+    re.IGNORECASE,
+)
+ENUMERATION_REACH = 4000
+"""How far (characters of the source) after its introduction an enumeration's items may run."""
+
+
+def _count(word: str) -> int:
+    return int(word) if word.isdigit() else _COUNTS[word.casefold()]
+
+
+def _item(text: str, n: int) -> bool:
+    """``text`` is the ``n``-th item (1-based) of an enumeration: "The first is ...", "Second,
+    ...", "2. ...", "(b) ..."."""
+    ordinal = _ORDINALS[n - 1] if n <= len(_ORDINALS) else ""
+    head = text.strip().casefold()
+    return bool(
+        (ordinal and re.match(rf"^(?:the\s+)?{ordinal}\b", head))
+        or re.match(rf"^\(?{n}[.)]\s", head)
+        or re.match(rf"^\(?{'abcdefghi'[n - 1]}\)\s", head)
+    )
+
+
+def enumeration(retriever: Retriever, question: str, hits: list[Hit], min_trust: str) -> list[Hit]:
+    """The whole enumeration a question asks for ("What were the four freedoms?"): a retrieved
+    claim that introduces that many of the asked things ("... four essential human freedoms."),
+    then its items in its source's order ("The first is ...", ..., "The fourth is ..."), each a
+    claim; ``[]`` when the wiki doesn't hold every item."""
+    asked = _ASKED_COUNT.search(question)
+    if asked is None:
+        return []
+    count = _count(asked.group(1))
+    noun = stem(asked.group(2).split()[-1].casefold())
+    number = re.compile(rf"\b(?:{asked.group(1)}|{count})\b(?:\s+[\w-]+){{0,3}}", re.IGNORECASE)
+    for intro in hits[:LEADERS]:
+        said = [m.group(0) for m in number.finditer(intro.text)]
+        if not intro.evidence or not any(
+            stem(w.casefold()) == noun for phrase in said for w in phrase.split()[1:]
+        ):
+            continue
+        first = intro.evidence[0]
+        rows = retriever.db.execute(
+            "SELECT e.claim_id FROM evidence e JOIN claims c ON c.id = e.claim_id "
+            "WHERE e.source_id = ? AND e.start >= ? AND e.start <= ? AND e.idx = 0 "
+            "AND c.status = 'active' AND c.page_slug != '' ORDER BY e.start, c.id LIMIT ?",
+            (first.source_id, first.end, first.end + ENUMERATION_REACH, 6 * count),
+        ).fetchall()
+        items: list[Hit] = []
+        for hit in retriever.hits([r[0] for r in rows], min_trust):
+            fresh = all(same_text(hit.text) != same_text(i.text) for i in items)
+            if len(items) < count and fresh and _item(hit.text, len(items) + 1):
+                items.append(hit)
+        if len(items) == count:
+            return [intro, *items]
+    return []

@@ -54,6 +54,8 @@ SURE = 0.999
 the answerer is unsure, and the first retrieved claims that pass :data:`MIN_SUPPORT` fill the
 answer to :data:`MAX_SENTENCES` (the best BM25 matches are always worth showing, cited)."""
 MARGIN = 0.3
+FILL = 3
+"""Sentences the retrieval's best matches fill an unsure answer to."""
 """Claims within this much support of the best join it in the answer (at most three)."""
 
 _WHEN = ("when", "what year", "in what year", "which year", "what date", "in which year")
@@ -338,7 +340,7 @@ def ranked(
     how = asks_how(question)
     said = [_stems(h.text) | {s for e in h.evidence for s in _stems(e.quote)} for h in hits]
     titled = [
-        stems | _stems(h.page_title) | _stems(context.get(h.claim_id, ""))
+        stems | _stems(h.page_title) | _stems(h.section) | _stems(context.get(h.claim_id, ""))
         for stems, h in zip(said, hits, strict=True)
     ]
     weights = _weights(asked, said)
@@ -376,7 +378,8 @@ def ranked(
 def _holds(name: str, hit: Hit, context: dict[str, str]) -> bool:
     """``hit`` (its text, page title or context) names ``name``."""
     wanted = _stems(name) or {name.casefold()}
-    have = _stems(hit.text) | _stems(hit.page_title) | _stems(context.get(hit.claim_id, ""))
+    have = _stems(hit.text) | _stems(hit.page_title) | _stems(hit.section)
+    have |= _stems(context.get(hit.claim_id, ""))
     return all(_matches(w, have) for w in wanted)
 
 
@@ -428,22 +431,20 @@ def extractive_answer(
         # the answer to three
         eligible = {hit.claim_id for _, _, _, hit in scored}
         retrieved = [h for h in hits if h.claim_id not in context]
-        for hit in retrieved[:MAX_SENTENCES]:
+        for hit in retrieved[:FILL]:
             key = " ".join(hit.text.split()).casefold()
-            if len(sentences) == MAX_SENTENCES:
+            if len(sentences) >= FILL:
                 break
             if hit.claim_id in eligible and key not in by_text and statement(hit.text):
                 by_text[key] = {"text": hit.text, "claims": [hit.claim_id]}
                 sentences.append(by_text[key])
-    short = _span(question, chosen[0].text)
-    if short is None and asks_how(question):
-        found = commands(question, chosen[0].text)
-        short = found[0] if found else None
-    return {
-        "nonce": nonce,
-        "not_in_wiki": False,
-        "sentences": sentences,
-        "short_answer": (
-            {"text": short, "claims": [chosen[0].claim_id]} if short is not None else None
-        ),
-    }
+    short: dict[str, Any] | None = None
+    for hit in chosen:  # the first chosen claim that holds what the question asks for
+        span = _span(question, hit.text)
+        if span is None and asks_how(question):
+            found = commands(question, hit.text)
+            span = found[0] if found else None
+        if span is not None:
+            short = {"text": span, "claims": [hit.claim_id]}
+            break
+    return {"nonce": nonce, "not_in_wiki": False, "sentences": sentences, "short_answer": short}

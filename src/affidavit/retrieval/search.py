@@ -53,6 +53,8 @@ class Hit:
     trust: str
     score: float
     evidence: tuple[EvidenceRef, ...]
+    section: str = ""
+    """The heading the claim stands under on its page."""
     same: tuple[str, ...] = ()
     """Other claims with the same text, merged into this one (:func:`merge_identical`)."""
     more_sources: int = 0
@@ -360,10 +362,10 @@ class Retriever:
         if not claim_ids:
             return []
         marks = ",".join("?" * len(claim_ids))
-        rows: dict[str, tuple[tuple[str, str, str, str, str], list[EvidenceRef]]] = {}
+        rows: dict[str, tuple[tuple[str, str, str, str, str, str], list[EvidenceRef]]] = {}
         for row in self.db.execute(
             "SELECT c.id, c.page_slug, c.text, c.trust, c.status, coalesce(p.title, 'Context'), "
-            's.id, s.name, e.quote, e.location, e.start, e."end" FROM claims c '
+            'c.section, s.id, s.name, e.quote, e.location, e.start, e."end" FROM claims c '
             "LEFT JOIN pages p ON p.slug = c.page_slug "
             "LEFT JOIN evidence e ON e.claim_id = c.id LEFT JOIN sources s ON s.id = e.source_id "
             f"WHERE c.id IN ({marks}) ORDER BY c.id, e.idx",
@@ -371,15 +373,15 @@ class Retriever:
         ):
             known = rows.get(row[0])
             if known is None:
-                known = rows[row[0]] = (row[1:6], [])
-            if row[6] is not None:
-                known[1].append(EvidenceRef(*row[6:]))
+                known = rows[row[0]] = (row[1:7], [])
+            if row[7] is not None:
+                known[1].append(EvidenceRef(*row[7:]))
         hits = []
         for cid in claim_ids:
             found = rows.get(cid)
             if found is None:
                 continue
-            (page, text, trust, status, title), evidence = found
+            (page, text, trust, status, title, section), evidence = found
             if status != "active" or trust not in tiers:
                 continue
             hits.append(
@@ -391,6 +393,7 @@ class Retriever:
                     trust=trust,
                     score=round(scores[cid], 6),
                     evidence=tuple(evidence),
+                    section=section or "",
                 )
             )
         return hits
