@@ -101,8 +101,10 @@ def test_the_sentence_under_a_heading_answers_the_headings_question(
     ingest(vault, tmp_path / "docs", manual=MANUAL)
     answer = Asker(vault, None).ask("What is the maximum number of widgets per crate?")
     assert answer.verdict == "answered"
-    assert any("2500" in s.text for s in answer.sentences)
     assert answer.short_answer is not None and answer.short_answer.text == "2500"
+    # the short answer first, then at most two sentences, the one it is taken from first
+    assert len(answer.sentences) <= 2 and "2500" in answer.sentences[0].text
+    assert answer.sentences[0].claims == answer.short_answer.claims
 
 
 def test_how_do_i_gets_the_command_as_its_short_answer(vault: Vault, tmp_path: Path) -> None:

@@ -45,6 +45,10 @@ _WEAK_CAPITALS = words(
 MIN_SUPPORT = 0.2
 """Weighted share of the question's content words a claim must hold to answer it."""
 MAX_SENTENCES = 3
+LACKING = 0.15
+"""What a claim loses for a "how many" or "when" question when it holds no number or date."""
+SUPPORTING = 2
+"""Sentences after a short answer: the one it is taken from, and one more."""
 MAX_CITATIONS = 8
 """Claims one answer sentence may cite (the answer schema's limit)."""
 RANK_BONUS = 0.08
@@ -324,7 +328,7 @@ def statement(text: str) -> bool:
     text = text.strip()
     if text.endswith("?"):
         return False
-    return bool(re.search(r"[.!:;)\"'”]$", text)) or len(text.split()) > 12
+    return bool(re.search(r"[.!:;)\"'”]$", text)) or len(text.split()) > 25
 
 
 def ranked(
@@ -358,6 +362,8 @@ def ranked(
         score = support + RANK_BONUS / (1 + rank)
         if kind and _span(question, hit.text) is not None:
             score += 0.1  # it holds what the question asks for: a date, a number, a name
+        elif kind in ("number", "when"):
+            score -= LACKING  # "How many columns?": a sentence with no number doesn't say
         if defining:
             score += 1.0  # "What is a set?": "A set is ..." answers it, whatever else it says
         if _instructs(question, hit.text):
@@ -447,4 +453,8 @@ def extractive_answer(
         if span is not None:
             short = {"text": span, "claims": [hit.claim_id]}
             break
+    if short is not None:  # the short answer, then at most two sentences that support it
+        cited = short["claims"][0]
+        first = [s for s in sentences if cited in s["claims"]]
+        sentences = (first + [s for s in sentences if cited not in s["claims"]])[:SUPPORTING]
     return {"nonce": nonce, "not_in_wiki": False, "sentences": sentences, "short_answer": short}
