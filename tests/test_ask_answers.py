@@ -93,6 +93,9 @@ def test_a_misspelt_word_is_not_an_unknown_name(vault: Vault, tmp_path: Path) ->
     assert unknown_names(vault.db, "How many widgtes can a crate hold?") == []
     assert unknown_names(vault.db, "Does the Zorblax work with Redis?") == ["Zorblax", "Redis"]
     assert question_names("How do I use nginx with PostgreSQL?") == ["nginx", "PostgreSQL"]
+    assert unknown_names(vault.db, "How many widgets does one Crte hold?") == []  # "crate"
+    assert unknown_names(vault.db, "Where does the Widget Stoar keep its file?") == []  # in a name
+    assert unknown_names(vault.db, "Is the widget store sold in the USA?") == []  # abbreviation
 
 
 def test_the_sentence_under_a_heading_answers_the_headings_question(

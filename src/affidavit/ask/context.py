@@ -189,21 +189,36 @@ def mentions(db: sqlite3.Connection, word: str) -> int:
 def unknown_names(db: sqlite3.Connection, question: str) -> list[str]:
     """The names ``question`` asks about that no claim of the wiki holds, nor a word one or two
     letters away from it (a misspelling: "Instanbul", "Parliment" ask about what the wiki
-    spells right)."""
-    return [
-        name
-        for name in question_names(question)
-        if mentions(db, name) == 0 and not misspelt(db, name)
-    ]
+    spells right). Left out: a word inside a longer name whose other words the wiki holds ("Frank
+    Loyd Wright"), and abbreviations ("USA", "Feb.")."""
+    text = unicodedata.normalize("NFKC", question)
+    tokens = [(m.group(), m.end()) for m in _TOKEN.finditer(text)]
+    out: list[str] = []
+    for name in question_names(question):
+        at = next(n for n, (t, _) in enumerate(tokens) if t == name)
+        end = tokens[at][1]
+        if (name.isupper() and len(name) <= 4) or text[end : end + 1] == ".":
+            continue
+        beside = [tokens[i][0] for i in (at - 1, at + 1) if 0 <= i < len(tokens)]
+        if any(
+            w[:1].isupper() and w.casefold() not in STOPWORDS and mentions(db, w) for w in beside
+        ):
+            continue
+        if mentions(db, name) == 0 and not misspelt(db, name):
+            out.append(name)
+    return out
 
 
 def misspelt(db: sqlite3.Connection, word: str) -> bool:
     """Some indexed word (FTS5's Porter stems) is within one edit of ``word``'s stem (two for
-    words of seven letters or more), with the same first letter; never for words under six
-    letters."""
-    target = stem(word.casefold())
-    if not target.isalpha() or len(word) < 6:
-        return False  # a short name one letter from a word ("Redis", "redo") is another name
+    words of seven letters or more), with the same first letter; a word of four or five letters
+    is compared as it is, must keep its last letter too, and only a letter left out or added
+    counts ("Wold" for "world", "Loyd" for "Lloyd"; not "Redis" for "revis", a stem of
+    "revise")."""
+    short = len(word) < 6
+    target = word.casefold() if short else stem(word.casefold())
+    if not target.isalpha() or len(word) < 4:
+        return False
     db.execute(
         "CREATE VIRTUAL TABLE IF NOT EXISTS temp.claims_vocab USING fts5vocab(main, claims_fts, row)"
     )
@@ -213,7 +228,10 @@ def misspelt(db: sqlite3.Connection, word: str) -> bool:
         (target[0], chr(ord(target[0]) + 1)),
     )
     return any(
-        abs(len(term) - len(target)) <= most and _within(term, target, most) for (term,) in rows
+        abs(len(term) - len(target)) <= most
+        and (not short or (term[-1] == target[-1] and len(term) != len(target)))
+        and _within(term, target, most)
+        for (term,) in rows
     )
 
 
