@@ -138,3 +138,23 @@ def test_commands_headings_and_questions() -> None:
     assert not statement("Maximum length of a string or BLOB")
     assert not statement("How do I list all tables?")
     assert statement("The default value of this macro is 1 billion.")
+
+
+def test_how_do_i_turn_on_prefers_the_instruction_over_the_state() -> None:
+    from affidavit.ask.extractive import extractive_answer, ranked
+    from affidavit.retrieval.search import EvidenceRef, Hit
+
+    def hit(n: int, text: str) -> Hit:
+        ref = EvidenceRef("ab" * 32, "m.md", text, f"line {n}", 100 * n, 100 * n + len(text))
+        return Hit(f"c-{n:016x}", "manual", "Manual", text, "trusted", 1.0, (ref,))
+
+    hits = [
+        hit(0, "But journal enforcement of widget crates is turned off by default."),
+        hit(1, "Journal enforcement of crates is disabled by default in the store."),
+        hit(2, "To enable journal enforcement for crates, run PRAGMA crate_journal=ON first."),
+    ]
+    question = "How do I turn on journal enforcement for crates?"
+    assert ranked(question, hits)[0][3].text.startswith("To enable journal enforcement")
+    reply = extractive_answer(question, hits, "n")
+    assert reply["sentences"][0]["text"].startswith("To enable journal enforcement")
+    assert reply["short_answer"]["text"] == "PRAGMA crate_journal=ON"

@@ -306,6 +306,20 @@ _HOW_DO = re.compile(
 )
 
 
+_INSTRUMENT = re.compile(
+    r"\b(?:use|using|run|running|type|enter|invoke|invoking|execute|executing|issue|add|adding|"
+    r"set|setting|specify|specifying|pass|passing)\s+(?:the\s+|a\s+|an\s+)?"
+    r"(?:(?:following|special|new)\s+)?(?:\w+\s+){0,2}?(?:[\"'“.-]*[A-Z][A-Z_]{2,}|[\"'“]?[.-]{1,2}[a-z]"
+    r"|\w+_\w+|\w+\(\)|(?:command|pragma|option|keyword|clause|statement)\b)",
+)
+"""An instruction's verb before what it names: "use the following pragma", "run the VACUUM
+command", "using the PRAGMA foreign_keys command", "add the --dryrun option"."""
+INSTRUMENT = 0.2
+"""What an instruction's verb before the command adds for a how-do-I question."""
+OTHER_VERB = 0.15
+"""What "To <another verb> ..." adds for a how-do-I question ("To enable X" for "turn on X")."""
+
+
 def asks_how(question: str) -> bool:
     """A question a command or option answers: "how do I ...?", "which option ...?"."""
     return _HOW_DO.match(question) is not None
@@ -368,12 +382,16 @@ def ranked(
             score += 1.0  # "What is a set?": "A set is ..." answers it, whatever else it says
         if _instructs(question, hit.text):
             score += 0.3  # "How do I create X?": "To create X, run ..."
+        elif how and _INSTRUCTION.match(hit.text.strip()):
+            score += OTHER_VERB  # "How do I turn on X?": "To enable X, run ..."
         if why and _CAUSE.search(hit.text):
             score += 0.1  # "Why ...?": a sentence that gives a cause
         if pairs:  # the question's word pairs kept together ("root logger", "base class")
             score += 0.15 * len(pairs & _bigrams(hit.text)) / len(pairs)
         if how and commands(question, hit.text):
             score += 0.15  # "How do I shrink the file?": "... run the VACUUM command."
+            if _INSTRUMENT.search(hit.text):
+                score += INSTRUMENT  # "..., using the PRAGMA foreign_keys command."
         if not statement(hit.text):
             score -= 0.25  # a heading or a question: it leads to the answer, it isn't one
         scored.append((score, support, rank, hit))
