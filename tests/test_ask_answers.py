@@ -158,3 +158,17 @@ def test_how_do_i_turn_on_prefers_the_instruction_over_the_state() -> None:
     reply = extractive_answer(question, hits, "n")
     assert reply["sentences"][0]["text"].startswith("To enable journal enforcement")
     assert reply["short_answer"]["text"] == "PRAGMA crate_journal=ON"
+
+
+def test_a_read_only_connection_never_abstains_for_want_of_the_vocabulary(
+    vault: Vault, tmp_path: Path
+) -> None:
+    from affidavit.ask.context import misspelt
+
+    ingest(vault, tmp_path / "docs", manual=MANUAL)
+    vault.db.execute("PRAGMA query_only = ON")
+    try:
+        assert misspelt(vault.db, "Zorblaxian") is True  # can't tell: not an unknown name
+    finally:
+        vault.db.execute("PRAGMA query_only = OFF")
+    assert misspelt(vault.db, "Zorblaxian") is False
