@@ -267,6 +267,17 @@ def test_ask_shows_citations(page: Any, desk: Desk) -> None:
     shot(page, "ask")
 
 
+def test_ask_says_what_the_wiki_never_mentions_and_where_to_look(page: Any, desk: Desk) -> None:
+    login(page, desk)
+    page.goto(f"{desk.base}/web/cited/search")
+    page.get_by_label("Ask a question").fill("What did the speech say about freedom in Zanzibar?")
+    page.get_by_role("button", name="Ask").click()
+    answer = page.locator("section.answer")
+    expect(answer).to_contain_text("Not in the wiki. It never mentions Zanzibar.")
+    expect(answer).to_contain_text("Closest pages:")
+    shot(page, "ask-not-in-wiki")
+
+
 def test_a_read_role_cannot_approve_in_the_ui_or_by_a_raw_post(page: Any, desk: Desk) -> None:
     (plan_id,) = desk.plans["readers"]
     with open_vault(desk.roots["readers"]) as vault:

@@ -30,11 +30,12 @@ from ..ingest.replies import InvalidReply, parse_reply
 from ..plan.nonce import issue_nonce
 from ..plan.schema import CLAIM_ID_PATTERN, LINE_PATTERN
 from ..providers.base import Message, ModelRequest, Provider
-from ..retrieval.search import Hit, Retriever
+from ..retrieval.search import Hit, Retriever, merge_identical
 from ..sources.store import SourceStore
 from ..support import SUPPORTED, SupportChecker, load_model
 from ..vault import Vault
-from .extractive import defined_term, defines, extractive_answer
+from .context import enumeration, rare_names, unknown_names, with_acronyms, with_followers
+from .extractive import MAX_CITATIONS, defined_term, defines, extractive_answer
 from .packing import Packed, pack
 
 NOT_IN_WIKI = "Not in the wiki: none of its claims answers this question."
@@ -46,7 +47,7 @@ class _Strict(BaseModel):
 
 class CitedText(_Strict):
     text: str = Field(min_length=1, max_length=600, pattern=LINE_PATTERN)
-    claims: list[str] = Field(default_factory=list, max_length=8)
+    claims: list[str] = Field(default_factory=list, max_length=MAX_CITATIONS)
 
 
 MAX_SENTENCES = 12
@@ -153,6 +154,10 @@ class Answer:
     tokens: int = 0
     left_out: int = 0
     provider: str = ""
+    closest: list[tuple[str, str]] = field(default_factory=list)
+    """Not in the wiki: the pages (slug, title) of the claims nearest the question, at most 3."""
+    unknown: list[str] = field(default_factory=list)
+    """Names the question asks about that no claim of the wiki holds."""
 
     def cited(self) -> list[Hit]:
         """The given claims that the kept sentences cite, in first-cited order."""
@@ -175,6 +180,8 @@ class Answer:
             "context_tokens": self.tokens,
             "claims_left_out": self.left_out,
             "provider": self.provider,
+            "closest_pages": [{"slug": slug, "title": title} for slug, title in self.closest],
+            "unknown_names": list(self.unknown),
         }
 
 
@@ -270,6 +277,9 @@ class Asker:
         self.provider = provider
         self.retriever = retriever or Retriever(vault.db)
         self.support = support
+        self._context: dict[str, str] = {}
+        self._required: tuple[str, ...] = ()
+        self._listed: list[str] = []
 
     def ask(
         self,
@@ -281,11 +291,19 @@ class Asker:
     ) -> Answer:
         """Answer ``question``; ``history`` holds earlier (question, answer) turns of a chat."""
         config = self.vault.config
-        query = " ".join([*(q for q, _ in (history or [])[-1:]), question])
+        asked = with_acronyms(self.vault.db, question)
+        query = " ".join([*(q for q, _ in (history or [])[-1:]), asked])
         hits = self.retriever.search(query, k=config.candidates, min_trust=min_trust)
-        hits = self._with_definitions(question, hits, min_trust)
+        hits = merge_identical(self._with_definitions(asked, hits, min_trust))
+        listed = enumeration(self.retriever, asked, hits, min_trust)
+        self._listed = [h.claim_id for h in listed]
+        if listed:  # "the four freedoms": the introduction and every item, first
+            hits = listed + [h for h in hits if h.claim_id not in self._listed]
+        hits, self._context = with_followers(self.retriever, asked, hits, min_trust)
+        unknown = unknown_names(self.vault.db, question)
+        self._required = tuple(rare_names(self.vault.db, question))
         nonce = issue_nonce(self.vault.db, self.vault.clock, "ask")
-        packed = pack(hits, config.context_tokens, nonce)
+        packed = pack([] if unknown else hits, config.context_tokens, nonce)
         answer = Answer(
             question=question,
             verdict="not_in_wiki",
@@ -295,7 +313,7 @@ class Asker:
             provider=self.provider.name if self.provider else "extractive",
         )
         if packed.hits:
-            reply, malformed = self._reply(question, packed, nonce, history or [])
+            reply, malformed = self._reply(asked, packed, nonce, history or [])
             given = {h.claim_id for h in packed.hits}
             quotes = cited_quotes(SourceStore(self.vault), list(packed.hits))
             if self.support is None:
@@ -318,6 +336,9 @@ class Asker:
                 answer.verdict = "answered"
             else:
                 answer.short_answer = None
+        answer.unknown = unknown
+        if answer.verdict != "answered":
+            answer.closest = closest_pages(hits)
         self._log(answer, min_trust, conversation)
         return answer
 
@@ -338,9 +359,15 @@ class Asker:
     def _reply(
         self, question: str, packed: Packed, nonce: str, history: list[tuple[str, str]]
     ) -> tuple[AnswerReply, list[Dropped]]:
+        given = {h.claim_id: h for h in packed.hits}
+        if self.provider is None and self._listed and all(c in given for c in self._listed):
+            sentences = [{"text": given[c].text, "claims": [c]} for c in self._listed]
+            return read_reply({"nonce": nonce, "sentences": sentences})
         if self.provider is None:
-            extractive = extractive_answer(question, list(packed.hits), nonce)
-            return AnswerReply.model_validate(extractive), []
+            extractive = extractive_answer(
+                question, list(packed.hits), nonce, self._context, self._required
+            )
+            return read_reply(extractive)
         schema = answer_schema()
         shape = (
             "The decoder enforces the reply's JSON shape."
@@ -417,10 +444,38 @@ class Asker:
             )
 
 
+CLOSEST = 3
+
+
+def closest_pages(hits: list[Hit]) -> list[tuple[str, str]]:
+    """The pages of the first hits, distinct, at most :data:`CLOSEST`: where a reader might look
+    when the wiki doesn't answer."""
+    pages: dict[str, str] = {}
+    for hit in hits:
+        if hit.page and hit.page not in pages:
+            pages[hit.page] = hit.page_title
+        if len(pages) == CLOSEST:
+            break
+    return list(pages.items())
+
+
+def _quotes(hit: Hit) -> str:
+    """A footnote's quotes: each distinct quote once, with every place it stands."""
+    places: dict[str, list[str]] = {}
+    for e in hit.evidence:
+        places.setdefault(e.quote, []).append(f"{e.source_name}, {e.location}")
+    return "; ".join(f"“{quote}” — {', '.join(where)}" for quote, where in places.items())
+
+
 def render_answer(answer: Answer) -> str:
     """The answer as markdown: sentences with footnotes carrying the verbatim quotes."""
     if answer.verdict != "answered":
         lines = [NOT_IN_WIKI]
+        if answer.unknown:
+            lines[0] += f" It never mentions {', '.join(answer.unknown)}."
+        if answer.closest:
+            pages = ", ".join(f"[{title}]({slug}.md)" for slug, title in answer.closest)
+            lines.append(f"Closest pages: {pages}")
     else:
         numbers = {h.claim_id: n for n, h in enumerate(answer.cited(), 1)}
         lines = []
@@ -434,7 +489,9 @@ def render_answer(answer: Answer) -> str:
         )
         lines.append("")
         for hit in answer.cited():
-            quotes = "; ".join(f"“{e.quote}” — {e.source_name}, {e.location}" for e in hit.evidence)
+            quotes = _quotes(hit)
+            if hit.more_sources:
+                quotes += f" (and {hit.more_sources} more source(s) say the same)"
             lines.append(
                 f"[^{numbers[hit.claim_id]}]: {quotes} · claim `{hit.claim_id}` "
                 f"on [{hit.page_title}]({hit.page or 'context'}.md)"

@@ -45,6 +45,12 @@ _WEAK_CAPITALS = words(
 MIN_SUPPORT = 0.2
 """Weighted share of the question's content words a claim must hold to answer it."""
 MAX_SENTENCES = 3
+LACKING = 0.15
+"""What a claim loses for a "how many" or "when" question when it holds no number or date."""
+SUPPORTING = 2
+"""Sentences after a short answer: the one it is taken from, and one more."""
+MAX_CITATIONS = 8
+"""Claims one answer sentence may cite (the answer schema's limit)."""
 RANK_BONUS = 0.08
 """What being retrieved first adds to a claim's score (divided by 1 + its rank): a tie-break."""
 SURE = 0.999
@@ -52,6 +58,8 @@ SURE = 0.999
 the answerer is unsure, and the first retrieved claims that pass :data:`MIN_SUPPORT` fill the
 answer to :data:`MAX_SENTENCES` (the best BM25 matches are always worth showing, cited)."""
 MARGIN = 0.3
+FILL = 3
+"""Sentences the retrieval's best matches fill an unsure answer to."""
 """Claims within this much support of the best join it in the answer (at most three)."""
 
 _WHEN = ("when", "what year", "in what year", "which year", "what date", "in which year")
@@ -73,9 +81,18 @@ _WHO = ("who", "whom", "whose", "by whom")
 _WHERE = ("where", "in what country", "in which country", "in what city", "in which city")
 
 
+_VALUE = re.compile(
+    r"^(?:what|which)\s+(?:is|was|are)\s+the\s+(?:default\s+|maximum\s+|minimum\s+|largest\s+|"
+    r"smallest\s+|highest\s+|lowest\s+)+(?:number|length|size|count|limit|value|amount)\b"
+)
+
+
 def question_type(question: str) -> str:
-    """``when``, ``number``, ``who``, ``where`` or ``""`` (any other question)."""
+    """``when``, ``number``, ``who``, ``where`` or ``""`` (any other question). "What is the
+    maximum length of ...?" asks for a number too."""
     q = " ".join(question.strip().lower().split())
+    if _VALUE.match(q):
+        return "number"
     for prefix, kind in ((_WHEN, "when"), (_HOW_MANY, "number"), (_WHO, "who"), (_WHERE, "where")):
         if q.startswith(prefix):
             return kind
@@ -132,9 +149,10 @@ def defines(term: str, text: str, title: str = "") -> bool:
     if re.match(rf"^{named}(?:,\s*[\w.+-]+)*\s+[-–—]+\s+\w", text, re.IGNORECASE):
         return True  # a manual's NAME line: "grep, egrep - print lines that match patterns"
     name = re.sub(r"\s+module$", "", term, flags=re.IGNORECASE).strip()
+    name = re.sub(r"\s*\(\s*\)$", "", name)  # "json_extract()" names json_extract
     last = name.rsplit(".", 1)[-1]
     if re.fullmatch(r"[A-Za-z_]\w*", last) and re.match(
-        rf"^(?:class\s+)?(?:[\w.]+\.)?{re.escape(last)}\s*\(", text
+        rf"^(?:the\s+)?(?:class\s+)?(?:[\w.]+\.)?{re.escape(last)}\s*\(", text, re.IGNORECASE
     ):
         return True  # the signature of the function asked about, then its description
     if re.match(rf"^the\s+{re.escape(name)}\s+module\b", text, re.IGNORECASE):
@@ -244,6 +262,8 @@ def _span(question: str, text: str) -> str | None:
         stems = _stems(span)
         if not span or (stems and all(_matches(s, asked) for s in stems)):
             continue
+        if re.search(rf"(?<!\w){re.escape(span)}(?!\w)", question, re.IGNORECASE):
+            continue  # "one" in "attached to one connection" is the question's, not an answer
         if kind in ("who", "where"):
             words = span.split()
             while words and words[0].lower() in _WEAK_CAPITALS:
@@ -270,13 +290,77 @@ def _support(weights: dict[str, float], have: set[str]) -> float:
     return sum(w for s, w in weights.items() if _matches(s, have)) / total
 
 
-def ranked(question: str, hits: list[Hit]) -> list[tuple[float, float, int, Hit]]:
+_COMMAND = re.compile(
+    r"(?:^|(?<=[\s(\"'“]))(?:[A-Z][A-Z_]{2,}(?:\s+(?:[A-Z][A-Z_]{1,}|[a-z]+_\w+(?:\s?=\s?\w+)?))+|"
+    r"\.[a-z][\w-]+|--?[a-z][\w-]+|[a-z]\w*_\w+(?:\s?=\s?\w+)?|\w+\(\)|\w+\s?=\s?\w+|"
+    r"[A-Z][A-Z_]{2,}(?=\s+(?:command|pragma|statement|keyword|clause|option|mode)\b)|"
+    r"(?<=\bthe\s)[A-Z][A-Z_]{2,})(?=$|[\s).,;:\"'”])"
+)
+"""What a manual names an instruction by: a keyword or constant in capitals (``VACUUM``,
+``PRAGMA foreign_keys``), a dot-command (``.import``), an option (``--amend``), an identifier
+(``json_extract``), a call (``typeof()``) or a setting (``journal_mode=WAL``)."""
+_HOW_DO = re.compile(
+    r"^\s*(?:.*[;,]\s*)?how\s+(?:do|can|should|would|could|may|might)\s+(?:i|you|we|one)\b|"
+    r"^\s*(?:which|what)\s+(?:option|command|flag|pragma|setting|keyword|function)\b",
+    re.IGNORECASE,
+)
+
+
+_INSTRUMENT = re.compile(
+    r"\b(?:use|using|run|running|type|enter|invoke|invoking|execute|executing|issue|add|adding|"
+    r"set|setting|specify|specifying|pass|passing)\s+(?:the\s+|a\s+|an\s+)?"
+    r"(?:(?:following|special|new)\s+)?(?:\w+\s+){0,2}?(?:[\"'“.-]*[A-Z][A-Z_]{2,}|[\"'“]?[.-]{1,2}[a-z]"
+    r"|\w+_\w+|\w+\(\)|(?:command|pragma|option|keyword|clause|statement)\b)",
+)
+"""An instruction's verb before what it names: "use the following pragma", "run the VACUUM
+command", "using the PRAGMA foreign_keys command", "add the --dryrun option"."""
+INSTRUMENT = 0.2
+"""What an instruction's verb before the command adds for a how-do-I question."""
+OTHER_VERB = 0.15
+"""What "To <another verb> ..." adds for a how-do-I question ("To enable X" for "turn on X")."""
+
+
+def asks_how(question: str) -> bool:
+    """A question a command or option answers: "how do I ...?", "which option ...?"."""
+    return _HOW_DO.match(question) is not None
+
+
+def commands(question: str, text: str) -> list[str]:
+    """The commands, options and identifiers ``text`` names that ``question`` doesn't."""
+    asked = {w.casefold() for w in re.findall(r"[\w.=-]+", question)}
+    found = []
+    for match in _COMMAND.finditer(text):
+        name = match.group(0).strip(" (\"'“")
+        if name.casefold() not in asked and not all(w.casefold() in asked for w in name.split()):
+            found.append(name)
+    return found
+
+
+def statement(text: str) -> bool:
+    """``text`` states something: not a heading ("Maximum length of a string or BLOB") or a
+    question (an FAQ's "How do I list all tables?"), which are context for what follows."""
+    text = text.strip()
+    if text.endswith("?"):
+        return False
+    return bool(re.search(r"[.!:;)\"'”]$", text)) or len(text.split()) > 25
+
+
+def ranked(
+    question: str, hits: list[Hit], context: dict[str, str] | None = None
+) -> list[tuple[float, float, int, Hit]]:
     """``(score, support, retrieval rank, hit)`` of every hit that holds enough of the question
-    (:data:`MIN_SUPPORT`, or defines the term asked about), best first."""
+    (:data:`MIN_SUPPORT`, or defines the term asked about), best first. ``context`` maps a claim
+    to the text it follows in its source (a heading, an FAQ's question): read like its page title,
+    at half weight."""
+    context = context or {}
     asked = _stems(question)
     kind = question_type(question)
+    how = asks_how(question)
     said = [_stems(h.text) | {s for e in h.evidence for s in _stems(e.quote)} for h in hits]
-    titled = [stems | _stems(h.page_title) for stems, h in zip(said, hits, strict=True)]
+    titled = [
+        stems | _stems(h.page_title) | _stems(h.section) | _stems(context.get(h.claim_id, ""))
+        for stems, h in zip(said, hits, strict=True)
+    ]
     weights = _weights(asked, said)
     term = defined_term(question)
     pairs = _bigrams(question)
@@ -292,24 +376,64 @@ def ranked(question: str, hits: list[Hit]) -> list[tuple[float, float, int, Hit]
         score = support + RANK_BONUS / (1 + rank)
         if kind and _span(question, hit.text) is not None:
             score += 0.1  # it holds what the question asks for: a date, a number, a name
+        elif kind in ("number", "when"):
+            score -= LACKING  # "How many columns?": a sentence with no number doesn't say
         if defining:
             score += 1.0  # "What is a set?": "A set is ..." answers it, whatever else it says
         if _instructs(question, hit.text):
             score += 0.3  # "How do I create X?": "To create X, run ..."
+        elif how and _INSTRUCTION.match(hit.text.strip()):
+            score += OTHER_VERB  # "How do I turn on X?": "To enable X, run ..."
         if why and _CAUSE.search(hit.text):
             score += 0.1  # "Why ...?": a sentence that gives a cause
         if pairs:  # the question's word pairs kept together ("root logger", "base class")
             score += 0.15 * len(pairs & _bigrams(hit.text)) / len(pairs)
+        if how and commands(question, hit.text):
+            score += 0.15  # "How do I shrink the file?": "... run the VACUUM command."
+            if _INSTRUMENT.search(hit.text):
+                score += INSTRUMENT  # "..., using the PRAGMA foreign_keys command."
+        if not statement(hit.text):
+            score -= 0.25  # a heading or a question: it leads to the answer, it isn't one
         scored.append((score, support, rank, hit))
     scored.sort(key=lambda item: (-item[0], item[2]))
     return scored
 
 
-def extractive_answer(question: str, hits: list[Hit], nonce: str) -> dict[str, Any]:
-    """A reply in the answer schema built only from ``hits`` (claims retrieved for the question)."""
-    scored = ranked(question, hits)
+def _holds(name: str, hit: Hit, context: dict[str, str]) -> bool:
+    """``hit`` (its text, page title or context) names ``name``."""
+    wanted = _stems(name) or {name.casefold()}
+    have = _stems(hit.text) | _stems(hit.page_title) | _stems(hit.section)
+    have |= _stems(context.get(hit.claim_id, ""))
+    return all(_matches(w, have) for w in wanted)
+
+
+def extractive_answer(
+    question: str,
+    hits: list[Hit],
+    nonce: str,
+    context: dict[str, str] | None = None,
+    required: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """A reply in the answer schema built only from ``hits`` (claims retrieved for the question).
+
+    ``context``: a claim's preceding text in its source (:func:`ranked`); ``required``: names the
+    question asks about that the answer must hold ("MySQL" in "How do I create a user in MySQL?",
+    when the wiki mentions MySQL only rarely): claims that don't are no answer."""
+    context = context or {}
+    none = {"nonce": nonce, "not_in_wiki": True, "sentences": [], "short_answer": None}
+    scored = ranked(question, hits, context)
+    if required:  # and more of the question than the names: "create a user" in MySQL
+        named = {w for n in required for w in _stems(n)}
+        rest = _stems(question) - named
+        weights = _weights(rest, [_stems(s[3].text) for s in scored])
+        scored = [
+            s
+            for s in scored
+            if all(_holds(n, s[3], context) for n in required)
+            and (not rest or _support(weights, _stems(s[3].text)) >= MIN_SUPPORT)
+        ]
     if not scored:
-        return {"nonce": nonce, "not_in_wiki": True, "sentences": [], "short_answer": None}
+        return none
     best = scored[0][0]
     chosen: list[Hit] = []
     by_text: dict[str, dict[str, Any]] = {}
@@ -319,28 +443,36 @@ def extractive_answer(question: str, hits: list[Hit], nonce: str) -> dict[str, A
             break
         key = " ".join(hit.text.split()).casefold()
         if key in by_text:  # the same sentence on two pages: one sentence, both citations
-            by_text[key]["claims"].append(hit.claim_id)
+            if len(by_text[key]["claims"]) < MAX_CITATIONS:
+                by_text[key]["claims"].append(hit.claim_id)
             continue
         by_text[key] = {"text": hit.text, "claims": [hit.claim_id]}
         sentences.append(by_text[key])
         chosen.append(hit)
     if scored[0][1] < SURE:
         # unsure: the best claim lacks some of the question's words, so the retrieval's own
-        # best matches (BM25 order) that hold enough of the question fill the answer to three
+        # best matches (BM25 order, followers left out) that hold enough of the question fill
+        # the answer to three
         eligible = {hit.claim_id for _, _, _, hit in scored}
-        for hit in hits[:MAX_SENTENCES]:
+        retrieved = [h for h in hits if h.claim_id not in context]
+        for hit in retrieved[:FILL]:
             key = " ".join(hit.text.split()).casefold()
-            if len(sentences) == MAX_SENTENCES:
+            if len(sentences) >= FILL:
                 break
-            if hit.claim_id in eligible and key not in by_text:
+            if hit.claim_id in eligible and key not in by_text and statement(hit.text):
                 by_text[key] = {"text": hit.text, "claims": [hit.claim_id]}
                 sentences.append(by_text[key])
-    short = _span(question, chosen[0].text)
-    return {
-        "nonce": nonce,
-        "not_in_wiki": False,
-        "sentences": sentences,
-        "short_answer": (
-            {"text": short, "claims": [chosen[0].claim_id]} if short is not None else None
-        ),
-    }
+    short: dict[str, Any] | None = None
+    for hit in chosen:  # the first chosen claim that holds what the question asks for
+        span = _span(question, hit.text)
+        if span is None and asks_how(question):
+            found = commands(question, hit.text)
+            span = found[0] if found else None
+        if span is not None:
+            short = {"text": span, "claims": [hit.claim_id]}
+            break
+    if short is not None:  # the short answer, then at most two sentences that support it
+        cited = short["claims"][0]
+        first = [s for s in sentences if cited in s["claims"]]
+        sentences = (first + [s for s in sentences if cited not in s["claims"]])[:SUPPORTING]
+    return {"nonce": nonce, "not_in_wiki": False, "sentences": sentences, "short_answer": short}

@@ -33,6 +33,7 @@ from .candidates import (
     load_claims,
     read_pair_work,
 )
+from .duplicates import report_once
 from .findings import (
     CHECK_KINDS,
     Finding,
@@ -184,7 +185,7 @@ def run_lint(
     with few_collections():
         proposed: list[tuple[Finding, list[ProposedQuote]]] = [
             (c.finding, c.quotes)
-            for c in find_candidates(vault.db, thresholds(vault), found, search=search)
+            for c in report_once(find_candidates(vault.db, thresholds(vault), found, search=search))
         ]
     calls, invalid = 0, []
     if provider is not None and provider.name != "extractive":

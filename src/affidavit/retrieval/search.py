@@ -21,7 +21,7 @@ import re
 import sqlite3
 import unicodedata
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Protocol
 
@@ -53,6 +53,12 @@ class Hit:
     trust: str
     score: float
     evidence: tuple[EvidenceRef, ...]
+    section: str = ""
+    """The heading the claim stands under on its page."""
+    same: tuple[str, ...] = ()
+    """Other claims with the same text, merged into this one (:func:`merge_identical`)."""
+    more_sources: int = 0
+    """Sources that state it beyond the evidence shown (past the limit of 5 quotes)."""
 
 
 class VectorSearch(Protocol):
@@ -255,6 +261,12 @@ class Retriever:
         with read_snapshot(self.db):  # the index position and every row read agree
             return self._search(query, k, tiers)
 
+    def hits(self, claim_ids: list[str], min_trust: str = "untrusted") -> list[Hit]:
+        """The claims ``claim_ids`` as hits, in that order (score 0), only those active and of
+        tier ``min_trust`` or above."""
+        tiers = allowed_tiers(min_trust)
+        return self._hits(claim_ids, dict.fromkeys(claim_ids, 0.0), tiers)
+
     def lexical_lists(
         self, query: str, *, k: int = 10, min_trust: str = "untrusted"
     ) -> dict[str, list[tuple[str, float]]]:
@@ -350,10 +362,10 @@ class Retriever:
         if not claim_ids:
             return []
         marks = ",".join("?" * len(claim_ids))
-        rows: dict[str, tuple[tuple[str, str, str, str, str], list[EvidenceRef]]] = {}
+        rows: dict[str, tuple[tuple[str, str, str, str, str, str], list[EvidenceRef]]] = {}
         for row in self.db.execute(
             "SELECT c.id, c.page_slug, c.text, c.trust, c.status, coalesce(p.title, 'Context'), "
-            's.id, s.name, e.quote, e.location, e.start, e."end" FROM claims c '
+            'c.section, s.id, s.name, e.quote, e.location, e.start, e."end" FROM claims c '
             "LEFT JOIN pages p ON p.slug = c.page_slug "
             "LEFT JOIN evidence e ON e.claim_id = c.id LEFT JOIN sources s ON s.id = e.source_id "
             f"WHERE c.id IN ({marks}) ORDER BY c.id, e.idx",
@@ -361,15 +373,15 @@ class Retriever:
         ):
             known = rows.get(row[0])
             if known is None:
-                known = rows[row[0]] = (row[1:6], [])
-            if row[6] is not None:
-                known[1].append(EvidenceRef(*row[6:]))
+                known = rows[row[0]] = (row[1:7], [])
+            if row[7] is not None:
+                known[1].append(EvidenceRef(*row[7:]))
         hits = []
         for cid in claim_ids:
             found = rows.get(cid)
             if found is None:
                 continue
-            (page, text, trust, status, title), evidence = found
+            (page, text, trust, status, title, section), evidence = found
             if status != "active" or trust not in tiers:
                 continue
             hits.append(
@@ -381,9 +393,59 @@ class Retriever:
                     trust=trust,
                     score=round(scores[cid], 6),
                     evidence=tuple(evidence),
+                    section=section or "",
                 )
             )
         return hits
+
+
+MAX_QUOTES = 5
+"""A claim's evidence limit (SPEC §2): a merged claim shows this many quotes, the rest counted."""
+
+
+def same_text(text: str) -> str:
+    """The key under which two claims say the same sentence: case and spacing folded."""
+    return " ".join(unicodedata.normalize("NFKC", text).split()).casefold()
+
+
+def merge_identical(hits: list[Hit]) -> list[Hit]:
+    """One hit per sentence: claims with the same text (a sentence several sources state, such
+    as a manual's boilerplate on every page) become the best-ranked one, with the quotes of each
+    source (up to :data:`MAX_QUOTES`, one per source first) and the others counted. The answer
+    then cites one claim, not twenty (issue 24: one answer sentence cited 16 claims, over the
+    limit of 8, and the CLI crashed)."""
+    merged: list[Hit] = []
+    where: dict[str, int] = {}
+    for hit in hits:
+        key = same_text(hit.text)
+        if key not in where:
+            where[key] = len(merged)
+            merged.append(hit)
+            continue
+        index = where[key]
+        first = merged[index]
+        if not first.page and hit.page:  # show it as the page claim, which says where it is
+            first, hit = replace(hit, same=first.same, more_sources=first.more_sources), first
+        merged[index] = _absorb(first, hit)
+    return merged
+
+
+def _absorb(keep: Hit, other: Hit) -> Hit:
+    """``keep`` with ``other``'s quotes from sources it doesn't quote yet, within the limit."""
+    quoted = {e.source_id for e in keep.evidence}
+    spans = {(e.source_id, e.start, e.end) for e in keep.evidence}
+    new = [e for e in other.evidence if e.source_id not in quoted]
+    room = MAX_QUOTES - len(keep.evidence)
+    shown = new[: max(0, room)]
+    extra = len({e.source_id for e in new[len(shown) :]} - {e.source_id for e in shown})
+    if not new and all((e.source_id, e.start, e.end) in spans for e in other.evidence):
+        extra = 0  # the same quotes: a page claim and its context.md entry
+    return replace(
+        keep,
+        evidence=keep.evidence + tuple(shown),
+        same=(*keep.same, other.claim_id, *other.same),
+        more_sources=keep.more_sources + extra + other.more_sources,
+    )
 
 
 def _distinct(hits: list[Hit], k: int) -> list[Hit]:

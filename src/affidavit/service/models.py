@@ -171,6 +171,13 @@ class HitOut(Response):
     trust: str
     score: float
     evidence: list[EvidenceOut]
+    section: str = Field(default="", description="The heading the claim stands under.")
+    same: list[str] = Field(
+        default_factory=list, description="Claims with the same text merged into this one."
+    )
+    more_sources: int = Field(
+        default=0, description="Sources that state it beyond the quotes shown (limit 5)."
+    )
 
 
 class SearchResponse(Response):
@@ -213,6 +220,11 @@ class SentenceSupportOut(Response):
     reason: str
 
 
+class PageRefOut(Response):
+    slug: str
+    title: str
+
+
 class AskResponse(Response):
     question: str
     verdict: Literal["answered", "not_in_wiki"]
@@ -227,6 +239,12 @@ class AskResponse(Response):
     context_tokens: int
     claims_left_out: int
     provider: str
+    closest_pages: list[PageRefOut] = Field(
+        default_factory=list, description="Not in the wiki: the pages nearest the question."
+    )
+    unknown_names: list[str] = Field(
+        default_factory=list, description="Names the question asks about that no claim holds."
+    )
     saved_plan: str | None
     save_message: str | None = Field(description="The inbox's message when the answer was saved.")
     markdown: str = Field(description="The answer rendered with footnotes carrying the quotes.")
@@ -509,6 +527,7 @@ __all__ = [
     "NonceRequest",
     "NonceResponse",
     "PageDetail",
+    "PageRefOut",
     "PageSummary",
     "PlanDetail",
     "PlanSummary",
