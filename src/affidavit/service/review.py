@@ -83,18 +83,23 @@ def plan_fingerprint(vault: Vault, ref: str) -> str:
     return hashlib.sha256(json.dumps(state).encode()).hexdigest()[:24]
 
 
+class StaleScreen(ConflictError):
+    """A decision taken on a screen that showed a plan in another state than it is in now (the
+    only refusal a desk may title "changed since you opened it")."""
+
+
 def check_unchanged(vault: Vault, ref: str, seen: str) -> None:
     """Refuse a decision taken on a screen that showed the plan in another state."""
     record = inbox.get_plan(vault, ref)
     inbox.expire_due(vault)
     record = inbox.get_plan(vault, record.id)
     if record.status != "pending":
-        raise ConflictError(
+        raise StaleScreen(
             f"plan {record.id[:12]} changed since you opened it: it is now {record.status}. "
             "Reload the inbox; nothing was written."
         )
     if plan_fingerprint(vault, record.id) != seen:
-        raise ConflictError(
+        raise StaleScreen(
             f"plan {record.id[:12]} changed since you opened it (some of its operations were "
             "decided elsewhere). Reload it and decide again; nothing was written."
         )
@@ -167,6 +172,7 @@ def source_retraction(
 __all__ = [
     "Commit",
     "Excerpt",
+    "StaleScreen",
     "audit_verdict",
     "check_unchanged",
     "decide_finding",

@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse, Response
 from ..server.auth import ACCESS_KEY, PRINCIPAL_KEY, Principal
 from ..server.registry import Registry
 from ..service.backend import Forbidden
-from . import browse, review, upkeep
+from . import browse, changes, review, upkeep
 from .desk import HERE, SECURITY_HEADERS, WebDesk, WebRefusal
 from .session import COOKIE, LoginRefused, same_origin
 
@@ -107,6 +107,7 @@ def mount(app: FastAPI, registry: Registry, table: list[Any], hosts: frozenset[s
     desk = WebDesk(registry, hosts)
     router = APIRouter(include_in_schema=False)
     _login_routes(desk, router)
+    changes.routes(desk, router)
     review.routes(desk, router)
     browse.routes(desk, router)
     upkeep.routes(desk, router)
