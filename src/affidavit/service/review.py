@@ -143,6 +143,31 @@ def list_findings(vault: Vault, status: Status = "open", limit: int = 200) -> li
     return FindingStore(vault.db).list((status,), (), limit)
 
 
+def findings_page(
+    vault: Vault, status: Status, kind: str, severity: str, offset: int, limit: int
+) -> tuple[tuple[StoredFinding, ...], int, dict[str, int]]:
+    """A page of findings by status, kind and severity: the rows, how many match, the kinds."""
+    return FindingStore(vault.db).page(status, kind, severity, offset, limit)
+
+
+def audit_newest(
+    vault: Vault, before: int | None, limit: int
+) -> tuple[list[dict[str, object]], int | None]:
+    """Audit entries newest first: those before ``before`` (every one when None), and the
+    ``before`` of the next (older) page, None on the last."""
+    rows = vault.db.execute(
+        "SELECT seq, at, action, plan_id, actor, hash FROM audit WHERE seq < ? "
+        "ORDER BY seq DESC LIMIT ?",
+        (before if before is not None else 2**62, limit + 1),
+    ).fetchall()
+    entries = [
+        dict(zip(("seq", "at", "action", "plan_id", "actor", "hash"), r, strict=True))
+        for r in rows[:limit]
+    ]
+    older = int(rows[limit - 1][0]) if len(rows) > limit else None
+    return entries, older
+
+
 def decide_finding(
     vault: Vault, ref: str, status: Status, actor: str, note: str = ""
 ) -> StoredFinding:
@@ -173,10 +198,12 @@ __all__ = [
     "Commit",
     "Excerpt",
     "StaleScreen",
+    "audit_newest",
     "audit_verdict",
     "check_unchanged",
     "decide_finding",
     "excerpt",
+    "findings_page",
     "list_findings",
     "page_history",
     "plan_fingerprint",

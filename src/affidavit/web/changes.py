@@ -66,8 +66,10 @@ def together_offer(vault: Vault, vault_name: str, plan_id: str) -> tuple[list[st
         action=f"/web/{vault_name}/plans/{plan_id}/approve-together",
         label=f"Approve {others} and this plan together (one commit)",
         fields=(("seen", fingerprint(vault, ids)),),
-        explain=f"Every pending operation of {len(ids)} plans, in dependency order, all or "
-        "nothing, as `affidavit approve " + " ".join(pid[:12] for pid in ids) + "` does.",
+        explain=f"What is supported of {len(ids)} plans ("
+        + ", ".join(pid[:12] for pid in ids)
+        + "), in dependency order, all or nothing, in one commit. Texts that wait for a person "
+        "stay in the inbox for you to decide.",
     )
     return ids, offer
 
@@ -157,10 +159,14 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
         def work(v: Vault) -> tuple[str, str | None]:
             ids, _ = together_offer(v, vault, inbox.resolve_plan_id(v, plan_id))
             check_fingerprint(v, ids, visit.field("seen"))
-            done = svc.approve_many(v, ids, visit.session.principal.actor)
+            actor = visit.session.principal.actor
+            done = svc.approve_many(v, ids, actor, sure_only=True)
             commit = f" (commit {done.commit[:10]})" if done.commit else ""
             names = ", ".join(pid[:12] for pid in ids)
-            return f"Approved plans {names} together{commit}.", next_pending(v, ids[-1])
+            waits = [pid for pid in ids if inbox.get_plan(v, pid).status == "pending"]
+            rest = f"; what waits for a person stays in {len(waits)} of them" if waits else ""
+            message = f"Approved plans {names} together{commit}{rest}."
+            return message, waits[0] if waits else next_pending(v, ids[-1])
 
         try:
             message, next_id = await desk.run(visit, work)
