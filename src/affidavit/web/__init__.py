@@ -27,6 +27,7 @@ STATIC = {
     "graph.js": "text/javascript",
     "cytoscape.min.js": "text/javascript",
     "cytoscape.LICENSE.txt": "text/plain",
+    "favicon.svg": "image/svg+xml",
 }
 
 

@@ -14,7 +14,6 @@
         var cy = cytoscape({
           container: box,
           elements: { nodes: graph.nodes, edges: graph.edges },
-          wheelSensitivity: 0.3,
           style: [
             { selector: "node", style: { "label": "data(label)", "font-size": 9, "background-color": "#1d4ed8", "color": "#111", "width": 12, "height": 12, "text-valign": "bottom", "min-zoomed-font-size": 7 } },
             { selector: "node.orphan", style: { "background-color": "#f59e0b", "border-width": 2, "border-color": "#92400e" } },
