@@ -67,6 +67,12 @@ def build_day(root: Path, extra_pages: int = 0) -> Day:
 
         applied = [page("ledger-a", 0), page("ledger-b", 1), page("ledger-c", 2)]
         applied += [page(f"old-{n}", 200 + n) for n in range(extra_pages)]
+        # the extra pages link in a ring with gaps: every 10th page is an orphan
+        applied += [
+            {"op": "link_pages", "page": f"old-{n}", "to": f"old-{(n + 1) % extra_pages}"}
+            for n in range(extra_pages)
+            if (n + 1) % 10
+        ]
         for start in range(0, len(applied), 20):
             plan_id = _propose(vault, applied[start : start + 20], "owner", "setup")
             inbox.approve(vault, plan_id, None, "owner")
