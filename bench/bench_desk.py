@@ -33,10 +33,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench_web import FLAGS, _login_url, pct  # noqa: E402
+from tests.web.day import Day, build_day, claim  # noqa: E402
 
 from affidavit.plan.nonce import issue_nonce  # noqa: E402
 from affidavit.vault import open_vault  # noqa: E402
-from tests.web.day import Day, build_day, claim  # noqa: E402
 
 
 def twenty_ops(root: Path) -> str:

@@ -68,8 +68,9 @@ class Desk:
             db.close()
 
 
-def _small(root: Path) -> list[str]:
-    """A ledger vault with two pending plans: part 1 creates a page, part 2 extends it."""
+def _small(root: Path, title: str = "Ledger entry 1") -> list[str]:
+    """A ledger vault with two pending plans: part 1 creates a page (titled ``title``), part 2
+    extends it."""
     from affidavit.sources.store import SourceStore
     from affidavit.vault import init_vault
     from tests.web.day import sentence
@@ -92,7 +93,7 @@ def _small(root: Path) -> list[str]:
             {
                 "op": "create_page",
                 "slug": "entry-1",
-                "title": "Ledger entry 1",
+                "title": title,
                 "summary": sentence(1),
                 "claims": [claim(1, source)],
             },
@@ -116,10 +117,11 @@ def _small(root: Path) -> list[str]:
 def desk() -> Iterator[Desk]:
     assert CHROMIUM.exists(), "no /usr/bin/chromium: run scripts/setup_browser.sh"
     base = private_dir("afd-desk-")
-    roots = {name: base / name for name in ("day", "deps", "stale", "graph")}
+    roots = {name: base / name for name in ("day", "deps", "stale", "graph", "axe")}
     day = build_day(roots["day"])
     plans = {"deps": _small(roots["deps"]), "stale": _small(roots["stale"])}
     plans["graph"] = _small(roots["graph"])
+    plans["axe"] = _small(roots["axe"], "Harbour 1 flour trade")  # the title waits (W11)
     with open_vault(roots["graph"]) as vault:  # pages, a link, an orphan and a broken link
         inbox.approve_many(vault, plans["graph"], None, "tester")
         vault.db.execute(
@@ -337,12 +339,9 @@ def test_lint_audit_and_jobs_screens(desk: Desk, tab: Tab) -> None:
 
 def test_axe_on_the_new_screens(desk: Desk, tmp_path: Path) -> None:
     assert AXE.exists(), "axe-core is missing: run scripts/setup_browser.sh"
-    part1, part2 = desk.plans["graph"]
-    with open_vault(desk.roots["day"]) as vault:
-        waiting = [p.id for p in inbox.list_plans(vault)]
     urls = [
-        "/web/deps/inbox",
-        "/web/deps/approve-supported",
+        "/web/axe/inbox",
+        "/web/axe/approve-supported",
         "/web/graph/graph",
         "/web/graph/graph?sources=1",
         "/web/graph/pages/entry-1",
@@ -350,8 +349,7 @@ def test_axe_on_the_new_screens(desk: Desk, tmp_path: Path) -> None:
         "/web/graph/audit",
         "/web/graph/jobs",
     ]
-    urls += [f"/web/day/plans/{p}" for p in waiting[:1]]
-    urls += [f"/web/deps/plans/{p}" for p in desk.plans["deps"]]
+    urls += [f"/web/axe/plans/{p}" for p in desk.plans["axe"]]  # one waits, one depends
     found: dict[str, list[str]] = {}
     with browser(tmp_path / "profile", bypass_csp=True) as page:
         page.goto(desk.login_url())
@@ -360,6 +358,8 @@ def test_axe_on_the_new_screens(desk: Desk, tmp_path: Path) -> None:
             page.goto(desk.base + url)
             if url.split("?")[0].endswith("/graph"):
                 expect(page.locator("#graph[data-ready]")).to_have_count(1)
+            if url.startswith("/web/axe/plans/"):
+                expect(page.locator("li.wait, section.depends").first).to_be_visible()
             found[url] = _axe(page)
     assert {url: v for url, v in found.items() if v} == {}
 

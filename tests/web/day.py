@@ -86,8 +86,9 @@ def build_day(root: Path, extra_pages: int = 0) -> Day:
         for n in range(DEPENDENT):  # part 2 of a chunk: extends the page part 1 creates
             ops = [{"op": "add_claims", "page": f"entry-{n}", "claims": [claim(70 + n, source)]}]
             day.dependent.append(_propose(vault, ops, ENGINE, f"ingest:ledger.md#{60 + n}"))
-        for n, (a, b) in enumerate([("ledger-a", "ledger-b"), ("ledger-b", "ledger-c"),
-                                    ("ledger-c", "ledger-a")]):
+        for n, (a, b) in enumerate(
+            [("ledger-a", "ledger-b"), ("ledger-b", "ledger-c"), ("ledger-c", "ledger-a")]
+        ):
             ops = [{"op": "link_pages", "page": a, "to": b}]
             day.lint.append(_propose(vault, ops, "lint", "lint"))
             assert n < LINT

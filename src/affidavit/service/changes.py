@@ -89,9 +89,7 @@ def does(record: inbox.PlanRecord, ops: Iterable[int] | None = None) -> str:
     if added:
         items = sorted(added.items())
         shown = (
-            items[0][0]
-            if len(items) == 1
-            else ", ".join(f"{page} (+{n})" for page, n in items[:4])
+            items[0][0] if len(items) == 1 else ", ".join(f"{page} (+{n})" for page, n in items[:4])
         )
         more = f" and {len(items) - 4} more pages" if len(items) > 4 else ""
         parts.append(f"adds {_plural(sum(added.values()), 'claim')} to {shown}{more}")
