@@ -310,7 +310,8 @@ def filtered(
         and (not kind or c.kind == kind)
         and (not verdict or c.verdict == verdict)
     ]
-    return list(reversed(out)) if order == "newest" else out
+    # newest first, yet each plan still after the plans it depends on
+    return in_dependency_order(list(reversed(out))) if order == "newest" else out
 
 
 def facets(changes: list[ChangeOut]) -> dict[str, list[str]]:

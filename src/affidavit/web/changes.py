@@ -136,6 +136,13 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
             if not ids:
                 raise ConflictError("no plan was listed to approve; go back to the inbox.")
             check_fingerprint(v, ids, visit.field("seen"))
+            for pid in ids:  # W13: an agent's plan is approved on its own page, never in bulk
+                record = inbox.get_plan(v, pid)
+                if changes.kind_of(record.author, record.origin) == "agent":
+                    raise ConflictError(
+                        f"plan {record.id[:12]} is an agent's: a bulk approval never takes it. "
+                        f"Open it (/web/{vault}/plans/{record.id}) and decide it on its own."
+                    )
             done = svc.approve_many(v, ids, visit.session.principal.actor, sure_only=True)
             applied = [r for r in done.results if r.applied]
             commit = f" (commit {done.commit[:10]})" if done.commit else ""
