@@ -70,7 +70,7 @@ def test_each_plan_says_what_it_does_where_it_came_from_and_what_it_follows(day:
         assert order.index(creator) < order.index(plan_id)  # part 1 before part 2
     assert {listed[p].kind for p in day.lint} == {"lint"}
     assert listed[day.lint[0]].origin == "a lint finding's fix"
-    assert listed[day.lint[0]].does == "adds 1 link"
+    assert listed[day.lint[0]].does == "links ledger-a → ledger-b"
     assert {listed[p].kind for p in day.agent} == {"agent"}
 
 

@@ -59,7 +59,8 @@ def does(record: inbox.PlanRecord, ops: Iterable[int] | None = None) -> str:
     chosen = set(range(len(record.plan.operations)) if ops is None else ops)
     created: list[str] = []
     added: dict[str, int] = {}
-    links = supersedes = retracts = context = 0
+    links: list[str] = []
+    supersedes = retracts = context = 0
     sources: list[str] = []
     for i, op in enumerate(record.plan.operations):
         if i not in chosen:
@@ -71,7 +72,7 @@ def does(record: inbox.PlanRecord, ops: Iterable[int] | None = None) -> str:
             page = op.page  # type: ignore[union-attr]
             added[page] = added.get(page, 0) + len(op.claims)  # type: ignore[union-attr]
         elif kind == "link_pages":
-            links += 1
+            links.append(f"{op.page} → {op.to}")  # type: ignore[union-attr]
         elif kind == "supersede_claim":
             supersedes += 1
         elif kind == "retract_claim":
@@ -94,7 +95,8 @@ def does(record: inbox.PlanRecord, ops: Iterable[int] | None = None) -> str:
         more = f" and {len(items) - 4} more pages" if len(items) > 4 else ""
         parts.append(f"adds {_plural(sum(added.values()), 'claim')} to {shown}{more}")
     if links:
-        parts.append(f"adds {_plural(links, 'link')}")
+        more = f" and {len(links) - 3} more" if len(links) > 3 else ""
+        parts.append(f"links {', '.join(links[:3])}{more}")
     if supersedes:
         parts.append(f"supersedes {_plural(supersedes, 'claim')}")
     if retracts:
