@@ -216,3 +216,45 @@ def test_lint_filters_by_kind_and_audit_is_newest_first(vault: Vault, clock: Fak
         assert [int(s) for s in re.findall(r"<tr><td>(\d+)</td>", older)] == list(
             range(seqs[-1] - 1, 0, -1)
         )
+
+
+def test_a_plan_that_no_longer_fits_is_refused_with_the_reject_the_desk_offers(
+    vault: Vault, clock: FakeClock
+) -> None:
+    """The retraction's blast radius grew after it was proposed (W5): the approval is refused
+    with the door's reason — not "changed since you opened it" — and the desk offers the reject,
+    which records that reason."""
+    from tests.test_lint_findings import _apply, _page
+
+    _disagreeing(vault, clock)
+    old_src = vault.db.execute("SELECT id FROM sources ORDER BY added_at LIMIT 1").fetchone()[0]
+    done, _ = service_review.source_retraction(vault, old_src, "withdrawn", "owner", dry_run=False)
+    assert done.proposal is not None
+    plan_id = done.proposal.plan_id
+    root = vault.root
+    with desk_client(root) as (client, desk, _):
+        login_owner(client, desk)
+        html = client.get(f"/web/vault/plans/{plan_id}").text
+        seen = re.search(r'name="seen" value="([^"]+)"', html)
+        assert seen is not None
+        text = "The Tamar Bridge opened in 1961."
+        _apply(
+            vault, _page("opening", "The Tamar Bridge opening", text, old_src, "It opened in 1961.")
+        )
+        form = {"csrf": _csrf(html), "seen": seen.group(1), "action": "all"}
+        refused = client.post(f"/web/vault/plans/{plan_id}/approve", data=form, headers=SAME)
+        assert refused.status_code == 409
+        assert "<h1>Not approved</h1>" in refused.text
+        assert "Changed since you opened it" not in refused.text
+        assert "would now retract 1 claim(s) it didn&#39;t when it was proposed" in refused.text
+        offer = dict(re.findall(r'name="(csrf|seen|reason)" value="([^"]*)"', refused.text))
+        assert refused.text.count('id="offer-form"') == 1
+        rejected = client.post(
+            f"/web/vault/plans/{plan_id}/reject",
+            data={k: v.replace("&#39;", "'").replace("&#34;", '"') for k, v in offer.items()},
+            headers=SAME,
+        )
+        assert rejected.status_code == 200
+    record = inbox.get_plan(vault, plan_id)
+    assert record.status == "rejected"
+    assert record.reason.startswith("no longer fits the wiki: plan ")

@@ -187,11 +187,23 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
                     )
             except ConflictError as exc:
                 _, offer = together_offer(v, vault, record.id)
-                if offer is None:
+                if offer is not None:
+                    raise WebRefusal(
+                        409, str(exc), title="Not approved: another plan goes first", offer=offer
+                    ) from exc
+                if "Reject it" not in str(exc):
                     raise
-                raise WebRefusal(
-                    409, str(exc), title="Not approved: another plan goes first", offer=offer
-                ) from exc
+                reject = Offer(  # the plan no longer fits the wiki: the desk offers the reject
+                    action=f"/web/{vault}/plans/{record.id}/reject",
+                    label="Reject this plan",
+                    fields=(
+                        ("seen", review.plan_fingerprint(v, record.id)),
+                        ("reason", f"no longer fits the wiki: {exc}"[:2000]),
+                    ),
+                    explain="Recorded as the reason: the message above. Propose it again to "
+                    "review it against the wiki as it is now.",
+                )
+                raise WebRefusal(409, str(exc), title="Not approved", offer=reject) from exc
             if refused:
                 messages.append(_left_out(v, record.id, refused, actor))
             return " ".join(messages), next_pending(v, record.id)
