@@ -90,7 +90,7 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
         def work(v: Vault) -> dict[str, Any]:
             everything = changes.change_list(v)
             shown = changes.filtered(everything, **wanted)
-            supported = _supported(v, shown)
+            supported = _supported(everything, shown)
             return {
                 "changes": shown,
                 "total": len(everything),
@@ -109,8 +109,9 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
         wanted = _shown(request)
 
         def work(v: Vault) -> dict[str, Any]:
-            shown = changes.filtered(changes.change_list(v), **wanted)
-            ids = _supported(v, shown)
+            everything = changes.change_list(v)
+            shown = changes.filtered(everything, **wanted)
+            ids = _supported(everything, shown)
             preview = svc.approval_preview(v, ids) if ids else []
             skipped = [c for c in shown if c.plan.id not in ids]
             return {
@@ -183,15 +184,12 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
         return desk.redirect(decide_url(vault, next_id))
 
 
-def _supported(vault: Vault, shown: list[changes.ChangeOut]) -> list[str]:
+def _supported(everything: list[changes.ChangeOut], shown: list[changes.ChangeOut]) -> list[str]:
     """The plans of ``shown`` a bulk approval takes — a person's (an agent's plan is approved
-    one by one, W13) — each after the pending plans it needs (a person's too)."""
-    order = changes.pending_order(vault)
-    agents = (
-        {c.plan.id for c in changes.change_list(vault) if c.kind == "agent"}
-        if any(d.agent for _, deps in order for d in deps)
-        else set()
-    )
+    one by one, W13) — each after the pending plans it needs (a person's too); ``everything``:
+    the whole change list, where the plans they need are."""
+    order = [(c.plan.id, c.after) for c in everything]
+    agents = {c.plan.id for c in everything if c.kind == "agent"}
     ids: list[str] = []
     for c in shown:
         if c.kind == "agent":
