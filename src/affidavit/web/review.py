@@ -157,8 +157,9 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
                 refused = _numbers(said_no)
             except ValueError as exc:
                 raise ConflictError("the operations ticked are not numbers.") from exc
-            if action == "all":
-                ops = pending
+            if action == "all":  # every pending operation: no "no" left out
+                ops, refused = pending, []
+            ops = [n for n in ops if n not in refused]
             if action != "supported":
                 if not ops and not refused:
                     raise ConflictError(
