@@ -23,8 +23,8 @@
             { selector: "edge.broken", style: { "line-color": "#b91c1c", "line-style": "dashed" } },
             { selector: "edge.cites", style: { "line-color": "#6ee7b7", "target-arrow-shape": "none" } }
           ],
-          layout: count <= 300
-            ? { name: "cose", animate: false, numIter: 600, randomize: false }
+          layout: count <= 100
+            ? { name: "cose", animate: false, numIter: 400, randomize: false }
             : { name: "concentric", animate: false, minNodeSpacing: 4,
                 concentric: function (node) { return node.degree(); },
                 levelWidth: function () { return 2; } }
