@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from affidavit import inbox
+from affidavit.lint.runner import run_lint
 from affidavit.vault import open_vault
 from tests.test_server_authz import ROOT, Daemon, private_dir, start_daemon
 from tests.test_web_browser import AXE, CHROMIUM, _axe, browser, git
@@ -129,6 +130,7 @@ def desk() -> Iterator[Desk]:
             "('entry-1', 'nowhere', 'x')"
         )
         vault.db.commit()
+        run_lint(vault)  # a broken link, an orphan, the files' drift from the links put in
     daemon = start_daemon(list(roots.values()), base, "--web")
     try:
         yield Desk(daemon, day, roots, plans)
@@ -324,13 +326,20 @@ def test_the_graph_marks_orphans_and_broken_links_and_opens_a_page(desk: Desk, t
     assert tab.errors == []
 
 
-def test_lint_audit_and_jobs_screens(desk: Desk, tab: Tab) -> None:
+def test_lint_filters_and_audit_newest_first(desk: Desk, tab: Tab) -> None:
     page = tab.page
     login(tab, desk)
-    page.goto(f"{desk.base}/web/graph/lint?kind=nothing-of-this-kind")
-    expect(page.get_by_label("Kind")).to_be_visible()
+    page.goto(f"{desk.base}/web/graph/lint")
+    expect(page.locator("#lint-count")).to_contain_text("of 4 open")
+    expect(page.locator("section.finding")).to_have_count(4)
+    shot(page, "lint", full_page=True)
+    page.get_by_label("Kind").select_option("broken_link")
+    page.get_by_role("button", name="Filter").click()
+    expect(page).to_have_url(re.compile(r"kind=broken_link"))
+    expect(page.locator("section.finding")).to_have_count(1)
+    expect(page.locator("section.finding")).to_contain_text("nowhere")
+    page.goto(f"{desk.base}/web/graph/lint?kind=broken_link&severity=error")
     expect(page.locator("p.empty")).to_contain_text("of this kind")
-    shot(page, "lint")
     page.goto(f"{desk.base}/web/graph/audit")
     seqs = [int(s) for s in page.locator("tbody tr td:first-child").all_inner_texts()]
     assert seqs == sorted(seqs, reverse=True) and seqs
