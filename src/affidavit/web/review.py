@@ -15,6 +15,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from .. import inbox
+from ..agents import PROPOSER_SAYS
 from ..errors import ConflictError
 from ..service import review
 from ..service import vaults as svc
@@ -77,7 +78,12 @@ def plan_view(vault: Vault, plan_id: str, vault_name: str = "") -> dict[str, Any
         "detail": detail,
         "ops": ops,
         "waits": waits,
-        "withdrawals": preview.withdrawals if preview else [],
+        # the host's words only: the proposer's reason is shown marked, with its operation
+        "withdrawals": [
+            line
+            for line in (preview.withdrawals if preview else [])
+            if not line.strip().startswith(PROPOSER_SAYS)
+        ],
         "after": [pid for pid in together[0] if pid != detail.id],
         "together": together[1],
         "seen": review.plan_fingerprint(vault, detail.id),
