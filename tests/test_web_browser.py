@@ -2,7 +2,7 @@
 (``affidavit serve --web`` on loopback TCP) over real vaults (SQLite, git, files).
 
 Nothing waits on time: every step waits on the page's state (Playwright's auto-waiting
-``expect``). Screenshots go to ``tmp/artifacts/web/``. ``scripts/setup_browser.sh`` installs
+``expect``, with a long timeout; keys are pressed once the page's keyboard is listening). Screenshots go to ``tmp/artifacts/web/``. ``scripts/setup_browser.sh`` installs
 chromium (apt) and axe-core (npm, into ``.cache/axe``).
 """
 
@@ -28,6 +28,7 @@ from tests.web import make_vault
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
 expect = playwright_sync.expect
+expect.set_options(timeout=120_000)  # a wait on an event, however loaded the machine
 
 CHROMIUM = Path("/usr/bin/chromium")
 AXE = ROOT / ".cache" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
@@ -165,9 +166,13 @@ def test_approving_two_of_three_operations_writes_exactly_those(page: Any, desk:
     expect(page.get_by_role("heading", name=f"Plan {plan_id[:12]}")).to_be_visible()
     expect(page.locator("mark.span").first).to_be_visible()
     shot(page, "plan", full_page=False)
-    page.get_by_label("Approve operation 2").uncheck()
+    # operations with a text that waits for a person start unticked; the supported one ticked
+    expect(page.get_by_label("Approve operation 1")).not_to_be_checked()
+    expect(page.get_by_label("Approve operation 3")).to_be_checked()
+    page.get_by_label("Approve operation 1").check()
+    expect(page.get_by_label("Approve operation 2")).not_to_be_checked()
     page.get_by_role("button", name="Approve selected (a)").click()
-    expect(page.get_by_role("status")).to_contain_text("Approved operation(s) 1, 3")
+    expect(page.locator(".flash")).to_contain_text("Approved operation(s) 1, 3")
     assert desk.wiki("approve") == [FF, WASH]
     assert desk.status("approve", plan_id)[0] == "pending"  # operation 2 still waits
     changed = git(desk.roots["approve"], "diff", "--name-only", head, "HEAD").split()
@@ -208,36 +213,64 @@ def test_an_expired_plan_is_refused_from_a_stale_page(page: Any, desk: Desk) -> 
     assert desk.wiki("expired") == []
 
 
+def keys_ready(page: Any) -> None:
+    """The page's keyboard listens (desk.js ran): keys pressed before would be lost."""
+    expect(page.locator("html[data-keys=ready]")).to_have_count(1)
+
+
+def answer_every_waiting_text(page: Any, key: str) -> None:
+    unanswered = page.locator("li.wait[data-answer='']")
+    while unanswered.count():
+        page.keyboard.press(key)
+
+
 def test_keyboard_review_of_three_plans(page: Any, desk: Desk) -> None:
-    """Three plans of two operations each, without the mouse: approve the first whole, only
-    operation 1 of the second, and reject the third with a reason."""
+    """Three plans of two operations each, without the mouse: approve the first whole (a yes to
+    each text that waits), one operation of the second (its supported one, or operation 1 ticked
+    with x when both wait; the other's texts are left for later), and reject the third with a reason. Every step waits on the page's state; the
+    plans' order (by id) differs from run to run, so which operation waits is read from the page."""
     login(page, desk)
     spec = dict(zip(desk.plans["keys"], VAULTS["keys"], strict=True))
     first, second, third = desk.inbox_order("keys")
     page.goto(f"{desk.base}/web/keys/inbox")
+    keys_ready(page)
     page.keyboard.press("j")
     page.keyboard.press("Enter")
     expect(page.get_by_role("heading", name=f"Plan {first[:12]}")).to_be_visible()
+    keys_ready(page)
     page.keyboard.press("?")
     expect(page.get_by_role("dialog")).to_be_visible()
     page.keyboard.press("Escape")
     expect(page.get_by_role("dialog")).to_be_hidden()
+    answer_every_waiting_text(page, "y")
+    expect(page.get_by_label("Approve operation 1")).to_be_checked()
+    expect(page.get_by_label("Approve operation 2")).to_be_checked()
     page.keyboard.press("a")
     expect(page.get_by_role("heading", name=f"Plan {second[:12]}")).to_be_visible()
-    page.keyboard.press("j")
-    page.keyboard.press("j")
-    page.keyboard.press("x")  # untick operation 2
-    expect(page.get_by_label("Approve operation 2")).not_to_be_checked()
+    keys_ready(page)
+    waits = page.locator("li.wait").evaluate_all("els => els.map(e => Number(e.dataset.op))")
+    answer_every_waiting_text(page, "d")  # decide later: their operations stay unticked
+    approved = [n for n in (1, 2) if n not in waits]
+    if not approved:  # both wait: tick operation 1 by hand (j selects it, x ticks it)
+        page.keyboard.press("j")
+        page.keyboard.press("x")
+        approved = [1]
+    assert approved in ([1], [2])
+    for n in (1, 2):
+        box = expect(page.get_by_label(f"Approve operation {n}"))
+        box.to_be_checked() if n in approved else box.not_to_be_checked()
     page.keyboard.press("a")
     expect(page.get_by_role("heading", name=f"Plan {third[:12]}")).to_be_visible()
+    keys_ready(page)
     page.keyboard.press("r")
+    expect(page.get_by_label("Reason to reject (r)")).to_be_focused()
     page.keyboard.type("a duplicate")
     page.keyboard.press("Enter")
-    expect(page.get_by_role("status")).to_contain_text("Rejected plan")
+    expect(page.get_by_role("status").first).to_contain_text("Rejected plan")
     assert desk.status("keys", first)[0] == "applied"
-    assert desk.status("keys", second)[0] == "pending"  # its operation 2 waits
+    assert desk.status("keys", second)[0] == "pending"  # its waiting operation stays
     assert desk.status("keys", third) == ("rejected", "a duplicate")
-    slugs = [*spec[first], spec[second][0]]
+    slugs = [*spec[first], *(e for n, e in enumerate(spec[second], 1) if n in approved)]
     assert desk.wiki("keys") == sorted(e.partition(":")[2] or e for e in slugs)
 
 

@@ -35,6 +35,7 @@ COMMANDS: dict[str, str] = {
     "findings": "lint_cmd",
     "jobs": "jobs_cmd",
     "serve": "serve_cmd",
+    "web": "web_cmd",
     "tokens": "tokens_cmd",
     "mcp": "mcp_cmd",
 }

@@ -288,6 +288,38 @@ class FindingStore:
             sql += f" LIMIT {int(limit)}"
         return [_stored(row) for row in self.db.execute(sql, args)]
 
+    def page(
+        self,
+        status: str = "open",
+        kind: str = "",
+        severity: str = "",
+        offset: int = 0,
+        limit: int = 50,
+    ) -> tuple[tuple[StoredFinding, ...], int, dict[str, int]]:
+        """One page of the findings with ``status`` (and ``kind``, ``severity`` when given), in
+        :meth:`list`'s order; the number that match; and how many of each kind have ``status``."""
+        where, args = "status = ?", [status]
+        if kind:
+            where, args = where + " AND kind = ?", [*args, kind]
+        if severity:
+            where, args = where + " AND severity = ?", [*args, severity]
+        total = int(
+            self.db.execute(f"SELECT COUNT(*) FROM findings WHERE {where}", args).fetchone()[0]
+        )
+        rows = self.db.execute(
+            f"SELECT * FROM findings WHERE {where} ORDER BY CASE severity WHEN 'error' THEN 0 "
+            "WHEN 'warning' THEN 1 ELSE 2 END, kind, subject, id LIMIT ? OFFSET ?",
+            [*args, max(1, limit), max(0, offset)],
+        )
+        kinds = {
+            str(r[0]): int(r[1])
+            for r in self.db.execute(
+                "SELECT kind, COUNT(*) FROM findings WHERE status = ? GROUP BY kind ORDER BY kind",
+                (status,),
+            )
+        }
+        return tuple(_stored(row) for row in rows), total, kinds
+
     def resolve_id(self, ref: str) -> str:
         ref = ref.strip()
         rows = self.db.execute(

@@ -83,18 +83,23 @@ def plan_fingerprint(vault: Vault, ref: str) -> str:
     return hashlib.sha256(json.dumps(state).encode()).hexdigest()[:24]
 
 
+class StaleScreen(ConflictError):
+    """A decision taken on a screen that showed a plan in another state than it is in now (the
+    only refusal a desk may title "changed since you opened it")."""
+
+
 def check_unchanged(vault: Vault, ref: str, seen: str) -> None:
     """Refuse a decision taken on a screen that showed the plan in another state."""
     record = inbox.get_plan(vault, ref)
     inbox.expire_due(vault)
     record = inbox.get_plan(vault, record.id)
     if record.status != "pending":
-        raise ConflictError(
+        raise StaleScreen(
             f"plan {record.id[:12]} changed since you opened it: it is now {record.status}. "
             "Reload the inbox; nothing was written."
         )
     if plan_fingerprint(vault, record.id) != seen:
-        raise ConflictError(
+        raise StaleScreen(
             f"plan {record.id[:12]} changed since you opened it (some of its operations were "
             "decided elsewhere). Reload it and decide again; nothing was written."
         )
@@ -138,6 +143,31 @@ def list_findings(vault: Vault, status: Status = "open", limit: int = 200) -> li
     return FindingStore(vault.db).list((status,), (), limit)
 
 
+def findings_page(
+    vault: Vault, status: Status, kind: str, severity: str, offset: int, limit: int
+) -> tuple[tuple[StoredFinding, ...], int, dict[str, int]]:
+    """A page of findings by status, kind and severity: the rows, how many match, the kinds."""
+    return FindingStore(vault.db).page(status, kind, severity, offset, limit)
+
+
+def audit_newest(
+    vault: Vault, before: int | None, limit: int
+) -> tuple[list[dict[str, object]], int | None]:
+    """Audit entries newest first: those before ``before`` (every one when None), and the
+    ``before`` of the next (older) page, None on the last."""
+    rows = vault.db.execute(
+        "SELECT seq, at, action, plan_id, actor, hash FROM audit WHERE seq < ? "
+        "ORDER BY seq DESC LIMIT ?",
+        (before if before is not None else 2**62, limit + 1),
+    ).fetchall()
+    entries = [
+        dict(zip(("seq", "at", "action", "plan_id", "actor", "hash"), r, strict=True))
+        for r in rows[:limit]
+    ]
+    older = int(rows[limit - 1][0]) if len(rows) > limit else None
+    return entries, older
+
+
 def decide_finding(
     vault: Vault, ref: str, status: Status, actor: str, note: str = ""
 ) -> StoredFinding:
@@ -167,10 +197,13 @@ def source_retraction(
 __all__ = [
     "Commit",
     "Excerpt",
+    "StaleScreen",
+    "audit_newest",
     "audit_verdict",
     "check_unchanged",
     "decide_finding",
     "excerpt",
+    "findings_page",
     "list_findings",
     "page_history",
     "plan_fingerprint",

@@ -17,11 +17,18 @@ from fastapi.responses import JSONResponse, Response
 from ..server.auth import ACCESS_KEY, PRINCIPAL_KEY, Principal
 from ..server.registry import Registry
 from ..service.backend import Forbidden
-from . import browse, review, upkeep
+from . import browse, changes, graph, review, upkeep
 from .desk import HERE, SECURITY_HEADERS, WebDesk, WebRefusal
 from .session import COOKIE, LoginRefused, same_origin
 
-STATIC = {"desk.js": "text/javascript", "desk.css": "text/css"}
+STATIC = {
+    "desk.js": "text/javascript",
+    "desk.css": "text/css",
+    "graph.js": "text/javascript",
+    "cytoscape.min.js": "text/javascript",
+    "cytoscape.LICENSE.txt": "text/plain",
+    "favicon.svg": "image/svg+xml",
+}
 
 
 def _login_routes(desk: WebDesk, router: APIRouter) -> None:
@@ -107,8 +114,10 @@ def mount(app: FastAPI, registry: Registry, table: list[Any], hosts: frozenset[s
     desk = WebDesk(registry, hosts)
     router = APIRouter(include_in_schema=False)
     _login_routes(desk, router)
+    changes.routes(desk, router)
     review.routes(desk, router)
     browse.routes(desk, router)
+    graph.routes(desk, router)
     upkeep.routes(desk, router)
     for route in router.routes:
         route.openapi_extra = {ACCESS_KEY: "public"}  # type: ignore[attr-defined]

@@ -14,10 +14,14 @@ from fastapi.responses import Response
 
 from ..service import review
 from ..service import vaults as svc
+from ..service.graph import page_sources
 from ..service.models import AskRequest
 from ..vault import Vault
 from .desk import WebDesk, WebRefusal
 from .upkeep import source_view
+
+AUDIT_SHOWN = 50
+"""Audit entries per page of the desk's audit screen (newest first)."""
 
 
 def page_view(vault: Vault, slug: str) -> dict[str, Any]:
@@ -39,6 +43,7 @@ def page_view(vault: Vault, slug: str) -> dict[str, Any]:
         "sections": sections,
         "notes": notes,
         "history": review.page_history(vault, slug),
+        "sources": page_sources(vault, page.slug),
     }
 
 
@@ -113,12 +118,15 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
         return desk.page("search.html", answer=answer, **context)
 
     @router.get("/web/{vault}/audit")
-    async def audit(request: Request, vault: str, after: int = 0) -> Response:
+    async def audit(request: Request, vault: str, before: int | None = None) -> Response:
         visit = desk.visit(request, vault)
 
         def work(v: Vault) -> dict[str, Any]:
+            entries, older = review.audit_newest(v, before, AUDIT_SHOWN)
             return {
-                "log": svc.audit_page(v, max(0, after), 200),
+                "entries": entries,
+                "older": older,
+                "newest": before is None,
                 "problems": review.audit_verdict(v),
             }
 

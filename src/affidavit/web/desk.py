@@ -21,11 +21,12 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.concurrency import run_in_threadpool
 
-from ..errors import AffidavitError
+from ..errors import AffidavitError, ConflictError
 from ..server.auth import allows
 from ..server.errors import status_of
 from ..server.registry import Registry, ServedVault
 from ..service.backend import Forbidden
+from ..service.review import StaleScreen
 from ..vault import Vault
 from .session import COOKIE, SESSION_HOURS, Session, Sessions, csrf_ok, host_ok, same_origin
 
@@ -45,21 +46,45 @@ SECURITY_HEADERS = {
 class WebRefusal(Exception):
     """A request the desk refuses, shown as a page saying why and what to do."""
 
-    def __init__(self, status: int, message: str, fix: str = "", title: str = "") -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        fix: str = "",
+        title: str = "",
+        offer: Offer | None = None,
+    ) -> None:
         super().__init__(message)
-        self.status, self.message, self.fix = status, message, fix
+        self.status, self.message, self.fix, self.offer = status, message, fix, offer
         self.title = title or {
             400: "Bad request",
             401: "Please log in",
             403: "Not allowed",
             404: "Not found",
-            409: "Changed since you opened it",
+            409: "Not done",
         }.get(status, "Refused")
 
     @classmethod
     def of(cls, exc: AffidavitError) -> WebRefusal:
+        """The refusal of a service's error. Only a stale screen is "changed since you opened
+        it"; any other conflict is titled "Not done" and its message names the real reason (and
+        its fix), never the generic "reload and decide again"."""
         status, fix = status_of(exc)
+        if isinstance(exc, StaleScreen):
+            return cls(status, str(exc), fix, title="Changed since you opened it")
+        if isinstance(exc, ConflictError):
+            return cls(status, str(exc))
         return cls(status, str(exc), fix)
+
+
+@dataclass(frozen=True)
+class Offer:
+    """A fix the desk itself offers on a refusal: one button posting ``fields`` to ``action``."""
+
+    action: str
+    label: str
+    fields: tuple[tuple[str, str], ...]
+    explain: str = ""
 
 
 @dataclass
@@ -218,4 +243,4 @@ class WebDesk:
         }
 
 
-__all__ = ["SECURITY_HEADERS", "Visit", "WebDesk", "WebRefusal"]
+__all__ = ["SECURITY_HEADERS", "Offer", "Visit", "WebDesk", "WebRefusal"]

@@ -8,21 +8,24 @@ refusal of its own kind: a decision sent from a screen that showed the plan in a
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from .. import inbox
+from ..agents import PROPOSER_SAYS
 from ..errors import ConflictError
 from ..service import review
 from ..service import vaults as svc
 from ..service.models import PlanDetail, SourceOut
 from ..vault import Vault
-from .desk import Visit, WebDesk, WebRefusal
+from .changes import decide_url, next_pending, together_offer
+from .desk import Offer, Visit, WebDesk, WebRefusal
 
 
-def plan_view(vault: Vault, plan_id: str) -> dict[str, Any]:
+def plan_view(vault: Vault, plan_id: str, vault_name: str = "") -> dict[str, Any]:
     """Everything the plan screen shows, read through the services."""
     detail = svc.plan_detail(vault, plan_id)
     record = inbox.get_plan(vault, detail.id)
@@ -62,12 +65,57 @@ def plan_view(vault: Vault, plan_id: str) -> dict[str, Any]:
                 "before": _before(vault, op_plan),
             }
         )
+    waits = waiting_view(detail)
+    waiting_ops = {w["item"].op for w in waits}
+    for op in ops:
+        op["ticked"] = op["pending"] and op["n"] not in waiting_ops
+    together: tuple[list[str], Offer | None] = ([], None)
+    preview = None
+    if record.status == "pending":
+        together = together_offer(vault, vault_name, detail.id)
+        preview = svc.approval_preview(vault, [detail.id])[0]
     return {
         "detail": detail,
         "ops": ops,
+        "waits": waits,
+        # the host's words only: the proposer's reason is shown marked, with its operation
+        "withdrawals": [
+            line
+            for line in (preview.withdrawals if preview else [])
+            if not line.strip().startswith(PROPOSER_SAYS)
+        ],
+        "after": [pid for pid in together[0] if pid != detail.id],
+        "together": together[1],
         "seen": review.plan_fingerprint(vault, detail.id),
-        "next_id": _next_pending(vault, detail.id),
+        "next_id": next_pending(vault, detail.id),
     }
+
+
+def marked(text: str, words: list[str]) -> list[tuple[str, bool]]:
+    """``text`` cut into runs, each marked when it is one of ``words`` (the words the support
+    check could not confirm), matched as whole words, case aside."""
+    wanted = {w.lower() for phrase in words for w in re.findall(r"\w+", phrase)}
+    runs: list[tuple[str, bool]] = []
+    for piece in re.split(r"(\w+)", text):
+        hit = bool(piece) and piece.lower() in wanted
+        if runs and runs[-1][1] == hit:
+            runs[-1] = (runs[-1][0] + piece, hit)
+        elif piece:
+            runs.append((piece, hit))
+    return runs
+
+
+def waiting_view(detail: PlanDetail) -> list[dict[str, Any]]:
+    """Each text of the plan that waits for a person, its unconfirmed words marked, beside the
+    quotes it rests on (a claim's own; a title's, summary's or heading's: its operation's)."""
+    out = []
+    for item in detail.waiting:
+        claim = int(item.part.split()[1]) - 1 if item.part.startswith("claim ") else None
+        quotes = [
+            q for q in detail.quotes if q.op == item.op - 1 and (claim is None or q.claim == claim)
+        ][: 5 if claim is not None else 3]
+        out.append({"item": item, "runs": marked(item.text, item.words), "quotes": quotes})
+    return out
 
 
 def _before(vault: Vault, op: dict[str, Any]) -> dict[str, Any] | None:
@@ -89,29 +137,11 @@ def _before(vault: Vault, op: dict[str, Any]) -> dict[str, Any] | None:
     return {"slug": slug, "exists": True, "title": row[0], "claims": claims}
 
 
-def _next_pending(vault: Vault, after: str) -> str | None:
-    plans = [p.id for p in svc.list_plans(vault, ("pending",))]
-    if after in plans:
-        rest = plans[plans.index(after) + 1 :] + plans[: plans.index(after)]
-        return rest[0] if rest else None
-    return plans[0] if plans else None
-
-
-def _decide_url(vault: str, plan_id: str | None) -> str:
-    return f"/web/{vault}/plans/{plan_id}" if plan_id else f"/web/{vault}/inbox"
-
-
 def routes(desk: WebDesk, router: APIRouter) -> None:
-    @router.get("/web/{vault}/inbox")
-    async def inbox_page(request: Request, vault: str) -> Response:
-        visit = desk.visit(request, vault)
-        plans = await desk.run(visit, lambda v: svc.list_plans(v, ("pending",)))
-        return desk.page("inbox.html", **desk.context(visit, plans=plans, title="Inbox"))
-
     @router.get("/web/{vault}/plans/{plan_id}")
     async def plan_page(request: Request, vault: str, plan_id: str) -> Response:
         visit = desk.visit(request, vault)
-        view = await desk.run(visit, lambda v: plan_view(v, plan_id))
+        view = await desk.run(visit, lambda v: plan_view(v, plan_id, vault))
         detail: PlanDetail = view["detail"]
         title = f"Plan {detail.id[:12]}"
         return desk.page("plan.html", **desk.context(visit, title=title, **view))
@@ -120,35 +150,70 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
     async def approve(request: Request, vault: str, plan_id: str) -> Response:
         visit = await desk.post(request, vault)
         desk.require(visit, "approve", "approving a plan")
-        everything = visit.field("action") == "all"
+        action = visit.field("action")
         chosen = visit.form.get("op", [])
+        said_no = visit.form.get("no", [])
 
         def work(v: Vault) -> tuple[str, str | None]:
             review.check_unchanged(v, plan_id, visit.field("seen"))
             record = inbox.get_plan(v, plan_id)
             pending = [i + 1 for i in inbox.pending_ops(v, record)]
-            if everything:
-                ops = pending
-            else:
-                try:
-                    ops = sorted({int(n) for n in chosen})
-                except ValueError as exc:
-                    raise ConflictError("the operations ticked are not numbers.") from exc
-                if not ops:
+            try:
+                ops = _numbers(chosen)
+                refused = _numbers(said_no)
+            except ValueError as exc:
+                raise ConflictError("the operations ticked are not numbers.") from exc
+            if action == "all":  # every pending operation: no "no" left out
+                ops, refused = pending, []
+            ops = [n for n in ops if n not in refused]
+            if action != "supported":
+                if not ops and not refused:
                     raise ConflictError(
-                        "tick at least one operation to approve (x toggles one), or use "
-                        "'Approve all'."
+                        "tick at least one operation to approve (x toggles one, y accepts a "
+                        "waiting text), or use 'Approve all'."
                     )
-                if not set(ops) <= set(pending):
-                    raise ConflictError(
+                if not set(ops) | set(refused) <= set(pending):
+                    raise review.StaleScreen(
                         f"plan {record.id[:12]} changed since you opened it: operation(s) "
-                        f"{sorted(set(ops) - set(pending))} are no longer pending."
+                        f"{sorted((set(ops) | set(refused)) - set(pending))} are no longer "
+                        "pending. Reload it and decide again; nothing was written."
                     )
-            result = svc.approve(v, record.id, ops, visit.session.principal.actor)
-            done = ", ".join(str(n) for n in result.ops)
-            commit = f" (commit {result.commit[:10]})" if result.commit else ""
-            message = f"Approved operation(s) {done} of plan {record.id[:12]}{commit}."
-            return message, _next_pending(v, record.id)
+            messages = []
+            actor = visit.session.principal.actor
+            try:
+                if action == "supported":
+                    done = svc.approve_many(v, [record.id], actor, sure_only=True)
+                    commit = f" (commit {done.commit[:10]})" if done.commit else ""
+                    messages.append(f"Approved what is supported of plan {record.id[:12]}{commit}.")
+                elif ops:
+                    result = svc.approve(v, record.id, ops, actor)
+                    done_ops = ", ".join(str(n) for n in result.ops)
+                    commit = f" (commit {result.commit[:10]})" if result.commit else ""
+                    messages.append(
+                        f"Approved operation(s) {done_ops} of plan {record.id[:12]}{commit}."
+                    )
+            except ConflictError as exc:
+                _, offer = together_offer(v, vault, record.id)
+                if offer is not None:
+                    raise WebRefusal(
+                        409, str(exc), title="Not approved: another plan goes first", offer=offer
+                    ) from exc
+                if "Reject it" not in str(exc):
+                    raise
+                reject = Offer(  # the plan no longer fits the wiki: the desk offers the reject
+                    action=f"/web/{vault}/plans/{record.id}/reject",
+                    label="Reject this plan",
+                    fields=(
+                        ("seen", review.plan_fingerprint(v, record.id)),
+                        ("reason", f"no longer fits the wiki: {exc}"[:2000]),
+                    ),
+                    explain="Recorded as the reason: the message above. Propose it again to "
+                    "review it against the wiki as it is now.",
+                )
+                raise WebRefusal(409, str(exc), title="Not approved", offer=reject) from exc
+            if refused:
+                messages.append(_left_out(v, record.id, refused, actor))
+            return " ".join(messages), next_pending(v, record.id)
 
         return await _decided(desk, visit, vault, work)
 
@@ -163,7 +228,7 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
                 raise ConflictError("say why you reject the plan: the reason is recorded.")
             review.check_unchanged(v, plan_id, visit.field("seen"))
             result = svc.reject(v, plan_id, reason[:2000], visit.session.principal.actor)
-            return f"Rejected plan {result.plan_id[:12]}: {result.reason}", _next_pending(
+            return f"Rejected plan {result.plan_id[:12]}: {result.reason}", next_pending(
                 v, result.plan_id
             )
 
@@ -176,7 +241,29 @@ async def _decided(desk: WebDesk, visit: Visit, vault: str, work: Any) -> Respon
     except WebRefusal as refusal:
         return desk.refusal(refusal, visit)
     desk.flash(visit, message)
-    return desk.redirect(_decide_url(vault, next_id))
+    return desk.redirect(decide_url(vault, next_id))
+
+
+def _numbers(values: list[str]) -> list[int]:
+    return sorted({int(n) for n in values})
+
+
+def _left_out(vault: Vault, plan_id: str, refused: list[int], actor: str) -> str:
+    """The operations a person said no to (``n`` on a waiting text): when nothing else of the plan
+    is pending, the plan is rejected with them as the reason; otherwise they stay pending."""
+    record = inbox.get_plan(vault, plan_id)
+    if record.status != "pending":
+        return ""
+    left = [i + 1 for i in inbox.pending_ops(vault, record)]
+    shown = ", ".join(str(n) for n in refused)
+    if set(left) <= set(refused):
+        reason = f"a person said no to operation(s) {shown}"
+        texts = [w.line for w in svc.plan_detail(vault, plan_id).waiting if w.op in refused]
+        if texts:
+            reason += ": " + "; ".join(texts)[:1500]
+        svc.reject(vault, plan_id, reason, actor)
+        return f"Rejected the rest of plan {plan_id[:12]}: {reason[:200]}"
+    return f"Operation(s) {shown} of plan {plan_id[:12]} stay pending (you said no to them)."
 
 
 __all__ = ["plan_view", "routes"]

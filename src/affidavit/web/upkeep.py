@@ -12,6 +12,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from ..jobs.models import Job
 from ..jobs.queue import JobQueue
 from ..lint.findings import Status
 from ..server.routes import jobs as job_routes
@@ -21,16 +22,43 @@ from ..vault import Vault
 from .desk import WebDesk, WebRefusal
 
 FLAGS_SHOWN = 50
+FINDINGS_SHOWN = 50
+"""Lint findings per page of the desk's lint screen."""
+SEVERITIES = ("error", "warning", "info")
 DECISIONS: dict[str, Status] = {"dismiss": "dismissed", "resolve": "resolved", "reopen": "open"}
 
 
 def routes(desk: WebDesk, router: APIRouter) -> None:
     @router.get("/web/{vault}/lint")
-    async def findings(request: Request, vault: str, status: str = "open") -> Response:
+    async def findings(
+        request: Request,
+        vault: str,
+        status: str = "open",
+        kind: str = "",
+        severity: str = "",
+        offset: int = 0,
+    ) -> Response:
         visit = desk.visit(request, vault)
         wanted: Status = status if status in ("open", "dismissed", "resolved") else "open"  # type: ignore[assignment]
-        rows = await desk.run(visit, lambda v: review.list_findings(v, wanted))
-        context = desk.context(visit, title="Lint findings", findings=rows, showing=wanted)
+        kind, severity = kind[:64], severity if severity in SEVERITIES else ""
+        start = max(0, offset)
+        rows, total, kinds = await desk.run(
+            visit,
+            lambda v: review.findings_page(v, wanted, kind, severity, start, FINDINGS_SHOWN),
+        )
+        context = desk.context(
+            visit,
+            title="Lint findings",
+            findings=rows,
+            showing=wanted,
+            total=total,
+            kinds=kinds,
+            kind=kind,
+            severity=severity,
+            severities=SEVERITIES,
+            offset=start,
+            shown=FINDINGS_SHOWN,
+        )
         return desk.page("lint.html", **context)
 
     @router.post("/web/{vault}/lint/{finding_id}/decide")
@@ -80,7 +108,8 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
     async def jobs(request: Request, vault: str) -> Response:
         visit = desk.visit(request, vault)
         rows = await desk.run(visit, lambda v: JobQueue(v).list(limit=50))
-        return desk.page("jobs.html", **desk.context(visit, title="Jobs", jobs=rows))
+        shown = [(job, job_progress(job)) for job in rows]
+        return desk.page("jobs.html", **desk.context(visit, title="Jobs", jobs=shown))
 
     @router.get("/web/{vault}/jobs/{job_id}/events")
     async def job_events(request: Request, vault: str, job_id: str, after: int = 0) -> Response:
@@ -90,6 +119,32 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
         return await job_routes.events(
             request, visit.served, job_id, max(0, after), last[:20] if last else None
         )
+
+
+def job_progress(job: Job) -> str:
+    """A job's progress in words: its last report, or for a finished job that reported none
+    (or only zeros) what its result counted — never a bare "0/0"."""
+    done, total, message = job.progress.done, job.progress.total, job.progress.message
+    if total:
+        return f"{done}/{total} {message}".strip()
+    result = job.result or {}
+    counted = []
+    sources = result.get("sources")
+    if isinstance(sources, list):
+        counted.append(f"{len(sources)} source(s)")
+    totals = result.get("totals")
+    if isinstance(totals, dict):
+        counted += [f"{v} {k}" for k, v in totals.items() if isinstance(v, int) and v]
+    chunks = result.get("job_chunks")
+    if isinstance(chunks, dict):
+        counted += [f"{v} chunk plan(s) {k}" for k, v in chunks.items() if isinstance(v, int) and v]
+    if counted:
+        return ", ".join(counted)
+    if message:
+        return message
+    return {"queued": "waiting for a worker", "running": "started; no progress reported yet"}.get(
+        job.status, "no progress reported"
+    )
 
 
 def source_view(vault: Vault, source_id: str, start: int, end: int) -> dict[str, Any]:
@@ -107,4 +162,4 @@ def source_view(vault: Vault, source_id: str, start: int, end: int) -> dict[str,
     return {"source": record, "excerpt": shown, "radius": radius, "flagged": flagged}
 
 
-__all__ = ["routes", "source_view"]
+__all__ = ["job_progress", "routes", "source_view"]

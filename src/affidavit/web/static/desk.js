@@ -1,8 +1,86 @@
-// The review desk's keyboard: j/k move, Enter opens, x ticks, a approves, r rejects, ? helps.
-// Everything it does, a mouse (or Tab) does too: it only clicks, focuses and submits the forms.
+// The review desk's keyboard: j/k move, Enter opens, x ticks, a approves, r rejects, ? helps;
+// y/n/d answer the texts that wait for a person, s approves what is supported, g approves a plan
+// with the plans it needs. Everything it does, a mouse (or Tab) does too: it only clicks,
+// focuses, ticks and submits the forms.
 (function () {
   "use strict";
   var current = -1;
+
+  function waits() { return Array.prototype.slice.call(document.querySelectorAll("li.wait")); }
+
+  // Each operation with waiting texts is ticked only when every one of them got a "y", and
+  // left out (a hidden "no" field) when any got an "n": nothing waiting is ticked unseen.
+  function settle() {
+    var byOp = {};
+    waits().forEach(function (li) {
+      var op = li.getAttribute("data-op");
+      (byOp[op] = byOp[op] || []).push(li.getAttribute("data-answer"));
+    });
+    var holder = document.getElementById("said-no");
+    if (holder) { holder.textContent = ""; }
+    Object.keys(byOp).forEach(function (op) {
+      var answers = byOp[op];
+      var no = answers.indexOf("n") >= 0;
+      var box = document.getElementById("tick-" + op);
+      if (box) { box.checked = !no && answers.every(function (a) { return a === "y"; }); }
+      if (no && holder) {
+        var field = document.createElement("input");
+        field.type = "hidden"; field.name = "no"; field.value = op;
+        holder.appendChild(field);
+      }
+    });
+    countTicks();
+  }
+
+  function countTicks() {
+    var state = document.getElementById("ticked-state");
+    if (!state) { return; }
+    var boxes = document.querySelectorAll("input[type=checkbox][form=approve-form]");
+    var ticked = Array.prototype.filter.call(boxes, function (b) { return b.checked; }).length;
+    var open = waits().filter(function (li) { return !li.getAttribute("data-answer"); }).length;
+    var no = document.querySelectorAll("#said-no input").length;
+    state.textContent = ticked + " of " + boxes.length + " pending operation(s) ticked" +
+      (no ? "; " + no + " left out (you said no)" : "") +
+      (open ? "; " + open + " waiting text(s) not answered yet." : "; every waiting text answered.");
+  }
+
+  function answer(li, say) {
+    var words = { y: "yes: it goes in", n: "no: its operation stays out", d: "later" };
+    li.setAttribute("data-answer", say);
+    li.classList.remove("said-y", "said-n", "said-d");
+    li.classList.add("said-" + say);
+    var out = li.querySelector(".answer");
+    if (out) { out.textContent = words[say]; }
+    settle();
+  }
+
+  function focusWait(li) {
+    waits().forEach(function (el) { el.classList.toggle("current", el === li); });
+    if (!li) { return; }
+    li.setAttribute("tabindex", "-1");
+    li.focus();
+    li.scrollIntoView({ block: "nearest" });
+  }
+
+  function currentWait() {
+    var all = waits();
+    var focused = all.filter(function (li) { return li.classList.contains("current"); })[0];
+    return focused || all.filter(function (li) { return !li.getAttribute("data-answer"); })[0];
+  }
+
+  function say(key) {
+    var li = currentWait();
+    if (!li) { return false; }
+    answer(li, key);
+    var all = waits();
+    var next = all.slice(all.indexOf(li) + 1).filter(function (el) { return !el.getAttribute("data-answer"); })[0];
+    focusWait(next || null);
+    if (!next) {
+      var button = document.getElementById("approve-selected");
+      if (button) { button.focus(); }
+    }
+    return true;
+  }
 
   function items() { return Array.prototype.slice.call(document.querySelectorAll(".item")); }
 
@@ -51,12 +129,28 @@
       case "x": {
         var item = all[current];
         var box = item && item.querySelector("input[type=checkbox]");
-        if (box) { box.checked = !box.checked; }
+        if (box) { box.checked = !box.checked; countTicks(); }
         break;
       }
       case "a": {
         var form = document.getElementById("approve-form");
         if (form) { form.requestSubmit(document.getElementById("approve-selected")); }
+        break;
+      }
+      case "y": case "n": case "d":
+        if (!say(event.key)) { return; }
+        break;
+      case "s": {
+        var supported = document.getElementById("approve-supported");
+        if (!supported) { return; }
+        if (supported.tagName === "A") { supported.click(); }
+        else { document.getElementById("approve-form").requestSubmit(supported); }
+        break;
+      }
+      case "g": {
+        var together = document.getElementById("together-form");
+        if (!together) { return; }
+        together.requestSubmit();
         break;
       }
       case "r": {
@@ -70,7 +164,18 @@
     event.preventDefault();
   });
 
+  document.documentElement.setAttribute("data-keys", "ready");
+
   document.addEventListener("DOMContentLoaded", function () {
+    waits().forEach(function (li) {
+      li.querySelectorAll("button.say").forEach(function (button) {
+        button.addEventListener("click", function () { answer(li, button.getAttribute("data-say")); });
+      });
+    });
+    document.querySelectorAll("input[type=checkbox][form=approve-form]").forEach(function (box) {
+      box.addEventListener("change", countTicks);
+    });
+    if (waits().length) { focusWait(currentWait()); }
     var close = document.getElementById("help-close");
     if (close) { close.addEventListener("click", toggleHelp); }
     var span = document.getElementById("span");
