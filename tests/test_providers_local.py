@@ -205,3 +205,29 @@ def test_smollm2_plain_text_and_determinism(smollm2: LocalProvider) -> None:
     first, second = smollm2.complete(request), smollm2.complete(request)
     assert first.text and first.text == second.text  # greedy at temperature 0, fixed seed
     assert first.model.endswith(".gguf")
+
+
+def test_the_grammar_schema_keeps_no_huge_item_bound() -> None:
+    """carry_source allows 20,000 claims: llama.cpp's converter writes a rule per allowed item,
+    and that grammar crashed the sampler (a segfault in add_grammar). The host still validates
+    replies against the full schema, bound included."""
+    from affidavit.plan.schema import plan_json_schema
+    from affidavit.providers.local import GRAMMAR_MAX_ITEMS, grammar_schema
+
+    bounds: list[int] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("maxItems"), int):
+                bounds.append(node["maxItems"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(plan_json_schema())
+    assert max(bounds) > GRAMMAR_MAX_ITEMS  # the full schema has the big bound...
+    bounds.clear()
+    walk(grammar_schema(plan_json_schema()))
+    assert bounds and max(bounds) <= GRAMMAR_MAX_ITEMS  # ...the grammar's doesn't

@@ -114,6 +114,10 @@ def _exclude(body: str) -> str:
     return body
 
 
+GRAMMAR_MAX_ITEMS = 64
+"""Largest ``maxItems`` kept in a grammar; a larger bound is left to the host's validation."""
+
+
 def grammar_schema(schema: Any) -> Any:
     """``schema`` with the ``pattern`` of length-bounded "line" strings removed.
 
@@ -128,6 +132,11 @@ def grammar_schema(schema: Any) -> Any:
     if not isinstance(schema, dict):
         return schema
     out = {key: grammar_schema(value) for key, value in schema.items()}
+    max_items = out.get("maxItems")
+    if isinstance(max_items, int) and max_items > GRAMMAR_MAX_ITEMS:
+        # llama.cpp's converter writes one optional rule per allowed item: carry_source's
+        # 20,000 claims made a grammar that crashed the sampler (a segfault in add_grammar)
+        del out["maxItems"]
     pattern = out.get("pattern")
     bounded = "minLength" in out or "maxLength" in out
     if isinstance(pattern, str) and bounded and _LINE_PATTERN.fullmatch(pattern):
