@@ -22,6 +22,7 @@ from functools import lru_cache
 
 from ..retrieval.search import Hit, Retriever, same_text
 from ..support import wordnet
+from ..support.lexicon import NUMBER_WORDS
 from ..words import STOPWORDS, stem, stems
 from .extractive import statement
 
@@ -308,15 +309,8 @@ def with_acronyms(db: sqlite3.Connection, question: str) -> str:
 
 
 _COUNTS = {
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
+    word: NUMBER_WORDS[word]
+    for word in ["two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
 }
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth")
 _ASKED_COUNT = re.compile(

@@ -13,6 +13,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from .align import number_value
+from .lexicon import NUMBER_WORDS
 from .tree import Change, Tree
 
 __all__ = ["UNITS", "converted_numbers", "unit_changes"]
@@ -88,26 +89,31 @@ def _attached(tree: Tree, i: int, c: str) -> bool:
     return i + 1 < len(tree) and tree[i + 1].lower.rstrip(".") == c
 
 
+_NUMBER_WORDS = {
+    word: {**NUMBER_WORDS, "hundred": 100}[word]
+    for word in [
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "twelve",
+        "twenty",
+        "hundred",
+    ]
+}
+"""The number words a quantity may be written in (a subset of the lexicon's, same values)."""
+
+
 def _value(tree: Tree, i: int) -> Decimal | None:
     value = number_value(tree[i])
-    if value is None:
-        words = {
-            "one": 1,
-            "two": 2,
-            "three": 3,
-            "four": 4,
-            "five": 5,
-            "six": 6,
-            "seven": 7,
-            "eight": 8,
-            "nine": 9,
-            "ten": 10,
-            "twelve": 12,
-            "twenty": 20,
-            "hundred": 100,
-        }
-        if tree[i].lower in words:
-            return Decimal(words[tree[i].lower])
+    if value is None and tree[i].lower in _NUMBER_WORDS:
+        return Decimal(_NUMBER_WORDS[tree[i].lower])
     return value
 
 
