@@ -116,6 +116,8 @@ class _Known:
         self.readings: dict[int, tuple[set[str], bool]] = {}
         self.members: dict[str, list[int]] = {}
         self.rarest: dict[int, list[str]] = {}
+        self.complete: set[str] = set()
+        """The words whose every eligible claim :attr:`members` holds."""
         self.inactive = {
             int(r[0])
             for r in self.cursor.execute(
@@ -144,23 +146,28 @@ class _Known:
             kept = self.overview[rowid] = bool(row[0])
         return kept
 
-    def holders(self, word: str) -> list[int]:
-        """The eligible claims with ``word`` (rowids, at most ``MAX_BUCKET + 1``)."""
+    def holders(self, word: str, cap: int = MAX_BUCKET) -> list[int]:
+        """The eligible claims with ``word`` (rowids): all of them, or ``cap + 1`` when there
+        are more than ``cap``."""
         found = self.members.get(word)
-        if found is None:
-            found = self.members[word] = []
-            rows = self.db.cursor()
-            rows.row_factory = None
-            for (rowid,) in rows.execute("SELECT claim FROM claim_words WHERE word = ?", (word,)):
-                if self.eligible(rowid):
-                    found.append(rowid)
-                    if len(found) > MAX_BUCKET:
-                        break
-            rows.close()
+        if found is not None and (word in self.complete or len(found) > cap):
+            return found
+        found = self.members[word] = []
+        rows = self.db.cursor()
+        rows.row_factory = None
+        for (rowid,) in rows.execute("SELECT claim FROM claim_words WHERE word = ?", (word,)):
+            if self.eligible(rowid):
+                found.append(rowid)
+                if len(found) > cap:
+                    break
+        else:
+            self.complete.add(word)
+        rows.close()
         return found
 
-    def df(self, word: str) -> int:
-        return len(self.holders(word))
+    def df(self, word: str, cap: int = MAX_BUCKET) -> int:
+        """The number of eligible claims with ``word``, or ``cap + 1`` when it is more."""
+        return min(len(self.holders(word, cap)), cap + 1)
 
     def words(self, rowid: int) -> set[str]:
         return self.readings[rowid][0]
@@ -176,15 +183,30 @@ class _Known:
             found = self.rarest[rowid] = shared[:RARE_WORDS]
         return found
 
+    def rank(self, rowid: int, word: str) -> int:
+        """How many of the claim's shared words come before ``word`` (shared by 2 to
+        ``MAX_BUCKET`` claims, itself one of the claim's words) in :meth:`top`'s order: ``word``
+        is among its rarest when this is under :data:`RARE_WORDS`. Only words at most as
+        common as ``word`` can come before it, so each is counted up to that."""
+        known = self.rarest.get(rowid)
+        if known is not None:
+            return known.index(word) if word in known else RARE_WORDS
+        key = (self.df(word), word)
+        cap = key[0]
+        return sum(
+            1
+            for u in self.words(rowid)
+            if u != word and 1 < (d := self.df(u, cap)) <= cap and (d, u) < key
+        )
+
 
 def _read_claims(db: sqlite3.Connection, rowids: Iterable[int], known: _Known) -> None:
-    """The claims of ``rowids`` not read yet, with their evidence and newest source's age, as
-    :func:`~affidavit.lint.candidates.load_claims` reads them."""
+    """The claims of ``rowids`` not read yet, as :func:`~affidavit.lint.candidates.load_claims`
+    reads them, without their evidence (:func:`_read_evidence`)."""
     wanted = sorted({r for r in rowids if r not in known.claims})
     for start in range(0, len(wanted), 500):
         part = wanted[start : start + 500]
         marks = ",".join("?" * len(part))
-        by_id: dict[str, ClaimRow] = {}
         for rowid, cid, page, text, trust, created in db.execute(
             f"SELECT rowid, id, page_slug, text, trust, created_at FROM claims "
             f"WHERE rowid IN ({marks})",
@@ -193,17 +215,23 @@ def _read_claims(db: sqlite3.Connection, rowids: Iterable[int], known: _Known) -
             claim = ClaimRow(cid, page, text, trust, created)
             known.claims[int(rowid)] = claim
             known.readings[int(rowid)] = read_claim(text)
-            by_id[cid] = claim
-        ids = list(by_id)
-        marks = ",".join("?" * len(ids))
-        for claim_id, source_id, quote, start_, end, when in db.execute(
+
+
+def _read_evidence(db: sqlite3.Connection, claims: Iterable[ClaimRow]) -> None:
+    """The evidence of ``claims`` and the age of each one's newest source."""
+    by_id = {c.id: c for c in claims}
+    ids = sorted(by_id)
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        for claim_id, source_id, quote, begin, end, when in db.execute(
             'SELECT e.claim_id, e.source_id, e.quote, e.start, e."end", s.added_at '
             f"FROM evidence e JOIN sources s ON s.id = e.source_id WHERE e.claim_id IN ({marks}) "
             "ORDER BY e.claim_id, e.idx",
-            ids,
+            part,
         ):
             claim = by_id[claim_id]
-            claim.evidence.append((source_id, quote, start_, end))
+            claim.evidence.append((source_id, quote, begin, end))
             claim.newest = max(claim.newest, when)
 
 
@@ -261,10 +289,12 @@ def _pairs_involving(
     members: dict[str, list[int]] = {}
     first: dict[str, tuple[tuple[str, str], int]] = {}
     for word, holders in buckets.items():
-        mine = sorted((r for r in holders if word in known.top(r)), key=order)
-        if len(mine) >= 2:
-            members[word] = mine
-            first[word] = (order(mine[0]), known.top(mine[0]).index(word))
+        ranked = sorted(
+            (order(r), rank, r) for r in holders if (rank := known.rank(r, word)) < RARE_WORDS
+        )
+        if len(ranked) >= 2:
+            members[word] = [r for _, _, r in ranked]
+            first[word] = (ranked[0][0], ranked[0][1])
     subjects = _subjects(db, {known.claims[r].page for m in members.values() for r in m})
     asked_set = set(asked)
     seen: set[tuple[int, int]] = set()
@@ -279,6 +309,7 @@ def _pairs_involving(
                 if subjects.related(a.page, b.page):
                     seen.add((i, j))
                     out.append((a, b))
+    _read_evidence(db, {id(c): c for pair in out for c in pair}.values())
     readings = {known.claims[r].id: reading for r, reading in known.readings.items()}
     return out, readings
 
