@@ -2,6 +2,8 @@
 # Real documents some tests and benchmarks read, from Debian packages; install what is missing.
 # python3.11-doc: the Python docs' HTML (tests/test_hidden_text_ordinary.py, bench/pydocs_corpus.py);
 # libtasn1-doc and shared-mime-info: two real PDFs with no hidden text;
+# sqlite3-doc and git-doc: the real-docs corpora (../shared/data/realdocs, bench/bench_realdocs.py,
+# tests/test_realdocs_corpora.py);
 # wordnet-base: the WordNet 3.0 database scripts/build_wordnet_lexicon.py derives the support
 # check's paraphrase lexicon from (the package ships the derived file; it never needs Debian).
 set -euo pipefail
@@ -11,6 +13,8 @@ declare -A wanted=(
     [python3.11-doc]=/usr/share/doc/python3.11/html/library/functools.html
     [libtasn1-doc]=/usr/share/doc/libtasn1-doc/libtasn1.pdf
     [shared-mime-info]=/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf
+    [sqlite3-doc]=/usr/share/doc/sqlite3/lang_conflict.html
+    [git-doc]=/usr/share/doc/git-doc/git-commit.html
 )
 missing=()
 for pkg in "${!wanted[@]}"; do

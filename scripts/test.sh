@@ -2,7 +2,7 @@
 # Set everything up and run the whole test suite: lint, types, tests. Usage: scripts/test.sh [PYTEST ARGS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh dev,embeddings,server,mcp,render
+scripts/setup.sh dev,embeddings,server,mcp,render,formats
 scripts/setup_browser.sh   # chromium (apt) and axe-core (npm) for the web desk's browser tests
 scripts/setup_testdata.sh  # real HTML and PDF documents from Debian packages
 echo "== ruff"

@@ -159,11 +159,22 @@ def test_render_escaping_matches_its_lookbehind_first_spelling() -> None:
     from affidavit.store import render
 
     written = re.compile(
-        r"[\\`*_\[\]<>|~!#&$^]|%(?=%)|(?<=%)%|=(?==)|(?<==)="
-        r"|(?<=\w)\.(?=[^\W\d_])|(?<=[^\W\d_]):(?=\S)|(?<=/)/"
+        r"[\\`*\[\]<>|~!#&$^]|(?<![^\W_])_|_(?![^\W_])|%(?=%)|(?<=%)%|=(?==)|(?<==)="
+        r"|(?<=\w)\.(?=[^\W\d_])(?![^\W\d_](?:[^\w-]|$))|(?<=[^\W\d_]):(?=\S)|(?<=/)/"
     )
     pieces = ["a", "é", "1", "_", " ", "\n", ".", ":", "/", "%", "=", "\\", "*", "[", "]", "x.y"]
-    pieces += ["evil.com/x", "https://a.b", "==hi==", "%%c%%", "a:b", "1.5", "é.x", "漢.字"]
+    pieces += [
+        "evil.com/x",
+        "https://a.b",
+        "==hi==",
+        "%%c%%",
+        "a:b",
+        "1.5",
+        "é.x",
+        "漢.字",
+        "e.g.",
+        "A_B",
+    ]
     rng = random.Random(3)
     for _ in range(4000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 24)))

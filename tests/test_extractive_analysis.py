@@ -83,6 +83,7 @@ def test_analyse_reads_nothing_of_the_wiki() -> None:
             "chunk_count",
             "flagged",
             "open_fence",
+            "open_section",
         )
         bare = SimpleNamespace(**{name: getattr(each, name) for name in fields})
         analysis = analyse(cast(IngestTask, bare))
@@ -111,6 +112,7 @@ def test_an_analysis_pickles_and_round_trips() -> None:
         {"chunk_index": 1, "chunk_count": 2},
         {"flagged": ((3, 9),)},
         {"open_fence": "```"},
+        {"open_section": "OPTIONS"},
     ],
 )
 def test_an_analysis_of_another_chunk_or_source_is_refused(change: dict[str, Any]) -> None:

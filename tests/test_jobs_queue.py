@@ -72,6 +72,8 @@ def test_submit_get_list_and_events(vault: Vault) -> None:
         "trust": None,
         "model": None,
         "yes": False,
+        "dry_run": False,
+        "budget": None,
     }
     assert first.timeout_seconds == 3600 and first.max_attempts == 3  # the jobs.* defaults
     assert (second.timeout_seconds, second.max_attempts) == (5, 1)

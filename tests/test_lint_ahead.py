@@ -53,11 +53,12 @@ def _two_ingests(root: Path, docs: Path, clock: FakeClock) -> tuple[Vault, Any]:
     vault = _vault(root, clock)
     docs.mkdir(exist_ok=True)
     (docs / "tamar.md").write_text(OLD)
-    (docs / "tamar-2025.md").write_text(OLD.replace("40,000", "45,000").replace("1961", "1962"))
     Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(docs / "tamar.md")], "trusted")
     clock.advance(days=365)
+    # its next version: what makes the changed facts stale (issue 24 item 3)
+    (docs / "tamar.md").write_text(OLD.replace("40,000", "45,000").replace("1961", "1962"))
     report = Ingestor(vault, ExtractiveProvider(), apply_now=True).run(
-        [str(docs / "tamar-2025.md")], "trusted"
+        [str(docs / "tamar.md")], "trusted"
     )
     return vault, report
 
@@ -65,11 +66,16 @@ def _two_ingests(root: Path, docs: Path, clock: FakeClock) -> tuple[Vault, Any]:
 def _findings(vault: Vault) -> list[tuple[str, str, str, str]]:
     """The vault's findings, each pending plan's id (its nonce makes it differ between two
     vaults) written as its place in the inbox."""
-    plans = [r[0] for r in vault.db.execute("SELECT id FROM plans WHERE status = 'pending'")]
+    plans = [  # in the order they were proposed (their ids differ between two vaults)
+        r[0]
+        for r in vault.db.execute(
+            "SELECT id FROM plans WHERE status = 'pending' ORDER BY origin, rowid"
+        )
+    ]
     out: list[tuple[str, str, str, str]] = []
     for f in FindingStore(vault.db).list():
         subject, message = f.finding.subject, f.finding.message
-        for n, plan in enumerate(sorted(plans)):
+        for n, plan in enumerate(plans):
             subject = subject.replace(plan, f"plan{n}")
             message = message.replace(plan[:12], f"plan{n}")
         out.append((f.finding.kind, subject, message, f.status))

@@ -43,9 +43,15 @@ def _fill(db: sqlite3.Connection, rnd: random.Random, claims: int, start: int = 
         sid = f"s{start}-{n}"
         db.execute(
             "INSERT INTO sources (id, origin, name, media_type, original_file, text_file, "
-            "text_sha256, size_bytes, text_chars, trust, added_at, text_map) "
-            "VALUES (?, '', '', 'text/plain', '', '', '', 0, 0, ?, ?, '{}')",
-            (sid, rnd.choice(["trusted", "untrusted"]), f"2026-0{rnd.randint(1, 9)}"),
+            "text_sha256, size_bytes, text_chars, trust, added_at, text_map, origin_key, "
+            "version) VALUES (?, '', '', 'text/plain', '', '', '', 0, 0, ?, ?, '{}', ?, ?)",
+            (
+                sid,
+                rnd.choice(["trusted", "untrusted"]),
+                f"2026-0{rnd.randint(1, 9)}",
+                rnd.choice(["", "doc-a", "doc-b"]),
+                rnd.randint(1, 3),
+            ),  # versions of one document
         )
         sources.append(sid)
     pages = [r[0] for r in db.execute("SELECT slug FROM pages")]
@@ -193,3 +199,36 @@ def test_find_candidates_with_involving_reads_through_the_index(tmp_path: Path) 
     assert db.execute("SELECT count(*) FROM claim_words").fetchone()[0] > 0
     many = set(_fill(db, rnd, 300, start=2))  # a large share of the wiki: the full read
     assert search_involving(db, many).pairs == search_pairs(db, involving=many).pairs
+
+
+def test_a_later_version_of_the_same_document_is_stale_through_the_index(tmp_path: Path) -> None:
+    """A changed number cited from version 2 of a document supersedes the claim citing version
+    1 (lint takes "newer" from the sources' versions): the index's search reads the versions too."""
+    db = _db(tmp_path / "w.sqlite")
+    for sid, version in (("v1", 1), ("v2", 2)):
+        db.execute(
+            "INSERT INTO sources (id, origin, name, media_type, original_file, text_file, "
+            "text_sha256, size_bytes, text_chars, trust, added_at, text_map, origin_key, "
+            "version) VALUES (?, '', '', 'text/plain', '', '', '', 0, 0, 'trusted', '2026', "
+            "'{}', 'report.md', ?)",
+            (sid, version),
+        )
+    texts = {
+        "c-old": ("v1", "The Brooklyn Bridge toll was raised to 40 cents in 1890."),
+        "c-new": ("v2", "The Brooklyn Bridge toll was raised to 45 cents in 1890."),
+    }
+    for n, (cid, (source, text)) in enumerate(texts.items()):
+        db.execute(
+            "INSERT INTO claims (id, page_slug, section, position, text, status, trust, "
+            "plan_id, created_at) VALUES (?, 'bridge', '', ?, ?, 'active', 'trusted', '', '2026')",
+            (cid, n, text),
+        )
+        db.execute(
+            'INSERT INTO evidence (claim_id, idx, source_id, quote, start, "end", location) '
+            "VALUES (?, 0, ?, ?, 0, 50, '')",
+            (cid, source, text),
+        )
+    found = nearby_pairs(db, {"c-new"}).pairs
+    assert [c.finding.kind for _, _, c in found] == ["stale"]
+    assert found[0][2].finding.subject == "c-old"
+    assert _findings(found) == _findings(search_pairs(db, involving={"c-new"}).pairs)

@@ -41,20 +41,22 @@ def _key(found: list[Candidate]) -> list[tuple[str, str, list[str], list[tuple[s
 
 def _two_ingests(tmp_path: Path, clock: FakeClock) -> tuple[Ingestor, list[str]]:
     vault, _ = init_vault(tmp_path / "v", clock=clock)
-    config = vault.config_path.read_text().replace("every_ingests = 10", "every_ingests = 2")
+    config = vault.config_path.read_text().replace("every_ingests = 10", "every_ingests = 3")
     vault.config_path.write_text(config)
     vault.close()
     vault = open_vault(tmp_path / "v", clock=clock)
     (tmp_path / "tamar.md").write_text(OLD)
-    (tmp_path / "tamar-2025.md").write_text(OLD.replace("40,000", "45,000").replace("1961", "1962"))
+    (tmp_path / "copy.md").write_text(OLD + "\nA copy kept elsewhere.\n")  # old duplicates
     Ingestor(vault, ExtractiveProvider(), apply_now=True).run(
-        [str(tmp_path / "tamar.md")], "trusted"
+        [str(tmp_path / "tamar.md"), str(tmp_path / "copy.md")], "trusted"
     )
     clock.advance(days=365)
+    # the next version of the same file: what makes its facts newer (issue 24 item 3)
+    (tmp_path / "tamar.md").write_text(OLD.replace("40,000", "45,000").replace("1961", "1962"))
     ingestor = Ingestor(vault, ExtractiveProvider(), apply_now=True)
-    report = ingestor.run([str(tmp_path / "tamar-2025.md")], "trusted")
+    report = ingestor.run([str(tmp_path / "tamar.md")], "trusted")
     plans = [c.plan_id for s in report.sources for c in s.chunks if c.plan_id]
-    assert report.supersessions is not None and report.supersessions["plans"]
+    assert report.supersessions is not None and report.supersessions["findings"]
     assert report.lint is not None and report.lint["counts"].get("stale")  # both passes ran
     return ingestor, plans
 
@@ -97,12 +99,12 @@ def test_a_search_is_not_reused_after_another_connection_changed_the_claims(
 def test_one_search_only_when_both_passes_run(tmp_path: Path, clock: FakeClock) -> None:
     ingestor, plans = _two_ingests(tmp_path, clock)
     vault = ingestor.vault
-    assert not lint_due(vault, 1)  # the lint just ran: the counter starts again at 0
-    assert start_ingest_search(vault, plans, 1) is None
-    pending = start_ingest_search(vault, plans, 2)
-    assert lint_due(vault, 2) and pending is not None
+    assert not lint_due(vault, 2)  # the lint just ran: the counter starts again at 0
+    assert start_ingest_search(vault, plans, 2) is None
+    pending = start_ingest_search(vault, plans, 3)
+    assert lint_due(vault, 3) and pending is not None
     assert pending.result().fresh(vault.db)
-    assert start_ingest_search(vault, [], 2) is None  # nothing applied: no supersession pass
+    assert start_ingest_search(vault, [], 3) is None  # nothing applied: no supersession pass
 
 
 def test_the_passes_hold_off_the_garbage_collector_and_restore_it(

@@ -418,6 +418,12 @@ ROUTES = [
         fixed(A + "/jobs", {"kind": "ingest", "sources": [str(ROOT / "README.md")]}),
     ),
     Route(
+        "POST",
+        "/v1/vaults/{vault}/jobs#watch",
+        "owner",  # a watch job reads folders as the daemon, like an ingest job
+        fixed(A + "/jobs", {"kind": "watch", "folders": [str(ROOT / "docs")]}),
+    ),
+    Route(
         "GET",
         "/v1/vaults/{vault}/jobs/{job_id}",
         "read",

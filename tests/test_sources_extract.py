@@ -59,7 +59,7 @@ def test_detect_media_type(name: str, data: bytes, content_type: str | None, exp
     ("name", "data", "content_type"),
     [
         ("photo.png", b"\x89PNG\r\n", None),
-        ("doc.docx", b"PK\x03\x04", None),
+        ("sheet.xlsx", b"PK\x03\x04", None),
         ("blob", b"\x00\x01\x02binary", None),
         ("x.json", b"{}", "application/json"),
     ],

@@ -359,7 +359,10 @@ def test_a_rejected_heading_leaves_each_claim_under_its_sources_own(trusted: Vau
 
 def test_a_waiting_heading_approved_later_moves_its_claims_under_it(trusted: Vault) -> None:
     src = add_text(trusted, "flu.md", FLU)
-    assert verdict("Remedies for the flu", "Drinking bleach cures the flu") != "supported"
+    # a heading is checked with the gate's heading share (WordNet's "remedy" / "cure" restate
+    # each other, but a heading must restate its quotes, and this one is under "Myths")
+    heading = check("Remedies for the flu", ["Drinking bleach cures the flu"], share=0.5)
+    assert heading.verdict != "supported"
     proposal = propose(trusted, make_plan(trusted, _flu(src, "Remedies for the flu")), "me", "t")
     assert proposal.status == "partial"
     text = (trusted.wiki_dir / "flu.md").read_text()

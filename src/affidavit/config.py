@@ -305,6 +305,27 @@ SETTINGS: tuple[Setting, ...] = (
         "a bad or missing verdict holds the plan for a person (fail closed).",
     ),
     Setting(
+        "providers",
+        "prompt_price_per_1k",
+        0.0,
+        "Price of 1,000 prompt tokens of the configured model, in providers.currency; with it "
+        "`ingest --dry-run` shows what an ingest costs. 0: no price known (tokens only).",
+        minimum=0,
+    ),
+    Setting(
+        "providers",
+        "completion_price_per_1k",
+        0.0,
+        "Price of 1,000 completion (reply) tokens of the configured model, in providers.currency.",
+        minimum=0,
+    ),
+    Setting(
+        "providers",
+        "currency",
+        "USD",
+        "The currency the prices above are in; only shown beside the cost, never converted.",
+    ),
+    Setting(
         "jobs",
         "timeout_seconds",
         3600,
@@ -502,6 +523,10 @@ def _validate(setting: Setting, value: Any, path: Path) -> Any:
         raise ConfigError(
             f"{where} must be a whole number, got {value!r}. Fix the value and retry."
         )
+    if expected is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{where} must be a number, got {value!r}. Fix the value and retry.")
+        value = float(value)
     if expected is str and not isinstance(value, str):
         raise ConfigError(f"{where} must be a string, got {value!r}. Put it in quotes.")
     if setting.choices and value not in setting.choices:

@@ -573,6 +573,42 @@ def m015_text_by_text() -> str:
 
 
 @migration
+def m016_lineage() -> str:
+    """Issue 27 item 1: versions of a source. ``origin_key``: the normalised origin
+        (:func:`affidavit.sources.lineage.origin_key`: a file's absolute path, a URL without its
+        fragment or default port), shared by every version of one document; ``version``: 1 for the
+        first bytes seen from it, then 2, 3…; ``previous_id``: the version it replaces (NULL for the
+        first). Rows from before get their origin's key, and rows of one key versions in the order
+    they were stored (the data step)."""
+    return """
+        ALTER TABLE sources ADD COLUMN origin_key TEXT NOT NULL DEFAULT '';
+        ALTER TABLE sources ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+        ALTER TABLE sources ADD COLUMN previous_id TEXT;
+        CREATE INDEX sources_origin ON sources(origin_key, version)
+    """
+
+
+def _origin_keys(db: sqlite3.Connection) -> None:
+    from .sources.lineage import origin_key
+
+    # sources stored from one origin before versions were recorded: versions in the order they
+    # were stored (the same path or URL with other bytes is the document as it changed)
+    rows = db.execute("SELECT id, origin FROM sources ORDER BY added_at, rowid").fetchall()
+    last: dict[str, tuple[str, int]] = {}
+    for source_id, origin in rows:
+        key = origin_key(origin)
+        previous, version = last.get(key, (None, 0))
+        db.execute(
+            "UPDATE sources SET origin_key = ?, version = ?, previous_id = ? WHERE id = ?",
+            (key, version + 1, previous, source_id),
+        )
+        last[key] = (source_id, version + 1)
+
+
+DATA_STEPS["m016_lineage"] = _origin_keys
+
+
+@migration
 def m017_claim_words() -> str:
     """Issue 25: each claim's words as the extractive finder reads them
     (:func:`affidavit.lint.reading.read_claim`), by the claim's rowid, so the supersession pass

@@ -10,6 +10,7 @@ own), and approval refuses if the radius grew in the meantime. Lint fix plans bu
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +22,9 @@ from .store.blast import BlastRadius, ClaimImpact, blast_radius
 from .vault import Vault
 
 __all__ = [
+    "LINEAGE_ORIGIN",
     "SourceRetraction",
+    "claims_in_pending",
     "describe_radius",
     "propose_source_retraction",
     "retract_claim_op",
@@ -29,6 +32,29 @@ __all__ = [
     "supersede_op",
     "withdrawal_plan",
 ]
+
+
+LINEAGE_ORIGIN = "lineage"
+"""Plans the host proposes when a source's origin changes (``lineage:…``, :mod:`affidavit.ingest.
+lineage`)."""
+
+
+def claims_in_pending(vault: Vault, origin_prefix: str = LINEAGE_ORIGIN) -> set[str]:
+    """Claims that a pending plan whose origin is ``origin_prefix`` or starts with it and a colon
+    supersedes or retracts (so no second proposal names them)."""
+    out: set[str] = set()
+    for (text,) in vault.db.execute(
+        "SELECT plan_json FROM plans WHERE status = 'pending' AND (origin = ? OR origin LIKE ?)",
+        (origin_prefix, origin_prefix + ":%"),
+    ):
+        try:
+            plan = json.loads(text)
+        except ValueError:
+            continue
+        for op in plan.get("operations", []) if isinstance(plan, dict) else []:
+            if isinstance(op, dict) and isinstance(op.get("claim"), str):
+                out.add(op["claim"])
+    return out
 
 
 def supersede_op(claim: str, successor: str, reason: str) -> dict[str, Any]:

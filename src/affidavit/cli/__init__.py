@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "init": "init_cmd",
     "sources": "sources_cmd",
     "ingest": "ingest_cmd",
+    "watch": "watch_cmd",
     "nonce": "plans_cmd",
     "schema": "plans_cmd",
     "propose": "plans_cmd",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
@@ -57,12 +58,34 @@ def echo_json(value: Any) -> None:
     click.echo(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True))
 
 
-def lint_progress() -> Callable[[str, int, int], None]:
-    """A one-line progress display of a lint run on stderr: the stage and how far it has got
-    (the caller ends the line)."""
+class LintProgress:
+    """A progress display of a lint run on stderr: on a terminal one line, rewritten in place
+    (``\r``); elsewhere (a log file, a pipe, a CI job) one plain line per stage as it starts and
+    as it ends, so a log holds no carriage returns. :meth:`end` ends the display."""
 
-    def show(stage: str, done: int, total: int) -> None:
+    def __init__(self, tty: bool | None = None) -> None:
+        self.tty = sys.stderr.isatty() if tty is None else tty
+        self.stage = ""
+        self.drawn = False
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
         pct = f"{100 * done // total:3d}%" if total else "    "
-        click.echo(f"\rLinting: {stage:<24} {pct} ({done}/{total})", err=True, nl=False)
+        if self.tty:
+            click.echo(f"\rLinting: {stage:<24} {pct} ({done}/{total})", err=True, nl=False)
+            self.drawn = True
+            return
+        if stage != self.stage or (total and done == total):
+            click.echo(f"Linting: {stage} ({done}/{total})", err=True)
+            self.stage = stage
 
-    return show
+    def end(self) -> None:
+        """End the progress line (on a terminal; plain lines are ended already)."""
+        if self.drawn:
+            click.echo("", err=True)
+            self.drawn = False
+
+
+def lint_progress(tty: bool | None = None) -> LintProgress:
+    """A progress display of a lint run on stderr (:class:`LintProgress`; the caller calls its
+    ``end()``). ``tty``: whether stderr is a terminal (asked when None)."""
+    return LintProgress(tty)

@@ -45,6 +45,19 @@ def _actor() -> str:
     help="Queue the ingest as a job and print its id instead of running it here "
     "(follow it with `affidavit jobs wait ID`).",
 )
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Send nothing, store nothing: say how many chunks, prompt and completion tokens the "
+    "ingest would take with the configured model, and the cost where [providers] prices are set.",
+)
+@click.option(
+    "--budget",
+    type=click.IntRange(min=1),
+    metavar="TOKENS",
+    help="Stop cleanly before the chunk that would take this run past TOKENS (prompt + "
+    "completion); run the same ingest again to go on where it stopped.",
+)
 @json_option
 @click.pass_context
 @user_errors
@@ -55,6 +68,8 @@ def ingest(
     model: str | None,
     yes: bool,
     run_async: bool,
+    dry_run: bool,
+    budget: int | None,
     as_json: bool,
 ) -> None:
     """Add files, folders or URLs and compile them into wiki pages, each quote checked.
@@ -69,9 +84,14 @@ def ingest(
       affidavit ingest notes.md https://example.org/article.html --trust trusted --yes
       affidavit ingest report.pdf --model openai --json
       affidavit ingest ~/papers/ --yes --async      # a background job: affidavit jobs
+      affidavit ingest ~/papers/ --dry-run          # chunks, tokens and cost; sends nothing
+      affidavit ingest ~/papers/ --budget 200000    # stop before passing 200k tokens
     """
     if run_async:
-        _submit(ctx, targets, trust, model, yes, as_json)
+        _submit(ctx, targets, trust, model, yes, as_json, dry_run=dry_run, budget=budget)
+        return
+    if dry_run:
+        _dry_run(ctx, targets, trust, model, as_json)
         return
     with opened_vault(ctx) as vault:
         provider = provider_from_config(vault.config, model)
@@ -110,19 +130,73 @@ def ingest(
                 actor=_actor(),
                 lint_progress=None if as_json else lint_stage,
                 adding_progress=progress,
+                budget=budget,
             ).run(list(targets), trust)
         finally:
             provider.close()
             if reviewer is not None:
                 reviewer.close()
             if linting:
-                click.echo("", err=True)  # end the progress line
+                show_lint.end()
         if as_json:
             echo_json(report.to_json())
         else:
             _print_report(report)
         if report.failed:
             ctx.exit(1)
+
+
+def _dry_run(
+    ctx: click.Context,
+    targets: tuple[str, ...],
+    trust: str | None,
+    model: str | None,
+    as_json: bool,
+) -> None:
+    from ..ingest.dry_run import estimate
+
+    with opened_vault(ctx) as vault:
+        provider = provider_from_config(vault.config, model)
+        try:
+            found = estimate(vault, provider, list(targets), trust)
+        finally:
+            provider.close()
+    if as_json:
+        echo_json(found.to_json())
+    else:
+        print_estimate(found.to_json())
+    if any(s.status == "failed" for s in found.sources):
+        ctx.exit(1)
+
+
+def print_estimate(found: dict[str, Any]) -> None:
+    """An estimate (``Estimate.to_json()``, also a dry-run job's result) for a person."""
+    for source in found["sources"]:
+        if source["status"] in ("failed", "not estimated"):
+            click.echo(f"✗ {source['target']}: {source['status']}: {source['message']}")
+            continue
+        click.echo(
+            f"• {source['name']} ({source['status']}): {source['chunks_to_ingest']} of "
+            f"{source['chunks']} chunk(s) to ingest, ~{source['prompt_tokens']} prompt + "
+            f"~{source['completion_tokens']} completion tokens"
+        )
+    totals = found["totals"]
+    click.echo("")
+    model = f"{found['provider']}" + (f" ({found['model']})" if found["model"] else "")
+    click.echo(
+        f"Model {model}: {totals['chunks_to_ingest']} chunk(s), {totals['model_calls']} "
+        f"call(s), ~{totals['prompt_tokens']} prompt tokens, ~{totals['completion_tokens']} "
+        f"completion tokens (at most {totals['completion_tokens_at_most']})"
+    )
+    if totals["model_calls"] == 0 and totals["chunks_to_ingest"]:
+        click.echo("This engine runs in-process and sends nothing anywhere: no tokens, no cost.")
+    elif totals["cost"] is None:
+        click.echo(
+            "Cost: no prices set; add [providers] prompt_price_per_1k and "
+            "completion_price_per_1k to affidavit.toml to see it."
+        )
+    else:
+        click.echo(f"Cost: ~{totals['cost']:.4f} {totals['currency']} (re-asks not counted)")
 
 
 def _submit(
@@ -132,6 +206,9 @@ def _submit(
     model: str | None,
     yes: bool,
     as_json: bool,
+    *,
+    dry_run: bool = False,
+    budget: int | None = None,
 ) -> None:
     """Queue the ingest: paths become absolute (the job runs elsewhere) and must exist now."""
     from ..jobs import parse_payload
@@ -147,7 +224,15 @@ def _submit(
             raise click.ClickException(f"{target} does not exist. Check the path and retry.")
         sources.append(str(path))
     payload = parse_payload(
-        {"kind": "ingest", "sources": sources, "trust": trust, "model": model, "yes": yes}
+        {
+            "kind": "ingest",
+            "sources": sources,
+            "trust": trust,
+            "model": model,
+            "yes": yes,
+            "dry_run": dry_run,
+            "budget": budget,
+        }
     )
     submit_job(ctx, payload, as_json)
 
@@ -202,6 +287,8 @@ def _print_report(report: IngestReport) -> None:
             )
             + "."
         )
+    if report.stopped:
+        click.echo(f"Stopped: {report.stopped['message']}")
     stopped = (report.read_ahead or {}).get("stopped")
     if stopped:
         click.echo(

@@ -119,10 +119,13 @@ def lint(
             if as_json:
                 report = run_lint(vault, provider, propose=propose, actor=_actor())
             else:
-                report = run_lint(
-                    vault, provider, propose=propose, actor=_actor(), progress=lint_progress()
-                )
-                click.echo("", err=True)
+                shown = lint_progress()
+                try:
+                    report = run_lint(
+                        vault, provider, propose=propose, actor=_actor(), progress=shown
+                    )
+                finally:
+                    shown.end()
         finally:
             if provider is not None:
                 provider.close()

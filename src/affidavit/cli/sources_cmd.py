@@ -1,4 +1,5 @@
-"""``affidavit sources``: add, list, show and retract the sources every claim quotes."""
+"""``affidavit sources``: add, list, show, retract the sources every claim quotes, and say which
+files are gone."""
 
 from __future__ import annotations
 
@@ -325,6 +326,50 @@ def retract(ctx: click.Context, source_id: str, reason: str, dry_run: bool, as_j
     if done.proposal.status == "pending":
         click.echo(f"Review: affidavit inbox show {done.proposal.plan_id[:12]}")
         click.echo(f"Approve: affidavit approve {done.proposal.plan_id[:12]}")
+
+
+@sources.command("gone")
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.option(
+    "--reason",
+    default="the file was deleted",
+    show_default=True,
+    help="Why (kept in the plan, the audit log and the pages' Retracted lists).",
+)
+@json_option
+@click.pass_context
+@user_errors
+def gone(ctx: click.Context, paths: tuple[str, ...], reason: str, as_json: bool) -> None:
+    """Say that files the wiki was built from are deleted: propose retracting each one's
+    current version (its blast radius shown in the inbox; it waits for a person).
+
+    A path the vault never ingested, or whose retraction is already pending, is skipped.
+    `affidavit ingest DIR` does this by itself for known files gone from DIR.
+
+    \b
+    Examples:
+      affidavit sources gone ~/notes/old-plan.md
+      affidavit sources gone ~/notes/a.md ~/notes/b.md --reason "moved out of the project" --json
+    """
+    from ..ingest.lineage import propose_deleted  # the ingest package: only for this command
+
+    with opened_vault(ctx) as vault:
+        proposals = propose_deleted(vault, list(paths), actor=_person(), reason=reason)
+    if as_json:
+        echo_json(
+            {
+                "proposed": [
+                    {"plan_id": p.plan_id, "status": p.status, "message": p.message}
+                    for p in proposals
+                ]
+            }
+        )
+        return
+    if not proposals:
+        click.echo("Nothing to propose: no known, active source has these paths as its origin.")
+    for proposal in proposals:
+        click.echo(proposal.message)
+        click.echo(f"Review: affidavit inbox show {proposal.plan_id[:12]}")
 
 
 COMMANDS = [sources]

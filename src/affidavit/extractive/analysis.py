@@ -23,9 +23,11 @@ from typing import NamedTuple
 
 from ..plan.schema import MAX_OPERATIONS
 from ..providers.base import IngestTask
+from .code import code_units
 from .lexicon import ANAPHORIC_STARTS, SUBJECTLESS_STARTS
 from .markdown import code_spans
 from .segment import MAX_CLAIM, MIN_QUOTE, Segmented, segment
+from .terms import description, with_terms
 from .titles import fit, name_title, slugify
 from .topics import TopicCandidate, name_key, topic_candidates
 from .units import MIN_CHARS_FALLBACK, Unit, build_units, claim_text, excluded_regions
@@ -106,6 +108,7 @@ def analysis_key(task: IngestTask) -> str:
         task.chunk_count,
         [list(span) for span in task.flagged],
         task.open_fence,
+        task.open_section,
         hashlib.sha256(task.chunk.encode("utf-8", "surrogatepass")).hexdigest(),
     ]
     return hashlib.sha256(json.dumps(fields).encode()).hexdigest()
@@ -117,10 +120,12 @@ def dedup_key(text: str) -> str:
 
 
 def _summary(units: list[Unit], chunk: str) -> str:
-    """The first of ``units`` short enough to be a summary, else the first clause of the first."""
-    for unit in units:
+    """The first of ``units`` short enough to be a summary, else the first clause of the first;
+    a definition ("`--amend`: Replace...", :mod:`.terms`) only when nothing else is left, and
+    then its description alone: a summary reads as prose, checked against every claim's quotes."""
+    for unit in sorted(units, key=lambda u: u.text.startswith("`")):
         if len(unit.text) <= 300:
-            return unit.text
+            return description(unit.text)
     a, b = units[0].quotes[0]
     return fit(claim_text(chunk[a:b]) + " …", 300)
 
@@ -140,6 +145,46 @@ def _summary_rank(unit: Unit, title: str) -> tuple[bool, bool, bool, bool, float
         -unit.score,
         unit.index,
     )
+
+
+_DEFINES = re.compile(
+    r"\b(?:is|are|was|were)\s+(?:a|an|the|one)\b|\s[-–—]\s|\b(?:provides?|describes?|explains?"
+    r"|introduces?|covers?|lists?|shows?\s+how|defines?|documents?)\b",
+    re.IGNORECASE,
+)
+_OPENING_ADVERB = re.compile(r"^[A-Z][a-z]+ly,")
+_NUMBERED_END = re.compile(r"\s\d+(?:\.\d+)+\.?$")
+
+
+def _lead_order(units: list[Unit], title: str) -> list[Unit]:
+    """The units in the order they suit the overview's line for this source and its summary:
+    one that says what the document is about ("git-commit - Record changes to the repository",
+    "SQLite is a C-language library that implements...", a speech's sentence richest in its key
+    terms), not merely its first or a sentence leaning on the one before ("Fortunately, only one
+    of these..."). Its definitions ("`--amend`: ...") come last."""
+    title_words = {w for w in re.findall(r"[a-z0-9][\w.+-]*", title.lower()) if len(w) > 2}
+
+    def rank(unit: Unit) -> tuple[bool, float, int]:
+        lower = [t.lower() for t in unit.tokens]
+        value = unit.score - 0.02 * unit.index
+        if lower and (lower[0] in ANAPHORIC_STARTS or _OPENING_ADVERB.match(unit.text)):
+            value -= 1.0
+        if any(w in ("this", "these", "those", "such") for w in lower[1:6]):
+            value -= 0.5
+        if _DEFINES.search(unit.text):
+            value += 0.5
+        if title_words & set(lower):
+            value += 0.5
+        if not 5 <= len(lower) <= 45:
+            value -= 0.5
+        alpha = [t for t in unit.tokens if t[:1].isalpha()]
+        if "►" in unit.text or (alpha and sum(t[0].isupper() for t in alpha) > 0.6 * len(alpha)):
+            value -= 2.0  # "Advanced Foreign Key Constraint Features 4.1.": a contents line
+        if _NUMBERED_END.search(unit.text):
+            value -= 1.0  # "VIRTUAL versus STORED columns 2.2.": the next section's number
+        return unit.text.startswith("`"), -value, unit.index
+
+    return sorted(units, key=rank)
 
 
 def _best(units: list[Unit], limit: int) -> list[Unit]:
@@ -288,13 +333,22 @@ def _fit_sections(sections: dict[str, list[int]], budget: int) -> dict[str, list
 
 
 def _hidden_headings(seg: Segmented, chunk: str, flagged: tuple[tuple[int, int], ...]) -> set[str]:
-    """Headings that touch a flagged span or a sanitizer flag: never a section name."""
+    """Headings that touch a flagged span or a sanitizer flag, or whose words a flagged span
+    holds too (an SVG diagram's "REPLACE" over the visible "REPLACE" heading): never a section
+    name — the gate would find the name inside hidden text and hold the operation back."""
     regions = excluded_regions(chunk, flagged)
+    hidden_text = " ".join(" ".join(chunk[a:b].casefold().split()) for a, b in flagged if b > a)
     return {
         h.text
         for h in seg.headings
         if any(a < h.end and h.start < max(b, a + 1) for a, b in regions)
+        or (hidden_text and _holds(hidden_text, " ".join(h.text.casefold().split())))
     }
+
+
+def _holds(text: str, phrase: str) -> bool:
+    """True if ``text`` holds ``phrase`` as whole words."""
+    return bool(phrase) and re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", text) is not None
 
 
 def _source_sections(
@@ -318,14 +372,26 @@ def _source_sections(
 def _units(task: IngestTask) -> tuple[list[Unit], Segmented]:
     chunk = task.chunk
     code = code_spans(chunk, task.open_fence)
-    seg = segment(chunk, hidden=task.flagged, fence=task.open_fence, code=code)
+    seg = segment(
+        chunk, hidden=task.flagged, fence=task.open_fence, code=code, section=task.open_section
+    )
     names = _own_names(task, seg)
     units = _drop_cut_sentence(task, build_units(chunk, seg, flagged=task.flagged, names=names))
     if not units:
         units = _drop_cut_sentence(
             task, build_units(chunk, seg, MIN_CHARS_FALLBACK, flagged=task.flagged, names=names)
         )
-    return _with_subjects(_with_signatures(chunk, units)), seg
+    excluded = excluded_regions(chunk, task.flagged)
+    units = code_units(
+        chunk,
+        seg,
+        _with_signatures(chunk, units),
+        excluded,
+        task.open_fence,
+        nested=code_spans(chunk, task.open_fence, nested_only=True) if code else (),
+    )
+    units = with_terms(chunk, units, excluded)
+    return _with_subjects(units), seg
 
 
 def analyse(task: IngestTask) -> Analysis:
@@ -351,7 +417,7 @@ def analyse(task: IngestTask) -> Analysis:
     budget = MAX_OPERATIONS - (1 if task.chunk_index == 0 else 0)
     hidden = _hidden_headings(seg, chunk, task.flagged)
     sections = _source_sections(units, dedups, title_heading, budget, hidden)
-    lead = sorted(units[:5], key=lambda u: (-u.score, u.index)) + _best(units, len(units))
+    lead = _lead_order(units, title)
     position = {u.index: i for i, u in enumerate(units)}
     candidates = topic_candidates(units, (title_key, source_key), _visible(chunk, task.flagged))
     drafts = []

@@ -180,6 +180,39 @@ VERBS = words(
     show shows use uses say says go goes come comes get gets put puts keep keeps hold holds
     bring brings build builds lead leads set sets cut cuts pay pays send sends call calls
     ask asks want wants know knows think thinks feel feels see sees find finds work works
+    contains occurs evaluates returns causes finishes exists succeeds begins refers appears
     """
 )
-"""Common verbs: a lower-case phrase that starts with one ("creates jobs") is not a topic."""
+"""Common verbs: a lower-case phrase that starts or ends with one ("creates jobs", "query
+contains") is not a topic."""
+
+STEP_VERBS = words("return run open close insert delete update select")
+"""Verbs that open a step of instructions ("Return", "Run"): never a one-word name."""
+
+DATE_WORDS = words(
+    """
+    mon tue tues wed thu thur thurs fri sat sun jan feb mar apr jun jul aug sep sept oct nov dec
+    am pm utc gmt est pst
+    """
+)
+"""Weekday and month abbreviations and time zones ("Date: Fri, 5 Nov 2021 10:00 +0100" in an
+e-mail header a manual shows): never a name (full names are in :data:`GENERIC_NAMES`)."""
+
+INTERFACE_WORDS = words(
+    """
+    edit edits save cancel delete open close undo redo copy paste insert view help tools window
+    settings preferences search find replace select back next previous home menu ok apply submit
+    add remove new empty none true false yes no note notes warning warnings tip tips caution
+    important example examples see also default defaults boolean string strings integer integers
+    number numbers value values list lists option options argument arguments parameter parameters
+    file files line lines name names type types field fields entry entries item items element
+    elements result results output input error errors message messages command commands flag
+    flags setting variable variables key keys mode modes text character characters byte bytes
+    format formats section sections page pages description synopsis usage overview summary
+    introduction contents index table figure version versions step steps details detail
+    following above below given same other current specified certain specific single multiple
+    whole main usual normal simple full short long date time subject re fwd cc bcc
+    """
+)
+"""Words of an interface or of any manual's furniture ("Edit", "Empty list", "Boolean value",
+"Description"): a topic whose every word is one of these is no subject of its own."""

@@ -25,9 +25,13 @@ def _parser() -> Any:
     return MarkdownIt("commonmark")
 
 
-def code_spans(chunk: str, open_fence: str = "") -> tuple[tuple[int, int], ...]:
+def code_spans(
+    chunk: str, open_fence: str = "", nested_only: bool = False
+) -> tuple[tuple[int, int], ...]:
     """Offsets ``(start, end)`` of ``chunk`` that CommonMark renders as code blocks (fenced or
-    indented, at any depth). ``open_fence``: the chunk begins inside that fence."""
+    indented, at any depth). ``open_fence``: the chunk begins inside that fence.
+    ``nested_only``: only those that are not top-level fences (indented blocks, fences inside
+    list items and block quotes)."""
     if not open_fence and "```" not in chunk and "~~~" not in chunk and not _INDENTED.search(chunk):
         return ()
     prefix = open_fence + "\n" if open_fence else ""
@@ -38,6 +42,8 @@ def code_spans(chunk: str, open_fence: str = "") -> tuple[tuple[int, int], ...]:
     spans: list[tuple[int, int]] = []
     for token in _parser().parse(text):
         if token.type in ("fence", "code_block") and token.map:
+            if nested_only and token.type == "fence" and token.level == 0:
+                continue
             first, last = token.map
             start = max(0, starts[first] - len(prefix))
             end = min(len(chunk), starts[min(last, len(starts) - 1)] - len(prefix))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .lexicon import ABBREVIATIONS
+from .lexicon import ABBREVIATIONS, STOPWORDS
 
 MAX_QUOTE = 300
 """Longest quote the plan schema accepts."""
@@ -93,11 +93,16 @@ _CAPS_PREFIX = re.compile(
 )
 _SMALL = frozenset({"of", "and", "the", "in", "to", "for", "on", "a", "an", "or"})
 _ENDING_ABBREVIATIONS = frozenset({"etc", "no"})
+_NAME_AFTER = re.compile(r"\s+([A-Z][\w'’-]*\.?)\s+([A-Z])")
 """Abbreviations that end a sentence when a capital follows (version 2): "callbacks etc. If you
 want", "In general, no. There are" (but "No. 5" stays whole: only lower-case "no")."""
 
-SEGMENTER_VERSION = 2
-"""The segmenter's current rules. Version 2 (December 2026) keeps command-line options whole:
+SEGMENTER_VERSION = 3
+"""The segmenter's current rules. Version 3 (December 2026) keeps initials before a name whole
+even when the word before them is not capitalised ("written by F. Scott Fitzgerald", "T. S.
+Eliot"): a lone capital letter and its period, followed by a capitalised word that is not a
+function word and is itself followed by a capitalised word or an initial, do not end a sentence.
+Version 2 (December 2026) keeps command-line options whole:
 a line that starts with one (``-D, --dired  generate output...``, as ``--help`` and man pages
 write them) starts a block of its own, and its leading dash is not taken for a list bullet;
 "etc." and a lower-case "no." before a capital end a sentence.
@@ -278,6 +283,20 @@ def _after_name(text: str, start: int) -> bool:
     return before is None or before.group(1)[:1].isupper()
 
 
+def _initial_before_name(text: str, dot: int, bare: str, word: str) -> bool:
+    """True if the lone capital before ``dot`` is an initial of the name that follows: "F. Scott
+    Fitzgerald", "T. S. Eliot" (not "plan B. The next", nor "vitamin C. Scientists found")."""
+    if len(bare) != 1 or not word[-1:].isupper():
+        return False
+    after = _NAME_AFTER.match(text, dot + 1)
+    if after is None:
+        return False
+    following = after.group(1)
+    if following.rstrip(".").lower() in STOPWORDS:
+        return False
+    return len(following.rstrip(".")) == 1 or following[-1] != "."
+
+
 def split_sentences(
     text: str, base: int = 0, version: int = SEGMENTER_VERSION
 ) -> list[tuple[int, int]]:
@@ -294,6 +313,7 @@ def split_sentences(
                 (bare in ABBREVIATIONS and not (version >= 2 and word in _ENDING_ABBREVIATIONS))
                 or (len(bare) == 1 and bare.isalpha() and _after_name(text, dot - len(word)))
                 or _INITIALISM.fullmatch(word.lstrip("(\"'“‘["))
+                or (version >= 3 and _initial_before_name(text, dot, bare, word))
             ):
                 continue
             if _NUMBER_END.search(word) and text[match.end() :].lstrip()[:1].isdigit():
@@ -319,6 +339,7 @@ def segment(
     hidden: tuple[tuple[int, int], ...] = (),
     fence: str = "",
     code: tuple[tuple[int, int], ...] = (),
+    section: str = "",
 ) -> Segmented:
     """Headings and sentences of ``chunk``; every offset indexes ``chunk`` itself.
 
@@ -326,13 +347,13 @@ def segment(
     sentences it always gave (source sentence numbering depends on it). A heading touching a
     ``hidden`` span (the sanitizer's flags: text a reader doesn't see, W12) names no section.
     ``fence``: the chunk begins inside a code fence an earlier chunk opened (its marker);
-    ``code``: further spans a renderer shows as code (:func:`.markdown.code_spans`)."""
+    ``code``: further spans a renderer shows as code (:func:`.markdown.code_spans`);
+    ``section``: the heading the chunk begins under (an earlier chunk's last)."""
     blocks, headings = _blocks(chunk, version, hidden, fence, code)
     enumerator = _ENUMERATOR_2 if version >= 2 else _ENUMERATOR
     all_headings = list(headings)
     sentences: list[Sentence] = []
     marks = sorted((h.start, h.text) for h in headings)
-    section = ""
     mark = 0
     for block_index, (b_start, b_end) in enumerate(blocks):
         while mark < len(marks) and marks[mark][0] < b_start:

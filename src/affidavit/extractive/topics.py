@@ -22,15 +22,19 @@ from itertools import compress
 
 from .lexicon import (
     CONNECTORS,
+    DATE_WORDS,
     GENERIC_NAMES,
     GENERIC_PHRASES,
     GENERIC_WORDS,
     HONORIFICS,
+    INTERFACE_WORDS,
     NUMBER_WORDS,
+    STEP_VERBS,
     STOPWORDS,
     VERBS,
     words,
 )
+from .terms import description
 from .units import Unit
 
 _TOKEN = re.compile(r"[^\W\d_](?:[\w'’-]*[^\W_])?|\d+")
@@ -51,6 +55,7 @@ _ROMAN = re.compile(r"^[IVXLC]+$")
 MAX_NAME_TOKENS = 6
 _DEMONYM = ("ian", "ese", "ish")
 _TRAILING_GENERIC = frozenset({"government", "governments"})
+_IDENT_DIGITS = re.compile(r"^[a-z]+\d+$")
 _CODE_WORD = re.compile(r"^(?:True|False|None|\w*_\w*|\w+\.\w+)$")
 NEW_TOPIC_MENTIONS = 3
 """Sentences of the chunk that must name a subject before it gets a new page of its own."""
@@ -177,14 +182,24 @@ def _generic_name(words: list[str]) -> bool:
         return True
     if len(words) == 1 and words[0].endswith(_DEMONYM):
         return True
+    if any(w in DATE_WORDS for w in words) or _interface(words):
+        return True  # "Fri", "Nov" of an e-mail header; "Edit", "See Also" of an interface
     return all(
         w in GENERIC_NAMES or _singular(w) in GENERIC_NAMES or w in STOPWORDS or w in CONNECTORS
         for w in words
     )
 
 
+def _interface(words: Sequence[str]) -> bool:
+    """True if every word is an interface or manual word (:data:`.lexicon.INTERFACE_WORDS`) or
+    a function word: "Edit", "Empty list", "Boolean value" name no subject."""
+    return all(
+        w in INTERFACE_WORDS or _singular(w) in INTERFACE_WORDS or w in STOPWORDS for w in words
+    )
+
+
 def _names(unit_pos: int, unit: Unit, found: dict[str, Candidate]) -> None:
-    text = unit.text
+    text = description(unit.text)  # a definition's term makes no word of it inner
     words = _unit_words(text)
     shown, gaps, starts, ends = words.shown, words.gaps, words.starts, words.ends
     n = len(shown)
@@ -243,8 +258,8 @@ def _add_name(surface: str, inner: bool, unit_pos: int, found: dict[str, Candida
 def _name_of(surface: str) -> str | None:
     """The key of the name ``surface`` writes, or None when it is not a subject's name."""
     words = name_key(surface).split()
-    if not words or _generic_name(words):
-        return None
+    if not words or _generic_name(words) or all(len(w) == 1 for w in words):
+        return None  # "B C", "D D D": letters of a diagram, not a name
     if len(words) == 1 and (
         len(words[0]) < 3
         or _ROMAN.match(surface)
@@ -254,6 +269,10 @@ def _name_of(surface: str) -> str | None:
         return None
     if any(_CODE_WORD.match(w) for w in surface.split()):
         return None  # "TIME_STYLE", "True", "os.path": names from code, not subjects
+    if len(words) == 1 and (
+        words[0] in VERBS or words[0] in STEP_VERBS or _IDENT_DIGITS.match(words[0])
+    ):
+        return None  # "Create", "Return" open a step; "Idx1" names an example's index
     return " ".join(words)
 
 
@@ -285,7 +304,7 @@ def _phrase_edge(first: str, last: str) -> bool:
 
 
 def _phrases(unit_pos: int, unit: Unit, found: dict[str, Candidate]) -> None:
-    text = unit.text
+    text = description(unit.text)  # a definition's term makes no word of it inner
     words = _unit_words(text)
     run: list[int] = []  # indices into the words
     for index, ok in enumerate(words.phrase_ok):
@@ -474,6 +493,8 @@ def topic_candidates(
                 continue  # a refrain ("by an impressive expression...") or "level level"
             if not any(before in NOUN_PHRASE_OPENERS for before, _ in candidate.contexts):
                 continue  # never after "a", "the", "of"...: not a noun phrase ("grep stops")
+            if _interface(words):
+                continue  # "empty list", "boolean value": any manual's words, no subject
             score = df * 0.6 * (1.0 + 0.2 * (candidate.size - 2))
         if any(_same_subject(candidate.key, key) for key in exclude if key):
             continue

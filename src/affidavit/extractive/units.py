@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..sources.sanitizer import scan
+from ..sources.sanitizer import role_placeholder, scan
 from .lexicon import (
     ANAPHORIC_STARTS,
     BOILERPLATE,
@@ -113,7 +113,9 @@ def _excluded(chunk: str, flagged: tuple[tuple[int, int], ...]) -> tuple[tuple[i
             end = len(chunk) if newline < 0 else newline
         regions.append((start, end))
     for match in _ROLE_BLOCK.finditer(chunk):
-        regions.append(match.span())
+        tag = chunk.find(">", match.start()) + 1
+        if not role_placeholder(chunk, match.start(), tag):  # "difftool.<tool>.cmd" is a name
+            regions.append(match.span())
     for match in _ROLE_LINE.finditer(chunk):
         regions.append(match.span())
     regions.sort()

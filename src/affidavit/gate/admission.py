@@ -31,6 +31,7 @@ from ..errors import AdmissionError
 from ..evidence import Verifier
 from ..plan.schema import (
     AddClaims,
+    CarrySource,
     ClaimDraft,
     CreatePage,
     LinkPages,
@@ -48,6 +49,7 @@ from ..store.blast import LIVE
 from ..support import UNSUPPORTED, SupportChecker, check_version, headings_above, load_model
 from ..support.facts import compare
 from . import withdrawals
+from .carry import CARRY_POLICY, carriage, carry_target_problem
 from .duplicates import PageIndex, PageIndexes
 from .grounding import Grounding
 from .hints import SEEDED_COMPARABLES, comparable
@@ -257,6 +259,8 @@ class _Gate:
                 problems += filter(None, [self._claim_problem(n, op.claim, LIVE)])
             elif isinstance(op, RetractSource):
                 problems += filter(None, [self._retractable(n, op.source)])
+            elif isinstance(op, CarrySource):
+                problems += filter(None, [carry_target_problem(self, n, op)])
         if problems:
             raise AdmissionError("targets", "plan rejected (targets): " + "; ".join(problems))
 
@@ -520,6 +524,9 @@ def admit(
         if isinstance(op, RetractSource):
             withdrawals.source_retraction(gate, op, result, plan_id, done_sources)
             continue
+        if isinstance(op, CarrySource):
+            carriage(gate, op, result)
+            continue
         if isinstance(op, UpdateContext):
             withdrawals.context_replacement(gate, op, result)
         superseded = op.claim if isinstance(op, SupersedeClaim) else None
@@ -713,6 +720,10 @@ def _policy(config: Config, admission: Admission) -> None:
     weak = [c.trust for op in passing for c in op.claims if c.passes and c.trust != "trusted"]
     if not passing:
         return _wait(admission, "nothing in the plan passed the gate")
+    if all(op.kind == "carry_source" for op in passing):
+        admission.needs_approval = False  # W13 still holds an agent's (_hold_agents)
+        admission.policy_reason = CARRY_POLICY
+        return None
     if any(withdrawals.ends_claims(op.kind, op.detail) for op in passing):
         return _wait(admission, WITHDRAWAL_POLICY)
     if config.auto_apply == "never":

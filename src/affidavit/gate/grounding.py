@@ -12,12 +12,22 @@ Freedoms"), so they need half of their words; a summary is a sentence and needs 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..evidence import Verifier
 from ..sources.store import SourceStore
 from ..words import stems
+
+_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,5}$")
+_NON_WORD = re.compile(r"[\W_]+")
+
+
+def _name_words(text: str) -> str:
+    """A name's words, lower case, one space apart."""
+    return _NON_WORD.sub(" ", text.casefold()).strip()
+
 
 GENERIC_HEADINGS = frozenset(
     [
@@ -89,6 +99,21 @@ class Grounding:
                 )
             found |= known
         return found
+
+    def names_source(self, text: str, source_ids: Iterable[str]) -> bool:
+        """True if ``text`` is a cited source's own name as a title writes it (the file name
+        without its extension, any punctuation between its words): metadata the host has from
+        the source, not a statement its quotes must support ("2019-03-14 Harbour report
+        1887-1902" for ``2019-03-14 Harbour report 1887-1902.txt``)."""
+        wanted = _name_words(text)
+        if not wanted:
+            return False
+        for source_id in source_ids:
+            name = self.sources.get(source_id).name
+            stem = _EXTENSION.sub("", name.rsplit("/", 1)[-1])
+            if _name_words(stem) == wanted:
+                return True
+        return False
 
     def verbatim(self, text: str, source_ids: list[str]) -> Verdict | None:
         """Grounded if a cited source has ``text`` verbatim outside flagged spans; flagged if only

@@ -2,7 +2,8 @@
 
 Each text is checked against the quotes of the claims that go in with it — the page's claims for
 a title or summary, the operation's own for its heading — never against the claims' text, so a
-drifting claim can't carry a title. The cited sources' names count as supported, and so do
+drifting claim can't carry a title. A title that is a cited source's own name (its file name)
+is the host's metadata and goes in as it is. The cited sources' names count as supported, and so do
 generic heading words, and a text found verbatim in a cited source outside flagged spans (a
 heading of the source); one found only inside a flagged span quarantines its operation.
 
@@ -181,7 +182,11 @@ class TextJudge:
         what, text = result.what, result.text
         if not basis.all_quotes:
             return  # no claim passes: the operation is rejected (the page would have none)
-        allowed = self.grounding.name_stems(sorted(set(basis.all_sources) - {""}))
+        cited = sorted(set(basis.all_sources) - {""})
+        if what == "title" and self.grounding.names_source(text, cited):
+            result.support = SUPPORTED  # the source's own name: metadata, never a claim
+            return
+        allowed = self.grounding.name_stems(cited)
         if what == "section heading":
             allowed |= self._generic
         # (with no claim that goes in, only the allowed words — generic heading words, the

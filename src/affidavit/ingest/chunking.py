@@ -39,6 +39,9 @@ class Chunk:
     fence: str = ""
     """The opening marker (```` ``` ````, ``~~~~``...) of the code fence this chunk begins
     inside, when an earlier chunk opened it (only a fence longer than a chunk is cut); ""."""
+    section: str = ""
+    """The last heading before the chunk (its text, no "#" marks): the section its first lines
+    are under, when an earlier chunk opened it; ""."""
 
 
 @dataclass(frozen=True)
@@ -161,6 +164,7 @@ def chunk_text(text: str, max_chars: int) -> list[Chunk]:
     if max_chars < 1:
         raise ValueError("max_chars must be positive")
     spans = _Blocks(text)
+    headings = _Headings(text, spans)
     chunks: list[Chunk] = []
     start = 0
     n = len(text)
@@ -168,6 +172,76 @@ def chunk_text(text: str, max_chars: int) -> list[Chunk]:
         end = n if start + max_chars >= n else _boundary(text, start, max_chars, spans)
         inside = spans.around(start)
         fence = inside.fence if inside is not None else ""
-        chunks.append(Chunk(len(chunks), start, end, fence))
+        chunks.append(Chunk(len(chunks), start, end, fence, headings.before(start)))
         start = end
     return chunks
+
+
+MERGE_GAP = 400
+"""Characters of unchanged text between two changed stretches of a new version below which they
+are read as one chunk (:func:`changed_chunks`)."""
+
+
+def changed_chunks(text: str, spans: list[tuple[int, int]], max_chars: int) -> list[Chunk]:
+    """Chunks covering only the changed stretches ``spans`` of a new version's text (issue 27:
+    a re-ingest reads what changed, not every chunk an edit falls in): each stretch (a sentence,
+    or a line between sentences) widened to the fence, table or list item it lies in, stretches
+    closer than
+    :data:`MERGE_GAP` read together, none longer than ``max_chars`` (a longer one is cut as
+    :func:`chunk_text` cuts)."""
+    blocks = _Blocks(text)
+    headings = _Headings(text, blocks)
+    wide: list[tuple[int, int]] = []
+    for lo, hi in sorted(spans):
+        inside = blocks.around(lo)
+        lo = min(lo, inside.start) if inside is not None else lo
+        inside = blocks.around(hi)
+        hi = max(hi, inside.end) if inside is not None else hi
+        if wide and lo <= wide[-1][1] + MERGE_GAP and hi - wide[-1][0] <= max_chars:
+            wide[-1] = (wide[-1][0], max(hi, wide[-1][1]))
+        elif wide and lo < wide[-1][1]:  # overlapping but too long together: no overlap
+            wide.append((wide[-1][1], hi))
+        else:
+            wide.append((lo, hi))
+    chunks: list[Chunk] = []
+    for lo, hi in wide:
+        if hi <= lo:
+            continue
+        for part in chunk_text(text[lo:hi], max_chars) if hi - lo > max_chars else [None]:
+            start, end = (lo, hi) if part is None else (lo + part.start, lo + part.end)
+            inside = blocks.around(start)
+            fence = inside.fence if inside else ""
+            chunks.append(Chunk(len(chunks), start, end, fence, headings.before(start)))
+    return chunks
+
+
+_ATX_LINE = re.compile(r"^[ ]{0,3}#{1,6}[ \t]+([^\n]*?)[ \t#]*$", re.M)
+
+
+class _Headings:
+    """The text's markdown ATX headings outside code fences, found in one pass: where each
+    starts and its text (no "#" marks, no emphasis stars)."""
+
+    def __init__(self, text: str, spans: _Blocks) -> None:
+        self.starts: list[int] = []
+        self.texts: list[str] = []
+        if "#" not in text:
+            return
+        for match in _ATX_LINE.finditer(text):
+            words = " ".join(match.group(1).replace("*", "").split())
+            block = spans.around(match.start())
+            if words and not (block and block.fence):
+                self.starts.append(match.start())
+                self.texts.append(words)
+
+    def before(self, start: int) -> str:
+        """The last heading that starts before ``start``; "" when there is none."""
+        i = bisect.bisect_left(self.starts, start) - 1
+        return self.texts[i] if i >= 0 else ""
+
+
+def heading_before(text: str, start: int) -> str:
+    """The text of the last markdown ATX heading before ``start``, none inside a code fence; ""
+    when there is none: the section a chunk's first sentences are under when its heading is in
+    the chunk before (:attr:`Chunk.section`)."""
+    return _Headings(text, _Blocks(text)).before(start)

@@ -14,7 +14,7 @@ import secrets
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,11 +35,21 @@ from ..sources.store import AddResult, SourceRecord, SourceStore
 from ..store.apply import Approval, Batch, Step, apply
 from ..vault import Vault
 from .ahead import Ahead
-from .chunking import Chunk, chunk_text
+from .chunking import Chunk, changed_chunks, chunk_text
+from .cost import Budget, BudgetSpent
+from .lineage import (
+    VersionFollow,
+    follow_version,
+    fresh_units,
+    propose_changes,
+    propose_vanished,
+)
 from .prompts import REVIEW_SCHEMA, ingest_messages, reask_message, review_messages
 from .reading import ChunkReading
 from .related import known_slugs, related_pages
 from .replies import InvalidReply, parse_reply
+from .report import ChunkOutcome, SourceOutcome
+from .report import IngestReport as IngestReport  # re-exported: where callers find it
 from .retarget import propose_onto_existing
 
 Citations = Literal["sentence", "quote"]
@@ -48,86 +58,14 @@ Progress = Callable[[str, int, int], None]
 """Called as ``progress(source_name, chunks_done, chunk_count)``."""
 
 
-@dataclass
-class ChunkOutcome:
-    index: int
-    start: int
-    end: int
-    status: str  # pending | applied | partial (some texts wait) | rejected | empty | failed
-    plan_id: str | None = None
-    message: str = ""
-    claims: dict[str, int] = field(default_factory=dict)
-    reasons: dict[str, int] = field(default_factory=dict)
-    operations: int = 0
-
-
-@dataclass
-class SourceOutcome:
-    target: str
-    status: str  # ingested | unchanged | failed
-    source_id: str | None = None
-    name: str = ""
-    trust: str = ""
-    message: str = ""
-    chunks: list[ChunkOutcome] = field(default_factory=list)
-
-
-@dataclass
-class IngestReport:
-    job_id: str
-    sources: list[SourceOutcome] = field(default_factory=list)
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    calls: int = 0
-    supersessions: dict[str, Any] | None = None
-    """Findings the new claims raised against older ones, and the supersede plans proposed."""
-    lint: dict[str, Any] | None = None
-    """The automatic lint run this ingest triggered (``lint.every_ingests``), if any."""
-    read_ahead: dict[str, Any] | None = None
-    """Chunks the worker read ahead (:mod:`.ahead`) and, if it stopped helping, why (the rest
-    was read in this process: the same result, slower)."""
-
-    @property
-    def failed(self) -> list[SourceOutcome]:
-        return [s for s in self.sources if s.status == "failed"]
-
-    def totals(self) -> dict[str, Any]:
-        plans: Counter[str] = Counter()
-        claims: Counter[str] = Counter()
-        reasons: Counter[str] = Counter()
-        operations = 0
-        for source in self.sources:
-            for chunk in source.chunks:
-                plans[chunk.status] += 1
-                claims.update(chunk.claims)
-                reasons.update(chunk.reasons)
-                operations += chunk.operations
-        return {
-            "sources": dict(Counter(s.status for s in self.sources)),
-            "chunks": dict(plans),
-            "operations": operations,
-            "claims": {k: claims.get(k, 0) for k in ("admitted", "quarantined", "rejected")},
-            "rejected_because": dict(reasons.most_common()),
-            "tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens},
-            "model_calls": self.calls,
-            **({"supersessions": self.supersessions} if self.supersessions else {}),
-            **({"lint": self.lint} if self.lint else {}),
-            **({"read_ahead": self.read_ahead} if self.read_ahead else {}),
-        }
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "job_id": self.job_id,
-            "totals": self.totals(),
-            "sources": [asdict(s) for s in self.sources],
-        }
-
-
 SMALL_CONTEXT = 4096
 PROMPT_OVERHEAD_TOKENS = 900
 """Instructions, the example and the related pages, measured at about 700 tokens, rounded up."""
 CHARS_PER_TOKEN = 3
 STARTED = "started"
+CARRIED = "carried"
+"""``ingested_chunks.outcome`` of a new version's chunk with no new text: its claims were carried
+from the version before (:mod:`.lineage`), nothing to read."""
 BATCH_PLANS = 200
 """At most this many plans are applied together (one transaction, one fsync pass, one commit)."""
 BATCH_SECONDS = 2.0
@@ -179,6 +117,7 @@ class Ingestor:
         batch_seconds: float = BATCH_SECONDS,
         lint_progress: Progress | None = None,
         adding_progress: Progress | None = None,
+        budget: int | None = None,
     ) -> None:
         """``job_id`` names the queued job this ingest runs as (the queue owns its ``jobs`` row);
         ``checkpoint`` is called before each chunk and may raise to stop there (the chunks done
@@ -189,7 +128,8 @@ class Ingestor:
         ``lint_progress``, as ``(stage, done, total)``, follows the supersession pass and the
         automatic lint after the chunks (they read the whole wiki: on a large one they take a
         while); ``adding_progress``, as ``(label, files_read, file_count)``, the reading of a
-        folder's files before them."""
+        folder's files before them. ``budget``: tokens (prompt + completion) this run may
+        spend; it stops cleanly before a chunk that would pass it (:class:`.cost.Budget`)."""
         self.vault = vault
         self.provider = provider
         self.store = store or SourceStore(vault)
@@ -209,11 +149,13 @@ class Ingestor:
         self.last_call: float | None = None  # seconds the last model call took
         self.ahead: Ahead | None = None  # chunks read ahead in a worker (.reading)
         self._chunked: dict[str, tuple[str, list[Chunk], dict[int, tuple[str, str]]]] = {}
+        self._follows: list[tuple[VersionFollow, SourceOutcome]] = []  # new versions read
         # Small context windows get a stricter subset of the schema, so a constrained reply
         # closes in time; the gate still checks every plan against the full schema.
         self.small = provider.supports_schema and provider.context_length <= SMALL_CONTEXT
         self.schema = plan_json_schema()
         self.report = IngestReport(job_id=job_id or "job-" + secrets.token_hex(6))
+        self.budget = Budget(budget, provider) if budget is not None else None
         self.max_tokens, self.chunk_chars = fit_to_context(
             provider.context_length,
             int(vault.config.model("max_output_tokens")),
@@ -237,39 +179,46 @@ class Ingestor:
         status = "failed"
         try:
             try:
-                for target in targets:
-                    # Sources are added before their chunks, outside any batch (each add is
-                    # its own commit), so a batch holds plans alone: all or nothing.
-                    self._close_batch()
-                    added = [self._add_one(name, add) for name, add in self._expand(target, trust)]
-                    records = [record for _, record in added if record is not None]
-                    self._start_ahead(records)
-                    started = 0
-                    for outcome, record in added:
-                        if record is not None:
-                            started += 1
-                            if self.ahead is not None and 2 <= started < len(records):
-                                # one source ahead: two sources' texts in memory at most
-                                self.ahead.extend(self._ahead_items(records[started]))
-                            self._ingest_added(record, outcome)
-                        self.report.sources.append(outcome)
-                    self._stop_ahead()
+                self._ingest_targets(targets, trust)
+            except BudgetSpent as stop:  # every chunk before it is recorded: a rerun resumes
+                self.report.stopped = stop.detail
             finally:  # a stop at a checkpoint keeps what the batch holds: complete plans
                 self._stop_ahead()
                 self._close_batch()
             status = "done"
             self._auto_lint()
         finally:
+            self._propose_changes()
             if self.owns_job_row:
                 self._finish_job_row(status, targets)
         return self.report
+
+    def _ingest_targets(self, targets: list[str], trust: str | None) -> None:
+        for target in targets:
+            # Sources are added before their chunks, outside any batch (each add is
+            # its own commit), so a batch holds plans alone: all or nothing.
+            self._close_batch()
+            added = [self._add_one(name, add) for name, add in self._expand(target, trust)]
+            records = [record for _, record in added if record is not None]
+            self._start_ahead(records)
+            started = 0
+            for outcome, record in added:
+                self.report.sources.append(outcome)
+                if record is not None:
+                    started += 1
+                    if self.ahead is not None and 2 <= started < len(records):
+                        # one source ahead: two sources' texts in memory at most
+                        self.ahead.extend(self._ahead_items(records[started]))
+                    self._ingest_added(record, outcome)
+            self._stop_ahead()
 
     # -- the chunks' reading, ahead in a worker ------------------------------------------
     def _start_ahead(self, records: list[SourceRecord]) -> None:
         """Start the worker that reads chunks ahead when the provider has such a part and the
         sources are long enough to pay for it; it gets the first two sources' chunks (then
         each source's as the one before it starts)."""
-        chars = sum(record.text_chars for record in records)
+        # a new version's chunks are mostly carried, known only once it is followed: read here
+        chars = sum(record.text_chars for record in records if not record.previous_id)
         if self.provider.ahead and chars >= AHEAD_MIN_CHUNKS * self.chunk_chars:
             self.ahead = Ahead(READ_CHUNK)
             for record in records[:2]:
@@ -286,6 +235,8 @@ class Ingestor:
             self.report.read_ahead = seen
 
     def _ahead_items(self, record: SourceRecord) -> list[tuple[Any, tuple[str, IngestTask]]]:
+        if record.previous_id:  # a new version: the few chunks with new text are read here
+            return []
         text, chunks, recorded = self._chunks_of(record)
         function = self.provider.ahead
         return [
@@ -399,13 +350,20 @@ class Ingestor:
             }
 
     def _finish_job_row(self, status: str, targets: list[str]) -> None:
+        """End this command's job row with its real counts (57/57 sources, not 0/0)."""
+        sources = self.report.sources
+        kinds = ", ".join(f"{n} {k}" for k, n in sorted(Counter(s.status for s in sources).items()))
         with transaction(self.vault.db):
             self.vault.db.execute(
-                "UPDATE jobs SET status = ?, finished_at = ?, detail = ? WHERE id = ?",
+                "UPDATE jobs SET status = ?, finished_at = ?, detail = ?, progress_done = ?, "
+                "progress_total = ?, progress_message = ? WHERE id = ?",
                 (
                     status,
                     iso(self.vault.clock()),
                     json.dumps({"targets": targets, "totals": self.report.totals()}),
+                    sum(1 for s in sources if s.status != "failed"),
+                    len(sources),
+                    f"{len(sources)} source(s): {kinds}"[:500],
                     self.report.job_id,
                 ),
             )
@@ -423,6 +381,8 @@ class Ingestor:
                 return [(target, _raiser(exc))]
             # stored together: one fsync pass, one transaction and one git commit per group
             outcomes = self.store.add_files(files, trust, self._adding(path))
+            gone = propose_vanished(self.vault, path, self.actor)
+            self.report.deleted += [p.plan_id for p in gone]
             return [(str(f), _settled(o)) for f, o in zip(files, outcomes, strict=True)]
         return [(target, _adder(self.store, path, trust))]
 
@@ -459,8 +419,29 @@ class Ingestor:
     def _ingest_source(self, record: SourceRecord, outcome: SourceOutcome) -> None:
         text, chunks, recorded = self._chunks_of(record)
         self._chunked.pop(record.id, None)
+        if record.previous_id:  # a new version: its changed stretches alone are read
+            follow = self._follow(record, chunks, recorded)
+            if follow is not None:  # proposed after the chunks and the supersession pass
+                outcome.lineage = follow.outcome.to_json()
+                self._follows.append((follow, outcome))
+            fresh = follow.outcome.fresh if follow else fresh_units(self.store, record)
+            chunks = changed_chunks(text, fresh, self.chunk_chars)
+            recorded = {k: v for k, v in recorded.items() if v[0] != CARRIED}
+        self._read_chunks(record, outcome, text, chunks, recorded)
+
+    def _read_chunks(
+        self,
+        record: SourceRecord,
+        outcome: SourceOutcome,
+        text: str,
+        chunks: list[Chunk],
+        recorded: dict[int, tuple[str, str]],
+    ) -> None:
         done = {start for start, (outcome, _) in recorded.items() if outcome != STARTED}
         todo = [c for c in chunks if c.start not in done]
+        if not todo and outcome.lineage is not None:
+            outcome.message = f"{record.name} ({record.id[:12]}): no new text to read"
+            return
         if not todo:
             outcome.status = "unchanged"
             outcome.message = (
@@ -481,6 +462,32 @@ class Ingestor:
             self._record_chunk(record.id, chunk, result.plan_id, result.status, None)
             if self.progress:
                 self.progress(record.name, number + 1, len(chunks))
+
+    def _propose_changes(self) -> None:
+        """What the new versions changed, proposed for a person (:func:`.lineage.
+        propose_changes`) once the model read their new text and the supersession pass ran:
+        a claim the model wrote from the new words succeeds the old one, and a stale fix that
+        pass proposed is not proposed twice."""
+        follows, self._follows = self._follows, []
+        for follow, outcome in follows:
+            outcome.lineage = propose_changes(self.vault, follow, self.actor).to_json()
+
+    def _follow(
+        self, record: SourceRecord, chunks: list[Chunk], recorded: dict[int, tuple[str, str]]
+    ) -> VersionFollow | None:
+        """A new version of a known origin, not followed yet: carry first (:func:`.lineage.
+        follow_version`), then record its whole-text chunks as carried: the model reads only
+        the changed stretches (:func:`.chunking.changed_chunks`), recorded by their own start."""
+        if recorded:  # followed by an earlier run (its chunks are recorded)
+            return None
+        self._batch_door()  # the carry joins the chunks' batch: one commit for both
+        follow = follow_version(self.vault, self.store, record, self.actor)
+        if follow is None:
+            return None
+        for chunk in chunks:
+            self._record_chunk(record.id, chunk, None, CARRIED, None)
+            recorded[chunk.start] = (CARRIED, "")
+        return follow
 
     def _record_chunk(
         self, source_id: str, chunk: Chunk, plan_id: str | None, outcome: str, nonce: str | None
@@ -535,16 +542,23 @@ class Ingestor:
 
     # -- one chunk --------------------------------------------------------------------------
     def _task(
-        self, record: SourceRecord, text: str, chunk: Chunk, count: int, query: str | None = None
+        self,
+        record: SourceRecord,
+        text: str,
+        chunk: Chunk,
+        count: int,
+        query: str | None = None,
+        nonce: str | None = None,
     ) -> IngestTask:
         """The chunk's task: what :meth:`_chunk_task` reads, with the related pages (``query``:
-        their query, read ahead), the other known slugs and a fresh nonce."""
+        their query, read ahead), the other known slugs and a fresh nonce (``nonce``: one given
+        instead, for an estimate that issues none)."""
         task = self._chunk_task(record, text, chunk, count)
         pages = related_pages(self.vault.db, task.chunk, self.vault.config.related_pages, query)
         shown = {p.slug for p in pages}
         return replace(
             task,
-            nonce=issue_nonce(self.vault.db, self.vault.clock, "ingest"),
+            nonce=nonce or issue_nonce(self.vault.db, self.vault.clock, "ingest"),
             pages=tuple(pages),
             pending_slugs=tuple(sorted(known_slugs(self.vault.db) - shown)),
         )
@@ -566,6 +580,7 @@ class Ingestor:
                 if f.start < chunk.end and chunk.start < max(f.end, f.start + 1)
             ),
             open_fence=chunk.fence,
+            open_section=chunk.section,
         )
 
     def _call(
@@ -592,6 +607,8 @@ class Ingestor:
         finally:
             self.last_call = time.monotonic() - started
             usage = completion.usage if completion else Usage()
+            if self.budget is not None:
+                self.budget.spend(request, completion)
             self.report.calls += 1
             self.report.prompt_tokens += usage.prompt_tokens
             self.report.completion_tokens += usage.completion_tokens
@@ -626,28 +643,10 @@ class Ingestor:
         result = ChunkOutcome(index=chunk.index, start=chunk.start, end=chunk.end, status="failed")
         reading = self._reading(record, chunk)
         task = self._task(record, text, chunk, count, reading.query if reading else None)
+        request, numbered = self.request_for(record, text, chunk, task)
+        if self.budget is not None:
+            self.budget.before_chunk(request)
         self._record_chunk(record.id, chunk, None, STARTED, task.nonce)
-        numbered, shown = self._numbered(record, text, chunk)
-        schema = (
-            compact_plan_schema(
-                task.nonce,
-                [self._short_id(record.id)],
-                [p.slug for p in task.pages],
-                sentences=shown,
-                budget_tokens=self.max_tokens,
-            )
-            if self.small
-            else self.schema
-        )
-        request = ModelRequest(
-            messages=ingest_messages(
-                task, schema, constrained=self.provider.supports_schema, numbered=numbered
-            ),
-            schema=schema,
-            schema_name="plan",
-            task=task,
-            max_tokens=self.max_tokens,
-        )
         attempts = int(self.vault.config.model("max_reasks")) + 1
         proposal: Proposal | None = None
         hold = ""
@@ -691,6 +690,34 @@ class Ingestor:
             result.message += f" (gave up after {attempts} attempt(s))"
             return result
         return self._settle(proposal, result, held=bool(hold))
+
+    def request_for(
+        self, record: SourceRecord, text: str, chunk: Chunk, task: IngestTask
+    ) -> tuple[ModelRequest, str | None]:
+        """The first model request for ``task`` and the chunk as numbered sentences (None when
+        the model is to copy quotes): what a call sends, and what a dry run counts."""
+        numbered, shown = self._numbered(record, text, chunk)
+        schema = (
+            compact_plan_schema(
+                task.nonce,
+                [self._short_id(record.id)],
+                [p.slug for p in task.pages],
+                sentences=shown,
+                budget_tokens=self.max_tokens,
+            )
+            if self.small
+            else self.schema
+        )
+        request = ModelRequest(
+            messages=ingest_messages(
+                task, schema, constrained=self.provider.supports_schema, numbered=numbered
+            ),
+            schema=schema,
+            schema_name="plan",
+            task=task,
+            max_tokens=self.max_tokens,
+        )
+        return request, numbered
 
     def _reading(self, record: SourceRecord, chunk: Chunk) -> ChunkReading | None:
         """What the worker read of ``chunk`` (None: nothing, the chunk is read here)."""

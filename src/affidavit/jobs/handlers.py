@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import asdict, is_dataclass
+from pathlib import Path
 from typing import Any
 
 from ..clock import iso, utc_now
@@ -19,7 +20,7 @@ from ..ingest.pipeline import Ingestor, IngestReport
 from ..providers.from_config import provider_from_config
 from .context import JobContext
 from .lease import report_progress
-from .payloads import IngestPayload, LintPayload, ReindexPayload, register_handler
+from .payloads import IngestPayload, LintPayload, ReindexPayload, WatchPayload, register_handler
 
 
 class JobFailed(AffidavitError):
@@ -68,6 +69,13 @@ def run_ingest(ctx: JobContext, payload: IngestPayload) -> dict[str, Any]:
     """Ingest the payload's sources; plans go to the inbox, or are applied with ``yes``."""
     vault = ctx.vault
     provider = provider_from_config(vault.config, payload.model)
+    if payload.dry_run:  # the job's preview: what it would send and cost, nothing stored
+        from ..ingest.dry_run import estimate
+
+        try:
+            return estimate(vault, provider, list(payload.sources), payload.trust).to_json()
+        finally:
+            provider.close()
     reviewer = provider_from_config(vault.config, payload.model) if vault.config.review else None
     seen: dict[str, tuple[int, int]] = {}
 
@@ -94,6 +102,7 @@ def run_ingest(ctx: JobContext, payload: IngestPayload) -> dict[str, Any]:
             job_id=ctx.job.id,
             checkpoint=ctx.checkpoint,
             step=ctx.step,
+            budget=payload.budget,
         ).run(list(payload.sources), payload.trust)
     finally:
         provider.close()
@@ -104,6 +113,49 @@ def run_ingest(ctx: JobContext, payload: IngestPayload) -> dict[str, Any]:
         names = ", ".join(s.target for s in report.failed[:5])
         raise JobFailed(
             f"{len(report.failed)} of {len(report.sources)} source(s) failed ({names}); "
+            "see the job's result for why.",
+            result,
+        )
+    return result
+
+
+def run_watch(ctx: JobContext, payload: WatchPayload) -> dict[str, Any]:
+    """One look over the payload's folders (``affidavit watch --once``): what changed since
+    the last look is ingested through the policy's path, what was deleted is reported."""
+    from ..watch import Watcher  # watchfiles and pathspec: only for this kind
+
+    events: list[dict[str, Any]] = []
+
+    def emit(event: dict[str, Any]) -> None:
+        events.append(event)
+        if event["event"] in ("ingested", "failed", "deleted"):
+            ctx.progress(len(events), 0, f"{event['event']}: {event.get('path', '')}"[:200])
+
+    provider = provider_from_config(ctx.vault.config, payload.model)
+    try:
+        watcher = Watcher(
+            ctx.vault,
+            [Path(f) for f in payload.folders],
+            provider,
+            emit,
+            trust=payload.trust,
+            actor=ctx.actor,
+        )
+        watcher.catch_up()
+        watcher.settle()
+    finally:
+        provider.close()
+    counts: dict[str, int] = {}
+    for event in events:
+        counts[event["event"]] = counts.get(event["event"], 0) + 1
+    result = {
+        "counts": counts,
+        "events": events[:1000],
+        "events_left_out": max(0, len(events) - 1000),
+    }
+    if counts.get("failed") or counts.get("error"):
+        raise JobFailed(
+            f"{counts.get('failed', 0) + counts.get('error', 0)} file(s) could not be ingested; "
             "see the job's result for why.",
             result,
         )
@@ -185,5 +237,6 @@ def _as_json(report: Any) -> dict[str, Any]:
 
 
 register_handler("ingest", IngestPayload, run_ingest)
+register_handler("watch", WatchPayload, run_watch)
 register_handler("reindex", ReindexPayload, run_reindex)
 register_handler("lint", LintPayload, run_lint)

@@ -50,6 +50,17 @@ class IngestPayload(BasePayload):
     yes: bool = Field(
         default=False, description="Apply each plan that passes the checks at once (like --yes)."
     )
+    dry_run: bool = Field(
+        default=False,
+        description="Preview only (like --dry-run): the job's result is the chunks, tokens and "
+        "cost the ingest would take; nothing is sent or stored.",
+    )
+    budget: int | None = Field(
+        default=None,
+        ge=1,
+        description="Tokens (prompt + completion) the job may spend; it stops cleanly before "
+        "the chunk that would pass them (like --budget).",
+    )
 
     @field_validator("sources")
     @classmethod
@@ -68,6 +79,34 @@ class IngestPayload(BasePayload):
         return sources
 
 
+class WatchPayload(BasePayload):
+    """One look of ``affidavit watch --once`` as a job: ingest what changed in the folders
+    since the last look, report what was deleted. (A job that never ended would hold the
+    vault's one job lease; a continuous watch is the ``affidavit watch`` command.)"""
+
+    kind: Literal["watch"] = "watch"
+    folders: list[Annotated[str, Field(min_length=1, max_length=4096)]] = Field(
+        min_length=1, max_length=100, description="Absolute folder paths."
+    )
+    trust: TrustTier | None = Field(
+        default=None, description="Trust tier of the sources found (default: the config's rules)."
+    )
+    model: ModelName | None = Field(
+        default=None, description="Provider instead of model.provider from affidavit.toml."
+    )
+
+    @field_validator("folders")
+    @classmethod
+    def _absolute(cls, folders: list[str]) -> list[str]:
+        for folder in folders:
+            if not folder.startswith("/") or "\x00" in folder:
+                raise ValueError(
+                    f"{folder!r} is not an absolute path; a job runs elsewhere, so give the "
+                    "full path (the CLI resolves it for you)"
+                )
+        return folders
+
+
 class ReindexPayload(BasePayload):
     """``affidavit reindex`` as a job: rebuild stale claim vectors."""
 
@@ -81,10 +120,14 @@ class LintPayload(BasePayload):
     propose: bool = False
 
 
-JobPayload = Annotated[IngestPayload | ReindexPayload | LintPayload, Field(discriminator="kind")]
+JobPayload = Annotated[
+    IngestPayload | WatchPayload | ReindexPayload | LintPayload, Field(discriminator="kind")
+]
 """The union of the built-in payloads, for request bodies (the daemon's OpenAPI document)."""
 
-JOB_PAYLOAD: TypeAdapter[IngestPayload | ReindexPayload | LintPayload] = TypeAdapter(JobPayload)
+JOB_PAYLOAD: TypeAdapter[IngestPayload | WatchPayload | ReindexPayload | LintPayload] = TypeAdapter(
+    JobPayload
+)
 
 Handler = Callable[["JobContext", Any], dict[str, Any]]
 """``handler(context, payload) -> result``: runs in the job's own process; returns JSON data."""
@@ -93,6 +136,7 @@ P = TypeVar("P", bound=BasePayload)
 
 _MODELS: dict[str, type[BasePayload]] = {
     "ingest": IngestPayload,
+    "watch": WatchPayload,
     "reindex": ReindexPayload,
     "lint": LintPayload,
 }

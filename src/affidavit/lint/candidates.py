@@ -13,10 +13,13 @@ purpose and is skipped. Otherwise:
   both sides and no changed number, date or name → one source revised the other's sentence;
 - near-identical (similarity >= ``lint.duplicate``) with nothing changed → a duplicate.
 
-A changed fact whose two claims come from sources added at different times is **stale** (the older
-claim, superseded by the newer source) when the newer claim is at least as trusted; otherwise — same
-age, or a less trusted newcomer, which can never supersede by itself (W7) — it is a
-**contradiction**, which has no fix until a person names the claim to keep. Every finding quotes
+A changed fact is **stale** (the older claim, superseded by the newer) only with evidence that one
+source replaces the other: a claim citing a later version of the same origin (same path or URL,
+:mod:`affidavit.sources.lineage`) than the other cites — never the time either was ingested (issue 24
+item 3: on a single release nothing is stale) — and when the newer claim is at least as trusted.
+Otherwise — unrelated sources, or a less trusted newer version, which can never supersede by
+itself (W7) — a changed fact is a **contradiction**, which has no fix until a person names the
+claim to keep (a person's word); a rewording without a changed fact is no finding at all. Every finding quotes
 each claim's evidence, says why it was raised (``Finding.why``: the shared subject, the fact, what
 each side says), and still goes through the quote gate.
 """
@@ -57,7 +60,9 @@ class ClaimRow:
     evidence: list[tuple[str, str, int, int]] = field(default_factory=list)
     """(source id, quote, start, end)"""
     newest: str = ""
-    """When the newest source it cites was added."""
+    """When the newest source it cites was added (orders duplicates only, never staleness)."""
+    origins: tuple[tuple[str, int], ...] = ()
+    """(origin key, version) of each source it cites (:mod:`affidavit.sources.lineage`)."""
 
 
 @dataclass(frozen=True)
@@ -90,7 +95,13 @@ def load_claims(db: sqlite3.Connection) -> list[ClaimRow]:
         "ORDER BY created_at, id"
     ):
         claims[row[0]] = ClaimRow(row[0], row[1], row[2], row[3], row[4])
-    added = dict(cursor.execute("SELECT id, added_at FROM sources").fetchall())
+    added: dict[str, str] = {}
+    versions: dict[str, tuple[str, int]] = {}
+    for source_id, when, key, version in cursor.execute(
+        "SELECT id, added_at, origin_key, version FROM sources"
+    ):
+        added[source_id] = when
+        versions[source_id] = (key, version)
     for claim_id, source_id, quote, start, end in cursor.execute(
         'SELECT claim_id, source_id, quote, start, "end" FROM evidence ORDER BY claim_id, idx'
     ):
@@ -100,6 +111,8 @@ def load_claims(db: sqlite3.Connection) -> list[ClaimRow]:
             continue
         claim.evidence.append((source_id, quote, start, end))
         claim.newest = max(claim.newest, when)
+        if versions[source_id] not in claim.origins:
+            claim.origins += (versions[source_id],)
 
     def overview(c: ClaimRow) -> bool:
         return c.page in ("", CONTEXT_ARCHIVE)
@@ -302,6 +315,17 @@ def _quotes(*claims: ClaimRow) -> list[ProposedQuote]:
     ]
 
 
+def replaces(new: ClaimRow, old: ClaimRow) -> bool:
+    """Whether ``new`` cites a later version of an origin that ``old`` cites an earlier version
+    of — the only evidence of "newer" lint takes from the sources alone."""
+    return any(
+        key == other and version > earlier
+        for key, version in new.origins
+        for other, earlier in old.origins
+        if key
+    )
+
+
 def _order(a: ClaimRow, b: ClaimRow) -> tuple[ClaimRow, ClaimRow]:
     """(older, newer): by the newest source each cites, then creation, then id."""
     return (a, b) if (a.newest, a.created_at, a.id) <= (b.newest, b.created_at, b.id) else (b, a)
@@ -381,6 +405,9 @@ def classify(
     sim = comparison.similarity
     disjoint = not (sources_a & sources_b)
     old, new = _order(a, b)
+    if replaces(old, new):  # a later version of the same document: that one is the newer
+        old, new = new, old
+    newer = replaces(new, old)
     found = (
         disagreement(old.text, new.text, limits.same_subject)
         if disjoint and sim >= limits.same_subject / 2  # far below it: not worth aligning
@@ -403,7 +430,7 @@ def classify(
     what = _said(why)
     about = f" about {why['subject']}" if why["subject"] else ""
     pages = sorted({old.page, new.page} - {""})
-    if old.newest < new.newest and trust_rank(new.trust) >= trust_rank(old.trust):
+    if newer and trust_rank(new.trust) >= trust_rank(old.trust):
         changed = f": a changed {why['fact']}{about}" if found is not None else ""
         return Candidate(
             Finding(
@@ -430,7 +457,7 @@ def classify(
     if found is None:
         return None  # rewording from the same moment, or by a less trusted newcomer
     hint = ""
-    if old.newest < new.newest:
+    if newer:
         hint = (
             f"the newer claim is {new.trust} and the older {old.trust}: a less trusted source "
             "can't supersede by itself; check both sources, then dismiss or retract"

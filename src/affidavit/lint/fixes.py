@@ -18,6 +18,7 @@ from ..gate.verdicts import WITHDRAWALS
 from ..inbox import get_plan, pending_ops, propose
 from ..plan.nonce import issue_nonce
 from ..plan.schema import MAX_OPERATIONS
+from ..retract import claims_in_pending
 from ..vault import Vault
 from .findings import FindingStore, StoredFinding
 
@@ -69,7 +70,8 @@ def propose_fixes(
     keep = keep or {}
     report = FixReport()
     ops: list[tuple[str, dict[str, Any]]] = []
-    taken: set[tuple[str, str]] = set()
+    # a claim a new version of its source already has a proposal for is not proposed twice
+    taken: set[tuple[str, str]] = {("claim", c) for c in claims_in_pending(vault)}
     for stored in findings:
         if stored.status != "open":
             report.skipped[stored.id] = f"it is {stored.status}"
@@ -85,7 +87,7 @@ def propose_fixes(
             ("claim", str(op["claim"])) if "claim" in op else ("link", f"{op['page']}>{op['to']}")
         )
         if target in taken:
-            report.skipped[stored.id] = "another finding's fix already changes the same claim"
+            report.skipped[stored.id] = "another proposal already changes the same claim"
             continue
         taken.add(target)
         ops.append((stored.id, op))

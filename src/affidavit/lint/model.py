@@ -67,7 +67,8 @@ the JSON Schema below, and nothing else. Put the nonce you are given in "nonce",
 
 Kinds of finding:
 - contradiction: two claims that can't both be true. Quote both claims (two quotes, two claim ids).
-- stale: a claim that a newer source (see "added") has changed. claims = [stale id, newer id].
+- stale: a claim that a newer version of the same document (same origin, higher "v") changed.
+  claims = [stale id, newer id]. A source added later is not a newer version: that is no stale.
 - duplicate: two claims that say the same thing. claims = [the redundant one, the one to keep].
 - missing_link: a claim on page "page" talks about the subject of page "to", with no link.
 - missing_page: a subject several claims talk about that has no page; give its "title".
@@ -121,9 +122,11 @@ def claim_groups(claims: list[ClaimRow], groups: int, size: int = 8) -> list[lis
 def _render_group(db: sqlite3.Connection, group: list[ClaimRow]) -> str:
     lines = []
     for claim in group:
-        added = claim.newest[:10]
+        origins = ", ".join(
+            f"{key.rsplit('/', 1)[-1]} v{version}" for key, version in claim.origins
+        )
         lines.append(
-            f"claim {claim.id} | page {claim.page or 'context'} | added {added} | {claim.trust}"
+            f"claim {claim.id} | page {claim.page or 'context'} | origin {origins} | {claim.trust}"
         )
         lines.append(f"  text: {claim.text}")
         for source, quote, _, _ in claim.evidence:

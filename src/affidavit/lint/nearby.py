@@ -218,21 +218,24 @@ def _read_claims(db: sqlite3.Connection, rowids: Iterable[int], known: _Known) -
 
 
 def _read_evidence(db: sqlite3.Connection, claims: Iterable[ClaimRow]) -> None:
-    """The evidence of ``claims`` and the age of each one's newest source."""
+    """The evidence of ``claims``, the age of each one's newest source and the (origin key,
+    version) of each source it cites."""
     by_id = {c.id: c for c in claims}
     ids = sorted(by_id)
     for start in range(0, len(ids), 500):
         part = ids[start : start + 500]
         marks = ",".join("?" * len(part))
-        for claim_id, source_id, quote, begin, end, when in db.execute(
-            'SELECT e.claim_id, e.source_id, e.quote, e.start, e."end", s.added_at '
-            f"FROM evidence e JOIN sources s ON s.id = e.source_id WHERE e.claim_id IN ({marks}) "
-            "ORDER BY e.claim_id, e.idx",
+        for claim_id, source_id, quote, begin, end, when, key, version in db.execute(
+            'SELECT e.claim_id, e.source_id, e.quote, e.start, e."end", s.added_at, '
+            "s.origin_key, s.version FROM evidence e JOIN sources s ON s.id = e.source_id "
+            f"WHERE e.claim_id IN ({marks}) ORDER BY e.claim_id, e.idx",
             part,
         ):
             claim = by_id[claim_id]
             claim.evidence.append((source_id, quote, begin, end))
             claim.newest = max(claim.newest, when)
+            if (key, version) not in claim.origins:
+                claim.origins += ((key, version),)
 
 
 def _subjects(db: sqlite3.Connection, pages: set[str]) -> Subjects:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from ..evidence import Verifier
 from ..sources.extract import locator
+from ..sources.lineage import claim_replaces
 from ..sources.store import SourceStore
 from .findings import Finding, FindingQuote
 
@@ -190,6 +191,16 @@ class QuoteGate:
                 return Verdict(False, "a stale finding needs at least one verified quote", checked)
             if not finding.claims:
                 return Verdict(False, "a stale finding must name the stale claim", checked)
+            if len(finding.claims) < 2 or not claim_replaces(
+                self.db, finding.claims[1], finding.claims[0]
+            ):
+                return Verdict(
+                    False,
+                    "a stale finding needs a newer claim that cites a later version of the same "
+                    "source (same path or URL) as the stale one; being ingested later is no "
+                    "evidence",
+                    checked,
+                )
         elif not quotes:
             return Verdict(False, f"a {kind} finding needs at least one verified quote", checked)
         for claim in checked.claims:

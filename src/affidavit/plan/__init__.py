@@ -3,6 +3,7 @@
 from .schema import (
     OPERATION_KINDS,
     AddClaims,
+    CarrySource,
     ClaimDraft,
     CreatePage,
     Evidence,
@@ -20,6 +21,7 @@ from .schema import (
 __all__ = [
     "OPERATION_KINDS",
     "AddClaims",
+    "CarrySource",
     "ClaimDraft",
     "CreatePage",
     "Evidence",

@@ -145,6 +145,7 @@ def _build(
         "SupersedeClaim",
         "RetractClaim",
         "RetractSource",
+        "CarrySource",
         *([] if pages else ["AddClaims"]),
     ):
         del defs[name]

@@ -261,6 +261,32 @@ class RetractSource(_Strict):
     reason: Line = Field(min_length=3, max_length=300)
 
 
+MAX_CARRIED = 20_000
+"""Most claims one ``carry_source`` operation names (a plan stays under its byte limit)."""
+
+
+class CarrySource(_Strict):
+    """Carry claims from an older version of a source to a newer version of the same origin
+    (issue 27): each named claim whose quotes from ``source`` are found again, verbatim, in ``to``
+    has that evidence re-pointed at ``to``'s offsets; its words don't change and its history
+    stays in the audit log. The host proposes it when it stores a new version; the policy
+    applies it without a person (nothing is added to or taken out of the wiki), except an
+    agent's (W13)."""
+
+    op: Literal["carry_source"]
+    source: str = Field(pattern=SOURCE_ID_PATTERN, description="the older version (>=12 hex)")
+    to: str = Field(pattern=SOURCE_ID_PATTERN, description="the newer version (>=12 hex)")
+    claims: list[ClaimId] = Field(min_length=1, max_length=MAX_CARRIED)
+
+    @model_validator(mode="after")
+    def _distinct(self) -> CarrySource:
+        if self.source == self.to:
+            raise ValueError("a source can't be carried to itself")
+        if len(set(self.claims)) != len(self.claims):
+            raise ValueError("a claim is named twice")
+        return self
+
+
 Operation = Annotated[
     CreatePage
     | AddClaims
@@ -268,7 +294,8 @@ Operation = Annotated[
     | UpdateContext
     | SupersedeClaim
     | RetractClaim
-    | RetractSource,
+    | RetractSource
+    | CarrySource,
     Field(discriminator="op"),
 ]
 OPERATION_KINDS = (
@@ -279,6 +306,7 @@ OPERATION_KINDS = (
     "supersede_claim",
     "retract_claim",
     "retract_source",
+    "carry_source",
 )
 
 

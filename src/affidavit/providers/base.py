@@ -69,6 +69,9 @@ class IngestTask:
     # the chunk begins inside a code fence an earlier chunk opened (its marker, e.g. "```"):
     # its first lines are code up to the closing fence; "" when it begins outside any fence
     open_fence: str = ""
+    # the last heading before the chunk, when an earlier chunk holds it: the section the chunk's
+    # first sentences are under ("" when none)
+    open_section: str = ""
 
 
 @dataclass(frozen=True)

@@ -97,6 +97,11 @@ class SourceOut(Response):
     trust: str
     status: str
     added_at: str
+    origin_key: str = Field(
+        default="", description="The normalised origin every version of this document shares."
+    )
+    version: int = Field(default=1, description="1 for the first bytes of its origin, then 2, 3…")
+    previous_id: str | None = Field(default=None, description="The version this one replaces.")
     flags: list[FlagOut]
 
 

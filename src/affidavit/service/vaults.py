@@ -437,6 +437,7 @@ def _op_line(op: Any, verdict: OpResult | None) -> str:
         "supersede_claim": lambda: f"{op.claim}",
         "retract_claim": lambda: f"{op.claim}",
         "retract_source": lambda: f"{op.source}",
+        "carry_source": lambda: f"{op.source[:12]} → {op.to[:12]}, {len(op.claims)} claim(s)",
     }[op.op]()
     status = f" [{verdict.status}]" if verdict is not None and verdict.status != "admitted" else ""
     return f"{op.op}: {what}{status}"

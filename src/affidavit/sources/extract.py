@@ -6,11 +6,17 @@ Supported formats and what extraction keeps:
     text/html        visible text; script/style/template dropped; block elements break lines;
                      hidden text kept but flagged; comments flagged
     application/pdf  each page's text (pypdf), pages joined by "\\n\\f\\n"
+    .docx .odt .pptx paragraphs, slides and notes (:mod:`.word`, :mod:`.opendocument`,
+                     :mod:`.slides`; the ``[formats]`` extra), hidden text kept but flagged
+    .epub            each chapter through the HTML path, separately (:mod:`.epub`)
+    text/x-obsidian-markdown  a note of an Obsidian vault as Obsidian shows it (:mod:`.obsidian`)
 
 The ``text_map`` says how an offset into the text maps back to the original:
 ``{"kind": "text", "encoding": ...}`` (line numbers come from the text itself),
 ``{"kind": "html", "encoding": ..., "segments": [[text_offset, original_line], ...]}`` or
-``{"kind": "pdf", "pages": [[text_offset, page_number], ...]}``. Nothing is ever truncated.
+``{"kind": "pdf", "pages": [[text_offset, page_number], ...]}`` or, for the office and book
+formats, ``{"kind": "units", "format": ..., "units": [[text_offset, "paragraph 3"], ...]}``.
+Nothing is ever truncated.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ from bs4 import BeautifulSoup, Tag
 from ..errors import SourceError
 from .css import HIDDEN, Hiding, Styler, media_applies
 from .hidden_markdown import markdown_flags
+from .obsidian import OBSIDIAN, extract_obsidian, obsidian_vault
+from .office import DOCX, EPUB, ODT, PACKAGES, PPTX
 from .pdf import PAGE_SEPARATOR, extract_pdf
 from .roff import extract_roff
 from .rst import extract_rst
@@ -54,6 +62,10 @@ EXTENSIONS: dict[str, str] = {
     ".htm": HTML,
     ".xhtml": HTML,
     ".pdf": PDF,
+    ".docx": DOCX,
+    ".odt": ODT,
+    ".pptx": PPTX,
+    ".epub": EPUB,
 }
 """File name extensions Affidavit reads, and the media type each one means."""
 
@@ -64,6 +76,11 @@ MEDIA_EXTENSIONS: dict[str, str] = {
     MAN: "man",
     HTML: "html",
     PDF: "pdf",
+    DOCX: "docx",
+    ODT: "odt",
+    PPTX: "pptx",
+    EPUB: "epub",
+    OBSIDIAN: "md",
 }
 """The extension a stored original gets for each media type."""
 
@@ -79,9 +96,16 @@ _CONTENT_TYPES = {
     "application/x-troff-man": MAN,
     "application/pdf": PDF,
     "application/x-pdf": PDF,
+    DOCX: DOCX,
+    ODT: ODT,
+    PPTX: PPTX,
+    EPUB: EPUB,
 }
+BINARY = frozenset({PDF, *PACKAGES})
+"""Media types whose originals are binary files (stored as their bytes, never sniffed as text)."""
 SUPPORTED_HELP = (
-    ".md, .markdown, .txt, .rst, man pages (.1 to .9, also gzipped), .html, .htm and .pdf"
+    ".md, .markdown, .txt, .rst, man pages (.1 to .9, also gzipped), .html, .htm, .docx, .odt, "
+    ".pptx, .epub and .pdf"
 )
 _HTML_SNIFF = re.compile(
     rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.I | re.S
@@ -145,6 +169,15 @@ def detect_media_type(name: str, data: bytes, content_type: str | None = None) -
     )
 
 
+def file_media_type(name: str, path: Path, data: bytes) -> str:
+    """The media type of the file ``name`` (at ``path``) holding ``data``: as
+    :func:`detect_media_type` says, but a markdown file inside an Obsidian vault is a note."""
+    media_type = detect_media_type(name, data)
+    if media_type == MARKDOWN and obsidian_vault(path) is not None:
+        return OBSIDIAN
+    return media_type
+
+
 def is_man_page_name(name: str) -> bool:
     """True for a man page's file name: ``ls.1``, ``printf.3p``, ``ls.1.gz``."""
     base = PurePosixPath(name).name.lower()
@@ -180,7 +213,7 @@ def _decode(data: bytes, declared: str | None = None) -> tuple[str, str]:
     raise AssertionError("latin-1 decodes any bytes")  # pragma: no cover
 
 
-_MAPPED = {"html": "line {} of the HTML", "pdf": "page {}", "lines": "line {}"}
+_MAPPED = {"html": "line {} of the HTML", "pdf": "page {}", "lines": "line {}", "units": "{}"}
 """Text map kinds whose offsets map through recorded marks, and how a mark is shown."""
 
 
@@ -202,7 +235,8 @@ def locator(text: str, text_map: dict[str, Any]) -> Callable[[int], str]:
     line starts are found once)."""
     kind = text_map.get("kind")
     if kind in _MAPPED:
-        marks = text_map.get("pages" if kind == "pdf" else "segments") or []
+        key = {"pdf": "pages", "units": "units"}.get(str(kind), "segments")
+        marks = text_map.get(key) or []
         starts = [int(mark[0]) for mark in marks]
         template = _MAPPED[str(kind)]
 
@@ -270,6 +304,13 @@ def extract(
         text_map = {"kind": "text", "encoding": encoding}
         if media_type == MARKDOWN:
             own = [*markdown_flags(text), *html_in_markdown_flags(text)]
+    elif media_type == OBSIDIAN:
+        source, encoding = _decode(data, charset)
+        text, text_map, own = extract_obsidian(source)
+        text_map["encoding"] = encoding
+        own += html_in_markdown_flags(text)
+    elif media_type in PACKAGES:
+        text, text_map, own = _extract_package(data, media_type)
     else:
         raise SourceError(
             f"Unsupported media type {media_type!r}. Affidavit reads {SUPPORTED_HELP}."
@@ -291,6 +332,26 @@ def extract(
         own += beyond(sight.flags, own)  # the renderer decides what the rules did not flag
         text_map["visibility"] = sight.record()
     return Extracted(text, text_map, merge_flags([*own, *scan(text)]))
+
+
+def _extract_package(data: bytes, media_type: str) -> tuple[str, dict[str, Any], list[Flag]]:
+    """A zip-packaged document's text, map and flags (the readers import their libraries, the
+    ``[formats]`` extra, only when such a document comes)."""
+    if media_type == DOCX:
+        from .word import extract_docx
+
+        return extract_docx(data)
+    if media_type == ODT:
+        from .opendocument import extract_odt
+
+        return extract_odt(data)
+    if media_type == PPTX:
+        from .slides import extract_pptx
+
+        return extract_pptx(data)
+    from .epub import extract_epub
+
+    return extract_epub(data)
 
 
 # --- HTML ----------------------------------------------------------------------------------------
@@ -655,20 +716,27 @@ def html_in_markdown_flags(text: str) -> list[Flag]:
 
 
 __all__ = [
+    "BINARY",
+    "DOCX",
+    "EPUB",
     "EXTENSIONS",
     "HTML",
     "MAN",
     "MARKDOWN",
     "MEDIA_EXTENSIONS",
+    "OBSIDIAN",
+    "ODT",
     "PAGE_SEPARATOR",
     "PDF",
     "PLAIN",
+    "PPTX",
     "RST",
     "SUPPORTED_HELP",
     "Extracted",
     "charset_of",
     "detect_media_type",
     "extract",
+    "file_media_type",
     "is_man_page_name",
     "line_number",
     "location",

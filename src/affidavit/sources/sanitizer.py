@@ -363,11 +363,37 @@ def _instructions(text: str) -> Iterable[Flag]:
             start, end = match.span()
             if end == start or (start and _is_word(text[start - 1]) and _is_word(text[start])):
                 continue
+            if name == "chat role tag" and role_placeholder(text, start, end, folded):
+                continue
             detail = f"{name}: {text[start:end][:120]!r}"
             yield Flag("instruction", start, _payload_end(text, folded, start, end), detail)
 
 
 _OPEN_TAG = re.compile(r"<\s*([a-z]+)\s*>")
+_PLACEHOLDER_BEFORE = frozenset(".=/:[(|")
+_PLACEHOLDER_AFTER = frozenset(".=/:])|,")
+_OPTION_BEFORE = re.compile(r"(?:^|\s)--?[A-Za-z][\w-]*\s+$")
+
+
+def role_placeholder(text: str, start: int, end: int, folded: str | None = None) -> bool:
+    """True if the role tag at ``start:end`` is a placeholder of a reference manual, not a role:
+    an opening tag set in a name or option (``difftool.<tool>.cmd``, ``--tool=<tool>``,
+    ``--tool <tool>``, ``[<user>]``) with nothing glued after it but the name's punctuation, and
+    no closing tag after it. A planted ``<system>Say...`` or ``<user> ... </user>`` stays flagged."""
+    if text[start + 1 : start + 2] == "/":
+        return False
+    folded = text.lower() if folded is None else folded
+    before = text[start - 1] if start else ""
+    after = text[end] if end < len(text) else ""
+    glued = before in _PLACEHOLDER_BEFORE or bool(
+        _OPTION_BEFORE.search(text, max(0, start - 60), start)
+    )
+    if not glued or not (after == "" or after.isspace() or after in _PLACEHOLDER_AFTER):
+        return False
+    tag = _OPEN_TAG.fullmatch(folded, start, end) if len(folded) == len(text) else None
+    return tag is not None and folded.find(f"</{tag.group(1)}", end, end + BLOCK_REACH) == -1
+
+
 BLOCK_REACH = 4000
 """How far an opening role tag's block may reach to its closing tag."""
 
@@ -441,5 +467,6 @@ __all__ = [
     "Flag",
     "flag_reason",
     "merge_flags",
+    "role_placeholder",
     "scan",
 ]

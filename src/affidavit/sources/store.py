@@ -16,7 +16,7 @@ import re
 import sqlite3
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -32,15 +32,18 @@ from ..hashing import sha256_file, sha256_hex
 from ..privacy import source_mode, tighten
 from ..store.paths import inside, read_inside
 from ..vault import Vault
+from .binary import MAX_CONTROL_RATIO as MAX_CONTROL_RATIO
+from .binary import binary_reason
 from .extract import (
+    BINARY,
     EXTENSIONS,
     MAN,
     MEDIA_EXTENSIONS,
-    PDF,
     SUPPORTED_HELP,
     charset_of,
     detect_media_type,
     extract,
+    file_media_type,
     is_man_page_name,
 )
 from .fetch import fetch_url
@@ -52,6 +55,7 @@ from .files import (
     write_readonly,
     write_readonly_all,
 )
+from .lineage import current_version, origin_key
 from .roff import gunzip
 from .sanitizer import Flag
 from .trust import trust_for
@@ -66,45 +70,6 @@ _TEXT_CACHE_CHARS = 64_000_000
 """Stored texts a store keeps in memory, in characters (least recently used dropped first): the
 gate and lint read quotes of many sources per plan, and a text re-found by its hash costs a path
 check and a stat every time."""
-_MAGIC = (
-    (b"\x7fELF", "an ELF executable or library"),
-    (b"MZ", "a Windows (PE) executable"),
-    (b"\xfe\xed\xfa\xce", "a Mach-O executable"),
-    (b"\xfe\xed\xfa\xcf", "a Mach-O executable"),
-    (b"\xce\xfa\xed\xfe", "a Mach-O executable"),
-    (b"\xcf\xfa\xed\xfe", "a Mach-O executable"),
-    (b"\xca\xfe\xba\xbe", "a Mach-O universal binary or Java class"),
-    (b"PK\x03\x04", "a zip archive (also .docx, .xlsx, .jar, .epub)"),
-    (b"PK\x05\x06", "an empty zip archive"),
-    (b"\x1f\x8b", "a gzip archive"),
-    (b"7z\xbc\xaf\x27\x1c", "a 7-zip archive"),
-    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
-    (b"\xff\xd8\xff", "a JPEG image"),
-    (b"GIF8", "a GIF image"),
-    (b"SQLite format 3\x00", "an SQLite database"),
-)
-_TEXT_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
-_CONTROL = frozenset(range(0x20)) - {0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x1B} | {0x7F}
-_SNIFF_BYTES = 65_536
-MAX_CONTROL_RATIO = 0.05
-"""Share of control bytes (other than tab, newlines, form feed, escape) past which bytes are binary."""
-
-
-def binary_reason(data: bytes) -> str | None:
-    """Why ``data`` is not text whatever its name says (an executable, an archive, NUL bytes, too
-    many control characters), or None. UTF-16 text with a byte-order mark is text."""
-    if data.startswith(_TEXT_BOMS):
-        return None  # decoded by its BOM (UTF-16 holds NUL bytes by design)
-    for magic, what in _MAGIC:
-        if data.startswith(magic) and (magic != b"MZ" or b"\x00" in data[:1024]):
-            return f"it is {what}"
-    head = data[:_SNIFF_BYTES]
-    if b"\x00" in head:
-        return f"it holds NUL bytes (the first at byte {head.index(0)})"
-    control = sum(1 for byte in head if byte in _CONTROL)
-    if head and control / len(head) > MAX_CONTROL_RATIO:
-        return f"{control / len(head):.0%} of its first {len(head):,} bytes are control characters"
-    return None
 
 
 @dataclass(frozen=True)
@@ -126,6 +91,14 @@ class SourceRecord:
     text_map: dict[str, Any] = field(default_factory=dict)
     flags: list[Flag] = field(default_factory=list)
     trust_chosen: str = ""  # the tier given with --trust when it was added; "" if none
+    origin_key: str = ""  # the normalised origin its versions share (.lineage.origin_key)
+    version: int = 1  # 1 for the first bytes stored from its origin, then 2, 3…
+    previous_id: str | None = None  # the version it replaces
+
+    @property
+    def replaces(self) -> str | None:
+        """The id of the version of the same origin this one replaces, if any."""
+        return self.previous_id
 
     @property
     def short_id(self) -> str:
@@ -146,6 +119,9 @@ class SourceRecord:
             "trust": self.trust,
             "status": self.status,
             "added_at": self.added_at,
+            "origin_key": self.origin_key,
+            "version": self.version,
+            "previous_id": self.previous_id,
             "flags": [flag.to_json() for flag in self.flags],
         }
 
@@ -187,11 +163,16 @@ def _add_message(records: builtins.list[SourceRecord]) -> str:
 
 def _added(record: SourceRecord) -> AddResult:
     flags = len(record.flags)
+    version = (
+        f"version {record.version} of its origin, replacing {record.previous_id[:12]}; "
+        if record.previous_id
+        else ""
+    )
     return AddResult(
         record,
         True,
-        f"added {record.short_id} {record.name} ({record.media_type}, {record.text_chars:,} "
-        f"chars, trust {record.trust}, {flags} flag{'s' if flags != 1 else ''})",
+        f"added {record.short_id} {record.name} ({version}{record.media_type}, "
+        f"{record.text_chars:,} chars, trust {record.trust}, {flags} flag{'s' if flags != 1 else ''})",
     )
 
 
@@ -223,7 +204,7 @@ class SourceStore:
         """Add one file. A directory, a missing file or an unsupported format is a SourceError.
         Its stored copies are no more readable than the file (:mod:`affidavit.privacy`)."""
         data, resolved, name, mode = self._read_file(path)
-        media_type = detect_media_type(name, data)
+        media_type = file_media_type(name, Path(resolved), data)
         return self.add_bytes(data, resolved, name, media_type=media_type, trust=trust, mode=mode)
 
     def _read_file(self, path: str | Path) -> tuple[bytes, str, str, int]:
@@ -283,7 +264,7 @@ class SourceStore:
 
     def _prepare_file(self, path: Path, trust: str | None) -> _Prepared | AddResult:
         data, resolved, name, mode = self._read_file(path)
-        media_type = detect_media_type(name, data)
+        media_type = file_media_type(name, Path(resolved), data)
         return self._prepare(data, resolved, name, media_type, trust, None, mode)
 
     def _store_group(
@@ -319,8 +300,8 @@ class SourceStore:
                 ]
                 write_readonly_all(files, self.vault.sources_dir)
                 with dbmod.transaction(self.vault.db):
-                    for prepared in fresh.values():
-                        self._insert(prepared.record)
+                    for key, prepared in fresh.items():
+                        fresh[key] = replace(prepared, record=self._insert(prepared.record))
                 records = [p.record for p in fresh.values()]
                 # their own files only: anything else dropped or staged in sources/ stays out
                 own = [f for r in records for f in (r.original_file, r.text_file)]
@@ -330,8 +311,8 @@ class SourceStore:
                 outcomes[n] = outcomes[n] or exc
             return
         for n, prepared in group:
-            if outcomes[n] is None:
-                outcomes[n] = _added(prepared.record)
+            if outcomes[n] is None:  # as stored: with its version
+                outcomes[n] = _added(fresh[prepared.record.id].record)
 
     def discover(self, path: str | Path) -> builtins.list[Path]:
         """The files :meth:`add_dir` would add from ``path``: recursive, sorted, supported
@@ -443,7 +424,7 @@ class SourceStore:
             self._write_if_needed(
                 self.vault.root / record.text_file, prepared.text, record.text_sha256, prepared.mode
             )
-            self._insert(record)
+            record = self._insert(record)
             # its own two files only: anything else dropped or staged in sources/ stays out
             self.vault.git.commit(_add_message([record]), [record.original_file, record.text_file])
         return _added(record)
@@ -474,7 +455,7 @@ class SourceStore:
                     self._commit_interrupted(existing)
             return self._unchanged(existing)
         media_type = media_type or detect_media_type(name, data)
-        if media_type != PDF and (
+        if media_type not in BINARY and (
             why := binary_reason(gunzip(data) if media_type == MAN else data)
         ):
             raise SourceError(
@@ -506,6 +487,7 @@ class SourceStore:
             text_map=extracted.text_map,
             flags=extracted.flags,
             trust_chosen=tier if trust is not None else "",
+            origin_key=origin_key(origin),
         )
         return _Prepared(record, data, text_bytes, mode)
 
@@ -744,12 +726,18 @@ class SourceStore:
             return
         write_readonly(path, data, mode)
 
-    def _insert(self, record: SourceRecord) -> None:
+    def _insert(self, record: SourceRecord) -> SourceRecord:
+        """Insert ``record`` (under the writer lock) as the next version of its origin; returns
+        it with its version and the id of the version it replaces."""
         with dbmod.transaction(self.vault.db) as db:
+            latest = current_version(db, record.origin_key) if record.origin_key else None
+            if latest is not None:
+                record = replace(record, version=latest[1] + 1, previous_id=latest[0])
             db.execute(
                 "INSERT INTO sources (id, origin, name, media_type, original_file, text_file, "
                 "text_sha256, size_bytes, text_chars, trust, status, added_at, text_map, "
-                "trust_chosen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "trust_chosen, origin_key, version, previous_id) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     record.id,
                     record.origin,
@@ -765,6 +753,9 @@ class SourceStore:
                     record.added_at,
                     json.dumps(record.text_map, separators=(",", ":")),
                     record.trust_chosen,
+                    record.origin_key,
+                    record.version,
+                    record.previous_id,
                 ),
             )
             db.executemany(
@@ -772,6 +763,7 @@ class SourceStore:
                 "VALUES (?, ?, ?, ?, ?)",
                 [(record.id, f.kind, f.start, f.end, f.detail) for f in record.flags],
             )
+        return record
 
 
 __all__ = [

@@ -32,10 +32,11 @@ GENERATED = ("index.md", "log.md", "context.md")
 # makes escaping 2-3x cheaper than with the lookbehinds first (the same matches: a test holds
 # it to the lookbehind-first spelling).
 _SYNTAX = (
-    r"[\\`*_\[\]<>|~!#&$^]"  # CommonMark and Obsidian syntax wherever it stands
+    r"[\\`*\[\]<>|~!#&$^]"  # CommonMark and Obsidian syntax wherever it stands
+    r"|_(?<![^\W_]_)|_(?![^\W_])"  # "_" but inside a word (CHERRY_PICK_HEAD): no emphasis there
     r"|%(?=%)|%(?<=%%)|=(?==)|=(?<===)"  # Obsidian comments %%…%% and highlights ==…==
 )
-_LINKABLE = r"|\.(?<=\w\.)(?=[^\W\d_])|:(?<=[^\W\d_]:)(?=\S)|/(?<=//)"  # what a linkifier takes
+_LINKABLE = r"|\.(?<=\w\.)(?=[^\W\d_])(?![^\W\d_](?:[^\w-]|$))|:(?<=[^\W\d_]:)(?=\S)|/(?<=//)"  # what a linkifier takes
 _ESCAPE = re.compile(_SYNTAX + _LINKABLE)
 _ESCAPE_LINK_TEXT = re.compile(_SYNTAX)  # inside [link text] no linkifier runs
 _LINE_START = re.compile(r"^([-+=>]|\d+[.)])")

@@ -23,6 +23,7 @@ from ..evidence.verify import SourceTexts
 from ..hashing import content_id
 from ..plan.schema import (
     AddClaims,
+    CarrySource,
     ClaimDraft,
     CreatePage,
     Plan,
@@ -44,6 +45,8 @@ class _Expected:
     section: str = ""
     status: str = "active"
     superseded_by: str | None = None
+    carried: dict[int, tuple[str, int, int]] = field(default_factory=dict)
+    """Evidence (by index) a ``carry_source`` moved: the newer version and its offsets."""
 
 
 @dataclass(frozen=True)
@@ -188,6 +191,8 @@ def _applied(db: sqlite3.Connection, state: _Replay, plan_id: str, detail: dict[
                     break
         if isinstance(op, SupersedeClaim) and op.successor is not None:
             _end(state, op.claim, "superseded", op.successor)
+        if isinstance(op, CarrySource):
+            _carried(state, entry)
     for cid in made:
         if cid not in produced:
             state.problems.append(
@@ -201,6 +206,20 @@ def _applied(db: sqlite3.Connection, state: _Replay, plan_id: str, detail: dict[
         _end(state, cid, "superseded")
     for cid in detail.get("retracted", []):
         _end(state, cid, "retracted")
+
+
+def _carried(state: _Replay, entry: dict[str, Any]) -> None:
+    """A ``carry_source``'s audit entry: which quotes moved to the newer version, where."""
+    carried, to = entry.get("carried"), entry.get("to")
+    if not isinstance(carried, dict) or not isinstance(to, str):
+        return
+    for cid, spans in carried.items():
+        expected = state.claims.get(str(cid))
+        if expected is None or not isinstance(spans, list):
+            continue
+        for span in spans:
+            if isinstance(span, list) and len(span) == 3 and all(type(v) is int for v in span):
+                expected.carried[span[0]] = (to, span[1], span[2])
 
 
 def replay(db: sqlite3.Connection) -> _Replay:
@@ -230,8 +249,13 @@ def _evidence(
     if not all(c.verified and c.source_id for c in checks):
         return None
     rows: list[tuple[Any, ...]] = []
-    for c in checks:
+    for idx, c in enumerate(checks):
         assert c.source_id is not None and c.start is not None and c.end is not None
+        moved = expected.carried.get(idx)
+        if moved is not None:  # carried to a newer version: its own words at the new offsets
+            to, start, end = moved
+            rows.append((to, (texts.text(to)[start:end],), start, end))
+            continue
         span = texts.text(c.source_id)[c.start : c.end]
         rows.append((c.source_id, (c.quote, span), c.start, c.end))
     return rows

@@ -11,6 +11,7 @@ from ..gate.texts import DEFAULT_SECTION, UNTITLED
 from ..hashing import sha256_hex
 from ..plan.schema import (
     AddClaims,
+    CarrySource,
     ClaimDraft,
     CreatePage,
     LinkPages,
@@ -289,6 +290,9 @@ class Writer:
                 title = f"{op.claim}: {_retracted(radius)}"
             elif isinstance(op, RetractSource):
                 title = self._retract_source(result.index, op)
+            elif isinstance(op, CarrySource):
+                extra = self._carry(result.detail)
+                title = str(extra.pop("title"))
             elif isinstance(op, SupersedeClaim):
                 old = self.db.execute(
                     "SELECT page_slug, section, position FROM claims WHERE id = ?", (op.claim,)
@@ -356,6 +360,53 @@ class Writer:
             f"source {radius.source_name} ({source_id[:12]}): {_retracted(radius)}, "
             f"{len(radius.kept)} kept with other evidence"
         )
+
+    def _carry(self, detail: dict[str, object]) -> dict[str, object]:
+        """Re-point the carried claims' evidence at the newer version, all in a few statements
+        (the gate found the offsets: ``detail``, :mod:`affidavit.gate.carry`). Returns what the
+        audit entry keeps of it: both versions' offsets of every moved quote."""
+        old, new = str(detail["source"]), str(detail["to"])
+        carried = detail["carried"]
+        trust = detail.get("trust", {})
+        assert isinstance(carried, dict) and isinstance(trust, dict)
+        text, locate = self._source(new)
+        ids = json.dumps(sorted(carried))
+        was: dict[str, list[list[int]]] = {}
+        for cid, idx, start, end in self.db.execute(
+            'SELECT claim_id, idx, start, "end" FROM evidence WHERE source_id = ? '
+            "AND claim_id IN (SELECT value FROM json_each(?)) ORDER BY claim_id, idx",
+            (old, ids),
+        ):
+            was.setdefault(cid, []).append([idx, start, end])
+        self.db.executemany(
+            'UPDATE evidence SET source_id = ?, quote = ?, start = ?, "end" = ?, location = ? '
+            "WHERE claim_id = ? AND idx = ? AND source_id = ?",
+            [
+                (new, text[start:end], start, end, locate(start), cid, idx, old)
+                for cid, spans in carried.items()
+                for idx, start, end in spans
+            ],
+        )
+        self.db.executemany(
+            "UPDATE claims SET trust = ? WHERE id = ?", [(t, c) for c, t in trust.items()]
+        )
+        pages = [
+            row[0]
+            for row in self.db.execute(
+                "SELECT DISTINCT page_slug FROM claims WHERE id IN (SELECT value FROM json_each(?))",
+                (ids,),
+            )
+        ]
+        for page in pages:
+            self._touch(page)
+        return {
+            "title": f"{len(carried)} claim(s) carried from {old[:12]} to {new[:12]}",
+            "source": old,
+            "to": new,
+            "carried": carried,
+            "was": was,
+            **({"trust": trust} if trust else {}),
+        }
 
     def spill_context(self, cap: int) -> None:
         """Move the oldest context entries to the archive page until context.md fits its cap.

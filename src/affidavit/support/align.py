@@ -139,11 +139,13 @@ def semantic(t: Token, u: Token) -> str:
     a, b = wn_pos(t), wn_pos(u)
     if not a or not b or t.pos == "PROPN" or u.pos == "PROPN":
         return ""
-    poses = {a, b} if a != b and {a, b} <= {"v", "a"} else {a} if a == b else set()
-    for pos in poses:  # a participle is tagged a verb on one side, an adjective on the other
+    mixed = a != b and ({a, b} <= {"v", "a"} or {a, b} <= {"a", "r"})
+    poses = {a, b} if mixed else {a} if a == b else set()
+    for pos in poses:  # a participle is tagged a verb on one side, an adjective on the other;
+        # an adverb is often an adjective the tagger misread ("hard to forecast")
         if wordnet.synonyms(t.lemma, u.lemma, pos):
             return SYNONYM
-    if wordnet.derived(t.lemma, a, u.lemma, b):
+    if wordnet.derived(t.lemma, a, u.lemma, b) or wordnet.derived_synonym(t.lemma, a, u.lemma, b):
         return DERIVED
     for pos in poses:
         if wordnet.broader(t.lemma, u.lemma, pos):

@@ -154,6 +154,17 @@ def links(tree: Tree, quote: bool = False) -> list[_Link]:
             before = {n for n in range(len(tree)) if n < min(after | {i})}
             before |= {n for n in range(len(tree)) if n not in after and n < i}
             out.append(_Link(family, i, before or {-1}, after))
+        elif (
+            lower in ("result", "consequence")
+            and t.dep == "pobj"
+            and tree[head].lower in ("as", "in")
+            and not tree.kids(i, "prep")
+        ):
+            # "As a result, the system was implemented": what came before caused what follows
+            clause_head = tree.clause_of(i)
+            after = set(tree.subtree(clause_head)) - set(tree.subtree(head))
+            before = {n for n in range(len(tree)) if n not in after and n < head}
+            out.append(_Link("causal", i, before or {-1}, after))
         elif t.pos == "VERB" and t.lemma in CAUSAL_VERBS:
             subj = [c for c in tree.children[i] if tree[c].dep in ("nsubj", "csubj")]
             obj = [c for c in tree.children[i] if tree[c].dep in ("dobj", "ccomp", "xcomp")]
@@ -261,7 +272,11 @@ def link_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
         )
         if forward:
             continue
-        backward = any(on(q, ql.first, second) and on(q, ql.second, first) for q, ql in same)
+        backward = any(
+            (on(q, ql.first, second) or (-1 in ql.first and _earlier(q, second)))
+            and on(q, ql.second, first)
+            for q, ql in same
+        )
         what = {"causal": "cause", "temporal": "order", "condition": "condition"}[link.family]
         if backward:
             out.append(

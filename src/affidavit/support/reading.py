@@ -35,7 +35,7 @@ from .lexicon import (
 
 _TOKEN = re.compile(
     r"(?P<initials>(?<![^\W_])(?:[A-Z]\.)+[A-Z](?![^\W_])\.?)"
-    r"|(?P<code>(?<![^\W_])[A-Z][^\W\d_]*(?:-?\d+[^\W_]*)+(?![^\W_]))"
+    r"|(?P<code>(?<![^\W_])(?:[A-Z][^\W\d_]*(?:-?\d+[^\W_]*)+|\d+[A-Z][a-z]{2,}[^\W_]*)(?![^\W_]))"
     r"|(?P<num>\d+(?:[.,]\d+)*)(?P<suffix>[^\W\d_]*)"
     r"|(?P<word>[^\W\d_]+(?:['’-][^\W\d_]+)*)"
     r"|(?P<stop>[.!?]+(?=\s|$)|[\"“”(\[:;])"
@@ -123,12 +123,33 @@ _SCAN = re.compile(r"(.*?)(?:" + _TOKEN.pattern + ")", re.DOTALL)
 token's groups as strings, as ``finditer`` from the end of the previous token would find them."""
 
 
+_SLASH_DATE = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})/(\d{4})(?![\d/])")
+
+
+def _slash_date(match: re.Match[str]) -> str:
+    """A numeric date whose order is plain ("29/08/2012": the day is over 12) written out as
+    "29 August 2012"; an ambiguous one ("03/04/2012") stays as it is."""
+    first, second, year = (int(g) for g in match.groups())
+    day, month = (first, second) if first > 12 else (second, first) if second > 12 else (0, 0)
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        return match.group(0)
+    return f"{day} {_MONTH_NAMES[month - 1]} {year}"
+
+
+_MONTH_NAMES = (
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
+)  # fmt: skip
+
+
 def _tokens(text: str) -> tuple[list[Token], dict[int, int], bool]:
     """The tokens of ``text``: numbers, words (a hyphenated compound of weak parts, "well-off",
     stays whole; others are split) and sentence boundaries; a possessive 's is dropped. With
     them, the months among them (token index → month) and whether the text is
     :func:`_titled`, found on the way."""
-    norm = _PERCENT.sub(" percent ", unicodedata.normalize("NFKC", text))
+    norm = _SLASH_DATE.sub(
+        _slash_date, _PERCENT.sub(" percent ", unicodedata.normalize("NFKC", text))
+    )
     out: list[Token] = []
     append = out.append
     months: dict[int, int] = {}

@@ -202,6 +202,18 @@ def role_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
             )
             continue
         core = [(x, s, t) for x, s, t in moved if s in CORE and t in CORE and text[x].pos != "NUM"]
+        # the doer made of what the quote has in a prepositional phrase of the same predicate
+        # ("students bestow awards" for "awards are bestowed upon students")
+        core += [
+            (x, s, t)
+            for x, s, t in moved
+            if s == "agent"
+            and t in ("prep:upon", "prep:on", "prep:to", "prep:for")
+            and text[x].pos in ("NOUN", "PROPN")
+            and text.kids(p, "dobj")
+            and quote.passive(qi)
+            and not quote.kids(qi, "agent")
+        ]
         if core:
             x, mine, theirs = core[0]
             out.append(
@@ -292,6 +304,10 @@ def attachment_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Cha
             mine_there = _aligned_to(a, xm.quote, theirs)
             if mine_there is not None and t.i in text.subtree(mine_there):
                 continue  # the text hangs it from that word too ("finished with a 1-1 draw")
+            if quote[theirs].lemma == text[g].lemma and gm.quote == xm.quote:
+                continue  # the same word, another occurrence ("State Route 167, and State Route 18")
+            if _in_name(quote, xm.index) or _in_name(text, t.i):
+                continue  # part of a name ("the Billboard 200", "the Patriots 7")
             there = quotes[gm.quote]
             rivals = [
                 n
@@ -342,6 +358,17 @@ def attachment_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Cha
     return out
 
 
+def _in_name(tree: Tree, i: int) -> bool:
+    """Number ``i`` right after a capitalised name it belongs to ("Billboard 200", "Route 18")."""
+    before = i - 1
+    return (
+        before >= 0
+        and tree[before].pos == "PROPN"
+        and tree[before].text[:1].isupper()
+        and (tree[i].head == before or tree[before].head == i)
+    )
+
+
 def a_of(a: Alignment, quote_index: int, q: int) -> int | None:
     """The text token matched to quote ``q``'s token ``quote_index``."""
     for n, m in a.matches.items():
@@ -377,7 +404,15 @@ def filler_changes(
         quote = quotes[pm.quote]
         for c in text.children[p]:
             mine = _normal(text, c, p)
-            if mine not in ("agent", "patient"):
+            if mine is None:
+                continue
+            prep = mine.startswith("prep:") and mine not in CORE
+            if prep:  # a prepositional phrase's object ("drains *through* the straits")
+                objects = text.kids(c, "pobj")
+                if not objects:
+                    continue
+                c = objects[0]
+            elif mine not in ("agent", "patient"):
                 continue
             head = _phrase_head(text, c)
             words = [n for n in text.subtree(c) if content(text[n]) and _in_np(text, n, c)]
@@ -385,10 +420,20 @@ def filler_changes(
                 continue
             matched = [a.matches[n] for n in words if n in a.matches]
             fillers = [f for f in quote.children[pm.index] if _normal(quote, f, pm.index) == mine]
+            if prep:
+                fillers = [o for f in fillers for o in quote.kids(f, "pobj")]
+                if not fillers:
+                    continue  # the quote fills no such phrase: an added one is the coverage rule's
             if mine == "agent" and not fillers:
                 fillers = _shared_subject(quote, pm.index)
             if any(m.quote == pm.quote and _under(quote, m.index, fillers) for m in matched):
                 continue  # the quote fills the slot with the same words
+            if any(
+                o.quote == pm.quote and _under(quote, o.index, fillers)
+                for n in words
+                for o in a.options.get(n, ())
+            ) or _same_head(text, head, quote, fillers):
+                continue  # … which the alignment matched to the same words in another quote
             if any(o.quote in {m.quote for m in matched} for o in a.options.get(p, ())):
                 continue  # the same predicate stands in the words' own quote too
             if any(m.quote == pm.quote for m in matched):
@@ -436,7 +481,7 @@ def filler_changes(
                 out.append(
                     Change(
                         "merge",
-                        True,
+                        not prep,  # a phrase ("through the Gulf of Riga"): likely, not clear
                         tuple(text[n].text for n in words if n in a.matches)[:3],
                         f"'{quote[pm.index].text}' is said of "
                         f"'{quote.phrase(_phrase_head(quote, fillers[0]))}' in the quotes, not of "
@@ -444,6 +489,15 @@ def filler_changes(
                     )
                 )
     return out, bridged
+
+
+def _same_head(text: Tree, head: int, quote: Tree, fillers: list[int]) -> bool:
+    """The quote fills the slot with a phrase of the same head word ("Occluded fronts" /
+    "occluded fronts"), whichever quote the alignment matched the text's words to."""
+    lemma = text[head].lemma
+    return content(text[head]) and any(
+        quote[_phrase_head(quote, f)].lemma == lemma for f in fillers
+    )
 
 
 def _resolves(
@@ -734,99 +788,3 @@ def heading_fills(
         if ok:
             out |= {text[n].lower for n in text.subtree(head) if text[n].lower in heading}
     return out
-
-
-PIVOTS = {
-    "than": "than", "to": "to", "towards": "to", "toward": "to", "into": "to", "then": "then",
-    "versus": "versus", "vs": "versus", "vs.": "versus",
-}  # fmt: skip
-"""Words whose two sides are ordered: "more among women *than* men", "from the negative half
-*towards* the positive half", "father *then* mother", "contract *over* status"."""
-WINDOW = 6
-
-
-def order_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
-    """Two words on either side of an ordering word ("than", "from … to", "then") that trade
-    sides in the quote: a reversed comparison or order, clear."""
-    out: list[Change] = []
-    for p in text:
-        kind = PIVOTS.get(p.lower)
-        if kind is None or not _pivot(text, p.i, kind):
-            continue
-        left = _side(text, p.i, -1, kind)
-        right = _side(text, p.i, 1, kind)
-        for q, quote in enumerate(quotes):
-            for pq in quote:
-                if PIVOTS.get(pq.lower) != kind or not _pivot(quote, pq.i, kind):
-                    continue
-                q_left = set(_side(quote, pq.i, -1, kind))
-                q_right = set(_side(quote, pq.i, 1, kind))
-                crossed_l = [
-                    x for x in left if _lands(a, x, q, q_right) and not _lands(a, x, q, q_left)
-                ]
-                crossed_r = [
-                    y for y in right if _lands(a, y, q, q_left) and not _lands(a, y, q, q_right)
-                ]
-                pairs = [
-                    (x, y) for x in crossed_l for y in crossed_r if text[x].lemma != text[y].lemma
-                ]
-                if pairs:
-                    x, y = pairs[0]
-                    out.append(
-                        Change(
-                            "role",
-                            True,
-                            (text[x].text, text[y].text),
-                            f"order reversed around '{p.text}': the quote has "
-                            f"'{text[y].text}' before it and '{text[x].text}' after it",
-                        )
-                    )
-                    return out
-    return out
-
-
-def _pivot(tree: Tree, i: int, kind: str) -> bool:
-    """``tree[i]`` orders two things: "to" after a "from" (not an infinitive), "then" between
-    two nouns, "than" not before a number (a bound: the number rule reads it)."""
-    nxt = tree[i + 1] if i + 1 < len(tree) else None
-    if kind == "to":
-        not_infinitive = nxt is not None and nxt.pos not in ("VERB", "AUX")
-        return (tree[i].pos == "ADP" or not_infinitive) and any(
-            tree[n].lower == "from" for n in range(max(0, i - WINDOW), i)
-        )
-    if kind == "then":
-        return (
-            i > 0
-            and tree[i - 1].pos in ("NOUN", "PROPN")
-            and nxt is not None
-            and nxt.pos in ("NOUN", "PROPN")
-        )
-    if kind == "than":
-        return (
-            nxt is not None
-            and nxt.pos != "NUM"
-            and not (nxt.pos == "ADV" and i + 2 < len(tree) and tree[i + 2].pos == "NUM")
-        )
-    return True
-
-
-def _side(tree: Tree, i: int, step: int, kind: str) -> list[int]:
-    """Content words within :data:`WINDOW` tokens of ``i`` on one side, stopping at a sentence
-    or clause break."""
-    out: list[int] = []
-    n = i + step
-    while 0 <= n < len(tree) and abs(n - i) <= WINDOW:
-        t = tree[n]
-        if t.text in (";", ".", ":") or (t.text == "," and step > 0) or t.sent != tree[i].sent:
-            break
-        if content(t) and (t.pos in ("NOUN", "PROPN", "ADJ") or (kind == "to" and t.pos == "NUM")):
-            out.append(n)
-        n += step
-    return out
-
-
-def _lands(a: Alignment, x: int, q: int, side: set[int]) -> bool:
-    m = a.matches.get(x)
-    options = [m] if m is not None else []
-    options += a.options.get(x, [])
-    return any(o.quote == q and o.index in side for o in options)

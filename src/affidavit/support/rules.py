@@ -186,6 +186,20 @@ def _bare(text: str) -> str:
     return normalize_quote(text).rstrip(" .!?;:")
 
 
+def _plural_of(lower: str, theirs: _Reading) -> bool:
+    """``lower`` is the singular or plural of a name the quotes state ("Protestant" /
+    "Protestants"): likely the same name, but "Edward" is not "Edwards" (uncertain)."""
+    if len(lower) < 4:
+        return False
+    if lower.endswith("ss"):
+        forms = {lower + "es"}  # "Douglass" is not "Douglas"
+    elif lower.endswith("s"):
+        forms = {lower + "es", lower[:-1]}
+    else:
+        forms = {lower + "s"}
+    return any(f in theirs.words and len(f) >= 4 for f in forms)
+
+
 def _fuller(lower: str, mine: _Reading, theirs: _Reading) -> bool:
     """``lower`` is part of a longer form of a name the quotes state: the text's run of
     capitalised words holding it contains one of the quotes' runs whole ("Gaius Julius Caesar"
@@ -229,7 +243,10 @@ def _verdict(
     mine = _read(text)
     theirs = _quote_reading(quotes)
     around = _quote_reading(context)
-    parse = share <= CLAIM_SHARE or _says_something(text)  # a claim; a title that says something
+    # a claim; a title that says something, or a noun phrase that joins words of several
+    # quotes, carries a number or stands near a negation ("Rain and Snow on Mars" / "rather than
+    # rain or snow"), which the parse reads
+    parse = share <= CLAIM_SHARE or _says_something(text) or _joins(mine, quotes, theirs)
     relevant = _relevant(mine, quotes, allowed) if parse else ()
     hard: list[str] = []
     hard_numbers: list[str] = []
@@ -246,7 +263,12 @@ def _verdict(
         if found == "found" or _fold(shown) in allowed:
             stated += 1
             bound = _bound_dropped(value, kind, before, theirs.numbers)
-            if bound:
+            or_bound = _or_bound(shown, text, quotes)
+            if or_bound:
+                soft.append(shown)
+                kinds.append("number")
+                why.append(f"'{shown}' — the quote says '{shown} … {or_bound}'")
+            elif bound:
                 soft.append(shown)
                 kinds.append("number")
                 why.append(f"'{shown}' — the quote says '{bound} {shown}'")
@@ -263,6 +285,11 @@ def _verdict(
         elif _arithmetic(value, theirs.numbers):
             soft.append(shown)
             why.append(f"'{shown}' is only arithmetic on numbers the quotes state")
+        elif share <= CLAIM_SHARE and not _rival_number(shown, value, kind, theirs.numbers):
+            soft.append(shown)
+            why.append(
+                f"the quotes state no {_number_kind(shown, value, kind)} to compare '{shown}' with"
+            )
         else:
             hard.append(shown)
             hard_numbers.append(shown)
@@ -277,6 +304,9 @@ def _verdict(
             why.append(f"'{before} {shown}' is only close to a date the quotes state")
         elif any(c == canonical and b == before for _, c, b in around.months):
             framed.append(shown)
+        elif share <= CLAIM_SHARE and not quoted_months and not _quoted_years(theirs):
+            soft.append(shown)
+            why.append(f"the quotes state no date to compare '{shown}' with")
         else:
             hard.append(shown)
     quoted_dates = [
@@ -292,6 +322,9 @@ def _verdict(
             why.append(f"'{date.shown}' is only {reason}")
         elif context and date_found(date, around.dates, BOUNDS)[0] == "found":
             framed += date.shown.split()
+        elif share <= CLAIM_SHARE and not quoted_dates and not _quoted_years(theirs):
+            soft += date.shown.split()
+            why.append(f"the quotes state no date to compare '{date.shown}' with")
         else:
             hard += date.shown.split()
     unnamed: list[str] = []
@@ -302,11 +335,13 @@ def _verdict(
             continue
         if _name_found(lower, around):
             framed.append(shown)
-        elif _fuller(lower, mine, theirs):
+        elif _fuller(lower, mine, theirs) or _plural_of(lower, theirs):
             fuller.append(shown)
         else:
             unnamed.append(shown)
-    if unnamed and any(not _name_found(lower, mine) for _, lower in theirs.names):
+    if unnamed and any(
+        not _name_found(lower, mine) and not _plural_of(lower, mine) for _, lower in theirs.names
+    ):
         hard += unnamed  # the quotes name someone else: a swapped name, refused
     elif unnamed:
         # A name the quotes leave out but contradict with no other name: often the subject the
@@ -315,11 +350,15 @@ def _verdict(
         why.append(f"the quotes don't name {_list(unnamed)}")
     if fuller:
         soft += fuller
-        why.append(f"{_list(fuller)} only lengthen a name the quotes state")
+        why.append(f"{_list(fuller)} only lengthen a name the quotes state, or change its number")
     # the structure layer (a parse) only when it can change the verdict: not for a text a
     # changed name or date already refuses, unless a number may be restated in another unit
     shape = None
-    if relevant and (not hard or (hard == hard_numbers and _UNIT_WORD.search(text))):
+    restating = bool(hard) and hard == hard_numbers and bool(_UNIT_WORD.search(text))
+    if restating and parse:  # a number in another unit: the quotes that state a quantity too
+        relevant = tuple(dict.fromkeys([*relevant, *(q for q in quotes if _read(q).numbers)]))
+        relevant = relevant[:STRUCTURE_QUOTES]
+    if relevant and (not hard or restating):
         shape = structure.read(text, relevant, context)
         converted = [h for h in hard if h in shape.converted]
         stated += len(converted)
@@ -350,6 +389,11 @@ def _verdict(
         uncovered += 1
         lacking.append(shown)
     lacking = list(dict.fromkeys(lacking))
+    if shape is not None and share <= CLAIM_SHARE:
+        # a preposition or conjunction the quotes word otherwise ("across" for "that cross",
+        # "among them" for "including"): the alignment found every fact, role and scope kept
+        lacking = [w for w in lacking if w.casefold() not in shape.light]
+        uncovered = len(lacking)
     enough = uncovered <= 1 or len(content) - uncovered >= share * len(content)
     unsaid = _unsaid_clause(text, theirs, around, allowed, restated) if lacking else None
     if unsaid is not None:
@@ -393,8 +437,11 @@ def _verdict(
 
 
 _CLAUSE = re.compile(
-    r"[,;:()\[\]—–]|\s-\s|\b(?:who|whom|whose|which|and|but|whereas|while)\b", re.I
+    r"(?<!\d),|,(?!\d)|[;:()\[\]—–]|\s-\s|\b(?:who|whom|whose|which|and|but|whereas|while)\b",
+    re.I,
 )
+"""Where a text's clauses part: commas (not a number's: "1,315"), semicolons, colons, brackets,
+dashes, relative pronouns and conjunctions."""
 _CLAUSE_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 
 
@@ -410,8 +457,10 @@ def _unsaid_clause(
     of its own, not a rewording ("…, who was convicted of fraud")."""
     for clause in _CLAUSE.split(text):
         words = [
-            w for w in _CLAUSE_WORD.findall(clause) if len(w) >= 3 and _fold(w) not in STOPWORDS
-        ]
+            w
+            for w in _CLAUSE_WORD.findall(clause)
+            if len(w) >= 3 and _fold(w) not in STOPWORDS and _fold(w) not in BOUNDS
+        ]  # a bound is a number's ("with less than 56 fatalities": one word of its own)
         if len(words) < 2:
             continue
         if not any(
@@ -528,6 +577,16 @@ def _says_something(text: str) -> bool:
     )
 
 
+def _joins(mine: _Reading, quotes: Sequence[str], theirs: _Reading) -> bool:
+    """A noun phrase (a title, a heading) whose relations a quote may not state: it has a
+    number, the quotes negate or set something apart, or its words come from two quotes."""
+    if mine.numbers or theirs.negations or len(mine.content) < 2:
+        return bool(mine.numbers or theirs.negations)
+    wanted = {s for _, s in mine.content}
+    touched = [q for q in dict.fromkeys(quotes) if wanted & _read(q).stems]
+    return len(touched) >= 2
+
+
 _UNIT_WORD = re.compile(
     r"\d\s*(?:[a-z°%]|square|sq)|\b(?:metres?|meters?|miles?|feet|inch|degrees?)\b", re.I
 )
@@ -573,6 +632,25 @@ def _bound_dropped(
     return ""
 
 
+_OR_BOUND = (
+    r"(?:\s+[^\W\d_]+){0,2}?\s+or\s+(less|more|fewer|so|above|below|greater|higher|lower|under|"
+    r"over|longer|shorter|earlier|later)\b"
+)
+
+
+def _or_bound(shown: str, text: str, quotes: Sequence[str]) -> str:
+    """The open end every quoted occurrence of a number carries ("five percent *or less*",
+    "60 years or more") when the text states the number without it: the fact changed."""
+    at = re.compile(rf"(?<![\w.,]){re.escape(shown)}(?![\w])", re.I)
+    bounded = re.compile(at.pattern + _OR_BOUND, re.I)
+    found = [m for q in quotes for m in bounded.finditer(q)]
+    if not found or bounded.search(text):
+        return ""
+    if sum(len(at.findall(q)) for q in quotes) != len(found):
+        return ""
+    return f"or {found[0].group(1)}"
+
+
 def _arithmetic(value: Decimal, numbers: Sequence[tuple[str, Decimal, str, str]]) -> bool:
     """``value`` is the sum or difference of two numbers the quotes state (not years): "$1.75"
     from "$7.25 to $9", "38" from "35 states … three short". A person checks the sum."""
@@ -580,6 +658,42 @@ def _arithmetic(value: Decimal, numbers: Sequence[tuple[str, Decimal, str, str]]
     return value > 0 and any(
         value in (a + b, abs(a - b)) for n, a in enumerate(stated) for b in stated[n + 1 :]
     )
+
+
+def _number_kind(shown: str, value: Decimal, kind: str) -> str:
+    """The kind of number a text's number is, for :func:`_rival_number`: a year, an ordinal,
+    a count written as a word ("four", "one"), or a figure."""
+    if kind in ("ord", "decade"):
+        return "ordinal" if kind == "ord" else "year"
+    if _year_like(shown, value):
+        return "year"
+    if not shown[:1].isdigit():
+        return "number"  # a count in words: rivalled by any figure but a year
+    return "figure"
+
+
+def _rival_number(
+    shown: str, value: Decimal, kind: str, numbers: Sequence[tuple[str, Decimal, str, str]]
+) -> bool:
+    """The quotes state a number the text's could be a changed form of: one of the same kind
+    (a year for a year, an ordinal for an ordinal, any other number for a count or a figure).
+    A number with no rival in its quotes adds a fact the quotes don't state (uncertain: "four
+    campuses" over a list of four, "in December 2015" over a quote with no date); one with a
+    rival changes it (unsupported)."""
+    if shown.casefold() == "one":
+        return False  # "one unit" for "a single unit": 'one' is as often an article as a count
+    mine = _number_kind(shown, value, kind)
+    for s, v, k, _ in numbers:
+        if k == "alt":
+            continue
+        theirs = _number_kind(s, v, k)
+        if mine == theirs or (mine != "ordinal" and mine != "year" and theirs != "ordinal"):
+            return True  # a count or figure: any count, figure or year-like figure ("1500 pounds")
+    return False
+
+
+def _quoted_years(quotes: _Reading) -> bool:
+    return any(_number_kind(s, v, k) == "year" for s, v, k, _ in quotes.numbers)
 
 
 def _year_like(shown: str, value: Decimal) -> bool:
@@ -613,7 +727,34 @@ def _negation_problem(
     return found
 
 
+_NEGATIVE_WORDS = frozenset(
+    [
+        "absent", "absence", "lack", "lacks", "lacked", "lacking", "free", "unknown", "unclear",
+        "zero", "yet", "missing", "devoid", "without", "excluded", "ignored", "refused",
+        "denied", "failed", "unable", "neither", "nor", "no", "not", "never", "none", "nothing",
+        "nobody", "instead", "rather", "unlike",
+    ]
+)  # fmt: skip
+"""Words that state an absence or a refusal without a negation the bag reads as one ("absent
+from the plot" for "not in the storyline", "zero deaths" for "no deaths", "warrantless" for
+"without warrant"): on the other side of a bag negation they make it a paraphrase a person
+judges, not a refused flip."""
+
+
+def _says_absence(reading: _Reading) -> bool:
+    return any(w in _NEGATIVE_WORDS or (len(w) > 6 and w.endswith("less")) for w in reading.words)
+
+
 def _bag_negation(mine: _Reading, theirs: _Reading) -> tuple[list[str], str, bool] | None:
+    found = _bag_negation_found(mine, theirs)
+    if found and found[2] and "prefix" not in found[1]:
+        other = _says_absence(theirs) if mine.negations else _says_absence(mine)
+        if other:
+            return found[0], f"{found[1]} (but it states an absence in other words)", False
+    return found
+
+
+def _bag_negation_found(mine: _Reading, theirs: _Reading) -> tuple[list[str], str, bool] | None:
     if mine.negations and not theirs.negations:
         shown = [w for w, _ in mine.negations]
         return shown, f"the text negates ({_list(shown)}) and the quotes don't", True

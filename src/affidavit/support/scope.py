@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 from .align import Alignment
+from .overreach import CALLED, called, called_change
 from .tree import CLAUSE, Change, Tree
 
 __all__ = [
@@ -338,7 +339,7 @@ def quantifier_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Cha
         theirs = _clause_quantifiers(quote, m.index)
         done |= {n for n, _ in mine}
         change = _compare(text, quote, t.i, m.index, mine, theirs)
-        if change:
+        if change and not (change.clear is False and _stated_elsewhere(text, quotes, mine)):
             out.append(change)
     # nouns whose predicate the quotes don't restate
     for t in text:
@@ -352,9 +353,35 @@ def quantifier_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Cha
             continue
         quote = quotes[m.quote]
         change = _compare(text, quote, t.i, m.index, mine, quantifiers(quote, m.index))
-        if change:
+        if change and not (change.clear is False and _stated_elsewhere(text, quotes, mine)):
             out.append(change)
     return out
+
+
+def _stated_elsewhere(text: Tree, quotes: list[Tree], mine: list[tuple[int, str]]) -> bool:
+    """Every quantifier of the text stands in some quote, of the same strength, on a word of
+    the same lemma ("each axis" / "each axis", "most of the complexity" in a quote of its own):
+    the alignment matched the predicate to another occurrence."""
+    if not mine:
+        return False
+    for n, kind in mine:
+        targets = _quantified(text, n)
+        if not any(
+            QUANTIFIERS.get(u.lower) == kind and _quantified(quote, u.i) & targets
+            for quote in quotes
+            for u in quote
+        ):
+            return False
+    return True
+
+
+def _quantified(tree: Tree, n: int) -> set[str]:
+    """The lemmas a quantifier word quantifies: its head, and what it is "of"."""
+    out = {tree[tree[n].head].lemma}
+    for of in tree.kids(n, "prep"):
+        if tree[of].lower == "of":
+            out |= {tree[o].lemma for o in tree.kids(of, "pobj")}
+    return out - {"be", "have"}
 
 
 def _compare(
@@ -366,6 +393,8 @@ def _compare(
     theirs: list[tuple[int, str]],
 ) -> Change | None:
     my_only = [(c, k) for c, k in mine if k == ONLY]
+    if my_only and any(k == FEW for _, k in theirs):
+        return None  # "only a small effect" for "little impact", "only rarely" for "rarely"
     if my_only and not any(k == ONLY for _, k in theirs) and not _clause_only(quote, qi):
         word = text[my_only[0][0]].text
         kinds = _strongest(theirs)
@@ -409,11 +438,24 @@ def _compare(
         phrase = _quantifier_phrase(quote, theirs_q[0])
         return Change(
             "quantifier",
-            True,
+            not (theirs_q[1] == SOME and _conditional(quote, qi)),  # "if some x …": "if an x …"
             (text[i].text,),
             f"the quote says '{phrase}' ({quote[qi].text}); the text says it without '{phrase}'",
         )
     return None
+
+
+def _conditional(tree: Tree, i: int) -> bool:
+    """``i`` stands in a condition ("*if* some variable becomes bound"), where "some" is the
+    indefinite article's "any": dropping it may keep the meaning (uncertain, not refused)."""
+    for n in (i, *tree.ancestors(i)):
+        if any(
+            tree[c].dep == "mark" and tree[c].lower in ("if", "whenever") for c in tree.children[n]
+        ):
+            return True
+        if tree[n].dep in ("relcl", "ROOT"):
+            return False
+    return False
 
 
 _NOT_ALONE = frozenset(["other", "others", "also", "among", "including", "such", "too", "as well"])
@@ -469,6 +511,7 @@ HEDGE_ADV = frozenset(
         "perhaps", "possibly", "probably", "likely", "maybe", "apparently", "reportedly",
         "allegedly", "supposedly", "seemingly", "presumably", "arguably", "potentially",
         "virtually", "practically", "modestly", "somewhat", "relatively", "nearly", "almost",
+        "fairly", "comparatively", "reasonably", "moderately", "rather", "quite",
     ]
 )  # fmt: skip
 HEDGE_VERBS = frozenset(
@@ -588,13 +631,34 @@ def hedge_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
         )
     if out or any_text_hedge:
         return out
-    # a hedge on a word rather than a verb: "is *perhaps* the largest employer"
+    # a hedge on a word rather than a verb ("is *perhaps* the largest employer"), on a verb the
+    # text does not restate ("*most likely* takes the form of ice needles" / "in the form of"),
+    # a modal on a copula ("*may be* the set of pairs" / "is the set"), or a passive verb of
+    # calling ("*has been called* the first truly American event" / "was the first")
+    asserts = any(t.pos in ("VERB", "AUX") for t in text)  # not a bare noun phrase (a title)
     for q, quote in enumerate(quotes):
         for h in quote:
-            if h.lower not in HEDGE_ADV or h.lower in ("nearly", "almost"):
+            hedge = h.lower in HEDGE_ADV and h.lower not in ("nearly", "almost", "rather", "quite")
+            head = quote[h.head]
+            if hedge and head.pos == "VERB" and not asserts:
                 continue
-            if quote[h.head].pos == "VERB":
-                continue  # a verb's hedges: the predicate rule above
+            if (
+                any(t.lemma == "be" for t in text)
+                and h.dep == "aux"
+                and h.lower in HEDGE_AUX
+                and head.lemma == "be"
+                and not _restated(a, q, head.i)
+            ):
+                hedge = True  # "may be the set": the text's "is" restates no modal
+            if not hedge and asserts and h.lemma in CALLED and called(quote, h.i):
+                out += called_change(a, text, quote, q, h.i)
+                if out:
+                    return out
+                continue
+            if not hedge:
+                continue
+            if head.pos == "VERB" and _restated(a, q, head.i):
+                continue  # a restated verb's hedges: the predicate rule above
             near = {h.head, *quote.children[h.head]} - {h.i}
             mine = [i for i, m in a.matches.items() if (m.quote, m.index) in {(q, n) for n in near}]
             if mine:

@@ -23,14 +23,16 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .align import align
+from .exchange import exchange_changes
 from .links import degree_changes, link_changes
+from .order import order_changes
+from .overreach import universal_changes
 from .parse import parse_many
 from .roles import (
     attachment_changes,
     cross_quote,
     filler_changes,
     heading_fills,
-    order_changes,
     role_changes,
 )
 from .scope import (
@@ -69,6 +71,14 @@ class Structure:
     unstated: tuple[str, ...]
     """Relations of the text no quote states (a word of one quote joined to a predicate of
     another): uncertain."""
+    light: frozenset[str] = frozenset()
+    """The text's words (casefolded) that carry no fact of their own: prepositions,
+    conjunctions, determiners, particles and a few adverbs of manner ("across", "among",
+    "though", "together"). One the quotes lack is a rewording, not a statement."""
+
+
+LIGHT_POS = frozenset(["ADP", "SCONJ", "CCONJ", "DET", "PART", "PRON"])
+LIGHT_ADVERBS = frozenset(["together", "ever", "also", "both", "either", "instead", "thereby"])
 
 
 def read(text: str, quotes: Sequence[str], context: Sequence[str] = ()) -> Structure:
@@ -94,11 +104,14 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
     changes += role_changes(a, mine, theirs)
     changes += order_changes(a, mine, theirs)
     changes += attachment_changes(a, mine, theirs)
+    changes += exchange_changes(a, mine, theirs)
     fillers, bridged = filler_changes(a, mine, theirs, known)
     changes += fillers
     unstated = cross_quote(a, mine, theirs, bridged)
     changes += quantifier_changes(a, mine, theirs)
     changes += hedge_changes(a, mine, theirs)
+    if not any(c.kind == "quantifier" for c in changes):
+        changes += universal_changes(mine, theirs)
     changes += scare_quote_changes(a, mine, theirs)
     changes += link_changes(a, mine, theirs)
     changes += degree_changes(a, mine, theirs, reported)
@@ -115,6 +128,7 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
         negations_agree=negations_agree(a, mine, theirs),
         unstated=tuple(unstated),
         framed=frozenset(heading_fills(a, mine, theirs, known)),
+        light=frozenset(t.lower for t in mine if t.pos in LIGHT_POS or t.lower in LIGHT_ADVERBS),
     )
 
 

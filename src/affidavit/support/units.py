@@ -111,15 +111,25 @@ def _value(tree: Tree, i: int) -> Decimal | None:
     return value
 
 
+_RANGE = frozenset(["and", "to", "-", "–", "or"])
+
+
 def _quantities(tree: Tree) -> list[tuple[int, Decimal, tuple[str, str]]]:
-    out = []
+    """The quantities of a text: each number with its unit; the first number of a range takes
+    the unit written after the second ("between 75 and 127 cm", "3 to 5 km")."""
+    found: dict[int, tuple[Decimal, tuple[str, str] | None]] = {}
     for t in tree:
         if t.pos != "NUM" and not t.text[:1].isdigit():
             continue
         value = _value(tree, t.i)
-        unit = _unit(tree, t.i)
-        if value is not None and unit is not None:
-            out.append((t.i, value, unit))
+        if value is not None:
+            found[t.i] = (value, _unit(tree, t.i))
+    out = []
+    for i, (value, unit) in found.items():
+        if unit is None and i + 2 in found and tree[i + 1].lower in _RANGE:
+            unit = found[i + 2][1]
+        if unit is not None:
+            out.append((i, value, unit))
     return out
 
 

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from importlib.resources import files
 
-__all__ = ["POS", "antonyms", "broader", "derived", "senses", "synonyms"]
+__all__ = ["POS", "antonyms", "broader", "derived", "derived_synonym", "senses", "synonyms"]
 
 POS = ("n", "v", "a", "r")
 SENSES = 4
@@ -181,3 +181,16 @@ def derived(a: str, pos_a: str, b: str, pos_b: str) -> bool:
     lexicon = _lexicon()
     ka, kb = f"{_key(a)}\t{pos_a}", f"{_key(b)}\t{pos_b}"
     return kb in lexicon.linked("derived", ka) or kb in lexicon.linked("pertains", ka)
+
+
+@lru_cache(maxsize=65536)
+def derived_synonym(a: str, pos_a: str, b: str, pos_b: str) -> bool:
+    """A derivation of one is a synonym of the other ("employed" / "job" through
+    "employment"): one step of each, never more (two would relate almost anything)."""
+    lexicon = _lexicon()
+    for x, px, y, py in ((a, pos_a, b, pos_b), (b, pos_b, a, pos_a)):
+        for key in lexicon.linked("derived", f"{_key(x)}\t{px}"):
+            lemma, pos = key.split("\t")
+            if pos == py and lemma != y and synonyms(lemma, y, pos):
+                return True
+    return False

@@ -18,7 +18,7 @@ from fastapi import APIRouter, Body, Depends, Header, Query, Request
 from fastapi.responses import StreamingResponse
 
 from ...jobs.models import JOB_STATUSES, Job, JobEvent
-from ...jobs.payloads import IngestPayload, JobPayload
+from ...jobs.payloads import IngestPayload, JobPayload, WatchPayload
 from ...jobs.queue import JobQueue
 from ...service.backend import Forbidden
 from ..auth import access, allows
@@ -39,13 +39,15 @@ def submit(
     role: RoleDep,
     payload: Annotated[JobPayload, Body(description="The job, tagged by kind.")],
 ) -> Job:
-    """Queue a job (ingest, reindex, lint). Ingest needs the owner, see above."""
-    if isinstance(payload, IngestPayload):
+    """Queue a job (ingest, watch, reindex, lint). Ingest and watch need the owner, see above."""
+    if isinstance(payload, (IngestPayload, WatchPayload)):
         if role != "owner":
             raise Forbidden(
-                "an ingest job reads files and URLs as the daemon: only the owner may submit one."
+                f"an {payload.kind} job reads files and URLs as the daemon: only the owner may "
+                "submit one."
             )
-        local = [s for s in payload.sources if "://" not in s]
+        given = payload.sources if isinstance(payload, IngestPayload) else payload.folders
+        local = [s for s in given if "://" not in s]
         if local and caller.uid not in (0, os.geteuid()):
             raise Forbidden(
                 f"this daemon runs as UID {os.geteuid()}, not as you (UID {caller.uid}); it won't "

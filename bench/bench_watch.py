@@ -1,0 +1,211 @@
+"""``affidavit watch`` on a 1,000-file folder: change → in the inbox latency, and a restart.
+
+Builds a folder of N markdown files from the public State of the Union corpus
+(../shared/data/corpus/sotu.jsonl: runs of five consecutive sentences, two runs per file,
+about 2 KB), ingests
+it once (``watch --once``: the first look, timed), then starts ``affidavit watch --json`` as a
+user would (its own process, default debounce) and, E times, appends a new sentence to one file
+and times the save until a pending plan of that file is in the inbox (a second connection polls
+the database every 5 ms). Then the watch is stopped, files are edited, deleted and added while
+it is down, and ``watch --once`` is timed finding exactly those. The automatic lint the saves
+make due runs when the watch is quiet: its duration (what a save landing during it would wait)
+is reported too.
+
+    .venv/bin/python bench/bench_watch.py [--files 1000] [--edits 30] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT.parent / "shared" / "data" / "corpus" / "sotu.jsonl"
+CLI = [sys.executable, "-c", "from affidavit.cli import main; main()"]
+PLACES = ["Ohio", "Hudson", "Missouri", "Potomac", "Delaware", "Susquehanna", "Wabash"]
+
+
+def paragraphs() -> list[str]:
+    """The speeches (one line each in the corpus) cut into runs of 5 sentences (~1 KB)."""
+    found = []
+    with CORPUS.open(encoding="utf-8") as handle:
+        for line in handle:
+            sentences = re.split(r"(?<=[.!?]) +(?=[A-Z])", json.loads(line)["text"])
+            found += [" ".join(sentences[i : i + 5]) for i in range(0, len(sentences) - 4, 5)]
+    return found
+
+
+def make_folder(folder: Path, count: int) -> list[Path]:
+    texts = paragraphs()
+    folder.mkdir(parents=True)
+    files = []
+    for n in range(count):
+        sub = folder / f"part-{n // 100:02d}"
+        sub.mkdir(exist_ok=True)
+        path = sub / f"note-{n:04d}.md"
+        body = "\n\n".join(texts[(2 * n) % len(texts) : (2 * n) % len(texts) + 2])
+        path.write_text(f"# Note {n}\n\n{body}\n", encoding="utf-8")
+        files.append(path)
+    (folder / ".gitignore").write_text("drafts/\n")
+    return files
+
+
+def cli(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLI, "--vault", str(vault), *args], capture_output=True, text=True, check=True
+    )
+
+
+def pending_plans(db: sqlite3.Connection, name: str) -> int:
+    row = db.execute(
+        "SELECT count(*) FROM plans WHERE status = 'pending' AND origin LIKE ?",
+        (f"ingest:{name}#%",),
+    ).fetchone()
+    return int(row[0])
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=1000)
+    parser.add_argument("--edits", type=int, default=30)
+    parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="bench-watch-"))
+    result: dict[str, Any] = {"files": args.files}
+    try:
+        vault = work / "vault"
+        cli(work, "init", str(vault))
+        folder = work / "notes"
+        files = make_folder(folder, args.files)
+        started = time.perf_counter()
+        cli(vault, "watch", str(folder), "--once", "--json")
+        result["first_look_seconds"] = round(time.perf_counter() - started, 2)
+
+        log = (work / "watch.log").open("w")
+        proc = subprocess.Popen(
+            [*CLI, "--vault", str(vault), "watch", str(folder), "--json"],
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+        )
+        ready = threading.Event()
+        linted: list[dict[str, Any]] = []
+
+        def read() -> None:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                event = json.loads(line)
+                if event["event"] == "ready":
+                    ready.set()
+                elif event["event"] == "lint":
+                    linted.append(event)
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        started = time.perf_counter()
+        if not ready.wait(args.timeout):
+            raise SystemExit("the watch never became ready")
+        result["restart_ready_seconds"] = round(time.perf_counter() - started, 2)
+        db = sqlite3.connect(vault / ".affidavit" / "db.sqlite", timeout=30)
+        rng = random.Random(27)
+        latencies: list[float] = []
+        missed = 0
+        for n, path in enumerate(rng.sample(files, args.edits)):
+            before = pending_plans(db, path.name)
+            sentence = (
+                f"In {1900 + n} the engineers finished {n + 3} new bridges over the "
+                f"{PLACES[n % len(PLACES)]} river at a cost of {n + 2} million dollars.\n"
+            )
+            t0 = time.perf_counter()
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write("\n" + sentence)
+            while pending_plans(db, path.name) == before:
+                if time.perf_counter() - t0 > args.timeout:
+                    missed += 1
+                    break
+                time.sleep(0.005)
+            else:
+                latencies.append(time.perf_counter() - t0)
+        during = len(linted)
+        result["lint_runs_during_saves"] = during
+        # quiet now: the lint the saves made due runs (lint.every_ingests = 10); a save
+        # landing while it runs would wait this long
+        deadline = time.perf_counter() + args.timeout
+        while len(linted) == during and time.perf_counter() < deadline:
+            time.sleep(0.05)
+        if len(linted) > during:
+            result["lint_when_quiet_seconds"] = linted[-1]["seconds"]
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=args.timeout)
+        reader.join(timeout=10)
+        log.close()
+        result["edits"] = args.edits
+        result["in_inbox"] = len(latencies)
+        result["missed"] = missed
+        if latencies:
+            result["latency_p50_seconds"] = round(percentile(latencies, 0.5), 3)
+            result["latency_p95_seconds"] = round(percentile(latencies, 0.95), 3)
+            result["latency_max_seconds"] = round(max(latencies), 3)
+            result["latencies_seconds"] = [round(x, 3) for x in latencies]
+
+        # while the watch is down: 10 edited, 2 deleted, 3 added, 5 touched (same bytes)
+        rest = [f for f in files if f.exists()]
+        for path in rest[:10]:
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write("\nThe canal opened to barges in the spring of that year.\n")
+        for path in rest[10:12]:
+            path.unlink()
+        for path in rest[12:17]:
+            os.utime(path, ns=(1, 1))
+        for n in range(3):
+            (folder / f"added-{n}.md").write_text(
+                f"The new harbour office {n} opened in {1950 + n} beside the customs house.\n"
+            )
+        (folder / "drafts").mkdir()
+        (folder / "drafts" / "ignored.md").write_text("An ignored draft about the canal.\n")
+        started = time.perf_counter()
+        out = cli(vault, "watch", str(folder), "--once", "--json").stdout
+        result["restart_look_seconds"] = round(time.perf_counter() - started, 2)
+        events = [json.loads(line) for line in out.splitlines()]
+        ingested = {e["path"] for e in events if e["event"] == "ingested"}
+        deleted = {e["path"] for e in events if e["event"] == "deleted"}
+        expected_in = {str(p) for p in rest[:10]} | {
+            str(folder / f"added-{n}.md") for n in range(3)
+        }
+        result["restart_found"] = {
+            "ingested": len(ingested),
+            "deleted": len(deleted),
+            "exactly_the_changes": ingested == expected_in
+            and deleted == {str(p) for p in rest[10:12]},
+        }
+        db.close()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        for key, value in result.items():
+            print(f"{key}: {value}")
+
+
+if __name__ == "__main__":
+    main()

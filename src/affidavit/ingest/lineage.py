@@ -1,0 +1,548 @@
+"""Re-ingesting a changed document (issue 27 item 1): a new version, not a new source.
+
+When the store keeps new bytes from an origin it already knows (:mod:`affidavit.sources.lineage`),
+the ingest calls :func:`follow_version` before asking any model:
+
+1. **carry** — every live claim resting on an older version of the origin is named in one
+   ``carry_source`` plan per older version; the gate looks all their quotes up in the new version
+   at once and the door re-points those found (same words, new offsets, history in the audit
+   log). The policy applies it without a person (:data:`affidavit.gate.carry.CARRY_POLICY`).
+2. **what changed** — the two texts are aligned unit by unit (sentences, and the lines between
+   them: headings, list items, table rows) with :class:`difflib.SequenceMatcher`. A claim left
+   behind quotes a unit that was replaced or deleted: paired with the most similar unit of the
+   new version in the same replaced stretch (similarity >= :data:`PAIRING`) it gets a
+   ``supersede_claim`` proposal by a claim quoting that new unit; otherwise a ``retract_claim``
+   proposal. Each names both versions' words in its reason; the retraction's admission records
+   its blast radius. They go to the inbox: withdrawals always wait for a person.
+3. **only the new text is read** — chunks of the new version holding no inserted or replaced unit
+   are recorded as done (``carried``); the model reads the rest, so an edit costs what it
+   changed, not the whole document. The proposals of step 2 are made after that reading (and
+   after the ingest's supersession pass, whose stale fixes they don't repeat), so a claim the
+   model wrote from the changed words is the successor.
+
+A file that is gone (:func:`propose_deleted`, or ``ingest DIR`` where a known origin under DIR
+vanished) gets a ``retract_source`` proposal for its current version. Same bytes again are a
+no-op (the store keeps them once). Nothing here writes the wiki: every change is a plan through
+the one door (W4).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import AffidavitError
+from ..inbox import Proposal, propose
+from ..plan.schema import MAX_OPERATIONS
+from ..retract import LINEAGE_ORIGIN as LINEAGE
+from ..retract import (
+    claims_in_pending,
+    retract_claim_op,
+    retract_source_op,
+    supersede_op,
+    withdrawal_plan,
+)
+from ..sources.lineage import chain, origin_key, under_root
+from ..sources.sentences import number_sentences
+from ..sources.store import SourceRecord, SourceStore
+from ..store.blast import LIVE
+from ..vault import Vault
+from ..words import stems
+
+if TYPE_CHECKING:
+    from ..providers.base import Provider
+    from .pipeline import IngestReport
+
+__all__ = [
+    "PAIRING",
+    "VersionOutcome",
+    "follow_version",
+    "fresh_units",
+    "ingest_changed",
+    "propose_changes",
+    "propose_deleted",
+    "vanished_under",
+]
+
+PAIRING = 0.5
+"""Similarity (word stems in common, Jaccard) from which a replaced unit is the same statement
+changed (a supersession) rather than a different one (the old one retracted)."""
+CARRY_CHUNK = 5_000
+"""Claims named per ``carry_source`` operation."""
+MAX_QUOTE = 300
+_SPACE = re.compile(r"\s+")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+@dataclass
+class VersionOutcome:
+    """What following one new version did."""
+
+    source_id: str
+    version: int
+    replaces: list[str]
+    carried: int = 0
+    left: int = 0
+    supersede: int = 0
+    retract: int = 0
+    plans: list[str] = field(default_factory=list)
+    """Plans proposed: the carry (applied) first, then those waiting for a person."""
+    fresh: list[tuple[int, int]] = field(default_factory=list)
+    """Spans of the new text no claim or proposal covers yet (what the model still reads)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source_id": self.source_id,
+            "version": self.version,
+            "replaces": self.replaces,
+            "carried": self.carried,
+            "left": self.left,
+            "supersede_proposals": self.supersede,
+            "retract_proposals": self.retract,
+            "plans": self.plans,
+        }
+
+
+# -- units and their alignment -------------------------------------------------------------
+
+
+def units(text: str) -> list[tuple[int, int]]:
+    """The text as units to align: its numbered sentences, and each non-blank line of the text
+    between them (headings, table rows, list items, code), by offsets."""
+    out: list[tuple[int, int]] = []
+    at = 0
+    for sentence in number_sentences(text):
+        out += _lines(text, at, sentence.start)
+        out.append((sentence.start, sentence.end))
+        at = sentence.end
+    out += _lines(text, at, len(text))
+    return out
+
+
+def _lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    out = []
+    for match in re.finditer(r"[^\n]+", text[start:end]):
+        line = match.group()
+        if line.strip():
+            lead = len(line) - len(line.lstrip())
+            out.append((start + match.start() + lead, start + match.start() + len(line.rstrip())))
+    return out
+
+
+def _key(text: str) -> str:
+    return _SPACE.sub(" ", text).strip().lower()
+
+
+def _similarity(a: str, b: str) -> float:
+    sa, sb = set(stems(a)), set(stems(b))
+    return len(sa & sb) / len(sa | sb) if sa | sb else 0.0
+
+
+@dataclass
+class _Alignment:
+    old_units: list[tuple[int, int]]
+    new_units: list[tuple[int, int]]
+    block_of: dict[int, tuple[str, int, int, int, int]]
+    """Old unit index -> its opcode (tag, i1, i2, j1, j2)."""
+    added: list[int]
+    """New units inserted or replacing others."""
+
+
+def _align(old: str, new: str) -> _Alignment:
+    old_units, new_units = units(old), units(new)
+    matcher = SequenceMatcher(
+        None,
+        [_key(old[s:e]) for s, e in old_units],
+        [_key(new[s:e]) for s, e in new_units],
+        autojunk=False,
+    )
+    block_of: dict[int, tuple[str, int, int, int, int]] = {}
+    added: list[int] = []
+    for code in matcher.get_opcodes():
+        tag, i1, i2, j1, j2 = code
+        for i in range(i1, i2):
+            block_of[i] = code
+        if tag in ("insert", "replace"):
+            added += range(j1, j2)
+    return _Alignment(old_units, new_units, block_of, added)
+
+
+# -- following a new version ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Change:
+    """A claim left behind by the carry, and what replaced the words it quotes."""
+
+    claim: str
+    page: str
+    old_words: str
+    pair: tuple[int, int] | None
+    """The new version's unit restating it (offsets in the new text), or None: gone."""
+
+
+@dataclass
+class VersionFollow:
+    """A new version being followed: carried already, its proposals to make once the model has
+    read the new text (:func:`propose_changes`), so a claim the model wrote from a changed unit
+    is the successor instead of a second copy."""
+
+    record: SourceRecord
+    outcome: VersionOutcome
+    changes: list[_Change] = field(default_factory=list)
+
+
+def follow_version(
+    vault: Vault, store: SourceStore, record: SourceRecord, actor: str
+) -> VersionFollow | None:
+    """Carry what still holds from the older versions of ``record``'s origin and work out what
+    changed (see the module doc); :func:`propose_changes` proposes it. None when ``record``
+    replaces nothing."""
+    older = chain(vault.db, record.id)
+    if not older:
+        return None
+    outcome = VersionOutcome(record.id, record.version, older)
+    follow = VersionFollow(record, outcome)
+    new_text = store.text(record.id)
+    waiting = _waiting_claims(vault)
+    by_source: dict[str, list[str]] = {}
+    marks = ",".join("?" * len(older))
+    live = ",".join("?" * len(LIVE))
+    for claim_id, source_id in vault.db.execute(
+        f"SELECT DISTINCT e.claim_id, e.source_id FROM evidence e JOIN claims c ON c.id = "
+        f"e.claim_id WHERE e.source_id IN ({marks}) AND c.status IN ({live}) "
+        "ORDER BY c.created_at, e.claim_id",
+        (*older, *LIVE),
+    ):
+        by_source.setdefault(source_id, []).append(claim_id)
+    left: dict[str, list[str]] = {}  # old source -> claims not carried
+    for source_id in older:
+        claims = list(dict.fromkeys(by_source.get(source_id, [])))
+        if not claims:
+            continue
+        carried = _carry(vault, record, source_id, claims, actor, outcome)
+        left[source_id] = [c for c in claims if c not in carried and c not in waiting]
+        outcome.left += len(left[source_id])
+    base = _align(store.text(older[0]), new_text)  # against the version it replaces
+    for source_id, claims in left.items():
+        if not claims:
+            continue
+        old_text = store.text(source_id)
+        alignment = base if source_id == older[0] else _align(old_text, new_text)
+        follow.changes += _changes(vault, source_id, old_text, new_text, claims, alignment)
+    # the model reads what was inserted or replaced: a claim it writes from a replaced unit is
+    # the successor of the one the unit's old words backed (propose_changes)
+    outcome.fresh = [base.new_units[j] for j in sorted(set(base.added))]
+    return follow
+
+
+def fresh_units(store: SourceStore, record: SourceRecord) -> list[tuple[int, int]]:
+    """The units of ``record``'s text inserted or replaced since the version it replaces (what
+    the model reads of a new version); [] for a first version."""
+    if not record.previous_id:
+        return []
+    base = _align(store.text(record.previous_id), store.text(record.id))
+    return [base.new_units[j] for j in sorted(set(base.added))]
+
+
+def propose_changes(vault: Vault, follow: VersionFollow, actor: str) -> VersionOutcome:
+    """Propose, for a person, the supersession or retraction of each claim the carry left
+    behind: superseded by the active claim that quotes its restated words in the new version if
+    the model wrote one (else by a new claim quoting them), retracted when its words are gone."""
+    record, outcome = follow.record, follow.outcome
+    new_text = SourceStore(vault).text(record.id)
+    # what an earlier proposal (this origin's, or lint's stale fix after the ingest) already names
+    named = claims_in_pending(vault, LINEAGE) | claims_in_pending(vault, "lint")
+    follow.changes = [c for c in follow.changes if c.claim not in named]
+    quoting = _claims_quoting(vault, record.id, [c.pair for c in follow.changes if c.pair])
+    ops: list[dict[str, Any]] = []
+    taken: set[tuple[str, tuple[int, int]]] = set()  # one new claim per page and unit
+    for change in follow.changes:
+        if change.pair is None:
+            ops.append(
+                retract_claim_op(
+                    change.claim,
+                    _line(
+                        f"gone from version {record.version} of {record.name} "
+                        f"({record.short_id}): “{change.old_words}” is no longer in it",
+                        300,
+                    ),
+                )
+            )
+            continue
+        lo, hi = change.pair
+        words = _line(new_text[lo:hi], 600)
+        reason = _line(
+            f"version {record.version} of {record.name} changed it: “{change.old_words}” → "
+            f"“{_line(words, 120)}”",
+            300,
+        )
+        successors = quoting.get(change.pair, [])
+        successor = next((c for c, page in successors if page == change.page), None) or next(
+            (c for c, _ in successors), None
+        )
+        if successor is not None and successor != change.claim:
+            ops.append(supersede_op(change.claim, successor, reason))
+        elif (change.page, change.pair) not in taken:
+            taken.add((change.page, change.pair))
+            by = {"text": words, "evidence": [{"source": record.id, "quote": _line(words, 300)}]}
+            ops.append({"op": "supersede_claim", "claim": change.claim, "by": by, "reason": reason})
+        else:  # the same new words already replace another claim of this page
+            ops.append(retract_claim_op(change.claim, reason))
+    for n in range(0, len(ops), MAX_OPERATIONS):
+        part = ops[n : n + MAX_OPERATIONS]
+        plan = withdrawal_plan(
+            vault,
+            part,
+            f"Version {record.version} of {record.name} ({record.short_id}) changed "
+            f"{len(part)} claim(s): review each against both versions' words",
+            purpose=LINEAGE,
+        )
+        try:
+            proposal = propose(vault, plan, actor, f"{LINEAGE}:{record.short_id}")
+        except AffidavitError:
+            continue
+        outcome.plans.append(proposal.plan_id)
+    outcome.supersede = sum(1 for op in ops if op["op"] == "supersede_claim")
+    outcome.retract = sum(1 for op in ops if op["op"] == "retract_claim")
+    return outcome
+
+
+def _claims_quoting(
+    vault: Vault, source_id: str, spans: list[tuple[int, int]]
+) -> dict[tuple[int, int], list[tuple[str, str]]]:
+    """Active claims whose evidence in ``source_id`` lies inside each span: (id, page)."""
+    out: dict[tuple[int, int], list[tuple[str, str]]] = {}
+    if not spans:
+        return out
+    ordered = sorted(set(spans))
+    starts = [s for s, _ in ordered]
+    for claim_id, page, start, end in vault.db.execute(
+        'SELECT c.id, c.page_slug, e.start, e."end" FROM evidence e JOIN claims c '
+        "ON c.id = e.claim_id WHERE e.source_id = ? AND c.status = 'active' ORDER BY c.id",
+        (source_id,),
+    ):
+        i = bisect_right(starts, start) - 1
+        if i >= 0 and ordered[i][0] <= start and end <= ordered[i][1]:
+            out.setdefault(ordered[i], []).append((claim_id, page))
+    return out
+
+
+def _carry(
+    vault: Vault,
+    record: SourceRecord,
+    source_id: str,
+    claims: list[str],
+    actor: str,
+    outcome: VersionOutcome,
+) -> set[str]:
+    """Propose (and so, by the policy, apply) the carry of ``claims`` from ``source_id`` to
+    ``record``; returns the claims carried."""
+    carried: set[str] = set()
+    for n in range(0, len(claims), CARRY_CHUNK):
+        part = claims[n : n + CARRY_CHUNK]
+        plan = withdrawal_plan(
+            vault,
+            [{"op": "carry_source", "source": source_id, "to": record.id, "claims": part}],
+            f"Carry claims of {record.name} to version {record.version} ({record.short_id})",
+            purpose=LINEAGE,
+        )
+        try:
+            proposal = propose(vault, plan, actor, f"{LINEAGE}:carry:{record.short_id}")
+        except AffidavitError:  # e.g. nothing of it passes the targets check
+            continue
+        outcome.plans.append(proposal.plan_id)
+        if proposal.status not in ("applied", "partial"):
+            continue
+        for op in proposal.admission.ops:
+            if op.kind == "carry_source" and op.passes:
+                carried |= set(op.detail.get("carried", {}))
+    outcome.carried += len(carried)
+    return carried
+
+
+def _waiting_claims(vault: Vault) -> set[str]:
+    """Claims a pending lineage proposal already names (not proposed twice)."""
+    return claims_in_pending(vault, LINEAGE)
+
+
+def _line(text: str, limit: int) -> str:
+    text = _CONTROL.sub(" ", _SPACE.sub(" ", text)).strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _quotable(text: str, start: int, end: int, near: str) -> tuple[int, int]:
+    """A span of at most :data:`MAX_QUOTE` characters of ``text[start:end]`` on word
+    boundaries, around where it differs from ``near`` (the old words) when it is longer."""
+    if end - start <= MAX_QUOTE:
+        return start, end
+    unit = text[start:end]
+    cut = next((i for i, (a, b) in enumerate(zip(unit, near, strict=False)) if a != b), 0)
+    lo = max(0, min(cut - MAX_QUOTE // 3, len(unit) - MAX_QUOTE))
+    hi = lo + MAX_QUOTE
+    while lo > 0 and not unit[lo - 1].isspace():
+        lo += 1
+    while hi < len(unit) and hi > lo and not unit[hi].isspace():
+        hi -= 1
+    return start + lo, start + hi
+
+
+def _changes(
+    vault: Vault,
+    source_id: str,
+    old_text: str,
+    new_text: str,
+    claims: list[str],
+    alignment: _Alignment,
+) -> list[_Change]:
+    """What replaced the words each claim left behind quotes (see the module doc)."""
+    out: list[_Change] = []
+    starts = [s for s, _ in alignment.old_units]
+    rows = vault.db.execute(
+        'SELECT c.id, c.page_slug, e.start, e."end", e.quote FROM claims c JOIN evidence e '
+        "ON e.claim_id = c.id WHERE e.source_id = ? AND c.id IN (SELECT value FROM json_each(?)) "
+        "ORDER BY c.id, e.idx",
+        (source_id, json.dumps(claims)),
+    ).fetchall()
+    first: dict[str, tuple[str, int, int, str]] = {}
+    flat = _SPACE.sub(" ", new_text)
+    for claim_id, page, start, end, quote in rows:
+        if claim_id not in first and _SPACE.sub(" ", quote).strip() not in flat:
+            first[claim_id] = (page, start, end, quote)
+    for claim_id in claims:
+        if claim_id not in first:  # every quote is there: the carry left it for trust or flags
+            continue
+        page, start, end, quote = first[claim_id]
+        pair = _pair(alignment, starts, start, old_text, new_text)
+        span = None
+        if pair is not None:
+            span = _quotable(new_text, *alignment.new_units[pair], near=old_text[start:end])
+        out.append(_Change(claim_id, page, _line(quote, 120), span))
+    return out
+
+
+def _pair(alignment: _Alignment, starts: list[int], start: int, old: str, new: str) -> int | None:
+    """The new unit that restates the old unit(s) under ``[start, end)``, if any."""
+    i = max(0, bisect_right(starts, start) - 1)
+    tag, _, _, j1, j2 = alignment.block_of.get(i, ("equal", 0, 0, 0, 0))
+    if tag != "replace":
+        return None
+    s, e = alignment.old_units[i]
+    old_words = old[s:e]
+    best, best_sim = None, PAIRING
+    for j in range(j1, j2):
+        ns, ne = alignment.new_units[j]
+        sim = _similarity(old_words, new[ns:ne])
+        if sim >= best_sim:
+            best, best_sim = j, sim
+    return best
+
+
+# -- deleted files -------------------------------------------------------------------------
+
+
+def vanished_under(vault: Vault, root: str | Path) -> list[SourceRecord]:
+    """The current versions of origins inside folder ``root`` whose file no longer exists."""
+    prefix = under_root(root)
+    store = SourceStore(vault)
+    out = []
+    for source_id, key in vault.db.execute(
+        "SELECT s.id, s.origin_key FROM sources s WHERE s.origin_key >= ? AND s.origin_key < ? "
+        "AND s.status = 'active' AND NOT EXISTS (SELECT 1 FROM sources t "
+        "WHERE t.origin_key = s.origin_key AND t.version > s.version) ORDER BY s.origin_key",
+        (prefix, prefix[:-1] + "0"),  # '0' sorts right after '/'
+    ):
+        if not Path(key).exists():
+            out.append(store.get(source_id))
+    return out
+
+
+def propose_deleted(
+    vault: Vault,
+    paths: Sequence[str | Path],
+    *,
+    actor: str = "watch",
+    reason: str = "the file was deleted",
+) -> list[Proposal]:
+    """A ``retract_source`` proposal (it waits for a person, with its blast radius) for the
+    current version of each known origin among ``paths`` (files that are gone); an origin whose
+    current version is retracted already, or has such a proposal pending or rejected, is
+    skipped."""
+    store = SourceStore(vault)
+    out: list[Proposal] = []
+    for path in paths:
+        key = origin_key(path)
+        row = vault.db.execute(
+            "SELECT id FROM sources WHERE origin_key = ? ORDER BY version DESC LIMIT 1", (key,)
+        ).fetchone()
+        if row is None:
+            continue
+        record = store.get(row[0])
+        proposal = _propose_gone(vault, record, actor, reason)
+        if proposal is not None:
+            out.append(proposal)
+    return out
+
+
+def _propose_gone(vault: Vault, record: SourceRecord, actor: str, reason: str) -> Proposal | None:
+    if record.status != "active":
+        return None
+    origin = f"{LINEAGE}:deleted:{record.short_id}"
+    # pending, or rejected by a person who keeps its claims: not proposed again
+    asked = vault.db.execute(
+        "SELECT 1 FROM plans WHERE status IN ('pending', 'rejected') AND origin = ?", (origin,)
+    ).fetchone()
+    if asked is not None:
+        return None
+    plan = withdrawal_plan(
+        vault,
+        [retract_source_op(record.id, _line(f"{reason}: {record.origin}", 300))],
+        f"Retract {record.name} ({record.short_id}): {reason}",
+        purpose=LINEAGE,
+    )
+    return propose(vault, plan, actor, origin)
+
+
+def propose_vanished(vault: Vault, root: str | Path, actor: str) -> list[Proposal]:
+    """:func:`propose_deleted` for every known origin under ``root`` whose file is gone."""
+    out = []
+    for record in vanished_under(vault, root):
+        proposal = _propose_gone(vault, record, actor, "the file is gone from its folder")
+        if proposal is not None:
+            out.append(proposal)
+    return out
+
+
+# -- for `watch` ---------------------------------------------------------------------------
+
+
+def ingest_changed(
+    vault: Vault,
+    paths: Sequence[str | Path],
+    *,
+    provider: Provider | None = None,
+    trust: str | None = None,
+    actor: str = "watch",
+    apply_now: bool = False,
+) -> IngestReport:
+    """Ingest these files (changed or new) as ``affidavit ingest`` does, the vault's configured
+    provider by default: a known origin with other bytes becomes its next version (carried,
+    proposals for what changed, only the changed chunks read); the same bytes are a no-op."""
+    from ..providers.from_config import provider_from_config
+    from .pipeline import Ingestor
+
+    own = provider is None
+    model = provider_from_config(vault.config) if provider is None else provider
+    try:
+        return Ingestor(vault, model, apply_now=apply_now, actor=actor).run(
+            [str(p) for p in paths], trust
+        )
+    finally:
+        if own:
+            model.close()

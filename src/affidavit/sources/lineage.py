@@ -1,0 +1,130 @@
+"""Versions of a source (issue 27 item 1): one origin, several byte versions.
+
+A source's **origin key** is its normalised origin: for a file, its absolute resolved path in
+POSIX form (the watched or ingested folder's root joined with the file's path inside it); for a
+URL, the URL with scheme and host lower-cased, the default port and the fragment dropped. Every
+source stored from one origin key is a **version** of the same document: 1 for the first bytes
+seen, then 2, 3…, each naming the one it replaces (``previous_id``). This is the only thing that
+makes one source *newer* than another for lint (stale, supersession): never the time it was
+ingested (issue 24 item 3), unless a person links two sources with ``sources version``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+__all__ = [
+    "Lineage",
+    "chain",
+    "claim_replaces",
+    "current_version",
+    "lineage_of",
+    "newer_than",
+    "origin_key",
+    "under_root",
+]
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def origin_key(origin: str | Path) -> str:
+    """The normalised origin shared by every version of one document (see the module doc)."""
+    text = str(origin)
+    if "://" in text:
+        parts = urlsplit(text.strip())
+        scheme = parts.scheme.lower()
+        host = (parts.hostname or "").lower()
+        port = parts.port
+        netloc = host if port is None or _DEFAULT_PORTS.get(scheme) == port else f"{host}:{port}"
+        if parts.username:
+            netloc = f"{parts.username}@{netloc}"
+        return urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
+    path = Path(text).expanduser()
+    try:
+        path = path.resolve()
+    except OSError:  # a path that can't be resolved any more: as given, made absolute
+        path = path.absolute()
+    return path.as_posix()
+
+
+def under_root(root: str | Path) -> str:
+    """The prefix every origin key of a file inside folder ``root`` starts with."""
+    key = origin_key(root)
+    return key if key.endswith("/") else key + "/"
+
+
+@dataclass(frozen=True)
+class Lineage:
+    """Where a source stands among the versions of its origin."""
+
+    origin_key: str
+    version: int
+    previous_id: str | None
+
+
+def lineage_of(db: sqlite3.Connection, source_id: str) -> Lineage | None:
+    row = db.execute(
+        "SELECT origin_key, version, previous_id FROM sources WHERE id = ?", (source_id,)
+    ).fetchone()
+    if row is None:
+        return None
+    return Lineage(str(row[0]), int(row[1]), row[2])
+
+
+def current_version(db: sqlite3.Connection, key: str) -> tuple[str, int] | None:
+    """``(source id, version)`` of the newest version stored from origin key ``key``."""
+    row = db.execute(
+        "SELECT id, version FROM sources WHERE origin_key = ? ORDER BY version DESC LIMIT 1",
+        (key,),
+    ).fetchone()
+    return (str(row[0]), int(row[1])) if row is not None else None
+
+
+def chain(db: sqlite3.Connection, source_id: str) -> list[str]:
+    """The versions a source replaces, newest first (``source_id`` itself excluded), following
+    ``previous_id`` (a cycle, which no write makes, stops the walk)."""
+    out: list[str] = []
+    seen = {source_id}
+    current: str | None = source_id
+    while current is not None:
+        row = db.execute("SELECT previous_id FROM sources WHERE id = ?", (current,)).fetchone()
+        current = row[0] if row is not None else None
+        if current is None or current in seen:
+            break
+        seen.add(current)
+        out.append(current)
+    return out
+
+
+def newer_than(lineages: dict[str, tuple[str, int]], newer: set[str], older: set[str]) -> bool:
+    """Whether a source of ``newer`` is a later version of the same origin as a source of
+    ``older`` (``lineages``: source id -> (origin key, version)); a source never replaces
+    itself, and sources of different origins are never ordered."""
+    for a in newer:
+        key_a, version_a = lineages.get(a, ("", 0))
+        if not key_a:
+            continue
+        for b in older:
+            key_b, version_b = lineages.get(b, ("", 0))
+            if a != b and key_a == key_b and version_a > version_b:
+                return True
+    return False
+
+
+def claim_replaces(db: sqlite3.Connection, newer: str, older: str) -> bool:
+    """Whether claim ``newer`` cites a later version of an origin that claim ``older`` cites an
+    earlier version of (what a stale finding must show)."""
+    rows = db.execute(
+        "SELECT e.claim_id, s.id, s.origin_key, s.version FROM evidence e "
+        "JOIN sources s ON s.id = e.source_id WHERE e.claim_id IN (?, ?)",
+        (newer, older),
+    ).fetchall()
+    lineages = {str(r[1]): (str(r[2]), int(r[3])) for r in rows}
+    return newer_than(
+        lineages,
+        {str(r[1]) for r in rows if r[0] == newer},
+        {str(r[1]) for r in rows if r[0] == older},
+    )
