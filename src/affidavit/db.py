@@ -608,6 +608,24 @@ def _origin_keys(db: sqlite3.Connection) -> None:
 DATA_STEPS["m016_lineage"] = _origin_keys
 
 
+@migration
+def m017_claim_words() -> str:
+    """Issue 25: each claim's words as the extractive finder reads them
+    (:func:`affidavit.lint.reading.read_claim`), by the claim's rowid, so the supersession pass
+    after an ingest finds the claims that share a new claim's rare words without reading the
+    wiki (:mod:`affidavit.lint.nearby`). Filled when read, past ``claim_words_state.upto`` (the
+    largest rowid indexed; ``claim``: that row's id, so a renumbering is noticed and the index
+    rebuilt): a claim's text never changes once written."""
+    return """
+        CREATE TABLE claim_words (
+            word TEXT NOT NULL,
+            claim INTEGER NOT NULL,
+            PRIMARY KEY (word, claim)
+        ) WITHOUT ROWID;
+        CREATE TABLE claim_words_state (upto INTEGER NOT NULL, claim TEXT NOT NULL)
+    """
+
+
 def migrate(db: sqlite3.Connection) -> list[str]:
     """Apply the migrations not yet recorded; returns the names applied now."""
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)")

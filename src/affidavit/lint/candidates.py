@@ -605,7 +605,12 @@ def find_candidates(
     missing link; with ``involving``, only the pairs one of those claims is part of (no links).
     ``search``: the pairs already classified on this same database (:func:`search_pairs`)."""
     if search is None or not search.fresh(db):
-        search = search_pairs(db, limits, progress, involving)
+        if involving is not None:
+            from .nearby import search_involving
+
+            search = search_involving(db, involving, limits, progress)
+        else:
+            search = search_pairs(db, limits, progress)
     if involving is not None:
         return search.involving(involving)
     return _first([*search.found(), *missing_links(db)])

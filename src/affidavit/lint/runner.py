@@ -380,6 +380,9 @@ def supersede_after_ingest(
     proposal carrying both quotes, which waits in the inbox for a person."""
     if not plan_ids or not vault.config.get("ingest.propose_supersessions"):
         return [], None
+    from .nearby import index_claims
+
+    index_claims(vault.db)  # the new claims' words: the next pass reads them, not the wiki
     marks = ",".join("?" * len(plan_ids))
     new = {
         str(row[0])

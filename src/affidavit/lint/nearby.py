@@ -1,0 +1,374 @@
+"""The candidate pairs a few claims are part of, found through the claim-word index instead of
+by reading the wiki: what :func:`affidavit.lint.candidates.search_pairs` with ``involving`` gives,
+at a cost that follows the claims asked about, not the wiki's size.
+
+The full search (:func:`~affidavit.lint.candidates.related_pairs`) reads every active claim,
+counts in how many claims each word occurs (its document frequency, ``df``), puts each claim in
+the buckets of its :data:`~affidavit.lint.candidates.RARE_WORDS` rarest words shared by 2 to
+:data:`~affidavit.lint.candidates.MAX_BUCKET` claims, and pairs the claims of each bucket. A pair
+one of the asked claims is part of shares one of that claim's rarest words, so only the buckets
+of those words matter, and each holds at most ``MAX_BUCKET`` claims. The index
+(``claim_words``, migration ``m017_claim_words``: each claim's words as
+:func:`~affidavit.lint.reading.read_claim` reads them, by the claim's rowid) answers "which
+claims have this word" and, counted up to ``MAX_BUCKET + 1``, the word's ``df``; the claims are
+read (and their rarest words worked out) only for the words of those buckets.
+
+The index is brought up to date when it is read (:func:`index_claims`: the claims past the
+largest rowid it holds; a claim's text never changes once written). Which claims count — active,
+with evidence of a known source, and not a context entry that only repeats a page claim's quote —
+is decided as :func:`~affidavit.lint.candidates.load_claims` decides it, in SQL, when the index
+is read. The pairs come in the order the full search gives them (the buckets in the order their
+words are first used by the claims in ``(created_at, id)`` order; in each, by the claims' order),
+each where it first comes; tests/test_lint_nearby.py compares both on random and real wikis.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable
+
+from ..db import read_snapshot, transaction
+from ..store.render import CONTEXT_ARCHIVE
+from ..support.facts import Sentence
+from .candidates import (
+    MAX_BUCKET,
+    RARE_WORDS,
+    Candidate,
+    ClaimRow,
+    Search,
+    Subjects,
+    Thresholds,
+    classify,
+    data_version,
+    search_pairs,
+)
+from .reading import read_claim, sentence
+
+INDEX_BATCH = 5000
+"""Claims read and indexed per statement when the index catches up."""
+
+_OVERVIEW_KEPT = """
+    SELECT EXISTS (
+        SELECT 1 FROM evidence e JOIN sources s ON s.id = e.source_id
+        WHERE e.claim_id = ? AND NOT EXISTS (
+            SELECT 1 FROM evidence e2 JOIN claims c2 ON c2.id = e2.claim_id
+            WHERE e2.source_id = e.source_id AND e2.start = e.start AND e2."end" = e."end"
+              AND c2.status = 'active' AND c2.page_slug NOT IN ('', ?)))
+"""
+"""Whether an active context entry (in context.md or its archive) is one
+:func:`~affidavit.lint.candidates.load_claims` keeps: one of its quotes is not a page claim's."""
+
+
+def index_claims(db: sqlite3.Connection) -> int:
+    """Bring ``claim_words`` up to date with ``claims`` (every claim past the largest rowid
+    indexed, and everything again if the rows it ended on are no longer the same claims);
+    returns the claims indexed now."""
+    row = db.execute("SELECT upto, claim FROM claim_words_state").fetchone()
+    top = db.execute("SELECT coalesce(max(rowid), 0) FROM claims").fetchone()[0]
+    if row is not None and row[0] == top and _same_claim(db, row[0], row[1]):
+        return 0  # (the usual case after a look-up: nothing to write, no write transaction)
+    done = 0
+    with transaction(db):
+        row = db.execute("SELECT upto, claim FROM claim_words_state").fetchone()
+        upto = 0
+        if row is not None and _same_claim(db, row[0], row[1]):
+            upto = int(row[0])
+        else:
+            db.execute("DELETE FROM claim_words")
+        while True:
+            rows = db.execute(
+                "SELECT c.rowid, c.id, c.text, EXISTS (SELECT 1 FROM evidence e JOIN sources s "
+                "ON s.id = e.source_id WHERE e.claim_id = c.id) FROM claims c WHERE c.rowid > ? "
+                "ORDER BY c.rowid LIMIT ?",
+                (upto, INDEX_BATCH),
+            ).fetchall()
+            if not rows:
+                break
+            db.executemany(
+                "INSERT OR IGNORE INTO claim_words (word, claim) VALUES (?, ?)",
+                ((word, r[0]) for r in rows if r[3] for word in sorted(read_claim(r[2])[0])),
+            )
+            upto, last = int(rows[-1][0]), str(rows[-1][1])
+            done += len(rows)
+            db.execute("DELETE FROM claim_words_state")
+            db.execute("INSERT INTO claim_words_state (upto, claim) VALUES (?, ?)", (upto, last))
+    return done
+
+
+def _same_claim(db: sqlite3.Connection, rowid: int, claim: str) -> bool:
+    if rowid == 0:
+        return True
+    found = db.execute("SELECT id FROM claims WHERE rowid = ?", (rowid,)).fetchone()
+    return found is not None and str(found[0]) == claim
+
+
+class _Known:
+    """What this search has read: claims by rowid, each word's eligible claims (up to
+    ``MAX_BUCKET + 1`` of them) and each claim's rarest shared words. Which claims count is
+    decided from the few that don't: the claims not active and the context entries, read once
+    through their indexes (a claim without evidence of a known source is never indexed)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.cursor = db.cursor()
+        self.cursor.row_factory = None
+        self.claims: dict[int, ClaimRow] = {}
+        self.readings: dict[int, tuple[set[str], bool]] = {}
+        self.members: dict[str, list[int]] = {}
+        self.rarest: dict[int, list[str]] = {}
+        self.complete: set[str] = set()
+        """The words whose every eligible claim :attr:`members` holds."""
+        self.inactive = {
+            int(r[0])
+            for r in self.cursor.execute(
+                "SELECT rowid FROM claims WHERE status < 'active' OR status > 'active'"
+            )
+        }
+        self.overview: dict[int, bool | None] = {
+            int(r[0]): None
+            for r in self.cursor.execute(
+                "SELECT rowid FROM claims WHERE page_slug IN ('', ?)", (CONTEXT_ARCHIVE,)
+            )
+        }
+
+    def eligible(self, rowid: int) -> bool:
+        """Whether :func:`~affidavit.lint.candidates.load_claims` returns the (indexed) claim."""
+        if rowid in self.inactive:
+            return False
+        if rowid not in self.overview:
+            return True
+        kept = self.overview[rowid]
+        if kept is None:
+            (claim,) = self.cursor.execute(
+                "SELECT id FROM claims WHERE rowid = ?", (rowid,)
+            ).fetchone()
+            row = self.db.execute(_OVERVIEW_KEPT, (claim, CONTEXT_ARCHIVE)).fetchone()
+            kept = self.overview[rowid] = bool(row[0])
+        return kept
+
+    def holders(self, word: str, cap: int = MAX_BUCKET) -> list[int]:
+        """The eligible claims with ``word`` (rowids): all of them, or ``cap + 1`` when there
+        are more than ``cap``."""
+        found = self.members.get(word)
+        if found is not None and (word in self.complete or len(found) > cap):
+            return found
+        found = self.members[word] = []
+        rows = self.db.cursor()
+        rows.row_factory = None
+        for (rowid,) in rows.execute("SELECT claim FROM claim_words WHERE word = ?", (word,)):
+            if self.eligible(rowid):
+                found.append(rowid)
+                if len(found) > cap:
+                    break
+        else:
+            self.complete.add(word)
+        rows.close()
+        return found
+
+    def df(self, word: str, cap: int = MAX_BUCKET) -> int:
+        """The number of eligible claims with ``word``, or ``cap + 1`` when it is more."""
+        return min(len(self.holders(word, cap)), cap + 1)
+
+    def words(self, rowid: int) -> set[str]:
+        return self.readings[rowid][0]
+
+    def top(self, rowid: int) -> list[str]:
+        """The claim's :data:`RARE_WORDS` rarest words shared by 2 to ``MAX_BUCKET`` claims,
+        rarest first (ties by the word), as :func:`~affidavit.lint.candidates.rare_buckets`
+        orders them."""
+        found = self.rarest.get(rowid)
+        if found is None:
+            shared = [w for w in self.words(rowid) if 1 < self.df(w) <= MAX_BUCKET]
+            shared.sort(key=lambda w: (self.df(w), w))
+            found = self.rarest[rowid] = shared[:RARE_WORDS]
+        return found
+
+    def rank(self, rowid: int, word: str) -> int:
+        """How many of the claim's shared words come before ``word`` (shared by 2 to
+        ``MAX_BUCKET`` claims, itself one of the claim's words) in :meth:`top`'s order: ``word``
+        is among its rarest when this is under :data:`RARE_WORDS`. Only words at most as
+        common as ``word`` can come before it, so each is counted up to that."""
+        known = self.rarest.get(rowid)
+        if known is not None:
+            return known.index(word) if word in known else RARE_WORDS
+        key = (self.df(word), word)
+        cap = key[0]
+        return sum(
+            1
+            for u in self.words(rowid)
+            if u != word and 1 < (d := self.df(u, cap)) <= cap and (d, u) < key
+        )
+
+
+def _read_claims(db: sqlite3.Connection, rowids: Iterable[int], known: _Known) -> None:
+    """The claims of ``rowids`` not read yet, as :func:`~affidavit.lint.candidates.load_claims`
+    reads them, without their evidence (:func:`_read_evidence`)."""
+    wanted = sorted({r for r in rowids if r not in known.claims})
+    for start in range(0, len(wanted), 500):
+        part = wanted[start : start + 500]
+        marks = ",".join("?" * len(part))
+        for rowid, cid, page, text, trust, created in db.execute(
+            f"SELECT rowid, id, page_slug, text, trust, created_at FROM claims "
+            f"WHERE rowid IN ({marks})",
+            part,
+        ):
+            claim = ClaimRow(cid, page, text, trust, created)
+            known.claims[int(rowid)] = claim
+            known.readings[int(rowid)] = read_claim(text)
+
+
+def _read_evidence(db: sqlite3.Connection, claims: Iterable[ClaimRow]) -> None:
+    """The evidence of ``claims``, the age of each one's newest source and the (origin key,
+    version) of each source it cites."""
+    by_id = {c.id: c for c in claims}
+    ids = sorted(by_id)
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        for claim_id, source_id, quote, begin, end, when, key, version in db.execute(
+            'SELECT e.claim_id, e.source_id, e.quote, e.start, e."end", s.added_at, '
+            "s.origin_key, s.version FROM evidence e JOIN sources s ON s.id = e.source_id "
+            f"WHERE e.claim_id IN ({marks}) ORDER BY e.claim_id, e.idx",
+            part,
+        ):
+            claim = by_id[claim_id]
+            claim.evidence.append((source_id, quote, begin, end))
+            claim.newest = max(claim.newest, when)
+            if (key, version) not in claim.origins:
+                claim.origins += ((key, version),)
+
+
+def _subjects(db: sqlite3.Connection, pages: set[str]) -> Subjects:
+    """:class:`Subjects` holding what :meth:`Subjects.related` reads of ``pages``: their titles
+    and the links between them."""
+    from ..words import stems
+
+    titles: dict[str, tuple[frozenset[str], str]] = {}
+    links: set[tuple[str, str]] = set()
+    named = sorted(p for p in pages if p)
+    for start in range(0, len(named), 500):
+        part = named[start : start + 500]
+        marks = ",".join("?" * len(part))
+        for slug, title in db.execute(
+            f"SELECT slug, title FROM pages WHERE slug IN ({marks})", part
+        ):
+            titles[slug] = (frozenset(stems(title)), str(title))
+        for src, dst in db.execute(f"SELECT src, dst FROM links WHERE src IN ({marks})", part):
+            if dst in pages:
+                links.add((src, dst))
+    return Subjects(titles, frozenset(links))
+
+
+def pairs_involving(
+    db: sqlite3.Connection, involving: set[str]
+) -> tuple[list[tuple[ClaimRow, ClaimRow]], dict[str, tuple[set[str], bool]]]:
+    """The candidate pairs (older claim first, as the full search orders a pair) of
+    :func:`~affidavit.lint.candidates.related_pairs` over ``load_claims(db)`` that one of the
+    claims of ``involving`` is part of, in its order; and what
+    :func:`~affidavit.lint.reading.read_claim` read of each claim in them, by id."""
+    index_claims(db)
+    with read_snapshot(db):  # one state of the wiki throughout
+        return _pairs_involving(db, involving)
+
+
+def _pairs_involving(
+    db: sqlite3.Connection, involving: set[str]
+) -> tuple[list[tuple[ClaimRow, ClaimRow]], dict[str, tuple[set[str], bool]]]:
+    known = _Known(db)
+    asked: list[int] = []
+    ids = sorted(involving)
+    for start in range(0, len(ids), 500):
+        asked += _asked(db, ids[start : start + 500], known)
+    _read_claims(db, asked, known)
+    buckets: dict[str, list[int]] = {}
+    for word in {w for rowid in asked for w in known.top(rowid)}:
+        buckets[word] = known.holders(word)
+        _read_claims(db, buckets[word], known)
+
+    def order(rowid: int) -> tuple[str, str]:
+        claim = known.claims[rowid]
+        return (claim.created_at, claim.id)
+
+    members: dict[str, list[int]] = {}
+    first: dict[str, tuple[tuple[str, str], int]] = {}
+    for word, holders in buckets.items():
+        ranked = sorted(
+            (order(r), rank, r) for r in holders if (rank := known.rank(r, word)) < RARE_WORDS
+        )
+        if len(ranked) >= 2:
+            members[word] = [r for _, _, r in ranked]
+            first[word] = (ranked[0][0], ranked[0][1])
+    subjects = _subjects(db, {known.claims[r].page for m in members.values() for r in m})
+    asked_set = set(asked)
+    seen: set[tuple[int, int]] = set()
+    out: list[tuple[ClaimRow, ClaimRow]] = []
+    for word in sorted(members, key=first.__getitem__):
+        mine = members[word]
+        for n, i in enumerate(mine):
+            for j in mine[n + 1 :]:
+                if (i not in asked_set and j not in asked_set) or (i, j) in seen:
+                    continue
+                a, b = known.claims[i], known.claims[j]
+                if subjects.related(a.page, b.page):
+                    seen.add((i, j))
+                    out.append((a, b))
+    _read_evidence(db, {id(c): c for pair in out for c in pair}.values())
+    readings = {known.claims[r].id: reading for r, reading in known.readings.items()}
+    return out, readings
+
+
+def nearby_pairs(
+    db: sqlite3.Connection, involving: set[str], limits: Thresholds | None = None
+) -> Search:
+    """What :func:`~affidavit.lint.candidates.search_pairs` ``(db, limits, involving=involving)``
+    gives (the same pairs' findings in the same order), read through the claim-word index."""
+    limits = limits or Thresholds()
+    version = data_version(db)
+    pairs, readings = pairs_involving(db, involving)
+    sentences: dict[str, Sentence] = {}
+
+    def read(claim: ClaimRow) -> Sentence:  # what analyse(claim.text) gives
+        found = sentences.get(claim.id)
+        if found is None:
+            found = sentences[claim.id] = sentence(*readings[claim.id])
+        return found
+
+    out: list[tuple[str, str, Candidate]] = []
+    for a, b in pairs:
+        found = classify(a, b, limits, read)
+        if found is not None:
+            out.append((a.id, b.id, found))
+    return Search(pairs=out, version=version)
+
+
+def _asked(db: sqlite3.Connection, ids: list[str], known: _Known) -> list[int]:
+    """The indexed, eligible claims of ``ids`` (rowids)."""
+    marks = ",".join("?" * len(ids))
+    rows = db.execute(
+        f"SELECT c.rowid FROM claims c WHERE c.id IN ({marks}) AND EXISTS "
+        "(SELECT 1 FROM claim_words_state t WHERE c.rowid <= t.upto) AND EXISTS (SELECT 1 FROM "
+        "evidence e JOIN sources s ON s.id = e.source_id WHERE e.claim_id = c.id)",
+        ids,
+    )
+    return [int(r[0]) for r in rows if known.eligible(int(r[0]))]
+
+
+NEARBY_SHARE = 4
+""":func:`search_involving` reads the whole wiki when the claims asked about are a
+``1/NEARBY_SHARE`` or more of the active claims (a first ingest): both give the same pairs."""
+
+
+def search_involving(
+    db: sqlite3.Connection,
+    involving: set[str],
+    limits: Thresholds | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Search:
+    """``search_pairs(db, limits, progress, involving)``: through the claim-word index
+    (:func:`nearby_pairs`) unless the claims asked about are a large share of the wiki. The
+    index is brought up to date either way, so the next search costs what its claims do."""
+    index_claims(db)
+    active = int(db.execute("SELECT count(*) FROM claims WHERE status = 'active'").fetchone()[0])
+    if len(involving) * NEARBY_SHARE >= active:
+        return search_pairs(db, limits, progress, involving)
+    return nearby_pairs(db, involving, limits)
