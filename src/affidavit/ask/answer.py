@@ -27,7 +27,6 @@ from ..clock import iso
 from ..db import transaction
 from ..errors import AffidavitError, ProviderError
 from ..ingest.replies import InvalidReply, parse_reply
-from ..plan.nonce import issue_nonce
 from ..plan.schema import CLAIM_ID_PATTERN, LINE_PATTERN
 from ..providers.base import Message, ModelRequest, Provider
 from ..retrieval.search import Hit, Retriever, merge_identical
@@ -36,7 +35,9 @@ from ..support import SUPPORTED, SupportChecker, load_model
 from ..vault import Vault
 from .context import enumeration, rare_names, unknown_names, with_acronyms, with_followers
 from .extractive import MAX_CITATIONS, defined_term, defines, extractive_answer
+from .log import AskLog, Issued, new_nonce, write
 from .packing import Packed, pack
+from .texts import source_texts
 
 NOT_IN_WIKI = "Not in the wiki: none of its claims answers this question."
 
@@ -243,6 +244,21 @@ def _note(
         )
 
 
+def source_quotes(vault: Vault, hits: list[Hit]) -> dict[str, list[str]]:
+    """:func:`cited_quotes` with the sources' texts from :func:`~.texts.source_texts` (one
+    query for the hits' sources, each text read once per process and kept by its hash)."""
+    ids = list(dict.fromkeys(e.source_id for hit in hits for e in hit.evidence))
+    texts = source_texts(vault, ids)
+    out: dict[str, list[str]] = {}
+    for hit in hits:
+        spans = []
+        for e in hit.evidence:
+            text = texts.get(e.source_id)
+            spans.append((text[e.start : e.end] if text is not None else "") or e.quote)
+        out[hit.claim_id] = spans
+    return out
+
+
 def cited_quotes(store: SourceStore, hits: list[Hit]) -> dict[str, list[str]]:
     """Each hit's quotes as its sources' own words at the recorded offsets (the stored quote when
     the source can't be read: doctor reports that)."""
@@ -272,8 +288,12 @@ class Asker:
         provider: Provider | None,
         retriever: Retriever | None = None,
         support: SupportChecker | None = None,
+        log: AskLog | None = None,
     ) -> None:
         self.vault = vault
+        self.log = log
+        """The daemon's: the answer's nonce and question rows are written in batches
+        (:mod:`affidavit.ask.log`); without it, at once."""
         self.provider = provider
         self.retriever = retriever or Retriever(vault.db)
         self.support = support
@@ -302,7 +322,8 @@ class Asker:
         hits, self._context = with_followers(self.retriever, asked, hits, min_trust)
         unknown = unknown_names(self.vault.db, question)
         self._required = tuple(rare_names(self.vault.db, question))
-        nonce = issue_nonce(self.vault.db, self.vault.clock, "ask")
+        issued = new_nonce(self.vault)
+        nonce = issued.value
         packed = pack([] if unknown else hits, config.context_tokens, nonce)
         answer = Answer(
             question=question,
@@ -315,7 +336,7 @@ class Asker:
         if packed.hits:
             reply, malformed = self._reply(asked, packed, nonce, history or [])
             given = {h.claim_id for h in packed.hits}
-            quotes = cited_quotes(SourceStore(self.vault), list(packed.hits))
+            quotes = source_quotes(self.vault, list(packed.hits))
             if self.support is None:
                 self.support = SupportChecker(load_model(config))
             answer.sentences, answer.dropped = check_reply(
@@ -339,7 +360,7 @@ class Asker:
         answer.unknown = unknown
         if answer.verdict != "answered":
             answer.closest = closest_pages(hits)
-        self._log(answer, min_trust, conversation)
+        self._log(issued, answer, min_trust, conversation)
         return answer
 
     def _with_definitions(self, question: str, hits: list[Hit], min_trust: str) -> list[Hit]:
@@ -424,24 +445,26 @@ class Asker:
                 ),
             )
 
-    def _log(self, answer: Answer, min_trust: str, conversation: str | None) -> None:
-        with transaction(self.vault.db):
-            self.vault.db.execute(
-                "INSERT INTO questions (at, question, min_trust, provider, retrieved, answer, "
-                "verdict, dropped, prompt_tokens, conversation) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    iso(self.vault.clock()),
-                    answer.question,
-                    min_trust,
-                    answer.provider,
-                    json.dumps([h.claim_id for h in answer.given]),
-                    json.dumps(answer.to_json()["answer"]),
-                    answer.verdict,
-                    len(answer.dropped),
-                    answer.tokens,
-                    conversation,
-                ),
-            )
+    def _log(
+        self, issued: Issued, answer: Answer, min_trust: str, conversation: str | None
+    ) -> None:
+        """The answer's nonce and question rows: in the daemon's batch, else written now."""
+        row = (
+            iso(self.vault.clock()),
+            answer.question,
+            min_trust,
+            answer.provider,
+            json.dumps([h.claim_id for h in answer.given]),
+            json.dumps([s.model_dump() for s in answer.sentences]),  # to_json()'s "answer"
+            answer.verdict,
+            len(answer.dropped),
+            answer.tokens,
+            conversation,
+        )
+        if self.log is not None:
+            self.log.add(self.vault, issued, row)
+        else:
+            write(self.vault, [issued.row], [row])
 
 
 CLOSEST = 3

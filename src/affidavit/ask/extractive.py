@@ -16,6 +16,7 @@ import itertools
 import math
 import re
 import unicodedata
+from functools import lru_cache
 from typing import Any
 
 from ..extractive.lexicon import words
@@ -186,6 +187,11 @@ def _instructs(question: str, text: str) -> bool:
 
 
 def _bigrams(text: str) -> set[tuple[str, str]]:
+    return set(_bigrams_of(text))
+
+
+@lru_cache(maxsize=16384)
+def _bigrams_of(text: str) -> frozenset[tuple[str, str]]:
     """Adjacent content-word stems of ``text``."""
     folded = unicodedata.normalize("NFKC", _fold(text)).casefold()
     stems = [
@@ -193,7 +199,7 @@ def _bigrams(text: str) -> set[tuple[str, str]]:
         for w in re.findall(r"[^\W_]+", folded)
         if (len(w) >= 3 or w.isdigit()) and w not in STOPWORDS
     ]
-    return set(itertools.pairwise(stems))
+    return frozenset(itertools.pairwise(stems))
 
 
 def _fold(text: str) -> str:
@@ -203,7 +209,14 @@ def _fold(text: str) -> str:
 
 
 def _stems(text: str) -> set[str]:
-    return {stem(w) for w in content_words(_fold(text))}
+    return set(_stems_of(text))
+
+
+@lru_cache(maxsize=65536)
+def _stems_of(text: str) -> frozenset[str]:
+    """:func:`_stems`, remembered: the daemon asks for the same claims' texts, titles and
+    quotes question after question (frozen: no caller can change what the next one gets)."""
+    return frozenset(stem(w) for w in content_words(_fold(text)))
 
 
 def _matches(word: str, have: set[str]) -> bool:

@@ -279,11 +279,11 @@ class Retriever:
             return self._lists(query_terms(query), k, tiers)
 
     def _lists(
-        self, terms: list[str], k: int, tiers: tuple[str, ...]
+        self, terms: list[str], k: int, tiers: tuple[str, ...], engine: Lexical | None = None
     ) -> dict[str, list[tuple[str, float]]]:
         if not terms:
             return {"claims": [], "pages": [], "neighbours": []}
-        engine = self._lexical()
+        engine = engine or self._lexical()
         by_text = engine.claims(terms, tiers, max(CANDIDATES, k), enough=k)
         pages = [slug for slug, _ in engine.pages(terms, 5)]
         on_pages = [hit for p in pages for hit in engine.claims(terms, tiers, 5, page=p)]
@@ -295,13 +295,37 @@ class Retriever:
         ]
         return {"claims": by_text, "pages": on_pages, "neighbours": on_neighbours}
 
+    def _fused(self, terms: list[str], k: int, tiers: tuple[str, ...], limit: int) -> list[str]:
+        """The lexical ranking of :func:`fuse_lexical` in the fewest engine calls, when the
+        engine is tantivy: the matching pages (one call), the first ``k`` claims (one call, two
+        when fewer than ``k`` hold every word) for the best score and the best claims' pages,
+        their link neighbours (one SQL query), then one call that ranks the claims by BM25 plus
+        the page and neighbour bonuses as constant-score clauses (:meth:`SearchIndex.fused`).
+        The bonus goes to every matching claim of those pages, not only to each page's first
+        five (three for a neighbour) as the lists had it. FTS5, and ``fusion="rrf"``, use the
+        lists."""
+        engine = self._lexical()
+        from .tantivy_index import SearchIndex
+
+        if not isinstance(engine, SearchIndex) or self.fusion != "bm25":
+            lists = self._lists(terms, k, tiers, engine)
+            if self.fusion == "rrf":
+                old = rrf([([c for c, _ in lists[n]], w) for n, w in RRF_WEIGHTS])
+                return sorted(old, key=lambda cid: (-old[cid], cid))
+            return fuse_lexical(lists["claims"], lists["pages"], lists["neighbours"])
+        if not terms:
+            return []
+        pages = [slug for slug, _ in engine.pages(terms, 5)]
+        plain = engine.opening(terms, tiers, k, max(limit, 5))
+        top = plain[0][1] if plain else 1.0  # nothing matched: no claim of a page matches either
+        best_pages = self._pages_of([cid for cid, _ in plain[:5]]) or pages[:3]
+        neighbours = self._neighbours(best_pages)
+        bonuses = [(pages, PAGE_BONUS * top), (neighbours, NEIGHBOUR_BONUS * top)]
+        return [cid for cid, _ in engine.fused(terms, tiers, plain, bonuses, limit)]
+
     def _search(self, query: str, k: int, tiers: tuple[str, ...]) -> list[Hit]:
-        lists = self._lists(query_terms(query), k, tiers)
-        if self.fusion == "rrf":
-            old = rrf([([c for c, _ in lists[n]], w) for n, w in RRF_WEIGHTS])
-            lexical = sorted(old, key=lambda cid: (-old[cid], cid))
-        else:
-            lexical = fuse_lexical(lists["claims"], lists["pages"], lists["neighbours"])
+        limit = 2 * k if self.vectors is None else max(CANDIDATES, 2 * k)
+        lexical = self._fused(query_terms(query), k, tiers, limit)
         if self.vectors is None:
             ranked = lexical
             scores = {cid: 1.0 / (RRF_K + n + 1) for n, cid in enumerate(ranked)}

@@ -360,6 +360,64 @@ class SearchIndex:
             return []
         return self._search(self._filtered(query, tiers, page), limit)
 
+    def opening(
+        self, terms: list[str], tiers: tuple[str, ...], k: int, limit: int
+    ) -> list[tuple[str, float]]:
+        """The first ``limit`` claims of :meth:`claims` with ``enough=k``: those with every
+        term when at least ``k`` have them, else those with any by BM25 (a pure disjunction of
+        term queries, which tantivy ranks skipping blocks that can't enter the top)."""
+        if k <= 0 or limit <= 0:
+            return []
+        tokens = _terms(terms)
+        if len(tokens) > 1:
+            every = self._filtered(self._text_query(("text",), tokens, all_terms=True), tiers, None)
+            found = self._search(every, limit)
+            if len(found) >= k:
+                return found
+        query = self._text_query(("text",), tokens)
+        if query is None:
+            return []
+        return self._search(self._filtered(query, tiers, None), limit)
+
+    def fused(
+        self,
+        terms: list[str],
+        tiers: tuple[str, ...],
+        plain: list[tuple[str, float]],
+        bonuses: list[tuple[list[str], float]],
+        limit: int,
+    ) -> list[tuple[str, float]]:
+        """The first ``limit`` claims by BM25 score plus, for each ``(pages, bonus)`` of
+        ``bonuses`` whose pages hold the claim, ``bonus``; best first, ties by claim id.
+
+        ``plain`` is the first ``limit`` claims by score alone (:meth:`opening`): a claim off
+        the bonus pages that belongs in the answer is among them (every claim scoring more
+        ranks above it). The claims of the bonus pages that hold any of the words come from
+        one more call, their bonuses added inside it as constant-score clauses; it matches only
+        those pages' claims, so scoring all of them is cheap, where a bonus clause inside the
+        ranking over the whole wiki would keep tantivy from skipping blocks (block-max WAND)
+        and score every claim with a common word."""
+        on_pages = sorted({p for pages, bonus in bonuses if bonus > 0 for p in pages})
+        if not on_pages:
+            return plain[:limit]
+        anyof = self._text_query(("text",), _terms(terms))
+        if anyof is None:
+            return plain[:limit]
+        tv = _tv()
+        must, should = tv.Occur.Must, tv.Occur.Should
+        parts = [(must, anyof), (must, _pages_query(on_pages))]
+        tiers_query = _tiers_query(tuple(tiers))
+        if tiers_query is not None:
+            parts.append((must, tiers_query))
+        for pages, bonus in bonuses:
+            if pages and bonus > 0:
+                parts.append((should, tv.Query.const_score_query(_pages_query(pages), bonus)))
+        scored = dict(plain)
+        scored.update(self._search(tv.Query.boolean_query(parts), limit))
+        ranked = sorted(scored.items(), key=itemgetter(0))
+        ranked.sort(key=itemgetter(1), reverse=True)
+        return ranked[:limit]
+
     def _filtered(self, query: Any, tiers: tuple[str, ...], page: str | None) -> Any:
         must = _tv().Occur.Must
         parts = [(must, query)]
@@ -425,6 +483,17 @@ def _page_query(page: str) -> Any:
     """The filter keeping one page's claims: a search asks for up to eight pages' claims, the
     same pages for many questions (an immutable query, as :func:`_text_query`'s)."""
     return _const(_tv().Query.term_query(_schema(), "page", page))
+
+
+def _pages_query(pages: list[str]) -> Any:
+    """The claims of any of ``pages`` (an unscored filter): a union of the pages' term
+    queries, which tantivy intersects with the words' postings as it goes; a term-set query
+    fills a bit set over the whole index first (0.4 ms for 25 pages at 61k claims, against
+    0.07 ms)."""
+    if len(pages) == 1:
+        return _page_query(pages[0])
+    should = _tv().Occur.Should
+    return _const(_tv().Query.boolean_query([(should, _page_query(p)) for p in pages]))
 
 
 def _const(query: Any) -> Any:

@@ -29,13 +29,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..config import Config
 from ..errors import ConfigError, NotFoundError, VaultError
 from ..service.tokens import TokenGrant, check_token
 from ..store.anchor import Anchor
 from ..vault import Vault, attach, open_vault
+
+if TYPE_CHECKING:
+    from ..ask.log import AskLog
 
 _NAME = re.compile(r"[^a-z0-9-]+")
 T = TypeVar("T")
@@ -73,6 +76,7 @@ class ServedVault:
     _loop_vault: Vault | None = field(default=None, repr=False)
     _loop_thread: int | None = field(default=None, repr=False)
     _loop_checks: int = field(default=0, repr=False)
+    _ask_log: AskLog | None = field(default=None, repr=False)
 
     @property
     def max_body_bytes(self) -> int:
@@ -156,7 +160,27 @@ class ServedVault:
                     self.vectors_loaded = True
         return self.vectors
 
+    def ask_log(self) -> AskLog | None:
+        """Where this daemon's answers put their log rows, written in batches
+        (:mod:`affidavit.ask.log`); None for a vault only read (W10)."""
+        if self.read_only:
+            return None
+        if self._ask_log is None:
+            from ..ask.log import AskLog
+
+            with self._lock:
+                if self._ask_log is None:
+                    self._ask_log = AskLog(self.borrow)
+        return self._ask_log
+
     def close(self) -> None:
+        if self._ask_log is not None:
+            try:
+                self._ask_log.close()  # the answers' rows still waiting, before the pool closes
+            except (VaultError, sqlite3.Error) as exc:
+                from .logs import event
+
+                event("ask_log_lost", vault=self.name, message=str(exc))
         if self._loop_vault is not None:
             self._loop_vault.close()
             self._loop_vault = None

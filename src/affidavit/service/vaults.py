@@ -17,6 +17,7 @@ from typing import Any
 from .. import agents, inbox
 from ..agents import caller_of, is_agent, proposer_of, quoted
 from ..ask import Asker, render_answer
+from ..ask.log import AskLog
 from ..ask.save import propose_answer
 from ..errors import ConfigError, ConflictError, NotFoundError
 from ..gate.verdicts import Held, OpResult
@@ -229,7 +230,11 @@ def search(
 
 
 def ask(
-    vault: Vault, request: AskRequest, vectors: VectorSearch | None, author: str
+    vault: Vault,
+    request: AskRequest,
+    vectors: VectorSearch | None,
+    author: str,
+    log: AskLog | None = None,
 ) -> AskResponse:
     """Answer a question (W8); with ``save`` the answer is proposed to the inbox (W4) as
     ``author``'s plan: every door names its caller (a token's saved answer, from the API or the
@@ -242,7 +247,7 @@ def ask(
             raise  # the vault's own model is misconfigured: the owner must fix it
         raise ConflictError(f"model {name!r} can't answer in this vault: {exc}") from exc
     try:
-        answer = Asker(vault, provider, Retriever(vault.db, vectors)).ask(
+        answer = Asker(vault, provider, Retriever(vault.db, vectors), log=log).ask(
             request.question, min_trust=request.min_trust
         )
     finally:

@@ -96,7 +96,7 @@ def ask(
     saved answer is the caller's plan (a token's waits for a person)."""
     if body.save:
         require(role, "propose", "saving an answer")
-    return svc.ask(vault, body, served.vector_search(vault), caller.actor)
+    return svc.ask(vault, body, served.vector_search(vault), caller.actor, served.ask_log())
 
 
 @router.get("/audit", response_model=AuditPage, tags=["audit"], **access("read"))
