@@ -11,6 +11,9 @@ Rows (each for both trees, interleaved ``--rounds`` times):
   requests/s, p50/p99 and the daemon's CPU per request;
 - ``ask_daemon``: the daemon's CPU per ``POST …/ask`` (extractive answerer), the same questions.
 
+The two trees' daemons run side by side and the ``search`` and ``ask_daemon`` rows alternate
+between them round after round (each cell carries the load average when it ended).
+
 The vault is built once outside the repository (``bench/bench_ingest.py --vault DIR``, 233
 speeches) and is only read.
 
@@ -134,6 +137,41 @@ def ask_cpu(sock: Path, pid: int, name: str, asked: list[str]) -> dict[str, Any]
     }
 
 
+def daemon_rows(
+    args: argparse.Namespace,
+    rows: list[str],
+    trees: dict[str, Path],
+    asked: list[str],
+    work: Path,
+    result: dict[str, Any],
+) -> None:
+    """The ``search`` and ``ask_daemon`` rows: both trees' daemons (``serve --workers 1``) run
+    side by side on the same vault and are measured in turn, round after round, so the
+    machine's load falls on both alike."""
+    name = args.vault.name
+    daemons = {
+        tree: start(args.vault, work / tree, src=src, workers=1) for tree, src in trees.items()
+    }
+    try:
+        paths = [f"/v1/vaults/{name}/search?q={quote(q)}" for q in asked]
+        for tree, (_proc, sock, _) in daemons.items():
+            result[f"search_{tree}"] = []
+            result[f"ask_daemon_{tree}"] = []
+            if "search" in rows:
+                load(("unix", str(sock)), {}, paths, 8, 1.0)  # warm-up
+        for _ in range(args.rounds):
+            for tree, (proc, sock, _) in daemons.items():
+                if "search" in rows:
+                    cell = load(("unix", str(sock)), {}, paths, 8, args.seconds, proc.pid)
+                    result[f"search_{tree}"].append(cell | {"load": os.getloadavg()[0]})
+                if "ask_daemon" in rows:
+                    cell = ask_cpu(sock, proc.pid, name, asked[:100])
+                    result[f"ask_daemon_{tree}"].append(cell | {"load": os.getloadavg()[0]})
+    finally:
+        for proc, _, _ in daemons.values():
+            stop(proc)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -151,7 +189,6 @@ def main() -> int:
     rows = args.rows.split(",")
     trees = {"this": ROOT / "src", "base": args.base / "src"}
     asked = queries(args.questions)
-    name = args.vault.name
     work = Path(tempfile.mkdtemp(prefix="issue25-", dir="/tmp"))
     result: dict[str, Any] = {"load_before": os.getloadavg()[0], "queries": len(asked)}
     try:
@@ -173,23 +210,8 @@ def main() -> int:
                         result[f"ask_client_{tree}_s"].append(round(child_cpu(cmd, src, env), 3))
             finally:
                 stop(proc)
-        for tree, src in trees.items():
-            if "search" not in rows and "ask_daemon" not in rows:
-                break
-            proc, sock, _ = start(args.vault, work / tree, src=src, workers=1)
-            try:
-                if "search" in rows:
-                    paths = [f"/v1/vaults/{name}/search?q={quote(q)}" for q in asked]
-                    load(("unix", str(sock)), {}, paths, 8, 1.0)  # warm-up
-                    cells = [
-                        load(("unix", str(sock)), {}, paths, 8, args.seconds, proc.pid)
-                        for _ in range(args.rounds)
-                    ]
-                    result[f"search_{tree}"] = cells
-                if "ask_daemon" in rows:
-                    result[f"ask_daemon_{tree}"] = ask_cpu(sock, proc.pid, name, asked[:100])
-            finally:
-                stop(proc)
+        if "search" in rows or "ask_daemon" in rows:
+            daemon_rows(args, rows, trees, asked, work, result)
         result["load_after"] = os.getloadavg()[0]
     finally:
         shutil.rmtree(work, ignore_errors=True)
