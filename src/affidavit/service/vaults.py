@@ -258,7 +258,7 @@ def ask(
         if request.save and answer.verdict == "answered"
         else None
     )
-    data: dict[str, Any] = answer.to_json()
+    data: dict[str, Any] = answer.to_json(citations=False)
     data["citations"] = [_hit(h) for h in answer.cited()]
     return AskResponse(
         **data,
