@@ -190,7 +190,9 @@ class PostgresStorage:
 
     def migrate(self) -> list[str]:
         with self._tx() as conn:
-            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, MIGRATION_KEY))
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(%s::int4, %s::int4)", (LOCK_CLASS, MIGRATION_KEY)
+            )
             applied = _apply_migrations(conn, REGISTRY_SCHEMA, REGISTRY)
             names = conn.execute(
                 _q("SELECT name FROM {s}.vaults ORDER BY id", REGISTRY_SCHEMA)
@@ -202,7 +204,9 @@ class PostgresStorage:
     def create_vault(self, name: str, owner: str) -> None:
         check_vault_name(name)
         with self._tx() as conn:
-            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, MIGRATION_KEY))
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(%s::int4, %s::int4)", (LOCK_CLASS, MIGRATION_KEY)
+            )
             _apply_migrations(conn, REGISTRY_SCHEMA, REGISTRY)
             conn.execute(
                 _q("INSERT INTO {s}.vaults (name, owner) VALUES (%s, %s) "
@@ -252,7 +256,7 @@ class PostgresStorage:
     def door(self, vault: str, batch_id: str) -> Iterator[PostgresDoor]:
         key, schema = self._vault(vault)
         with self._tx() as conn:
-            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, key))
+            conn.execute("SELECT pg_advisory_xact_lock(%s::int4, %s::int4)", (LOCK_CLASS, key))
             door = PostgresDoor(conn, schema, batch_id)
             yield door
             if door.applied and door.sealed is None:
