@@ -78,6 +78,8 @@ def test_one_batch_commits_with_the_next_number(storage: Storage) -> None:
     ]
     assert [json.loads(e.detail) for e in records[0].entries] == first.details
     assert [r.seq for r in storage.batches(ap.VAULT, after=1)] == [2]
+    assert (storage.committed(ap.VAULT, "b-1"), storage.committed(ap.VAULT, "b-2")) == (1, 2)
+    assert storage.committed(ap.VAULT, "b-3") is None
     assert storage.batches(ap.VAULT, after=2) == []
     assert {storage.plan(ap.VAULT, p).status for p in ("p1", "p2", "p3")} == {"applied"}  # type: ignore[union-attr]
     assert storage.verify_audit(ap.VAULT) == []
@@ -93,6 +95,7 @@ def test_an_aborted_batch_leaves_nothing_and_no_number(storage: Storage) -> None
     aborted = ap.apply_once(storage, "b-x", ["p1", "p2"], fault=boom)
     assert aborted.seq is None and "Abort" in aborted.error
     assert storage.batches(ap.VAULT) == [] and storage.audit(ap.VAULT) == []
+    assert storage.committed(ap.VAULT, "b-x") is None  # recovery rolls it back
     assert storage.plan(ap.VAULT, "p1").status == "pending"  # type: ignore[union-attr]
     after = ap.apply_once(storage, "b-y", ["p3", "p1"])
     assert after.seq == 1  # the aborted batch's number was never taken
@@ -177,6 +180,8 @@ def _check_storm(storage: Storage, outcomes: list[ap.Outcome], witness: Path) ->
         assert [json.loads(e.detail) for e in record.entries] == o.details
     for o in failed:
         assert {storage.plan(ap.VAULT, p).status for p in o.plans} == {"pending"}  # type: ignore[union-attr]
+    for o in outcomes:
+        assert storage.committed(ap.VAULT, o.batch_id) == o.seq
     assert len(storage.audit(ap.VAULT)) == sum(len(o.plans) for o in ok)
     assert storage.verify_audit(ap.VAULT) == []
     assert ap.interleavings(witness) == []

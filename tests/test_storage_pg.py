@@ -8,6 +8,8 @@ import os
 import random
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -174,12 +176,43 @@ def test_200_applies_with_backends_killed_mid_transaction(
         assert list(by_id[o.batch_id].plans) == o.plans
         assert [json.loads(e.detail) for e in by_id[o.batch_id].entries] == o.details
     for o in outcomes:
+        assert storage.committed("main", o.batch_id) == o.seq  # killed at the seal: None
         if o.seq is None:
             assert {storage.plan("main", p).status for p in o.plans} == {"pending"}
     assert storage.verify_audit("main") == []
     assert ap.interleavings(witness) == []
     with psycopg.connect(url) as conn:  # the counter row agrees with the table
         assert conn.execute("SELECT last FROM v_main.batch_counter").fetchone() == (len(ok),)
+
+
+def test_a_second_door_waits_for_the_first_to_commit(storage: Any, url: str) -> None:
+    """The number is taken under the vault's lock and only the first door's commit releases it:
+    a second door (another connection) waits on the advisory lock, readers see no uncommitted
+    batch, and the numbers commit in order."""
+    storage.create_vault("main", "ann")
+    ap.propose_all(storage, ["p1", "p2"])
+    other = open_storage(url, name="main")
+    outcome: list[ap.Outcome] = []
+    waiting = "SELECT locktype, classid::int, objid::int FROM pg_locks WHERE NOT granted"
+    key = (0x4166, storage._vault("main")[0])
+    try:
+        with psycopg.connect(url, autocommit=True) as admin:
+            with storage.door("main", "b-1") as first:
+                first.mark_applied("p1", now=ap.NOW, actor="ann", detail={})
+                assert first.seal() == 1
+                second = threading.Thread(
+                    target=lambda: outcome.append(ap.apply_once(other, "b-2", ["p2"]))
+                )
+                second.start()
+                while not (blocked := admin.execute(waiting).fetchall()):
+                    time.sleep(0.01)  # until the second door waits (no deadline)
+                assert blocked == [("advisory", *key)]  # on the vault's lock, nothing else
+                assert storage.batches("main") == [] and storage.committed("main", "b-1") is None
+            second.join()
+        assert outcome[0].seq == 2, outcome[0].error
+        assert [(r.seq, r.batch_id) for r in storage.batches("main")] == [(1, "b-1"), (2, "b-2")]
+    finally:
+        other.close()
 
 
 def test_a_tampered_audit_or_batch_row_is_found(storage: Any, url: str) -> None:

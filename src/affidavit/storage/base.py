@@ -166,6 +166,10 @@ class Storage(Protocol):
     def batches(self, vault: str, after: int = 0) -> list[BatchRecord]:
         """The committed batches numbered above ``after``, in order."""
 
+    def committed(self, vault: str, batch_id: str) -> int | None:
+        """The batch's number if its transaction committed, else None: what recovery asks to
+        roll an interrupted apply forward or back (:mod:`affidavit.store.recovery`)."""
+
     def audit(self, vault: str) -> list[AuditEntry]: ...
 
     def verify_audit(self, vault: str) -> list[str]:

@@ -262,6 +262,14 @@ class PostgresStorage:
             if door.applied and door.sealed is None:
                 door.seal()
 
+    def committed(self, vault: str, batch_id: str) -> int | None:
+        _, schema = self._vault(vault)
+        with self._tx() as conn:
+            row = conn.execute(
+                _q("SELECT seq FROM {s}.batches WHERE batch_id = %s", schema), (batch_id,)
+            ).fetchone()
+        return None if row is None else int(row["seq"])
+
     def audit(self, vault: str) -> list[AuditEntry]:
         _, schema = self._vault(vault)
         with self._tx() as conn:

@@ -57,18 +57,32 @@ class SQLiteDoor:
             return self.sealed
         if not self.applied:
             raise ConflictError("a batch that applied no plan has no number; apply a plan first.")
-        db = self.vault.db
-        before = db.execute(
-            "SELECT count(DISTINCT json_extract(detail, '$.batch')) "
-            "+ count(*) FILTER (WHERE json_extract(detail, '$.batch') IS NULL), "
-            "count(*) FILTER (WHERE json_extract(detail, '$.batch') = ?) "
-            "FROM audit WHERE action = 'applied' AND seq <= ?",
-            (self.batch_id, self._base),
-        ).fetchone()
-        if before[1]:
+        if _first_entry(self.vault, self.batch_id, self._base) is not None:
             raise ConflictError(f"batch {self.batch_id} is already recorded; use a new batch id.")
-        self.sealed = int(before[0]) + 1
+        self.sealed = _batches_upto(self.vault, self._base) + 1
         return self.sealed
+
+
+def _first_entry(vault: Vault, batch_id: str, upto: int | None = None) -> int | None:
+    """The audit seq of the batch's first "applied" entry (recovery's test of a commit)."""
+    row = vault.db.execute(
+        "SELECT min(seq) FROM audit WHERE action = 'applied' "
+        "AND json_extract(detail, '$.batch') = ? AND seq <= ?",
+        (batch_id, upto if upto is not None else 2**62),
+    ).fetchone()
+    return None if row[0] is None else int(row[0])
+
+
+def _batches_upto(vault: Vault, seq: int) -> int:
+    """How many batches have "applied" entries at or before audit entry ``seq`` (an entry
+    from before batches counts as a batch of its own)."""
+    row = vault.db.execute(
+        "SELECT count(DISTINCT json_extract(detail, '$.batch')) "
+        "+ count(*) FILTER (WHERE json_extract(detail, '$.batch') IS NULL) "
+        "FROM audit WHERE action = 'applied' AND seq <= ?",
+        (seq,),
+    ).fetchone()
+    return int(row[0])
 
 
 class SQLiteStorage:
@@ -141,6 +155,11 @@ class SQLiteStorage:
             yield door
             if door.applied and door.sealed is None:
                 door.seal()
+
+    def committed(self, vault: str, batch_id: str) -> int | None:
+        self._check(vault)
+        first = _first_entry(self.vault, batch_id)
+        return None if first is None else _batches_upto(self.vault, first)
 
     def audit(self, vault: str) -> list[AuditEntry]:
         self._check(vault)
