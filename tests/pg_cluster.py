@@ -18,12 +18,28 @@ import pwd
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 BIN = Path(os.environ.get("AFFIDAVIT_PG_BIN", "/usr/lib/postgresql/15/bin"))
 USER = "affidavit-pg"
 SETUP = "run scripts/setup_postgres.sh (as root: it installs postgresql-15 and the user)"
+
+
+WATCHDOG = """
+import os, shutil, subprocess, sys, time
+parent, root, stop = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+while True:
+    try:
+        os.kill(parent, 0)
+    except ProcessLookupError:
+        break
+    time.sleep(0.5)
+subprocess.run(stop, capture_output=True, check=False, timeout=120)
+shutil.rmtree(root, ignore_errors=True)
+"""
+"""Run beside a cluster: stops it and deletes its dir once the test process is gone."""
 
 
 class Unavailable(Exception):
@@ -40,11 +56,14 @@ class Cluster:
         self.log = root / "postgres.log"
         self._names = itertools.count(1)
         self.running = False
+        self.watchdog: subprocess.Popen[bytes] | None = None
+
+    def _command(self, *args: str) -> list[str]:
+        return [*(["runuser", "-u", self.runas, "--"] if self.runas else []), *args]
 
     def _run(self, *args: str) -> None:
-        prefix = ["runuser", "-u", self.runas, "--"] if self.runas else []
         done = subprocess.run(
-            [*prefix, *args], capture_output=True, text=True, check=False, timeout=120
+            self._command(*args), capture_output=True, text=True, check=False, timeout=120
         )
         if done.returncode != 0:
             log = self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
@@ -71,8 +90,22 @@ class Cluster:
             str(BIN / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-o", options, "-w",
             "start",
         )  # fmt: skip
+        # a process killed outright (SIGKILL, a timeout's os._exit) runs no atexit: the
+        # watchdog stops the cluster when this process is gone, and ends with it
+        stop = self._command(str(BIN / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop")
+        self.watchdog = subprocess.Popen(
+            [sys.executable, "-c", WATCHDOG, str(os.getpid()), str(self.root), *stop],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
     def stop(self) -> None:
+        if self.watchdog is not None:
+            self.watchdog.kill()
+            self.watchdog.wait()
+            self.watchdog = None
         if self.running:
             self.running = False
             try:
@@ -127,7 +160,10 @@ def cluster() -> Cluster:
             ) from None
         runas = USER
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    root = Path(tempfile.mkdtemp(prefix=f"affidavit-pg-{worker}-"))
+    # /tmp when there is one: every user can reach it (a root-only TMPDIR would lock
+    # affidavit-pg out) and the socket's path stays under the 107 bytes a Unix socket allows
+    base = "/tmp" if os.path.isdir("/tmp") else None
+    root = Path(tempfile.mkdtemp(prefix=f"affidavit-pg-{worker}-", dir=base))
     if runas:
         os.chown(root, account.pw_uid, account.pw_gid)
     made = Cluster(root, runas)

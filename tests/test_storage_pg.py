@@ -258,3 +258,24 @@ def test_a_plain_install_never_imports_psycopg() -> None:
     )
     assert "pip install 'affidavit[postgres]'" in done.stdout
     assert done.stdout.strip().endswith("False")
+
+
+def test_a_cluster_outlives_no_test_process_killed_outright(pg_cluster: Any) -> None:
+    """A test process killed with SIGKILL runs no atexit; the cluster's watchdog stops the
+    server and deletes its dir anyway."""
+    code = (
+        "import os, signal, sys\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "import pg_cluster\n"
+        "c = pg_cluster.cluster()\n"
+        "print(c.root, (c.data / 'postmaster.pid').read_text().split()[0], flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PYTEST_XDIST_WORKER": "killed"}
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(ROOT / "tests")], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == -9, done.stderr
+    root, pid = done.stdout.split()
+    while Path(root).exists() or Path(f"/proc/{pid}").exists():
+        time.sleep(0.1)  # until the watchdog has stopped it (no deadline: the suite's timeout)
