@@ -10,8 +10,9 @@ all of it commits or none of it does.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -178,14 +179,10 @@ class Storage(Protocol):
     def close(self) -> None: ...
 
 
-def group_batches(
-    entries: Iterator[AuditEntry] | list[AuditEntry],
-) -> list[tuple[str, list[AuditEntry]]]:
-    """ "applied" audit entries grouped by their batch, in the order the batches were written.
+def group_batches(entries: Iterable[AuditEntry]) -> list[tuple[str, list[AuditEntry]]]:
+    """The "applied" audit entries grouped by their batch, in the order the batches were written.
     An entry from before batches (no batch id) is a batch of its own. A batch whose entries are
     not contiguous was interleaved with another: the log is damaged."""
-    import json
-
     groups: list[tuple[str, list[AuditEntry]]] = []
     seen: set[str] = set()
     for entry in entries:

@@ -66,6 +66,14 @@ def _apply_migrations(conn: Conn, schema: str, migrations: list[tuple[str, str]]
     return applied
 
 
+def _plan(conn: Conn, schema: str, plan_id: str) -> PlanRow | None:
+    row = conn.execute(
+        _q("SELECT id, author, origin, status, expires_at FROM {s}.plans WHERE id = %s", schema),
+        (check_text("plan id", plan_id),),
+    ).fetchone()
+    return None if row is None else PlanRow(**row)
+
+
 class PostgresDoor:
     """The door's step on PostgreSQL, inside the transaction that holds the vault's lock."""
 
@@ -85,11 +93,7 @@ class PostgresDoor:
         return self.conn.execute(_q(text, self.schema), params)
 
     def plan(self, plan_id: str) -> PlanRow | None:
-        row = self._x(
-            "SELECT id, author, origin, status, expires_at FROM {s}.plans WHERE id = %s",
-            (check_text("plan id", plan_id),),
-        ).fetchone()
-        return None if row is None else PlanRow(**row)
+        return _plan(self.conn, self.schema, plan_id)
 
     def mark_applied(
         self, plan_id: str, *, now: str, actor: str, detail: Mapping[str, Any]
@@ -250,7 +254,7 @@ class PostgresStorage:
     def plan(self, vault: str, plan_id: str) -> PlanRow | None:
         _, schema = self._vault(vault)
         with self._tx() as conn:
-            return PostgresDoor(conn, schema, "").plan(plan_id)
+            return _plan(conn, schema, plan_id)
 
     @contextmanager
     def door(self, vault: str, batch_id: str) -> Iterator[PostgresDoor]:
