@@ -36,7 +36,7 @@ while True:
     except ProcessLookupError:
         break
     time.sleep(0.5)
-subprocess.run(stop, capture_output=True, check=False, timeout=120)
+subprocess.run(stop, capture_output=True, check=False, timeout=120, cwd=root)
 shutil.rmtree(root, ignore_errors=True)
 """
 """Run beside a cluster: stops it and deletes its dir once the test process is gone."""
@@ -63,7 +63,12 @@ class Cluster:
 
     def _run(self, *args: str) -> None:
         done = subprocess.run(
-            self._command(*args), capture_output=True, text=True, check=False, timeout=120
+            self._command(*args),
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+            cwd=self.root,  # a directory affidavit-pg can enter, whatever the tests' own is
         )
         if done.returncode != 0:
             log = self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
@@ -99,6 +104,7 @@ class Cluster:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
+            cwd="/",
         )
 
     def stop(self) -> None:
