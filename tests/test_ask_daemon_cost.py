@@ -203,3 +203,56 @@ def test_a_kept_text_is_the_one_its_hash_names_and_a_changed_file_is_never_kept(
         "SELECT text_sha256 FROM sources WHERE id = ?", (wiki["source"],)
     ).fetchone()[0]
     assert texts._kept(digest) is None
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="runs a daemon as root")
+def test_the_daemon_writes_waiting_answers_rows_when_it_stops(tmp_path: Path) -> None:
+    """A real daemon (one vault, the default batch): three answers through the socket, and
+    every row is in the vault once it has stopped."""
+    from affidavit.server.registry import Registry
+
+    from .test_server_authz import make_alpha, private_dir, start_daemon
+
+    base = private_dir("afd-asklog-")
+    root = base / "alpha"
+    make_alpha(root)
+    toml = root / "affidavit.toml"
+    toml.write_text(toml.read_text().replace("ask_log_batch = 1\n", "ask_log_batch = 32\n"))
+    registry = Registry.open([root])
+    try:
+        served = registry.get("alpha")
+        log = served.ask_log()
+        assert log is not None and log.batch == 32
+    finally:
+        registry.close()
+    daemon = start_daemon([root], base)
+    try:
+        with daemon.unix() as client:
+            for question in ("What are the four freedoms?", "Who spoke?", "What is freedom?"):
+                response = client.post("/v1/vaults/alpha/ask", json={"question": question})
+                assert response.status_code == 200, response.text
+    finally:
+        assert daemon.stop() == 0
+    import sqlite3
+
+    db = sqlite3.connect(root / ".affidavit" / "db.sqlite")
+    try:
+        assert db.execute("SELECT count(*) FROM questions").fetchone()[0] == 3
+        assert db.execute("SELECT count(*) FROM nonces WHERE purpose = 'ask'").fetchone()[0] == 3
+    finally:
+        db.close()
+
+
+def test_a_batch_of_one_writes_each_answer_with_it(tmp_path: Path) -> None:
+    from affidavit.server.registry import Registry
+    from affidavit.vault import init_vault
+
+    vault, _ = init_vault(tmp_path / "v")
+    vault.close()
+    toml = tmp_path / "v" / "affidavit.toml"
+    toml.write_text(toml.read_text().replace("ask_log_batch = 32\n", "ask_log_batch = 1\n"))
+    registry = Registry.open([tmp_path / "v"])
+    try:
+        assert registry.get("v").ask_log() is None
+    finally:
+        registry.close()

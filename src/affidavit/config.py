@@ -373,6 +373,15 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "server",
+        "ask_log_batch",
+        32,
+        "Answers whose log rows (the question and its nonce) the daemon writes in one "
+        "transaction, at most a second after the first; 1 writes each answer's rows with it, as "
+        "the CLI does. A crashed daemon loses at most this many questions' log rows.",
+        minimum=1,
+    ),
+    Setting(
+        "server",
         "root_can_read",
         True,
         "Whether root (UID 0) on the daemon's Unix socket may read this vault when it does not "

@@ -3,8 +3,9 @@
 Each answer records its nonce (``nonces``, purpose ``ask``) and the question (``questions``).
 The CLI writes both at once, in one transaction. The daemon answers many questions a second; a
 write transaction (with its WAL fsync) per answer was most of an answer's cost there, so it
-keeps them in an :class:`AskLog` and writes them together: when :data:`BATCH` answers wait, when
-the oldest has waited :data:`DELAY` seconds (a timer), and when the daemon stops.
+keeps them in an :class:`AskLog` and writes them together: when ``server.ask_log_batch``
+(default :data:`BATCH`) answers wait, when the oldest has waited :data:`DELAY` seconds (a timer),
+and when the daemon stops.
 
 The nonce's guarantee (W2) does not rest on its row: the answer's reply is checked against the
 nonce held in memory, and an ``ask`` nonce is never handed to the caller. A row not yet written
@@ -73,8 +74,11 @@ class AskLog:
     ``borrow`` lends a connection of the vault's for the timer's writes (the daemon's pool);
     an answer's own thread writes with the connection it holds."""
 
-    def __init__(self, borrow: Callable[[], AbstractContextManager[Vault]]) -> None:
+    def __init__(
+        self, borrow: Callable[[], AbstractContextManager[Vault]], batch: int | None = None
+    ) -> None:
         self._borrow = borrow
+        self.batch = batch
         self._lock = threading.Lock()
         self._nonces: list[tuple[Any, ...]] = []
         self._questions: list[tuple[Any, ...]] = []
@@ -95,7 +99,8 @@ class AskLog:
                     self._timer = threading.Timer(DELAY, self._on_timer)
                     self._timer.daemon = True
                     self._timer.start()
-            due = len(self._questions) >= BATCH or time.monotonic() - self._since >= DELAY
+            size = BATCH if self.batch is None else self.batch
+            due = len(self._questions) >= size or time.monotonic() - self._since >= DELAY
         if due or self.closed:
             self.flush(vault)
 

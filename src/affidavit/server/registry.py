@@ -162,15 +162,17 @@ class ServedVault:
 
     def ask_log(self) -> AskLog | None:
         """Where this daemon's answers put their log rows, written in batches
-        (:mod:`affidavit.ask.log`); None for a vault only read (W10)."""
-        if self.read_only:
+        (:mod:`affidavit.ask.log`); None (each answer writes its own) for a vault only read
+        (W10) or with ``server.ask_log_batch = 1``."""
+        batch = int(self.config.get("server.ask_log_batch"))
+        if self.read_only or batch <= 1:
             return None
         if self._ask_log is None:
             from ..ask.log import AskLog
 
             with self._lock:
                 if self._ask_log is None:
-                    self._ask_log = AskLog(self.borrow)
+                    self._ask_log = AskLog(self.borrow, batch)
         return self._ask_log
 
     def close(self) -> None:
