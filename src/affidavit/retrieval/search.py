@@ -299,14 +299,15 @@ class Retriever:
         return {"claims": by_text, "pages": on_pages, "neighbours": on_neighbours}
 
     def _fused(self, terms: list[str], k: int, tiers: tuple[str, ...], limit: int) -> list[str]:
-        """The lexical ranking of :func:`fuse_lexical` in the fewest engine calls, when the
-        engine is tantivy: the matching pages (one call), the first ``k`` claims (one call, two
-        when fewer than ``k`` hold every word) for the best score and the best claims' pages,
-        their link neighbours (one SQL query), then one call that ranks the claims by BM25 plus
-        the page and neighbour bonuses as constant-score clauses (:meth:`SearchIndex.fused`).
-        The bonus goes to every matching claim of those pages, not only to each page's first
-        five (three for a neighbour) as the lists had it. FTS5, and ``fusion="rrf"``, use the
-        lists."""
+        """The first ``limit`` claims of the lexical ranking of :func:`fuse_lexical`, in three
+        or four engine calls when the engine is tantivy: the matching pages (one call); the
+        first ``limit`` claims by BM25 alone (one call, two when fewer than ``k`` hold every
+        word), which give the best score and the best claims' pages, whose link neighbours one
+        SQL query reads; and one call over the claims of those pages with the page and
+        neighbour bonuses as constant-score clauses, merged with the first claims
+        (:meth:`SearchIndex.fused`, exact). The bonus goes to every matching claim of those
+        pages, not only to each page's first five (three for a neighbour) as the lists had it.
+        FTS5, ``fusion="lists"`` and ``fusion="rrf"`` use the lists."""
         engine = self._lexical()
         from .tantivy_index import SearchIndex
 
