@@ -81,3 +81,20 @@ def test_a_name_line_answers_what_a_command_is_for(vault: Vault, tmp_path: Path)
     # a how-do-I question only: a NAME line is no answer to "what does the log show?"
     answer = asker.ask("What does the history of a file show beyond renames?")
     assert not answer.sentences[0].text.startswith("frob-log - "), answer
+
+
+def test_a_special_name_to_use_answers_how_do_i() -> None:
+    hits = [
+        hit(
+            0,
+            'To use a persistent file as the archive, enter the ".open" command right after '
+            "the shell starts.",
+        ),
+        hit(
+            1,
+            "The most common way to keep a frob archive purely in memory is to open the archive "
+            'using the special filename ":memory:".',
+        ),
+    ]
+    reply = extractive_answer("How do I open an archive that lives only in memory?", hits, "n")
+    assert reply["short_answer"]["text"] == ":memory:", reply

@@ -356,12 +356,14 @@ def _support(weights: dict[str, float], have: set[str]) -> float:
 _COMMAND = re.compile(
     r"(?:^|(?<=[\s(\"'“]))(?:[A-Z][A-Z_]{2,}(?:\s+(?:[A-Z][A-Z_]{1,}|[a-z]+_\w+(?:\s?=\s?\w+)?))+|"
     r"\.[a-z][\w-]+|--?[a-z][\w-]+|[a-z]\w*_\w+(?:\s?=\s?\w+)?|\w+\(\)|\w+\s?=\s?\w+|"
+    r"(?<=[\"“])[\w.-]*[:/][\w.:/-]*\w[\w.:/-]*(?=[\"”])|"
     r"[A-Z][A-Z_]{2,}(?=\s+(?:command|pragma|statement|keyword|clause|option|mode)\b)|"
     r"(?<=\bthe\s)[A-Z][A-Z_]{2,})(?=$|[\s).,;:\"'”])"
 )
 """What a manual names an instruction by: a keyword or constant in capitals (``VACUUM``,
 ``PRAGMA foreign_keys``), a dot-command (``.import``), an option (``--amend``), an identifier
-(``json_extract``), a call (``typeof()``) or a setting (``journal_mode=WAL``)."""
+(``json_extract``), a call (``typeof()``), a setting (``journal_mode=WAL``) or a special name
+in quotes (``":memory:"``, ``"file:data.db"``)."""
 _HOW_DO = re.compile(
     r"^\s*(?:.*[;,]\s*)?how\s+(?:do|can|should|would|could|may|might)\s+(?:i|you|we|one)\b|"
     r"^\s*(?:which|what)\s+(?:option|command|flag|pragma|setting|keyword|function)\b",
@@ -373,7 +375,7 @@ _INSTRUMENT = re.compile(
     r"\b(?:use|using|run|running|type|enter|invoke|invoking|execute|executing|issue|add|adding|"
     r"set|setting|specify|specifying|pass|passing)\s+(?:the\s+|a\s+|an\s+)?"
     r"(?:(?:following|special|new)\s+)?(?:\w+\s+){0,2}?(?:[\"'“.-]*[A-Z][A-Z_]{2,}|[\"'“]?[.-]{1,2}[a-z]"
-    r"|\w+_\w+|\w+\(\)|(?:command|pragma|option|keyword|clause|statement)\b)",
+    r"|\w+_\w+|\w+\(\)|(?:command|pragma|option|keyword|clause|statement|filename)\b)",
 )
 """An instruction's verb before what it names: "use the following pragma", "run the VACUUM
 command", "using the PRAGMA foreign_keys command", "add the --dryrun option"."""
