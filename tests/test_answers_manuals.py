@@ -98,3 +98,12 @@ def test_a_special_name_to_use_answers_how_do_i() -> None:
     ]
     reply = extractive_answer("How do I open an archive that lives only in memory?", hits, "n")
     assert reply["short_answer"]["text"] == ":memory:", reply
+
+
+def test_an_option_named_after_two_words_of_the_question_answers_how_do_i() -> None:
+    hits = [
+        hit(0, "`--stat`: Show the log of each commit with a diffstat."),
+        hit(1, "`--oneline`: Show the log of each commit as a short title."),
+    ]
+    reply = extractive_answer("How do I show the log with one line per commit?", hits, "n")
+    assert reply["sentences"][0]["text"].startswith("`--oneline`"), reply

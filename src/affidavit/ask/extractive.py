@@ -185,6 +185,21 @@ def _instructs(question: str, text: str) -> bool:
     return stem(asked.group(1).lower()) == stem(said.group(1).lower())
 
 
+def _compounds(question: str) -> set[str]:
+    """The question's adjacent words written as one ("one line" → "oneline", "dry run" →
+    "dryrun"): how a manual names an option or setting after them (``--oneline``)."""
+    found = re.findall(r"[a-z]+", _fold(question).casefold())
+    return {a + b for a, b in itertools.pairwise(found) if len(a) >= 2 and len(b) >= 3}
+
+
+def _names_compound(compounds: set[str], text: str) -> bool:
+    """``text`` names an option or identifier that is one of ``compounds`` (``--oneline``)."""
+    return any(
+        name.lstrip("-.").replace("-", "").casefold() in compounds
+        for name in re.findall(r"(?:--?|\.)[A-Za-z][\w-]*", text)
+    )
+
+
 def _bigrams(text: str) -> set[tuple[str, str]]:
     """Adjacent content-word stems of ``text``."""
     folded = unicodedata.normalize("NFKC", _fold(text)).casefold()
@@ -380,6 +395,8 @@ _INSTRUMENT = re.compile(
 """An instruction's verb before what it names: "use the following pragma", "run the VACUUM
 command", "using the PRAGMA foreign_keys command", "add the --dryrun option"."""
 INSTRUMENT = 0.2
+COMPOUND = 0.2
+"""What naming an option after two of the question's words adds ("one line": ``--oneline``)."""
 """What an instruction's verb before the command adds for a how-do-I question."""
 OTHER_VERB = 0.15
 """What "To <another verb> ..." adds for a how-do-I question ("To enable X" for "turn on X")."""
@@ -440,6 +457,7 @@ def ranked(
     kind = question_type(question)
     measure = dimension(question)[1]
     how = asks_how(question)
+    compounds = _compounds(question) if how else set()
     said = [_stems(h.text) | {s for e in h.evidence for s in _stems(e.quote)} for h in hits]
     titled = [
         stems | _stems(h.page_title) | _stems(h.section) | _stems(context.get(h.claim_id, ""))
@@ -474,6 +492,8 @@ def ranked(
             score += 0.1  # "Why ...?": a sentence that gives a cause
         if pairs:  # the question's word pairs kept together ("root logger", "base class")
             score += 0.15 * len(pairs & _bigrams(hit.text)) / len(pairs)
+        if how and compounds and _names_compound(compounds, hit.text):
+            score += COMPOUND  # "one line per commit": "`--oneline`: ..."
         if how and commands(question, hit.text):
             score += 0.15  # "How do I shrink the file?": "... run the VACUUM command."
             if _INSTRUMENT.search(hit.text):
