@@ -189,3 +189,16 @@ def test_a_huge_table_is_bounded() -> None:
     assert len(claims) > 20 and all(len(str(c["text"])) <= 600 for c in claims)
     assert all(str(c["text"]).count("frob option") == 1 for c in claims)
     assert not any("giant" in str(c["text"]) or "c; c" in str(c["text"]) for c in claims)
+
+
+def test_a_table_in_a_code_fence_is_code_and_a_stray_pipe_names_no_column() -> None:
+    text = (
+        "# frob output\n\nThe report looks like this:\n\n```\n| Name | Size |\n|---|---|\n"
+        "| core.db | 12 MB |\n```\n\n| Option | Meaning |\n|---|---|\n"
+        "| --wide | Print a | wider table |\n| --narrow | Print a narrow table |\n"
+    )
+    texts = {str(c["text"]) for c in _claims(text, "report.md")}
+    assert not any(t.startswith(("core.db", "`core.db`")) for t in texts), texts
+    assert "`--narrow` — Meaning: Print a narrow table" in texts, texts
+    # a row whose cells don't line up with the header takes no column name from it
+    assert not any("Meaning: Print a;" in t or "Meaning: Print a |" in t for t in texts), texts
