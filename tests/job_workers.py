@@ -89,7 +89,7 @@ def hold(where: str, name: str, lease_seconds: float, out: str, idle: Any) -> No
         log(path, "claimed", claim.job_id, claim.fence)
         while True:
             idle.value = 1
-            time.sleep(lease_seconds / 5)
+            time.sleep(min(lease_seconds / 5, 0.1))  # a heartbeat well inside the lease
             if release.exists():
                 idle.value = 0
                 break

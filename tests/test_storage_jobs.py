@@ -153,38 +153,46 @@ def test_workers_in_processes_drain_every_job_exactly_once(where: Where, tmp_pat
 
 
 def test_a_worker_paused_past_its_lease_writes_nothing_late(where: Where, tmp_path: Path, queue: JobStore, procs: list[BaseProcess]) -> None:  # fmt: skip
-    first, *rest = [queue.enqueue(jw.VAULT, LINT, "ann") for _ in range(3)]
-    paused_log, other_log = tmp_path / "paused.log", tmp_path / "other.log"
-    idle = SPAWN.Value("i", 0)
-    paused = start(procs, jw.hold, where.main, "paused", 0.5, str(paused_log), idle)
+    job_id = queue.enqueue(jw.VAULT, LINT, "ann")
+    paused_log, taker_log = tmp_path / "paused.log", tmp_path / "taker.log"
+    paused_idle, taker_idle = SPAWN.Value("i", 0), SPAWN.Value("i", 0)
+    paused = start(procs, jw.hold, where.main, "paused", 0.5, str(paused_log), paused_idle)
     until(lambda: jw.lines(paused_log), "the first worker's claim")
-    assert jw.lines(paused_log) == [["claimed", first, "1"]]
-    stop_while_idle(paused, idle)
+    assert jw.lines(paused_log) == [["claimed", job_id, "1"]]
+    stop_while_idle(paused, paused_idle)
 
-    # its lease runs out while it is stopped; another worker takes the job over and finishes it
-    other = start(procs, jw.drain, where.main, "other", 30.0, str(other_log))
-    assert finished(other) == 0
-    job = queue.job(jw.VAULT, first)
-    assert job is not None and job.status == "done" and job.fence == 2
-    assert job.result == {"by": "other", "fence": 2}
-    assert ["claimed", first, "2"] in jw.lines(other_log)
+    # its lease runs out while it is stopped, and another worker claims the job (fence 2)
+    taker = start(procs, jw.hold, where.main, "taker", 30.0, str(taker_log), taker_idle)
+    until(lambda: jw.lines(taker_log), "the second worker's claim")
+    assert jw.lines(taker_log) == [["claimed", job_id, "2"]]
 
-    # resumed, the paused worker's heartbeat, progress and completion are all refused
+    # resumed while the job runs under the new claim: its heartbeat, progress and completion
+    # are all refused, and nothing of them reaches the job
     Path(str(paused_log) + ".release").touch()
     assert paused.pid is not None
     os.kill(paused.pid, signal.SIGCONT)
     assert finished(paused) == 0
     late = jw.lines(paused_log)[1:]
-    assert ["progress", "refused", first, "1"] in late
-    assert ["complete", "refused", first, "1"] in late
-    assert ["renew", "refused", first, "1"] in late
+    assert ["renew", "refused", job_id, "1"] in late
+    assert ["progress", "refused", job_id, "1"] in late
+    assert ["complete", "refused", job_id, "1"] in late
     assert not [words for words in late if "accepted" in words]
-    after = queue.job(jw.VAULT, first)
-    assert after is not None
-    assert (after.status, after.result, after.fence) == ("done", {"by": "other", "fence": 2}, 2)
-    assert after.progress[2] == "other halfway"  # not "paused late"
-    assert after.events.count("done") == 1
-    assert {j.status for j in queue.jobs(jw.VAULT) if j.id in rest} == {"done"}
+    job = queue.job(jw.VAULT, job_id)
+    assert job is not None
+    assert (job.status, job.fence, job.progress, job.result) == ("running", 2, (0, 0, ""), None)
+
+    # the current holder's writes go through: the job is completed once, by it
+    Path(str(taker_log) + ".release").touch()
+    assert finished(taker) == 0
+    assert jw.lines(taker_log)[1:] == [
+        ["progress", "accepted", job_id, "2"],
+        ["complete", "accepted", job_id, "2"],
+    ]
+    done = queue.job(jw.VAULT, job_id)
+    assert done is not None
+    assert (done.status, done.result, done.fence) == ("done", {"by": "taker", "fence": 2}, 2)
+    assert done.progress == (2, 2, "taker late")
+    assert done.events.count("done") == 1 and done.events.count("started") == 2
 
 
 def test_a_worker_killed_mid_job_is_recovered_after_its_lease(where: Where, tmp_path: Path, queue: JobStore, procs: list[BaseProcess]) -> None:  # fmt: skip
