@@ -262,6 +262,34 @@ def test_forged_and_old_claims_are_refused(queue: JobStore) -> None:
     assert done is not None and (done.status, done.result) == ("done", {"by": "fast"})
 
 
+def test_what_a_worker_or_submitter_gives_is_checked(queue: JobStore) -> None:
+    from affidavit.jobs import JobPayloadError
+
+    for payload in ({"kind": "nosuch"}, {"kind": "lint", "extra": 1}, {}):
+        with pytest.raises(JobPayloadError):
+            queue.enqueue(jw.VAULT, payload, "ann")
+    for attempts in (0, -1):
+        with pytest.raises(ConflictError, match="max_attempts"):
+            queue.enqueue(jw.VAULT, LINT, "ann", max_attempts=attempts)
+    with pytest.raises(ConflictError, match="NUL"):
+        queue.enqueue(jw.VAULT, LINT, "ann\x00")
+    assert queue.jobs(jw.VAULT) == []
+    job_id = queue.enqueue(jw.VAULT, LINT, ATTACKS[0])
+    for seconds in (0, -1.0, float("nan"), 1e12):
+        with pytest.raises(ConflictError, match="lease"):
+            queue.claim(jw.VAULT, "w", seconds)
+    claim = queue.claim(jw.VAULT, ATTACKS[1], 60.0)
+    assert claim is not None and claim.job_id == job_id
+    with pytest.raises(ConflictError, match="lease"):
+        queue.renew(claim, 0)
+    queue.progress(claim, 1, 3, ATTACKS[3])
+    queue.complete(claim, {"text": ATTACKS[0], "n": [1, 2]})
+    job = queue.job(jw.VAULT, job_id)
+    assert job is not None and job.payload == {"kind": "lint", "propose": False}
+    assert job.progress == (1, 3, ATTACKS[3])
+    assert job.result == {"text": ATTACKS[0], "n": [1, 2]}
+
+
 def _writes(queue: JobStore, claim: Claim) -> list[Callable[[], None]]:
     return [
         lambda: queue.renew(claim, 60.0),

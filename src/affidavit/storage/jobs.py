@@ -74,6 +74,21 @@ def lost(claim: Claim, row: Mapping[str, Any] | None) -> LeaseLost:
     )
 
 
+def check_lease(seconds: float) -> float:
+    if not (isinstance(seconds, int | float) and 0 < seconds < 86400 * 7):
+        raise ConflictError(
+            f"a lease of {seconds!r} seconds makes no sense; give a positive number of seconds "
+            "under a week (a worker renews it by heartbeats)."
+        )
+    return float(seconds)
+
+
+def check_attempts(max_attempts: int) -> int:
+    if not isinstance(max_attempts, int) or max_attempts < 1:
+        raise ConflictError(f"a job needs max_attempts >= 1, not {max_attempts!r}")
+    return max_attempts
+
+
 def result_json(result: Mapping[str, Any]) -> str:
     return json.dumps(dict(result), ensure_ascii=False, sort_keys=True)
 

@@ -20,7 +20,7 @@ from psycopg import sql
 
 from ..jobs.payloads import parse_payload
 from .base import check_text
-from .jobs import Claim, JobRecord, lost, result_json
+from .jobs import Claim, JobRecord, check_attempts, check_lease, lost, result_json
 from .postgres import Conn, PostgresStorage, _q
 
 CLAIMABLE = "status = 'queued' OR (status = 'running' AND lease_expires_at <= clock_timestamp())"
@@ -31,12 +31,6 @@ def _event(conn: Conn, schema: str, job_id: str, type_: str, data: Mapping[str, 
         _q("INSERT INTO {s}.job_events (job_id, type, data) VALUES (%s, %s, %s)", schema),
         (job_id, type_, json.dumps(dict(data), ensure_ascii=False, sort_keys=True)),
     )
-
-
-def _lease(seconds: float) -> float:
-    if not seconds > 0:
-        raise ValueError(f"a lease needs a positive number of seconds, not {seconds!r}")
-    return float(seconds)
 
 
 class PostgresJobStore:
@@ -63,8 +57,7 @@ class PostgresJobStore:
     ) -> str:
         schema = self._schema(vault)
         typed = parse_payload(payload)
-        if max_attempts < 1:
-            raise ValueError("a job needs max_attempts >= 1")
+        check_attempts(max_attempts)
         job_id = "job-" + secrets.token_hex(6)
         text = json.dumps(typed.model_dump(mode="json"), sort_keys=True)
         with self.storage._tx() as conn:
@@ -79,7 +72,7 @@ class PostgresJobStore:
     def claim(self, vault: str, owner: str, lease_seconds: float) -> Claim | None:
         schema = self._schema(vault)
         check_text("owner", owner)
-        seconds = _lease(lease_seconds)
+        seconds = check_lease(lease_seconds)
         with self.storage._tx() as conn:
             while True:
                 row = conn.execute(
@@ -160,7 +153,7 @@ class PostgresJobStore:
         return schema
 
     def renew(self, claim: Claim, lease_seconds: float) -> None:
-        seconds = _lease(lease_seconds)
+        seconds = check_lease(lease_seconds)
         with self.storage._tx() as conn:
             self._fenced(
                 conn,

@@ -21,7 +21,7 @@ from ..db import transaction
 from ..jobs import lease as leases
 from ..jobs.queue import JobQueue
 from .base import check_text
-from .jobs import Claim, JobRecord, lost
+from .jobs import Claim, JobRecord, check_attempts, check_lease, lost
 from .sqlite import SQLiteStorage
 
 
@@ -51,14 +51,17 @@ class SQLiteJobStore:
     ) -> str:
         self.storage._check(vault)
         job = JobQueue(self.vault).submit(
-            payload, check_text("requested_by", requested_by), max_attempts=max_attempts
+            payload,
+            check_text("requested_by", requested_by),
+            max_attempts=check_attempts(max_attempts),
         )
         return job.id
 
     def claim(self, vault: str, owner: str, lease_seconds: float) -> Claim | None:
         self.storage._check(vault)
+        seconds = check_lease(lease_seconds)
         got = leases.claim(
-            self.db, check_text("owner", owner), lease_seconds, time.time(), self.vault.clock
+            self.db, check_text("owner", owner), seconds, time.time(), self.vault.clock
         )
         if got is None:
             return None
@@ -81,12 +84,12 @@ class SQLiteJobStore:
             raise lost(claim, row)
 
     def renew(self, claim: Claim, lease_seconds: float) -> None:
-        now = time.time()
+        seconds, now = check_lease(lease_seconds), time.time()
         with transaction(self.db):
             self._held(claim)
             self.db.execute(
                 "UPDATE jobs SET heartbeat_at = ?, lease_expires_at = ? WHERE id = ?",
-                (now, now + lease_seconds, claim.job_id),
+                (now, now + seconds, claim.job_id),
             )
 
     def progress(self, claim: Claim, done: int, total: int, message: str) -> None:
