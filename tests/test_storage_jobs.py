@@ -233,7 +233,8 @@ def test_forged_and_old_claims_are_refused(queue: JobStore) -> None:
     assert claim.token not in repr(claim)
 
     forged = [replace(claim, token=t) for t in ATTACKS]
-    forged += [replace(claim, fence=claim.fence + 1), replace(claim, fence=0)]
+    forged += [replace(claim, fence=f) for f in (claim.fence + 1, 0, -1, 2**70)]
+    forged += [replace(claim, token=claim.token + "\x00"), replace(claim, job_id="job\x00")]
     forged += [replace(claim, job_id=t) for t in ATTACKS]
     for bad in forged:
         for write in _writes(queue, bad):

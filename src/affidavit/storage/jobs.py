@@ -60,6 +60,17 @@ class JobRecord:
         return self.status in ("done", "failed", "cancelled")
 
 
+def well_formed(claim: Claim) -> bool:
+    """Whether ``claim`` could have been issued at all (text without NUL, a fence a BIGINT
+    holds); one that could not is refused as :class:`LeaseLost` before any query."""
+    texts = (claim.vault, claim.job_id, claim.token)
+    return (
+        all(isinstance(t, str) and "\x00" not in t for t in texts)
+        and isinstance(claim.fence, int)
+        and 0 < claim.fence < 2**63
+    )
+
+
 def lost(claim: Claim, row: Mapping[str, Any] | None) -> LeaseLost:
     """The refusal of a write by ``claim``, saying what the job is now (never its secret)."""
     if row is None:

@@ -20,7 +20,15 @@ from psycopg import sql
 
 from ..jobs.payloads import parse_payload
 from .base import check_text
-from .jobs import Claim, JobRecord, check_attempts, check_lease, lost, result_json
+from .jobs import (
+    Claim,
+    JobRecord,
+    check_attempts,
+    check_lease,
+    lost,
+    result_json,
+    well_formed,
+)
 from .postgres import Conn, PostgresStorage, _q
 
 CLAIMABLE = "status = 'queued' OR (status = 'running' AND lease_expires_at <= clock_timestamp())"
@@ -135,6 +143,8 @@ class PostgresJobStore:
     def _fenced(self, conn: Conn, claim: Claim, sets: str, params: tuple[Any, ...]) -> str:
         """Run ``UPDATE jobs SET <sets>`` on the claim's job only if the claim is current (job,
         fence and secret, still running); else :class:`LeaseLost`. Returns the schema."""
+        if not well_formed(claim):
+            raise lost(claim, None)
         schema = self._schema(claim.vault)
         changed = conn.execute(
             sql.SQL("UPDATE {t} SET ").format(t=sql.Identifier(schema, "jobs"))
@@ -176,6 +186,7 @@ class PostgresJobStore:
 
     def _finish(self, claim: Claim, status: str, *, error: str = "", result: str | None) -> None:
         with self.storage._tx() as conn:
+            # a no-op SET: the fenced UPDATE checks the claim and locks the row until commit
             schema = self._fenced(conn, claim, "lease_token = lease_token", ())
             self._end(conn, schema, claim.job_id, status, error=error, result=result)
 

@@ -21,7 +21,7 @@ from ..db import transaction
 from ..jobs import lease as leases
 from ..jobs.queue import JobQueue
 from .base import check_text
-from .jobs import Claim, JobRecord, check_attempts, check_lease, lost
+from .jobs import Claim, JobRecord, check_attempts, check_lease, lost, well_formed
 from .sqlite import SQLiteStorage
 
 
@@ -70,6 +70,8 @@ class SQLiteJobStore:
     def _held(self, claim: Claim) -> None:
         """Refuse (:class:`LeaseLost`) unless ``claim`` is the job's current one; called inside
         the transaction that writes."""
+        if not well_formed(claim):
+            raise lost(claim, None)
         self.storage._check(claim.vault)
         row = self.db.execute(
             "SELECT status, attempts AS fence, lease_token FROM jobs WHERE id = ? AND queued = 1",
