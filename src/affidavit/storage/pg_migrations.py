@@ -77,5 +77,44 @@ VAULT: list[tuple[str, str]] = [
         )
         """,
     ),
+    (
+        "pg002_jobs",
+        """
+        CREATE TABLE {s}.jobs (
+            n BIGSERIAL UNIQUE,            -- submission order (claims take the oldest first)
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            status TEXT NOT NULL
+                CHECK (status IN ('queued', 'running', 'done', 'failed', 'cancelled')),
+            payload TEXT NOT NULL,         -- JSON: the kind's typed payload
+            requested_by TEXT NOT NULL,
+            max_attempts INTEGER NOT NULL CHECK (max_attempts >= 1),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            fence BIGINT NOT NULL DEFAULT 0,   -- the fencing token: one more at every claim
+            lease_token TEXT,              -- the current claim's secret; NULL when not running
+            lease_owner TEXT,
+            lease_expires_at TIMESTAMPTZ,  -- by the database's clock, whichever host claimed
+            heartbeat_at TIMESTAMPTZ,
+            progress_done BIGINT NOT NULL DEFAULT 0,
+            progress_total BIGINT NOT NULL DEFAULT 0,
+            progress_message TEXT NOT NULL DEFAULT '',
+            result TEXT,                   -- JSON, when done
+            error TEXT NOT NULL DEFAULT '',
+            created_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+            started_at TIMESTAMPTZ,
+            finished_at TIMESTAMPTZ,
+            CHECK ((status = 'running') = (lease_token IS NOT NULL))
+        );
+        CREATE INDEX jobs_claimable ON {s}.jobs (status, n);
+        CREATE TABLE {s}.job_events (
+            seq BIGSERIAL PRIMARY KEY,
+            job_id TEXT NOT NULL REFERENCES {s}.jobs (id),
+            at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+            type TEXT NOT NULL,
+            data TEXT NOT NULL             -- JSON
+        );
+        CREATE INDEX job_events_job ON {s}.job_events (job_id, seq)
+        """,
+    ),
 ]
 """Each vault's schema."""

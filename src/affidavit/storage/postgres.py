@@ -119,7 +119,7 @@ class PostgresDoor:
         seq = int(last["seq"]) + 1 if last else 1
         prev = str(last["hash"]) if last else auditlog.GENESIS
         text = canonical_json(dict(detail))
-        digest = auditlog._entry_hash(seq, at, action, plan_id, actor, text, prev)
+        digest = auditlog.entry_hash(seq, at, action, plan_id, actor, text, prev)
         self._x(
             "INSERT INTO {s}.audit (seq, at, action, plan_id, actor, detail, prev_hash, hash) "
             "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
