@@ -6,7 +6,9 @@ quote against the source's text at its offsets (W3)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import IntegrityError
 from ..hashing import sha256_hex
@@ -93,3 +95,36 @@ def verified_quote(claim_id: str, evidence: EvidenceRecord, text: str) -> Eviden
             "altered. Restore the database from a backup."
         )
     return evidence
+
+
+Row = Mapping[str, Any]
+
+
+def page_record(
+    page: Row, claims: Sequence[Row], evidence: Sequence[Row], text_of: Callable[[str], str]
+) -> PageRecord:
+    """A page from its rows (either backend's ``pages``, ``claims`` in position order, and
+    ``evidence`` by claim and index), each quote checked against ``text_of(source)``, the
+    source's text as re-hashed by the backend."""
+    by_claim: dict[str, list[EvidenceRecord]] = {}
+    for e in evidence:
+        record = EvidenceRecord(
+            int(e["idx"]), str(e["source_id"]), str(e["quote"]), int(e["start"]), int(e["end"]),
+            str(e["location"]),
+        )  # fmt: skip
+        claim = str(e["claim_id"])
+        by_claim.setdefault(claim, []).append(
+            verified_quote(claim, record, text_of(record.source_id))
+        )
+    return PageRecord(
+        str(page["slug"]), str(page["title"]), str(page["summary"]), str(page["category"]),
+        str(page["created_at"]), str(page["updated_at"]), str(page["plan_id"]),
+        tuple(
+            ClaimRecord(
+                str(c["id"]), str(c["section"]), int(c["position"]), str(c["text"]),
+                str(c["status"]), str(c["trust"]), str(c["plan_id"]), str(c["created_at"]),
+                tuple(by_claim.get(str(c["id"]), ())),
+            )
+            for c in claims
+        ),
+    )  # fmt: skip

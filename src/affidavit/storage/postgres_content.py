@@ -28,12 +28,10 @@ from ..sources.extract import locator
 from ..store.writer import claim_id
 from .base import check_text
 from .content import (
-    ClaimRecord,
-    EvidenceRecord,
     PageRecord,
     SourceRecord,
+    page_record,
     verified_bytes,
-    verified_quote,
     verified_text,
 )
 
@@ -265,26 +263,10 @@ def read_page(conn: Conn, schema: str, slug: str) -> PageRecord | None:
            "WHERE c.page_slug = %s ORDER BY e.claim_id, e.idx", schema), (slug,),
     ).fetchall()  # fmt: skip
     texts: dict[str, str] = {}
-    by_claim: dict[str, list[EvidenceRecord]] = {}
-    for e in evidence:
-        source_id = str(e["source_id"])
+
+    def text_of(source_id: str) -> str:
         if source_id not in texts:
             texts[source_id] = checked_source(source_row(conn, schema, source_id))[1]
-        record = EvidenceRecord(
-            int(e["idx"]), source_id, str(e["quote"]), int(e["start"]), int(e["end"]),
-            str(e["location"]),
-        )  # fmt: skip
-        claim = str(e["claim_id"])
-        by_claim.setdefault(claim, []).append(verified_quote(claim, record, texts[source_id]))
-    return PageRecord(
-        str(page["slug"]), str(page["title"]), str(page["summary"]), str(page["category"]),
-        str(page["created_at"]), str(page["updated_at"]), str(page["plan_id"]),
-        tuple(
-            ClaimRecord(
-                str(c["id"]), str(c["section"]), int(c["position"]), str(c["text"]),
-                str(c["status"]), str(c["trust"]), str(c["plan_id"]), str(c["created_at"]),
-                tuple(by_claim.get(str(c["id"]), ())),
-            )
-            for c in claims
-        ),
-    )  # fmt: skip
+        return texts[source_id]
+
+    return page_record(page, claims, evidence, text_of)
