@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -295,3 +296,57 @@ def test_a_batch_killed_mid_way_leaves_no_partial_page(storage: Any) -> None:
     assert [c.text for c in root.claims[1:]] == ["Claim 3", "Claim 7", "Claim 11"]
     assert [c.position for c in root.claims] == [0, 1, 2, 3]
     assert storage.verify_audit("main") == []
+
+
+def test_appliers_on_separate_connections_add_to_one_page_in_turn(storage: Any) -> None:
+    """Four appliers, each with its own pool (as on four hosts), add claims to one page and race
+    to create the same new page: the advisory lock puts them in turn — positions contiguous,
+    batch numbers gap-free, the page created once and the other creates refused."""
+    source = add(storage)
+    propose(storage, "root", page_op("root", source, "Line one of the source."))
+    apply(storage, "b-root", "root")
+    for n in range(4):
+        for k in range(5):
+            propose(
+                storage,
+                f"p{n}-{k}",
+                {
+                    "op": "add_claims",
+                    "page": "root",
+                    "claims": [
+                        {
+                            "text": f"Claim {n}-{k}",
+                            "evidence": [{"source": source, "quote": "was a student"}],
+                        }
+                    ],
+                },
+            )
+        propose(storage, f"new{n}", page_op("new", source, "met on 3 March"))  # fmt: skip
+
+    def run(n: int) -> list[str]:
+        mine = open_storage(storage.pool.conninfo)
+        outcomes = []
+        try:
+            for k in range(5):
+                apply(mine, f"b-{n}-{k}", f"p{n}-{k}")
+                outcomes.append("ok")
+            try:
+                apply(mine, f"b-new{n}", f"new{n}")
+                outcomes.append("created")
+            except ConflictError as exc:
+                outcomes.append(str(exc))
+        finally:
+            mine.close()
+        return outcomes
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(run, range(4)))
+    ends = [r[-1] for r in results]
+    assert ends.count("created") == 1 and all("already exists" in e for e in ends if e != "created")
+    root = storage.page("main", "root")
+    assert [c.position for c in root.claims] == list(range(21))
+    assert sorted(c.text for c in root.claims[1:]) == sorted(
+        f"Claim {n}-{k}" for n in range(4) for k in range(5)
+    )
+    assert [r.seq for r in storage.batches("main")] == list(range(1, 23))
+    assert len(storage.page("main", "new").claims) == 1

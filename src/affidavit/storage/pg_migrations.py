@@ -154,9 +154,9 @@ VAULT: list[tuple[str, str]] = [
             plan_id TEXT NOT NULL REFERENCES {s}.plans (id),
             created_at TEXT NOT NULL,
             superseded_by TEXT,
-            derived_from TEXT NOT NULL DEFAULT '[]',
-            UNIQUE (page_slug, position)
+            derived_from TEXT NOT NULL DEFAULT '[]'
         );
+        CREATE INDEX claims_page ON {s}.claims (page_slug, position);
         CREATE TABLE {s}.evidence (
             claim_id TEXT NOT NULL REFERENCES {s}.claims (id),
             idx INTEGER NOT NULL,
