@@ -632,11 +632,16 @@ def m020_stated_versions() -> str:
     (:func:`affidavit.sources.stated.stated_of`): ``stated`` as stated ("3.2", "2024-05-01"),
     ``stated_key`` the document it is a release of (``stated:KIND:NAME|TITLE``, "" when it states
     none) and ``stated_rank`` its order among that document's releases. Sources stored before
-    state nothing (lint orders them by their origin's versions alone) until stored again."""
+    state nothing (lint orders them by their origin's versions alone) until stored again.
+
+    Issue 27 (a re-ingest costs what changed): ``claims_derived`` indexes the few claims derived
+    from others, so the blast radius of each withdrawn claim
+    (:func:`affidavit.store.blast.derived_closure`) reads them, not every claim of the wiki."""
     return """
         ALTER TABLE sources ADD COLUMN stated TEXT NOT NULL DEFAULT '';
         ALTER TABLE sources ADD COLUMN stated_key TEXT NOT NULL DEFAULT '';
-        ALTER TABLE sources ADD COLUMN stated_rank INTEGER NOT NULL DEFAULT 0
+        ALTER TABLE sources ADD COLUMN stated_rank INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX claims_derived ON claims(page_slug, position, id) WHERE derived_from != '[]'
     """
 
 
