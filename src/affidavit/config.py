@@ -65,6 +65,15 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "sources",
+        "render_office",
+        False,
+        "Render Word (.docx) and OpenDocument (.odt) texts through LibreOffice and PDFium to "
+        "flag text a reader doesn't see beyond what the rules find (needs "
+        "libreoffice-writer-nogui). Off by default: LibreOffice lays some documents out unlike "
+        "Word (page backgrounds, filled text boxes), and their visible text would be flagged.",
+    ),
+    Setting(
+        "sources",
         "allow_private_hosts",
         [],
         "Host names or IP addresses (as written in the URL) that URL sources may be fetched from "

@@ -474,6 +474,7 @@ class SourceStore:
             charset,
             cache=self.vault.state_dir / SIGHT_CACHE,
             owner=owner_of(self.vault.root),
+            office=bool(self.vault.config.get("sources.render_office")),
         )
         text_bytes = extracted.text.encode("utf-8")
         stated = stated_of(name, origin, data, extracted.text)
