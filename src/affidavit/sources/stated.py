@@ -24,6 +24,7 @@ Precision first:
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass
 from datetime import date
@@ -158,7 +159,7 @@ def _first(pattern: re.Pattern[str], text: str) -> str | None:
 def _metas(raw: str) -> list[tuple[str, str]]:
     out = []
     for tag in _META.findall(raw):
-        attrs = {m[0].lower(): m[1] or m[2] or m[3] for m in _ATTR.findall(tag)}
+        attrs = {m[0].lower(): html.unescape(m[1] or m[2] or m[3]) for m in _ATTR.findall(tag)}
         key = (attrs.get("name") or attrs.get("property") or attrs.get("itemprop") or "").lower()
         if key and "content" in attrs:
             out.append((key, attrs["content"].strip()))
@@ -180,7 +181,7 @@ def _front(raw: str) -> list[tuple[str, str]]:
 def _title(raw: str, text: str) -> str:
     match = _TITLE.search(raw)
     if match is not None and match.group(1).strip():
-        return " ".join(re.sub(r"<[^>]*>", " ", match.group(1)).split())
+        return " ".join(html.unescape(re.sub(r"<[^>]*>", " ", match.group(1))).split())
     for line in text[:HEAD_CHARS].splitlines():
         if line.strip() and not line.strip().startswith("---"):
             return " ".join(line.strip().lstrip("#").split())
