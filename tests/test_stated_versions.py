@@ -11,6 +11,7 @@ from affidavit.ingest.pipeline import Ingestor
 from affidavit.lint.runner import run_lint
 from affidavit.plan.stored import plan_text
 from affidavit.providers.extractive import ExtractiveProvider
+from affidavit.service.vaults import get_source
 from affidavit.sources.stated import stated_of
 from affidavit.vault import Vault, init_vault
 
@@ -96,6 +97,10 @@ def test_two_releases_in_different_folders_follow_their_stated_versions(
     _ingest(vault, new, "trusted")
     clock.advance(days=30)
     _ingest(vault, old, "trusted")
+    stated = {r[0]: r[1] for r in vault.db.execute("SELECT origin, stated FROM sources")}
+    assert stated == {str(old): "1.0", str(new): "2.0"}
+    new_id = vault.db.execute("SELECT id FROM sources WHERE stated = '2.0'").fetchone()[0]
+    assert get_source(vault, new_id).stated == "2.0"  # the HTTP API's model carries it
     claims = _knob_claims(vault)
     old_claim = next(c for t, c in claims.items() if " 4 " in t)
     new_claim = next(c for t, c in claims.items() if " 6 " in t)
