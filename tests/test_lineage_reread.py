@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 
 from affidavit.ingest.chunking import Chunk, changed_chunks, shown_parts, sparse_text
+from affidavit.ingest.cost import request_tokens
+from affidavit.ingest.dry_run import estimate
 from affidavit.ingest.pipeline import Ingestor
 from affidavit.providers.base import ModelRequest
 from affidavit.providers.extractive import ExtractiveProvider
@@ -105,3 +107,27 @@ def test_a_model_is_shown_only_the_changed_sentences(vault: Vault, tmp_path: Pat
     assert "recorded 104 nesting" not in prompt and "Station 20 " not in prompt
     assert prompt.count("[…]") == len(EDITED) - 1
     assert "[s" in prompt  # cited by the source's own sentence numbers
+
+
+def test_the_dry_run_of_a_changed_file_counts_its_changed_text(
+    vault: Vault, tmp_path: Path
+) -> None:
+    vault = _small_chunks(vault)
+    doc = tmp_path / "survey.md"
+    doc.write_text(_doc(_paragraphs()))
+    Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(doc)], "trusted")
+    doc.write_text(_doc(_paragraphs(EDITED)))
+
+    def nothing(request: ModelRequest) -> str:
+        assert request.task is not None
+        return json.dumps({"nonce": request.task.nonce, "summary": "none", "operations": []})
+
+    model = ScriptedProvider([nothing] * 5)
+    found = estimate(vault, model, [str(doc)], "trusted").sources[0]
+    assert model.requests == []
+    assert found.chunks_to_ingest == 1  # today's main: every chunk of the file
+    assert "only its changed text" in found.message
+    Ingestor(vault, model, apply_now=True).run([str(doc)], "trusted")
+    sent = sum(request_tokens(r, model) for r in model.requests)
+    assert len(model.requests) == 1
+    assert abs(found.prompt_tokens - sent) <= 0.10 * sent, (found.prompt_tokens, sent)
