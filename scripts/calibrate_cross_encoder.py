@@ -77,6 +77,8 @@ def main() -> None:
     allowed = int(args.budget * len(wrong))  # wrong texts that may score at or above it
     threshold = wrong[allowed] + 1e-6 if len(wrong) > allowed else 0.5
     threshold = max(threshold, 0.5)
+    if args.split == "held":  # measured at the tuning split's threshold, never picked here
+        threshold = float(json.loads(CARD_PATH.read_text(encoding="utf-8"))["threshold"])
     report: dict[str, object] = {"split": args.split, "reaching_model": len(items)}
     for source in ("writer", "vitaminc", "all"):
         pick = [(s, it) for s, it in zip(scores, items, strict=True) if source in ("all", it[0])]

@@ -12,15 +12,38 @@ import pytest
 from affidavit.config import Config
 from affidavit.retrieval.embeddings import file_sha256
 from affidavit.support import SUPPORTED, UNSUPPORTED, SupportChecker, check, load_model
-from affidavit.support.cross import CARD_PATH, MODEL_PATH, AcceptOnly, CrossEncoder, available
+from affidavit.support.cross import (
+    CARD_PATH,
+    MODEL_PATH,
+    AcceptOnly,
+    CrossEncoder,
+    available,
+    unavailable_reason,
+)
 from affidavit.support.rules import ENTAILED, REFUTED
 
-needs_extra = pytest.mark.skipif(not available(), reason="the [embeddings] extra is not installed")
+needs_model = pytest.mark.skipif(
+    not available(), reason="the [embeddings] extra or the trained model file is missing"
+)
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 
-def test_the_shipped_model_is_small_and_its_card_matches_it() -> None:
-    assert MODEL_PATH.is_file()
+class Fixed(CrossEncoder):
+    """A cross-encoder that answers one probability (what a model that "likes" a text says)."""
+
+    def __init__(self, p: float) -> None:
+        super().__init__()
+        self.p = p
+
+    def entailment(self, premise: str, hypothesis: str) -> float:
+        return self.p
+
+
+def test_a_model_file_when_present_is_small_and_its_card_matches_it() -> None:
+    if not MODEL_PATH.is_file():
+        assert not available()
+        assert "train_cross_encoder.py" in (unavailable_reason() or "")
+        return
     assert MODEL_PATH.stat().st_size < 25_000_000
     card = json.loads(CARD_PATH.read_text(encoding="utf-8"))
     assert card["model_sha256"] == file_sha256(MODEL_PATH)  # calibrated on this very file
@@ -28,7 +51,7 @@ def test_the_shipped_model_is_small_and_its_card_matches_it() -> None:
     assert card["false_accept_budget"] <= 0.01
 
 
-@needs_extra
+@needs_model
 def test_the_runtime_loads_and_reads_word_order() -> None:
     model = CrossEncoder()
     premise = "Studs Terkel wrote The Good War, an oral history of the Second World War."
@@ -44,7 +67,7 @@ def test_the_runtime_loads_and_reads_word_order() -> None:
     )
 
 
-@needs_extra
+@needs_model
 def test_a_faithful_paraphrase_scores_above_its_changed_facts() -> None:
     model = CrossEncoder()
     premise = "The bridge was completed in 1932 after six years of work."
@@ -57,14 +80,6 @@ def test_a_faithful_paraphrase_scores_above_its_changed_facts() -> None:
 
 
 def test_accept_only_never_refutes_and_accepts_only_above_its_threshold() -> None:
-    class Fixed(CrossEncoder):
-        def __init__(self, p: float) -> None:
-            super().__init__()
-            self.p = p
-
-        def entailment(self, premise: str, hypothesis: str) -> float:
-            return self.p
-
     for p in (0.0, 0.2, 0.79, 0.8, 0.95, 1.0):
         score = AcceptOnly(Fixed(p), threshold=0.8).entailment("a", "b")
         if p >= 0.8:
@@ -73,12 +88,11 @@ def test_accept_only_never_refutes_and_accepts_only_above_its_threshold() -> Non
             assert REFUTED < score < ENTAILED
 
 
-@needs_extra
 def test_a_model_that_accepts_everything_never_overrules_a_rule() -> None:
     """The attacker's test: numbers swapped between their slots, roles exchanged, a dropped
     hedge — the model layer at threshold 0 would accept anything it is asked, and still none of
     these gets in, because the rules found a changed fact and never ask it."""
-    eager = SupportChecker(AcceptOnly(CrossEncoder(), threshold=0.0))
+    eager = SupportChecker(AcceptOnly(Fixed(1.0), threshold=0.5))
     cases = [
         ("Sales fell from 6 % to 3 % in 1998.", "Sales fell from 3 % to 6 % in 1998."),
         (
@@ -108,10 +122,12 @@ def test_a_model_that_accepts_everything_never_overrules_a_rule() -> None:
         assert eager.check(claim, [quote]).verdict == SUPPORTED
 
 
-@needs_extra
-def test_auto_wires_the_cross_encoder_when_the_extra_is_installed() -> None:
+def test_auto_wires_the_cross_encoder_when_it_can_run() -> None:
     model = load_model(Config({"support.model": "auto"}))
-    assert isinstance(model, AcceptOnly)
+    if available():
+        assert isinstance(model, AcceptOnly)
+    else:  # no extra or no model file: the rules alone, no error
+        assert model is None
     verdict = SupportChecker(model).check("The tower was built in 1900.", ["It rained in 1900."])
     assert verdict.verdict != SUPPORTED
     assert load_model(Config({"support.model": "none"})) is None
@@ -148,9 +164,8 @@ print(v.verdict)
     assert out.stdout.strip() == SUPPORTED
 
 
-@needs_extra
 def test_a_refused_number_stays_refused_under_an_eager_model() -> None:
-    eager = SupportChecker(AcceptOnly(CrossEncoder(), threshold=0.0))
+    eager = SupportChecker(AcceptOnly(Fixed(1.0), threshold=0.5))
     quote, claim = "The tower was built in 1900.", "The tower was built in 1901."
     assert check(claim, [quote]).verdict == UNSUPPORTED
     assert eager.check(claim, [quote]).verdict == UNSUPPORTED
