@@ -1,0 +1,175 @@
+"""PostgreSQL's named migrations: the registry of vaults (schema ``affidavit``) and each vault's own
+tables (schema ``v_<name>``), recorded by name in each schema's ``_migrations`` as SQLite's are
+(:mod:`affidavit.db`). A table ported from SQLite keeps the name of the SQLite migration that made
+it (``m001_initial``), with the columns the door reads and writes today; what only PostgreSQL needs
+is named ``pgNNN_…`` (never an SQLite number). Never edit a released migration: add one.
+
+``{s}`` in a script stands for the schema (quoted by psycopg's ``sql.Identifier``); no value is
+ever formatted into SQL.
+"""
+
+from __future__ import annotations
+
+REGISTRY: list[tuple[str, str]] = [
+    (
+        "pg001_vaults",
+        """
+        CREATE TABLE {s}.vaults (
+            id BIGSERIAL PRIMARY KEY,      -- the vault's advisory-lock key
+            name TEXT NOT NULL UNIQUE,     -- its schema is v_<name>
+            owner TEXT NOT NULL,
+            created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+        )
+        """,
+    ),
+]
+"""The schema ``affidavit``: which vaults this database holds."""
+
+VAULT: list[tuple[str, str]] = [
+    (
+        "m001_initial",
+        """
+        CREATE TABLE {s}.plans (
+            id TEXT PRIMARY KEY,
+            author TEXT NOT NULL,
+            origin TEXT NOT NULL,
+            plan_json TEXT NOT NULL,
+            status TEXT NOT NULL,          -- rejected | pending | applied | expired | refused
+            reason TEXT NOT NULL DEFAULT '',
+            admission TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            decided_at TEXT,
+            decided_by TEXT,
+            selected_ops TEXT
+        );
+        CREATE INDEX plans_status ON {s}.plans (status, expires_at);
+        CREATE TABLE {s}.slug_reservations (
+            slug TEXT PRIMARY KEY,
+            plan_id TEXT NOT NULL REFERENCES {s}.plans (id)
+        );
+        CREATE TABLE {s}.audit (
+            seq BIGINT PRIMARY KEY,        -- 1, 2, 3... under the vault's lock: no gaps
+            at TEXT NOT NULL,
+            action TEXT NOT NULL,
+            plan_id TEXT,
+            actor TEXT NOT NULL,
+            detail TEXT NOT NULL,          -- canonical JSON, hashed byte for byte (not jsonb)
+            prev_hash TEXT NOT NULL,
+            hash TEXT NOT NULL
+        )
+        """,
+    ),
+    (
+        "pg001_batch_sequence",
+        """
+        CREATE TABLE {s}.batch_counter (
+            one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one),
+            last BIGINT NOT NULL           -- the last committed batch's number
+        );
+        INSERT INTO {s}.batch_counter (last) VALUES (0);
+        CREATE TABLE {s}.batches (
+            seq BIGINT PRIMARY KEY,        -- from batch_counter, in the batch's own transaction
+            batch_id TEXT NOT NULL UNIQUE,
+            plans TEXT NOT NULL,           -- JSON list of the plan ids, in order
+            audit_upto BIGINT NOT NULL,    -- the audit seq of the batch's last entry
+            sealed_at TIMESTAMPTZ NOT NULL DEFAULT now()
+        )
+        """,
+    ),
+    (
+        "pg002_jobs",
+        """
+        CREATE TABLE {s}.jobs (
+            n BIGSERIAL UNIQUE,            -- submission order (claims take the oldest first)
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            status TEXT NOT NULL
+                CHECK (status IN ('queued', 'running', 'done', 'failed', 'cancelled')),
+            payload TEXT NOT NULL,         -- JSON: the kind's typed payload
+            requested_by TEXT NOT NULL,
+            max_attempts INTEGER NOT NULL CHECK (max_attempts >= 1),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            fence BIGINT NOT NULL DEFAULT 0,   -- the fencing token: one more at every claim
+            lease_token TEXT,              -- the current claim's secret; NULL when not running
+            lease_owner TEXT,
+            lease_expires_at TIMESTAMPTZ,  -- by the database's clock, whichever host claimed
+            heartbeat_at TIMESTAMPTZ,
+            progress_done BIGINT NOT NULL DEFAULT 0,
+            progress_total BIGINT NOT NULL DEFAULT 0,
+            progress_message TEXT NOT NULL DEFAULT '',
+            result TEXT,                   -- JSON, when done
+            error TEXT NOT NULL DEFAULT '',
+            created_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+            started_at TIMESTAMPTZ,
+            finished_at TIMESTAMPTZ,
+            CHECK ((status = 'running') = (lease_token IS NOT NULL))
+        );
+        CREATE INDEX jobs_claimable ON {s}.jobs (status, n);
+        CREATE TABLE {s}.job_events (
+            seq BIGSERIAL PRIMARY KEY,
+            job_id TEXT NOT NULL REFERENCES {s}.jobs (id),
+            at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+            type TEXT NOT NULL,
+            data TEXT NOT NULL             -- JSON
+        );
+        CREATE INDEX job_events_job ON {s}.job_events (job_id, seq)
+        """,
+    ),
+    (
+        "pg003_content",
+        """
+        CREATE TABLE {s}.sources (
+            id TEXT PRIMARY KEY CHECK (id ~ '^[0-9a-f]{{64}}$'),  -- SHA-256 of data
+            origin TEXT NOT NULL,
+            name TEXT NOT NULL,
+            media_type TEXT NOT NULL,
+            data BYTEA NOT NULL,           -- the original bytes
+            text TEXT NOT NULL,            -- the extracted text quotes' offsets index
+            text_sha256 TEXT NOT NULL,
+            size_bytes BIGINT NOT NULL,
+            text_chars BIGINT NOT NULL,
+            trust TEXT NOT NULL CHECK (trust IN ('untrusted', 'semi-trusted', 'trusted')),
+            status TEXT NOT NULL DEFAULT 'active',
+            added_at TEXT NOT NULL,
+            text_map TEXT NOT NULL DEFAULT '{{}}'  -- JSON: how text offsets map to the original
+        );
+        CREATE TABLE {s}.pages (
+            slug TEXT PRIMARY KEY,
+            title TEXT NOT NULL,
+            summary TEXT NOT NULL,
+            category TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            plan_id TEXT NOT NULL REFERENCES {s}.plans (id)
+        );
+        CREATE TABLE {s}.claims (
+            id TEXT PRIMARY KEY,
+            page_slug TEXT NOT NULL REFERENCES {s}.pages (slug),
+            section TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            status TEXT NOT NULL,          -- active | pending | quarantined | superseded | retracted
+            trust TEXT NOT NULL,
+            plan_id TEXT NOT NULL REFERENCES {s}.plans (id),
+            created_at TEXT NOT NULL,
+            superseded_by TEXT,
+            derived_from TEXT NOT NULL DEFAULT '[]'
+        );
+        CREATE INDEX claims_page ON {s}.claims (page_slug, position);
+        CREATE TABLE {s}.evidence (
+            claim_id TEXT NOT NULL REFERENCES {s}.claims (id),
+            idx INTEGER NOT NULL,
+            source_id TEXT NOT NULL REFERENCES {s}.sources (id),
+            quote TEXT NOT NULL,
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL,
+            location TEXT NOT NULL,
+            PRIMARY KEY (claim_id, idx),
+            CHECK (0 <= start AND start < "end")
+        );
+        CREATE INDEX evidence_source ON {s}.evidence (source_id)
+        """,
+    ),
+]
+"""Each vault's schema."""
