@@ -110,7 +110,8 @@ SETTINGS: tuple[Setting, ...] = (
         "model",
         "none",
         "The support check's model layer: 'none' (rules only; texts the rules find "
-        "uncertain wait for a person) or the name of an offline entailment model that an "
+        "uncertain wait for a person), 'auto' (the shipped cross-encoder when the [embeddings] "
+        "extra is installed, else rules only) or the name of an offline entailment model that an "
         "installed package registers (entry point group 'affidavit.entailment'); it is asked "
         "about uncertain texts only.",
     ),
