@@ -28,6 +28,7 @@ from .links import degree_changes, link_changes
 from .order import order_changes
 from .overreach import universal_changes
 from .parse import parse_many
+from .pointing import heading_names
 from .roles import (
     attachment_changes,
     cross_quote,
@@ -92,6 +93,7 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
     theirs = [Tree(p) for p in parsed[1:]]
     a = align(parsed[0], parsed[1:])
     known = frozenset(w.casefold() for c in context for w in c.replace("_", " ").split())
+    heading_names(a, mine, theirs, known)
     changes: list[Change] = []
     changes += negation_changes(a, mine, theirs)
     changes += contrast_changes(a, mine, theirs)
