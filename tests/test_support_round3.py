@@ -1,0 +1,94 @@
+"""Issue 22 round 3 (branch supfast): paraphrase knowledge that keeps every fact, each with the
+attacker's test — "a billion" is one billion, a negated factive verb's clause is asserted ("let
+us not forget that we suffered"), and "while" gives no cause."""
+
+from __future__ import annotations
+
+import pytest
+
+from affidavit.support import SUPPORTED, UNSUPPORTED, check
+
+FARM = "American farmers took heart in 1961-from a billion dollar rise in farm income"
+RECESSIONS = "let us not forget that we have suffered three recessions in the last 7 years"
+AMERICAS = (
+    "And while the blight of communism has been increasingly exposed and isolated in the "
+    "Americas, liberty has scored a gain."
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "In 1961 farm income rose by one billion dollars.",
+        "In 1961 farm income rose by 1 billion dollars.",
+        "In 1961 farm income rose by 1,000,000,000 dollars.",
+    ],
+)
+def test_a_scale_word_after_a_is_one_of_it(text: str) -> None:
+    assert check(text, [FARM]).verdict == SUPPORTED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "In 1961 farm income rose by two billion dollars.",
+        "In 1961 farm income rose by a million dollars.",
+        "In 1961 farm income rose by one million dollars.",
+    ],
+)
+def test_a_scale_word_after_a_is_still_a_number_to_contradict(text: str) -> None:
+    assert check(text, [FARM]).verdict == UNSUPPORTED
+
+
+def test_a_bound_before_a_scale_word_is_kept() -> None:
+    """ "more than a million" is a bound: the exact "one million" is not what it says."""
+    found = check("One million people came.", ["More than a million people came"])
+    assert found.verdict != SUPPORTED
+    assert "number" in found.changes
+
+
+def test_a_negated_factive_verb_asserts_its_clause() -> None:
+    found = check("We have suffered three recessions in the last seven years.", [RECESSIONS])
+    assert found.verdict == SUPPORTED, found.reason
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We have not suffered three recessions in the last seven years.",
+        "We have never suffered three recessions in the last seven years.",
+        "We have suffered no recessions in the last seven years.",
+        "We have forgotten that we suffered three recessions in the last seven years.",
+    ],
+)
+def test_the_clause_of_a_negated_factive_verb_keeps_its_polarity(text: str) -> None:
+    assert check(text, [RECESSIONS]).verdict == UNSUPPORTED
+
+
+@pytest.mark.parametrize(
+    ("text", "quote"),
+    [
+        # "know" is not factive under negation: "don't know that" doubts it
+        ("The treatment works.", "We do not know that the treatment works"),
+        # the clause's own negation still counts
+        ("The war was won.", "Nobody should forget that the war was not won"),
+    ],
+)
+def test_no_clause_is_asserted_under_other_negations(text: str, quote: str) -> None:
+    assert check(text, [quote]).verdict == UNSUPPORTED
+
+
+def test_while_gives_no_cause() -> None:
+    found = check(
+        "Because communism was exposed in the Americas, liberty scored a gain.", [AMERICAS]
+    )
+    assert found.verdict != SUPPORTED
+    assert "link" in found.changes
+
+
+def test_while_still_gives_an_order_of_time() -> None:
+    quote = "While the bridge was being built, the ferry carried all traffic across the river"
+    found = check(
+        "The ferry carried all traffic across the river while the bridge was built.", [quote]
+    )
+    assert found.verdict == SUPPORTED, found.reason
