@@ -92,3 +92,44 @@ def test_while_still_gives_an_order_of_time() -> None:
         "The ferry carried all traffic across the river while the bridge was built.", [quote]
     )
     assert found.verdict == SUPPORTED, found.reason
+
+
+PRICES = (
+    "Last year, 1961, despite rising production and demand, consumer prices held almost "
+    "steady-and wholesale prices declined."
+)
+SCHOOLS = (
+    "State schools must follow the national curriculum, while independent schools set their own"
+)
+BRIDGE = "The old bridge was replaced by a new bridge, and the new bridge opened in 1990"
+
+
+@pytest.mark.parametrize(
+    ("text", "quote"),
+    [
+        ("In 1961 wholesale prices held almost steady and consumer prices declined.", PRICES),
+        ("Consumer prices declined in 1961.", PRICES),
+        ("Independent schools must follow the national curriculum.", SCHOOLS),
+        ("The old bridge opened in 1990.", BRIDGE),
+    ],
+)
+def test_a_modifier_moved_to_another_occurrence_of_its_noun_is_refused(
+    text: str, quote: str
+) -> None:
+    found = check(text, [quote])
+    assert found.verdict == UNSUPPORTED, found.reason
+    assert "role" in found.changes
+
+
+@pytest.mark.parametrize(
+    ("text", "quote"),
+    [
+        ("In 1961 consumer prices held almost steady and wholesale prices declined.", PRICES),
+        ("In 1961 wholesale prices declined while consumer prices held almost steady.", PRICES),
+        ("Consumer prices held almost steady in 1961.", PRICES),
+        ("State schools must follow the national curriculum.", SCHOOLS),
+        ("The new bridge opened in 1990.", BRIDGE),
+    ],
+)
+def test_a_modifier_kept_on_its_noun_is_no_change(text: str, quote: str) -> None:
+    assert check(text, [quote]).verdict == SUPPORTED

@@ -25,6 +25,7 @@ from functools import lru_cache
 from .align import align
 from .exchange import exchange_changes
 from .links import degree_changes, link_changes
+from .modifiers import moved_modifiers
 from .order import order_changes
 from .overreach import universal_changes
 from .parse import parse_many
@@ -106,6 +107,7 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
     changes += role_changes(a, mine, theirs)
     changes += order_changes(a, mine, theirs)
     changes += attachment_changes(a, mine, theirs)
+    changes += moved_modifiers(a, mine, theirs)
     changes += exchange_changes(a, mine, theirs)
     fillers, bridged = filler_changes(a, mine, theirs, known)
     changes += fillers

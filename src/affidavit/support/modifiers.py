@@ -1,0 +1,63 @@
+"""A modifier moved between two occurrences of one noun (W11): "wholesale prices held steady and
+consumer prices declined" against "consumer prices held steady and wholesale prices declined".
+
+Both sentences say "prices held" and "prices declined"; what changed is which prices. The role
+rules compare a predicate's arguments by their words, so the same noun in both slots looks kept.
+Here each modifier of a text noun (an adjective or a compound: *consumer*, *wholesale*, *state*)
+is followed to the noun the quote hangs it on; when the text makes that noun the subject or
+object of a predicate the quote states, and the quote's argument in that slot is another
+occurrence of the same noun that does not carry the modifier, the modifier has moved: a clear
+change of role. A change of voice (another slot), a quote that puts the modifier on that
+argument too, and a text noun with another modifier that argument carries ("excess dietary
+carbohydrate is converted" for "dietary carbohydrate …, the excess carbohydrate is converted":
+the text names the quote's argument and describes it by the other occurrence) are left alone.
+"""
+
+from __future__ import annotations
+
+from .align import Alignment
+from .tree import Change, Tree
+
+__all__ = ["moved_modifiers"]
+
+MODIFIERS = frozenset(["amod", "compound"])
+SLOTS = frozenset(["nsubj", "nsubjpass", "dobj"])
+
+
+def moved_modifiers(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
+    out: list[Change] = []
+    for t in text:
+        m = a.matches.get(t.i)
+        noun = t.head
+        if t.dep not in MODIFIERS or m is None or noun == t.i:
+            continue
+        quote = quotes[m.quote]
+        if quote[m.index].dep not in MODIFIERS:
+            continue
+        theirs = quote[m.index].head  # the noun the quote hangs the modifier on
+        slot, verb = text[noun].dep, text[noun].head
+        if quote[theirs].lemma != text[noun].lemma or slot not in SLOTS or verb == noun:
+            continue
+        vm = a.matches.get(verb)
+        if vm is None or vm.quote != m.quote:
+            continue
+        args = quote.kids(vm.index, slot)
+        if not args or theirs in args:
+            continue
+        carried = {quote[c].lemma for n in args for c in quote.children[n]}
+        others = {text[c].lemma for c in text.kids(noun, *MODIFIERS) if c != t.i}
+        if (
+            all(quote[n].lemma == text[noun].lemma for n in args)
+            and not carried & {t.lemma, quote[m.index].lemma}
+            and not carried & others  # "excess dietary carbohydrate": the quote's excess one
+        ):
+            out.append(
+                Change(
+                    "role",
+                    True,
+                    (t.text, text[noun].text),
+                    f"'{t.text} {text[noun].text}' — in the quote '{quote[vm.index].text}' is "
+                    f"said of another '{quote[args[0]].text}', not of the '{t.text}' one",
+                )
+            )
+    return out
