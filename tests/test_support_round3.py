@@ -94,10 +94,7 @@ def test_while_still_gives_an_order_of_time() -> None:
     assert found.verdict == SUPPORTED, found.reason
 
 
-PRICES = (
-    "Last year, 1961, despite rising production and demand, consumer prices held almost "
-    "steady-and wholesale prices declined."
-)
+PRICES = "Consumer prices held steady in 1961, and wholesale prices declined."
 SCHOOLS = (
     "State schools must follow the national curriculum, while independent schools set their own"
 )
@@ -107,8 +104,9 @@ BRIDGE = "The old bridge was replaced by a new bridge, and the new bridge opened
 @pytest.mark.parametrize(
     ("text", "quote"),
     [
-        ("In 1961 wholesale prices held almost steady and consumer prices declined.", PRICES),
+        ("In 1961 wholesale prices held steady and consumer prices declined.", PRICES),
         ("Consumer prices declined in 1961.", PRICES),
+        ("Wholesale prices held steady in 1961.", PRICES),
         ("Independent schools must follow the national curriculum.", SCHOOLS),
         ("The old bridge opened in 1990.", BRIDGE),
     ],
@@ -124,12 +122,29 @@ def test_a_modifier_moved_to_another_occurrence_of_its_noun_is_refused(
 @pytest.mark.parametrize(
     ("text", "quote"),
     [
-        ("In 1961 consumer prices held almost steady and wholesale prices declined.", PRICES),
-        ("In 1961 wholesale prices declined while consumer prices held almost steady.", PRICES),
-        ("Consumer prices held almost steady in 1961.", PRICES),
+        ("In 1961 consumer prices held steady and wholesale prices declined.", PRICES),
+        ("Wholesale prices declined while consumer prices held steady in 1961.", PRICES),
+        ("Consumer prices held steady in 1961.", PRICES),
         ("State schools must follow the national curriculum.", SCHOOLS),
         ("The new bridge opened in 1990.", BRIDGE),
     ],
 )
 def test_a_modifier_kept_on_its_noun_is_no_change(text: str, quote: str) -> None:
     assert check(text, [quote]).verdict == SUPPORTED
+
+
+@pytest.mark.parametrize(
+    ("text", "quote"),
+    [
+        # the quote's argument is bare: "live albums" may be the albums it released
+        (
+            "The band released three live albums.",
+            "The band recorded two live albums and released three albums",
+        ),
+        # a name's words are the exchange rules', not this one's
+        ("Veep won the Critics Choice Television Award.", "Veep won the Television Critics Award"),
+    ],
+)
+def test_no_moved_modifier_against_a_bare_noun_or_in_a_name(text: str, quote: str) -> None:
+    found = check(text, [quote])
+    assert not any("said of another" in r for r in found.reason.split("; ")), found.reason

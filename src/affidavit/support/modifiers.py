@@ -6,8 +6,10 @@ rules compare a predicate's arguments by their words, so the same noun in both s
 Here each modifier of a text noun (an adjective or a compound: *consumer*, *wholesale*, *state*)
 is followed to the noun the quote hangs it on; when the text makes that noun the subject or
 object of a predicate the quote states, and the quote's argument in that slot is another
-occurrence of the same noun that does not carry the modifier, the modifier has moved: a clear
-change of role. A change of voice (another slot), a quote that puts the modifier on that
+occurrence of the same noun that carries another modifier and not this one, the modifier has
+moved: a clear change of role. Only common words (a name's words are the exchange rules'), and
+only when the quote's argument is described otherwise: against a bare "albums" the text's "live
+albums" may be the same ones. A change of voice (another slot), a quote that puts the modifier on that
 argument too, and a text noun with another modifier that argument carries ("excess dietary
 carbohydrate is converted" for "dietary carbohydrate …, the excess carbohydrate is converted":
 the text names the quote's argument and describes it by the other occurrence) are left alone.
@@ -22,6 +24,7 @@ __all__ = ["moved_modifiers"]
 
 MODIFIERS = frozenset(["amod", "compound"])
 SLOTS = frozenset(["nsubj", "nsubjpass", "dobj"])
+COMMON = frozenset(["ADJ", "NOUN"])
 
 
 def moved_modifiers(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
@@ -31,6 +34,9 @@ def moved_modifiers(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change
         noun = t.head
         if t.dep not in MODIFIERS or m is None or noun == t.i:
             continue
+        if t.pos not in COMMON or text[noun].pos != "NOUN":
+            continue  # names ("the Critics Choice Television Award") are the exchange rules'
+
         quote = quotes[m.quote]
         if quote[m.index].dep not in MODIFIERS:
             continue
@@ -44,6 +50,9 @@ def moved_modifiers(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change
         args = quote.kids(vm.index, slot)
         if not args or theirs in args:
             continue
+        described = [c for n in args for c in quote.kids(n, *MODIFIERS)]
+        if not described:
+            continue  # the quote's argument is bare: it may well be the text's "live albums"
         carried = {quote[c].lemma for n in args for c in quote.children[n]}
         others = {text[c].lemma for c in text.kids(noun, *MODIFIERS) if c != t.i}
         if (
