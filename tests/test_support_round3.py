@@ -105,17 +105,34 @@ BRIDGE = "The old bridge was replaced by a new bridge, and the new bridge opened
     ("text", "quote"),
     [
         ("In 1961 wholesale prices held steady and consumer prices declined.", PRICES),
+        (
+            "Independent schools must follow the national curriculum and state schools set their own.",
+            SCHOOLS,
+        ),
+    ],
+)
+def test_modifiers_exchanged_between_two_occurrences_of_a_noun_are_refused(
+    text: str, quote: str
+) -> None:
+    found = check(text, [quote])
+    assert found.verdict == UNSUPPORTED, found.reason
+    assert "role" in found.changes
+
+
+@pytest.mark.parametrize(
+    ("text", "quote"),
+    [
         ("Consumer prices declined in 1961.", PRICES),
         ("Wholesale prices held steady in 1961.", PRICES),
         ("Independent schools must follow the national curriculum.", SCHOOLS),
         ("The old bridge opened in 1990.", BRIDGE),
     ],
 )
-def test_a_modifier_moved_to_another_occurrence_of_its_noun_is_refused(
+def test_a_modifier_moved_to_another_occurrence_of_its_noun_is_never_supported(
     text: str, quote: str
 ) -> None:
     found = check(text, [quote])
-    assert found.verdict == UNSUPPORTED, found.reason
+    assert found.verdict != SUPPORTED, found.reason
     assert "role" in found.changes
 
 
@@ -141,6 +158,11 @@ def test_a_modifier_kept_on_its_noun_is_no_change(text: str, quote: str) -> None
             "The band released three live albums.",
             "The band recorded two live albums and released three albums",
         ),
+        # a conjunct is the predicate's argument too
+        (
+            "The band released two live albums.",
+            "The band released seven studio albums and two live albums",
+        ),
         # a name's words are the exchange rules', not this one's
         ("Veep won the Critics Choice Television Award.", "Veep won the Television Critics Award"),
     ],
@@ -148,3 +170,11 @@ def test_a_modifier_kept_on_its_noun_is_no_change(text: str, quote: str) -> None
 def test_no_moved_modifier_against_a_bare_noun_or_in_a_name(text: str, quote: str) -> None:
     found = check(text, [quote])
     assert not any("said of another" in r for r in found.reason.split("; ")), found.reason
+
+
+def test_a_modifier_another_predicate_restates_is_at_most_uncertain() -> None:
+    """ "received negative reviews from critics" for "critics gave it negative reviews": true,
+    though the quote's "received" has positive ones — a person decides."""
+    quote = "It received positive reviews from audiences but critics gave it negative reviews"
+    found = check("The film received negative reviews from critics.", [quote])
+    assert found.verdict != UNSUPPORTED or "said of another" not in found.reason

@@ -7,7 +7,9 @@ Here each modifier of a text noun (an adjective or a compound: *consumer*, *whol
 is followed to the noun the quote hangs it on; when the text makes that noun the subject or
 object of a predicate the quote states, and the quote's argument in that slot is another
 occurrence of the same noun that carries another modifier and not this one, the modifier has
-moved: a clear change of role. Only common words (a name's words are the exchange rules'), and
+moved: a change of role, clear when the text gave that argument's modifier to the other
+occurrence in exchange, else only likely (another predicate may say the same: "received negative
+reviews from critics" for "critics gave it negative reviews"). Only common words (a name's words are the exchange rules'), and
 only when the quote's argument is described otherwise: against a bare "albums" the text's "live
 albums" may be the same ones. A change of voice (another slot), a quote that puts the modifier on that
 argument too, and a text noun with another modifier that argument carries ("excess dietary
@@ -48,6 +50,9 @@ def moved_modifiers(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change
         if vm is None or vm.quote != m.quote:
             continue
         args = quote.kids(vm.index, slot)
+        args += [
+            c for n in args for c in quote.kids(n, "conj")
+        ]  # "seven studio and two live albums"
         if not args or theirs in args:
             continue
         described = [c for n in args for c in quote.kids(n, *MODIFIERS)]
@@ -60,10 +65,16 @@ def moved_modifiers(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change
             and not carried & {t.lemma, quote[m.index].lemma}
             and not carried & others  # "excess dietary carbohydrate": the quote's excess one
         ):
+            # clear when the text moved the other occurrence's modifier too (an exchange: the
+            # parser may hang it anywhere, "held steady and consumer prices");
+            # alone it may be another predicate's paraphrase ("received negative reviews from
+            # critics" for "critics gave it negative reviews"): uncertain
+            theirs_words = {quote[c].lemma for c in described}
+            exchanged = any(y.head != noun and y.lemma in theirs_words for y in text)
             out.append(
                 Change(
                     "role",
-                    True,
+                    exchanged,
                     (t.text, text[noun].text),
                     f"'{t.text} {text[noun].text}' — in the quote '{quote[vm.index].text}' is "
                     f"said of another '{quote[args[0]].text}', not of the '{t.text}' one",
