@@ -24,6 +24,7 @@ from ..providers.base import Provider
 from ..sources.store import SourceStore
 from ..vault import Vault
 from .candidates import (
+    Candidate,
     PairWork,
     Search,
     Thresholds,
@@ -248,11 +249,7 @@ def run_lint(
             candidates = find_candidates(vault.db, thresholds(vault), found, search=search)
         else:
             candidates = [
-                *(
-                    find_candidates(vault.db, thresholds(vault), found, involving=involving)
-                    if involving
-                    else []
-                ),
+                *(_changed_pairs(vault, involving, found) if involving else []),
                 *missing_links(vault.db),
             ]
         proposed: list[tuple[Finding, list[ProposedQuote]]] = [
@@ -322,6 +319,30 @@ def run_lint(
         report.findings = FindingStore(vault.db).list()
     report.dismissed = len(FindingStore(vault.db).list(status=("dismissed",)))
     return report
+
+
+DUPLICATE_ROUNDS = 4
+"""How far :func:`_changed_pairs` follows duplicates from the changed claims before it stops."""
+
+
+def _changed_pairs(
+    vault: Vault, involving: set[str], progress: Callable[[int, int], None]
+) -> list[Candidate]:
+    """The candidates of the pairs ``involving`` claims are part of, and of the pairs of every
+    claim they duplicate, as far as duplicates join them: shared text is reported once per
+    group of duplicates (:func:`~affidavit.lint.duplicates.report_once`), so the group must be
+    whole for its finding to be the one a full run makes."""
+    limits = thresholds(vault)
+    asked = set(involving)
+    for _ in range(DUPLICATE_ROUNDS):
+        found = find_candidates(vault.db, limits, progress, involving=asked)
+        joined = {
+            claim for c in found if c.finding.kind == "duplicate" for claim in c.finding.claims
+        }
+        if joined <= asked:
+            return found
+        asked |= joined
+    return find_candidates(vault.db, limits, progress, involving=asked)
 
 
 def _active(vault: Vault, claims: set[str]) -> set[str]:
