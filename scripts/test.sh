@@ -2,9 +2,10 @@
 # Set everything up and run the whole test suite: lint, types, tests. Usage: scripts/test.sh [PYTEST ARGS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh dev,embeddings,server,mcp,render,formats
+scripts/setup.sh dev,embeddings,server,mcp,render,formats,postgres
 scripts/setup_browser.sh   # chromium (apt) and axe-core (npm) for the web desk's browser tests
 scripts/setup_testdata.sh  # real HTML and PDF documents from Debian packages
+scripts/setup_postgres.sh  # postgresql-15 (apt) and the user its test clusters run as
 echo "== ruff"
 .venv/bin/ruff check src tests bench
 .venv/bin/ruff format --check src tests bench

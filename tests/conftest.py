@@ -126,3 +126,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         module = item.nodeid.split("::", 1)[0]
         if shared.get(module) and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(module))
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Any]:
+    """This worker's PostgreSQL cluster (tests/pg_cluster.py), started by the first test that
+    asks for it and stopped at the end of the session; skips with the reason when none can be."""
+    from . import pg_cluster as clusters
+
+    try:
+        made = clusters.cluster()
+    except clusters.Unavailable as exc:
+        pytest.skip(str(exc))
+    yield made
+    clusters.stop()
+
+
+@pytest.fixture(scope="module")
+def pg_url(request: pytest.FixtureRequest, pg_cluster: Any) -> Iterator[str]:
+    """A fresh PostgreSQL database for the test module; dropped after it."""
+    url = str(pg_cluster.create_database(request.module.__name__.rsplit(".", 1)[-1]))
+    yield url
+    pg_cluster.drop_database(url)

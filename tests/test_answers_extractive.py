@@ -69,6 +69,16 @@ def test_who_takes_the_name_nearest_the_questions_words_not_the_first_capital() 
     assert short("Who designed the present tower?", text) == "James Douglass"
 
 
+def test_a_month_or_weekday_is_never_who_or_where() -> None:
+    # the quick start's wiki once answered "Who was president in 1823?" with "July"
+    text = "The postage which accrued from July 1st, 1822 to July 1st, 1823 was $1,114,345.12."
+    assert short("Who was president in 1823?", text) is None
+    assert short("Where was the postage paid in 1823?", text) is None
+    text = "On Friday the bill was signed by Senator Adams in Boston."
+    assert short("Who signed the bill?", text) == "Senator Adams"
+    assert short("Where was the bill signed?", text) == "Boston"
+
+
 def test_when_takes_the_date_of_the_asked_event() -> None:
     text = "Founded in 1850, the college moved to the hill in 1923 after a fire destroyed it."
     assert short("When did the college move to the hill?", text) == "1923"

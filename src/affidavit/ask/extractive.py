@@ -20,6 +20,7 @@ from typing import Any
 
 from ..extractive.lexicon import words
 from ..retrieval.search import Hit
+from ..support.facts import MONTHS
 from ..words import STOPWORDS, content_words, stem
 
 _DATE = re.compile(
@@ -42,6 +43,11 @@ _WEAK_CAPITALS = words(
     "the a an in on at it this that these those he she they we his her its their there "
     "when while after before during since although however but and or if as for by to of"
 )
+_CALENDAR = MONTHS | words(
+    "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri "
+    "sat sun"
+)
+"""Capitalised words that name a time, never a person or place: "July" answers no "who"."""
 MIN_SUPPORT = 0.2
 """Weighted share of the question's content words a claim must hold to answer it."""
 MAX_SENTENCES = 3
@@ -269,7 +275,7 @@ def _span(question: str, text: str) -> str | None:
             while words and words[0].lower() in _WEAK_CAPITALS:
                 words = words[1:]
             span = " ".join(words)
-            if not span:
+            if not span or all(w.lower().strip(".") in _CALENDAR for w in words):
                 continue
         distance = min((abs(match.start() - p) for p in spots), default=len(text)) / 40.0
         before = text[max(0, match.start() - 24) : match.start()]

@@ -1,0 +1,331 @@
+"""The storage contract on PostgreSQL 15+ through psycopg 3 and a psycopg_pool connection pool.
+
+Several vaults per database, a schema each (``v_<name>``), listed in ``affidavit.vaults`` whose
+``id`` is the vault's advisory-lock key. The door's step (:meth:`PostgresStorage.door`) is one
+transaction that first takes ``pg_advisory_xact_lock(LOCK_CLASS, <vault id>)`` — held until the
+transaction ends, whoever's connection, whichever host — then re-checks each plan (W5) and writes
+it, and seals the batch with the next number from the vault's ``batch_counter`` row, updated in
+the same transaction: a batch that rolls back (an error, a killed backend) takes its number with
+it, so the sequence has no gaps and numbers commit in order. (A BIGSERIAL would not do: sequence
+values are handed out outside transactions and commit out of order, so a reader of "id > last"
+skips rows.) Every value is a bound parameter; schema names are validated and quoted by
+``sql.Identifier``. Needs the ``[postgres]`` extra; nothing imports this module on a plain install.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, cast
+
+import psycopg
+from psycopg import sql
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+
+from ..errors import ConflictError, IntegrityError
+from ..hashing import canonical_json
+from ..store import audit as auditlog
+from .base import (
+    AuditEntry,
+    BatchRecord,
+    PlanRow,
+    check_text,
+    check_vault_name,
+    group_batches,
+    recheck,
+)
+from .pg_migrations import REGISTRY, VAULT
+
+LOCK_CLASS = 0x4166  # "Af": the first key of Affidavit's advisory locks; the second is the vault
+MIGRATION_KEY = 0  # (LOCK_CLASS, 0): migrations and vault creation; vault ids start at 1
+REGISTRY_SCHEMA = "affidavit"
+
+Conn = psycopg.Connection[dict[str, Any]]
+
+
+def _q(text: str, schema: str) -> sql.Composed:
+    return sql.SQL(text).format(s=sql.Identifier(schema))
+
+
+def _apply_migrations(conn: Conn, schema: str, migrations: list[tuple[str, str]]) -> list[str]:
+    conn.execute(_q("CREATE SCHEMA IF NOT EXISTS {s}", schema))
+    conn.execute(
+        _q("CREATE TABLE IF NOT EXISTS {s}._migrations (name TEXT PRIMARY KEY, applied_at "
+           "TIMESTAMPTZ NOT NULL DEFAULT now())", schema)
+    )  # fmt: skip
+    done = {r["name"] for r in conn.execute(_q("SELECT name FROM {s}._migrations", schema))}
+    applied = []
+    for name, script in migrations:
+        if name in done:
+            continue
+        conn.execute(_q(script, schema))
+        conn.execute(_q("INSERT INTO {s}._migrations (name) VALUES (%s)", schema), (name,))
+        applied.append(f"{schema}.{name}")
+    return applied
+
+
+def _plan(conn: Conn, schema: str, plan_id: str) -> PlanRow | None:
+    row = conn.execute(
+        _q("SELECT id, author, origin, status, expires_at FROM {s}.plans WHERE id = %s", schema),
+        (check_text("plan id", plan_id),),
+    ).fetchone()
+    return None if row is None else PlanRow(**row)
+
+
+class PostgresDoor:
+    """The door's step on PostgreSQL, inside the transaction that holds the vault's lock."""
+
+    def __init__(self, conn: Conn, schema: str, batch_id: str) -> None:
+        self.conn = conn
+        self.schema = schema
+        self.batch_id = check_text("batch id", batch_id)
+        self.applied: list[str] = []
+        self.sealed: int | None = None
+
+    @property
+    def backend_pid(self) -> int:
+        """The server process of this transaction (what ``pg_terminate_backend`` takes)."""
+        return int(self.conn.info.backend_pid)
+
+    def _x(self, text: str, params: tuple[Any, ...] = ()) -> psycopg.Cursor[dict[str, Any]]:
+        return self.conn.execute(_q(text, self.schema), params)
+
+    def plan(self, plan_id: str) -> PlanRow | None:
+        return _plan(self.conn, self.schema, plan_id)
+
+    def mark_applied(
+        self, plan_id: str, *, now: str, actor: str, detail: Mapping[str, Any]
+    ) -> AuditEntry:
+        if self.sealed is not None:
+            raise ConflictError(f"batch {self.batch_id} is sealed; open a new one.")
+        recheck(self.plan(plan_id), plan_id, now)
+        self._x(
+            "UPDATE {s}.plans SET status = 'applied', decided_at = %s, decided_by = %s "
+            "WHERE id = %s",
+            (check_text("time", now), check_text("actor", actor), plan_id),
+        )
+        self._x("DELETE FROM {s}.slug_reservations WHERE plan_id = %s", (plan_id,))
+        entry = self._append(now, "applied", plan_id, actor, {**detail, "batch": self.batch_id})
+        self.applied.append(plan_id)
+        return entry
+
+    def _append(
+        self, at: str, action: str, plan_id: str | None, actor: str, detail: Mapping[str, Any]
+    ) -> AuditEntry:
+        """:func:`affidavit.store.audit.append` on PostgreSQL: the same chain and hashes."""
+        last = self._x("SELECT seq, hash FROM {s}.audit ORDER BY seq DESC LIMIT 1").fetchone()
+        seq = int(last["seq"]) + 1 if last else 1
+        prev = str(last["hash"]) if last else auditlog.GENESIS
+        text = canonical_json(dict(detail))
+        digest = auditlog._entry_hash(seq, at, action, plan_id, actor, text, prev)
+        self._x(
+            "INSERT INTO {s}.audit (seq, at, action, plan_id, actor, detail, prev_hash, hash) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            (seq, at, action, plan_id, actor, text, prev, digest),
+        )
+        return AuditEntry(seq, at, action, plan_id, actor, text, prev, digest)
+
+    def seal(self) -> int:
+        if self.sealed is not None:
+            return self.sealed
+        if not self.applied:
+            raise ConflictError("a batch that applied no plan has no number; apply a plan first.")
+        row = self._x("UPDATE {s}.batch_counter SET last = last + 1 RETURNING last").fetchone()
+        assert row is not None, "batch_counter has its one row from pg001_batch_sequence"
+        seq = int(row["last"])
+        upto = self._x("SELECT max(seq) AS upto FROM {s}.audit").fetchone()
+        try:
+            self._x(
+                "INSERT INTO {s}.batches (seq, batch_id, plans, audit_upto) "
+                "VALUES (%s, %s, %s, %s)",
+                (seq, self.batch_id, json.dumps(self.applied), int(upto["upto"]) if upto else 0),
+            )
+        except psycopg.errors.UniqueViolation:
+            raise ConflictError(
+                f"batch {self.batch_id} is already recorded; use a new batch id."
+            ) from None
+        self.sealed = seq
+        return seq
+
+
+class PostgresStorage:
+    """Vaults in one PostgreSQL database, reached through a connection pool."""
+
+    backend = "postgresql"
+
+    def __init__(self, url: str, *, max_connections: int = 8, timeout: float = 60.0) -> None:
+        self.pool: ConnectionPool[Conn] = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=max_connections,
+            kwargs={"autocommit": True, "row_factory": dict_row},
+            check=ConnectionPool.check_connection,  # a terminated backend is replaced
+            timeout=timeout,
+            open=True,
+            name="affidavit",
+        )
+        self._ids: dict[str, int] = {}
+
+    def close(self) -> None:
+        self.pool.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[Conn]:
+        with self.pool.connection() as conn, conn.transaction():
+            yield conn
+
+    def _vault(self, name: str) -> tuple[int, str]:
+        """The vault's lock key and schema; a vault not in the registry is refused."""
+        check_vault_name(name)
+        if name not in self._ids:
+            with self._tx() as conn:
+                row = conn.execute(
+                    _q("SELECT id FROM {s}.vaults WHERE name = %s", REGISTRY_SCHEMA), (name,)
+                ).fetchone()
+            if row is None:
+                raise ConflictError(
+                    f"no vault {name!r} in this database; create it first "
+                    "(PostgresStorage.create_vault)."
+                )
+            self._ids[name] = int(row["id"])
+        return self._ids[name], f"v_{name}"
+
+    def migrate(self) -> list[str]:
+        with self._tx() as conn:
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(%s::int4, %s::int4)", (LOCK_CLASS, MIGRATION_KEY)
+            )
+            applied = _apply_migrations(conn, REGISTRY_SCHEMA, REGISTRY)
+            names = conn.execute(
+                _q("SELECT name FROM {s}.vaults ORDER BY id", REGISTRY_SCHEMA)
+            ).fetchall()
+            for row in names:
+                applied += _apply_migrations(conn, f"v_{row['name']}", VAULT)
+        return applied
+
+    def create_vault(self, name: str, owner: str) -> None:
+        check_vault_name(name)
+        with self._tx() as conn:
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(%s::int4, %s::int4)", (LOCK_CLASS, MIGRATION_KEY)
+            )
+            _apply_migrations(conn, REGISTRY_SCHEMA, REGISTRY)
+            conn.execute(
+                _q("INSERT INTO {s}.vaults (name, owner) VALUES (%s, %s) "
+                   "ON CONFLICT (name) DO NOTHING", REGISTRY_SCHEMA),
+                (name, check_text("owner", owner)),
+            )  # fmt: skip
+            _apply_migrations(conn, f"v_{name}", VAULT)
+
+    def vaults(self) -> list[str]:
+        with self._tx() as conn:
+            exists = conn.execute("SELECT to_regclass('affidavit.vaults') AS t").fetchone()
+            if exists is None or exists["t"] is None:
+                return []
+            rows = conn.execute(_q("SELECT name FROM {s}.vaults ORDER BY id", REGISTRY_SCHEMA))
+            return [str(r["name"]) for r in rows]
+
+    def propose(
+        self,
+        vault: str,
+        plan_id: str,
+        *,
+        author: str,
+        origin: str,
+        plan_json: str,
+        created_at: str,
+        expires_at: str,
+    ) -> None:
+        _, schema = self._vault(vault)
+        values = (plan_id, author, origin, plan_json, created_at, expires_at)
+        names = ("plan id", "author", "origin", "plan", "created_at", "expires_at")
+        for field, value in zip(names, values, strict=True):
+            check_text(field, value)
+        with self._tx() as conn:
+            conn.execute(
+                _q("INSERT INTO {s}.plans (id, author, origin, plan_json, status, admission, "
+                   "created_at, expires_at) VALUES (%s, %s, %s, %s, 'pending', '{{}}', %s, %s)",
+                   schema),
+                values,
+            )  # fmt: skip
+
+    def plan(self, vault: str, plan_id: str) -> PlanRow | None:
+        _, schema = self._vault(vault)
+        with self._tx() as conn:
+            return _plan(conn, schema, plan_id)
+
+    @contextmanager
+    def door(self, vault: str, batch_id: str) -> Iterator[PostgresDoor]:
+        key, schema = self._vault(vault)
+        with self._tx() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s::int4, %s::int4)", (LOCK_CLASS, key))
+            door = PostgresDoor(conn, schema, batch_id)
+            yield door
+            if door.applied and door.sealed is None:
+                door.seal()
+
+    def committed(self, vault: str, batch_id: str) -> int | None:
+        _, schema = self._vault(vault)
+        with self._tx() as conn:
+            row = conn.execute(
+                _q("SELECT seq FROM {s}.batches WHERE batch_id = %s", schema), (batch_id,)
+            ).fetchone()
+        return None if row is None else int(row["seq"])
+
+    def audit(self, vault: str) -> list[AuditEntry]:
+        _, schema = self._vault(vault)
+        with self._tx() as conn:
+            rows = conn.execute(_q("SELECT * FROM {s}.audit ORDER BY seq", schema)).fetchall()
+        return [AuditEntry.of(row) for row in rows]
+
+    def batches(self, vault: str, after: int = 0) -> list[BatchRecord]:
+        """The batches above ``after``, each checked against its "applied" audit entries (the
+        same plans, in order, contiguous): a mismatch or a gap is an :class:`IntegrityError`."""
+        _, schema = self._vault(vault)
+        with self._tx() as conn:
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            rows = conn.execute(
+                _q("SELECT seq, batch_id, plans FROM {s}.batches WHERE seq > %s ORDER BY seq",
+                   schema), (after,),
+            ).fetchall()  # fmt: skip
+            start = conn.execute(
+                _q("SELECT audit_upto FROM {s}.batches WHERE seq = %s", schema), (after,)
+            ).fetchone()
+            entries = conn.execute(
+                _q("SELECT * FROM {s}.audit WHERE action = 'applied' AND seq > %s ORDER BY seq",
+                   schema), (int(start["audit_upto"]) if start else 0,),
+            ).fetchall()  # fmt: skip
+        groups = group_batches([AuditEntry.of(e) for e in entries])
+        if len(groups) != len(rows):
+            raise IntegrityError(
+                f"vault {vault}: {len(rows)} batch(es) above {after} but the audit log has "
+                f"{len(groups)}; restore the database from a backup."
+            )
+        out = []
+        for expected, row, (batch_id, group) in zip(
+            range(after + 1, after + 1 + len(rows)), rows, groups, strict=True
+        ):
+            record = BatchRecord(int(row["seq"]), str(row["batch_id"]), tuple(group))
+            if record.seq != expected:
+                raise IntegrityError(
+                    f"vault {vault}: batch {expected} is missing from the sequence"
+                )
+            if batch_id != record.batch_id or list(record.plans) != json.loads(row["plans"]):
+                raise IntegrityError(
+                    f"vault {vault}: batch {record.seq} ({record.batch_id}) does not match its "
+                    "audit entries; restore the database from a backup."
+                )
+            out.append(record)
+        return out
+
+    def verify_audit(self, vault: str) -> list[str]:
+        _, schema = self._vault(vault)
+        with self._tx() as conn:
+            conn.execute(
+                "SELECT set_config('search_path', %s, true)",
+                (sql.Identifier(schema).as_string(conn),),
+            )
+            # the one chain check (store/audit.py) reads rows by column name, as dict_row gives
+            return auditlog.verify_chain(cast(Any, conn))
