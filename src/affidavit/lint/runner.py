@@ -34,6 +34,7 @@ from .candidates import (
     load_claims,
     missing_links,
     read_pair_work,
+    titles_named,
 )
 from .duplicates import report_once
 from .findings import (
@@ -242,15 +243,18 @@ def run_lint(
             progress("findings", n, total)
 
     involving: set[str] | None = None
+    titles: set[str] | None = None
     if scope is not None and search is None:
         involving = _active(vault, scope.claims)
+        if scope.files is not None:  # (a link changed outside the door: every title)
+            titles = titles_named(vault.db, scope.claims, scope.pages)
     with few_collections():
         if involving is None:
             candidates = find_candidates(vault.db, thresholds(vault), found, search=search)
         else:
             candidates = [
                 *(_changed_pairs(vault, involving, found) if involving else []),
-                *missing_links(vault.db),
+                *missing_links(vault.db, titles),
             ]
         proposed: list[tuple[Finding, list[ProposedQuote]]] = [
             (c.finding, c.quotes) for c in report_once(candidates)
@@ -284,7 +288,9 @@ def run_lint(
         if involving is None:
             resolved += findings.resolve_unseen(run_id, now, "extractive")
         else:  # the pairs of unchanged claims were not looked at; the links were
-            resolved += findings.resolve_unseen_of(run_id, now, "extractive", "missing_link")
+            resolved += findings.resolve_unseen_of(
+                run_id, now, "extractive", "missing_link", _linking(vault, titles)
+            )
         resolved += findings.resolve_dead_claims(now)
         kinds = Counter(f.kind for f in [*checks, *kept])
         findings.finish_run(
@@ -343,6 +349,16 @@ def _changed_pairs(
             return found
         asked |= joined
     return find_candidates(vault.db, limits, progress, involving=asked)
+
+
+def _linking(vault: Vault, titles: set[str] | None) -> set[str] | None:
+    """The subjects of the open missing_link findings about a link to one of ``titles``."""
+    if titles is None:
+        return None
+    rows = vault.db.execute(
+        "SELECT subject FROM findings WHERE status = 'open' AND kind = 'missing_link'"
+    )
+    return {str(r[0]) for r in rows if str(r[0]).rpartition("->")[2] in titles}
 
 
 def _active(vault: Vault, claims: set[str]) -> set[str]:

@@ -168,6 +168,8 @@ class Scope:
     sources: set[str] = field(default_factory=set)
     files: set[str] | None = None
     """Files under wiki/ rendered again and compared (None: every one)."""
+    pages: set[str] = field(default_factory=set)
+    """Pages inserted or changed since, and both ends of the links inserted since."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -214,8 +216,10 @@ def scope_since(vault: Vault, old: LintPoint, now: LintPoint) -> Scope | None:
         claims.add(str(cid))
     for (slug,) in since("pages", "slug"):
         renamed.add(str(slug))
+    linked: set[str] = set()
     for src, dst in since("links", "src, dst"):
-        pages.update((str(src), str(dst)))
+        linked.update((str(src), str(dst)))
+    pages |= linked
     for (sid,) in since("sources", "id"):
         sources.add(str(sid))
 
@@ -290,7 +294,9 @@ def scope_since(vault: Vault, old: LintPoint, now: LintPoint) -> Scope | None:
                 break
         if files is not None and CONTEXT_ARCHIVE in pages:
             files.add(page_relpath(CONTEXT_ARCHIVE))
-    return Scope(claims=claims, checked_claims=checked, sources=sources, files=files)
+    return Scope(
+        claims=claims, checked_claims=checked, sources=sources, files=files, pages=renamed | linked
+    )
 
 
 # --- the checks' re-derivations, over a scope --------------------------------------------------
