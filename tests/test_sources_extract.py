@@ -156,7 +156,7 @@ def test_html_text_structure() -> None:
         "# The River\n\n# Floods & dams\n\nThe river floods every spring.\n\n"
         "Secret hidden sentence.\n\nBuilt\nin 1936 (aria) by the state.\n\none\ntwo\n\n"
         "attribute hidden\n\ntiny\n\nfaint\n\n```\nkeep   spaces\n  here\n```\n\n"
-        "```\na b\n```\n"
+        "| a | b |\n"  # a data table: one line per row (extraction's pipe-row convention)
     )
     assert "not text" not in result.text and "template" not in result.text
     assert "color: red" not in result.text

@@ -35,7 +35,7 @@ from ..sources.store import SourceStore
 from ..support import SUPPORTED, SupportChecker, load_model
 from ..vault import Vault
 from .context import enumeration, rare_names, unknown_names, with_acronyms, with_followers
-from .extractive import MAX_CITATIONS, defined_term, defines, extractive_answer
+from .extractive import MAX_CITATIONS, defined_term, defines, dimension, extractive_answer
 from .packing import Packed, pack
 
 NOT_IN_WIKI = "Not in the wiki: none of its claims answers this question."
@@ -292,7 +292,8 @@ class Asker:
         """Answer ``question``; ``history`` holds earlier (question, answer) turns of a chat."""
         config = self.vault.config
         asked = with_acronyms(self.vault.db, question)
-        query = " ".join([*(q for q, _ in (history or [])[-1:]), asked])
+        measure = dimension(asked)[1]  # "How large ...?" finds "... in size"
+        query = " ".join([*(q for q, _ in (history or [])[-1:]), asked, measure]).strip()
         hits = self.retriever.search(query, k=config.candidates, min_trust=min_trust)
         hits = merge_identical(self._with_definitions(asked, hits, min_trust))
         listed = enumeration(self.retriever, asked, hits, min_trust)

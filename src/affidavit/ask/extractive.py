@@ -30,7 +30,7 @@ _DATE = re.compile(
 _NUMBER = re.compile(
     r"(?:[$£€]\s?)?\b\d[\d,]*(?:\.\d+)?(?:\s?(?:%|percent|per cent|million|billion|thousand|"
     r"hundred|km|kilometres|kilometers|miles|metres|meters|feet|ft|m|kg|tonnes|tons|years|"
-    r"people|square \w+))?|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"people|square \w+|(?:kilo|mega|giga|tera|peta|kibi|mebi|gibi|tebi)?bytes|[KMGTP]i?B\b))?|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
     r"twenty|thirty|forty|fifty|hundred|thousand)(?:\s(?:hundred|thousand|million|billion))?\b"
 )
 _NAME = re.compile(
@@ -191,6 +191,21 @@ def _instructs(question: str, text: str) -> bool:
     return stem(asked.group(1).lower()) == stem(said.group(1).lower())
 
 
+def _compounds(question: str) -> set[str]:
+    """The question's adjacent words written as one ("one line" → "oneline", "dry run" →
+    "dryrun"): how a manual names an option or setting after them (``--oneline``)."""
+    found = re.findall(r"[a-z]+", _fold(question).casefold())
+    return {a + b for a, b in itertools.pairwise(found) if len(a) >= 2 and len(b) >= 3}
+
+
+def _names_compound(compounds: set[str], text: str) -> bool:
+    """``text`` names an option or identifier that is one of ``compounds`` (``--oneline``)."""
+    return any(
+        name.lstrip("-.").replace("-", "").casefold() in compounds
+        for name in re.findall(r"(?:--?|\.)[A-Za-z][\w-]*", text)
+    )
+
+
 def _bigrams(text: str) -> set[tuple[str, str]]:
     """Adjacent content-word stems of ``text``."""
     folded = unicodedata.normalize("NFKC", _fold(text)).casefold()
@@ -210,6 +225,66 @@ def _fold(text: str) -> str:
 
 def _stems(text: str) -> set[str]:
     return {stem(w) for w in content_words(_fold(text))}
+
+
+_DIMENSIONS = {
+    "large": "size",
+    "big": "size",
+    "small": "size",
+    "long": "length",
+    "short": "length",
+    "tall": "height",
+    "high": "height",
+    "old": "age",
+    "far": "distance",
+    "heavy": "weight",
+    "fast": "speed",
+}
+_HOW_ADJECTIVE = re.compile(r"\bhow\s+(" + "|".join(_DIMENSIONS) + r")\b", re.IGNORECASE)
+
+
+def dimension(question: str) -> tuple[str, str]:
+    """The adjective of a "how large/long/tall ...?" question and the measure it asks for
+    ("large", "size"): a manual states the size ("databases up to 281 terabytes in size"), not
+    how large; ``("", "")`` for any other question."""
+    match = _HOW_ADJECTIVE.search(question)
+    if match is None:
+        return "", ""
+    adjective = match.group(1).lower()
+    return adjective, _DIMENSIONS[adjective]
+
+
+_BYTES = r"(?:[kmgtpe]i?b|bytes?|(?:kilo|mega|giga|tera|peta|exa|kibi|mebi|gibi|tebi|pebi)bytes?)"
+_LENGTHS = r"(?:mm|cm|m|km|metres?|meters?|kilometres?|kilometers?|miles?|feet|foot|ft|inch(?:es)?)"
+_UNITS = {
+    "size": _BYTES + r"|(?:square\s+)?(?:km|kilometres?|kilometers?|miles?)|acres?|hectares?",
+    "length": _LENGTHS + r"|characters?|bytes?|(?:minutes?|hours?|days?|weeks?|months?|years?)",
+    "height": _LENGTHS,
+    "distance": _LENGTHS,
+    "age": r"years?(?:\s+old)?",
+    "weight": r"(?:mg|g|kg|grams?|kilograms?|tonnes?|tons?|pounds?|lbs?)",
+    "speed": r"(?:km/h|mph|kph|knots?|(?:kilo)?met(?:re|er)s?\s+per\s+second)",
+}
+MEASURED = 0.1
+"""What a number in the measure's unit adds ("281 terabytes" for "how large")."""
+
+
+def measured(measure: str, text: str) -> bool:
+    """``text`` gives a number in a unit of ``measure`` ("281 terabytes" for size)."""
+    units = _UNITS.get(measure)
+    if not units:
+        return False
+    pattern = rf"\d[\d,.]*(?:\s*\([^)]{{0,40}}\))?\s*(?:{units})\b"
+    return re.search(pattern, text, re.IGNORECASE) is not None
+
+
+def _asked(question: str) -> set[str]:
+    """The question's content stems, a "how large" question's adjective read as its measure."""
+    asked = _stems(question)
+    adjective, measure = dimension(question)
+    if adjective:
+        asked = (asked - {stem(adjective)}) | {stem(measure)}
+    return asked
 
 
 def _matches(word: str, have: set[str]) -> bool:
@@ -260,7 +335,8 @@ def _span(question: str, text: str) -> str | None:
     kind = question_type(question)
     if not kind:
         return None
-    asked = _stems(question)
+    asked = _asked(question)
+    measure = dimension(question)[1]
     spots = [m.start() for m in re.finditer(r"[^\W_]+", text) if _matches(stem(m.group()), asked)]
     best: tuple[float, int, str] | None = None
     for match in _candidates(kind, text):
@@ -283,6 +359,8 @@ def _span(question: str, text: str) -> str | None:
             distance -= 1.0
         if kind == "who" and _AGENT_BEFORE.search(before):
             distance -= 0.5
+        if measure and measured(measure, span):
+            distance -= 1.0  # "How large?": "281 terabytes" over a bare "281"
         key = (distance, match.start(), span)
         if best is None or key < best:
             best = key
@@ -299,12 +377,14 @@ def _support(weights: dict[str, float], have: set[str]) -> float:
 _COMMAND = re.compile(
     r"(?:^|(?<=[\s(\"'“]))(?:[A-Z][A-Z_]{2,}(?:\s+(?:[A-Z][A-Z_]{1,}|[a-z]+_\w+(?:\s?=\s?\w+)?))+|"
     r"\.[a-z][\w-]+|--?[a-z][\w-]+|[a-z]\w*_\w+(?:\s?=\s?\w+)?|\w+\(\)|\w+\s?=\s?\w+|"
+    r"(?<=[\"“])[\w.-]*[:/][\w.:/-]*\w[\w.:/-]*(?=[\"”])|"
     r"[A-Z][A-Z_]{2,}(?=\s+(?:command|pragma|statement|keyword|clause|option|mode)\b)|"
     r"(?<=\bthe\s)[A-Z][A-Z_]{2,})(?=$|[\s).,;:\"'”])"
 )
 """What a manual names an instruction by: a keyword or constant in capitals (``VACUUM``,
 ``PRAGMA foreign_keys``), a dot-command (``.import``), an option (``--amend``), an identifier
-(``json_extract``), a call (``typeof()``) or a setting (``journal_mode=WAL``)."""
+(``json_extract``), a call (``typeof()``), a setting (``journal_mode=WAL``) or a special name
+in quotes (``":memory:"``, ``"file:data.db"``)."""
 _HOW_DO = re.compile(
     r"^\s*(?:.*[;,]\s*)?how\s+(?:do|can|should|would|could|may|might)\s+(?:i|you|we|one)\b|"
     r"^\s*(?:which|what)\s+(?:option|command|flag|pragma|setting|keyword|function)\b",
@@ -316,14 +396,34 @@ _INSTRUMENT = re.compile(
     r"\b(?:use|using|run|running|type|enter|invoke|invoking|execute|executing|issue|add|adding|"
     r"set|setting|specify|specifying|pass|passing)\s+(?:the\s+|a\s+|an\s+)?"
     r"(?:(?:following|special|new)\s+)?(?:\w+\s+){0,2}?(?:[\"'“.-]*[A-Z][A-Z_]{2,}|[\"'“]?[.-]{1,2}[a-z]"
-    r"|\w+_\w+|\w+\(\)|(?:command|pragma|option|keyword|clause|statement)\b)",
+    r"|\w+_\w+|\w+\(\)|(?:command|pragma|option|keyword|clause|statement|filename)\b)",
 )
 """An instruction's verb before what it names: "use the following pragma", "run the VACUUM
 command", "using the PRAGMA foreign_keys command", "add the --dryrun option"."""
 INSTRUMENT = 0.2
+COMPOUND = 0.2
+"""What naming an option after two of the question's words adds ("one line": ``--oneline``)."""
 """What an instruction's verb before the command adds for a how-do-I question."""
 OTHER_VERB = 0.15
 """What "To <another verb> ..." adds for a how-do-I question ("To enable X" for "turn on X")."""
+
+
+_NAME_LINE = re.compile(
+    r"^[a-z][\w.+:-]*(?:\(\d\w*\))?(?:,\s*[a-z][\w.+:-]*)*\s+[-\u2013\u2014]\s+[A-Z]"
+)
+"""A manual page's NAME line, "git-blame - Show what revision and author last modified each
+line of a file": the page's own one-line statement of what the command is for."""
+NAME_LINE = 0.2
+"""What a NAME line adds for a how-do-I question: the command whose purpose it states."""
+
+
+def named(term: str, text: str) -> bool:
+    """``text`` is the NAME line of the page of ``term``'s command or file ("gitignore -
+    Specifies ..." for "What is a gitignore file for?")."""
+    if not term or not _NAME_LINE.match(text):
+        return False
+    name = re.split(r"[\s(,]", text, maxsplit=1)[0].casefold()
+    return name in {w.casefold() for w in term.split()}
 
 
 def asks_how(question: str) -> bool:
@@ -359,9 +459,11 @@ def ranked(
     to the text it follows in its source (a heading, an FAQ's question): read like its page title,
     at half weight."""
     context = context or {}
-    asked = _stems(question)
+    asked = _asked(question)
     kind = question_type(question)
+    measure = dimension(question)[1]
     how = asks_how(question)
+    compounds = _compounds(question) if how else set()
     said = [_stems(h.text) | {s for e in h.evidence for s in _stems(e.quote)} for h in hits]
     titled = [
         stems | _stems(h.page_title) | _stems(h.section) | _stems(context.get(h.claim_id, ""))
@@ -382,6 +484,8 @@ def ranked(
         score = support + RANK_BONUS / (1 + rank)
         if kind and _span(question, hit.text) is not None:
             score += 0.1  # it holds what the question asks for: a date, a number, a name
+            if measure and measured(measure, hit.text):
+                score += MEASURED  # "How large?": "281 terabytes", not "1000 pages ... in size"
         elif kind in ("number", "when"):
             score -= LACKING  # "How many columns?": a sentence with no number doesn't say
         if defining:
@@ -394,11 +498,15 @@ def ranked(
             score += 0.1  # "Why ...?": a sentence that gives a cause
         if pairs:  # the question's word pairs kept together ("root logger", "base class")
             score += 0.15 * len(pairs & _bigrams(hit.text)) / len(pairs)
+        if how and compounds and _names_compound(compounds, hit.text):
+            score += COMPOUND  # "one line per commit": "`--oneline`: ..."
         if how and commands(question, hit.text):
             score += 0.15  # "How do I shrink the file?": "... run the VACUUM command."
             if _INSTRUMENT.search(hit.text):
                 score += INSTRUMENT  # "..., using the PRAGMA foreign_keys command."
-        if not statement(hit.text):
+        if (how or named(term, hit.text)) and _NAME_LINE.match(hit.text):
+            score += NAME_LINE  # "git-blame - Show what revision ... last modified each line"
+        if not statement(hit.text) and not _NAME_LINE.match(hit.text):
             score -= 0.25  # a heading or a question: it leads to the answer, it isn't one
         scored.append((score, support, rank, hit))
     scored.sort(key=lambda item: (-item[0], item[2]))

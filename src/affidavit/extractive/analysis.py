@@ -27,6 +27,7 @@ from .code import code_units
 from .lexicon import ANAPHORIC_STARTS, SUBJECTLESS_STARTS
 from .markdown import code_spans
 from .segment import MAX_CLAIM, MIN_QUOTE, Segmented, segment
+from .tables import table_units
 from .terms import description, with_terms
 from .titles import fit, name_title, slugify
 from .topics import TopicCandidate, name_key, topic_candidates
@@ -390,6 +391,7 @@ def _units(task: IngestTask) -> tuple[list[Unit], Segmented]:
         task.open_fence,
         nested=code_spans(chunk, task.open_fence, nested_only=True) if code else (),
     )
+    units = table_units(chunk, seg, units, excluded, task.open_fence)
     units = with_terms(chunk, units, excluded)
     return _with_subjects(units), seg
 

@@ -35,6 +35,7 @@ from bs4 import BeautifulSoup, Tag
 from ..errors import SourceError
 from .css import HIDDEN, Hiding, Styler, media_applies
 from .hidden_markdown import markdown_flags
+from .html_tables import Grid, data_table
 from .obsidian import OBSIDIAN, extract_obsidian, obsidian_vault
 from .office import DOCX, EPUB, ODT, PACKAGES, PPTX
 from .pdf import PAGE_SEPARATOR, extract_pdf
@@ -439,6 +440,8 @@ class _HtmlText(HTMLParser):
         self.heading = 0  # the open <hN>'s level, until its first text gets its "#" marks
         self.fence = 0  # 1: a fenced element opened, its fence not yet written; 2: written
         self.fence_at = -1  # the stack index of the open fenced element (<pre>, <table>...)
+        self.source = source
+        self.grid: Grid | None = None  # the open data table, written as pipe rows
 
     @property
     def state(self) -> _Open:
@@ -449,6 +452,9 @@ class _HtmlText(HTMLParser):
         return self.line_starts[line - 1] + column if line <= len(self.line_starts) else 0
 
     def _break(self, tag: str) -> None:
+        if self.grid is not None:  # a data table's rows are lines; breaks in a cell are spaces
+            self.pending_space = self.pending_space or tag in _PARAGRAPH | _LINE | _CELL
+            return
         if tag in _PARAGRAPH:
             self.pending_break = 2
         elif tag in _LINE:
@@ -462,6 +468,17 @@ class _HtmlText(HTMLParser):
         self.last = chunk[-1]
         stripped = len(chunk.rstrip("\n"))
         self.newlines = self.newlines + len(chunk) if stripped == 0 else len(chunk) - stripped
+
+    def _mark(self, chunk: str, line_start: bool = False) -> None:
+        """Write the convention's own ``chunk`` (a table's pipes), after any pending break."""
+        if not chunk:
+            return
+        if line_start:
+            self.pending_break = max(self.pending_break, 1)
+        if self.length and self.pending_break > self.newlines:
+            self._append("\n" * (self.pending_break - self.newlines))
+        self.pending_break, self.pending_space = 0, False
+        self._append(chunk)
 
     def _emit(self, chunk: str, line: int) -> None:
         if not chunk:
@@ -515,6 +532,16 @@ class _HtmlText(HTMLParser):
             self.heading = int(tag[1])
         elif tag == "title" and not parent.pre:
             self.heading = 1  # the document's own title, first
+        elif self.grid is not None and not parent.dropped and tag in _CELL:
+            self._mark(self.grid.cell(tag), line_start=not self.grid.row_open)
+        elif (
+            tag == "table"
+            and self.fence_at < 0
+            and self.grid is None
+            and not parent.dropped
+            and data_table(self.source, self.event + len(markup))
+        ):
+            self.grid = Grid(len(self.stack))
         elif self.fence_at < 0 and not parent.dropped and _fenced(tag, values):
             self.fence, self.fence_at = 1, len(self.stack)
         content = self.event + len(markup)
@@ -545,7 +572,12 @@ class _HtmlText(HTMLParser):
             element = self.elements.get(id(closed.node))
             if element is not None:
                 element.end = max(element.start, self.event)
-            if closed.tag in _HEADINGS or closed.tag == "title":
+            if self.grid is not None and closed.tag == "tr":
+                self._mark(self.grid.row_end())
+            if self.grid is not None and len(self.stack) == self.grid.at:
+                self._mark(self.grid.row_end())
+                self.grid = None
+            elif closed.tag in _HEADINGS or closed.tag == "title":
                 self.heading = 0
             elif len(self.stack) == self.fence_at:
                 if self.fence == 2:
@@ -671,8 +703,9 @@ def _navigation(tag: str, attrs: dict[str, Any]) -> bool:
 
 
 def _fenced(tag: str, attrs: dict[str, Any]) -> bool:
-    """Elements the extraction convention puts inside ``` fences: preformatted text, tables,
-    and the signatures documentation generators put in ``<dt class="sig">``."""
+    """Elements the extraction convention puts inside ``` fences: preformatted text, tables
+    that hold no data grid (:mod:`.html_tables`), and the signatures documentation generators
+    put in ``<dt class="sig">``."""
     return tag in ("pre", "table") or (tag == "dt" and "sig" in (attrs.get("class") or []))
 
 

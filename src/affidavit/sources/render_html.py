@@ -48,6 +48,7 @@ from typing import Any
 
 from .align import MISSING
 from .glyphs import NARROW, NO_INK, OFF, OVERLAPPED, SMALL, Ink, judge
+from .html_tables import grid_lines_blank
 from .sanitizer import Flag
 from .visibility import HIDDEN, RENDERED, RULES, Sight, flags_for
 
@@ -515,7 +516,9 @@ def html_sight(
         )
     where = f"(rendered by {engine})"
     return Sight(
-        flags_for(text, 0, measured.chars, measured.verdicts, REASONS, where, ignore="`#"),
+        flags_for(
+            grid_lines_blank(text), 0, measured.chars, measured.verdicts, REASONS, where, "`#|"
+        ),
         RENDERED,
         engine,
     )

@@ -10,17 +10,23 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from .base import AuditEntry, BatchRecord, Door, PlanRow, Storage, check_vault_name, recheck
+from .jobs import Claim, JobRecord, JobStore, LeaseLost
 from .sqlite import SQLiteDoor, SQLiteStorage
 
 __all__ = [
     "AuditEntry",
     "BatchRecord",
+    "Claim",
     "Door",
+    "JobRecord",
+    "JobStore",
+    "LeaseLost",
     "PlanRow",
     "SQLiteDoor",
     "SQLiteStorage",
     "Storage",
     "check_vault_name",
+    "open_jobs",
     "open_storage",
     "recheck",
 ]
@@ -44,3 +50,19 @@ def open_storage(where: str | Path, *, name: str = "default") -> Storage:
             f"unknown database {text.split('://', 1)[0]!r}: give a postgresql:// URL or a vault folder"
         )
     return SQLiteStorage.open(Path(text), name)
+
+
+def open_jobs(where: str | Path, *, name: str = "default") -> JobStore:
+    """The job queues at ``where`` (as :func:`open_storage`), for workers: on PostgreSQL any
+    number of workers on any hosts claim jobs at once; on SQLite, today's queue (one running job
+    per vault, workers on the vault's host)."""
+    storage = open_storage(where, name=name)
+    if isinstance(storage, SQLiteStorage):
+        from .sqlite_jobs import SQLiteJobStore
+
+        return SQLiteJobStore(storage)
+    from .postgres import PostgresStorage
+    from .postgres_jobs import PostgresJobStore
+
+    assert isinstance(storage, PostgresStorage)
+    return PostgresJobStore(storage)

@@ -77,5 +77,99 @@ VAULT: list[tuple[str, str]] = [
         )
         """,
     ),
+    (
+        "pg002_jobs",
+        """
+        CREATE TABLE {s}.jobs (
+            n BIGSERIAL UNIQUE,            -- submission order (claims take the oldest first)
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            status TEXT NOT NULL
+                CHECK (status IN ('queued', 'running', 'done', 'failed', 'cancelled')),
+            payload TEXT NOT NULL,         -- JSON: the kind's typed payload
+            requested_by TEXT NOT NULL,
+            max_attempts INTEGER NOT NULL CHECK (max_attempts >= 1),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            fence BIGINT NOT NULL DEFAULT 0,   -- the fencing token: one more at every claim
+            lease_token TEXT,              -- the current claim's secret; NULL when not running
+            lease_owner TEXT,
+            lease_expires_at TIMESTAMPTZ,  -- by the database's clock, whichever host claimed
+            heartbeat_at TIMESTAMPTZ,
+            progress_done BIGINT NOT NULL DEFAULT 0,
+            progress_total BIGINT NOT NULL DEFAULT 0,
+            progress_message TEXT NOT NULL DEFAULT '',
+            result TEXT,                   -- JSON, when done
+            error TEXT NOT NULL DEFAULT '',
+            created_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+            started_at TIMESTAMPTZ,
+            finished_at TIMESTAMPTZ,
+            CHECK ((status = 'running') = (lease_token IS NOT NULL))
+        );
+        CREATE INDEX jobs_claimable ON {s}.jobs (status, n);
+        CREATE TABLE {s}.job_events (
+            seq BIGSERIAL PRIMARY KEY,
+            job_id TEXT NOT NULL REFERENCES {s}.jobs (id),
+            at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+            type TEXT NOT NULL,
+            data TEXT NOT NULL             -- JSON
+        );
+        CREATE INDEX job_events_job ON {s}.job_events (job_id, seq)
+        """,
+    ),
+    (
+        "pg003_content",
+        """
+        CREATE TABLE {s}.sources (
+            id TEXT PRIMARY KEY CHECK (id ~ '^[0-9a-f]{{64}}$'),  -- SHA-256 of data
+            origin TEXT NOT NULL,
+            name TEXT NOT NULL,
+            media_type TEXT NOT NULL,
+            data BYTEA NOT NULL,           -- the original bytes
+            text TEXT NOT NULL,            -- the extracted text quotes' offsets index
+            text_sha256 TEXT NOT NULL,
+            size_bytes BIGINT NOT NULL,
+            text_chars BIGINT NOT NULL,
+            trust TEXT NOT NULL CHECK (trust IN ('untrusted', 'semi-trusted', 'trusted')),
+            status TEXT NOT NULL DEFAULT 'active',
+            added_at TEXT NOT NULL,
+            text_map TEXT NOT NULL DEFAULT '{{}}'  -- JSON: how text offsets map to the original
+        );
+        CREATE TABLE {s}.pages (
+            slug TEXT PRIMARY KEY,
+            title TEXT NOT NULL,
+            summary TEXT NOT NULL,
+            category TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            plan_id TEXT NOT NULL REFERENCES {s}.plans (id)
+        );
+        CREATE TABLE {s}.claims (
+            id TEXT PRIMARY KEY,
+            page_slug TEXT NOT NULL REFERENCES {s}.pages (slug),
+            section TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            status TEXT NOT NULL,          -- active | pending | quarantined | superseded | retracted
+            trust TEXT NOT NULL,
+            plan_id TEXT NOT NULL REFERENCES {s}.plans (id),
+            created_at TEXT NOT NULL,
+            superseded_by TEXT,
+            derived_from TEXT NOT NULL DEFAULT '[]'
+        );
+        CREATE INDEX claims_page ON {s}.claims (page_slug, position);
+        CREATE TABLE {s}.evidence (
+            claim_id TEXT NOT NULL REFERENCES {s}.claims (id),
+            idx INTEGER NOT NULL,
+            source_id TEXT NOT NULL REFERENCES {s}.sources (id),
+            quote TEXT NOT NULL,
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL,
+            location TEXT NOT NULL,
+            PRIMARY KEY (claim_id, idx),
+            CHECK (0 <= start AND start < "end")
+        );
+        CREATE INDEX evidence_source ON {s}.evidence (source_id)
+        """,
+    ),
 ]
 """Each vault's schema."""

@@ -36,6 +36,7 @@ from .base import (
     group_batches,
     recheck,
 )
+from .content import PageRecord, SourceRecord
 from .pg_migrations import REGISTRY, VAULT
 
 LOCK_CLASS = 0x4166  # "Af": the first key of Affidavit's advisory locks; the second is the vault
@@ -111,6 +112,18 @@ class PostgresDoor:
         self.applied.append(plan_id)
         return entry
 
+    def apply_plan(self, plan_id: str, *, now: str, actor: str) -> AuditEntry:
+        """Apply the recorded plan's content in this batch: re-check it (W5), write its pages,
+        claims and evidence (quotes re-verified against the stored sources, W3;
+        :mod:`.postgres_content`), then record it applied like :meth:`mark_applied`."""
+        from .postgres_content import ContentWriter, load_plan
+
+        recheck(self.plan(plan_id), plan_id, now)
+        writer = ContentWriter(self.conn, self.schema, plan_id, check_text("time", now))
+        summary = writer.write(load_plan(self.conn, self.schema, plan_id))
+        detail = {"ops": summary, "claims": writer.claim_ids, "approval": "person"}
+        return self.mark_applied(plan_id, now=now, actor=actor, detail=detail)
+
     def _append(
         self, at: str, action: str, plan_id: str | None, actor: str, detail: Mapping[str, Any]
     ) -> AuditEntry:
@@ -119,7 +132,7 @@ class PostgresDoor:
         seq = int(last["seq"]) + 1 if last else 1
         prev = str(last["hash"]) if last else auditlog.GENESIS
         text = canonical_json(dict(detail))
-        digest = auditlog._entry_hash(seq, at, action, plan_id, actor, text, prev)
+        digest = auditlog.entry_hash(seq, at, action, plan_id, actor, text, prev)
         self._x(
             "INSERT INTO {s}.audit (seq, at, action, plan_id, actor, detail, prev_hash, hash) "
             "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
@@ -319,6 +332,62 @@ class PostgresStorage:
                 )
             out.append(record)
         return out
+
+    def add_source(
+        self,
+        vault: str,
+        data: bytes,
+        *,
+        origin: str,
+        name: str,
+        added_at: str,
+        text: str | None = None,
+        media_type: str = "text/plain",
+        trust: str = "semi-trusted",
+    ) -> str:
+        """Store a source's bytes under their SHA-256 (the same bytes are one source); returns
+        the id. ``text``: its extracted text (default: the bytes as UTF-8)."""
+        from .postgres_content import add_source
+
+        _, schema = self._vault(vault)
+        with self._tx() as conn:
+            return add_source(
+                conn, schema, data, text=text, origin=origin, name=name,
+                media_type=media_type, trust=trust, added_at=added_at,
+            )  # fmt: skip
+
+    def source(self, vault: str, source_id: str) -> SourceRecord:
+        from .postgres_content import source_record, source_row
+
+        _, schema = self._vault(vault)
+        with self._tx() as conn:
+            return source_record(source_row(conn, schema, check_text("source id", source_id)))
+
+    def source_bytes(self, vault: str, source_id: str) -> bytes:
+        """The source's original bytes, re-hashed against its id (an altered byte is refused)."""
+        from .postgres_content import checked_source, source_row
+
+        _, schema = self._vault(vault)
+        with self._tx() as conn:
+            return checked_source(source_row(conn, schema, check_text("source id", source_id)))[0]
+
+    def source_text(self, vault: str, source_id: str) -> str:
+        """The source's extracted text; its bytes and text re-hashed first."""
+        from .postgres_content import checked_source, source_row
+
+        _, schema = self._vault(vault)
+        with self._tx() as conn:
+            return checked_source(source_row(conn, schema, check_text("source id", source_id)))[1]
+
+    def page(self, vault: str, slug: str) -> PageRecord | None:
+        """The page with its claims in order and their evidence, every quote checked against
+        its source's (re-hashed) text at its offsets; None when there is no such page."""
+        from .postgres_content import read_page
+
+        _, schema = self._vault(vault)
+        with self._tx() as conn:
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            return read_page(conn, schema, check_text("slug", slug))
 
     def verify_audit(self, vault: str) -> list[str]:
         _, schema = self._vault(vault)

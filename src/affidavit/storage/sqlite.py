@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from .. import db as dbmod
-from ..errors import ConflictError
+from ..errors import ConflictError, IntegrityError
 from ..store import audit as auditlog
 from ..vault import Vault
 from .base import AuditEntry, BatchRecord, PlanRow, check_text, group_batches, recheck
+from .content import PageRecord, SourceRecord, page_record, verified_bytes, verified_text
 
 
 class SQLiteDoor:
@@ -182,6 +183,80 @@ class SQLiteStorage:
     def verify_audit(self, vault: str) -> list[str]:
         self._check(vault)
         return auditlog.verify_chain(self.vault.db)
+
+    # --- the wiki's content, read (written by today's door, store/apply.py) -------------------
+
+    def _source_row(self, source_id: str) -> Any:
+        row = self.vault.db.execute(
+            "SELECT * FROM sources WHERE id = ?", (check_text("source id", source_id),)
+        ).fetchone()
+        if row is None:
+            raise ConflictError(f"no source {source_id[:12]} in this vault; add it first.")
+        return row
+
+    def _file(self, source_id: str, relpath: str) -> bytes:
+        from ..store.paths import read_inside
+
+        try:  # a path from the database: W10
+            return read_inside(self.vault.base, relpath, under="sources")
+        except FileNotFoundError:
+            raise IntegrityError(
+                f"source {source_id[:12]}'s file {relpath} is missing; run `affidavit doctor`."
+            ) from None
+
+    def source(self, vault: str, source_id: str) -> SourceRecord:
+        self._check(vault)
+        row = self._source_row(source_id)
+        return SourceRecord(
+            str(row["id"]), str(row["origin"]), str(row["name"]), str(row["media_type"]),
+            str(row["trust"]), str(row["status"]), str(row["added_at"]), int(row["size_bytes"]),
+            int(row["text_chars"]),
+        )  # fmt: skip
+
+    def source_bytes(self, vault: str, source_id: str) -> bytes:
+        """The source's original bytes (its file under sources/), re-hashed against its id."""
+        self._check(vault)
+        row = self._source_row(source_id)
+        return verified_bytes(str(row["id"]), self._file(str(row["id"]), row["original_file"]))
+
+    def source_text(self, vault: str, source_id: str) -> str:
+        """The source's extracted text, re-hashed against ``text_sha256`` (and its bytes first,
+        as on PostgreSQL)."""
+        self.source_bytes(vault, source_id)
+        row = self._source_row(source_id)
+        data = self._file(str(row["id"]), row["text_file"])
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = data.decode("utf-8", "replace")  # fails the hash below, naming the source
+        return verified_text(str(row["id"]), text, str(row["text_sha256"]))
+
+    def page(self, vault: str, slug: str) -> PageRecord | None:
+        """The page with its claims in order and their evidence, every quote checked against
+        its source's (re-hashed) text at its offsets; None when there is no such page."""
+        self._check(vault)
+        db = self.vault.db
+        with dbmod.read_snapshot(db):
+            page = db.execute("SELECT * FROM pages WHERE slug = ?", (slug,)).fetchone()
+            if page is None:
+                return None
+            claims = db.execute(
+                "SELECT * FROM claims WHERE page_slug = ? ORDER BY position", (slug,)
+            ).fetchall()
+            evidence = db.execute(
+                'SELECT e.claim_id, e.idx, e.source_id, e.quote, e.start, e."end", e.location '
+                "FROM evidence e JOIN claims c ON c.id = e.claim_id WHERE c.page_slug = ? "
+                "ORDER BY e.claim_id, e.idx",
+                (slug,),
+            ).fetchall()
+        texts: dict[str, str] = {}
+
+        def text_of(source_id: str) -> str:
+            if source_id not in texts:
+                texts[source_id] = self.source_text(vault, source_id)
+            return texts[source_id]
+
+        return page_record(page, claims, evidence, text_of)
 
     def close(self) -> None:
         if self._owned:

@@ -29,6 +29,11 @@ def _entry_hash(
     return sha256_hex(canonical_json(body))
 
 
+entry_hash = _entry_hash
+"""The hash of one audit entry (its content and the previous entry's hash): the public name for
+the other backends that keep the same chain (:mod:`affidavit.storage.postgres`) and for doctor."""
+
+
 def append(
     db: sqlite3.Connection,
     at: str,

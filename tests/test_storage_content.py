@@ -1,0 +1,352 @@
+"""The wiki's content on PostgreSQL through the door (issue 26, stage 2b): sources stored
+content-addressed and re-hashed on read, pages, claims and evidence written by a plan's
+create_page / add_claims inside the door's advisory-locked transaction, quotes re-verified against
+the stored source (W3), and a batch killed mid-way leaving nothing behind."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+from affidavit.errors import ConflictError, IntegrityError, PlanValidationError
+from affidavit.hashing import sha256_hex
+from affidavit.storage import open_storage
+
+from .pg_appliers import ACTOR, EXPIRES, NOW
+
+pytestmark = pytest.mark.xdist_group("postgres")  # one cluster, on one worker
+
+psycopg = pytest.importorskip("psycopg")
+
+ATTACK = "'; DROP TABLE v_main.pages; -- <script>alert(1)</script> «ü» 🚀 \\x00 %s {s} $$"
+TEXT = (
+    "Line one of the source.\r\n"
+    f"The committee met on 3 March and said: {ATTACK}\r\n"
+    "Zero-width\u200bjoiner and e\u0301 (combining) stay as they are.\n"
+    "Robert'); DROP TABLE claims;-- was a student.\n"
+)
+DATA = b"\xef\xbb\xbf" + TEXT.encode("utf-8")  # a BOM: the bytes are not the text
+
+
+@pytest.fixture
+def storage(pg_url: str) -> Iterator[Any]:
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        for (name,) in conn.execute(
+            "SELECT nspname FROM pg_namespace WHERE nspname = 'affidavit' OR nspname LIKE 'v\\_%'"
+        ).fetchall():
+            conn.execute(
+                psycopg.sql.SQL("DROP SCHEMA {} CASCADE").format(psycopg.sql.Identifier(name))
+            )
+    made = open_storage(pg_url)
+    made.create_vault("main", "ann")
+    yield made
+    made.close()
+
+
+def add(storage: Any, data: bytes = DATA, text: str | None = TEXT, trust: str = "trusted") -> str:
+    return str(
+        storage.add_source(
+            "main", data, origin=f"/in/{ATTACK}", name=ATTACK, added_at=NOW, text=text,
+            media_type="text/markdown", trust=trust,
+        )
+    )  # fmt: skip
+
+
+def propose(storage: Any, plan_id: str, *ops: dict[str, Any]) -> str:
+    plan = {"nonce": f"nonce-{plan_id}-0123456789abcdef", "operations": list(ops)}
+    storage.propose(
+        "main", plan_id, author="ann", origin="cli", plan_json=json.dumps(plan),
+        created_at=NOW, expires_at=EXPIRES,
+    )  # fmt: skip
+    return plan_id
+
+
+def page_op(slug: str, source: str, *quotes: str, title: str = ATTACK) -> dict[str, Any]:
+    return {
+        "op": "create_page", "slug": slug, "title": title, "summary": f"About {ATTACK}",
+        "claims": [
+            {"text": f"It says {q[:40]} {ATTACK}", "evidence": [{"source": source, "quote": q}]}
+            for q in quotes
+        ],
+    }  # fmt: skip
+
+
+def apply(storage: Any, batch: str, *plans: str) -> int:
+    with storage.door("main", batch) as door:
+        for plan_id in plans:
+            door.apply_plan(plan_id, now=NOW, actor=ACTOR)
+        return int(door.seal())
+
+
+def test_content_round_trips_byte_for_byte_through_the_door(storage: Any) -> None:
+    source = add(storage)
+    assert source == sha256_hex(DATA) and add(storage) == source  # content-addressed, once
+    quotes = [
+        "said: " + ATTACK,
+        "Robert'); DROP TABLE claims;--",
+        "Zero-width\u200bjoiner and e\u0301",
+    ]
+    propose(storage, "p1", page_op("committee", source[:12], *quotes[:2]))
+    propose(storage, "p2", {
+        "op": "add_claims", "page": "committee", "section": ATTACK[:70],
+        "claims": [{"text": "Combining marks", "evidence": [{"source": source, "quote": quotes[2]}]}],
+    })  # fmt: skip
+    assert apply(storage, "b-1", "p1") == 1 and apply(storage, "b-2", "p2") == 2
+    assert storage.source_bytes("main", source) == DATA
+    assert storage.source_text("main", source) == TEXT
+    record = storage.source("main", source)
+    assert (record.name, record.origin, record.size_bytes, record.text_chars) == (
+        ATTACK,
+        f"/in/{ATTACK}",
+        len(DATA),
+        len(TEXT),
+    )
+    page = storage.page("main", "committee")
+    assert (page.title, page.summary, page.plan_id) == (ATTACK, f"About {ATTACK}", "p1")
+    assert [c.section for c in page.claims] == ["Overview", "Overview", ATTACK[:70]]
+    assert [c.position for c in page.claims] == [0, 1, 2]
+    assert [c.plan_id for c in page.claims] == ["p1", "p1", "p2"]
+    assert page.claims[0].text == f"It says {quotes[0][:40]} {ATTACK}"
+    for claim, quote in zip(page.claims, quotes, strict=True):
+        (ev,) = claim.evidence
+        assert ev.quote == quote and ev.source_id == source
+        assert (ev.start, ev.end) == (TEXT.index(quote), TEXT.index(quote) + len(quote))
+        assert TEXT[ev.start : ev.end] == quote and claim.trust == "trusted"
+    assert page.claims[1].evidence[0].location == "line 4"
+    applied = [json.loads(e.detail) for e in storage.audit("main")]
+    assert [d["claims"] for d in applied] == [[c.id for c in page.claims[:2]], [page.claims[2].id]]
+    assert [r.plans for r in storage.batches("main")] == [("p1",), ("p2",)]
+    assert storage.page("main", "nowhere") is None
+    with psycopg.connect(storage.pool.conninfo) as conn:  # still there: the SQL was data
+        assert conn.execute("SELECT count(*) FROM v_main.claims").fetchone() == (3,)
+
+
+def test_a_claim_takes_its_weakest_sources_trust(storage: Any) -> None:
+    strong = add(storage)
+    weak = add(storage, b"An untrusted blog post says the committee met.", None, "untrusted")
+    propose(storage, "p1", {
+        "op": "create_page", "slug": "mixed", "title": "Mixed", "summary": "Mixed",
+        "claims": [{"text": "The committee met", "evidence": [
+            {"source": strong, "quote": "Line one of the source."},
+            {"source": weak, "quote": "the committee met"},
+        ]}],
+    })  # fmt: skip
+    apply(storage, "b-1", "p1")
+    (claim,) = storage.page("main", "mixed").claims
+    assert claim.trust == "untrusted" and [e.source_id for e in claim.evidence] == [strong, weak]
+
+
+@pytest.mark.parametrize(
+    ("evidence", "why"),
+    [
+        ({"quote": "The committee met on 4 March"}, "not in source"),  # not the source's words
+        ({"quote": "line one of the source."}, "not in source"),  # case differs: not verbatim
+        ({"quote": "Line one of the source.\n"}, "not in source"),  # the source has \r\n
+        ({"sentence": 1}, "sentence number"),
+        ({"source": "f" * 64, "quote": "Line one of the source."}, "no source"),
+    ],
+)
+def test_a_quote_that_does_not_verify_is_refused_and_nothing_is_written(
+    storage: Any, evidence: dict[str, Any], why: str
+) -> None:
+    source = add(storage)
+    good = {
+        "text": "A good claim",
+        "evidence": [{"source": source, "quote": "Line one of the source."}],
+    }
+    bad = {"text": "A bad claim", "evidence": [{"source": source, **evidence}]}
+    page = {"op": "create_page", "slug": "bad", "title": "T", "summary": "S", "claims": [good, bad]}
+    propose(storage, "p1", page)
+    with pytest.raises(ConflictError, match=why):
+        apply(storage, "b-1", "p1")
+    assert storage.page("main", "bad") is None and storage.batches("main") == []
+    assert storage.plan("main", "p1").status == "pending"
+    assert storage.committed("main", "b-1") is None
+
+
+def test_a_plan_the_door_cannot_write_here_is_refused_whole(storage: Any) -> None:
+    source = add(storage)
+    propose(storage, "p1", page_op("a", source, "Line one of the source."),
+            {"op": "link_pages", "page": "a", "to": "b"})  # fmt: skip
+    propose(
+        storage,
+        "p2",
+        {
+            "op": "add_claims",
+            "page": "missing",
+            "claims": [
+                {
+                    "text": "Where?",
+                    "evidence": [{"source": source, "quote": "Line one of the source."}],
+                }
+            ],
+        },
+    )
+    propose(storage, "p3", page_op("dup", source, "Line one of the source."))
+    propose(storage, "p4", page_op("dup", source, "Line one of the source."))
+    with pytest.raises(ConflictError, match="link_pages"):
+        apply(storage, "b-1", "p1")
+    with pytest.raises(ConflictError, match="no page 'missing'"):
+        apply(storage, "b-2", "p2")
+    with pytest.raises(ConflictError, match="already exists"):
+        apply(storage, "b-3", "p3", "p4")  # the second create of the slug undoes the first
+    assert storage.page("main", "a") is None and storage.page("main", "dup") is None
+    assert apply(storage, "b-4", "p3") == 1  # nothing was numbered by the refused batches
+    propose(storage, "p5", {"nonce": "x"})  # type: ignore[arg-type]
+    with pytest.raises(PlanValidationError):
+        apply(storage, "b-5", "p5")
+    with pytest.raises(ConflictError, match="is applied"):
+        apply(storage, "b-6", "p3")  # W5: the re-check under the lock
+
+
+def test_a_tampered_source_byte_or_quote_is_found(storage: Any) -> None:
+    source = add(storage)
+    propose(storage, "p1", page_op("page", source, "Line one of the source."))
+    propose(
+        storage,
+        "p2",
+        {
+            "op": "add_claims",
+            "page": "page",
+            "claims": [
+                {"text": "Later", "evidence": [{"source": source, "quote": "was a student"}]}
+            ],
+        },
+    )
+    apply(storage, "b-1", "p1")
+    admin = psycopg.connect(storage.pool.conninfo, autocommit=True)
+    try:
+        admin.execute("UPDATE v_main.sources SET data = set_byte(data, 7, get_byte(data, 7) # 1)")
+        with pytest.raises(IntegrityError, match="bytes no longer hash"):
+            storage.source_bytes("main", source)
+        with pytest.raises(IntegrityError, match="bytes no longer hash"):
+            storage.source_text("main", source)
+        with pytest.raises(IntegrityError, match="bytes no longer hash"):
+            storage.page("main", "page")
+        with pytest.raises(IntegrityError, match="bytes no longer hash"):
+            apply(storage, "b-2", "p2")  # the door re-hashes what it quotes from
+        assert storage.plan("main", "p2").status == "pending"
+        admin.execute("UPDATE v_main.sources SET data = %s", (DATA,))  # bytes back, text altered
+        admin.execute("UPDATE v_main.sources SET text = replace(text, 'student', 'teacher')")
+        with pytest.raises(IntegrityError, match="text no longer matches"):
+            storage.source_text("main", source)
+        with pytest.raises(IntegrityError, match="text no longer matches"):
+            apply(storage, "b-2", "p2")
+        admin.execute("UPDATE v_main.sources SET text = %s", (TEXT,))
+        assert storage.source_text("main", source) == TEXT
+        admin.execute("UPDATE v_main.evidence SET start = start + 1")  # offsets moved
+        with pytest.raises(IntegrityError, match="evidence was altered"):
+            storage.page("main", "page")
+        admin.execute(
+            "UPDATE v_main.evidence SET start = start - 1, quote = 'Line one of the SOURCE.'"
+        )
+        with pytest.raises(IntegrityError, match="evidence was altered"):
+            storage.page("main", "page")
+    finally:
+        admin.close()
+
+
+def test_a_batch_killed_mid_way_leaves_no_partial_page(storage: Any) -> None:
+    """Each batch creates two pages and adds to a third; its backend is killed with
+    ``pg_terminate_backend`` after its first, second or third plan. Nothing of a killed batch
+    is left, and the surviving batches are numbered without gaps."""
+    source = add(storage)
+    propose(storage, "root", page_op("root", source, "Line one of the source."))
+    apply(storage, "b-root", "root")
+    admin = psycopg.connect(storage.pool.conninfo, autocommit=True)
+    committed, killed = [], []
+    try:
+        for n in range(12):
+            plans = [
+                propose(storage, f"p{n}a", page_op(f"a{n}", source, "Line one of the source.", "was a student")),
+                propose(storage, f"p{n}b", page_op(f"b{n}", source, "said: " + ATTACK)),
+                propose(storage, f"p{n}c", {"op": "add_claims", "page": "root", "claims": [
+                    {"text": f"Claim {n}", "evidence": [{"source": source, "quote": "met on 3 March"}]}]}),
+            ]  # fmt: skip
+            kill_after = n % 4  # 3: no kill
+            try:
+                with storage.door("main", f"b-{n}") as door:
+                    for k, plan_id in enumerate(plans):
+                        door.apply_plan(plan_id, now=NOW, actor=ACTOR)
+                        if k == kill_after:
+                            admin.execute(
+                                "SELECT pg_terminate_backend(%s, 10000)", (door.backend_pid,)
+                            )
+                committed.append(n)
+            except psycopg.OperationalError as exc:
+                assert "terminating connection" in str(exc)
+                killed.append(n)
+    finally:
+        admin.close()
+    assert committed == [3, 7, 11] and len(killed) == 9
+    assert [r.batch_id for r in storage.batches("main")] == ["b-root", "b-3", "b-7", "b-11"]
+    assert [r.seq for r in storage.batches("main")] == [1, 2, 3, 4]
+    for n in range(12):
+        pages = [storage.page("main", f"{x}{n}") for x in "ab"]
+        if n in committed:
+            assert [len(p.claims) for p in pages] == [2, 1]
+        else:
+            assert pages == [None, None]
+            assert {storage.plan("main", f"p{n}{x}").status for x in "abc"} == {"pending"}
+    root = storage.page("main", "root")
+    assert [c.text for c in root.claims[1:]] == ["Claim 3", "Claim 7", "Claim 11"]
+    assert [c.position for c in root.claims] == [0, 1, 2, 3]
+    assert storage.verify_audit("main") == []
+
+
+def test_appliers_on_separate_connections_add_to_one_page_in_turn(storage: Any) -> None:
+    """Four appliers, each with its own pool (as on four hosts), add claims to one page and race
+    to create the same new page: the advisory lock puts them in turn — positions contiguous,
+    batch numbers gap-free, the page created once and the other creates refused."""
+    source = add(storage)
+    propose(storage, "root", page_op("root", source, "Line one of the source."))
+    apply(storage, "b-root", "root")
+    for n in range(4):
+        for k in range(5):
+            propose(
+                storage,
+                f"p{n}-{k}",
+                {
+                    "op": "add_claims",
+                    "page": "root",
+                    "claims": [
+                        {
+                            "text": f"Claim {n}-{k}",
+                            "evidence": [{"source": source, "quote": "was a student"}],
+                        }
+                    ],
+                },
+            )
+        propose(storage, f"new{n}", page_op("new", source, "met on 3 March"))  # fmt: skip
+
+    def run(n: int) -> list[str]:
+        mine = open_storage(storage.pool.conninfo)
+        outcomes = []
+        try:
+            for k in range(5):
+                apply(mine, f"b-{n}-{k}", f"p{n}-{k}")
+                outcomes.append("ok")
+            try:
+                apply(mine, f"b-new{n}", f"new{n}")
+                outcomes.append("created")
+            except ConflictError as exc:
+                outcomes.append(str(exc))
+        finally:
+            mine.close()
+        return outcomes
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(run, range(4)))
+    ends = [r[-1] for r in results]
+    assert ends.count("created") == 1 and all("already exists" in e for e in ends if e != "created")
+    root = storage.page("main", "root")
+    assert [c.position for c in root.claims] == list(range(21))
+    assert sorted(c.text for c in root.claims[1:]) == sorted(
+        f"Claim {n}-{k}" for n in range(4) for k in range(5)
+    )
+    assert [r.seq for r in storage.batches("main")] == list(range(1, 23))
+    assert len(storage.page("main", "new").claims) == 1
