@@ -125,7 +125,12 @@ def lint(
             raise click.UsageError(
                 "--no-model can't be queued; a lint job uses the configured model"
             )
-        submit_job(ctx, parse_payload({"kind": "lint", "propose": propose, "full": full}), as_json)
+        if full:
+            raise click.UsageError(
+                "--full can't be queued: a lint job looks at what changed since the last run; "
+                "run `affidavit lint --full` in the foreground"
+            )
+        submit_job(ctx, parse_payload({"kind": "lint", "propose": propose}), as_json)
         return
     with opened_vault(ctx) as vault:
         provider = None if no_model else provider_from_config(vault.config)

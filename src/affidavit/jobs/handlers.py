@@ -215,7 +215,6 @@ def run_lint(ctx: JobContext, payload: LintPayload) -> dict[str, Any]:
                 ctx.vault,
                 provider,
                 propose=payload.propose,
-                full=payload.full,
                 trigger="job",
                 progress=progress,
                 actor=ctx.actor,

@@ -114,12 +114,10 @@ class ReindexPayload(BasePayload):
 
 
 class LintPayload(BasePayload):
-    """``affidavit lint`` as a job; ``propose`` turns fixable findings into plans; ``full``
-    looks at everything, not only what changed since the last run."""
+    """``affidavit lint`` as a job; ``propose`` turns fixable findings into plans."""
 
     kind: Literal["lint"] = "lint"
     propose: bool = False
-    full: bool = False
 
 
 JobPayload = Annotated[
