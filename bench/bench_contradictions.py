@@ -20,11 +20,17 @@ gate dropped, and how many pairs it found.
     .venv/bin/python bench/bench_contradictions.py [--pairs 300] [--local-groups 0] [--json]
         [--keep DIR | --vault DIR]   # keep the ingested vault / lint a copy of a kept one
     .venv/bin/python bench/bench_contradictions.py --entailment --pairs 2000   # does the model help?
+    .venv/bin/python bench/bench_contradictions.py --vault DIR --misses 20   # why pairs are missed
+
+``--misses N`` sorts every differing pair lint missed into why (see :func:`why_missed`), split by
+page hash into tuning and held-out pages (the split ``bench_support.py`` and the entailment
+classifier's training use), and prints N missed tuning pairs with their claims.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import json
 import shutil
@@ -111,6 +117,93 @@ def score(
     return raised, cross, dict(kinds)
 
 
+def held_out(page: str) -> bool:
+    """The training script's split: 40 % of pages, by SHA-256 of the data set's title."""
+    return hashlib.sha256(page.encode()).digest()[0] < 102
+
+
+def why_missed(old: list[str], new: list[str]) -> str:
+    """Why a differing pair got no finding, from the active claims of its two sources: no claim
+    on one side (ingest kept neither sentence), the same claims on both (the change was lost),
+    or, for the closest differing pair of claims, whether the fact finder's cheap test passes
+    and how the aligned texts differ."""
+    from difflib import SequenceMatcher
+
+    from affidavit.support.facts import _align_tokens, _content, compare, may_disagree
+
+    if not old or not new:
+        return "no claim from one source (ingest kept no sentence)"
+    pairs = [
+        (compare(o, n).similarity, o, n) for o in set(old) - set(new) for n in set(new) - set(old)
+    ]
+    if not pairs:
+        return "the same claims on both sides (the change was lost)"
+    similarity, a, b = max(pairs)
+    if may_disagree(a, b):
+        if similarity < 0.25:
+            return "a changed fact, but the claims share under a quarter of their words"
+        return "a changed fact, judged not one subject or reworded"
+    ta, tb = _align_tokens(a), _align_tokens(b)
+    matcher = SequenceMatcher(None, [t.key for t in ta], [t.key for t in tb], autojunk=False)
+    stretches = [
+        (_content(ta[i1:i2]), _content(tb[j1:j2]))
+        for op, i1, i2, j1, j2 in matcher.get_opcodes()
+        if op != "equal"
+    ]
+    stretches = [(x, y) for x, y in stretches if x or y]
+    if len(stretches) == 1 and len(stretches[0][0]) == len(stretches[0][1]) == 1:
+        return "one word replaced by another (no number, date or name)"
+    if all(not x or not y for x, y in stretches):
+        return "words only added or removed"
+    return "reworded without a changed number, date or name"
+
+
+def misses(
+    differ: list[Pair],
+    raised: set[int],
+    claim_src: dict[str, set[tuple[str, int, str]]],
+    texts: dict[str, str],
+    show: int,
+) -> dict[str, object]:
+    """Recall and the reasons for misses on tuning and held-out pages; ``show`` tuning examples."""
+    by_pair: dict[int, dict[str, list[str]]] = defaultdict(lambda: {"old": [], "new": []})
+    for claim_id, tags in claim_src.items():
+        for label, pid, age in tags:
+            if label == "d":
+                by_pair[pid][age].append(texts[claim_id])
+    out: dict[str, object] = {}
+    for split in ("tuning", "held_out"):
+        pairs = [p for p in differ if held_out(ARTICLE[p[0]]) == (split == "held_out")]
+        reasons: dict[str, int] = defaultdict(int)
+        for pid, _, _ in pairs:
+            if pid not in raised:
+                reasons[why_missed(by_pair[pid]["old"], by_pair[pid]["new"])] += 1
+        found = sum(p[0] in raised for p in pairs)
+        out[split] = {
+            "pairs": len(pairs),
+            "recall": round(found / len(pairs), 4) if pairs else 0.0,
+            "missed_because": dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
+        }
+    examples = []
+    for pid, _, _ in differ:
+        if len(examples) >= show:
+            break
+        if pid in raised or held_out(ARTICLE[pid]):
+            continue
+        sides = by_pair[pid]
+        examples.append(
+            {
+                "pair": pid,
+                "article": ARTICLE[pid],
+                "why": why_missed(sides["old"], sides["new"]),
+                "old": sorted(set(sides["old"])),
+                "new": sorted(set(sides["new"])),
+            }
+        )
+    out["tuning_examples"] = examples
+    return out
+
+
 def local_model(
     vault: Vault, groups: int, claim_src: dict[str, set[tuple[str, int, str]]], differ: list[Pair]
 ) -> dict[str, object]:
@@ -186,6 +279,9 @@ def main() -> int:
         action="store_true",
         help="only measure whether the entailment classifier would make findings more precise",
     )
+    parser.add_argument(
+        "--misses", type=int, default=None, help="why pairs are missed, with N tuning examples"
+    )
     parser.add_argument("--keep", type=Path, default=None, help="keep the ingested vault here")
     parser.add_argument(
         "--vault",
@@ -230,10 +326,14 @@ def main() -> int:
         report = run_lint(vault)
         lint_s = time.perf_counter() - started
         claim_src: dict[str, set[tuple[str, int, str]]] = defaultdict(set)
-        for claim_id, source_origin in vault.db.execute(
-            "SELECT e.claim_id, s.origin FROM evidence e JOIN sources s ON s.id = e.source_id"
+        texts: dict[str, str] = {}
+        for claim_id, source_origin, text, status in vault.db.execute(
+            "SELECT e.claim_id, s.origin, c.text, c.status FROM evidence e "
+            "JOIN sources s ON s.id = e.source_id JOIN claims c ON c.id = e.claim_id"
         ):
             claim_src[claim_id].add(origin[Path(source_origin).name])
+            if status == "active":
+                texts[claim_id] = text
         raised, cross, kinds = score(report.findings, claim_src)
         claims = vault.db.execute("SELECT count(*) FROM claims WHERE status='active'").fetchone()[0]
         result = {
@@ -248,6 +348,9 @@ def main() -> int:
             "ingest_seconds": round(ingest_s, 1),
             "lint_seconds": round(lint_s, 2),
         }
+        if args.misses is not None:
+            active = {c: tags for c, tags in claim_src.items() if c in texts}
+            result["misses"] = misses(differ, raised["d"], active, texts, args.misses)
         if args.local_groups:
             result["local_model"] = local_model(vault, args.local_groups, claim_src, differ)
         vault.close()
