@@ -12,7 +12,9 @@
    - *proposals* (the ``supersede_claim`` / ``retract_claim`` of the ``lineage:`` plans in the
      inbox, and the stale fixes the ingest's supersession pass proposed): precision (each names a claim whose quote an edit broke) and recall (each such claim
      gets one), and whether its kind fits the edit (changed → supersede, deleted → retract);
-   - re-ingest seconds and model calls next to the first ingest's, for each share in ``--shares``.
+   - re-ingest seconds, CPU seconds (this process and, ``*_all``, its finished workers: the
+     first ingest reads chunks ahead in one) and model calls next to the first ingest's, for
+     each share in ``--shares``.
 
 2. **Lint on one release.** The same speeches ingested into two vaults in opposite orders, seconds
    apart (the fake clock advances per file): ``lint`` must raise 0 stale findings, the inbox must
@@ -35,6 +37,7 @@ import argparse
 import json
 import random
 import re
+import resource
 import shutil
 import sys
 import tempfile
@@ -108,11 +111,18 @@ def edit(text: str, share: float, rng: random.Random) -> tuple[str, list[tuple[i
     return "".join(out), edits
 
 
+def _workers_cpu() -> float:
+    """CPU seconds of the finished worker processes (the read-ahead and lint workers)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def ingest(vault: Vault, folder: Path) -> tuple[float, dict[str, Any]]:
-    started, cpu = time.perf_counter(), time.process_time()
+    started, cpu, workers = time.perf_counter(), time.process_time(), _workers_cpu()
     report = Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(folder)], "trusted")
     out = report.to_json()
     out["cpu_seconds"] = time.process_time() - cpu  # this process (not the read-ahead worker)
+    out["cpu_seconds_all"] = out["cpu_seconds"] + _workers_cpu() - workers  # and its workers
     return time.perf_counter() - started, out
 
 
@@ -194,6 +204,11 @@ def reingest(count: int, share: float, seed: int, work: Path) -> dict[str, Any]:
         "reingest_seconds": round(second_seconds, 2),
         "first_cpu_seconds": round(first["cpu_seconds"], 2),
         "reingest_cpu_seconds": round(second["cpu_seconds"], 2),
+        "first_cpu_seconds_all": round(first["cpu_seconds_all"], 2),
+        "reingest_cpu_seconds_all": round(second["cpu_seconds_all"], 2),
+        "reingest_cpu_share": round(
+            second["cpu_seconds_all"] / max(0.01, first["cpu_seconds_all"]), 3
+        ),
         "first_model_calls": first["totals"]["model_calls"],
         "reingest_model_calls": second["totals"]["model_calls"],
     }
@@ -320,8 +335,10 @@ def main() -> None:
             f"the edits; carried without a person {r['carried_share_of_intact']:.1%} of the "
             f"intact; proposals {r['proposals']}: precision {r['precision']:.1%}, recall "
             f"{r['recall']:.1%}, kind fits {r['kind_fits_edit']:.1%}; first ingest "
-            f"{r['first_ingest_seconds']} s / {r['first_model_calls']} calls, re-ingest "
-            f"{r['reingest_seconds']} s / {r['reingest_model_calls']} calls"
+            f"{r['first_ingest_seconds']} s / {r['first_model_calls']} calls / "
+            f"{r['first_cpu_seconds_all']} CPU s, re-ingest {r['reingest_seconds']} s / "
+            f"{r['reingest_model_calls']} calls / {r['reingest_cpu_seconds_all']} CPU s "
+            f"({r['reingest_cpu_share']:.0%} of the first)"
         )
     lint = out.get("lint_one_release")
     if lint:

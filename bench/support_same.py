@@ -9,8 +9,9 @@ check it. Each verdict, its missing words and its reason are written to ``--save
 line per input); ``--compare FILE`` runs the current code over the same inputs and fails on the
 first difference.
 
-    .venv/bin/python bench/support_same.py --save before.jsonl [--vault DIR] [--items 0]
-    .venv/bin/python bench/support_same.py --compare before.jsonl [--vault DIR] [--items 0]
+    .venv/bin/python bench/support_same.py --save before.jsonl [--vault DIR] [--items 0] [--writer]
+    .venv/bin/python bench/support_same.py --compare before.jsonl [--vault DIR] [--items 0] [--writer]
+    .venv/bin/python bench/support_same.py --fixture tests/data/support_verdicts.jsonl --writer
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ SHARED = Path(
     os.environ.get("AFFIDAVIT_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
 )
 
+FIXTURE_EVERY = 40
 Item = tuple[str, tuple[str, ...], float, tuple[str, ...]]
 
 
@@ -77,6 +79,16 @@ def vault_claims(directory: Path) -> Iterator[Item]:
     vault.close()
 
 
+def writer() -> Iterator[Item]:
+    """The public writer set's claims (with the article title as context), titles and summaries,
+    as ``bench_support_writer.py`` checks them (both splits)."""
+    from bench_support_writer import items as writer_items
+    from bench_support_writer import load
+
+    for _what, _label, text, quotes, context, share in writer_items(load("all")):
+        yield text, tuple(quotes), share, tuple(context)
+
+
 def verdicts(items: list[Item]) -> Iterator[str]:
     for text, quotes, share, context in items:
         found = check(text, quotes, share=share, context=context)
@@ -88,14 +100,37 @@ def main() -> int:
     side = parser.add_mutually_exclusive_group(required=True)
     side.add_argument("--save", type=Path)
     side.add_argument("--compare", type=Path)
+    side.add_argument(
+        "--fixture",
+        type=Path,
+        help="write every 40th VitaminC input and every 4th of the writer set with its verdict",
+    )
     parser.add_argument("--vault", type=Path, action="append", default=[])
     parser.add_argument("--items", type=int, default=0, help="VitaminC claims (0: all)")
+    parser.add_argument("--writer", action="store_true", help="also the public writer set")
     args = parser.parse_args()
     items = list(vitaminc(args.items))
+    if args.fixture is not None:
+        items = items[::FIXTURE_EVERY]
+    if args.writer:
+        items += list(writer())[:: 4 if args.fixture is not None else 1]
     for directory in args.vault:
         items += vault_claims(directory)
     started = time.process_time()
     out = list(verdicts(items))
+    if args.fixture is not None:
+        args.fixture.write_text(
+            "".join(
+                json.dumps(
+                    {"text": t, "quotes": q, "share": s, "context": c, "found": json.loads(o)},
+                    ensure_ascii=False,
+                )
+                + "\n"
+                for (t, q, s, c), o in zip(items, out, strict=True)
+            ),
+            encoding="utf-8",
+        )
+        return 0
     cpu = time.process_time() - started
     print(f"{len(items)} inputs, {cpu:.2f} s CPU ({cpu / len(items) * 1e6:.0f} µs each)")
     return save_or_compare(

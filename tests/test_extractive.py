@@ -15,7 +15,7 @@ from affidavit.clock import iso
 from affidavit.db import transaction
 from affidavit.errors import PlanValidationError, ProviderError
 from affidavit.extractive import ENGINE, is_empty_plan, propose_plan
-from affidavit.extractive.units import claim_text
+from affidavit.extractive.units import claim_text, rejection
 from affidavit.inbox import Proposal, approve, propose
 from affidavit.plan.schema import parse_plan
 from affidavit.providers.base import IngestTask, Message, ModelRequest, PageBrief
@@ -310,3 +310,14 @@ def test_nothing_usable_gives_an_empty_plan_the_schema_refuses() -> None:
     assert plan["summary"].startswith("nothing to propose")
     with pytest.raises(PlanValidationError):
         parse_plan(plan)
+
+
+def test_a_sentence_that_opens_with_its_number_is_not_a_fragment() -> None:
+    assert rejection("116,662 cases have been reported in the country so far.") == ""
+    assert rejection("$4.5 billion was spent on the bridge in 1998.") == ""
+    assert rejection("12% growth was recorded in the second quarter.") == ""
+    # a cut keeps being a fragment: the number is followed by a function word, or too little
+    assert rejection("1998 and was later sold to a private buyer.") == "fragment"
+    assert rejection("2019 to 2021.") == "fragment"
+    assert rejection("42 cases.") == "fragment"
+    assert rejection("and 116,662 cases have been reported.") == "fragment"

@@ -65,6 +65,15 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "sources",
+        "render_office",
+        False,
+        "Render Word (.docx) and OpenDocument (.odt) texts through LibreOffice and PDFium to "
+        "flag text a reader doesn't see beyond what the rules find (needs "
+        "libreoffice-writer-nogui). Off by default: LibreOffice lays some documents out unlike "
+        "Word (page backgrounds, filled text boxes), and their visible text would be flagged.",
+    ),
+    Setting(
+        "sources",
         "allow_private_hosts",
         [],
         "Host names or IP addresses (as written in the URL) that URL sources may be fetched from "
@@ -101,7 +110,8 @@ SETTINGS: tuple[Setting, ...] = (
         "model",
         "none",
         "The support check's model layer: 'none' (rules only; texts the rules find "
-        "uncertain wait for a person) or the name of an offline entailment model that an "
+        "uncertain wait for a person), 'auto' (the shipped cross-encoder when the [embeddings] "
+        "extra is installed, else rules only) or the name of an offline entailment model that an "
         "installed package registers (entry point group 'affidavit.entailment'); it is asked "
         "about uncertain texts only.",
     ),

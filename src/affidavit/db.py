@@ -626,6 +626,25 @@ def m017_claim_words() -> str:
     """
 
 
+@migration
+def m020_stated_versions() -> str:
+    """Issue 24 item 3 / 27: the version or date a source states about itself
+    (:func:`affidavit.sources.stated.stated_of`): ``stated`` as stated ("3.2", "2024-05-01"),
+    ``stated_key`` the document it is a release of (``stated:KIND:NAME|TITLE``, "" when it states
+    none) and ``stated_rank`` its order among that document's releases. Sources stored before
+    state nothing (lint orders them by their origin's versions alone) until stored again.
+
+    Issue 27 (a re-ingest costs what changed): ``claims_derived`` indexes the few claims derived
+    from others, so the blast radius of each withdrawn claim
+    (:func:`affidavit.store.blast.derived_closure`) reads them, not every claim of the wiki."""
+    return """
+        ALTER TABLE sources ADD COLUMN stated TEXT NOT NULL DEFAULT '';
+        ALTER TABLE sources ADD COLUMN stated_key TEXT NOT NULL DEFAULT '';
+        ALTER TABLE sources ADD COLUMN stated_rank INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX claims_derived ON claims(page_slug, position, id) WHERE derived_from != '[]'
+    """
+
+
 def migrate(db: sqlite3.Connection) -> list[str]:
     """Apply the migrations not yet recorded; returns the names applied now."""
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)")

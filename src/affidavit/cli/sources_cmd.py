@@ -272,6 +272,9 @@ def show(ctx: click.Context, source_id: str, show_text: bool, as_json: bool) -> 
             else f"rules only ({seen_as.get('note', '')})"
         )
         fields.insert(-1, ("visibility", how))
+    if record.stated:  # the version or date it states about itself (orders releases for lint)
+        kind = record.stated_key.split(":", 2)[1] if record.stated_key.count(":") >= 2 else ""
+        fields.insert(-1, ("states", f"{kind} {record.stated}".strip()))
     for label, value in fields:
         click.echo(f"{label + ':':13}{value}")
     for flag in flags:

@@ -69,6 +69,9 @@ _PLEASE = re.compile(r"\bplease\b", re.IGNORECASE)
 _OPTION = re.compile(r"-{1,2}[A-Za-z0-9][\w-]*[=,\[\s]")
 """A command-line option opening its description: "-a, --all  do not ignore entries..."."""
 _IDENTIFIER = re.compile(r"[a-z_][\w]*(?:\.[\w]+|_[\w]*|\(\))+[\w.]*(?:\(\))?\s+[a-z]")
+_NUMERAL_START = re.compile(r"[$€£]?\d[\d,]*(?:\.\d+)?%?\s+([a-z]+)\b")
+"""A sentence opening with its number and a noun: "116,662 cases have been reported." (not a cut
+when the word after the number is no function word: "1998 and was sold" is one)."""
 _FIRST_WORD = re.compile(r"([a-z][\w.+-]*[a-z0-9+])(?=[\s,:])")
 _ANAPHORA = words("it this these those they them he she such")
 _SALUTATION_EXTRA = words(
@@ -182,6 +185,7 @@ def rejection(text: str, names: frozenset[str] = frozenset()) -> str:
         and not _IDENTIFIER.match(text)
         and not _OPTION.match(text)
         and not (named and named.group(1) in names)
+        and not _opens_with_number(text)
     ):
         return "fragment"  # a lower-case start, unless a name from code: "shutil.rmtree() ..."
     if text.count("(") != text.count(")") or text.count("[") != text.count("]"):
@@ -189,6 +193,12 @@ def rejection(text: str, names: frozenset[str] = frozenset()) -> str:
     if text.count('"') % 2:
         return "fragment"
     return ""
+
+
+def _opens_with_number(text: str) -> bool:
+    """``text`` opens with a number, then a content word, and has a few words more."""
+    match = _NUMERAL_START.match(text)
+    return match is not None and match.group(1) not in STOPWORDS and len(text.split()) >= 4
 
 
 _NOT_PROPER = GENERIC_NAMES | STOPWORDS

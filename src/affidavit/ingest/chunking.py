@@ -42,6 +42,10 @@ class Chunk:
     section: str = ""
     """The last heading before the chunk (its text, no "#" marks): the section its first lines
     are under, when an earlier chunk opened it; ""."""
+    parts: tuple[tuple[int, int], ...] = ()
+    """A *sparse* chunk (a new version's changed stretches, :func:`changed_chunks`): the spans
+    of ``[start, end)`` to read, in order; the text between them was read in an earlier version
+    and is not read again. ``()``: the whole chunk is read."""
 
 
 @dataclass(frozen=True)
@@ -179,23 +183,24 @@ def chunk_text(text: str, max_chars: int) -> list[Chunk]:
 
 MERGE_GAP = 400
 """Characters of unchanged text between two changed stretches of a new version below which they
-are read as one chunk (:func:`changed_chunks`)."""
+are read as one stretch, the text between them included (:func:`changed_chunks`)."""
 
 
 def changed_chunks(text: str, spans: list[tuple[int, int]], max_chars: int) -> list[Chunk]:
-    """Chunks covering only the changed stretches ``spans`` of a new version's text (issue 27:
-    a re-ingest reads what changed, not every chunk an edit falls in): each stretch (a sentence,
-    or a line between sentences) widened to the fence, table or list item it lies in, stretches
-    closer than
-    :data:`MERGE_GAP` read together, none longer than ``max_chars`` (a longer one is cut as
-    :func:`chunk_text` cuts)."""
-    blocks = _Blocks(text)
-    headings = _Headings(text, blocks)
+    """Sparse chunks reading only the changed stretches ``spans`` of a new version's text (issue
+    27: a re-ingest costs what changed). Each stretch (a sentence, or a line between sentences)
+    is widened to the fence, table or list item it lies in; stretches closer than
+    :data:`MERGE_GAP` become one; then consecutive stretches are grouped into one chunk while
+    their own text fits in ``max_chars`` (:attr:`Chunk.parts`), however far apart they are, so
+    an edit here and there across a document is one model call, not one call each. A stretch
+    longer than ``max_chars`` is cut as :func:`chunk_text` cuts, each piece a chunk of its own."""
+    spans_of = _Blocks(text)
+    headings = _Headings(text, spans_of)
     wide: list[tuple[int, int]] = []
     for lo, hi in sorted(spans):
-        inside = blocks.around(lo)
+        inside = spans_of.around(lo)
         lo = min(lo, inside.start) if inside is not None else lo
-        inside = blocks.around(hi)
+        inside = spans_of.around(hi)
         hi = max(hi, inside.end) if inside is not None else hi
         if wide and lo <= wide[-1][1] + MERGE_GAP and hi - wide[-1][0] <= max_chars:
             wide[-1] = (wide[-1][0], max(hi, wide[-1][1]))
@@ -203,16 +208,94 @@ def changed_chunks(text: str, spans: list[tuple[int, int]], max_chars: int) -> l
             wide.append((wide[-1][1], hi))
         else:
             wide.append((lo, hi))
-    chunks: list[Chunk] = []
+    pieces: list[tuple[int, int]] = []
     for lo, hi in wide:
         if hi <= lo:
             continue
-        for part in chunk_text(text[lo:hi], max_chars) if hi - lo > max_chars else [None]:
-            start, end = (lo, hi) if part is None else (lo + part.start, lo + part.end)
-            inside = blocks.around(start)
-            fence = inside.fence if inside else ""
-            chunks.append(Chunk(len(chunks), start, end, fence, headings.before(start)))
+        if hi - lo <= max_chars:
+            pieces.append((lo, hi))
+        else:
+            pieces += [(lo + p.start, lo + p.end) for p in chunk_text(text[lo:hi], max_chars)]
+    groups: list[list[tuple[int, int]]] = []
+    size = 0
+    for lo, hi in pieces:
+        if groups and size + (hi - lo) <= max_chars:
+            groups[-1].append((lo, hi))
+            size += hi - lo
+        else:
+            groups.append([(lo, hi)])
+            size = hi - lo
+    chunks: list[Chunk] = []
+    for group in groups:
+        start, end = group[0][0], group[-1][1]
+        inside = spans_of.around(start)
+        parts = tuple(group) if len(group) > 1 else ()
+        chunks.append(
+            Chunk(
+                len(chunks),
+                start,
+                end,
+                inside.fence if inside else "",
+                headings.before(start),
+                parts,
+            )
+        )
     return chunks
+
+
+PART_BREAK = "\n[…]\n"
+"""Between two parts of a sparse chunk as a reader is shown them."""
+
+
+def sparse_text(text: str, chunk: Chunk) -> str:
+    """``text[chunk.start:chunk.end]`` with what a sparse chunk does not read blanked (every
+    character but a line break made a space, so offsets hold), except the last heading line
+    before each part (the section it is under); the whole chunk's text when it is not sparse."""
+    if not chunk.parts:
+        return text[chunk.start : chunk.end]
+    heads = _Headings(text, _Blocks(text))
+    out: list[str] = []
+    at = chunk.start
+    for lo, hi in chunk.parts:
+        gap = text[at:lo]
+        kept = heads.line_before(lo, at)
+        if kept is None:
+            out.append(_blank(gap))
+        else:
+            a, b = kept[0] - at, kept[1] - at
+            out.append(_blank(gap[:a]) + gap[a:b] + _blank(gap[b:]))
+        out.append(text[lo:hi])
+        at = hi
+    return "".join(out)
+
+
+def part_headings(text: str, chunk: Chunk) -> list[str]:
+    """For each part of a sparse chunk, the heading line before it when that lies between it and
+    the part before (the section it is under, shown with it), else ""."""
+    heads = _Headings(text, _Blocks(text))
+    out: list[str] = []
+    at = chunk.start
+    for lo, hi in chunk.parts:
+        kept = heads.line_before(lo, at)
+        out.append(" ".join(text[kept[0] : kept[1]].split()) if kept is not None else "")
+        at = hi
+    return out
+
+
+def shown_parts(text: str, chunk: Chunk) -> str:
+    """A sparse chunk's parts as a reader is shown them: each under the heading line before it
+    (:func:`part_headings`), "[…]" where unchanged text is left out; the chunk's text when it
+    is not sparse."""
+    if not chunk.parts:
+        return text[chunk.start : chunk.end]
+    return PART_BREAK.join(
+        "\n".join(x for x in (head, text[lo:hi].strip()) if x)
+        for head, (lo, hi) in zip(part_headings(text, chunk), chunk.parts, strict=True)
+    )
+
+
+def _blank(text: str) -> str:
+    return re.sub(r"[^\n]", " ", text)
 
 
 _ATX_LINE = re.compile(r"^[ ]{0,3}#{1,6}[ \t]+([^\n]*?)[ \t#]*$", re.M)
@@ -223,6 +306,7 @@ class _Headings:
     starts and its text (no "#" marks, no emphasis stars)."""
 
     def __init__(self, text: str, spans: _Blocks) -> None:
+        self.text = text
         self.starts: list[int] = []
         self.texts: list[str] = []
         if "#" not in text:
@@ -233,6 +317,14 @@ class _Headings:
             if words and not (block and block.fence):
                 self.starts.append(match.start())
                 self.texts.append(words)
+
+    def line_before(self, start: int, floor: int) -> tuple[int, int] | None:
+        """The span of the last heading line that starts in ``[floor, start)``; None."""
+        i = bisect.bisect_left(self.starts, start) - 1
+        if i < 0 or self.starts[i] < floor:
+            return None
+        end = self.text.find("\n", self.starts[i], start)
+        return self.starts[i], end if end != -1 else start
 
     def before(self, start: int) -> str:
         """The last heading that starts before ``start``; "" when there is none."""

@@ -25,10 +25,12 @@ from ..errors import AffidavitError
 from ..hashing import sha256_hex
 from ..providers.base import Provider
 from ..retrieval.tokens import count_tokens
+from ..sources.lineage import current_version
 from ..sources.store import AddResult, SourceRecord
 from ..vault import Vault
-from .chunking import chunk_text
+from .chunking import changed_chunks, chunk_text
 from .cost import Prices, expected_completion, request_tokens
+from .lineage import changed_units
 from .pipeline import STARTED, Ingestor
 
 
@@ -159,6 +161,14 @@ def _estimate_file(ingestor: Ingestor, path: Path, trust: str | None, run: _Run)
     except AffidavitError as exc:
         return SourceEstimate(str(path), "failed", message=str(exc))
     chunks = chunk_text(text, ingestor.chunk_chars)
+    latest = (
+        current_version(ingestor.vault.db, record.origin_key)
+        if not known and record.origin_key
+        else None
+    )
+    if latest is not None:  # a new version of a known origin: its changed stretches are read
+        fresh = changed_units(ingestor.store.text(latest[0]), text)
+        chunks = changed_chunks(text, fresh, ingestor.chunk_chars)
     done = {
         int(row[0])
         for row in ingestor.vault.db.execute(
@@ -186,6 +196,11 @@ def _estimate_file(ingestor: Ingestor, path: Path, trust: str | None, run: _Run)
         run.chunks_before += 1
     if not todo:
         found.message = "already ingested: nothing to send"
+    elif latest is not None:
+        found.message = (
+            f"version {latest[1] + 1} of a known origin: only its changed text is read "
+            "(its unchanged claims are carried)"
+        )
     return found
 
 

@@ -62,6 +62,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PAIRING",
     "VersionOutcome",
+    "changed_units",
     "follow_version",
     "fresh_units",
     "ingest_changed",
@@ -247,7 +248,12 @@ def fresh_units(store: SourceStore, record: SourceRecord) -> list[tuple[int, int
     the model reads of a new version); [] for a first version."""
     if not record.previous_id:
         return []
-    base = _align(store.text(record.previous_id), store.text(record.id))
+    return changed_units(store.text(record.previous_id), store.text(record.id))
+
+
+def changed_units(old: str, new: str) -> list[tuple[int, int]]:
+    """The units of text ``new`` inserted or replaced since text ``old`` (offsets in ``new``)."""
+    base = _align(old, new)
     return [base.new_units[j] for j in sorted(set(base.added))]
 
 

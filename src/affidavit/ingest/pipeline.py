@@ -35,7 +35,15 @@ from ..sources.store import AddResult, SourceRecord, SourceStore
 from ..store.apply import Approval, Batch, Step, apply
 from ..vault import Vault
 from .ahead import Ahead
-from .chunking import Chunk, changed_chunks, chunk_text
+from .chunking import (
+    PART_BREAK,
+    Chunk,
+    changed_chunks,
+    chunk_text,
+    part_headings,
+    shown_parts,
+    sparse_text,
+)
 from .cost import Budget, BudgetSpent
 from .lineage import (
     VersionFollow,
@@ -570,7 +578,7 @@ class Ingestor:
             nonce="",
             source_id=record.id,
             source_name=record.name,
-            chunk=text[chunk.start : chunk.end],
+            chunk=sparse_text(text, chunk),
             chunk_start=chunk.start,
             chunk_index=chunk.index,
             chunk_count=count,
@@ -581,6 +589,7 @@ class Ingestor:
             ),
             open_fence=chunk.fence,
             open_section=chunk.section,
+            shown=shown_parts(text, chunk) if chunk.parts else "",
         )
 
     def _call(
@@ -738,7 +747,17 @@ class Ingestor:
         shown = numbered.starting_in(chunk.start, chunk.end)
         if not shown:
             return None, None
-        return numbered.render(chunk.start, chunk.end), (shown[0].n, shown[-1].n)
+        if not chunk.parts:
+            return numbered.render(chunk.start, chunk.end), (shown[0].n, shown[-1].n)
+        # a sparse chunk: its parts alone, each under the heading before it, "[…]" between
+        shown = [s for lo, hi in chunk.parts for s in numbered.starting_in(lo, hi)]
+        if not shown:
+            return None, None
+        lines = [
+            "\n".join(x for x in (head, numbered.render(lo, hi)) if x)
+            for head, (lo, hi) in zip(part_headings(text, chunk), chunk.parts, strict=True)
+        ]
+        return PART_BREAK.join(lines), (shown[0].n, shown[-1].n)
 
     def _settle(self, proposal: Proposal, result: ChunkOutcome, held: bool) -> ChunkOutcome:
         admission = proposal.admission
@@ -765,7 +784,7 @@ class Ingestor:
         claims = _claim_texts(plan)
         nonce = issue_nonce(self.vault.db, self.vault.clock, "review")
         request = ModelRequest(
-            messages=review_messages(nonce, task.chunk, claims),
+            messages=review_messages(nonce, task.shown or task.chunk, claims),
             schema=REVIEW_SCHEMA,
             schema_name="review",
             max_tokens=256,

@@ -90,7 +90,7 @@ def ingest_messages(
         chunk_number=task.chunk_index + 1,
         chunk_count=task.chunk_count,
         pages=_pages_block(task),
-        chunk=task.chunk if numbered is None else numbered,
+        chunk=(task.shown or task.chunk) if numbered is None else numbered,
     )
     return (Message("system", system), Message("user", user))
 

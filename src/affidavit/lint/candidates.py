@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from ..gate.admission import trust_rank
+from ..sources.lineage import version_keys
 from ..store.render import CONTEXT_ARCHIVE
 from ..support.facts import Disagreement, Sentence, analyse, compare, compare_analysed, disagreement
 from ..words import stems
@@ -63,7 +64,8 @@ class ClaimRow:
     newest: str = ""
     """When the newest source it cites was added (orders duplicates only, never staleness)."""
     origins: tuple[tuple[str, int], ...] = ()
-    """(origin key, version) of each source it cites (:mod:`affidavit.sources.lineage`)."""
+    """(origin key, version) of each source it cites (:mod:`affidavit.sources.lineage`), and
+    (document key, rank) of the version or date each states (:mod:`affidavit.sources.stated`)."""
 
 
 @dataclass(frozen=True)
@@ -97,12 +99,12 @@ def load_claims(db: sqlite3.Connection) -> list[ClaimRow]:
     ):
         claims[row[0]] = ClaimRow(row[0], row[1], row[2], row[3], row[4])
     added: dict[str, str] = {}
-    versions: dict[str, tuple[str, int]] = {}
-    for source_id, when, key, version in cursor.execute(
-        "SELECT id, added_at, origin_key, version FROM sources"
+    versions: dict[str, tuple[tuple[str, int], ...]] = {}
+    for source_id, when, key, version, stated_key, stated_rank in cursor.execute(
+        "SELECT id, added_at, origin_key, version, stated_key, stated_rank FROM sources"
     ):
         added[source_id] = when
-        versions[source_id] = (key, version)
+        versions[source_id] = version_keys(key, version, stated_key, stated_rank)
     for claim_id, source_id, quote, start, end in cursor.execute(
         'SELECT claim_id, source_id, quote, start, "end" FROM evidence ORDER BY claim_id, idx'
     ):
@@ -112,8 +114,9 @@ def load_claims(db: sqlite3.Connection) -> list[ClaimRow]:
             continue
         claim.evidence.append((source_id, quote, start, end))
         claim.newest = max(claim.newest, when)
-        if versions[source_id] not in claim.origins:
-            claim.origins += (versions[source_id],)
+        for pair in versions[source_id]:
+            if pair not in claim.origins:
+                claim.origins += (pair,)
 
     def overview(c: ClaimRow) -> bool:
         return c.page in ("", CONTEXT_ARCHIVE)
@@ -317,8 +320,9 @@ def _quotes(*claims: ClaimRow) -> list[ProposedQuote]:
 
 
 def replaces(new: ClaimRow, old: ClaimRow) -> bool:
-    """Whether ``new`` cites a later version of an origin that ``old`` cites an earlier version
-    of — the only evidence of "newer" lint takes from the sources alone."""
+    """Whether ``new`` cites a later version of an origin (or a later release of a document, by
+    the version or date both state) that ``old`` cites an earlier version of — the only
+    evidence of "newer" lint takes from the sources alone."""
     return any(
         key == other and version > earlier
         for key, version in new.origins

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..db import transaction
 from ..errors import AffidavitError, ConflictError
 from ..gate.verdicts import WITHDRAWALS
 from ..inbox import get_plan, pending_ops, propose
@@ -117,7 +118,7 @@ def propose_fixes(
             continue
         report.plans.append(proposal.plan_id)
         report.messages.append(proposal.message)
-        with vault.write_lock():
+        with vault.write_lock(), transaction(vault.db):  # one commit, not one per finding
             for fid, _ in batch:
                 store.attach_plan(fid, proposal.plan_id)
                 report.fixed[fid] = proposal.plan_id

@@ -20,6 +20,7 @@ from ..ingest.replies import InvalidReply, parse_reply
 from ..plan.nonce import issue_nonce
 from ..plan.schema import CLAIM_ID_PATTERN, LINE_PATTERN, SLUG_PATTERN, SOURCE_ID_PATTERN
 from ..providers.base import Message, ModelRequest, Provider, Usage
+from ..sources.stated import STATED
 from ..vault import Vault
 from .candidates import ClaimRow, candidate_pairs
 from .findings import Finding, ModelKind
@@ -123,7 +124,9 @@ def _render_group(db: sqlite3.Connection, group: list[ClaimRow]) -> str:
     lines = []
     for claim in group:
         origins = ", ".join(
-            f"{key.rsplit('/', 1)[-1]} v{version}" for key, version in claim.origins
+            f"{key.rsplit('/', 1)[-1]} v{version}"
+            for key, version in claim.origins
+            if not key.startswith(STATED)  # a stated release: its rank means nothing to read
         )
         lines.append(
             f"claim {claim.id} | page {claim.page or 'context'} | origin {origins} | {claim.trust}"

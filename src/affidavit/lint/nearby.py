@@ -28,6 +28,7 @@ import sqlite3
 from collections.abc import Callable, Iterable
 
 from ..db import read_snapshot, transaction
+from ..sources.lineage import version_keys
 from ..store.render import CONTEXT_ARCHIVE
 from ..support.facts import Sentence
 from .candidates import (
@@ -225,17 +226,19 @@ def _read_evidence(db: sqlite3.Connection, claims: Iterable[ClaimRow]) -> None:
     for start in range(0, len(ids), 500):
         part = ids[start : start + 500]
         marks = ",".join("?" * len(part))
-        for claim_id, source_id, quote, begin, end, when, key, version in db.execute(
+        for claim_id, source_id, quote, begin, end, when, key, version, skey, srank in db.execute(
             'SELECT e.claim_id, e.source_id, e.quote, e.start, e."end", s.added_at, '
-            "s.origin_key, s.version FROM evidence e JOIN sources s ON s.id = e.source_id "
+            "s.origin_key, s.version, s.stated_key, s.stated_rank "
+            "FROM evidence e JOIN sources s ON s.id = e.source_id "
             f"WHERE e.claim_id IN ({marks}) ORDER BY e.claim_id, e.idx",
             part,
         ):
             claim = by_id[claim_id]
             claim.evidence.append((source_id, quote, begin, end))
             claim.newest = max(claim.newest, when)
-            if (key, version) not in claim.origins:
-                claim.origins += ((key, version),)
+            for pair in version_keys(key, version, skey, srank):
+                if pair not in claim.origins:
+                    claim.origins += (pair,)
 
 
 def _subjects(db: sqlite3.Connection, pages: set[str]) -> Subjects:

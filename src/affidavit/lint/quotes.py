@@ -197,7 +197,8 @@ class QuoteGate:
                 return Verdict(
                     False,
                     "a stale finding needs a newer claim that cites a later version of the same "
-                    "source (same path or URL) as the stale one; being ingested later is no "
+                    "source (same path or URL), or a later release of the same document by the "
+                    "version or date both state, than the stale one; being ingested later is no "
                     "evidence",
                     checked,
                 )

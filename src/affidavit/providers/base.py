@@ -72,6 +72,10 @@ class IngestTask:
     # the last heading before the chunk, when an earlier chunk holds it: the section the chunk's
     # first sentences are under ("" when none)
     open_section: str = ""
+    # a new version's changed stretches read together (a sparse chunk): ``chunk`` is blanked
+    # between them (offsets hold) and this is what a reader is shown, the stretches with "[…]"
+    # between them; "" when the whole chunk is read
+    shown: str = ""
 
 
 @dataclass(frozen=True)

@@ -102,6 +102,11 @@ class SourceOut(Response):
     )
     version: int = Field(default=1, description="1 for the first bytes of its origin, then 2, 3…")
     previous_id: str | None = Field(default=None, description="The version this one replaces.")
+    stated: str = Field(
+        default="",
+        description="The version or date the document states about itself ('3.2', "
+        "'2024-05-01'), which orders releases of one document for lint; '' when none.",
+    )
     flags: list[FlagOut]
 
 

@@ -42,7 +42,7 @@ from .pdf import PAGE_SEPARATOR, extract_pdf
 from .roff import extract_roff
 from .rst import extract_rst
 from .sanitizer import Flag, merge_flags, scan
-from .visibility import RULES, Sight, beyond, seen
+from .visibility import RENDERED_TYPES, RULES, Sight, beyond, seen
 
 MARKDOWN = "text/markdown"
 PLAIN = "text/plain"
@@ -276,6 +276,7 @@ def extract(
     render: bool = True,
     cache: Path | None = None,
     owner: tuple[int, int] | None = None,
+    office: bool = False,
 ) -> Extracted:
     """Extract the text of ``data`` (a ``media_type`` document), with its map and every flag.
 
@@ -283,7 +284,8 @@ def extract(
     with ``render`` (the default) an HTML or PDF document is then rendered and what a reader
     does not see flagged too (:func:`affidavit.sources.visibility.seen`, its answer kept in
     ``cache`` and in the text map's ``visibility``; the renderers run as ``owner`` when this
-    process is root). Raises :class:`SourceError` when the bytes
+    process is root); with ``office`` too, a Word or OpenDocument text
+    (``sources.render_office``). Raises :class:`SourceError` when the bytes
     can't be read as that format or hold no text at all.
     """
     own: list[Flag] = []
@@ -324,9 +326,9 @@ def extract(
             else ""
         )
         raise SourceError(f"The source holds no text; there is nothing a claim could quote.{hint}")
-    if media_type in (HTML, PDF):
+    if media_type in (HTML, PDF) or (office and media_type in RENDERED_TYPES):
         sight = (
-            seen(data, media_type, text, text_map, cache, owner)
+            seen(data, media_type, text, text_map, cache, owner, office)
             if render
             else Sight(checked=RULES, note="rendering was not asked for")
         )

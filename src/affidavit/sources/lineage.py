@@ -5,8 +5,10 @@ POSIX form (the watched or ingested folder's root joined with the file's path in
 URL, the URL with scheme and host lower-cased, the default port and the fragment dropped. Every
 source stored from one origin key is a **version** of the same document: 1 for the first bytes
 seen, then 2, 3…, each naming the one it replaces (``previous_id``). This is the only thing that
-makes one source *newer* than another for lint (stale, supersession): never the time it was
-ingested (issue 24 item 3), unless a person links two sources with ``sources version``.
+makes one source *newer* than another for lint (stale, supersession) — with the version or date
+two sources of different origins state about themselves, when they are releases of one document
+(:mod:`.stated`) — never the time it was ingested (issue 24 item 3), unless a person links two
+sources with ``sources version``.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ __all__ = [
     "newer_than",
     "origin_key",
     "under_root",
+    "version_keys",
 ]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -99,30 +102,45 @@ def chain(db: sqlite3.Connection, source_id: str) -> list[str]:
     return out
 
 
-def newer_than(lineages: dict[str, tuple[str, int]], newer: set[str], older: set[str]) -> bool:
-    """Whether a source of ``newer`` is a later version of the same origin as a source of
-    ``older`` (``lineages``: source id -> (origin key, version)); a source never replaces
-    itself, and sources of different origins are never ordered."""
+def version_keys(
+    key: str, version: int, stated_key: str = "", stated_rank: int = 0
+) -> tuple[tuple[str, int], ...]:
+    """The ``(key, rank)`` pairs that order a source among others: its origin's key and version,
+    and, when it states a version or date of a document (:mod:`.stated`), that document's key
+    and the statement's rank. Two sources are ordered by a pair of the same key alone."""
+    own = ((key, version),) if key else ()
+    return (*own, (stated_key, stated_rank)) if stated_key else own
+
+
+def newer_than(
+    lineages: dict[str, tuple[tuple[str, int], ...]], newer: set[str], older: set[str]
+) -> bool:
+    """Whether a source of ``newer`` is a later version of a document a source of ``older`` is
+    an earlier version of (``lineages``: source id -> its :func:`version_keys`): a later
+    version of the same origin, or a later version or date stated by a release of the same
+    document; a source never replaces itself, and sources of unrelated documents are never
+    ordered."""
     for a in newer:
-        key_a, version_a = lineages.get(a, ("", 0))
-        if not key_a:
-            continue
         for b in older:
-            key_b, version_b = lineages.get(b, ("", 0))
-            if a != b and key_a == key_b and version_a > version_b:
-                return True
+            if a == b:
+                continue
+            for key_a, rank_a in lineages.get(a, ()):
+                for key_b, rank_b in lineages.get(b, ()):
+                    if key_a == key_b and rank_a > rank_b:
+                        return True
     return False
 
 
 def claim_replaces(db: sqlite3.Connection, newer: str, older: str) -> bool:
-    """Whether claim ``newer`` cites a later version of an origin that claim ``older`` cites an
-    earlier version of (what a stale finding must show)."""
+    """Whether claim ``newer`` cites a later version of a document (an origin, or a document
+    whose releases state their versions) that claim ``older`` cites an earlier version of (what
+    a stale finding must show)."""
     rows = db.execute(
-        "SELECT e.claim_id, s.id, s.origin_key, s.version FROM evidence e "
-        "JOIN sources s ON s.id = e.source_id WHERE e.claim_id IN (?, ?)",
+        "SELECT e.claim_id, s.id, s.origin_key, s.version, s.stated_key, s.stated_rank "
+        "FROM evidence e JOIN sources s ON s.id = e.source_id WHERE e.claim_id IN (?, ?)",
         (newer, older),
     ).fetchall()
-    lineages = {str(r[1]): (str(r[2]), int(r[3])) for r in rows}
+    lineages = {str(r[1]): version_keys(str(r[2]), int(r[3]), str(r[4]), int(r[5])) for r in rows}
     return newer_than(
         lineages,
         {str(r[1]) for r in rows if r[0] == newer},

@@ -58,6 +58,7 @@ from .files import (
 from .lineage import current_version, origin_key
 from .roff import gunzip
 from .sanitizer import Flag
+from .stated import stated_of
 from .trust import trust_for
 from .visibility import SIGHT_CACHE, owner_of
 
@@ -94,6 +95,9 @@ class SourceRecord:
     origin_key: str = ""  # the normalised origin its versions share (.lineage.origin_key)
     version: int = 1  # 1 for the first bytes stored from its origin, then 2, 3…
     previous_id: str | None = None  # the version it replaces
+    stated: str = ""  # the version or date it states about itself (.stated), "" if none
+    stated_key: str = ""  # the document it states that of (.stated.Stated.key)
+    stated_rank: int = 0  # that statement's order among the document's releases
 
     @property
     def replaces(self) -> str | None:
@@ -122,6 +126,7 @@ class SourceRecord:
             "origin_key": self.origin_key,
             "version": self.version,
             "previous_id": self.previous_id,
+            **({"stated": self.stated} if self.stated else {}),
             "flags": [flag.to_json() for flag in self.flags],
         }
 
@@ -469,8 +474,10 @@ class SourceStore:
             charset,
             cache=self.vault.state_dir / SIGHT_CACHE,
             owner=owner_of(self.vault.root),
+            office=bool(self.vault.config.get("sources.render_office")),
         )
         text_bytes = extracted.text.encode("utf-8")
+        stated = stated_of(name, origin, data, extracted.text)
         record = SourceRecord(
             id=source_id,
             origin=origin,
@@ -488,6 +495,9 @@ class SourceStore:
             flags=extracted.flags,
             trust_chosen=tier if trust is not None else "",
             origin_key=origin_key(origin),
+            stated=stated.value if stated else "",
+            stated_key=stated.key if stated else "",
+            stated_rank=stated.rank if stated else 0,
         )
         return _Prepared(record, data, text_bytes, mode)
 
@@ -736,8 +746,8 @@ class SourceStore:
             db.execute(
                 "INSERT INTO sources (id, origin, name, media_type, original_file, text_file, "
                 "text_sha256, size_bytes, text_chars, trust, status, added_at, text_map, "
-                "trust_chosen, origin_key, version, previous_id) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "trust_chosen, origin_key, version, previous_id, stated, stated_key, stated_rank) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     record.id,
                     record.origin,
@@ -756,6 +766,9 @@ class SourceStore:
                     record.origin_key,
                     record.version,
                     record.previous_id,
+                    record.stated,
+                    record.stated_key,
+                    record.stated_rank,
                 ),
             )
             db.executemany(

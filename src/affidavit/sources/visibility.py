@@ -9,6 +9,12 @@ readable ink is flagged too:
                      wheel), in a child process with limits
     text/html        chromium lays the page out and screenshots it (:mod:`.render_html`, the
                      ``[render]`` extra and Debian's chromium: scripts/setup_browser.sh)
+    .docx, .odt      LibreOffice lays the document out and exports PDF, which PDFium
+                     rasterises as above (:mod:`.render_office`, Debian's
+                     ``libreoffice-writer-nogui``) — only when ``sources.render_office`` is on
+                     (off by default: LibreOffice's layout differs from Word's on page
+                     backgrounds, filled text boxes and some OpenDocument styles, whose visible
+                     text it would flag)
 
 The renderer's characters are mapped onto the extracted text's offsets (:mod:`.align`). The
 answer says whether a renderer decided (``checked = "rendered"``) or only the rules did
@@ -37,6 +43,12 @@ from .sanitizer import UNSEEN_KINDS, Flag
 HIDDEN = "hidden"
 PDF = "application/pdf"
 HTML = "text/html"
+OFFICE = (
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "application/vnd.oasis.opendocument.text",
+)
+"""Word and OpenDocument texts: rendered by LibreOffice, then as a PDF."""
+RENDERED_TYPES = (PDF, HTML, *OFFICE)
 PAGE_SEPARATOR = "\n\f\n"
 VERSION = 1
 """Bumped when what a cached verdict means changes (the cache is then not read)."""
@@ -143,6 +155,30 @@ def _pdf(data: bytes, text: str, text_map: dict[str, Any], owner: tuple[int, int
 PDF_INSTALL = "pip install pypdfium2"
 
 
+def _office(data: bytes, media_type: str, text: str, owner: tuple[int, int] | None) -> Sight:
+    """A Word or OpenDocument text as LibreOffice lays it out, judged as its PDF export is."""
+    from . import render_office, render_pdf
+
+    if render_office.engine() is None:
+        return Sight(checked=RULES, note=f"LibreOffice is not installed: {render_office.INSTALL}")
+    engine = f"LibreOffice + {render_pdf.engine_name()}"
+    kind = "Word" if media_type == OFFICE[0] else "OpenDocument"
+    try:
+        pdf = render_office.office_pdf(data, media_type, owner)
+        rendered = render_pdf.render_pdf(pdf, max(1, pdf.count(b"/Type /Page")), owner)
+    except render_pdf.RenderFailed as exc:
+        why = f"{kind} text that could not be rendered ({exc}) by {engine}"
+        return Sight([Flag(HIDDEN, 0, len(text), why)], RENDERED, engine, str(exc))
+    reasons = {
+        **{code: f"{kind} text {why}" for code, why in render_pdf.REASONS.items()},
+        MISSING: f"{kind} text the laid-out document draws no characters for",
+    }
+    chars = "".join(g.chars for g in rendered)
+    verdicts = "".join(g.verdicts for g in rendered)
+    where = f"in the {kind} document (rendered by {engine})"
+    return Sight(flags_for(text, 0, chars, verdicts, reasons, where), RENDERED, engine)
+
+
 def beyond(found: list[Flag], rules: list[Flag]) -> list[Flag]:
     """The parts of the renderer's ``found`` flags that no unseen-text flag of the ``rules``
     covers already (a person reads one reason per span: the rule's, which names the
@@ -171,13 +207,15 @@ def seen(
     text_map: dict[str, Any],
     cache: Path | None = None,
     owner: tuple[int, int] | None = None,
+    office: bool = False,
 ) -> Sight:
     """Which spans of ``text`` (extracted from ``data``, a ``media_type`` document, with
     ``text_map``) a reader does not see, by rendering; ``cache`` is a directory to keep the
     answer in (by the document's SHA-256). ``owner`` (user and group id): whom the renderers
     run as when this process is root (a daemon working for someone's vault: W10; no cache is
-    read or written then: the files are theirs)."""
-    if media_type not in (PDF, HTML):
+    read or written then: the files are theirs). ``office``: render a Word or OpenDocument text
+    too (``sources.render_office``; off, such texts are judged by the rules alone)."""
+    if media_type not in RENDERED_TYPES or (media_type in OFFICE and not office):
         return Sight()
     key = f"{sha256_hex(data)}-{sha256_hex(text.encode('utf-8'))[:16]}-v{VERSION}"
     if owner is not None and os.geteuid() == 0 and owner[0] != 0:
@@ -188,6 +226,8 @@ def seen(
             return known
     if media_type == PDF:
         sight = _pdf(data, text, text_map, owner)
+    elif media_type in OFFICE:
+        sight = _office(data, media_type, text, owner)
     else:
         from .render_html import html_sight
 
@@ -199,7 +239,9 @@ def seen(
 
 def unconfirmed(record: Any) -> str:
     """Why a stored source's visibility was not confirmed by rendering ("" if it was, or if its
-    format has nothing to render): an HTML or PDF source added without a renderer."""
+    format has nothing to render): an HTML or PDF source added without a renderer (a Word or
+    OpenDocument text is rendered only when ``sources.render_office`` asks: judged by the rules
+    alone, it is what every such text is by default)."""
     if record.media_type not in (PDF, HTML):
         return ""
     seen_as = (record.text_map or {}).get("visibility") or {}

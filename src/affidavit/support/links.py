@@ -66,8 +66,8 @@ def _clause_tokens(tree: Tree, head: int, minus: set[int]) -> set[int]:
 
 def links(tree: Tree, quote: bool = False) -> list[_Link]:
     """The causal, temporal and exception links ``tree`` states. A quote's links are read
-    generously (``as``, ``since``, ``when`` and ``while`` opening a clause give both a cause and
-    an order; a verb "followed" in any voice), a text's strictly (what it must find stated)."""
+    generously (``as``, ``since`` and ``when`` opening a clause give both a cause and an order,
+    ``while`` an order only; a verb "followed" in any voice), a text's strictly (what it must find stated)."""
     out: list[_Link] = []
     for t in tree:
         lower, i = t.lower, t.i
@@ -80,7 +80,8 @@ def links(tree: Tree, quote: bool = False) -> list[_Link]:
                 if main != head
                 else set(range(len(tree))) - clause
             )
-            out.append(_Link("causal", i, clause, rest))
+            if lower != "while":  # "while" joins in time or contrasts; it never gives a cause
+                out.append(_Link("causal", i, clause, rest))
             out.append(_Link("temporal", i, clause, rest))
             continue
         if t.dep == "mark" and (

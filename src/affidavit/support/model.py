@@ -3,7 +3,9 @@
 The deterministic layer (:mod:`affidavit.support.rules`) settles most texts; the ones it calls
 *uncertain* may be put to an entailment model, which returns the probability that the premise
 (the quotes, joined) entails the hypothesis (the text). The setting ``support.model`` names the
-model: ``"none"`` (the default) uses no model, and uncertain texts wait for a person. Any other
+model: ``"none"`` (the default) uses no model, and uncertain texts wait for a person;
+``"auto"`` uses the project's trained cross-encoder (:mod:`affidavit.support.cross`) when the
+``[embeddings]`` extra is installed and no model (rules only, no error) when it is not. Any other
 value names an entry point in the group ``affidavit.entailment`` that a separately installed,
 offline package registers::
 
@@ -25,6 +27,8 @@ from ..errors import ConfigError
 
 ENTRY_POINT_GROUP = "affidavit.entailment"
 NO_MODEL = "none"
+AUTO = "auto"
+"""``support.model`` value: the shipped cross-encoder when its extra is installed, else none."""
 
 
 @runtime_checkable
@@ -42,7 +46,8 @@ def available() -> list[str]:
 
 
 def load_model(config: Config) -> EntailmentModel | None:
-    """The model ``support.model`` names, or None for ``"none"``.
+    """The model ``support.model`` names, or None for ``"none"`` (and for ``"auto"`` without the
+    ``[embeddings]`` extra).
 
     Raises :class:`ConfigError` (saying what is installed) when no package registers that name,
     or when what it registers is not an entailment model.
@@ -50,6 +55,10 @@ def load_model(config: Config) -> EntailmentModel | None:
     name = str(config.get("support.model")).strip()
     if name in ("", NO_MODEL):
         return None
+    if name == AUTO:
+        from . import cross
+
+        return cross.load() if cross.available() else None
     found = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == name]
     if not found:
         installed = ", ".join(available()) or "none is installed"

@@ -251,7 +251,7 @@ class _Reader:
                 self.close_run()
             if kind == "word" and not capital:
                 stemmed, plain, base = _plain(lower)
-                if plain:
+                if plain and not (lower in ("a", "an") and self.scale_next(position)):
                     # Most words: no number, month, negation or name; what :meth:`word`
                     # does with them reduces to this.
                     add_word(lower)
@@ -415,6 +415,13 @@ class _Reader:
         stemmed = _plain(lower)[0]
         self.words.add(lower)
         self.stems.add(stemmed)
+        if lower in ("a", "an") and not self.spelled and self.scale_next(position):
+            # "a billion" is one billion; the word before "a" stays the number's bound
+            # ("more than a million")
+            self.spelled_before = self.comparative()
+            self.spelled_at = position
+            self.spelled.append((text, 1))
+            return
         if lower in _UNITS or (lower in _SCALES and self.spelled):
             if (
                 lower == "one"
@@ -461,6 +468,11 @@ class _Reader:
             if base:
                 self.prefixed.append((text, base))
         self.previous = lower
+
+    def scale_next(self, position: int) -> bool:
+        """A scale word ("hundred", "million") follows ``position``."""
+        nxt = self.tokens[position + 1] if position + 1 < len(self.tokens) else _END
+        return nxt[0] == "word" and nxt[5] in _SCALES
 
     def not_negating(self, position: int, capital: bool) -> bool:
         """A negation word that negates nothing: "No" opening a title ("No Strings Attached" —

@@ -222,9 +222,25 @@ def negations_agree(a: Alignment, text: Tree, quotes: list[Tree]) -> bool:
         theirs = polarity(quotes[q], qi)[0]
         if (mine != theirs) != opposite:
             return False
-        if mine or theirs or opposite:
+        if mine or theirs or opposite or _asserted_under_negation(quotes[q], qi):
             seen = True
     return seen
+
+
+FACTIVE = frozenset(["forget", "overlook", "ignore", "regret"])
+"""Verbs whose clause stays true when they are negated: "let us not forget that we have
+suffered three recessions" says that we have. (Not "know": "I don't know that it works" doubts
+it.)"""
+
+
+def _asserted_under_negation(tree: Tree, i: int) -> bool:
+    """``i`` heads the clause of a negated factive verb ("not forget that *we suffered*"): the
+    negation is the verb's, and the clause is asserted."""
+    t = tree[i]
+    if t.dep != "ccomp" or t.head == i:
+        return False
+    verb = tree[t.head]
+    return verb.lemma in FACTIVE and polarity(tree, t.head)[0]
 
 
 def _q(words: tuple[str, ...]) -> str:

@@ -25,9 +25,11 @@ from functools import lru_cache
 from .align import align
 from .exchange import exchange_changes
 from .links import degree_changes, link_changes
+from .modifiers import moved_modifiers
 from .order import order_changes
 from .overreach import universal_changes
 from .parse import parse_many
+from .pointing import heading_names
 from .roles import (
     attachment_changes,
     cross_quote,
@@ -92,6 +94,7 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
     theirs = [Tree(p) for p in parsed[1:]]
     a = align(parsed[0], parsed[1:])
     known = frozenset(w.casefold() for c in context for w in c.replace("_", " ").split())
+    heading_names(a, mine, theirs, known)
     changes: list[Change] = []
     changes += negation_changes(a, mine, theirs)
     changes += contrast_changes(a, mine, theirs)
@@ -104,6 +107,7 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
     changes += role_changes(a, mine, theirs)
     changes += order_changes(a, mine, theirs)
     changes += attachment_changes(a, mine, theirs)
+    changes += moved_modifiers(a, mine, theirs)
     changes += exchange_changes(a, mine, theirs)
     fillers, bridged = filler_changes(a, mine, theirs, known)
     changes += fillers

@@ -1,0 +1,83 @@
+"""A modifier moved between two occurrences of one noun (W11): "wholesale prices held steady and
+consumer prices declined" against "consumer prices held steady and wholesale prices declined".
+
+Both sentences say "prices held" and "prices declined"; what changed is which prices. The role
+rules compare a predicate's arguments by their words, so the same noun in both slots looks kept.
+Here each modifier of a text noun (an adjective or a compound: *consumer*, *wholesale*, *state*)
+is followed to the noun the quote hangs it on; when the text makes that noun the subject or
+object of a predicate the quote states, and the quote's argument in that slot is another
+occurrence of the same noun that carries another modifier and not this one, the modifier has
+moved: a change of role, clear when the text gave that argument's modifier to the other
+occurrence in exchange, else only likely (another predicate may say the same: "received negative
+reviews from critics" for "critics gave it negative reviews"). Only common words (a name's words are the exchange rules'), and
+only when the quote's argument is described otherwise: against a bare "albums" the text's "live
+albums" may be the same ones. A change of voice (another slot), a quote that puts the modifier on that
+argument too, and a text noun with another modifier that argument carries ("excess dietary
+carbohydrate is converted" for "dietary carbohydrate …, the excess carbohydrate is converted":
+the text names the quote's argument and describes it by the other occurrence) are left alone.
+"""
+
+from __future__ import annotations
+
+from .align import Alignment
+from .tree import Change, Tree
+
+__all__ = ["moved_modifiers"]
+
+MODIFIERS = frozenset(["amod", "compound"])
+SLOTS = frozenset(["nsubj", "nsubjpass", "dobj"])
+COMMON = frozenset(["ADJ", "NOUN"])
+
+
+def moved_modifiers(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
+    out: list[Change] = []
+    for t in text:
+        m = a.matches.get(t.i)
+        noun = t.head
+        if t.dep not in MODIFIERS or m is None or noun == t.i:
+            continue
+        if t.pos not in COMMON or text[noun].pos != "NOUN":
+            continue  # names ("the Critics Choice Television Award") are the exchange rules'
+
+        quote = quotes[m.quote]
+        if quote[m.index].dep not in MODIFIERS:
+            continue
+        theirs = quote[m.index].head  # the noun the quote hangs the modifier on
+        slot, verb = text[noun].dep, text[noun].head
+        if quote[theirs].lemma != text[noun].lemma or slot not in SLOTS or verb == noun:
+            continue
+        vm = a.matches.get(verb)
+        if vm is None or vm.quote != m.quote:
+            continue
+        args = quote.kids(vm.index, slot)
+        args += [
+            c for n in args for c in quote.kids(n, "conj")
+        ]  # "seven studio and two live albums"
+        if not args or theirs in args:
+            continue
+        described = [c for n in args for c in quote.kids(n, *MODIFIERS)]
+        if not described:
+            continue  # the quote's argument is bare: it may well be the text's "live albums"
+        carried = {quote[c].lemma for n in args for c in quote.children[n]}
+        others = {text[c].lemma for c in text.kids(noun, *MODIFIERS) if c != t.i}
+        if (
+            all(quote[n].lemma == text[noun].lemma for n in args)
+            and not carried & {t.lemma, quote[m.index].lemma}
+            and not carried & others  # "excess dietary carbohydrate": the quote's excess one
+        ):
+            # clear when the text moved the other occurrence's modifier too (an exchange: the
+            # parser may hang it anywhere, "held steady and consumer prices");
+            # alone it may be another predicate's paraphrase ("received negative reviews from
+            # critics" for "critics gave it negative reviews"): uncertain
+            theirs_words = {quote[c].lemma for c in described}
+            exchanged = any(y.head != noun and y.lemma in theirs_words for y in text)
+            out.append(
+                Change(
+                    "role",
+                    exchanged,
+                    (t.text, text[noun].text),
+                    f"'{t.text} {text[noun].text}' — in the quote '{quote[vm.index].text}' is "
+                    f"said of another '{quote[args[0]].text}', not of the '{t.text}' one",
+                )
+            )
+    return out
