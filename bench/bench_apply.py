@@ -10,6 +10,10 @@ Floor, measured right after each apply in the same run: writing the files that a
 (same bytes, temp file + fsync + rename each) and one git commit of them.
 
     .venv/bin/python bench/bench_apply.py [--speeches 6] [--spare 4] [--plans 30] [--json]
+
+``--vault DIR``: a copy of a vault built by ``bench/bench_ingest.py --speeches N --vault DIR``
+is used instead of ingesting (give the same ``--speeches N``; the spare speeches are the next
+ones of the corpus, so ``--spare 1`` at 232).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from affidavit.plan.nonce import issue_nonce
 from affidavit.providers.from_config import provider_from_config
 from affidavit.sources.sentences import number_sentences
 from affidavit.sources.store import SourceStore
-from affidavit.vault import Vault, init_vault
+from affidavit.vault import Vault, init_vault, open_vault
 
 
 def _corpus() -> Path:
@@ -99,9 +103,14 @@ def main() -> int:
     parser.add_argument("--spare", type=int, default=4, help="speeches stored, not ingested")
     parser.add_argument("--plans", type=int, default=30)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--vault", type=Path, help="copy this built vault instead of ingesting")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-apply-"))
-    vault, _ = init_vault(work / "vault")
+    if args.vault is not None:
+        shutil.copytree(args.vault, work / "vault", symlinks=True)
+        vault = open_vault(work / "vault")
+    else:
+        vault, _ = init_vault(work / "vault")
     provider = provider_from_config(vault.config, "extractive")
     docs = work / "speeches"
     docs.mkdir()
@@ -114,7 +123,8 @@ def main() -> int:
             row = json.loads(line)
             doc = (docs if n < args.speeches else spare) / f"{row['year']}-{n:03d}.md"
             doc.write_text(f"# State of the Union, {row['year']}\n\n{row['text'].strip()}\n")
-    Ingestor(vault, provider, apply_now=True).run([str(docs)], "trusted")
+    if args.vault is None:
+        Ingestor(vault, provider, apply_now=True).run([str(docs)], "trusted")
     # Stored, not ingested: their sentences are not claims yet (the engine takes nearly every
     # sentence of an ingested speech), so the plans have something new to cite.
     store = SourceStore(vault)

@@ -15,6 +15,7 @@ import pytest
 from affidavit.ingest.pipeline import Ingestor
 from affidavit.lint.candidates import Candidate, find_candidates, search_pairs
 from affidavit.lint.runner import lint_due, start_ingest_search
+from affidavit.lint.since import forget
 from affidavit.providers.extractive import ExtractiveProvider
 from affidavit.vault import init_vault, open_vault
 
@@ -101,6 +102,10 @@ def test_one_search_only_when_both_passes_run(tmp_path: Path, clock: FakeClock) 
     vault = ingestor.vault
     assert not lint_due(vault, 2)  # the lint just ran: the counter starts again at 0
     assert start_ingest_search(vault, plans, 2) is None
+    # the lint that ran left a checkpoint: the next is incremental and reads the new claims'
+    # pairs through the word index, so no whole-wiki search is shared
+    assert lint_due(vault, 3) and start_ingest_search(vault, plans, 3) is None
+    forget(vault)  # without one the automatic lint is a full run: one search for both passes
     pending = start_ingest_search(vault, plans, 3)
     assert lint_due(vault, 3) and pending is not None
     assert pending.result().fresh(vault.db)

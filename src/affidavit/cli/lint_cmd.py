@@ -84,17 +84,30 @@ def _summary(report: LintReport) -> None:
     is_flag=True,
     help="Queue lint as a job and print its id (follow it with `affidavit jobs wait ID`).",
 )
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Look at everything again, not only what changed since the last run.",
+)
 @json_option
 @click.pass_context
 @user_errors
 def lint(
-    ctx: click.Context, propose: bool, no_model: bool, limit: int, run_async: bool, as_json: bool
+    ctx: click.Context,
+    propose: bool,
+    no_model: bool,
+    limit: int,
+    run_async: bool,
+    full: bool,
+    as_json: bool,
 ) -> None:
     """Check the wiki: broken links, drift, tampered sources, unverifiable evidence, and
     contradictions, stale claims and duplicates — each shown with verified quotes.
 
     Findings are kept between runs (`affidavit findings`); a finding a model proposes is
-    dropped unless every quote it cites is found again in the stored sources.
+    dropped unless every quote it cites is found again in the stored sources. A run looks at
+    what changed since the last one (new and changed claims, files, sources); --full looks at
+    everything again.
 
     \b
     Example:
@@ -102,6 +115,7 @@ def lint(
       affidavit lint --propose          # fix plans go to the inbox
       affidavit findings approve --all  # approve every pending fix plan
       affidavit lint --async            # a background job: affidavit jobs
+      affidavit lint --full             # every file, source, quote and pair again
     """
     if run_async:
         from ..jobs import parse_payload
@@ -111,18 +125,23 @@ def lint(
             raise click.UsageError(
                 "--no-model can't be queued; a lint job uses the configured model"
             )
+        if full:
+            raise click.UsageError(
+                "--full can't be queued: a lint job looks at what changed since the last run; "
+                "run `affidavit lint --full` in the foreground"
+            )
         submit_job(ctx, parse_payload({"kind": "lint", "propose": propose}), as_json)
         return
     with opened_vault(ctx) as vault:
         provider = None if no_model else provider_from_config(vault.config)
         try:
             if as_json:
-                report = run_lint(vault, provider, propose=propose, actor=_actor())
+                report = run_lint(vault, provider, propose=propose, actor=_actor(), full=full)
             else:
                 shown = lint_progress()
                 try:
                     report = run_lint(
-                        vault, provider, propose=propose, actor=_actor(), progress=shown
+                        vault, provider, propose=propose, actor=_actor(), progress=shown, full=full
                     )
                 finally:
                     shown.end()

@@ -26,6 +26,7 @@ each side says), and still goes through the quote gate.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import sqlite3
@@ -625,8 +626,9 @@ MAX_LINKERS = 20
 _PHRASE = re.compile(r"[^\W_]+")
 
 
-def missing_links(db: sqlite3.Connection) -> list[Candidate]:
-    """Claims that name another page's title, on pages that don't link to it.
+def missing_links(db: sqlite3.Connection, titles: set[str] | None = None) -> list[Candidate]:
+    """Claims that name another page's title, on pages that don't link to it (the titles of the
+    pages of ``titles`` only, when given: :func:`titles_named`).
 
     The title must be found in the claim's own evidence quote (so the finding quotes the source
     saying it) and hold a word other than a stopword; titles found on more than
@@ -635,6 +637,8 @@ def missing_links(db: sqlite3.Connection) -> list[Candidate]:
     links = {(row[0], row[1]) for row in db.execute("SELECT src, dst FROM links")}
     out: list[Candidate] = []
     pages = db.execute("SELECT slug, title FROM pages ORDER BY slug").fetchall()
+    if titles is not None:
+        pages = [row for row in pages if row[0] in titles]
     for slug, title in pages:
         words = _PHRASE.findall(title.casefold())
         if not stems(title) or slug == CONTEXT_ARCHIVE:
@@ -673,3 +677,27 @@ def missing_links(db: sqlite3.Connection) -> list[Candidate]:
                 )
             )
     return out
+
+
+def titles_named(db: sqlite3.Connection, claims: set[str], pages: set[str]) -> set[str]:
+    """The pages whose :func:`missing_links` findings the claims of ``claims`` (their quotes,
+    whatever their status now) and the pages of ``pages`` (new, changed, newly linked) can
+    change: those pages, and every page whose title's words follow one another in one of those
+    quotes (a superset of what :func:`missing_links`' pattern finds there)."""
+    starts: dict[str, list[tuple[str, list[str]]]] = {}
+    for slug, title in db.execute("SELECT slug, title FROM pages"):
+        words = _PHRASE.findall(str(title).casefold())
+        if words:
+            starts.setdefault(words[0], []).append((str(slug), words))
+    found = set(pages)
+    quotes = db.execute(
+        "SELECT quote FROM evidence WHERE claim_id IN (SELECT value FROM json_each(?))",
+        (json.dumps(sorted(claims)),),
+    )
+    for (quote,) in quotes:
+        tokens = _PHRASE.findall(str(quote).casefold())
+        for i, token in enumerate(tokens):
+            for slug, words in starts.get(token, ()):
+                if slug not in found and tokens[i : i + len(words)] == words:
+                    found.add(slug)
+    return found

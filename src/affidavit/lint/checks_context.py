@@ -6,6 +6,7 @@ import difflib
 import shlex
 from collections.abc import Callable
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from ..doctor import FileProblem, QuoteProblem, SourceProblem, file_problems, quote_problems
 from ..doctor import source_problems as doctor_source_problems
@@ -16,6 +17,9 @@ from ..sources.store import SourceStore
 from ..store.paths import read_inside
 from ..store.render import GENERATED, expected_files
 from ..vault import Vault
+
+if TYPE_CHECKING:
+    from .since import Scope
 
 Progress = Callable[[str, int, int], None]
 """Called as ``progress(check, done, total)`` before each check starts (``done`` checks have
@@ -35,6 +39,8 @@ class CheckContext:
 
     ``embedder`` is the current embedding model for :func:`check_stale_embedding`; left out, the
     installed one is loaded only if the vault has vectors at all (None when the extra is missing).
+    ``scope``: only what changed since the last run (:mod:`affidavit.lint.since`) is rendered,
+    re-hashed and re-found; None: everything.
     """
 
     def __init__(
@@ -42,12 +48,14 @@ class CheckContext:
         vault: Vault,
         verifier: Verifier | None = None,
         embedder: Embedder | None = None,
+        scope: Scope | None = None,
     ) -> None:
         self.vault = vault
         self.db = vault.db
         self.store = SourceStore(vault)
         self.verifier = verifier if verifier is not None else Verifier(self.store)
         self._embedder = embedder
+        self.scope = scope
 
     @cached_property
     def root(self) -> str:
@@ -66,17 +74,38 @@ class CheckContext:
 
     @cached_property
     def expected(self) -> dict[str, str]:
-        """Every file under wiki/ as the database renders it."""
-        return expected_files(self.db)
+        """Every file under wiki/ as the database renders it (those of the scope's files the
+        database renders, with a scope)."""
+        if self.scope is None or self.scope.files is None:
+            return expected_files(self.db)
+        from .since import scoped_expected
+
+        return scoped_expected(self.db, self.scope.files)
 
     @cached_property
     def files(self) -> list[FileProblem]:
-        """Files under wiki/ that are missing, differ from their rendering, or are unknown."""
-        return file_problems(self.vault, self.expected)
+        """Files under wiki/ that are missing, differ from their rendering, or are unknown (of
+        the scope's files, with a scope)."""
+        if self.scope is None or self.scope.files is None:
+            return file_problems(self.vault, self.expected)
+        from .since import scoped_file_problems
+
+        return scoped_file_problems(self.vault, self.expected, self.scope.files)
 
     @cached_property
     def sources(self) -> list[SourceProblem]:
-        return doctor_source_problems(self.vault, self.store)[1]
+        if self.scope is None:
+            return doctor_source_problems(self.vault, self.store)[1]
+        from .since import scoped_source_problems
+
+        return scoped_source_problems(self.vault, self.store, self.scope.sources)
+
+    @property
+    def checked_claims(self) -> list[str] | None:
+        """The active claims whose quotes and support are checked (None: every one)."""
+        if self.scope is None or self.scope.checked_claims is None:
+            return None
+        return sorted(self.scope.checked_claims)
 
     @cached_property
     def tampered(self) -> set[str]:
@@ -85,7 +114,12 @@ class CheckContext:
 
     @cached_property
     def quotes(self) -> list[QuoteProblem]:
-        return quote_problems(self.vault, self.verifier)[1]
+        only = self.checked_claims
+        if only is None:
+            return quote_problems(self.vault, self.verifier)[1]
+        from .since import evidence_rows
+
+        return quote_problems(self.vault, self.verifier, evidence_rows(self.db, only))[1]
 
     def embedder(self) -> Embedder | None:
         if self._embedder is None:

@@ -24,7 +24,7 @@ def check_unsupported_claim(ctx: CheckContext) -> list[Finding]:
     """Active claims whose text says what their quotes (the sources' own words) don't."""
     findings = []
     checker = SupportChecker(load_model(ctx.vault.config))  # the one doctor and the gate use
-    for problem in rejudge(ctx.db, ctx.store, checker).problems:
+    for problem in rejudge(ctx.db, ctx.store, checker, ctx.checked_claims).problems:
         unread = problem.verdict == UNCERTAIN and problem.was == SUPPORTED
         if problem.verdict != UNSUPPORTED and not unread:
             continue

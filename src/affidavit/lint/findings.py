@@ -245,6 +245,23 @@ class FindingStore:
         )
         return cur.rowcount
 
+    def resolve_unseen_of(
+        self, run: int, at: str, origin: str, kind: str, subjects: set[str] | None = None
+    ) -> int:
+        """Mark open findings of ``origin`` and ``kind`` not seen in ``run`` as resolved, only
+        those about one of ``subjects`` when given (what an incremental run looked at again);
+        returns how many."""
+        only = "" if subjects is None else " AND subject IN (SELECT value FROM json_each(?))"
+        args: list[Any] = [at, origin, kind, run]
+        if subjects is not None:
+            args.append(json.dumps(sorted(subjects)))
+        cur = self.db.execute(
+            "UPDATE findings SET status = 'resolved', decided_at = ?, decided_by = 'lint' "
+            f"WHERE status = 'open' AND origin = ? AND kind = ? AND last_run < ?{only}",
+            args,
+        )
+        return cur.rowcount
+
     def resolve_dead_claims(self, at: str) -> int:
         """Resolve open model findings about a claim that is no longer active."""
         rows = self.db.execute(

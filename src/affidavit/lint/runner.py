@@ -24,6 +24,7 @@ from ..providers.base import Provider
 from ..sources.store import SourceStore
 from ..vault import Vault
 from .candidates import (
+    Candidate,
     PairWork,
     Search,
     Thresholds,
@@ -31,7 +32,9 @@ from .candidates import (
     data_version,
     find_candidates,
     load_claims,
+    missing_links,
     read_pair_work,
+    titles_named,
 )
 from .duplicates import report_once
 from .findings import (
@@ -47,6 +50,7 @@ from .quotes import ProposedQuote, QuoteGate
 
 if TYPE_CHECKING:
     from ..ingest.ahead import Ahead
+    from .since import LintPoint, Scope
 
 Progress = Callable[[str, int, int], None]
 INGEST_COUNTER = "ingests_since_lint"
@@ -64,6 +68,8 @@ class LintReport:
     invalid_replies: list[str] = field(default_factory=list)
     fixes: FixReport | None = None
     dismissed: int = 0
+    incremental: bool = False
+    """Whether the run looked only at what changed since the last one."""
 
     def counts(self) -> dict[str, int]:
         return dict(sorted(Counter(f.finding.kind for f in self.findings).items()))
@@ -71,6 +77,7 @@ class LintReport:
     def to_json(self) -> dict[str, Any]:
         return {
             "run": self.run,
+            "incremental": self.incremental,
             "open": len(self.findings),
             "new": len(self.new),
             "resolved": self.resolved,
@@ -94,10 +101,56 @@ def thresholds(vault: Vault) -> Thresholds:
     )
 
 
-def _checks(vault: Vault, verifier: Verifier, progress: Progress | None) -> list[Finding]:
-    from .checks import run_checks
+def _checks(
+    vault: Vault, verifier: Verifier, progress: Progress | None, scope: Scope | None = None
+) -> list[Finding]:
+    from .checks import CheckContext, run_checks
 
-    return run_checks(vault, verifier=verifier, progress=progress)
+    context = CheckContext(vault, verifier, scope=scope) if scope is not None else None
+    return run_checks(vault, verifier=verifier, progress=progress, context=context)
+
+
+SCOPED_CHECKS = (
+    "broken_link",
+    "file_drift",
+    "source_tampered",
+    "evidence_unverified",
+    "unsupported_claim",
+)
+"""The checks an incremental run (:mod:`affidavit.lint.since`) runs over what changed: their
+findings about anything else stand as the last run left them. The others read a table or a
+generated file and run whole."""
+
+
+def _scope_subjects(scope: Scope | None, kind: str) -> set[str] | None:
+    """The subjects of ``kind``'s findings an incremental run looked at again (None: all)."""
+    if scope is None or kind not in SCOPED_CHECKS:
+        return None
+    if kind in ("broken_link", "file_drift"):
+        return scope.files
+    if kind == "source_tampered":
+        return scope.sources
+    return scope.checked_claims
+
+
+def _thresholds_key(vault: Vault) -> list[int]:
+    get = vault.config.get
+    return [int(get("lint.same_subject")), int(get("lint.restatement")), int(get("lint.duplicate"))]
+
+
+def lint_scope(vault: Vault, full: bool) -> tuple[LintPoint, Scope | None]:
+    """The checkpoint of now and what changed since the last run's (None: check everything,
+    asked for or without a usable checkpoint). The caller holds the writer lock."""
+    from .since import load, scope_since, take
+
+    now = take(vault)
+    now.settings = _thresholds_key(vault)
+    if full:
+        return now, None
+    old = load(vault)
+    if old is None or old.settings != now.settings:
+        return now, None
+    return now, scope_since(vault, old, now)
 
 
 @dataclass(frozen=True)
@@ -158,34 +211,53 @@ def run_lint(
     search: Search | None = None,
     checked: Checked | None = None,
     recheck: tuple[str, ...] = (),
+    full: bool = False,
 ) -> LintReport:
     """One lint run over ``vault``; ``provider`` adds model findings unless it is extractive.
+    By default the run looks at what changed since the last one (:mod:`affidavit.lint.since`:
+    the changed claims' pairs, the changed files, sources and quotes); ``full``, or no usable
+    checkpoint, looks at everything.
     ``search``: the candidate pairs an earlier pass classified (used while the database is
     unchanged, see :class:`~affidavit.lint.candidates.Search`); ``checked``: the checks run
     ahead (:func:`check_ahead`), used on the same terms, but for the kinds of ``recheck``, whose
-    inputs this connection has written since (:data:`PROPOSAL_CHECKS` after proposals). The passes over the whole wiki
+    inputs this connection has written since (:data:`PROPOSAL_CHECKS` after proposals). Either
+    makes its part of the run a full one. The passes over the whole wiki
     run with few garbage collections (:func:`affidavit.heap.few_collections`): they keep a few
     containers per claim until they end, which set off full collections of every object of the
     process (millions after a large ingest); a model's calls run with the caller's settings."""
     store = SourceStore(vault)
     checks = checked.current(vault, recheck) if checked is not None else None
-    if checked is not None and checks is not None:
-        verifier = checked.verifier
-    else:
-        verifier = Verifier(store)
-        # the write lock: no apply between its commit and its renames, so no false drift
-        with vault.write_lock(), few_collections():
-            checks = _checks(vault, verifier, progress)
+    # the write lock: no apply between its commit and its renames, so no false drift; the
+    # checkpoint is taken before anything is read, so what is written meanwhile counts as new
+    with vault.write_lock(), few_collections():
+        point, scope = lint_scope(vault, full or checks is not None)
+        if checked is not None and checks is not None:
+            verifier = checked.verifier
+        else:
+            verifier = Verifier(store)
+            checks = _checks(vault, verifier, progress, scope)
     gate = QuoteGate(vault.db, store, verifier)
 
     def found(n: int, total: int) -> None:
         if progress is not None:
             progress("findings", n, total)
 
+    involving: set[str] | None = None
+    titles: set[str] | None = None
+    if scope is not None and search is None:
+        involving = _active(vault, scope.claims)
+        if scope.files is not None:  # (a link changed outside the door: every title)
+            titles = titles_named(vault.db, scope.claims, scope.pages)
     with few_collections():
+        if involving is None:
+            candidates = find_candidates(vault.db, thresholds(vault), found, search=search)
+        else:
+            candidates = [
+                *(_changed_pairs(vault, involving, found) if involving else []),
+                *missing_links(vault.db, titles),
+            ]
         proposed: list[tuple[Finding, list[ProposedQuote]]] = [
-            (c.finding, c.quotes)
-            for c in report_once(find_candidates(vault.db, thresholds(vault), found, search=search))
+            (c.finding, c.quotes) for c in report_once(candidates)
         ]
     calls, invalid = 0, []
     if provider is not None and provider.name != "extractive":
@@ -206,8 +278,19 @@ def run_lint(
             fid, is_new = findings.record(run_id, now, finding)
             if is_new:
                 new.append(fid)
-        resolved = findings.resolve_unseen(run_id, now, "check")
-        resolved += findings.resolve_unseen(run_id, now, "extractive")
+        if scope is None:
+            resolved = findings.resolve_unseen(run_id, now, "check")
+        else:
+            resolved = sum(
+                findings.resolve_unseen_of(run_id, now, "check", kind, _scope_subjects(scope, kind))
+                for kind in CHECK_KINDS
+            )
+        if involving is None:
+            resolved += findings.resolve_unseen(run_id, now, "extractive")
+        else:  # the pairs of unchanged claims were not looked at; the links were
+            resolved += findings.resolve_unseen_of(
+                run_id, now, "extractive", "missing_link", _linking(vault, titles)
+            )
         resolved += findings.resolve_dead_claims(now)
         kinds = Counter(f.kind for f in [*checks, *kept])
         findings.finish_run(
@@ -215,9 +298,18 @@ def run_lint(
             now,
             kept=len(checks) + len(kept),
             dropped=len(dropped),
-            detail={"counts": dict(kinds), "dropped": dropped, "invalid_replies": invalid},
+            detail={
+                "counts": dict(kinds),
+                "dropped": dropped,
+                "invalid_replies": invalid,
+                "scope": "full" if scope is None else scope.to_json(),
+                "pairs": "full" if involving is None else len(involving),
+            },
         )
         reset_counter(vault.db, INGEST_COUNTER)
+    from .since import save
+
+    save(vault, point)
     report = LintReport(
         run=run_id,
         new=new,
@@ -225,6 +317,7 @@ def run_lint(
         dropped=dropped,
         model_calls=calls,
         invalid_replies=invalid,
+        incremental=scope is not None,
     )
     if propose:
         report.fixes = propose_fixes(vault, findings.list(), actor)
@@ -232,6 +325,54 @@ def run_lint(
         report.findings = FindingStore(vault.db).list()
     report.dismissed = len(FindingStore(vault.db).list(status=("dismissed",)))
     return report
+
+
+DUPLICATE_ROUNDS = 4
+"""How far :func:`_changed_pairs` follows duplicates from the changed claims before it stops."""
+
+
+def _changed_pairs(
+    vault: Vault, involving: set[str], progress: Callable[[int, int], None]
+) -> list[Candidate]:
+    """The candidates of the pairs ``involving`` claims are part of, and of the pairs of every
+    claim they duplicate, as far as duplicates join them: shared text is reported once per
+    group of duplicates (:func:`~affidavit.lint.duplicates.report_once`), so the group must be
+    whole for its finding to be the one a full run makes."""
+    limits = thresholds(vault)
+    asked = set(involving)
+    for _ in range(DUPLICATE_ROUNDS):
+        found = find_candidates(vault.db, limits, progress, involving=asked)
+        joined = {
+            claim for c in found if c.finding.kind == "duplicate" for claim in c.finding.claims
+        }
+        if joined <= asked:
+            return found
+        asked |= joined
+    return find_candidates(vault.db, limits, progress, involving=asked)
+
+
+def _linking(vault: Vault, titles: set[str] | None) -> set[str] | None:
+    """The subjects of the open missing_link findings about a link to one of ``titles``."""
+    if titles is None:
+        return None
+    rows = vault.db.execute(
+        "SELECT subject FROM findings WHERE status = 'open' AND kind = 'missing_link'"
+    )
+    return {str(r[0]) for r in rows if str(r[0]).rpartition("->")[2] in titles}
+
+
+def _active(vault: Vault, claims: set[str]) -> set[str]:
+    """The active claims of ``claims``."""
+    import json
+
+    return {
+        str(r[0])
+        for r in vault.db.execute(
+            "SELECT id FROM claims WHERE status = 'active' AND id IN "
+            "(SELECT value FROM json_each(?))",
+            (json.dumps(sorted(claims)),),
+        )
+    }
 
 
 def _judge(
@@ -318,15 +459,27 @@ class PendingSearch:
             ahead.close()
 
 
+def will_be_incremental(vault: Vault) -> bool:
+    """Whether a lint run now would look only at what changed (a usable checkpoint)."""
+    from .since import load
+
+    old = load(vault)
+    if old is None or old.settings != _thresholds_key(vault):
+        return False
+    return old.schema == int(vault.db.execute("PRAGMA schema_version").fetchone()[0])
+
+
 def start_ingest_search(vault: Vault, plan_ids: list[str], sources: int) -> PendingSearch | None:
     """One classification of the whole wiki's candidate pairs for both passes after an ingest
-    (the supersession pass and the automatic lint), when both will run; else None (each pass
-    searches what it needs). A wiki of :data:`PAIRS_AHEAD_MIN_CLAIMS` or more has it classified
+    (the supersession pass and the automatic lint), when both will run and the lint is a full
+    one; else None (each pass searches what it needs). A wiki of :data:`PAIRS_AHEAD_MIN_CLAIMS` or more has it classified
     by a worker process (:class:`PendingSearch`)."""
     if not plan_ids or not vault.config.get("ingest.propose_supersessions"):
         return None
     if not lint_due(vault, sources):
         return None
+    if will_be_incremental(vault):
+        return None  # each pass then reads only the new claims' pairs, through the word index
     active = vault.db.execute("SELECT count(*) FROM claims WHERE status = 'active'").fetchone()[0]
     ahead = None
     if active >= PAIRS_AHEAD_MIN_CLAIMS:

@@ -39,7 +39,7 @@ from types import TracebackType
 
 from ..clock import iso
 from ..db import transaction
-from ..errors import AdmissionError, ConflictError
+from ..errors import AdmissionError, AffidavitError, ConflictError
 from ..evidence import Verifier
 from ..gate.admission import Admission, Held, admit
 from ..hashing import canonical_json, sha256_hex
@@ -56,7 +56,7 @@ from .batch import load_plan as load_plan  # re-exported: where callers have fou
 from .blast import BlastRadius
 from .gitrepo import BATCH_TRAILER, PLAN_TRAILER
 from .parts import Parts, choose, left, merged
-from .paths import inside, page_relpath
+from .paths import inside, page_relpath, read_inside
 from .render import LOG_HEAD, expected_files, log_entries, render_context, render_path
 from .writer import Writer
 from .writer import claim_id as claim_id  # re-exported: replay derives ids the same way
@@ -241,6 +241,38 @@ _OPEN: dict[int, Batch] = {}
 _LOG: dict[str, tuple[str, str]] = {}
 """Per vault: the hash of the last "applied" audit entry ``wiki/log.md`` was rendered up to, and
 its text."""
+LOG_RECORD = "log-rendered.json"
+"""In ``.affidavit/``: what :data:`_LOG` holds for the vault, as the hash of the last applied
+audit entry and the SHA-256 of the text, so a new process appends to ``wiki/log.md`` as it is on
+disk when its bytes are exactly that text (else the log is rendered whole)."""
+
+
+def _log_on_disk(vault: Vault) -> tuple[str, str] | None:
+    """``(last applied hash, text)`` of ``wiki/log.md`` on disk, when :data:`LOG_RECORD` vouches
+    for its bytes; None otherwise (a hand edit, no record, a record of another text)."""
+    try:
+        record = json.loads((vault.state_dir / LOG_RECORD).read_bytes())
+        data = read_inside(vault.base, "wiki/log.md")
+    except (OSError, ValueError, AffidavitError):
+        return None
+    if not isinstance(record, dict) or record.get("sha256") != sha256_hex(data):
+        return None
+    upto = record.get("upto")
+    return (upto, data.decode("utf-8")) if isinstance(upto, str) else None
+
+
+def _remember_log(vault: Vault, cached: tuple[str, str]) -> None:
+    """Write :data:`LOG_RECORD` (not fsynced: a stale or torn record never matches the file's
+    bytes, and then the log is rendered whole)."""
+    path = vault.state_dir / LOG_RECORD
+    temp = temp_path(path)
+    try:
+        data = {"upto": cached[0], "sha256": sha256_hex(cached[1].encode("utf-8"))}
+        temp.write_bytes(json.dumps(data).encode())
+        os.chmod(temp, 0o600)
+        os.replace(temp, path)
+    except OSError:
+        temp.unlink(missing_ok=True)
 
 
 def open_batch(vault: Vault) -> Batch | None:
@@ -492,7 +524,7 @@ class Batch:
         """``wiki/log.md``: this batch's entries appended to the text rendered last time, when
         that text covers exactly the entries before the batch; rendered whole otherwise."""
         db = self.vault.db
-        cached = _LOG.get(str(self.vault.root))
+        cached = _LOG.get(str(self.vault.root)) or _log_on_disk(self.vault)
         if cached is not None and cached[0] == _last_applied(db, self._audit_base):
             return cached[1] + log_entries(db, self._audit_base)
         return LOG_HEAD + log_entries(db)
@@ -555,6 +587,7 @@ class Batch:
         db.execute("COMMIT")
         self.step("db_commit")
         _LOG[str(self.vault.root)] = (_last_applied(db), rendered["wiki/log.md"])
+        _remember_log(self.vault, _LOG[str(self.vault.root)])
         replace_all([(temp, final) for final, temp in temps])
         # The renames are made durable while git commits (which reads the files, not their
         # durability); both are done before the journal goes.

@@ -269,6 +269,45 @@ class GitRepo:
         index = repo.index
         index.read(True)
         head = self._head_commit()
+        if head is not None and not any(
+            os.path.isdir(self.root / p) and not os.path.islink(self.root / p) for p in paths
+        ):
+            tree_id = self._tree_with(repo, index, head.tree, paths)
+        else:
+            tree_id = self._tree_from_index(repo, index, head, paths)
+        signature = pygit2.Signature(*self.author)
+        parents = [] if head is None else [head.id]
+        oid = repo.create_commit("HEAD", signature, signature, message, tree_id, parents)
+        return str(oid)
+
+    def _tree_with(
+        self, repo: pygit2.Repository, index: pygit2.Index, base: pygit2.Tree, paths: list[str]
+    ) -> pygit2.Oid:
+        """HEAD's tree with only the files of ``paths`` changed (staged in ``index`` too), built
+        by rewriting just the trees on their way: what a commit writes and hashes follows the
+        paths it commits, not the repository's size (an in-memory index of the whole tree did)."""
+        changes: dict[str, tuple[pygit2.Oid, int] | None] = {}
+        for relpath in paths:
+            if os.path.lexists(self.root / relpath):
+                index.add(relpath)
+                entry = index[relpath]
+                changes[relpath] = (entry.id, entry.mode)
+            else:  # deleted since HEAD: stage the deletion
+                if relpath in index:
+                    index.remove(relpath)
+                changes[relpath] = None
+        index.write()
+        built = _rebuild(repo, base, changes)
+        return built if built is not None else repo.TreeBuilder().write()
+
+    def _tree_from_index(
+        self,
+        repo: pygit2.Repository,
+        index: pygit2.Index,
+        head: pygit2.Commit | None,
+        paths: list[str],
+    ) -> pygit2.Oid:
+        """The tree for a first commit, or one that stages a whole directory."""
         tree = pygit2.Index()
         if head is not None:
             tree.read_tree(head.tree)
@@ -284,12 +323,7 @@ class GitRepo:
                     if relpath in staged:
                         staged.remove(relpath)
         index.write()
-        signature = pygit2.Signature(*self.author)
-        parents = [] if head is None else [head.id]
-        oid = repo.create_commit(
-            "HEAD", signature, signature, message, tree.write_tree(repo), parents
-        )
-        return str(oid)
+        return tree.write_tree(repo)
 
     def _stage_dir(self, index: pygit2.Index, tree: pygit2.Index, directory: str) -> None:
         """``git add --all -- directory`` into ``index``, and the result into ``tree``."""
@@ -303,3 +337,37 @@ class GitRepo:
         for entry in index:
             if entry.path.startswith(prefix):
                 tree.add(entry)
+
+
+def _rebuild(
+    repo: pygit2.Repository,
+    tree: pygit2.Tree | None,
+    changes: dict[str, tuple[pygit2.Oid, int] | None],
+) -> pygit2.Oid | None:
+    """``tree`` with ``changes`` (path below it -> (blob id, mode), or None to remove), written;
+    None when nothing is left in it (git has no empty directories)."""
+    builder = repo.TreeBuilder(tree) if tree is not None else repo.TreeBuilder()
+    below: dict[str, dict[str, tuple[pygit2.Oid, int] | None]] = {}
+    for path, entry in changes.items():
+        name, slash, rest = path.partition("/")
+        if slash:
+            below.setdefault(name, {})[rest] = entry
+        elif entry is None:
+            if builder.get(name) is not None:
+                builder.remove(name)
+        else:
+            builder.insert(name, entry[0], entry[1])
+    for name, inner in below.items():
+        existing = tree[name] if tree is not None and name in tree else None
+        subtree = existing if isinstance(existing, pygit2.Tree) else None
+        if existing is not None and subtree is None:
+            builder.remove(name)  # a file where a directory now is
+        built = _rebuild(repo, subtree, inner)
+        if built is None:
+            if builder.get(name) is not None:
+                builder.remove(name)
+        else:
+            builder.insert(name, built, pygit2.enums.FileMode.TREE)
+    if len(builder) == 0:
+        return None
+    return builder.write()
