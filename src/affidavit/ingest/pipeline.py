@@ -23,7 +23,7 @@ from ..db import transaction
 from ..errors import AdmissionError, AffidavitError, PlanValidationError, ProviderError
 from ..gate.admission import Admission
 from ..gate.hints import seeded
-from ..heap import few_collections
+from ..heap import few_arenas, few_collections
 from ..inbox import Proposal, held
 from ..plan.compact import compact_plan_schema
 from ..plan.nonce import issue_nonce
@@ -173,6 +173,7 @@ class Ingestor:
     # -- the job ----------------------------------------------------------------------------
     def run(self, targets: list[str], trust: str | None = None) -> IngestReport:
         """Add and ingest every target (file, folder or URL); keeps going past a bad one."""
+        few_arenas()  # before its threads start: they share one malloc arena
         with few_collections():  # its caches hold a million objects at 10 MB of sources
             return self._run(targets, trust)
 
