@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -36,7 +37,8 @@ from affidavit.providers.extractive import ExtractiveProvider
 from affidavit.vault import Vault, init_vault, open_vault
 
 ROOT = Path(__file__).resolve().parents[1]
-SQLITE_SET = ROOT.parent / "shared" / "data" / "realdocs" / "sqlite3-doc.json"
+SHARED_DATA = Path(os.environ.get("AFFIDAVIT_SHARED_DATA", ROOT.parent / "shared" / "data"))
+SQLITE_SET = SHARED_DATA / "realdocs" / "sqlite3-doc.json"
 GIT_DOCS = Path("/usr/share/doc/git-doc")
 GIT_PAGES = [
     *(
@@ -184,6 +186,8 @@ NOISE_WORDS = frozenset(
 
 def corpus_files(name: str) -> list[Path]:
     if name == "sqlite":
+        if not SQLITE_SET.is_file():
+            return [SQLITE_SET]  # missing: the caller says what to install or set
         spec = json.loads(SQLITE_SET.read_text())
         root = Path(spec["doc_root"])
         return [root / f for f in spec["files"]]

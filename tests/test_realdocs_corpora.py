@@ -59,7 +59,14 @@ def claims_of(path: Path) -> int:
 def test_every_page_of_the_corpora_gives_claims(corpus: str) -> None:
     files = corpus_files(corpus)
     if not all(path.is_file() for path in files):
-        pytest.skip(f"{corpus} docs are missing: run scripts/setup_testdata.sh")
+        pytest.skip(
+            f"{corpus} docs are missing: run scripts/setup_testdata.sh"
+            + (
+                " and set AFFIDAVIT_SHARED_DATA to the shared data folder"
+                if corpus == "sqlite"
+                else ""
+            )
+        )
     lost = [path.name for path in files if claims_of(path) == 0]
     assert lost == []
 
