@@ -63,7 +63,7 @@ from .doctor import (
 from .evidence import Verifier
 from .sources.store import SourceStore
 from .store.atomic import atomic_write
-from .store.audit import GENESIS, _entry_hash
+from .store.audit import GENESIS, entry_hash
 from .store.gitrepo import PLAN_TRAILER
 from .store.paths import inside
 from .store.recovery import pending_journals
@@ -101,7 +101,7 @@ def _digest(text: str | bytes | None) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def _file_stats(root: Path, folder: str) -> dict[str, list[int]]:
+def file_stats(root: Path, folder: str) -> dict[str, list[int]]:
     """Every file under ``root/folder`` (a symlink by its own stat): relative path -> [size,
     mtime_ns, ctime_ns, inode, type and mode]."""
     out: dict[str, list[int]] = {}
@@ -174,8 +174,8 @@ def take(vault: Vault) -> Checkpoint:
     last = db.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
     seq, digest = (int(last[0]), str(last[1])) if last else (0, GENESIS)
     change = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'doctor_changes'").fetchone()
-    files = _file_stats(vault.root, "wiki")
-    files.update(_file_stats(vault.root, "sources"))
+    files = file_stats(vault.root, "wiki")
+    files.update(file_stats(vault.root, "sources"))
     return Checkpoint(
         audit_seq=seq,
         audit_hash=digest,
@@ -346,7 +346,7 @@ def _audit_since(
                     "restore the database from a backup",
                 )
             )
-        digest = _entry_hash(
+        digest = entry_hash(
             row["seq"],
             row["at"],
             row["action"],

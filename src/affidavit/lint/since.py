@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from ..doctor import FileProblem, SourceProblem
+from ..doctor_since import file_stats
 from ..sources.store import SourceStore
 from ..store.atomic import atomic_write
 from ..store.paths import inside, page_relpath
@@ -57,25 +58,6 @@ TABLES = ("claims", "evidence", "pages", "links", "sources", "plans", "audit", "
 FULL_FILES_ON = ("links",)
 """Tables whose logged change (an update or delete: never done by the door) re-checks every file:
 a deleted link's other end is not in the log."""
-
-
-def _stat(info: os.stat_result) -> list[int]:
-    return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_mode]
-
-
-def file_stats(root: Path, folder: str) -> dict[str, list[int]]:
-    """Every file under ``root/folder`` (a symlink by its own stat), by vault-relative path."""
-    out: dict[str, list[int]] = {}
-    for directory, dirs, files in os.walk(root / folder, followlinks=False):
-        dirs[:] = [d for d in dirs if d != ".git"]
-        for name in files:
-            path = os.path.join(directory, name)
-            try:
-                info = os.lstat(path)
-            except OSError:
-                continue
-            out[os.path.relpath(path, root)] = _stat(info)
-    return out
 
 
 @dataclass
