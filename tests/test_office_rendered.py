@@ -106,3 +106,48 @@ def test_an_ordinary_document_has_nothing_flagged(media: str) -> None:
     extracted = extract(make("The Harbour", paragraphs), media, None, office=True)
     assert extracted.text_map["visibility"]["checked"] == RENDERED
     assert [f for f in extracted.flags if f.kind == "hidden"] == []
+
+
+def _boxed_docx(text: str, width_emu: int) -> bytes:
+    """A filled text box as Word writes one (a rectangle, a dark fill, white text), fixed size."""
+    from docx import Document
+    from docx.oxml import parse_xml
+
+    ns = (
+        f'{W_NS} xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing" '
+        'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" '
+        'xmlns:wps="http://schemas.microsoft.com/office/word/2010/wordprocessingShape"'
+    )
+    d = Document()
+    d.add_paragraph(VISIBLE)
+    d.add_paragraph()._p.append(
+        parse_xml(
+            f'<w:r {ns}><w:drawing><wp:inline><wp:extent cx="{width_emu}" cy="500000"/>'
+            '<wp:docPr id="7" name="Box"/><a:graphic><a:graphicData '
+            'uri="http://schemas.microsoft.com/office/word/2010/wordprocessingShape"><wps:wsp>'
+            f'<wps:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="{width_emu}" cy="500000"/></a:xfrm>'
+            '<a:prstGeom prst="rect"><a:avLst/></a:prstGeom>'
+            '<a:solidFill><a:srgbClr val="1F4E79"/></a:solidFill></wps:spPr>'
+            '<wps:txbx><w:txbxContent><w:p><w:r><w:rPr><w:color w:val="FFFFFF"/></w:rPr>'
+            f"<w:t>{text}</w:t></w:r></w:p></w:txbxContent></wps:txbx><wps:bodyPr/></wps:wsp>"
+            "</a:graphicData></a:graphic></wp:inline></w:drawing></w:r>"
+        )
+    )
+    out = io.BytesIO()
+    d.save(out)
+    return out.getvalue()
+
+
+def test_white_text_in_a_filled_box_is_seen_and_what_the_box_clips_is_not() -> None:
+    """Rules and rendering agree on a realistic text box; only the rendering sees the words a
+    fixed-size box cuts off (Word clips them too), which no rule can."""
+    sentence = "White words in the dark box name the harbour master of that year."
+    wide = extract(_boxed_docx(sentence, 4_000_000), DOCX, None, office=True)
+    assert wide.text_map["visibility"]["checked"] == RENDERED
+    assert not _flagged(wide.text, wide.flags, sentence)
+    narrow_data = _boxed_docx(sentence, 700_000)  # two words a line, three lines shown
+    rules = extract(narrow_data, DOCX, None, render=False)
+    assert not _flagged(rules.text, rules.flags, sentence)
+    narrow = extract(narrow_data, DOCX, None, office=True)
+    assert _flagged(narrow.text, narrow.flags, "harbour master of that year.")
+    assert not _flagged(narrow.text, narrow.flags, VISIBLE)

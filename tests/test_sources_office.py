@@ -408,22 +408,46 @@ def test_word_styles_are_resolved_as_word_does_and_contrast_reads_the_background
         assert _unseen(result.flags, result.text, texts[key]) == [], key
 
 
-def test_white_text_on_a_dark_page_is_seen() -> None:
+def _dark_page_docx(sentence: str, dark: str, shown: bool) -> bytes:
     from docx import Document
     from docx.oxml import parse_xml
     from docx.shared import RGBColor
 
     d = Document()
     d.element.insert(0, parse_xml(f'<w:background {docs.W_NS} w:color="000000"/>'))
-    sentence = "White words on a black page are what this reader sees about the harbour."
+    if shown:  # what Word writes with a page colour (Design > Page Color)
+        d.settings.element.append(parse_xml(f"<w:displayBackgroundShape {docs.W_NS}/>"))
     d.add_paragraph().add_run(sentence).font.color.rgb = RGBColor(0xFF, 0xFF, 0xFF)
-    dark = "Black words on the black page are not seen by anyone at the harbour."
     d.add_paragraph().add_run(dark).font.color.rgb = RGBColor(0, 0, 0)
     out = io.BytesIO()
     d.save(out)
-    result = extract(out.getvalue(), DOCX)
+    return out.getvalue()
+
+
+def test_white_text_on_a_dark_page_is_seen() -> None:
+    sentence = "White words on a black page are what this reader sees about the harbour."
+    dark = "Black words on the black page are not seen by anyone at the harbour."
+    result = extract(_dark_page_docx(sentence, dark, shown=True), DOCX)
     assert _unseen(result.flags, result.text, sentence) == []
     assert _unseen(result.flags, result.text, dark)
+
+
+def test_a_page_colour_word_does_not_display_hides_nothing_white() -> None:
+    """The attacker's document: a black ``w:background`` without ``w:displayBackgroundShape``.
+    Word (and LibreOffice) show that page white, so the white sentence is unseen."""
+    sentence = "White words on a page colour Word never shows claim the harbour was sold."
+    dark = "Black words on the white page are what the reader sees about the harbour."
+    result = extract(_dark_page_docx(sentence, dark, shown=False), DOCX)
+    assert _unseen(result.flags, result.text, sentence)
+    assert _unseen(result.flags, result.text, dark) == []
+    data = _dark_page_docx(sentence, dark, shown=True)
+    settings = zipfile.ZipFile(io.BytesIO(data)).read("word/settings.xml")
+    assert b"<w:displayBackgroundShape/>" in settings
+    switched_off = settings.replace(
+        b"<w:displayBackgroundShape/>", b'<w:displayBackgroundShape w:val="0"/>'
+    )
+    result = extract(docs.rezip(data, {"word/settings.xml": switched_off}), DOCX)
+    assert _unseen(result.flags, result.text, sentence)
 
 
 def test_xml_under_another_name_is_checked_too() -> None:
@@ -543,22 +567,30 @@ def test_white_text_on_a_filled_text_box_or_styled_shading_is_seen() -> None:
         'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" '
         'xmlns:wps="http://schemas.microsoft.com/office/word/2010/wordprocessingShape"'
     )
-    d.add_paragraph()._p.append(
-        parse_xml(
-            f'<w:r {ns}><w:drawing><wp:inline><wp:extent cx="900000" cy="500000"/>'
-            '<wp:docPr id="7" name="Box"/><a:graphic><a:graphicData '
-            'uri="http://schemas.microsoft.com/office/word/2010/wordprocessingShape"><wps:wsp>'
-            '<wps:spPr><a:solidFill><a:srgbClr val="1F4E79"/></a:solidFill></wps:spPr>'
-            '<wps:txbx><w:txbxContent><w:p><w:r><w:rPr><w:color w:val="FFFFFF"/></w:rPr>'
-            f"<w:t>{boxed}</w:t></w:r></w:p></w:txbxContent></wps:txbx><wps:bodyPr/></wps:wsp>"
-            "</a:graphicData></a:graphic></wp:inline></w:drawing></w:r>"
+    bare = "White words in a text box with no outline to fill claim the logo is new."
+
+    def box(text: str, geometry: str) -> None:
+        d.add_paragraph()._p.append(
+            parse_xml(
+                f'<w:r {ns}><w:drawing><wp:inline><wp:extent cx="4000000" cy="500000"/>'
+                '<wp:docPr id="7" name="Box"/><a:graphic><a:graphicData '
+                'uri="http://schemas.microsoft.com/office/word/2010/wordprocessingShape"><wps:wsp>'
+                '<wps:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="4000000" cy="500000"/></a:xfrm>'
+                f'{geometry}<a:solidFill><a:srgbClr val="1F4E79"/></a:solidFill></wps:spPr>'
+                '<wps:txbx><w:txbxContent><w:p><w:r><w:rPr><w:color w:val="FFFFFF"/></w:rPr>'
+                f"<w:t>{text}</w:t></w:r></w:p></w:txbxContent></wps:txbx><wps:bodyPr/></wps:wsp>"
+                "</a:graphicData></a:graphic></wp:inline></w:drawing></w:r>"
+            )
         )
-    )
+
+    box(boxed, '<a:prstGeom prst="rect"><a:avLst/></a:prstGeom>')  # as Word writes a text box
+    box(bare, "")  # the attacker's: a fill with no shape to paint it in
     out = io.BytesIO()
     d.save(out)
     result = extract(out.getvalue(), DOCX)
     assert _unseen(result.flags, result.text, styled) == []
     assert _unseen(result.flags, result.text, boxed) == []
+    assert _unseen(result.flags, result.text, bare)
 
     from odf.draw import Frame, TextBox
     from odf.opendocument import OpenDocumentText

@@ -69,8 +69,9 @@ SETTINGS: tuple[Setting, ...] = (
         False,
         "Render Word (.docx) and OpenDocument (.odt) texts through LibreOffice and PDFium to "
         "flag text a reader doesn't see beyond what the rules find (needs "
-        "libreoffice-writer-nogui). Off by default: LibreOffice lays some documents out unlike "
-        "Word (page backgrounds, filled text boxes), and their visible text would be flagged.",
+        "libreoffice-writer-nogui). Off by default for its cost (a LibreOffice run per "
+        "document); it also catches text clipped by a text box or moved off the page, which no "
+        "rule sees.",
     ),
     Setting(
         "sources",

@@ -9,7 +9,7 @@ followed) make it unseen:
 - ``w:vanish`` (Word's "hidden" font effect);
 - a colour that barely differs from what it sits on (the run's shading or highlight, the
   paragraph's shading (its own or its style's), its table cell's shading or its text box's
-  fill, the page background, else white): white or near-white on white, black on a black cell;
+  fill, the page colour Word displays, else white): white or near-white on white, black on a black cell;
 - a size below 4 points (``w:sz`` under 8 half-points), or characters squeezed below 20 % of
   their width (``w:w``);
 - tracked deletions (``w:del``, ``w:moveFrom``: ``w:delText``), not in the document's text;
@@ -154,11 +154,18 @@ def _properties(rpr: Any) -> dict[str, Any]:
 
 def _container_fill(p: Any) -> str | None:
     """The background a paragraph's nearest container paints: a table cell's shading, or the
-    solid fill of the text box (a DrawingML shape) it is in."""
+    solid fill of the text box (a DrawingML shape) it is in. A shape with no geometry
+    (``a:prstGeom``/``a:custGeom``, which Word always writes) has no outline to fill: LibreOffice
+    paints nothing there, so its fill is not taken as the text's background."""
     for ancestor in p.iterancestors(f"{W}tc", f"{WPS}wsp"):
         if ancestor.tag == f"{W}tc":
             return _fill(ancestor.find(f"{W}tcPr"))
-        color = ancestor.find(f"{WPS}spPr/{A}solidFill/{A}srgbClr")
+        shape = ancestor.find(f"{WPS}spPr")
+        if shape is None or (
+            shape.find(f"{A}prstGeom") is None and shape.find(f"{A}custGeom") is None
+        ):
+            return None
+        color = shape.find(f"{A}solidFill/{A}srgbClr")
         return str(color.get("val")) if color is not None and color.get("val") else None
     return None
 
@@ -271,6 +278,23 @@ def _part_root(document: Any, suffix: str) -> Any:
     return None
 
 
+def _page_colour(document: Any) -> str | None:
+    """The page colour Word shows: ``w:background`` counts only when the settings say to display
+    it (``w:displayBackgroundShape``, which Word writes with every page colour); without that
+    Word, like LibreOffice, shows the page white, so white text on it is unseen."""
+    background = document.element.find(f"{W}background")
+    if background is None:
+        return None
+    try:
+        settings = document.settings.element
+    except Exception:  # a package without a settings part: Word's defaults, no background shown
+        return None
+    if not _on(settings.find(f"{W}displayBackgroundShape")):
+        return None
+    colour = background.get(f"{W}color")
+    return str(colour) if colour else None
+
+
 def extract_docx(data: bytes) -> tuple[str, dict[str, Any], list[Flag]]:
     """The text, ``units`` map and hidden-text flags of a ``.docx`` document."""
     open_zip(data, "Word document")
@@ -283,8 +307,7 @@ def extract_docx(data: bytes) -> tuple[str, dict[str, Any], list[Flag]]:
             f"Word or LibreOffice, save it again as .docx and add that."
         ) from exc
     root = document.element
-    background = root.find(f"{W}background")
-    page = background.get(f"{W}color") if background is not None else None
+    page = _page_colour(document)
     styles = _Styles(document.styles.element)
     out = TextBuilder("paragraph")
     reader = _Reader(styles, page, out)
