@@ -462,12 +462,58 @@ def test_xml_under_another_name_is_checked_too() -> None:
         extract(extra.getvalue(), DOCX)
 
 
+def _master_page(doc: Any) -> None:
+    from odf.style import MasterPage, PageLayout, PageLayoutProperties
+
+    layout = PageLayout(name="pm1")
+    layout.addElement(PageLayoutProperties(pagewidth="21cm", pageheight="29.7cm"))
+    doc.automaticstyles.addElement(layout)
+    doc.masterstyles.addElement(MasterPage(name="Standard", pagelayoutname=layout))
+
+
+def _banded_odt(master: bool, sentence: str) -> bytes:
+    """White text whose paragraph style's PARENT paints the black band behind it."""
+    from odf.opendocument import OpenDocumentText
+    from odf.style import ParagraphProperties, Style, TextProperties
+    from odf.text import P
+
+    doc = OpenDocumentText()
+    if master:
+        _master_page(doc)
+    band = Style(name="Band", family="paragraph")
+    band.addElement(ParagraphProperties(backgroundcolor="#000000"))
+    doc.styles.addElement(band)
+    note = Style(name="Note", family="paragraph", parentstylename="Band")
+    note.addElement(TextProperties(color="#ffffff"))
+    doc.styles.addElement(note)
+    doc.text.addElement(P(text="Ordinary words about the harbour come first."))
+    doc.text.addElement(P(stylename=note, text=sentence))
+    out = io.BytesIO()
+    doc.write(out)
+    return out.getvalue()
+
+
+def test_a_parent_styles_band_without_a_master_page_is_judged_as_libreoffice_shows_it() -> None:
+    """The attacker's OpenDocument file: no master page, so LibreOffice ignores the paragraph
+    style's parent and draws the white sentence on a white page, though the parent's black band
+    is what the ODF rules would put behind it. Judged both ways, it is flagged; with a master
+    page (as editors write) it is readable and not flagged."""
+    sentence = "White words on the parent style's band say the harbour was sold."
+    bare = extract(_banded_odt(False, sentence), ODT)
+    flags = _unseen(bare.flags, bare.text, sentence)
+    assert flags and "no master page" in flags[0].detail
+    assert _unseen(bare.flags, bare.text, "Ordinary words about the harbour come first.") == []
+    edited = extract(_banded_odt(True, sentence), ODT)
+    assert _unseen(edited.flags, edited.text, sentence) == []
+
+
 def test_opendocument_styles_inherit_and_hidden_paragraphs_are_flagged() -> None:
     from odf.opendocument import OpenDocumentText
     from odf.style import ParagraphProperties, Style, TextProperties
     from odf.text import HiddenParagraph, P
 
     doc = OpenDocumentText()
+    _master_page(doc)  # as every editor writes one: LibreOffice then follows the parents
     base = Style(name="Faint", family="paragraph")
     base.addElement(TextProperties(color="#ffffff"))
     doc.styles.addElement(base)

@@ -7,7 +7,9 @@ package. Flagged hidden:
 
 - text whose resolved style (``style:parent-style-name`` chains, paragraph style then span
   style) has ``text:display="none"``, a colour that barely differs from its background, or a
-  size below 4 points;
+  size below 4 points. A document with no master page (``office:master-styles``, which every
+  editor writes) is judged twice: LibreOffice then ignores a paragraph style's parent, so text
+  hidden in either reading is flagged;
 - hidden sections (``text:section`` with ``text:display="none"`` or a condition), paragraphs
   with a ``text:hidden-paragraph`` field and ``text:hidden-text`` fields that are hidden;
 - annotations (``office:annotation``, comments in the margin) and the deleted text of tracked
@@ -39,6 +41,10 @@ _POINTS = {"pt": 1.0, "cm": 72 / 2.54, "mm": 72 / 25.4, "in": 72.0, "pc": 12.0, 
 _ANNOTATION = "an annotation (a comment in the margin), not the document's text"
 _DELETION = "a tracked deletion, not in the document's text"
 _NOT_SHOWN = 'hidden text (text:display="none"), which the office suite does not show'
+_PARENTLESS = (
+    " as LibreOffice shows it (the document has no master page, and LibreOffice then ignores "
+    "the paragraph style's parent, style:parent-style-name)"
+)
 
 
 def _qname(node: Any) -> tuple[str, str]:
@@ -60,6 +66,12 @@ class _Styles:
         self.styles: dict[tuple[str, str], Any] = {}
         self.defaults: dict[str, Any] = {}
         self._cache: dict[tuple[str, str], dict[str, Any]] = {}
+        masters = getattr(getattr(document, "masterstyles", None), "childNodes", [])
+        self.parentless_paragraphs = not any(
+            _qname(node) == (STYLE, "master-page") for node in masters
+        )
+        """True when LibreOffice lays the paragraphs out ignoring their styles' parents (it does
+        so for a document without a master page, measured with LibreOffice 7.4)."""
         for container in (document.styles, document.automaticstyles):
             for node in getattr(container, "childNodes", []):
                 qname = _qname(node)
@@ -71,6 +83,11 @@ class _Styles:
                     _attr(node, STYLE, "family") == "paragraph"
                 ):
                     self.defaults = _own(node)
+
+    def own(self, family: str, name: str | None) -> dict[str, Any]:
+        """What the style named sets itself, its parents left out."""
+        node = self.styles.get((family, name)) if name else None
+        return _own(node) if node is not None else {}
 
     def props(self, family: str, name: str | None) -> dict[str, Any]:
         if not name:
@@ -193,11 +210,14 @@ class _Reader:
         self, node: Any, why: str | None, label: str = "", fill: str | None = None
     ) -> None:
         self.number += 1
-        family_props = {
-            **self.styles.defaults,
-            **({"frame_fill": fill} if fill else {}),
-            **self.styles.props("paragraph", _attr(node, TEXT, "style-name")),
-        }
+        style = _attr(node, TEXT, "style-name")
+        base = {**self.styles.defaults, **({"frame_fill": fill} if fill else {})}
+        family_props = {**base, **self.styles.props("paragraph", style)}
+        parentless = (
+            {**base, **self.styles.own("paragraph", style)}
+            if self.styles.parentless_paragraphs
+            else None
+        )
         if any(
             _qname(child) == (TEXT, "hidden-paragraph")
             and _attr(child, TEXT, "is-hidden") == "true"
@@ -211,10 +231,21 @@ class _Reader:
             except ValueError:
                 level = 1
         self.out.start(label or f"paragraph {self.number}", "#" * level + " " if level else "")
-        self.inline(node, why, family_props)
+        self.inline(node, why, family_props, parentless)
 
-    def inline(self, node: Any, why: str | None, props: dict[str, Any]) -> None:
+    def inline(
+        self,
+        node: Any,
+        why: str | None,
+        props: dict[str, Any],
+        parentless: dict[str, Any] | None = None,
+    ) -> None:
+        """``parentless``: the same properties with the paragraph style's parents left out, when
+        LibreOffice reads them so; text hidden in either reading is flagged."""
         hidden = why or _hidden(props)
+        if hidden is None and parentless is not None:
+            other = _hidden(parentless)
+            hidden = other + _PARENTLESS if other else None
         for child in getattr(node, "childNodes", []):
             qname = getattr(child, "qname", None)
             if qname is None:
@@ -224,7 +255,12 @@ class _Reader:
                 continue
             if qname == (TEXT, "span"):
                 own = self.styles.props("text", _attr(child, TEXT, "style-name"))
-                self.inline(child, why, _merge(props, own))
+                self.inline(
+                    child,
+                    why,
+                    _merge(props, own),
+                    _merge(parentless, own) if parentless is not None else None,
+                )
             elif qname == (TEXT, "s"):
                 try:
                     count = max(1, min(1000, int(_attr(child, TEXT, "c") or "1")))
@@ -243,11 +279,13 @@ class _Reader:
                 continue
             elif qname == (TEXT, "hidden-text"):
                 shown = _attr(child, TEXT, "is-hidden") != "true"
-                self.inline(child, why or (None if shown else "a hidden text field"), props)
+                self.inline(
+                    child, why or (None if shown else "a hidden text field"), props, parentless
+                )
             elif qname in ((TEXT, "p"), (TEXT, "h")):
                 self.later.append((child, why, None))
             elif qname[0] == TEXT or qname[0] == OFFICE:
-                self.inline(child, why, props)
+                self.inline(child, why, props, parentless)
             else:  # frames, text boxes, shapes: their paragraphs follow this one
                 frame = self.styles.props("graphic", _attr(child, DRAW, "style-name"))
                 for nested in _paragraphs(child):
