@@ -7,12 +7,14 @@ the package. Flagged hidden (W12):
 - every text of a hidden slide (``<p:sld show="0">``), skipped in the slide show;
 - shapes marked hidden (``cNvPr hidden="1"``) and shapes less than half on the slide (a text
   box pushed off the slide's edge, where at most a cut-off end of it shows);
-- runs smaller than 4 points.
+- runs smaller than 4 points;
+- runs whose stated colour barely differs from what they sit on, or that have no fill at all
+  (:mod:`.slide_colours`: the slide's, layout's and master's backgrounds and the shapes under
+  the text; a picture or gradient under it leaves the text unjudged).
 
 Speaker notes are the presenter's text: kept, as units called "notes of slide N" (a quote from
-them says so wherever it is shown). Colours are not judged (a slide's background comes from its
-layout, master and theme). Each paragraph is a unit of the text map ("slide 3", "notes of
-slide 3").
+them says so wherever it is shown), colours not judged. Each paragraph is a unit of the text map
+("slide 3", "notes of slide 3").
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 from ..errors import SourceError
 from .office import MIN_POINTS, TextBuilder, open_zip, require
 from .sanitizer import Flag
+from .slide_colours import UNKNOWN, Backdrop, Box, highlight, unseen
 
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
@@ -56,35 +59,94 @@ class _Reader:
         self.out = out
         self.width = width
         self.height = height
+        self.backdrop: Backdrop | None = None  # the current slide's; None for notes
 
-    def shapes(self, shapes: Any, label: str, why: str | None, top: bool = True) -> None:
+    def shapes(
+        self,
+        shapes: Any,
+        label: str,
+        why: str | None,
+        top: bool = True,
+        under: str | None = None,
+    ) -> None:
+        """``under``: for a group's shapes, the colour under the group (UNKNOWN once one of its
+        shapes paints something, which may lie under the next)."""
         for shape in shapes:
             hidden = why
             if hidden is None and _shape_hidden(shape):
                 hidden = _HIDDEN_SHAPE
             if hidden is None and top and _off_slide(shape, self.width, self.height):
                 hidden = _OFF_SLIDE
+            behind = self._behind(shape, top, under)
             if getattr(shape, "shape_type", None) == 6:  # MSO_SHAPE_TYPE.GROUP
-                self.shapes(shape.shapes, label, hidden, top=False)
+                self.shapes(shape.shapes, label, hidden, top=False, under=behind)
                 continue
             title = bool(getattr(shape, "is_placeholder", False)) and _is_title(shape)
             if getattr(shape, "has_text_frame", False) and shape.has_text_frame:
-                self.frame(shape.text_frame, label, hidden, "# " if title else "")
+                self.frame(shape.text_frame, label, hidden, "# " if title else "", shape, behind)
             if getattr(shape, "has_table", False) and shape.has_table:
                 for row in shape.table.rows:
                     for cell in row.cells:
-                        self.frame(cell.text_frame, label, hidden, "")
+                        fill = self._cell(cell)
+                        self.frame(cell.text_frame, label, hidden, "", shape, fill)
+            if not top and self.backdrop and self.backdrop.own(shape._element) is not None:
+                under = UNKNOWN  # what this shape paints may lie under its next siblings
 
-    def frame(self, frame: Any, label: str, why: str | None, prefix: str) -> None:
+    def _behind(self, shape: Any, top: bool, under: str | None) -> str | None:
+        """The colour the shape's text sits on: its own fill, else what is under it."""
+        if self.backdrop is None:
+            return None
+        own = self.backdrop.own(shape._element)
+        if own is not None:
+            return own
+        return self.backdrop.behind(shape._element, _place(shape)) if top else under
+
+    def _cell(self, cell: Any) -> str | None:
+        """A table cell's own stated fill; a table style's fills are not read (unjudged)."""
+        if self.backdrop is None:
+            return None
+        own = self.backdrop.own_cell(cell._tc)
+        return own if own is not None else UNKNOWN
+
+    def frame(
+        self,
+        frame: Any,
+        label: str,
+        why: str | None,
+        prefix: str,
+        shape: Any = None,
+        background: str | None = None,
+    ) -> None:
         for paragraph in frame.paragraphs:
             self.out.start(label, prefix)
+            level = int(getattr(paragraph, "level", 0) or 0)
             for child in paragraph._p:
                 tag = child.tag if isinstance(child.tag, str) else ""
                 if tag in (f"{A}r", f"{A}fld"):
                     text = "".join(t.text or "" for t in child.iter(f"{A}t"))
-                    self.out.add(text, why or _tiny(child))
+                    hidden = why or _tiny(child) or self._faint(child, shape, level, background)
+                    self.out.add(text, hidden)
                 elif tag == f"{A}br":
                     self.out.add("\n", why)
+
+    def _faint(self, run: Any, shape: Any, level: int, background: str | None) -> str | None:
+        if self.backdrop is None or shape is None:
+            return None
+        colour = self.backdrop.text_colour(run, shape._element, level)
+        marked = highlight(run, self.backdrop.palette)
+        why = unseen(colour, marked or background)
+        return f"{why}, unreadable on the slide" if why else None
+
+
+def _place(shape: Any) -> Box | None:
+    """The shape's box, inherited from its layout's placeholder when it states none."""
+    try:
+        left, top, width, height = (
+            int(v) for v in (shape.left, shape.top, shape.width, shape.height)
+        )
+    except (AttributeError, ValueError, TypeError):
+        return None
+    return (left, top, left + width, top + height)
 
 
 def _is_title(shape: Any) -> bool:
@@ -124,7 +186,9 @@ def extract_pptx(data: bytes) -> tuple[str, dict[str, Any], list[Flag]]:
     for number, slide in enumerate(presentation.slides, 1):
         hidden = str(slide._element.get("show", "1")).lower() in ("0", "false")
         why = _HIDDEN_SLIDE if hidden else None
+        reader.backdrop = Backdrop(slide)
         reader.shapes(slide.shapes, f"slide {number}", why)
+        reader.backdrop = None
         if slide.has_notes_slide:
             notes = slide.notes_slide.notes_text_frame
             if notes is not None:
