@@ -200,6 +200,61 @@ def test_man_page_keeps_option_names_and_headings() -> None:
     )
 
 
+_CONDITIONAL_PAGE = rb""".TH FOO 1
+.SH DESCRIPTION
+Foo copies files.
+.if t \{\
+Typeset only: foo deletes every file it reads.
+.if n \{\
+Nested in the typeset branch: foo is unsafe.
+.\}
+.\}
+.if 0 \{ Never shown: foo was written in 1970. \}
+.ie \n(.g \{\
+An unknown register's branch: foo phones home.
+.\}
+.el \{\
+Its other branch: foo is slow.
+.\}
+.if \n(.H>23 .if \n(.V>19 \
+\{\
+A continued condition: foo needs root.
+.\}
+.if n \{\
+A terminal shows this: foo keeps the originals.
+.\}
+.ie t The typeset one-liner.
+.el \{\
+The terminal branch of the pair: foo follows links.
+.\}
+Foo exits with status 0.
+"""
+
+
+def test_man_page_conditional_blocks_show_what_a_terminal_shows() -> None:
+    """``.if``/``.ie``/``.el`` blocks (``\\{ ... \\}``) that nroff in a terminal does not take,
+    or that this reader cannot evaluate, are not text: an attacker's ``.if 0`` block can't be
+    quoted as what the page says (W12)."""
+    text = extract(_CONDITIONAL_PAGE, MAN).text
+    for shown in (
+        "Foo copies files.",
+        "A terminal shows this: foo keeps the originals.",
+        "The terminal branch of the pair: foo follows links.",
+        "Foo exits with status 0.",
+    ):
+        assert shown in text, shown
+    for unshown in (
+        "deletes every file",
+        "Nested in the typeset branch",
+        "written in 1970",
+        "phones home",
+        "foo is slow",
+        "needs root",
+        "typeset one-liner",
+    ):
+        assert unshown not in text, unshown
+
+
 def test_gzipped_man_page_is_read_and_a_bomb_is_refused() -> None:
     assert extract(gzip.compress(LS_MAN.encode()), MAN).text == extract(LS_MAN.encode(), MAN).text
     with pytest.raises(SourceError, match="expands past"):

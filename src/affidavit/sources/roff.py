@@ -9,7 +9,11 @@
 - font escapes (``\\fB``, ``\\fI``, ``\\f(CW``...), ``\\&``, ``\\c`` and size changes are removed,
   character escapes (``\\-``, ``\\(em``, ``\\(aq``, ``\\e``...) become their characters, font
   macros (``.B``, ``.BR``, ``.IR``...) their words; comments (``.\\"``, ``\\"``), macro
-  definitions and requests that print nothing are dropped.
+  definitions and requests that print nothing are dropped;
+- conditional blocks (``.if``/``.ie``/``.el`` with ``\\{ ... \\}``) are kept only when a
+  terminal's ``man`` (nroff) takes them (``n``, ``!t``, a positive number, equal strings); a
+  branch it skips, or whose condition can't be evaluated here (registers, escapes, page parity),
+  is dropped with everything inside it, so no hidden block becomes quotable text (W12).
 
 A gzipped page (``ls.1.gz``) is decompressed first. Every line of the text maps to the line of the
 page it came from (``segments``).
@@ -65,6 +69,43 @@ _QUIET = {
     "ex", "pl", "po", "ce", "ls", "ig", "OP", "Dd", "Os", "Dt", "sy", "pso", "fp", "cp",
 }  # fmt: skip
 _PARAGRAPH = {"PP", "P", "LP", "sp", "HP", "RS", "RE", "br", "UE", "ME", "YS"}
+_CONDITIONS = {"if", "ie", "el"}
+_OPEN, _CLOSE = re.compile(r"\\\{"), re.compile(r"\\\}")
+
+
+def _condition(rest: str) -> tuple[bool | None, str]:
+    """Whether a terminal's ``man`` (nroff) takes the ``.if``/``.ie`` branch — True, False, or
+    None when it can't be told here (registers, strings, page parity) — and the text after the
+    condition."""
+    rest = rest.lstrip()
+    negate = False
+    while rest.startswith("!"):
+        negate, rest = not negate, rest[1:]
+    value: bool | None
+    if rest[:1] in ("n", "t", "v") and (len(rest) == 1 or not rest[1].isalnum()):
+        value, rest = rest[0] == "n", rest[1:]
+    elif rest[:1] in ("o", "e") and (len(rest) == 1 or not rest[1].isalnum()):
+        value, rest = None, rest[1:]  # odd or even page
+    elif rest[:1] in ("d", "r", "c", "m", "F", "S") and rest[1:2] in (" ", "\t"):
+        words = rest.split(None, 2)  # a test of a name: whether it is defined
+        value, rest = None, words[2] if len(words) > 2 else ""
+    elif rest[:1] in ("'", '"'):
+        quote = rest[0]
+        parts = rest[1:].split(quote, 2)
+        if len(parts) < 3:
+            return None, ""
+        left, right, rest = parts
+        value = None if "\\" in left + right else left == right
+    else:
+        match = re.match(r"[-+]?\d+(?:\.\d+)?(?=\s|\\\{|$)", rest)
+        if match is None:  # a register or expression this reader doesn't evaluate
+            return None, rest.split(None, 1)[1] if len(rest.split(None, 1)) > 1 else ""
+        value, rest = float(match.group()) > 0, rest[match.end() :]
+    if value is not None and negate:
+        value = not value
+    return value, rest.lstrip()
+
+
 _TAGGED = {"TP", "TQ"}
 
 
@@ -173,11 +214,18 @@ def extract_roff(data: bytes) -> tuple[str, list[list[int]], str]:
     source, encoding = _decode(gunzip(data))
     page = _Page()
     skipping = ""  # a .de macro definition or .ig block: until its terminator
-    for number, raw in enumerate(source.split("\n"), 1):
+    unshown = 0  # the depth of \{ ... \} in a conditional block nroff does not show
+    taken: bool | None = None  # the last .ie's branch, for its .el
+    source_lines = source.split("\n")
+    for number, raw in enumerate(source_lines, 1):
         raw = raw.rstrip("\r")
         if skipping:
             if raw.strip() == skipping:
                 skipping = ""
+            continue
+        if unshown:
+            unshown += len(_OPEN.findall(raw)) - len(_CLOSE.findall(raw))
+            unshown = max(unshown, 0)
             continue
         if raw[:1] in (".", "'"):
             request = raw[1:].lstrip()
@@ -185,6 +233,29 @@ def extract_roff(data: bytes) -> tuple[str, list[list[int]], str]:
                 continue
             name, _, rest = request.partition(" ")
             rest = rest.strip()
+            if name in _CONDITIONS:
+                follow = number
+                while (
+                    rest.endswith("\\") and not rest.endswith("\\\\") and follow < len(source_lines)
+                ):
+                    rest = rest[:-1] + source_lines[follow].rstrip("\r")  # a continued request line
+                    source_lines[follow] = '.\\" (continued above)'
+                    follow += 1
+                if name == "el":
+                    shown = None if taken is None else not taken
+                    body = rest
+                else:
+                    shown, body = _condition(rest)
+                    if name == "ie":
+                        taken = shown
+                depth = len(_OPEN.findall(body)) - len(_CLOSE.findall(body))
+                if depth > 0 and shown is not True:
+                    unshown = depth  # the block's lines: not what a terminal shows
+                words = _CLOSE.sub("", _OPEN.sub("", body)).strip()
+                if shown is True and words and words[0] not in ".'":
+                    page.add(_text(words), number)  # the branch's own text, shown
+                # a branch that is a request (usually .ds or .ad) prints nothing here
+                continue
             args = _arguments(rest)
             if name in ("de", "de1", "am", "ig"):
                 skipping = "." + (args[1] if len(args) > 1 else ".") if name != "ig" else ".."
