@@ -255,6 +255,16 @@ def test_man_page_conditional_blocks_show_what_a_terminal_shows() -> None:
         assert unshown not in text, unshown
 
 
+def test_a_macro_ended_with_spaces_after_the_dot_ends_there() -> None:
+    """``.  .`` ends a macro definition as ``..`` does (generated pages write it inside
+    ``.am``): the rest of the page is text, not part of the macro."""
+    page = (
+        b".TH FOO 1\n.SH NAME\nfoo \\- do it\n.am URL\n.  ad l\n.  .\n.SH DESCRIPTION\nFoo runs.\n"
+    )
+    text = extract(page, MAN).text
+    assert "Foo runs." in text and "ad l" not in text
+
+
 def test_gzipped_man_page_is_read_and_a_bomb_is_refused() -> None:
     assert extract(gzip.compress(LS_MAN.encode()), MAN).text == extract(LS_MAN.encode(), MAN).text
     with pytest.raises(SourceError, match="expands past"):

@@ -220,7 +220,8 @@ def extract_roff(data: bytes) -> tuple[str, list[list[int]], str]:
     for number, raw in enumerate(source_lines, 1):
         raw = raw.rstrip("\r")
         if skipping:
-            if raw.strip() == skipping:
+            # the terminator may have spaces after its control character (".  ." ends an .am)
+            if raw[:1] in (".", "'") and "." + raw[1:].strip() == skipping:
                 skipping = ""
             continue
         if unshown:
