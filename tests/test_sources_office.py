@@ -677,3 +677,63 @@ def test_a_paragraph_naming_no_style_takes_the_default_one() -> None:
     d.save(out)
     result = extract(out.getvalue(), DOCX)
     assert _unseen(result.flags, result.text, sentence)
+
+
+def _themed_docx(runs: list[tuple[str, str, str | None]]) -> bytes:
+    """Paragraphs of (text, w:color attributes, paragraph w:shd attributes or None)."""
+    from docx import Document
+    from docx.oxml import parse_xml
+
+    d = Document()
+    for text, color, shading in runs:
+        paragraph = d.add_paragraph()
+        paragraph.add_run(text)._r.get_or_add_rPr().append(
+            parse_xml(f"<w:color {docs.W_NS} {color}/>")
+        )
+        if shading:
+            paragraph._p.get_or_add_pPr().append(parse_xml(f"<w:shd {docs.W_NS} {shading}/>"))
+    out = io.BytesIO()
+    d.save(out)
+    return out.getvalue()
+
+
+def test_a_theme_colour_is_what_word_shows_whatever_the_value_says() -> None:
+    """The attacker's run: ``w:val`` black (what a naive reader takes), ``w:themeColor``
+    background1 (what Word shows: the theme's white, on the white page). Judged both ways it is
+    flagged; theme colours used as Word writes them raise nothing."""
+    planted = "Theme-white words on the white page say the harbour was sold."
+    honest = "Theme-white words on a theme-dark shading name the harbour master."
+    tinted = "Theme text colour lightened a little is still dark and readable."
+    data = _themed_docx(
+        [
+            (planted, 'w:val="000000" w:themeColor="background1"', None),
+            (
+                honest,
+                'w:val="FFFFFF" w:themeColor="background1"',
+                'w:val="clear" w:color="auto" w:fill="000000" w:themeFill="text1"',
+            ),
+            (tinted, 'w:val="404040" w:themeColor="text1" w:themeTint="BF"', None),
+        ]
+    )
+    result = extract(data, DOCX)
+    flags = _unseen(result.flags, result.text, planted)
+    assert flags and "#FFFFFF on a #FFFFFF" in flags[0].detail
+    assert _unseen(result.flags, result.text, honest) == []
+    assert _unseen(result.flags, result.text, tinted) == []
+
+
+def test_a_theme_fill_that_is_the_texts_colour_is_flagged() -> None:
+    """Shading whose value is black but whose theme fill is white (background1), under white
+    text: Word paints the theme's white, so the words are unseen."""
+    planted = "White words on a shading Word paints white claim the mill burned."
+    data = _themed_docx(
+        [
+            (
+                planted,
+                'w:val="FFFFFF"',
+                'w:val="clear" w:color="auto" w:fill="000000" w:themeFill="background1"',
+            )
+        ]
+    )
+    result = extract(data, DOCX)
+    assert _unseen(result.flags, result.text, planted)

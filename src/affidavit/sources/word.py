@@ -28,7 +28,7 @@ import io
 from typing import Any
 
 from ..errors import SourceError
-from .office import MIN_POINTS, TextBuilder, faint, open_zip, require
+from .office import MIN_POINTS, TextBuilder, faint, open_zip, require, rgb
 from .sanitizer import Flag
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
@@ -135,6 +135,7 @@ def _properties(rpr: Any) -> dict[str, Any]:
     color = rpr.find(f"{W}color")
     if color is not None:
         found["color"] = color.get(f"{W}val")
+        found["theme_color"] = _theme_ref(color, "themeColor", "themeTint", "themeShade")
     size = rpr.find(f"{W}sz")
     if size is not None:
         with contextlib.suppress(ValueError):
@@ -142,6 +143,9 @@ def _properties(rpr: Any) -> dict[str, Any]:
     shading = rpr.find(f"{W}shd")
     if shading is not None and (shading.get(f"{W}fill") or "auto") != "auto":
         found["background"] = shading.get(f"{W}fill")
+        found["theme_background"] = _theme_ref(
+            shading, "themeFill", "themeFillTint", "themeFillShade"
+        )
     highlight = rpr.find(f"{W}highlight")
     if highlight is not None and highlight.get(f"{W}val") in _HIGHLIGHTS:
         found["background"] = _HIGHLIGHTS[str(highlight.get(f"{W}val"))]
@@ -150,6 +154,69 @@ def _properties(rpr: Any) -> dict[str, Any]:
         with contextlib.suppress(ValueError):
             found["scale"] = int(str(scale.get(f"{W}val", "100")).rstrip("%"))
     return found
+
+
+def _theme_ref(element: Any, name: str, tint: str, shade: str) -> tuple[str, str, str] | None:
+    """A theme colour reference (``w:themeColor``, ``w:themeFill``) with its tint and shade."""
+    theme = element.get(f"{W}{name}")
+    if not theme:
+        return None
+    return (str(theme), str(element.get(f"{W}{tint}") or ""), str(element.get(f"{W}{shade}") or ""))
+
+
+_SCHEME_SLOTS = {
+    "dark1": "dk1", "light1": "lt1", "dark2": "dk2", "light2": "lt2", "hyperlink": "hlink",
+    "followedHyperlink": "folHlink",
+}  # fmt: skip
+_MAPPED = {"background1": "bg1", "text1": "t1", "background2": "bg2", "text2": "t2"}
+_MAPPED_DEFAULT = {"bg1": "light1", "t1": "dark1", "bg2": "light2", "t2": "dark2"}
+
+
+class _Theme:
+    """The document theme's colours (``word/theme/theme1.xml``) as Word resolves
+    ``w:themeColor`` and ``w:themeFill``: through the settings' ``w:clrSchemeMapping``, then
+    ``themeTint``/``themeShade``. Word shows the theme colour, whatever ``w:val`` says."""
+
+    def __init__(self, document: Any) -> None:
+        self.scheme: dict[str, str] = {}
+        self.mapping = dict(_MAPPED_DEFAULT)
+        theme = _part_root(document, "/theme")
+        for scheme in theme.iter(f"{A}clrScheme") if theme is not None else ():
+            for slot in scheme:
+                for choice in slot:
+                    value = choice.get("val") if choice.tag == f"{A}srgbClr" else None
+                    value = value or (choice.get("lastClr") if choice.tag == f"{A}sysClr" else None)
+                    colour = rgb(value)
+                    if colour:
+                        self.scheme[str(slot.tag).rsplit("}", 1)[-1]] = colour
+            break
+        try:
+            settings = document.settings.element
+        except Exception:  # no settings part: the default mapping
+            settings = None
+        mapping = settings.find(f"{W}clrSchemeMapping") if settings is not None else None
+        for key in _MAPPED_DEFAULT:
+            value = mapping.get(f"{W}{key}") if mapping is not None else None
+            if value:
+                self.mapping[key] = str(value)
+
+    def colour(self, ref: tuple[str, str, str] | None) -> str | None:
+        if ref is None:
+            return None
+        name, tint, shade = ref
+        name = self.mapping.get(_MAPPED.get(name, ""), name)
+        value = self.scheme.get(_SCHEME_SLOTS.get(name, name))
+        if value is None:
+            return None
+        channels = [int(value[i : i + 2], 16) for i in (0, 2, 4)]
+        with contextlib.suppress(ValueError):
+            if tint:
+                t = int(tint, 16) / 255
+                channels = [round(c * t + 255 * (1 - t)) for c in channels]
+            if shade:
+                f = int(shade, 16) / 255
+                channels = [round(c * f) for c in channels]
+        return "".join(f"{min(255, max(0, c)):02X}" for c in channels)
 
 
 def _container_fill(p: Any) -> str | None:
@@ -178,9 +245,13 @@ def _fill(element: Any) -> str | None:
 
 
 class _Reader:
-    def __init__(self, styles: _Styles, page: str | None, builder: TextBuilder) -> None:
+    def __init__(
+        self, styles: _Styles, page: str | None, builder: TextBuilder, theme: _Theme | None = None
+    ) -> None:
         self.styles = styles
         self.page = page
+        self.theme = theme
+        self.shade_theme: str | None = None  # the paragraph's own shading's theme fill
         self.out = builder
         self.fields: list[str] = []  # per open field: "instruction" until its separator
         self.paragraph: dict[str, Any] = {}
@@ -190,6 +261,12 @@ class _Reader:
         ppr = p.find(f"{W}pPr")
         style_id = None
         self.shade = _fill(ppr)
+        shading = ppr.find(f"{W}shd") if ppr is not None else None
+        self.shade_theme = (
+            self.theme.colour(_theme_ref(shading, "themeFill", "themeFillTint", "themeFillShade"))
+            if self.theme is not None and shading is not None and self.shade is not None
+            else None
+        )
         if ppr is not None:
             style = ppr.find(f"{W}pStyle")
             style_id = style.get(f"{W}val") if style is not None else None
@@ -236,8 +313,20 @@ class _Reader:
         if isinstance(scale, int) and scale < MIN_SCALE:
             return f"text squeezed to {scale}% of its width (w:w), too narrow to read"
         background = props.get("background") or self.shade or self.page
-        why = faint(props.get("color"), background)
-        return f"{why}, unreadable" if why else None
+        colours = [props.get("color")]
+        backgrounds = [background]
+        if self.theme is not None:  # Word shows the theme's colour; judged both ways
+            colours.append(self.theme.colour(props.get("theme_color")))
+            if props.get("background"):
+                backgrounds.append(self.theme.colour(props.get("theme_background")))
+            elif self.shade is not None:
+                backgrounds.append(self.shade_theme)
+        for colour in colours:
+            for behind in backgrounds[:1] + [b for b in backgrounds[1:] if b]:
+                why = faint(colour, behind) if colour else None
+                if why:
+                    return f"{why}, unreadable"
+        return None
 
     def run(self, run: Any, why: str | None) -> None:
         hidden = why or self.hidden(run)
@@ -310,7 +399,7 @@ def extract_docx(data: bytes) -> tuple[str, dict[str, Any], list[Flag]]:
     page = _page_colour(document)
     styles = _Styles(document.styles.element)
     out = TextBuilder("paragraph")
-    reader = _Reader(styles, page, out)
+    reader = _Reader(styles, page, out, _Theme(document))
     number = 0
     for p in root.body.iter(f"{W}p"):
         if any(a.tag == MC_FALLBACK for a in p.iterancestors()):
