@@ -107,6 +107,32 @@ def test_rst_code_doctests_signatures_and_tables_are_fenced() -> None:
     assert any(s.startswith("The specification does not permit") for s in sentences)
 
 
+@pytest.mark.parametrize(
+    ("expression", "shown"),
+    [
+        ("html", True),
+        ("latex", False),
+        ("not latex", True),
+        ("html and latex", False),
+        ("latex or format_html", True),
+        ("not (latex or epub)", True),
+        ("(html", False),  # can't be read: not shown
+        ("html )", False),
+    ],
+)
+def test_rst_only_blocks_are_what_an_html_reader_sees(expression: str, shown: bool) -> None:
+    """Sphinx's ``only`` directive: a body for another builder (``latex``) is not on the page a
+    reader opens, so it is no quotable text (an attacker's ``.. only:: latex`` block, W12)."""
+    source = (
+        "Title\n=====\n\nVisible words about the harbour.\n\n"
+        f".. only:: {expression}\n\n   The builder's own words say the mill burned.\n\n"
+        "Last words.\n"
+    )
+    text = extract(source.encode(), RST).text
+    assert "Visible words about the harbour." in text and "Last words." in text
+    assert ("the mill burned" in text) is shown
+
+
 def test_rst_comment_is_dropped_and_flagged_where_it_was() -> None:
     result = extract(JSON_RST.encode(), RST)
     assert "unsafe" not in result.text

@@ -103,6 +103,60 @@ class _Nothing(Directive):
         return []
 
 
+_HTML_TAGS = {"html", "format_html", "builder_html", "dirhtml", "builder_dirhtml", "singlehtml"}
+_TAG = re.compile(r"\s*(\(|\)|[A-Za-z_][\w-]*)")
+
+
+def _html_reader_sees(expression: str) -> bool:
+    """Whether Sphinx's ``only`` expression holds for an HTML build (the page a reader opens):
+    tags ``html``/``format_html``/``builder_html`` are set, every other tag is not; ``and``,
+    ``or``, ``not`` and brackets as Sphinx reads them. An expression that can't be read is
+    taken as false: its body is not shown."""
+    tokens: list[str] = []
+    at = 0
+    while at < len(expression.rstrip()):
+        match = _TAG.match(expression, at)
+        if match is None:
+            return False
+        tokens.append(match.group(1))
+        at = match.end()
+
+    def either(i: int) -> tuple[bool, int]:
+        value, i = both(i)
+        while i < len(tokens) and tokens[i] == "or":
+            other, i = both(i + 1)
+            value = value or other
+        return value, i
+
+    def both(i: int) -> tuple[bool, int]:
+        value, i = single(i)
+        while i < len(tokens) and tokens[i] == "and":
+            other, i = single(i + 1)
+            value = value and other
+        return value, i
+
+    def single(i: int) -> tuple[bool, int]:
+        if i >= len(tokens):
+            raise ValueError("an expression ends too early")
+        if tokens[i] == "not":
+            value, i = single(i + 1)
+            return not value, i
+        if tokens[i] == "(":
+            value, i = either(i + 1)
+            if i >= len(tokens) or tokens[i] != ")":
+                raise ValueError("an unclosed bracket")
+            return value, i + 1
+        if tokens[i] in ("and", "or", ")"):
+            raise ValueError(f"unexpected {tokens[i]!r}")
+        return tokens[i] in _HTML_TAGS, i + 1
+
+    try:
+        value, end = either(0)
+    except ValueError:
+        return False
+    return value and end == len(tokens)
+
+
 class _Body(Directive):
     """A directive whose body is ordinary text (``only``, ``glossary``, ``impl-detail``...)."""
 
@@ -119,6 +173,8 @@ class _Body(Directive):
     }
 
     def run(self) -> list[nodes.Node]:
+        if self.name == "only" and not _html_reader_sees(" ".join(self.arguments)):
+            return []  # another builder's text (``.. only:: latex``): not on the HTML page
         container = nodes.container()
         label = self.LABELS.get(self.name)
         if label and self.arguments:
