@@ -4,8 +4,9 @@ Reads the reStructuredText sources of the Python 3.11 tutorial, library referenc
 (Debian package ``python3.11-doc``, ``/usr/share/doc/python3.11/html/_sources``), two rendered
 HTML pages of the same docs, and seven man pages (roff, ``/usr/share/man/man1``), and copies them
 into one folder with their own file names (``.rst`` for the sources, ``.html``, and ``.1`` for the
-man pages, decompressed). Installs ``python3.11-doc`` with apt-get when it is missing (the
-benchmarks run as root on a fresh machine; elsewhere install it yourself).
+man pages, decompressed). Runs ``scripts/setup_testdata.sh`` when the docs are missing: it
+installs ``python3.11-doc``, or unpacks it into ``.cache/testdata`` when installing it would
+upgrade the system's Python (see ``bench/debian_files.py``).
 
     .venv/bin/python bench/pydocs_corpus.py OUT_DIR     # writes the 40 files, prints their names
 
@@ -20,7 +21,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-DOCS = Path("/usr/share/doc/python3.11/html")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from debian_files import debian_path
+
+DOCS = debian_path("/usr/share/doc/python3.11/html")
 SOURCES = DOCS / "_sources"
 MAN = Path("/usr/share/man/man1")
 PACKAGE = "python3.11-doc"
@@ -70,9 +74,10 @@ def ensure_installed() -> None:
     """Install ``python3.11-doc`` with apt-get when its sources are missing."""
     if SOURCES.is_dir():
         return
-    if shutil.which("apt-get") is None:
-        raise SystemExit(f"the Python docs are missing: install the Debian package {PACKAGE}")
-    subprocess.run(["apt-get", "install", "-y", "-qq", PACKAGE], check=True)
+    script = Path(__file__).resolve().parents[1] / "scripts" / "setup_testdata.sh"
+    subprocess.run(["bash", str(script)], check=True)
+    if not SOURCES.is_dir():
+        raise SystemExit(f"the Python docs are missing: run {script} (Debian package {PACKAGE})")
 
 
 def build_corpus(out: Path) -> list[Path]:

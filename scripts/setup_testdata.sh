@@ -16,18 +16,29 @@ declare -A wanted=(
     [sqlite3-doc]=/usr/share/doc/sqlite3/lang_conflict.html
     [git-doc]=/usr/share/doc/git-doc/git-commit.html
 )
+cd "$(dirname "$0")/.."
+unpacked="$(pwd)/.cache/testdata/root"
 missing=()
 for pkg in "${!wanted[@]}"; do
-    [ -f "${wanted[$pkg]}" ] || missing+=("$pkg")
+    [ -f "${wanted[$pkg]}" ] || [ -f "$unpacked${wanted[$pkg]}" ] || missing+=("$pkg")
 done
 if [ "${#missing[@]}" -gt 0 ]; then
     echo "== installing ${missing[*]} (apt-get)"
     apt_install "${missing[@]}"
     for pkg in "${missing[@]}"; do
-        if [ ! -f "${wanted[$pkg]}" ]; then
-            echo "error: ${wanted[$pkg]} from $pkg is missing (install it by hand with" \
-                "'apt-get install $pkg' if it would upgrade system packages, or see" \
-                "/etc/dpkg/dpkg.cfg.d/ if dpkg excludes /usr/share/doc here)" >&2
+        [ -f "${wanted[$pkg]}" ] && continue
+        # Not installed (it would upgrade the system's own packages, e.g. python3.11-doc wants the
+        # newest python3.11): unpack its .deb into this checkout instead; nothing is installed.
+        # Tests and benchmarks find it there through bench/debian_files.py.
+        echo "== unpacking $pkg into $unpacked (not installed)"
+        debs="$(pwd)/.cache/testdata/debs"
+        mkdir -p "$debs" "$unpacked"
+        (cd "$debs" && rm -f "${pkg}"_*.deb && apt-get download -qq "$pkg" 2>/dev/null) &&
+            dpkg-deb -x "$debs/${pkg}"_*.deb "$unpacked" || true
+        if [ ! -f "$unpacked${wanted[$pkg]}" ]; then
+            echo "error: ${wanted[$pkg]} from $pkg is missing: neither installed nor unpacked" \
+                "(check 'apt-get download $pkg', or see /etc/dpkg/dpkg.cfg.d/ if dpkg" \
+                "excludes /usr/share/doc here)" >&2
             exit 1
         fi
     done

@@ -18,6 +18,7 @@ from affidavit.sources.sentences import number_sentences
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
+from debian_files import debian_path  # noqa: E402
 from pydocs_corpus import DOCS, HTML  # noqa: E402
 
 UNSEEN = ("hidden_styling", "hidden", "struck")
@@ -29,8 +30,8 @@ def rendering_html() -> bool:
 
 PAGES = [*HTML, "library/functools", "library/sqlite3", "tutorial/controlflow", "faq/general"]
 PDFS = [
-    Path("/usr/share/doc/libtasn1-doc/libtasn1.pdf"),
-    Path("/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf"),
+    debian_path("/usr/share/doc/libtasn1-doc/libtasn1.pdf"),
+    debian_path("/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf"),
 ]
 
 
