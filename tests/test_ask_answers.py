@@ -172,3 +172,38 @@ def test_a_read_only_connection_never_abstains_for_want_of_the_vocabulary(
     finally:
         vault.db.execute("PRAGMA query_only = OFF")
     assert misspelt(vault.db, "Zorblaxian") is False
+
+
+HARBOUR = """# The Harbour Report
+
+Therefore, as your harbour master, I report that the harbour of our town is in good order.
+
+The usual orders were given to all our patrol boats, and not one smuggler has been discovered.
+"""
+WALL = """# The Harbour Wall
+
+The harbour wall was rebuilt in 1904 by the engineer Mara Quell after a great storm.
+"""
+
+
+def test_a_word_that_only_opens_a_sentence_answers_no_who_question(
+    vault: Vault, tmp_path: Path
+) -> None:
+    """ "Therefore, as your harbour master, ..." names nobody: main gave **Therefore** as the short
+    answer to "who was harbour master"; a sentence with no name near the question and not all of
+    its words is no answer either."""
+    ingest(vault, tmp_path / "docs", harbour=HARBOUR)
+    answer = Asker(vault, None).ask("Who was harbour master in 1823?")
+    assert answer.verdict == "not_in_wiki", render_answer(answer)
+    assert answer.closest  # the closest pages are still shown
+    ingest(vault, tmp_path / "more", wall=WALL)
+    rebuilt = Asker(vault, None).ask("Who rebuilt the harbour wall?")
+    assert rebuilt.verdict == "answered"
+    assert rebuilt.short_answer is not None and rebuilt.short_answer.text == "Mara Quell"
+
+
+def test_a_denied_number_is_no_count(vault: Vault, tmp_path: Path) -> None:
+    """ "not one smuggler has been discovered" says none: "one" is no answer to "how many"."""
+    ingest(vault, tmp_path / "docs", harbour=HARBOUR)
+    answer = Asker(vault, None).ask("How many smugglers have been discovered?")
+    assert answer.short_answer is None or answer.short_answer.text != "one", render_answer(answer)

@@ -44,6 +44,15 @@ _WEAK_CAPITALS = words(
     "the a an in on at it this that these those he she they we his her its their there "
     "when while after before during since although however but and or if as for by to of"
 )
+_OPENERS = STOPWORDS | words(
+    "therefore thus hence moreover furthermore meanwhile nevertheless nonetheless indeed still yet "
+    "accordingly consequently otherwise instead besides finally first second third lastly today "
+    "tomorrow yesterday now then here there perhaps fortunately unfortunately unhappily happily "
+    "certainly surely clearly also again already likewise similarly subsequently later earlier "
+    "next once today's"
+)
+"""Words that open a sentence with a capital only because they open it: "Therefore, as your
+President, ..." names nobody."""
 _CALENDAR = MONTHS | words(
     "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri "
     "sat sun"
@@ -340,6 +349,10 @@ def _candidates(kind: str, text: str) -> list[re.Match[str]]:
     return []
 
 
+_NEGATED = re.compile(r"\b(?:not|no|nor)\s+(?:a\s+)?$", re.IGNORECASE)
+"""Words before a number that deny it ("not one", "not a single")."""
+
+
 def _span(question: str, text: str) -> str | None:
     """The span of ``text`` that answers a short factual ``question``: of the right type
     (a date, a number, a name), not already in the question, nearest to the question's words
@@ -357,6 +370,8 @@ def _span(question: str, text: str) -> str | None:
         stems = _stems(span)
         if not span or (stems and all(_matches(s, asked) for s in stems)):
             continue
+        if kind == "number" and _NEGATED.search(text[max(0, match.start() - 12) : match.start()]):
+            continue  # "not one so employed has been discovered" says none, not one
         if re.search(rf"(?<!\w){re.escape(span)}(?!\w)", question, re.IGNORECASE):
             continue  # "one" in "attached to one connection" is the question's, not an answer
         if kind in ("who", "where"):
@@ -366,6 +381,14 @@ def _span(question: str, text: str) -> str | None:
             span = " ".join(words)
             if not span or all(w.lower().strip(".") in _CALENDAR for w in words):
                 continue
+            opens = (
+                not text[: match.start()].strip()
+                or text[: match.start()].rstrip()[-1] in '.!?:;"“('
+            )
+            if len(words) == 1 and (
+                (opens and span.lower() in _OPENERS) or span.lower() in STOPWORDS
+            ):
+                continue  # "Therefore, ..." at a sentence's start; "I" anywhere
         distance = min((abs(match.start() - p) for p in spots), default=len(text)) / 40.0
         before = text[max(0, match.start() - 24) : match.start()]
         if kind == "where" and _PLACE_BEFORE.search(before):
@@ -598,6 +621,11 @@ def extractive_answer(
         if span is not None:
             short = {"text": span, "claims": [hit.claim_id]}
             break
+    if short is None and question_type(question) and scored[0][1] < SURE:
+        # "Who was president in 1823?": no claim near the question holds a name (a date, a
+        # number, a place) and none holds all of its words: what is shown would be beside the
+        # point, so the wiki doesn't say (the closest pages are listed with the answer)
+        return none
     if short is not None:  # the short answer, then at most two sentences that support it
         cited = short["claims"][0]
         first = [s for s in sentences if cited in s["claims"]]
