@@ -7,10 +7,20 @@ import json
 
 import pytest
 
+from affidavit.gate.admission import admit
+from affidavit.plan.schema import parse_plan
+from affidavit.store.apply import gate_services
 from affidavit.support import batch, check, parse, rules, structure
 from affidavit.support.parse import Deferred, collecting
+from affidavit.vault import Vault
 
+from .conftest import add_text, claim, make_plan
+from .test_support import LIGHTHOUSE, tower_page
 from .test_support_same import FIXTURE
+
+STANDS = "The Eddystone Lighthouse stands on the Eddystone Rocks"
+DESIGNED = "The present tower was designed by James Douglass"
+UNSAFE = "The old bridge is unsafe for pedestrians."
 
 ROWS = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines()]
 
@@ -90,3 +100,33 @@ def test_collecting_records_nothing_once_parsed() -> None:
         assert parse.parse(text)[0].text == "The"
     assert asked == []
     assert parse.parse_many([text]) == [parse.parse(text)]
+
+
+def test_the_gate_parses_a_plans_claims_and_quotes_in_one_batch(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = add_text(vault, "lighthouse.md", LIGHTHOUSE, "trusted")
+    said = [
+        ("The Eddystone Lighthouse is located on the Eddystone Rocks.", STANDS),
+        ("James Douglass designed the present tower.", DESIGNED),
+        ("The old bridge is not safe for people walking.", UNSAFE),
+    ]
+    plan = parse_plan(make_plan(vault, tower_page(src, *(claim(t, src, q) for t, q in said))))
+    store, verifier = gate_services(vault)
+    _clear()
+    nlp = parse._nlp()
+    batches: list[list[str]] = []
+
+    class Counting:
+        def pipe(self, texts: list[str], batch_size: int) -> object:
+            batches.append(list(texts))
+            return nlp.pipe(texts, batch_size=batch_size)
+
+    monkeypatch.setattr(parse, "_nlp", Counting)
+    admission = admit(vault.db, vault.config, store, verifier, plan, "p")
+    first = set(batches[0])
+    assert {t for t, _ in said} | {STANDS, DESIGNED, UNSAFE} <= first  # one batch, before any
+    monkeypatch.undo()
+    _clear()  # and the verdicts one by one are the same
+    for c, (text, quote) in zip(admission.ops[0].claims, said, strict=True):
+        assert check(text, [quote]).verdict == c.support

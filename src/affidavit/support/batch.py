@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from contextlib import suppress
 
-from .parse import CACHE, Deferred, collecting, parse_many
+from .parse import CACHE, Deferred, ParserUnavailable, collecting, parse_many
 from .rules import CLAIM_SHARE, check
 
-__all__ = ["Item", "claim", "prepare"]
+__all__ = ["Item", "claim_item", "prepare"]
 
 Item = tuple[str, Sequence[str], float, Iterable[str], Sequence[str]]
 """One check: text, quotes, share, allowed, context (the arguments of :func:`.rules.check`)."""
@@ -36,11 +36,14 @@ def prepare(items: Iterable[Item]) -> int:
                 check(text, quotes, share=share, allowed=allowed, context=context)
         wanted = list(dict.fromkeys(asked))[: CACHE // 2]  # the rest: parsed when checked
     if wanted:
-        parse_many(wanted)
+        try:
+            parse_many(wanted)
+        except ParserUnavailable:
+            return 0  # each check raises it in its turn, as it would have
     return len(wanted)
 
 
-def claim(text: str, quotes: Sequence[str], context: Sequence[str] = ()) -> Item:
+def claim_item(text: str, quotes: Sequence[str], context: Sequence[str] = ()) -> Item:
     """The item of a claim's check (``share`` and ``allowed`` as :func:`.rules.check`'s
     defaults)."""
     return (text, tuple(quotes), CLAIM_SHARE, (), tuple(context))
