@@ -737,3 +737,30 @@ def test_a_theme_fill_that_is_the_texts_colour_is_flagged() -> None:
     )
     result = extract(data, DOCX)
     assert _unseen(result.flags, result.text, planted)
+
+
+def test_an_opendocument_file_without_text_is_named_for_what_it_is() -> None:
+    """A spreadsheet or a styles-only template added as .odt is refused with what it is (read
+    from its mimetype member), not a guess."""
+    import io
+    import zipfile
+
+    from odf.opendocument import OpenDocumentSpreadsheet, OpenDocumentText
+
+    from affidavit.sources.opendocument import extract_odt
+
+    sheet = io.BytesIO()
+    OpenDocumentSpreadsheet().write(sheet)
+    with pytest.raises(SourceError, match=r"it is a spreadsheet\. Export its text"):
+        extract_odt(sheet.getvalue())
+    text = io.BytesIO()
+    OpenDocumentText().write(text)
+    package = zipfile.ZipFile(io.BytesIO(text.getvalue()))
+    template = io.BytesIO()
+    with zipfile.ZipFile(template, "w") as copy:
+        copy.writestr("mimetype", "application/vnd.oasis.opendocument.text-template")
+        for name in package.namelist():
+            if name not in ("mimetype", "content.xml"):
+                copy.writestr(name, package.read(name))
+    with pytest.raises(SourceError, match=r"a text template that holds only styles\. There is no"):
+        extract_odt(template.getvalue())

@@ -333,6 +333,33 @@ def _without_named_dtds(package: zipfile.ZipFile, data: bytes) -> bytes:
     return out.getvalue()
 
 
+_KINDS = {
+    "spreadsheet": "a spreadsheet",
+    "presentation": "a presentation",
+    "graphics": "a drawing",
+    "formula": "a formula",
+    "chart": "a chart",
+    "database": "a database",
+    "image": "an image",
+}
+
+
+def _kind(package: zipfile.ZipFile) -> str:
+    """What an OpenDocument package is, read from its ``mimetype`` member, in words: "a
+    spreadsheet", "a text template that holds only styles"..."""
+    try:
+        mimetype = package.read("mimetype").decode("ascii", "replace").strip()
+    except KeyError:
+        return "of no type it states (no mimetype member)"
+    kind = mimetype.rsplit(".", 1)[-1]
+    template = kind.endswith("-template")
+    kind = kind.removesuffix("-template")
+    if kind in ("text", "text-master", "text-web"):
+        return "a text template that holds only styles" if template else "text with no body"
+    words = _KINDS.get(kind, f"'{mimetype[:80]}'")
+    return f"{words} template" if template else words
+
+
 def extract_odt(data: bytes) -> tuple[str, dict[str, Any], list[Flag]]:
     """The text, ``units`` map and hidden-text flags of an ``.odt`` document."""
     package = open_zip(data, "OpenDocument text")
@@ -348,8 +375,12 @@ def extract_odt(data: bytes) -> tuple[str, dict[str, Any], list[Flag]]:
     body = getattr(document, "text", None)
     if body is None:
         raise SourceError(
-            "The OpenDocument file holds no text document (a spreadsheet or drawing?). Export "
-            "the text as .odt or .pdf and add that."
+            f"The OpenDocument file holds no text document: it is {_kind(package)}."
+            + (
+                " There is no text in it to add."
+                if _kind(package).endswith("only styles")
+                else " Export its text as .odt or .pdf and add that."
+            )
         )
     out = TextBuilder("paragraph")
     reader = _Reader(_Styles(document), out)
