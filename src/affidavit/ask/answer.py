@@ -32,6 +32,7 @@ from ..providers.base import Message, ModelRequest, Provider
 from ..retrieval.search import Hit, Retriever, merge_identical
 from ..sources.store import SourceStore
 from ..support import SUPPORTED, SupportChecker, load_model
+from ..support.batch import claim_item, prepare
 from ..vault import Vault
 from .context import enumeration, rare_names, unknown_names, with_acronyms, with_followers
 from .extractive import MAX_CITATIONS, defined_term, defines, dimension, extractive_answer
@@ -202,6 +203,12 @@ def check_reply(
     """
     kept: list[CitedText] = []
     dropped: list[Dropped] = []
+    if quotes is not None:  # the sentences' parses in one batch (the verdicts are the same)
+        prepare(
+            claim_item(s.text, [q for c in s.claims for q in quotes.get(c, [])])
+            for s in reply.sentences
+            if s.claims and all(c in given for c in s.claims)
+        )
     for sentence in reply.sentences:
         if not sentence.claims:
             dropped.append(Dropped(sentence.text, "cites no claim"))

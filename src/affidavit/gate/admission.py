@@ -47,6 +47,7 @@ from ..sources.store import SourceRecord, SourceStore
 from ..sources.visibility import unconfirmed
 from ..store.blast import LIVE
 from ..support import UNSUPPORTED, SupportChecker, check_version, headings_above, load_model
+from ..support.batch import claim_item, prepare
 from ..support.facts import compare
 from . import withdrawals
 from .carry import CARRY_POLICY, carriage, carry_target_problem
@@ -307,6 +308,24 @@ class _Gate:
             return
         self._quotes = dict(zip(pairs, found, strict=True))
 
+    def prepare_support(self, drafts: list[ClaimDraft]) -> None:
+        """Parse in one batch what the support checks of ``drafts`` will parse (their quotes
+        verified by :meth:`check_quotes`): the checks then find it cached, with the verdicts they
+        give one by one (:mod:`affidavit.support.batch`)."""
+        items = []
+        for draft in drafts:
+            found = [
+                self._quotes.get((item.source, item.quote))
+                if item.cited is None and item.quote is not None
+                else None
+                for item in draft.evidence
+            ]
+            verified = [q for q in found if q is not None and q.verified]
+            if verified and len(verified) == len(found):
+                spans = [quote_span(self.sources, q) for q in verified]
+                items.append(claim_item(draft.text, spans, quote_context(self.sources, verified)))
+        prepare(items)
+
     def evidence(self, draft: ClaimDraft, result: ClaimResult) -> None:
         for item in draft.evidence:
             known = (
@@ -500,14 +519,14 @@ def admit(
         op = plan.operations[index]
         if isinstance(op, RetractSource):
             gate.retracting.add(sources.resolve(op.source) or op.source)
-    gate.check_quotes(
-        [
-            draft
-            for index in chosen
-            for k, draft in enumerate(_claims_of(plan.operations[index]))
-            if index not in held or k in held[index].claims
-        ]
-    )
+    drafts = [
+        draft
+        for index in chosen
+        for k, draft in enumerate(_claims_of(plan.operations[index]))
+        if index not in held or k in held[index].claims
+    ]
+    gate.check_quotes(drafts)
+    gate.prepare_support(drafts)
     seen: set[tuple[str, ...]] = set()
     done_sources: set[str] = set()
     results: list[OpResult] = []

