@@ -44,7 +44,7 @@ _WEAK_CAPITALS = words(
     "the a an in on at it this that these those he she they we his her its their there "
     "when while after before during since although however but and or if as for by to of"
 )
-_OPENERS = STOPWORDS | words(
+_OPENERS = words(
     "therefore thus hence moreover furthermore meanwhile nevertheless nonetheless indeed still yet "
     "accordingly consequently otherwise instead besides finally first second third lastly today "
     "tomorrow yesterday now then here there perhaps fortunately unfortunately unhappily happily "
@@ -52,7 +52,7 @@ _OPENERS = STOPWORDS | words(
     "next once today's"
 )
 """Words that open a sentence with a capital only because they open it: "Therefore, as your
-President, ..." names nobody."""
+President, ..." names nobody (nor does a stopword, "I", anywhere)."""
 _CALENDAR = MONTHS | words(
     "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri "
     "sat sun"
@@ -381,14 +381,12 @@ def _span(question: str, text: str) -> str | None:
             span = " ".join(words)
             if not span or all(w.lower().strip(".") in _CALENDAR for w in words):
                 continue
-            opens = (
-                not text[: match.start()].strip()
-                or text[: match.start()].rstrip()[-1] in '.!?:;"“('
-            )
+            lead = text[: match.start()].rstrip()
+            opens = not lead or lead[-1] in '.!?:;"“('
             if len(words) == 1 and (
-                (opens and span.lower() in _OPENERS) or span.lower() in STOPWORDS
+                span.lower() in STOPWORDS or (opens and span.lower() in _OPENERS)
             ):
-                continue  # "Therefore, ..." at a sentence's start; "I" anywhere
+                continue  # "I" anywhere; "Therefore, ..." at a sentence's start
         distance = min((abs(match.start() - p) for p in spots), default=len(text)) / 40.0
         before = text[max(0, match.start() - 24) : match.start()]
         if kind == "where" and _PLACE_BEFORE.search(before):

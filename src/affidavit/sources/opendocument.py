@@ -344,20 +344,24 @@ _KINDS = {
 }
 
 
-def _kind(package: zipfile.ZipFile) -> str:
-    """What an OpenDocument package is, read from its ``mimetype`` member, in words: "a
-    spreadsheet", "a text template that holds only styles"..."""
+def _kind(package: zipfile.ZipFile) -> tuple[str, str]:
+    """What an OpenDocument package with no text body is, read from its ``mimetype`` member, in
+    words ("a spreadsheet", "a text template that holds only styles"), and what to do about it."""
+    export = "Export its text as .odt or .pdf and add that."
     try:
-        mimetype = package.read("mimetype").decode("ascii", "replace").strip()
+        raw = package.read("mimetype").decode("ascii", "replace").strip()
     except KeyError:
-        return "of no type it states (no mimetype member)"
+        return "of no type it states (no mimetype member)", export
+    mimetype = "".join(c for c in raw[:80] if c.isprintable())  # the file's words, shown
     kind = mimetype.rsplit(".", 1)[-1]
     template = kind.endswith("-template")
     kind = kind.removesuffix("-template")
     if kind in ("text", "text-master", "text-web"):
-        return "a text template that holds only styles" if template else "text with no body"
-    words = _KINDS.get(kind, f"'{mimetype[:80]}'")
-    return f"{words} template" if template else words
+        if template:
+            return "a text template that holds only styles", "There is no text in it to add."
+        return "text with no body", export
+    words = _KINDS.get(kind, f"'{mimetype}'")
+    return (f"{words} template" if template else words), export
 
 
 def extract_odt(data: bytes) -> tuple[str, dict[str, Any], list[Flag]]:
@@ -375,12 +379,7 @@ def extract_odt(data: bytes) -> tuple[str, dict[str, Any], list[Flag]]:
     body = getattr(document, "text", None)
     if body is None:
         raise SourceError(
-            f"The OpenDocument file holds no text document: it is {_kind(package)}."
-            + (
-                " There is no text in it to add."
-                if _kind(package).endswith("only styles")
-                else " Export its text as .odt or .pdf and add that."
-            )
+            "The OpenDocument file holds no text document: it is {}. {}".format(*_kind(package))
         )
     out = TextBuilder("paragraph")
     reader = _Reader(_Styles(document), out)

@@ -262,14 +262,6 @@ def _weaker_anywhere(tree: Tree, rank: str) -> int | None:
     return None
 
 
-def _only_near(tree: Tree, i: int) -> list[int]:
-    """ "only" before ``i`` or on its head ("only five medals", "was only a partial")."""
-    out = [c for c in tree.children[i] if tree[c].lower in ("only", "solely", "exclusively")]
-    head = tree[i].head
-    out += [c for c in tree.children[head] if tree[c].lower in ("only", "solely", "exclusively")]
-    return out
-
-
 def _quantifier_phrase(tree: Tree, i: int) -> str:
     if tree[i].lower == "few" and i > 0 and tree[i - 1].lower == "a":
         return "a few"

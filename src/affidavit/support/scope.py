@@ -1,24 +1,8 @@
-"""Scope words: negation, quantifiers and hedges, read where they attach (W11 structure rules).
+"""Scope words read where they attach (W11 structure rules): one place the structure layer
+imports them from.
 
-- :func:`polarity` — whether a predicate is negated: by ``not``/``n't``/``never``, by ``no`` or
-  ``neither … nor`` on its subject or object, by a verb of refusal over it ("refused to host"), or
-  by a word it stands under — ``without``, ``unlike``, ``instead of``, ``rather than``, ``except``.
-  :func:`negation_changes` compares the polarity of each predicate the text restates with the
-  quote's (a word with a negating prefix that WordNet lists as the antonym — "undefined" for
-  "defined" — counts as a negation), and :func:`negations_agree` tells the bag-of-words negation
-  rule when the parse shows the two agree after all ("neither FAS 113 nor SAP 62 defines" /
-  "both leave … undefined").
-- :func:`quantifier_changes` — "all" where the quote says "a few"; "only" where it restricts
-  nothing; "many observers" turned into "observers".
-- :func:`hedge_changes` — a hedge the quote puts on what the text restates ("may", "perhaps",
-  "it is suspected that", "a few studies have suggested that", "is proposing to") that the text
-  drops; :func:`scare_quote_changes` — what the quote only names in quotation marks that the
-  text asserts.
-- :func:`contrast_changes` — a word the quote sets apart ("*Unlike* confirmation") that the text
-  makes its statement's subject, object or predicate.
-
-The rules live by what they read — negation and contrast in :mod:`.negation`, quantifiers in
-:mod:`.quantifying`, hedges and scare quotes in :mod:`.hedging` — and are found here.
+Negation and contrast live in :mod:`.negation`, quantifiers in :mod:`.quantifying`, hedges and
+scare quotes in :mod:`.hedging`; each module's docstring says what its rules read.
 """
 
 from __future__ import annotations
