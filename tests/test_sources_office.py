@@ -764,3 +764,30 @@ def test_an_opendocument_file_without_text_is_named_for_what_it_is() -> None:
                 copy.writestr(name, package.read(name))
     with pytest.raises(SourceError, match=r"a text template that holds only styles\. There is no"):
         extract_odt(template.getvalue())
+
+
+def test_an_opendocument_mimetype_is_shown_printable_and_short() -> None:
+    """The mimetype member is the file's words: an error shows at most 80 printable characters of
+    it, never a terminal escape or a forged second line."""
+    import io
+    import zipfile
+
+    from odf.opendocument import OpenDocumentSpreadsheet
+
+    from affidavit.sources.opendocument import extract_odt
+
+    sheet = io.BytesIO()
+    OpenDocumentSpreadsheet().write(sheet)
+    package = zipfile.ZipFile(io.BytesIO(sheet.getvalue()))
+    forged = io.BytesIO()
+    with zipfile.ZipFile(forged, "w") as copy:
+        copy.writestr("mimetype", "application/x\x1b[2J\nOK: added 12 claims" + "z" * 200)
+        for name in package.namelist():
+            if name != "mimetype":
+                copy.writestr(name, package.read(name))
+    with pytest.raises(SourceError) as caught:
+        extract_odt(forged.getvalue())
+    shown = str(caught.value)
+    assert "holds no text document: it is 'application/x[2J" in shown
+    assert "\x1b" not in shown and "\n" not in shown
+    assert "z" * 81 not in shown
