@@ -35,7 +35,7 @@ from ..retrieval.search import (
     query_terms,
 )
 from .base import check_text, check_vault_name
-from .postgres import PostgresStorage
+from .postgres import Conn, PostgresStorage
 
 MAX_TERMS = 32
 """Terms of one query (query_terms' limit): the SQL has one placeholder per term."""
@@ -48,17 +48,15 @@ def _tsquery(terms: list[str]) -> tuple[sql.Composable, list[str]]:
     return sql.SQL(" || ").join([part] * len(kept)), kept
 
 
-class PgFullText:
-    """Full-text search over one PostgreSQL vault's active claims and its pages."""
+class _On:
+    """The queries, on one connection."""
 
-    def __init__(self, storage: PostgresStorage, vault: str) -> None:
-        self.storage = storage
-        self.schema = sql.Identifier(f"v_{check_vault_name(vault)}")
+    def __init__(self, conn: Conn, schema: sql.Identifier) -> None:
+        self.conn = conn
+        self.schema = schema
 
     def _rows(self, query: sql.Composed, params: list[Any]) -> list[tuple[Any, ...]]:
-        with self.storage.pool.connection() as conn:
-            cur = conn.cursor(row_factory=tuple_row)
-            return cur.execute(query, params).fetchall()
+        return self.conn.cursor(row_factory=tuple_row).execute(query, params).fetchall()
 
     def claims(
         self,
@@ -66,10 +64,9 @@ class PgFullText:
         tiers: tuple[str, ...],
         limit: int,
         page: str | None = None,
-        enough: int | None = None,
     ) -> list[tuple[str, float]]:
         """Active claims of ``tiers`` (on ``page`` when given) matching any of ``terms``, best
-        first (ties by id). ``enough`` is the Lexical protocol's hint; every match is scored."""
+        first (ties by id)."""
         if not terms:
             return []
         tsquery, params = _tsquery(terms)
@@ -94,15 +91,8 @@ class PgFullText:
         ).format(s=self.schema, tsquery=tsquery)
         return [(str(r[0]), float(r[1])) for r in self._rows(query, [*params, int(limit)])]
 
-    def search(self, query: str, *, k: int = 10, min_trust: str = "untrusted") -> list[Hit]:
-        """The ``k`` best active claims of tier ``min_trust`` or above for ``query``: the claims
-        matching its words, with a bonus for those on the pages whose title or summary match
-        (the ranking of ``Retriever.search`` on FTS5, without link neighbours)."""
-        tiers = allowed_tiers(min_trust)
-        terms = query_terms(query)
-        if not terms:
-            return []
-        by_text = self.claims(terms, tiers, max(CANDIDATES, k), enough=k)
+    def search(self, terms: list[str], k: int, tiers: tuple[str, ...]) -> list[Hit]:
+        by_text = self.claims(terms, tiers, max(CANDIDATES, k))
         pages = [slug for slug, _ in self.pages(terms, 5)]
         on_pages = [hit for p in pages for hit in self.claims(terms, tiers, 5, page=p)]
         ranked = fuse_lexical(by_text, on_pages, [])[: 2 * k]
@@ -144,3 +134,42 @@ class PgFullText:
                 )
             )  # fmt: skip
         return out
+
+
+class PgFullText:
+    """Full-text search over one PostgreSQL vault's active claims and its pages (thread-safe:
+    each call takes its own connection from the pool)."""
+
+    def __init__(self, storage: PostgresStorage, vault: str) -> None:
+        self.storage = storage
+        self.schema = sql.Identifier(f"v_{check_vault_name(vault)}")
+
+    def claims(
+        self,
+        terms: list[str],
+        tiers: tuple[str, ...],
+        limit: int,
+        page: str | None = None,
+        enough: int | None = None,
+    ) -> list[tuple[str, float]]:
+        """Active claims of ``tiers`` (on ``page`` when given) matching any of ``terms``, best
+        first (ties by id). ``enough`` is the Lexical protocol's hint; every match is scored."""
+        with self.storage.pool.connection() as conn:
+            return _On(conn, self.schema).claims(terms, tiers, limit, page)
+
+    def pages(self, terms: list[str], limit: int) -> list[tuple[str, float]]:
+        """Pages whose title or summary match any of ``terms``, best first (ties by slug)."""
+        with self.storage.pool.connection() as conn:
+            return _On(conn, self.schema).pages(terms, limit)
+
+    def search(self, query: str, *, k: int = 10, min_trust: str = "untrusted") -> list[Hit]:
+        """The ``k`` best active claims of tier ``min_trust`` or above for ``query``: the claims
+        matching its words, with a bonus for those on the pages whose title or summary match
+        (the ranking of ``Retriever.search`` on FTS5, without link neighbours)."""
+        tiers = allowed_tiers(min_trust)
+        terms = query_terms(query)
+        if not terms:
+            return []
+        with self.storage.pool.connection() as conn, conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            return _On(conn, self.schema).search(terms, k, tiers)  # one snapshot, one connection
