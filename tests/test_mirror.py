@@ -394,3 +394,13 @@ def test_the_cli_mirrors_and_checks(storage: Any, wiki: Wiki, tmp_path: Path, pg
         main, ["mirror", "--database", "sqlite://x", "--vault", "main", str(folder)]
     )
     assert done.exit_code == 1 and "postgresql://" in done.output
+
+
+def test_a_vault_with_no_batch_yet_mirrors_to_an_empty_repository(
+    storage: Any, tmp_path: Path
+) -> None:
+    folder = tmp_path / "mirror"
+    report = mirror(storage, "main", folder)
+    assert (report.after, report.commits) == (0, [])
+    assert pygit2.Repository(str(folder)).head_is_unborn
+    assert check(storage, "main", folder).ok

@@ -321,7 +321,10 @@ def _noop(_: str) -> None:
 
 def expected(reader: VaultReader, batches: list[BatchRecord], upto: int) -> dict[str, bytes]:
     """Every file of the mirror at batch ``upto``, rendered in one go from the database (at the
-    database's last batch: its rows as they are now, ``updated_at`` and all)."""
+    database's last batch: its rows as they are now, ``updated_at`` and all). Before the first
+    batch, nothing: a mirror starts with its first batch's commit."""
+    if upto == 0:
+        return {}
     shadow = Shadow()
     shadow.add(reader.rows(0, upto), exact=upto == len(batches))
     shadow.add_audit(_audit(batches[:upto]))
