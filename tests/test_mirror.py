@@ -404,3 +404,20 @@ def test_a_vault_with_no_batch_yet_mirrors_to_an_empty_repository(
     assert (report.after, report.commits) == (0, [])
     assert pygit2.Repository(str(folder)).head_is_unborn
     assert check(storage, "main", folder).ok
+
+
+def test_one_run_per_folder_at_a_time(storage: Any, wiki: Wiki, tmp_path: Path) -> None:
+    import fcntl
+
+    wiki.grow(1)
+    folder = tmp_path / "mirror"
+    mirror(storage, "main", folder)
+    wiki.grow(1)
+    fd = os.open(folder / ".git" / "affidavit-mirror.lock", os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # another run holds the folder
+        with pytest.raises(ConflictError, match="another `affidavit mirror`"):
+            mirror(storage, "main", folder)
+    finally:
+        os.close(fd)
+    assert mirror(storage, "main", folder).after == 2
