@@ -202,11 +202,14 @@ def _recover(repo: pygit2.Repository, folder: Path) -> None:
                 temp.unlink()
     head = _head(repo)
     index = repo.index
+    index.read(True)
     if head is None:
-        index.clear()
-    else:
+        if len(index):
+            index.clear()
+            index.write()
+    elif index.write_tree(repo) != head.tree_id:  # else keep its stat cache: status stays fast
         index.read_tree(head.tree)
-    index.write()
+        index.write()
 
 
 def _commit_batch(
@@ -294,11 +297,11 @@ def mirror(
         last = verify(trailers(repo), batches, vault, str(folder))
         _recover(repo, folder)
         report = MirrorReport(str(folder), vault, last, len(batches))
-        shadow = Shadow()
-        if last:
-            shadow.add(reader.rows(0, last))
-            shadow.add_audit(_audit(batches[:last]))
         if last < len(batches):
+            shadow = Shadow()
+            if last:
+                shadow.add(reader.rows(0, last))
+                shadow.add_audit(_audit(batches[:last]))
             by_batch = _split(reader.rows(last, len(batches)))
             for record in batches[last:]:
                 touched, new = shadow.add(by_batch.get(record.seq, Rows([], [], [], [])))
