@@ -18,7 +18,7 @@ parts are joined with tsquery's ``||``; the SQL text depends only on the number 
 per search each term's tsquery (as ``plainto_tsquery`` writes it) and its inverse document
 frequency over the claims are read (a count through the GIN index); a claim's score is then
 ``Σ idf(term) · ts_rank(tsv, term, 0)`` — PostgreSQL has no BM25, and ``ts_rank`` alone weighs
-every word the same, so "the" and "Stonehenge" counted alike (docs/benchmarks.md, pgmirror, for
+every word the same, so a word in half the claims counted as much as a rare name (docs/benchmarks.md, pgmirror, for
 what this changed and how it was chosen).
 """
 
