@@ -205,5 +205,7 @@ def test_a_rare_word_weighs_more_than_a_common_one(vault: Any) -> None:
         "claims": [*common, rare],
     })  # fmt: skip
     hits = search.search("river salmon")
-    assert hits[0].text == "Salmon come back in autumn."  # 1 claim of 9 says salmon; 8 say river, twice
+    assert (
+        hits[0].text == "Salmon come back in autumn."
+    )  # 1 claim of 9 says salmon; 8 say river, twice
     assert len(hits) == 9
