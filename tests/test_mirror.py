@@ -421,3 +421,30 @@ def test_one_run_per_folder_at_a_time(storage: Any, wiki: Wiki, tmp_path: Path) 
     finally:
         os.close(fd)
     assert mirror(storage, "main", folder).after == 2
+
+
+def test_a_source_first_cited_by_a_later_batch_is_written_by_that_batch(
+    storage: Any, wiki: Wiki, tmp_path: Path
+) -> None:
+    wiki.grow(2)
+    folder = tmp_path / "mirror"
+    mirror(storage, "main", folder)
+    third = b"A third source: the bridge opened in 1888.\n"
+    source = storage.add_source(
+        "main", third, origin="/in/c.txt", name="Bridge", added_at=_at(0),
+        media_type="text/plain", trust="trusted",
+    )  # fmt: skip
+    op = wiki.create("bridge")
+    op["claims"] = [{"text": "The bridge opened in 1888.", "evidence": [
+        {"source": source, "quote": "the bridge opened in 1888"}]}]  # fmt: skip
+    wiki.batch(op)
+    wiki.grow(1)
+    report = mirror(storage, "main", folder)
+    assert len(report.commits) == 2
+    assert (folder / "sources" / f"{source}.txt").read_bytes() == third
+    repo = pygit2.Repository(str(folder))
+    tip = repo.head.peel(pygit2.Commit).parents[0]  # the bridge's batch
+    assert f"sources/{source}.txt" in {
+        d.delta.new_file.path for d in repo.diff(tip.parents[0], tip)
+    }
+    assert check(storage, "main", folder).ok

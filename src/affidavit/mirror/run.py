@@ -300,9 +300,9 @@ def mirror(
         if last < len(batches):
             shadow = Shadow()
             if last:
-                shadow.add(reader.rows(0, last))
+                shadow.add(reader.rows(batches, 0, last))
                 shadow.add_audit(_audit(batches[:last]))
-            by_batch = _split(reader.rows(last, len(batches)))
+            by_batch = _split(reader.rows(batches, last, len(batches)))
             for record in batches[last:]:
                 touched, new = shadow.add(by_batch.get(record.seq, Rows([], [], [], [])))
                 shadow.add_audit(_audit([record]))
@@ -329,7 +329,7 @@ def expected(reader: VaultReader, batches: list[BatchRecord], upto: int) -> dict
     if upto == 0:
         return {}
     shadow = Shadow()
-    shadow.add(reader.rows(0, upto), exact=upto == len(batches))
+    shadow.add(reader.rows(batches, 0, upto), exact=upto == len(batches))
     shadow.add_audit(_audit(batches[:upto]))
     files = shadow.files()
     for source_id, relpath in shadow.source_paths().items():
