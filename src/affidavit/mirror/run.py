@@ -19,6 +19,7 @@ parts and stays inside the folder (:func:`affidavit.store.paths.inside`: no syml
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -138,7 +139,10 @@ def _split(rows: Rows) -> dict[int, Rows]:
     out: dict[int, Rows] = {}
 
     def of(seq: int) -> Rows:
-        return out.setdefault(seq, Rows([], [], [], []))
+        found = out.get(seq)
+        if found is None:
+            found = out[seq] = Rows([], [], [], [])
+        return found
 
     for r in rows.pages:
         of(r[0]).pages.append(r)
@@ -158,9 +162,8 @@ def _audit(records: list[BatchRecord]) -> list[tuple[int, str, str, str | None, 
     ]
 
 
-def _ops(shadow: Shadow, record: BatchRecord) -> list[tuple[str, str]]:
-    import json
-
+def _ops(record: BatchRecord) -> list[tuple[str, str]]:
+    """Each operation's kind and title, from the batch's audit entries."""
     return [
         (str(op.get("kind", "")), str(op.get("title", "")))
         for e in record.entries
@@ -309,7 +312,7 @@ def mirror(
                 files = shadow.files(touched)
                 for source_id, relpath in new.items():
                     files[relpath] = reader.source_data(source_id)
-                text = message(record, vault, _ops(shadow, record))
+                text = message(record, vault, _ops(record))
                 when = int(batch_time(record).timestamp())
                 commit, kept = _commit_batch(repo, folder, files, text, when, step or _noop)
                 report.commits.append(commit)
