@@ -448,3 +448,16 @@ def test_a_source_first_cited_by_a_later_batch_is_written_by_that_batch(
         d.delta.new_file.path for d in repo.diff(tip.parents[0], tip)
     }
     assert check(storage, "main", folder).ok
+
+
+def test_a_batch_id_that_would_add_a_trailer_is_refused(
+    storage: Any, wiki: Wiki, tmp_path: Path
+) -> None:
+    wiki.grow(1)
+    plan_id = wiki._propose(wiki.create("sneaky"))
+    with storage.door("main", "b-2\nAffidavit-Batch: 9 b-9") as door:
+        door.apply_plan(plan_id, now=_at(2), actor=ACTOR)
+    folder = tmp_path / "mirror"
+    with pytest.raises(IntegrityError, match="not a plain id"):
+        mirror(storage, "main", folder)
+    assert [m.splitlines()[-1] for m in _log(folder)] == ["Affidavit-Batch: 1 b-1"]
