@@ -209,22 +209,3 @@ def test_a_rare_word_weighs_more_than_a_common_one(vault: Any) -> None:
         hits[0].text == "Salmon come back in autumn."
     )  # 1 claim of 9 says salmon; 8 say river, twice
     assert len(hits) == 9
-
-
-def test_the_claims_of_several_pages_in_one_query_are_each_pages_claims(vault: Any) -> None:
-    storage, search, ids = vault
-    _fill(storage, ids)
-    _apply(storage, 3, {
-        "op": "add_claims", "page": "river",
-        "claims": [
-            _claim(f"The river bends {n} times near the mill.", ids["river"], "The river flows")
-            for n in range(7)
-        ],
-    })  # fmt: skip
-    tiers = ("untrusted", "semi-trusted", "trusted")
-    for words in ("river mill", "mill burned river north", "salmon"):
-        terms = query_terms(words)
-        for pages in (["river", "mill"], ["mill", "river"], ["mill"], ["nowhere", "river"]):
-            one_by_one = [hit for p in pages for hit in search.claims(terms, tiers, 5, page=p)]
-            assert search.on_pages(terms, tiers, pages, 5) == one_by_one
-    assert len(search.on_pages(query_terms("river"), tiers, ["river"], 5)) == 5

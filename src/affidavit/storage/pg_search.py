@@ -94,33 +94,6 @@ class _On:
         rows = self._rows(query, [*weighted, whole, *extra, list(tiers), int(limit)])
         return [(str(r[0]), float(r[1])) for r in rows]
 
-    def on_pages(
-        self, terms: list[str], tiers: tuple[str, ...], pages: list[str], each: int
-    ) -> list[tuple[str, float]]:
-        """``claims(terms, tiers, each, page=p)`` for each of ``pages`` in turn, in one query."""
-        if not terms or not pages:
-            return []
-        weights, parts, whole = self._prepared(terms)
-        if not parts:
-            return []
-        score = sql.SQL(" + ").join(
-            [sql.SQL("%s * ts_rank(c.tsv, %s::tsquery, {n})").format(n=NORMALISATION)] * len(parts)
-        )
-        query = sql.SQL(
-            "SELECT id, page_slug, score FROM (SELECT c.id, c.page_slug, {score} AS score, "
-            "row_number() OVER (PARTITION BY c.page_slug ORDER BY {score} DESC, c.id) AS n "
-            "FROM {s}.claims c WHERE c.tsv @@ %s::tsquery AND c.page_slug = ANY(%s) "
-            "AND c.status = 'active' AND c.trust = ANY(%s)) x WHERE n <= %s "
-            "ORDER BY page_slug, score DESC, id"
-        ).format(s=self.schema, score=score)
-        weighted = [value for pair in zip(weights, parts, strict=True) for value in pair]
-        slugs = [check_text("page", p) for p in pages]
-        params = [*weighted, *weighted, whole, slugs, list(tiers), int(each)]
-        by_page: dict[str, list[tuple[str, float]]] = {}
-        for cid, page, value in self._rows(query, params):
-            by_page.setdefault(str(page), []).append((str(cid), float(value)))
-        return [hit for p in pages for hit in by_page.get(p, [])]
-
     def _prepared(self, terms: list[str]) -> tuple[list[float], list[str], str]:
         """Once per search: each term's tsquery as PostgreSQL's ``plainto_tsquery`` writes it
         (terms that are only stopwords left out), its inverse document frequency over the claims
@@ -159,7 +132,7 @@ class _On:
     def search(self, terms: list[str], k: int, tiers: tuple[str, ...]) -> list[Hit]:
         by_text = self.claims(terms, tiers, max(CANDIDATES, k))
         pages = [slug for slug, _ in self.pages(terms, 5)]
-        on_pages = self.on_pages(terms, tiers, pages, 5)
+        on_pages = [hit for p in pages for hit in self.claims(terms, tiers, 5, page=p)]
         ranked = fuse_lexical(by_text, on_pages, [])[: 2 * k]
         scores = {cid: 1.0 / (60 + n + 1) for n, cid in enumerate(ranked)}
         return self.hits(ranked, scores, tiers)[:k]
@@ -221,14 +194,6 @@ class PgFullText:
         first (ties by id). ``enough`` is the Lexical protocol's hint; every match is scored."""
         with self.storage.pool.connection() as conn:
             return _On(conn, self.schema).claims(terms, tiers, limit, page)
-
-    def on_pages(
-        self, terms: list[str], tiers: tuple[str, ...], pages: list[str], each: int
-    ) -> list[tuple[str, float]]:
-        """:meth:`claims` on each of ``pages`` (at most ``each``), one page after the other, in
-        one query (what a search asks for the pages that match)."""
-        with self.storage.pool.connection() as conn:
-            return _On(conn, self.schema).on_pages(terms, tiers, pages, each)
 
     def pages(self, terms: list[str], limit: int) -> list[tuple[str, float]]:
         """Pages whose title or summary match any of ``terms``, best first (ties by slug)."""
