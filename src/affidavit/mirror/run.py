@@ -7,8 +7,8 @@ file, fsync, rename); (2) one commit is made whose tree is HEAD's with exactly t
 rendered, carrying the batch's trailers (:mod:`.history`), dated at the batch's time and
 authored ``affidavit`` — so a rebuild on any machine makes the same commits, ids and all; (3)
 the index is updated for those files. A run killed anywhere is recovered by the next: a file on
-disk that already holds what the batch renders is the interrupted run's, left as it is; the
-index is reset to HEAD's tree at the start; stray temp files are removed.
+disk that already holds what the batch renders is the interrupted run's, left as it is; an
+index that differs from HEAD's tree is reset to it at the start; stray temp files are removed.
 
 A file a person changed by hand (its bytes on disk are neither HEAD's nor the batch's) is never
 overwritten: the commit records the database's version, the edit stays in the folder (``git
