@@ -461,3 +461,21 @@ def test_a_batch_id_that_would_add_a_trailer_is_refused(
     with pytest.raises(IntegrityError, match="not a plain id"):
         mirror(storage, "main", folder)
     assert [m.splitlines()[-1] for m in _log(folder)] == ["Affidavit-Batch: 1 b-1"]
+
+
+def test_the_editors_files_and_your_own_beside_the_wiki_are_not_hand_edits(
+    storage: Any, wiki: Wiki, tmp_path: Path
+) -> None:
+    wiki.grow(2)
+    folder = tmp_path / "mirror"
+    mirror(storage, "main", folder)
+    (folder / ".obsidian").mkdir()
+    (folder / ".obsidian" / "app.json").write_text("{}\n")  # Obsidian opened the folder
+    (folder / "wiki" / ".trash").mkdir()
+    (folder / "wiki" / ".trash" / "old.md").write_text("gone\n")
+    (folder / "README.md").write_text("our team wiki\n")
+    wiki.grow(1)
+    assert mirror(storage, "main", folder).hand_edits == []
+    assert check(storage, "main", folder).ok
+    (folder / "wiki" / "mine.md").write_text("mine\n")  # but a page of your own in wiki/ is
+    assert [h.path for h in mirror(storage, "main", folder).hand_edits] == ["wiki/mine.md"]

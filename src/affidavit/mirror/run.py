@@ -270,12 +270,20 @@ def _commit_batch(
     return str(commit), kept
 
 
+def _ours(path: str) -> bool:
+    """Whether ``path`` is the mirror's to write: under wiki/ or sources/, and not in a hidden
+    folder or file (``.obsidian/``, ``.trash/`` and the like are the editor's, as the doctor
+    has it); anything else in the folder (a README, notes of your own) is yours."""
+    parts = path.split("/")
+    return parts[0] in TOPS and not any(part.startswith(".") for part in parts)
+
+
 def hand_edits(repo: pygit2.Repository) -> list[HandEdit]:
-    """Every change in the folder the mirror did not make: files modified, deleted or added by
-    hand, or staged."""
+    """Every change under wiki/ and sources/ the mirror did not make: files modified, deleted or
+    added by hand, or staged."""
     out = []
     for path, flags in sorted(repo.status(untracked_files="all").items()):
-        if flags == _STATUS.CURRENT or flags & _STATUS.IGNORED:
+        if flags == _STATUS.CURRENT or flags & _STATUS.IGNORED or not _ours(path):
             continue
         if flags & _STATUS.WT_NEW:
             kind = "new"
