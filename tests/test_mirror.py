@@ -479,3 +479,21 @@ def test_the_editors_files_and_your_own_beside_the_wiki_are_not_hand_edits(
     assert check(storage, "main", folder).ok
     (folder / "wiki" / "mine.md").write_text("mine\n")  # but a page of your own in wiki/ is
     assert [h.path for h in mirror(storage, "main", folder).hand_edits] == ["wiki/mine.md"]
+
+
+def test_a_repository_that_is_not_a_mirror_is_left_alone(
+    storage: Any, wiki: Wiki, tmp_path: Path
+) -> None:
+    wiki.grow(1)
+    folder = tmp_path / "notes"
+    (folder / "wiki").mkdir(parents=True)
+    page = folder / "wiki" / "page-0.md"
+    page.write_text("my own page\n")
+    repo = pygit2.init_repository(str(folder))
+    repo.index.add("wiki/page-0.md")
+    repo.index.write()
+    sig = pygit2.Signature("me", "me@example.org")
+    repo.create_commit("HEAD", sig, sig, "my notes\n", repo.index.write_tree(), [])
+    with pytest.raises(ConflictError, match="not a mirror"):
+        mirror(storage, "main", folder)
+    assert page.read_text() == "my own page\n" and len(_log(folder)) == 1

@@ -305,7 +305,13 @@ def mirror(
     repo = _repository(folder, create=True)
     with _locked(folder):
         batches = reader.batches()
-        last = verify(trailers(repo), batches, vault, str(folder))
+        found = trailers(repo)
+        if not found and not repo.head_is_unborn:
+            raise ConflictError(
+                f"{folder} is a git repository with commits but no Affidavit-Batch trailer: not a "
+                "mirror. Give an empty folder (or one `affidavit mirror` made)."
+            )
+        last = verify(found, batches, vault, str(folder))
         _recover(repo, folder)
         report = MirrorReport(str(folder), vault, last, len(batches))
         if last < len(batches):
