@@ -171,5 +171,27 @@ VAULT: list[tuple[str, str]] = [
         CREATE INDEX evidence_source ON {s}.evidence (source_id)
         """,
     ),
+    (
+        "pg004_gate",
+        """
+        CREATE TABLE {s}.source_flags (     -- the sanitizer's findings, as SQLite's source_flags
+            source_id TEXT NOT NULL REFERENCES {s}.sources (id),
+            kind TEXT NOT NULL,
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL,
+            detail TEXT NOT NULL
+        );
+        CREATE INDEX source_flags_source ON {s}.source_flags (source_id, start);
+        CREATE TABLE {s}.links (
+            src TEXT NOT NULL REFERENCES {s}.pages (slug),
+            dst TEXT NOT NULL REFERENCES {s}.pages (slug),
+            plan_id TEXT NOT NULL REFERENCES {s}.plans (id),
+            PRIMARY KEY (src, dst)
+        );
+        ALTER TABLE {s}.claims
+            ADD COLUMN support TEXT NOT NULL DEFAULT '',        -- the gate's verdict (W11)
+            ADD COLUMN support_check TEXT NOT NULL DEFAULT ''   -- the check that gave it
+        """,
+    ),
 ]
 """Each vault's schema."""
