@@ -85,6 +85,18 @@ def _plan(conn: Conn, schema: str, plan_id: str) -> PlanRow | None:
     return None if row is None else PlanRow(**row)
 
 
+def _creates(plan_json: str) -> list[str]:
+    """The slugs a recorded plan creates (none if it doesn't parse: the door refuses it)."""
+    from ..errors import PlanValidationError
+    from ..plan.schema import CreatePage, parse_plan
+
+    try:
+        plan = parse_plan(plan_json)
+    except PlanValidationError:
+        return []
+    return [op.slug for op in plan.operations if isinstance(op, CreatePage)]
+
+
 class PostgresDoor:
     """The door's step on PostgreSQL, inside the transaction that holds the vault's lock."""
 
@@ -331,6 +343,12 @@ class PostgresStorage:
                    schema),
                 values,
             )  # fmt: skip
+            for slug in _creates(plan_json):  # the first pending plan keeps a slug (W5)
+                conn.execute(
+                    _q("INSERT INTO {s}.slug_reservations (slug, plan_id) VALUES (%s, %s) "
+                       "ON CONFLICT (slug) DO NOTHING", schema),
+                    (slug, plan_id),
+                )  # fmt: skip
 
     def plan(self, vault: str, plan_id: str) -> PlanRow | None:
         _, schema = self._vault(vault)
