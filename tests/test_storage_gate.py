@@ -55,7 +55,7 @@ class SqliteWiki:
         except AdmissionError as exc:
             return f"refused: {exc}"
         if done.status == "rejected":
-            return f"refused: {done.message}"
+            return "refused: " + "; ".join(op.reason for op in done.admission.ops)
         return done.plan_id
 
     def status(self, plan_id: str) -> str:
@@ -70,6 +70,10 @@ class SqliteWiki:
             "SELECT text, trust FROM claims WHERE page_slug = ? ORDER BY position", (slug,)
         )
         return None if page is None else [(str(r[0]), str(r[1])) for r in rows]
+
+    def links(self, slug: str) -> list[str]:
+        rows = self.vault.db.execute("SELECT dst FROM links WHERE src = ? ORDER BY dst", (slug,))
+        return [str(r[0]) for r in rows]
 
     def verdicts(self, plan_id: str) -> list[tuple[str, str]]:
         admission = get_plan(self.vault, plan_id).admission
@@ -140,6 +144,18 @@ class PgWiki:
     def claims(self, slug: str) -> list[tuple[str, str]] | None:
         page = self.storage.page(self.name, slug)
         return None if page is None else [(c.text, c.trust) for c in page.claims]
+
+    def links(self, slug: str) -> list[str]:
+        import psycopg
+
+        with self.storage.pool.connection() as conn:
+            rows = conn.execute(
+                psycopg.sql.SQL("SELECT dst FROM {}.links WHERE src = %s ORDER BY dst").format(
+                    psycopg.sql.Identifier(f"v_{self.name}")
+                ),
+                (slug,),
+            ).fetchall()
+        return [str(r["dst"]) for r in rows]
 
     def verdicts(self, plan_id: str) -> list[tuple[str, str]]:
         return self.verdict[plan_id]
@@ -250,3 +266,18 @@ def test_an_agents_plan_is_never_applied_by_the_policy(make: Any) -> None:
     assert wiki.status(plan) == "pending" and wiki.claims("bridge") is None  # W13
     wiki.approve(plan)
     assert wiki.claims("bridge") == [("The bridge opened in 1932.", "trusted")]
+
+
+def test_links_go_in_once_and_only_between_pages_that_exist(make: Any) -> None:
+    wiki = make("trusted")
+    source = wiki.add(BRIDGE, "trusted")
+    for slug in ("bridge", "river"):
+        wiki.submit([page(slug, says("The bridge opened in 1932.", source, OPENED))])
+    link = {"op": "link_pages", "page": "bridge", "to": "river"}
+    assert wiki.status(wiki.submit([link])) == "applied"
+    assert wiki.links("bridge") == ["river"]
+    again = wiki.submit([link])
+    assert again.startswith("refused:") and "already links" in again
+    nowhere = wiki.submit([{"op": "link_pages", "page": "bridge", "to": "nowhere"}])
+    assert nowhere.startswith("refused:") and "'nowhere' neither exists" in nowhere
+    assert wiki.links("bridge") == ["river"]
