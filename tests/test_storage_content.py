@@ -173,11 +173,11 @@ def test_a_quote_that_does_not_verify_is_refused_and_nothing_is_written(
     assert storage.page("main", "bad") is None and storage.batches("main") == []
     assert storage.plan("main", "p1").status == "pending"
     assert storage.committed("main", "b-1") is None
-    propose(storage, "p2", {**page, "claims": [good, bad]})
+    propose(storage, "p2", {**page, "slug": "good", "claims": [good, bad]})  # p1 holds "bad"
     with storage.door("main", "b-2") as door:
         door.apply_plan("p2", now=NOW, actor=ACTOR)
         (op,) = door.admissions["p2"].ops
-    assert [c.text for c in storage.page("main", "bad").claims] == ["Line one of the source."]
+    assert [c.text for c in storage.page("main", "good").claims] == ["Line one of the source."]
     assert [(c.status, c.check) for c in op.claims] == [("admitted", ""), ("rejected", "evidence")]
     assert not op.claims[1].evidence[0].verified and why in op.claims[1].reason
     with psycopg.connect(storage.pool.conninfo) as conn:  # the verdicts are recorded

@@ -8,9 +8,10 @@ reads are :class:`WikiReads`; :class:`SqliteReads` makes them on a vault's SQLit
 door's transaction. What the gate reads of sources is :class:`GateSources`, which the vault's
 :class:`~affidavit.sources.store.SourceStore` is and PostgreSQL's ``PgSources`` is too.
 
-The withdrawals (``retract_claim``, ``retract_source``, ``supersede_claim`` by a new claim's
-blast radius, ``update_context`` replacing) and ``carry_source`` still read SQLite's tables
-through :attr:`WikiReads.sqlite`; on PostgreSQL they are refused before the gate runs.
+A retracted claim's blast radius reads through the same contract
+(:class:`~affidavit.store.blast.ClaimReads`). ``retract_source``, ``update_context`` replacing
+the context, and ``carry_source`` still read SQLite's tables through :meth:`WikiReads.sqlite`;
+on PostgreSQL they are refused before the gate runs.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ..agents import agent_reservations
 from ..errors import ConflictError
 from ..sources.sanitizer import Flag
 from ..sources.store import SourceRecord
+from ..store.blast import ClaimReads, SqliteClaims
 from .duplicates import LIVE, PageIndex, PageIndexes
 
 
@@ -38,8 +40,9 @@ class ClaimRow:
     trust: str
 
 
-class WikiReads(Protocol):
-    """The gate's reads of the wiki (pages, reservations, claims, links)."""
+class WikiReads(ClaimReads, Protocol):
+    """The gate's reads of the wiki (pages, reservations, claims, links; a claim's blast
+    radius, :class:`~affidavit.store.blast.ClaimReads`)."""
 
     backend: str
 
@@ -92,13 +95,10 @@ class GateSources(Protocol):
     def check_integrity(self, source_id: str) -> list[str]: ...
 
 
-class SqliteReads:
+class SqliteReads(SqliteClaims):
     """:class:`WikiReads` on a vault's SQLite connection (the door's, inside its transaction)."""
 
     backend = "sqlite"
-
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
 
     def existing_pages(self, slugs: Sequence[str]) -> set[str]:
         marks = ",".join("?" * len(slugs))
@@ -128,13 +128,6 @@ class SqliteReads:
         )
         return [(str(r[0]), str(r[1])) for r in rows]
 
-    def active_claims(self, page: str) -> list[str]:
-        rows = self.db.execute(
-            "SELECT id FROM claims WHERE page_slug = ? AND status = 'active' ORDER BY position, id",
-            (page,),
-        )
-        return [str(r[0]) for r in rows]
-
     def active_quotes(self, claim_ids: Sequence[str]) -> list[tuple[str, str]]:
         if not claim_ids:
             return []
@@ -160,8 +153,8 @@ class SqliteReads:
 def not_ported(what: str, backend: str) -> ConflictError:
     """The error for a check the gate makes on SQLite only (yet)."""
     return ConflictError(
-        f"{what} can't be admitted on {backend} yet: only create_page, add_claims and link_pages "
-        "are (docs/storage.md); apply it on a SQLite vault."
+        f"{what} can't be admitted on {backend} yet: only create_page, add_claims, link_pages, "
+        "retract_claim and supersede_claim are (docs/storage.md); apply it on a SQLite vault."
     )
 
 

@@ -104,7 +104,7 @@ def retraction(gate: _Gate, op: RetractClaim, result: OpResult) -> None:
     if op.claim in gate.ended:
         result.decide(REJECTED, "consistency", _ends(op.claim))
         return
-    radius = claim_radius(gate.wiki.sqlite(op.op), [op.claim], skip=gate.ended)
+    radius = claim_radius(gate.wiki, [op.claim], skip=gate.ended)
     result.detail = {"radius": radius.to_json()}
     gate.ended |= set(radius.goes)
 

@@ -190,7 +190,9 @@ VAULT: list[tuple[str, str]] = [
         );
         ALTER TABLE {s}.claims
             ADD COLUMN support TEXT NOT NULL DEFAULT '',        -- the gate's verdict (W11)
-            ADD COLUMN support_check TEXT NOT NULL DEFAULT ''   -- the check that gave it
+            ADD COLUMN support_check TEXT NOT NULL DEFAULT '',  -- the check that gave it
+            ADD COLUMN n BIGSERIAL;   -- insertion order: a successor shares its claim's position
+        CREATE INDEX claims_derived ON {s}.claims (status) WHERE derived_from != '[]'
         """,
     ),
 ]

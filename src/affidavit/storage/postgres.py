@@ -172,8 +172,8 @@ class PostgresDoor:
             if not isinstance(op, WRITABLE):
                 raise ConflictError(
                     f"plan {plan_id[:12]}: operation {index + 1} ({op.op}) can't be applied on "
-                    "PostgreSQL yet (only create_page, add_claims and link_pages; "
-                    "docs/storage.md)."
+                    "PostgreSQL yet (only create_page, add_claims, link_pages, retract_claim and "
+                    "supersede_claim; docs/storage.md)."
                 )
         sources = PgSources(self.conn, self.schema)
         agent = is_agent(row.author, row.origin)
@@ -195,13 +195,21 @@ class PostgresDoor:
                 f"plan {plan_id[:12]} waits for a person: "
                 + (admission.policy_reason if admission.needs_approval else SPLIT_HELD)
             )
-        writer = ContentWriter(self.conn, self.schema, plan_id, check_text("time", now), sources)
+        writer = ContentWriter(
+            self.conn, self.schema, plan_id, check_text("time", now), sources, self._append
+        )
         summary = writer.write(plan, admission)
         self._x(
             "UPDATE {s}.plans SET admission = %s WHERE id = %s",
             (canonical_json(admission.to_json()), plan_id),
         )
-        detail = {"ops": summary, "claims": writer.claim_ids, "approval": approval}
+        detail = {
+            "ops": summary,
+            "claims": writer.claim_ids,
+            "approval": approval,
+            **({"superseded": writer.superseded} if writer.superseded else {}),
+            **({"retracted": writer.retracted} if writer.retracted else {}),
+        }
         return self.mark_applied(plan_id, now=now, actor=actor, detail=detail)
 
     def _append(

@@ -15,7 +15,7 @@ before anything is written (docs/storage.md).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import psycopg
@@ -26,9 +26,20 @@ from ..errors import ConflictError
 from ..gate.texts import DEFAULT_SECTION, UNTITLED
 from ..gate.verdicts import ADMITTED, QUARANTINED, Admission, ClaimResult, OpResult
 from ..hashing import sha256_hex
-from ..plan.schema import AddClaims, ClaimDraft, CreatePage, LinkPages, Plan, parse_plan
+from ..plan.schema import (
+    AddClaims,
+    ClaimDraft,
+    CreatePage,
+    LinkPages,
+    Plan,
+    RetractClaim,
+    SupersedeClaim,
+    parse_plan,
+)
 from ..sources.extract import locator
 from ..sources.sanitizer import Flag, scan
+from ..store.blast import LIVE as BLAST_LIVE
+from ..store.blast import BlastRadius, claim_radius
 from ..store.writer import claim_id
 from .base import check_text
 from .content import (
@@ -38,8 +49,10 @@ from .content import (
     verified_bytes,
     verified_text,
 )
+from .postgres_gate import PgReads
 
 Conn = psycopg.Connection[dict[str, Any]]
+Audit = Callable[[str, str, str | None, str, Mapping[str, Any]], object]
 
 
 def _q(text: str, schema: str) -> sql.Composed:
@@ -126,7 +139,7 @@ def checked_source(row: dict[str, Any]) -> tuple[bytes, str]:
     return data, verified_text(str(row["id"]), str(row["text"]), str(row["text_sha256"]))
 
 
-WRITABLE = (CreatePage, AddClaims, LinkPages)
+WRITABLE = (CreatePage, AddClaims, LinkPages, RetractClaim, SupersedeClaim)
 """The operations the door writes on PostgreSQL (the others: docs/storage.md)."""
 
 
@@ -138,10 +151,15 @@ class ContentWriter:
     SQLite's :class:`~affidavit.store.writer.Writer` writes a person's approval. Inside the
     door's transaction (the caller holds the vault's advisory lock and re-checked the plan)."""
 
-    def __init__(self, conn: Conn, schema: str, plan_id: str, now: str, sources: Any) -> None:
+    def __init__(
+        self, conn: Conn, schema: str, plan_id: str, now: str, sources: Any, audit: Audit
+    ) -> None:
         self.conn, self.schema, self.plan_id, self.now = conn, schema, plan_id, now
         self.sources = sources  # postgres_gate.PgSources: texts re-hashed on first read
+        self.audit = audit  # the door's audit append (a retraction's own entry)
         self.claim_ids: list[str] = []
+        self.superseded: list[str] = []
+        self.retracted: list[str] = []
         self._locators: dict[str, Callable[[int], str]] = {}
         self._positions: dict[str, int] = {}
 
@@ -164,6 +182,15 @@ class ContentWriter:
                 )
                 self._x("UPDATE {s}.pages SET updated_at = %s WHERE slug = %s", (self.now, op.page))
                 entry["title"] = f"{op.page} → {op.to}"
+            elif isinstance(op, RetractClaim):
+                radius = claim_radius(PgReads(self.conn, self.schema), [op.claim])
+                self._retract(result.index, op.op, op.reason, radius)
+                entry["title"] = (
+                    f"{op.claim}: {len(radius.retracted)} claim(s) retracted, "
+                    f"{len(radius.derived)} derived"
+                )
+            elif isinstance(op, SupersedeClaim):
+                entry["title"] = self._supersede(op, result, admission.support_version)
             else:
                 assert isinstance(op, CreatePage | AddClaims), "refused before the gate ran"
                 entry.update(self._page_op(op, result, admission.support_version))
@@ -217,9 +244,52 @@ class ContentWriter:
         entry.update(title=title, claims=ids)
         return entry
 
+    def _supersede(self, op: SupersedeClaim, result: OpResult, check: str) -> str:
+        """The old claim ends; its successor is an existing claim, or the new claim ``by``,
+        written at the old one's page, section and position (W7's trust rule was the gate's)."""
+        new = op.successor
+        if new is None:
+            assert op.by is not None  # the schema: one of the two
+            old = self._x(
+                "SELECT page_slug, section, position FROM {s}.claims WHERE id = %s", (op.claim,)
+            ).fetchone()
+            assert old is not None  # the gate's targets check found it active
+            (claim,) = [c for c in result.claims if not c.role and c.passes]
+            new = self._claim(result.index, claim, op.by, str(old["page_slug"]),
+                              str(old["section"]), check, int(old["position"]))  # fmt: skip
+        self._end(op.claim, "superseded", new)
+        return f"{op.claim} → {new}"
+
+    def _end(self, claim: str, status: str, successor: str | None = None) -> None:
+        """Take one live claim out of the wiki: ``superseded`` (by ``successor``) or
+        ``retracted``."""
+        row = self._x(
+            "UPDATE {s}.claims SET status = %s, superseded_by = coalesce(%s, superseded_by) "
+            "WHERE id = %s AND status = ANY(%s) RETURNING page_slug",
+            (status, successor, claim, list(BLAST_LIVE)),
+        ).fetchone()
+        (self.superseded if status == "superseded" else self.retracted).append(claim)
+        if row is not None:
+            self._x(
+                "UPDATE {s}.pages SET updated_at = %s WHERE slug = %s",
+                (self.now, row["page_slug"]),
+            )
+
+    def _retract(self, index: int, kind: str, reason: str, radius: BlastRadius) -> None:
+        """Retract what ``radius`` says goes, with an audit entry giving each claim's reason
+        (as SQLite's door: :meth:`affidavit.store.writer.Writer._retract`)."""
+        why = {claim.id: reason for claim in radius.retracted}
+        for claim in radius.derived:
+            why[claim.id] = f"rests on retracted claim {claim.rests_on[0]}"
+        for gone in why:
+            self._end(gone, "retracted")
+        detail = {"op": index, "kind": kind, "reason": reason, "source": None, "claims": why,
+                  "counts": radius.counts}  # fmt: skip
+        self.audit(self.now, "retracted", self.plan_id, "door", detail)
+
     def _claim(
         self, op_index: int, result: ClaimResult, draft: ClaimDraft, page: str, section: str,
-        check: str,
+        check: str, at: int | None = None,
     ) -> str:  # fmt: skip
         cid = claim_id(page, draft)
         if self._x("SELECT 1 FROM {s}.claims WHERE id = %s", (cid,)).fetchone():
@@ -231,8 +301,8 @@ class ContentWriter:
                 (page,),
             ).fetchone()
             self._positions[page] = int(row["next"]) if row else 0
-        position = self._positions[page]
-        self._positions[page] = position + 1
+        position = self._positions[page] if at is None else at
+        self._positions[page] = max(self._positions[page], position + 1)
         self._x(
             "INSERT INTO {s}.claims (id, page_slug, section, position, text, status, trust, "
             "plan_id, created_at, derived_from, support, support_check) VALUES (%s, %s, %s, %s, "
@@ -275,7 +345,7 @@ def read_page(conn: Conn, schema: str, slug: str) -> PageRecord | None:
     if page is None:
         return None
     claims = conn.execute(
-        _q("SELECT * FROM {s}.claims WHERE page_slug = %s ORDER BY position", schema), (slug,)
+        _q("SELECT * FROM {s}.claims WHERE page_slug = %s ORDER BY position, n", schema), (slug,)
     ).fetchall()
     evidence = conn.execute(
         _q('SELECT e.claim_id, e.idx, e.source_id, e.quote, e.start, e."end", e.location '

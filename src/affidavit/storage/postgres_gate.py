@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import psycopg
@@ -100,6 +100,19 @@ class PgReads:
         )
         return [(str(r["quote"]), str(r["source_id"])) for r in rows]
 
+    def claim_rows(self, ids: list[str]) -> dict[str, Mapping[str, Any]]:
+        rows = self._x("SELECT * FROM {s}.claims WHERE id = ANY(%s)", (list(ids),))
+        return {str(r["id"]): r for r in rows}
+
+    def derived_rows(self, statuses: tuple[str, ...]) -> list[Mapping[str, Any]]:
+        return list(
+            self._x(
+                "SELECT * FROM {s}.claims WHERE derived_from != '[]' AND status = ANY(%s) "
+                'ORDER BY page_slug COLLATE "C", position, id COLLATE "C"',
+                (list(statuses),),
+            )
+        )
+
     def link_exists(self, src: str, dst: str) -> bool:
         return bool(self._x("SELECT 1 FROM {s}.links WHERE src = %s AND dst = %s", (src, dst)))
 
@@ -107,12 +120,12 @@ class PgReads:
         """Read whole: the door's transaction is short and SQLite's change log (temp triggers)
         has no counterpart here yet."""
         rows = self._x(
-            "SELECT id, text, position FROM {s}.claims WHERE page_slug = %s "
-            "AND status = ANY(%s) ORDER BY position, id",
+            "SELECT id, text, position, n FROM {s}.claims WHERE page_slug = %s "
+            "AND status = ANY(%s) ORDER BY position, n",
             (slug, list(LIVE)),
         )
         index = PageIndex(indexes.comparable, indexes.min_words)
-        index.sync((r["id"], r["text"], (r["position"], n)) for n, r in enumerate(rows))
+        index.sync((r["id"], r["text"], (r["position"], r["n"])) for r in rows)
         return index
 
     def sqlite(self, what: str) -> sqlite3.Connection:
