@@ -7,9 +7,9 @@ The door writes what the gate admitted (:func:`affidavit.gate.admission.admit`, 
 vault through :mod:`.postgres_gate`): each quote found again by the one verifier
 (:mod:`affidavit.evidence`), under the lock, in the cited source's text as stored — its bytes
 re-hashed against the source's id and its text against ``text_sha256`` first — and the source's
-own words at the offsets found are what is written (W3), never the proposer's string. A plan with
-an operation other than ``create_page``, ``add_claims`` and ``link_pages`` is refused whole
-before anything is written (docs/storage.md).
+own words at the offsets found are what is written (W3), never the proposer's string; a
+``retract_claim`` or ``supersede_claim`` ends claims as the gate's blast radius says. A plan with
+any other operation is refused whole before anything is written (docs/storage.md).
 """
 
 from __future__ import annotations
