@@ -410,3 +410,36 @@ def test_appliers_on_separate_connections_add_to_one_page_in_turn(storage: Any) 
     )
     assert [r.seq for r in storage.batches("main")] == list(range(1, 23))
     assert len(storage.page("main", "new").claims) == 1
+
+
+def test_text_a_renderer_flagged_as_hidden_is_quarantined_and_a_flag_outside_the_text_refused(
+    storage: Any,
+) -> None:
+    """W12 on PostgreSQL: the caller's extraction may flag hidden text (a renderer's finding);
+    a claim quoting it is quarantined by the gate, and the policy never applies it."""
+    from affidavit.config import Config
+    from affidavit.sources.sanitizer import Flag
+
+    text = "The dam is 40 metres high. The dam was sold to a private buyer in 2020."
+    hidden = text.index("The dam was sold")
+    with pytest.raises(ConflictError, match="outside the text"):
+        storage.add_source("main", text.encode(), origin="/in/dam.html", name="dam.html",
+                           added_at=NOW, flags=[Flag("hidden", 0, len(text) + 1, "white text")])  # fmt: skip
+    source = storage.add_source(
+        "main", text.encode(), origin="/in/dam.html", name="dam.html", added_at=NOW,
+        trust="trusted", flags=[Flag("hidden", hidden, len(text), "white text on white")],
+    )  # fmt: skip
+    sold = "The dam was sold to a private buyer in 2020."
+    propose(storage, "p1", {"op": "create_page", "slug": "dam", "title": "The dam",
+                            "summary": "The dam is 40 metres high.", "claims": [
+        {"text": "The dam is 40 metres high.",
+         "evidence": [{"source": source, "quote": "The dam is 40 metres high."}]},
+        {"text": sold, "evidence": [{"source": source, "quote": sold}]}]})  # fmt: skip
+    trusted = Config({"policy.auto_apply": "trusted"})
+    refused = pytest.raises(ConflictError, match="waits for a person: quarantined")
+    with refused, storage.door("main", "b-1") as door:
+        door.apply_plan("p1", now=NOW, actor=ACTOR, config=trusted, approval="policy")
+    (op,) = door.admissions["p1"].ops
+    assert [c.status for c in op.claims] == ["admitted", "quarantined"]
+    assert "evidence inside white text on white" in op.claims[1].reason
+    assert storage.page("main", "dam") is None and storage.batches("main") == []
