@@ -142,7 +142,7 @@ def context_replacement(gate: _Gate, op: UpdateContext, result: OpResult) -> Non
     current = [claim for claim in gate.wiki.active_claims("") if claim not in gate.ended]
     if not current:
         return
-    radius = claim_radius(gate.wiki.sqlite("update_context (replace)"), current, skip=gate.ended)
+    radius = claim_radius(gate.wiki, current, skip=gate.ended)
     result.detail = {"radius": radius.to_json()}
     gate.ended |= set(radius.goes)
 
