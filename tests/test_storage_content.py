@@ -402,7 +402,10 @@ def test_appliers_on_separate_connections_add_to_one_page_in_turn(storage: Any) 
     with ThreadPoolExecutor(4) as pool:
         results = list(pool.map(run, range(4)))
     ends = [r[-1] for r in results]
-    assert ends.count("created") == 1 and all("already exists" in e for e in ends if e != "created")
+    # new0, proposed first, holds the slug (W5): another create is refused before or after it
+    assert ends[0] == "created" and all(
+        "already exists" in e or "reserved by pending plan new0" in e for e in ends[1:]
+    )
     root = storage.page("main", "root")
     assert [c.position for c in root.claims] == list(range(21))
     assert sorted(c.text for c in root.claims[1:]) == sorted(
