@@ -145,17 +145,17 @@ class PostgresDoor:
         approval: str = "person",
         support: SupportChecker | None = None,
     ) -> AuditEntry:
-        """Apply the recorded plan in this batch through the gate, as SQLite's door does: re-check
-        it (W5), admit it again against the vault as it is now, under the lock
+        """Apply the recorded plan in this batch through the gate, as SQLite's door does:
+        re-check it (W5), admit it again against the vault as it is now, under the lock
         (:func:`affidavit.gate.admission.admit` reading through :mod:`.postgres_gate`: targets
-        and slug reservations, evidence found by the one verifier — whitespace, typography and
-        sentence citations included — support W11, provenance, sanitizer flags, trust,
-        consistency, policy), write what it admitted (:mod:`.postgres_content`), then record it
-        applied like :meth:`mark_applied`. ``approval``: ``"person"`` writes every passing
-        claim and text (uncertain and quarantined ones too, which a person approves by
+        and slug reservations; evidence found by the one verifier, with case, whitespace, NFKC,
+        emphasis and sentence citations as on SQLite; support W11, provenance, sanitizer flags,
+        trust, consistency, policy), write what it admitted (:mod:`.postgres_content`), then
+        record it applied like :meth:`mark_applied`. ``approval``: ``"person"`` writes every
+        passing claim and text (uncertain and quarantined ones too, which a person approves by
         approving the plan); ``"policy"`` applies the plan only if the policy (``config``'s
         ``policy.auto_apply``, W13 for agents) lets it in whole without a person, and refuses it
-        otherwise — it stays pending. The gate's verdicts are in :attr:`admissions`."""
+        otherwise: it stays pending. The gate's verdicts are in :attr:`admissions`."""
         from ..agents import is_agent
         from ..config import Config
         from ..errors import AdmissionError
