@@ -407,3 +407,21 @@ def test_the_sample_plan_gets_the_same_verdicts_on_both_backends(vault: Vault, p
         assert statuses.count("rejected") == 4 and statuses.count("admitted") >= 5
     finally:
         storage.close()
+
+
+def test_a_persons_plan_takes_a_slug_an_agents_plan_reserved(make: Any) -> None:
+    """W13: an agent's pending plan never reserves what the owner's own work needs; once a
+    person's plan takes the slug, approving the agent's plan is refused."""
+    wiki = make("never")
+    source = wiki.add(CLEAN, "trusted")
+    agents = wiki.submit(
+        [page("bridge", says("The bridge opened in 1932.", source, OPENED))],
+        author="token:ab12",
+        origin="api",
+    )
+    persons = wiki.submit([page("bridge", says(LONG, source, LONG))])
+    assert not persons.startswith("refused") and wiki.status(persons) == "pending"
+    with pytest.raises(ConflictError, match="a person's plan took it"):
+        wiki.approve(agents)
+    wiki.approve(persons)
+    assert wiki.claims("bridge") == [(LONG, "trusted")]

@@ -24,6 +24,7 @@ from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
+from ..agents import is_agent
 from ..errors import ConflictError, IntegrityError
 from ..hashing import canonical_json
 from ..store import audit as auditlog
@@ -83,6 +84,15 @@ def _plan(conn: Conn, schema: str, plan_id: str) -> PlanRow | None:
         (check_text("plan id", plan_id),),
     ).fetchone()
     return None if row is None else PlanRow(**row)
+
+
+def _agents_plans(conn: Conn, schema: str) -> list[str]:
+    """The pending plans that hold a slug and are agents' (:func:`affidavit.agents.is_agent`)."""
+    rows = conn.execute(
+        _q("SELECT p.id, p.author, p.origin FROM {s}.slug_reservations r JOIN {s}.plans p "
+           "ON p.id = r.plan_id", schema)
+    ).fetchall()  # fmt: skip
+    return [str(r["id"]) for r in rows if is_agent(str(r["author"]), str(r["origin"]))]
 
 
 def _creates(plan_json: str) -> list[str]:
@@ -156,7 +166,6 @@ class PostgresDoor:
         approving the plan); ``"policy"`` applies the plan only if the policy (``config``'s
         ``policy.auto_apply``, W13 for agents) lets it in whole without a person, and refuses it
         otherwise: it stays pending. The gate's verdicts are in :attr:`admissions`."""
-        from ..agents import is_agent
         from ..config import Config
         from ..errors import AdmissionError
         from ..evidence import Verifier
@@ -351,11 +360,15 @@ class PostgresStorage:
                    schema),
                 values,
             )  # fmt: skip
-            for slug in _creates(plan_json):  # the first pending plan keeps a slug (W5)
+            person = not is_agent(author, origin)
+            for slug in _creates(plan_json):
+                # the first pending plan keeps a slug (W5), but a person's plan takes one an
+                # agent's plan holds (W13: the owner's work goes first), as on SQLite
                 conn.execute(
-                    _q("INSERT INTO {s}.slug_reservations (slug, plan_id) VALUES (%s, %s) "
-                       "ON CONFLICT (slug) DO NOTHING", schema),
-                    (slug, plan_id),
+                    _q("INSERT INTO {s}.slug_reservations AS r (slug, plan_id) VALUES (%s, %s) "
+                       "ON CONFLICT (slug) DO UPDATE SET plan_id = excluded.plan_id "
+                       "WHERE %s AND r.plan_id = ANY(%s)", schema),
+                    (slug, plan_id, person, _agents_plans(conn, schema)),
                 )  # fmt: skip
 
     def plan(self, vault: str, plan_id: str) -> PlanRow | None:
