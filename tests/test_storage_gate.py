@@ -425,3 +425,14 @@ def test_a_persons_plan_takes_a_slug_an_agents_plan_reserved(make: Any) -> None:
         wiki.approve(agents)
     wiki.approve(persons)
     assert wiki.claims("bridge") == [(LONG, "trusted")]
+
+
+def test_a_plan_may_link_pages_before_the_operations_that_create_them(make: Any) -> None:
+    wiki = make("trusted")
+    source = wiki.add(CLEAN, "trusted")
+    plan = wiki.submit([
+        {"op": "link_pages", "page": "bridge", "to": "length"},
+        page("bridge", says("The bridge opened in 1932.", source, OPENED)),
+        page("length", says(LONG, source, LONG), title="The bridge is 503 metres long"),
+    ])  # fmt: skip
+    assert wiki.status(plan) == "applied" and wiki.links("bridge") == ["length"]

@@ -182,9 +182,9 @@ VAULT: list[tuple[str, str]] = [
             detail TEXT NOT NULL
         );
         CREATE INDEX source_flags_source ON {s}.source_flags (source_id, start);
-        CREATE TABLE {s}.links (
-            src TEXT NOT NULL REFERENCES {s}.pages (slug),
-            dst TEXT NOT NULL REFERENCES {s}.pages (slug),
+        CREATE TABLE {s}.links (           -- checked at commit: a plan may link before it creates
+            src TEXT NOT NULL REFERENCES {s}.pages (slug) DEFERRABLE INITIALLY DEFERRED,
+            dst TEXT NOT NULL REFERENCES {s}.pages (slug) DEFERRABLE INITIALLY DEFERRED,
             plan_id TEXT NOT NULL REFERENCES {s}.plans (id),
             PRIMARY KEY (src, dst)
         );
