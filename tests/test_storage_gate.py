@@ -436,3 +436,16 @@ def test_a_plan_may_link_pages_before_the_operations_that_create_them(make: Any)
         page("length", says(LONG, source, LONG), title="The bridge is 503 metres long"),
     ])  # fmt: skip
     assert wiki.status(plan) == "applied" and wiki.links("bridge") == ["length"]
+
+
+def test_a_plan_may_add_claims_to_a_page_it_creates_later(make: Any) -> None:
+    wiki = make("trusted")
+    source = wiki.add(CLEAN, "trusted")
+    plan = wiki.submit([
+        {"op": "add_claims", "page": "bridge", "claims": [says(LONG, source, LONG)]},
+        page("bridge", says("The bridge opened in 1932.", source, OPENED)),
+    ])  # fmt: skip
+    assert wiki.status(plan) == "applied"
+    assert sorted(t for t, _ in wiki.claims("bridge")) == sorted(
+        ["The bridge opened in 1932.", LONG]
+    )

@@ -192,7 +192,9 @@ VAULT: list[tuple[str, str]] = [
             ADD COLUMN support TEXT NOT NULL DEFAULT '',        -- the gate's verdict (W11)
             ADD COLUMN support_check TEXT NOT NULL DEFAULT '',  -- the check that gave it
             ADD COLUMN n BIGSERIAL;   -- insertion order: a successor shares its claim's position
-        CREATE INDEX claims_derived ON {s}.claims (status) WHERE derived_from != '[]'
+        CREATE INDEX claims_derived ON {s}.claims (status) WHERE derived_from != '[]';
+        -- a plan may add claims to a page an operation after it creates (as on SQLite)
+        ALTER TABLE {s}.claims ALTER CONSTRAINT claims_page_slug_fkey DEFERRABLE INITIALLY DEFERRED
         """,
     ),
     (
