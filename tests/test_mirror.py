@@ -510,3 +510,38 @@ def test_a_repository_that_is_not_a_mirror_is_left_alone(
     with pytest.raises(ConflictError, match="not a mirror"):
         mirror(storage, "main", folder)
     assert page.read_text() == "my own page\n" and len(_log(folder)) == 1
+
+
+def _claim_ids(storage: Any, slug: str) -> list[str]:
+    page = storage.page("main", slug)
+    return [c.id for c in page.claims if c.status == "active"]
+
+
+def test_links_supersessions_and_retractions_are_followed_batch_by_batch(
+    storage: Any, wiki: Wiki, tmp_path: Path
+) -> None:
+    wiki.grow(4)
+    folder = tmp_path / "mirror"
+    mirror(storage, "main", folder)  # the mirror stops here, then follows each kind of batch
+    first, second = wiki.pages[0], wiki.pages[1]
+    wiki.batch({"op": "link_pages", "page": first, "to": second})
+    old, gone = _claim_ids(storage, first)[:2]
+    by = wiki._claim(40)
+    wiki.batch({"op": "supersede_claim", "claim": old, "by": by, "reason": "Says it better."})
+    wiki.batch({"op": "retract_claim", "claim": gone, "reason": "The source was misread."})
+    wiki.grow(2)  # and ordinary batches after them
+    report = mirror(storage, "main", folder)
+    assert report.after == wiki.batches and report.hand_edits == []
+    assert check(storage, "main", folder).ok, check(storage, "main", folder).problems
+    rebuilt = tmp_path / "rebuilt"
+    mirror(storage, "main", rebuilt)
+    assert _head(rebuilt) == _head(folder) and _files(rebuilt) == _files(folder)
+    text = (folder / "wiki" / f"{first}.md").read_text()
+    assert "## See also" in text and "## Superseded" in text and "## Retracted" in text
+    assert f"`{old}` → superseded by" in text and f"`{gone}`" in text
+    assert "## Linked from" in (folder / "wiki" / f"{second}.md").read_text()
+    # history: the commit of the link batch shows the link, not yet the supersession
+    repo = pygit2.Repository(str(folder))
+    commits = list(repo.walk(repo.head.target, pygit2.enums.SortMode.REVERSE))
+    at_link = commits[4].tree[f"wiki/{first}.md"].data.decode()
+    assert "## See also" in at_link and "## Superseded" not in at_link and old in at_link

@@ -11,7 +11,7 @@ value is a bound parameter; the schema name is validated and quoted by ``sql.Ide
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from psycopg import sql
@@ -35,6 +35,10 @@ class Rows:
     # superseded_by, created_at — in batch, then page-position order
     evidence: list[tuple[Any, ...]]  # seq, claim_id, idx, source_id, quote, start, end, location
     sources: list[tuple[Any, ...]]  # id, name, media_type, status (the sources cited)
+    links: list[tuple[Any, ...]] = field(default_factory=list)  # seq, plan_id, src, dst
+    retractions: list[tuple[Any, ...]] = field(default_factory=list)
+    """The "retracted" audit entries: seq (the batch's), then the entry's seq, at, action,
+    plan_id, actor, detail (why each claim went: what a page's "Retracted" list shows)."""
 
 
 def source_file(source_id: str, media_type: str) -> str:
@@ -81,7 +85,7 @@ class VaultReader:
             def read(text: str, prefix: str = "") -> list[tuple[Any, ...]]:
                 where = plans.format(c=sql.SQL(prefix))
                 query = sql.SQL(text).format(s=sql.Identifier(self.schema), where=where)
-                rows = cur.execute(query, params).fetchall()
+                rows = cur.execute(query, params if "{where}" in text else []).fetchall()
                 return [(seq_of[r[0]], *r[1:]) for r in rows if r[0] in seq_of]
 
             pages = read(
@@ -97,6 +101,11 @@ class VaultReader:
                 "e.location FROM {s}.evidence e JOIN {s}.claims c ON c.id = e.claim_id {where}",
                 "c.",
             )
+            links = read("SELECT plan_id, plan_id, src, dst FROM {s}.links {where}")
+            retractions = read(
+                "SELECT plan_id, seq, at, action, plan_id, actor, detail FROM {s}.audit "
+                "WHERE action = 'retracted' ORDER BY seq"
+            )
             cited = sorted({r[3] for r in evidence})
             sources = cur.execute(
                 sql.SQL(
@@ -108,7 +117,8 @@ class VaultReader:
         pages.sort(key=lambda r: (r[0], r[1]))
         claims.sort(key=lambda r: (r[0], r[2], r[4]))
         evidence.sort(key=lambda r: (r[0], r[1], r[2]))
-        return Rows(pages, claims, evidence, sources)
+        links.sort(key=lambda r: (r[0], r[2], r[3]))
+        return Rows(pages, claims, evidence, sources, links, retractions)
 
     def source_data(self, source_id: str) -> bytes:
         """A source's original bytes, re-hashed against its id."""

@@ -148,6 +148,10 @@ def _split(rows: Rows) -> dict[int, Rows]:
         of(r[0]).pages.append(r)
     for r in rows.claims:
         of(r[0]).claims.append(r)
+    for r in rows.links:
+        of(r[0]).links.append(r)
+    for r in rows.retractions:
+        of(r[0]).retractions.append(r)
     for r in rows.evidence:
         batch = of(r[0])
         batch.evidence.append(r)
@@ -317,11 +321,11 @@ def mirror(
         if last < len(batches):
             shadow = Shadow()
             if last:
-                shadow.add(reader.rows(batches, 0, last))
+                shadow.add(reader.rows(batches, 0, last), batches[:last])
                 shadow.add_audit(_audit(batches[:last]))
             by_batch = _split(reader.rows(batches, last, len(batches)))
             for record in batches[last:]:
-                touched, new = shadow.add(by_batch.get(record.seq, Rows([], [], [], [])))
+                touched, new = shadow.add(by_batch.get(record.seq, Rows([], [], [], [])), [record])
                 shadow.add_audit(_audit([record]))
                 files = shadow.files(touched)
                 for source_id, relpath in new.items():
@@ -346,7 +350,7 @@ def expected(reader: VaultReader, batches: list[BatchRecord], upto: int) -> dict
     if upto == 0:
         return {}
     shadow = Shadow()
-    shadow.add(reader.rows(batches, 0, upto), exact=upto == len(batches))
+    shadow.add(reader.rows(batches, 0, upto), batches[:upto], exact=upto == len(batches))
     shadow.add_audit(_audit(batches[:upto]))
     files = shadow.files()
     for source_id, relpath in shadow.source_paths().items():
