@@ -23,6 +23,7 @@ from ..extractive.lexicon import words
 from ..retrieval.search import Hit
 from ..support.facts import MONTHS
 from ..words import STOPWORDS, content_words, stem
+from .entities import AGENTS, entities, recognise
 
 _DATE = re.compile(
     r"\b(?:\d{1,2} )?(?:January|February|March|April|May|June|July|August|September|October|"
@@ -103,12 +104,21 @@ _VALUE = re.compile(
 )
 
 
+_WHICH_ORG = re.compile(
+    r"^(?:which|what)\s+(?:\w+\s+)?(?:company|companies|organi[sz]ations?|agency|agencies|"
+    r"team|teams|university|universities|band|firm|club|institution|corporation|newspaper|"
+    r"publisher|manufacturer|airline|network)\b"
+)
+
+
 def question_type(question: str) -> str:
-    """``when``, ``number``, ``who``, ``where`` or ``""`` (any other question). "What is the
-    maximum length of ...?" asks for a number too."""
+    """``when``, ``number``, ``who``, ``org`` ("which company ...?"), ``where`` or ``""`` (any
+    other question). "What is the maximum length of ...?" asks for a number too."""
     q = " ".join(question.strip().lower().split())
     if _VALUE.match(q):
         return "number"
+    if _WHICH_ORG.match(q):
+        return "org"
     for prefix, kind in ((_WHEN, "when"), (_HOW_MANY, "number"), (_WHO, "who"), (_WHERE, "where")):
         if q.startswith(prefix):
             return kind
@@ -340,13 +350,32 @@ def _candidates(kind: str, text: str) -> list[re.Match[str]]:
         return list(_DATE.finditer(text))
     if kind == "number":
         return [m for m in _NUMBER.finditer(text) if m.group(0).strip()]
-    if kind in ("who", "where"):
-        return [
+    if kind in ("who", "org", "where"):
+        found = [
             m
             for m in _NAME.finditer(text)
             if not (m.group(0).split()[0].lower() in _WEAK_CAPITALS and " " not in m.group(0))
         ]
+        if kind != "where":  # a person or an organisation, as the recogniser reads the text
+            found = [m for m in found if _agent(text, m)]
+        return found
     return []
+
+
+def _agent(text: str, match: re.Match[str]) -> str:
+    """The label of the person, organisation or people the recogniser finds in ``match`` (its
+    best: ``PERSON`` over ``ORG`` over ``NORP``), or ``""``."""
+    labels = {
+        label
+        for start, end, label in entities(text)
+        if label in AGENTS and start < match.end() and end > match.start()
+    }
+    return next((label for label in ("PERSON", "ORG", "NORP") if label in labels), "")
+
+
+AGENT_PREFERENCE = 0.25
+"""What a name of the kind not asked for loses (in units of 40 characters of distance): a person
+for "who", an organisation for "which company"."""
 
 
 _NEGATED = re.compile(r"\b(?:not|no|nor)\s+(?:a\s+)?$", re.IGNORECASE)
@@ -374,7 +403,7 @@ def _span(question: str, text: str) -> str | None:
             continue  # "not one so employed has been discovered" says none, not one
         if re.search(rf"(?<!\w){re.escape(span)}(?!\w)", question, re.IGNORECASE):
             continue  # "one" in "attached to one connection" is the question's, not an answer
-        if kind in ("who", "where"):
+        if kind in ("who", "org", "where"):
             words = span.split()
             while words and words[0].lower() in _WEAK_CAPITALS:
                 words = words[1:]
@@ -391,8 +420,10 @@ def _span(question: str, text: str) -> str | None:
         before = text[max(0, match.start() - 24) : match.start()]
         if kind == "where" and _PLACE_BEFORE.search(before):
             distance -= 1.0
-        if kind == "who" and _AGENT_BEFORE.search(before):
+        if kind in ("who", "org") and _AGENT_BEFORE.search(before):
             distance -= 0.5
+        if kind in ("who", "org") and _agent(text, match) != ("ORG" if kind == "org" else "PERSON"):
+            distance += AGENT_PREFERENCE
         if measure and measured(measure, span):
             distance -= 1.0  # "How large?": "281 terabytes" over a bare "281"
         key = (distance, match.start(), span)
@@ -504,6 +535,8 @@ def ranked(
         for stems, h in zip(said, hits, strict=True)
     ]
     weights = _weights(asked, said)
+    if kind in ("who", "org"):  # the recogniser reads every candidate in one batch
+        recognise(h.text for h in hits)
     term = defined_term(question)
     pairs = _bigrams(question)
     why = question.strip().lower().startswith("why ")
@@ -545,6 +578,46 @@ def ranked(
         scored.append((score, support, rank, hit))
     scored.sort(key=lambda item: (-item[0], item[2]))
     return scored
+
+
+def _wanted(kind: str, short: dict[str, Any]) -> bool:
+    """The short answer names what a who / which-organisation question asks for: a person
+    (an organisation)."""
+    text = str(short["text"])
+    labels = {label for start, end, label in entities(text) if end - start >= len(text) // 2}
+    return ("ORG" if kind == "org" else "PERSON") in labels
+
+
+def title_answer(
+    question: str, scored: list[tuple[float, float, int, Hit]]
+) -> tuple[str, Hit] | None:
+    """For a who / which-organisation question: the person (organisation) a retrieved page's
+    title names, not named by the question, when the title holds a word of the question ("1823"
+    in "State of the Union, 1823: James Monroe" for "Who was president in 1823?"), with the
+    page's best claim; ``None`` when no title does. Pages are tried in the order of their best
+    claims."""
+    if not scored:
+        return None
+    kind = question_type(question)
+    wanted = "ORG" if kind == "org" else "PERSON"
+    asked = _asked(question)
+    seen: set[str] = set()
+    recognise(h.page_title for _, _, _, h in scored if h.page_title)
+    for _, _, _, hit in scored:
+        title = hit.page_title
+        if not title or hit.page in seen:
+            continue
+        seen.add(hit.page)
+        if not any(_matches(s, _stems(title)) for s in asked):
+            continue
+        for start, end, label in entities(title):
+            name = title[start:end].strip()
+            if label != wanted or not name:
+                continue
+            if re.search(rf"(?<!\w){re.escape(name)}(?!\w)", question, re.IGNORECASE):
+                continue
+            return name, hit
+    return None
 
 
 def _holds(name: str, hit: Hit, context: dict[str, str]) -> bool:
@@ -619,7 +692,28 @@ def extractive_answer(
         if span is not None:
             short = {"text": span, "claims": [hit.claim_id]}
             break
-    if short is None and question_type(question) and scored[0][1] < SURE:
+    kind = question_type(question)
+    if (
+        kind in ("who", "org")
+        and scored[0][1] < SURE
+        and (short is None or not _wanted(kind, short))
+    ):
+        # "Who was president in 1823?": no sure claim names a person, but a page whose title
+        # holds a word of the question ("1823") names one ("State of the Union, 1823: James
+        # Monroe"): the title is the source's own words, which the support check reads with
+        # the claim's quotes (``Asker`` adds them)
+        titled = title_answer(question, scored)
+        if titled is not None:
+            name, hit = titled
+            sentence = {"text": hit.page_title, "claims": [hit.claim_id]}
+            short = {"text": name, "claims": [hit.claim_id]}
+            return {
+                "nonce": nonce,
+                "not_in_wiki": False,
+                "sentences": [sentence],
+                "short_answer": short,
+            }
+    if short is None and kind and scored[0][1] < SURE:
         # "Who was president in 1823?": no claim near the question holds a name (a date, a
         # number, a place) and none holds all of its words: what is shown would be beside the
         # point, so the wiki doesn't say (the closest pages are listed with the answer)
