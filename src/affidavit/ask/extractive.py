@@ -17,7 +17,7 @@ import math
 import re
 import unicodedata
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..extractive.lexicon import words
 from ..retrieval.search import Hit
@@ -345,32 +345,43 @@ def _weights(asked: set[str], have: list[set[str]]) -> dict[str, float]:
     }
 
 
-def _candidates(kind: str, text: str) -> list[re.Match[str]]:
+class _Candidate(NamedTuple):
+    start: int
+    text: str
+    label: str  # the recogniser's label of a who / which-organisation answer, else ""
+
+
+def _candidates(kind: str, text: str) -> list[_Candidate]:
     if kind == "when":
-        return list(_DATE.finditer(text))
+        return [_Candidate(m.start(), m.group(0), "") for m in _DATE.finditer(text)]
     if kind == "number":
-        return [m for m in _NUMBER.finditer(text) if m.group(0).strip()]
-    if kind in ("who", "org", "where"):
-        found = [
-            m
-            for m in _NAME.finditer(text)
-            if not (m.group(0).split()[0].lower() in _WEAK_CAPITALS and " " not in m.group(0))
+        return [_Candidate(m.start(), m.group(0), "") for m in _NUMBER.finditer(text)]
+    if kind not in ("who", "org", "where"):
+        return []
+    found = [
+        m
+        for m in _NAME.finditer(text)
+        if not (m.group(0).split()[0].lower() in _WEAK_CAPITALS and " " not in m.group(0))
+    ]
+    if kind == "where":
+        return [_Candidate(m.start(), m.group(0), "") for m in found]
+    out = []
+    for m in found:  # a person or an organisation, as the recogniser reads the text
+        agents = [
+            (start, end, label)
+            for start, end, label in entities(text)
+            if label in AGENTS and start < m.end() and end > m.start()
         ]
-        if kind != "where":  # a person or an organisation, as the recogniser reads the text
-            found = [m for m in found if _agent(text, m)]
-        return found
-    return []
-
-
-def _agent(text: str, match: re.Match[str]) -> str:
-    """The label of the person, organisation or people the recogniser finds in ``match`` (its
-    best: ``PERSON`` over ``ORG`` over ``NORP``), or ``""``."""
-    labels = {
-        label
-        for start, end, label in entities(text)
-        if label in AGENTS and start < match.end() and end > match.start()
-    }
-    return next((label for label in ("PERSON", "ORG", "NORP") if label in labels), "")
+        if not agents:
+            continue
+        # the name as the recogniser bounds it when it reaches further ("the Cleveland Bridge
+        # and Engineering Company", which the capitalised run cuts at "and")
+        first = min(m.start(), *(a[0] for a in agents))
+        last = max(m.end(), *(a[1] for a in agents))
+        labels = {a[2] for a in agents}
+        label = next(x for x in ("PERSON", "ORG", "NORP") if x in labels)
+        out.append(_Candidate(first, text[first:last], label))
+    return out
 
 
 AGENT_PREFERENCE = 0.25
@@ -395,11 +406,11 @@ def _span(question: str, text: str) -> str | None:
     spots = [m.start() for m in re.finditer(r"[^\W_]+", text) if _matches(stem(m.group()), asked)]
     best: tuple[float, int, str] | None = None
     for match in _candidates(kind, text):
-        span = match.group(0).strip().rstrip(".,;:")
+        span = match.text.strip().rstrip(".,;:")
         stems = _stems(span)
         if not span or (stems and all(_matches(s, asked) for s in stems)):
             continue
-        if kind == "number" and _NEGATED.search(text[max(0, match.start() - 12) : match.start()]):
+        if kind == "number" and _NEGATED.search(text[max(0, match.start - 12) : match.start]):
             continue  # "not one so employed has been discovered" says none, not one
         if re.search(rf"(?<!\w){re.escape(span)}(?!\w)", question, re.IGNORECASE):
             continue  # "one" in "attached to one connection" is the question's, not an answer
@@ -410,23 +421,23 @@ def _span(question: str, text: str) -> str | None:
             span = " ".join(words)
             if not span or all(w.lower().strip(".") in _CALENDAR for w in words):
                 continue
-            lead = text[: match.start()].rstrip()
+            lead = text[: match.start].rstrip()
             opens = not lead or lead[-1] in '.!?:;"“('
             if len(words) == 1 and (
                 span.lower() in STOPWORDS or (opens and span.lower() in _OPENERS)
             ):
                 continue  # "I" anywhere; "Therefore, ..." at a sentence's start
-        distance = min((abs(match.start() - p) for p in spots), default=len(text)) / 40.0
-        before = text[max(0, match.start() - 24) : match.start()]
+        distance = min((abs(match.start - p) for p in spots), default=len(text)) / 40.0
+        before = text[max(0, match.start - 24) : match.start]
         if kind == "where" and _PLACE_BEFORE.search(before):
             distance -= 1.0
         if kind in ("who", "org") and _AGENT_BEFORE.search(before):
             distance -= 0.5
-        if kind in ("who", "org") and _agent(text, match) != ("ORG" if kind == "org" else "PERSON"):
+        if kind in ("who", "org") and match.label != ("ORG" if kind == "org" else "PERSON"):
             distance += AGENT_PREFERENCE
         if measure and measured(measure, span):
             distance -= 1.0  # "How large?": "281 terabytes" over a bare "281"
-        key = (distance, match.start(), span)
+        key = (distance, match.start, span)
         if best is None or key < best:
             best = key
     return best[2] if best else None
@@ -610,13 +621,18 @@ def title_answer(
         seen.add(hit.page)
         if not any(_matches(s, _stems(title)) for s in asked):
             continue
-        for start, end, label in entities(title):
-            name = title[start:end].strip()
-            if label != wanted or not name:
-                continue
-            if re.search(rf"(?<!\w){re.escape(name)}(?!\w)", question, re.IGNORECASE):
-                continue
-            return name, hit
+        names = [
+            title[start:end].strip()
+            for start, end, label in entities(title)
+            if label == wanted and title[start:end].strip()
+        ]
+        names = [
+            n
+            for n in names
+            if not re.search(rf"(?<!\w){re.escape(n)}(?!\w)", question, re.IGNORECASE)
+        ]
+        if names:  # the fullest name: "Ada Whitcombe" over a lone "Guild" the recogniser
+            return max(names, key=lambda n: len(n.split())), hit  # took for a person
     return None
 
 
