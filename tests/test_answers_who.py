@@ -142,3 +142,51 @@ def test_a_title_that_holds_none_of_the_questions_words_is_not_read(
     shown = render_answer(answer)
     assert answer.short_answer is None or answer.short_answer.text != "Ada Whitcombe", shown
     assert answer.short_answer is None or "Street" not in answer.short_answer.text, shown
+
+
+HALL = (
+    "The new hall on Mill Street was opened in the spring, and the looms were moved there in May."
+)
+
+
+def test_the_sentence_that_names_who_comes_first_not_the_one_with_every_word() -> None:
+    """Attacker: every word of the question is in a sentence that doesn't say who; main gave that
+    sentence alone. The sentence that names the person, with 0.35 of its support or more, comes
+    first and gives the short answer (it holds 0.42 of the question, weighted by rarity)."""
+    hits = [
+        hit(0, HALL),
+        hit(1, "Tomas Berg opened the new hall with a speech to the weavers."),
+    ]
+    reply = extractive_answer("Who opened the new hall on Mill Street?", hits, "n")
+    assert reply["short_answer"]["text"] == "Tomas Berg", reply
+    assert reply["sentences"][0]["text"].startswith("Tomas Berg opened"), reply
+
+
+def test_a_name_that_shares_one_word_with_the_question_is_not_put_first() -> None:
+    """Attacker: sentences that name someone but hold one word of the question ("street",
+    "mill", "hall", "opened") are not promoted over the sentence that holds it all, and their
+    names are no short answer."""
+    for other in (
+        "Ada Whitcombe walked down the street to the river.",
+        "Ada Whitcombe opened a shop by the river.",
+        "Ada Whitcombe sold the mill to the town.",
+        "Ada Whitcombe swept the hall.",
+    ):
+        reply = extractive_answer(
+            "Who opened the new hall on Mill Street?", [hit(0, HALL), hit(1, other)], "n"
+        )
+        assert reply["sentences"][0]["text"] == HALL, reply
+        assert reply["short_answer"] is None, reply
+
+
+def test_an_answer_shows_at_most_two_sentences() -> None:
+    # main: three (the best claim and the first retrieved ones filling an unsure answer)
+    hits = [
+        hit(0, "The weavers' school was founded by the guild to teach spinning and dyeing."),
+        hit(1, "The school teaches spinning to forty pupils every winter in the old hall."),
+        hit(2, "Pupils of the guild's school learn dyeing in the summer months."),
+        hit(3, "The guild pays for the school from the rents of its shops."),
+    ]
+    reply = extractive_answer("What does the guild's school teach its pupils in winter?", hits, "n")
+    assert not reply["not_in_wiki"]
+    assert 1 <= len(reply["sentences"]) <= 2, reply

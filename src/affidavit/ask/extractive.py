@@ -62,10 +62,15 @@ _CALENDAR = MONTHS | words(
 MIN_SUPPORT = 0.2
 """Weighted share of the question's content words a claim must hold to answer it."""
 MAX_SENTENCES = 3
+"""Claims chosen (within :data:`MARGIN` of the best): a short answer may come from any of them."""
 LACKING = 0.15
 """What a claim loses for a "how many" or "when" question when it holds no number or date."""
 SUPPORTING = 2
 """Sentences after a short answer: the one it is taken from, and one more."""
+SHOWN = 2
+"""Sentences an answer shows at most (issue 24: a short answer, then at most two supporting
+sentences; without one, the best two): of the chosen claims, the one a short answer comes from
+first, then the best other."""
 MAX_CITATIONS = 8
 """Claims one answer sentence may cite (the answer schema's limit)."""
 RANK_BONUS = 0.08
@@ -73,11 +78,11 @@ RANK_BONUS = 0.08
 SURE = 0.999
 """Support at or above which the best claim holds every content word of the question: below it
 the answerer is unsure, and the first retrieved claims that pass :data:`MIN_SUPPORT` fill the
-answer to :data:`MAX_SENTENCES` (the best BM25 matches are always worth showing, cited)."""
+answer to :data:`FILL` (the best BM25 matches are always worth showing, cited)."""
 MARGIN = 0.3
-FILL = 3
-"""Sentences the retrieval's best matches fill an unsure answer to."""
 """Claims within this much support of the best join it in the answer (at most three)."""
+FILL = SHOWN
+"""Sentences the retrieval's best matches fill an unsure answer to."""
 
 _WHEN = ("when", "what year", "in what year", "which year", "what date", "in which year")
 _HOW_MANY = (
@@ -591,6 +596,31 @@ def ranked(
     return scored
 
 
+PROMOTE_SHARE = 0.35
+"""Share of the best claim's support a claim that holds what a typed question asks for needs to
+come first when the best one doesn't hold it."""
+PROMOTE_POOL = 10
+"""How many of the best-scored claims are looked at for one that does."""
+
+
+def answering_first(
+    question: str, scored: list[tuple[float, float, int, Hit]]
+) -> list[tuple[float, float, int, Hit]]:
+    """``scored`` with, for a when / how-many / who / where question whose best claim holds the
+    question's words but not what it asks for (no date, number, person, place), the best of the
+    next claims that does hold it first, when it holds at least :data:`PROMOTE_SHARE` of the best
+    claim's support: "The new hall on Mill Street was opened in the spring" holds every word of
+    "Who opened the new hall on Mill Street?" and answers it less than "Tomas Berg opened the
+    hall with a speech"."""
+    if not question_type(question) or _span(question, scored[0][3].text) is not None:
+        return scored
+    floor = PROMOTE_SHARE * scored[0][1]
+    for n, item in enumerate(scored[1:PROMOTE_POOL], 1):
+        if item[1] >= floor and _span(question, item[3].text) is not None:
+            return [item, *scored[:n], *scored[n + 1 :]]
+    return scored
+
+
 def _wanted(kind: str, short: dict[str, Any]) -> bool:
     """The short answer names what a who / which-organisation question asks for: a person
     (an organisation)."""
@@ -671,6 +701,7 @@ def extractive_answer(
         ]
     if not scored:
         return none
+    scored = answering_first(question, scored)
     best = scored[0][0]
     chosen: list[Hit] = []
     by_text: dict[str, dict[str, Any]] = {}
@@ -738,4 +769,5 @@ def extractive_answer(
         cited = short["claims"][0]
         first = [s for s in sentences if cited in s["claims"]]
         sentences = (first + [s for s in sentences if cited not in s["claims"]])[:SUPPORTING]
+    sentences = sentences[:SHOWN]
     return {"nonce": nonce, "not_in_wiki": False, "sentences": sentences, "short_answer": short}
