@@ -36,8 +36,9 @@ from ..support import SUPPORTED, SupportChecker, load_model
 from ..support.batch import claim_item, prepare
 from ..vault import Vault
 from .context import enumeration, rare_names, unknown_names, with_acronyms, with_followers
-from .extractive import MAX_CITATIONS, defined_term, defines, dimension, extractive_answer
+from .extractive import MAX_CITATIONS, dimension, extractive_answer
 from .log import AskLog, Issued, new_nonce, write
+from .manuals import defined_term, defines
 from .packing import Packed, pack
 from .texts import source_texts, title_spans
 
