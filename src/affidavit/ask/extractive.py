@@ -570,7 +570,7 @@ def extractive_answer(
     if scored[0][1] < SURE:
         # unsure: the best claim lacks some of the question's words, so the retrieval's own
         # best matches (BM25 order, followers left out) that hold enough of the question fill
-        # the answer to three
+        # the answer to :data:`FILL`
         eligible = {hit.claim_id for _, _, _, hit in scored}
         retrieved = [h for h in hits if h.claim_id not in context]
         for hit in retrieved[:FILL]:
