@@ -10,7 +10,9 @@ from pathlib import Path
 
 from affidavit.ask import Asker, render_answer
 from affidavit.ask.extractive import extractive_answer, question_type
+from affidavit.ask.save import propose_answer
 from affidavit.ask.texts import source_texts
+from affidavit.inbox import get_plan
 from affidavit.ingest.pipeline import Ingestor
 from affidavit.providers.extractive import ExtractiveProvider
 from affidavit.retrieval.search import EvidenceRef, Hit
@@ -190,3 +192,21 @@ def test_an_answer_shows_at_most_two_sentences() -> None:
     reply = extractive_answer("What does the guild's school teach its pupils in winter?", hits, "n")
     assert not reply["not_in_wiki"]
     assert 1 <= len(reply["sentences"]) <= 2, reply
+
+
+def test_a_saved_title_answer_quotes_the_title_from_its_source(
+    vault: Vault, tmp_path: Path
+) -> None:
+    """``ask --save`` of an answer taken from a page title: the title sentence carries the title
+    as its source's own quote, so the gate can verify it (with only the page's other claim's
+    quote, main's save, it could not)."""
+    ingest(vault, tmp_path / "docs", guild1904=GUILD_1904, guild1911=GUILD_1911)
+    answer = Asker(vault, None).ask("Who was chair of the guild in 1904?")
+    assert answer.titles, render_answer(answer)
+    proposal = propose_answer(vault, answer, "tester")
+    op = get_plan(vault, proposal.plan_id).plan.operations[0]
+    assert op.op == "create_page"
+    titled = [c for c in op.claims if c.text == "Address to the Guild, 1904: Ada Whitcombe"]
+    assert titled, op.claims
+    quotes = [e.quote for e in titled[0].evidence]
+    assert quotes[0] == "Address to the Guild, 1904: Ada Whitcombe", quotes
