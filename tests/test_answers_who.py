@@ -56,6 +56,8 @@ def ingest(vault: Vault, folder: Path, **docs: str) -> None:
 def test_a_place_or_a_hall_is_no_who_answer_a_person_is() -> None:
     # main: "Hall of Mirrors" (a capitalised run near "signed")
     text = "The treaty was signed in the Hall of Mirrors by the delegates of Ruritania."
+    assert short("Who signed the treaty?", text) == "Ruritania"  # a state acting, not the hall
+    text = "The treaty was signed in the Hall of Mirrors on a wet morning."
     assert short("Who signed the treaty?", text) is None
     text = "In the Hall of Mirrors the treaty was signed by Ada Whitcombe."
     assert short("Who signed the treaty?", text) == "Ada Whitcombe"

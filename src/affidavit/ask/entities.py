@@ -27,8 +27,9 @@ __all__ = ["AGENTS", "Entity", "entities", "recognise"]
 Entity = tuple[int, int, str]
 """An entity's start and end in the text (characters) and its label."""
 
-AGENTS = frozenset({"PERSON", "ORG", "NORP"})
-"""Labels of what can be the answer to "who": a person, an organisation, a people."""
+AGENTS = ("PERSON", "ORG", "NORP", "GPE")
+"""Labels of what can be the answer to "who", best first: a person, an organisation, a people, a
+country or state acting ("Chile claimed ...", "supported by the Kingdom of Kongo")."""
 
 OTHERS = ("tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "senter")
 """The pipeline's components the recogniser doesn't need (its own layer reads the tokens)."""
