@@ -307,15 +307,10 @@ def _candidates(kind: str, text: str) -> list[_Candidate]:
         if not agents:
             continue
         # the name as the recogniser bounds it when it reaches further ("the Cleveland Bridge
-        # and Engineering Company", which the capitalised run cuts at "and"), and from the best
-        # entity on when the run joins names ("Board of War Richard Peters": "Richard Peters");
-        # a title before a name stays ("Senator Adams")
+        # and Engineering Company", which the capitalised run cuts at "and")
         labels = {a[2] for a in agents}
         label = next(x for x in AGENTS if x in labels)
-        best = min((a for a in agents if a[2] == label), key=lambda a: a[0])
-        first = min(m.start(), best[0])
-        if re.search(r"\s(?:of|the|de|von|van|for|la|le|du|da)\s", text[first : best[0]]):
-            first = best[0]
+        first = min(m.start(), *(a[0] for a in agents))
         last = max(m.end(), *(a[1] for a in agents))
         out.append(_Candidate(first, text[first:last], label))
     return out
