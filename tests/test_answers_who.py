@@ -75,6 +75,9 @@ def test_which_company_asks_for_an_organisation_whole() -> None:
         "Cleveland Bridge and Engineering Company"
     )
     assert short("Who opened the bridge?", text) == "King George"
+    # a state or a person is no company
+    text = "The canal was built for Ruritania after the war, and King George opened it."
+    assert short("Which company built the canal?", text) is None
 
 
 def test_the_quick_starts_question_is_answered_from_the_speechs_title(

@@ -298,11 +298,14 @@ def _candidates(kind: str, text: str) -> list[_Candidate]:
     if kind == "where":
         return [_Candidate(m.start(), m.group(0), "") for m in found]
     out = []
-    for m in found:  # a person or an organisation, as the recogniser reads the text
+    for m in found:  # a person or an organisation (only that for "which company"), as the
+        # recogniser reads the text
         agents = [
             (start, end, label)
             for start, end, label in entities(text)
-            if label in AGENTS and start < m.end() and end > m.start()
+            if label in (("ORG",) if kind == "org" else AGENTS)
+            and start < m.end()
+            and end > m.start()
         ]
         if not agents:
             continue
