@@ -215,3 +215,14 @@ def test_a_saved_title_answer_quotes_the_title_from_its_source(
     assert titled, op.claims
     quotes = [e.quote for e in titled[0].evidence]
     assert quotes[0] == "Address to the Guild, 1904: Ada Whitcombe", quotes
+
+
+def test_a_title_naming_the_questions_subject_is_not_its_answer() -> None:
+    """Attacker: the page about Ada Whitcombe holds "Whitcombe" from the question, and names a
+    person; but she is what the question is about, not who painted her portrait."""
+    hits = [
+        hit(0, "The portrait was painted in 1904 and hangs in the guild hall.", "Ada Whitcombe"),
+        hit(1, "Her portrait shows her at the loom.", "Ada Whitcombe"),
+    ]
+    reply = extractive_answer("Who painted Whitcombe's portrait?", hits, "n")
+    assert reply["short_answer"] is None or "Whitcombe" not in reply["short_answer"]["text"]

@@ -486,7 +486,7 @@ def title_answer(
     question: str, scored: list[tuple[float, float, int, Hit]]
 ) -> tuple[str, Hit] | None:
     """For a who / which-organisation question: the person (organisation) a retrieved page's
-    title names, not named by the question, when the title holds a word of the question ("1823"
+    title names, sharing no word with the question, when the title holds a word of the question ("1823"
     in "State of the Union, 1823: James Monroe" for "Who was president in 1823?"), with the
     page's best claim; ``None`` when no title does. Pages are tried in the order of their best
     claims."""
@@ -509,11 +509,9 @@ def title_answer(
             for start, end, label in entities(title)
             if label == wanted and title[start:end].strip()
         ]
-        names = [
-            n
-            for n in names
-            if not re.search(rf"(?<!\w){re.escape(n)}(?!\w)", question, re.IGNORECASE)
-        ]
+        # a name that shares a word with the question is its subject, not its answer ("Lower
+        # Manhattan" for "Which newspaper reported on Manhattan?")
+        names = [n for n in names if not any(_matches(s, asked) for s in _stems(n))]
         if names:  # the fullest name: "Ada Whitcombe" over a lone "Guild" the recogniser
             return max(names, key=lambda n: len(n.split())), hit  # took for a person
     return None
