@@ -226,3 +226,19 @@ def test_a_title_naming_the_questions_subject_is_not_its_answer() -> None:
     ]
     reply = extractive_answer("Who painted Whitcombe's portrait?", hits, "n")
     assert reply["short_answer"] is None or "Whitcombe" not in reply["short_answer"]["text"]
+
+
+def test_a_title_in_text_the_sanitizer_flagged_is_no_evidence(vault: Vault, tmp_path: Path) -> None:
+    """Attacker: the title line stands in text the sanitizer flagged (hidden, or a planted
+    instruction: W12); it is not clean evidence, so no answer rests on it."""
+    ingest(vault, tmp_path / "docs", guild1904=GUILD_1904, guild1911=GUILD_1911)
+    (source_id,) = vault.db.execute("SELECT id FROM sources WHERE name = 'guild1904.md'").fetchone()
+    with vault.db:
+        vault.db.execute(
+            'INSERT INTO source_flags (source_id, kind, start, "end", detail) '
+            "VALUES (?, 'hidden_text', 0, 60, 'test')",
+            (source_id,),
+        )
+    answer = Asker(vault, None).ask("Who was chair of the guild in 1904?")
+    assert not answer.titles, render_answer(answer)
+    assert answer.short_answer is None or answer.short_answer.text != "Ada Whitcombe"
