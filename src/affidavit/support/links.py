@@ -152,6 +152,11 @@ def links(tree: Tree, quote: bool = False) -> list[_Link]:
                 continue  # a text's "then", "later": too often no order between two facts
             clause_head = tree.clause_of(i)
             after = set(tree.subtree(clause_head))
+            # "A was spoken but not written, so B": the parser hangs the clause before "so" on
+            # the verb after it; that clause is the cause, not part of the effect
+            for c in tree.children[clause_head]:
+                if c < i and max(tree.subtree(c)) < i:
+                    after -= set(tree.subtree(c))
             before = {n for n in range(len(tree)) if n < min(after | {i})}
             before |= {n for n in range(len(tree)) if n not in after and n < i}
             out.append(_Link(family, i, before or {-1}, after))
@@ -318,12 +323,14 @@ def link_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
 
 
 def _earlier(q: int, mapped: set[tuple[int, int]]) -> bool:
-    """Some of ``mapped`` lies in a quote before ``q`` ("Thus, …" links to what came before)."""
-    return any(mq < q for mq, _ in mapped)
+    """Some of ``mapped`` lies in the quote right before ``q`` ("Thus, …" links to what came
+    just before it, not to any earlier quote)."""
+    return any(mq == q - 1 for mq, _ in mapped)
 
 
 def _later(q: int, mapped: set[tuple[int, int]]) -> bool:
-    return any(mq > q for mq, _ in mapped)
+    """Some of ``mapped`` lies in the quote right after ``q`` (a quote cut at its link)."""
+    return any(mq == q + 1 for mq, _ in mapped)
 
 
 def content_token(tree: Tree, n: int) -> bool:
