@@ -4,8 +4,8 @@ sentence of the same shape that must stay short of *supported*.
 - a text's "so" after a clause the parser hangs on the verb that follows: the clause before "so"
   is the cause ("A was spoken but not written, so B was written in Greek");
 - a quote's "Thus, …" links to the quote right before it, never to any earlier one;
-- a word a quote sets apart ("in Greek *rather than* Armenian") made the object of the text's
-  preposition ("written in Armenian") is not the quote's statement.
+- a word a quote sets apart ("in Latin *rather than* Frisian") made the object of the text's
+  preposition ("written in Frisian") is not the quote's statement.
 """
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ import pytest
 
 from affidavit.support import SUPPORTED, UNSUPPORTED, check
 
-SPOKEN = "Before the 5th century, Armenians had a spoken language, but it was not written"
-THUS = "Thus, the Bible and Liturgy were written in Greek or Syriac rather than Armenian"
-ALPHABET = "The Armenian alphabet was invented in 405 by Mesrop Mashtots"
+SPOKEN = "Before the 9th century, the Frisians had a spoken language, but it was not written"
+THUS = "Thus, their laws and charters were written in Latin or Saxon rather than Frisian"
+ALPHABET = "The Frisian runes were carved on combs and coins by local craftsmen"
 
 
 def test_so_after_a_clause_hung_on_the_next_verb_reads_the_cause_before_it() -> None:
     text = (
-        "Before the 5th century Armenian was spoken but not written, so the Bible and Liturgy "
-        "were written in Greek or Syriac."
+        "Before the 9th century Frisian was spoken but not written, so the laws and charters "
+        "were written in Latin or Saxon."
     )
     found = check(text, [SPOKEN, THUS])
     assert found.verdict == SUPPORTED, found.reason
@@ -30,8 +30,8 @@ def test_so_after_a_clause_hung_on_the_next_verb_reads_the_cause_before_it() -> 
 
 def test_so_the_other_way_round_is_refused() -> None:
     text = (
-        "Because the Bible and Liturgy were written in Greek or Syriac, Armenian was not "
-        "written before the 5th century."
+        "Because the laws and charters were written in Latin or Saxon, Frisian was not "
+        "written before the 9th century."
     )
     found = check(text, [SPOKEN, THUS])
     assert found.verdict == UNSUPPORTED
@@ -43,19 +43,31 @@ def test_thus_links_only_to_the_quote_right_before_it(quotes: list[str]) -> None
     """ "Thus" in the third quote says nothing about the first: a cause drawn from it is the
     attacker's merged fact."""
     text = (
-        "The Armenian alphabet was invented in 405 by Mesrop Mashtots, so the Bible and "
-        "Liturgy were written in Greek or Syriac."
+        "The Frisian runes were carved on combs and coins by local craftsmen, so the laws and "
+        "charters were written in Latin or Saxon."
     )
     found = check(text, quotes)
     assert found.verdict != SUPPORTED
     assert "link" in found.changes
 
 
+def test_so_parsed_as_a_preposition_still_needs_a_stated_cause() -> None:
+    """spaCy reads ", so the laws …" as a preposition: the link is read all the same."""
+    text = (
+        "The Frisian runes were carved on combs and coins by local craftsmen, so the laws and "
+        "charters were written in Latin or Saxon."
+    )
+    quotes = [ALPHABET, "Their laws and charters were written in Latin or Saxon"]
+    found = check(text, quotes)
+    assert found.verdict == UNSUPPORTED
+    assert "link" in found.changes
+
+
 @pytest.mark.parametrize(
     "text",
     [
-        "The Bible was written in Armenian.",
-        "The Bible and Liturgy were written in Armenian.",
+        "Their laws were written in Frisian.",
+        "The laws and charters were written in Frisian.",
     ],
 )
 def test_what_rather_than_sets_apart_is_not_what_the_text_may_state(text: str) -> None:
@@ -66,13 +78,72 @@ def test_what_rather_than_sets_apart_is_not_what_the_text_may_state(text: str) -
 
 def test_a_merge_of_the_cause_keeps_what_rather_than_sets_apart() -> None:
     text = (
-        "Before the 5th century Armenian was spoken but not written, so the Bible and Liturgy "
-        "were written in Armenian."
+        "Before the 9th century Frisian was spoken but not written, so the laws and charters "
+        "were written in Frisian."
     )
     assert check(text, [SPOKEN, THUS]).verdict != SUPPORTED
 
 
 def test_the_statement_rather_than_sets_apart_from_stays_supported() -> None:
-    assert check("The Bible and Liturgy were written in Greek or Syriac.", [THUS]).verdict == (
+    assert check("The laws and charters were written in Latin or Saxon.", [THUS]).verdict == (
         SUPPORTED
     )
+
+
+PAPER = (
+    "The paper publishes The Daily Courier Weekend Guide, a listing of the concerts and plays "
+    "in the region"
+)
+FESTIVALS = (
+    "It also sponsors The Daily Courier Book Fair, held each spring, and The Daily Courier "
+    "Science Prize, which is awarded every year at the town hall"
+)
+HEADING = "The Daily Courier"
+
+
+@pytest.mark.parametrize(
+    ("text", "quote"),
+    [
+        (
+            "The Daily Courier publishes The Daily Courier Weekend Guide, a listing of the "
+            "concerts and plays in the region.",
+            PAPER,
+        ),
+        (
+            "The Daily Courier sponsors The Daily Courier Book Fair, held each spring, and The "
+            "Daily Courier Science Prize, which is awarded every year at the town hall.",
+            FESTIVALS,
+        ),
+    ],
+)
+def test_the_heading_name_stands_where_the_quote_says_the_paper(text: str, quote: str) -> None:
+    """The heading's name as the subject, where the quote says "the paper" or "it", is not the
+    longer name of the object that happens to contain it."""
+    found = check(text, [quote], context=[HEADING])
+    assert found.verdict == SUPPORTED, found.reason
+
+
+@pytest.mark.parametrize(
+    ("text", "quote", "heading"),
+    [
+        ("The Daily Courier Weekend Guide publishes The Daily Courier.", PAPER, HEADING),
+        (
+            "The Daily Courier overtook it in circulation in 1990.",
+            "It overtook The Daily Courier in circulation in 1990",
+            HEADING,
+        ),
+        (
+            "The Daily Courier praised The Daily Courier Weekend Guide as the best listing.",
+            "It praised The Daily Courier Weekend Guide as the best listing",
+            "The Evening Herald",
+        ),
+    ],
+)
+def test_a_heading_name_the_quote_makes_the_object_stays_the_object(
+    text: str, quote: str, heading: str
+) -> None:
+    """The attacker's: the heading's name where the quote has it as the one done to (itself,
+    not inside a longer name), or a name the heading doesn't give."""
+    found = check(text, [quote], context=[heading])
+    assert found.verdict != SUPPORTED
+    assert "role" in found.changes

@@ -137,7 +137,7 @@ def links(tree: Tree, quote: bool = False) -> list[_Link]:
             lower in ("therefore", "thus", "hence", "consequently", "accordingly")
             or (
                 lower == "so"
-                and t.dep in ("cc", "advmod", "mark")
+                and t.dep in ("cc", "advmod", "mark", "prep")  # ", so the laws …": a prep
                 and i + 1 < len(tree)
                 and tree[i + 1].pos not in ("ADJ", "ADV")
             )

@@ -29,7 +29,7 @@ from .modifiers import moved_modifiers
 from .order import order_changes
 from .overreach import universal_changes
 from .parse import parse_many
-from .pointing import heading_names
+from .pointing import heading_names, heading_subjects
 from .roles import (
     attachment_changes,
     cross_quote,
@@ -95,6 +95,7 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
     a = align(parsed[0], parsed[1:])
     known = frozenset(w.casefold() for c in context for w in c.replace("_", " ").split())
     heading_names(a, mine, theirs, known)
+    heading_subjects(a, mine, theirs, known)
     changes: list[Change] = []
     changes += negation_changes(a, mine, theirs)
     changes += contrast_changes(a, mine, theirs)
