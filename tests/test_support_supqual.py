@@ -147,3 +147,55 @@ def test_a_heading_name_the_quote_makes_the_object_stays_the_object(
     found = check(text, [quote], context=[heading])
     assert found.verdict != SUPPORTED
     assert "role" in found.changes
+
+
+TRIALS = "Two trials have suggested that night shifts are linked to an increased risk of ulcers"
+HARBOUR = "Trade grew quickly thanks to a deeper harbour, improving rail links and cheap land"
+
+
+@pytest.mark.parametrize(
+    ("text", "quote"),
+    [
+        (
+            "Two trials have suggested a link between night shifts and a higher risk of ulcers.",
+            TRIALS,
+        ),
+        (
+            "Two trials have suggested a link between night shifts and a greater risk of ulcers.",
+            TRIALS,
+        ),
+        (
+            "Trade grew quickly thanks to a deeper harbour, better rail links and cheap land.",
+            HARBOUR,
+        ),
+    ],
+)
+def test_a_comparative_restates_the_quotes_word_of_change(text: str, quote: str) -> None:
+    found = check(text, [quote])
+    assert found.verdict == SUPPORTED, found.reason
+
+
+@pytest.mark.parametrize(
+    ("text", "quote"),
+    [
+        (
+            "Two trials have suggested a link between night shifts and a lower risk of ulcers.",
+            TRIALS,
+        ),
+        (
+            "Trade grew quickly thanks to a deeper harbour, worse rail links and cheap land.",
+            HARBOUR,
+        ),
+    ],
+)
+def test_a_comparative_against_a_change_the_other_way_is_refused(text: str, quote: str) -> None:
+    found = check(text, [quote])
+    assert found.verdict == UNSUPPORTED
+    assert "opposite" in found.changes
+
+
+def test_a_comparative_with_than_still_compares_what_the_quote_does_not() -> None:
+    text = (
+        "Two trials have suggested that night shifts carry a higher risk of ulcers than day shifts."
+    )
+    assert check(text, [TRIALS]).verdict != SUPPORTED

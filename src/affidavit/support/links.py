@@ -8,14 +8,18 @@
 - :func:`degree_changes` — a superlative the quotes don't state ("the largest deer"), a
   comparative where they compare nothing, and an antonym standing where the quote has its
   opposite ("lower" for "higher", "a larger site" for "a smaller site").
+- :func:`change_comparatives` — a comparative with no "than" on a noun the quote describes by a
+  change ("a *higher* risk" for "an *increased* risk", "*better* opportunities" for "*improving*
+  opportunities") restates it; against a change the other way ("a *lower* risk") it is the
+  opposite.
 """
 
 from __future__ import annotations
 
-from .align import Alignment, content
+from .align import Alignment, Match, content
 from .tree import Change, Tree
 
-__all__ = ["degree_changes", "link_changes", "links"]
+__all__ = ["change_comparatives", "degree_changes", "link_changes", "links"]
 
 CAUSAL_MARKS = frozenset(
     ["because", "since", "so", "therefore", "thus", "hence", "consequently", "accordingly"]
@@ -400,7 +404,8 @@ def degree_changes(
                 )
             )
             continue
-        if t.tag in ("JJR", "RBR") and not said and t.i not in a.opposites:
+        restated = (m := a.matches.get(t.i)) is not None and m.how == CHANGE
+        if t.tag in ("JJR", "RBR") and not said and t.i not in a.opposites and not restated:
             after = text[t.i + 1].lower if t.i + 1 < len(text) else ""
             if after == "than" and t.i + 2 < len(text) and text[t.i + 2].pos == "NUM":
                 continue  # "more than 398": the number rule reads the bound
@@ -449,3 +454,56 @@ def _neighbour_agrees(a: Alignment, text: Tree, quote: Tree, i: int, q: int, qi:
         if m is not None and m.quote == q and m.index in theirs:
             return True
     return False
+
+
+CHANGE = "change"
+"""How a comparative restates a quote's word of change (:func:`change_comparatives`)."""
+_UP = frozenset(
+    [
+        "increased", "increasing", "rising", "risen", "growing", "grown", "elevated",
+        "heightened", "raised", "expanded", "enlarged", "mounting",
+    ]
+)  # fmt: skip
+_DOWN = frozenset(
+    [
+        "reduced", "decreased", "decreasing", "declining", "falling", "fallen", "lowered",
+        "diminished", "diminishing", "shrinking", "dwindling",
+    ]
+)  # fmt: skip
+_BETTER = frozenset(["improved", "improving", "enhanced"])
+_WORSE = frozenset(["worsened", "worsening", "deteriorating", "deteriorated"])
+_DIRECTION = {
+    **dict.fromkeys(["higher", "greater", "larger", "bigger", "more"], (_UP, _DOWN)),
+    **dict.fromkeys(["lower", "smaller", "less", "fewer"], (_DOWN, _UP)),
+    "better": (_BETTER, _WORSE),
+    "worse": (_WORSE, _BETTER),
+}
+"""A comparative's words of change the same way, and the other way."""
+
+
+def change_comparatives(a: Alignment, text: Tree, quotes: list[Tree]) -> None:
+    """Align a comparative with no "than" on a noun ("a *higher* risk") to the quote's word of
+    change on the noun it restates ("an *increased* risk"); record it as the opposite of one that
+    changes the other way ("a *lower* risk" for "an increased risk") (in place)."""
+    if any(t.lower == "than" for t in text):
+        return  # "higher than …" compares with something the quote may not state
+    for t in text:
+        if t.tag != "JJR" or t.dep != "amod" or t.i in a.matches or t.lower not in _DIRECTION:
+            continue
+        noun = a.matches.get(t.head)
+        if noun is None:
+            continue
+        same, other = _DIRECTION[t.lower]
+        quote = quotes[noun.quote]
+        words = [c for c in quote.children[noun.index] if quote[c].dep == "amod"]
+        head = quote[noun.index].head
+        if head < noun.index and all(
+            quote[n].head == noun.index and quote[n].dep in ("amod", "compound")
+            for n in range(head + 1, noun.index)
+        ):
+            words.append(head)  # "improving economic opportunities", parsed as a verb's object
+        for c in words:
+            if quote[c].lower in same:
+                a.matches[t.i] = Match(noun.quote, c, CHANGE)
+            elif quote[c].lower in other:
+                a.opposites[t.i] = (noun.quote, c)

@@ -24,7 +24,7 @@ from functools import lru_cache
 
 from .align import align
 from .exchange import exchange_changes
-from .links import degree_changes, link_changes
+from .links import change_comparatives, degree_changes, link_changes
 from .modifiers import moved_modifiers
 from .order import order_changes
 from .overreach import universal_changes
@@ -96,6 +96,7 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
     known = frozenset(w.casefold() for c in context for w in c.replace("_", " ").split())
     heading_names(a, mine, theirs, known)
     heading_subjects(a, mine, theirs, known)
+    change_comparatives(a, mine, theirs)
     changes: list[Change] = []
     changes += negation_changes(a, mine, theirs)
     changes += contrast_changes(a, mine, theirs)
