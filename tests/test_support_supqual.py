@@ -51,6 +51,14 @@ def test_thus_links_only_to_the_quote_right_before_it(quotes: list[str]) -> None
     assert "link" in found.changes
 
 
+def test_a_quotes_then_keeps_its_subject_on_the_later_side() -> None:
+    """Reading the clause before "so" as the cause must not make a quote's "then" an order
+    between its subject and its predicate: "before" against "after" stays a reversal."""
+    quote = "A bride would then take her husband's family name after the wedding"
+    found = check("A bride would then take her husband's family name before the wedding.", [quote])
+    assert found.verdict == UNSUPPORTED
+
+
 def test_so_parsed_as_a_preposition_still_needs_a_stated_cause() -> None:
     """spaCy reads ", so the laws …" as a preposition: the link is read all the same."""
     text = (
@@ -199,3 +207,52 @@ def test_a_comparative_with_than_still_compares_what_the_quote_does_not() -> Non
         "Two trials have suggested that night shifts carry a higher risk of ulcers than day shifts."
     )
     assert check(text, [TRIALS]).verdict != SUPPORTED
+
+
+RAIN = "The valley receives 810 millimeters of rain a year, mostly in winter"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The valley receives 81 centimetres of rain a year, mostly in winter.",
+        "The valley receives 0.81 metres of rain a year, mostly in winter.",
+    ],
+)
+def test_a_quantity_in_another_unit_restates_the_unit_word_too(text: str) -> None:
+    found = check(text, [RAIN])
+    assert found.verdict == SUPPORTED, found.reason
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The valley receives 810 centimetres of rain a year, mostly in winter.",
+        "The valley receives 81 metres of rain a year, mostly in winter.",
+        "The valley receives 81 millimetres of rain a year, mostly in winter.",
+    ],
+)
+def test_a_quantity_that_does_not_convert_is_refused(text: str) -> None:
+    assert check(text, [RAIN]).verdict == UNSUPPORTED
+
+
+def test_a_quantifier_the_parser_hung_elsewhere_is_still_stated() -> None:
+    """ "Modules for all supported input languages, …" is misparsed ("all" the object of "for",
+    "supported" a clause): the same quantifier right before the same noun states it."""
+    quote = (
+        "Modules for all supported input languages, such as keyboard layouts, are automatically "
+        "installed during setup"
+    )
+    text = (
+        "Setup automatically installs modules for all supported input languages, such as "
+        "keyboard layouts."
+    )
+    found = check(text, [quote])
+    assert found.verdict == SUPPORTED, found.reason
+
+
+def test_a_quantifier_before_another_noun_is_not_the_texts() -> None:
+    quote = "Modules for some languages and all supported input devices are installed during setup"
+    found = check("Setup installs modules for all supported languages.", [quote])
+    assert found.verdict != SUPPORTED
+    assert "quantifier" in found.changes

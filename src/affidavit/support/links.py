@@ -159,7 +159,11 @@ def links(tree: Tree, quote: bool = False) -> list[_Link]:
             # "A was spoken but not written, so B": the parser hangs the clause before "so" on
             # the verb after it; that clause is the cause, not part of the effect
             for c in tree.children[clause_head]:
-                if c < i and max(tree.subtree(c)) < i:
+                if (
+                    c < i
+                    and tree[c].dep in ("advcl", "ccomp", "conj", "parataxis")
+                    and max(tree.subtree(c)) < i
+                ):
                     after -= set(tree.subtree(c))
             before = {n for n in range(len(tree)) if n < min(after | {i})}
             before |= {n for n in range(len(tree)) if n not in after and n < i}

@@ -46,7 +46,7 @@ from .scope import (
     scare_quote_changes,
 )
 from .tree import Change, Tree
-from .units import converted_numbers, magnitude_changes, unit_changes
+from .units import converted_numbers, converted_units, magnitude_changes, unit_changes
 
 __all__ = ["Structure", "read"]
 
@@ -123,8 +123,10 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
     changes += degree_changes(a, mine, theirs, reported)
     changes += unit_changes(mine, theirs)
     changes += magnitude_changes(mine, theirs)
-    restated = frozenset(mine[i].lower for i in a.matches) | frozenset(
-        mine[i].lemma for i in a.matches
+    restated = (
+        frozenset(mine[i].lower for i in a.matches)
+        | frozenset(mine[i].lemma for i in a.matches)
+        | frozenset(converted_units(mine, theirs))
     )
     return Structure(
         changes=tuple(_dedupe(changes)),
