@@ -11,8 +11,9 @@ from pathlib import Path
 
 from affidavit.inbox import approve, propose
 from affidavit.ingest.pipeline import Ingestor
+from affidavit.lint.runner import run_lint
 from affidavit.providers.extractive import ExtractiveProvider
-from affidavit.vault import Vault
+from affidavit.vault import Vault, open_vault
 
 from .conftest import add_text, claim, make_plan
 
@@ -128,3 +129,66 @@ def test_a_replacement_may_be_close_to_the_claim_it_replaces(vault: Vault) -> No
     assert supersede(dunes) == ""  # today's main: a near-duplicate of itself
     # the same words replacing another claim still repeat the one they are close to
     assert f"near-duplicate of existing claim {ids[dunes]}" in supersede(other)
+
+
+def _lint_every(vault: Vault, ingests: int) -> Vault:
+    config = vault.config_path.read_text().replace(
+        "every_ingests = 10", f"every_ingests = {ingests}"
+    )
+    vault.config_path.write_text(config)
+    return open_vault(vault.root, clock=vault.clock)
+
+
+def _last_auto_run(vault: Vault) -> dict[str, object]:
+    row = vault.db.execute(
+        "SELECT detail FROM lint_runs WHERE trigger = 'auto' ORDER BY id DESC LIMIT 1"
+    ).fetchone()
+    assert row is not None
+    detail: dict[str, object] = json.loads(row[0])
+    return detail
+
+
+def _active_on(vault: Vault, version: int) -> int:
+    return int(
+        vault.db.execute(
+            "SELECT count(DISTINCT c.id) FROM claims c JOIN evidence e ON e.claim_id = c.id "
+            "JOIN sources s ON s.id = e.source_id WHERE c.status = 'active' AND s.version = ?",
+            (version,),
+        ).fetchone()[0]
+    )
+
+
+def test_the_lint_after_a_reingest_looks_at_what_changed_not_at_what_was_carried(
+    vault: Vault, tmp_path: Path
+) -> None:
+    vault = _lint_every(vault, 1)
+    doc = tmp_path / "survey.md"
+    doc.write_text(_doc(_paragraphs()))
+    Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(doc)], "trusted")
+    assert _last_auto_run(vault)["pairs"] == "full"  # no checkpoint yet
+    doc.write_text(_doc(_paragraphs(EDITED)))
+    report = Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(doc)], "trusted")
+    carried = report.sources[0].lineage["carried"] if report.sources[0].lineage else 0
+    assert carried >= 30
+    pairs = _last_auto_run(vault)["pairs"]
+    assert isinstance(pairs, int)
+    # the claims written from the changed sentences (and the pages' own), not the carried ones
+    assert pairs < 3 * len(EDITED), pairs  # today's main: every carried claim as well
+
+
+def test_a_carried_claim_no_lint_run_has_seen_is_still_looked_at(
+    vault: Vault, tmp_path: Path
+) -> None:
+    first = tmp_path / "first.md"
+    first.write_text("# Gulls\n\nThe gull colony on the north cliff held 300 pairs last year.\n")
+    Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(first)], "trusted")
+    run_lint(vault, trigger="manual")  # the checkpoint: the survey is not in the wiki yet
+    vault = _lint_every(vault, 2)
+    doc = tmp_path / "survey.md"
+    doc.write_text(_doc(_paragraphs()))
+    Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(doc)], "trusted")  # 1 of 2
+    doc.write_text(_doc(_paragraphs(EDITED)))
+    Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(doc)], "trusted")  # lint
+    pairs = _last_auto_run(vault)["pairs"]
+    assert isinstance(pairs, int)
+    assert pairs >= _active_on(vault, 2)  # carried, but added since the last run: looked at

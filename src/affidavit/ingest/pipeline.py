@@ -325,6 +325,7 @@ class Ingestor(ChunkAsking, SourceAdding):
             checked=checked,
             recheck=PROPOSAL_CHECKS if found else (),
             progress=self.lint_progress,
+            settled={c for f, _ in self._follows for c in f.settled},
         )
         if report is not None:
             self.report.lint = {
