@@ -16,9 +16,13 @@ the ingest calls :func:`follow_version` before asking any model:
    its blast radius. They go to the inbox: withdrawals always wait for a person.
 3. **only the new text is read** — chunks of the new version holding no inserted or replaced unit
    are recorded as done (``carried``); the model reads the rest, so an edit costs what it
-   changed, not the whole document. The proposals of step 2 are made after that reading (and
-   after the ingest's supersession pass, whose stale fixes they don't repeat), so a claim the
-   model wrote from the changed words is the successor.
+   changed, not the whole document; a claim it writes may cite the changed text alone
+   (:mod:`.citing`). The proposals of step 2 are made after that reading, so a claim the model
+   wrote from the changed words is the successor. They are the one path for this version's
+   changes: the ingest's supersession pass leaves its claims to them (unless the version states
+   a version or date, when lint orders it against other releases too, and the claims that pass
+   named are not proposed again), and the automatic lint after it leaves out the claims carried
+   unchanged (:attr:`VersionFollow.settled`).
 
 A file that is gone (:func:`propose_deleted`, or ``ingest DIR`` where a known origin under DIR
 vanished) gets a ``retract_source`` proposal for its current version. Same bytes again are a

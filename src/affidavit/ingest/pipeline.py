@@ -409,9 +409,10 @@ class Ingestor(ChunkAsking, SourceAdding):
 
     def _propose_changes(self) -> None:
         """What the new versions changed, proposed for a person (:func:`.lineage.
-        propose_changes`) once the model read their new text and the supersession pass ran:
-        a claim the model wrote from the new words succeeds the old one, and a stale fix that
-        pass proposed is not proposed twice."""
+        propose_changes`) once the model read their new text: a claim the model wrote from the
+        new words succeeds the old one. The supersession pass left these versions' claims to
+        it (:meth:`_auto_lint`), but for a version that states its own version or date, whose
+        stale fixes it does not propose twice."""
         follows, self._follows = self._follows, []
         for follow, outcome in follows:
             outcome.lineage = propose_changes(self.vault, follow, self.actor).to_json()
