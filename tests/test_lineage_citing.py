@@ -51,8 +51,11 @@ def _claim(source: str, evidence: dict[str, Any], text: str) -> dict[str, Any]:
     return {"text": text, "evidence": [{"source": source, **evidence}]}
 
 
-def _attacker(text: str, changed: int, unchanged: int, quote: bool = False) -> Callable[..., str]:
-    """A model that writes one claim from a changed sentence and one from an unchanged one."""
+def _attacker(
+    text: str, changed: int, unchanged: int, quote: bool = False, source: str = ""
+) -> Callable[..., str]:
+    """A model that writes one claim from a changed sentence and one from an unchanged one (of
+    ``source`` when given: another version's id)."""
 
     def reply(request: ModelRequest) -> str:
         task = request.task
@@ -69,7 +72,7 @@ def _attacker(text: str, changed: int, unchanged: int, quote: bool = False) -> C
                 f"Station {changed} of the survey recorded {105 + changed} nesting pairs of "
                 "terns on the dunes.",
             ),
-            _claim(task.source_id, bad, old),
+            _claim(source or task.source_id, bad, old),
         ]
         plan = {
             "nonce": task.nonce,
@@ -148,6 +151,26 @@ def test_a_free_quote_of_unchanged_text_is_not_a_new_claim(vault: Vault, tmp_pat
     claims = _new_claims(vault)
     assert any("135 nesting" in c for c in claims)
     assert not any("Station 33 " in c for c in claims)
+
+
+def test_a_sentence_of_the_older_version_is_not_a_new_claim(vault: Vault, tmp_path: Path) -> None:
+    vault = _small_chunks(vault)
+    doc = tmp_path / "survey.md"
+    doc.write_text(_doc(_paragraphs()))
+    Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(doc)], "trusted")
+    old_id = str(vault.db.execute("SELECT id FROM sources WHERE version = 1").fetchone()[0])
+    new = _doc(_paragraphs(FAR))
+    doc.write_text(new)
+    model = ScriptedProvider([_attacker(new, changed=21, unchanged=20, source=old_id[:16])])
+    Ingestor(vault, model, apply_now=True).run([str(doc)], "trusted")
+    claims = [
+        str(r[0])
+        for r in vault.db.execute(
+            "SELECT text FROM claims WHERE status = 'active' AND page_slug = 'tern-stations'"
+        )
+    ]
+    assert any("126 nesting" in c for c in claims)
+    assert not any("Station 20 " in c for c in claims)  # cited from version 1: still old words
 
 
 class _SmallModel(ScriptedProvider):

@@ -25,6 +25,7 @@ from ..plan.compact import compact_plan_schema
 from ..plan.nonce import issue_nonce
 from ..plan.stored import admission_text
 from ..providers.base import Completion, IngestTask, Message, ModelRequest, Provider, Usage
+from ..sources.lineage import chain
 from ..sources.sentences import sentences_of
 from ..sources.store import SourceRecord, SourceStore
 from ..store.apply import Approval, Step, apply
@@ -244,7 +245,8 @@ class ChunkAsking:
                 plan = parse_reply(completion, task.nonce)
                 if chunk.cite:  # a new version's chunk: its changed text alone is new
                     numbered_text = sentences_of(record.id, text)
-                    plan, left_out = keep_changed(plan, record.id, numbered_text, chunk.cite)
+                    older = tuple(chain(self.vault.db, record.id))
+                    plan, left_out = keep_changed(plan, record.id, numbered_text, chunk.cite, older)
                 if plan.get("operations") == []:
                     result.status, result.message = "empty", "nothing to propose from this chunk"
                     if left_out:

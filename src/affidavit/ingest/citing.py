@@ -8,7 +8,8 @@ carried one as a second copy — or, written by a model that was told to, pass a
 off as what the new version changed. So before a new version's plan goes to the gate, every claim
 citing this source outside the chunk's changed stretches (:attr:`.chunking.Chunk.cite`) is left
 out, counted in the chunk's reasons; a cited sentence must lie inside them whole, a free quote must
-be found inside one of them. Citations of other sources are the gate's to judge, as always.
+be found inside one of them; a citation of an older version of the same origin is left out too.
+Citations of other sources are the gate's to judge, as always.
 """
 
 from __future__ import annotations
@@ -29,16 +30,19 @@ def keep_changed(
     source_id: str,
     numbered: SourceSentences,
     cite: tuple[tuple[int, int], ...],
+    older: tuple[str, ...] = (),
 ) -> tuple[dict[str, Any], int]:
     """``plan`` without its claims that cite source ``source_id`` (its full id, or a prefix of
-    12 or more hex digits) outside the spans ``cite`` of its text, and how many were left out.
+    12 or more hex digits) outside the spans ``cite`` of its text, or cite one of its ``older``
+    versions (whose words are carried or proposed by the lineage, never new), and how many were
+    left out.
     An ``add_claims`` or ``update_context`` left with no claims is left out, as is a
     ``supersede_claim`` whose new claim is; a ``create_page`` keeps its page. ``plan`` itself
     when nothing is left out."""
     ops = plan.get("operations")
     if not cite or not isinstance(ops, list):
         return plan, 0
-    inside = _Inside(source_id, numbered, cite)
+    inside = _Inside(source_id, numbered, cite, older)
     dropped = 0
     out: list[Any] = []
     for op in ops:
@@ -67,18 +71,25 @@ def keep_changed(
 
 class _Inside:
     def __init__(
-        self, source_id: str, numbered: SourceSentences, cite: tuple[tuple[int, int], ...]
+        self,
+        source_id: str,
+        numbered: SourceSentences,
+        cite: tuple[tuple[int, int], ...],
+        older: tuple[str, ...],
     ) -> None:
         self.source_id = source_id
         self.numbered = numbered
         self.cite = cite
+        self.older = older
+
+    @staticmethod
+    def _names(source: object, source_id: str) -> bool:
+        return (
+            isinstance(source, str) and len(source) >= 12 and source_id.startswith(source.lower())
+        )
 
     def _ours(self, source: object) -> bool:
-        return (
-            isinstance(source, str)
-            and len(source) >= 12
-            and self.source_id.startswith(source.lower())
-        )
+        return self._names(source, self.source_id)
 
     def claim(self, claim: object) -> bool:
         """Whether every evidence item of ``claim`` citing this source lies inside ``cite``."""
@@ -87,7 +98,11 @@ class _Inside:
         return all(self._evidence(e) for e in claim["evidence"])
 
     def _evidence(self, item: object) -> bool:
-        if not isinstance(item, dict) or not self._ours(item.get("source")):
+        if not isinstance(item, dict):
+            return True
+        if any(self._names(item.get("source"), old) for old in self.older):
+            return False  # an older version's words: carried, or the lineage's to propose
+        if not self._ours(item.get("source")):
             return True
         numbers = item.get("sentences")
         if numbers is None and item.get("sentence") is not None:
