@@ -138,7 +138,9 @@ def test_an_unchanged_sentence_shown_around_a_change_is_not_a_new_claim(
         vault, tmp_path, NEAR, lambda text: _attacker(text, changed=5, unchanged=4)
     )
     prompt = model.requests[0].messages[-1].content
-    assert f"[s{_number(new, 4)}] Station 4 of" in prompt  # shown, between the two changes
+    # shown between the two changes, as context: not numbered (today's main: "[s6] Station 4")
+    assert "\nStation 4 of" in prompt and f"[s{_number(new, 4)}]" not in prompt
+    assert f"[s{_number(new, 3)}] Station 3 of" in prompt
     claims = _new_claims(vault)
     assert any("110 nesting" in c for c in claims)
     assert not any("Station 4 " in c for c in claims)

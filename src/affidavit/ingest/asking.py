@@ -10,6 +10,7 @@ run left in flight, and the ``ingested_chunks`` row of each chunk.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections import Counter
 from dataclasses import replace
@@ -338,13 +339,13 @@ class ChunkAsking:
             return None, ()
         numbers = tuple(s.n for s in shown)
         if not chunk.parts:
-            return numbered.render(chunk.start, chunk.end), numbers
+            return _unnumber(numbered.render(chunk.start, chunk.end), chunk, numbers), numbers
         # a sparse chunk: its parts alone, each under the heading before it, "[…]" between
         lines = [
             "\n".join(x for x in (head, numbered.render(lo, hi)) if x)
             for head, (lo, hi) in zip(part_headings(text, chunk), chunk.parts, strict=True)
         ]
-        return PART_BREAK.join(lines), numbers
+        return _unnumber(PART_BREAK.join(lines), chunk, numbers), numbers
 
     def _settle(self, proposal: Proposal, result: ChunkOutcome, held: bool) -> ChunkOutcome:
         admission = proposal.admission
@@ -385,6 +386,18 @@ class ChunkAsking:
         if verdict.get("verdict") == "suspicious":
             return f"reviewer flagged the plan: {str(verdict.get('reason', ''))[:200]}"
         return "reviewer gave no usable verdict; held for a person"
+
+
+_LABEL = re.compile(r"^\[s(\d+)\] ", re.M)
+
+
+def _unnumber(rendered: str, chunk: Chunk, numbers: tuple[int, ...]) -> str:
+    """A new version's chunk as numbered lines with only the sentences it may cite numbered:
+    an unchanged sentence shown around a change is context, unnumbered as a heading is."""
+    if not chunk.cite:
+        return rendered
+    allowed = set(numbers)
+    return _LABEL.sub(lambda m: m.group() if int(m.group(1)) in allowed else "", rendered)
 
 
 def _ahead_key(source_id: str, chunk: Chunk) -> tuple[str, int, int]:
