@@ -422,7 +422,7 @@ class _Gate:
         self.trust(claim, superseded)
         if claim.status == REJECTED:
             return
-        self.consistency(page, claim, seen)
+        self.consistency(page, claim, seen, superseded)
 
     def _page_claims(self, page: str) -> PageIndex:
         """The live claims of ``page``, as the index kept across admissions holds them
@@ -434,8 +434,14 @@ class _Gate:
         return index
 
     def consistency(
-        self, page: str | None, result: ClaimResult, seen: set[tuple[str, ...]]
+        self,
+        page: str | None,
+        result: ClaimResult,
+        seen: set[tuple[str, ...]],
+        superseded: str | None = None,
     ) -> None:
+        """A claim repeating one of its page's live claims is refused — not the claim this one
+        supersedes (``superseded``): a replacement is meant to be close to what it replaces."""
         normal, mine = _comparable(result.text)
         key = (page or "", normal)
         if key in seen:
@@ -443,6 +449,8 @@ class _Gate:
             return
         claims = self._page_claims(page or "")
         for claim_id in claims.candidates(normal, mine, NEAR_DUPLICATE):
+            if claim_id == superseded:
+                continue
             text, their_normal, theirs = claims.items[claim_id]
             if their_normal == key[1]:
                 result.decide(REJECTED, "consistency", f"duplicate of existing claim {claim_id}")
