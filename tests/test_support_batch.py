@@ -118,9 +118,9 @@ def test_the_gate_parses_a_plans_claims_and_quotes_in_one_batch(
     batches: list[list[str]] = []
 
     class Counting:
-        def pipe(self, texts: list[str], batch_size: int) -> object:
+        def pipe(self, texts: list[str], batch_size: int, disable: list[str]) -> object:
             batches.append(list(texts))
-            return nlp.pipe(texts, batch_size=batch_size)
+            return nlp.pipe(texts, batch_size=batch_size, disable=disable)
 
     monkeypatch.setattr(parse, "_nlp", Counting)
     admission = admit(vault.db, vault.config, store, verifier, plan, "p")
