@@ -64,20 +64,34 @@ def _test(attr: str, value: Any) -> tuple[int, Test, str | None]:
     raise Unsupported(f"{attr}: {value!r}")
 
 
-def _token_test(spec: dict[str, Any]) -> tuple[Test, str | None, str | None]:
-    """(test, exact tag, exact lower-case form) of one token of a pattern."""
+def _token_test(spec: dict[str, Any]) -> tuple[Test, list[tuple[int, str]]]:
+    """(test, the (field, value) pairs it needs exactly) of one token of a pattern."""
     if not isinstance(spec, dict) or not spec:
         raise Unsupported(repr(spec))
     tests: list[Test] = []
-    tag = lower = None
+    exact: list[tuple[int, str]] = []
     for attr, value in spec.items():
-        field, test, exact = _test(attr, value)
+        field, test, needed = _test(attr, value)
         tests.append(test)
-        if exact is not None and field == 0:
-            tag = exact
-        if exact is not None and field == 1:
-            lower = exact
-    return (lambda f: all(t(f) for t in tests)), tag, lower
+        if needed is not None:
+            exact.append((field, needed))
+    if len(tests) == 1:
+        return tests[0], exact
+    return (lambda f: all(t(f) for t in tests)), exact
+
+
+_PREFERRED = (1, 0, 2)
+"""The field a pattern is indexed by when it fixes several: form, then tag, then dependency."""
+
+
+def _anchor(tokens: list[tuple[Test, list[tuple[int, str]]]]) -> tuple[int, tuple[int, str]] | None:
+    """(position, (field, value)) of the pattern's most selective exact value, if any."""
+    for field in _PREFERRED:
+        for k, (_, exact) in enumerate(tokens):
+            for pair in exact:
+                if pair[0] == field:
+                    return k, pair
+    return None
 
 
 class AttributeIndex:
@@ -89,54 +103,45 @@ class AttributeIndex:
         self._set = set_token_attrs
         self._attrs: list[dict[int, Any]] = list(ruler.attrs)
         self._indices: list[int] = list(ruler.indices)
-        self._by_tag: dict[str, list[tuple[int, Test]]] = {}
-        self._by_lower: dict[str, list[tuple[int, Test]]] = {}
-        self._always: list[tuple[int, Test]] = []
-        self._longer: dict[str, list[tuple[int, list[Test]]]] = {}
-        self._longer_always: list[tuple[int, list[Test]]] = []
+        self._single: dict[tuple[int, str], list[tuple[int, Test]]] = {}
+        self._single_always: list[tuple[int, Test]] = []
+        self._longer: dict[tuple[int, str], list[tuple[int, int, list[Test]]]] = {}
+        self._longer_always: list[tuple[int, int, list[Test]]] = []
         self._cache: dict[Features, tuple[int, ...]] = {}
         self._merges: dict[tuple[int, ...], dict[int, Any]] = {}
         for n, entry in enumerate(ruler.patterns):
             for pattern in entry["patterns"]:
                 if not isinstance(pattern, list) or not pattern:
                     raise Unsupported(repr(pattern))
-                tests = [_token_test(spec) for spec in pattern]
-                if len(tests) > 1:
-                    first = tests[0][2]  # its first token's form, if fixed
-                    longer = [t for t, _, _ in tests]
-                    if first is None:
-                        self._longer_always.append((n, longer))
+                tokens = [_token_test(spec) for spec in pattern]
+                anchor = _anchor(tokens)
+                if len(tokens) == 1:
+                    if anchor is None:
+                        self._single_always.append((n, tokens[0][0]))
                     else:
-                        self._longer.setdefault(first, []).append((n, longer))
+                        self._single.setdefault(anchor[1], []).append((n, tokens[0][0]))
                     continue
-                test, tag, lower = tests[0]
-                if lower is not None:
-                    self._by_lower.setdefault(lower, []).append((n, test))
-                elif tag is not None:
-                    self._by_tag.setdefault(tag, []).append((n, test))
+                tests = [t for t, _ in tokens]
+                if anchor is None:
+                    self._longer_always.append((n, 0, tests))
                 else:
-                    self._always.append((n, test))
+                    self._longer.setdefault(anchor[1], []).append((n, anchor[0], tests))
         for n, index in enumerate(self._indices):
             width = {len(p) for p in ruler.patterns[n]["patterns"]}
             if any(not -w <= index < w for w in width):
                 raise Unsupported(f"pattern {n}: index {index} outside its {width} tokens")
 
-    def _single(self, f: Features) -> tuple[int, ...]:
+    def _one(self, f: Features) -> tuple[int, ...]:
         """The one-token patterns ``f`` matches, in order (a token's own: cached)."""
         found = self._cache.get(f)
         if found is None:
-            found = tuple(
-                sorted(
-                    n
-                    for candidates in (
-                        self._by_tag.get(f[0], ()),
-                        self._by_lower.get(f[1], ()),
-                        self._always,
-                    )
-                    for n, test in candidates
-                    if test(f)
-                )
-            )
+            candidates = [
+                *self._single.get((0, f[0]), ()),
+                *self._single.get((1, f[1]), ()),
+                *self._single.get((2, f[2]), ()),
+                *self._single_always,
+            ]
+            found = tuple(sorted({n for n, test in candidates if test(f)}))
             if len(self._cache) >= CACHE:
                 self._cache.clear()
             self._cache[f] = found
@@ -145,14 +150,25 @@ class AttributeIndex:
     def matches(self, features: Sequence[Features]) -> list[tuple[int, int, int]]:
         """(pattern, start, end) of every match, in the ruler's order of application."""
         found: set[tuple[int, int, int]] = set()
-        for start, f in enumerate(features):
-            found.update((n, start, start + 1) for n in self._single(f))
-            for n, tests in (*self._longer.get(f[1], ()), *self._longer_always):
-                width = len(tests)
-                if start + width <= len(features) and all(
-                    t(features[start + k]) for k, t in enumerate(tests)
-                ):
-                    found.add((n, start, start + width))
+        size = len(features)
+
+        def add(n: int, start: int, tests: list[Test]) -> None:
+            end = start + len(tests)
+            if (
+                start >= 0
+                and end <= size
+                and all(t(features[start + j]) for j, t in enumerate(tests))
+            ):
+                found.add((n, start, end))
+
+        for at, f in enumerate(features):
+            found.update((n, at, at + 1) for n in self._one(f))
+            for key in ((1, f[1]), (0, f[0]), (2, f[2])):
+                for n, k, tests in self._longer.get(key, ()):
+                    add(n, at - k, tests)
+        for n, _, tests in self._longer_always:
+            for start in range(size):
+                add(n, start, tests)
         return sorted(found)
 
     def _merged(self, patterns: tuple[int, ...]) -> dict[int, Any]:
