@@ -534,7 +534,11 @@ def admit(
     ]
     gate.check_quotes(drafts)
     judge = TextJudge(db, sources, Grounding(sources, verifier), checker)
-    gate.prepare_support(drafts, judge.items(plan, chosen, held, gate.verified))
+    try:
+        texts = judge.items(plan, chosen, held, gate.verified)
+    except Exception:  # a source that can't be read fails its texts in their turn, as before
+        texts = []
+    gate.prepare_support(drafts, texts)
     seen: set[tuple[str, ...]] = set()
     done_sources: set[str] = set()
     results: list[OpResult] = []
