@@ -130,3 +130,32 @@ def test_a_ruler_with_patterns_the_index_does_not_read_is_kept() -> None:
     assert index is not None
     doc = index(Doc(nlp.vocab, words=["fish", "cod"], tags=["NN", "NN"]))
     assert [t.pos_ for t in doc] == ["VERB", "NOUN"]
+
+
+def test_any_ruler_of_the_kinds_it_reads_sets_what_spacys_sets() -> None:
+    """Patterns the model doesn't have but the index claims to read: a negative index, a
+    pattern anchored on its last token or on none, overlapping patterns that set the same
+    attribute (the later wins), NOT_IN on an unset tag."""
+    nlp = spacy.blank("en")
+    ruler = AttributeRuler(nlp.vocab)
+    ruler.add([[{"TAG": "NN"}]], {"POS": "NOUN", "MORPH": "Number=Sing"})
+    ruler.add([[{"LOWER": {"IN": ["a", "b"]}}, {"TAG": "NN"}]], {"POS": "DET"}, index=-2)
+    ruler.add([[{"TAG": {"NOT_IN": ["", "NN"]}}, {"LOWER": "c"}]], {"LEMMA": "see"}, index=-1)
+    ruler.add([[{"LOWER": {"REGEX": "^[ab]$"}}, {"DEP": {"IN": ["obj"]}}]], {"POS": "X"}, index=1)
+    ruler.add([[{"IS_SPACE": True}]], {"POS": "SPACE"})
+    ruler.add([[{"LOWER": "c", "DEP": "obj"}]], {"POS": "VERB", "MORPH": "Tense=Past"})
+    index = index_of(ruler)
+    assert index is not None
+    rng = random.Random(7)
+    for _ in range(2000):
+        n = rng.randint(1, 5)
+        words = [rng.choice(["a", "b", "c", "C", "d", " "]) for _ in range(n)]
+        tags = [rng.choice(["NN", "VB", "", "JJ"]) for _ in range(n)]
+        deps = [rng.choice(["obj", "nsubj", "dep"]) for _ in range(n)]
+        theirs = Doc(nlp.vocab, words=words, tags=tags or None, deps=deps)
+        mine = Doc(nlp.vocab, words=words, tags=tags or None, deps=deps)
+        ruler(theirs)
+        index(mine)
+        assert [(t.pos_, str(t.morph), t.lemma_) for t in mine] == [
+            (t.pos_, str(t.morph), t.lemma_) for t in theirs
+        ], (words, tags, deps)
