@@ -17,7 +17,7 @@ from affidavit.support.parse import Deferred, collecting
 from affidavit.vault import Vault
 
 from .conftest import add_text, claim, make_plan
-from .test_support import LIGHTHOUSE, tower_page
+from .test_support import LIGHTHOUSE, tower_page, trusted_vault
 from .test_support_same import FIXTURE
 
 STANDS = "The Eddystone Lighthouse stands on the Eddystone Rocks"
@@ -177,3 +177,38 @@ def test_the_gate_parses_a_pages_title_summary_and_heading_in_the_claims_batch(
     assert [(c.support, c.status) for c in batched.claims] == [
         (c.support, c.status) for c in one_by_one.claims
     ]
+
+
+def test_texts_judged_on_fewer_quotes_than_predicted_keep_their_verdicts(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The batch predicts each text's check against every verified claim; a claim refused and
+    one that waits leave the judge other quotes: its verdicts are still the one-by-one ones."""
+    vault = trusted_vault(vault)
+    src = add_text(vault, "lighthouse.md", LIGHTHOUSE, "trusted")
+    said = [
+        ("The Eddystone Lighthouse is located on the Eddystone Rocks.", STANDS),
+        ("The old bridge was designed by James Douglass.", UNSAFE),  # refused
+        ("The present tower was designed by James Douglass, a famous engineer.", DESIGNED),
+    ]
+    page = tower_page(
+        src, *(claim(t, src, q) for t, q in said), title="James Douglass designed the tower"
+    )
+    page["summary"] = "The Eddystone Lighthouse, designed by James Douglass, stands on rocks."
+    page["section"] = "Where the old bridge stands"
+    plan = parse_plan(make_plan(vault, page))
+    store, verifier = gate_services(vault)
+
+    def judged() -> list[tuple[str, ...]]:
+        op = admit(vault.db, vault.config, store, verifier, plan, "p").ops[0]
+        return [(t.what, t.status, t.support, t.reason, t.host) for t in op.texts] + [
+            (c.text, c.status, c.support, c.support_reason) for c in op.claims
+        ]
+
+    _clear()
+    batched = judged()
+    monkeypatch.setattr(admission, "prepare", lambda items: 0)
+    _clear()
+    assert judged() == batched
+    statuses = [row[1] for row in batched[3:]]
+    assert "rejected" in statuses and "uncertain" in [row[2] for row in batched[3:]]
