@@ -171,5 +171,16 @@ VAULT: list[tuple[str, str]] = [
         CREATE INDEX evidence_source ON {s}.evidence (source_id)
         """,
     ),
+    (
+        "pg005_full_text",
+        """
+        ALTER TABLE {s}.claims ADD COLUMN tsv tsvector
+            GENERATED ALWAYS AS (to_tsvector('english'::regconfig, text)) STORED;
+        CREATE INDEX claims_tsv ON {s}.claims USING GIN (tsv);
+        ALTER TABLE {s}.pages ADD COLUMN tsv tsvector
+            GENERATED ALWAYS AS (to_tsvector('english'::regconfig, title || ' ' || summary)) STORED;
+        CREATE INDEX pages_tsv ON {s}.pages USING GIN (tsv)
+        """,
+    ),
 ]
 """Each vault's schema."""
