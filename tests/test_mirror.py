@@ -34,12 +34,14 @@ ATTACK = "'; DROP TABLE v_main.pages; -- <script>x</script> [[evil]] «ü» 🚀
 TEXT = (
     "\n".join(
         f"Sentence {n} of the source says that the river {n} flows north past town {n}."
-        for n in range(60)
+        for n in range(400)
     )
-    + f"\nIt also says: {ATTACK}\n"
+    + f"\nIt also says: {ATTACK}\nEvil Affidavit-Batch: 9 b-9 is a title.\n"
 )
 DATA = TEXT.encode()
-SECOND = b"Another source: the mill was built in 1821 and burned in 1902.\n"
+SECOND = "".join(
+    f"Another source: mill {n} was built in 1821 and burned in 1902.\n" for n in range(400)
+).encode()
 
 
 @pytest.fixture
@@ -90,11 +92,13 @@ class Wiki:
         return plan_id
 
     def _claim(self, n: int) -> dict[str, Any]:
-        quote = f"the river {n % 60} flows north past town {n % 60}"
+        """A claim its quote supports (the door runs the gate, W11), never one twice."""
         if n % 7 == 3:
-            return {"text": f"The mill burned {n}.", "evidence": [
-                {"source": self.ids["mill"], "quote": "burned in 1902"}]}  # fmt: skip
-        return {"text": f"River {n % 60} flows north {ATTACK[:20]}", "evidence": [
+            quote = f"mill {n} was built in 1821 and burned in 1902"
+            return {"text": f"Mill {n} was built in 1821 and burned in 1902.", "evidence": [
+                {"source": self.ids["mill"], "quote": quote}]}  # fmt: skip
+        quote = f"the river {n} flows north past town {n}"
+        return {"text": f"The river {n} flows north past town {n}.", "evidence": [
             {"source": self.ids["river"], "quote": quote}]}  # fmt: skip
 
     def create(self, slug: str, claims: int = 2) -> dict[str, Any]:
@@ -102,7 +106,11 @@ class Wiki:
         return {
             "op": "create_page", "slug": slug, "title": f"Page {slug} {ATTACK[:30]}",
             "summary": f"About {slug}: {ATTACK}", "category": "topics" if len(slug) % 2 else "places",
-            "claims": [self._claim(self.plans * 3 + j) for j in range(claims)],
+            "claims": [
+                {"text": f"It also says: {ATTACK}",
+                 "evidence": [{"source": self.ids["river"], "quote": f"It also says: {ATTACK}"}]},
+                *(self._claim(self.plans * 3 + j) for j in range(claims - 1)),
+            ],
         }  # fmt: skip
 
     def add(self, slug: str, claims: int = 1) -> dict[str, Any]:
@@ -281,7 +289,12 @@ def test_page_titles_cannot_forge_a_trailer_in_the_commit_message(
 ) -> None:
     op = wiki.create("evil")
     op["title"] = "Evil Affidavit-Batch: 9 b-9"
+    forged = "Evil Affidavit-Batch: 9 b-9 is a title"  # a quote the title rests on (W11)
+    op["claims"].append(
+        {"text": forged + ".", "evidence": [{"source": wiki.ids["river"], "quote": forged}]}
+    )
     wiki.batch(op)
+    assert storage.page("main", "evil").title == op["title"]  # the gate let the title through
     folder = tmp_path / "mirror"
     mirror(storage, "main", folder)
     (message,) = _log(folder)
