@@ -1,0 +1,271 @@
+"""Evidence as offsets (issue 25 item 5, migration ``m021_lean_evidence``): ``evidence_rows``
+keeps no quote text; the ``evidence`` view computes each quote as the source's own words at its
+offsets (``evidence_span``), its triggers keep every writer working, a forged quote is refused,
+an altered source shows no words and doctor says why, and a vault written before converts with
+every quote identical."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import OrderedDict
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from affidavit import db as dbmod
+from affidavit.cli import main
+from affidavit.doctor import run_doctor
+from affidavit.evidence import spans, verify
+from affidavit.inbox import approve, propose
+from affidavit.sources.store import SourceStore
+from affidavit.vault import Vault, open_vault
+
+from .conftest import add_samples, sample_plan_text
+
+
+def _applied(vault: Vault) -> None:
+    add_samples(vault)
+    approve(vault, propose(vault, sample_plan_text(vault), "tester", "sample").plan_id, None, "t")
+
+
+def _evidence(db: sqlite3.Connection) -> list[tuple[Any, ...]]:
+    return [
+        tuple(r)
+        for r in db.execute(
+            'SELECT claim_id, idx, source_id, quote, start, "end", location FROM evidence '
+            "ORDER BY claim_id, idx"
+        )
+    ]
+
+
+def _span(vault: Vault, source_id: str, start: int, end: int) -> str:
+    return SourceStore(vault).text(source_id)[start:end]
+
+
+def test_evidence_keeps_offsets_and_the_view_shows_the_sources_words(vault: Vault) -> None:
+    _applied(vault)
+    rows = _evidence(vault.db)
+    assert rows
+    for _cid, _idx, source_id, quote, start, end, _loc in rows:
+        assert quote == _span(vault, source_id, start, end) and quote
+    columns = [r[1] for r in vault.db.execute("PRAGMA table_info(evidence_rows)")]
+    assert "quote" not in columns and "source_key" in columns
+    kinds = dict(vault.db.execute("SELECT name, type FROM sqlite_master").fetchall())
+    assert kinds["evidence"] == "view"
+    keyed = vault.db.execute("SELECT count(*) FROM evidence_rows").fetchone()[0]
+    assert keyed == len(rows)
+    spans.clear_cache()  # a fresh process: the text is read from its file and hashed again
+    assert _evidence(vault.db) == rows
+    assert run_doctor(vault).clean
+
+
+def test_the_views_triggers_insert_update_and_delete(vault: Vault) -> None:
+    _applied(vault)
+    cid, idx, source_id, quote, start, end, location = _evidence(vault.db)[0]
+    db = vault.db
+    with dbmod.transaction(db):
+        db.execute("DELETE FROM evidence WHERE claim_id = ? AND idx = ?", (cid, idx))
+    assert not db.execute(
+        "SELECT 1 FROM evidence_rows WHERE claim_id = ? AND idx = ?", (cid, idx)
+    ).fetchone()
+    with dbmod.transaction(db):  # a writer that gives the quote: it must be the span
+        db.execute(
+            'INSERT INTO evidence (claim_id, idx, source_id, quote, start, "end", location) '
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (cid, idx, source_id, quote, start, end, location),
+        )
+    with dbmod.transaction(db):  # or leaves it out: it is computed all the same
+        db.execute("DELETE FROM evidence WHERE claim_id = ? AND idx = ?", (cid, idx))
+        db.execute(
+            'INSERT INTO evidence (claim_id, idx, source_id, start, "end", location) '
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (cid, idx, source_id, start, end, location),
+        )
+    got = db.execute(
+        "SELECT quote FROM evidence WHERE claim_id = ? AND idx = ?", (cid, idx)
+    ).fetchone()
+    assert got[0] == quote
+    shorter = quote[: quote.rindex(" ")]
+    with dbmod.transaction(db):
+        db.execute(
+            'UPDATE evidence SET "end" = ?, quote = ? WHERE claim_id = ? AND idx = ?',
+            (start + len(shorter), shorter, cid, idx),
+        )
+    got = db.execute(
+        'SELECT quote, "end" FROM evidence WHERE claim_id = ? AND idx = ?', (cid, idx)
+    ).fetchone()
+    assert tuple(got) == (shorter, start + len(shorter))
+    logged = db.execute("SELECT tbl, key FROM doctor_changes WHERE tbl = 'evidence'").fetchall()
+    assert ("evidence", cid) in [tuple(r) for r in logged]  # doctor's change log follows
+
+
+def test_a_forged_quote_is_refused_by_the_view(vault: Vault) -> None:
+    """The attacker's test: a writer (or hand-run SQL on an affidavit connection) gives a quote
+    that is not the source's words at the offsets."""
+    _applied(vault)
+    cid, idx, source_id, quote, start, end, location = _evidence(vault.db)[0]
+    forged = "The president never said this at all"
+    refused = pytest.raises(sqlite3.IntegrityError, match="differs from the source")
+    with refused, dbmod.transaction(vault.db):
+        vault.db.execute(
+            'INSERT INTO evidence (claim_id, idx, source_id, quote, start, "end", location) '
+            "VALUES (?, 9, ?, ?, ?, ?, ?)",
+            (cid, source_id, forged, start, end, location),
+        )
+    refused = pytest.raises(sqlite3.IntegrityError, match="differs from the source")
+    with refused, dbmod.transaction(vault.db):
+        vault.db.execute(
+            "UPDATE evidence SET quote = ? WHERE claim_id = ? AND idx = ?", (forged, cid, idx)
+        )
+    assert _evidence(vault.db)[0][3] == quote
+
+
+def test_an_altered_source_shows_no_words_and_doctor_says_why(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _applied(vault)
+    source_id = _evidence(vault.db)[0][2]
+    text_file = vault.db.execute(
+        "SELECT text_file FROM sources WHERE id = ?", (source_id,)
+    ).fetchone()[0]
+    path = vault.root / text_file
+    path.chmod(0o644)
+    path.write_text(path.read_text(encoding="utf-8").replace("the", "teh"), encoding="utf-8")
+    spans.clear_cache()  # a fresh process: no text cached, the verifier's neither
+    monkeypatch.setattr(verify, "_SHARED", OrderedDict())
+    quotes = vault.db.execute(
+        "SELECT quote FROM evidence WHERE source_id = ?", (source_id,)
+    ).fetchall()
+    # never the altered file's words, never a blank: a marker no quote check verifies
+    assert quotes and all(q[0] == spans.UNREADABLE for q in quotes)
+    report = run_doctor(vault)
+    assert not report.clean
+    messages = [f.message for f in report.findings if f.check == "evidence"]
+    assert messages and all("missing or altered" in m for m in messages)
+
+
+def test_the_views_marker_is_the_modules() -> None:
+    assert f"'{spans.UNREADABLE}'" in dbmod.m021_lean_evidence()
+
+
+def test_a_bare_connection_lacks_the_function_and_is_told_so(vault: Vault) -> None:
+    _applied(vault)
+    bare = sqlite3.connect(vault.state_dir / "db.sqlite")
+    try:
+        with pytest.raises(sqlite3.OperationalError) as caught:
+            bare.execute("SELECT quote FROM evidence").fetchall()
+        assert spans.lacks_function(caught.value)
+        # offsets stay readable without it
+        assert bare.execute("SELECT count(*) FROM evidence_rows").fetchone()[0] > 0
+    finally:
+        bare.close()
+    out = CliRunner().invoke(main, ["--vault", str(vault.root), "doctor", "--stats", "--json"])
+    assert out.exit_code == 0, out.output
+    notes = json.loads(out.output)["notes"]
+    assert any("evidence_span" in n and "evidence_rows" in n for n in notes)
+
+
+def test_the_text_cache_is_bounded_by_characters(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _applied(vault)
+    spans.clear_cache()
+    monkeypatch.setattr(spans, "CACHE_CHARS", 10)  # smaller than any source's text
+    assert all(r[3] for r in _evidence(vault.db))
+    assert spans.cached_chars() == 0
+    monkeypatch.undo()
+    _evidence(vault.db)
+    assert 0 < spans.cached_chars() <= spans.CACHE_CHARS
+
+
+def _as_before_m021(vault: Vault, forged: tuple[str, int] | None = None) -> None:
+    """Turn the database back into what main's code wrote before m021 (the table with its quotes;
+    ``forged``: one row whose stored quote is not its span)."""
+    db = sqlite3.connect(vault.state_dir / "db.sqlite", isolation_level=None)
+    spans.register(db, vault.root)
+    try:
+        rows = db.execute(
+            'SELECT claim_id, idx, source_id, quote, start, "end", location FROM evidence'
+        ).fetchall()
+        db.executescript(
+            """
+            BEGIN;
+            DROP VIEW evidence;
+            DROP TABLE evidence_rows;
+            DROP TABLE evidence_legacy;
+            DROP TABLE source_keys;
+            CREATE TABLE evidence (
+                claim_id TEXT NOT NULL REFERENCES claims(id),
+                idx INTEGER NOT NULL,
+                source_id TEXT NOT NULL REFERENCES sources(id),
+                quote TEXT NOT NULL,
+                start INTEGER NOT NULL,
+                "end" INTEGER NOT NULL,
+                location TEXT NOT NULL,
+                PRIMARY KEY (claim_id, idx)
+            );
+            CREATE INDEX evidence_source ON evidence(source_id);
+            CREATE TRIGGER doctor_evidence_update AFTER UPDATE ON evidence BEGIN
+                INSERT INTO doctor_changes (tbl, key) VALUES ('evidence', old.claim_id);
+                INSERT INTO doctor_changes (tbl, key) VALUES ('evidence', new.claim_id);
+            END;
+            CREATE TRIGGER doctor_evidence_delete AFTER DELETE ON evidence BEGIN
+                INSERT INTO doctor_changes (tbl, key) VALUES ('evidence', old.claim_id);
+            END;
+            DELETE FROM _migrations WHERE name = 'm021_lean_evidence';
+            """
+        )
+        for row in rows:
+            quote = row[3]
+            if forged == (row[0], row[1]):
+                quote = "words the source never had at all"
+            db.execute(
+                "INSERT INTO evidence VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (row[0], row[1], row[2], quote, row[4], row[5], row[6]),
+            )
+        db.execute("COMMIT")
+    finally:
+        db.close()
+
+
+def test_the_migration_converts_a_vault_written_before_it(vault: Vault) -> None:
+    _applied(vault)
+    before = _evidence(vault.db)
+    root = vault.root
+    vault.close()
+    _as_before_m021(vault)
+    old = sqlite3.connect(root / ".affidavit" / "db.sqlite")
+    assert [
+        tuple(r) for r in old.execute("SELECT * FROM evidence ORDER BY claim_id, idx")
+    ] == before
+    old.close()
+    spans.clear_cache()
+    with open_vault(root) as again:
+        assert _evidence(again.db) == before  # every quote identical, read back computed
+        assert not again.db.execute("SELECT * FROM evidence_legacy").fetchall()
+        assert "evidence_old" not in {
+            r[0] for r in again.db.execute("SELECT name FROM sqlite_master")
+        }
+        assert run_doctor(again).clean
+
+
+def test_a_stored_quote_unlike_its_span_is_kept_and_reported(vault: Vault) -> None:
+    """The attacker's test of the migration: a database edited before m021 to hold a quote the
+    source doesn't have at its offsets. The wiki now shows the source's words; doctor reports
+    the old row, which is kept."""
+    _applied(vault)
+    cid, idx, _sid, quote, *_ = _evidence(vault.db)[0]
+    root = vault.root
+    vault.close()
+    _as_before_m021(vault, forged=(cid, idx))
+    with open_vault(root) as again:
+        kept = again.db.execute("SELECT claim_id, idx, quote FROM evidence_legacy").fetchall()
+        assert [tuple(r) for r in kept] == [(cid, idx, "words the source never had at all")]
+        assert _evidence(again.db)[0][3] == quote
+        report = run_doctor(again)
+        assert any(
+            f.check == "evidence" and f.subject == cid and "m021" in f.message
+            for f in report.findings
+        )
