@@ -147,7 +147,31 @@ def test_an_altered_source_shows_no_words_and_doctor_says_why(
 
 
 def test_the_views_marker_is_the_modules() -> None:
-    assert f"'{spans.UNREADABLE}'" in dbmod.m021_lean_evidence()
+    assert "'" + spans.UNREADABLE.replace("'", "''") + "'" in dbmod.m021_lean_evidence()
+
+
+def test_offsets_edited_outside_the_view_show_no_words(vault: Vault) -> None:
+    """The attacker's test: someone with the file moves a quote's offsets onto other words of
+    the same source (a whole word on, so every word boundary still holds)."""
+    _applied(vault)
+    cid, idx, source_id, quote, start, end, _loc = _evidence(vault.db)[0]
+    shift = quote.index(" ") + 1
+    bare = sqlite3.connect(vault.state_dir / "db.sqlite")
+    try:
+        with bare:
+            bare.execute(
+                'UPDATE evidence_rows SET start = start + ?, "end" = "end" + ? '
+                "WHERE claim_id = ? AND idx = ?",
+                (shift, shift, cid, idx),
+            )
+    finally:
+        bare.close()
+    moved = vault.db.execute(
+        "SELECT quote FROM evidence WHERE claim_id = ? AND idx = ?", (cid, idx)
+    ).fetchone()[0]
+    assert moved == spans.UNREADABLE != _span(vault, source_id, start + shift, end + shift)
+    report = run_doctor(vault)
+    assert any(f.check == "evidence" and f.subject == cid for f in report.findings)
 
 
 def test_a_bare_connection_lacks_the_function_and_is_told_so(vault: Vault) -> None:
@@ -253,8 +277,8 @@ def test_the_migration_converts_a_vault_written_before_it(vault: Vault) -> None:
 
 def test_a_stored_quote_unlike_its_span_is_kept_and_reported(vault: Vault) -> None:
     """The attacker's test of the migration: a database edited before m021 to hold a quote the
-    source doesn't have at its offsets. The wiki now shows the source's words; doctor reports
-    the old row, which is kept."""
+    source doesn't have at its offsets. No surface shows either; doctor reports the old row,
+    which is kept."""
     _applied(vault)
     cid, idx, _sid, quote, *_ = _evidence(vault.db)[0]
     root = vault.root
@@ -263,7 +287,8 @@ def test_a_stored_quote_unlike_its_span_is_kept_and_reported(vault: Vault) -> No
     with open_vault(root) as again:
         kept = again.db.execute("SELECT claim_id, idx, quote FROM evidence_legacy").fetchall()
         assert [tuple(r) for r in kept] == [(cid, idx, "words the source never had at all")]
-        assert _evidence(again.db)[0][3] == quote
+        assert quote != spans.UNREADABLE  # its checksum is the old quote's: no words shown
+        assert _evidence(again.db)[0][3] == spans.UNREADABLE
         report = run_doctor(again)
         assert any(
             f.check == "evidence" and f.subject == cid and "m021" in f.message

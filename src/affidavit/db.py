@@ -662,8 +662,9 @@ def m021_lean_evidence() -> str:
     before, its ``quote`` the source's own words at the offsets, computed by the SQL function
     ``evidence_span`` (:mod:`affidavit.evidence.spans`, registered on every connection the code
     opens; a bare ``sqlite3`` connection lacks it); when the source's text can't be had (its
-    file missing or altered) the quote reads :data:`affidavit.evidence.spans.UNREADABLE`, never
-    other words, and doctor reports it. ``INSTEAD OF`` triggers keep every writer
+    file missing or altered) or the span is not the one written (``crc``: its CRC-32, so
+    offsets edited in ``evidence_rows`` show), the quote reads
+    :data:`affidavit.evidence.spans.UNREADABLE`, never other words, and doctor reports it. ``INSTEAD OF`` triggers keep every writer
     working: an insert or update names its source by id (a key is made for a new one) and may
     give a quote, which must then be exactly the source's span at the offsets (else the write
     is refused: a quote never differs from its source's words). The quotes stored before are
@@ -687,11 +688,12 @@ def m021_lean_evidence() -> str:
             start INTEGER NOT NULL,         -- offsets into the source's extracted text
             "end" INTEGER NOT NULL,
             location TEXT NOT NULL,         -- human-readable place in the original ("line 12")
+            crc INTEGER NOT NULL,           -- CRC-32 of the span's UTF-8 when it was written
             PRIMARY KEY (claim_id, idx)
         ) WITHOUT ROWID;
         CREATE INDEX evidence_rows_source ON evidence_rows(source_key);
-        INSERT INTO evidence_rows (claim_id, idx, source_key, start, "end", location)
-        SELECT e.claim_id, e.idx, k.key, e.start, e."end", e.location
+        INSERT INTO evidence_rows (claim_id, idx, source_key, start, "end", location, crc)
+        SELECT e.claim_id, e.idx, k.key, e.start, e."end", e.location, evidence_crc(e.quote)
         FROM evidence_old e JOIN source_keys k ON k.source_id = e.source_id;
         CREATE TABLE evidence_legacy (
             claim_id TEXT NOT NULL,
@@ -701,8 +703,9 @@ def m021_lean_evidence() -> str:
         ) WITHOUT ROWID;
         CREATE VIEW evidence AS
         SELECT r.claim_id AS claim_id, r.idx AS idx, k.source_id AS source_id,
-               coalesce(evidence_span(s.text_file, s.text_sha256, r.start, r."end"),
-                        '[source text missing or altered: run affidavit doctor]') AS quote,
+               coalesce(evidence_span(s.text_file, s.text_sha256, r.start, r."end", r.crc),
+                        '[evidence can''t be shown: its source or offsets changed; run affidavit doctor]')
+               AS quote,
                r.start AS start, r."end" AS "end", r.location AS location
         FROM evidence_rows r JOIN source_keys k ON k.key = r.source_key
         LEFT JOIN sources s ON s.id = k.source_id;
@@ -710,20 +713,30 @@ def m021_lean_evidence() -> str:
             INSERT OR IGNORE INTO source_keys (source_id) VALUES (new.source_id);
             SELECT RAISE(ABORT, 'evidence quote differs from the source''s words at its offsets')
             FROM sources s WHERE s.id = new.source_id AND new.quote IS NOT NULL
-            AND new.quote IS NOT evidence_span(s.text_file, s.text_sha256, new.start, new."end");
-            INSERT INTO evidence_rows (claim_id, idx, source_key, start, "end", location)
-            VALUES (new.claim_id, new.idx,
-                    (SELECT key FROM source_keys WHERE source_id = new.source_id),
-                    new.start, new."end", new.location);
+            AND new.quote IS NOT evidence_span(s.text_file, s.text_sha256, new.start, new."end", NULL);
+            SELECT RAISE(ABORT, 'the source''s text can''t be read at the evidence''s offsets: run affidavit doctor')
+            WHERE NOT EXISTS (SELECT 1 FROM sources s WHERE s.id = new.source_id
+            AND evidence_span(s.text_file, s.text_sha256, new.start, new."end", NULL) IS NOT NULL);
+            INSERT INTO evidence_rows (claim_id, idx, source_key, start, "end", location, crc)
+            SELECT new.claim_id, new.idx,
+                   (SELECT key FROM source_keys WHERE source_id = new.source_id),
+                   new.start, new."end", new.location,
+                   evidence_crc(evidence_span(s.text_file, s.text_sha256, new.start, new."end", NULL))
+            FROM sources s WHERE s.id = new.source_id;
         END;
         CREATE TRIGGER evidence_update INSTEAD OF UPDATE ON evidence BEGIN
             INSERT OR IGNORE INTO source_keys (source_id) VALUES (new.source_id);
             SELECT RAISE(ABORT, 'evidence quote differs from the source''s words at its offsets')
             FROM sources s WHERE s.id = new.source_id AND new.quote IS NOT old.quote
-            AND new.quote IS NOT evidence_span(s.text_file, s.text_sha256, new.start, new."end");
+            AND new.quote IS NOT evidence_span(s.text_file, s.text_sha256, new.start, new."end", NULL);
             UPDATE evidence_rows SET claim_id = new.claim_id, idx = new.idx,
                 source_key = (SELECT key FROM source_keys WHERE source_id = new.source_id),
-                start = new.start, "end" = new."end", location = new.location
+                start = new.start, "end" = new."end", location = new.location,
+                crc = CASE WHEN new.source_id IS old.source_id AND new.start IS old.start
+                           AND new."end" IS old."end" THEN crc
+                      ELSE (SELECT evidence_crc(evidence_span(s.text_file, s.text_sha256,
+                                                              new.start, new."end", NULL))
+                            FROM sources s WHERE s.id = new.source_id) END
             WHERE claim_id = old.claim_id AND idx = old.idx;
         END;
         CREATE TRIGGER evidence_delete INSTEAD OF DELETE ON evidence BEGIN
@@ -757,8 +770,29 @@ def _keep_differing_quotes(db: sqlite3.Connection) -> None:
 DATA_STEPS["m021_lean_evidence"] = _keep_differing_quotes
 
 
+@migration
+def m021b_admission_by_plan() -> str:
+    """Issue 25 item 5: a decided plan's admission packed with its plan's text as zlib's preset
+    dictionary (:func:`affidavit.plan.stored.pack`), half the size of it packed alone; the data
+    step repacks those stored before. Nothing is pruned: both texts read back whole."""
+    return "SELECT 1"
+
+
+def _repack_admissions(db: sqlite3.Connection) -> None:
+    from .plan.stored import repack_admissions
+
+    repack_admissions(db)
+
+
+DATA_STEPS["m021b_admission_by_plan"] = _repack_admissions
+
+
 def migrate(db: sqlite3.Connection) -> list[str]:
-    """Apply the migrations not yet recorded; returns the names applied now."""
+    """Apply the migrations not yet recorded; returns the names applied now. A connection
+    opened without :func:`connect` (an in-memory database) gets functions that read no text."""
+    from .evidence.spans import ensure_functions
+
+    ensure_functions(db)
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
     done = {row[0] for row in db.execute("SELECT name FROM _migrations")}
     applied: list[str] = []

@@ -144,14 +144,14 @@ def quote_problems(
     legacy = _legacy_quotes(vault)
     for row in rows:
         count += 1
-        if row[4] is None or row[4] == UNREADABLE:  # no text with the recorded SHA-256
-            unreadable = (*tuple(row)[:4], "", *tuple(row)[5:])
-            problems.append(_quote_problem(unreadable, "unreadable", _NO_SPAN.format(s=row[3])))
-            continue
         old = legacy.get((row[0], row[2]))
         if old is not None:
             stored = (*tuple(row)[:4], old, *tuple(row)[5:])
             problems.append(_quote_problem(stored, "not_found", _LEGACY.format(s=row[3][:12])))
+            continue
+        if row[4] is None or row[4] == UNREADABLE:  # no text, or not the span written
+            unreadable = (*tuple(row)[:4], "", *tuple(row)[5:])
+            problems.append(_quote_problem(unreadable, "unreadable", _NO_SPAN.format(s=row[3])))
             continue
         by_source.setdefault(row[3], []).append(tuple(row))
     for source_id, group in by_source.items():
@@ -176,9 +176,10 @@ def quote_problems(
 
 
 _NO_SPAN = (
-    "the text of source {s} is missing or altered (its SHA-256 is not the one recorded), so the "
-    "source's words at the evidence's offsets can't be shown (quotes are computed from the "
-    "text since migration m021_lean_evidence)"
+    "the source's words at the evidence's offsets can't be shown: the text of source {s} is "
+    "missing or altered (its SHA-256 is not the one recorded), or the offsets were edited since "
+    "the evidence was written (the span's CRC-32 is not the one recorded); quotes are computed "
+    "from the text since migration m021_lean_evidence"
 )
 _LEGACY = (
     "the quote stored before migration m021_lean_evidence is not the words of source {s} at "

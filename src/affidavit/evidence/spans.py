@@ -2,13 +2,14 @@
 
 Since migration ``m021_lean_evidence`` the database keeps each piece of evidence as offsets into
 its source's stored text (``evidence_rows``); the ``evidence`` view computes its ``quote`` column
-with the SQL function ``evidence_span(text_file, text_sha256, start, end)``, which this module
+with the SQL function ``evidence_span(text_file, text_sha256, start, end, crc)``, which this module
 registers on every connection the code opens (:func:`affidavit.db.connect`,
 :func:`affidavit.vault.connect_pinned`, :func:`affidavit.vault.connect_read_only`).
 
 The function returns ``text[start:end]`` of the source's text whose SHA-256 is the recorded
 ``text_sha256`` (W3: the words the gate verified, never a proposer's string), and NULL when that
-text can't be had — its file missing, altered, or the offsets outside it: the view then shows
+text can't be had — its file missing, altered, or the offsets outside it — or the span's CRC-32
+is not the one recorded when it was written (offsets edited in ``evidence_rows``): the view shows
 :data:`UNREADABLE`, which no surface can take for a source's words and no quote check verifies
 (``affidavit doctor`` reports such evidence as unreadable, saying why). Texts are read once (through
 :func:`~affidavit.store.paths.read_inside`: no symlink, inside ``sources/``), hashed, and kept in
@@ -25,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
+import zlib
 from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,7 +39,7 @@ if TYPE_CHECKING:
     from ..store.anchor import Anchor
 
 FUNCTION = "evidence_span"
-UNREADABLE = "[source text missing or altered: run affidavit doctor]"
+UNREADABLE = "[evidence can't be shown: its source or offsets changed; run affidavit doctor]"
 """What the ``evidence`` view shows as the quote when ``evidence_span`` has no text (the same
 literal is in the view's definition, migration ``m021_lean_evidence``)."""
 CACHE_CHARS = 64 * 1024 * 1024
@@ -109,11 +111,12 @@ def verified_text(base: Path | Anchor, text_file: str, text_sha256: str) -> str 
     return text
 
 
-def register(db: sqlite3.Connection, base: Path | Anchor) -> None:
-    """Give ``db`` the function ``evidence_span`` reading the texts of the vault at ``base``."""
+def register(db: sqlite3.Connection, base: Path | Anchor | None) -> None:
+    """Give ``db`` the functions ``evidence_span`` (reading the texts of the vault at ``base``;
+    None: no text) and ``evidence_crc``."""
 
     def evidence_span(
-        text_file: object, text_sha256: object, start: object, end: object
+        text_file: object, text_sha256: object, start: object, end: object, crc: object
     ) -> str | None:
         if not (
             isinstance(text_file, str)
@@ -122,12 +125,34 @@ def register(db: sqlite3.Connection, base: Path | Anchor) -> None:
             and isinstance(end, int)
         ):
             return None
-        text = verified_text(base, text_file, text_sha256)
+        text = None if base is None else verified_text(base, text_file, text_sha256)
         if text is None or not 0 <= start <= end <= len(text):
             return None
-        return text[start:end]
+        span = text[start:end]
+        if crc is not None and crc != checksum(span):
+            return None  # offsets edited since the span was written
+        return span
 
-    db.create_function(FUNCTION, 4, evidence_span)
+    db.create_function(FUNCTION, 5, evidence_span)
+    db.create_function("evidence_crc", 1, _crc, deterministic=True)
+
+
+def checksum(span: str) -> int:
+    """The CRC-32 of a span's UTF-8, as ``evidence_rows.crc`` records it."""
+    return zlib.crc32(span.encode("utf-8", "surrogatepass"))
+
+
+def _crc(text: object) -> int | None:
+    return checksum(text) if isinstance(text, str) else None
+
+
+def ensure_functions(db: sqlite3.Connection) -> None:
+    """Give ``db`` the functions if it lacks them, reading no text (every span NULL): an
+    in-memory database migrated by tests, a tool that only writes other tables."""
+    try:
+        db.execute("SELECT evidence_crc('')").fetchone()
+    except sqlite3.OperationalError:
+        register(db, None)
 
 
 def lacks_function(exc: BaseException) -> bool:
@@ -141,7 +166,9 @@ __all__ = [
     "MISSING",
     "UNREADABLE",
     "cached_chars",
+    "checksum",
     "clear_cache",
+    "ensure_functions",
     "lacks_function",
     "register",
     "verified_text",
