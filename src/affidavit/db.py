@@ -771,11 +771,25 @@ DATA_STEPS["m021_lean_evidence"] = _keep_differing_quotes
 
 
 @migration
-def m021b_admission_by_plan() -> str:
-    """Issue 25 item 5: a decided plan's admission packed with its plan's text as zlib's preset
+def m021b_lean_words_and_admissions() -> str:
+    """Issue 25 item 5, the next biggest tables. ``claim_words`` (m017) names each word by an
+    integer (``words``: word -> id) instead of repeating its text in every posting, half the
+    table's size. A decided plan's admission is packed with its plan's text as zlib's preset
     dictionary (:func:`affidavit.plan.stored.pack`), half the size of it packed alone; the data
     step repacks those stored before. Nothing is pruned: both texts read back whole."""
-    return "SELECT 1"
+    return """
+        CREATE TABLE words (id INTEGER PRIMARY KEY, word TEXT NOT NULL UNIQUE);
+        INSERT INTO words (word) SELECT DISTINCT word FROM claim_words ORDER BY word;
+        ALTER TABLE claim_words RENAME TO claim_words_old;
+        CREATE TABLE claim_words (
+            word INTEGER NOT NULL,          -- words.id
+            claim INTEGER NOT NULL,         -- claims.rowid
+            PRIMARY KEY (word, claim)
+        ) WITHOUT ROWID;
+        INSERT INTO claim_words (word, claim)
+        SELECT w.id, o.claim FROM claim_words_old o JOIN words w ON w.word = o.word;
+        DROP TABLE claim_words_old
+    """
 
 
 def _repack_admissions(db: sqlite3.Connection) -> None:
@@ -784,7 +798,7 @@ def _repack_admissions(db: sqlite3.Connection) -> None:
     repack_admissions(db)
 
 
-DATA_STEPS["m021b_admission_by_plan"] = _repack_admissions
+DATA_STEPS["m021b_lean_words_and_admissions"] = _repack_admissions
 
 
 def migrate(db: sqlite3.Connection) -> list[str]:

@@ -6,7 +6,7 @@ rejected or expired, nothing changes them again, and they were most of the datab
 101 MB of 195 MB), so the door moves them into ``plan_z`` and ``admission_z``, zlib-compressed
 (about 7× smaller), and leaves the text columns empty (migration ``m013_plans_compressed`` does the
 same to existing vaults). The admission repeats the plan's quotes and texts, so it is packed with
-the plan's text as zlib's preset dictionary (half the size again; ``m021b_admission_by_plan``
+the plan's text as zlib's preset dictionary (half the size again; ``m021b_lean_words_and_admissions``
 repacks those stored before): reading it needs the plan's row. Nothing is pruned: the plan's text still hashes to its id, the audit
 chain still names it, and doctor re-derives every claim from it as before.
 
@@ -114,7 +114,7 @@ def compact(db: sqlite3.Connection, plan_id: str) -> None:
 
 def repack_admissions(db: sqlite3.Connection) -> int:
     """Pack again, with its plan as dictionary, every decided plan's admission packed without
-    (migration ``m021b_admission_by_plan``); returns how many. Each is inflated and checked as
+    (migration ``m021b_lean_words_and_admissions``); returns how many. Each is inflated and checked as
     any stored text is read."""
     count = 0
     rows = db.execute(
