@@ -294,3 +294,17 @@ def test_a_stored_quote_unlike_its_span_is_kept_and_reported(vault: Vault) -> No
             f.check == "evidence" and f.subject == cid and "m021" in f.message
             for f in report.findings
         )
+
+
+def test_a_left_join_to_the_view_is_not_materialized(vault: Vault) -> None:
+    """The renderer and the search read ``claims LEFT JOIN evidence``: the view must flatten
+    into it (looked up by claim), not be computed whole for every query."""
+    _applied(vault)
+    plan = [
+        r[3]
+        for r in vault.db.execute(
+            "EXPLAIN QUERY PLAN SELECT c.id, e.quote FROM claims c "
+            "LEFT JOIN evidence e ON e.claim_id = c.id WHERE c.page_slug = 'x'"
+        )
+    ]
+    assert not any("MATERIALIZE" in step for step in plan), plan

@@ -701,14 +701,18 @@ def m021_lean_evidence() -> str:
             quote TEXT NOT NULL,            -- the quote stored before m021, unlike the span
             PRIMARY KEY (claim_id, idx)
         ) WITHOUT ROWID;
+        -- one table in FROM (the rest in scalar subqueries): SQLite flattens such a view into
+        -- the right side of a LEFT JOIN; a view that joins is materialized whole there
         CREATE VIEW evidence AS
-        SELECT r.claim_id AS claim_id, r.idx AS idx, k.source_id AS source_id,
-               coalesce(evidence_span(s.text_file, s.text_sha256, r.start, r."end", r.crc),
+        SELECT r.claim_id AS claim_id, r.idx AS idx,
+               (SELECT k.source_id FROM source_keys k WHERE k.key = r.source_key) AS source_id,
+               coalesce((SELECT evidence_span(s.text_file, s.text_sha256, r.start, r."end", r.crc)
+                         FROM source_keys k JOIN sources s ON s.id = k.source_id
+                         WHERE k.key = r.source_key),
                         '[evidence can''t be shown: its source or offsets changed; run affidavit doctor]')
                AS quote,
                r.start AS start, r."end" AS "end", r.location AS location
-        FROM evidence_rows r JOIN source_keys k ON k.key = r.source_key
-        LEFT JOIN sources s ON s.id = k.source_id;
+        FROM evidence_rows r;
         CREATE TRIGGER evidence_insert INSTEAD OF INSERT ON evidence BEGIN
             INSERT OR IGNORE INTO source_keys (source_id) VALUES (new.source_id);
             SELECT RAISE(ABORT, 'evidence quote differs from the source''s words at its offsets')
