@@ -25,6 +25,7 @@ import os
 import re
 import shutil
 import sqlite3
+import statistics
 import sys
 import tempfile
 import time
@@ -267,6 +268,8 @@ def run_squad(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     for t, name in claims:
         by_source.setdefault(name, []).append(normalize_answer(t))
     gold_in = em = f1_sum = f1_first = answered = recall10 = in_claim = base1 = base3 = 0.0
+    lengths: list[int] = []
+    rows: list[dict[str, Any]] = []
     for name, paragraph, question, golds in questions:
         norm = [normalize_answer(g) for g in golds]
         answer = asker.ask(question)
@@ -285,7 +288,10 @@ def run_squad(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             continue
         answered += 1
         whole = normalize_answer(printed(answer))
-        gold_in += any(g and g in whole for g in norm)
+        found = any(g and g in whole for g in norm)
+        gold_in += found
+        lengths.append(len(printed(answer).split()))
+        rows.append({"question": question, "gold": golds, "in": found, "answer": printed(answer)})
         prediction = (
             answer.short_answer.text
             if answer.short_answer
@@ -308,10 +314,12 @@ def run_squad(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         "f1": round(100 * f1_sum / n, 2),
         "f1_first_sentence": round(100 * f1_first / n, 2),
         "abstention_rate": round(1 - answered / n, 3),
+        "median_answer_words": statistics.median(lengths) if lengths else 0,
         "recall_at_10": round(recall10 / n, 3),
         "gold_in_some_claim": round(in_claim / n, 3),
         "baseline_bm25_sentences_top1": round(base1 / n, 3),
         "baseline_bm25_sentences_top3": round(base3 / n, 3),
+        **({"per_question": rows} if args.verbose else {}),
     }
 
 

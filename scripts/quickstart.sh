@@ -22,6 +22,9 @@ echo
 echo '== affidavit ask "What loan was completed in Holland?"'
 af ask "What loan was completed in Holland?"
 echo
+echo '== affidavit ask "Who was president in 1823?"   (the answer is the 1823 speech'"'"'s own title)'
+af ask "Who was president in 1823?"
+echo
 af doctor
 echo
 echo "Open $vault/wiki/ in Obsidian or any markdown viewer; 'git -C $vault log' shows one commit per approved batch of plans."

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from affidavit.ask import Asker, render_answer
 from affidavit.ask.context import question_names, unknown_names, with_acronyms
-from affidavit.ask.extractive import asks_how, commands, statement
+from affidavit.ask.manuals import asks_how, commands, statement
 from affidavit.cli import main
 from affidavit.ingest.pipeline import Ingestor
 from affidavit.providers.extractive import ExtractiveProvider

@@ -30,6 +30,16 @@ TEXT = (
     "Robert'); DROP TABLE claims;-- was a student.\n"
 )
 DATA = b"\xef\xbb\xbf" + TEXT.encode("utf-8")  # a BOM: the bytes are not the text
+CRATES = "".join(f"Crate {i} holds {i + 3} apples.\n" for i in range(300)).encode()
+
+
+def crate(i: int) -> str:
+    """A sentence of CRATES: distinct claims the gate finds supported and not duplicates."""
+    return f"Crate {i} holds {i + 3} apples."
+
+
+def crate_claim(source: str, i: int) -> dict[str, Any]:
+    return {"text": crate(i), "evidence": [{"source": source, "quote": crate(i)}]}
 
 
 @pytest.fixture
@@ -68,10 +78,7 @@ def propose(storage: Any, plan_id: str, *ops: dict[str, Any]) -> str:
 def page_op(slug: str, source: str, *quotes: str, title: str = ATTACK) -> dict[str, Any]:
     return {
         "op": "create_page", "slug": slug, "title": title, "summary": f"About {ATTACK}",
-        "claims": [
-            {"text": f"It says {q[:40]} {ATTACK}", "evidence": [{"source": source, "quote": q}]}
-            for q in quotes
-        ],
+        "claims": [{"text": q, "evidence": [{"source": source, "quote": q}]} for q in quotes],
     }  # fmt: skip
 
 
@@ -93,7 +100,7 @@ def test_content_round_trips_byte_for_byte_through_the_door(storage: Any) -> Non
     propose(storage, "p1", page_op("committee", source[:12], *quotes[:2]))
     propose(storage, "p2", {
         "op": "add_claims", "page": "committee", "section": ATTACK[:70],
-        "claims": [{"text": "Combining marks", "evidence": [{"source": source, "quote": quotes[2]}]}],
+        "claims": [{"text": quotes[2], "evidence": [{"source": source, "quote": quotes[2]}]}],
     })  # fmt: skip
     assert apply(storage, "b-1", "p1") == 1 and apply(storage, "b-2", "p2") == 2
     assert storage.source_bytes("main", source) == DATA
@@ -110,7 +117,7 @@ def test_content_round_trips_byte_for_byte_through_the_door(storage: Any) -> Non
     assert [c.section for c in page.claims] == ["Overview", "Overview", ATTACK[:70]]
     assert [c.position for c in page.claims] == [0, 1, 2]
     assert [c.plan_id for c in page.claims] == ["p1", "p1", "p2"]
-    assert page.claims[0].text == f"It says {quotes[0][:40]} {ATTACK}"
+    assert [c.text for c in page.claims] == quotes
     for claim, quote in zip(page.claims, quotes, strict=True):
         (ev,) = claim.evidence
         assert ev.quote == quote and ev.source_id == source
@@ -143,35 +150,86 @@ def test_a_claim_takes_its_weakest_sources_trust(storage: Any) -> None:
 @pytest.mark.parametrize(
     ("evidence", "why"),
     [
-        ({"quote": "The committee met on 4 March"}, "not in source"),  # not the source's words
-        ({"quote": "line one of the source."}, "not in source"),  # case differs: not verbatim
-        ({"quote": "Line one of the source.\n"}, "not in source"),  # the source has \r\n
-        ({"sentence": 1}, "sentence number"),
-        ({"source": "f" * 64, "quote": "Line one of the source."}, "no source"),
+        ({"quote": "The committee met on 4 March"}, "not found in source"),  # not its words
+        ({"quote": "one of the sour"}, "cuts a word"),  # W3: word boundaries
+        ({"sentence": 99}, "sentence 99"),  # no such sentence
+        ({"source": "f" * 64, "quote": "Line one of the source."}, "unknown source"),
     ],
 )
 def test_a_quote_that_does_not_verify_is_refused_and_nothing_is_written(
     storage: Any, evidence: dict[str, Any], why: str
 ) -> None:
+    """The gate judges claim by claim, as on SQLite: a claim whose quote doesn't verify is
+    rejected alone (the plan's record keeps it as ``verified: false``) and its good neighbour
+    goes in; a plan with nothing else is refused whole, nothing written, no number taken."""
     source = add(storage)
-    good = {
-        "text": "A good claim",
-        "evidence": [{"source": source, "quote": "Line one of the source."}],
-    }
-    bad = {"text": "A bad claim", "evidence": [{"source": source, **evidence}]}
-    page = {"op": "create_page", "slug": "bad", "title": "T", "summary": "S", "claims": [good, bad]}
+    good = {"text": "Line one of the source.",
+            "evidence": [{"source": source, "quote": "Line one of the source."}]}  # fmt: skip
+    bad = {"text": "The committee met.", "evidence": [{"source": source, **evidence}]}
+    page = {"op": "create_page", "slug": "bad", "title": "T", "summary": "S", "claims": [bad]}
     propose(storage, "p1", page)
     with pytest.raises(ConflictError, match=why):
         apply(storage, "b-1", "p1")
     assert storage.page("main", "bad") is None and storage.batches("main") == []
     assert storage.plan("main", "p1").status == "pending"
     assert storage.committed("main", "b-1") is None
+    propose(storage, "p2", {**page, "slug": "good", "claims": [good, bad]})  # p1 holds "bad"
+    with storage.door("main", "b-2") as door:
+        door.apply_plan("p2", now=NOW, actor=ACTOR)
+        (op,) = door.admissions["p2"].ops
+    assert [c.text for c in storage.page("main", "good").claims] == ["Line one of the source."]
+    assert [(c.status, c.check) for c in op.claims] == [("admitted", ""), ("rejected", "evidence")]
+    assert not op.claims[1].evidence[0].verified and why in op.claims[1].reason
+    with psycopg.connect(storage.pool.conninfo) as conn:  # the verdicts are recorded
+        (stored,) = conn.execute("SELECT admission FROM v_main.plans WHERE id = 'p2'").fetchone()
+    assert json.loads(stored)["ops"][0]["claims"][1]["evidence"][0]["verified"] is False
+
+
+def test_quotes_are_found_as_sqlites_verifier_finds_them(storage: Any) -> None:
+    """One verifier (evidence/) on both backends: a quote that differs from the source in case,
+    line ending, spacing, NFKC form or markdown emphasis is found, and a host-numbered sentence
+    citation resolved; what is stored is the source's own words at the offsets found."""
+    source = add(storage)
+    quotes = [
+        ("line one of THE source.", "Line one of the source."),  # case
+        ("said:   '; DROP TABLE v_main.pages;", "said: '; DROP TABLE v_main.pages;"),  # spacing
+        ("Robert'); DROP\u00a0TABLE claims;-- *was* a student.",
+         "Robert'); DROP TABLE claims;-- was a student."),  # NBSP, emphasis
+    ]  # fmt: skip
+    claims = [{"text": own, "evidence": [{"source": source, "quote": q}]} for q, own in quotes]
+    propose(storage, "p1", {"op": "create_page", "slug": "found", "title": "Line one",
+                            "summary": "Line one of the source.", "claims": claims})  # fmt: skip
+    line = "Line one of the source."
+    propose(
+        storage,
+        "p2",
+        *(
+            {"op": "create_page", "slug": slug, "title": "Line one", "summary": line,
+             "claims": [{"text": line, "evidence": [{"source": source, **cite}]}]}
+            for slug, cite in (("crlf", {"quote": line + "\n"}), ("cited", {"sentence": 1}))
+        ),
+    )  # fmt: skip
+    with storage.door("main", "b-1") as door:
+        for plan_id in ("p1", "p2"):
+            door.apply_plan(plan_id, now=NOW, actor=ACTOR)
+            for op in door.admissions[plan_id].ops:
+                assert [c.reason for c in op.claims if not c.passes] == []
+    page = storage.page("main", "found")
+    assert [c.evidence[0].quote for c in page.claims] == [own for _, own in quotes]
+    for slug in ("found", "crlf", "cited"):
+        for claim in storage.page("main", slug).claims:
+            (ev,) = claim.evidence
+            assert TEXT[ev.start : ev.end] == ev.quote
+    for slug in ("crlf", "cited"):
+        (claim,) = storage.page("main", slug).claims
+        assert (claim.evidence[0].quote, claim.evidence[0].start) == (line, 0)
 
 
 def test_a_plan_the_door_cannot_write_here_is_refused_whole(storage: Any) -> None:
     source = add(storage)
     propose(storage, "p1", page_op("a", source, "Line one of the source."),
-            {"op": "link_pages", "page": "a", "to": "b"})  # fmt: skip
+            {"op": "update_context", "entries": [
+                {"text": "Line one.", "evidence": [{"source": source, "quote": "Line one"}]}]})  # fmt: skip
     propose(
         storage,
         "p2",
@@ -180,7 +238,7 @@ def test_a_plan_the_door_cannot_write_here_is_refused_whole(storage: Any) -> Non
             "page": "missing",
             "claims": [
                 {
-                    "text": "Where?",
+                    "text": "Line one of the source.",
                     "evidence": [{"source": source, "quote": "Line one of the source."}],
                 }
             ],
@@ -188,9 +246,9 @@ def test_a_plan_the_door_cannot_write_here_is_refused_whole(storage: Any) -> Non
     )
     propose(storage, "p3", page_op("dup", source, "Line one of the source."))
     propose(storage, "p4", page_op("dup", source, "Line one of the source."))
-    with pytest.raises(ConflictError, match="link_pages"):
+    with pytest.raises(ConflictError, match="update_context"):
         apply(storage, "b-1", "p1")
-    with pytest.raises(ConflictError, match="no page 'missing'"):
+    with pytest.raises(ConflictError, match="page 'missing' neither exists"):
         apply(storage, "b-2", "p2")
     with pytest.raises(ConflictError, match="already exists"):
         apply(storage, "b-3", "p3", "p4")  # the second create of the slug undoes the first
@@ -213,7 +271,12 @@ def test_a_tampered_source_byte_or_quote_is_found(storage: Any) -> None:
             "op": "add_claims",
             "page": "page",
             "claims": [
-                {"text": "Later", "evidence": [{"source": source, "quote": "was a student"}]}
+                {
+                    "text": "Robert was a student.",
+                    "evidence": [
+                        {"source": source, "quote": "Robert'); DROP TABLE claims;-- was a student"}
+                    ],
+                }
             ],
         },
     )
@@ -254,18 +317,20 @@ def test_a_batch_killed_mid_way_leaves_no_partial_page(storage: Any) -> None:
     """Each batch creates two pages and adds to a third; its backend is killed with
     ``pg_terminate_backend`` after its first, second or third plan. Nothing of a killed batch
     is left, and the surviving batches are numbered without gaps."""
-    source = add(storage)
-    propose(storage, "root", page_op("root", source, "Line one of the source."))
+    source = add(storage, CRATES, None)
+    propose(storage, "root", page_op("root", source, crate(0), title="Crate 0"))
     apply(storage, "b-root", "root")
     admin = psycopg.connect(storage.pool.conninfo, autocommit=True)
     committed, killed = [], []
     try:
         for n in range(12):
             plans = [
-                propose(storage, f"p{n}a", page_op(f"a{n}", source, "Line one of the source.", "was a student")),
-                propose(storage, f"p{n}b", page_op(f"b{n}", source, "said: " + ATTACK)),
-                propose(storage, f"p{n}c", {"op": "add_claims", "page": "root", "claims": [
-                    {"text": f"Claim {n}", "evidence": [{"source": source, "quote": "met on 3 March"}]}]}),
+                propose(storage, f"p{n}a", page_op(f"a{n}", source, crate(10 + n), crate(30 + n),
+                                                   title=f"Crate {10 + n}")),
+                propose(storage, f"p{n}b", page_op(f"b{n}", source, crate(50 + n),
+                                                   title=f"Crate {50 + n}")),
+                propose(storage, f"p{n}c", {"op": "add_claims", "page": "root",
+                                            "claims": [crate_claim(source, 70 + n)]}),
             ]  # fmt: skip
             kill_after = n % 4  # 3: no kill
             try:
@@ -293,7 +358,7 @@ def test_a_batch_killed_mid_way_leaves_no_partial_page(storage: Any) -> None:
             assert pages == [None, None]
             assert {storage.plan("main", f"p{n}{x}").status for x in "abc"} == {"pending"}
     root = storage.page("main", "root")
-    assert [c.text for c in root.claims[1:]] == ["Claim 3", "Claim 7", "Claim 11"]
+    assert [c.text for c in root.claims[1:]] == [crate(73), crate(77), crate(81)]
     assert [c.position for c in root.claims] == [0, 1, 2, 3]
     assert storage.verify_audit("main") == []
 
@@ -302,8 +367,8 @@ def test_appliers_on_separate_connections_add_to_one_page_in_turn(storage: Any) 
     """Four appliers, each with its own pool (as on four hosts), add claims to one page and race
     to create the same new page: the advisory lock puts them in turn — positions contiguous,
     batch numbers gap-free, the page created once and the other creates refused."""
-    source = add(storage)
-    propose(storage, "root", page_op("root", source, "Line one of the source."))
+    source = add(storage, CRATES, None)
+    propose(storage, "root", page_op("root", source, crate(0), title="Crate 0"))
     apply(storage, "b-root", "root")
     for n in range(4):
         for k in range(5):
@@ -313,15 +378,10 @@ def test_appliers_on_separate_connections_add_to_one_page_in_turn(storage: Any) 
                 {
                     "op": "add_claims",
                     "page": "root",
-                    "claims": [
-                        {
-                            "text": f"Claim {n}-{k}",
-                            "evidence": [{"source": source, "quote": "was a student"}],
-                        }
-                    ],
+                    "claims": [crate_claim(source, 100 + 10 * n + k)],
                 },
             )
-        propose(storage, f"new{n}", page_op("new", source, "met on 3 March"))  # fmt: skip
+        propose(storage, f"new{n}", page_op("new", source, crate(200 + n), title="Crate"))
 
     def run(n: int) -> list[str]:
         mine = open_storage(storage.pool.conninfo)
@@ -342,11 +402,47 @@ def test_appliers_on_separate_connections_add_to_one_page_in_turn(storage: Any) 
     with ThreadPoolExecutor(4) as pool:
         results = list(pool.map(run, range(4)))
     ends = [r[-1] for r in results]
-    assert ends.count("created") == 1 and all("already exists" in e for e in ends if e != "created")
+    # new0, proposed first, holds the slug (W5): another create is refused before or after it
+    assert ends[0] == "created" and all(
+        "already exists" in e or "reserved by pending plan new0" in e for e in ends[1:]
+    )
     root = storage.page("main", "root")
     assert [c.position for c in root.claims] == list(range(21))
     assert sorted(c.text for c in root.claims[1:]) == sorted(
-        f"Claim {n}-{k}" for n in range(4) for k in range(5)
+        crate(100 + 10 * n + k) for n in range(4) for k in range(5)
     )
     assert [r.seq for r in storage.batches("main")] == list(range(1, 23))
     assert len(storage.page("main", "new").claims) == 1
+
+
+def test_text_a_renderer_flagged_as_hidden_is_quarantined_and_a_flag_outside_the_text_refused(
+    storage: Any,
+) -> None:
+    """W12 on PostgreSQL: the caller's extraction may flag hidden text (a renderer's finding);
+    a claim quoting it is quarantined by the gate, and the policy never applies it."""
+    from affidavit.config import Config
+    from affidavit.sources.sanitizer import Flag
+
+    text = "The dam is 40 metres high. The dam was sold to a private buyer in 2020."
+    hidden = text.index("The dam was sold")
+    with pytest.raises(ConflictError, match="outside the text"):
+        storage.add_source("main", text.encode(), origin="/in/dam.html", name="dam.html",
+                           added_at=NOW, flags=[Flag("hidden", 0, len(text) + 1, "white text")])  # fmt: skip
+    source = storage.add_source(
+        "main", text.encode(), origin="/in/dam.html", name="dam.html", added_at=NOW,
+        trust="trusted", flags=[Flag("hidden", hidden, len(text), "white text on white")],
+    )  # fmt: skip
+    sold = "The dam was sold to a private buyer in 2020."
+    propose(storage, "p1", {"op": "create_page", "slug": "dam", "title": "The dam",
+                            "summary": "The dam is 40 metres high.", "claims": [
+        {"text": "The dam is 40 metres high.",
+         "evidence": [{"source": source, "quote": "The dam is 40 metres high."}]},
+        {"text": sold, "evidence": [{"source": source, "quote": sold}]}]})  # fmt: skip
+    trusted = Config({"policy.auto_apply": "trusted"})
+    refused = pytest.raises(ConflictError, match="waits for a person: quarantined")
+    with refused, storage.door("main", "b-1") as door:
+        door.apply_plan("p1", now=NOW, actor=ACTOR, config=trusted, approval="policy")
+    (op,) = door.admissions["p1"].ops
+    assert [c.status for c in op.claims] == ["admitted", "quarantined"]
+    assert "evidence inside white text on white" in op.claims[1].reason
+    assert storage.page("main", "dam") is None and storage.batches("main") == []

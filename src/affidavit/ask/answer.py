@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -29,16 +30,17 @@ from ..errors import AffidavitError, ProviderError
 from ..ingest.replies import InvalidReply, parse_reply
 from ..plan.schema import CLAIM_ID_PATTERN, LINE_PATTERN
 from ..providers.base import Message, ModelRequest, Provider
-from ..retrieval.search import Hit, Retriever, merge_identical
+from ..retrieval.search import EvidenceRef, Hit, Retriever, merge_identical
 from ..sources.store import SourceStore
 from ..support import SUPPORTED, SupportChecker, load_model
 from ..support.batch import claim_item, prepare
 from ..vault import Vault
 from .context import enumeration, rare_names, unknown_names, with_acronyms, with_followers
-from .extractive import MAX_CITATIONS, defined_term, defines, dimension, extractive_answer
+from .extractive import MAX_CITATIONS, dimension, extractive_answer
 from .log import AskLog, Issued, new_nonce, write
+from .manuals import defined_term, defines
 from .packing import Packed, pack
-from .texts import source_texts
+from .texts import source_texts, title_spans
 
 NOT_IN_WIKI = "Not in the wiki: none of its claims answers this question."
 
@@ -160,6 +162,9 @@ class Answer:
     """Not in the wiki: the pages (slug, title) of the claims nearest the question, at most 3."""
     unknown: list[str] = field(default_factory=list)
     """Names the question asks about that no claim of the wiki holds."""
+    titles: dict[str, EvidenceRef] = field(default_factory=dict)
+    """The page titles the answer is taken from, as they stand in their sources, by the id of
+    the claim cited with them (shown first in its footnote)."""
 
     def cited(self) -> list[Hit]:
         """The given claims that the kept sentences cite, in first-cited order."""
@@ -347,6 +352,9 @@ class Asker:
             reply, malformed = self._reply(asked, packed, nonce, history or [])
             given = {h.claim_id for h in packed.hits}
             quotes = source_quotes(self.vault, list(packed.hits))
+            answer.titles = self._titles(reply, packed.hits)
+            for claim_id, ref in answer.titles.items():
+                quotes[claim_id] = [ref.quote, *quotes.get(claim_id, [])]
             if self.support is None:
                 self.support = SupportChecker(load_model(config))
             answer.sentences, answer.dropped = check_reply(
@@ -372,6 +380,20 @@ class Asker:
             answer.closest = closest_pages(hits)
         self._log(issued, answer, min_trust, conversation)
         return answer
+
+    def _titles(self, reply: AnswerReply, hits: Sequence[Hit]) -> dict[str, EvidenceRef]:
+        """The page titles the reply answers from ("James Monroe" from "State of the Union,
+        1823: James Monroe"), as their sources' own words: the claims a short answer or a
+        sentence cites whose page title holds its text."""
+        by_id = {h.claim_id: h for h in hits}
+        used: list[Hit] = []
+        for item in [*reply.sentences, *([reply.short_answer] if reply.short_answer else [])]:
+            for claim_id in item.claims:
+                hit = by_id.get(claim_id)
+                text = " ".join(item.text.split()).casefold()
+                if hit is not None and text and text in " ".join(hit.page_title.split()).casefold():
+                    used.append(hit)
+        return title_spans(self.vault, used) if used else {}
 
     def _with_definitions(self, question: str, hits: list[Hit], min_trust: str) -> list[Hit]:
         """A "what is X?" / "what does X do?" question also gets the claims that define X ("A set
@@ -523,6 +545,11 @@ def render_answer(answer: Answer) -> str:
         lines.append("")
         for hit in answer.cited():
             quotes = _quotes(hit)
+            title = answer.titles.get(hit.claim_id)
+            if title is not None:
+                quotes = (
+                    f"“{title.quote}” — {title.source_name}, {title.location} (its title); {quotes}"
+                )
             if hit.more_sources:
                 quotes += f" (and {hit.more_sources} more source(s) say the same)"
             lines.append(

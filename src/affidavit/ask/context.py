@@ -24,7 +24,7 @@ from ..retrieval.search import Hit, Retriever, same_text
 from ..support import wordnet
 from ..support.lexicon import NUMBER_WORDS
 from ..words import STOPWORDS, stem, stems
-from .extractive import statement
+from .manuals import statement
 
 FOLLOWERS = 2
 """Claims taken after each of the best hits, in their source's order."""

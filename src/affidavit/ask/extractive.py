@@ -6,8 +6,10 @@ how rare it is among the retrieved claims (a word every candidate shares tells t
 than one only the answer holds), with inflections matched by stem and by a shared prefix
 ("vote" / "voting", "encoding" / "encodings"), plus the claim's retrieval rank as a tie-break
 and a bonus when it holds what the question asks for (a date for "when", a number for "how
-many", a name for "who"). The reply has the same shape as a model's and goes through the same
-citation and support checks.
+many", a person or organisation for "who", as spaCy's recogniser reads it: :mod:`.entities`).
+How questions and manuals phrase definitions, instructions and commands is in :mod:`.manuals`.
+The reply has the same shape as a model's and goes through the same citation and support
+checks.
 """
 
 from __future__ import annotations
@@ -17,12 +19,32 @@ import math
 import re
 import unicodedata
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..extractive.lexicon import words
 from ..retrieval.search import Hit
 from ..support.facts import MONTHS
 from ..words import STOPWORDS, content_words, stem
+from .entities import AGENTS, entities, recognise
+from .manuals import (
+    COMPOUND,
+    INSTRUMENT,
+    NAME_LINE,
+    NAME_LINE_PATTERN,
+    OPENS_INSTRUCTION,
+    OTHER_VERB,
+    USES_COMMAND,
+    asks_how,
+    commands,
+    compounds_of,
+    defined_term,
+    defines,
+    fold,
+    instructs,
+    named,
+    names_compound,
+    statement,
+)
 
 _DATE = re.compile(
     r"\b(?:\d{1,2} )?(?:January|February|March|April|May|June|July|August|September|October|"
@@ -61,10 +83,15 @@ _CALENDAR = MONTHS | words(
 MIN_SUPPORT = 0.2
 """Weighted share of the question's content words a claim must hold to answer it."""
 MAX_SENTENCES = 3
+"""Claims chosen (within :data:`MARGIN` of the best): a short answer may come from any of them."""
 LACKING = 0.15
 """What a claim loses for a "how many" or "when" question when it holds no number or date."""
 SUPPORTING = 2
 """Sentences after a short answer: the one it is taken from, and one more."""
+SHOWN = 2
+"""Sentences an answer shows at most (issue 24: a short answer, then at most two supporting
+sentences; without one, the best two): of the chosen claims, the one a short answer comes from
+first, then the best other."""
 MAX_CITATIONS = 8
 """Claims one answer sentence may cite (the answer schema's limit)."""
 RANK_BONUS = 0.08
@@ -72,11 +99,11 @@ RANK_BONUS = 0.08
 SURE = 0.999
 """Support at or above which the best claim holds every content word of the question: below it
 the answerer is unsure, and the first retrieved claims that pass :data:`MIN_SUPPORT` fill the
-answer to :data:`MAX_SENTENCES` (the best BM25 matches are always worth showing, cited)."""
+answer to :data:`FILL` (the best BM25 matches are always worth showing, cited)."""
 MARGIN = 0.3
-FILL = 3
-"""Sentences the retrieval's best matches fill an unsure answer to."""
 """Claims within this much support of the best join it in the answer (at most three)."""
+FILL = SHOWN
+"""Sentences the retrieval's best matches fill an unsure answer to."""
 
 _WHEN = ("when", "what year", "in what year", "which year", "what date", "in which year")
 _HOW_MANY = (
@@ -103,12 +130,21 @@ _VALUE = re.compile(
 )
 
 
+_WHICH_ORG = re.compile(
+    r"^(?:which|what)\s+(?:\w+\s+)?(?:company|companies|organi[sz]ations?|agency|agencies|"
+    r"team|teams|university|universities|band|firm|club|institution|corporation|newspaper|"
+    r"publisher|manufacturer|airline|network)\b"
+)
+
+
 def question_type(question: str) -> str:
-    """``when``, ``number``, ``who``, ``where`` or ``""`` (any other question). "What is the
-    maximum length of ...?" asks for a number too."""
+    """``when``, ``number``, ``who``, ``org`` ("which company ...?"), ``where`` or ``""`` (any
+    other question). "What is the maximum length of ...?" asks for a number too."""
     q = " ".join(question.strip().lower().split())
     if _VALUE.match(q):
         return "number"
+    if _WHICH_ORG.match(q):
+        return "org"
     for prefix, kind in ((_WHEN, "when"), (_HOW_MANY, "number"), (_WHO, "who"), (_WHERE, "where")):
         if q.startswith(prefix):
             return kind
@@ -118,69 +154,6 @@ def question_type(question: str) -> str:
     return ""
 
 
-_DEFINITION = re.compile(
-    r"^\s*what\s+(?:is|are|was|were)\s+(?:an?\s+|the\s+)?(.+?)\s*(?:\bin \w+\s*)?\?*\s*$",
-    re.IGNORECASE,
-)
-
-
-_DOES = re.compile(
-    r"^\s*what\s+(?:does|do|did)\s+(?:an?\s+|the\s+)?(.+?)\s+(?:do|provide|offer|return|mean|"
-    r"contain|support|allow|make|create)\b",
-    re.IGNORECASE,
-)
-
-
-def defined_term(question: str) -> str:
-    """The term a "what is X?" or "what does X do?" question asks about ("set" for "What is a
-    set in Python?", "shutil.rmtree" for "What does shutil.rmtree do?")."""
-    match = _DEFINITION.match(question) or _DOES.match(question)
-    if not match or len(match.group(1).split()) > 4:
-        return ""
-    return match.group(1).strip()
-
-
-_ASIDE = r"(?:\s*\([^()]{1,80}\))?"
-"""A parenthetical after a word of the term: "CSV (Comma Separated Values) format"."""
-
-
-def _term_pattern(term: str) -> str:
-    """``term`` as a regex: its words in order, each may be followed by a parenthetical."""
-    return r"\s+".join(re.escape(w) + _ASIDE for w in term.split())
-
-
-def defines(term: str, text: str, title: str = "") -> bool:
-    """True if ``text`` opens by defining or describing ``term``: "A set is an unordered
-    collection...", "The so-called CSV (Comma Separated Values) format is...", a manual's
-    "sed - stream editor for...", "rmtree(path, ...): Delete an entire directory tree" for
-    "shutil.rmtree", "This module provides..." on the page of the module asked about."""
-    text = text.strip()
-    named = _term_pattern(term)
-    pattern = (
-        rf"^(?:an?\s+|the\s+)?(?:so-called\s+)?{named}(?:e?s)?\s+"
-        r"(?:is|are|was|were|refers|means)\b"
-    )
-    if re.match(pattern, text, re.IGNORECASE):
-        return True
-    if re.match(rf"^{named}(?:,\s*[\w.+-]+)*\s+[-–—]+\s+\w", text, re.IGNORECASE):
-        return True  # a manual's NAME line: "grep, egrep - print lines that match patterns"
-    name = re.sub(r"\s+module$", "", term, flags=re.IGNORECASE).strip()
-    name = re.sub(r"\s*\(\s*\)$", "", name)  # "json_extract()" names json_extract
-    last = name.rsplit(".", 1)[-1]
-    if re.fullmatch(r"[A-Za-z_]\w*", last) and re.match(
-        rf"^(?:the\s+)?(?:class\s+)?(?:[\w.]+\.)?{re.escape(last)}\s*\(", text, re.IGNORECASE
-    ):
-        return True  # the signature of the function asked about, then its description
-    if re.match(rf"^the\s+{re.escape(name)}\s+module\b", text, re.IGNORECASE):
-        return True
-    return bool(name) and text.startswith("This module") and title.lower().startswith(name.lower())
-
-
-_HOW_TO = re.compile(
-    r"^\s*how\s+(?:do|can|should|would|could|may|might)\s+(?:i|you|we|one)\s+([a-z]+)\b",
-    re.IGNORECASE,
-)
-_INSTRUCTION = re.compile(r"^(?:first,?\s+)?to\s+([a-z]+)\b", re.IGNORECASE)
 _CAUSE = re.compile(
     r"\b(?:because|since|due to|owing to|so that|in order to|the reason|named after|"
     r"as a result|therefore|thus|so (?:he|she|it|they|we|that))\b",
@@ -191,31 +164,6 @@ _EQUIVALENT = (frozenset({"call", "name", "dub", "term"}),)
 "it is named after..."): naming verbs."""
 
 
-def _instructs(question: str, text: str) -> bool:
-    """True if ``text`` is the instruction a "how do I <verb> ...?" question asks for: it opens
-    "To <verb> ..." ("To create a virtual environment, ... run the venv module ...")."""
-    asked = _HOW_TO.match(question)
-    said = _INSTRUCTION.match(text.strip())
-    if asked is None or said is None:
-        return False
-    return stem(asked.group(1).lower()) == stem(said.group(1).lower())
-
-
-def _compounds(question: str) -> set[str]:
-    """The question's adjacent words written as one ("one line" → "oneline", "dry run" →
-    "dryrun"): how a manual names an option or setting after them (``--oneline``)."""
-    found = re.findall(r"[a-z]+", _fold(question).casefold())
-    return {a + b for a, b in itertools.pairwise(found) if len(a) >= 2 and len(b) >= 3}
-
-
-def _names_compound(compounds: set[str], text: str) -> bool:
-    """``text`` names an option or identifier that is one of ``compounds`` (``--oneline``)."""
-    return any(
-        name.lstrip("-.").replace("-", "").casefold() in compounds
-        for name in re.findall(r"(?:--?|\.)[A-Za-z][\w-]*", text)
-    )
-
-
 def _bigrams(text: str) -> set[tuple[str, str]]:
     return set(_bigrams_of(text))
 
@@ -223,19 +171,13 @@ def _bigrams(text: str) -> set[tuple[str, str]]:
 @lru_cache(maxsize=16384)
 def _bigrams_of(text: str) -> frozenset[tuple[str, str]]:
     """Adjacent content-word stems of ``text``."""
-    folded = unicodedata.normalize("NFKC", _fold(text)).casefold()
+    folded = unicodedata.normalize("NFKC", fold(text)).casefold()
     stems = [
         stem(w)
         for w in re.findall(r"[^\W_]+", folded)
         if (len(w) >= 3 or w.isdigit()) and w not in STOPWORDS
     ]
     return frozenset(itertools.pairwise(stems))
-
-
-def _fold(text: str) -> str:
-    """``text`` without diacritics ("Gökçen" → "Gokcen"): a question may spell a name plainly."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def _stems(text: str) -> set[str]:
@@ -246,7 +188,7 @@ def _stems(text: str) -> set[str]:
 def _stems_of(text: str) -> frozenset[str]:
     """:func:`_stems`, remembered: the daemon asks for the same claims' texts, titles and
     quotes question after question (frozen: no caller can change what the next one gets)."""
-    return frozenset(stem(w) for w in content_words(_fold(text)))
+    return frozenset(stem(w) for w in content_words(fold(text)))
 
 
 _DIMENSIONS = {
@@ -335,18 +277,51 @@ def _weights(asked: set[str], have: list[set[str]]) -> dict[str, float]:
     }
 
 
-def _candidates(kind: str, text: str) -> list[re.Match[str]]:
+class _Candidate(NamedTuple):
+    start: int
+    text: str
+    label: str  # the recogniser's label of a who / which-organisation answer, else ""
+
+
+def _candidates(kind: str, text: str) -> list[_Candidate]:
     if kind == "when":
-        return list(_DATE.finditer(text))
+        return [_Candidate(m.start(), m.group(0), "") for m in _DATE.finditer(text)]
     if kind == "number":
-        return [m for m in _NUMBER.finditer(text) if m.group(0).strip()]
-    if kind in ("who", "where"):
-        return [
-            m
-            for m in _NAME.finditer(text)
-            if not (m.group(0).split()[0].lower() in _WEAK_CAPITALS and " " not in m.group(0))
+        return [_Candidate(m.start(), m.group(0), "") for m in _NUMBER.finditer(text)]
+    if kind not in ("who", "org", "where"):
+        return []
+    found = [
+        m
+        for m in _NAME.finditer(text)
+        if not (m.group(0).split()[0].lower() in _WEAK_CAPITALS and " " not in m.group(0))
+    ]
+    if kind == "where":
+        return [_Candidate(m.start(), m.group(0), "") for m in found]
+    out = []
+    for m in found:  # a person or an organisation (only that for "which company"), as the
+        # recogniser reads the text
+        agents = [
+            (start, end, label)
+            for start, end, label in entities(text)
+            if label in (("ORG",) if kind == "org" else AGENTS)
+            and start < m.end()
+            and end > m.start()
         ]
-    return []
+        if not agents:
+            continue
+        # the name as the recogniser bounds it when it reaches further ("the Cleveland Bridge
+        # and Engineering Company", which the capitalised run cuts at "and")
+        labels = {a[2] for a in agents}
+        label = next(x for x in AGENTS if x in labels)
+        first = min(m.start(), *(a[0] for a in agents))
+        last = max(m.end(), *(a[1] for a in agents))
+        out.append(_Candidate(first, text[first:last], label))
+    return out
+
+
+AGENT_PREFERENCE = 0.25
+"""What a name of the kind not asked for loses (in units of 40 characters of distance): a person
+for "who", an organisation for "which company"."""
 
 
 _NEGATED = re.compile(r"\b(?:not|no|nor)\s+(?:a\s+)?$", re.IGNORECASE)
@@ -366,36 +341,38 @@ def _span(question: str, text: str) -> str | None:
     spots = [m.start() for m in re.finditer(r"[^\W_]+", text) if _matches(stem(m.group()), asked)]
     best: tuple[float, int, str] | None = None
     for match in _candidates(kind, text):
-        span = match.group(0).strip().rstrip(".,;:")
+        span = match.text.strip().rstrip(".,;:")
         stems = _stems(span)
         if not span or (stems and all(_matches(s, asked) for s in stems)):
             continue
-        if kind == "number" and _NEGATED.search(text[max(0, match.start() - 12) : match.start()]):
+        if kind == "number" and _NEGATED.search(text[max(0, match.start - 12) : match.start]):
             continue  # "not one so employed has been discovered" says none, not one
         if re.search(rf"(?<!\w){re.escape(span)}(?!\w)", question, re.IGNORECASE):
             continue  # "one" in "attached to one connection" is the question's, not an answer
-        if kind in ("who", "where"):
+        if kind in ("who", "org", "where"):
             words = span.split()
             while words and words[0].lower() in _WEAK_CAPITALS:
                 words = words[1:]
             span = " ".join(words)
             if not span or all(w.lower().strip(".") in _CALENDAR for w in words):
                 continue
-            lead = text[: match.start()].rstrip()
+            lead = text[: match.start].rstrip()
             opens = not lead or lead[-1] in '.!?:;"“('
             if len(words) == 1 and (
                 span.lower() in STOPWORDS or (opens and span.lower() in _OPENERS)
             ):
                 continue  # "I" anywhere; "Therefore, ..." at a sentence's start
-        distance = min((abs(match.start() - p) for p in spots), default=len(text)) / 40.0
-        before = text[max(0, match.start() - 24) : match.start()]
+        distance = min((abs(match.start - p) for p in spots), default=len(text)) / 40.0
+        before = text[max(0, match.start - 24) : match.start]
         if kind == "where" and _PLACE_BEFORE.search(before):
             distance -= 1.0
-        if kind == "who" and _AGENT_BEFORE.search(before):
+        if kind in ("who", "org") and _AGENT_BEFORE.search(before):
             distance -= 0.5
+        if kind in ("who", "org") and match.label != ("ORG" if kind == "org" else "PERSON"):
+            distance += AGENT_PREFERENCE
         if measure and measured(measure, span):
             distance -= 1.0  # "How large?": "281 terabytes" over a bare "281"
-        key = (distance, match.start(), span)
+        key = (distance, match.start, span)
         if best is None or key < best:
             best = key
     return best[2] if best else None
@@ -406,83 +383,6 @@ def _support(weights: dict[str, float], have: set[str]) -> float:
     if not total:
         return 0.0
     return sum(w for s, w in weights.items() if _matches(s, have)) / total
-
-
-_COMMAND = re.compile(
-    r"(?:^|(?<=[\s(\"'“]))(?:[A-Z][A-Z_]{2,}(?:\s+(?:[A-Z][A-Z_]{1,}|[a-z]+_\w+(?:\s?=\s?\w+)?))+|"
-    r"\.[a-z][\w-]+|--?[a-z][\w-]+|[a-z]\w*_\w+(?:\s?=\s?\w+)?|\w+\(\)|\w+\s?=\s?\w+|"
-    r"(?<=[\"“])[\w.-]*[:/][\w.:/-]*\w[\w.:/-]*(?=[\"”])|"
-    r"[A-Z][A-Z_]{2,}(?=\s+(?:command|pragma|statement|keyword|clause|option|mode)\b)|"
-    r"(?<=\bthe\s)[A-Z][A-Z_]{2,})(?=$|[\s).,;:\"'”])"
-)
-"""What a manual names an instruction by: a keyword or constant in capitals (``VACUUM``,
-``PRAGMA foreign_keys``), a dot-command (``.import``), an option (``--amend``), an identifier
-(``json_extract``), a call (``typeof()``), a setting (``journal_mode=WAL``) or a special name
-in quotes (``":memory:"``, ``"file:data.db"``)."""
-_HOW_DO = re.compile(
-    r"^\s*(?:.*[;,]\s*)?how\s+(?:do|can|should|would|could|may|might)\s+(?:i|you|we|one)\b|"
-    r"^\s*(?:which|what)\s+(?:option|command|flag|pragma|setting|keyword|function)\b",
-    re.IGNORECASE,
-)
-
-
-_INSTRUMENT = re.compile(
-    r"\b(?:use|using|run|running|type|enter|invoke|invoking|execute|executing|issue|add|adding|"
-    r"set|setting|specify|specifying|pass|passing)\s+(?:the\s+|a\s+|an\s+)?"
-    r"(?:(?:following|special|new)\s+)?(?:\w+\s+){0,2}?(?:[\"'“.-]*[A-Z][A-Z_]{2,}|[\"'“]?[.-]{1,2}[a-z]"
-    r"|\w+_\w+|\w+\(\)|(?:command|pragma|option|keyword|clause|statement|filename)\b)",
-)
-"""An instruction's verb before what it names: "use the following pragma", "run the VACUUM
-command", "using the PRAGMA foreign_keys command", "add the --dryrun option"."""
-INSTRUMENT = 0.2
-COMPOUND = 0.2
-"""What naming an option after two of the question's words adds ("one line": ``--oneline``)."""
-"""What an instruction's verb before the command adds for a how-do-I question."""
-OTHER_VERB = 0.15
-"""What "To <another verb> ..." adds for a how-do-I question ("To enable X" for "turn on X")."""
-
-
-_NAME_LINE = re.compile(
-    r"^[a-z][\w.+:-]*(?:\(\d\w*\))?(?:,\s*[a-z][\w.+:-]*)*\s+[-\u2013\u2014]\s+[A-Z]"
-)
-"""A manual page's NAME line, "git-blame - Show what revision and author last modified each
-line of a file": the page's own one-line statement of what the command is for."""
-NAME_LINE = 0.2
-"""What a NAME line adds for a how-do-I question: the command whose purpose it states."""
-
-
-def named(term: str, text: str) -> bool:
-    """``text`` is the NAME line of the page of ``term``'s command or file ("gitignore -
-    Specifies ..." for "What is a gitignore file for?")."""
-    if not term or not _NAME_LINE.match(text):
-        return False
-    name = re.split(r"[\s(,]", text, maxsplit=1)[0].casefold()
-    return name in {w.casefold() for w in term.split()}
-
-
-def asks_how(question: str) -> bool:
-    """A question a command or option answers: "how do I ...?", "which option ...?"."""
-    return _HOW_DO.match(question) is not None
-
-
-def commands(question: str, text: str) -> list[str]:
-    """The commands, options and identifiers ``text`` names that ``question`` doesn't."""
-    asked = {w.casefold() for w in re.findall(r"[\w.=-]+", question)}
-    found = []
-    for match in _COMMAND.finditer(text):
-        name = match.group(0).strip(" (\"'“")
-        if name.casefold() not in asked and not all(w.casefold() in asked for w in name.split()):
-            found.append(name)
-    return found
-
-
-def statement(text: str) -> bool:
-    """``text`` states something: not a heading ("Maximum length of a string or BLOB") or a
-    question (an FAQ's "How do I list all tables?"), which are context for what follows."""
-    text = text.strip()
-    if text.endswith("?"):
-        return False
-    return bool(re.search(r"[.!:;)\"'”]$", text)) or len(text.split()) > 25
 
 
 def ranked(
@@ -497,13 +397,15 @@ def ranked(
     kind = question_type(question)
     measure = dimension(question)[1]
     how = asks_how(question)
-    compounds = _compounds(question) if how else set()
+    compounds = compounds_of(question) if how else set()
     said = [_stems(h.text) | {s for e in h.evidence for s in _stems(e.quote)} for h in hits]
     titled = [
         stems | _stems(h.page_title) | _stems(h.section) | _stems(context.get(h.claim_id, ""))
         for stems, h in zip(said, hits, strict=True)
     ]
     weights = _weights(asked, said)
+    if kind in ("who", "org"):  # the recogniser reads every candidate in one batch
+        recognise(h.text for h in hits)
     term = defined_term(question)
     pairs = _bigrams(question)
     why = question.strip().lower().startswith("why ")
@@ -524,27 +426,95 @@ def ranked(
             score -= LACKING  # "How many columns?": a sentence with no number doesn't say
         if defining:
             score += 1.0  # "What is a set?": "A set is ..." answers it, whatever else it says
-        if _instructs(question, hit.text):
+        if instructs(question, hit.text):
             score += 0.3  # "How do I create X?": "To create X, run ..."
-        elif how and _INSTRUCTION.match(hit.text.strip()):
+        elif how and OPENS_INSTRUCTION.match(hit.text.strip()):
             score += OTHER_VERB  # "How do I turn on X?": "To enable X, run ..."
         if why and _CAUSE.search(hit.text):
             score += 0.1  # "Why ...?": a sentence that gives a cause
         if pairs:  # the question's word pairs kept together ("root logger", "base class")
             score += 0.15 * len(pairs & _bigrams(hit.text)) / len(pairs)
-        if how and compounds and _names_compound(compounds, hit.text):
+        if how and compounds and names_compound(compounds, hit.text):
             score += COMPOUND  # "one line per commit": "`--oneline`: ..."
         if how and commands(question, hit.text):
             score += 0.15  # "How do I shrink the file?": "... run the VACUUM command."
-            if _INSTRUMENT.search(hit.text):
+            if USES_COMMAND.search(hit.text):
                 score += INSTRUMENT  # "..., using the PRAGMA foreign_keys command."
-        if (how or named(term, hit.text)) and _NAME_LINE.match(hit.text):
+        if (how or named(term, hit.text)) and NAME_LINE_PATTERN.match(hit.text):
             score += NAME_LINE  # "git-blame - Show what revision ... last modified each line"
-        if not statement(hit.text) and not _NAME_LINE.match(hit.text):
+        if not statement(hit.text) and not NAME_LINE_PATTERN.match(hit.text):
             score -= 0.25  # a heading or a question: it leads to the answer, it isn't one
         scored.append((score, support, rank, hit))
     scored.sort(key=lambda item: (-item[0], item[2]))
     return scored
+
+
+PROMOTE_SHARE = 0.35
+"""Share of the best claim's support a claim that holds what a typed question asks for needs to
+come first when the best one doesn't hold it."""
+PROMOTE_POOL = 10
+"""How many of the best-scored claims are looked at for one that does."""
+
+
+def answering_first(
+    question: str, scored: list[tuple[float, float, int, Hit]]
+) -> list[tuple[float, float, int, Hit]]:
+    """``scored`` with, for a when / how-many / who / where question whose best claim holds the
+    question's words but not what it asks for (no date, number, person, place), the best of the
+    next claims that does hold it first, when it holds at least :data:`PROMOTE_SHARE` of the best
+    claim's support: "The new hall on Mill Street was opened in the spring" holds every word of
+    "Who opened the new hall on Mill Street?" and answers it less than "Tomas Berg opened the
+    hall with a speech"."""
+    if not question_type(question) or _span(question, scored[0][3].text) is not None:
+        return scored
+    floor = PROMOTE_SHARE * scored[0][1]
+    for n, item in enumerate(scored[1:PROMOTE_POOL], 1):
+        if item[1] >= floor and _span(question, item[3].text) is not None:
+            return [item, *scored[:n], *scored[n + 1 :]]
+    return scored
+
+
+def _wanted(kind: str, short: dict[str, Any]) -> bool:
+    """The short answer names what a who / which-organisation question asks for: a person
+    (an organisation)."""
+    text = str(short["text"])
+    labels = {label for start, end, label in entities(text) if end - start >= len(text) // 2}
+    return ("ORG" if kind == "org" else "PERSON") in labels
+
+
+def title_answer(
+    question: str, scored: list[tuple[float, float, int, Hit]]
+) -> tuple[str, Hit] | None:
+    """For a who / which-organisation question: the person (organisation) a retrieved page's
+    title names, sharing no word with the question, when the title holds a word of the question ("1823"
+    in "State of the Union, 1823: James Monroe" for "Who was president in 1823?"), with the
+    page's best claim; ``None`` when no title does. Pages are tried in the order of their best
+    claims."""
+    if not scored:
+        return None
+    kind = question_type(question)
+    wanted = "ORG" if kind == "org" else "PERSON"
+    asked = _asked(question)
+    seen: set[str] = set()
+    recognise(h.page_title for _, _, _, h in scored if h.page_title)
+    for _, _, _, hit in scored:
+        title = hit.page_title
+        if not title or hit.page in seen:
+            continue
+        seen.add(hit.page)
+        if not any(_matches(s, _stems(title)) for s in asked):
+            continue
+        names = [
+            title[start:end].strip()
+            for start, end, label in entities(title)
+            if label == wanted and title[start:end].strip()
+        ]
+        # a name that shares a word with the question is its subject, not its answer ("Lower
+        # Manhattan" for "Which newspaper reported on Manhattan?")
+        names = [n for n in names if not any(_matches(s, asked) for s in _stems(n))]
+        if names:  # the fullest name: "Ada Whitcombe" over a lone "Guild" the recogniser
+            return max(names, key=lambda n: len(n.split())), hit  # took for a person
+    return None
 
 
 def _holds(name: str, hit: Hit, context: dict[str, str]) -> bool:
@@ -582,6 +552,7 @@ def extractive_answer(
         ]
     if not scored:
         return none
+    scored = answering_first(question, scored)
     best = scored[0][0]
     chosen: list[Hit] = []
     by_text: dict[str, dict[str, Any]] = {}
@@ -600,7 +571,7 @@ def extractive_answer(
     if scored[0][1] < SURE:
         # unsure: the best claim lacks some of the question's words, so the retrieval's own
         # best matches (BM25 order, followers left out) that hold enough of the question fill
-        # the answer to three
+        # the answer to :data:`FILL`
         eligible = {hit.claim_id for _, _, _, hit in scored}
         retrieved = [h for h in hits if h.claim_id not in context]
         for hit in retrieved[:FILL]:
@@ -619,7 +590,28 @@ def extractive_answer(
         if span is not None:
             short = {"text": span, "claims": [hit.claim_id]}
             break
-    if short is None and question_type(question) and scored[0][1] < SURE:
+    kind = question_type(question)
+    if (
+        kind in ("who", "org")
+        and scored[0][1] < SURE
+        and (short is None or not _wanted(kind, short))
+    ):
+        # "Who was president in 1823?": no sure claim names a person, but a page whose title
+        # holds a word of the question ("1823") names one ("State of the Union, 1823: James
+        # Monroe"): the title is the source's own words, which the support check reads with
+        # the claim's quotes (``Asker`` adds them)
+        titled = title_answer(question, scored)
+        if titled is not None:
+            name, hit = titled
+            sentence = {"text": hit.page_title, "claims": [hit.claim_id]}
+            short = {"text": name, "claims": [hit.claim_id]}
+            return {
+                "nonce": nonce,
+                "not_in_wiki": False,
+                "sentences": [sentence],
+                "short_answer": short,
+            }
+    if short is None and kind and scored[0][1] < SURE:
         # "Who was president in 1823?": no claim near the question holds a name (a date, a
         # number, a place) and none holds all of its words: what is shown would be beside the
         # point, so the wiki doesn't say (the closest pages are listed with the answer)
@@ -628,4 +620,5 @@ def extractive_answer(
         cited = short["claims"][0]
         first = [s for s in sentences if cited in s["claims"]]
         sentences = (first + [s for s in sentences if cited not in s["claims"]])[:SUPPORTING]
+    sentences = sentences[:SHOWN]
     return {"nonce": nonce, "not_in_wiki": False, "sentences": sentences, "short_answer": short}

@@ -41,10 +41,10 @@ def propose_answer(vault: object, answer: Answer, author: str) -> Proposal:
     by_id = {h.claim_id: h for h in answer.given}
     claims = []
     for sentence in answer.sentences:
-        quotes = [
+        titles = [answer.titles[c] for c in sentence.claims if c in answer.titles]
+        quotes = [  # a page title the answer rests on is quoted from its source's own line
             {"source": e.source_id, "quote": e.quote}
-            for cid in sentence.claims
-            for e in by_id[cid].evidence
+            for e in [*titles, *(e for cid in sentence.claims for e in by_id[cid].evidence)]
         ][:5]
         claims.append(
             {"text": sentence.text, "evidence": quotes, "derived_from": list(sentence.claims)[:10]}

@@ -19,6 +19,7 @@ import threading
 from collections import OrderedDict
 
 from ..errors import AffidavitError
+from ..retrieval.search import EvidenceRef, Hit
 from ..store.paths import read_inside
 from ..vault import Vault
 
@@ -89,3 +90,42 @@ def forget() -> None:
     with _LOCK:
         _TEXTS.clear()
         _CHARS = 0
+
+
+def title_spans(vault: Vault, hits: list[Hit]) -> dict[str, EvidenceRef]:
+    """For each hit whose page title stands in the text of its first quote's source (the
+    source's own heading, "# State of the Union, 1823: James Monroe"), that title as evidence:
+    the source's own words at the offsets the host found, never the page row's string. A title
+    taken from a file name, not in the source's text, or where the sanitizer flagged the text
+    (hidden text, planted instructions: W12), has none."""
+    firsts = {h.claim_id: h.evidence[0] for h in hits if h.evidence and h.page_title.strip()}
+    texts = source_texts(vault, list(dict.fromkeys(e.source_id for e in firsts.values())))
+    out: dict[str, EvidenceRef] = {}
+    for hit in hits:
+        ref = firsts.get(hit.claim_id)
+        text = texts.get(ref.source_id) if ref is not None else None
+        if ref is None or text is None:
+            continue
+        title = hit.page_title.strip()
+        at = text.find(title)
+        if at < 0 or _flagged(vault, ref.source_id, at, at + len(title)):
+            continue
+        line = text.count("\n", 0, at) + 1
+        out[hit.claim_id] = EvidenceRef(
+            ref.source_id,
+            ref.source_name,
+            text[at : at + len(title)],
+            f"line {line}",
+            at,
+            at + len(title),
+        )
+    return out
+
+
+def _flagged(vault: Vault, source_id: str, start: int, end: int) -> bool:
+    """A sanitizer flag of ``source_id`` overlaps ``[start, end)``."""
+    row = vault.db.execute(
+        'SELECT 1 FROM source_flags WHERE source_id = ? AND start < ? AND "end" > ? LIMIT 1',
+        (source_id, end, start),
+    ).fetchone()
+    return row is not None

@@ -38,6 +38,7 @@ COMMANDS: dict[str, str] = {
     "web": "web_cmd",
     "tokens": "tokens_cmd",
     "mcp": "mcp_cmd",
+    "mirror": "mirror_cmd",
 }
 """Every command, in the order ``--help`` lists them, and the module (in this package) whose
 ``COMMANDS`` list holds it."""

@@ -25,7 +25,7 @@ import sqlite3
 from collections.abc import Mapping
 from functools import lru_cache
 
-from ..agents import AGENT_POLICY, agent_reservations
+from ..agents import AGENT_POLICY
 from ..config import Config
 from ..errors import AdmissionError
 from ..evidence import Verifier
@@ -43,7 +43,7 @@ from ..plan.schema import (
 )
 from ..sources.sanitizer import flag_reason
 from ..sources.sentences import check_evidence
-from ..sources.store import SourceRecord, SourceStore
+from ..sources.store import SourceRecord
 from ..sources.visibility import unconfirmed
 from ..store.blast import LIVE
 from ..support import UNSUPPORTED, SupportChecker, check_version, headings_above, load_model
@@ -54,6 +54,7 @@ from .carry import CARRY_POLICY, carriage, carry_target_problem
 from .duplicates import PageIndex, PageIndexes
 from .grounding import Grounding
 from .hints import SEEDED_COMPARABLES, comparable
+from .reads import GateSources, SqliteReads, WikiReads
 from .split import mark_ops
 from .texts import HEADING_SHARE, SUMMARY_SHARE, TITLE_SHARE, TextJudge, quote_span
 from .verdicts import (
@@ -143,13 +144,13 @@ def _page_of(op: object) -> str | None:
 class _Gate:
     def __init__(
         self,
-        db: sqlite3.Connection,
+        wiki: WikiReads,
         config: Config,
-        sources: SourceStore,
+        sources: GateSources,
         verifier: Verifier,
         support: SupportChecker,
     ) -> None:
-        self.db = db
+        self.wiki = wiki
         self.config = config
         self.sources = sources
         self.verifier = verifier
@@ -177,19 +178,10 @@ class _Gate:
         chosen = [(i, plan.operations[i]) for i in selected]
         named = sorted({slug for _, op in chosen for slug in _slugs_named(op)})
         # only the pages the plan names (the wiki's other pages are no business of its targets)
-        existing = {
-            r[0]
-            for r in self.db.execute(
-                f"SELECT slug FROM pages WHERE slug IN ({','.join('?' * len(named))})", named
-            )
-        }
-        pending = {
-            r[0]: r[1]
-            for r in self.db.execute(
-                "SELECT slug, plan_id FROM slug_reservations WHERE plan_id != ?", (plan_id,)
-            )
-        }
-        squatted = {} if agent else agent_reservations(self.db)
+        existing = self.wiki.existing_pages(named)
+        reserved = self.wiki.reservations()
+        pending = {slug: by for slug, by in reserved.items() if by != plan_id}
+        squatted = {} if agent else self.wiki.agent_reservations()
         pending = {slug: by for slug, by in pending.items() if slug not in squatted}
         created = {op.slug for _, op in chosen if isinstance(op, CreatePage)}
         problems: list[str] = []
@@ -215,10 +207,7 @@ class _Gate:
         for i, op in chosen:
             n = i + 1
             if isinstance(op, CreatePage) and i in remainder:
-                maker = self.db.execute(
-                    "SELECT plan_id FROM pages WHERE slug = ?", (op.slug,)
-                ).fetchone()
-                if maker is None or maker[0] != plan_id:  # its page went in with the rest of it
+                if self.wiki.page_plan(op.slug) != plan_id:  # its page went in with the rest
                     problems.append(
                         f"op {n}: page '{op.slug}' is not the one this plan created with the rest"
                     )
@@ -229,12 +218,10 @@ class _Gate:
                         + (AGENT_LATE if agent and applying else "")
                     )
                     continue
-                row = self.db.execute(
-                    "SELECT plan_id FROM slug_reservations WHERE slug = ?", (op.slug,)
-                ).fetchone()
-                if row is not None and row[0] != plan_id and row[0] not in squatted.values():
+                by = reserved.get(op.slug)
+                if by is not None and by != plan_id and by not in squatted.values():
                     problems.append(
-                        f"op {n}: slug '{op.slug}' is reserved by pending plan {row[0][:12]}"
+                        f"op {n}: slug '{op.slug}' is reserved by pending plan {by[:12]}"
                         + (AGENT_LATE if agent and applying else "")
                     )
             elif isinstance(op, AddClaims):
@@ -243,10 +230,8 @@ class _Gate:
                 problems += filter(None, [missing(n, op.page), missing(n, op.to)])
             for draft in _claims_of(op):
                 for source_claim in draft.derived_from:
-                    row = self.db.execute(
-                        "SELECT status FROM claims WHERE id = ?", (source_claim,)
-                    ).fetchone()
-                    if row is None or row[0] != "active":
+                    row = self.wiki.claim(source_claim)
+                    if row is None or row.status != "active":
                         problems.append(
                             f"op {n}: derived from claim {source_claim}, which is not active"
                         )
@@ -268,12 +253,12 @@ class _Gate:
     def _claim_problem(
         self, n: int, claim_id: str, statuses: tuple[str, ...], what: str = ""
     ) -> str | None:
-        row = self.db.execute("SELECT status FROM claims WHERE id = ?", (claim_id,)).fetchone()
+        row = self.wiki.claim(claim_id)
         if row is None:
             return f"op {n}: {what}claim {claim_id} does not exist"
-        if row[0] not in statuses:
+        if row.status not in statuses:
             wanted = " or ".join(statuses)
-            return f"op {n}: {what}claim {claim_id} is {row[0]}, not {wanted}"
+            return f"op {n}: {what}claim {claim_id} is {row.status}, not {wanted}"
         return None
 
     def _retractable(self, n: int, ref: str) -> str | None:
@@ -406,12 +391,12 @@ class _Gate:
             tiers.append(self._record(quote.source_id).trust)
         result.trust = min(tiers, key=trust_rank)
         if superseded is not None:
-            row = self.db.execute("SELECT trust FROM claims WHERE id = ?", (superseded,)).fetchone()
-            if row is not None and trust_rank(result.trust) < trust_rank(row[0]):
+            row = self.wiki.claim(superseded)
+            if row is not None and trust_rank(result.trust) < trust_rank(row.trust):
                 result.decide(
                     REJECTED,
                     "trust",
-                    f"{_a(result.trust)} claim can't supersede {_a(row[0])} claim by itself; "
+                    f"{_a(result.trust)} claim can't supersede {_a(row.trust)} claim by itself; "
                     "propose a retraction, or let a person decide on a lint finding",
                 )
 
@@ -445,7 +430,7 @@ class _Gate:
         change while the gate runs)."""
         index = self._claims_of_page.get(page)
         if index is None:
-            index = self._claims_of_page[page] = _PAGES.page(self.db, page)
+            index = self._claims_of_page[page] = self.wiki.page_index(page, _PAGES)
         return index
 
     def consistency(
@@ -478,9 +463,9 @@ class _Gate:
 
 
 def admit(
-    db: sqlite3.Connection,
+    db: sqlite3.Connection | WikiReads,
     config: Config,
-    sources: SourceStore,
+    sources: GateSources,
     verifier: Verifier,
     plan: Plan,
     plan_id: str,
@@ -512,7 +497,8 @@ def admit(
                 f"operation {index + 1} does not exist; this plan has {len(plan.operations)}.",
             )
     checker = support if support is not None else SupportChecker(load_model(config))
-    gate = _Gate(db, config, sources, verifier, checker)
+    wiki = SqliteReads(db) if isinstance(db, sqlite3.Connection) else db
+    gate = _Gate(wiki, config, sources, verifier, checker)
     held = {i: h for i, h in held.items() if i in chosen}
     gate.targets(plan, chosen, plan_id, applying, held, agent)
     for index in chosen:
@@ -551,8 +537,8 @@ def admit(
         superseded = op.claim if isinstance(op, SupersedeClaim) else None
         page = _page_of(op)
         if isinstance(op, SupersedeClaim):
-            row = db.execute("SELECT page_slug FROM claims WHERE id = ?", (op.claim,)).fetchone()
-            page = row[0] if row else None
+            row = wiki.claim(op.claim)
+            page = row.page_slug if row else None
         for claim_index, draft in enumerate(_claims_of(op)):
             if index in held and claim_index not in held[index].claims:
                 continue  # went in with the rest of the operation
@@ -560,10 +546,7 @@ def admit(
             result.claims.append(claim)
             gate.check_claim(draft, claim, page, superseded, seen)
         if isinstance(op, LinkPages):
-            exists = db.execute(
-                "SELECT 1 FROM links WHERE src = ? AND dst = ?", (op.page, op.to)
-            ).fetchone()
-            if exists:
+            if wiki.link_exists(op.page, op.to):
                 result.decide(REJECTED, "consistency", f"{op.page} already links to {op.to}")
             elif ("link", op.page, op.to) in seen:
                 result.decide(REJECTED, "consistency", "the same link appears earlier in this plan")
@@ -586,7 +569,7 @@ def admit(
             gate.ended.add(op.claim)
     _cascade(plan, results, set(held))
     mark_ops(plan, results, set(held))
-    TextJudge(db, sources, Grounding(sources, verifier), checker).judge_plan(plan, results, held)
+    TextJudge(wiki, sources, Grounding(sources, verifier), checker).judge_plan(plan, results, held)
     _remainders(results, held)
     admission = Admission(
         plan_id=plan_id,
@@ -620,7 +603,7 @@ _PAGES = PageIndexes(_comparable, NEAR_MIN_WORDS, size=4096)
 """Pages' live claims as the consistency check compares them, kept across admissions."""
 
 
-def quote_context(sources: SourceStore, quotes: list[QuoteResult]) -> list[str]:
+def quote_context(sources: GateSources, quotes: list[QuoteResult]) -> list[str]:
     """The headings each verified quote stands under in its stored source (W11's host-known
     context: the document's title and the nearest heading above the quote)."""
     out: list[str] = []
@@ -690,7 +673,7 @@ SPLIT_POLICY = (
 )
 
 
-def _unrendered(admission: Admission, sources: SourceStore) -> None:
+def _unrendered(admission: Admission, sources: GateSources) -> None:
     """Say so when a waiting plan rests on HTML or PDF below ``trusted`` whose visibility no
     renderer confirmed (W12: no renderer installed): such evidence is never applied by policy,
     and the reviewer reads why and how to install one."""

@@ -50,7 +50,7 @@ def carry_target_problem(gate: _Gate, n: int, op: CarrySource) -> str | None:
         return f"op {n}: source {op.source} does not exist (or the prefix is ambiguous)"
     if new is None:
         return f"op {n}: source {op.to} does not exist (or the prefix is ambiguous)"
-    if old not in chain(gate.db, new):
+    if old not in chain(gate.wiki.sqlite(op.op), new):
         return (
             f"op {n}: source {new[:12]} is not a newer version of the origin of {old[:12]}: "
             "claims are carried only along one origin's versions"
@@ -67,18 +67,19 @@ def carriage(gate: _Gate, op: CarrySource, result: OpResult) -> None:
     if problem:
         result.decide(REJECTED, "provenance", problem)
         return
+    db = gate.wiki.sqlite(op.op)
     named = set(op.claims)
     left: dict[str, str] = {}
     status = {
         row[0]: (row[1], row[2])
-        for row in gate.db.execute(
+        for row in db.execute(
             "SELECT c.id, c.status, c.trust FROM claims c "
             "WHERE c.id IN (SELECT claim_id FROM evidence WHERE source_id = ?)",
             (old,),
         )
     }
     evidence: dict[str, list[tuple[int, str, str]]] = {}
-    for claim_id, idx, source_id, quote in gate.db.execute(
+    for claim_id, idx, source_id, quote in db.execute(
         "SELECT claim_id, idx, source_id, quote FROM evidence "
         "WHERE claim_id IN (SELECT claim_id FROM evidence WHERE source_id = ?) "
         "ORDER BY claim_id, idx",

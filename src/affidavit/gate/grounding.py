@@ -17,8 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..evidence import Verifier
-from ..sources.store import SourceStore
 from ..words import stems
+from .reads import GateSources
 
 _EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,5}$")
 _NON_WORD = re.compile(r"[\W_]+")
@@ -83,7 +83,7 @@ class Verdict:
 class Grounding:
     """Checks a page's free text against the claims and sources the plan gives it."""
 
-    def __init__(self, sources: SourceStore, verifier: Verifier) -> None:
+    def __init__(self, sources: GateSources, verifier: Verifier) -> None:
         self.sources = sources
         self.verifier = verifier
         self._names: dict[str, set[str]] = {}  # source id -> its name's stems, read once

@@ -16,16 +16,15 @@ sinks the page's claims. The page then gets the host's text, taken from the clai
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..errors import AffidavitError
 from ..plan.schema import LINE_PATTERN, AddClaims, CreatePage, Plan
-from ..sources.store import SourceStore
 from ..support import SUPPORTED, UNCERTAIN, UNSUPPORTED, SupportChecker, headings_above
 from ..words import stems
 from .grounding import GENERIC_HEADINGS, Grounding
+from .reads import GateSources, WikiReads
 from .verdicts import QUARANTINED, REJECTED, ClaimResult, Held, OpResult, QuoteResult, TextResult
 
 TITLE_SHARE = 0.5
@@ -38,7 +37,7 @@ UNTITLED = "Untitled page"
 _LINE = re.compile(LINE_PATTERN)
 
 
-def quote_span(sources: SourceStore, quote: QuoteResult) -> str:
+def quote_span(sources: GateSources, quote: QuoteResult) -> str:
     """The stored source text at a verified quote's offsets ('' for an unverified quote)."""
     if not quote.verified or quote.source_id is None or quote.start is None or quote.end is None:
         return ""
@@ -68,7 +67,7 @@ class HostTexts:
     """The host's own title, summary and headings for a page whose proposed ones don't go in,
     taken deterministically from the claims that do (the first one's first verified quote)."""
 
-    def __init__(self, sources: SourceStore, grounding: Grounding) -> None:
+    def __init__(self, sources: GateSources, grounding: Grounding) -> None:
         self.sources = sources
         self.grounding = grounding
 
@@ -131,12 +130,12 @@ class TextJudge:
 
     def __init__(
         self,
-        db: sqlite3.Connection,
-        sources: SourceStore,
+        wiki: WikiReads,
+        sources: GateSources,
         grounding: Grounding,
         checker: SupportChecker,
     ) -> None:
-        self.db = db
+        self.wiki = wiki
         self.sources = sources
         self.grounding = grounding
         self.checker = checker
@@ -163,17 +162,11 @@ class TextJudge:
         """The quotes of claims already in the wiki (active) and of ``extra`` (passing claims a
         person approves now): the basis of a text approved after the rest went in."""
         basis = self._basis(extra, {id(c) for c in extra})
-        if claim_ids:
-            marks = ",".join("?" * len(claim_ids))
-            for quote, source in self.db.execute(
-                "SELECT e.quote, e.source_id FROM evidence e JOIN claims c ON c.id = e.claim_id "
-                f"WHERE c.status = 'active' AND c.id IN ({marks}) ORDER BY c.id, e.idx",
-                claim_ids,
-            ):
-                for target in (basis.sure_quotes, basis.all_quotes):
-                    target.append(quote)
-                for target in (basis.sure_sources, basis.all_sources):
-                    target.append(source)
+        for quote, source in self.wiki.active_quotes(claim_ids):
+            for target in (basis.sure_quotes, basis.all_quotes):
+                target.append(quote)
+            for target in (basis.sure_sources, basis.all_sources):
+                target.append(source)
         return basis
 
     # -- one text -------------------------------------------------------------------------------
@@ -327,12 +320,7 @@ class TextJudge:
         for what in held.texts:
             if what in values and isinstance(op, CreatePage):
                 text = op.title if what == "title" else op.summary
-                ids = [
-                    str(row[0])
-                    for row in self.db.execute(
-                        "SELECT id FROM claims WHERE page_slug = ? AND status = 'active'", (page,)
-                    )
-                ]
+                ids = self.wiki.active_claims(page)
                 basis, share = self._stored(ids, own), values[what][1]
             elif what == "section heading":
                 text, basis, share = (

@@ -32,11 +32,8 @@ __all__ = ["context_replacement", "ends_claims", "retraction", "source_retractio
 
 def recheck(gate: _Gate, claim_id: str) -> list[QuoteResult]:
     """The stored quotes of a claim, looked for again in their sources as they are now."""
-    rows = gate.db.execute(
-        "SELECT source_id, quote FROM evidence WHERE claim_id = ? ORDER BY idx", (claim_id,)
-    ).fetchall()
     out = []
-    for source_id, quote in rows:
+    for source_id, quote in gate.wiki.claim_quotes(claim_id):
         try:
             out.append(gate.verifier.check(source_id, quote))
         except AffidavitError as exc:  # e.g. the stored text is gone: say so, don't fail
@@ -45,9 +42,10 @@ def recheck(gate: _Gate, claim_id: str) -> list[QuoteResult]:
 
 
 def _named(gate: _Gate, claim_id: str, index: int, role: str) -> ClaimResult:
-    row = gate.db.execute("SELECT text, trust FROM claims WHERE id = ?", (claim_id,)).fetchone()
+    row = gate.wiki.claim(claim_id)
+    assert row is not None  # the targets check found it
     return ClaimResult(
-        index=index, text=row[0], trust=row[1], role=role, evidence=recheck(gate, claim_id)
+        index=index, text=row.text, trust=row.trust, role=role, evidence=recheck(gate, claim_id)
     )
 
 
@@ -68,11 +66,7 @@ def succession(gate: _Gate, op: SupersedeClaim, result: OpResult) -> None:
     old = _named(gate, op.claim, 0, "superseded")
     new = _named(gate, op.successor, 1, "successor")
     result.claims += [old, new]
-    pages = dict(
-        gate.db.execute(
-            "SELECT id, page_slug FROM claims WHERE id IN (?, ?)", (op.claim, op.successor)
-        ).fetchall()
-    )
+    pages = {c: row.page_slug for c in (op.claim, op.successor) if (row := gate.wiki.claim(c))}
     ignored = [q for q in new.evidence if _retracted(gate, q.source_id)]
     new.evidence = [q for q in new.evidence if not _retracted(gate, q.source_id)]
     result.detail = {
@@ -110,7 +104,7 @@ def retraction(gate: _Gate, op: RetractClaim, result: OpResult) -> None:
     if op.claim in gate.ended:
         result.decide(REJECTED, "consistency", _ends(op.claim))
         return
-    radius = claim_radius(gate.db, [op.claim], skip=gate.ended)
+    radius = claim_radius(gate.wiki, [op.claim], skip=gate.ended)
     result.detail = {"radius": radius.to_json()}
     gate.ended |= set(radius.goes)
 
@@ -128,7 +122,11 @@ def source_retraction(
         )
         return
     radius = blast_radius(
-        gate.db, source_id, exclude_plan=plan_id, also_retracted=done, skip=gate.ended
+        gate.wiki.sqlite(op.op),
+        source_id,
+        exclude_plan=plan_id,
+        also_retracted=done,
+        skip=gate.ended,
     )
     done.add(source_id)
     result.detail = {"radius": radius.to_json()}
@@ -141,16 +139,10 @@ def context_replacement(gate: _Gate, op: UpdateContext, result: OpResult) -> Non
     what goes and the door audits it as a retraction."""
     if op.mode != "replace":
         return
-    current = [
-        row[0]
-        for row in gate.db.execute(
-            "SELECT id FROM claims WHERE page_slug = '' AND status = 'active' ORDER BY position, id"
-        )
-        if row[0] not in gate.ended
-    ]
+    current = [claim for claim in gate.wiki.active_claims("") if claim not in gate.ended]
     if not current:
         return
-    radius = claim_radius(gate.db, current, skip=gate.ended)
+    radius = claim_radius(gate.wiki, current, skip=gate.ended)
     result.detail = {"radius": radius.to_json()}
     gate.ended |= set(radius.goes)
 

@@ -171,5 +171,42 @@ VAULT: list[tuple[str, str]] = [
         CREATE INDEX evidence_source ON {s}.evidence (source_id)
         """,
     ),
+    (
+        "pg004_gate",
+        """
+        CREATE TABLE {s}.source_flags (     -- the sanitizer's findings, as SQLite's source_flags
+            source_id TEXT NOT NULL REFERENCES {s}.sources (id),
+            kind TEXT NOT NULL,
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL,
+            detail TEXT NOT NULL
+        );
+        CREATE INDEX source_flags_source ON {s}.source_flags (source_id, start);
+        CREATE TABLE {s}.links (           -- checked at commit: a plan may link before it creates
+            src TEXT NOT NULL REFERENCES {s}.pages (slug) DEFERRABLE INITIALLY DEFERRED,
+            dst TEXT NOT NULL REFERENCES {s}.pages (slug) DEFERRABLE INITIALLY DEFERRED,
+            plan_id TEXT NOT NULL REFERENCES {s}.plans (id),
+            PRIMARY KEY (src, dst)
+        );
+        ALTER TABLE {s}.claims
+            ADD COLUMN support TEXT NOT NULL DEFAULT '',        -- the gate's verdict (W11)
+            ADD COLUMN support_check TEXT NOT NULL DEFAULT '',  -- the check that gave it
+            ADD COLUMN n BIGSERIAL;   -- insertion order: a successor shares its claim's position
+        CREATE INDEX claims_derived ON {s}.claims (status) WHERE derived_from != '[]';
+        -- a plan may add claims to a page an operation after it creates (as on SQLite)
+        ALTER TABLE {s}.claims ALTER CONSTRAINT claims_page_slug_fkey DEFERRABLE INITIALLY DEFERRED
+        """,
+    ),
+    (
+        "pg005_full_text",
+        """
+        ALTER TABLE {s}.claims ADD COLUMN tsv tsvector
+            GENERATED ALWAYS AS (to_tsvector('english'::regconfig, text)) STORED;
+        CREATE INDEX claims_tsv ON {s}.claims USING GIN (tsv);
+        ALTER TABLE {s}.pages ADD COLUMN tsv tsvector
+            GENERATED ALWAYS AS (to_tsvector('english'::regconfig, title || ' ' || summary)) STORED;
+        CREATE INDEX pages_tsv ON {s}.pages USING GIN (tsv)
+        """,
+    ),
 ]
 """Each vault's schema."""

@@ -17,13 +17,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
+from ..agents import is_agent
 from ..errors import ConflictError, IntegrityError
 from ..hashing import canonical_json
 from ..store import audit as auditlog
@@ -39,6 +40,16 @@ from .base import (
 from .content import PageRecord, SourceRecord
 from .pg_migrations import REGISTRY, VAULT
 
+if TYPE_CHECKING:  # the gate is imported when a plan is applied, not with the module
+    from ..config import Config
+    from ..gate.verdicts import Admission
+    from ..sources.sanitizer import Flag
+    from ..support import SupportChecker
+
+SPLIT_HELD = (
+    "the policy would apply its sure part and keep the rest pending, and partial applies "
+    "(held remainders) are not on PostgreSQL yet (docs/storage.md); a person approves it whole"
+)
 LOCK_CLASS = 0x4166  # "Af": the first key of Affidavit's advisory locks; the second is the vault
 MIGRATION_KEY = 0  # (LOCK_CLASS, 0): migrations and vault creation; vault ids start at 1
 REGISTRY_SCHEMA = "affidavit"
@@ -75,6 +86,27 @@ def _plan(conn: Conn, schema: str, plan_id: str) -> PlanRow | None:
     return None if row is None else PlanRow(**row)
 
 
+def _agents_plans(conn: Conn, schema: str) -> list[str]:
+    """The pending plans that hold a slug and are agents' (:func:`affidavit.agents.is_agent`)."""
+    rows = conn.execute(
+        _q("SELECT p.id, p.author, p.origin FROM {s}.slug_reservations r JOIN {s}.plans p "
+           "ON p.id = r.plan_id", schema)
+    ).fetchall()  # fmt: skip
+    return [str(r["id"]) for r in rows if is_agent(str(r["author"]), str(r["origin"]))]
+
+
+def _creates(plan_json: str) -> list[str]:
+    """The slugs a recorded plan creates (none if it doesn't parse: the door refuses it)."""
+    from ..errors import PlanValidationError
+    from ..plan.schema import CreatePage, parse_plan
+
+    try:
+        plan = parse_plan(plan_json)
+    except PlanValidationError:
+        return []
+    return [op.slug for op in plan.operations if isinstance(op, CreatePage)]
+
+
 class PostgresDoor:
     """The door's step on PostgreSQL, inside the transaction that holds the vault's lock."""
 
@@ -84,6 +116,7 @@ class PostgresDoor:
         self.batch_id = check_text("batch id", batch_id)
         self.applied: list[str] = []
         self.sealed: int | None = None
+        self.admissions: dict[str, Admission] = {}
 
     @property
     def backend_pid(self) -> int:
@@ -112,16 +145,80 @@ class PostgresDoor:
         self.applied.append(plan_id)
         return entry
 
-    def apply_plan(self, plan_id: str, *, now: str, actor: str) -> AuditEntry:
-        """Apply the recorded plan's content in this batch: re-check it (W5), write its pages,
-        claims and evidence (quotes re-verified against the stored sources, W3;
-        :mod:`.postgres_content`), then record it applied like :meth:`mark_applied`."""
-        from .postgres_content import ContentWriter, load_plan
+    def apply_plan(
+        self,
+        plan_id: str,
+        *,
+        now: str,
+        actor: str,
+        config: Config | None = None,
+        approval: str = "person",
+        support: SupportChecker | None = None,
+    ) -> AuditEntry:
+        """Apply the recorded plan in this batch through the gate, as SQLite's door does:
+        re-check it (W5), admit it again against the vault as it is now, under the lock
+        (:func:`affidavit.gate.admission.admit` reading through :mod:`.postgres_gate`: targets
+        and slug reservations; evidence found by the one verifier, with case, whitespace, NFKC,
+        emphasis and sentence citations as on SQLite; support W11, provenance, sanitizer flags,
+        trust, consistency, policy), write what it admitted (:mod:`.postgres_content`), then
+        record it applied like :meth:`mark_applied`. ``approval``: ``"person"`` writes every
+        passing claim and text (uncertain and quarantined ones too, which a person approves by
+        approving the plan); ``"policy"`` applies the plan only if the policy (``config``'s
+        ``policy.auto_apply``, W13 for agents) lets it in whole without a person, and refuses it
+        otherwise: it stays pending. The gate's verdicts are in :attr:`admissions`."""
+        from ..config import Config
+        from ..errors import AdmissionError
+        from ..evidence import Verifier
+        from ..gate.admission import admit
+        from .postgres_content import WRITABLE, ContentWriter, load_plan
+        from .postgres_gate import PgReads, PgSources
 
-        recheck(self.plan(plan_id), plan_id, now)
-        writer = ContentWriter(self.conn, self.schema, plan_id, check_text("time", now))
-        summary = writer.write(load_plan(self.conn, self.schema, plan_id))
-        detail = {"ops": summary, "claims": writer.claim_ids, "approval": "person"}
+        if approval not in ("person", "policy"):
+            raise ConflictError(f"approval {approval!r} is not 'person' or 'policy'.")
+        row = recheck(self.plan(plan_id), plan_id, now)
+        plan = load_plan(self.conn, self.schema, plan_id)
+        for index, op in enumerate(plan.operations):
+            if not isinstance(op, WRITABLE):
+                raise ConflictError(
+                    f"plan {plan_id[:12]}: operation {index + 1} ({op.op}) can't be applied on "
+                    "PostgreSQL yet (only create_page, add_claims, link_pages, retract_claim and "
+                    "supersede_claim; docs/storage.md)."
+                )
+        sources = PgSources(self.conn, self.schema)
+        agent = is_agent(row.author, row.origin)
+        try:
+            admission = admit(
+                PgReads(self.conn, self.schema), config or Config(), sources, Verifier(sources),
+                plan, plan_id, applying=True, support=support, agent=agent,
+            )  # fmt: skip
+        except AdmissionError as exc:
+            raise ConflictError(
+                f"plan {plan_id[:12]} no longer fits the wiki: {exc} Reject it and propose anew."
+            ) from exc
+        self.admissions[plan_id] = admission
+        if not admission.admitted_ops:
+            why = "; ".join(f"op {op.index + 1}: {op.reason}" for op in admission.ops)
+            raise ConflictError(f"nothing in plan {plan_id[:12]} passes the gate now: {why}")
+        if approval == "policy" and (admission.needs_approval or admission.waiting):
+            raise ConflictError(
+                f"plan {plan_id[:12]} waits for a person: "
+                + (admission.policy_reason if admission.needs_approval else SPLIT_HELD)
+            )
+        writer = ContentWriter(
+            self.conn, self.schema, plan_id, check_text("time", now), sources, self._append
+        )
+        summary = writer.write(plan, admission)
+        self._x(
+            "UPDATE {s}.plans SET admission = %s WHERE id = %s",
+            (canonical_json(admission.to_json()), plan_id),
+        )
+        detail = {
+            "ops": summary,
+            "claims": writer.claim_ids,
+            "approval": approval,
+            **({"superseded": writer.superseded} if writer.superseded else {}),
+            **({"retracted": writer.retracted} if writer.retracted else {}),
+        }
         return self.mark_applied(plan_id, now=now, actor=actor, detail=detail)
 
     def _append(
@@ -263,6 +360,16 @@ class PostgresStorage:
                    schema),
                 values,
             )  # fmt: skip
+            person = not is_agent(author, origin)
+            for slug in _creates(plan_json):
+                # the first pending plan keeps a slug (W5), but a person's plan takes one an
+                # agent's plan holds (W13: the owner's work goes first), as on SQLite
+                conn.execute(
+                    _q("INSERT INTO {s}.slug_reservations AS r (slug, plan_id) VALUES (%s, %s) "
+                       "ON CONFLICT (slug) DO UPDATE SET plan_id = excluded.plan_id "
+                       "WHERE %s AND r.plan_id = ANY(%s)", schema),
+                    (slug, plan_id, person, _agents_plans(conn, schema)),
+                )  # fmt: skip
 
     def plan(self, vault: str, plan_id: str) -> PlanRow | None:
         _, schema = self._vault(vault)
@@ -344,16 +451,18 @@ class PostgresStorage:
         text: str | None = None,
         media_type: str = "text/plain",
         trust: str = "semi-trusted",
+        flags: list[Flag] | None = None,
     ) -> str:
         """Store a source's bytes under their SHA-256 (the same bytes are one source); returns
-        the id. ``text``: its extracted text (default: the bytes as UTF-8)."""
+        the id. ``text``: its extracted text (default: the bytes as UTF-8); ``flags``: its
+        sanitizer flags (default: the sanitizer's scan of the text)."""
         from .postgres_content import add_source
 
         _, schema = self._vault(vault)
         with self._tx() as conn:
             return add_source(
                 conn, schema, data, text=text, origin=origin, name=name,
-                media_type=media_type, trust=trust, added_at=added_at,
+                media_type=media_type, trust=trust, added_at=added_at, flags=flags,
             )  # fmt: skip
 
     def source(self, vault: str, source_id: str) -> SourceRecord:

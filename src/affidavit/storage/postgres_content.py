@@ -1,19 +1,21 @@
-"""The wiki's content on PostgreSQL (``pg003_content``): sources (content-addressed bytes), pages,
-claims and evidence, written by the door inside its advisory-locked transaction
-(:meth:`PostgresDoor.apply_plan`) and read back checked (:mod:`.content`).
+"""The wiki's content on PostgreSQL (``pg003_content``, ``pg004_gate``): sources
+(content-addressed bytes, their text and sanitizer flags), pages, claims, evidence and links,
+written by the door inside its advisory-locked transaction (:meth:`PostgresDoor.apply_plan`) and
+read back checked (:mod:`.content`).
 
-What the door applies here is a plan's ``create_page`` and ``add_claims`` operations with verbatim
-quotes: each quote is looked up, under the lock, in the cited source's text as stored — its bytes
+The door writes what the gate admitted (:func:`affidavit.gate.admission.admit`, reading this
+vault through :mod:`.postgres_gate`): each quote found again by the one verifier
+(:mod:`affidavit.evidence`), under the lock, in the cited source's text as stored — its bytes
 re-hashed against the source's id and its text against ``text_sha256`` first — and the source's
-own words at the offsets found are what is written (W3), never the proposer's string. A plan with
-any other operation, or a citation by sentence number, is refused whole before anything is
-written: the gate (:mod:`affidavit.gate`) that admits those runs on SQLite only (docs/storage.md).
+own words at the offsets found are what is written (W3), never the proposer's string; a
+``retract_claim`` or ``supersede_claim`` ends claims as the gate's blast radius says. A plan with
+any other operation is refused whole before anything is written (docs/storage.md).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import psycopg
@@ -21,10 +23,23 @@ from psycopg import sql
 
 from ..config import TRUST_TIERS
 from ..errors import ConflictError
-from ..gate.texts import DEFAULT_SECTION
+from ..gate.texts import DEFAULT_SECTION, UNTITLED
+from ..gate.verdicts import ADMITTED, QUARANTINED, Admission, ClaimResult, OpResult
 from ..hashing import sha256_hex
-from ..plan.schema import AddClaims, ClaimDraft, CreatePage, Plan, parse_plan
+from ..plan.schema import (
+    AddClaims,
+    ClaimDraft,
+    CreatePage,
+    LinkPages,
+    Plan,
+    RetractClaim,
+    SupersedeClaim,
+    parse_plan,
+)
 from ..sources.extract import locator
+from ..sources.sanitizer import Flag, scan
+from ..store.blast import LIVE as BLAST_LIVE
+from ..store.blast import BlastRadius, claim_radius
 from ..store.writer import claim_id
 from .base import check_text
 from .content import (
@@ -34,8 +49,10 @@ from .content import (
     verified_bytes,
     verified_text,
 )
+from .postgres_gate import PgReads
 
 Conn = psycopg.Connection[dict[str, Any]]
+Audit = Callable[[str, str, str | None, str, Mapping[str, Any]], object]
 
 
 def _q(text: str, schema: str) -> sql.Composed:
@@ -54,9 +71,11 @@ def add_source(
     trust: str,
     added_at: str,
     text_map: dict[str, Any] | None = None,
+    flags: list[Flag] | None = None,
 ) -> str:
     """Store ``data`` under its SHA-256 (idempotent: the same bytes are one source); returns the
-    id. ``text`` is its extracted text (default: the bytes as UTF-8)."""
+    id. ``text`` is its extracted text (default: the bytes as UTF-8); ``flags`` its sanitizer
+    flags (default: :func:`affidavit.sources.sanitizer.scan` of the text)."""
     if not isinstance(data, bytes):
         raise TypeError(f"a source's data must be bytes, not {type(data).__name__}")
     if text is None:
@@ -72,7 +91,14 @@ def add_source(
                          ("media type", media_type), ("added_at", added_at)):  # fmt: skip
         check_text(field, value)
     source_id = sha256_hex(data)
-    conn.execute(
+    found = [
+        Flag(f.kind, f.start, f.end, f.detail) for f in (scan(text) if flags is None else flags)
+    ]
+    for flag in found:
+        if not 0 <= flag.start <= flag.end <= len(text):
+            raise ConflictError(f"flag {flag.kind} at {flag.start}-{flag.end} is outside the text.")
+        check_text("flag", flag.kind + flag.detail)
+    added = conn.execute(
         _q("INSERT INTO {s}.sources (id, origin, name, media_type, data, text, text_sha256, "
            "size_bytes, text_chars, trust, added_at, text_map) "
            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
@@ -80,22 +106,14 @@ def add_source(
         (source_id, origin, name, media_type, data, text, sha256_hex(text), len(data), len(text),
          trust, added_at, json.dumps(text_map or {})),
     )  # fmt: skip
+    if added.rowcount == 1:  # the same bytes again: their flags are stored already
+        with conn.cursor() as cur:
+            cur.executemany(
+                _q('INSERT INTO {s}.source_flags (source_id, kind, start, "end", detail) '
+                   "VALUES (%s, %s, %s, %s, %s)", schema),
+                [(source_id, f.kind, f.start, f.end, f.detail) for f in found],
+            )  # fmt: skip
     return source_id
-
-
-def resolve_source(conn: Conn, schema: str, ref: str) -> str:
-    """The full id of the source ``ref`` names (its id or a unique prefix of >= 12 hex digits)."""
-    rows = conn.execute(
-        _q("SELECT id FROM {s}.sources WHERE id LIKE %s ORDER BY id LIMIT 2", schema),
-        (ref.replace("\\", "").replace("%", "").replace("_", "") + "%",),
-    ).fetchall()
-    if len(ref) < 12 or not rows:
-        raise ConflictError(
-            f"no source {ref[:64]!r} in this vault; `affidavit sources` lists them."
-        )
-    if len(rows) > 1:
-        raise ConflictError(f"source {ref!r} is ambiguous; give more of its SHA-256.")
-    return str(rows[0]["id"])
 
 
 def source_row(conn: Conn, schema: str, source_id: str) -> dict[str, Any]:
@@ -121,97 +139,161 @@ def checked_source(row: dict[str, Any]) -> tuple[bytes, str]:
     return data, verified_text(str(row["id"]), str(row["text"]), str(row["text_sha256"]))
 
 
-class ContentWriter:
-    """Writes one plan's ``create_page`` / ``add_claims`` operations, inside the door's
-    transaction (the caller holds the vault's advisory lock and has re-checked the plan)."""
+WRITABLE = (CreatePage, AddClaims, LinkPages, RetractClaim, SupersedeClaim)
+"""The operations the door writes on PostgreSQL (the others: docs/storage.md)."""
 
-    def __init__(self, conn: Conn, schema: str, plan_id: str, now: str) -> None:
+
+class ContentWriter:
+    """Writes what the gate admitted of one plan (:func:`affidavit.gate.admission.admit`, run
+    by :meth:`.postgres.PostgresDoor.apply_plan` just before): each passing operation's passing
+    claims with their verified evidence — the source's own words at the offsets the verifier
+    found (W3) — and the host's text for a title, summary or heading the gate rejected, as
+    SQLite's :class:`~affidavit.store.writer.Writer` writes a person's approval. Inside the
+    door's transaction (the caller holds the vault's advisory lock and re-checked the plan)."""
+
+    def __init__(
+        self, conn: Conn, schema: str, plan_id: str, now: str, sources: Any, audit: Audit
+    ) -> None:
         self.conn, self.schema, self.plan_id, self.now = conn, schema, plan_id, now
+        self.sources = sources  # postgres_gate.PgSources: texts re-hashed on first read
+        self.audit = audit  # the door's audit append (a retraction's own entry)
         self.claim_ids: list[str] = []
-        self._sources: dict[str, tuple[str, str, Callable[[int], str]]] = {}
+        self.superseded: list[str] = []
+        self.retracted: list[str] = []
+        self._locators: dict[str, Callable[[int], str]] = {}
         self._positions: dict[str, int] = {}
 
     def _x(self, text: str, params: tuple[Any, ...] = ()) -> psycopg.Cursor[dict[str, Any]]:
         return self.conn.execute(_q(text, self.schema), params)
 
-    def _source(self, ref: str) -> tuple[str, str, str, Callable[[int], str]]:
-        """The cited source's id, trust, text (re-hashed, as stored now) and locator."""
-        source_id = resolve_source(self.conn, self.schema, ref)
-        found = self._sources.get(source_id)
-        if found is None:
-            row = source_row(self.conn, self.schema, source_id)
-            if row["status"] != "active":
-                raise ConflictError(f"source {source_id[:12]} is {row['status']}; cite another.")
-            _, text = checked_source(row)
-            found = (str(row["trust"]), text, locator(text, json.loads(row["text_map"])))
-            self._sources[source_id] = found
-        return (source_id, *found)
-
-    def write(self, plan: Plan) -> list[dict[str, object]]:
-        """Every operation of ``plan``; refuses the whole plan first if one can't be written
-        here. Returns a summary per operation for the audit entry."""
-        for index, op in enumerate(plan.operations):
-            if not isinstance(op, CreatePage | AddClaims):
-                raise ConflictError(
-                    f"plan {self.plan_id[:12]}: operation {index + 1} ({op.op}) can't be applied "
-                    "on PostgreSQL yet (only create_page and add_claims; docs/storage.md)."
-                )
+    def write(self, plan: Plan, admission: Admission) -> list[dict[str, object]]:
+        """The admitted operations of ``plan``; returns a summary per operation for the audit
+        entry."""
         summary: list[dict[str, object]] = []
-        for index, op in enumerate(plan.operations):
-            assert isinstance(op, CreatePage | AddClaims)
-            if isinstance(op, CreatePage):
-                page = op.slug
-                try:
-                    with self.conn.transaction():  # a savepoint: the error names the page
-                        self._x(
-                            "INSERT INTO {s}.pages (slug, title, summary, category, created_at, "
-                            "updated_at, plan_id) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                            (page, op.title, op.summary, op.category, self.now, self.now,
-                             self.plan_id),
-                        )  # fmt: skip
-                except psycopg.errors.UniqueViolation:
-                    raise ConflictError(
-                        f"plan {self.plan_id[:12]}: page {page!r} already exists; add claims to "
-                        "it with add_claims instead."
-                    ) from None
-                title = op.title
-            else:
-                page = op.page
-                touched = self._x(
-                    "UPDATE {s}.pages SET updated_at = %s WHERE slug = %s", (self.now, page)
+        for result in admission.ops:
+            if result.status not in (ADMITTED, QUARANTINED):
+                continue
+            op = plan.operations[result.index]
+            entry: dict[str, object] = {"index": result.index, "kind": op.op}
+            if isinstance(op, LinkPages):
+                self._x(
+                    "INSERT INTO {s}.links (src, dst, plan_id) VALUES (%s, %s, %s)",
+                    (op.page, op.to, self.plan_id),
                 )
-                if touched.rowcount != 1:
-                    raise ConflictError(
-                        f"plan {self.plan_id[:12]}: no page {page!r} to add claims to; create it "
-                        "first."
-                    )
-                title = f"{page} (+{len(op.claims)} claims)"
-            section = op.section or DEFAULT_SECTION[op.op]
-            ids = [self._claim(index, j, draft, page, section) for j, draft in enumerate(op.claims)]
-            summary.append({"index": index, "kind": op.op, "title": title, "claims": ids})
+                self._x("UPDATE {s}.pages SET updated_at = %s WHERE slug = %s", (self.now, op.page))
+                entry["title"] = f"{op.page} → {op.to}"
+            elif isinstance(op, RetractClaim):
+                radius = claim_radius(PgReads(self.conn, self.schema), [op.claim])
+                self._retract(result.index, op.op, op.reason, radius)
+                entry["title"] = (
+                    f"{op.claim}: {len(radius.retracted)} claim(s) retracted, "
+                    f"{len(radius.derived)} derived"
+                )
+            elif isinstance(op, SupersedeClaim):
+                entry["title"] = self._supersede(op, result, admission.support_version)
+            else:
+                assert isinstance(op, CreatePage | AddClaims), "refused before the gate ran"
+                entry.update(self._page_op(op, result, admission.support_version))
+            summary.append(entry)
         return summary
 
-    def _claim(self, op_index: int, index: int, draft: ClaimDraft, page: str, section: str) -> str:
-        spans = []
-        for n, ev in enumerate(draft.evidence, 1):
-            if ev.quote is None or ev.cited is not None:
+    def _page_op(
+        self, op: CreatePage | AddClaims, result: OpResult, check: str
+    ) -> dict[str, object]:
+        texts = {t.what: t for t in result.texts}
+        fallback = {"title": UNTITLED, "summary": UNTITLED}  # never the rejected text
+        host = {
+            w: t.host or fallback.get(w, DEFAULT_SECTION[op.op])
+            for w, t in texts.items()
+            if not t.passes
+        }
+        entry: dict[str, object] = {"host": host} if host else {}
+        heading = "section heading" not in host
+        drafts = list(op.claims)
+        passing = [(c, drafts[c.index]) for c in result.claims if not c.role and c.passes]
+        if isinstance(op, CreatePage):
+            page = op.slug
+            title = host.get("title", op.title)
+            try:
+                with self.conn.transaction():  # a savepoint: the error names the page
+                    self._x(
+                        "INSERT INTO {s}.pages (slug, title, summary, category, created_at, "
+                        "updated_at, plan_id) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                        (page, title, host.get("summary", op.summary), op.category, self.now,
+                         self.now, self.plan_id),
+                    )  # fmt: skip
+            except psycopg.errors.UniqueViolation:
                 raise ConflictError(
-                    f"plan {self.plan_id[:12]}: claim {index + 1} of operation {op_index + 1} "
-                    f"cites by sentence number (evidence {n}); on PostgreSQL cite a verbatim "
-                    "quote for now (docs/storage.md)."
-                )
-            source_id, trust, text, locate = self._source(ev.source)
-            start = text.find(ev.quote)
-            if start < 0:  # W3: the source's words, verbatim, or nothing is written
-                raise ConflictError(
-                    f"plan {self.plan_id[:12]}: claim {index + 1} of operation {op_index + 1}: "
-                    f"quote {n} is not in source {source_id[:12]} verbatim; quote its exact words."
-                )
-            end = start + len(ev.quote)
-            spans.append((source_id, trust, text[start:end], start, end, locate(start)))
+                    f"plan {self.plan_id[:12]}: page {page!r} already exists; add claims to it "
+                    "with add_claims instead."
+                ) from None
+        else:
+            page = op.page
+            self._x("UPDATE {s}.pages SET updated_at = %s WHERE slug = %s", (self.now, page))
+            title = f"{page} (+{len(passing)} claims)"
+        sections: dict[str, str] = {}
+        ids = []
+        for claim, draft in passing:
+            section = op.section if heading else claim.section or DEFAULT_SECTION[op.op]
+            cid = self._claim(result.index, claim, draft, page, section, check)
+            ids.append(cid)
+            if section != op.section:
+                sections[cid] = section
+        if sections:
+            entry["sections"] = sections
+        entry.update(title=title, claims=ids)
+        return entry
+
+    def _supersede(self, op: SupersedeClaim, result: OpResult, check: str) -> str:
+        """The old claim ends; its successor is an existing claim, or the new claim ``by``,
+        written at the old one's page, section and position (W7's trust rule was the gate's)."""
+        new = op.successor
+        if new is None:
+            assert op.by is not None  # the schema: one of the two
+            old = self._x(
+                "SELECT page_slug, section, position FROM {s}.claims WHERE id = %s", (op.claim,)
+            ).fetchone()
+            assert old is not None  # the gate's targets check found it active
+            (claim,) = [c for c in result.claims if not c.role and c.passes]
+            new = self._claim(result.index, claim, op.by, str(old["page_slug"]),
+                              str(old["section"]), check, int(old["position"]))  # fmt: skip
+        self._end(op.claim, "superseded", new)
+        return f"{op.claim} → {new}"
+
+    def _end(self, claim: str, status: str, successor: str | None = None) -> None:
+        """Take one live claim out of the wiki: ``superseded`` (by ``successor``) or
+        ``retracted``."""
+        row = self._x(
+            "UPDATE {s}.claims SET status = %s, superseded_by = coalesce(%s, superseded_by) "
+            "WHERE id = %s AND status = ANY(%s) RETURNING page_slug",
+            (status, successor, claim, list(BLAST_LIVE)),
+        ).fetchone()
+        (self.superseded if status == "superseded" else self.retracted).append(claim)
+        if row is not None:
+            self._x(
+                "UPDATE {s}.pages SET updated_at = %s WHERE slug = %s",
+                (self.now, row["page_slug"]),
+            )
+
+    def _retract(self, index: int, kind: str, reason: str, radius: BlastRadius) -> None:
+        """Retract what ``radius`` says goes, with an audit entry giving each claim's reason
+        (as SQLite's door: :meth:`affidavit.store.writer.Writer._retract`)."""
+        why = {claim.id: reason for claim in radius.retracted}
+        for claim in radius.derived:
+            why[claim.id] = f"rests on retracted claim {claim.rests_on[0]}"
+        for gone in why:
+            self._end(gone, "retracted")
+        detail = {"op": index, "kind": kind, "reason": reason, "source": None, "claims": why,
+                  "counts": radius.counts}  # fmt: skip
+        self.audit(self.now, "retracted", self.plan_id, "door", detail)
+
+    def _claim(
+        self, op_index: int, result: ClaimResult, draft: ClaimDraft, page: str, section: str,
+        check: str, at: int | None = None,
+    ) -> str:  # fmt: skip
         cid = claim_id(page, draft)
         if self._x("SELECT 1 FROM {s}.claims WHERE id = %s", (cid,)).fetchone():
-            cid = claim_id(page, draft, salt=f"{self.plan_id}/{op_index}/{index}")
+            cid = claim_id(page, draft, salt=f"{self.plan_id}/{op_index}/{result.index}")
         if page not in self._positions:
             row = self._x(
                 "SELECT coalesce(max(position), -1) + 1 AS next FROM {s}.claims "
@@ -219,22 +301,30 @@ class ContentWriter:
                 (page,),
             ).fetchone()
             self._positions[page] = int(row["next"]) if row else 0
-        position = self._positions[page]
-        self._positions[page] = position + 1
-        trust = min((s[1] for s in spans), key=TRUST_TIERS.index)  # the weakest source's
+        position = self._positions[page] if at is None else at
+        self._positions[page] = max(self._positions[page], position + 1)
         self._x(
             "INSERT INTO {s}.claims (id, page_slug, section, position, text, status, trust, "
-            "plan_id, created_at, derived_from) VALUES (%s, %s, %s, %s, %s, 'active', %s, %s, "
-            "%s, %s)",
-            (cid, page, section, position, draft.text, trust, self.plan_id, self.now,
-             json.dumps(list(draft.derived_from))),
+            "plan_id, created_at, derived_from, support, support_check) VALUES (%s, %s, %s, %s, "
+            "%s, 'active', %s, %s, %s, %s, %s, %s)",
+            (cid, page, section, position, draft.text, result.trust, self.plan_id, self.now,
+             json.dumps(list(draft.derived_from)), result.support, check),
         )  # fmt: skip
-        for idx, (source_id, _, quote, start, end, where) in enumerate(spans):
+        for idx, quote in enumerate(result.evidence):
+            assert quote.verified and quote.source_id is not None
+            assert quote.start is not None and quote.end is not None
+            text = self.sources.text(quote.source_id)  # re-hashed in this transaction
+            locate = self._locators.get(quote.source_id)
+            if locate is None:
+                text_map = self.sources.get(quote.source_id).text_map
+                locate = self._locators[quote.source_id] = locator(text, text_map)
+            # the source's own words at the verified offsets, never the proposer's string (W3)
             self._x(
                 'INSERT INTO {s}.evidence (claim_id, idx, source_id, quote, start, "end", '
                 "location) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                (cid, idx, source_id, quote, start, end, where),
-            )
+                (cid, idx, quote.source_id, text[quote.start : quote.end], quote.start,
+                 quote.end, locate(quote.start)),
+            )  # fmt: skip
         self.claim_ids.append(cid)
         return cid
 
@@ -255,7 +345,7 @@ def read_page(conn: Conn, schema: str, slug: str) -> PageRecord | None:
     if page is None:
         return None
     claims = conn.execute(
-        _q("SELECT * FROM {s}.claims WHERE page_slug = %s ORDER BY position", schema), (slug,)
+        _q("SELECT * FROM {s}.claims WHERE page_slug = %s ORDER BY position, n", schema), (slug,)
     ).fetchall()
     evidence = conn.execute(
         _q('SELECT e.claim_id, e.idx, e.source_id, e.quote, e.start, e."end", e.location '

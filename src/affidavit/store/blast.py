@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ..config import TRUST_TIERS
 
@@ -28,8 +28,10 @@ __all__ = [
     "LIVE",
     "BlastRadius",
     "ClaimImpact",
+    "ClaimReads",
     "KeptClaim",
     "OpenPlan",
+    "SqliteClaims",
     "blast_radius",
     "claim_radius",
     "derived_closure",
@@ -128,7 +130,7 @@ def _weakest(tiers: list[str]) -> str:
     return min(tiers, key=TRUST_TIERS.index)
 
 
-def _impact(row: sqlite3.Row, rests_on: list[str], sources: list[str]) -> ClaimImpact:
+def _impact(row: Mapping[str, Any], rests_on: list[str], sources: list[str]) -> ClaimImpact:
     return ClaimImpact(
         id=row["id"],
         page=row["page_slug"],
@@ -141,31 +143,65 @@ def _impact(row: sqlite3.Row, rests_on: list[str], sources: list[str]) -> ClaimI
     )
 
 
-def _claim_rows(db: sqlite3.Connection, ids: list[str]) -> dict[str, sqlite3.Row]:
-    out: dict[str, sqlite3.Row] = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        for row in db.execute(f"SELECT * FROM claims WHERE id IN ({marks})", chunk):
-            out[row["id"]] = row
-    return out
+class ClaimReads(Protocol):
+    """What a claim's blast radius reads (:func:`claim_radius`): SQLite's :class:`SqliteClaims`,
+    PostgreSQL's ``storage.postgres_gate.PgReads``."""
+
+    def claim_rows(self, ids: list[str]) -> dict[str, Mapping[str, Any]]:
+        """The rows of the claims ``ids`` that exist, by id (every column of ``claims``)."""
+
+    def derived_rows(self, statuses: tuple[str, ...]) -> list[Mapping[str, Any]]:
+        """The claims in ``statuses`` with a ``derived_from``, by page, position and id."""
+
+    def active_claims(self, page: str) -> list[str]:
+        """The ids of ``page``'s active claims."""
+
+
+class SqliteClaims:
+    """:class:`ClaimReads` on a vault's SQLite connection."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def claim_rows(self, ids: list[str]) -> dict[str, Mapping[str, Any]]:
+        out: dict[str, Mapping[str, Any]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self.db.execute(f"SELECT * FROM claims WHERE id IN ({marks})", chunk):
+                out[row["id"]] = row
+        return out
+
+    def derived_rows(self, statuses: tuple[str, ...]) -> list[Mapping[str, Any]]:
+        return self.db.execute(
+            # the few derived claims, through their partial index (claims_derived), not every
+            # claim: "+status" keeps the planner off the status index
+            "SELECT * FROM claims WHERE derived_from != '[]' AND +status IN "
+            f"({','.join('?' * len(statuses))}) ORDER BY page_slug, position, id",
+            statuses,
+        ).fetchall()
+
+    def active_claims(self, page: str) -> list[str]:
+        rows = self.db.execute(
+            "SELECT id FROM claims WHERE page_slug = ? AND status = 'active' ORDER BY position, id",
+            (page,),
+        )
+        return [str(r[0]) for r in rows]
+
+
+def _reads(db: sqlite3.Connection | ClaimReads) -> ClaimReads:
+    return SqliteClaims(db) if isinstance(db, sqlite3.Connection) else db
 
 
 def derived_closure(
-    db: sqlite3.Connection, ids: list[str], skip: Collection[str] = ()
+    db: sqlite3.Connection | ClaimReads, ids: list[str], skip: Collection[str] = ()
 ) -> list[ClaimImpact]:
     """Live claims derived (``derived_from``), directly or through others, from claims ``ids``.
 
     Returned in the order they are reached, each naming the withdrawn claims it rests on. Claims
     in ``ids`` and ``skip`` (already gone some other way) are never returned.
     """
-    rows = db.execute(
-        # the few derived claims, through their partial index (claims_derived), not every claim:
-        # "+status" keeps the planner off the status index
-        f"SELECT * FROM claims WHERE derived_from != '[]' AND +status IN ({','.join('?' * len(LIVE))})"
-        " ORDER BY page_slug, position, id",
-        LIVE,
-    ).fetchall()
+    rows = _reads(db).derived_rows(LIVE)
     parents = {row["id"]: [str(p) for p in json.loads(row["derived_from"])] for row in rows}
     by_id = {row["id"]: row for row in rows}
     gone = set(ids)
@@ -184,20 +220,15 @@ def derived_closure(
     return out
 
 
-def _empty_pages(db: sqlite3.Connection, goes: set[str], skip: Collection[str] = ()) -> list[str]:
+def _empty_pages(reads: ClaimReads, goes: set[str], skip: Collection[str] = ()) -> list[str]:
     """Pages with active claims now that would have none once ``goes`` (and ``skip``, claims
     already on their way out) are withdrawn."""
     if not goes:
         return []
-    pages = _claim_rows(db, sorted(goes))
+    pages = reads.claim_rows(sorted(goes))
     out = []
     for slug in sorted({row["page_slug"] for row in pages.values() if row["page_slug"]}):
-        active = {
-            r[0]
-            for r in db.execute(
-                "SELECT id FROM claims WHERE page_slug = ? AND status = 'active'", (slug,)
-            )
-        }
+        active = set(reads.active_claims(slug))
         if active and active <= goes | set(skip):
             out.append(slug)
     return out
@@ -282,18 +313,19 @@ def blast_radius(
         else:
             radius.retracted.append(_impact(row, [], [e[0] for e in evidence]))
     radius.derived = derived_closure(db, [c.id for c in radius.retracted], skip)
-    radius.empty_pages = _empty_pages(db, set(radius.goes), skip)
+    radius.empty_pages = _empty_pages(SqliteClaims(db), set(radius.goes), skip)
     radius.open_plans = _open_plans(db, source_id, exclude_plan)
     return radius
 
 
 def claim_radius(
-    db: sqlite3.Connection, claim_ids: list[str], *, skip: Collection[str] = ()
+    db: sqlite3.Connection | ClaimReads, claim_ids: list[str], *, skip: Collection[str] = ()
 ) -> BlastRadius:
     """What retracting the claims ``claim_ids`` would do: they go, with their syntheses."""
-    rows = _claim_rows(db, claim_ids)
+    reads = _reads(db)
+    rows = reads.claim_rows(claim_ids)
     radius = BlastRadius(source="")
     radius.retracted = [_impact(rows[c], [], []) for c in claim_ids if c in rows]
-    radius.derived = derived_closure(db, [c.id for c in radius.retracted], skip)
-    radius.empty_pages = _empty_pages(db, set(radius.goes), skip)
+    radius.derived = derived_closure(reads, [c.id for c in radius.retracted], skip)
+    radius.empty_pages = _empty_pages(reads, set(radius.goes), skip)
     return radius

@@ -8,14 +8,18 @@
 - :func:`degree_changes` — a superlative the quotes don't state ("the largest deer"), a
   comparative where they compare nothing, and an antonym standing where the quote has its
   opposite ("lower" for "higher", "a larger site" for "a smaller site").
+- :func:`change_comparatives` — a comparative with no "than" on a noun the quote describes by a
+  change ("a *higher* risk" for "an *increased* risk", "*better* opportunities" for "*improving*
+  opportunities") restates it; against a change the other way ("a *lower* risk") it is the
+  opposite.
 """
 
 from __future__ import annotations
 
-from .align import Alignment, content
+from .align import Alignment, Match, content
 from .tree import Change, Tree
 
-__all__ = ["degree_changes", "link_changes", "links"]
+__all__ = ["change_comparatives", "degree_changes", "link_changes", "links"]
 
 CAUSAL_MARKS = frozenset(
     ["because", "since", "so", "therefore", "thus", "hence", "consequently", "accordingly"]
@@ -137,7 +141,7 @@ def links(tree: Tree, quote: bool = False) -> list[_Link]:
             lower in ("therefore", "thus", "hence", "consequently", "accordingly")
             or (
                 lower == "so"
-                and t.dep in ("cc", "advmod", "mark")
+                and t.dep in ("cc", "advmod", "mark", "prep")  # ", so the laws …": a prep
                 and i + 1 < len(tree)
                 and tree[i + 1].pos not in ("ADJ", "ADV")
             )
@@ -152,6 +156,15 @@ def links(tree: Tree, quote: bool = False) -> list[_Link]:
                 continue  # a text's "then", "later": too often no order between two facts
             clause_head = tree.clause_of(i)
             after = set(tree.subtree(clause_head))
+            # "A was spoken but not written, so B": the parser hangs the clause before "so" on
+            # the verb after it; that clause is the cause, not part of the effect
+            for c in tree.children[clause_head]:
+                if (
+                    c < i
+                    and tree[c].dep in ("advcl", "ccomp", "conj", "parataxis")
+                    and max(tree.subtree(c)) < i
+                ):
+                    after -= set(tree.subtree(c))
             before = {n for n in range(len(tree)) if n < min(after | {i})}
             before |= {n for n in range(len(tree)) if n not in after and n < i}
             out.append(_Link(family, i, before or {-1}, after))
@@ -318,12 +331,14 @@ def link_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
 
 
 def _earlier(q: int, mapped: set[tuple[int, int]]) -> bool:
-    """Some of ``mapped`` lies in a quote before ``q`` ("Thus, …" links to what came before)."""
-    return any(mq < q for mq, _ in mapped)
+    """Some of ``mapped`` lies in the quote right before ``q`` ("Thus, …" links to what came
+    just before it, not to any earlier quote)."""
+    return any(mq == q - 1 for mq, _ in mapped)
 
 
 def _later(q: int, mapped: set[tuple[int, int]]) -> bool:
-    return any(mq > q for mq, _ in mapped)
+    """Some of ``mapped`` lies in the quote right after ``q`` (a quote cut at its link)."""
+    return any(mq == q + 1 for mq, _ in mapped)
 
 
 def content_token(tree: Tree, n: int) -> bool:
@@ -393,7 +408,8 @@ def degree_changes(
                 )
             )
             continue
-        if t.tag in ("JJR", "RBR") and not said and t.i not in a.opposites:
+        restated = (m := a.matches.get(t.i)) is not None and m.how == CHANGE
+        if t.tag in ("JJR", "RBR") and not said and t.i not in a.opposites and not restated:
             after = text[t.i + 1].lower if t.i + 1 < len(text) else ""
             if after == "than" and t.i + 2 < len(text) and text[t.i + 2].pos == "NUM":
                 continue  # "more than 398": the number rule reads the bound
@@ -442,3 +458,56 @@ def _neighbour_agrees(a: Alignment, text: Tree, quote: Tree, i: int, q: int, qi:
         if m is not None and m.quote == q and m.index in theirs:
             return True
     return False
+
+
+CHANGE = "change"
+"""How a comparative restates a quote's word of change (:func:`change_comparatives`)."""
+_UP = frozenset(
+    [
+        "increased", "increasing", "rising", "risen", "growing", "grown", "elevated",
+        "heightened", "raised", "expanded", "enlarged", "mounting",
+    ]
+)  # fmt: skip
+_DOWN = frozenset(
+    [
+        "reduced", "decreased", "decreasing", "declining", "falling", "fallen", "lowered",
+        "diminished", "diminishing", "shrinking", "dwindling",
+    ]
+)  # fmt: skip
+_BETTER = frozenset(["improved", "improving", "enhanced"])
+_WORSE = frozenset(["worsened", "worsening", "deteriorating", "deteriorated"])
+_DIRECTION = {
+    **dict.fromkeys(["higher", "greater", "larger", "bigger", "more"], (_UP, _DOWN)),
+    **dict.fromkeys(["lower", "smaller", "less", "fewer"], (_DOWN, _UP)),
+    "better": (_BETTER, _WORSE),
+    "worse": (_WORSE, _BETTER),
+}
+"""A comparative's words of change the same way, and the other way."""
+
+
+def change_comparatives(a: Alignment, text: Tree, quotes: list[Tree]) -> None:
+    """Align a comparative with no "than" on a noun ("a *higher* risk") to the quote's word of
+    change on the noun it restates ("an *increased* risk"); record it as the opposite of one that
+    changes the other way ("a *lower* risk" for "an increased risk") (in place)."""
+    if any(t.lower == "than" for t in text):
+        return  # "higher than …" compares with something the quote may not state
+    for t in text:
+        if t.tag != "JJR" or t.dep != "amod" or t.i in a.matches or t.lower not in _DIRECTION:
+            continue
+        noun = a.matches.get(t.head)
+        if noun is None:
+            continue
+        same, other = _DIRECTION[t.lower]
+        quote = quotes[noun.quote]
+        words = [c for c in quote.children[noun.index] if quote[c].dep == "amod"]
+        head = quote[noun.index].head
+        if head < noun.index and all(
+            quote[n].head == noun.index and quote[n].dep in ("amod", "compound")
+            for n in range(head + 1, noun.index)
+        ):
+            words.append(head)  # "improving economic opportunities", parsed as a verb's object
+        for c in words:
+            if quote[c].lower in same:
+                a.matches[t.i] = Match(noun.quote, c, CHANGE)
+            elif quote[c].lower in other:
+                a.opposites[t.i] = (noun.quote, c)

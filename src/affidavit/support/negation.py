@@ -270,16 +270,20 @@ def set_apart(tree: Tree, i: int) -> int | None:
 def contrast_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
     """A word the quote puts outside its statement ("*Unlike* confirmation, baptism is a
     sacrament"; "recycled *instead of* burned") that the text makes the same statement's
-    subject, object or predicate: the negation is lost, a clear change."""
+    subject, object or predicate: the negation is lost, a clear change. Made the object of a
+    preposition ("written *in* Armenian" against "in Greek rather than Armenian") it is
+    uncertain: the text may state the contrast in other words ("differs *from* confirmation")."""
     out: list[Change] = []
     for t in text:
         m = a.matches.get(t.i)
-        if m is None or t.dep not in ("nsubj", "nsubjpass", "dobj", "attr", "ROOT", "conj"):
+        if m is None or t.dep not in ("nsubj", "nsubjpass", "dobj", "attr", "ROOT", "conj", "pobj"):
             continue
         quote = quotes[m.quote]
         site = set_apart(quote, m.index)
         if site is None or set_apart(text, t.i) is not None or polarity(text, t.i)[0]:
             continue
+        if t.dep == "pobj" and polarity(text, text.clause_of(t.i))[0]:
+            continue  # "was not written in Armenian": the text keeps the negation
         # the statement it is set apart from is the one the text makes of it
         clause = quote.clause_of(quote[site].head)
         statement = {n for n in quote.subtree(clause)} - set(quote.subtree(site))
@@ -292,7 +296,7 @@ def contrast_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Chang
         out.append(
             Change(
                 "negation",
-                True,
+                t.dep != "pobj",
                 (t.text,),
                 f"'{quote[m.index].text}' stands after '{quote[site].text}' in the quote: it is "
                 "what the quote sets apart",

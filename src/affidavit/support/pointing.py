@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from . import wordnet
 from .align import BROADER, Alignment, Match, content
+from .roles import PRONOUNS, _deictic, _shared_subject
 from .tree import Tree
 
-__all__ = ["heading_names"]
+__all__ = ["heading_names", "heading_subjects"]
 
 POINTING = frozenset(["the"])
 """The determiner a pointing phrase carries (nothing else on the noun but a possessive)."""
@@ -68,3 +69,45 @@ def heading_names(a: Alignment, text: Tree, quotes: list[Tree], known: frozenset
             near = a.matches.get(t.head)
             q, i, _ = min(kinds, key=lambda k: (near is None or k[0] != near.quote, k))
             a.matches[t.i] = Match(q, i, BROADER)
+
+
+def heading_subjects(a: Alignment, text: Tree, quotes: list[Tree], known: frozenset[str]) -> None:
+    """Unalign a subject of ``text`` that is the heading's name ("*The Sunday Times* publishes
+    the Rich List") when its words are aligned only to the quote's longer name that contains
+    them ("The paper publishes *The Sunday Times* Rich List"): there they name another thing,
+    not the doer. Unaligned, the name is read as the heading's subject standing where the quote
+    says "it", "the paper" or nothing (:func:`~.roles.heading_fills`), or else as a word only
+    the heading states: a person decides (in place). Aligned to the name itself ("It overtook
+    The Sunday Times"), it stays, and the role rules read it."""
+    if not known:
+        return
+    for t in text:
+        if t.dep not in ("nsubj", "nsubjpass") or t.lower not in known or t.i not in a.matches:
+            continue
+        words = [c for c in text.children[t.i] if c < t.i and text[c].dep in ("compound", "flat")]
+        words.append(t.i)
+        if any(text[n].lower not in known for n in words):
+            continue
+        inside = True
+        for n in words:
+            m = a.matches.get(n)
+            if m is None:
+                continue
+            quote, head = quotes[m.quote], m.index
+            while quote[head].dep == "compound" and quote[head].head != head:
+                head = quote[head].head
+            inside = inside and head != m.index and quote[head].lower not in known
+        # the quote states the text's predicate with "it", "the paper" or no subject
+        verb = a.matches.get(t.head)
+        if verb is None or t.head == t.i:
+            continue
+        quote = quotes[verb.quote]
+        subjects = quote.kids(verb.index, "nsubj", "nsubjpass") or _shared_subject(
+            quote, verb.index
+        )
+        if any(quote[s].lower not in PRONOUNS and not _deictic(quote, s) for s in subjects):
+            continue
+        if inside:
+            for n in words:
+                a.matches.pop(n, None)
+                a.options.pop(n, None)

@@ -145,12 +145,24 @@ def _stated_elsewhere(text: Tree, quotes: list[Tree], mine: list[tuple[int, str]
     for n, kind in mine:
         targets = _quantified(text, n)
         if not any(
-            QUANTIFIERS.get(u.lower) == kind and _quantified(quote, u.i) & targets
+            QUANTIFIERS.get(u.lower) == kind
+            and (_quantified(quote, u.i) & targets or _just_before(quote, u.i, targets))
             for quote in quotes
             for u in quote
         ):
             return False
     return True
+
+
+def _just_before(tree: Tree, n: int, lemmas: set[str]) -> bool:
+    """Quantifier ``n`` stands right before a word of ``lemmas``, only modifiers between ("all
+    supported input languages"), whatever the parser hung it on."""
+    for k in range(n + 1, min(n + 5, len(tree))):
+        if tree[k].lemma in lemmas:
+            return True
+        if tree[k].pos in ("PUNCT", "CCONJ", "ADP", "AUX", "DET", "PRON"):
+            return False
+    return False
 
 
 def _quantified(tree: Tree, n: int) -> set[str]:

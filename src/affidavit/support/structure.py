@@ -24,12 +24,12 @@ from functools import lru_cache
 
 from .align import align
 from .exchange import exchange_changes
-from .links import degree_changes, link_changes
+from .links import change_comparatives, degree_changes, link_changes
 from .modifiers import moved_modifiers
 from .order import order_changes
 from .overreach import universal_changes
 from .parse import parse_many
-from .pointing import heading_names
+from .pointing import heading_names, heading_subjects
 from .roles import (
     attachment_changes,
     cross_quote,
@@ -46,7 +46,7 @@ from .scope import (
     scare_quote_changes,
 )
 from .tree import Change, Tree
-from .units import converted_numbers, magnitude_changes, unit_changes
+from .units import converted_numbers, converted_units, magnitude_changes, unit_changes
 
 __all__ = ["Structure", "read"]
 
@@ -95,6 +95,8 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
     a = align(parsed[0], parsed[1:])
     known = frozenset(w.casefold() for c in context for w in c.replace("_", " ").split())
     heading_names(a, mine, theirs, known)
+    heading_subjects(a, mine, theirs, known)
+    change_comparatives(a, mine, theirs)
     changes: list[Change] = []
     changes += negation_changes(a, mine, theirs)
     changes += contrast_changes(a, mine, theirs)
@@ -121,8 +123,10 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
     changes += degree_changes(a, mine, theirs, reported)
     changes += unit_changes(mine, theirs)
     changes += magnitude_changes(mine, theirs)
-    restated = frozenset(mine[i].lower for i in a.matches) | frozenset(
-        mine[i].lemma for i in a.matches
+    restated = (
+        frozenset(mine[i].lower for i in a.matches)
+        | frozenset(mine[i].lemma for i in a.matches)
+        | frozenset(converted_units(mine, theirs))
     )
     return Structure(
         changes=tuple(_dedupe(changes)),

@@ -16,7 +16,7 @@ from .align import number_value
 from .lexicon import NUMBER_WORDS
 from .tree import Change, Tree
 
-__all__ = ["UNITS", "converted_numbers", "unit_changes"]
+__all__ = ["UNITS", "converted_numbers", "converted_units", "unit_changes"]
 
 UNITS: dict[str, tuple[str, Decimal]] = {}
 for _dim, _table in {
@@ -202,16 +202,29 @@ def _converted(
     return False
 
 
+def _converted_at(text: Tree, quotes: list[Tree]) -> list[int]:
+    theirs = [(q, i, v, u) for q, tree in enumerate(quotes) for i, v, u in _quantities(tree)]
+    return [
+        i
+        for i, value, (dim, name) in _quantities(text)
+        if _converted(value, dim, name, theirs)
+        and not any(v == value and u == (dim, name) for _, _, v, u in theirs)
+    ]
+
+
 def converted_numbers(text: Tree, quotes: list[Tree]) -> set[str]:
     """The text's numbers (as written) that restate a quoted quantity in another unit of the
     same dimension ("81 centimetres" for "810 millimeters", "1.5 km" for "1,500 metres")."""
-    theirs = [(q, i, v, u) for q, tree in enumerate(quotes) for i, v, u in _quantities(tree)]
+    return {text[i].text for i in _converted_at(text, quotes)}
+
+
+def converted_units(text: Tree, quotes: list[Tree]) -> set[str]:
+    """The unit words (casefolded) of those numbers: "centimetres" in "81 centimetres" for
+    "810 millimeters" restates the quote's unit, as its number restates the quote's number."""
     out: set[str] = set()
-    for i, value, (dim, name) in _quantities(text):
-        if _converted(value, dim, name, theirs) and not any(
-            v == value and u == (dim, name) for _, _, v, u in theirs
-        ):
-            out.add(text[i].text)
+    for i in _converted_at(text, quotes):
+        word = _unit_word(text, i)
+        out |= {word.casefold(), *(w.casefold() for w in word.split("/"))}
     return out
 
 

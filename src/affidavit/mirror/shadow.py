@@ -1,0 +1,103 @@
+"""The wiki as it stood after a batch, in an in-memory SQLite database with the columns the
+markdown renderer reads (:mod:`affidavit.store.render`, the same renderer a SQLite vault's door
+uses: same rows, same bytes), grown batch by batch from :class:`.database.Rows`.
+
+A page's ``updated_at`` is the only value that changes after its row is written (the door sets
+it to the time of the last plan that added claims to it); as of batch *n* it is the time of the
+last claim added to the page by then, or its creation time. :meth:`Shadow.add` derives it so;
+``exact=True`` takes the database's current value instead, for the one-shot rebuild the mirror
+is checked against (the two agree when the derivation is right: a test holds them to it).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from ..store.paths import page_relpath
+from ..store.render import LOG_HEAD, log_entries, render_context, render_index, render_page
+from .database import Rows, source_file
+
+_SCHEMA = """
+CREATE TABLE pages (slug TEXT PRIMARY KEY, title TEXT, summary TEXT, category TEXT,
+                    created_at TEXT, updated_at TEXT);
+CREATE TABLE claims (id TEXT PRIMARY KEY, page_slug TEXT, section TEXT, position INTEGER,
+                     text TEXT, status TEXT, trust TEXT, superseded_by TEXT, created_at TEXT);
+CREATE INDEX claims_page ON claims (page_slug, position);
+CREATE TABLE evidence (claim_id TEXT, idx INTEGER, source_id TEXT, quote TEXT, start INTEGER,
+                       "end" INTEGER, location TEXT, PRIMARY KEY (claim_id, idx));
+CREATE TABLE sources (id TEXT PRIMARY KEY, name TEXT, original_file TEXT, status TEXT);
+CREATE TABLE links (src TEXT, dst TEXT);
+CREATE TABLE audit (seq INTEGER PRIMARY KEY, at TEXT, action TEXT, plan_id TEXT, actor TEXT,
+                    detail TEXT);
+"""
+
+
+class Shadow:
+    """The rows the renderer reads, as of the last batch added."""
+
+    def __init__(self) -> None:
+        self.db = sqlite3.connect(":memory:")
+        self.db.row_factory = sqlite3.Row
+        self.db.executescript(_SCHEMA)
+        self.log = LOG_HEAD
+        self._log_upto = 0
+
+    def add(self, rows: Rows, *, exact: bool = False) -> tuple[set[str], dict[str, str]]:
+        """Add batches' rows; returns the slugs they touched and the sources they cite first
+        (id -> ``sources/…`` path)."""
+        db = self.db
+        touched: set[str] = set()
+        db.executemany(
+            "INSERT INTO pages VALUES (?, ?, ?, ?, ?, ?)",
+            [(r[1], r[2], r[3], r[4], r[5], r[6] if exact else r[5]) for r in rows.pages],
+        )
+        touched.update(r[1] for r in rows.pages)
+        db.executemany(
+            "INSERT INTO claims VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [r[1:] for r in rows.claims]
+        )
+        if not exact:
+            latest = {r[2]: r[9] for r in rows.claims}  # in batch then position order: the last
+            db.executemany(
+                "UPDATE pages SET updated_at = ? WHERE slug = ?",
+                [(at, slug) for slug, at in latest.items()],
+            )
+        touched.update(r[2] for r in rows.claims)
+        db.executemany(
+            "INSERT INTO evidence VALUES (?, ?, ?, ?, ?, ?, ?)", [r[1:] for r in rows.evidence]
+        )
+        new: dict[str, str] = {}
+        for source_id, name, media_type, status in rows.sources:
+            known = db.execute("SELECT 1 FROM sources WHERE id = ?", (source_id,)).fetchone()
+            if known is None:
+                path = source_file(source_id, media_type)
+                db.execute(
+                    "INSERT INTO sources VALUES (?, ?, ?, ?)", (source_id, name, path, status)
+                )
+                new[source_id] = path
+        return touched, new
+
+    def add_audit(self, entries: list[tuple[int, str, str, str | None, str, str]]) -> None:
+        """The batches' "applied" audit entries (what ``wiki/log.md`` lists)."""
+        self.db.executemany("INSERT INTO audit VALUES (?, ?, ?, ?, ?, ?)", entries)
+        self.log += log_entries(self.db, self._log_upto)
+        if entries:
+            self._log_upto = max(e[0] for e in entries)
+
+    def files(self, slugs: set[str] | None = None) -> dict[str, bytes]:
+        """The generated files and the pages ``slugs`` (default: every page), rendered."""
+        if slugs is None:
+            slugs = {r[0] for r in self.db.execute("SELECT slug FROM pages")}
+        out = {
+            "wiki/index.md": render_index(self.db).encode(),
+            "wiki/log.md": self.log.encode(),
+            "wiki/context.md": render_context(self.db).encode(),
+        }
+        for slug in sorted(slugs):
+            text = render_page(self.db, slug)
+            assert text is not None, f"page {slug} was added"
+            out[page_relpath(slug)] = text.encode()
+        return out
+
+    def source_paths(self) -> dict[str, str]:
+        """Every cited source's id -> its ``sources/…`` path."""
+        return {r[0]: r[1] for r in self.db.execute("SELECT id, original_file FROM sources")}

@@ -1,0 +1,218 @@
+"""What the gate reads (:mod:`affidavit.gate.reads`) on a PostgreSQL vault, inside the door's
+transaction: :class:`PgReads` (pages, reservations, claims, links) and :class:`PgSources` (the
+sources' ids, texts, records, sanitizer flags and integrity), which is also the quote verifier's
+:class:`~affidavit.evidence.SourceTexts` — one verifier (:mod:`affidavit.evidence`) and one gate
+(:func:`affidavit.gate.admission.admit`) for both backends.
+
+Every text the gate reads of a source is re-hashed first (its bytes against its id, its text
+against ``text_sha256``); a source that fails is reported by :meth:`PgSources.check_integrity`
+(the gate's provenance check) and its quotes don't verify.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from ..agents import is_agent
+from ..errors import AffidavitError, NotFoundError
+from ..gate.duplicates import LIVE, PageIndex, PageIndexes
+from ..gate.reads import ClaimRow, not_ported
+from ..sources.sanitizer import Flag
+from ..sources.store import MIN_LOOKUP_LENGTH, MIN_REF_LENGTH, SourceRecord
+from .content import verified_bytes, verified_text
+
+Conn = psycopg.Connection[dict[str, Any]]
+_HEX = re.compile(r"[0-9a-f]+")
+
+
+def _q(text: str, schema: str) -> sql.Composed:
+    return sql.SQL(text).format(s=sql.Identifier(schema))
+
+
+class PgReads:
+    """:class:`~affidavit.gate.reads.WikiReads` on a PostgreSQL vault's schema."""
+
+    backend = "postgresql"
+
+    def __init__(self, conn: Conn, schema: str) -> None:
+        self.conn, self.schema = conn, schema
+
+    def _x(self, text: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        return self.conn.execute(_q(text, self.schema), params).fetchall()
+
+    def existing_pages(self, slugs: Sequence[str]) -> set[str]:
+        rows = self._x("SELECT slug FROM {s}.pages WHERE slug = ANY(%s)", (list(slugs),))
+        return {str(r["slug"]) for r in rows}
+
+    def page_plan(self, slug: str) -> str | None:
+        rows = self._x("SELECT plan_id FROM {s}.pages WHERE slug = %s", (slug,))
+        return str(rows[0]["plan_id"]) if rows else None
+
+    def reservations(self) -> dict[str, str]:
+        rows = self._x("SELECT slug, plan_id FROM {s}.slug_reservations")
+        return {str(r["slug"]): str(r["plan_id"]) for r in rows}
+
+    def agent_reservations(self) -> dict[str, str]:
+        rows = self._x(
+            "SELECT r.slug, r.plan_id, p.author, p.origin FROM {s}.slug_reservations r "
+            "JOIN {s}.plans p ON p.id = r.plan_id"
+        )
+        return {
+            str(r["slug"]): str(r["plan_id"])
+            for r in rows
+            if is_agent(str(r["author"]), str(r["origin"]))
+        }
+
+    def claim(self, claim_id: str) -> ClaimRow | None:
+        rows = self._x(
+            "SELECT id, page_slug, text, status, trust FROM {s}.claims WHERE id = %s", (claim_id,)
+        )
+        return ClaimRow(**{k: str(v) for k, v in rows[0].items()}) if rows else None
+
+    def claim_quotes(self, claim_id: str) -> list[tuple[str, str]]:
+        rows = self._x(
+            "SELECT source_id, quote FROM {s}.evidence WHERE claim_id = %s ORDER BY idx",
+            (claim_id,),
+        )
+        return [(str(r["source_id"]), str(r["quote"])) for r in rows]
+
+    def active_claims(self, page: str) -> list[str]:
+        rows = self._x(
+            "SELECT id FROM {s}.claims WHERE page_slug = %s AND status = 'active' "
+            "ORDER BY position, id",
+            (page,),
+        )
+        return [str(r["id"]) for r in rows]
+
+    def active_quotes(self, claim_ids: Sequence[str]) -> list[tuple[str, str]]:
+        rows = self._x(
+            "SELECT e.quote, e.source_id FROM {s}.evidence e JOIN {s}.claims c "
+            "ON c.id = e.claim_id WHERE c.status = 'active' AND c.id = ANY(%s) "
+            'ORDER BY c.id COLLATE "C", e.idx',
+            (list(claim_ids),),
+        )
+        return [(str(r["quote"]), str(r["source_id"])) for r in rows]
+
+    def claim_rows(self, ids: list[str]) -> dict[str, Mapping[str, Any]]:
+        rows = self._x("SELECT * FROM {s}.claims WHERE id = ANY(%s)", (list(ids),))
+        return {str(r["id"]): r for r in rows}
+
+    def derived_rows(self, statuses: tuple[str, ...]) -> list[Mapping[str, Any]]:
+        return list(
+            self._x(
+                "SELECT * FROM {s}.claims WHERE derived_from != '[]' AND status = ANY(%s) "
+                'ORDER BY page_slug COLLATE "C", position, id COLLATE "C"',
+                (list(statuses),),
+            )
+        )
+
+    def link_exists(self, src: str, dst: str) -> bool:
+        return bool(self._x("SELECT 1 FROM {s}.links WHERE src = %s AND dst = %s", (src, dst)))
+
+    def page_index(self, slug: str, indexes: PageIndexes) -> PageIndex:
+        """Read whole: the door's transaction is short and SQLite's change log (temp triggers)
+        has no counterpart here yet."""
+        rows = self._x(
+            "SELECT id, text, position, n FROM {s}.claims WHERE page_slug = %s "
+            "AND status = ANY(%s) ORDER BY position, n",
+            (slug, list(LIVE)),
+        )
+        index = PageIndex(indexes.comparable, indexes.min_words)
+        index.sync((r["id"], r["text"], (r["position"], r["n"])) for r in rows)
+        return index
+
+    def sqlite(self, what: str) -> sqlite3.Connection:
+        raise not_ported(what, "PostgreSQL")
+
+
+class PgSources:
+    """The gate's and the verifier's view of a PostgreSQL vault's sources, read in the door's
+    transaction; texts re-hashed on their first read and kept for the transaction."""
+
+    def __init__(self, conn: Conn, schema: str) -> None:
+        self.conn, self.schema = conn, schema
+        self._rows: dict[str, dict[str, Any]] = {}
+        self._texts: dict[str, str] = {}
+        self._flags: dict[str, list[Flag]] = {}
+
+    def _prefixed(self, ref: str) -> list[str]:
+        rows = self.conn.execute(
+            _q("SELECT id FROM {s}.sources WHERE id LIKE %s ORDER BY id LIMIT 2", self.schema),
+            (ref + "%",),  # ref is hex only: nothing LIKE would read as a pattern
+        ).fetchall()
+        return [str(r["id"]) for r in rows]
+
+    def _row(self, source_id: str) -> dict[str, Any]:
+        row = self._rows.get(source_id)
+        if row is None:
+            row = self.conn.execute(
+                _q("SELECT * FROM {s}.sources WHERE id = %s", self.schema), (source_id,)
+            ).fetchone()
+            if row is None:
+                raise NotFoundError(f"No source with id {source_id[:64]}. Check the id.")
+            self._rows[source_id] = row
+        return row
+
+    def resolve(self, ref: str) -> str | None:
+        ref = ref.strip().lower()
+        if not MIN_REF_LENGTH <= len(ref) <= 64 or not _HEX.fullmatch(ref):
+            return None
+        found = self._prefixed(ref)
+        return found[0] if len(found) == 1 else None
+
+    def get(self, id_or_prefix: str) -> SourceRecord:
+        ref = id_or_prefix.strip().lower()
+        if len(ref) < MIN_LOOKUP_LENGTH or len(ref) > 64 or not _HEX.fullmatch(ref):
+            raise NotFoundError(f"{id_or_prefix[:80]!r} is not a source id; give its SHA-256.")
+        found = self._prefixed(ref)
+        if len(found) != 1:
+            raise NotFoundError(
+                f"{ref} names {'no' if not found else 'more than one'} source; give its SHA-256."
+            )
+        row = self._row(found[0])
+        return SourceRecord(
+            id=str(row["id"]), origin=str(row["origin"]), name=str(row["name"]),
+            media_type=str(row["media_type"]), original_file="", text_file="",
+            text_sha256=str(row["text_sha256"]), size_bytes=int(row["size_bytes"]),
+            text_chars=int(row["text_chars"]), trust=str(row["trust"]),
+            status=str(row["status"]), added_at=str(row["added_at"]),
+            text_map=json.loads(row["text_map"]), flags=self.flags(found[0]),
+        )  # fmt: skip
+
+    def text(self, source_id: str) -> str:
+        """The source's text as stored now, its bytes and text re-hashed (an
+        :class:`~affidavit.errors.IntegrityError` when either was altered)."""
+        text = self._texts.get(source_id)
+        if text is None:
+            row = self._row(source_id)
+            verified_bytes(source_id, bytes(row["data"]))
+            text = verified_text(source_id, str(row["text"]), str(row["text_sha256"]))
+            self._texts[source_id] = text
+        return text
+
+    def flags(self, source_id: str) -> list[Flag]:
+        known = self._flags.get(source_id)
+        if known is None:
+            rows = self.conn.execute(
+                _q('SELECT kind, start, "end", detail FROM {s}.source_flags WHERE source_id = %s '
+                   'ORDER BY start, "end", kind', self.schema),
+                (source_id,),
+            ).fetchall()  # fmt: skip
+            known = self._flags[source_id] = [
+                Flag(str(r["kind"]), int(r["start"]), int(r["end"]), str(r["detail"])) for r in rows
+            ]
+        return list(known)
+
+    def check_integrity(self, source_id: str) -> list[str]:
+        try:
+            self.text(source_id)
+        except AffidavitError as exc:
+            return [str(exc)]
+        return []
