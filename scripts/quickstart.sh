@@ -22,7 +22,7 @@ echo
 echo '== affidavit ask "What loan was completed in Holland?"'
 af ask "What loan was completed in Holland?"
 echo
-echo '== affidavit ask "Who was president in 1823?"   (the answer is the 1823 speech'"'"'s own title)'
+echo '== affidavit ask "Who was president in 1823?"   (no speech says so: an honest "Not in the wiki")'
 af ask "Who was president in 1823?"
 echo
 af doctor

@@ -1,8 +1,9 @@
 """Who-questions (issue 24 item 4): people and organisations as spaCy's recogniser reads them, not
-any capitalised run, and the page title a source opens with as a cited answer ("Who was president
-in 1823?" → "James Monroe", from "State of the Union, 1823: James Monroe"). Each reproduced on
-our own documents first: main answered "Congress", "Hall of Mirrors", nothing for "which
-company", and the quick start's own question wrongly."""
+any capitalised run, and the page title a source opens with as a cited answer when it holds every
+word of the question ("Who was chair of the guild in 1904?" → "Ada Whitcombe", from "Address of the
+Guild's chair, 1904: Ada Whitcombe"). Each reproduced on our own documents first: main answered
+"Congress", "Hall of Mirrors", nothing for "which company", and the quick start's own question
+wrongly; a title that holds only some of the question's words answers nothing."""
 
 from __future__ import annotations
 
@@ -21,13 +22,13 @@ from affidavit.vault import Vault
 SAMPLES = Path(__file__).resolve().parents[1] / "src" / "affidavit" / "samples" / "sotu"
 SOURCE = "ef" * 32
 
-GUILD_1904 = """# Address to the Guild, 1904: Ada Whitcombe
+GUILD_1904 = """# Address of the Guild's chair, 1904: Ada Whitcombe
 
 Therefore, as your chair, I report to the Council that the accounts of 1904 are in good order.
 
 The new hall on Mill Street was opened in the spring, and the looms were moved there in May.
 """
-GUILD_1911 = """# Address to the Guild, 1911: Tomas Berg
+GUILD_1911 = """# Address of the Guild's chair, 1911: Tomas Berg
 
 As your chair, I can tell the Council that the weavers' school has doubled its pupils.
 
@@ -80,22 +81,26 @@ def test_which_company_asks_for_an_organisation_whole() -> None:
     assert short("Which company built the canal?", text) is None
 
 
-def test_the_quick_starts_question_is_answered_from_the_speechs_title(
+def test_the_quick_starts_question_is_honestly_not_in_the_wiki(
     vault: Vault, tmp_path: Path
 ) -> None:
     """The quick start's wiki answered "Who was president in 1823?" with "Congress" (a sentence of
-    1941 that holds "President"); the answer is in the 1823 speech's title, the source's own
-    first line, and is shown with that line as its evidence."""
+    1941 that holds "President"), then, from the 1823 speech's title, "James Monroe" — which the
+    wiki never says was president: the title "State of the Union, 1823: James Monroe" holds
+    "1823" but not "president". The honest answer is "Not in the wiki" with that page first
+    among the closest. Attacker: the same title must not answer who was king of France."""
     folder = tmp_path / "sotu"
     folder.mkdir()
     for name in ("1790-washington.md", "1823-monroe.md", "1941-roosevelt.md"):
         (folder / name).write_text((SAMPLES / name).read_text(encoding="utf-8"))
     Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(folder)], "trusted")
-    answer = Asker(vault, None).ask("Who was president in 1823?")
-    shown = render_answer(answer)
-    assert answer.verdict == "answered", shown
-    assert answer.short_answer is not None and answer.short_answer.text == "James Monroe", shown
-    assert "“State of the Union, 1823: James Monroe” — 1823-monroe.md, line 1 (its title)" in shown
+    asker = Asker(vault, None)
+    for question in ("Who was president in 1823?", "Who was king of France in 1823?"):
+        answer = asker.ask(question)
+        shown = render_answer(answer)
+        assert answer.verdict == "not_in_wiki", shown
+        assert "Monroe" not in " ".join(s.text for s in answer.sentences), shown
+        assert answer.closest and "1823" in answer.closest[0][1], shown
 
 
 def test_a_person_named_in_a_title_answers_who_with_that_title_cited(
@@ -110,7 +115,7 @@ def test_a_person_named_in_a_title_answers_who_with_that_title_cited(
     ref = answer.titles[claim]
     # the title as the source's own words at the offsets the host found
     text = source_texts(vault, [ref.source_id])[ref.source_id]
-    assert text[ref.start : ref.end] == "Address to the Guild, 1904: Ada Whitcombe"
+    assert text[ref.start : ref.end] == "Address of the Guild's chair, 1904: Ada Whitcombe"
     later = asker.ask("Who was chair of the guild in 1911?")
     assert later.short_answer is not None and later.short_answer.text == "Tomas Berg"
 
@@ -124,7 +129,7 @@ def test_a_forged_title_that_its_source_does_not_hold_is_no_answer(
     ingest(vault, tmp_path / "docs", guild1904=GUILD_1904, guild1911=GUILD_1911)
     with vault.db:
         vault.db.execute(
-            "UPDATE pages SET title = 'Address to the Guild, 1904: Ida Forged' "
+            "UPDATE pages SET title = 'Address of the Guild''s chair, 1904: Ida Forged' "
             "WHERE title LIKE '%Ada Whitcombe%'"
         )
     answer = Asker(vault, None).ask("Who was chair of the guild in 1904?")
@@ -211,10 +216,10 @@ def test_a_saved_title_answer_quotes_the_title_from_its_source(
     proposal = propose_answer(vault, answer, "tester")
     op = get_plan(vault, proposal.plan_id).plan.operations[0]
     assert op.op == "create_page"
-    titled = [c for c in op.claims if c.text == "Address to the Guild, 1904: Ada Whitcombe"]
+    titled = [c for c in op.claims if c.text == "Address of the Guild's chair, 1904: Ada Whitcombe"]
     assert titled, op.claims
     quotes = [e.quote for e in titled[0].evidence]
-    assert quotes[0] == "Address to the Guild, 1904: Ada Whitcombe", quotes
+    assert quotes[0] == "Address of the Guild's chair, 1904: Ada Whitcombe", quotes
 
 
 def test_a_title_naming_the_questions_subject_is_not_its_answer() -> None:

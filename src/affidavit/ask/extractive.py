@@ -486,10 +486,11 @@ def title_answer(
     question: str, scored: list[tuple[float, float, int, Hit]]
 ) -> tuple[str, Hit] | None:
     """For a who / which-organisation question: the person (organisation) a retrieved page's
-    title names, sharing no word with the question, when the title holds a word of the question ("1823"
-    in "State of the Union, 1823: James Monroe" for "Who was president in 1823?"), with the
-    page's best claim; ``None`` when no title does. Pages are tried in the order of their best
-    claims."""
+    title names, sharing no word with the question, when the title holds every other word of the
+    question ("Who gave the State of the Union in 1823?" and "State of the Union, 1823: James
+    Monroe"), with the page's best claim; ``None`` when no title does. A title that holds only
+    some of them answers nothing: "State of the Union, 1823: James Monroe" never says who was
+    president, or king of France, in 1823. Pages are tried in the order of their best claims."""
     if not scored:
         return None
     kind = question_type(question)
@@ -502,7 +503,8 @@ def title_answer(
         if not title or hit.page in seen:
             continue
         seen.add(hit.page)
-        if not any(_matches(s, _stems(title)) for s in asked):
+        held = _stems(title)
+        if not all(_matches(s, held) for s in asked):
             continue
         names = [
             title[start:end].strip()
@@ -611,6 +613,9 @@ def extractive_answer(
                 "sentences": [sentence],
                 "short_answer": short,
             }
+        # nothing names who is asked for: "Congress" is no answer to "Who was president in
+        # 1823?" from a sentence that doesn't say 1823 (the closest pages are still listed)
+        return none
     if short is None and kind and scored[0][1] < SURE:
         # "Who was president in 1823?": no claim near the question holds a name (a date, a
         # number, a place) and none holds all of its words: what is shown would be beside the
