@@ -58,7 +58,9 @@ def test_changed_stretches_far_apart_are_one_sparse_chunk() -> None:
     many = changed_chunks(text, spans, 200)
     assert len(many) == 3
     assert all(sum(hi - lo for lo, hi in c.parts or ((c.start, c.end),)) <= 200 for c in many)
-    assert changed_chunks(text, spans[:1], 500) == [Chunk(0, *spans[0], section="Survey")]
+    assert changed_chunks(text, spans[:1], 500) == [
+        Chunk(0, *spans[0], section="Survey", cite=(spans[0],))
+    ]
 
 
 def test_edits_across_a_document_are_read_in_one_call(vault: Vault, tmp_path: Path) -> None:

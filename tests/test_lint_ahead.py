@@ -35,6 +35,7 @@ OLD = (
     "Saltash. It opened in 1961. The bridge was built by Cleveland Bridge. The Tamar Bridge "
     "has a main span of 335 metres.\n"
 )
+VERSION = "\n\nVersion 2.0\n\n"
 
 
 def _vault(root: Path, clock: FakeClock) -> Vault:
@@ -55,8 +56,11 @@ def _two_ingests(root: Path, docs: Path, clock: FakeClock) -> tuple[Vault, Any]:
     (docs / "tamar.md").write_text(OLD)
     Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(docs / "tamar.md")], "trusted")
     clock.advance(days=365)
-    # its next version: what makes the changed facts stale (issue 24 item 3)
-    (docs / "tamar.md").write_text(OLD.replace("40,000", "45,000").replace("1961", "1962"))
+    # its next version: what makes the changed facts stale (issue 24 item 3); it states its
+    # version, so the supersession pass reads it too (one that states none is the lineage's)
+    (docs / "tamar.md").write_text(
+        OLD.replace("40,000", "45,000").replace("1961", "1962").replace("\n\n", VERSION, 1)
+    )
     report = Ingestor(vault, ExtractiveProvider(), apply_now=True).run(
         [str(docs / "tamar.md")], "trusted"
     )

@@ -409,17 +409,24 @@ def test_ingesting_a_new_version_proposes_the_supersession_once(
     report = Ingestor(vault, ExtractiveProvider(), apply_now=True).run(
         [str(tmp_path / "tamar.md")], "trusted"
     )
-    assert report.supersessions is not None and len(report.supersessions["plans"]) == 1
-    plan = get_plan(vault, report.supersessions["plans"][0])
-    assert plan.status == "pending"
-    (op,) = [op for op in plan.plan.operations if op.op == "supersede_claim"]
-    assert op.claim == old  # type: ignore[union-attr]
-    finding = FindingStore(vault.db).get(report.supersessions["findings"][0])
-    assert finding.finding.kind == "stale"
-    quotes = [q.quote for q in finding.finding.quotes]
-    assert any("40,000" in q for q in quotes) and any("45,000" in q for q in quotes)
-    assert all(q.verified for q in finding.finding.quotes)
-    # the new version's own proposals don't name the claim a second time
+    # a version that states no version or date of its own: its changes are the lineage's to
+    # propose, in its batched plans; the supersession pass does not propose them again
+    assert report.supersessions is None
+    lineage = report.sources[0].lineage
+    assert lineage is not None and lineage["supersede_proposals"] >= 1
+    ops = [
+        (plan_id, o)
+        for plan_id, text in vault.db.execute(
+            "SELECT id, plan_json FROM plans WHERE status = 'pending' AND origin LIKE 'lineage:%'"
+        )
+        for o in json.loads(text)["operations"]
+        if o.get("claim") == old
+    ]
+    assert len(ops) == 1
+    plan_id, op = ops[0]
+    assert op["op"] == "supersede_claim"
+    assert "40,000" in op["reason"] and "45,000" in op["reason"]  # both versions' words
+    # no other proposal names the claim a second time
     named = [
         o["claim"]
         for (text,) in vault.db.execute("SELECT plan_json FROM plans WHERE status = 'pending'")
@@ -427,7 +434,9 @@ def test_ingesting_a_new_version_proposes_the_supersession_once(
         if "claim" in o
     ]
     assert named.count(old) == 1
-    approve(vault, plan.id, None, "person:tester")
+    approve(vault, plan_id, None, "person:tester")
+    status = vault.db.execute("SELECT status FROM claims WHERE id = ?", (old,)).fetchone()[0]
+    assert status == "superseded"
 
 
 def test_cli_lint_async_queues_a_job(vault: Vault, clock: FakeClock) -> None:

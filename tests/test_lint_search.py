@@ -26,6 +26,7 @@ OLD = (
     "Saltash. It opened in 1961. The bridge was built by Cleveland Bridge. The Tamar Bridge "
     "has a main span of 335 metres.\n"
 )
+VERSION = "\n\nVersion 2.0\n\n"
 
 
 def _key(found: list[Candidate]) -> list[tuple[str, str, list[str], list[tuple[str, str | None]]]]:
@@ -52,8 +53,12 @@ def _two_ingests(tmp_path: Path, clock: FakeClock) -> tuple[Ingestor, list[str]]
         [str(tmp_path / "tamar.md"), str(tmp_path / "copy.md")], "trusted"
     )
     clock.advance(days=365)
-    # the next version of the same file: what makes its facts newer (issue 24 item 3)
-    (tmp_path / "tamar.md").write_text(OLD.replace("40,000", "45,000").replace("1961", "1962"))
+    # the next version of the same file: what makes its facts newer (issue 24 item 3); it
+    # states its version, so the supersession pass reads it too (one that states none is the
+    # lineage's alone: tests/test_lineage_one_path.py)
+    (tmp_path / "tamar.md").write_text(
+        OLD.replace("40,000", "45,000").replace("1961", "1962").replace("\n\n", VERSION, 1)
+    )
     ingestor = Ingestor(vault, ExtractiveProvider(), apply_now=True)
     report = ingestor.run([str(tmp_path / "tamar.md")], "trusted")
     plans = [c.plan_id for s in report.sources for c in s.chunks if c.plan_id]

@@ -434,3 +434,114 @@ def test_one_run_per_folder_at_a_time(storage: Any, wiki: Wiki, tmp_path: Path) 
     finally:
         os.close(fd)
     assert mirror(storage, "main", folder).after == 2
+
+
+def test_a_source_first_cited_by_a_later_batch_is_written_by_that_batch(
+    storage: Any, wiki: Wiki, tmp_path: Path
+) -> None:
+    wiki.grow(2)
+    folder = tmp_path / "mirror"
+    mirror(storage, "main", folder)
+    third = b"A third source: the bridge opened in 1888.\n"
+    source = storage.add_source(
+        "main", third, origin="/in/c.txt", name="Bridge", added_at=_at(0),
+        media_type="text/plain", trust="trusted",
+    )  # fmt: skip
+    op = wiki.create("bridge")
+    op["claims"] = [{"text": "The bridge opened in 1888.", "evidence": [
+        {"source": source, "quote": "the bridge opened in 1888"}]}]  # fmt: skip
+    wiki.batch(op)
+    wiki.grow(1)
+    report = mirror(storage, "main", folder)
+    assert len(report.commits) == 2
+    assert (folder / "sources" / f"{source}.txt").read_bytes() == third
+    repo = pygit2.Repository(str(folder))
+    tip = repo.head.peel(pygit2.Commit).parents[0]  # the bridge's batch
+    assert f"sources/{source}.txt" in {
+        d.delta.new_file.path for d in repo.diff(tip.parents[0], tip)
+    }
+    assert check(storage, "main", folder).ok
+
+
+def test_a_batch_id_that_would_add_a_trailer_is_refused(
+    storage: Any, wiki: Wiki, tmp_path: Path
+) -> None:
+    wiki.grow(1)
+    plan_id = wiki._propose(wiki.create("sneaky"))
+    with storage.door("main", "b-2\nAffidavit-Batch: 9 b-9") as door:
+        door.apply_plan(plan_id, now=_at(2), actor=ACTOR)
+    folder = tmp_path / "mirror"
+    with pytest.raises(IntegrityError, match="not a plain id"):
+        mirror(storage, "main", folder)
+    assert [m.splitlines()[-1] for m in _log(folder)] == ["Affidavit-Batch: 1 b-1"]
+
+
+def test_the_editors_files_and_your_own_beside_the_wiki_are_not_hand_edits(
+    storage: Any, wiki: Wiki, tmp_path: Path
+) -> None:
+    wiki.grow(2)
+    folder = tmp_path / "mirror"
+    mirror(storage, "main", folder)
+    (folder / ".obsidian").mkdir()
+    (folder / ".obsidian" / "app.json").write_text("{}\n")  # Obsidian opened the folder
+    (folder / "wiki" / ".trash").mkdir()
+    (folder / "wiki" / ".trash" / "old.md").write_text("gone\n")
+    (folder / "README.md").write_text("our team wiki\n")
+    wiki.grow(1)
+    assert mirror(storage, "main", folder).hand_edits == []
+    assert check(storage, "main", folder).ok
+    (folder / "wiki" / "mine.md").write_text("mine\n")  # but a page of your own in wiki/ is
+    assert [h.path for h in mirror(storage, "main", folder).hand_edits] == ["wiki/mine.md"]
+
+
+def test_a_repository_that_is_not_a_mirror_is_left_alone(
+    storage: Any, wiki: Wiki, tmp_path: Path
+) -> None:
+    wiki.grow(1)
+    folder = tmp_path / "notes"
+    (folder / "wiki").mkdir(parents=True)
+    page = folder / "wiki" / "page-0.md"
+    page.write_text("my own page\n")
+    repo = pygit2.init_repository(str(folder))
+    repo.index.add("wiki/page-0.md")
+    repo.index.write()
+    sig = pygit2.Signature("me", "me@example.org")
+    repo.create_commit("HEAD", sig, sig, "my notes\n", repo.index.write_tree(), [])
+    with pytest.raises(ConflictError, match="not a mirror"):
+        mirror(storage, "main", folder)
+    assert page.read_text() == "my own page\n" and len(_log(folder)) == 1
+
+
+def _claim_ids(storage: Any, slug: str) -> list[str]:
+    page = storage.page("main", slug)
+    return [c.id for c in page.claims if c.status == "active"]
+
+
+def test_links_supersessions_and_retractions_are_followed_batch_by_batch(
+    storage: Any, wiki: Wiki, tmp_path: Path
+) -> None:
+    wiki.grow(4)
+    folder = tmp_path / "mirror"
+    mirror(storage, "main", folder)  # the mirror stops here, then follows each kind of batch
+    first, second = wiki.pages[0], wiki.pages[1]
+    wiki.batch({"op": "link_pages", "page": first, "to": second})
+    old, gone = _claim_ids(storage, first)[:2]
+    by = wiki._claim(40)
+    wiki.batch({"op": "supersede_claim", "claim": old, "by": by, "reason": "Says it better."})
+    wiki.batch({"op": "retract_claim", "claim": gone, "reason": "The source was misread."})
+    wiki.grow(2)  # and ordinary batches after them
+    report = mirror(storage, "main", folder)
+    assert report.after == wiki.batches and report.hand_edits == []
+    assert check(storage, "main", folder).ok, check(storage, "main", folder).problems
+    rebuilt = tmp_path / "rebuilt"
+    mirror(storage, "main", rebuilt)
+    assert _head(rebuilt) == _head(folder) and _files(rebuilt) == _files(folder)
+    text = (folder / "wiki" / f"{first}.md").read_text()
+    assert "## See also" in text and "## Superseded" in text and "## Retracted" in text
+    assert f"`{old}` → superseded by" in text and f"`{gone}`" in text
+    assert "## Linked from" in (folder / "wiki" / f"{second}.md").read_text()
+    # history: the commit of the link batch shows the link, not yet the supersession
+    repo = pygit2.Repository(str(folder))
+    commits = list(repo.walk(repo.head.target, pygit2.enums.SortMode.REVERSE))
+    at_link = commits[4].tree[f"wiki/{first}.md"].data.decode()
+    assert "## See also" in at_link and "## Superseded" not in at_link and old in at_link

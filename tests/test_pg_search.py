@@ -190,3 +190,22 @@ def test_bad_input_is_refused_with_the_fix(vault: Any) -> None:
         PgFullText(storage, "main; DROP SCHEMA v_main")
     assert search.search("") == [] and search.search("the of and") == []
     assert sha256_hex(MILL) == ids["mill"]
+
+
+def test_a_rare_word_weighs_more_than_a_common_one(vault: Any) -> None:
+    storage, search, ids = vault
+    river = ids["river"]
+    common = [
+        _claim(f"The river is {word}, a {word} river.", river, "The river flows north")
+        for word in ("wide", "long", "cold", "deep", "slow", "brown", "old", "calm")
+    ]
+    rare = _claim("Salmon come back in autumn.", river, "Salmon return to the river")
+    _apply(storage, 1, {
+        "op": "create_page", "slug": "notes", "title": "Notes", "summary": "Field notes",
+        "claims": [*common, rare],
+    })  # fmt: skip
+    hits = search.search("river salmon")
+    assert (
+        hits[0].text == "Salmon come back in autumn."
+    )  # 1 claim of 9 says salmon; 8 say river, twice
+    assert len(hits) == 9

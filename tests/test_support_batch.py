@@ -7,7 +7,9 @@ import json
 
 import pytest
 
+from affidavit.gate import admission
 from affidavit.gate.admission import admit
+from affidavit.gate.verdicts import OpResult
 from affidavit.plan.schema import parse_plan
 from affidavit.store.apply import gate_services
 from affidavit.support import batch, check, parse, rules, structure
@@ -15,7 +17,7 @@ from affidavit.support.parse import Deferred, collecting
 from affidavit.vault import Vault
 
 from .conftest import add_text, claim, make_plan
-from .test_support import LIGHTHOUSE, tower_page
+from .test_support import LIGHTHOUSE, tower_page, trusted_vault
 from .test_support_same import FIXTURE
 
 STANDS = "The Eddystone Lighthouse stands on the Eddystone Rocks"
@@ -118,9 +120,9 @@ def test_the_gate_parses_a_plans_claims_and_quotes_in_one_batch(
     batches: list[list[str]] = []
 
     class Counting:
-        def pipe(self, texts: list[str], batch_size: int) -> object:
+        def pipe(self, texts: list[str], batch_size: int, disable: list[str]) -> object:
             batches.append(list(texts))
-            return nlp.pipe(texts, batch_size=batch_size)
+            return nlp.pipe(texts, batch_size=batch_size, disable=disable)
 
     monkeypatch.setattr(parse, "_nlp", Counting)
     admission = admit(vault.db, vault.config, store, verifier, plan, "p")
@@ -130,3 +132,83 @@ def test_the_gate_parses_a_plans_claims_and_quotes_in_one_batch(
     _clear()  # and the verdicts one by one are the same
     for c, (text, quote) in zip(admission.ops[0].claims, said, strict=True):
         assert check(text, [quote]).verdict == c.support
+
+
+def test_the_gate_parses_a_pages_title_summary_and_heading_in_the_claims_batch(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = add_text(vault, "lighthouse.md", LIGHTHOUSE, "trusted")
+    said = [
+        ("The Eddystone Lighthouse is located on the Eddystone Rocks.", STANDS),
+        ("James Douglass designed the present tower.", DESIGNED),
+        ("The old bridge is not safe for people walking.", UNSAFE),
+    ]
+    page = tower_page(
+        src, *(claim(t, src, q) for t, q in said), title="James Douglass designed the tower"
+    )
+    page["summary"] = "The tower on the Eddystone Rocks was not designed by James Douglass."
+    page["section"] = "Who designed the towers that stand on the rocks"
+    texts = {page["title"], page["summary"], page["section"]}
+    plan = parse_plan(make_plan(vault, page))
+    store, verifier = gate_services(vault)
+    _clear()
+    nlp = parse._nlp()
+    batches: list[list[str]] = []
+
+    class Counting:
+        def pipe(self, texts: list[str], batch_size: int, disable: list[str]) -> object:
+            batches.append(list(texts))
+            return nlp.pipe(texts, batch_size=batch_size, disable=disable)
+
+    def judged(op: OpResult) -> list[tuple[str, ...]]:
+        return [(t.what, t.status, t.support, t.reason, t.host) for t in op.texts]
+
+    monkeypatch.setattr(parse, "_nlp", Counting)
+    batched = admit(vault.db, vault.config, store, verifier, plan, "p").ops[0]
+    assert len(batches) == 1  # the texts were parsed with the claims, none after them
+    assert texts <= set(batches[0])
+    monkeypatch.setattr(admission, "prepare", lambda items: 0)  # each check parses its own
+    _clear()
+    batches.clear()
+    one_by_one = admit(vault.db, vault.config, store, verifier, plan, "p").ops[0]
+    assert len(batches) > 3
+    assert judged(batched) == judged(one_by_one)
+    assert [t.support for t in batched.texts] == ["supported", "unsupported", "uncertain"]
+    assert [(c.support, c.status) for c in batched.claims] == [
+        (c.support, c.status) for c in one_by_one.claims
+    ]
+
+
+def test_texts_judged_on_fewer_quotes_than_predicted_keep_their_verdicts(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The batch predicts each text's check against every verified claim; a claim refused and
+    one that waits leave the judge other quotes: its verdicts are still the one-by-one ones."""
+    vault = trusted_vault(vault)
+    src = add_text(vault, "lighthouse.md", LIGHTHOUSE, "trusted")
+    said = [
+        ("The Eddystone Lighthouse is located on the Eddystone Rocks.", STANDS),
+        ("The old bridge was designed by James Douglass.", UNSAFE),  # refused
+        ("The present tower was designed by James Douglass, a famous engineer.", DESIGNED),
+    ]
+    page = tower_page(
+        src, *(claim(t, src, q) for t, q in said), title="James Douglass designed the tower"
+    )
+    page["summary"] = "The Eddystone Lighthouse, designed by James Douglass, stands on rocks."
+    page["section"] = "Where the old bridge stands"
+    plan = parse_plan(make_plan(vault, page))
+    store, verifier = gate_services(vault)
+
+    def judged() -> list[tuple[str, ...]]:
+        op = admit(vault.db, vault.config, store, verifier, plan, "p").ops[0]
+        return [(t.what, t.status, t.support, t.reason, t.host) for t in op.texts] + [
+            (c.text, c.status, c.support, c.support_reason) for c in op.claims
+        ]
+
+    _clear()
+    batched = judged()
+    monkeypatch.setattr(admission, "prepare", lambda items: 0)
+    _clear()
+    assert judged() == batched
+    statuses = [row[1] for row in batched[3:]]
+    assert "rejected" in statuses and "uncertain" in [row[2] for row in batched[3:]]

@@ -519,6 +519,18 @@ def title_answer(
     return None
 
 
+def _holds_numbers(
+    question: str, scored: list[tuple[float, float, int, Hit]], short: dict[str, Any]
+) -> bool:
+    """The claim the short answer comes from holds every number of the question ("1823")."""
+    numbers = set(re.findall(r"\d+", question))
+    cited = short["claims"][0]
+    for _, _, _, hit in scored:
+        if hit.claim_id == cited:
+            return numbers <= set(re.findall(r"\d+", hit.text))
+    return not numbers
+
+
 def _holds(name: str, hit: Hit, context: dict[str, str]) -> bool:
     """``hit`` (its text, page title or context) names ``name``."""
     wanted = _stems(name) or {name.casefold()}
@@ -613,9 +625,10 @@ def extractive_answer(
                 "sentences": [sentence],
                 "short_answer": short,
             }
-        # nothing names who is asked for: "Congress" is no answer to "Who was president in
-        # 1823?" from a sentence that doesn't say 1823 (the closest pages are still listed)
-        return none
+        if short is not None and not _holds_numbers(question, scored, short):
+            # "Congress" is no answer to "Who was president in 1823?" from a sentence that
+            # doesn't say 1823 (the closest pages are still listed)
+            return none
     if short is None and kind and scored[0][1] < SURE:
         # "Who was president in 1823?": no claim near the question holds a name (a date, a
         # number, a place) and none holds all of its words: what is shown would be beside the

@@ -22,7 +22,7 @@ check's page indexes follow the connection's changes through a temp table of its
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
 from ..agents import AGENT_POLICY
@@ -47,7 +47,7 @@ from ..sources.store import SourceRecord
 from ..sources.visibility import unconfirmed
 from ..store.blast import LIVE
 from ..support import UNSUPPORTED, SupportChecker, check_version, headings_above, load_model
-from ..support.batch import claim_item, prepare
+from ..support.batch import Item, claim_item, prepare
 from ..support.facts import compare
 from . import withdrawals
 from .carry import CARRY_POLICY, carriage, carry_target_problem
@@ -293,23 +293,30 @@ class _Gate:
             return
         self._quotes = dict(zip(pairs, found, strict=True))
 
-    def prepare_support(self, drafts: list[ClaimDraft]) -> None:
-        """Parse in one batch what the support checks of ``drafts`` will parse (their quotes
-        verified by :meth:`check_quotes`): the checks then find it cached, with the verdicts they
-        give one by one (:mod:`affidavit.support.batch`)."""
+    def verified(self, draft: ClaimDraft) -> list[QuoteResult] | None:
+        """The checks of ``draft``'s quotes found by :meth:`check_quotes`, if all were found
+        and verified (else None)."""
+        found = [
+            self._quotes.get((item.source, item.quote))
+            if item.cited is None and item.quote is not None
+            else None
+            for item in draft.evidence
+        ]
+        verified = [q for q in found if q is not None and q.verified]
+        return verified if verified and len(verified) == len(found) else None
+
+    def prepare_support(self, drafts: list[ClaimDraft], texts: Iterable[Item] = ()) -> None:
+        """Parse in one batch what the support checks of ``drafts`` (their quotes verified by
+        :meth:`check_quotes`) and ``texts`` (a page's title, summary and headings:
+        :meth:`.TextJudge.items`) will parse: the checks then find it cached, with the verdicts
+        they give one by one (:mod:`affidavit.support.batch`)."""
         items = []
         for draft in drafts:
-            found = [
-                self._quotes.get((item.source, item.quote))
-                if item.cited is None and item.quote is not None
-                else None
-                for item in draft.evidence
-            ]
-            verified = [q for q in found if q is not None and q.verified]
-            if verified and len(verified) == len(found):
+            verified = self.verified(draft)
+            if verified is not None:
                 spans = [quote_span(self.sources, q) for q in verified]
                 items.append(claim_item(draft.text, spans, quote_context(self.sources, verified)))
-        prepare(items)
+        prepare([*items, *texts])
 
     def evidence(self, draft: ClaimDraft, result: ClaimResult) -> None:
         for item in draft.evidence:
@@ -422,7 +429,7 @@ class _Gate:
         self.trust(claim, superseded)
         if claim.status == REJECTED:
             return
-        self.consistency(page, claim, seen)
+        self.consistency(page, claim, seen, superseded)
 
     def _page_claims(self, page: str) -> PageIndex:
         """The live claims of ``page``, as the index kept across admissions holds them
@@ -434,8 +441,14 @@ class _Gate:
         return index
 
     def consistency(
-        self, page: str | None, result: ClaimResult, seen: set[tuple[str, ...]]
+        self,
+        page: str | None,
+        result: ClaimResult,
+        seen: set[tuple[str, ...]],
+        superseded: str | None = None,
     ) -> None:
+        """A claim repeating one of its page's live claims is refused — not the claim this one
+        supersedes (``superseded``): a replacement is meant to be close to what it replaces."""
         normal, mine = _comparable(result.text)
         key = (page or "", normal)
         if key in seen:
@@ -443,6 +456,8 @@ class _Gate:
             return
         claims = self._page_claims(page or "")
         for claim_id in claims.candidates(normal, mine, NEAR_DUPLICATE):
+            if claim_id == superseded:
+                continue
             text, their_normal, theirs = claims.items[claim_id]
             if their_normal == key[1]:
                 result.decide(REJECTED, "consistency", f"duplicate of existing claim {claim_id}")
@@ -512,7 +527,12 @@ def admit(
         if index not in held or k in held[index].claims
     ]
     gate.check_quotes(drafts)
-    gate.prepare_support(drafts)
+    judge = TextJudge(wiki, sources, Grounding(sources, verifier), checker)
+    try:
+        texts = judge.items(plan, chosen, held, gate.verified)
+    except Exception:  # a source that can't be read fails its texts in their turn, as before
+        texts = []
+    gate.prepare_support(drafts, texts)
     seen: set[tuple[str, ...]] = set()
     done_sources: set[str] = set()
     results: list[OpResult] = []
@@ -569,7 +589,7 @@ def admit(
             gate.ended.add(op.claim)
     _cascade(plan, results, set(held))
     mark_ops(plan, results, set(held))
-    TextJudge(wiki, sources, Grounding(sources, verifier), checker).judge_plan(plan, results, held)
+    judge.judge_plan(plan, results, held)
     _remainders(results, held)
     admission = Admission(
         plan_id=plan_id,

@@ -16,12 +16,13 @@ sinks the page's claims. The page then gets the host's text, taken from the clai
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from ..errors import AffidavitError
-from ..plan.schema import LINE_PATTERN, AddClaims, CreatePage, Plan
+from ..plan.schema import LINE_PATTERN, AddClaims, ClaimDraft, CreatePage, Plan
 from ..support import SUPPORTED, UNCERTAIN, UNSUPPORTED, SupportChecker, headings_above
+from ..support.batch import Item
 from ..words import stems
 from .grounding import GENERIC_HEADINGS, Grounding
 from .reads import GateSources, WikiReads
@@ -238,6 +239,51 @@ class TextJudge:
                 "found verbatim only in a source that claims waiting for a person cite",
             )
         return None
+
+    # -- the plan's parse batch -------------------------------------------------------------------
+    def items(
+        self,
+        plan: Plan,
+        chosen: Iterable[int],
+        remainder: Mapping[int, Held],
+        verified: Callable[[ClaimDraft], list[QuoteResult] | None],
+    ) -> list[Item]:
+        """The checks :meth:`judge_plan` will likely run on the chosen operations' titles,
+        summaries and headings, before their claims are judged: each against the quotes of
+        every claim whose quotes all verified (``verified``), for
+        :func:`affidavit.support.batch.prepare` to parse their texts in one batch with the
+        claims'. A check :meth:`judge` runs on fewer quotes (a claim fails or waits) finds its
+        text parsed all the same; held texts (``remainder``) are judged against the wiki and
+        parsed then. Only the parse is shared: every verdict is the one :meth:`judge` gives."""
+        ops = [(i, plan.operations[i]) for i in chosen if i not in remainder]
+        pages: dict[str, list[tuple[int, list[QuoteResult]]]] = {}
+        for i, op in ops:
+            if isinstance(op, CreatePage | AddClaims):
+                page = op.slug if isinstance(op, CreatePage) else op.page
+                found = [(i, v) for v in map(verified, op.claims) if v is not None]
+                pages.setdefault(page, []).extend(found)
+        out: list[Item] = []
+        for i, op in ops:
+            if not isinstance(op, CreatePage | AddClaims):
+                continue
+            page = op.slug if isinstance(op, CreatePage) else op.page
+            texts: list[tuple[str, str, list[QuoteResult], float]] = []
+            every = [q for _, quotes in pages.get(page, []) for q in quotes]
+            if isinstance(op, CreatePage):
+                texts += [("title", op.title, every, TITLE_SHARE)]
+                texts += [("summary", op.summary, every, SUMMARY_SHARE)]
+            own = [q for n, quotes in pages.get(page, []) if n == i for q in quotes]
+            texts.append(("section heading", op.section, own, HEADING_SHARE))
+            for what, text, quotes, share in texts:
+                cited = sorted({q.source_id for q in quotes if q.source_id})
+                if not quotes or (what == "title" and self.grounding.names_source(text, cited)):
+                    continue
+                allowed = self.grounding.name_stems(cited)
+                if what == "section heading":
+                    allowed |= self._generic
+                spans = tuple(quote_span(self.sources, q) for q in quotes)
+                out.append((text, spans, share, tuple(sorted(allowed)), ()))
+        return out
 
     # -- a plan ---------------------------------------------------------------------------------
     def judge_plan(

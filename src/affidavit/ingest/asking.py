@@ -10,6 +10,7 @@ run left in flight, and the ``ingested_chunks`` row of each chunk.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections import Counter
 from dataclasses import replace
@@ -25,12 +26,14 @@ from ..plan.compact import compact_plan_schema
 from ..plan.nonce import issue_nonce
 from ..plan.stored import admission_text
 from ..providers.base import Completion, IngestTask, Message, ModelRequest, Provider, Usage
+from ..sources.lineage import chain
 from ..sources.sentences import sentences_of
 from ..sources.store import SourceRecord, SourceStore
 from ..store.apply import Approval, Step, apply
 from ..vault import Vault
 from .ahead import Ahead
 from .chunking import PART_BREAK, Chunk, part_headings, shown_parts, sparse_text
+from .citing import UNCHANGED, keep_changed
 from .cost import Budget
 from .prompts import REVIEW_SCHEMA, ingest_messages, reask_message, review_messages
 from .reading import ChunkReading
@@ -228,6 +231,7 @@ class ChunkAsking:
         attempts = int(self.vault.config.model("max_reasks")) + 1
         proposal: Proposal | None = None
         hold = ""
+        left_out = 0
         for attempt in range(attempts):
             try:
                 completion = self._call(
@@ -241,8 +245,15 @@ class ChunkAsking:
                 return result
             try:
                 plan = parse_reply(completion, task.nonce)
+                if chunk.cite:  # a new version's chunk: its changed text alone is new
+                    numbered_text = sentences_of(record.id, text)
+                    older = tuple(chain(self.vault.db, record.id))
+                    plan, left_out = keep_changed(plan, record.id, numbered_text, chunk.cite, older)
                 if plan.get("operations") == []:
                     result.status, result.message = "empty", "nothing to propose from this chunk"
+                    if left_out:
+                        result.reasons = {UNCHANGED: left_out}
+                        result.message = "nothing new: every claim cited unchanged text"
                     return result
                 hold = self._review(task, plan)
                 with seeded(reading.hints if reading else None):
@@ -267,7 +278,10 @@ class ChunkAsking:
         if proposal is None:
             result.message += f" (gave up after {attempts} attempt(s))"
             return result
-        return self._settle(proposal, result, held=bool(hold))
+        settled = self._settle(proposal, result, held=bool(hold))
+        if left_out:
+            settled.reasons[UNCHANGED] = left_out
+        return settled
 
     def request_for(
         self, record: SourceRecord, text: str, chunk: Chunk, task: IngestTask
@@ -280,7 +294,8 @@ class ChunkAsking:
                 task.nonce,
                 [self._short_id(record.id)],
                 [p.slug for p in task.pages],
-                sentences=shown,
+                sentences=(shown[0], shown[-1]) if shown else None,
+                only=shown if chunk.cite else None,
                 budget_tokens=self.max_tokens,
             )
             if self.small
@@ -306,27 +321,32 @@ class ChunkAsking:
 
     def _numbered(
         self, record: SourceRecord, text: str, chunk: Chunk
-    ) -> tuple[str | None, tuple[int, int] | None]:
-        """The chunk as host-numbered sentences and the first and last number shown, or
-        ``(None, None)`` when the model is to copy quotes (``citations="quote"``, or a chunk
+    ) -> tuple[str | None, tuple[int, ...]]:
+        """The chunk as host-numbered sentences and the numbers it may cite: every number shown,
+        or for a new version's chunk those of its changed sentences alone (:attr:`Chunk.cite`:
+        never an unchanged one shown around them, never one in a gap between its parts);
+        ``(None, ())`` when the model is to copy quotes (``citations="quote"``, or a chunk
         without sentences: a table, a list of headings)."""
         if self.citations != "sentence" or not self.provider.reads_prompt:
-            return None, None
+            return None, ()
         numbered = sentences_of(record.id, text)
-        shown = numbered.starting_in(chunk.start, chunk.end)
+        parts = chunk.parts or ((chunk.start, chunk.end),)
+        shown = [s for lo, hi in parts for s in numbered.starting_in(lo, hi)]
+        if chunk.cite:
+            shown = [
+                s for s in shown if any(lo <= s.start and s.end <= hi for lo, hi in chunk.cite)
+            ]
         if not shown:
-            return None, None
+            return None, ()
+        numbers = tuple(s.n for s in shown)
         if not chunk.parts:
-            return numbered.render(chunk.start, chunk.end), (shown[0].n, shown[-1].n)
+            return _unnumber(numbered.render(chunk.start, chunk.end), chunk, numbers), numbers
         # a sparse chunk: its parts alone, each under the heading before it, "[…]" between
-        shown = [s for lo, hi in chunk.parts for s in numbered.starting_in(lo, hi)]
-        if not shown:
-            return None, None
         lines = [
             "\n".join(x for x in (head, numbered.render(lo, hi)) if x)
             for head, (lo, hi) in zip(part_headings(text, chunk), chunk.parts, strict=True)
         ]
-        return PART_BREAK.join(lines), (shown[0].n, shown[-1].n)
+        return _unnumber(PART_BREAK.join(lines), chunk, numbers), numbers
 
     def _settle(self, proposal: Proposal, result: ChunkOutcome, held: bool) -> ChunkOutcome:
         admission = proposal.admission
@@ -367,6 +387,18 @@ class ChunkAsking:
         if verdict.get("verdict") == "suspicious":
             return f"reviewer flagged the plan: {str(verdict.get('reason', ''))[:200]}"
         return "reviewer gave no usable verdict; held for a person"
+
+
+_LABEL = re.compile(r"^\[s(\d+)\] ", re.M)
+
+
+def _unnumber(rendered: str, chunk: Chunk, numbers: tuple[int, ...]) -> str:
+    """A new version's chunk as numbered lines with only the sentences it may cite numbered:
+    an unchanged sentence shown around a change is context, unnumbered as a heading is."""
+    if not chunk.cite:
+        return rendered
+    allowed = set(numbers)
+    return _LABEL.sub(lambda m: m.group() if int(m.group(1)) in allowed else "", rendered)
 
 
 def _ahead_key(source_id: str, chunk: Chunk) -> tuple[str, int, int]:

@@ -46,6 +46,10 @@ class Chunk:
     """A *sparse* chunk (a new version's changed stretches, :func:`changed_chunks`): the spans
     of ``[start, end)`` to read, in order; the text between them was read in an earlier version
     and is not read again. ``()``: the whole chunk is read."""
+    cite: tuple[tuple[int, int], ...] = ()
+    """A new version's chunk (:func:`changed_chunks`): the changed stretches inside it, the
+    only text its plan may cite (:mod:`.citing`); the unchanged text a part takes in around
+    them was read and carried before. ``()``: a first version's chunk, all of it citable."""
 
 
 @dataclass(frozen=True)
@@ -193,7 +197,9 @@ def changed_chunks(text: str, spans: list[tuple[int, int]], max_chars: int) -> l
     :data:`MERGE_GAP` become one; then consecutive stretches are grouped into one chunk while
     their own text fits in ``max_chars`` (:attr:`Chunk.parts`), however far apart they are, so
     an edit here and there across a document is one model call, not one call each. A stretch
-    longer than ``max_chars`` is cut as :func:`chunk_text` cuts, each piece a chunk of its own."""
+    longer than ``max_chars`` is cut as :func:`chunk_text` cuts, each piece a chunk of its own.
+    Each chunk's :attr:`Chunk.cite` is the changed stretches in it: a part may take in unchanged
+    text around them (a block, a short gap), which is read but never cited as new."""
     spans_of = _Blocks(text)
     headings = _Headings(text, spans_of)
     wide: list[tuple[int, int]] = []
@@ -225,11 +231,23 @@ def changed_chunks(text: str, spans: list[tuple[int, int]], max_chars: int) -> l
         else:
             groups.append([(lo, hi)])
             size = hi - lo
+    changed = _merged(text, sorted(spans))
     chunks: list[Chunk] = []
     for group in groups:
         start, end = group[0][0], group[-1][1]
         inside = spans_of.around(start)
         parts = tuple(group) if len(group) > 1 else ()
+        cite = tuple(
+            _merged(
+                text,
+                [
+                    (max(lo, p_lo), min(hi, p_hi))
+                    for p_lo, p_hi in group
+                    for lo, hi in changed
+                    if lo < p_hi and p_lo < hi
+                ],
+            )
+        )
         chunks.append(
             Chunk(
                 len(chunks),
@@ -238,9 +256,24 @@ def changed_chunks(text: str, spans: list[tuple[int, int]], max_chars: int) -> l
                 inside.fence if inside else "",
                 headings.before(start),
                 parts,
+                cite,
             )
         )
     return chunks
+
+
+def _merged(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` (sorted) with those only whitespace apart joined: consecutive changed sentences
+    are one stretch, so a citation of both is inside it."""
+    out: list[tuple[int, int]] = []
+    for lo, hi in spans:
+        if hi <= lo:
+            continue
+        if out and (lo <= out[-1][1] or not text[out[-1][1] : lo].strip()):
+            out[-1] = (out[-1][0], max(hi, out[-1][1]))
+        else:
+            out.append((lo, hi))
+    return out
 
 
 PART_BREAK = "\n[…]\n"

@@ -16,9 +16,13 @@ the ingest calls :func:`follow_version` before asking any model:
    its blast radius. They go to the inbox: withdrawals always wait for a person.
 3. **only the new text is read** — chunks of the new version holding no inserted or replaced unit
    are recorded as done (``carried``); the model reads the rest, so an edit costs what it
-   changed, not the whole document. The proposals of step 2 are made after that reading (and
-   after the ingest's supersession pass, whose stale fixes they don't repeat), so a claim the
-   model wrote from the changed words is the successor.
+   changed, not the whole document; a claim it writes may cite the changed text alone
+   (:mod:`.citing`). The proposals of step 2 are made after that reading, so a claim the model
+   wrote from the changed words is the successor. They are the one path for this version's
+   changes: the ingest's supersession pass leaves its claims to them (unless the version states
+   a version or date, when lint orders it against other releases too, and the claims that pass
+   named are not proposed again), and the automatic lint after it leaves out the claims carried
+   unchanged (:attr:`VersionFollow.settled`).
 
 A file that is gone (:func:`propose_deleted`, or ``ingest DIR`` where a known origin under DIR
 vanished) gets a ``retract_source`` proposal for its current version. Same bytes again are a
@@ -197,6 +201,10 @@ class VersionFollow:
     record: SourceRecord
     outcome: VersionOutcome
     changes: list[_Change] = field(default_factory=list)
+    settled: set[str] = field(default_factory=set)
+    """Claims carried to it from a version lint reads as it reads this one (same trust, same
+    stated version or date): the same words, so the same pairs — lint need not look at them
+    again (:func:`affidavit.lint.since.settle`)."""
 
 
 def follow_version(
@@ -228,6 +236,8 @@ def follow_version(
         if not claims:
             continue
         carried = _carry(vault, record, source_id, claims, actor, outcome)
+        if _same_to_lint(store.get(source_id), record):
+            follow.settled |= carried
         left[source_id] = [c for c in claims if c not in carried and c not in waiting]
         outcome.left += len(left[source_id])
     base = _align(store.text(older[0]), new_text)  # against the version it replaces
@@ -241,6 +251,17 @@ def follow_version(
     # the successor of the one the unit's old words backed (propose_changes)
     outcome.fresh = [base.new_units[j] for j in sorted(set(base.added))]
     return follow
+
+
+def _same_to_lint(old: SourceRecord, new: SourceRecord) -> bool:
+    """Whether lint compares claims citing ``new`` as it compared them citing ``old``: the same
+    trust tier and the same stated version or date (the origin's own versions order only the
+    claims left behind, which the lineage proposes)."""
+    return (old.trust, old.stated_key, old.stated_rank) == (
+        new.trust,
+        new.stated_key,
+        new.stated_rank,
+    )
 
 
 def fresh_units(store: SourceStore, record: SourceRecord) -> list[tuple[int, int]]:

@@ -268,8 +268,9 @@ class Ingestor(ChunkAsking, SourceAdding):
             batch.close()
 
     def _auto_lint(self) -> None:
-        """Propose supersessions for facts the new claims changed; count the sources ingested,
-        and run lint when ``lint.every_ingests`` is reached."""
+        """Propose supersessions for facts the new claims changed (a new version's changes are
+        the lineage's to propose); count the sources ingested, and run lint when
+        ``lint.every_ingests`` is reached."""
         from ..lint.runner import (  # no cycle at import
             PROPOSAL_CHECKS,
             after_ingest,
@@ -278,22 +279,29 @@ class Ingestor(ChunkAsking, SourceAdding):
             supersede_after_ingest,
         )
 
-        applied = [
-            c.plan_id
+        by_source = [
+            (c.plan_id, s.source_id)
             for s in self.report.sources
             for c in s.chunks
             if c.status in ("applied", "partial") and c.plan_id
         ]
         if not self.owns_job_row:  # a queued job may be a resumed attempt: all it applied
-            applied = [
-                str(r[0])
+            by_source = [
+                (str(r[0]), str(r[1]))
                 for r in self.vault.db.execute(
-                    "SELECT plan_id FROM ingested_chunks WHERE job_id = ? "
+                    "SELECT plan_id, source_id FROM ingested_chunks WHERE job_id = ? "
                     "AND outcome IN ('applied', 'partial') "
                     "AND plan_id IS NOT NULL ORDER BY rowid",
                     (self.report.job_id,),
                 )
             ]
+        applied = [plan for plan, _ in by_source]
+        # A new version followed in this run has its changed claims proposed by the lineage, in
+        # batches (_propose_changes): its plans skip the supersession pass, whose per-finding
+        # fixes would propose the same claims again. One that states a version or date goes
+        # through it still: lint orders it against other documents' releases too.
+        lineage = {f.record.id for f, _ in self._follows if not f.record.stated_key}
+        others = [plan for plan, source in by_source if source not in lineage]
         ingested = sum(1 for s in self.report.sources if s.status == "ingested")
         # both passes: one pair search, classified by a worker while the checks run here
         pending = start_ingest_search(self.vault, applied, ingested)
@@ -303,7 +311,7 @@ class Ingestor(ChunkAsking, SourceAdding):
         finally:  # a check that raised leaves no worker behind
             if pending is not None:
                 pending.close()
-        found, fixes = supersede_after_ingest(self.vault, applied, self.actor, search)
+        found, fixes = supersede_after_ingest(self.vault, others, self.actor, search)
         if found:
             self.report.supersessions = {
                 "findings": [f.id for f in found],
@@ -317,6 +325,7 @@ class Ingestor(ChunkAsking, SourceAdding):
             checked=checked,
             recheck=PROPOSAL_CHECKS if found else (),
             progress=self.lint_progress,
+            settled={c for f, _ in self._follows for c in f.settled},
         )
         if report is not None:
             self.report.lint = {
@@ -400,9 +409,10 @@ class Ingestor(ChunkAsking, SourceAdding):
 
     def _propose_changes(self) -> None:
         """What the new versions changed, proposed for a person (:func:`.lineage.
-        propose_changes`) once the model read their new text and the supersession pass ran:
-        a claim the model wrote from the new words succeeds the old one, and a stale fix that
-        pass proposed is not proposed twice."""
+        propose_changes`) once the model read their new text: a claim the model wrote from the
+        new words succeeds the old one. The supersession pass left these versions' claims to
+        it (:meth:`_auto_lint`), but for a version that states its own version or date, whose
+        stale fixes it does not propose twice."""
         follows, self._follows = self._follows, []
         for follow, outcome in follows:
             outcome.lineage = propose_changes(self.vault, follow, self.actor).to_json()

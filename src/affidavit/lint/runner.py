@@ -138,10 +138,13 @@ def _thresholds_key(vault: Vault) -> list[int]:
     return [int(get("lint.same_subject")), int(get("lint.restatement")), int(get("lint.duplicate"))]
 
 
-def lint_scope(vault: Vault, full: bool) -> tuple[LintPoint, Scope | None]:
+def lint_scope(
+    vault: Vault, full: bool, settled: set[str] | None = None
+) -> tuple[LintPoint, Scope | None]:
     """The checkpoint of now and what changed since the last run's (None: check everything,
-    asked for or without a usable checkpoint). The caller holds the writer lock."""
-    from .since import load, scope_since, take
+    asked for or without a usable checkpoint), without the claims of ``settled`` the last run
+    looked at (:func:`~affidavit.lint.since.settle`). The caller holds the writer lock."""
+    from .since import load, scope_since, settle, take
 
     now = take(vault)
     now.settings = _thresholds_key(vault)
@@ -150,7 +153,10 @@ def lint_scope(vault: Vault, full: bool) -> tuple[LintPoint, Scope | None]:
     old = load(vault)
     if old is None or old.settings != now.settings:
         return now, None
-    return now, scope_since(vault, old, now)
+    scope = scope_since(vault, old, now)
+    if scope is not None and settled:
+        scope = settle(vault.db, scope, settled, old.rowids["claims"])
+    return now, scope
 
 
 @dataclass(frozen=True)
@@ -212,6 +218,7 @@ def run_lint(
     checked: Checked | None = None,
     recheck: tuple[str, ...] = (),
     full: bool = False,
+    settled: set[str] | None = None,
 ) -> LintReport:
     """One lint run over ``vault``; ``provider`` adds model findings unless it is extractive.
     By default the run looks at what changed since the last one (:mod:`affidavit.lint.since`:
@@ -221,7 +228,9 @@ def run_lint(
     unchanged, see :class:`~affidavit.lint.candidates.Search`); ``checked``: the checks run
     ahead (:func:`check_ahead`), used on the same terms, but for the kinds of ``recheck``, whose
     inputs this connection has written since (:data:`PROPOSAL_CHECKS` after proposals). Either
-    makes its part of the run a full one. The passes over the whole wiki
+    makes its part of the run a full one. ``settled``: claims a re-ingest carried unchanged
+    to a new version of their source, left out of an incremental run's pairs and checks when
+    the last run looked at them (:func:`lint_scope`). The passes over the whole wiki
     run with few garbage collections (:func:`affidavit.heap.few_collections`): they keep a few
     containers per claim until they end, which set off full collections of every object of the
     process (millions after a large ingest); a model's calls run with the caller's settings."""
@@ -230,7 +239,7 @@ def run_lint(
     # the write lock: no apply between its commit and its renames, so no false drift; the
     # checkpoint is taken before anything is read, so what is written meanwhile counts as new
     with vault.write_lock(), few_collections():
-        point, scope = lint_scope(vault, full or checks is not None)
+        point, scope = lint_scope(vault, full or checks is not None, settled)
         if checked is not None and checks is not None:
             verifier = checked.verifier
         else:
@@ -504,9 +513,11 @@ def after_ingest(
     checked: Checked | None = None,
     recheck: tuple[str, ...] = (),
     progress: Progress | None = None,
+    settled: set[str] | None = None,
 ) -> LintReport | None:
     """Count ``sources`` ingested; run lint when ``lint.every_ingests`` is reached (0 = never).
-    ``search``, ``checked``, ``recheck`` and ``progress``: as :func:`run_lint` takes them."""
+    ``search``, ``checked``, ``recheck``, ``progress`` and ``settled``: as :func:`run_lint`
+    takes them."""
     every = int(vault.config.get("lint.every_ingests"))
     if sources <= 0:
         return None
@@ -522,6 +533,7 @@ def after_ingest(
         checked=checked,
         recheck=recheck,
         progress=progress,
+        settled=settled,
     )
 
 

@@ -38,7 +38,7 @@ import json
 import os
 import sqlite3
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -280,6 +280,29 @@ def scope_since(vault: Vault, old: LintPoint, now: LintPoint) -> Scope | None:
     return Scope(
         claims=claims, checked_claims=checked, sources=sources, files=files, pages=renamed | linked
     )
+
+
+def settle(db: sqlite3.Connection, scope: Scope, settled: set[str], upto: int) -> Scope:
+    """``scope`` without the claims of ``settled`` that existed at the checkpoint (``upto``: its
+    largest ``claims`` rowid), in its pairs and its quote and support checks: claims a new
+    version of their source carried this run (:mod:`affidavit.ingest.lineage`), whose words,
+    page, trust and stated version are what the last run looked at — the carry re-found their
+    quotes. A claim added since the checkpoint stays in scope: no run looked at it yet. Its
+    page's file is still rendered again and compared (the carry rewrote its footnotes)."""
+    asked = sorted(settled & scope.claims)
+    known: set[str] = set()
+    for part in _in_chunks(asked):
+        q = ",".join("?" * len(part))
+        known.update(
+            str(r[0])
+            for r in db.execute(
+                f"SELECT id FROM claims WHERE rowid <= ? AND id IN ({q})", [upto, *part]
+            )
+        )
+    if not known:
+        return scope
+    checked = None if scope.checked_claims is None else scope.checked_claims - known
+    return replace(scope, claims=scope.claims - known, checked_claims=checked)
 
 
 # --- the checks' re-derivations, over a scope --------------------------------------------------

@@ -11,7 +11,7 @@ value is a bound parameter; the schema name is validated and quoted by ``sql.Ide
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from psycopg import sql
@@ -25,12 +25,6 @@ from ..storage.postgres import PostgresStorage
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
-_BATCH_PLANS = (
-    "WITH bp AS (SELECT b.seq, p.plan_id FROM {s}.batches b "
-    "CROSS JOIN LATERAL jsonb_array_elements_text(b.plans::jsonb) AS p(plan_id) "
-    "WHERE b.seq > %s AND b.seq <= %s) "
-)
-
 
 @dataclass(frozen=True)
 class Rows:
@@ -41,6 +35,10 @@ class Rows:
     # superseded_by, created_at — in batch, then page-position order
     evidence: list[tuple[Any, ...]]  # seq, claim_id, idx, source_id, quote, start, end, location
     sources: list[tuple[Any, ...]]  # id, name, media_type, status (the sources cited)
+    links: list[tuple[Any, ...]] = field(default_factory=list)  # seq, plan_id, src, dst
+    retractions: list[tuple[Any, ...]] = field(default_factory=list)
+    """The "retracted" audit entries: seq (the batch's), then the entry's seq, at, action,
+    plan_id, actor, detail (why each claim went: what a page's "Retracted" list shows)."""
 
 
 def source_file(source_id: str, media_type: str) -> str:
@@ -73,36 +71,54 @@ class VaultReader:
         """Every committed batch, in order, each checked against its audit entries."""
         return self.storage.batches(self.vault, after=0)
 
-    def rows(self, after: int, upto: int) -> Rows:
-        """What batches ``(after, upto]`` wrote, read in one snapshot."""
-        span = (after, upto)
+    def rows(self, batches: list[BatchRecord], after: int, upto: int) -> Rows:
+        """What batches ``(after, upto]`` of ``batches`` (:meth:`batches`) wrote, read in one
+        snapshot. A row's batch is its plan's; rows of plans in no batch of the range (written
+        by a batch that committed since, or before ``after``) are left out."""
+        seq_of = {plan: r.seq for r in batches[after:upto] for plan in r.plans}
+        plans = sql.SQL("") if after == 0 else sql.SQL("WHERE {c}plan_id = ANY(%s)")
+        params = [] if after == 0 else [list(seq_of)]
         with self.storage.pool.connection() as conn, conn.transaction():
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             cur = conn.cursor(row_factory=tuple_row)
-            pages = cur.execute(
-                self._q(_BATCH_PLANS + "SELECT bp.seq, p.slug, p.title, p.summary, p.category, "
-                        "p.created_at, p.updated_at FROM {s}.pages p JOIN bp ON bp.plan_id = "
-                        "p.plan_id ORDER BY bp.seq, p.slug"), span,
-            ).fetchall()  # fmt: skip
-            claims = cur.execute(
-                self._q(_BATCH_PLANS + "SELECT bp.seq, c.id, c.page_slug, c.section, c.position, "
-                        "c.text, c.status, c.trust, c.superseded_by, c.created_at FROM {s}.claims "
-                        "c JOIN bp ON bp.plan_id = c.plan_id ORDER BY bp.seq, c.page_slug, "
-                        "c.position"), span,
-            ).fetchall()  # fmt: skip
-            evidence = cur.execute(
-                self._q(_BATCH_PLANS + 'SELECT bp.seq, e.claim_id, e.idx, e.source_id, e.quote, '
-                        'e.start, e."end", e.location FROM {s}.evidence e JOIN {s}.claims c ON '
-                        "c.id = e.claim_id JOIN bp ON bp.plan_id = c.plan_id "
-                        "ORDER BY bp.seq, e.claim_id, e.idx"), span,
-            ).fetchall()  # fmt: skip
+
+            def read(text: str, prefix: str = "") -> list[tuple[Any, ...]]:
+                where = plans.format(c=sql.SQL(prefix))
+                query = sql.SQL(text).format(s=sql.Identifier(self.schema), where=where)
+                rows = cur.execute(query, params if "{where}" in text else []).fetchall()
+                return [(seq_of[r[0]], *r[1:]) for r in rows if r[0] in seq_of]
+
+            pages = read(
+                "SELECT plan_id, slug, title, summary, category, created_at, updated_at "
+                "FROM {s}.pages {where}"
+            )
+            claims = read(
+                "SELECT plan_id, id, page_slug, section, position, text, status, trust, "
+                "superseded_by, created_at FROM {s}.claims {where}"
+            )
+            evidence = read(
+                'SELECT c.plan_id, e.claim_id, e.idx, e.source_id, e.quote, e.start, e."end", '
+                "e.location FROM {s}.evidence e JOIN {s}.claims c ON c.id = e.claim_id {where}",
+                "c.",
+            )
+            links = read("SELECT plan_id, plan_id, src, dst FROM {s}.links {where}")
+            retractions = read(
+                "SELECT plan_id, seq, at, action, plan_id, actor, detail FROM {s}.audit "
+                "WHERE action = 'retracted' ORDER BY seq"
+            )
+            cited = sorted({r[3] for r in evidence})
             sources = cur.execute(
-                self._q(_BATCH_PLANS + "SELECT s.id, s.name, s.media_type, s.status FROM "
-                        "{s}.sources s WHERE s.id IN (SELECT e.source_id FROM {s}.evidence e "
-                        "JOIN {s}.claims c ON c.id = e.claim_id JOIN bp ON bp.plan_id = c.plan_id)"
-                        " ORDER BY s.id"), span,
-            ).fetchall()  # fmt: skip
-        return Rows(pages, claims, evidence, sources)
+                sql.SQL(
+                    "SELECT id, name, media_type, status FROM {s}.sources WHERE id = ANY(%s) "
+                    "ORDER BY id"
+                ).format(s=sql.Identifier(self.schema)),
+                (cited,),
+            ).fetchall()
+        pages.sort(key=lambda r: (r[0], r[1]))
+        claims.sort(key=lambda r: (r[0], r[2], r[4]))
+        evidence.sort(key=lambda r: (r[0], r[1], r[2]))
+        links.sort(key=lambda r: (r[0], r[2], r[3]))
+        return Rows(pages, claims, evidence, sources, links, retractions)
 
     def source_data(self, source_id: str) -> bytes:
         """A source's original bytes, re-hashed against its id."""

@@ -13,6 +13,7 @@ check of the files (:func:`affidavit.mirror.run.check`) sees what they changed.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -119,15 +120,32 @@ def batch_time(record: BatchRecord) -> datetime:
     return parse_iso(record.entries[-1].at)
 
 
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+"""A batch or plan id as a trailer carries it: one plain token."""
+
+
+def _token(what: str, value: str, seq: int) -> str:
+    if not _TOKEN.fullmatch(value):
+        raise IntegrityError(
+            f"batch {seq}'s {what} {value[:80]!r} is not a plain id (letters, digits, '.', '_', "
+            "':', '-'), so no trailer can carry it: the database was written by something other "
+            "than Affidavit's door, or altered. Restore it from a backup."
+        )
+    return value
+
+
 def message(record: BatchRecord, vault: str, ops: list[tuple[str, str]]) -> str:
-    """The batch's commit message: what it did, then its trailers."""
+    """The batch's commit message: what it did, then its trailers (ids checked to be plain
+    tokens: a line break in one would add a trailer of its own)."""
+    batch_id = _token("batch id", record.batch_id, record.seq)
+    plans = [_token("plan id", plan, record.seq) for plan in record.plans]
     lines = [f"Batch {record.seq}: {len(record.plans)} plan(s), {len(ops)} operation(s)", ""]
     lines += [f"- {_line(kind)}: {_line(title)}"[:200] for kind, title in ops]
     actors = dict.fromkeys(_line(e.actor) for e in record.entries)
     lines += ["", *(f"Approved by {a}." for a in actors), ""]
     lines.append(f"{VAULT_TRAILER}: {vault}")
-    lines += [f"{PLAN_TRAILER}: {plan}" for plan in record.plans]
-    lines.append(f"{BATCH_TRAILER}: {record.seq} {record.batch_id}")
+    lines += [f"{PLAN_TRAILER}: {plan}" for plan in plans]
+    lines.append(f"{BATCH_TRAILER}: {record.seq} {batch_id}")
     return "\n".join(lines) + "\n"
 
 

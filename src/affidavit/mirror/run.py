@@ -7,8 +7,8 @@ file, fsync, rename); (2) one commit is made whose tree is HEAD's with exactly t
 rendered, carrying the batch's trailers (:mod:`.history`), dated at the batch's time and
 authored ``affidavit`` — so a rebuild on any machine makes the same commits, ids and all; (3)
 the index is updated for those files. A run killed anywhere is recovered by the next: a file on
-disk that already holds what the batch renders is the interrupted run's, left as it is; the
-index is reset to HEAD's tree at the start; stray temp files are removed.
+disk that already holds what the batch renders is the interrupted run's, left as it is; an
+index that differs from HEAD's tree is reset to it at the start; stray temp files are removed.
 
 A file a person changed by hand (its bytes on disk are neither HEAD's nor the batch's) is never
 overwritten: the commit records the database's version, the edit stays in the folder (``git
@@ -19,6 +19,7 @@ parts and stays inside the folder (:func:`affidavit.store.paths.inside`: no syml
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -138,12 +139,19 @@ def _split(rows: Rows) -> dict[int, Rows]:
     out: dict[int, Rows] = {}
 
     def of(seq: int) -> Rows:
-        return out.setdefault(seq, Rows([], [], [], []))
+        found = out.get(seq)
+        if found is None:
+            found = out[seq] = Rows([], [], [], [])
+        return found
 
     for r in rows.pages:
         of(r[0]).pages.append(r)
     for r in rows.claims:
         of(r[0]).claims.append(r)
+    for r in rows.links:
+        of(r[0]).links.append(r)
+    for r in rows.retractions:
+        of(r[0]).retractions.append(r)
     for r in rows.evidence:
         batch = of(r[0])
         batch.evidence.append(r)
@@ -158,9 +166,8 @@ def _audit(records: list[BatchRecord]) -> list[tuple[int, str, str, str | None, 
     ]
 
 
-def _ops(shadow: Shadow, record: BatchRecord) -> list[tuple[str, str]]:
-    import json
-
+def _ops(record: BatchRecord) -> list[tuple[str, str]]:
+    """Each operation's kind and title, from the batch's audit entries."""
     return [
         (str(op.get("kind", "")), str(op.get("title", "")))
         for e in record.entries
@@ -267,12 +274,20 @@ def _commit_batch(
     return str(commit), kept
 
 
+def _ours(path: str) -> bool:
+    """Whether ``path`` is the mirror's to write: under wiki/ or sources/, and not in a hidden
+    folder or file (``.obsidian/``, ``.trash/`` and the like are the editor's, as the doctor
+    has it); anything else in the folder (a README, notes of your own) is yours."""
+    parts = path.split("/")
+    return parts[0] in TOPS and not any(part.startswith(".") for part in parts)
+
+
 def hand_edits(repo: pygit2.Repository) -> list[HandEdit]:
-    """Every change in the folder the mirror did not make: files modified, deleted or added by
-    hand, or staged."""
+    """Every change under wiki/ and sources/ the mirror did not make: files modified, deleted or
+    added by hand, or staged."""
     out = []
     for path, flags in sorted(repo.status(untracked_files="all").items()):
-        if flags == _STATUS.CURRENT or flags & _STATUS.IGNORED:
+        if flags == _STATUS.CURRENT or flags & _STATUS.IGNORED or not _ours(path):
             continue
         if flags & _STATUS.WT_NEW:
             kind = "new"
@@ -294,22 +309,28 @@ def mirror(
     repo = _repository(folder, create=True)
     with _locked(folder):
         batches = reader.batches()
-        last = verify(trailers(repo), batches, vault, str(folder))
+        found = trailers(repo)
+        if not found and not repo.head_is_unborn:
+            raise ConflictError(
+                f"{folder} is a git repository with commits but no Affidavit-Batch trailer: not a "
+                "mirror. Give an empty folder (or one `affidavit mirror` made)."
+            )
+        last = verify(found, batches, vault, str(folder))
         _recover(repo, folder)
         report = MirrorReport(str(folder), vault, last, len(batches))
         if last < len(batches):
             shadow = Shadow()
             if last:
-                shadow.add(reader.rows(0, last))
+                shadow.add(reader.rows(batches, 0, last), batches[:last])
                 shadow.add_audit(_audit(batches[:last]))
-            by_batch = _split(reader.rows(last, len(batches)))
+            by_batch = _split(reader.rows(batches, last, len(batches)))
             for record in batches[last:]:
-                touched, new = shadow.add(by_batch.get(record.seq, Rows([], [], [], [])))
+                touched, new = shadow.add(by_batch.get(record.seq, Rows([], [], [], [])), [record])
                 shadow.add_audit(_audit([record]))
                 files = shadow.files(touched)
                 for source_id, relpath in new.items():
                     files[relpath] = reader.source_data(source_id)
-                text = message(record, vault, _ops(shadow, record))
+                text = message(record, vault, _ops(record))
                 when = int(batch_time(record).timestamp())
                 commit, kept = _commit_batch(repo, folder, files, text, when, step or _noop)
                 report.commits.append(commit)
@@ -329,7 +350,7 @@ def expected(reader: VaultReader, batches: list[BatchRecord], upto: int) -> dict
     if upto == 0:
         return {}
     shadow = Shadow()
-    shadow.add(reader.rows(0, upto), exact=upto == len(batches))
+    shadow.add(reader.rows(batches, 0, upto), batches[:upto], exact=upto == len(batches))
     shadow.add_audit(_audit(batches[:upto]))
     files = shadow.files()
     for source_id, relpath in shadow.source_paths().items():

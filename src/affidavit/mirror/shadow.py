@@ -11,11 +11,15 @@ is checked against (the two agree when the derivation is right: a test holds the
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
+from ..storage.base import BatchRecord
 from ..store.paths import page_relpath
 from ..store.render import LOG_HEAD, log_entries, render_context, render_index, render_page
 from .database import Rows, source_file
+
+_ENDED = ("superseded", "retracted")
 
 _SCHEMA = """
 CREATE TABLE pages (slug TEXT PRIMARY KEY, title TEXT, summary TEXT, category TEXT,
@@ -41,10 +45,13 @@ class Shadow:
         self.db.executescript(_SCHEMA)
         self.log = LOG_HEAD
         self._log_upto = 0
+        self._ended: dict[str, tuple[str, str | None]] = {}  # claim -> its status, successor now
 
-    def add(self, rows: Rows, *, exact: bool = False) -> tuple[set[str], dict[str, str]]:
-        """Add batches' rows; returns the slugs they touched and the sources they cite first
-        (id -> ``sources/…`` path)."""
+    def add(
+        self, rows: Rows, records: list[BatchRecord], *, exact: bool = False
+    ) -> tuple[set[str], dict[str, str]]:
+        """Add the rows of the batches ``records``; returns the slugs they touched and the
+        sources they cite first (id -> ``sources/…`` path)."""
         db = self.db
         touched: set[str] = set()
         db.executemany(
@@ -52,19 +59,28 @@ class Shadow:
             [(r[1], r[2], r[3], r[4], r[5], r[6] if exact else r[5]) for r in rows.pages],
         )
         touched.update(r[1] for r in rows.pages)
-        db.executemany(
-            "INSERT INTO claims VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [r[1:] for r in rows.claims]
-        )
-        if not exact:
-            latest = {r[2]: r[9] for r in rows.claims}  # in batch then position order: the last
-            db.executemany(
-                "UPDATE pages SET updated_at = ? WHERE slug = ?",
-                [(at, slug) for slug, at in latest.items()],
-            )
+        claims = [r[1:] for r in rows.claims]
+        if not exact:  # as written: a claim ends in the batch that ends it (below)
+            self._ended.update({r[0]: (r[5], r[7]) for r in claims if r[5] in _ENDED})
+            claims = [(*r[:5], "active", r[6], None, r[8]) if r[5] in _ENDED else r for r in claims]
+        db.executemany("INSERT INTO claims VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", claims)
         touched.update(r[2] for r in rows.claims)
         db.executemany(
             "INSERT INTO evidence VALUES (?, ?, ?, ?, ?, ?, ?)", [r[1:] for r in rows.evidence]
         )
+        db.executemany("INSERT INTO links VALUES (?, ?)", [(r[2], r[3]) for r in rows.links])
+        touched.update(r[2] for r in rows.links)
+        touched.update(r[3] for r in rows.links)
+        db.executemany(
+            "INSERT INTO audit VALUES (?, ?, ?, ?, ?, ?)", [r[1:] for r in rows.retractions]
+        )
+        if not exact:
+            touched |= self._follow(rows, records)
+        else:
+            for (slug,) in db.execute(
+                "SELECT DISTINCT page_slug FROM claims WHERE status IN ('superseded', 'retracted')"
+            ):
+                touched.add(slug)
         new: dict[str, str] = {}
         for source_id, name, media_type, status in rows.sources:
             known = db.execute("SELECT 1 FROM sources WHERE id = ?", (source_id,)).fetchone()
@@ -76,12 +92,50 @@ class Shadow:
                 new[source_id] = path
         return touched, new
 
+    def _follow(self, rows: Rows, records: list[BatchRecord]) -> set[str]:
+        """The batches' ends (the claims their "applied" entries say they superseded or
+        retracted) and each touched page's ``updated_at``: the time of the last plan that
+        created it, added claims to it, linked from it or ended one of its claims."""
+        db = self.db
+        at_of = {e.plan_id: e.at for r in records for e in r.entries}
+        events: dict[str, tuple[int, str]] = {}
+
+        def event(slug: str, seq: int, at: str) -> None:
+            if (seq, at) > events.get(slug, (0, "")):
+                events[slug] = (seq, at)
+
+        for r in rows.pages:
+            event(r[1], r[0], r[5])
+        for r in rows.claims:
+            event(r[2], r[0], r[9])
+        for r in rows.links:
+            event(r[2], r[0], at_of.get(r[1], ""))
+        for record in records:
+            for entry in record.entries:
+                detail = json.loads(entry.detail)
+                for status, key in (("superseded", "superseded"), ("retracted", "retracted")):
+                    for claim in detail.get(key, []):
+                        final = self._ended.get(claim)
+                        successor = final[1] if final is not None else None
+                        row = db.execute(
+                            "UPDATE claims SET status = ?, superseded_by = ? WHERE id = ? "
+                            "RETURNING page_slug",
+                            (status, successor if status == "superseded" else None, claim),
+                        ).fetchone()
+                        if row is not None:
+                            event(str(row[0]), record.seq, entry.at)
+        db.executemany(
+            "UPDATE pages SET updated_at = ? WHERE slug = ?",
+            [(at, slug) for slug, (_, at) in events.items()],
+        )
+        return set(events)
+
     def add_audit(self, entries: list[tuple[int, str, str, str | None, str, str]]) -> None:
         """The batches' "applied" audit entries (what ``wiki/log.md`` lists)."""
         self.db.executemany("INSERT INTO audit VALUES (?, ?, ?, ?, ?, ?)", entries)
         self.log += log_entries(self.db, self._log_upto)
         if entries:
-            self._log_upto = max(e[0] for e in entries)
+            self._log_upto = max(self._log_upto, *(e[0] for e in entries))
 
     def files(self, slugs: set[str] | None = None) -> dict[str, bytes]:
         """The generated files and the pages ``slugs`` (default: every page), rendered."""

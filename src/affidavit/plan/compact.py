@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,6 +93,7 @@ def compact_plan_schema(
     pages: list[str] | None = None,
     *,
     sentences: tuple[int, int] | None = None,
+    only: Sequence[int] | None = None,
     limits: Limits | None = None,
     budget_tokens: int | None = None,
 ) -> dict[str, Any]:
@@ -107,17 +109,18 @@ def compact_plan_schema(
     With ``sentences`` (the first and last sentence numbers shown in the prompt) evidence is a
     sentence citation only, ``{"source", "sentence"}``, its number bounded to that range: a small
     model then writes a number instead of retyping a quote, and can't cite a sentence it wasn't
-    shown.
+    shown. ``only``: the numbers it may cite, when not every one in the range (a new version's
+    changed sentences, not the unchanged ones between them).
 
     ``limits`` fixes the bounds; else ``budget_tokens`` picks the first rung of :data:`LADDER`
     whose :func:`worst_case_chars` fits ``budget_tokens * CHARS_PER_TOKEN`` (the smallest rung
     when none does); else the most generous rung.
     """
     if limits is not None:
-        return _build(nonce, sources, pages, sentences, limits)
+        return _build(nonce, sources, pages, sentences, limits, only)
     schema: dict[str, Any] = {}
     for rung in LADDER:
-        schema = _build(nonce, sources, pages, sentences, rung)
+        schema = _build(nonce, sources, pages, sentences, rung, only)
         if budget_tokens is None or worst_case_chars(schema) <= budget_tokens * CHARS_PER_TOKEN:
             break
     return schema
@@ -129,6 +132,7 @@ def _build(
     pages: list[str] | None,
     sentences: tuple[int, int] | None,
     limits: Limits,
+    only: Sequence[int] | None = None,
 ) -> dict[str, Any]:
     schema = copy.deepcopy(plan_json_schema())
     defs = schema["$defs"]
@@ -172,7 +176,8 @@ def _build(
         defs["Evidence"]["required"] = ["source", "quote"]
     else:
         # an enum, not minimum/maximum: llama.cpp's schema-to-grammar converter ignores bounds
-        number = {"type": "integer", "enum": list(range(sentences[0], sentences[1] + 1))}
+        numbers = range(sentences[0], sentences[1] + 1) if only is None else sorted(set(only))
+        number = {"type": "integer", "enum": list(numbers)}
         defs["Evidence"]["properties"] = {"source": evidence["source"], "sentence": number}
         defs["Evidence"]["required"] = ["source", "sentence"]
     schema["properties"]["operations"]["maxItems"] = limits.operations

@@ -14,13 +14,17 @@ neighbour list).
 The query's terms (:func:`~affidavit.retrieval.search.query_terms`) are OR-ed, as FTS5's are:
 each is its own bound parameter of its own ``plainto_tsquery`` — which reads its argument as
 plain words, never as tsquery syntax (``&``, ``|``, ``!``, ``:*``, ``<->``, quotes) — and the
-parts are joined with tsquery's ``||``; the SQL text depends only on the number of terms. Scores
-are ``ts_rank`` with length normalisation 1 (divided by 1 + log of the claim's length):
-PostgreSQL has no BM25, and ranks term frequency without inverse document frequency.
+parts are joined with tsquery's ``||``; the SQL text depends only on the number of terms. Once
+per search each term's tsquery (as ``plainto_tsquery`` writes it) and its inverse document
+frequency over the claims are read (a count through the GIN index); a claim's score is then
+``Σ idf(term) · ts_rank(tsv, term, 0)`` — PostgreSQL has no BM25, and ``ts_rank`` alone weighs
+every word the same, so a word in half the claims counted as much as a rare name (docs/benchmarks.md, pgmirror, for
+what this changed and how it was chosen).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from psycopg import sql
@@ -37,6 +41,9 @@ from ..retrieval.search import (
 from .base import check_text, check_vault_name
 from .postgres import Conn, PostgresStorage
 
+NORMALISATION = sql.Literal(0)
+"""``ts_rank``'s normalisation: 0, none (1, dividing by 1 + log of the claim's length, ranked
+worse on the tuning questions: docs/benchmarks.md, pgmirror)."""
 MAX_TERMS = 32
 """Terms of one query (query_terms' limit): the SQL has one placeholder per term."""
 
@@ -54,6 +61,7 @@ class _On:
     def __init__(self, conn: Conn, schema: sql.Identifier) -> None:
         self.conn = conn
         self.schema = schema
+        self._prepared_for: dict[tuple[str, ...], tuple[list[float], list[str], str]] = {}
 
     def _rows(self, query: sql.Composed, params: list[Any]) -> list[tuple[Any, ...]]:
         return self.conn.cursor(row_factory=tuple_row).execute(query, params).fetchall()
@@ -69,16 +77,46 @@ class _On:
         first (ties by id)."""
         if not terms:
             return []
-        tsquery, params = _tsquery(terms)
+        weights, parts, whole = self._prepared(terms)
+        if not parts:
+            return []
+        score = sql.SQL(" + ").join(
+            [sql.SQL("%s * ts_rank(c.tsv, %s::tsquery, {n})").format(n=NORMALISATION)] * len(parts)
+        )
         on_page = sql.SQL("AND c.page_slug = %s ") if page is not None else sql.SQL("")
         query = sql.SQL(
-            "SELECT c.id, ts_rank(c.tsv, q.q, 1) AS score FROM {s}.claims c, "
-            "(SELECT {tsquery} AS q) q WHERE c.tsv @@ q.q {on_page}AND c.status = 'active' "
-            "AND c.trust = ANY(%s) ORDER BY score DESC, c.id LIMIT %s"
-        ).format(s=self.schema, tsquery=tsquery, on_page=on_page)
+            "SELECT c.id, {score} AS score FROM {s}.claims c WHERE c.tsv @@ %s::tsquery "
+            "{on_page}AND c.status = 'active' AND c.trust = ANY(%s) "
+            "ORDER BY score DESC, c.id LIMIT %s"
+        ).format(s=self.schema, score=score, on_page=on_page)
+        weighted = [value for pair in zip(weights, parts, strict=True) for value in pair]
         extra: list[Any] = [check_text("page", page)] if page is not None else []
-        rows = self._rows(query, [*params, *extra, list(tiers), int(limit)])
+        rows = self._rows(query, [*weighted, whole, *extra, list(tiers), int(limit)])
         return [(str(r[0]), float(r[1])) for r in rows]
+
+    def _prepared(self, terms: list[str]) -> tuple[list[float], list[str], str]:
+        """Once per search: each term's tsquery as PostgreSQL's ``plainto_tsquery`` writes it
+        (terms that are only stopwords left out), its inverse document frequency over the claims
+        (BM25's: a rare word weighs more; counted through the GIN index), and the terms' OR. The
+        claim queries then bind these tsqueries as constants: parsed once, not once per row."""
+        key = tuple(terms)
+        if key not in self._prepared_for:
+            tsquery, params = _tsquery(terms)
+            each = "plainto_tsquery('english'::regconfig, %s)"
+            count = f"(SELECT count(*) FROM {{s}}.claims WHERE tsv @@ {each})"
+            query = sql.SQL(
+                "SELECT (SELECT count(*) FROM {s}.claims), ({tsquery})::text, "
+                + ", ".join([f"{each}::text, {count}"] * len(params))
+            ).format(s=self.schema, tsquery=tsquery)
+            row = self._rows(query, [*params, *[t for t in params for _ in (0, 1)]])[0]
+            total, whole, rest = int(row[0]), str(row[1]), row[2:]
+            weights, parts = [], []
+            for text, n in zip(rest[::2], rest[1::2], strict=True):
+                if text:  # a stopword's tsquery is empty: it matches nothing
+                    parts.append(str(text))
+                    weights.append(math.log(1 + (total - int(n) + 0.5) / (int(n) + 0.5)))
+            self._prepared_for[key] = (weights, parts, whole)
+        return self._prepared_for[key]
 
     def pages(self, terms: list[str], limit: int) -> list[tuple[str, float]]:
         """Pages whose title or summary match any of ``terms``, best first (ties by slug)."""

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
+from typing import NamedTuple
 
 from ..words import stem
 from . import wordnet
@@ -123,17 +124,6 @@ def _stem(word: str) -> str:
     return stem(word)
 
 
-def _lexical(t: Token, u: Token) -> str:
-    """How ``u`` restates ``t`` by their words alone ('' if it doesn't)."""
-    if t.lower == u.lower or (t.lemma == u.lemma and t.lemma):
-        return SAME
-    if len(t.lower) >= 4 and _stem(t.lower) == _stem(u.lower):
-        return STEM
-    if frozenset((t.lemma, u.lemma)) in EQUIVALENT or frozenset((t.lower, u.lower)) in EQUIVALENT:
-        return SYNONYM
-    return ""
-
-
 def semantic(t: Token, u: Token) -> str:
     """How ``u`` restates ``t`` by WordNet ('' if it doesn't)."""
     a, b = wn_pos(t), wn_pos(u)
@@ -156,59 +146,91 @@ def semantic(t: Token, u: Token) -> str:
 NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis")
 
 
-def _opposite(t: Token, u: Token) -> bool:
-    """``t`` is the antonym of ``u`` (WordNet), or ``u`` with a negating prefix ("undefined" /
-    "defined", "defines")."""
+class _Word(NamedTuple):
+    """A quote's content word with the stems :func:`_restates` and :func:`_opposed` compare."""
+
+    quote: int
+    token: Token
+    stem: str  # of its form
+    lemma_stem: str
+
+
+_EQUIVALENT_WORDS = frozenset(w for pair in EQUIVALENT for w in pair)
+
+
+def _restates(t: Token, t_stem: str | None, u: _Word) -> str:
+    """How ``u`` restates ``t`` by their words alone ('' if it doesn't): the same word or lemma,
+    the same stem (``t_stem``: ``t``'s, None for a word under four letters), an equivalent
+    spelling or adverb."""
+    v = u.token
+    if t.lower == v.lower or (t.lemma == v.lemma and t.lemma):
+        return SAME
+    if t_stem is not None and t_stem == u.stem:
+        return STEM
+    if (t.lemma in _EQUIVALENT_WORDS or t.lower in _EQUIVALENT_WORDS) and (
+        frozenset((t.lemma, v.lemma)) in EQUIVALENT or frozenset((t.lower, v.lower)) in EQUIVALENT
+    ):
+        return SYNONYM
+    return ""
+
+
+def _negated_stems(t: Token) -> tuple[str, ...]:
+    """The stems of ``t`` without a negating prefix it starts with (:func:`_opposed`)."""
+    out = []
     for prefix in NEGATING_PREFIXES:
         base = t.lower[len(prefix) :].lstrip("-")
-        if (
-            t.lower.startswith(prefix)
-            and len(base) >= 4
-            and _stem(base)
-            in (
-                _stem(u.lower),
-                _stem(u.lemma),
-            )
-        ):
-            return True
-    a, b = wn_pos(t), wn_pos(u)
+        if t.lower.startswith(prefix) and len(base) >= 4:
+            out.append(_stem(base))
+    return tuple(out)
+
+
+def _opposed(t: Token, negated: tuple[str, ...], u: _Word) -> bool:
+    """``t`` is the antonym of ``u`` (WordNet), or ``u`` with a negating prefix ("undefined" /
+    "defined", "defines"; ``negated``: :func:`_negated_stems` of ``t``)."""
+    if any(s in (u.stem, u.lemma_stem) for s in negated):
+        return True
+    a, b = wn_pos(t), wn_pos(u.token)
     if not a or a != b or t.pos == "PROPN":
         return False
-    return wordnet.antonyms(t.lemma, u.lemma, a)
-
-
-def _neighbours(parse: Parse, i: int) -> list[int]:
-    token = parse[i]
-    out = [token.head] if token.head != i else []
-    out += [t.i for t in parse if t.head == i and t.i != i]
-    return out
+    return wordnet.antonyms(t.lemma, u.token.lemma, a)
 
 
 def align(text: Parse, quotes: Sequence[Parse]) -> Alignment:
     """Match each content token of ``text`` to the quote token that restates it best."""
     result = Alignment(text, tuple(quotes))
-    quote_words = [(q, u) for q, parse in enumerate(quotes) for u in parse if content(u)]
+    quote_words = [
+        _Word(q, u, _stem(u.lower), _stem(u.lemma))
+        for q, parse in enumerate(quotes)
+        for u in parse
+        if content(u)
+    ]
+    values = [number_value(w.token) for w in quote_words]
     candidates: dict[int, list[tuple[int, Match]]] = {}
     for t in text:
         if not content(t):
             continue
         found: list[tuple[int, Match]] = []
         value = number_value(t) if t.pos == "NUM" else None
-        for q, u in quote_words:
-            if value is not None:
-                if number_value(u) == value:
-                    found.append((STRENGTH[NUMBER], Match(q, u.i, NUMBER)))
-                continue
-            how = _lexical(t, u)
-            if how:
-                found.append((STRENGTH[how], Match(q, u.i, how)))
-        if not found and value is None:
-            for q, u in quote_words:
-                how = semantic(t, u)
+        if value is not None:
+            found = [
+                (STRENGTH[NUMBER], Match(w.quote, w.token.i, NUMBER))
+                for w, v in zip(quote_words, values, strict=True)
+                if v == value
+            ]
+        else:
+            t_stem = _stem(t.lower) if len(t.lower) >= 4 else None
+            for w in quote_words:
+                how = _restates(t, t_stem, w)
                 if how:
-                    found.append((STRENGTH[how], Match(q, u.i, how)))
-                elif t.i not in result.opposites and _opposite(t, u):
-                    result.opposites[t.i] = (q, u.i)
+                    found.append((STRENGTH[how], Match(w.quote, w.token.i, how)))
+        if not found and value is None:
+            negated = _negated_stems(t)
+            for w in quote_words:
+                how = semantic(t, w.token)
+                if how:
+                    found.append((STRENGTH[how], Match(w.quote, w.token.i, how)))
+                elif t.i not in result.opposites and _opposed(t, negated, w):
+                    result.opposites[t.i] = (w.quote, w.token.i)
         if found:
             best = max(s for s, _ in found)
             candidates[t.i] = [(s, m) for s, m in found if s == best]
@@ -219,26 +241,57 @@ def align(text: Parse, quotes: Sequence[Parse]) -> Alignment:
     for i, options in candidates.items():
         if len(options) > 1:
             result.options[i] = [m for _, m in options]
-    for _ in range(2):
-        for i, options in candidates.items():
-            if len(options) == 1:
-                continue
-            result.matches[i] = max((m for _, m in options), key=lambda m: _agreement(result, i, m))
+    if any(len(options) > 1 for options in candidates.values()):
+        near = _Near(result)
+        for _ in range(2):
+            for i, options in candidates.items():
+                if len(options) == 1:
+                    continue
+                result.matches[i] = max(
+                    (m for _, m in options), key=lambda m: _agreement(result, i, m, near)
+                )
     return result
 
 
-def _agreement(result: Alignment, i: int, match: Match) -> tuple[int, int, int]:
+class _Near:
+    """The neighbours of every token of an alignment's text and quotes, found once."""
+
+    def __init__(self, result: Alignment) -> None:
+        self.text = _all_neighbours(result.text)
+        self.quotes = [_all_neighbours(q) for q in result.quotes]
+        self._within: dict[tuple[int, int], set[int]] = {}
+
+    def within_two(self, quote: int, index: int) -> set[int]:
+        """The tokens of quote ``quote`` within two steps of token ``index``, itself excluded."""
+        key = (quote, index)
+        found = self._within.get(key)
+        if found is None:
+            around = self.quotes[quote]
+            found = set(around[index])
+            found |= {n2 for n in list(found) for n2 in around[n]}
+            found.discard(index)
+            self._within[key] = found
+        return found
+
+
+def _all_neighbours(parse: Parse) -> list[list[int]]:
+    """Every token's neighbours in ``parse``: its head (unless a root), then its dependents."""
+    children: list[list[int]] = [[] for _ in parse]
+    for t in parse:
+        if t.head != t.i:
+            children[t.head].append(t.i)
+    return [([t.head] if t.head != t.i else []) + children[t.i] for t in parse]
+
+
+def _agreement(result: Alignment, i: int, match: Match, near: _Near) -> tuple[int, int, int]:
     """How many of text token ``i``'s neighbours are matched into the neighbourhood of
     ``match`` (within two steps, itself excluded), then whether no other text token is matched
     to it, then a preference for the earlier quote."""
-    quote = result.quotes[match.quote]
-    near = set(_neighbours(quote, match.index))
-    near |= {n2 for n in list(near) for n2 in _neighbours(quote, n)}
-    near.discard(match.index)
+    close = near.within_two(match.quote, match.index)
     agree = 0
-    for n in _neighbours(result.text, i):
+    for n in near.text[i]:
         other = result.matches.get(n)
-        if other is not None and other.quote == match.quote and other.index in near:
+        if other is not None and other.quote == match.quote and other.index in close:
             agree += 1
     taken = any(m == match for j, m in result.matches.items() if j != i)
     return agree, 0 if taken else 1, -match.quote

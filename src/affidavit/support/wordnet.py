@@ -119,8 +119,10 @@ def _key(lemma: str) -> str:
     return lemma.casefold().replace(" ", "_")
 
 
+@lru_cache(maxsize=65536)
 def senses(lemma: str, pos: str, limit: int = SENSES) -> tuple[int, ...]:
-    """The synsets of ``lemma`` as ``pos``, most frequent first (at most ``limit``)."""
+    """The synsets of ``lemma`` as ``pos``, most frequent first (at most ``limit``; cached: a
+    word is compared with every word of its quotes)."""
     return _lexicon().synsets(f"{_key(lemma)}\t{pos}", limit)
 
 
