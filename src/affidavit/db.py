@@ -711,7 +711,8 @@ def m021_lean_evidence() -> str:
                          WHERE k.key = r.source_key),
                         '[evidence can''t be shown: its source or offsets changed; run affidavit doctor]')
                AS quote,
-               r.start AS start, r."end" AS "end", r.location AS location
+               r.start AS start, r."end" AS "end", r.location AS location,
+               r.source_key AS source_key
         FROM evidence_rows r;
         CREATE TRIGGER evidence_insert INSTEAD OF INSERT ON evidence BEGIN
             INSERT OR IGNORE INTO source_keys (source_id) VALUES (new.source_id);

@@ -54,7 +54,7 @@ _OVERVIEW_KEPT = """
         SELECT 1 FROM evidence e JOIN sources s ON s.id = e.source_id
         WHERE e.claim_id = ? AND NOT EXISTS (
             SELECT 1 FROM evidence e2 JOIN claims c2 ON c2.id = e2.claim_id
-            WHERE e2.source_id = e.source_id AND e2.start = e.start AND e2."end" = e."end"
+            WHERE e2.source_key = e.source_key AND e2.start = e.start AND e2."end" = e."end"
               AND c2.status = 'active' AND c2.page_slug NOT IN ('', ?)))
 """
 """Whether an active context entry (in context.md or its archive) is one

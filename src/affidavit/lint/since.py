@@ -259,7 +259,8 @@ def scope_since(vault: Vault, old: LintPoint, now: LintPoint) -> Scope | None:
                 str(r[0])
                 for r in db.execute(
                     f"SELECT DISTINCT c.id FROM evidence e JOIN claims c ON c.id = e.claim_id "
-                    f"WHERE c.status = 'active' AND e.source_id IN ({q})",
+                    f"WHERE c.status = 'active' AND e.source_key IN "
+                    f"(SELECT key FROM source_keys WHERE source_id IN ({q}))",
                     part,
                 )
             )
