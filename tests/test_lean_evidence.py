@@ -6,14 +6,18 @@ every quote identical."""
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 import sqlite3
 from collections import OrderedDict
+from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
+import affidavit
 from affidavit import db as dbmod
 from affidavit.cli import main
 from affidavit.doctor import run_doctor
@@ -308,3 +312,115 @@ def test_a_left_join_to_the_view_is_not_materialized(vault: Vault) -> None:
         )
     ]
     assert not any("MATERIALIZE" in step for step in plan), plan
+
+
+_READS_EVIDENCE = re.compile(r"\b(?:FROM|JOIN|UPDATE)\s+evidence\b(?!_)")
+_BY_SOURCE = re.compile(r"\bsource_(?:id|key)\s*(?:=|IN\b)", re.IGNORECASE)
+_KEY_LOOKUP = re.compile(r"FROM\s+source_keys\s+WHERE\s+source_id\s*(?:=|IN\b)", re.IGNORECASE)
+_INDEXED = re.compile(
+    r"SEARCH (?:r|evidence_rows) USING (?:COVERING )?INDEX evidence_rows_source \(source_key="
+)
+_ONE_ROW = re.compile(r"SEARCH (?:r|evidence_rows) USING PRIMARY KEY \(claim_id=\? AND idx=\?\)")
+_SCANNED = re.compile(r"^SCAN (?:r|evidence_rows)\b")
+
+BY_SOURCE_QUERIES = {
+    "ask/context.py": 2,
+    "gate/carry.py": 2,
+    "ingest/lineage.py": 3,
+    "lint/checks_state.py": 1,
+    "lint/nearby.py": 1,
+    "lint/quotes.py": 1,
+    "lint/since.py": 1,
+    "store/blast.py": 1,
+    "store/writer.py": 2,
+    "watch/changes.py": 1,
+}
+"""Every query of the code that selects evidence by its source, by module (the collector below
+must find each: a query it missed would go unchecked)."""
+
+
+def _sql_strings(path: Path) -> list[tuple[int, str]]:
+    """Each string literal of a module, an f-string's values read as ``?``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    parts = {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values}
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in parts:
+            out.append((node.lineno, node.value))
+        elif isinstance(node, ast.JoinedStr):
+            text = "".join(v.value if isinstance(v, ast.Constant) else "?" for v in node.values)
+            out.append((node.lineno, text))
+    return out
+
+
+def _by_source(sql: str) -> bool:
+    """Whether a statement reads the evidence view selecting rows by their source."""
+    return bool(_READS_EVIDENCE.search(sql)) and bool(_BY_SOURCE.search(_KEY_LOOKUP.sub("", sql)))
+
+
+def _plan(db: sqlite3.Connection, sql: str) -> list[str]:
+    return [str(r[3]) for r in db.execute("EXPLAIN QUERY PLAN " + sql, [None] * sql.count("?"))]
+
+
+def _slow(plan: list[str], sql: str) -> bool:
+    """A plan that reads every evidence row, or finds a source's rows by no index (one row
+    named by its key, as an update names it, is found by the primary key)."""
+    if any(_SCANNED.match(step) for step in plan):
+        return True
+    one_row = "claim_id = ? AND idx = ?" in sql and any(_ONE_ROW.match(s) for s in plan)
+    return not one_row and not any(_INDEXED.match(step) for step in plan)
+
+
+def test_evidence_by_source_is_searched_by_its_index_never_scanned(vault: Vault) -> None:
+    """The view's ``source_id`` is computed (a scalar subquery), so a query filtering on it
+    reads every evidence row (0.2 -> 18 ms at 233 speeches); each by-source query of the code
+    names the source's key instead and must search ``evidence_rows`` by its index."""
+    _applied(vault)
+    vault.db.execute("ANALYZE")
+    root = Path(affidavit.__file__).parent
+    found: dict[str, int] = {}
+    slow = []
+    for path in sorted(root.rglob("*.py")):
+        for line, sql in _sql_strings(path):
+            if not _by_source(sql):
+                continue
+            name = path.relative_to(root).as_posix()
+            found[name] = found.get(name, 0) + 1
+            plan = _plan(vault.db, sql)
+            if _slow(plan, sql):
+                slow.append((f"{name}:{line}", plan))
+    assert found == BY_SOURCE_QUERIES
+    assert not slow, slow
+
+
+def test_a_query_on_the_computed_source_id_is_caught(vault: Vault) -> None:
+    """The attacker's query: the old by-source shapes, by id and by IN list, and a correlated
+    self-join on the computed column, are all found and all flagged as slow."""
+    _applied(vault)
+    old = [
+        "SELECT claim_id FROM evidence WHERE source_id = ?",
+        "SELECT DISTINCT c.id FROM evidence e JOIN claims c ON c.id = e.claim_id "
+        "WHERE c.status = 'active' AND e.source_id IN (?, ?)",
+        "SELECT 1 FROM evidence e WHERE e.claim_id = ? AND NOT EXISTS (SELECT 1 FROM evidence e2 "
+        "WHERE e2.source_id = e.source_id AND e2.start = e.start)",
+        "SELECT count(*) FROM sources s LEFT JOIN evidence e ON e.source_id = s.id WHERE s.id = ?",
+        "SELECT e.claim_id FROM evidence e JOIN claims c ON c.id = e.claim_id "
+        "WHERE e.source_id = ? AND e.start >= ? AND e.idx = 0 AND c.status = 'active'",
+    ]
+    for sql in old:
+        assert _by_source(sql), sql
+        assert _slow(_plan(vault.db, sql), sql), sql
+    fine = (
+        "SELECT claim_id FROM evidence "
+        "WHERE source_key = (SELECT key FROM source_keys WHERE source_id = ?)"
+    )
+    assert not _slow(_plan(vault.db, fine), fine)
+
+
+def test_the_views_source_key_names_its_source(vault: Vault) -> None:
+    _applied(vault)
+    rows = vault.db.execute(
+        "SELECT e.source_id, k.source_id FROM evidence e JOIN source_keys k ON k.key = e.source_key"
+    ).fetchall()
+    assert rows and all(a == b for a, b in rows)
+    assert len(rows) == vault.db.execute("SELECT count(*) FROM evidence").fetchone()[0]
