@@ -17,6 +17,7 @@ from affidavit.providers.base import ModelRequest
 from affidavit.providers.scripted import ScriptedProvider
 from affidavit.retrieval.search import Retriever
 from affidavit.retrieval.tokens import count_tokens
+from affidavit.sources.store import SourceStore
 from affidavit.vault import Vault
 
 from .conftest import SAMPLES, add_text, claim, make_plan
@@ -166,10 +167,11 @@ def test_budget_holds_on_a_wiki_of_100k_claims(vault: Vault, wiki: dict[str, str
         "created_at, derived_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         rows,
     )
+    span = SourceStore(vault).text(source)[0:10]  # a quote is its source's words (m021)
     vault.db.executemany(
         'INSERT INTO evidence (claim_id, idx, source_id, quote, start, "end", location) '
-        "VALUES (?, 0, ?, 'The present tower was designed', 0, 10, 'line 2')",
-        [(r[0], source) for r in rows],
+        "VALUES (?, 0, ?, ?, 0, 10, 'line 2')",
+        [(r[0], source, span) for r in rows],
     )
     vault.db.execute("COMMIT")
     hits = Retriever(vault.db).search("keeper storm lamp rocks lighthouse", k=200)

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from affidavit.doctor import run_doctor
+from affidavit.evidence import spans
 from affidavit.inbox import propose
 from affidavit.sources.store import SourceStore
 from affidavit.store.apply import APPLY_STEPS
@@ -310,6 +311,7 @@ def ingest_state(root: Path) -> dict[str, Any]:
     finally:
         vault.close()
     db = sqlite3.connect(root / ".affidavit" / "db.sqlite")
+    spans.register(db, root)  # the evidence view needs its function (m021)
     try:
         tables = {
             "claims": "SELECT id, page_slug, section, position, text, status FROM claims ORDER BY id",

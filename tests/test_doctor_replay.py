@@ -10,6 +10,7 @@ import pytest
 
 from affidavit.doctor import run_doctor
 from affidavit.errors import IntegrityError
+from affidavit.evidence import spans
 from affidavit.inbox import approve, propose
 from affidavit.plan.stored import MAX_TEXT, pack, unpack
 from affidavit.store.apply import render_all_files
@@ -30,6 +31,7 @@ def tamper(vault: Vault, *sql: str) -> None:
     """Change the database directly, re-render every wiki file from it and commit: everything
     but the replay of the applied plans agrees afterwards."""
     db = sqlite3.connect(vault.state_dir / "db.sqlite")
+    spans.register(db, vault.root)  # the evidence view's function, as any connection of ours
     try:
         with db:
             for statement in sql:
@@ -58,7 +60,9 @@ CASES: dict[str, Callable[[str], list[str]]] = {
     "text": lambda c: [
         f"UPDATE claims SET text = 'Roosevelt named five freedoms.' WHERE id = '{c}'"
     ],
-    "quote": lambda c: [f"UPDATE evidence SET quote = 'freedom' WHERE claim_id = '{c}'"],
+    # evidence is offsets (m021): the view refuses a quote unlike the span, so the words
+    # recorded at the offsets (their CRC) are what is altered
+    "quote": lambda c: [f"UPDATE evidence_rows SET crc = crc + 1 WHERE claim_id = '{c}'"],
     "offsets": lambda c: [
         f'UPDATE evidence SET start = start + 1, "end" = "end" + 1 WHERE claim_id = \'{c}\''
     ],

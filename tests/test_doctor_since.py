@@ -85,9 +85,9 @@ def test_a_new_plan_is_checked_and_leaves_it_clean(wiki: Vault) -> None:
     "edit",
     [
         "UPDATE claims SET text = 'Roosevelt named five freedoms.' WHERE id = '{c}'",
-        "UPDATE evidence SET quote = 'freedom' WHERE claim_id = '{c}'",
+        "UPDATE evidence_rows SET start = start + 1 WHERE claim_id = '{c}'",
         "UPDATE claims SET trust = 'trusted', status = 'active' WHERE id = '{c}'",
-        "DELETE FROM evidence WHERE claim_id = '{c}'",
+        "DELETE FROM evidence_rows WHERE claim_id = '{c}'",
         "UPDATE pages SET title = 'Five Freedoms' WHERE slug = 'four-freedoms'",
         "UPDATE sources SET trust = 'trusted'",
         "UPDATE audit SET actor = 'someone else' WHERE seq = 1",

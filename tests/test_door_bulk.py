@@ -71,7 +71,8 @@ def _ingest(root: Path, docs: Path) -> dict[str, Any]:
             "plans": [  # plan ids differ with the nonces
                 (status, admission_text(row).replace(plan_id, "<plan>"), selected)
                 for row in db.execute(
-                    "SELECT id, status, admission, admission_z, selected_ops FROM plans "
+                    "SELECT id, status, admission, admission_z, selected_ops, plan_json, plan_z "
+                    "FROM plans "
                     "ORDER BY rowid"
                 )
                 for plan_id, status, selected in [(row[0], row[1], row[4])]

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from affidavit.doctor import run_doctor
+from affidavit.evidence import spans
 from affidavit.jobs import IngestPayload, JobQueue
 from affidavit.vault import init_vault, open_vault
 
@@ -76,6 +77,7 @@ def state(root: Path) -> dict[str, Any]:
         ["git", "log", "--format=%B"], cwd=root, capture_output=True, text=True, check=True
     ).stdout.count("Affidavit-Plan:")
     db = sqlite3.connect(root / ".affidavit" / "db.sqlite")
+    spans.register(db, root)  # the evidence view needs its function (m021)
     try:
         tables = {
             "claims": "SELECT id, page_slug, section, position, text, status, trust, created_at "

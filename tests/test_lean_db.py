@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from affidavit.cli import main
 from affidavit.doctor import run_doctor
+from affidavit.evidence.spans import register as register_spans
 from affidavit.hashing import sha256_hex
 from affidavit.inbox import approve, get_plan, propose, reject
 from affidavit.plan.stored import admission_text, plan_text, snapshot_text
@@ -41,6 +42,7 @@ def test_a_decided_plan_is_stored_compressed_and_whole(vault: Vault) -> None:
 def _as_before_m013(vault: Vault) -> None:
     """Turn the vault's database back into what a release before m013 wrote."""
     db = sqlite3.connect(vault.state_dir / "db.sqlite")
+    register_spans(db, vault.root)  # ALTER TABLE re-reads the evidence view's triggers
     db.row_factory = sqlite3.Row
     try:
         with db:

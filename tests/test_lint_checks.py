@@ -159,9 +159,8 @@ def test_a_quote_missing_from_an_intact_source_proposes_retracting_the_claim(
 ) -> None:
     first = claim_citing(wiki, FIRST)
     with raw_db(wiki) as db:
-        db.execute(
-            "UPDATE evidence SET quote = 'freedom of speech and song' WHERE claim_id = ?", (first,)
-        )
+        # evidence is offsets (m021): the words recorded at them no longer match (their CRC)
+        db.execute("UPDATE evidence_rows SET crc = crc + 1 WHERE claim_id = ?", (first,))
     found = run_checks(wiki)
     assert [about(f) for f in found] == [
         ("evidence_unverified", first, [first], ["four-freedoms"]),

@@ -73,18 +73,12 @@ def _random_db(rng: random.Random) -> sqlite3.Connection:
         )
         for idx in rng.sample(range(6), rng.randint(0, 4)):  # inserted out of order
             start = rng.randint(0, 500)
+            cited = rng.choice([*sources, gone])  # stored as offsets: no text to quote here
+            db.execute("INSERT OR IGNORE INTO source_keys (source_id) VALUES (?)", (cited,))
             db.execute(
-                'INSERT INTO evidence (claim_id, idx, source_id, quote, start, "end", location) '
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    claim_id,
-                    idx,
-                    rng.choice([*sources, gone]),
-                    f"quote {n}.{idx}",
-                    start,
-                    start + 9,
-                    f"line {rng.randint(1, 40)}",
-                ),
+                'INSERT INTO evidence_rows (claim_id, idx, source_key, start, "end", location, '
+                "crc) VALUES (?, ?, (SELECT key FROM source_keys WHERE source_id = ?), ?, ?, ?, 0)",
+                (claim_id, idx, cited, start, start + 9, f"line {rng.randint(1, 40)}"),
             )
     return db
 

@@ -22,6 +22,8 @@ class Stats:
     """The stored sources' extracted text (what the wiki quotes), as ``sources.text_chars`` says."""
     source_files_bytes: int = 0
     """Every file under sources/ (originals and extracted text)."""
+    notes: list[str] = field(default_factory=list)
+    """What a reader of the database outside affidavit must know (e.g. computed columns)."""
 
     def to_json(self) -> dict[str, Any]:
         ratio = self.database_bytes / self.sources_bytes if self.sources_bytes else None
@@ -31,6 +33,7 @@ class Stats:
             "sources_text_bytes": self.sources_bytes,
             "source_files_bytes": self.source_files_bytes,
             "database_per_source_byte": round(ratio, 2) if ratio is not None else None,
+            "notes": list(self.notes),
             "tables": [
                 {"table": name, "bytes": size, "rows": self.rows.get(name)}
                 for name, size in sorted(self.tables.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -69,6 +72,10 @@ def vault_stats(vault: Vault) -> Stats:
         quoted = '"' + name.replace('"', '""') + '"'
         stats.rows[name] = db.execute(f"SELECT count(*) FROM {quoted}").fetchone()[0]
         stats.tables.setdefault(name, 0)
+    if any(r[0] == "view" and r[1] == "evidence" for r in schema):
+        from .evidence.spans import MISSING
+
+        stats.notes.append(f"evidence is a view; its quote column is computed: {MISSING}")
     stats.sources_bytes = db.execute(
         "SELECT coalesce(sum(text_chars), 0) FROM sources WHERE status != 'retracted'"
     ).fetchone()[0]

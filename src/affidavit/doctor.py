@@ -16,6 +16,7 @@ as findings.
 from __future__ import annotations
 
 import os
+import sqlite3
 import stat
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
@@ -24,6 +25,7 @@ from typing import Any, Literal
 from .config import TRUST_TIERS
 from .errors import AffidavitError
 from .evidence import Verifier, normalize_quote
+from .evidence.spans import UNREADABLE
 from .privacy import exposures, shared_gid
 from .sources.store import SourceStore
 from .sources.trust import trust_for
@@ -138,10 +140,20 @@ def quote_problems(
         ).fetchall()
     by_source: dict[str, list[tuple[Any, ...]]] = {}
     count = 0
-    for row in rows:
-        by_source.setdefault(row[3], []).append(tuple(row))
-        count += 1
     problems: list[QuoteProblem] = []
+    legacy = _legacy_quotes(vault)
+    for row in rows:
+        count += 1
+        old = legacy.get((row[0], row[2]))
+        if old is not None:
+            stored = (*tuple(row)[:4], old, *tuple(row)[5:])
+            problems.append(_quote_problem(stored, "not_found", _LEGACY.format(s=row[3][:12])))
+            continue
+        if row[4] is None or row[4] == UNREADABLE:  # no text, or not the span written
+            unreadable = (*tuple(row)[:4], "", *tuple(row)[5:])
+            problems.append(_quote_problem(unreadable, "unreadable", _NO_SPAN.format(s=row[3])))
+            continue
+        by_source.setdefault(row[3], []).append(tuple(row))
     for source_id, group in by_source.items():
         try:
             checks = verifier.check_many((source_id, row[4]) for row in group)
@@ -161,6 +173,27 @@ def quote_problems(
                     problems.append(_quote_problem(row, "moved", "", where))
     problems.sort(key=lambda p: (p.claim_id, p.idx))
     return count, problems
+
+
+_NO_SPAN = (
+    "the source's words at the evidence's offsets can't be shown: the text of source {s} is "
+    "missing or altered (its SHA-256 is not the one recorded), or the offsets were edited since "
+    "the evidence was written (the span's CRC-32 is not the one recorded); quotes are computed "
+    "from the text since migration m021_lean_evidence"
+)
+_LEGACY = (
+    "the quote stored before migration m021_lean_evidence is not the words of source {s} at "
+    "its recorded offsets (it is kept in evidence_legacy; the wiki shows the source's words)"
+)
+
+
+def _legacy_quotes(vault: Vault) -> dict[tuple[str, int], str]:
+    """The quotes m021 found unlike their source's span (normally none)."""
+    try:
+        rows = vault.db.execute("SELECT claim_id, idx, quote FROM evidence_legacy").fetchall()
+    except sqlite3.OperationalError:  # a database from before m021
+        return {}
+    return {(str(r[0]), int(r[1])): str(r[2]) for r in rows}
 
 
 def _cut_at_recorded(verifier: Verifier, row: tuple[Any, ...]) -> str:

@@ -80,6 +80,9 @@ _OUTSIDE = (
 )
 TABLES = ("claims", "evidence", "pages", "links", "sources", "plans", "audit", "context_snapshots")
 """The tables whose changes the log records (``m014_doctor_changes``)."""
+ROWID_TABLES = tuple(t for t in TABLES if t != "evidence")
+"""The tables a checkpoint records the largest rowid of: ``evidence`` is a view since
+``m021_lean_evidence`` (no rowid); its rows come with a new claim, or are logged by a trigger."""
 _KEYS = {
     "claims": "id",
     "evidence": "claim_id",
@@ -185,7 +188,7 @@ def take(vault: Vault) -> Checkpoint:
         schema=int(db.execute("PRAGMA schema_version").fetchone()[0]),
         rowids={
             t: int(db.execute(f"SELECT coalesce(max(rowid), 0) FROM {t}").fetchone()[0])
-            for t in TABLES
+            for t in ROWID_TABLES
         },
         files=files,
         git_index=_git_index(vault),
@@ -300,7 +303,7 @@ def _log_since(vault: Vault, old: Checkpoint, now: Checkpoint, report: DoctorRep
         "SELECT tbl, key FROM doctor_changes WHERE seq > ?", (old.change_seq,)
     ):
         since.keys.setdefault(str(table), set()).add(str(key))
-    for table in TABLES:
+    for table in ROWID_TABLES:
         if now.rowids.get(table, 0) < old.rowids.get(table, 0):
             since.keys.setdefault(table, set()).add("")  # rows went: the log names them
         rows = db.execute(

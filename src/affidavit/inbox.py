@@ -144,7 +144,7 @@ def propose(
                     iso(now),
                     iso(now + timedelta(hours=vault.config.expiry_hours)),
                     pack(texts[0]) if decided else None,
-                    pack(texts[1]) if decided else None,
+                    pack(texts[1], texts[0]) if decided else None,
                 ),
             )
             consume_nonce(vault.db, plan.nonce, plan_id)

@@ -382,7 +382,7 @@ def connect_pinned(anchor: Anchor, reason: str = "") -> sqlite3.Connection:
     gid = _owner_gid(anchor.owner, os.fstat(anchor.fd).st_gid)
     with acting_as(anchor.owner, gid):
         try:
-            db = connect_read_only(path, reason) if reason else dbmod.connect(path)
+            db = connect_read_only(path, reason, anchor) if reason else dbmod.connect(path, anchor)
         except VaultError:
             if os.geteuid() == 0 and anchor.owner != 0 and not _reachable(path):
                 raise VaultError(
@@ -417,10 +417,13 @@ def connect_pinned(anchor: Anchor, reason: str = "") -> sqlite3.Connection:
     return db
 
 
-def connect_read_only(path: Path, reason: str = "") -> sqlite3.Connection:
+def connect_read_only(
+    path: Path, reason: str = "", base: Path | Anchor | None = None
+) -> sqlite3.Connection:
     """The database of a vault this process does not own, opened read-only (``mode=ro``,
     ``query_only``); refused when SQLite resolved ``path`` to another file (a symlink swapped
-    in meanwhile)."""
+    in meanwhile). Its ``evidence_span`` reads the texts of the vault at ``base`` (default: the
+    folder above the database's)."""
     uri = f"file:{urllib.parse.quote(str(path))}?mode=ro"
     try:
         db = sqlite3.connect(
@@ -436,6 +439,9 @@ def connect_read_only(path: Path, reason: str = "") -> sqlite3.Connection:
     assert isinstance(db, ReadOnlyConnection)
     if reason:
         db.reason = reason
+    from .evidence.spans import register as register_spans
+
+    register_spans(db, path.parent.parent if base is None else base)
     db.row_factory = sqlite3.Row
     db.execute("PRAGMA query_only=ON")
     db.execute("PRAGMA foreign_keys=ON")

@@ -61,7 +61,8 @@ def with_followers(
         first = hit.evidence[0]
         rows = db.execute(
             "SELECT e.claim_id FROM evidence e JOIN claims c ON c.id = e.claim_id "
-            "WHERE e.source_id = ? AND e.start >= ? AND e.start <= ? AND e.idx = 0 "
+            "WHERE e.source_key = (SELECT key FROM source_keys WHERE source_id = ?) "
+            "AND e.start >= ? AND e.start <= ? AND e.idx = 0 "
             "AND c.status = 'active' AND c.page_slug != '' ORDER BY e.start, c.id LIMIT ?",
             (first.source_id, first.end, first.end + REACH, 4 * FOLLOWERS),
         ).fetchall()
@@ -357,7 +358,8 @@ def enumeration(retriever: Retriever, question: str, hits: list[Hit], min_trust:
         first = intro.evidence[0]
         rows = retriever.db.execute(
             "SELECT e.claim_id FROM evidence e JOIN claims c ON c.id = e.claim_id "
-            "WHERE e.source_id = ? AND e.start >= ? AND e.start <= ? AND e.idx = 0 "
+            "WHERE e.source_key = (SELECT key FROM source_keys WHERE source_id = ?) "
+            "AND e.start >= ? AND e.start <= ? AND e.idx = 0 "
             "AND c.status = 'active' AND c.page_slug != '' ORDER BY e.start, c.id LIMIT ?",
             (first.source_id, first.end, first.end + ENUMERATION_REACH, 6 * count),
         ).fetchall()

@@ -96,6 +96,8 @@ def _print_stats(ctx: click.Context, as_json: bool) -> None:
     for row in data["tables"]:
         rows = "" if row["rows"] is None else str(row["rows"])
         click.echo(f"{row['table']:<24} {row['bytes'] / mb:>8.2f} {rows:>9}")
+    for note in data["notes"]:
+        click.echo(f"note: {note}")
 
 
 COMMANDS = [doctor]

@@ -74,14 +74,16 @@ def carriage(gate: _Gate, op: CarrySource, result: OpResult) -> None:
         row[0]: (row[1], row[2])
         for row in db.execute(
             "SELECT c.id, c.status, c.trust FROM claims c "
-            "WHERE c.id IN (SELECT claim_id FROM evidence WHERE source_id = ?)",
+            "WHERE c.id IN (SELECT claim_id FROM evidence WHERE source_key = "
+            "(SELECT key FROM source_keys WHERE source_id = ?))",
             (old,),
         )
     }
     evidence: dict[str, list[tuple[int, str, str]]] = {}
     for claim_id, idx, source_id, quote in db.execute(
         "SELECT claim_id, idx, source_id, quote FROM evidence "
-        "WHERE claim_id IN (SELECT claim_id FROM evidence WHERE source_id = ?) "
+        "WHERE claim_id IN (SELECT claim_id FROM evidence WHERE source_key = "
+        "(SELECT key FROM source_keys WHERE source_id = ?)) "
         "ORDER BY claim_id, idx",
         (old,),
     ):

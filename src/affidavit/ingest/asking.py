@@ -83,7 +83,8 @@ class ChunkAsking:
         (the plan consumed the chunk's nonce), settle that plan instead of asking again, so a
         resumed ingest proposes and applies each chunk's plan once. None: ask the model anew."""
         row = self.vault.db.execute(
-            "SELECT p.id, p.status, p.admission, p.admission_z FROM nonces n "
+            "SELECT p.id, p.status, p.plan_json, p.plan_z, p.admission, p.admission_z "
+            "FROM nonces n "
             "JOIN plans p ON p.id = n.used_by "
             "WHERE n.nonce = ?",
             (nonce or "",),

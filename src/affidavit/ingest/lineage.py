@@ -225,7 +225,8 @@ def follow_version(
     live = ",".join("?" * len(LIVE))
     for claim_id, source_id in vault.db.execute(
         f"SELECT DISTINCT e.claim_id, e.source_id FROM evidence e JOIN claims c ON c.id = "
-        f"e.claim_id WHERE e.source_id IN ({marks}) AND c.status IN ({live}) "
+        f"e.claim_id WHERE e.source_key IN (SELECT key FROM source_keys WHERE source_id IN "
+        f"({marks})) AND c.status IN ({live}) "
         "ORDER BY c.created_at, e.claim_id",
         (*older, *LIVE),
     ):
@@ -352,7 +353,9 @@ def _claims_quoting(
     starts = [s for s, _ in ordered]
     for claim_id, page, start, end in vault.db.execute(
         'SELECT c.id, c.page_slug, e.start, e."end" FROM evidence e JOIN claims c '
-        "ON c.id = e.claim_id WHERE e.source_id = ? AND c.status = 'active' ORDER BY c.id",
+        "ON c.id = e.claim_id "
+        "WHERE e.source_key = (SELECT key FROM source_keys WHERE source_id = ?) "
+        "AND c.status = 'active' ORDER BY c.id",
         (source_id,),
     ):
         i = bisect_right(starts, start) - 1
@@ -433,7 +436,9 @@ def _changes(
     starts = [s for s, _ in alignment.old_units]
     rows = vault.db.execute(
         'SELECT c.id, c.page_slug, e.start, e."end", e.quote FROM claims c JOIN evidence e '
-        "ON e.claim_id = c.id WHERE e.source_id = ? AND c.id IN (SELECT value FROM json_each(?)) "
+        "ON e.claim_id = c.id "
+        "WHERE e.source_key = (SELECT key FROM source_keys WHERE source_id = ?) "
+        "AND c.id IN (SELECT value FROM json_each(?)) "
         "ORDER BY c.id, e.idx",
         (source_id, json.dumps(claims)),
     ).fetchall()

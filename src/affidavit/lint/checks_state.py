@@ -26,7 +26,8 @@ def check_source_tampered(ctx: CheckContext) -> list[Finding]:
     for source_id, problems in sorted(by_source.items()):
         row = ctx.db.execute(
             "SELECT s.original_file, s.text_file, count(DISTINCT c.id) FROM sources s "
-            "LEFT JOIN evidence e ON e.source_id = s.id "
+            "LEFT JOIN evidence e "
+            "ON e.source_key = (SELECT key FROM source_keys WHERE source_id = s.id) "
             "LEFT JOIN claims c ON c.id = e.claim_id AND c.status = 'active' WHERE s.id = ?",
             (source_id,),
         ).fetchone()

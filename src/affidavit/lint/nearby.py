@@ -8,7 +8,8 @@ the buckets of its :data:`~affidavit.lint.candidates.RARE_WORDS` rarest words sh
 :data:`~affidavit.lint.candidates.MAX_BUCKET` claims, and pairs the claims of each bucket. A pair
 one of the asked claims is part of shares one of that claim's rarest words, so only the buckets
 of those words matter, and each holds at most ``MAX_BUCKET`` claims. The index
-(``claim_words``, migration ``m017_claim_words``: each claim's words as
+(``claim_words``, migration ``m017_claim_words``; words by integer since
+``m021b_lean_words_and_admissions``: each claim's words as
 :func:`~affidavit.lint.reading.read_claim` reads them, by the claim's rowid) answers "which
 claims have this word" and, counted up to ``MAX_BUCKET + 1``, the word's ``df``; the claims are
 read (and their rarest words worked out) only for the words of those buckets.
@@ -53,7 +54,7 @@ _OVERVIEW_KEPT = """
         SELECT 1 FROM evidence e JOIN sources s ON s.id = e.source_id
         WHERE e.claim_id = ? AND NOT EXISTS (
             SELECT 1 FROM evidence e2 JOIN claims c2 ON c2.id = e2.claim_id
-            WHERE e2.source_id = e.source_id AND e2.start = e.start AND e2."end" = e."end"
+            WHERE e2.source_key = e.source_key AND e2.start = e.start AND e2."end" = e."end"
               AND c2.status = 'active' AND c2.page_slug NOT IN ('', ?)))
 """
 """Whether an active context entry (in context.md or its archive) is one
@@ -85,9 +86,14 @@ def index_claims(db: sqlite3.Connection) -> int:
             ).fetchall()
             if not rows:
                 break
+            postings = [(word, r[0]) for r in rows if r[3] for word in sorted(read_claim(r[2])[0])]
             db.executemany(
-                "INSERT OR IGNORE INTO claim_words (word, claim) VALUES (?, ?)",
-                ((word, r[0]) for r in rows if r[3] for word in sorted(read_claim(r[2])[0])),
+                "INSERT OR IGNORE INTO words (word) VALUES (?)", ((w,) for w, _ in postings)
+            )
+            db.executemany(
+                "INSERT OR IGNORE INTO claim_words (word, claim) "
+                "SELECT id, ? FROM words WHERE word = ?",
+                ((claim, word) for word, claim in postings),
             )
             upto, last = int(rows[-1][0]), str(rows[-1][1])
             done += len(rows)
@@ -156,7 +162,10 @@ class _Known:
         found = self.members[word] = []
         rows = self.db.cursor()
         rows.row_factory = None
-        for (rowid,) in rows.execute("SELECT claim FROM claim_words WHERE word = ?", (word,)):
+        for (rowid,) in rows.execute(
+            "SELECT claim FROM claim_words WHERE word = (SELECT id FROM words WHERE word = ?)",
+            (word,),
+        ):
             if self.eligible(rowid):
                 found.append(rowid)
                 if len(found) > cap:

@@ -96,7 +96,8 @@ class QuoteGate:
     def _claims_at(self, source_id: str, start: int, end: int) -> list[str]:
         rows = self.db.execute(
             "SELECT DISTINCT e.claim_id FROM evidence e JOIN claims c ON c.id = e.claim_id "
-            "WHERE e.source_id = ? AND e.start < ? AND e.\"end\" > ? AND c.status = 'active' "
+            "WHERE e.source_key = (SELECT key FROM source_keys WHERE source_id = ?) "
+            "AND e.start < ? AND e.\"end\" > ? AND c.status = 'active' "
             "ORDER BY c.created_at, e.claim_id",
             (source_id, end, start),
         ).fetchall()

@@ -55,6 +55,9 @@ VERSION = 1
 NAME = "lint-checkpoint.json"
 TABLES = ("claims", "evidence", "pages", "links", "sources", "plans", "audit", "context_snapshots")
 """The tables whose rowids a checkpoint records (those ``doctor_changes`` logs)."""
+ROWID_TABLES = tuple(t for t in TABLES if t != "evidence")
+"""The tables a checkpoint records the largest rowid of: ``evidence`` is a view since
+``m021_lean_evidence`` (no rowid); its rows come with a new claim, or are logged by a trigger."""
 FULL_FILES_ON = ("links",)
 """Tables whose logged change (an update or delete: never done by the door) re-checks every file:
 a deleted link's other end is not in the log."""
@@ -86,7 +89,7 @@ class LintPoint:
         ints = (point.change_seq, point.schema, *point.rowids.values())
         if not all(isinstance(n, int) for n in ints) or not isinstance(point.files, dict):
             return None
-        if set(point.rowids) != set(TABLES):
+        if set(point.rowids) != set(ROWID_TABLES):
             return None
         return point
 
@@ -102,7 +105,7 @@ def take(vault: Vault) -> LintPoint:
         schema=int(db.execute("PRAGMA schema_version").fetchone()[0]),
         rowids={
             t: int(db.execute(f"SELECT coalesce(max(rowid), 0) FROM {t}").fetchone()[0])
-            for t in TABLES
+            for t in ROWID_TABLES
         },
         files=files,
         support_check=check_version(load_model(vault.config)),
@@ -172,7 +175,7 @@ def scope_since(vault: Vault, old: LintPoint, now: LintPoint) -> Scope | None:
     db = vault.db
     if old.schema != now.schema or old.change_seq > now.change_seq:
         return None
-    if any(old.rowids[t] > now.rowids[t] for t in TABLES):
+    if any(old.rowids[t] > now.rowids[t] for t in ROWID_TABLES):
         return None
     logged: dict[str, set[str]] = {}
     for tbl, key in db.execute(
@@ -193,8 +196,6 @@ def scope_since(vault: Vault, old: LintPoint, now: LintPoint) -> Scope | None:
         ).fetchall()
 
     for (cid,) in since("claims", "id"):
-        claims.add(str(cid))
-    for (cid,) in since("evidence", "claim_id"):
         claims.add(str(cid))
     for (slug,) in since("pages", "slug"):
         renamed.add(str(slug))
@@ -258,7 +259,8 @@ def scope_since(vault: Vault, old: LintPoint, now: LintPoint) -> Scope | None:
                 str(r[0])
                 for r in db.execute(
                     f"SELECT DISTINCT c.id FROM evidence e JOIN claims c ON c.id = e.claim_id "
-                    f"WHERE c.status = 'active' AND e.source_id IN ({q})",
+                    f"WHERE c.status = 'active' AND e.source_key IN "
+                    f"(SELECT key FROM source_keys WHERE source_id IN ({q}))",
                     part,
                 )
             )

@@ -5,7 +5,9 @@ in ``plans.plan_json`` and ``plans.admission``: approval reads them. Once the pl
 rejected or expired, nothing changes them again, and they were most of the database (233 speeches:
 101 MB of 195 MB), so the door moves them into ``plan_z`` and ``admission_z``, zlib-compressed
 (about 7× smaller), and leaves the text columns empty (migration ``m013_plans_compressed`` does the
-same to existing vaults). Nothing is pruned: the plan's text still hashes to its id, the audit
+same to existing vaults). The admission repeats the plan's quotes and texts, so it is packed with
+the plan's text as zlib's preset dictionary (half the size again; ``m021b_lean_words_and_admissions``
+repacks those stored before): reading it needs the plan's row. Nothing is pruned: the plan's text still hashes to its id, the audit
 chain still names it, and doctor re-derives every claim from it as before.
 
 A compressed column is read back as untrusted input: at most :data:`MAX_TEXT` bytes are
@@ -24,17 +26,43 @@ from ..errors import IntegrityError
 MAX_TEXT = 64 * 1024 * 1024
 """The most a stored plan or admission inflates to (a plan is at most 20 operations)."""
 LEVEL = 6
+WINDOW = 32 * 1024
+"""zlib's window: how much of a preset dictionary (its end) can be referred to."""
 
 
-def pack(text: str) -> bytes:
-    return zlib.compress(text.encode("utf-8"), LEVEL)
+def pack(text: str, dictionary: str = "") -> bytes:
+    """``text`` zlib-compressed; with ``dictionary`` (a decided plan's admission: its plan's
+    canonical JSON, whose quotes and texts the admission repeats) as zlib's preset dictionary,
+    which the stream's header then flags (FDICT) and names by its Adler-32."""
+    if not dictionary:
+        return zlib.compress(text.encode("utf-8"), LEVEL)
+    deflate = zlib.compressobj(LEVEL, zdict=_window(dictionary))
+    return deflate.compress(text.encode("utf-8")) + deflate.flush()
 
 
-def unpack(blob: bytes | None, what: str = "plan") -> str:
-    """The text of a compressed column; IntegrityError if it isn't one."""
+def _window(dictionary: str) -> bytes:
+    return dictionary.encode("utf-8")[-WINDOW:]
+
+
+def needs_dictionary(blob: bytes | bytearray | memoryview | None) -> bool:
+    """Whether a compressed column was packed with a preset dictionary (zlib's FDICT flag)."""
+    return (
+        isinstance(blob, bytes | bytearray | memoryview)
+        and len(blob) > 1
+        and bool(bytes(blob[1:2])[0] & 0x20)
+    )
+
+
+def unpack(blob: bytes | None, what: str = "plan", dictionary: str = "") -> str:
+    """The text of a compressed column (packed with ``dictionary`` if its header says so: a
+    wrong one fails zlib's Adler-32 check); IntegrityError if it isn't one."""
     if not isinstance(blob, bytes | bytearray | memoryview):
         raise IntegrityError(f"the stored {what} is missing: restore the database from a backup")
-    inflate = zlib.decompressobj()
+    inflate = (
+        zlib.decompressobj(zdict=_window(dictionary))
+        if needs_dictionary(blob)
+        else zlib.decompressobj()
+    )
     try:
         data = inflate.decompress(bytes(blob), MAX_TEXT)
         if inflate.unconsumed_tail or not inflate.eof:
@@ -56,9 +84,14 @@ def plan_text(row: Any) -> str:
 
 
 def admission_text(row: Any) -> str:
-    """The admission JSON of a plan's row (``admission``, else ``admission_z`` inflated)."""
+    """The admission JSON of a plan's row (``admission``, else ``admission_z`` inflated, with
+    the plan's text as its dictionary when it was packed with it: ``row`` then needs the plan's
+    columns too)."""
     text = row["admission"]
-    return str(text) if text else unpack(row["admission_z"], "admission")
+    if text:
+        return str(text)
+    blob = row["admission_z"]
+    return unpack(blob, "admission", plan_text(row) if needs_dictionary(blob) else "")
 
 
 def compact(db: sqlite3.Connection, plan_id: str) -> None:
@@ -75,8 +108,28 @@ def compact(db: sqlite3.Connection, plan_id: str) -> None:
     db.execute(
         "UPDATE plans SET plan_z = coalesce(?, plan_z), admission_z = coalesce(?, admission_z), "
         "plan_json = '', admission = '' WHERE id = ?",
-        (pack(plan) if plan else None, pack(admission) if admission else None, plan_id),
+        (pack(plan) if plan else None, pack(admission, plan) if admission else None, plan_id),
     )
+
+
+def repack_admissions(db: sqlite3.Connection) -> int:
+    """Pack again, with its plan as dictionary, every decided plan's admission packed without
+    (migration ``m021b_lean_words_and_admissions``); returns how many. Each is inflated and checked as
+    any stored text is read."""
+    count = 0
+    rows = db.execute(
+        "SELECT id, plan_json, plan_z, admission, admission_z FROM plans "
+        "WHERE admission = '' AND admission_z IS NOT NULL"
+    )
+    for row in rows.fetchall():
+        blob = row[4]
+        if needs_dictionary(blob):
+            continue
+        plan = row[1] or unpack(row[2], "plan")
+        admission = unpack(blob, "admission")
+        db.execute("UPDATE plans SET admission_z = ? WHERE id = ?", (pack(admission, plan), row[0]))
+        count += 1
+    return count
 
 
 def compact_all(db: sqlite3.Connection) -> int:
@@ -115,8 +168,10 @@ __all__ = [
     "compact",
     "compact_all",
     "compact_snapshots",
+    "needs_dictionary",
     "pack",
     "plan_text",
+    "repack_admissions",
     "snapshot_text",
     "unpack",
 ]

@@ -287,7 +287,8 @@ def blast_radius(
     marks = ",".join("?" * len(LIVE))
     rows = db.execute(
         f"SELECT DISTINCT c.* FROM claims c JOIN evidence e ON e.claim_id = c.id "
-        f"WHERE e.source_id = ? AND c.status IN ({marks}) ORDER BY c.page_slug, c.position, c.id",
+        f"WHERE e.source_key = (SELECT key FROM source_keys WHERE source_id = ?) "
+        f"AND c.status IN ({marks}) ORDER BY c.page_slug, c.position, c.id",
         (source_id, *LIVE),
     ).fetchall()
     for row in rows:

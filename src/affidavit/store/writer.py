@@ -373,14 +373,16 @@ class Writer:
         ids = json.dumps(sorted(carried))
         was: dict[str, list[list[int]]] = {}
         for cid, idx, start, end in self.db.execute(
-            'SELECT claim_id, idx, start, "end" FROM evidence WHERE source_id = ? '
+            'SELECT claim_id, idx, start, "end" FROM evidence '
+            "WHERE source_key = (SELECT key FROM source_keys WHERE source_id = ?) "
             "AND claim_id IN (SELECT value FROM json_each(?)) ORDER BY claim_id, idx",
             (old, ids),
         ):
             was.setdefault(cid, []).append([idx, start, end])
         self.db.executemany(
             'UPDATE evidence SET source_id = ?, quote = ?, start = ?, "end" = ?, location = ? '
-            "WHERE claim_id = ? AND idx = ? AND source_id = ?",
+            "WHERE claim_id = ? AND idx = ? AND source_key = "
+            "(SELECT key FROM source_keys WHERE source_id = ?)",
             [
                 (new, text[start:end], start, end, locate(start), cid, idx, old)
                 for cid, spans in carried.items()

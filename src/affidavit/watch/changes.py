@@ -74,7 +74,8 @@ def origin_removed(vault: Vault, path: Path, *, actor: str = "watch") -> dict[st
         claims = int(
             vault.db.execute(
                 "SELECT count(DISTINCT c.id) FROM claims c JOIN evidence e ON e.claim_id = c.id "
-                f"WHERE c.status = 'active' AND e.source_id IN ({marks})",
+                f"WHERE c.status = 'active' AND e.source_key IN "
+                f"(SELECT key FROM source_keys WHERE source_id IN ({marks}))",
                 ids,
             ).fetchone()[0]
         )
