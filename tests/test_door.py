@@ -10,6 +10,7 @@ import pytest
 
 from affidavit.doctor import run_doctor
 from affidavit.errors import AdmissionError, ConflictError
+from affidavit.evidence.spans import register
 from affidavit.inbox import approve, get_plan, list_plans, propose, reject
 from affidavit.plan.stored import snapshot_text
 from affidavit.store.render import expected_files
@@ -84,6 +85,7 @@ def test_rendering_is_deterministic(vault: Vault, tmp_path: Any) -> None:
     backup = sqlite3.connect(copy)
     vault.db.backup(backup)
     backup.row_factory = sqlite3.Row
+    register(backup, vault.root)  # the evidence view's quotes are computed from the sources
     assert expected_files(backup) == first
     for rel, text in first.items():
         assert (vault.root / rel).read_bytes() == text.encode()
