@@ -468,12 +468,18 @@ def test_a_batch_id_that_would_add_a_trailer_is_refused(
 ) -> None:
     wiki.grow(1)
     plan_id = wiki._propose(wiki.create("sneaky"))
-    with storage.door("main", "b-2\nAffidavit-Batch: 9 b-9") as door:
+    forged = "b-2\nAffidavit-Batch: 9 b-9"
+    with pytest.raises(ConflictError, match="printable"), storage.door("main", forged):
+        pass  # the door refuses it; the mirror checks ids all the same (rows written by SQL)
+    with storage.door("main", "b-2") as door:
         door.apply_plan(plan_id, now=_at(2), actor=ACTOR)
+    with psycopg.connect(storage.pool.conninfo, autocommit=True) as conn:
+        conn.execute("UPDATE v_main.batches SET batch_id = %s WHERE seq = 2", (forged,))
     folder = tmp_path / "mirror"
-    with pytest.raises(IntegrityError, match="not a plain id"):
+    with pytest.raises(IntegrityError, match=r"not a plain id|does not match its audit entries"):
         mirror(storage, "main", folder)
-    assert [m.splitlines()[-1] for m in _log(folder)] == ["Affidavit-Batch: 1 b-1"]
+    repo = pygit2.Repository(str(folder))
+    assert repo.head_is_unborn or not any("Affidavit-Batch: 9" in m for m in _log(folder))
 
 
 def test_the_editors_files_and_your_own_beside_the_wiki_are_not_hand_edits(

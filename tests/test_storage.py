@@ -143,11 +143,16 @@ def test_attacker_strings_round_trip(storage: Storage) -> None:
         )  # fmt: skip
         row = storage.plan(ap.VAULT, f"plan {text[:40]} {n}")
         assert row is not None and row.author == text and row.origin == text
-        with storage.door(ap.VAULT, f"batch {text[:60]}") as door:
+        batch = f"batch {text[:60]}"
+        if not batch.isprintable():  # a line break, tab, control or bidi character: refused
+            with pytest.raises(ConflictError, match="printable"), storage.door(ap.VAULT, batch):
+                pass
+            batch = f"batch {n}"
+        with storage.door(ap.VAULT, batch) as door:
             entry = door.mark_applied(
                 f"plan {text[:40]} {n}", now=ap.NOW, actor=text, detail={"text": text}
             )
-        assert json.loads(entry.detail) == {"text": text, "batch": f"batch {text[:60]}"}
+        assert json.loads(entry.detail) == {"text": text, "batch": batch}
     entries = storage.audit(ap.VAULT)
     assert [json.loads(e.detail)["text"] for e in entries] == [*ATTACKS, big]
     assert [e.actor for e in entries] == [*ATTACKS, big]
@@ -161,6 +166,11 @@ def test_nul_and_bad_vault_names_are_refused(storage: Storage) -> None:
             ap.VAULT, "p\x00", author="a", origin="o", plan_json="{}",
             created_at=ap.NOW, expires_at=ap.EXPIRES,
         )  # fmt: skip
+    # a batch id is one printable token: a line break would forge a git trailer in a mirror
+    # ("b-1\nAffidavit-Batch: 9 x"), a bidi override would show another id than it holds
+    for batch in ("b-1\nAffidavit-Batch: 9 x", "b\r1", "b\t1", "b-\u202e1", "", "b" * 201):
+        with pytest.raises(ConflictError, match="printable"), storage.door(ap.VAULT, batch):
+            pass
     for name in ("main; DROP SCHEMA affidavit", "Main", 'v"x', "", "1st"):
         with pytest.raises(ConflictError):
             storage.create_vault(name, "owner")

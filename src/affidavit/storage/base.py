@@ -43,6 +43,22 @@ def check_text(field: str, value: str) -> str:
     return value
 
 
+MAX_BATCH_ID = 200
+
+
+def check_batch_id(value: str) -> str:
+    """A batch id both doors take: printable (no line break, tab or control character, which a
+    git trailer or a log line would read as a new field) and at most :data:`MAX_BATCH_ID`
+    characters."""
+    check_text("batch id", value)
+    if not value or len(value) > MAX_BATCH_ID or not value.isprintable():
+        raise ConflictError(
+            f"batch id {value[:40]!r} must be 1 to {MAX_BATCH_ID} printable characters (no line "
+            "break, tab or control character); use one the host makes, such as a UUID."
+        )
+    return value
+
+
 @dataclass(frozen=True)
 class PlanRow:
     """What the door re-checks of a recorded plan (W5)."""

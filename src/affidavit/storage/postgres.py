@@ -32,6 +32,7 @@ from .base import (
     AuditEntry,
     BatchRecord,
     PlanRow,
+    check_batch_id,
     check_text,
     check_vault_name,
     group_batches,
@@ -113,7 +114,7 @@ class PostgresDoor:
     def __init__(self, conn: Conn, schema: str, batch_id: str) -> None:
         self.conn = conn
         self.schema = schema
-        self.batch_id = check_text("batch id", batch_id)
+        self.batch_id = check_batch_id(batch_id)
         self.applied: list[str] = []
         self.sealed: int | None = None
         self.admissions: dict[str, Admission] = {}

@@ -16,7 +16,15 @@ from .. import db as dbmod
 from ..errors import ConflictError, IntegrityError
 from ..store import audit as auditlog
 from ..vault import Vault
-from .base import AuditEntry, BatchRecord, PlanRow, check_text, group_batches, recheck
+from .base import (
+    AuditEntry,
+    BatchRecord,
+    PlanRow,
+    check_batch_id,
+    check_text,
+    group_batches,
+    recheck,
+)
 from .content import PageRecord, SourceRecord, page_record, verified_bytes, verified_text
 
 
@@ -25,7 +33,7 @@ class SQLiteDoor:
 
     def __init__(self, vault: Vault, batch_id: str) -> None:
         self.vault = vault
-        self.batch_id = check_text("batch id", batch_id)
+        self.batch_id = check_batch_id(batch_id)
         self.applied: list[str] = []
         self.sealed: int | None = None
         self._base = int(vault.db.execute("SELECT coalesce(max(seq), 0) FROM audit").fetchone()[0])
