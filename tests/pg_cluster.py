@@ -190,3 +190,16 @@ def stop() -> None:
     if _CLUSTER is not None:
         _CLUSTER.stop()
         _CLUSTER = None
+
+
+def drop_vaults(url: str) -> None:
+    """Drop the registry schema and every vault schema of the database at ``url``, so a test
+    starts from an empty database (the database itself is the module's: ``pg_url``)."""
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        for (name,) in conn.execute(
+            "SELECT nspname FROM pg_namespace WHERE nspname = 'affidavit' OR nspname LIKE 'v\\_%'"
+        ).fetchall():
+            conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(name)))

@@ -16,29 +16,12 @@ from affidavit.providers.base import ModelRequest
 from affidavit.providers.extractive import ExtractiveProvider
 from affidavit.providers.scripted import ScriptedProvider
 from affidavit.sources.sentences import SourceSentences, number_sentences
-from affidavit.vault import Vault, open_vault
+from affidavit.vault import Vault
+
+from .test_lineage_reread import _doc, _paragraphs, _small_chunks
 
 FAR = (3, 12, 21, 30, 38)  # far apart: one sparse chunk of five parts
 NEAR = (3, 5)  # one unchanged sentence between: one stretch that shows it
-
-
-def _paragraphs(edited: tuple[int, ...] = ()) -> list[str]:
-    return [
-        f"Station {n} of the survey recorded {100 + n + (5 if n in edited else 0)} nesting "
-        f"pairs of terns on the dunes."
-        for n in range(40)
-    ]
-
-
-def _doc(paragraphs: list[str]) -> str:
-    return "# Survey\n\n" + "\n\n".join(paragraphs) + "\n"
-
-
-def _small_chunks(vault: Vault) -> Vault:
-    vault.config_path.write_text(
-        vault.config_path.read_text().replace("chunk_chars = 6000", "chunk_chars = 500")
-    )
-    return open_vault(vault.root, clock=vault.clock)
 
 
 def _number(text: str, station: int) -> int:

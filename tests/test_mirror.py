@@ -30,6 +30,8 @@ pygit2 = pytest.importorskip("pygit2")
 from affidavit.cli import main  # noqa: E402
 from affidavit.mirror import check, mirror  # noqa: E402
 
+from .pg_cluster import drop_vaults  # noqa: E402
+
 ATTACK = "'; DROP TABLE v_main.pages; -- <script>x</script> [[evil]] «ü» 🚀 %s {s} $$"
 TEXT = (
     "\n".join(
@@ -46,13 +48,7 @@ SECOND = "".join(
 
 @pytest.fixture
 def storage(pg_url: str) -> Iterator[Any]:
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        for (name,) in conn.execute(
-            "SELECT nspname FROM pg_namespace WHERE nspname = 'affidavit' OR nspname LIKE 'v\\_%'"
-        ).fetchall():
-            conn.execute(
-                psycopg.sql.SQL("DROP SCHEMA {} CASCADE").format(psycopg.sql.Identifier(name))
-            )
+    drop_vaults(pg_url)
     made = open_storage(pg_url)
     made.create_vault("main", "ann")
     made.add_source(

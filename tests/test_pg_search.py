@@ -24,6 +24,8 @@ psycopg = pytest.importorskip("psycopg")
 
 from affidavit.storage.pg_search import PgFullText  # noqa: E402
 
+from .pg_cluster import drop_vaults  # noqa: E402
+
 TRAP = "x'); DROP TABLE v_main.claims; -- & | ! :* <-> \\ %s {s} $$"
 RIVER = (
     "The river flows north past the old mill.\n"
@@ -35,13 +37,7 @@ MILL = b"The mill was built in 1821 and burned in 1902.\n"
 
 @pytest.fixture
 def vault(pg_url: str) -> Iterator[tuple[Any, PgFullText, dict[str, str]]]:
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        for (name,) in conn.execute(
-            "SELECT nspname FROM pg_namespace WHERE nspname = 'affidavit' OR nspname LIKE 'v\\_%'"
-        ).fetchall():
-            conn.execute(
-                psycopg.sql.SQL("DROP SCHEMA {} CASCADE").format(psycopg.sql.Identifier(name))
-            )
+    drop_vaults(pg_url)
     storage = open_storage(pg_url)
     storage.create_vault("main", "ann")
     ids = {

@@ -17,6 +17,7 @@ from affidavit.hashing import sha256_hex
 from affidavit.storage import open_storage
 
 from .pg_appliers import ACTOR, EXPIRES, NOW
+from .pg_cluster import drop_vaults
 
 pytestmark = pytest.mark.xdist_group("postgres")  # one cluster, on one worker
 
@@ -44,13 +45,7 @@ def crate_claim(source: str, i: int) -> dict[str, Any]:
 
 @pytest.fixture
 def storage(pg_url: str) -> Iterator[Any]:
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        for (name,) in conn.execute(
-            "SELECT nspname FROM pg_namespace WHERE nspname = 'affidavit' OR nspname LIKE 'v\\_%'"
-        ).fetchall():
-            conn.execute(
-                psycopg.sql.SQL("DROP SCHEMA {} CASCADE").format(psycopg.sql.Identifier(name))
-            )
+    drop_vaults(pg_url)
     made = open_storage(pg_url)
     made.create_vault("main", "ann")
     yield made
