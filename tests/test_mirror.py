@@ -547,3 +547,52 @@ def test_links_supersessions_and_retractions_are_followed_batch_by_batch(
     commits = list(repo.walk(repo.head.target, pygit2.enums.SortMode.REVERSE))
     at_link = commits[4].tree[f"wiki/{first}.md"].data.decode()
     assert "## See also" in at_link and "## Superseded" not in at_link and old in at_link
+
+
+def test_context_entries_their_replacement_and_their_archive_are_followed(
+    storage: Any, wiki: Wiki, tmp_path: Path
+) -> None:
+    """context.md is rendered with every batch: entries appended, replaced (a person approves)
+    and moved to the archive page past the line cap (20 lines here), each in its own batch's
+    commit; the mirror followed batch by batch equals a rebuild."""
+    from affidavit.config import Config
+
+    wiki.grow(2)
+    folder = tmp_path / "mirror"
+    mirror(storage, "main", folder)
+    config = Config({"context.max_lines": 20})
+
+    def entry(n: int) -> dict[str, Any]:
+        return {"op": "update_context", "entries": [wiki._claim(100 + n)]}
+
+    def batch(op: dict[str, Any]) -> None:
+        plan_id = wiki._propose(op)
+        wiki.batches += 1
+        with storage.door("main", f"b-{wiki.batches}") as door:
+            door.apply_plan(plan_id, now=_at(wiki.batches), actor=ACTOR, config=config)
+
+    batch(entry(0))
+    assert len(mirror(storage, "main", folder).commits) == 1
+    assert wiki._claim(100)["text"] in (folder / "wiki" / "context.md").read_text()
+    for n in range(1, 9):  # past 20 lines: the oldest move to the archive page
+        batch(entry(n))
+    gone = storage.context("main")[0].id
+    batch({"op": "retract_claim", "claim": gone, "reason": "The source was misread."})
+    batch({**entry(20), "mode": "replace"})
+    wiki.grow(2)
+    assert mirror(storage, "main", folder).hand_edits == []
+    assert check(storage, "main", folder).ok, check(storage, "main", folder).problems
+    rebuilt = tmp_path / "rebuilt"
+    mirror(storage, "main", rebuilt)
+    assert _head(rebuilt) == _head(folder) and _files(rebuilt) == _files(folder)
+    archive = storage.page("main", "context-archive")
+    assert archive is not None and len(archive.claims) >= 2
+    text = (folder / "wiki" / "context.md").read_text()
+    assert wiki._claim(120)["text"] in text and wiki._claim(108)["text"] not in text
+    assert archive.claims[0].text in (folder / "wiki" / "context-archive.md").read_text()
+    # history: before the spill, the oldest entry is in context.md and there is no archive page
+    repo = pygit2.Repository(str(folder))
+    commits = list(repo.walk(repo.head.target, pygit2.enums.SortMode.REVERSE))
+    early = commits[3].tree
+    assert wiki._claim(100)["text"] in early["wiki/context.md"].data.decode()
+    assert "wiki/context-archive.md" not in early

@@ -1,16 +1,17 @@
 """What the mirror reads of a vault on PostgreSQL: its batches (verified against the audit log
 by :meth:`PostgresStorage.batches`) and the pages, claims, evidence and sources their plans wrote.
 
-Content on PostgreSQL is written only by the door, batch by batch, and only added to (the
-``create_page`` and ``add_claims`` operations, docs/storage.md), so the wiki as it stood after
-batch *n* is exactly the rows whose plan belongs to a batch numbered *n* or less: every read here
+Content on PostgreSQL is written only by the door, batch by batch, and rows are only added to,
+but for what later batches' "applied" entries name (claims they ended, context entries they moved
+to the archive page, each such claim keeping its place in the context in ``archived_from``), so
+the wiki as it stood after batch *n* is the rows whose plan belongs to a batch numbered *n* or
+less, with those changes up to *n* (:mod:`.shadow` follows them): every read here
 takes a range of batch numbers ``(after, upto]`` and tags each row with its batch's number. Every
 value is a bound parameter; the schema name is validated and quoted by ``sql.Identifier``.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,12 +19,12 @@ from psycopg import sql
 from psycopg.rows import tuple_row
 
 from ..errors import IntegrityError
-from ..sources.extract import MEDIA_EXTENSIONS
 from ..storage.base import BatchRecord, check_vault_name
 from ..storage.content import verified_bytes
 from ..storage.postgres import PostgresStorage
+from ..storage.postgres_context import source_file
 
-_HEX64 = re.compile(r"[0-9a-f]{64}")
+__all__ = ["Rows", "VaultReader", "source_file"]
 
 
 @dataclass(frozen=True)
@@ -32,23 +33,13 @@ class Rows:
 
     pages: list[tuple[Any, ...]]  # seq, slug, title, summary, category, created_at, updated_at
     claims: list[tuple[Any, ...]]  # seq, id, page, section, position, text, status, trust,
-    # superseded_by, created_at — in batch, then page-position order
+    # superseded_by, created_at, archived_from — in batch, then page-position order
     evidence: list[tuple[Any, ...]]  # seq, claim_id, idx, source_id, quote, start, end, location
     sources: list[tuple[Any, ...]]  # id, name, media_type, status (the sources cited)
     links: list[tuple[Any, ...]] = field(default_factory=list)  # seq, plan_id, src, dst
     retractions: list[tuple[Any, ...]] = field(default_factory=list)
     """The "retracted" audit entries: seq (the batch's), then the entry's seq, at, action,
     plan_id, actor, detail (why each claim went: what a page's "Retracted" list shows)."""
-
-
-def source_file(source_id: str, media_type: str) -> str:
-    """``sources/<sha256>.<ext>``: where a source's original bytes go in the mirror (the name
-    ``affidavit sources add`` gives it in a SQLite vault); the id is checked, never joined raw."""
-    if not isinstance(source_id, str) or not _HEX64.fullmatch(source_id):
-        raise IntegrityError(
-            f"{source_id!r} is not a source id: the database was altered; restore it from a backup."
-        )
-    return f"sources/{source_id}.{MEDIA_EXTENSIONS.get(media_type, 'bin')}"
 
 
 class VaultReader:
@@ -94,7 +85,7 @@ class VaultReader:
             )
             claims = read(
                 "SELECT plan_id, id, page_slug, section, position, text, status, trust, "
-                "superseded_by, created_at FROM {s}.claims {where}"
+                "superseded_by, created_at, archived_from FROM {s}.claims {where}"
             )
             evidence = read(
                 'SELECT c.plan_id, e.claim_id, e.idx, e.source_id, e.quote, e.start, e."end", '

@@ -208,5 +208,25 @@ VAULT: list[tuple[str, str]] = [
         CREATE INDEX pages_tsv ON {s}.pages USING GIN (tsv)
         """,
     ),
+    (
+        "pg006_context",
+        """
+        -- context entries are claims of page '' (as on SQLite): the key to pages is kept for
+        -- every other claim through page_ref, which is NULL (never checked) for the context
+        ALTER TABLE {s}.claims DROP CONSTRAINT claims_page_slug_fkey;
+        ALTER TABLE {s}.claims ADD COLUMN page_ref TEXT
+            GENERATED ALWAYS AS (NULLIF(page_slug, '')) STORED
+            REFERENCES {s}.pages (slug) DEFERRABLE INITIALLY DEFERRED;
+        -- a context entry moved to the archive page by the line cap: its place in the context
+        -- before (the mirror renders context.md as it stood at each batch from it)
+        ALTER TABLE {s}.claims ADD COLUMN archived_from INTEGER;
+        CREATE TABLE {s}.context_snapshots (   -- wiki/context.md before each plan changed it
+            id BIGSERIAL PRIMARY KEY,
+            plan_id TEXT NOT NULL REFERENCES {s}.plans (id),
+            created_at TEXT NOT NULL,
+            content TEXT NOT NULL
+        )
+        """,
+    ),
 ]
 """Each vault's schema."""

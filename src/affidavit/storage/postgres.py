@@ -38,7 +38,7 @@ from .base import (
     group_batches,
     recheck,
 )
-from .content import PageRecord, SourceRecord
+from .content import ClaimRecord, PageRecord, SourceRecord
 from .pg_migrations import REGISTRY, VAULT
 
 if TYPE_CHECKING:  # the gate is imported when a plan is applied, not with the module
@@ -171,6 +171,8 @@ class PostgresDoor:
         from ..errors import AdmissionError
         from ..evidence import Verifier
         from ..gate.admission import admit
+        from ..plan.schema import UpdateContext
+        from . import postgres_context as context
         from .postgres_content import WRITABLE, ContentWriter, load_plan
         from .postgres_gate import PgReads, PgSources
 
@@ -182,14 +184,15 @@ class PostgresDoor:
             if not isinstance(op, WRITABLE):
                 raise ConflictError(
                     f"plan {plan_id[:12]}: operation {index + 1} ({op.op}) can't be applied on "
-                    "PostgreSQL yet (only create_page, add_claims, link_pages, retract_claim and "
-                    "supersede_claim; docs/storage.md)."
+                    "PostgreSQL yet (only create_page, add_claims, link_pages, retract_claim, "
+                    "supersede_claim and update_context; docs/storage.md)."
                 )
         sources = PgSources(self.conn, self.schema)
         agent = is_agent(row.author, row.origin)
+        config = config or Config()
         try:
             admission = admit(
-                PgReads(self.conn, self.schema), config or Config(), sources, Verifier(sources),
+                PgReads(self.conn, self.schema), config, sources, Verifier(sources),
                 plan, plan_id, applying=True, support=support, agent=agent,
             )  # fmt: skip
         except AdmissionError as exc:
@@ -208,7 +211,14 @@ class PostgresDoor:
         writer = ContentWriter(
             self.conn, self.schema, plan_id, check_text("time", now), sources, self._append
         )
+        if any(isinstance(plan.operations[i], UpdateContext) for i in admission.admitted_ops):
+            context.snapshot(self.conn, self.schema, plan_id, now)  # W6: context.md as it was
         summary = writer.write(plan, admission)
+        archived = (
+            context.spill(self.conn, self.schema, plan_id, now, config.context_max_lines)
+            if writer.context_changed
+            else []
+        )
         self._x(
             "UPDATE {s}.plans SET admission = %s WHERE id = %s",
             (canonical_json(admission.to_json()), plan_id),
@@ -219,6 +229,7 @@ class PostgresDoor:
             "approval": approval,
             **({"superseded": writer.superseded} if writer.superseded else {}),
             **({"retracted": writer.retracted} if writer.retracted else {}),
+            **({"archived": archived} if archived else {}),
         }
         return self.mark_applied(plan_id, now=now, actor=actor, detail=detail)
 
@@ -498,6 +509,25 @@ class PostgresStorage:
         with self._tx() as conn:
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             return read_page(conn, schema, check_text("slug", slug))
+
+    def context(self, vault: str) -> tuple[ClaimRecord, ...]:
+        """The context's active entries in order, with their evidence, checked as a page's."""
+        from .postgres_content import read_context
+
+        _, schema = self._vault(vault)
+        with self._tx() as conn:
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            return read_context(conn, schema)
+
+    def context_snapshots(self, vault: str) -> list[tuple[str, str]]:
+        """Every stored ``context.md`` (W6) as (plan id, content), oldest first: each is the
+        context as it was before that plan changed it."""
+        _, schema = self._vault(vault)
+        with self._tx() as conn:
+            rows = conn.execute(
+                _q("SELECT plan_id, content FROM {s}.context_snapshots ORDER BY id", schema)
+            ).fetchall()
+        return [(str(r["plan_id"]), str(r["content"])) for r in rows]
 
     def verify_audit(self, vault: str) -> list[str]:
         _, schema = self._vault(vault)

@@ -34,6 +34,7 @@ from ..plan.schema import (
     Plan,
     RetractClaim,
     SupersedeClaim,
+    UpdateContext,
     parse_plan,
 )
 from ..sources.extract import locator
@@ -43,8 +44,10 @@ from ..store.blast import BlastRadius, claim_radius
 from ..store.writer import claim_id
 from .base import check_text
 from .content import (
+    ClaimRecord,
     PageRecord,
     SourceRecord,
+    claim_records,
     page_record,
     verified_bytes,
     verified_text,
@@ -139,7 +142,7 @@ def checked_source(row: dict[str, Any]) -> tuple[bytes, str]:
     return data, verified_text(str(row["id"]), str(row["text"]), str(row["text_sha256"]))
 
 
-WRITABLE = (CreatePage, AddClaims, LinkPages, RetractClaim, SupersedeClaim)
+WRITABLE = (CreatePage, AddClaims, LinkPages, RetractClaim, SupersedeClaim, UpdateContext)
 """The operations the door writes on PostgreSQL (the others: docs/storage.md)."""
 
 
@@ -160,6 +163,7 @@ class ContentWriter:
         self.claim_ids: list[str] = []
         self.superseded: list[str] = []
         self.retracted: list[str] = []
+        self.context_changed = False
         self._locators: dict[str, Callable[[int], str]] = {}
         self._positions: dict[str, int] = {}
 
@@ -191,6 +195,8 @@ class ContentWriter:
                 )
             elif isinstance(op, SupersedeClaim):
                 entry["title"] = self._supersede(op, result, admission.support_version)
+            elif isinstance(op, UpdateContext):
+                entry["title"] = self._context(op, result, admission.support_version)
             else:
                 assert isinstance(op, CreatePage | AddClaims), "refused before the gate ran"
                 entry.update(self._page_op(op, result, admission.support_version))
@@ -244,6 +250,19 @@ class ContentWriter:
         entry.update(title=title, claims=ids)
         return entry
 
+    def _context(self, op: UpdateContext, result: OpResult, check: str) -> str:
+        """Context entries are claims of page ``''`` (section "Context"), as on SQLite; a
+        ``replace`` first retracts what the gate's blast radius of the current entries says goes."""
+        if "radius" in result.detail:
+            radius = BlastRadius.from_json(result.detail["radius"])
+            self._retract(result.index, op.op, "replaced by a new context", radius)
+        drafts = list(op.entries)
+        passing = [(c, drafts[c.index]) for c in result.claims if not c.role and c.passes]
+        for claim, draft in passing:
+            self._claim(result.index, claim, draft, "", "Context", check)
+        self.context_changed = True
+        return f"context ({op.mode}, {len(passing)} entries)"
+
     def _supersede(self, op: SupersedeClaim, result: OpResult, check: str) -> str:
         """The old claim ends; its successor is an existing claim, or the new claim ``by``,
         written at the old one's page, section and position (W7's trust rule was the gate's)."""
@@ -269,7 +288,9 @@ class ContentWriter:
             (status, successor, claim, list(BLAST_LIVE)),
         ).fetchone()
         (self.superseded if status == "superseded" else self.retracted).append(claim)
-        if row is not None:
+        if row is not None and row["page_slug"] == "":
+            self.context_changed = True
+        elif row is not None:
             self._x(
                 "UPDATE {s}.pages SET updated_at = %s WHERE slug = %s",
                 (self.now, row["page_slug"]),
@@ -360,3 +381,25 @@ def read_page(conn: Conn, schema: str, slug: str) -> PageRecord | None:
         return texts[source_id]
 
     return page_record(page, claims, evidence, text_of)
+
+
+def read_context(conn: Conn, schema: str) -> tuple[ClaimRecord, ...]:
+    """The context's active entries (``wiki/context.md``'s claims), in order, with their
+    evidence, each quote checked as :func:`read_page` checks a page's."""
+    claims = conn.execute(
+        _q("SELECT * FROM {s}.claims WHERE page_slug = '' AND status = 'active' "
+           "ORDER BY position, n", schema)
+    ).fetchall()  # fmt: skip
+    evidence = conn.execute(
+        _q('SELECT e.claim_id, e.idx, e.source_id, e.quote, e.start, e."end", e.location '
+           "FROM {s}.evidence e JOIN {s}.claims c ON c.id = e.claim_id "
+           "WHERE c.page_slug = '' AND c.status = 'active' ORDER BY e.claim_id, e.idx", schema)
+    ).fetchall()  # fmt: skip
+    texts: dict[str, str] = {}
+
+    def text_of(source_id: str) -> str:
+        if source_id not in texts:
+            texts[source_id] = checked_source(source_row(conn, schema, source_id))[1]
+        return texts[source_id]
+
+    return claim_records(claims, evidence, text_of)
