@@ -334,7 +334,7 @@ class ContentWriter:
         for idx, quote in enumerate(result.evidence):
             assert quote.verified and quote.source_id is not None
             assert quote.start is not None and quote.end is not None
-            text = self.sources.text(quote.source_id)  # re-hashed in this transaction
+            text = self.sources.intact_text(quote.source_id)  # re-hashed in this transaction
             locate = self._locators.get(quote.source_id)
             if locate is None:
                 text_map = self.sources.get(quote.source_id).text_map

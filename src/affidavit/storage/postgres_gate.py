@@ -4,9 +4,12 @@ sources' ids, texts, records, sanitizer flags and integrity), which is also the 
 :class:`~affidavit.evidence.SourceTexts` — one verifier (:mod:`affidavit.evidence`) and one gate
 (:func:`affidavit.gate.admission.admit`) for both backends.
 
-Every text the gate reads of a source is re-hashed first (its bytes against its id, its text
-against ``text_sha256``); a source that fails is reported by :meth:`PgSources.check_integrity`
-(the gate's provenance check) and its quotes don't verify.
+Every source the gate reads is re-hashed (its bytes against its id, its text against
+``text_sha256``) on its first read in the transaction. As on SQLite (whose ``SourceStore`` reads
+a text file as it is and re-hashes it in ``check_integrity``), the gate reads the text as stored
+and a source that fails is reported by :meth:`PgSources.check_integrity`: the gate's provenance
+check rejects the claims citing it, and only them, while the rest of the plan and of its batch go
+in. What the door writes is read through :meth:`PgSources.intact_text`, which refuses it.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import psycopg
 from psycopg import sql
 
 from ..agents import is_agent
-from ..errors import AffidavitError, NotFoundError
+from ..errors import AffidavitError, IntegrityError, NotFoundError
 from ..gate.duplicates import LIVE, PageIndex, PageIndexes
 from ..gate.reads import ClaimRow, not_ported
 from ..sources.sanitizer import Flag
@@ -140,6 +143,7 @@ class PgSources:
         self.conn, self.schema = conn, schema
         self._rows: dict[str, dict[str, Any]] = {}
         self._texts: dict[str, str] = {}
+        self._broken: dict[str, str] = {}  # source -> why its bytes or text fail their hash
         self._flags: dict[str, list[Flag]] = {}
 
     def _prefixed(self, ref: str) -> list[str]:
@@ -187,14 +191,27 @@ class PgSources:
         )  # fmt: skip
 
     def text(self, source_id: str) -> str:
-        """The source's text as stored now, its bytes and text re-hashed (an
-        :class:`~affidavit.errors.IntegrityError` when either was altered)."""
+        """The source's text as stored now (as SQLite's ``SourceStore.text``), its bytes and text
+        re-hashed on the first read: an altered source is reported by :meth:`check_integrity`,
+        so the gate rejects the claims citing it (provenance)."""
         text = self._texts.get(source_id)
         if text is None:
             row = self._row(source_id)
-            verified_bytes(source_id, bytes(row["data"]))
-            text = verified_text(source_id, str(row["text"]), str(row["text_sha256"]))
+            text = str(row["text"])
+            try:
+                verified_bytes(source_id, bytes(row["data"]))
+                verified_text(source_id, text, str(row["text_sha256"]))
+            except IntegrityError as exc:
+                self._broken[source_id] = str(exc)
             self._texts[source_id] = text
+        return text
+
+    def intact_text(self, source_id: str) -> str:
+        """:meth:`text`, refused (:class:`~affidavit.errors.IntegrityError`) when the source's
+        bytes or text were altered: what the door writes."""
+        text = self.text(source_id)
+        if source_id in self._broken:
+            raise IntegrityError(self._broken[source_id])
         return text
 
     def flags(self, source_id: str) -> list[Flag]:
@@ -212,7 +229,7 @@ class PgSources:
 
     def check_integrity(self, source_id: str) -> list[str]:
         try:
-            self.text(source_id)
+            self.intact_text(source_id)
         except AffidavitError as exc:
             return [str(exc)]
         return []
