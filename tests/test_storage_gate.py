@@ -84,6 +84,12 @@ class SqliteWiki:
         rows = self.vault.db.execute("SELECT dst FROM links WHERE src = ? ORDER BY dst", (slug,))
         return [str(r[0]) for r in rows]
 
+    def context_texts(self) -> list[str]:
+        rows = self.vault.db.execute(
+            "SELECT text FROM claims WHERE page_slug = '' AND status = 'active' ORDER BY position"
+        )
+        return [str(r[0]) for r in rows]
+
     def verdicts(self, plan_id: str) -> list[tuple[str, str]]:
         admission = get_plan(self.vault, plan_id).admission
         return [(c.status, c.check) for op in admission.ops for c in op.claims]
@@ -168,6 +174,9 @@ class PgWiki:
                 (slug,),
             ).fetchall()
         return [str(r["dst"]) for r in rows]
+
+    def context_texts(self) -> list[str]:
+        return [c.text for c in self.storage.context(self.name)]
 
     def verdicts(self, plan_id: str) -> list[tuple[str, str]]:
         return self.verdict[plan_id]

@@ -8,10 +8,10 @@ reads are :class:`WikiReads`; :class:`SqliteReads` makes them on a vault's SQLit
 door's transaction. What the gate reads of sources is :class:`GateSources`, which the vault's
 :class:`~affidavit.sources.store.SourceStore` is and PostgreSQL's ``PgSources`` is too.
 
-A retracted claim's blast radius reads through the same contract
-(:class:`~affidavit.store.blast.ClaimReads`). ``retract_source``, ``update_context`` replacing
-the context, and ``carry_source`` still read SQLite's tables through :meth:`WikiReads.sqlite`;
-on PostgreSQL they are refused before the gate runs.
+A retracted claim's or source's blast radius reads through the same contract
+(:class:`~affidavit.store.blast.SourceReads`), and so does ``update_context`` replacing the
+context. ``carry_source`` still reads SQLite's tables through :meth:`WikiReads.sqlite`; on
+PostgreSQL it is refused before the gate runs.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from ..agents import agent_reservations
 from ..errors import ConflictError
 from ..sources.sanitizer import Flag
 from ..sources.store import SourceRecord
-from ..store.blast import ClaimReads, SqliteClaims
+from ..store.blast import SourceReads, SqliteClaims
 from .duplicates import LIVE, PageIndex, PageIndexes
 
 
@@ -40,9 +40,9 @@ class ClaimRow:
     trust: str
 
 
-class WikiReads(ClaimReads, Protocol):
-    """The gate's reads of the wiki (pages, reservations, claims, links; a claim's blast
-    radius, :class:`~affidavit.store.blast.ClaimReads`)."""
+class WikiReads(SourceReads, Protocol):
+    """The gate's reads of the wiki (pages, reservations, claims, links; a claim's or a source's
+    blast radius, :class:`~affidavit.store.blast.SourceReads`)."""
 
     backend: str
 
@@ -153,8 +153,8 @@ class SqliteReads(SqliteClaims):
 def not_ported(what: str, backend: str) -> ConflictError:
     """The error for a check the gate makes on SQLite only (yet)."""
     return ConflictError(
-        f"{what} can't be admitted on {backend} yet: only create_page, add_claims, link_pages, "
-        "retract_claim and supersede_claim are (docs/storage.md); apply it on a SQLite vault."
+        f"{what} can't be admitted on {backend} yet: all operations but carry_source are "
+        "(docs/storage.md); apply it on a SQLite vault."
     )
 
 

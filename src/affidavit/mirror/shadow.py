@@ -34,6 +34,7 @@ class Shadow:
         self._log_upto = 0
         self._ended: dict[str, tuple[str, str | None]] = {}  # claim -> its status, successor now
         self._moved: dict[str, tuple[str, str, int]] = {}  # archived claim -> its place now
+        self._retracted: dict[str, str] = {}  # source retracted by a batch followed -> status
 
     def add(
         self, rows: Rows, records: list[BatchRecord], *, exact: bool = False
@@ -81,8 +82,9 @@ class Shadow:
             known = db.execute("SELECT 1 FROM sources WHERE id = ?", (source_id,)).fetchone()
             if known is None:
                 path = source_file(source_id, media_type)
+                as_of = status if exact else self._retracted.get(source_id, "active")
                 db.execute(
-                    "INSERT INTO sources VALUES (?, ?, ?, ?)", (source_id, name, path, status)
+                    "INSERT INTO sources VALUES (?, ?, ?, ?)", (source_id, name, path, as_of)
                 )
                 new[source_id] = path
         return touched, new
@@ -121,6 +123,11 @@ class Shadow:
                             event(str(row[0]), record.seq, entry.at)
                 for claim in detail.get("archived", []):
                     self._archive(claim, record.seq, entry.at, event)
+        seqs = {record.seq for record in records}
+        for r in rows.retractions:
+            source = json.loads(r[6]).get("source")
+            if r[0] in seqs and isinstance(source, str):
+                self._retract_source(source, json.loads(r[6]).get("claims", {}), r[0], r[2], event)
         db.executemany(
             "UPDATE pages SET updated_at = ? WHERE slug = ?",
             [(at, slug) for slug, (_, at) in events.items()],
@@ -145,6 +152,34 @@ class Shadow:
             (claim,),
         ).fetchall():
             event(str(page), seq, at)
+
+    def _retract_source(
+        self, source: str, gone: object, seq: int, at: str, event: Callable[[str, int, str], None]
+    ) -> None:
+        """A source the batch retracted: its footnotes say so from this batch on; the pages of
+        the claims it took out and of those that keep other evidence change (the radius's)."""
+        self._retracted[source] = "retracted"
+        self.db.execute("UPDATE sources SET status = 'retracted' WHERE id = ?", (source,))
+        ids = sorted(gone) if isinstance(gone, dict) else []
+        pages = {
+            str(r[0])
+            for r in self.db.execute(
+                "SELECT DISTINCT c.page_slug FROM claims c JOIN evidence e ON e.claim_id = c.id "
+                "WHERE e.source_id = ? AND c.status = 'active'",
+                (source,),
+            )
+        }
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            pages |= {
+                str(r[0])
+                for r in self.db.execute(
+                    f"SELECT DISTINCT page_slug FROM claims WHERE id IN ({marks})", part
+                )
+            }
+        for page in pages:
+            event(page, seq, at)
 
     def add_audit(self, entries: list[tuple[int, str, str, str | None, str, str]]) -> None:
         """The batches' "applied" audit entries (what ``wiki/log.md`` lists)."""

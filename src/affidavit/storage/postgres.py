@@ -184,8 +184,8 @@ class PostgresDoor:
             if not isinstance(op, WRITABLE):
                 raise ConflictError(
                     f"plan {plan_id[:12]}: operation {index + 1} ({op.op}) can't be applied on "
-                    "PostgreSQL yet (only create_page, add_claims, link_pages, retract_claim, "
-                    "supersede_claim and update_context; docs/storage.md)."
+                    "PostgreSQL yet (all but carry_source are; docs/storage.md): apply it on a "
+                    "SQLite vault."
                 )
         sources = PgSources(self.conn, self.schema)
         agent = is_agent(row.author, row.origin)

@@ -33,6 +33,7 @@ from ..plan.schema import (
     LinkPages,
     Plan,
     RetractClaim,
+    RetractSource,
     SupersedeClaim,
     UpdateContext,
     parse_plan,
@@ -40,7 +41,7 @@ from ..plan.schema import (
 from ..sources.extract import locator
 from ..sources.sanitizer import Flag, scan
 from ..store.blast import LIVE as BLAST_LIVE
-from ..store.blast import BlastRadius, claim_radius
+from ..store.blast import BlastRadius, blast_radius, claim_radius
 from ..store.writer import claim_id
 from .base import check_text
 from .content import (
@@ -142,7 +143,9 @@ def checked_source(row: dict[str, Any]) -> tuple[bytes, str]:
     return data, verified_text(str(row["id"]), str(row["text"]), str(row["text_sha256"]))
 
 
-WRITABLE = (CreatePage, AddClaims, LinkPages, RetractClaim, SupersedeClaim, UpdateContext)
+WRITABLE = (
+    CreatePage, AddClaims, LinkPages, RetractClaim, SupersedeClaim, UpdateContext, RetractSource
+)  # fmt: skip
 """The operations the door writes on PostgreSQL (the others: docs/storage.md)."""
 
 
@@ -197,6 +200,8 @@ class ContentWriter:
                 entry["title"] = self._supersede(op, result, admission.support_version)
             elif isinstance(op, UpdateContext):
                 entry["title"] = self._context(op, result, admission.support_version)
+            elif isinstance(op, RetractSource):
+                entry["title"] = self._retract_source(result.index, op)
             else:
                 assert isinstance(op, CreatePage | AddClaims), "refused before the gate ran"
                 entry.update(self._page_op(op, result, admission.support_version))
@@ -263,6 +268,27 @@ class ContentWriter:
         self.context_changed = True
         return f"context ({op.mode}, {len(passing)} entries)"
 
+    def _retract_source(self, index: int, op: RetractSource) -> str:
+        """The source is retracted: the claims resting on it alone go (with their syntheses),
+        the others keep their other evidence at the weakest trust of it, as on SQLite
+        (:meth:`affidavit.store.writer.Writer._retract_source`); the radius is computed again
+        here, under the lock."""
+        source_id = self.sources.resolve(op.source)
+        assert source_id is not None  # the gate's targets check found it
+        radius = blast_radius(PgReads(self.conn, self.schema), source_id, exclude_plan=self.plan_id)
+        self._x("UPDATE {s}.sources SET status = 'retracted' WHERE id = %s", (source_id,))
+        for kept in radius.kept:
+            self._x("UPDATE {s}.claims SET trust = %s WHERE id = %s", (kept.new_trust, kept.id))
+        self._x(
+            "UPDATE {s}.pages SET updated_at = %s WHERE slug = ANY(%s)", (self.now, radius.pages)
+        )
+        self.context_changed |= "" in radius.pages
+        self._retract(index, op.op, op.reason, radius)
+        return (
+            f"source {radius.source_name} ({source_id[:12]}): {len(radius.retracted)} claim(s) "
+            f"retracted, {len(radius.derived)} derived, {len(radius.kept)} kept with other evidence"
+        )
+
     def _supersede(self, op: SupersedeClaim, result: OpResult, check: str) -> str:
         """The old claim ends; its successor is an existing claim, or the new claim ``by``,
         written at the old one's page, section and position (W7's trust rule was the gate's)."""
@@ -299,13 +325,18 @@ class ContentWriter:
     def _retract(self, index: int, kind: str, reason: str, radius: BlastRadius) -> None:
         """Retract what ``radius`` says goes, with an audit entry giving each claim's reason
         (as SQLite's door: :meth:`affidavit.store.writer.Writer._retract`)."""
-        why = {claim.id: reason for claim in radius.retracted}
+        why = {
+            claim.id: f"source {radius.source[:12]} retracted: {reason}"
+            if radius.source
+            else reason
+            for claim in radius.retracted
+        }
         for claim in radius.derived:
             why[claim.id] = f"rests on retracted claim {claim.rests_on[0]}"
         for gone in why:
             self._end(gone, "retracted")
-        detail = {"op": index, "kind": kind, "reason": reason, "source": None, "claims": why,
-                  "counts": radius.counts}  # fmt: skip
+        detail = {"op": index, "kind": kind, "reason": reason, "source": radius.source or None,
+                  "claims": why, "counts": radius.counts}  # fmt: skip
         self.audit(self.now, "retracted", self.plan_id, "door", detail)
 
     def _claim(

@@ -35,6 +35,7 @@ CREATE TABLE claims (id TEXT PRIMARY KEY, page_slug TEXT, section TEXT, position
 CREATE INDEX claims_page ON claims (page_slug, position);
 CREATE TABLE evidence (claim_id TEXT, idx INTEGER, source_id TEXT, quote TEXT, start INTEGER,
                        "end" INTEGER, location TEXT, PRIMARY KEY (claim_id, idx));
+CREATE INDEX evidence_source ON evidence (source_id);
 CREATE TABLE sources (id TEXT PRIMARY KEY, name TEXT, original_file TEXT, status TEXT);
 CREATE TABLE links (src TEXT, dst TEXT);
 CREATE TABLE audit (seq INTEGER PRIMARY KEY, at TEXT, action TEXT, plan_id TEXT, actor TEXT,

@@ -116,6 +116,42 @@ class PgReads:
             )
         )
 
+    def source_name(self, source_id: str) -> str:
+        rows = self._x("SELECT name FROM {s}.sources WHERE id = %s", (source_id,))
+        return str(rows[0]["name"]) if rows else ""
+
+    def retracted_sources(self) -> set[str]:
+        return {
+            str(r["id"]) for r in self._x("SELECT id FROM {s}.sources WHERE status = 'retracted'")
+        }
+
+    def citing_claims(self, source_id: str, statuses: tuple[str, ...]) -> list[Mapping[str, Any]]:
+        return list(
+            self._x(
+                "SELECT c.* FROM {s}.claims c WHERE c.status = ANY(%s) AND EXISTS (SELECT 1 "
+                "FROM {s}.evidence e WHERE e.claim_id = c.id AND e.source_id = %s) "
+                'ORDER BY c.page_slug COLLATE "C", c.position, c.id COLLATE "C"',
+                (list(statuses), source_id),
+            )
+        )
+
+    def evidence_sources(self, claim_id: str) -> list[tuple[str, str]]:
+        rows = self._x(
+            'SELECT DISTINCT e.source_id COLLATE "C" AS source_id, s.trust FROM {s}.evidence e '
+            "JOIN {s}.sources s ON s.id = e.source_id WHERE e.claim_id = %s ORDER BY 1",
+            (claim_id,),
+        )
+        return [(str(r["source_id"]), str(r["trust"])) for r in rows]
+
+    def pending_plans(self) -> list[tuple[str, str, str, str]]:
+        rows = self._x(
+            "SELECT id, author, origin, plan_json FROM {s}.plans WHERE status = 'pending' "
+            'ORDER BY created_at COLLATE "C", id COLLATE "C"'
+        )
+        return [
+            (str(r["id"]), str(r["author"]), str(r["origin"]), str(r["plan_json"])) for r in rows
+        ]
+
     def link_exists(self, src: str, dst: str) -> bool:
         return bool(self._x("SELECT 1 FROM {s}.links WHERE src = %s AND dst = %s", (src, dst)))
 
