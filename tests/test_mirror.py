@@ -596,3 +596,32 @@ def test_context_entries_their_replacement_and_their_archive_are_followed(
     early = commits[3].tree
     assert wiki._claim(100)["text"] in early["wiki/context.md"].data.decode()
     assert "wiki/context-archive.md" not in early
+
+
+def test_a_source_retraction_is_followed_batch_by_batch(
+    storage: Any, wiki: Wiki, tmp_path: Path
+) -> None:
+    """The claims resting on the retracted source alone go; a claim keeping other evidence
+    shows its footnote as "(source retracted)" from the retraction's commit on, never before."""
+    wiki.grow(3)
+    both = wiki._claim(200)
+    both["evidence"].append(
+        {"source": wiki.ids["mill"], "quote": "mill 203 was built in 1821 and burned in 1902"}
+    )
+    both["text"] = "The river 200 flows north past town 200, and mill 203 was built in 1821."
+    wiki.batch({"op": "add_claims", "page": wiki.pages[0], "claims": [both]})
+    folder = tmp_path / "mirror"
+    mirror(storage, "main", folder)
+    wiki.batch({"op": "retract_source", "source": wiki.ids["mill"], "reason": "Misdated."})
+    wiki.grow(1)
+    mirror(storage, "main", folder)
+    assert check(storage, "main", folder).ok, check(storage, "main", folder).problems
+    rebuilt = tmp_path / "rebuilt"
+    mirror(storage, "main", rebuilt)
+    assert _head(rebuilt) == _head(folder) and _files(rebuilt) == _files(folder)
+    repo = pygit2.Repository(str(folder))
+    commits = list(repo.walk(repo.head.target, pygit2.enums.SortMode.REVERSE))
+    path = f"wiki/{wiki.pages[0]}.md"
+    before, after = (commits[n].tree[path].data.decode() for n in (3, 4))
+    assert "(source retracted)" not in before and "(source retracted)" in after
+    assert both["text"] in after
