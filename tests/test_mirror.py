@@ -625,3 +625,40 @@ def test_a_source_retraction_is_followed_batch_by_batch(
     before, after = (commits[n].tree[path].data.decode() for n in (3, 4))
     assert "(source retracted)" not in before and "(source retracted)" in after
     assert both["text"] in after
+
+
+def test_a_plan_approved_in_parts_is_mirrored_in_the_batches_that_wrote_it(
+    storage: Any, wiki: Wiki, tmp_path: Path
+) -> None:
+    """Each part of a plan approved operation by operation is in the commit of its own batch
+    (rows are tagged with the batch that wrote them, not their plan's last batch)."""
+    wiki.grow(2)
+    ops = [wiki.create("first"), wiki.create("second")]
+    del wiki.pages[-2:]  # not grown by wiki.grow: "second" is not there before its part
+    plan_id = f"{0xFFFF:064x}"
+    storage.propose(
+        "main", plan_id, author="ann", origin="cli", plan_json=json.dumps(
+            {"nonce": "nonce-parted-0123456789abcdef", "operations": ops}),
+        created_at=_at(0), expires_at=EXPIRES,
+    )  # fmt: skip
+
+    def part(ops: list[int]) -> None:
+        wiki.batches += 1
+        with storage.door("main", f"b-{wiki.batches}") as door:
+            door.apply_plan(plan_id, now=_at(wiki.batches), actor=ACTOR, ops=ops)
+
+    part([0])
+    wiki.grow(1)
+    folder = tmp_path / "mirror"
+    mirror(storage, "main", folder)  # the mirror stops between the two parts
+    part([1])
+    wiki.grow(1)
+    mirror(storage, "main", folder)
+    assert check(storage, "main", folder).ok, check(storage, "main", folder).problems
+    rebuilt = tmp_path / "rebuilt"
+    mirror(storage, "main", rebuilt)
+    assert _head(rebuilt) == _head(folder) and _files(rebuilt) == _files(folder)
+    repo = pygit2.Repository(str(folder))
+    commits = list(repo.walk(repo.head.target, pygit2.enums.SortMode.REVERSE))
+    assert "wiki/first.md" in commits[2].tree and "wiki/second.md" not in commits[2].tree
+    assert "wiki/second.md" in commits[4].tree

@@ -167,3 +167,60 @@ def test_a_page_claim_and_a_context_entry_of_one_plan(make: Any) -> None:
     assert wiki.status(plan) == "applied"
     assert wiki.claims("bridge") == [(OPENED_CLAIM, "trusted")]
     assert wiki.context() == [(LONG, "trusted")]
+
+
+def test_pg006_keeps_the_key_to_pages_for_every_claim_but_the_contexts(pg_url: str) -> None:
+    """pg006 replaces claims' foreign key to pages (which refused page '') by one through a
+    generated column that is NULL for the context alone: a vault migrated with rows keeps them,
+    and a claim of a page that doesn't exist is still refused at commit."""
+    import psycopg
+    from psycopg import sql
+    from psycopg.rows import dict_row
+
+    from affidavit.storage.pg_migrations import VAULT
+    from affidavit.storage.postgres import _apply_migrations
+
+    old = [m for m in VAULT if m[0] != "pg006_context"]
+    with psycopg.connect(pg_url, autocommit=True, row_factory=dict_row) as conn:
+        conn.execute("DROP SCHEMA IF EXISTS v_old CASCADE")  # a schema no vault registers
+        with conn.transaction():
+            _apply_migrations(conn, "v_old", old)
+            conn.execute(
+                "INSERT INTO v_old.plans (id, author, origin, plan_json, status, admission, "
+                "created_at, expires_at) VALUES ('p', 'ann', 'cli', '{}', 'applied', '{}', 'x', 'y')"
+            )
+            conn.execute(
+                "INSERT INTO v_old.pages (slug, title, summary, category, created_at, updated_at, "
+                "plan_id) VALUES ('bridge', 't', 's', 'c', 'x', 'x', 'p')"
+            )
+            conn.execute(
+                "INSERT INTO v_old.claims (id, page_slug, section, position, text, status, trust, "
+                "plan_id, created_at) VALUES ('c-1', 'bridge', 's', 0, 't', 'active', 'trusted', "
+                "'p', 'x')"
+            )
+        with conn.transaction():
+            assert _apply_migrations(conn, "v_old", VAULT) == ["v_old.pg006_context"]
+        row = conn.execute("SELECT page_ref, batch_id FROM v_old.claims").fetchone()
+        assert row == {"page_ref": "bridge", "batch_id": None}
+
+        def claim(cid: str, page: str) -> None:
+            with conn.transaction():
+                conn.execute(
+                    sql.SQL(
+                        "INSERT INTO v_old.claims (id, page_slug, section, position, text, status, "
+                        "trust, plan_id, created_at) VALUES (%s, %s, 's', 1, 't', 'active', "
+                        "'trusted', 'p', 'x')"
+                    ),
+                    (cid, page),
+                )
+
+        claim("c-2", "")  # a context entry: no page to point at
+        for missing in ("nowhere", " ", "Bridge"):
+            with pytest.raises(psycopg.errors.ForeignKeyViolation):
+                claim(f"c-{missing}", missing)
+        with pytest.raises(psycopg.errors.ForeignKeyViolation), conn.transaction():
+            conn.execute("UPDATE v_old.claims SET page_slug = 'nowhere' WHERE id = 'c-1'")
+        with pytest.raises(psycopg.errors.ForeignKeyViolation), conn.transaction():
+            conn.execute("DELETE FROM v_old.pages WHERE slug = 'bridge'")
+        with pytest.raises(psycopg.errors.GeneratedAlways), conn.transaction():
+            conn.execute("UPDATE v_old.claims SET page_ref = NULL WHERE id = 'c-1'")

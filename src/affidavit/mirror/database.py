@@ -12,6 +12,7 @@ value is a bound parameter; the schema name is validated and quoted by ``sql.Ide
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +43,14 @@ class Rows:
     plan_id, actor, detail (why each claim went: what a page's "Retracted" list shows)."""
 
 
+def _batch_of(applied: list[tuple[int, int]], seq: int) -> int | None:
+    """The batch of the audit entry ``seq``: that of the first "applied" entry after it
+    (``applied``: (entry seq, batch seq) in order; a batch's other entries precede its plans'
+    "applied" ones). None: no committed batch holds it."""
+    at = bisect.bisect_right(applied, (seq, 2**62))
+    return applied[at][1] if at < len(applied) else None
+
+
 class VaultReader:
     """One PostgreSQL vault, read for the mirror."""
 
@@ -64,9 +73,13 @@ class VaultReader:
 
     def rows(self, batches: list[BatchRecord], after: int, upto: int) -> Rows:
         """What batches ``(after, upto]`` of ``batches`` (:meth:`batches`) wrote, read in one
-        snapshot. A row's batch is its plan's; rows of plans in no batch of the range (written
-        by a batch that committed since, or before ``after``) are left out."""
+        snapshot. A row's batch is the one that wrote it (``batch_id``, pg006; before that, its
+        plan's); a retraction's audit entry is its batch's (the batch of the next "applied"
+        entry); rows of no batch of the range (written by a batch that committed since, or
+        before ``after``) are left out."""
         seq_of = {plan: r.seq for r in batches[after:upto] for plan in r.plans}
+        by_id = {r.batch_id: r.seq for r in batches[after:upto]}
+        applied = [(e.seq, r.seq) for r in batches for e in r.entries]
         plans = sql.SQL("") if after == 0 else sql.SQL("WHERE {c}plan_id = ANY(%s)")
         params = [] if after == 0 else [list(seq_of)]
         with self.storage.pool.connection() as conn, conn.transaction():
@@ -77,26 +90,36 @@ class VaultReader:
                 where = plans.format(c=sql.SQL(prefix))
                 query = sql.SQL(text).format(s=sql.Identifier(self.schema), where=where)
                 rows = cur.execute(query, params if "{where}" in text else []).fetchall()
-                return [(seq_of[r[0]], *r[1:]) for r in rows if r[0] in seq_of]
+                tagged = [
+                    (seq_of.get(r[0]) if r[1] is None else by_id.get(r[1]), *r[2:]) for r in rows
+                ]
+                return [r for r in tagged if r[0] is not None]
 
             pages = read(
-                "SELECT plan_id, slug, title, summary, category, created_at, updated_at "
+                "SELECT plan_id, batch_id, slug, title, summary, category, created_at, updated_at "
                 "FROM {s}.pages {where}"
             )
             claims = read(
-                "SELECT plan_id, id, page_slug, section, position, text, status, trust, "
+                "SELECT plan_id, batch_id, id, page_slug, section, position, text, status, trust, "
                 "superseded_by, created_at, archived_from FROM {s}.claims {where}"
             )
             evidence = read(
-                'SELECT c.plan_id, e.claim_id, e.idx, e.source_id, e.quote, e.start, e."end", '
-                "e.location FROM {s}.evidence e JOIN {s}.claims c ON c.id = e.claim_id {where}",
+                "SELECT c.plan_id, c.batch_id, e.claim_id, e.idx, e.source_id, e.quote, e.start, "
+                'e."end", e.location FROM {s}.evidence e JOIN {s}.claims c ON c.id = e.claim_id '
+                "{where}",
                 "c.",
             )
-            links = read("SELECT plan_id, plan_id, src, dst FROM {s}.links {where}")
-            retractions = read(
-                "SELECT plan_id, seq, at, action, plan_id, actor, detail FROM {s}.audit "
-                "WHERE action = 'retracted' ORDER BY seq"
-            )
+            links = read("SELECT plan_id, batch_id, plan_id, src, dst FROM {s}.links {where}")
+            retractions = [
+                (seq, *r)
+                for r in cur.execute(
+                    sql.SQL(
+                        "SELECT seq, at, action, plan_id, actor, detail FROM {s}.audit "
+                        "WHERE action = 'retracted' ORDER BY seq"
+                    ).format(s=sql.Identifier(self.schema))
+                ).fetchall()
+                if (seq := _batch_of(applied, int(r[0]))) is not None and after < seq <= upto
+            ]
             cited = sorted({r[3] for r in evidence})
             sources = cur.execute(
                 sql.SQL(

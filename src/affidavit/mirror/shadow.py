@@ -94,7 +94,7 @@ class Shadow:
         retracted) and each touched page's ``updated_at``: the time of the last plan that
         created it, added claims to it, linked from it or ended one of its claims."""
         db = self.db
-        at_of = {e.plan_id: e.at for r in records for e in r.entries}
+        at_of = {(r.seq, e.plan_id): e.at for r in records for e in r.entries}
         events: dict[str, tuple[int, str]] = {}
 
         def event(slug: str, seq: int, at: str) -> None:
@@ -106,7 +106,7 @@ class Shadow:
         for r in rows.claims:
             event("" if r[10] is not None else r[2], r[0], r[9])
         for r in rows.links:
-            event(r[2], r[0], at_of.get(r[1], ""))
+            event(r[2], r[0], at_of.get((r[0], r[1]), ""))
         for record in records:
             for entry in record.entries:
                 detail = json.loads(entry.detail)

@@ -220,6 +220,17 @@ VAULT: list[tuple[str, str]] = [
         -- a context entry moved to the archive page by the line cap: its place in the context
         -- before (the mirror renders context.md as it stood at each batch from it)
         ALTER TABLE {s}.claims ADD COLUMN archived_from INTEGER;
+        -- the batch that wrote the row (a plan approved in parts writes in several batches):
+        -- the door sets affidavit.batch for its transaction, the mirror tags rows by it
+        ALTER TABLE {s}.pages ADD COLUMN batch_id TEXT
+            DEFAULT current_setting('affidavit.batch', true);
+        ALTER TABLE {s}.claims ADD COLUMN batch_id TEXT
+            DEFAULT current_setting('affidavit.batch', true);
+        ALTER TABLE {s}.links ADD COLUMN batch_id TEXT
+            DEFAULT current_setting('affidavit.batch', true);
+        -- a plan approved in parts: the operations decided so far (applied, in selected_ops,
+        -- or refused by the gate at an approval); the others stay approvable until expiry
+        ALTER TABLE {s}.plans ADD COLUMN decided_ops TEXT NOT NULL DEFAULT '[]';
         CREATE TABLE {s}.context_snapshots (   -- wiki/context.md before each plan changed it
             id BIGSERIAL PRIMARY KEY,
             plan_id TEXT NOT NULL REFERENCES {s}.plans (id),

@@ -15,14 +15,14 @@ any other operation is refused whole before anything is written (docs/storage.md
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import psycopg
 from psycopg import sql
 
 from ..config import TRUST_TIERS
-from ..errors import ConflictError
+from ..errors import ConflictError, IntegrityError
 from ..gate.texts import DEFAULT_SECTION, UNTITLED
 from ..gate.verdicts import ADMITTED, QUARANTINED, Admission, ClaimResult, OpResult
 from ..hashing import sha256_hex
@@ -388,6 +388,72 @@ def load_plan(conn: Conn, schema: str, plan_id: str) -> Plan:
     if row is None:
         raise ConflictError(f"no plan {plan_id[:12]} in this vault; `affidavit inbox` lists them.")
     return parse_plan(str(row["plan_json"]))
+
+
+def applied_ops(conn: Conn, schema: str, plan_id: str) -> tuple[list[int], list[int]]:
+    """The operations of the plan earlier partial approvals applied (``plans.selected_ops``)
+    and decided (applied, or refused by the gate: ``decided_ops``), read back from the
+    database: untrusted, so anything malformed is refused."""
+    row = conn.execute(
+        _q("SELECT selected_ops, decided_ops FROM {s}.plans WHERE id = %s", schema), (plan_id,)
+    ).fetchone()
+    out = []
+    for column in ("selected_ops", "decided_ops"):
+        try:
+            ops = json.loads((row or {}).get(column) or "[]")
+            if not isinstance(ops, list) or not all(type(i) is int and i >= 0 for i in ops):
+                raise ValueError(ops)
+        except ValueError:
+            raise IntegrityError(
+                f"plan {plan_id[:12]}'s decided operations (plans.{column}) are malformed; "
+                "restore the database from a backup, or reject the plan."
+            ) from None
+        out.append(sorted(set(ops)))
+    return out[0], sorted({*out[0], *out[1]})
+
+
+def selection(plan_id: str, plan: Plan, done: list[int], ops: Sequence[int] | None) -> list[int]:
+    """The operations a person approves now (0-based; default: every one not applied yet),
+    checked as SQLite's inbox checks them (:func:`affidavit.store.batch.prepare`): each is an
+    operation of this plan, not applied already, and none extends a page that an operation of
+    the same plan left out of the selection creates."""
+    count = len(plan.operations)
+    open_ops = [i for i in range(count) if i not in done]
+    if ops is None:
+        return open_ops
+    wrong = [i for i in ops if type(i) is not int or not 0 <= i < count]
+    if wrong or not ops:
+        raise ConflictError(
+            f"plan {plan_id[:12]} has operations 1–{count}; "
+            + (f"there is no {wrong[0] + 1 if type(wrong[0]) is int else repr(wrong[0])[:20]}."
+               if wrong else "select at least one (`affidavit inbox show` lists them).")
+        )  # fmt: skip
+    chosen = sorted(set(ops))
+    again = [i + 1 for i in chosen if i in done]
+    if again:
+        raise ConflictError(
+            f"operation(s) {', '.join(map(str, again))} of plan {plan_id[:12]} are decided "
+            f"already (applied, or refused by the gate); the ones still pending are "
+            f"{_numbers(open_ops) or 'none'}."
+        )
+    creator = {op.slug: i for i in open_ops if isinstance(op := plan.operations[i], CreatePage)}
+    for i in chosen:
+        op = plan.operations[i]
+        needs = [op.page] if isinstance(op, AddClaims) else [op.page, op.to] if isinstance(
+            op, LinkPages) else []  # fmt: skip
+        for slug in needs:
+            j = creator.get(slug)
+            if j is not None and j not in chosen:
+                raise ConflictError(
+                    f"op {i + 1} of plan {plan_id[:12]} extends page '{slug}', which op {j + 1} "
+                    f"of the same plan creates: approve them together (ops "
+                    f"{_numbers(sorted({*chosen, j}))})."
+                )
+    return chosen
+
+
+def _numbers(ops: list[int]) -> str:
+    return ",".join(str(i + 1) for i in ops)
 
 
 def read_page(conn: Conn, schema: str, slug: str) -> PageRecord | None:
