@@ -231,6 +231,27 @@ VAULT: list[tuple[str, str]] = [
         -- a plan approved in parts: the operations decided so far (applied, in selected_ops,
         -- or refused by the gate at an approval); the others stay approvable until expiry
         ALTER TABLE {s}.plans ADD COLUMN decided_ops TEXT NOT NULL DEFAULT '[]';
+        -- versions of a source (issue 27, as SQLite's m016_lineage): one origin key, versions
+        -- 1, 2, 3... each naming the one it replaces; rows from before: no lineage ('')
+        ALTER TABLE {s}.sources ADD COLUMN origin_key TEXT NOT NULL DEFAULT '',
+            ADD COLUMN version INTEGER NOT NULL DEFAULT 1,
+            ADD COLUMN previous_id TEXT REFERENCES {s}.sources (id);
+        CREATE INDEX sources_origin ON {s}.sources (origin_key, version);
+        -- an evidence row as it was before carry_source re-pointed it at a newer version, with
+        -- the batch that did (the mirror renders each batch's evidence from it)
+        CREATE TABLE {s}.evidence_carried (
+            n BIGSERIAL PRIMARY KEY,
+            batch_id TEXT DEFAULT current_setting('affidavit.batch', true),
+            plan_id TEXT NOT NULL REFERENCES {s}.plans (id),   -- the carrying plan
+            claim_id TEXT NOT NULL REFERENCES {s}.claims (id),
+            idx INTEGER NOT NULL,
+            source_id TEXT NOT NULL REFERENCES {s}.sources (id),
+            quote TEXT NOT NULL,
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL,
+            location TEXT NOT NULL
+        );
+        CREATE INDEX evidence_carried_claim ON {s}.evidence_carried (claim_id, idx, n);
         CREATE TABLE {s}.context_snapshots (   -- wiki/context.md before each plan changed it
             id BIGSERIAL PRIMARY KEY,
             plan_id TEXT NOT NULL REFERENCES {s}.plans (id),

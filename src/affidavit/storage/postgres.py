@@ -195,8 +195,7 @@ class PostgresDoor:
             if not isinstance(op, WRITABLE):
                 raise ConflictError(
                     f"plan {plan_id[:12]}: operation {index + 1} ({op.op}) can't be applied on "
-                    "PostgreSQL yet (all but carry_source are; docs/storage.md): apply it on a "
-                    "SQLite vault."
+                    "PostgreSQL (docs/storage.md): apply it on a SQLite vault."
                 )
         sources = PgSources(self.conn, self.schema)
         agent = is_agent(row.author, row.origin)
@@ -512,8 +511,10 @@ class PostgresStorage:
         sanitizer flags (default: the sanitizer's scan of the text)."""
         from .postgres_content import add_source
 
-        _, schema = self._vault(vault)
+        key, schema = self._vault(vault)
         with self._tx() as conn:
+            # the door's lock: a source's version is the next of its origin's (issue 27)
+            conn.execute("SELECT pg_advisory_xact_lock(%s::int4, %s::int4)", (LOCK_CLASS, key))
             return add_source(
                 conn, schema, data, text=text, origin=origin, name=name,
                 media_type=media_type, trust=trust, added_at=added_at, flags=flags,

@@ -28,6 +28,7 @@ from ..gate.verdicts import ADMITTED, QUARANTINED, Admission, ClaimResult, OpRes
 from ..hashing import sha256_hex
 from ..plan.schema import (
     AddClaims,
+    CarrySource,
     ClaimDraft,
     CreatePage,
     LinkPages,
@@ -39,6 +40,7 @@ from ..plan.schema import (
     parse_plan,
 )
 from ..sources.extract import locator
+from ..sources.lineage import origin_key
 from ..sources.sanitizer import Flag, scan
 from ..store.blast import LIVE as BLAST_LIVE
 from ..store.blast import BlastRadius, blast_radius, claim_radius
@@ -110,7 +112,18 @@ def add_source(
         (source_id, origin, name, media_type, data, text, sha256_hex(text), len(data), len(text),
          trust, added_at, json.dumps(text_map or {})),
     )  # fmt: skip
-    if added.rowcount == 1:  # the same bytes again: their flags are stored already
+    if added.rowcount == 1:  # the same bytes again: their flags and version are stored already
+        key = origin_key(origin)
+        latest = conn.execute(
+            _q("SELECT id, version FROM {s}.sources WHERE origin_key = %s AND id != %s "
+               "ORDER BY version DESC LIMIT 1", schema), (key, source_id),
+        ).fetchone()  # fmt: skip
+        conn.execute(
+            _q("UPDATE {s}.sources SET origin_key = %s, version = %s, previous_id = %s "
+               "WHERE id = %s", schema),
+            (key, int(latest["version"]) + 1 if latest else 1,
+             latest["id"] if latest else None, source_id),
+        )  # fmt: skip
         with conn.cursor() as cur:
             cur.executemany(
                 _q('INSERT INTO {s}.source_flags (source_id, kind, start, "end", detail) '
@@ -144,9 +157,10 @@ def checked_source(row: dict[str, Any]) -> tuple[bytes, str]:
 
 
 WRITABLE = (
-    CreatePage, AddClaims, LinkPages, RetractClaim, SupersedeClaim, UpdateContext, RetractSource
+    CreatePage, AddClaims, LinkPages, RetractClaim, SupersedeClaim, UpdateContext, RetractSource,
+    CarrySource,
 )  # fmt: skip
-"""The operations the door writes on PostgreSQL (the others: docs/storage.md)."""
+"""The operations the door writes on PostgreSQL: every one of the plan schema's."""
 
 
 class ContentWriter:
@@ -202,6 +216,8 @@ class ContentWriter:
                 entry["title"] = self._context(op, result, admission.support_version)
             elif isinstance(op, RetractSource):
                 entry["title"] = self._retract_source(result.index, op)
+            elif isinstance(op, CarrySource):
+                entry.update(self._carry(result.detail))
             else:
                 assert isinstance(op, CreatePage | AddClaims), "refused before the gate ran"
                 entry.update(self._page_op(op, result, admission.support_version))
@@ -288,6 +304,66 @@ class ContentWriter:
             f"source {radius.source_name} ({source_id[:12]}): {len(radius.retracted)} claim(s) "
             f"retracted, {len(radius.derived)} derived, {len(radius.kept)} kept with other evidence"
         )
+
+    def _carry(self, detail: dict[str, object]) -> dict[str, object]:
+        """Re-point the carried claims' evidence at the newer version, at the offsets the gate
+        found there (:mod:`affidavit.gate.carry`), as SQLite's door does
+        (:meth:`affidavit.store.writer.Writer._carry`); each row as it was is kept in
+        ``evidence_carried``. Returns what the audit entry keeps: both versions' offsets."""
+        old, new = str(detail["source"]), str(detail["to"])
+        carried = detail["carried"]
+        trust = detail.get("trust", {})
+        assert isinstance(carried, dict) and isinstance(trust, dict)
+        text = self.sources.intact_text(new)  # re-hashed in this transaction
+        locate = locator(text, self.sources.get(new).text_map)
+        ids = sorted(carried)
+        was: dict[str, list[list[int]]] = {}
+        for row in self._x(
+            'SELECT claim_id, idx, start, "end" FROM {s}.evidence WHERE source_id = %s '
+            'AND claim_id = ANY(%s) ORDER BY claim_id COLLATE "C", idx',
+            (old, ids),
+        ).fetchall():
+            was.setdefault(str(row["claim_id"]), []).append(
+                [int(row["idx"]), int(row["start"]), int(row["end"])]
+            )
+        moves = [(cid, idx, start, end) for cid, spans in carried.items()
+                 for idx, start, end in spans]  # fmt: skip
+        with self.conn.cursor() as cur:
+            cur.executemany(
+                _q('INSERT INTO {s}.evidence_carried (plan_id, claim_id, idx, source_id, quote, '
+                   'start, "end", location) SELECT %s, claim_id, idx, source_id, quote, start, '
+                   '"end", location FROM {s}.evidence WHERE claim_id = %s AND idx = %s '
+                   "AND source_id = %s", self.schema),
+                [(self.plan_id, cid, idx, old) for cid, idx, _, _ in moves],
+            )  # fmt: skip
+            cur.executemany(
+                _q('UPDATE {s}.evidence SET source_id = %s, quote = %s, start = %s, "end" = %s, '
+                   "location = %s WHERE claim_id = %s AND idx = %s AND source_id = %s",
+                   self.schema),
+                [(new, text[start:end], start, end, locate(start), cid, idx, old)
+                 for cid, idx, start, end in moves],
+            )  # fmt: skip
+            cur.executemany(
+                _q("UPDATE {s}.claims SET trust = %s WHERE id = %s", self.schema),
+                [(t, c) for c, t in trust.items()],
+            )
+        self._x(
+            "UPDATE {s}.pages SET updated_at = %s WHERE slug IN (SELECT page_slug FROM "
+            "{s}.claims WHERE id = ANY(%s))",
+            (self.now, ids),
+        )
+        if self._x(
+            "SELECT 1 FROM {s}.claims WHERE page_slug = '' AND id = ANY(%s) LIMIT 1", (ids,)
+        ).fetchone():
+            self.context_changed = True
+        return {
+            "title": f"{len(carried)} claim(s) carried from {old[:12]} to {new[:12]}",
+            "source": old,
+            "to": new,
+            "carried": carried,
+            "was": was,
+            **({"trust": trust} if trust else {}),
+        }
 
     def _supersede(self, op: SupersedeClaim, result: OpResult, check: str) -> str:
         """The old claim ends; its successor is an existing claim, or the new claim ``by``,

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -26,7 +25,7 @@ from psycopg import sql
 from ..agents import is_agent
 from ..errors import AffidavitError, IntegrityError, NotFoundError
 from ..gate.duplicates import LIVE, PageIndex, PageIndexes
-from ..gate.reads import ClaimRow, not_ported
+from ..gate.reads import ClaimRow
 from ..sources.sanitizer import Flag
 from ..sources.store import MIN_LOOKUP_LENGTH, MIN_REF_LENGTH, SourceRecord
 from .content import verified_bytes, verified_text
@@ -167,8 +166,36 @@ class PgReads:
         index.sync((r["id"], r["text"], (r["position"], r["n"])) for r in rows)
         return index
 
-    def sqlite(self, what: str) -> sqlite3.Connection:
-        raise not_ported(what, "PostgreSQL")
+    def versions_before(self, source_id: str) -> list[str]:
+        out: list[str] = []
+        seen = {source_id}
+        current: str | None = source_id
+        while current is not None:  # a cycle, which no write makes, stops the walk
+            rows = self._x("SELECT previous_id FROM {s}.sources WHERE id = %s", (current,))
+            current = rows[0]["previous_id"] if rows else None
+            if current is None or current in seen:
+                break
+            seen.add(current)
+            out.append(str(current))
+        return out
+
+    def carry_rows(
+        self, source_id: str
+    ) -> tuple[dict[str, tuple[str, str]], list[tuple[str, int, str, str]]]:
+        citing = "SELECT claim_id FROM {s}.evidence WHERE source_id = %s"
+        status = {
+            str(r["id"]): (str(r["status"]), str(r["trust"]))
+            for r in self._x(f"SELECT id, status, trust FROM {{s}}.claims WHERE id IN ({citing})",
+                             (source_id,))
+        }  # fmt: skip
+        rows = self._x(
+            "SELECT claim_id, idx, source_id, quote FROM {s}.evidence WHERE claim_id IN "
+            f'({citing}) ORDER BY claim_id COLLATE "C", idx',
+            (source_id,),
+        )
+        return status, [
+            (str(r["claim_id"]), int(r["idx"]), str(r["source_id"]), str(r["quote"])) for r in rows
+        ]
 
 
 class PgSources:
