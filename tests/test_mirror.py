@@ -662,3 +662,35 @@ def test_a_plan_approved_in_parts_is_mirrored_in_the_batches_that_wrote_it(
     commits = list(repo.walk(repo.head.target, pygit2.enums.SortMode.REVERSE))
     assert "wiki/first.md" in commits[2].tree and "wiki/second.md" not in commits[2].tree
     assert "wiki/second.md" in commits[4].tree
+
+
+def test_a_carry_to_a_newer_version_is_followed_batch_by_batch(
+    storage: Any, wiki: Wiki, tmp_path: Path
+) -> None:
+    """Footnotes cite the older version up to the carry's commit and the newer one from it on;
+    the newer version's bytes come in that commit."""
+    wiki.grow(3)
+    folder = tmp_path / "mirror"
+    mirror(storage, "main", folder)
+    newer = DATA.replace(b"Sentence 1 of", b"Sentence one of") + b"A line added later.\n"
+    v2 = storage.add_source(
+        "main", newer, origin="/in/a.md", name="River notes, revised", added_at=_at(0),
+        media_type="text/markdown", trust="trusted",
+    )  # fmt: skip
+    first = wiki.pages[0]
+    claims = _claim_ids(storage, first)
+    wiki.batch({"op": "carry_source", "source": sha256_hex(DATA), "to": v2, "claims": claims})
+    wiki.grow(1)
+    report = mirror(storage, "main", folder)
+    assert report.hand_edits == []
+    assert check(storage, "main", folder).ok, check(storage, "main", folder).problems
+    rebuilt = tmp_path / "rebuilt"
+    mirror(storage, "main", rebuilt)
+    assert _head(rebuilt) == _head(folder) and _files(rebuilt) == _files(folder)
+    carried = storage.page("main", first)
+    assert any(e.source_id == v2 for c in carried.claims for e in c.evidence)
+    repo = pygit2.Repository(str(folder))
+    commits = list(repo.walk(repo.head.target, pygit2.enums.SortMode.REVERSE))
+    before, after = (commits[n].tree[f"wiki/{first}.md"].data.decode() for n in (2, 3))
+    assert v2[:12] not in before and v2[:12] in after
+    assert f"sources/{v2}.md" not in commits[2].tree and f"sources/{v2}.md" in commits[3].tree

@@ -41,6 +41,48 @@ class Rows:
     retractions: list[tuple[Any, ...]] = field(default_factory=list)
     """The "retracted" audit entries: seq (the batch's), then the entry's seq, at, action,
     plan_id, actor, detail (why each claim went: what a page's "Retracted" list shows)."""
+    carries: list[tuple[Any, ...]] = field(default_factory=list)
+    """Evidence a ``carry_source`` re-pointed: seq (the carrying batch's), plan_id, claim_id,
+    idx, then the evidence's source_id, quote, start, end, location after it — in order.
+    ``evidence`` holds each row as written (before any carry)."""
+
+
+def _carried(
+    cur: Any,
+    schema: str,
+    evidence: list[tuple[Any, ...]],
+    batches: list[BatchRecord],
+    after: int,
+    upto: int,
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """``evidence`` as written (a row a carry re-pointed since: as ``evidence_carried`` kept
+    it), and the carries of batches ``(after, upto]``, each with the row's values after it."""
+    rows = cur.execute(
+        sql.SQL(
+            "SELECT h.batch_id, h.plan_id, h.claim_id, h.idx, h.source_id, h.quote, h.start, "
+            'h."end", h.location, e.source_id, e.quote, e.start, e."end", e.location '
+            "FROM {s}.evidence_carried h JOIN {s}.evidence e ON e.claim_id = h.claim_id "
+            "AND e.idx = h.idx ORDER BY h.n"
+        ).format(s=sql.Identifier(schema))
+    ).fetchall()
+    seq_of = {r.batch_id: r.seq for r in batches}
+    history: dict[tuple[str, int], list[tuple[Any, ...]]] = {}
+    for r in rows:
+        history.setdefault((r[2], r[3]), []).append(r)
+    carries = []
+    for (claim, idx), steps in history.items():
+        for k, step in enumerate(steps):
+            seq = seq_of.get(step[0])
+            if seq is None:  # a carry committed since the batches were read: not yet
+                break
+            values = steps[k + 1][4:9] if k + 1 < len(steps) else step[9:14]
+            if after < seq <= upto:
+                carries.append((seq, step[1], claim, idx, *values))
+    written = [
+        (*r[:3], *history[(r[1], r[2])][0][4:9]) if (r[1], r[2]) in history else r for r in evidence
+    ]
+    carries.sort(key=lambda r: r[0])  # stable: each row's carries stay in their order
+    return written, carries
 
 
 def _batch_of(applied: list[tuple[int, int]], seq: int) -> int | None:
@@ -120,7 +162,8 @@ class VaultReader:
                 ).fetchall()
                 if (seq := _batch_of(applied, int(r[0]))) is not None and after < seq <= upto
             ]
-            cited = sorted({r[3] for r in evidence})
+            evidence, carries = _carried(cur, self.schema, evidence, batches, after, upto)
+            cited = sorted({r[3] for r in evidence} | {r[4] for r in carries})
             sources = cur.execute(
                 sql.SQL(
                     "SELECT id, name, media_type, status FROM {s}.sources WHERE id = ANY(%s) "
@@ -132,7 +175,7 @@ class VaultReader:
         claims.sort(key=lambda r: (r[0], r[2], r[4]))
         evidence.sort(key=lambda r: (r[0], r[1], r[2]))
         links.sort(key=lambda r: (r[0], r[2], r[3]))
-        return Rows(pages, claims, evidence, sources, links, retractions)
+        return Rows(pages, claims, evidence, sources, links, retractions, carries)
 
     def source_data(self, source_id: str) -> bytes:
         """A source's original bytes, re-hashed against its id."""

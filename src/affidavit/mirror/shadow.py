@@ -63,6 +63,11 @@ class Shadow:
         db.executemany(
             "INSERT INTO evidence VALUES (?, ?, ?, ?, ?, ?, ?)", [r[1:] for r in rows.evidence]
         )
+        db.executemany(  # as each carry left it, in order (the last: as the database holds it)
+            'UPDATE evidence SET source_id = ?, quote = ?, start = ?, "end" = ?, location = ? '
+            "WHERE claim_id = ? AND idx = ?",
+            [(*r[4:9], r[2], r[3]) for r in rows.carries],
+        )
         db.executemany("INSERT INTO links VALUES (?, ?)", [(r[2], r[3]) for r in rows.links])
         touched.update(r[2] for r in rows.links)
         touched.update(r[3] for r in rows.links)
@@ -107,6 +112,10 @@ class Shadow:
             event("" if r[10] is not None else r[2], r[0], r[9])
         for r in rows.links:
             event(r[2], r[0], at_of.get((r[0], r[1]), ""))
+        for r in rows.carries:  # the carried claim's page (its place as of now in the shadow)
+            place = db.execute("SELECT page_slug FROM claims WHERE id = ?", (r[2],)).fetchone()
+            if place is not None:
+                event(str(place[0]), r[0], at_of.get((r[0], r[1]), ""))
         for record in records:
             for entry in record.entries:
                 detail = json.loads(entry.detail)
