@@ -325,7 +325,7 @@ _SCANNED = re.compile(r"^SCAN (?:r|evidence_rows)\b")
 
 BY_SOURCE_QUERIES = {
     "ask/context.py": 2,
-    "gate/carry.py": 2,
+    "gate/reads.py": 2,
     "ingest/lineage.py": 3,
     "lint/checks_state.py": 1,
     "lint/nearby.py": 1,
