@@ -224,3 +224,13 @@ def test_pg006_keeps_the_key_to_pages_for_every_claim_but_the_contexts(pg_url: s
             conn.execute("DELETE FROM v_old.pages WHERE slug = 'bridge'")
         with pytest.raises(psycopg.errors.GeneratedAlways), conn.transaction():
             conn.execute("UPDATE v_old.claims SET page_ref = NULL WHERE id = 'c-1'")
+
+
+def test_an_agents_context_entry_waits_for_a_person(make: Any) -> None:
+    """W13: the policy never applies an agent's plan, not even a trusted context entry."""
+    wiki = make("trusted")
+    source = wiki.add(CLEAN, "trusted")
+    plan = wiki.submit([context(says(OPENED_CLAIM, source, OPENED))], "token:ab12", "api")
+    assert wiki.status(plan) == "pending" and wiki.context() == []
+    wiki.approve(plan)
+    assert wiki.context() == [(OPENED_CLAIM, "trusted")]
