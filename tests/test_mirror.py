@@ -694,3 +694,105 @@ def test_a_carry_to_a_newer_version_is_followed_batch_by_batch(
     before, after = (commits[n].tree[f"wiki/{first}.md"].data.decode() for n in (2, 3))
     assert v2[:12] not in before and v2[:12] in after
     assert f"sources/{v2}.md" not in commits[2].tree and f"sources/{v2}.md" in commits[3].tree
+
+
+def test_every_kind_of_batch_mixed_mirrors_the_same_followed_or_rebuilt(
+    storage: Any, wiki: Wiki, tmp_path: Path
+) -> None:
+    """A seeded mix of every kind of batch the door writes — pages, claims, links, context
+    entries past the line cap and replaced, retractions, a supersession, a source carried to a
+    newer version and a source retracted, a plan approved in two parts — mirrored at random
+    points: the folder followed batch by batch equals one rebuilt in one go, and the database."""
+    import contextlib
+    import random
+
+    from affidavit.config import Config
+
+    rng = random.Random(26)
+    config = Config({"context.max_lines": 20})
+    folder = tmp_path / "mirror"
+    river = sha256_hex(DATA)
+    state = {"context": 0, "carried": False, "retracted": False}
+
+    def apply(*ops: dict[str, Any], parts: list[list[int]] | None = None) -> None:
+        plan_id = wiki._propose(ops[0]) if len(ops) == 1 else _propose_many(ops)
+        for selection in parts or [None]:  # type: ignore[list-item]
+            wiki.batches += 1
+            with storage.door("main", f"b-{wiki.batches}") as door:
+                door.apply_plan(plan_id, now=_at(wiki.batches), actor=ACTOR, config=config,
+                                ops=selection)  # fmt: skip
+            if rng.random() < 0.25:
+                mirror(storage, "main", folder)
+
+    def _propose_many(ops: tuple[dict[str, Any], ...]) -> str:
+        wiki.plans += 1
+        plan_id = f"{wiki.plans:064x}"
+        storage.propose(
+            "main", plan_id, author="ann", origin="cli", plan_json=json.dumps(
+                {"nonce": f"nonce-{plan_id[-8:]}-0123456789abcdef", "operations": list(ops)}),
+            created_at=_at(0), expires_at=EXPIRES,
+        )  # fmt: skip
+        return plan_id
+
+    def one(n: int) -> dict[str, Any]:
+        """A claim on the trusted river notes (never the mill's, semi-trusted and retracted
+        at some point: a supersession needs a claim as trusted as the one it replaces)."""
+        return wiki._claim(n + 1 if n % 7 == 3 else n)
+
+    def live(slug: str) -> list[str]:
+        return _claim_ids(storage, slug)
+
+    apply(wiki.create("start", 3))
+    apply({"op": "update_context", "entries": [one(380 + 2 * i) for i in range(6)]})  # past 20
+    done: set[str] = set()
+    for step in range(30):
+        kind = rng.choice(["create", "add", "context", "context", "retract", "supersede",
+                           "link", "parts", "carry", "retract_source"])  # fmt: skip
+        done.add(kind)
+        if kind == "create":
+            apply(wiki.create(f"p-{step}", 2))
+        elif kind == "add":
+            apply(wiki.add(rng.choice(wiki.pages), 2))
+        elif kind == "context":
+            state["context"] += 1
+            mode = "replace" if state["context"] == 9 else "append"
+            apply({"op": "update_context", "mode": mode,
+                   "entries": [one(300 + step * 2)]})  # fmt: skip
+        elif kind in ("retract", "supersede") and len(live(wiki.pages[0])) > 1:
+            claim = rng.choice(live(wiki.pages[0])[1:])
+            if kind == "retract":
+                apply({"op": "retract_claim", "claim": claim, "reason": "Misread, it seems."})
+            else:
+                apply({"op": "supersede_claim", "claim": claim, "by": one(350 + step),
+                       "reason": "Says it better."})  # fmt: skip
+        elif kind == "link" and len(wiki.pages) > 1:
+            src, dst = rng.sample(wiki.pages, 2)
+            with contextlib.suppress(ConflictError):  # linked already: refused, nothing written
+                apply({"op": "link_pages", "page": src, "to": dst})
+        elif kind == "parts":
+            ops = (wiki.create(f"a-{step}", 1), wiki.create(f"b-{step}", 1))
+            apply(*ops, parts=[[0], [1]])
+        elif kind == "carry" and not state["carried"]:
+            state["carried"] = True
+            v2 = storage.add_source(
+                "main", DATA + b"A line added later.\n", origin="/in/a.md", name="River v2",
+                added_at=_at(0), media_type="text/markdown", trust="trusted",
+            )  # fmt: skip
+            citing = [
+                c.id
+                for slug in wiki.pages
+                for c in storage.page("main", slug).claims
+                if c.status == "active" and any(e.source_id == river for e in c.evidence)
+            ]
+            if citing:
+                apply({"op": "carry_source", "source": river, "to": v2, "claims": citing})
+        elif kind == "retract_source" and not state["retracted"]:
+            state["retracted"] = True
+            apply({"op": "retract_source", "source": wiki.ids["mill"], "reason": "Misdated."})
+    mirror(storage, "main", folder)
+    assert check(storage, "main", folder).ok, check(storage, "main", folder).problems
+    rebuilt = tmp_path / "rebuilt"
+    mirror(storage, "main", rebuilt)
+    assert _head(rebuilt) == _head(folder) and _files(rebuilt) == _files(folder)
+    assert storage.page("main", "context-archive") is not None  # the cap was passed
+    assert {"carry", "retract_source", "parts", "supersede", "retract", "link"} <= done, done
