@@ -123,3 +123,18 @@ def test_a_plans_own_page_is_free_again_to_it_once_created(make: Any) -> None:
     assert [t for t, _ in wiki.claims("bridge")] == [OPENED_CLAIM, LONG]
     wiki.approve_ops(plan, [2, 3])
     assert wiki.status(plan) == "applied"
+
+
+def test_on_postgresql_a_sealed_batch_takes_no_part_of_a_plan(pg_url: str) -> None:
+    wiki = PgPartial(pg_url, "part_sealed", "never")
+    try:
+        source = wiki.add(CLEAN, "trusted")
+        plan = wiki.submit(three(source))
+        with wiki.storage.door(wiki.name, "b-sealed") as door:
+            door.apply_plan(plan, now=NOW, actor="ann", ops=[0])
+            door.seal()
+            with pytest.raises(ConflictError, match="sealed"):
+                door.apply_plan(plan, now=NOW, actor="ann", ops=[1])
+        assert wiki.claims("length") is None and wiki.status(plan) == "pending"
+    finally:
+        wiki.close()

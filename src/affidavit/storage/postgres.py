@@ -182,6 +182,8 @@ class PostgresDoor:
 
         if approval not in ("person", "policy"):
             raise ConflictError(f"approval {approval!r} is not 'person' or 'policy'.")
+        if self.sealed is not None:
+            raise ConflictError(f"batch {self.batch_id} is sealed; open a new one.")
         if ops is not None and approval != "person":
             raise ConflictError(
                 "only a person approves some operations of a plan; the policy takes it whole."
