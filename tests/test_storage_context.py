@@ -7,6 +7,7 @@ the quote doesn't say, a planted instruction — are rejected or held the same w
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,18 @@ import pytest
 from affidavit.config import Config
 from affidavit.storage import SQLiteStorage
 
-from .test_storage_gate import BRIDGE, CLEAN, LONG, OPENED, PLANTED, PgWiki, SqliteWiki, page, says
+from .test_storage_gate import (
+    BRIDGE,
+    CLEAN,
+    LONG,
+    NOW,
+    OPENED,
+    PLANTED,
+    PgWiki,
+    SqliteWiki,
+    page,
+    says,
+)
 
 pytestmark = pytest.mark.xdist_group("postgres")  # one cluster, on one worker
 
@@ -234,3 +246,50 @@ def test_an_agents_context_entry_waits_for_a_person(make: Any) -> None:
     assert wiki.status(plan) == "pending" and wiki.context() == []
     wiki.approve(plan)
     assert wiki.context() == [(OPENED_CLAIM, "trusted")]
+
+
+def test_on_postgresql_appliers_on_their_own_pools_grow_one_context(pg_url: str) -> None:
+    """Four appliers, each on its own pool, append context entries past the line cap at once:
+    the vault's lock orders them, so no entry is lost or cut, positions don't collide, and the
+    archive page is made once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from affidavit.storage import open_storage
+
+    wiki = PgContext(pg_url, "ctx_race", "trusted", 20)
+    text = " ".join(f"Crate {i} holds {i + 3} apples." for i in range(40))
+    source = wiki.add(text, "trusted")
+
+    def run(n: int) -> None:
+        storage = open_storage(pg_url)
+        try:
+            for k in range(5):
+                i = n * 5 + k
+                plan_id = f"race-{i}"
+                entry = says(
+                    f"Crate {i} holds {i + 3} apples.", source, f"Crate {i} holds {i + 3} apples"
+                )
+                storage.propose(
+                    wiki.name, plan_id, author="ann", origin="cli",
+                    plan_json=json.dumps({"nonce": f"nonce-{plan_id}-0123456789abcdef",
+                                          "operations": [context(entry)]}),
+                    created_at=NOW, expires_at="2099-01-01T00:00:00Z",
+                )  # fmt: skip
+                with storage.door(wiki.name, f"b-{plan_id}") as door:
+                    door.apply_plan(plan_id, now=NOW, actor="ann", config=wiki.config)
+        finally:
+            storage.close()
+
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(run, range(4)))
+        kept = wiki.storage.context(wiki.name)
+        archive = wiki.storage.page(wiki.name, "context-archive")
+        assert archive is not None and kept
+        every = [c.text for c in archive.claims] + [c.text for c in kept]
+        assert sorted(every) == sorted(f"Crate {i} holds {i + 3} apples." for i in range(20))
+        assert [c.position for c in archive.claims] == list(range(len(archive.claims)))
+        assert len({c.position for c in kept}) == len(kept)
+        assert [r.seq for r in wiki.storage.batches(wiki.name)] == list(range(1, 21))
+    finally:
+        wiki.close()
