@@ -1,15 +1,17 @@
-"""The wiki's content on PostgreSQL (``pg003_content``, ``pg004_gate``): sources
-(content-addressed bytes, their text and sanitizer flags), pages, claims, evidence and links,
-written by the door inside its advisory-locked transaction (:meth:`PostgresDoor.apply_plan`) and
-read back checked (:mod:`.content`).
+"""The wiki's content on PostgreSQL (``pg003_content``, ``pg004_gate``, ``pg006_context``):
+sources (content-addressed bytes, their text, sanitizer flags and versions), pages, claims,
+evidence, links and the context's entries, written by the door inside its advisory-locked
+transaction (:meth:`PostgresDoor.apply_plan`) and read back checked (:mod:`.content`).
 
 The door writes what the gate admitted (:func:`affidavit.gate.admission.admit`, reading this
 vault through :mod:`.postgres_gate`): each quote found again by the one verifier
 (:mod:`affidavit.evidence`), under the lock, in the cited source's text as stored — its bytes
 re-hashed against the source's id and its text against ``text_sha256`` first — and the source's
 own words at the offsets found are what is written (W3), never the proposer's string; a
-``retract_claim`` or ``supersede_claim`` ends claims as the gate's blast radius says. A plan with
-any other operation is refused whole before anything is written (docs/storage.md).
+``retract_claim``, ``supersede_claim``, ``retract_source`` or replacing ``update_context`` ends
+claims as the gate's blast radius says; a ``carry_source`` re-points evidence at a newer version
+of its source, keeping each row as it was (``evidence_carried``). A person may approve some
+operations of a plan (:func:`selection`): the others stay pending (docs/storage.md).
 """
 
 from __future__ import annotations
