@@ -45,7 +45,9 @@ ONE_BY_ONE = ("cold", "quotes_parsed", "parsed")
 text parsed before (the rules alone)."""
 PLANS = ("plan", "plan_claims")
 """A plan's seven texts batched; its five claims batched, the title and summary one by one."""
-MODES = ONE_BY_ONE + PLANS
+KEPT = ("plan_kept", "plan_quotes_kept")
+""""plan" with every text of the plans kept before; with every quote kept before."""
+MODES = ONE_BY_ONE + PLANS + KEPT
 TITLE_SHARE, SUMMARY_SHARE = 0.5, 0.75  # the gate's (gate/texts.py)
 
 Check = tuple[str, tuple[str, ...], float, tuple[str, ...]]
@@ -132,6 +134,34 @@ def measure(modes: tuple[str, ...]) -> dict[str, Any]:
                 check(text, quotes, share=share, context=context)
             cpu.append(1000 * (time.process_time() - used) / len(sent))
             times.append(1000 * (time.perf_counter() - started) / len(sent))
+        out[name] = _summary(times, cpu)
+    for name in [m for m in KEPT if m in modes]:
+        try:
+            from affidavit.support.kept import ParseStore
+        except ImportError:
+            continue  # a src without kept parses
+        import tempfile
+
+        store = ParseStore(Path(tempfile.mkdtemp(prefix="bench-kept-")) / "parses.sqlite")
+        clear()
+        every = plans(rows)
+        with parse.keeping(store):
+            if name == "plan_kept":
+                for sent, texts in every:
+                    prepare([(t, q, share, (), c) for t, q, share, c in sent + texts])
+            else:
+                quotes = {q: None for sent, _ in every for _, qs, _, _ in sent for q in qs}
+                parse.parse_many(list(quotes))
+        clear()
+        times, cpu = [], []
+        with parse.keeping(store):
+            for sent, texts in every:
+                started, used = time.perf_counter(), time.process_time()
+                prepare([(t, q, share, (), c) for t, q, share, c in sent + texts])
+                for text, quotes, share, context in sent + texts:
+                    check(text, quotes, share=share, context=context)
+                cpu.append(1000 * (time.process_time() - used) / len(sent))
+                times.append(1000 * (time.perf_counter() - started) / len(sent))
         out[name] = _summary(times, cpu)
     return out
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import stat
 import zlib
@@ -14,8 +15,13 @@ from pathlib import Path
 import pytest
 
 from affidavit.doctor import run_doctor
-from affidavit.inbox import approve, propose
+from affidavit.inbox import approve, get_plan, propose
+from affidavit.ingest.pipeline import Ingestor
 from affidavit.lint.checks import run_checks
+from affidavit.providers.base import ModelRequest
+from affidavit.providers.scripted import ScriptedProvider
+from affidavit.sources.sentences import sentences_of
+from affidavit.sources.store import SourceStore
 from affidavit.support import check, kept, parse, rules, structure
 from affidavit.support.kept import ParseStore, decode, encode, keeping_in, key_of, store_at
 from affidavit.support.parse import Deferred, collecting, keeping
@@ -244,3 +250,66 @@ def test_approval_lint_and_doctor_read_the_parses_the_proposal_made(vault: Vault
         report = run_doctor(vault)
     assert asked == [] and report.counts["claims_support_changed"] == 0
     assert not private_problems(vault.root)  # the store's files are the owner's alone
+
+
+DOC = (
+    "# Lighthouse notes\n\n"
+    "The first tower on the rock was built of wood in 1698. It burned down in 1755.\n\n"
+    "The present tower was designed by James Douglass and lit in 1882. "
+    "Its lamp can be seen for eighteen nautical miles.\n"
+)
+THIRD = "The present tower was designed by James Douglass and lit in 1882."
+SAID = "James Douglass designed the present tower, which was lit in 1882."
+
+
+def _cite_third(request: ModelRequest) -> str:
+    assert request.task is not None
+    fenced = request.messages[1].content.split(f"<<<SOURCE {request.task.nonce}>>>")[1]
+    numbers = re.findall(r"^\[s(\d+)\] ", fenced, re.M)
+    evidence = [{"source": request.task.source_id, "sentence": int(numbers[2])}]
+    page = {"op": "create_page", "slug": "lighthouse", "title": "Lighthouse", "summary": SAID}
+    page["claims"] = [{"text": SAID, "evidence": evidence}]
+    return json.dumps({"nonce": request.task.nonce, "operations": [page]})
+
+
+def test_an_ingest_parses_the_shown_sentences_while_the_model_writes(
+    vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    doc = tmp_path / "lighthouse.md"
+    doc.write_text(DOC)
+    _clear()
+    nlp = parse._nlp()
+    batches: list[list[str]] = []
+
+    class Counting:
+        def pipe(self, texts: list[str], batch_size: int, disable: list[str]) -> object:
+            batches.append(list(texts))
+            return nlp.pipe(texts, batch_size=batch_size, disable=disable)
+
+    monkeypatch.setattr(parse, "_nlp", Counting)
+    report = Ingestor(vault, ScriptedProvider(replies=[_cite_third])).run([str(doc)], "trusted")
+    monkeypatch.undo()
+    (outcome,) = report.sources
+    (chunk,) = outcome.chunks
+    proposal = get_plan(vault, chunk.plan_id)
+    (claim_result,) = proposal.admission.ops[0].claims
+    assert claim_result.evidence[0].quote == THIRD  # the cited sentence is the quote
+    sid = proposal.plan.operations[0].claims[0].evidence[0].source  # type: ignore[union-attr]
+    numbered = sentences_of(sid, SourceStore(vault).text(sid))
+    shown = [numbered.sentence_text(s.n) for s in numbered.sentences]
+    assert THIRD in shown and set(shown) <= set(batches[0])  # parsed before the gate ran
+    assert all(THIRD not in later for later in batches[1:])  # the gate parsed its claim alone
+    assert set(store_at(vault.state_dir).get_many(shown)) == set(shown)
+    _clear()  # the verdict is the one without any parse kept
+    assert check(SAID, [THIRD]).verdict == claim_result.support
+
+
+def test_a_process_keeps_few_stores_open(tmp_path: Path) -> None:
+    stores = []
+    for n in range(kept.OPEN + 4):
+        state = tmp_path / f"vault-{n}"
+        state.mkdir()
+        stores.append(store_at(state))
+        stores[-1].put_many({WROTE: parse.parse(WROTE)})
+    assert sum(s._db is not None for s in stores) <= kept.OPEN
+    assert stores[0].get_many([WROTE]) == {WROTE: parse.parse(WROTE)}  # opened again when used

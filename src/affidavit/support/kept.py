@@ -33,14 +33,24 @@ import sqlite3
 import stat
 import threading
 import zlib
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from .parse import Parse, Token, _clean, keeping, pipeline_version
+from .parse import Parse, ParserUnavailable, Token, _clean, keeping, parse_many, pipeline_version
 
-__all__ = ["LIMIT", "NAME", "ParseStore", "decode", "encode", "keeping_in", "store_at"]
+__all__ = [
+    "LIMIT",
+    "NAME",
+    "ParseStore",
+    "decode",
+    "encode",
+    "keeping_in",
+    "parse_behind",
+    "store_at",
+]
 
 NAME = "parses.sqlite"
 """The store's file in the vault's state folder."""
@@ -152,7 +162,7 @@ class ParseStore:
                 os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW, 0o600))
             db = sqlite3.connect(self.path, timeout=2.0, check_same_thread=False)
             db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=OFF")  # a cache: a lost row is parsed again
+            db.execute("PRAGMA synchronous=NORMAL")  # a crash loses the last rows, no more
             db.execute(
                 "CREATE TABLE IF NOT EXISTS parses ("
                 "key BLOB PRIMARY KEY, version TEXT NOT NULL, text TEXT NOT NULL, "
@@ -226,17 +236,24 @@ def _lstat(path: Path) -> os.stat_result | None:
         return None
 
 
-_STORES: dict[Path, ParseStore] = {}
+OPEN = 8
+"""Vaults whose stores stay open in a process (a daemon serving more closes the least used)."""
+_STORES: OrderedDict[Path, ParseStore] = OrderedDict()
 _STORES_LOCK = threading.Lock()
 
 
 def store_at(state_dir: Path) -> ParseStore:
-    """The store of the vault whose state folder is ``state_dir`` (one per process and vault)."""
+    """The store of the vault whose state folder is ``state_dir`` (one per process and vault;
+    at most :data:`OPEN` open)."""
     path = state_dir / NAME
     with _STORES_LOCK:
         store = _STORES.get(path)
         if store is None:
             store = _STORES[path] = ParseStore(path)
+            while len(_STORES) > OPEN:
+                _, closed = _STORES.popitem(last=False)
+                closed.close()  # opened again if still in use
+        _STORES.move_to_end(path)
         return store
 
 
@@ -246,3 +263,20 @@ def keeping_in(state_dir: Path | None) -> Iterator[None]:
     state folder is ``state_dir`` (None — a read-only vault, a PostgreSQL door — keeps none)."""
     with keeping(store_at(state_dir) if state_dir is not None else None):
         yield
+
+
+def parse_behind(state_dir: Path | None, texts: Sequence[str]) -> threading.Thread | None:
+    """Parse ``texts`` (a chunk's numbered sentences, which a model cites whole) in a thread
+    while this one waits on something else (the model's reply), kept in the vault's store and in
+    memory; join it before the gate reads them. None when there is nothing to parse."""
+    todo = list(dict.fromkeys(t for t in texts if t.strip()))
+    if not todo:
+        return None
+
+    def run() -> None:
+        with keeping_in(state_dir), suppress(ParserUnavailable):
+            parse_many(todo)  # the gate raises it in its turn, as it would have
+
+    thread = threading.Thread(target=run, name="affidavit-parse-behind", daemon=True)
+    thread.start()
+    return thread
