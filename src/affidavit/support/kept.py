@@ -222,6 +222,15 @@ class ParseStore:
             except sqlite3.Error:
                 return
 
+    def count(self) -> int:
+        """The parses kept (of every version)."""
+        with self._lock:
+            db = self._open()
+            try:
+                return int(db.execute("SELECT count(*) FROM parses").fetchone()[0]) if db else 0
+            except sqlite3.Error:
+                return 0
+
     def close(self) -> None:
         with self._lock:
             if self._db is not None:
