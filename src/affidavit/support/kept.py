@@ -32,6 +32,7 @@ import os
 import sqlite3
 import stat
 import threading
+import time
 import zlib
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
@@ -59,6 +60,9 @@ LIMIT = 50_000
 MAX_BODY = 1 << 20
 """A body inflates to at most this many bytes (a longer one is not a parse of ours)."""
 MAX_TOKENS = 20_000
+RETRY_SECONDS = 60.0
+"""A store that could not be opened (locked, not a database, not a regular file) is tried again
+after this long."""
 
 UPOS = frozenset(
     ["ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "INTJ", "NOUN", "NUM", "PART", "PRON", "PROPN",
@@ -148,10 +152,10 @@ class ParseStore:
         self.version = pipeline_version()
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
-        self._broken = False
+        self._retry = 0.0  # time.monotonic() before which a failed open is not tried again
 
     def _open(self) -> sqlite3.Connection | None:
-        if self._db is not None or self._broken:
+        if self._db is not None or time.monotonic() < self._retry:
             return self._db
         try:
             for suffix in ("", "-wal", "-shm", "-journal"):
@@ -170,7 +174,7 @@ class ParseStore:
             )
             db.commit()
         except (OSError, sqlite3.Error):
-            self._broken = True
+            self._retry = time.monotonic() + RETRY_SECONDS
             return None
         self._db = db
         return db
