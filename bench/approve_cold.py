@@ -6,11 +6,13 @@ claims; ``auto_apply = "never"``, so they wait). ``approve DIR``, in another pro
 each pending plan in turn (the door re-admits it against the wiki as it is now) and prints one
 JSON line: plans approved, CPU and wall seconds, and whether the support check's parser was
 loaded (with kept parses, :mod:`affidavit.support.kept`, every text it re-checks was parsed by
-the proposal's process). Run both steps with the same ``PYTHONPATH=<src>``; only APIs that
-exist on main before branch ``supcost3`` are used.
+the proposal's process). ``lint DIR``, in a third process after it: lint's
+``unsupported_claim`` over the wiki the approvals wrote, the same figures. Run every step with
+the same ``PYTHONPATH=<src>``; only APIs that exist on main before branch ``supcost3`` are used.
 
     PYTHONPATH=<src> .venv/bin/python bench/approve_cold.py setup /tmp/ac
     PYTHONPATH=<src> .venv/bin/python bench/approve_cold.py approve /tmp/ac
+    PYTHONPATH=<src> .venv/bin/python bench/approve_cold.py lint /tmp/ac
 
 The writer set carries BIG-bench's canary: never train on it.
 """
@@ -81,9 +83,28 @@ def approve(work: Path) -> dict[str, object]:
     }
 
 
+def lint(work: Path) -> dict[str, object]:
+    from affidavit.lint.checks import run_checks
+
+    vault = open_vault(work / "vault")
+    started, cpu = time.perf_counter(), time.process_time()
+    found = run_checks(vault, kinds=["unsupported_claim"])
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    active = vault.db.execute("SELECT count(*) FROM claims WHERE status = 'active'").fetchone()[0]
+    vault.close()
+    return {
+        "claims": active,
+        "findings": len(found),
+        "lint_cpu": round(cpu, 2),
+        "lint_wall": round(seconds, 2),
+        "parser_loaded": parse.loaded(),
+    }
+
+
 def main() -> int:
     step, work = sys.argv[1], Path(sys.argv[2])
-    print(json.dumps(setup(work) if step == "setup" else approve(work)))
+    steps = {"setup": setup, "approve": approve, "lint": lint}
+    print(json.dumps(steps[step](work)))
     return 0
 
 
