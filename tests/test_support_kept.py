@@ -323,3 +323,12 @@ def test_a_process_keeps_few_stores_open(tmp_path: Path) -> None:
         stores[-1].put_many({WROTE: parse.parse(WROTE)})
     assert sum(s._db is not None for s in stores) <= kept.OPEN
     assert stores[0].get_many([WROTE]) == {WROTE: parse.parse(WROTE)}  # opened again when used
+
+
+def test_a_text_sqlite_cant_store_is_not_kept_and_does_not_fail(tmp_path: Path) -> None:
+    """A lone surrogate (JSON allows "\\ud800"; the plan schema refuses it, other callers may
+    not): SQLite can't store it, and keeping the texts beside it must not fail."""
+    text = "The tower was lit in 1882 \ud800 by the keeper."
+    store = ParseStore(tmp_path / "parses.sqlite")
+    store.put_many({text: parse.parse(WROTE), WROTE: parse.parse(WROTE)})
+    assert store.get_many([text, WROTE]) == {WROTE: parse.parse(WROTE)}

@@ -211,7 +211,13 @@ class ParseStore:
     def put_many(self, parses: Mapping[str, Parse]) -> None:
         if not parses:
             return
-        rows = [(key_of(self.version, t), self.version, t, encode(p)) for t, p in parses.items()]
+        rows = [
+            (key_of(self.version, t), self.version, t, encode(p))
+            for t, p in parses.items()
+            if _utf8(t)  # a lone surrogate (JSON allows one) can't be stored: parsed each time
+        ]
+        if not rows:
+            return
         with self._lock:
             db = self._open()
             if db is None:
@@ -240,6 +246,14 @@ class ParseStore:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _lstat(path: Path) -> os.stat_result | None:
