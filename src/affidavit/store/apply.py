@@ -47,6 +47,7 @@ from ..plan.schema import UpdateContext
 from ..plan.stored import compact, pack
 from ..retrieval.tantivy_index import refresh_search_index
 from ..sources.store import SourceStore
+from ..support.kept import keeping_in
 from ..vault import Vault
 from . import audit
 from .atomic import atomic_write, fsync_dir, replace_all, temp_path
@@ -646,18 +647,19 @@ def _readmit(vault: Vault, store: SourceStore, verifier: Verifier, item: Prepare
     batch's transaction, so earlier plans of the batch count)."""
     plan_id = item.plan_id
     try:
-        admission = admit(
-            vault.db,
-            vault.config,
-            store,
-            verifier,
-            item.plan,
-            plan_id,
-            item.selection,
-            applying=True,
-            remainder=item.remainder,
-            agent=item.agent,
-        )
+        with keeping_in(vault.state_dir):  # the parses of its proposal's check (W5 re-check)
+            admission = admit(
+                vault.db,
+                vault.config,
+                store,
+                verifier,
+                item.plan,
+                plan_id,
+                item.selection,
+                applying=True,
+                remainder=item.remainder,
+                agent=item.agent,
+            )
     except AdmissionError as exc:
         raise ConflictError(
             f"plan {plan_id[:12]} no longer fits the wiki: {exc} "
