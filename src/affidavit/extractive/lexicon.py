@@ -181,12 +181,13 @@ VERBS = words(
     bring brings build builds lead leads set sets cut cuts pay pays send sends call calls
     ask asks want wants know knows think thinks feel feels see sees find finds work works
     contains occurs evaluates returns causes finishes exists succeeds begins refers appears
+    support supports
     """
 )
 """Common verbs: a lower-case phrase that starts or ends with one ("creates jobs", "query
 contains") is not a topic."""
 
-STEP_VERBS = words("return run open close insert delete update select")
+STEP_VERBS = words("return run open close insert delete update select drop overwrite")
 """Verbs that open a step of instructions ("Return", "Run"): never a one-word name."""
 
 DATE_WORDS = words(
@@ -216,3 +217,17 @@ INTERFACE_WORDS = words(
 )
 """Words of an interface or of any manual's furniture ("Edit", "Empty list", "Boolean value",
 "Description"): a topic whose every word is one of these is no subject of its own."""
+
+MODIFIERS = words(
+    """
+    single simple current matched matching returned original suggested ordinary true false
+    input output given specified different following previous various particular specific
+    multiple additional extra actual entire separate individual resulting corresponding
+    appropriate relevant typical usual normal
+    """
+)
+"""Adjectives that open a phrase without naming a kind of thing ("single row", "returned
+text", "input data"): a two-word key phrase that opens with one is no topic."""
+
+PLACEHOLDER_NAMES = words("alice bob carol dave eve mallory trent foo bar baz qux quux")
+"""The names examples give their people and things ("Alice", "Bob", "foo"): no subject."""
