@@ -508,7 +508,7 @@ def topic_candidates(
                 continue  # "empty list", "boolean value": any manual's words, no subject
             if candidate.size == 2 and words[0] in MODIFIERS:
                 continue  # "single row", "returned text": a row, a text, no kind of its own
-            afters = {after for _, after in candidate.contexts}
+            afters = {_singular(after) for _, after in candidate.contexts}
             if len(afters) == 1 and _phrase_word(next(iter(afters))):
                 continue  # always "common table [expression]": cut from a longer phrase
             score = df * 0.6 * (1.0 + 0.2 * (candidate.size - 2))
