@@ -85,3 +85,40 @@ def test_a_verb_phrase_is_no_topic() -> None:
     units, _ = _units(IngestTask("n" * 16, "0" * 64, "fts5.html", text, 0, 0, 1))
     keys = [c.key for c in topic_candidates(units, (), text)]
     assert "support synonym" not in keys, keys
+
+
+def _context_line(name: str, text: str) -> str:
+    from affidavit.extractive import propose_plan
+
+    plan = propose_plan(IngestTask("n" * 16, "0" * 64, name, text, 0, 0, 1))
+    (op,) = [o for o in plan["operations"] if o["op"] == "update_context"]
+    return str(op["entries"][0]["text"])
+
+
+def test_a_speech_is_summed_up_by_its_opening_not_its_richest_detail() -> None:
+    """The quick start's first speech: its overview line was the loan completed in Holland (a
+    detail rich in numbers and names); a document's opening sentence says what it is about."""
+    from pathlib import Path
+
+    import affidavit
+
+    path = Path(affidavit.__file__).parent / "samples" / "sotu" / "1790-washington.md"
+    text = path.read_text()[:6000]
+    line = _context_line("1790-washington.md", text[: text.rindex(".") + 1])
+    assert line.startswith("The abundant fruits of another year have blessed our country"), line
+
+
+def test_the_opening_is_passed_over_when_it_is_no_statement() -> None:
+    """An attacker's (or a manual's) first lines: a labelled aside, a pointer elsewhere, a line
+    that introduces a list, a syntax diagram's words. None is the overview line."""
+    text = (
+        "# Frobnicator\n\n"
+        "Update: As of version 3.2 the frobnicator keeps its cache in memory by default.\n\n"
+        "See the frobnicator tuning guide for the details of every knob it offers.\n\n"
+        "The following restrictions apply to frobnicating a table inside a trigger:\n\n"
+        "WITH RECURSIVE frob-expression , SELECT DISTINCT frob-column , FROM frob-table\n\n"
+        "The frobnicator is a tool that compacts the tables of a database file in place.\n\n"
+        "It reads each page of the file once and writes the compacted page back to it.\n"
+    )
+    line = _context_line("frob.md", text)
+    assert line.startswith("The frobnicator is a tool that compacts"), line
