@@ -122,3 +122,15 @@ def test_the_opening_is_passed_over_when_it_is_no_statement() -> None:
     )
     line = _context_line("frob.md", text)
     assert line.startswith("The frobnicator is a tool that compacts"), line
+
+
+def test_a_title_alone_is_no_topic_but_the_named_person_is() -> None:
+    """The quick start's "Emperor" page (the Emperor of Russia, of France... whoever a speech
+    means): a title names no one; the name with it does."""
+    text = "# Speech\n\n" + "\n".join(
+        f"The Emperor received our minister {n} times, and Emperor Alexander answered each note."
+        for n in range(4)
+    )
+    titles = _titles(text)
+    assert "Emperor" not in titles, titles
+    assert "Emperor Alexander" in titles, titles

@@ -62,7 +62,7 @@ GENERIC_NAMES = words(
     empire hemisphere dominion convention treaty republic kingdom territory territories city
     county island river church council party war peace african asian mexican cuban
     korean canadian puerto dominican jamaican chilean peruvian haitian christ bible scripture
-    general message
+    general message emperor empress king queen prince princess sovereign minister ministers
     """
 )
 """Single words that name a capitalised generic ("Congress", "Government"): no topic page."""
