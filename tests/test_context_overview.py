@@ -40,7 +40,11 @@ def _head(vault: Vault) -> list[str]:
     return [line for line in text.splitlines() if line.startswith("**")]
 
 
-def test_main_topics_are_the_pages_that_cite_the_most_sources(vault: Vault) -> None:
+def _link(page: str, to: str) -> dict[str, Any]:
+    return {"op": "link_pages", "page": page, "to": to}
+
+
+def test_main_topics_are_the_pages_the_most_sources_link_to(vault: Vault) -> None:
     a = add_text(vault, "alpha.md", ALPHA)
     b = add_text(vault, "beta.md", BETA)
     tin_a = claim("Tin is a chemical element.", a, "Tin is a chemical element")
@@ -50,17 +54,21 @@ def test_main_topics_are_the_pages_that_cite_the_most_sources(vault: Vault) -> N
     _apply(
         vault,
         _page("alpha", "Alpha", "sources", tin_a, soft, copper),
+        _page("beta", "Beta", "sources", tin_b),
         _page("copper", "Copper", "topics", copper),
         _page("tin", "Tin", "topics", tin_a),
         {"op": "add_claims", "page": "tin", "section": "Beta", "claims": [tin_b]},
+        _link("alpha", "copper"),
+        _link("alpha", "tin"),
+        _link("beta", "tin"),
+        _link("copper", "tin"),  # a topic's link is no source's
+        _link("tin", "alpha"),  # a source's own page is no topic
         {"op": "update_context", "entries": [tin_a]},
     )
     covers, topics = _head(vault)
-    assert covers.startswith("**What it covers:** 3 pages — 1 in sources, 2 in topics"), covers
+    assert covers.startswith("**What it covers:** 4 pages — 2 in sources, 2 in topics"), covers
     assert "[Index](index.md)" in covers
-    # Tin cites two sources, Copper one; the source's own page is no topic
     assert topics.endswith("[Tin](tin.md) (2 sources) · [Copper](copper.md) (1 source)"), topics
-    assert "alpha.md" not in topics
     # the entry is still a cited claim, below the head
     text = (vault.wiki_dir / "context.md").read_text()
     assert text.index("**Main topics**") < text.index("Tin is a chemical element.[^1]")
@@ -72,11 +80,15 @@ def test_a_batch_without_a_context_entry_still_updates_the_head(vault: Vault) ->
     b = add_text(vault, "beta.md", BETA)
     tin_a = claim("Tin is a chemical element.", a, "Tin is a chemical element")
     _apply(
-        vault, _page("tin", "Tin", "topics", tin_a), {"op": "update_context", "entries": [tin_a]}
+        vault,
+        _page("alpha", "Alpha", "sources", tin_a),
+        _page("tin", "Tin", "topics", tin_a),
+        _link("alpha", "tin"),
+        {"op": "update_context", "entries": [tin_a]},
     )
     assert "[Tin](tin.md) (1 source)" in _head(vault)[1]
     tin_b = claim("Tin was mined in Cornwall for centuries.", b, "Tin was mined in Cornwall")
-    _apply(vault, {"op": "add_claims", "page": "tin", "section": "Beta", "claims": [tin_b]})
+    _apply(vault, _page("beta", "Beta", "sources", tin_b), _link("beta", "tin"))
     assert "[Tin](tin.md) (2 sources)" in _head(vault)[1]
     on_disk = (vault.wiki_dir / "context.md").read_text()
     assert on_disk == render_context(vault.db)
@@ -92,13 +104,17 @@ def test_a_hand_edited_context_is_never_overwritten_for_its_head(vault: Vault) -
     b = add_text(vault, "beta.md", BETA)
     tin_a = claim("Tin is a chemical element.", a, "Tin is a chemical element")
     _apply(
-        vault, _page("tin", "Tin", "topics", tin_a), {"op": "update_context", "entries": [tin_a]}
+        vault,
+        _page("alpha", "Alpha", "sources", tin_a),
+        _page("tin", "Tin", "topics", tin_a),
+        _link("alpha", "tin"),
+        {"op": "update_context", "entries": [tin_a]},
     )
     path = vault.wiki_dir / "context.md"
     edited = path.read_text() + "\nTin is the best metal.\n"
     path.write_text(edited)
     tin_b = claim("Tin was mined in Cornwall for centuries.", b, "Tin was mined in Cornwall")
-    _apply(vault, {"op": "add_claims", "page": "tin", "section": "Beta", "claims": [tin_b]})
+    _apply(vault, _page("beta", "Beta", "sources", tin_b), _link("beta", "tin"))
     assert path.read_text() == edited
     assert not run_doctor(vault).clean  # the drift is reported, not swept away
 
@@ -109,7 +125,12 @@ def test_page_titles_in_the_head_are_escaped_link_text(vault: Vault) -> None:
     a = add_text(vault, "alpha.md", "Tin [x](https://evil.example) is a chemical element.\n")
     quote = "Tin [x](https://evil.example) is a chemical element"
     tin = claim("Tin [x](https://evil.example) is a chemical element.", a, quote)
-    _apply(vault, _page("tin", "Tin [x](https://evil.example)", "topics", tin))
+    _apply(
+        vault,
+        _page("alpha", "Alpha", "sources", tin),
+        _page("tin", "Tin [x](https://evil.example)", "topics", tin),
+        _link("alpha", "tin"),
+    )
     (_, topics) = _head(vault)
     assert "Tin \\[x\\](https://evil.example)" in topics, topics  # brackets escaped
     assert re.findall(r"(?<!\\)\]\(([^)]*)\)", topics) == ["tin.md"], topics

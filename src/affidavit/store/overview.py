@@ -6,10 +6,12 @@ cited); above them the host writes two lines of its own, from the database alone
 
 - what the wiki holds: its pages by category ("9 pages — 3 in sources, 6 in topics"), with a
   link to the index;
-- its **main topics**: the pages (other than the sources' own pages) whose active claims cite the
-  most sources, with how many ("[France](france.md) (2 sources)"): first the subjects the
-  wiki's sources share, then, while the list has room, those with the most claims. Titles are
-  the pages' own, shown as link text.
+- its **main topics**: the pages (other than the sources' own pages) that the most sources'
+  pages link to, with how many ("[France](france.md) (2 sources)"): the subjects the wiki's
+  sources share. (The extractive engine links a source's page to every topic page its first
+  chunk feeds, and to every topic page a later chunk creates.) Titles are the pages' own,
+  shown as link text. The head reads the links (a few per source), never the claims, so it
+  costs the door little however many claims the topic pages hold.
 
 The head always has the same number of lines (:data:`HEAD_LINES`), whatever the wiki holds, so
 the line cap (W6) counts it once and a later batch never pushes context.md past its cap.
@@ -36,16 +38,15 @@ def category_counts(db: sqlite3.Connection) -> list[tuple[str, int]]:
 
 
 def main_topics(db: sqlite3.Connection, limit: int = MAIN_TOPICS) -> list[tuple[str, str, int]]:
-    """(slug, title, sources) of the pages outside :data:`NOT_TOPICS` with active claims: those
-    whose claims cite the most sources first, then most claims, then by slug."""
+    """(slug, title, sources) of the pages outside :data:`NOT_TOPICS` that pages of category
+    "sources" link to: linked from the most first, then by slug."""
     marks = ", ".join("?" for _ in NOT_TOPICS)
     rows = db.execute(
-        "SELECT p.slug, p.title, count(DISTINCT e.source_id) AS n, count(DISTINCT c.id) AS k "
-        "FROM pages p JOIN claims c ON c.page_slug = p.slug AND c.status = 'active' "
-        "JOIN evidence e ON e.claim_id = c.id "
-        f"WHERE p.category NOT IN ({marks}) "
-        "GROUP BY p.slug ORDER BY n DESC, k DESC, p.slug LIMIT ?",
-        (*NOT_TOPICS, limit),
+        "SELECT p.slug, p.title, count(DISTINCT l.src) AS n FROM links l "
+        "JOIN pages s ON s.slug = l.src JOIN pages p ON p.slug = l.dst "
+        f"WHERE s.category = ? AND p.category NOT IN ({marks}) "
+        "GROUP BY p.slug ORDER BY n DESC, p.slug LIMIT ?",
+        (NOT_TOPICS[0], *NOT_TOPICS, limit),
     ).fetchall()
     return [(str(r[0]), str(r[1]), int(r[2])) for r in rows]
 
@@ -64,11 +65,11 @@ def overview_head(db: sqlite3.Connection, escape: Callable[[str], str]) -> list[
             for slug, title, n in topics
         )
     else:
-        named = "none yet (no page but the sources' own holds a claim)."
+        named = "none yet (no source's page links to a topic page)."
     return [
         f"**What it covers:** {held} (the [Index](index.md) lists every page).",
         "",
-        f"**Main topics** (pages whose claims cite the most sources): {named}",
+        f"**Main topics** (the pages most sources link to): {named}",
         "",
     ]
 
