@@ -220,7 +220,7 @@ INTERFACE_WORDS = words(
 
 MODIFIERS = words(
     """
-    single simple current matched matching returned original suggested ordinary true false
+    single simple current matched matching returned original suggested true false
     input output given specified different following previous various particular specific
     multiple additional extra actual entire separate individual resulting corresponding
     appropriate relevant typical usual normal
