@@ -4,7 +4,8 @@ Builds a vault from a corpus with the embedded extractive engine, as a user woul
 --trust trusted --yes``), or reads one already built (``bench/bench_realdocs.py --keep DIR``),
 then counts its topic pages against a list of titles judged by hand *before* measuring
 (``bench/overview_judged.json``: for each corpus, the titles that are no thing — UI words,
-header fields, table headers, example data, cut phrases, generic nouns), and prints the head
+header fields, table headers, example data, cut phrases, generic nouns; ``new_on_branch``
+holds the titles first seen on this branch's vault, judged after), and prints the head
 and first entries of ``wiki/context.md``. Titles not in the judged list are printed too, so a
 person can judge what a change brings in.
 
@@ -64,8 +65,9 @@ def build(name: str, target: Path) -> dict[str, Any]:
 
 def judge(name: str, target: Path) -> dict[str, Any]:
     judged = json.loads(JUDGED.read_text())[name]
-    noise = set(judged["noise"])
-    things = set(judged.get("things", []))
+    later = judged.get("new_on_branch", {})  # titles first seen on this branch's vault
+    noise = set(judged["noise"]) | set(later.get("noise", []))
+    things = set(judged.get("things", [])) | set(later.get("things", []))
     vault = open_vault(target)
     try:
         titles = sorted(
