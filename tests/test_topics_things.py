@@ -134,3 +134,14 @@ def test_a_title_alone_is_no_topic_but_the_named_person_is() -> None:
     titles = _titles(text)
     assert "Emperor" not in titles, titles
     assert "Emperor Alexander" in titles, titles
+
+
+def test_a_heading_or_fragment_is_no_overview_line_but_a_name_line_is() -> None:
+    text = (
+        "# sqlite3\n\n"
+        "The sqlite3 program is a shell for databases, tables and the indexes of every\n\n"
+        "Each statement typed at the sqlite3 prompt runs against the open database file.\n"
+    )
+    assert _context_line("cli.html", text).startswith("Each statement typed at the sqlite3")
+    manual = "# git-add(1)\n\n## NAME\n\ngit-add - Add file contents to the index\n"
+    assert _context_line("git-add.html", manual) == "git-add - Add file contents to the index"

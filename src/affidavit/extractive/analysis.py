@@ -157,6 +157,8 @@ _OPENING_ADVERB = re.compile(r"^[A-Z][a-z]+ly,")
 _NUMBERED_END = re.compile(r"\s\d+(?:\.\d+)+\.?$")
 _LABEL = re.compile(r"^[A-Z][\w-]*(?: [A-Z]?[\w-]+){0,2}: ")
 """A labelled aside: "Update: As of version...", "Compatibility Note: The behavior..."."""
+_NAME_LINE = re.compile(r"^\S+(?:, \S+)* [-–—] ")
+"""A man page's NAME line ("git-add - Add file contents to the index"): no full stop needed."""
 _POINTER = re.compile(r"^(?:See|Refer to|For (?:more|further|details|additional))\b")
 LEAD_WINDOW = 10
 """Units of a chunk's start among which its first plain sentence is its lead (below)."""
@@ -188,6 +190,8 @@ def _lead_order(units: list[Unit], title: str) -> list[Unit]:
             value += 1.0  # "VIRTUAL versus STORED columns 2.2.": the next section's number
         if unit.text.rstrip().endswith(":") or _LABEL.match(unit.text) or _POINTER.match(unit.text):
             value += 1.0  # it introduces a list, is a labelled aside or points elsewhere
+        if not _TERMINAL.search(unit.text) and not _NAME_LINE.search(unit.text):
+            value += 1.0  # "Special commands to sqlite3 (dot-commands)": a heading, a fragment
         return value
 
     lowers = {unit.index: [t.lower() for t in unit.tokens] for unit in units}
