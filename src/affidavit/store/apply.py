@@ -57,7 +57,14 @@ from .blast import BlastRadius
 from .gitrepo import BATCH_TRAILER, PLAN_TRAILER
 from .parts import Parts, choose, left, merged
 from .paths import inside, page_relpath, read_inside
-from .render import LOG_HEAD, expected_files, log_entries, render_context, render_path
+from .render import (
+    LOG_HEAD,
+    context_head,
+    expected_files,
+    log_entries,
+    render_context,
+    render_path,
+)
 from .writer import Writer
 from .writer import claim_id as claim_id  # re-exported: replay derives ids the same way
 
@@ -528,17 +535,17 @@ class Batch:
         relpath = "wiki/context.md"
         if relpath in paths:
             return
-        text = render_context(self.vault.db)
+        head = "\n".join(["", *context_head(self.vault.db)]).rstrip("\n") + "\n"  # as rendered
         path = inside(self.vault.root, relpath)  # no symlinked wiki/ or context.md
         try:
-            if path.read_text(encoding="utf-8") == text:
-                return
+            if head in path.read_text(encoding="utf-8"):
+                return  # the entries change only with a context write (in ``paths`` then)
         except (OSError, UnicodeDecodeError):
             pass
         if self.vault.git.changed([relpath]):
             return
         paths.append(relpath)
-        rendered[relpath] = text
+        rendered[relpath] = render_context(self.vault.db)
 
     def _render_log(self) -> str:
         """``wiki/log.md``: this batch's entries appended to the text rendered last time, when
