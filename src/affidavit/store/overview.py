@@ -7,8 +7,8 @@ cited); above them the host writes two lines of its own, from the database alone
 - what the wiki holds: its pages by category ("9 pages — 3 in sources, 6 in topics"), with a
   link to the index;
 - its **main topics**: the pages (other than the sources' own pages) that the most sources'
-  pages link to, with how many ("[France](france.md) (2 sources)"): the subjects the wiki's
-  sources share. (The extractive engine links a source's page to every topic page its first
+  pages link to, two or more, with how many ("[France](france.md) (2 sources)"): the
+  subjects the wiki's sources share. (The extractive engine links a source's page to every topic page its first
   chunk feeds, and to every topic page a later chunk creates.) Titles are the pages' own,
   shown as link text. The head reads the links (a few per source), never the claims, so it
   costs the door little however many claims the topic pages hold.
@@ -24,6 +24,8 @@ from collections.abc import Callable
 
 MAIN_TOPICS = 12
 """Main topics listed at most."""
+MIN_SOURCES = 2
+"""Sources' pages that must link to a page for it to be a main topic: a subject they share."""
 NOT_TOPICS = ("sources", "meta")
 """Categories whose pages are no topic: a source's own page, the context archive."""
 
@@ -38,15 +40,15 @@ def category_counts(db: sqlite3.Connection) -> list[tuple[str, int]]:
 
 
 def main_topics(db: sqlite3.Connection, limit: int = MAIN_TOPICS) -> list[tuple[str, str, int]]:
-    """(slug, title, sources) of the pages outside :data:`NOT_TOPICS` that pages of category
-    "sources" link to: linked from the most first, then by slug."""
+    """(slug, title, sources) of the pages outside :data:`NOT_TOPICS` that :data:`MIN_SOURCES`
+    pages of category "sources" or more link to: linked from the most first, then by slug."""
     marks = ", ".join("?" for _ in NOT_TOPICS)
     rows = db.execute(
         "SELECT p.slug, p.title, count(DISTINCT l.src) AS n FROM links l "
         "JOIN pages s ON s.slug = l.src JOIN pages p ON p.slug = l.dst "
         f"WHERE s.category = ? AND p.category NOT IN ({marks}) "
-        "GROUP BY p.slug ORDER BY n DESC, p.slug LIMIT ?",
-        (NOT_TOPICS[0], *NOT_TOPICS, limit),
+        "GROUP BY p.slug HAVING n >= ? ORDER BY n DESC, p.slug LIMIT ?",
+        (NOT_TOPICS[0], *NOT_TOPICS, MIN_SOURCES, limit),
     ).fetchall()
     return [(str(r[0]), str(r[1]), int(r[2])) for r in rows]
 
@@ -61,11 +63,10 @@ def overview_head(db: sqlite3.Connection, escape: Callable[[str], str]) -> list[
     topics = main_topics(db)
     if topics:
         named = " · ".join(
-            f"[{escape(title)}]({slug}.md) ({n} source{'s' if n > 1 else ''})"
-            for slug, title, n in topics
+            f"[{escape(title)}]({slug}.md) ({n} sources)" for slug, title, n in topics
         )
     else:
-        named = "none yet (no source's page links to a topic page)."
+        named = f"none yet (no page is linked from {MIN_SOURCES} sources' pages or more)."
     return [
         f"**What it covers:** {held} (the [Index](index.md) lists every page).",
         "",
