@@ -145,3 +145,21 @@ def test_a_heading_or_fragment_is_no_overview_line_but_a_name_line_is() -> None:
     assert _context_line("cli.html", text).startswith("Each statement typed at the sqlite3")
     manual = "# git-add(1)\n\n## NAME\n\ngit-add - Add file contents to the index\n"
     assert _context_line("git-add.html", manual) == "git-add - Add file contents to the index"
+
+
+def test_menu_items_and_placeholders_are_no_topics_but_the_current_branch_is() -> None:
+    """git's noise: "Use Vim", "Use Neovim" (a merge tool menu), "Git foo", "Pattern foo"; the
+    current branch, git's subject on fourteen pages, stays a topic."""
+    lines = [
+        "Use Vim to resolve the conflict, or Use Neovim, and the current branch moves on.",
+        "Run Git foo in the current branch to see the pattern foo of the working tree.",
+        "The current branch is the one HEAD names; Use Vim again to edit its message.",
+        "Each commit on the current branch records the pattern foo with Use Neovim set.",
+    ]
+    text = "# git-mergetool\n\n" + "\n".join(lines) + "\n"
+    units, _ = _units(IngestTask("n" * 16, "0" * 64, "git-mergetool.html", text, 0, 0, 1))
+    keys = [c.key for c in topic_candidates(units, (), text)]
+    for noise in ("use vim", "use neovim", "git foo", "pattern foo", "run git"):
+        assert noise not in keys, keys
+    assert "current branch" in keys, keys
+    assert "Current branch" in _titles(text, "git-mergetool.html")

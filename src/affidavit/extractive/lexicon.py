@@ -181,13 +181,13 @@ VERBS = words(
     bring brings build builds lead leads set sets cut cuts pay pays send sends call calls
     ask asks want wants know knows think thinks feel feels see sees find finds work works
     contains occurs evaluates returns causes finishes exists succeeds begins refers appears
-    support supports
+    support supports start starts print prints scan scans
     """
 )
 """Common verbs: a lower-case phrase that starts or ends with one ("creates jobs", "query
 contains") is not a topic."""
 
-STEP_VERBS = words("return run open close insert delete update select drop overwrite")
+STEP_VERBS = words("return run open close insert delete update select drop overwrite print scan")
 """Verbs that open a step of instructions ("Return", "Run"): never a one-word name."""
 
 DATE_WORDS = words(
@@ -220,7 +220,7 @@ INTERFACE_WORDS = words(
 
 MODIFIERS = words(
     """
-    single simple current matched matching returned original suggested true false
+    single simple matched matching returned original suggested true false
     input output given specified different following previous various particular specific
     multiple additional extra actual entire separate individual resulting corresponding
     appropriate relevant typical usual normal
@@ -230,4 +230,7 @@ MODIFIERS = words(
 text", "input data"): a two-word key phrase that opens with one is no topic."""
 
 PLACEHOLDER_NAMES = words("alice bob carol dave eve mallory trent foo bar baz qux quux")
+MENU_VERBS = words("use print scan run")
+"""Verbs that open a menu item or an instruction written in capitals ("Use Vim", "Run Git"):
+a capitalised run that opens with one is no name."""
 """The names examples give their people and things ("Alice", "Bob", "foo"): no subject."""

@@ -28,6 +28,7 @@ from .lexicon import (
     GENERIC_WORDS,
     HONORIFICS,
     INTERFACE_WORDS,
+    MENU_VERBS,
     MODIFIERS,
     NUMBER_WORDS,
     PLACEHOLDER_NAMES,
@@ -284,6 +285,8 @@ def _name_of(surface: str) -> str | None:
         words[0] in VERBS or words[0] in STEP_VERBS or _IDENT_DIGITS.match(words[0])
     ):
         return None  # "Create", "Return" open a step; "Idx1" names an example's index
+    if words[0] in MENU_VERBS or any(w in PLACEHOLDER_NAMES for w in words):
+        return None  # "Use Vim": a menu item; "Git foo": an example's placeholder
     return " ".join(words)
 
 
@@ -506,6 +509,8 @@ def topic_candidates(
                 continue  # never after "a", "the", "of"...: not a noun phrase ("grep stops")
             if _interface(words):
                 continue  # "empty list", "boolean value": any manual's words, no subject
+            if any(w in PLACEHOLDER_NAMES for w in words):
+                continue  # "pattern foo": an example's placeholder
             if candidate.size == 2 and words[0] in MODIFIERS:
                 continue  # "single row", "returned text": a row, a text, no kind of its own
             afters = {_singular(after) for _, after in candidate.contexts}
