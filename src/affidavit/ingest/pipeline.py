@@ -330,7 +330,7 @@ class Ingestor(ChunkAsking, SourceAdding):
         if report is not None:
             self.report.lint = {
                 "run": report.run,
-                "open": len(report.findings),
+                "open": report.open,
                 "new": len(report.new),
                 "counts": report.counts(),
             }

@@ -26,6 +26,7 @@ each where it first comes; tests/test_lint_nearby.py compares both on random and
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from collections.abc import Callable, Iterable
 
 from ..db import read_snapshot, transaction
@@ -77,6 +78,7 @@ def index_claims(db: sqlite3.Connection) -> int:
             upto = int(row[0])
         else:
             db.execute("DELETE FROM claim_words")
+            db.execute("UPDATE words SET n = 0")  # (m022's count: the trigger counts inserts)
         while True:
             rows = db.execute(
                 "SELECT c.rowid, c.id, c.text, EXISTS (SELECT 1 FROM evidence e JOIN sources s "
@@ -113,7 +115,12 @@ class _Known:
     """What this search has read: claims by rowid, each word's eligible claims (up to
     ``MAX_BUCKET + 1`` of them) and each claim's rarest shared words. Which claims count is
     decided from the few that don't: the claims not active and the context entries, read once
-    through their indexes (a claim without evidence of a known source is never indexed)."""
+    through their indexes (a claim without evidence of a known source is never indexed).
+
+    How common a word is (:meth:`df`) comes from its count of postings (``words.n``, migration
+    ``m022_word_counts``) without reading them, when none of those few claims has the word
+    (then every posting is an eligible claim) or when, even if all of those that have it were
+    among its postings, more than the cap would remain; otherwise from its postings, read."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
@@ -137,6 +144,38 @@ class _Known:
                 "SELECT rowid FROM claims WHERE page_slug IN ('', ?)", (CONTEXT_ARCHIVE,)
             )
         }
+        self.counts: dict[str, int] = {}
+        """Each word's ``words.n`` (0: not in the index), read as needed (:meth:`count`)."""
+        self._others: Counter[str] | None = None
+
+    def others(self) -> Counter[str]:
+        """For each word, how many of the claims that may not count (not active, or context
+        entries) have it: an eligible claim's postings are those of the word less at most
+        these."""
+        if self._others is None:
+            self._others = Counter()
+            wanted = sorted(self.inactive | set(self.overview))
+            for start in range(0, len(wanted), 500):
+                part = wanted[start : start + 500]
+                marks = ",".join("?" * len(part))
+                for (text,) in self.cursor.execute(
+                    f"SELECT text FROM claims WHERE rowid IN ({marks})", part
+                ):
+                    self._others.update(read_claim(str(text))[0])
+        return self._others
+
+    def count(self, words: Iterable[str]) -> None:
+        """Read the ``words.n`` of ``words`` not read yet."""
+        wanted = sorted({w for w in words if w not in self.counts})
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for word in part:
+                self.counts[word] = 0
+            for word, n in self.cursor.execute(
+                f"SELECT word, n FROM words WHERE word IN ({marks})", part
+            ):
+                self.counts[str(word)] = int(n)
 
     def eligible(self, rowid: int) -> bool:
         """Whether :func:`~affidavit.lint.candidates.load_claims` returns the (indexed) claim."""
@@ -177,10 +216,28 @@ class _Known:
 
     def df(self, word: str, cap: int = MAX_BUCKET) -> int:
         """The number of eligible claims with ``word``, or ``cap + 1`` when it is more."""
+        n = self.counts.get(word)
+        if n is None:
+            self.count([word])
+            n = self.counts[word]
+        others = self.others()[word]
+        if others == 0:
+            return min(n, cap + 1)
+        if n - others > cap:
+            return cap + 1
         return min(len(self.holders(word, cap)), cap + 1)
 
+    def reading(self, rowid: int) -> tuple[set[str], bool]:
+        """:func:`~affidavit.lint.reading.read_claim` of a claim read (:func:`_read_claims`),
+        read the first time it is asked for, with the counts of its words."""
+        found = self.readings.get(rowid)
+        if found is None:
+            found = self.readings[rowid] = read_claim(self.claims[rowid].text)
+            self.count(found[0])
+        return found
+
     def words(self, rowid: int) -> set[str]:
-        return self.readings[rowid][0]
+        return self.reading(rowid)[0]
 
     def top(self, rowid: int) -> list[str]:
         """The claim's :data:`RARE_WORDS` rarest words shared by 2 to ``MAX_BUCKET`` claims,
@@ -212,7 +269,8 @@ class _Known:
 
 def _read_claims(db: sqlite3.Connection, rowids: Iterable[int], known: _Known) -> None:
     """The claims of ``rowids`` not read yet, as :func:`~affidavit.lint.candidates.load_claims`
-    reads them, without their evidence (:func:`_read_evidence`)."""
+    reads them, without their evidence (:func:`_read_evidence`) or their words (read when
+    asked for: :meth:`_Known.reading`)."""
     wanted = sorted({r for r in rowids if r not in known.claims})
     for start in range(0, len(wanted), 500):
         part = wanted[start : start + 500]
@@ -222,9 +280,7 @@ def _read_claims(db: sqlite3.Connection, rowids: Iterable[int], known: _Known) -
             f"WHERE rowid IN ({marks})",
             part,
         ):
-            claim = ClaimRow(cid, page, text, trust, created)
-            known.claims[int(rowid)] = claim
-            known.readings[int(rowid)] = read_claim(text)
+            known.claims[int(rowid)] = ClaimRow(cid, page, text, trust, created)
 
 
 def _read_evidence(db: sqlite3.Connection, claims: Iterable[ClaimRow]) -> None:
@@ -301,17 +357,31 @@ def _pairs_involving(
         claim = known.claims[rowid]
         return (claim.created_at, claim.id)
 
+    asked_set = set(asked)
+    subjects = _subjects(db, {known.claims[r].page for m in buckets.values() for r in m})
     members: dict[str, list[int]] = {}
     first: dict[str, tuple[tuple[str, str], int]] = {}
     for word, holders in buckets.items():
-        ranked = sorted(
-            (order(r), rank, r) for r in holders if (rank := known.rank(r, word)) < RARE_WORDS
-        )
-        if len(ranked) >= 2:
-            members[word] = [r for _, _, r in ranked]
-            first[word] = (ranked[0][0], ranked[0][1])
-    subjects = _subjects(db, {known.claims[r].page for m in members.values() for r in m})
-    asked_set = set(asked)
+        ranked = sorted((order(r), r) for r in holders)
+        mine = [r for _, r in ranked if r in asked_set and known.rank(r, word) < RARE_WORDS]
+        if not mine:
+            continue  # no pair of this bucket has an asked claim in it
+        # the bucket's place: its first member (the claims' order) that has the word among its
+        # rarest; its other members matter only as the partner of an asked claim's related page
+        kept: list[int] = []
+        for _, r in ranked:
+            if r in asked_set:
+                if r in mine:
+                    kept.append(r)
+                continue
+            if kept and not any(_either(subjects, known.claims[m], known.claims[r]) for m in mine):
+                continue
+            if known.rank(r, word) < RARE_WORDS:
+                kept.append(r)
+        if len(kept) >= 2:
+            members[word] = kept
+            head = kept[0]
+            first[word] = (order(head), known.rank(head, word))
     seen: set[tuple[int, int]] = set()
     out: list[tuple[ClaimRow, ClaimRow]] = []
     for word in sorted(members, key=first.__getitem__):
@@ -325,8 +395,13 @@ def _pairs_involving(
                     seen.add((i, j))
                     out.append((a, b))
     _read_evidence(db, {id(c): c for pair in out for c in pair}.values())
-    readings = {known.claims[r].id: reading for r, reading in known.readings.items()}
+    readings = {c.id: known.reading(r) for r, c in known.claims.items() if r in known.readings}
     return out, readings
+
+
+def _either(subjects: Subjects, a: ClaimRow, b: ClaimRow) -> bool:
+    """Whether the pages of ``a`` and ``b`` are related, taken either way round."""
+    return subjects.related(a.page, b.page) or subjects.related(b.page, a.page)
 
 
 def nearby_pairs(

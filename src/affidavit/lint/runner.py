@@ -70,15 +70,25 @@ class LintReport:
     dismissed: int = 0
     incremental: bool = False
     """Whether the run looked only at what changed since the last one."""
+    open_counts: dict[str, int] | None = None
+    """The open findings by kind, when the run did not list them (:attr:`findings` empty: an
+    automatic lint after an ingest reports counts, not O(findings) rows)."""
 
     def counts(self) -> dict[str, int]:
+        if self.open_counts is not None:
+            return dict(self.open_counts)
         return dict(sorted(Counter(f.finding.kind for f in self.findings).items()))
+
+    @property
+    def open(self) -> int:
+        """How many findings are open after the run."""
+        return sum(self.counts().values())
 
     def to_json(self) -> dict[str, Any]:
         return {
             "run": self.run,
             "incremental": self.incremental,
-            "open": len(self.findings),
+            "open": self.open,
             "new": len(self.new),
             "resolved": self.resolved,
             "dismissed": self.dismissed,
@@ -219,6 +229,7 @@ def run_lint(
     recheck: tuple[str, ...] = (),
     full: bool = False,
     settled: set[str] | None = None,
+    listing: bool = True,
 ) -> LintReport:
     """One lint run over ``vault``; ``provider`` adds model findings unless it is extractive.
     By default the run looks at what changed since the last one (:mod:`affidavit.lint.since`:
@@ -230,7 +241,9 @@ def run_lint(
     inputs this connection has written since (:data:`PROPOSAL_CHECKS` after proposals). Either
     makes its part of the run a full one. ``settled``: claims a re-ingest carried unchanged
     to a new version of their source, left out of an incremental run's pairs and checks when
-    the last run looked at them (:func:`lint_scope`). The passes over the whole wiki
+    the last run looked at them (:func:`lint_scope`). ``listing=False``: the report counts the
+    open and dismissed findings by kind instead of listing them (:attr:`LintReport.open_counts`;
+    what an automatic lint reports). The passes over the whole wiki
     run with few garbage collections (:func:`affidavit.heap.few_collections`): they keep a few
     containers per claim until they end, which set off full collections of every object of the
     process (millions after a large ingest); a model's calls run with the caller's settings."""
@@ -330,6 +343,10 @@ def run_lint(
     )
     if propose:
         report.fixes = propose_fixes(vault, findings.list(), actor)
+    if not listing:
+        report.open_counts = FindingStore(vault.db).counts()
+        report.dismissed = sum(FindingStore(vault.db).counts(("dismissed",)).values())
+        return report
     with few_collections():
         report.findings = FindingStore(vault.db).list()
     report.dismissed = len(FindingStore(vault.db).list(status=("dismissed",)))
@@ -534,6 +551,7 @@ def after_ingest(
         recheck=recheck,
         progress=progress,
         settled=settled,
+        listing=False,
     )
 
 
