@@ -283,6 +283,23 @@ def scope_since(vault: Vault, old: LintPoint, now: LintPoint) -> Scope | None:
     )
 
 
+def claims_since(db: sqlite3.Connection, old: LintPoint) -> set[str]:
+    """The claims :func:`scope_since` from ``old`` names (:attr:`Scope.claims`) as the database
+    stands now: inserted past its largest rowid, or whose row or evidence was logged since."""
+    claims = {
+        str(r[0])
+        for r in db.execute(
+            "SELECT key FROM doctor_changes WHERE seq > ? AND tbl IN ('claims', 'evidence')",
+            (old.change_seq,),
+        )
+    }
+    claims.update(
+        str(r[0])
+        for r in db.execute("SELECT id FROM claims WHERE rowid > ?", (old.rowids["claims"],))
+    )
+    return claims
+
+
 def settle(db: sqlite3.Connection, scope: Scope, settled: set[str], upto: int) -> Scope:
     """``scope`` without the claims of ``settled`` that existed at the checkpoint (``upto``: its
     largest ``claims`` rowid), in its pairs and its quote and support checks: claims a new
