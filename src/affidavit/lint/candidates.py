@@ -34,6 +34,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import combinations
+from typing import Any
 
 from ..gate.admission import trust_rank
 from ..sources.lineage import version_keys
@@ -500,6 +501,9 @@ class Search:
     pairs: list[tuple[str, str, Candidate]] = field(default_factory=list)
     version: int = -1
     """The database's ``PRAGMA data_version`` when the search read it."""
+    keys: list[tuple[Any, ...]] | None = None
+    """Each pair's place in a whole-wiki search's order, when the search read only some claims'
+    pairs (:func:`affidavit.lint.nearby.merged` joins two such searches)."""
 
     def fresh(self, db: sqlite3.Connection) -> bool:
         """No other connection has committed since the search read ``db``: the claims, sources,

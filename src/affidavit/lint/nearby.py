@@ -28,6 +28,7 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from ..db import read_snapshot, transaction
 from ..sources.lineage import version_keys
@@ -334,6 +335,21 @@ def pairs_involving(
     :func:`~affidavit.lint.candidates.related_pairs` over ``load_claims(db)`` that one of the
     claims of ``involving`` is part of, in its order; and what
     :func:`~affidavit.lint.reading.read_claim` read of each claim in them, by id."""
+    pairs, readings, _ = keyed_pairs(db, involving)
+    return pairs, readings
+
+
+PairKey = tuple[tuple[tuple[str, str], int], tuple[str, str], tuple[str, str]]
+"""Where a pair comes in the full search's order: its first bucket's place (the first claim, by
+``(created_at, id)``, that has the bucket's word among its rarest, and the word's rank there),
+then its two claims' places in the bucket. The same pair has the same key in any search that
+finds it, so the pairs of two searches merge into the order one search of both gives."""
+
+
+def keyed_pairs(
+    db: sqlite3.Connection, involving: set[str]
+) -> tuple[list[tuple[ClaimRow, ClaimRow]], dict[str, tuple[set[str], bool]], list[PairKey]]:
+    """:func:`pairs_involving`, and each pair's :data:`PairKey`."""
     index_claims(db)
     with read_snapshot(db):  # one state of the wiki throughout
         return _pairs_involving(db, involving)
@@ -341,7 +357,7 @@ def pairs_involving(
 
 def _pairs_involving(
     db: sqlite3.Connection, involving: set[str]
-) -> tuple[list[tuple[ClaimRow, ClaimRow]], dict[str, tuple[set[str], bool]]]:
+) -> tuple[list[tuple[ClaimRow, ClaimRow]], dict[str, tuple[set[str], bool]], list[PairKey]]:
     known = _Known(db)
     asked: list[int] = []
     ids = sorted(involving)
@@ -384,6 +400,7 @@ def _pairs_involving(
             first[word] = (order(head), known.rank(head, word))
     seen: set[tuple[int, int]] = set()
     out: list[tuple[ClaimRow, ClaimRow]] = []
+    keys: list[PairKey] = []
     for word in sorted(members, key=first.__getitem__):
         mine = members[word]
         for n, i in enumerate(mine):
@@ -394,9 +411,10 @@ def _pairs_involving(
                 if subjects.related(a.page, b.page):
                     seen.add((i, j))
                     out.append((a, b))
+                    keys.append((first[word], order(i), order(j)))
     _read_evidence(db, {id(c): c for pair in out for c in pair}.values())
     readings = {c.id: known.reading(r) for r, c in known.claims.items() if r in known.readings}
-    return out, readings
+    return out, readings, keys
 
 
 def _either(subjects: Subjects, a: ClaimRow, b: ClaimRow) -> bool:
@@ -411,7 +429,7 @@ def nearby_pairs(
     gives (the same pairs' findings in the same order), read through the claim-word index."""
     limits = limits or Thresholds()
     version = data_version(db)
-    pairs, readings = pairs_involving(db, involving)
+    pairs, readings, keys = keyed_pairs(db, involving)
     sentences: dict[str, Sentence] = {}
 
     def read(claim: ClaimRow) -> Sentence:  # what analyse(claim.text) gives
@@ -421,11 +439,32 @@ def nearby_pairs(
         return found
 
     out: list[tuple[str, str, Candidate]] = []
-    for a, b in pairs:
+    kept: list[PairKey] = []
+    for (a, b), key in zip(pairs, keys, strict=True):
         found = classify(a, b, limits, read)
         if found is not None:
             out.append((a.id, b.id, found))
-    return Search(pairs=out, version=version)
+            kept.append(key)
+    return Search(pairs=out, version=version, keys=kept)
+
+
+def merged(one: Search, other: Search) -> Search | None:
+    """One search's pairs and another's, each once, in the order one search of both claim sets
+    gives (by :data:`PairKey`); None when either has no keys (a whole-wiki search) or they read
+    different states of the database."""
+    if one.keys is None or other.keys is None or one.version != other.version:
+        return None
+    pairs: dict[tuple[str, str], tuple[Any, tuple[str, str, Candidate]]] = {}
+    for search in (one, other):
+        assert search.keys is not None
+        for pair, key in zip(search.pairs, search.keys, strict=True):
+            pairs.setdefault((pair[0], pair[1]), (key, pair))
+    ordered = sorted(pairs.values(), key=lambda item: item[0])
+    return Search(
+        pairs=[pair for _, pair in ordered],
+        version=one.version,
+        keys=[key for key, _ in ordered],
+    )
 
 
 def _asked(db: sqlite3.Connection, ids: list[str], known: _Known) -> list[int]:

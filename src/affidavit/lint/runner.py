@@ -118,6 +118,20 @@ class Covered:
             return None
         return self.search.involving(ids)
 
+    def extended(self, vault: Vault, ids: set[str]) -> Covered | None:
+        """This search and one of the claims of ``ids`` it did not search, merged (the claims a
+        duplicate joins to the changed ones); None when it can't be (not fresh, or a whole-wiki
+        search)."""
+        from .nearby import merged, nearby_pairs
+
+        if not self.search.fresh(vault.db) or self.search.keys is None:
+            return None
+        more = set(ids) - self.claims
+        if not more:
+            return self
+        search = merged(self.search, nearby_pairs(vault.db, more, thresholds(vault)))
+        return None if search is None else Covered(self.claims | more, search)
+
 
 @dataclass
 class Supersessions:
@@ -400,6 +414,8 @@ def _changed_pairs(
     limits = thresholds(vault)
     asked = set(involving)
     for _ in range(DUPLICATE_ROUNDS):
+        if covered is not None:
+            covered = covered.extended(vault, asked)
         known = covered.involving(vault, asked) if covered is not None else None
         found = (
             known
