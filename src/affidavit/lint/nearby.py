@@ -240,6 +240,15 @@ class _Known:
     def words(self, rowid: int) -> set[str]:
         return self.reading(rowid)[0]
 
+    def read_all(self, rowids: Iterable[int]) -> None:
+        """:meth:`reading` of each of ``rowids`` (claims read), their words counted at once."""
+        words: set[str] = set()
+        for rowid in rowids:
+            if rowid not in self.readings:
+                self.readings[rowid] = read_claim(self.claims[rowid].text)
+                words |= self.readings[rowid][0]
+        self.count(words)
+
     def top(self, rowid: int) -> list[str]:
         """The claim's :data:`RARE_WORDS` rarest words shared by 2 to ``MAX_BUCKET`` claims,
         rarest first (ties by the word), as :func:`~affidavit.lint.candidates.rare_buckets`
@@ -364,6 +373,7 @@ def _pairs_involving(
     for start in range(0, len(ids), 500):
         asked += _asked(db, ids[start : start + 500], known)
     _read_claims(db, asked, known)
+    known.read_all(asked)
     buckets: dict[str, list[int]] = {}
     for word in {w for rowid in asked for w in known.top(rowid)}:
         buckets[word] = known.holders(word)
