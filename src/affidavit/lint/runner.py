@@ -448,7 +448,7 @@ def _active(vault: Vault, claims: set[str]) -> set[str]:
     return {
         str(r[0])
         for r in vault.db.execute(
-            "SELECT id FROM claims WHERE status = 'active' AND id IN "
+            "SELECT id FROM claims WHERE +status = 'active' AND id IN "  # (by id, not status)
             "(SELECT value FROM json_each(?))",
             (json.dumps(sorted(claims)),),
         )

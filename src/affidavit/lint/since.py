@@ -406,7 +406,7 @@ def evidence_rows(db: sqlite3.Connection, claims: list[str]) -> list[tuple[Any, 
     return cursor.execute(
         'SELECT e.claim_id, c.page_slug, e.idx, e.source_id, e.quote, e.start, e."end", '
         "e.location FROM evidence e JOIN claims c ON c.id = e.claim_id "
-        "WHERE c.status = 'active' AND c.id IN (SELECT value FROM json_each(?)) "
+        "WHERE +c.status = 'active' AND c.id IN (SELECT value FROM json_each(?)) "
         "ORDER BY e.claim_id, e.idx",
         (json.dumps(claims),),
     ).fetchall()
