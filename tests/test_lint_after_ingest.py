@@ -34,6 +34,7 @@ from affidavit.lint.candidates import (
     _first_mentions,
     find_candidates,
     missing_links,
+    search_pairs,
 )
 from affidavit.lint.findings import FindingStore
 from affidavit.lint.quotes import ProposedQuote, QuoteGate
@@ -210,6 +211,29 @@ def test_two_searches_merged_are_one_search_of_both(
             (a, b, c.finding) for a, b, c in alone.pairs
         ]
         assert both.keys == alone.keys
+
+
+def test_past_the_claims_it_reads_for_their_words_the_search_reads_postings(
+    tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A wiki with a long history of superseded claims: their words are not read, and the
+    pairs are still the whole-wiki search's."""
+    rnd = random.Random(23)
+    vault = _vault(tmp_path, clock, every=0)
+    for n in range(5):
+        _ingest(vault, tmp_path, _doc(rnd, n), f"doc{n}.md")
+    db = vault.db
+    with db:
+        db.execute("UPDATE claims SET status = 'superseded' WHERE rowid % 5 = 0")
+    claims = sorted(str(r[0]) for r in db.execute("SELECT id FROM claims WHERE status = 'active'"))
+    asked = set(rnd.sample(claims, len(claims) // 3))
+    whole = search_pairs(db, involving=asked)
+    full = [(c.finding.fingerprint, c.finding.claims) for c in whole.involving(asked)]
+    for limit in (0, 10**6):
+        monkeypatch.setattr(nearby, "OTHERS_READ", limit)
+        got = nearby.nearby_pairs(db, asked)
+        assert [(c.finding.fingerprint, c.finding.claims) for c in got.involving(asked)] == full
+        assert full
 
 
 def _postings(db: sqlite3.Connection) -> dict[int, int]:

@@ -112,6 +112,12 @@ def _same_claim(db: sqlite3.Connection, rowid: int, claim: str) -> bool:
     return found is not None and str(found[0]) == claim
 
 
+OTHERS_READ = 5000
+"""At most this many claims that may not count are read for their words (:meth:`_Known.others`);
+past it, how common a word is comes from its count only when even all of them could not bring
+it down to a bucket's size, else from its postings."""
+
+
 class _Known:
     """What this search has read: claims by rowid, each word's eligible claims (up to
     ``MAX_BUCKET + 1`` of them) and each claim's rarest shared words. Which claims count is
@@ -149,10 +155,13 @@ class _Known:
         """Each word's ``words.n`` (0: not in the index), read as needed (:meth:`count`)."""
         self._others: Counter[str] | None = None
 
-    def others(self) -> Counter[str]:
+    def others(self) -> Counter[str] | None:
         """For each word, how many of the claims that may not count (not active, or context
         entries) have it: an eligible claim's postings are those of the word less at most
-        these."""
+        these. None when there are more than :data:`OTHERS_READ` of them (a wiki with a long
+        history of superseded claims): reading them all would cost more than it saves."""
+        if len(self.inactive) + len(self.overview) > OTHERS_READ:
+            return None
         if self._others is None:
             self._others = Counter()
             wanted = sorted(self.inactive | set(self.overview))
@@ -221,7 +230,8 @@ class _Known:
         if n is None:
             self.count([word])
             n = self.counts[word]
-        others = self.others()[word]
+        known = self.others()
+        others = known[word] if known is not None else len(self.inactive) + len(self.overview)
         if others == 0:
             return min(n, cap + 1)
         if n - others > cap:
