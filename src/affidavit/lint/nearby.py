@@ -387,7 +387,7 @@ def _pairs_involving(
     buckets: dict[str, list[int]] = {}
     for word in {w for rowid in asked for w in known.top(rowid)}:
         buckets[word] = known.holders(word)
-        _read_claims(db, buckets[word], known)
+    _read_claims(db, {r for holders in buckets.values() for r in holders}, known)
 
     def order(rowid: int) -> tuple[str, str]:
         claim = known.claims[rowid]
