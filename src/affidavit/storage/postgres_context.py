@@ -22,7 +22,7 @@ from psycopg.rows import tuple_row
 
 from ..errors import IntegrityError
 from ..sources.extract import MEDIA_EXTENSIONS
-from ..store.render import CONTEXT_ARCHIVE, context_claims, context_markdown
+from ..store.render import CONTEXT_ARCHIVE, context_claims, context_head, context_markdown
 
 Conn = psycopg.Connection[dict[str, Any]]
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -71,7 +71,8 @@ def _q(text: str, schema: str) -> sql.Composed:
 
 
 def _context_db(conn: Conn, schema: str) -> sqlite3.Connection:
-    """The active context entries with their evidence and cited sources, in a :func:`render_db`."""
+    """The active context entries with their evidence and cited sources, and the pages and links
+    context.md's head counts (:func:`~affidavit.store.render.context_head`), in a :func:`render_db`."""
     cur = conn.cursor(row_factory=tuple_row)
     claims = cur.execute(
         _q("SELECT id, page_slug, section, position, text, status, trust, superseded_by, "
@@ -86,7 +87,11 @@ def _context_db(conn: Conn, schema: str) -> sqlite3.Connection:
         _q("SELECT id, name, media_type, status FROM {s}.sources WHERE id = ANY(%s)", schema),
         (sorted({str(e[2]) for e in evidence}),),
     ).fetchall()
+    pages = cur.execute(_q("SELECT slug, title, category FROM {s}.pages", schema)).fetchall()
+    links = cur.execute(_q("SELECT src, dst FROM {s}.links", schema)).fetchall()
     db = render_db()
+    db.executemany("INSERT INTO pages (slug, title, category) VALUES (?, ?, ?)", pages)
+    db.executemany("INSERT INTO links VALUES (?, ?)", links)
     db.executemany("INSERT INTO claims VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", claims)
     db.executemany("INSERT INTO evidence VALUES (?, ?, ?, ?, ?, ?, ?)", evidence)
     db.executemany(
@@ -100,7 +105,7 @@ def render(conn: Conn, schema: str) -> str:
     """``wiki/context.md`` as the vault's rows render it now (the same bytes as SQLite's)."""
     db = _context_db(conn, schema)
     try:
-        return context_markdown(context_claims(db))
+        return context_markdown(context_claims(db), context_head(db))
     finally:
         db.close()
 
@@ -122,10 +127,11 @@ def spill(conn: Conn, schema: str, plan_id: str, now: str, cap: int) -> list[str
     db = _context_db(conn, schema)
     try:
         entries = context_claims(db)
+        head = context_head(db)
     finally:
         db.close()
     moved: list[str] = []
-    while entries and context_markdown(entries).count("\n") > cap:
+    while entries and context_markdown(entries, head).count("\n") > cap:
         moved.append(entries.pop(0).id)
     if not moved:
         return []
