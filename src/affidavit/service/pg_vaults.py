@@ -1,0 +1,379 @@
+"""The services over one vault of a PostgreSQL database, with the same request and response models
+as the SQLite vault's (:mod:`.vaults`): search (:class:`~affidavit.storage.pg_search.PgFullText`),
+pages, claims, nonces, the inbox (propose, list, show, approve, reject) and tokens.
+
+Every write to the wiki goes through the PostgreSQL door (:meth:`PostgresStorage.door` and
+:meth:`PostgresDoor.apply_plan`): under the vault's advisory lock, the plan re-checked (W5) and
+admitted again by the one gate, then written, audited and numbered. A proposal is parsed
+(W1), its nonce consumed (W2) and admitted by the same gate read-only, so the inbox shows the
+verdicts the approver decides on; a plan of which nothing passes is refused at once. The policy
+may apply a person's plan at once (``policy.auto_apply``); an agent's plan (a token's) always
+waits for a person (W13). What is not ported yet says so (:data:`NOT_PORTED`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+import psycopg
+
+from ..agents import is_agent, proposer_of
+from ..clock import Clock, iso, parse_iso, utc_now
+from ..config import Config
+from ..errors import AdmissionError, ConflictError, NotFoundError
+from ..gate.verdicts import Admission
+from ..hashing import canonical_json, sha256_hex
+from ..plan.schema import Plan, parse_plan
+from ..retrieval.search import allowed_tiers
+from ..storage import pg_served as rows
+from ..storage.base import check_vault_name
+from ..storage.pg_search import PgFullText
+from ..storage.postgres import Conn, PostgresStorage
+from .models import (
+    ApproveResponse,
+    ClaimEvidenceOut,
+    ClaimOut,
+    EvidenceOut,
+    HitOut,
+    NonceResponse,
+    PageDetail,
+    PageSummary,
+    PlanDetail,
+    PlanSummary,
+    ProposalOut,
+    RejectResponse,
+    SearchResponse,
+    TokenInfo,
+)
+from .tokens import TokenGrant
+from .vaults import duration, proposer_says
+from .waiting import waiting
+
+NOT_PORTED = (
+    "On PostgreSQL this daemon serves: GET …/ (the vault), …/search, …/pages, …/pages/{slug}, "
+    "…/claims/{id}, …/plans, …/plans/{id}; POST …/nonces, …/plans, …/plans/{id}/approve (every "
+    "admitted operation), …/plans/{id}/reject; …/tokens (owner). Not yet: ask, sources, audit, "
+    "jobs (ingest), lint, approving several plans or some operations, the web desk and MCP "
+    "(docs/team.md). Use them on a SQLite vault, or add sources with `affidavit team add`."
+)
+
+
+def _hit(hit: Any) -> HitOut:
+    data = dict(vars(hit))
+    data["evidence"] = [EvidenceOut(**vars(e)) for e in hit.evidence]
+    return HitOut(**data)
+
+
+@dataclass
+class PgVault:
+    """One vault of a PostgreSQL database, as the daemon serves it."""
+
+    storage: PostgresStorage
+    name: str
+    config: Config = field(default_factory=Config)
+    clock: Clock = utc_now
+
+    def __post_init__(self) -> None:
+        check_vault_name(self.name)
+        self.schema = f"v_{self.name}"
+        self._search = PgFullText(self.storage, self.name)
+
+    @contextmanager
+    def _read(self) -> Iterator[Conn]:
+        """One consistent snapshot (REPEATABLE READ, read only) on a pooled connection."""
+        with self.storage.pool.connection() as conn, conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            yield conn
+
+    @contextmanager
+    def _locked(self) -> Iterator[Conn]:
+        """A write that must not race the door (a rejection, a token): the door's transaction
+        under the vault's advisory lock, applying no plan (so it takes no batch number)."""
+        with self.storage.door(self.name, f"host-{uuid.uuid4()}") as door:
+            yield door.conn
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def counts(self) -> dict[str, int]:
+        with self._read() as conn:
+            return rows.counts(conn, self.schema)
+
+    def search(self, query: str, k: int, min_trust: str) -> SearchResponse:
+        allowed_tiers(min_trust)  # a tier that doesn't exist is refused as on SQLite
+        hits = self._search.search(query, k=k, min_trust=min_trust)
+        return SearchResponse(query=query, hits=[_hit(h) for h in hits])
+
+    def list_pages(self) -> list[PageSummary]:
+        with self._read() as conn:
+            return [PageSummary(**r) for r in rows.page_rows(conn, self.schema)]
+
+    def get_page(self, slug: str) -> PageDetail:
+        page = self.storage.page(self.name, slug)  # every quote checked against its source
+        if page is None:
+            raise NotFoundError(f"no page {slug[:80]!r}. GET …/pages lists the pages.")
+        with self._read() as conn:
+            links_to, linked_from = rows.links(conn, self.schema, slug)
+            extra = {
+                c.id: (r["superseded_by"], rows.derived_from(r))
+                for c in page.claims
+                if (got := rows.claim_row(conn, self.schema, c.id)) is not None
+                for r in (got[0],)
+            }
+        claims = [
+            ClaimOut(
+                id=c.id,
+                page=page.slug,
+                section=c.section,
+                position=c.position,
+                text=c.text,
+                status=c.status,
+                trust=c.trust,
+                plan_id=c.plan_id,
+                created_at=c.created_at,
+                superseded_by=extra[c.id][0],
+                derived_from=extra[c.id][1],
+                evidence=[
+                    ClaimEvidenceOut(
+                        source_id=e.source_id,
+                        quote=e.quote,
+                        start=e.start,
+                        end=e.end,
+                        location=e.location,
+                    )
+                    for e in c.evidence
+                ],
+            )
+            for c in page.claims
+        ]
+        return PageDetail(
+            slug=page.slug, title=page.title, summary=page.summary, category=page.category,
+            created_at=page.created_at, updated_at=page.updated_at, links_to=links_to,
+            linked_from=linked_from, claims=claims, markdown="",
+        )  # fmt: skip
+
+    def get_claim(self, claim_id: str) -> ClaimOut:
+        with self._read() as conn:
+            found = rows.claim_row(conn, self.schema, claim_id)
+        if found is None:
+            raise NotFoundError(f"no claim {claim_id[:80]!r}. Search finds claims: GET …/search?q=")
+        row, evidence = found
+        return ClaimOut(
+            id=row["id"], page=row["page_slug"], section=row["section"], position=row["position"],
+            text=row["text"], status=row["status"], trust=row["trust"], plan_id=row["plan_id"],
+            created_at=row["created_at"], superseded_by=row["superseded_by"],
+            derived_from=rows.derived_from(row),
+            evidence=[ClaimEvidenceOut(source_id=e.source_id, quote=e.quote, start=e.start,
+                                       end=e.end, location=e.location) for e in evidence],
+        )  # fmt: skip
+
+    # --- the inbox -------------------------------------------------------------------------
+
+    def new_nonce(self, hours: int) -> NonceResponse:
+        with self.storage.pool.connection() as conn, conn.transaction():
+            value = rows.issue_nonce(
+                conn, self.schema, "propose", self.clock(), timedelta(hours=hours)
+            )
+        return NonceResponse(nonce=value, valid_hours=hours)
+
+    def _admit(self, conn: Conn, plan: Plan, plan_id: str, agent: bool) -> Admission:
+        """The gate, read-only, on the vault as it is now (the door admits it again)."""
+        from ..evidence import Verifier
+        from ..gate.admission import admit
+        from ..storage.postgres_content import WRITABLE
+        from ..storage.postgres_gate import PgReads, PgSources
+
+        for index, op in enumerate(plan.operations):
+            if not isinstance(op, WRITABLE):
+                raise AdmissionError(
+                    "schema",
+                    f"operation {index + 1} ({op.op}) can't be proposed on PostgreSQL yet: only "
+                    "create_page, add_claims, link_pages, retract_claim and supersede_claim "
+                    "(docs/team.md).",
+                )
+        sources = PgSources(conn, self.schema)
+        return admit(
+            PgReads(conn, self.schema), self.config, sources, Verifier(sources), plan, plan_id,
+            agent=agent,
+        )  # fmt: skip
+
+    def propose(self, raw: dict[str, Any], author: str, origin: str) -> ProposalOut:
+        """Check a plan (schema, nonce, the gate) and put it in the inbox; the policy may apply
+        a person's plan at once. Proposing the same plan again changes nothing."""
+        plan = parse_plan(raw)
+        plan_json = canonical_json(plan.to_json())
+        plan_id = sha256_hex(plan_json)
+        existing = self.storage.plan(self.name, plan_id)
+        if existing is not None:
+            return ProposalOut(
+                plan_id=plan_id, status=existing.status, new=False, admission={},
+                message=f"plan {plan_id[:12]} was already proposed and is {existing.status}; "
+                "nothing changed",
+            )  # fmt: skip
+        agent = is_agent(author, origin)
+        now = self.clock()
+        with self.storage.pool.connection() as conn, conn.transaction():
+            rows.use_nonce(conn, self.schema, plan.nonce, plan_id, now)
+            admission = self._admit(conn, plan, plan_id, agent)
+            if not admission.admitted_ops:
+                why = "; ".join(f"op {op.index + 1}: {op.reason}" for op in admission.ops)
+                raise AdmissionError("gate", f"no operation of the plan passes the gate: {why}")
+        expires = now + timedelta(hours=self.config.expiry_hours)
+        try:
+            self.storage.propose(
+                self.name, plan_id, author=author, origin=origin, plan_json=plan_json,
+                created_at=iso(now), expires_at=iso(expires),
+            )  # fmt: skip
+        except psycopg.errors.UniqueViolation:  # the same plan, proposed at the same moment
+            raise ConflictError(f"plan {plan_id[:12]} was just proposed; GET …/plans.") from None
+        with self.storage.pool.connection() as conn, conn.transaction():
+            rows.set_admission(conn, self.schema, plan_id, admission.to_json())
+        status, message = "pending", f"plan {plan_id[:12]} is in the inbox"
+        if not agent and not admission.needs_approval and not admission.waiting:
+            try:
+                self._apply(plan_id, author, "policy")
+                status, message = "applied", f"plan {plan_id[:12]} applied by the policy"
+            except ConflictError as exc:  # the wiki changed meanwhile: a person decides
+                message = f"plan {plan_id[:12]} is in the inbox: {exc}"
+        elif admission.needs_approval:
+            message += f": {admission.policy_reason}"
+        return ProposalOut(
+            plan_id=plan_id, status=status, new=True, message=message,
+            admission=admission.to_json(),
+            waiting=waiting(plan, admission, {}, set()) if status == "pending" else [],
+        )  # fmt: skip
+
+    def _summary(self, row: dict[str, Any], now_iso: str) -> PlanSummary:
+        plan = parse_plan(str(row["plan_json"]))
+        recorded = _json(row["admission"])
+        admission = (
+            Admission.from_json(recorded)
+            if "ops" in recorded
+            else Admission(str(row["id"]), [], [])
+        )
+        status = str(row["status"])
+        if status == "pending" and str(row["expires_at"]) <= now_iso:
+            status = "expired"  # as SQLite's inbox shows it (no write on a read)
+        now = parse_iso(now_iso)
+        return PlanSummary(
+            id=row["id"], status=status, author=row["author"], origin=row["origin"],
+            proposer=proposer_of(str(row["author"]), str(row["origin"])),
+            created_at=row["created_at"], expires_at=row["expires_at"],
+            age=duration(now - parse_iso(str(row["created_at"]))),
+            expires_in=duration(max(parse_iso(str(row["expires_at"])) - now, timedelta())),
+            operations=len(plan.operations), counts=admission.counts,
+            waiting=waiting(plan, admission, {}, set()) if status == "pending" else [],
+        )  # fmt: skip
+
+    def list_plans(self, statuses: tuple[str, ...]) -> list[PlanSummary]:
+        now = iso(self.clock())
+        wanted = tuple({"expired": "pending"}.get(s, s) for s in statuses) + statuses
+        with self._read() as conn:
+            found = [self._summary(r, now) for r in rows.plan_rows(conn, self.schema, wanted)]
+        return [p for p in found if p.status in statuses]
+
+    def plan_detail(self, ref: str) -> PlanDetail:
+        now = iso(self.clock())
+        with self._read() as conn:
+            plan_id = rows.resolve_plan(conn, self.schema, ref)
+            (row,) = [r for r in rows.plan_rows(conn, self.schema, _ALL) if r["id"] == plan_id]
+        summary = self._summary(row, now)
+        plan = parse_plan(str(row["plan_json"]))
+        admission = _json(row["admission"])
+        applied = [op["index"] + 1 for op in admission.get("ops", []) if row["status"] == "applied"]
+        return PlanDetail(
+            id=plan_id, author=row["author"], origin=row["origin"], status=summary.status,
+            reason=row["reason"], created_at=row["created_at"], expires_at=row["expires_at"],
+            decided_at=row["decided_at"], decided_by=row["decided_by"], age=summary.age,
+            expires_in=summary.expires_in, plan=plan.to_json(), admission=admission, quotes=[],
+            applied_ops=applied, waiting=summary.waiting, proposer_says=proposer_says(plan),
+        )  # fmt: skip
+
+    def _apply(self, plan_id: str, actor: str, approval: str) -> list[str]:
+        with self.storage.door(self.name, f"api-{uuid.uuid4()}") as door:
+            door.apply_plan(plan_id, now=iso(self.clock()), actor=actor, config=self.config,
+                            approval=approval)  # fmt: skip
+            admission = door.admissions[plan_id]
+        return [str(i + 1) for i in admission.admitted_ops]
+
+    def approve(self, ref: str, ops: list[int] | None, actor: str) -> ApproveResponse:
+        """Apply a pending plan through the door, every operation the gate admits now; exactly
+        once, whichever daemon approves it (the door re-checks it under the vault's lock)."""
+        if ops is not None:
+            raise ConflictError(
+                "approving some operations of a plan is not on PostgreSQL yet: approve it whole "
+                "(no 'ops'), or reject it and propose the operations you want."
+            )
+        with self._read() as conn:
+            plan_id = rows.resolve_plan(conn, self.schema, ref)
+        applied = self._apply(plan_id, actor, "person")
+        entry = self.storage.audit(self.name)
+        claims: list[str] = []
+        for e in reversed(entry):
+            if e.action == "applied" and e.plan_id == plan_id:
+                claims = list(_json(e.detail).get("claims", []))
+                break
+        return ApproveResponse(
+            plan_id=plan_id, applied=True, ops=[int(i) for i in applied], claims=claims,
+            commit=None, message=f"plan {plan_id[:12]} applied: {len(claims)} claim(s)",
+        )  # fmt: skip
+
+    def reject(self, ref: str, reason: str, actor: str) -> RejectResponse:
+        with self._locked() as conn:
+            plan_id = rows.resolve_plan(conn, self.schema, ref)
+            rows.reject(conn, self.schema, plan_id, reason, actor, self.clock())
+        return RejectResponse(plan_id=plan_id, status="rejected", reason=reason)
+
+    # --- tokens ----------------------------------------------------------------------------
+
+    def _token(self, row: dict[str, Any]) -> TokenInfo:
+        status = rows.token_status(row, iso(self.clock()))
+        fields = ("id", "role", "label", "created_at", "created_by", "expires_at", "revoked_at")
+        return TokenInfo(status=status, **{k: row[k] for k in fields})
+
+    def create_token(
+        self, role: str, lifetime: timedelta, label: str, actor: str
+    ) -> tuple[TokenInfo, str]:
+        longest = timedelta(days=int(self.config.get("server.token_max_days")))
+        if lifetime > longest:
+            raise ConflictError(
+                f"a token of this vault lives at most {longest.days} days "
+                "(server.token_max_days); ask for less."
+            )
+        with self._locked() as conn:
+            row, secret = rows.create_token(
+                conn, self.schema, role, lifetime, label, actor, self.clock()
+            )
+        return self._token(row), secret
+
+    def list_tokens(self) -> list[TokenInfo]:
+        with self._read() as conn:
+            return [self._token(r) for r in rows.list_tokens(conn, self.schema)]
+
+    def revoke_token(self, token_id: str, actor: str) -> TokenInfo:
+        with self._locked() as conn:
+            return self._token(rows.revoke_token(conn, self.schema, token_id, actor, self.clock()))
+
+    def check_token(self, token_id: str, secret: str) -> TokenGrant | str:
+        with self.storage.pool.connection() as conn:
+            verdict = rows.check_token(conn, self.schema, token_id, secret, self.clock())
+        if isinstance(verdict, str):
+            return verdict
+        return TokenGrant(token_id=verdict[0], role=verdict[1])  # type: ignore[arg-type]
+
+
+_ALL = ("pending", "applied", "rejected", "expired", "refused")
+
+
+def _json(value: object) -> dict[str, Any]:
+    import json
+
+    data = json.loads(str(value) or "{}")
+    return data if isinstance(data, dict) else {}
+
+
+__all__ = ["NOT_PORTED", "PgVault"]
