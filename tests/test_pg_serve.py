@@ -1,0 +1,309 @@
+"""The daemon over a PostgreSQL database (issue 26 item 1, ``serve --database URL``): reads and the
+inbox's writes over the REST API, through the PostgreSQL door and its gate, with the same tokens
+and roles as over SQLite; and the attacker's tests — a token of another vault of the same
+database, a vault name with SQL in it, two daemons approving one plan at once (exactly once),
+routes not ported (a clear 501, never SQLite)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from affidavit.config import Config
+from affidavit.server.pg_app import create_pg_app
+from affidavit.server.pg_registry import PgRegistry
+from affidavit.storage.postgres import PostgresStorage
+
+from .pg_cluster import drop_vaults
+
+pytestmark = pytest.mark.xdist_group("postgres")
+
+BRIDGE = "The bridge opened in 1932 after six years of work. The bridge is 503 metres long."
+OTHER = "The ferry crossed the strait twice a day until 1950."
+NOW = "2026-11-30T09:00:00Z"
+
+
+class Wiki:
+    """Two vaults, team and other, in one database; a daemon (the ASGI app in-process) over it."""
+
+    def __init__(self, url: str, config: Config | None = None) -> None:
+        drop_vaults(url)
+        self.url = url
+        storage = PostgresStorage(url)
+        try:
+            for name in ("team", "other"):
+                storage.create_vault(name, "nobody-here")
+            self.source = storage.add_source(
+                "team", BRIDGE.encode(), origin="/docs/bridge.md", name="bridge.md",
+                added_at=NOW, trust="trusted",
+            )  # fmt: skip
+            storage.add_source(
+                "other", OTHER.encode(), origin="/docs/ferry.md", name="ferry.md", added_at=NOW
+            )
+        finally:
+            storage.close()
+        self.config = config
+        self.registry = PgRegistry.open(url, config)
+        self.client = TestClient(create_pg_app(self.registry))
+        self.client.__enter__()
+        team = self.registry.get("team").service
+        other = self.registry.get("other").service
+        self.tokens = {
+            role: team.create_token(role, timedelta(days=1), role, "test")[1]
+            for role in ("read", "propose", "approve")
+        }
+        self.other_approve = other.create_token("approve", timedelta(days=1), "x", "test")[1]
+
+    def close(self) -> None:
+        self.client.__exit__(None, None, None)
+
+    def call(self, method: str, path: str, token: str | None, **kw: Any) -> Any:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return self.client.request(method, path, headers=headers, **kw)
+
+    def plan(self, slug: str = "bridge", quote: str = "The bridge is 503 metres long") -> dict:
+        nonce = self.call("POST", "/v1/vaults/team/nonces", self.tokens["propose"], json={})
+        assert nonce.status_code == 200, nonce.text
+        text = "The bridge is 503 metres long."
+        claim = {"text": text, "evidence": [{"source": self.source, "quote": quote}]}
+        page = {"op": "create_page", "slug": slug, "title": "The bridge", "summary": text}
+        return {"nonce": nonce.json()["nonce"], "operations": [{**page, "claims": [claim]}]}
+
+
+def race(clients: list[TestClient], path: str, token: str) -> list[int]:
+    """POST ``path`` from every client at once (one thread each); the statuses."""
+    results: list[int] = []
+    start = threading.Barrier(len(clients))
+    headers = {"Authorization": f"Bearer {token}"}
+
+    def approve(client: TestClient) -> None:
+        start.wait()
+        results.append(client.post(path, headers=headers, json={}).status_code)
+
+    threads = [threading.Thread(target=approve, args=(c,)) for c in clients]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+@pytest.fixture
+def wiki(pg_url: str) -> Iterator[Wiki]:
+    made = Wiki(pg_url)
+    yield made
+    made.close()
+
+
+def test_propose_list_approve_read_search(wiki: Wiki) -> None:
+    done = wiki.call(
+        "POST", "/v1/vaults/team/plans", wiki.tokens["propose"], json={"plan": wiki.plan()}
+    )
+    assert done.status_code == 200, done.text
+    plan_id = done.json()["plan_id"]
+    assert done.json()["status"] == "pending"
+    inbox = wiki.call("GET", "/v1/vaults/team/plans", wiki.tokens["read"])
+    assert [p["id"] for p in inbox.json()] == [plan_id]
+    assert inbox.json()[0]["proposer"] == "agent" and inbox.json()[0]["counts"]["admitted"] == 1
+    assert wiki.call("GET", "/v1/vaults/team/pages/bridge", wiki.tokens["read"]).status_code == 404
+    ok = wiki.call(
+        "POST", f"/v1/vaults/team/plans/{plan_id}/approve", wiki.tokens["approve"], json={}
+    )
+    assert ok.status_code == 200, ok.text
+    assert ok.json()["applied"] and len(ok.json()["claims"]) == 1
+    page = wiki.call("GET", "/v1/vaults/team/pages/bridge", wiki.tokens["read"]).json()
+    (claim,) = page["claims"]
+    assert claim["text"] == "The bridge is 503 metres long."
+    assert claim["evidence"][0]["quote"] == "The bridge is 503 metres long"
+    hits = wiki.call("GET", "/v1/vaults/team/search?q=bridge+metres", wiki.tokens["read"]).json()
+    assert [h["claim_id"] for h in hits["hits"]] == [claim["id"]]
+    got = wiki.call("GET", f"/v1/vaults/team/claims/{claim['id']}", wiki.tokens["read"]).json()
+    assert got["evidence"] == claim["evidence"]
+    assert wiki.call("GET", "/v1/vaults/team/plans", wiki.tokens["read"]).json() == []
+    applied = wiki.call("GET", "/v1/vaults/team/plans?status=applied", wiki.tokens["read"])
+    assert [p["id"] for p in applied.json()] == [plan_id]
+    info = wiki.call("GET", "/v1/vaults/team", wiki.tokens["read"]).json()
+    assert info["counts"]["claims"] == 1 and info["counts"]["pending_plans"] == 0
+
+
+def test_a_quote_the_source_never_had_is_refused_by_the_gate(wiki: Wiki) -> None:
+    plan = wiki.plan(quote="The bridge is 900 metres long")
+    done = wiki.call("POST", "/v1/vaults/team/plans", wiki.tokens["propose"], json={"plan": plan})
+    assert done.status_code == 422 and "passes the gate" in done.json()["error"]["message"]
+    assert wiki.call("GET", "/v1/vaults/team/plans?status=all", wiki.tokens["read"]).json() == []
+
+
+def test_a_nonce_is_needed_and_used_once(wiki: Wiki) -> None:
+    plan = wiki.plan()
+    forged = {**plan, "nonce": "A" * 24}
+    bad = wiki.call("POST", "/v1/vaults/team/plans", wiki.tokens["propose"], json={"plan": forged})
+    assert bad.status_code == 422 and "never issued" in bad.json()["error"]["message"]
+    first = wiki.call("POST", "/v1/vaults/team/plans", wiki.tokens["propose"], json={"plan": plan})
+    assert first.status_code == 200
+    again = dict(plan, operations=wiki.plan("bridge-two")["operations"])
+    reused = wiki.call(
+        "POST", "/v1/vaults/team/plans", wiki.tokens["propose"], json={"plan": again}
+    )
+    assert reused.status_code == 422 and "already used" in reused.json()["error"]["message"]
+
+
+def test_roles_and_a_token_of_another_vault_of_the_same_database(wiki: Wiki) -> None:
+    plan = wiki.plan()
+    read = wiki.call("POST", "/v1/vaults/team/plans", wiki.tokens["read"], json={"plan": plan})
+    assert read.status_code == 403
+    done = wiki.call("POST", "/v1/vaults/team/plans", wiki.tokens["propose"], json={"plan": plan})
+    plan_id = done.json()["plan_id"]
+    path = f"/v1/vaults/team/plans/{plan_id}/approve"
+    assert wiki.call("POST", path, wiki.tokens["propose"], json={}).status_code == 403
+    # the other vault's approver: a valid token of the same database, no role on this vault
+    for method, where, body in [
+        ("POST", path, {}),
+        ("GET", "/v1/vaults/team/pages", None),
+        ("GET", "/v1/vaults/team/search?q=bridge", None),
+        ("GET", f"/v1/vaults/team/plans/{plan_id}", None),
+        ("POST", f"/v1/vaults/team/plans/{plan_id}/reject", {"reason": "mine now"}),
+        ("GET", "/v1/vaults/team/tokens", None),
+        ("GET", "/v1/vaults/team/ask", None),  # not ported, and still not for this caller
+    ]:
+        got = wiki.call(method, where, wiki.other_approve, json=body)
+        assert got.status_code == 403, (where, got.text)
+    mine = wiki.call("GET", "/v1/whoami", wiki.other_approve).json()
+    assert [v["name"] for v in mine["vaults"]] == ["other"]
+    # tokens are the owner's only: no token, whatever its role, manages them
+    made = wiki.call(
+        "POST", "/v1/vaults/team/tokens", wiki.tokens["approve"], json={"role": "approve"}
+    )
+    assert made.status_code == 403
+    assert wiki.call("GET", "/v1/vaults/team/plans", wiki.tokens["read"]).json()[0]["id"] == plan_id
+    assert wiki.call("GET", "/v1/vaults/team/pages/bridge", wiki.tokens["read"]).status_code == 404
+    assert wiki.call("GET", "/v1/vaults/team/pages", None).status_code == 401
+    forged = wiki.tokens["approve"][:-4] + "AAAA"
+    assert wiki.call("GET", "/v1/vaults/team/pages", forged).status_code == 401
+
+
+def test_revoked_and_expired_tokens_are_refused(wiki: Wiki) -> None:
+    team = wiki.registry.get("team").service
+    info, token = team.create_token("read", timedelta(days=1), "laptop", "test")
+    assert wiki.call("GET", "/v1/vaults/team/pages", token).status_code == 200
+    team.revoke_token(info.id, "test")
+    refused = wiki.call("GET", "/v1/vaults/team/pages", token)
+    assert refused.status_code == 401 and "revoked" in refused.json()["error"]["message"]
+    actions = [e.action for e in wiki.registry.storage.audit("team")]
+    assert actions.count("token_created") == 4 and "token_revoked" in actions
+    assert wiki.registry.storage.verify_audit("team") == []
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "team'; DROP SCHEMA affidavit CASCADE; --",
+        "team%27%3B%20DROP%20SCHEMA%20affidavit%20CASCADE%3B--",
+        "v_team",
+        "TEAM",
+        "team_",
+        "affidavit",
+        "..%2fteam",
+    ],
+)
+def test_a_vault_name_with_sql_in_it(wiki: Wiki, name: str) -> None:
+    for path in (f"/v1/vaults/{name}/pages", f"/v1/vaults/{name}/search?q=x"):
+        got = wiki.call("GET", path, wiki.tokens["approve"])
+        assert got.status_code in (403, 404), (path, got.text)
+    done = wiki.call(
+        "POST", f"/v1/vaults/{name}/plans", wiki.tokens["propose"], json={"plan": wiki.plan()}
+    )
+    assert done.status_code in (403, 404)
+    assert sorted(wiki.registry.vaults) == ["other", "team"]
+    assert PostgresStorage.vaults(wiki.registry.storage) == ["team", "other"]
+    assert wiki.call("GET", "/v1/vaults/team/pages", wiki.tokens["read"]).status_code == 200
+
+
+def test_a_plan_approved_at_once_by_two_daemons_is_applied_exactly_once(
+    wiki: Wiki, pg_url: str
+) -> None:
+    second = PgRegistry.open(pg_url)
+    other_daemon = TestClient(create_pg_app(second))
+    other_daemon.__enter__()
+    try:
+        for round_ in range(4):
+            done = wiki.call(
+                "POST", "/v1/vaults/team/plans", wiki.tokens["propose"],
+                json={"plan": wiki.plan(f"bridge-{round_}")},
+            )  # fmt: skip
+            plan_id = done.json()["plan_id"]
+            path = f"/v1/vaults/team/plans/{plan_id}/approve"
+            clients = [wiki.client, other_daemon, wiki.client, other_daemon]
+            results = race(clients, path, wiki.tokens["approve"])
+            assert sorted(results) == [200, 409, 409, 409], results
+            applied = [
+                e for e in wiki.registry.storage.audit("team")
+                if e.action == "applied" and e.plan_id == plan_id
+            ]  # fmt: skip
+            assert len(applied) == 1
+        batches = wiki.registry.storage.batches("team")
+        assert [b.seq for b in batches] == [1, 2, 3, 4]
+        assert wiki.registry.storage.verify_audit("team") == []
+    finally:
+        other_daemon.__exit__(None, None, None)
+
+
+def test_reject_releases_the_slug_and_the_plan_is_never_applied(wiki: Wiki) -> None:
+    plan = wiki.plan()
+    plan_id = wiki.call(
+        "POST", "/v1/vaults/team/plans", wiki.tokens["propose"], json={"plan": plan}
+    ).json()["plan_id"]
+    no = wiki.call(
+        "POST", f"/v1/vaults/team/plans/{plan_id[:12]}/reject", wiki.tokens["approve"],
+        json={"reason": "not now"},
+    )  # fmt: skip
+    assert no.status_code == 200 and no.json()["plan_id"] == plan_id
+    late = wiki.call(
+        "POST", f"/v1/vaults/team/plans/{plan_id}/approve", wiki.tokens["approve"], json={}
+    )
+    assert late.status_code == 409 and "rejected" in late.json()["error"]["message"]
+    again = wiki.call(
+        "POST", "/v1/vaults/team/plans", wiki.tokens["propose"], json={"plan": wiki.plan()}
+    )
+    assert again.json()["status"] == "pending"  # the slug is free again
+
+
+def test_routes_not_ported_say_what_works(wiki: Wiki) -> None:
+    for method, path in [
+        ("POST", "/v1/vaults/team/ask"),
+        ("GET", "/v1/vaults/team/sources"),
+        ("GET", "/v1/vaults/team/audit"),
+        ("POST", "/v1/vaults/team/jobs"),
+        ("POST", "/v1/vaults/team/plans/approve"),
+    ]:
+        got = wiki.call(method, path, wiki.tokens["approve"], json={"question": "x"})
+        assert got.status_code in (501, 422), (path, got.text)
+        if got.status_code == 501:
+            assert "search" in got.json()["error"]["fix"] and "ask" in got.json()["error"]["fix"]
+    some = wiki.call(
+        "POST", "/v1/vaults/team/plans", wiki.tokens["propose"], json={"plan": wiki.plan()}
+    ).json()["plan_id"]
+    part = wiki.call(
+        "POST", f"/v1/vaults/team/plans/{some}/approve", wiki.tokens["approve"], json={"ops": [1]}
+    )
+    assert part.status_code == 409 and "whole" in part.json()["error"]["message"]
+
+
+def test_an_agents_plan_waits_even_when_the_policy_would_apply_it(pg_url: str) -> None:
+    trusted = Config({"policy.auto_apply": "trusted"})
+    wiki = Wiki(pg_url, trusted)
+    try:
+        done = wiki.call(
+            "POST", "/v1/vaults/team/plans", wiki.tokens["propose"], json={"plan": wiki.plan()}
+        )
+        assert done.json()["status"] == "pending"  # a token's plan: an agent's (W13)
+        team = wiki.registry.get("team").service
+        nonce = team.new_nonce(1).nonce
+        mine = team.propose({**wiki.plan("bridge-mine"), "nonce": nonce}, "ann", "cli")
+        assert mine.status == "applied"  # a person's trusted plan: the policy applies it
+    finally:
+        wiki.close()
