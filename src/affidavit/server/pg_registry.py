@@ -19,7 +19,7 @@ from ..service.pg_vaults import PgVault
 from ..service.tokens import TokenGrant
 from ..storage.base import VAULT_NAME
 from ..storage.postgres import REGISTRY_SCHEMA, PostgresStorage
-from ..storage.url import redact
+from ..storage.url import redact, scrub
 from .logs import event
 
 NO_OWNER = -1
@@ -54,6 +54,21 @@ class PgServedVault:
         return int(self.config.get("server.max_body_bytes"))
 
 
+def probe(url: str, timeout: int = 10) -> None:
+    """Connect once, now: a URL that can't reach its database fails at once with the driver's
+    reason (its password masked), not after the pool's minute of retries."""
+    import psycopg
+
+    try:
+        psycopg.connect(url, connect_timeout=timeout, autocommit=True).close()
+    except psycopg.Error as exc:
+        raise ConfigError(
+            f"can't connect to the database {redact(url)}: {scrub(str(exc).strip(), url)}. "
+            "Check the URL (host, port, database, user) and that the server runs; keep the "
+            "password in ~/.pgpass or $PGPASSWORD."
+        ) from None
+
+
 def _uid(user: str) -> int:
     try:
         return pwd.getpwnam(user).pw_uid
@@ -78,6 +93,7 @@ class PgRegistry:
         """Connect, apply the migrations not applied yet, and serve every vault the database
         lists. ``config`` (the affidavit.toml that named the database, or the defaults) is each
         vault's: its policy, plan expiry, body and token limits."""
+        probe(url)
         storage = PostgresStorage(url)
         try:
             storage.migrate()

@@ -23,6 +23,24 @@ def redact(url: str) -> str:
     return _PASSWORD_PARAM.sub(lambda m: m.group(1) + MASK, text)
 
 
+def scrub(text: str, url: str) -> str:
+    """``text`` (a driver's error message, say) with the URL's password masked wherever it
+    appears, and the URL itself shown redacted."""
+    out = str(text).replace(url, redact(url))
+    secrets: list[str] = []
+    try:
+        password = urlsplit(url).password
+    except ValueError:
+        password = None
+    if password:
+        secrets.append(password)
+    secrets += [m.group(0).split("=", 1)[1] for m in _PASSWORD_PARAM.finditer(url)]
+    for secret in secrets:
+        if secret:
+            out = out.replace(secret, MASK)
+    return out
+
+
 def check_database_url(url: object, where: str = "[database] url") -> str:
     """``url`` if it is a ``postgresql://`` URL a connection can be made from; otherwise a
     :class:`ConfigError` naming ``where`` and the fix (its password never in the message)."""
@@ -54,4 +72,4 @@ def check_database_url(url: object, where: str = "[database] url") -> str:
     return text
 
 
-__all__ = ["MASK", "SCHEMES", "check_database_url", "redact"]
+__all__ = ["MASK", "SCHEMES", "check_database_url", "redact", "scrub"]
