@@ -307,3 +307,38 @@ def test_an_agents_plan_waits_even_when_the_policy_would_apply_it(pg_url: str) -
         assert mine.status == "applied"  # a person's trusted plan: the policy applies it
     finally:
         wiki.close()
+
+
+def test_an_agents_quotas_hold_on_postgresql(pg_url: str) -> None:
+    """W13: a token's proposals are held to mcp.pending_per_caller and mcp.propose_per_hour, as
+    on SQLite: over either, its next nonce and its next plan are refused (429), nothing recorded."""
+    wiki = Wiki(pg_url, Config({"mcp.pending_per_caller": 2, "mcp.propose_per_hour": 3}))
+    try:
+        propose = wiki.tokens["propose"]
+        plans = [wiki.plan(f"bridge-{n}") for n in range(4)]
+        for plan in plans[:2]:
+            done = wiki.call("POST", "/v1/vaults/team/plans", propose, json={"plan": plan})
+            assert done.json()["status"] == "pending"
+        full = wiki.call("POST", "/v1/vaults/team/plans", propose, json={"plan": plans[2]})
+        assert full.status_code == 429 and "pending_per_caller" in full.json()["error"]["message"]
+        nonce = wiki.call("POST", "/v1/vaults/team/nonces", propose, json={})
+        assert nonce.status_code == 429
+        pending = wiki.call("GET", "/v1/vaults/team/plans", wiki.tokens["read"]).json()
+        assert len(pending) == 2
+        # a person decides one: room again for one proposal, and then the hour's limit (3)
+        first = pending[0]["id"]
+        wiki.call("POST", f"/v1/vaults/team/plans/{first}/reject", wiki.tokens["approve"],
+                  json={"reason": "no"})  # fmt: skip
+        again = wiki.call("POST", "/v1/vaults/team/plans", propose, json={"plan": plans[2]})
+        assert again.status_code == 200, again.text
+        wiki.call("POST", f"/v1/vaults/team/plans/{again.json()['plan_id']}/reject",
+                  wiki.tokens["approve"], json={"reason": "no"})  # fmt: skip
+        late = plans[3]
+        hour = wiki.call("POST", "/v1/vaults/team/plans", propose, json={"plan": late})
+        assert hour.status_code == 429 and "propose_per_hour" in hour.json()["error"]["message"]
+        # a person is never held to an agent's quota
+        team = wiki.registry.get("team").service
+        mine = team.propose({**late, "nonce": team.new_nonce(1).nonce}, "ann", "cli")
+        assert mine.status == "pending"
+    finally:
+        wiki.close()

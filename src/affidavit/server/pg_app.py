@@ -180,9 +180,10 @@ def get_claim(vault: VaultDep, claim_id: Annotated[str, Path(max_length=200)]) -
 
 
 @vaults.post("/nonces", response_model=NonceResponse, tags=["plans"], **access("propose"))
-def new_nonce(vault: VaultDep, body: NonceRequest) -> NonceResponse:
-    """A fresh single-use nonce for one plan (its "nonce" field)."""
-    return vault.new_nonce(body.hours)
+def new_nonce(vault: VaultDep, caller: CallerDep, body: NonceRequest) -> NonceResponse:
+    """A fresh single-use nonce for one plan (its "nonce" field); a token over its proposal
+    quota gets none (429)."""
+    return vault.new_nonce(body.hours, caller.actor)
 
 
 @vaults.post("/plans", response_model=ProposalOut, tags=["plans"], **access("propose"))

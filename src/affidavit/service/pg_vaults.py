@@ -22,7 +22,7 @@ from typing import Any
 
 import psycopg
 
-from ..agents import is_agent, proposer_of
+from ..agents import caller_of, is_agent, proposer_of
 from ..clock import Clock, iso, parse_iso, utc_now
 from ..config import Config
 from ..errors import AdmissionError, ConflictError, NotFoundError
@@ -173,7 +173,21 @@ class PgVault:
 
     # --- the inbox -------------------------------------------------------------------------
 
-    def new_nonce(self, hours: int) -> NonceResponse:
+    def _charge(self, author: str, record: bool = True) -> None:
+        """W13's quotas on an agent's proposal (a token's, here), as on SQLite: refused with
+        the time the next one is allowed, before anything is spent on it."""
+        limits = (
+            int(self.config.get("mcp.propose_per_hour")),
+            int(self.config.get("mcp.pending_per_caller")),
+        )
+        with self._locked() as conn:
+            rows.charge(conn, self.schema, caller_of(author), "propose_plan", limits,
+                        self.clock(), record=record)  # fmt: skip
+
+    def new_nonce(self, hours: int, caller: str = "") -> NonceResponse:
+        """A fresh nonce for one plan; an agent ``caller`` over its proposal quota gets none."""
+        if caller and is_agent(caller, "api"):
+            self._charge(caller, record=False)
         with self.storage.pool.connection() as conn, conn.transaction():
             value = rows.issue_nonce(
                 conn, self.schema, "propose", self.clock(), timedelta(hours=hours)
@@ -215,6 +229,8 @@ class PgVault:
                 "nothing changed",
             )  # fmt: skip
         agent = is_agent(author, origin)
+        if agent:  # before anything is spent on it: a refused call writes nothing
+            self._charge(author)
         now = self.clock()
         with self.storage.pool.connection() as conn, conn.transaction():
             rows.use_nonce(conn, self.schema, plan.nonce, plan_id, now)

@@ -228,7 +228,13 @@ VAULT: list[tuple[str, str]] = [
             issued_at TEXT NOT NULL,
             expires_at TEXT NOT NULL,
             used_by TEXT
-        )
+        );
+        CREATE TABLE {s}.agent_calls (     -- W13's quotas: an agent's calls in the last hour
+            actor TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            at TEXT NOT NULL
+        );
+        CREATE INDEX agent_calls_actor ON {s}.agent_calls (actor, tool, at)
         """,
     ),
 ]

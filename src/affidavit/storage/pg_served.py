@@ -13,13 +13,13 @@ import json
 import secrets
 from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 import psycopg
 from psycopg import sql
 
 from ..clock import iso, parse_iso
-from ..errors import ConflictError, NotFoundError, PlanValidationError
+from ..errors import ConflictError, NotFoundError, PlanValidationError, QuotaError
 from ..hashing import canonical_json, sha256_hex
 from ..store import audit as auditlog
 from .base import check_text
@@ -28,6 +28,7 @@ from .postgres_content import checked_source, source_row
 
 Conn = psycopg.Connection[dict[str, Any]]
 Row = dict[str, Any]
+Tool = Literal["propose_plan", "add_source"]
 
 
 def _x(conn: Conn, schema: str, text: str, params: tuple[Any, ...] = ()) -> list[Row]:
@@ -158,6 +159,54 @@ def use_nonce(conn: Conn, schema: str, nonce: str, plan_id: str, now: datetime) 
     _x(conn, schema, "UPDATE {s}.nonces SET used_by = %s WHERE nonce = %s", (plan_id, nonce))
 
 
+# --- an agent's quotas (W13) ----------------------------------------------------------------
+
+
+def charge(
+    conn: Conn, schema: str, caller: str, tool: Tool, limits: tuple[int, int], now: datetime,
+    *, record: bool = True,
+) -> None:  # fmt: skip
+    """As :func:`affidavit.agents.charge`: refuse (:class:`QuotaError`) the agent ``caller``'s
+    call of ``tool`` past ``limits`` — (calls an hour, plans waiting at once: the settings
+    ``mcp.propose_per_hour`` or ``mcp.add_source_per_hour``, and ``mcp.pending_per_caller``) —
+    else record it (unless ``record`` is false: a door asking before it spends anything). The
+    caller holds the vault's lock, so two calls can't both take the last one."""
+    from ..agents import SETTINGS, VIA_MCP, WINDOW, is_agent
+
+    per_hour, cap = limits
+    _x(conn, schema, "DELETE FROM {s}.agent_calls WHERE at <= %s", (iso(now - WINDOW),))
+    made = _x(
+        conn, schema,
+        "SELECT at FROM {s}.agent_calls WHERE actor = %s AND tool = %s AND at > %s ORDER BY at "
+        "LIMIT %s", (caller, tool, iso(now - WINDOW), per_hour),
+    )  # fmt: skip
+    if len(made) >= per_hour:
+        again = iso(parse_iso(str(made[0]["at"])) + WINDOW)
+        raise QuotaError(
+            f"{tool} is limited to {per_hour} call(s) an hour per caller "
+            f"({SETTINGS[tool]} in affidavit.toml) and {caller} has made {len(made)}; the next "
+            f"call is allowed at {again}."
+        )
+    if tool == "propose_plan":
+        plans = _x(
+            conn, schema,
+            "SELECT author, origin FROM {s}.plans WHERE author = ANY(%s) AND status = 'pending' "
+            "AND expires_at > %s", ([caller, caller + VIA_MCP], iso(now)),
+        )  # fmt: skip
+        waiting = sum(1 for r in plans if is_agent(str(r["author"]), str(r["origin"])))
+        if waiting >= cap:
+            raise QuotaError(
+                f"{caller} has {waiting} plan(s) waiting in the inbox, the most one caller may "
+                "have (mcp.pending_per_caller in affidavit.toml); the next proposal is allowed "
+                "once a person approves or rejects some, or they expire."
+            )
+    if record:
+        _x(
+            conn, schema, "INSERT INTO {s}.agent_calls (actor, tool, at) VALUES (%s, %s, %s)",
+            (check_text("caller", caller), tool, iso(now)),
+        )  # fmt: skip
+
+
 # --- plans ----------------------------------------------------------------------------------
 
 
@@ -270,6 +319,7 @@ def derived_from(row: Row) -> list[str]:
 
 __all__ = [
     "append_audit",
+    "charge",
     "check_token",
     "claim_row",
     "counts",
