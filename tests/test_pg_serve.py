@@ -275,10 +275,9 @@ def test_reject_releases_the_slug_and_the_plan_is_never_applied(wiki: Wiki) -> N
 def test_routes_not_ported_say_what_works(wiki: Wiki) -> None:
     for method, path in [
         ("POST", "/v1/vaults/team/ask"),
-        ("GET", "/v1/vaults/team/sources"),
-        ("GET", "/v1/vaults/team/audit"),
         ("POST", "/v1/vaults/team/jobs"),
-        ("POST", "/v1/vaults/team/plans/approve"),
+        ("GET", "/v1/vaults/team/jobs"),
+        ("GET", "/v1/vaults/team/lint/findings"),
     ]:
         got = wiki.call(method, path, wiki.tokens["approve"], json={"question": "x"})
         assert got.status_code in (501, 422), (path, got.text)
@@ -342,3 +341,59 @@ def test_an_agents_quotas_hold_on_postgresql(pg_url: str) -> None:
         assert mine.status == "pending"
     finally:
         wiki.close()
+
+
+def test_several_plans_approved_together_are_one_batch_all_or_nothing(wiki: Wiki) -> None:
+    propose = wiki.tokens["propose"]
+    ids = [
+        wiki.call("POST", "/v1/vaults/team/plans", propose, json={"plan": wiki.plan(s)}).json()[
+            "plan_id"
+        ]
+        for s in ("bridge-a", "bridge-b", "bridge-c")
+    ]
+    # one of them decided meanwhile: the whole batch is refused, nothing applied, no number
+    wiki.call("POST", f"/v1/vaults/team/plans/{ids[2]}/reject", wiki.tokens["approve"],
+              json={"reason": "no"})  # fmt: skip
+    many = "/v1/vaults/team/plans/approve"
+    refused = wiki.call("POST", many, wiki.tokens["approve"], json={"plans": ids})
+    assert refused.status_code == 409, refused.text
+    assert wiki.call("GET", "/v1/vaults/team/pages", wiki.tokens["read"]).json() == []
+    assert wiki.registry.storage.batches("team") == []
+    assert (
+        wiki.call("POST", many, wiki.tokens["propose"], json={"plans": ids[:2]}).status_code == 403
+    )
+    dry = wiki.call("POST", many, wiki.tokens["approve"], json={"plans": ids[:2], "dry_run": True})
+    assert dry.status_code == 409 and "not on PostgreSQL yet" in dry.json()["error"]["message"]
+    done = wiki.call(
+        "POST", many, wiki.tokens["approve"], json={"plans": [i[:10] for i in ids[:2]]}
+    )
+    assert done.status_code == 200, done.text
+    assert [r["plan_id"] for r in done.json()["results"]] == ids[:2]
+    (batch,) = wiki.registry.storage.batches("team")
+    assert list(batch.plans) == ids[:2]
+    pages = wiki.call("GET", "/v1/vaults/team/pages", wiki.tokens["read"]).json()
+    assert [p["slug"] for p in pages] == ["bridge-a", "bridge-b"]
+
+
+def test_sources_and_the_audit_log_are_read_checked(wiki: Wiki) -> None:
+    read = wiki.tokens["read"]
+    (source,) = wiki.call("GET", "/v1/vaults/team/sources", read).json()
+    assert source["id"] == wiki.source and source["trust"] == "trusted"
+    assert source["flags"] == [] and source["text_chars"] == len(BRIDGE)
+    one = wiki.call("GET", f"/v1/vaults/team/sources/{wiki.source[:6]}", read)
+    assert one.json() == source
+    for ref in ("zzzz", "0000", "%27%20OR%201%3D1--", wiki.source[:3]):
+        got = wiki.call("GET", f"/v1/vaults/team/sources/{ref}", read)
+        assert got.status_code in (404, 422), (ref, got.text)
+    # the other vault's source is not this vault's
+    other = wiki.call("GET", "/v1/vaults/team/sources", wiki.other_approve)
+    assert other.status_code == 403
+    plan_id = wiki.call(
+        "POST", "/v1/vaults/team/plans", wiki.tokens["propose"], json={"plan": wiki.plan()}
+    ).json()["plan_id"]
+    wiki.call("POST", f"/v1/vaults/team/plans/{plan_id}/approve", wiki.tokens["approve"], json={})
+    log = wiki.call("GET", "/v1/vaults/team/audit?limit=2", read).json()
+    assert [e["action"] for e in log["entries"]] == ["token_created", "token_created"]
+    rest = wiki.call("GET", f"/v1/vaults/team/audit?after={log['next_after']}", read).json()
+    assert [e["action"] for e in rest["entries"]] == ["token_created", "applied"]
+    assert rest["entries"][-1]["plan_id"] == plan_id and rest["next_after"] is None

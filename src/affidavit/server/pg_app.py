@@ -25,8 +25,11 @@ from ..plan.schema import plan_json_schema
 from ..service.backend import Forbidden
 from ..service.models import (
     AccessRole,
+    ApproveManyRequest,
+    ApproveManyResponse,
     ApproveRequest,
     ApproveResponse,
+    AuditPage,
     ClaimOut,
     Health,
     NonceRequest,
@@ -40,6 +43,7 @@ from ..service.models import (
     RejectRequest,
     RejectResponse,
     SearchResponse,
+    SourceOut,
     Tier,
     TokenCreated,
     TokenCreateRequest,
@@ -177,6 +181,43 @@ def get_page(vault: VaultDep, slug: Annotated[str, Path(max_length=64)]) -> Page
 def get_claim(vault: VaultDep, claim_id: Annotated[str, Path(max_length=200)]) -> ClaimOut:
     """One claim with its evidence (verbatim quotes and their offsets)."""
     return vault.get_claim(claim_id)
+
+
+@vaults.get("/sources", response_model=list[SourceOut], tags=["sources"], **access("read"))
+def list_sources(vault: VaultDep) -> list[SourceOut]:
+    """Every stored source, oldest first, with its sanitizer flags."""
+    return vault.list_sources()
+
+
+@vaults.get("/sources/{source_id}", response_model=SourceOut, tags=["sources"], **access("read"))
+def get_source(
+    vault: VaultDep, source_id: Annotated[str, Path(min_length=4, max_length=64)]
+) -> SourceOut:
+    """One source by id or unique id prefix (at least 4 hex digits)."""
+    return vault.get_source(source_id)
+
+
+@vaults.get("/audit", response_model=AuditPage, tags=["audit"], **access("read"))
+def audit(
+    vault: VaultDep,
+    after: Annotated[int, Query(ge=0, le=2**62)] = 0,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> AuditPage:
+    """The hash-chained audit log, oldest first, ``limit`` entries after ``after``."""
+    return vault.audit_page(after, limit)
+
+
+@vaults.post(
+    "/plans/approve", response_model=ApproveManyResponse, tags=["plans"], **access("approve")
+)
+def approve_many(
+    vault: VaultDep, caller: CallerDep, body: ApproveManyRequest
+) -> ApproveManyResponse:
+    """Approve several whole plans as one batch: in the order given, all or nothing, one batch
+    number. (``dry_run`` and ``sure_only`` are not on PostgreSQL yet: 409.)"""
+    return vault.approve_many(
+        body.plans, caller.actor, dry_run=body.dry_run, sure_only=body.sure_only
+    )
 
 
 @vaults.post("/nonces", response_model=NonceResponse, tags=["plans"], **access("propose"))

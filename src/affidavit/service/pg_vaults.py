@@ -35,10 +35,14 @@ from ..storage.base import check_vault_name
 from ..storage.pg_search import PgFullText
 from ..storage.postgres import Conn, PostgresStorage
 from .models import (
+    ApproveManyResponse,
     ApproveResponse,
+    AuditEntryOut,
+    AuditPage,
     ClaimEvidenceOut,
     ClaimOut,
     EvidenceOut,
+    FlagOut,
     HitOut,
     NonceResponse,
     PageDetail,
@@ -48,6 +52,7 @@ from .models import (
     ProposalOut,
     RejectResponse,
     SearchResponse,
+    SourceOut,
     TokenInfo,
 )
 from .tokens import TokenGrant
@@ -56,11 +61,22 @@ from .waiting import waiting
 
 NOT_PORTED = (
     "On PostgreSQL this daemon serves: GET …/ (the vault), …/search, …/pages, …/pages/{slug}, "
-    "…/claims/{id}, …/plans, …/plans/{id}; POST …/nonces, …/plans, …/plans/{id}/approve (every "
-    "admitted operation), …/plans/{id}/reject; …/tokens (owner). Not yet: ask, sources, audit, "
-    "jobs (ingest), lint, approving several plans or some operations, the web desk and MCP "
-    "(docs/team.md). Use them on a SQLite vault, or add sources with `affidavit team add`."
+    "…/claims/{id}, …/sources, …/sources/{id}, …/audit, …/plans, …/plans/{id}; POST …/nonces, "
+    "…/plans, …/plans/{id}/approve and …/plans/approve (whole plans), …/plans/{id}/reject; "
+    "…/tokens (owner). Not yet: ask, jobs (ingest), lint, approving some operations of a plan, "
+    "the web desk and MCP (docs/team.md). Use them on a SQLite vault; add sources with "
+    "`affidavit team add`."
 )
+
+
+def _source(row: dict[str, Any]) -> SourceOut:
+    """A source as the API shows it; it has no files on PostgreSQL (its bytes are in the
+    database: `affidavit mirror` writes them under sources/)."""
+    fields = ("id", "origin", "name", "media_type", "text_sha256", "size_bytes", "text_chars",
+              "trust", "status", "added_at")  # fmt: skip
+    flags = [FlagOut(kind=f["kind"], start=f["start"], end=f["end"], detail=f["detail"])
+             for f in row["flags"]]  # fmt: skip
+    return SourceOut(original_file="", text_file="", flags=flags, **{k: row[k] for k in fields})
 
 
 def _hit(hit: Any) -> HitOut:
@@ -170,6 +186,33 @@ class PgVault:
             evidence=[ClaimEvidenceOut(source_id=e.source_id, quote=e.quote, start=e.start,
                                        end=e.end, location=e.location) for e in evidence],
         )  # fmt: skip
+
+    def list_sources(self) -> list[SourceOut]:
+        with self._read() as conn:
+            return [_source(r) for r in rows.source_rows(conn, self.schema)]
+
+    def get_source(self, ref: str) -> SourceOut:
+        with self._read() as conn:
+            return _source(rows.source_rows(conn, self.schema, ref)[0])
+
+    def audit_page(self, after: int, limit: int) -> AuditPage:
+        """The hash-chained audit log, oldest first, ``limit`` entries after ``after``."""
+        with self._read() as conn:
+            found = rows.audit_rows(conn, self.schema, after, limit + 1)
+        entries = [
+            AuditEntryOut(
+                seq=r["seq"],
+                at=r["at"],
+                action=r["action"],
+                plan_id=r["plan_id"],
+                actor=r["actor"],
+                detail=_json(r["detail"]),
+                hash=r["hash"],
+            )
+            for r in found[:limit]
+        ]
+        more = len(found) > limit
+        return AuditPage(entries=entries, next_after=entries[-1].seq if more and entries else None)
 
     # --- the inbox -------------------------------------------------------------------------
 
@@ -327,16 +370,51 @@ class PgVault:
         with self._read() as conn:
             plan_id = rows.resolve_plan(conn, self.schema, ref)
         applied = self._apply(plan_id, actor, "person")
-        entry = self.storage.audit(self.name)
-        claims: list[str] = []
-        for e in reversed(entry):
-            if e.action == "applied" and e.plan_id == plan_id:
-                claims = list(_json(e.detail).get("claims", []))
-                break
+        claims = self._claims_of([plan_id])[plan_id]
         return ApproveResponse(
             plan_id=plan_id, applied=True, ops=[int(i) for i in applied], claims=claims,
             commit=None, message=f"plan {plan_id[:12]} applied: {len(claims)} claim(s)",
         )  # fmt: skip
+
+    def approve_many(
+        self, refs: list[str], actor: str, *, dry_run: bool = False, sure_only: bool = False
+    ) -> ApproveManyResponse:
+        """Approve several whole plans as one batch (W6): in the order given, each re-checked
+        and admitted under the vault's lock, all or nothing, one batch number."""
+        if dry_run or sure_only:
+            raise ConflictError(
+                "dry_run and sure_only are not on PostgreSQL yet: approve the plans whole, or "
+                "look at each one first (GET …/plans/{id})."
+            )
+        with self._read() as conn:
+            ids = list(dict.fromkeys(rows.resolve_plan(conn, self.schema, r) for r in refs))
+        ops: dict[str, list[int]] = {}
+        with self.storage.door(self.name, f"api-{uuid.uuid4()}") as door:
+            for plan_id in ids:
+                door.apply_plan(plan_id, now=iso(self.clock()), actor=actor, config=self.config,
+                                approval="person")  # fmt: skip
+                ops[plan_id] = [i + 1 for i in door.admissions[plan_id].admitted_ops]
+        claims = self._claims_of(ids)
+        results = [
+            ApproveResponse(
+                plan_id=p,
+                applied=True,
+                ops=ops[p],
+                claims=claims[p],
+                commit=None,
+                message=f"plan {p[:12]} applied: {len(claims[p])} claim(s)",
+            )
+            for p in ids
+        ]
+        return ApproveManyResponse(preview=[], results=results, commit=None)
+
+    def _claims_of(self, plan_ids: list[str]) -> dict[str, list[str]]:
+        """The claims each plan's "applied" audit entry lists."""
+        out: dict[str, list[str]] = {p: [] for p in plan_ids}
+        for e in self.storage.audit(self.name):
+            if e.action == "applied" and e.plan_id in out:
+                out[e.plan_id] = [str(c) for c in _json(e.detail).get("claims", [])]
+        return out
 
     def reject(self, ref: str, reason: str, actor: str) -> RejectResponse:
         with self._locked() as conn:

@@ -13,7 +13,7 @@ import json
 import secrets
 from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import psycopg
 from psycopg import sql
@@ -302,6 +302,46 @@ def claim_row(conn: Conn, schema: str, claim_id: str) -> tuple[Row, list[Evidenc
     return rows[0], evidence
 
 
+SOURCE_COLUMNS = (
+    "id, origin, name, media_type, text_sha256, size_bytes, text_chars, trust, status, added_at"
+)
+
+
+def source_rows(conn: Conn, schema: str, ref: str | None = None) -> list[Row]:
+    """Every source (oldest first) without its bytes, each with its sanitizer ``flags``; or the
+    one whose id is ``ref`` or starts with it (at least 4 hex digits)."""
+    where, params = "", cast(tuple[Any, ...], ())
+    if ref is not None:
+        text = ref.strip().lower()
+        if not 4 <= len(text) <= 64 or any(c not in "0123456789abcdef" for c in text):
+            raise NotFoundError(f"{ref[:80]!r} is not a source id (4 to 64 hex digits).")
+        where, params = "WHERE left(id, %s) = %s ", (len(text), text)
+    found = _x(
+        conn, schema,
+        f"SELECT {SOURCE_COLUMNS} FROM {{s}}.sources {where}ORDER BY added_at, id LIMIT %s",
+        (*params, 2 if ref is not None else 1_000_000),
+    )  # fmt: skip
+    if ref is not None and len(found) != 1:
+        what = "no source" if not found else "more than one source"
+        raise NotFoundError(f"{what} {ref[:64]!r} in this vault; GET …/sources lists them.")
+    flags: dict[str, list[Row]] = {str(r["id"]): [] for r in found}
+    for f in _x(
+        conn, schema,
+        'SELECT source_id, kind, start, "end", detail FROM {s}.source_flags '
+        "WHERE source_id = ANY(%s) ORDER BY source_id, start",
+        (list(flags),),
+    ):  # fmt: skip
+        flags[str(f["source_id"])].append(f)
+    return [{**r, "flags": flags[str(r["id"])]} for r in found]
+
+
+def audit_rows(conn: Conn, schema: str, after: int, limit: int) -> list[Row]:
+    return _x(
+        conn, schema, "SELECT * FROM {s}.audit WHERE seq > %s ORDER BY seq LIMIT %s",
+        (after, limit),
+    )  # fmt: skip
+
+
 def counts(conn: Conn, schema: str) -> dict[str, int]:
     row = _x(
         conn, schema,
@@ -318,7 +358,9 @@ def derived_from(row: Row) -> list[str]:
 
 
 __all__ = [
+    "SOURCE_COLUMNS",
     "append_audit",
+    "audit_rows",
     "charge",
     "check_token",
     "claim_row",
@@ -334,6 +376,7 @@ __all__ = [
     "resolve_plan",
     "revoke_token",
     "set_admission",
+    "source_rows",
     "token_status",
     "use_nonce",
 ]
