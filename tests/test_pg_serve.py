@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -397,3 +398,52 @@ def test_sources_and_the_audit_log_are_read_checked(wiki: Wiki) -> None:
     rest = wiki.call("GET", f"/v1/vaults/team/audit?after={log['next_after']}", read).json()
     assert [e["action"] for e in rest["entries"]] == ["token_created", "applied"]
     assert rest["entries"][-1]["plan_id"] == plan_id and rest["next_after"] is None
+
+
+def test_a_pages_markdown_is_the_mirrors_file(wiki: Wiki, tmp_path: Path) -> None:
+    """The page route renders one page from its own rows; the bytes equal the page's file in a
+    mirror of the whole vault (links both ways, a superseded and a retracted claim included)."""
+    from affidavit.mirror import mirror
+    from affidavit.store.paths import page_relpath
+
+    def approved(plan: dict[str, Any]) -> list[str]:
+        done = wiki.call(
+            "POST", "/v1/vaults/team/plans", wiki.tokens["propose"], json={"plan": plan}
+        )
+        assert done.status_code == 200, done.text
+        path = f"/v1/vaults/team/plans/{done.json()['plan_id']}/approve"
+        ok = wiki.call("POST", path, wiki.tokens["approve"], json={})
+        assert ok.status_code == 200, ok.text
+        return list(ok.json()["claims"])
+
+    (first,) = approved(wiki.plan("bridge"))
+    approved(wiki.plan("span", quote="The bridge is 503 metres long"))
+    nonce = lambda: wiki.call(  # noqa: E731
+        "POST", "/v1/vaults/team/nonces", wiki.tokens["propose"], json={}
+    ).json()["nonce"]
+    opened = {"text": "The bridge opened in 1932.",
+              "evidence": [{"source": wiki.source, "quote": "The bridge opened in 1932"}]}  # fmt: skip
+    (second,) = approved({"nonce": nonce(), "operations": [
+        {"op": "add_claims", "page": "bridge", "section": "History", "claims": [opened]},
+        {"op": "link_pages", "page": "span", "to": "bridge"},
+    ]})  # fmt: skip
+    approved({"nonce": nonce(), "operations": [
+        {"op": "retract_claim", "claim": second, "reason": "checking the year"},
+    ]})  # fmt: skip
+    long = {"text": "The bridge is 503 metres long, after six years of work.",
+            "evidence": [{"source": wiki.source, "quote": "six years of work"},
+                         {"source": wiki.source, "quote": "The bridge is 503 metres long"}]}  # fmt: skip
+    approved({"nonce": nonce(), "operations": [
+        {"op": "supersede_claim", "claim": first, "by": long, "reason": "a fuller claim"},
+    ]})  # fmt: skip
+    folder = tmp_path / "mirror"
+    mirror(wiki.registry.storage, "team", folder)
+    for slug in ("bridge", "span"):
+        page = wiki.call("GET", f"/v1/vaults/team/pages/{slug}", wiki.tokens["read"]).json()
+        on_disk = (folder / page_relpath(slug)).read_text(encoding="utf-8")
+        assert page["markdown"] == on_disk, slug
+    bridge = wiki.call("GET", "/v1/vaults/team/pages/bridge", wiki.tokens["read"]).json()
+    assert "~~The bridge is 503 metres long.~~" in bridge["markdown"]
+    assert "## Linked from" in bridge["markdown"] and bridge["linked_from"] == ["span"]
+    statuses = {c["id"]: c["status"] for c in bridge["claims"]}
+    assert statuses[first] == "superseded" and statuses[second] == "retracted"

@@ -31,7 +31,7 @@ from ..hashing import canonical_json, sha256_hex
 from ..plan.schema import Plan, parse_plan
 from ..retrieval.search import allowed_tiers
 from ..storage import pg_served as rows
-from ..storage.base import check_vault_name
+from ..storage.base import check_text, check_vault_name
 from ..storage.pg_search import PgFullText
 from ..storage.postgres import Conn, PostgresStorage
 from .models import (
@@ -129,17 +129,18 @@ class PgVault:
             return [PageSummary(**r) for r in rows.page_rows(conn, self.schema)]
 
     def get_page(self, slug: str) -> PageDetail:
-        page = self.storage.page(self.name, slug)  # every quote checked against its source
-        if page is None:
-            raise NotFoundError(f"no page {slug[:80]!r}. GET …/pages lists the pages.")
+        """A page with its claims, each quote checked against its source's re-hashed text, its
+        links, and its markdown as the mirror renders it — all from one snapshot."""
+        from ..mirror.page import render_one
+        from ..storage.postgres_content import read_page
+
         with self._read() as conn:
+            page = read_page(conn, self.schema, check_text("slug", slug))
+            if page is None:
+                raise NotFoundError(f"no page {slug[:80]!r}. GET …/pages lists the pages.")
             links_to, linked_from = rows.links(conn, self.schema, slug)
-            extra = {
-                c.id: (r["superseded_by"], rows.derived_from(r))
-                for c in page.claims
-                if (got := rows.claim_row(conn, self.schema, c.id)) is not None
-                for r in (got[0],)
-            }
+            extra = rows.claim_extras(conn, self.schema, slug)
+            markdown = render_one(conn, self.schema, slug) or ""
         claims = [
             ClaimOut(
                 id=c.id,
@@ -169,7 +170,7 @@ class PgVault:
         return PageDetail(
             slug=page.slug, title=page.title, summary=page.summary, category=page.category,
             created_at=page.created_at, updated_at=page.updated_at, links_to=links_to,
-            linked_from=linked_from, claims=claims, markdown="",
+            linked_from=linked_from, claims=claims, markdown=markdown,
         )  # fmt: skip
 
     def get_claim(self, claim_id: str) -> ClaimOut:

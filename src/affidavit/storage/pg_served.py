@@ -280,6 +280,15 @@ def links(conn: Conn, schema: str, slug: str) -> tuple[list[str], list[str]]:
     return [str(r["dst"]) for r in out], [str(r["src"]) for r in into]
 
 
+def claim_extras(conn: Conn, schema: str, slug: str) -> dict[str, tuple[str | None, list[str]]]:
+    """Each claim of the page: its successor (if superseded) and the claims it derives from."""
+    found = _x(
+        conn, schema,
+        "SELECT id, superseded_by, derived_from FROM {s}.claims WHERE page_slug = %s", (slug,),
+    )  # fmt: skip
+    return {str(r["id"]): (r["superseded_by"], derived_from(r)) for r in found}
+
+
 def claim_row(conn: Conn, schema: str, claim_id: str) -> tuple[Row, list[EvidenceRecord]] | None:
     """A claim and its evidence, each quote checked against its source's re-hashed text."""
     rows = _x(
@@ -363,6 +372,7 @@ __all__ = [
     "audit_rows",
     "charge",
     "check_token",
+    "claim_extras",
     "claim_row",
     "counts",
     "create_token",
