@@ -172,8 +172,8 @@ def list_pages(vault: VaultDep) -> list[PageSummary]:
 
 @vaults.get("/pages/{slug}", response_model=PageDetail, tags=["pages"], **access("read"))
 def get_page(vault: VaultDep, slug: Annotated[str, Path(max_length=64)]) -> PageDetail:
-    """A page: its claims with their evidence (each quote checked against its source) and its
-    links. ``markdown`` is empty on PostgreSQL: `affidavit mirror` renders the pages."""
+    """A page: its claims with their evidence (each quote checked against its source), its
+    links, and its markdown (the bytes of its file in an up-to-date `affidavit mirror`)."""
     return vault.get_page(slug)
 
 
