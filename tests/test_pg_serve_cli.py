@@ -228,6 +228,12 @@ def test_database_url_in_a_vaults_config(url: str, team: dict[str, Any], tmp_pat
     finally:
         assert made.stop() == 0
     assert SECRET not in made.log.read_text(encoding="utf-8")
+    # the folder's other commands don't fall back to its own SQLite database: they say so
+    for args in (["search", "bridge"], ["inbox"], ["ask", "How long is the bridge?"], ["doctor"]):
+        run = cli(*args, env={"AFFIDAVIT_DATABASE": ""}, cwd=tmp_path / "v")
+        out = run.stdout + run.stderr
+        assert run.returncode != 0 and "[database] url" in out, (args, out)
+        assert SECRET not in out and "Traceback" not in out, (args, out)
     (tmp_path / "v" / "affidavit.toml").write_text(
         f'[database]\nurl = "mysql://me:{SECRET}@db/wiki"\n', "utf-8"
     )
