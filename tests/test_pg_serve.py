@@ -447,3 +447,40 @@ def test_a_pages_markdown_is_the_mirrors_file(wiki: Wiki, tmp_path: Path) -> Non
     assert "## Linked from" in bridge["markdown"] and bridge["linked_from"] == ["span"]
     statuses = {c["id"]: c["status"] for c in bridge["claims"]}
     assert statuses[first] == "superseded" and statuses[second] == "retracted"
+
+
+def test_sql_in_a_plan_id_a_claim_id_a_slug_or_a_query_is_plain_text(wiki: Wiki) -> None:
+    read, approve = wiki.tokens["read"], wiki.tokens["approve"]
+    evil = "x'; DROP SCHEMA v_team CASCADE; --"
+    for method, path, body in [
+        ("POST", f"/v1/vaults/team/plans/{evil}/approve", {}),
+        ("POST", f"/v1/vaults/team/plans/{evil}/reject", {"reason": "x"}),
+        ("GET", f"/v1/vaults/team/plans/{evil}", None),
+        ("GET", f"/v1/vaults/team/claims/{evil}", None),
+        ("GET", f"/v1/vaults/team/pages/{evil}", None),
+        ("GET", f"/v1/vaults/team/sources/{evil}", None),
+        ("GET", "/v1/vaults/team/search?q=" + evil.replace(" ", "+") + "+%26+!bridge+%3A*", None),
+    ]:
+        got = wiki.call(method, path, approve if method == "POST" else read, json=body)
+        assert got.status_code in (200, 404, 422), (path, got.text)
+    assert wiki.call("GET", "/v1/vaults/team/sources", read).json()[0]["id"] == wiki.source
+
+
+def test_a_vault_row_written_by_hand_with_sql_in_its_name_is_not_served(pg_url: str) -> None:
+    import psycopg
+
+    wiki = Wiki(pg_url)
+    try:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute(
+                "INSERT INTO affidavit.vaults (name, owner) VALUES (%s, 'x')",
+                ("team; DROP SCHEMA affidavit CASCADE",),
+            )
+        again = PgRegistry.open(pg_url)
+        try:
+            assert sorted(again.vaults) == ["other", "team"]
+        finally:
+            again.close()
+        assert PostgresStorage.vaults(wiki.registry.storage)[:2] == ["team", "other"]
+    finally:
+        wiki.close()
