@@ -274,3 +274,17 @@ def test_only_postgresql_urls_are_taken(given: object) -> None:
     with pytest.raises(ConfigError) as refused:
         check_database_url(given)
     assert SECRET not in str(refused.value)
+
+
+def test_check_reports_the_database_and_its_vaults(
+    url: str, team: dict[str, Any], tmp_path: Path
+) -> None:
+    base = ["serve", "--socket", str(tmp_path / "run" / "s.sock"), "--check"]
+    good = cli(*base, "--database", url)
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert "ok  vault team: owner" in good.stdout and "migrations: up to date" in good.stdout
+    bad = cli(*base, "--database", f"postgresql://me:{SECRET}@127.0.0.1:1/wiki")
+    assert bad.returncode == 1 and "BAD database" in bad.stdout
+    for run in (good, bad):
+        assert SECRET not in run.stdout + run.stderr and "Traceback" not in run.stderr
+    assert not (tmp_path / "run").exists()  # nothing created

@@ -196,10 +196,6 @@ def _serve_database(
             f"serving a PostgreSQL database needs the [{extra}] extra ({exc.name} is missing): "
             f"pip install 'affidavit[server,postgres]'"
         ) from exc
-    if check:
-        raise ConfigError(
-            "--check is not on PostgreSQL yet: start the daemon, and GET /v1/whoami with a token."
-        )
     options = ServeOptions(
         socket_path=(socket_path or default_socket_path()).absolute(),
         vaults=[],
@@ -213,6 +209,12 @@ def _serve_database(
         web=web,
     )
     check_options(options, processes is not None)
+    if check:
+        from ..server.pg_check import run_check_database
+
+        report = run_check_database(options, url)
+        click.echo(report.render())
+        sys.exit(0 if report.passed else 1)
     sys.exit(serve_database(options, url, config))
 
 
