@@ -191,7 +191,6 @@ def test_bad_urls_and_options_are_refused_with_the_fix(url: str, tmp_path: Path)
         "unreachable": cli(*base, "--database", f"postgresql://me:{SECRET}@127.0.0.1:1/wiki"),
         "both": cli(*base, "--database", url, "--vault", str(tmp_path)),
         "web": cli(*base, "--database", url, "--web"),
-        "workers": cli(*base, "--database", url, "--workers", "2"),
         "team": cli(
             "team", "create", "x", "--owner", "me", "--database", f"mysql://u:{SECRET}@h/d"
         ),
@@ -202,7 +201,6 @@ def test_bad_urls_and_options_are_refused_with_the_fix(url: str, tmp_path: Path)
         "unreachable": "can't connect",
         "both": "give one of them",
         "web": "web desk",
-        "workers": "worker process",
         "team": "only PostgreSQL",
     }
     for kind, run in refused.items():
@@ -288,3 +286,18 @@ def test_check_reports_the_database_and_its_vaults(
     for run in (good, bad):
         assert SECRET not in run.stdout + run.stderr and "Traceback" not in run.stderr
     assert not (tmp_path / "run").exists()  # nothing created
+
+
+def test_worker_processes_share_the_sockets(team: dict[str, Any], tmp_path: Path) -> None:
+    made = Daemon(tmp_path, "--workers", "2", env=team["env"])
+    try:
+        with made.tcp(team["tokens"]["read"]) as reader:
+            for _ in range(20):
+                assert reader.get("/v1/vaults/team/pages").status_code == 200
+        with made.unix() as owner:
+            assert owner.get("/v1/whoami").json()["vaults"][0]["role"] == "owner"
+    finally:
+        assert made.stop() == 0
+    log = made.log.read_text(encoding="utf-8")
+    ready = [x for x in log.splitlines() if '"worker_ready"' in x]
+    assert len(ready) == 2 and SECRET not in log

@@ -208,7 +208,7 @@ def _serve_database(
         processes=processes or 1,
         web=web,
     )
-    check_options(options, processes is not None)
+    check_options(options)
     if check:
         from ..server.pg_check import run_check_database
 
