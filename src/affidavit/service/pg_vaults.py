@@ -13,6 +13,7 @@ waits for a person (W13). What is not ported yet says so (:data:`NOT_PORTED`).
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -41,9 +42,7 @@ from .models import (
     AuditPage,
     ClaimEvidenceOut,
     ClaimOut,
-    EvidenceOut,
     FlagOut,
-    HitOut,
     NonceResponse,
     PageDetail,
     PageSummary,
@@ -56,7 +55,7 @@ from .models import (
     TokenInfo,
 )
 from .tokens import TokenGrant
-from .vaults import duration, proposer_says
+from .vaults import _hit, duration, proposer_says  # the same records as on SQLite
 from .waiting import waiting
 
 NOT_PORTED = (
@@ -77,12 +76,6 @@ def _source(row: dict[str, Any]) -> SourceOut:
     flags = [FlagOut(kind=f["kind"], start=f["start"], end=f["end"], detail=f["detail"])
              for f in row["flags"]]  # fmt: skip
     return SourceOut(original_file="", text_file="", flags=flags, **{k: row[k] for k in fields})
-
-
-def _hit(hit: Any) -> HitOut:
-    data = dict(vars(hit))
-    data["evidence"] = [EvidenceOut(**vars(e)) for e in hit.evidence]
-    return HitOut(**data)
 
 
 @dataclass
@@ -465,8 +458,6 @@ _ALL = ("pending", "applied", "rejected", "expired", "refused")
 
 
 def _json(value: object) -> dict[str, Any]:
-    import json
-
     data = json.loads(str(value) or "{}")
     return data if isinstance(data, dict) else {}
 
