@@ -301,3 +301,58 @@ def test_worker_processes_share_the_sockets(team: dict[str, Any], tmp_path: Path
     log = made.log.read_text(encoding="utf-8")
     ready = [x for x in log.splitlines() if '"worker_ready"' in x]
     assert len(ready) == 2 and SECRET not in log
+
+
+def race(daemons: list[Daemon], plan_id: str, token: str) -> list[int]:
+    """Approve ``plan_id`` through every daemon at once (a thread each); the statuses."""
+    import threading
+
+    statuses: list[int] = []
+    barrier = threading.Barrier(len(daemons))
+
+    def approve(daemon: Daemon) -> None:
+        with daemon.tcp(token) as client:
+            barrier.wait()
+            got = client.post(f"/v1/vaults/team/plans/{plan_id}/approve", json={})
+            statuses.append(got.status_code)
+
+    threads = [threading.Thread(target=approve, args=(d,)) for d in daemons]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return statuses
+
+
+def test_two_daemon_processes_approve_one_plan_exactly_once(
+    url: str, team: dict[str, Any], tmp_path: Path
+) -> None:
+    from affidavit.storage.postgres import PostgresStorage
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = Daemon(tmp_path / "a", env=team["env"])
+    second = Daemon(tmp_path / "b", env=team["env"])
+    tokens = team["tokens"]
+    try:
+        for n in range(3):
+            with first.tcp(tokens["propose"]) as agent:
+                nonce = agent.post("/v1/vaults/team/nonces", json={}).json()["nonce"]
+                text = "The bridge opened in 1932."
+                quote = {"source": team["source"], "quote": "The bridge opened in 1932"}
+                plan = {"nonce": nonce, "operations": [
+                    {"op": "create_page", "slug": f"race-{n}", "title": "The bridge",
+                     "summary": text, "claims": [{"text": text, "evidence": [quote]}]}]}  # fmt: skip
+                plan_id = agent.post("/v1/vaults/team/plans", json={"plan": plan}).json()["plan_id"]
+            statuses = race([first, second] * 3, plan_id, tokens["approve"])
+            assert sorted(statuses) == [200, 409, 409, 409, 409, 409], statuses
+    finally:
+        assert first.stop() == 0 and second.stop() == 0
+    storage = PostgresStorage(url)
+    try:
+        applied = [e.plan_id for e in storage.audit("team") if e.action == "applied"]
+        assert len(applied) == len(set(applied))
+        seqs = [b.seq for b in storage.batches("team")]
+        assert seqs == list(range(1, len(seqs) + 1)) and storage.verify_audit("team") == []
+    finally:
+        storage.close()
