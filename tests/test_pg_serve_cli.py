@@ -356,3 +356,23 @@ def test_two_daemon_processes_approve_one_plan_exactly_once(
         assert seqs == list(range(1, len(seqs) + 1)) and storage.verify_audit("team") == []
     finally:
         storage.close()
+
+
+def test_without_the_postgres_extra_the_error_names_the_install(tmp_path: Path) -> None:
+    code = (
+        "import sys; sys.modules['psycopg'] = None; sys.modules['psycopg_pool'] = None\n"
+        "from affidavit.cli import main\n"
+        "main()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    for args in (
+        ["serve", "--socket", str(tmp_path / "s.sock"), "--database", "postgresql://x@/y"],
+        ["team", "create", "x", "--owner", "me", "--database", "postgresql://x@/y"],
+    ):
+        run = subprocess.run(
+            [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env,
+            timeout=600,
+        )  # fmt: skip
+        out = run.stdout + run.stderr
+        assert run.returncode == 1 and "pip install 'affidavit[server,postgres]'" in out, out
+        assert "Traceback" not in out

@@ -188,6 +188,7 @@ def _serve_database(
     shutdown_timeout: float,
 ) -> None:  # fmt: skip
     try:
+        from ..server import pg_registry  # noqa: F401 - psycopg and the pool, now: a clear error
         from ..server.pg_runtime import check_options, serve_database
         from ..server.runtime import ServeOptions, parse_tcp
     except ImportError as exc:
