@@ -376,3 +376,30 @@ def test_without_the_postgres_extra_the_error_names_the_install(tmp_path: Path) 
         out = run.stdout + run.stderr
         assert run.returncode == 1 and "pip install 'affidavit[server,postgres]'" in out, out
         assert "Traceback" not in out
+
+
+def test_an_empty_database_or_one_the_user_cant_set_up_is_said(
+    url: str, pg_cluster: Any, tmp_path: Path
+) -> None:
+    import psycopg
+
+    empty = pg_cluster.create_database("pg_serve_empty")
+    try:
+        base = ["serve", "--socket", str(tmp_path / "s.sock"), "--database"]
+        run = cli(*base, with_password(empty))
+        assert run.returncode == 1 and "holds no vault" in run.stderr, run.stderr
+        assert "affidavit team create" in run.stderr and SECRET not in run.stderr
+    finally:
+        pg_cluster.drop_database(empty)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DROP ROLE IF EXISTS wiki_reader")
+        conn.execute("CREATE ROLE wiki_reader LOGIN")
+    try:
+        reader = url.replace(f"postgres:{SECRET}@", f"wiki_reader:{SECRET}@", 1)
+        run = cli("serve", "--socket", str(tmp_path / "s.sock"), "--database", reader)
+        out = run.stdout + run.stderr
+        assert run.returncode == 1 and "refused the daemon's setup" in out, out
+        assert "Traceback" not in out and SECRET not in out
+    finally:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("DROP ROLE wiki_reader")

@@ -11,6 +11,7 @@ import pwd
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import psycopg
 from psycopg import sql
 
 from ..config import Config
@@ -57,8 +58,6 @@ class PgServedVault:
 def probe(url: str, timeout: int = 10) -> None:
     """Connect once, now: a URL that can't reach its database fails at once with the driver's
     reason (its password masked), not after the pool's minute of retries."""
-    import psycopg
-
     try:
         psycopg.connect(url, connect_timeout=timeout, autocommit=True).close()
     except psycopg.Error as exc:
@@ -111,6 +110,13 @@ class PgRegistry:
                     continue
                 service = PgVault(storage, name, config or Config())
                 served.append(PgServedVault(name, owner, _uid(owner), service))
+        except psycopg.Error as exc:  # e.g. no right to create the schemas: said, not a traceback
+            storage.close()
+            raise ConfigError(
+                f"the database {redact(url)} refused the daemon's setup: "
+                f"{scrub(str(exc).strip(), url)}. Give the URL's user the right to create "
+                "schemas in it, or run `affidavit team create` once as a user who has it."
+            ) from None
         except BaseException:
             storage.close()
             raise
@@ -118,7 +124,7 @@ class PgRegistry:
             storage.close()
             raise ConfigError(
                 f"the database {redact(url)} holds no vault; create one with "
-                "`affidavit team create --database URL NAME`."
+                "`affidavit team create NAME --owner USER --database URL`."
             )
         return cls(storage, served, url)
 
