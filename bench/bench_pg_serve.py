@@ -56,12 +56,15 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def daemon(work: Path, name: str, *args: str) -> tuple[subprocess.Popen[bytes], int]:
+def daemon(
+    work: Path, name: str, *args: str, workers: int = 1
+) -> tuple[subprocess.Popen[bytes], int]:
     run = work / f"run-{name}"
     run.mkdir(mode=0o700)
     port = free_port()
     argv = [sys.executable, "-c", "from affidavit.cli import main; main()", "serve"]
-    argv += ["--socket", str(run / "s.sock"), "--tcp", f"127.0.0.1:{port}", "--workers", "1"]
+    argv += ["--socket", str(run / "s.sock"), "--tcp", f"127.0.0.1:{port}"]
+    argv += ["--workers", str(workers)]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "AFFIDAVIT_DATABASE": ""}
     log = (work / f"{name}.log").open("wb")
     proc = subprocess.Popen([*argv, *args], stdout=subprocess.DEVNULL, stderr=log, env=env)
@@ -148,18 +151,24 @@ def main() -> int:
         )
         vault.close()
         storage.close()
-        sqlite_proc, sqlite_port = daemon(work, "sqlite", "--vault", str(work / "vault"),
-                                          "--no-workers")  # fmt: skip
-        procs.append(sqlite_proc)
-        pg_ports = []
-        for n in range(3):
-            proc, port = daemon(work, f"pg{n}", "--database", url)
+        ports: dict[str, int] = {}
+        for name, args_, workers in [
+            ("sqlite", ("--vault", str(work / "vault"), "--no-workers"), 1),
+            ("sqlite-w2", ("--vault", str(work / "vault"), "--no-workers"), 2),
+            ("pg0", ("--database", url), 1),
+            ("pg1", ("--database", url), 1),
+            ("pg2", ("--database", url), 1),
+            ("pg-w2", ("--database", url), 2),
+        ]:
+            proc, ports[name] = daemon(work, name, *args_, workers=workers)
             procs.append(proc)
-            pg_ports.append(port)
+        sq, pg = "/v1/vaults/vault/search", "/v1/vaults/main/search"
         setups = {
-            "sqlite, 1 daemon": ([sqlite_port], "/v1/vaults/vault/search", sqlite_token),
-            "postgresql, 1 daemon": (pg_ports[:1], "/v1/vaults/main/search", pg_token),
-            "postgresql, 3 daemons": (pg_ports, "/v1/vaults/main/search", pg_token),
+            "sqlite, 1 daemon": ([ports["sqlite"]], sq, sqlite_token),
+            "sqlite, 1 daemon, --workers 2": ([ports["sqlite-w2"]], sq, sqlite_token),
+            "postgresql, 1 daemon": ([ports["pg0"]], pg, pg_token),
+            "postgresql, 1 daemon, --workers 2": ([ports["pg-w2"]], pg, pg_token),
+            "postgresql, 3 daemons": ([ports["pg0"], ports["pg1"], ports["pg2"]], pg, pg_token),
         }
         runs: dict[str, list[dict[str, Any]]] = {name: [] for name in setups}
         for r in range(args.rounds):
