@@ -112,6 +112,11 @@ def test_propose_list_approve_read_search(wiki: Wiki) -> None:
     assert [p["id"] for p in inbox.json()] == [plan_id]
     assert inbox.json()[0]["proposer"] == "agent" and inbox.json()[0]["counts"]["admitted"] == 1
     assert wiki.call("GET", "/v1/vaults/team/pages/bridge", wiki.tokens["read"]).status_code == 404
+    detail = wiki.call("GET", f"/v1/vaults/team/plans/{plan_id[:10]}", wiki.tokens["read"]).json()
+    (quote,) = detail["quotes"]
+    assert quote["quote"] == "The bridge is 503 metres long" and quote["source_name"] == "bridge.md"
+    assert quote["before"].endswith("six years of work. ") and quote["location"]
+    assert detail["status"] == "pending" and detail["applied_ops"] == []
     ok = wiki.call(
         "POST", f"/v1/vaults/team/plans/{plan_id}/approve", wiki.tokens["approve"], json={}
     )
@@ -128,6 +133,8 @@ def test_propose_list_approve_read_search(wiki: Wiki) -> None:
     assert wiki.call("GET", "/v1/vaults/team/plans", wiki.tokens["read"]).json() == []
     applied = wiki.call("GET", "/v1/vaults/team/plans?status=applied", wiki.tokens["read"])
     assert [p["id"] for p in applied.json()] == [plan_id]
+    done = wiki.call("GET", f"/v1/vaults/team/plans/{plan_id}", wiki.tokens["read"]).json()
+    assert done["status"] == "applied" and done["applied_ops"] == [1]
     info = wiki.call("GET", "/v1/vaults/team", wiki.tokens["read"]).json()
     assert info["counts"]["claims"] == 1 and info["counts"]["pending_plans"] == 0
 

@@ -49,13 +49,14 @@ from .models import (
     PlanDetail,
     PlanSummary,
     ProposalOut,
+    QuoteContext,
     RejectResponse,
     SearchResponse,
     SourceOut,
     TokenInfo,
 )
 from .tokens import TokenGrant
-from .vaults import _hit, duration, proposer_says  # the same records as on SQLite
+from .vaults import _around, _hit, duration, proposer_says  # the same records as on SQLite
 from .waiting import waiting
 
 NOT_PORTED = (
@@ -330,20 +331,51 @@ class PgVault:
         return [p for p in found if p.status in statuses]
 
     def plan_detail(self, ref: str) -> PlanDetail:
+        """A plan with every verdict, and each verified quote shown in its source's context
+        (the source's text re-hashed first), as on SQLite."""
+        from ..sources.extract import location
+        from ..storage.postgres_gate import PgSources
+
         now = iso(self.clock())
+        quotes: list[QuoteContext] = []
         with self._read() as conn:
             plan_id = rows.resolve_plan(conn, self.schema, ref)
-            (row,) = [r for r in rows.plan_rows(conn, self.schema, _ALL) if r["id"] == plan_id]
+            row = rows.plan_row(conn, self.schema, plan_id)
+            recorded = _json(row["admission"])
+            admission = Admission.from_json(recorded) if "ops" in recorded else None
+            sources = PgSources(conn, self.schema)
+            for op in admission.ops if admission else []:
+                for claim in op.claims:
+                    for n, quote in enumerate(claim.evidence):
+                        if not (quote.verified and quote.source_id) or quote.start is None:
+                            continue
+                        if quote.end is None:
+                            continue
+                        source = sources.get(quote.source_id)
+                        text = sources.text(source.id)
+                        before, after = _around(text, quote.start, quote.end)
+                        quotes.append(
+                            QuoteContext(
+                                op=op.index, claim=claim.index, evidence=n, source_id=source.id,
+                                source_name=source.name,
+                                location=location(text, source.text_map, quote.start),
+                                before=before, quote=text[quote.start : quote.end], after=after,
+                            )
+                        )  # fmt: skip
         summary = self._summary(row, now)
         plan = parse_plan(str(row["plan_json"]))
-        admission = _json(row["admission"])
-        applied = [op["index"] + 1 for op in admission.get("ops", []) if row["status"] == "applied"]
+        applied = (
+            [i + 1 for i in admission.admitted_ops]
+            if admission is not None and row["status"] == "applied"
+            else []
+        )
         return PlanDetail(
             id=plan_id, author=row["author"], origin=row["origin"], status=summary.status,
             reason=row["reason"], created_at=row["created_at"], expires_at=row["expires_at"],
             decided_at=row["decided_at"], decided_by=row["decided_by"], age=summary.age,
-            expires_in=summary.expires_in, plan=plan.to_json(), admission=admission, quotes=[],
-            applied_ops=applied, waiting=summary.waiting, proposer_says=proposer_says(plan),
+            expires_in=summary.expires_in, plan=plan.to_json(), admission=recorded,
+            quotes=quotes, applied_ops=applied, waiting=summary.waiting,
+            proposer_says=proposer_says(plan),
         )  # fmt: skip
 
     def _apply(self, plan_id: str, actor: str, approval: str) -> list[str]:
@@ -452,9 +484,6 @@ class PgVault:
         if isinstance(verdict, str):
             return verdict
         return TokenGrant(token_id=verdict[0], role=verdict[1])  # type: ignore[arg-type]
-
-
-_ALL = ("pending", "applied", "rejected", "expired", "refused")
 
 
 def _json(value: object) -> dict[str, Any]:

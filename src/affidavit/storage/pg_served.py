@@ -219,6 +219,17 @@ def plan_rows(conn: Conn, schema: str, statuses: tuple[str, ...]) -> list[Row]:
     )  # fmt: skip
 
 
+def plan_row(conn: Conn, schema: str, plan_id: str) -> Row:
+    found = _x(
+        conn, schema,
+        "SELECT id, author, origin, plan_json, status, reason, admission, created_at, "
+        "expires_at, decided_at, decided_by FROM {s}.plans WHERE id = %s", (plan_id,),
+    )  # fmt: skip
+    if not found:
+        raise NotFoundError(f"no plan {plan_id[:12]} in this vault; GET …/plans lists them.")
+    return found[0]
+
+
 def resolve_plan(conn: Conn, schema: str, ref: str) -> str:
     """A plan's full id from its id or a unique prefix of at least 8 hex digits."""
     text = ref.strip().lower()
@@ -381,6 +392,7 @@ __all__ = [
     "links",
     "list_tokens",
     "page_rows",
+    "plan_row",
     "plan_rows",
     "reject",
     "resolve_plan",
