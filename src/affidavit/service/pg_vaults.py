@@ -55,7 +55,6 @@ from .models import (
     SourceOut,
     TokenInfo,
 )
-from .tokens import TokenGrant
 from .vaults import _around, _hit, duration, proposer_says  # the same records as on SQLite
 from .waiting import waiting
 
@@ -477,13 +476,6 @@ class PgVault:
     def revoke_token(self, token_id: str, actor: str) -> TokenInfo:
         with self._locked() as conn:
             return self._token(rows.revoke_token(conn, self.schema, token_id, actor, self.clock()))
-
-    def check_token(self, token_id: str, secret: str) -> TokenGrant | str:
-        with self.storage.pool.connection() as conn:
-            verdict = rows.check_token(conn, self.schema, token_id, secret, self.clock())
-        if isinstance(verdict, str):
-            return verdict
-        return TokenGrant(token_id=verdict[0], role=verdict[1])  # type: ignore[arg-type]
 
 
 def _json(value: object) -> dict[str, Any]:
