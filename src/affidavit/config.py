@@ -368,6 +368,15 @@ SETTINGS: tuple[Setting, ...] = (
         minimum=1,
     ),
     Setting(
+        "database",
+        "url",
+        "",
+        "Where this vault's team wiki lives: empty for the vault's own SQLite database (the "
+        "default), or a postgresql:// URL, which `affidavit serve` run in this vault serves "
+        "instead: the vaults of that PostgreSQL database (docs/team.md). Only postgresql:// URLs; "
+        "keep the password out of this file (~/.pgpass or $PGPASSWORD).",
+    ),
+    Setting(
         "server",
         "max_body_bytes",
         2_000_000,
@@ -520,6 +529,11 @@ class Config:
         return bool(self.get("ingest.review"))
 
     @property
+    def database_url(self) -> str:
+        """``[database] url``: a checked postgresql:// URL, or "" for the vault's SQLite."""
+        return str(self.get("database.url"))
+
+    @property
     def git_author_name(self) -> str:
         return str(self.get("git.author_name"))
 
@@ -533,6 +547,12 @@ def _validate(setting: Setting, value: Any, path: Path) -> Any:
     expected = type(setting.default)
     if expected is bool and not isinstance(value, bool):
         raise ConfigError(f"{where} must be true or false, got {value!r}.")
+    if setting.name == "database.url":
+        if value == "":
+            return value
+        from .storage.url import check_database_url
+
+        return check_database_url(value, where)
     if setting.name == "mcp.source_dirs":
         return _validate_dirs(where, value)
     if expected is list and setting.name == "sources.allow_private_hosts":

@@ -482,7 +482,17 @@ def _read_config(anchor: Anchor) -> Config:
     with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
             raise VaultError(f"{path} is not a regular file.")
-        return load_config(path, handle.read())
+        config = load_config(path, handle.read())
+    if config.database_url:  # never a silent fallback to the folder's own SQLite database
+        from .storage.url import redact
+
+        raise ConfigError(
+            f"{path} sets [database] url ({redact(config.database_url)}): this vault's wiki is in "
+            "that PostgreSQL database, which `affidavit serve` run here serves over its REST API "
+            "(docs/team.md); this command works on SQLite vaults only yet. Use the daemon's API, "
+            "or remove [database] url to use the folder's own database."
+        )
+    return config
 
 
 def _open_not_owned(anchor: Anchor, clock: Clock) -> Vault:

@@ -39,6 +39,7 @@ COMMANDS: dict[str, str] = {
     "tokens": "tokens_cmd",
     "mcp": "mcp_cmd",
     "mirror": "mirror_cmd",
+    "team": "team_cmd",
 }
 """Every command, in the order ``--help`` lists them, and the module (in this package) whose
 ``COMMANDS`` list holds it."""

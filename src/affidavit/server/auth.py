@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import json
 import pwd
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from starlette.exceptions import HTTPException
 from starlette.routing import Match
@@ -30,7 +30,6 @@ from starlette.routing import Match
 from ..service import tokens as token_store
 from ..service.models import AccessRole, ErrorBody, ErrorDetail
 from .peer import PEER_KEY, Peer
-from .registry import Registry, ServedVault
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -53,6 +52,32 @@ ROUTE_CACHE_PATH = 512
 """Longer paths are matched every time, never remembered."""
 DEFAULT_MAX_BODY = 65_536
 """Body limit of routes outside any vault (none of them takes a body)."""
+
+
+class Served(Protocol):
+    """What the guard reads of a served vault (SQLite's :class:`~.registry.ServedVault`, or a PostgreSQL
+    database's vault, :class:`affidavit.server.pg_registry.PgServedVault`)."""
+
+    name: str
+    owner_uid: int
+    read_only: str
+
+    @property
+    def root_can_read(self) -> bool: ...
+
+    @property
+    def max_body_bytes(self) -> int: ...
+
+
+class Vaults(Protocol):
+    """The served vaults by name, and whose a presented token is."""
+
+    @property
+    def vaults(self) -> Mapping[str, Served]: ...
+
+    def check_token(
+        self, token_id: str, secret: str
+    ) -> tuple[str, token_store.TokenGrant | str]: ...
 
 
 def access(level: Access) -> dict[str, Any]:
@@ -86,14 +111,14 @@ class Principal:
             return f"token:{self.token_id}"
         return self.user or f"uid:{self.uid}"
 
-    def role_on(self, vault: ServedVault) -> AccessRole | None:
+    def role_on(self, vault: Served) -> AccessRole | None:
         """This caller's role on ``vault``, or None when it has none."""
         if vault.read_only:  # served read-only (W10): no one writes through this daemon
             full = self._full_role(vault)
             return "read" if full is not None else None
         return self._full_role(vault)
 
-    def _full_role(self, vault: ServedVault) -> AccessRole | None:
+    def _full_role(self, vault: Served) -> AccessRole | None:
         if self.transport == "unix" and self.uid is not None:
             if self.uid == vault.owner_uid:
                 return "owner"
@@ -139,7 +164,7 @@ def _header(scope: Scope, name: bytes) -> str | None:
 class Guard:
     """The ASGI middleware described in the module docstring."""
 
-    def __init__(self, app: ASGIApp, registry: Registry, routes: Callable[[], list[Any]]) -> None:
+    def __init__(self, app: ASGIApp, registry: Vaults, routes: Callable[[], list[Any]]) -> None:
         self.app = app
         self.registry = registry
         self.routes = routes

@@ -260,5 +260,34 @@ VAULT: list[tuple[str, str]] = [
         )
         """,
     ),
+    (
+        "pg007_served",
+        """
+        CREATE TABLE {s}.api_tokens (      -- bearer tokens of this vault (service/tokens.py)
+            id TEXT PRIMARY KEY CHECK (id ~ '^[0-9a-f]{{12}}$'),
+            secret_sha256 TEXT NOT NULL,   -- only the hash of the secret is kept
+            role TEXT NOT NULL CHECK (role IN ('read', 'propose', 'approve')),
+            label TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            revoked_at TEXT,
+            revoked_by TEXT
+        );
+        CREATE TABLE {s}.nonces (          -- W2: issued by the host, used by one plan
+            nonce TEXT PRIMARY KEY,
+            purpose TEXT NOT NULL,
+            issued_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            used_by TEXT
+        );
+        CREATE TABLE {s}.agent_calls (     -- W13's quotas: an agent's calls in the last hour
+            actor TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            at TEXT NOT NULL
+        );
+        CREATE INDEX agent_calls_actor ON {s}.agent_calls (actor, tool, at)
+        """,
+    ),
 ]
 """Each vault's schema."""

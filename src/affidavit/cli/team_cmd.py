@@ -1,0 +1,171 @@
+"""``team``: set up the vaults of a PostgreSQL database that ``serve --database`` serves — make a
+vault, add a text source to it, give out a token (docs/team.md). Each needs the database's
+credentials (the URL from --database or $AFFIDAVIT_DATABASE), which are the owner's authority over
+every vault in it; the URL's password is never printed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from ..errors import ConfigError
+from ._common import echo_json, json_option, user_errors
+
+if TYPE_CHECKING:
+    from ..storage.postgres import PostgresStorage
+
+database_option = click.option(
+    "--database", "url", required=True, envvar="AFFIDAVIT_DATABASE", metavar="URL",
+    help="The PostgreSQL database (postgresql://…; or $AFFIDAVIT_DATABASE).",
+)  # fmt: skip
+
+
+@contextmanager
+def _storage(url: str) -> Iterator[PostgresStorage]:
+    from ..storage.url import check_database_url, redact, scrub
+
+    url = check_database_url(url, "--database (or $AFFIDAVIT_DATABASE)")
+    try:
+        from ..server.pg_registry import probe
+        from ..storage.postgres import PostgresStorage
+    except ImportError as exc:
+        raise ConfigError(
+            f"a PostgreSQL database needs the postgres extra ({exc.name} is missing): "
+            "pip install 'affidavit[server,postgres]'"
+        ) from None
+    import psycopg
+
+    probe(url)
+    storage = PostgresStorage(url)
+    try:
+        yield storage
+    except psycopg.Error as exc:
+        raise ConfigError(
+            f"the database {redact(url)} refused it: {scrub(str(exc), url)}"
+        ) from None
+    finally:
+        storage.close()
+
+
+@click.group("team")
+def team() -> None:
+    """A team's vaults in a PostgreSQL database, served by `affidavit serve --database`.
+
+    \b
+    Example:
+      export AFFIDAVIT_DATABASE=postgresql://wiki@db.example.org/wiki
+      affidavit team create handbook --owner ann
+      affidavit team add handbook notes/bridge.md --trust trusted
+      affidavit team token handbook --role propose --expires 7d --label ci
+    """
+
+
+@team.command("create")
+@database_option
+@click.argument("name")
+@click.option("--owner", required=True, help="The vault's owner: a user name on the daemon's host.")
+@user_errors
+def create(url: str, name: str, owner: str) -> None:
+    """Make vault NAME in the database (1-48 lowercase letters, digits or '_'; idempotent).
+    Its OWNER has every role on it over the daemon's Unix socket.
+
+    \b
+    Example:
+      affidavit team create handbook --owner ann --database postgresql://wiki@db/wiki
+    """
+    from ..storage.base import check_vault_name
+
+    check_vault_name(name)
+    with _storage(url) as storage:
+        storage.create_vault(name, owner)
+        storage.migrate()
+    click.echo(f"Vault {name} (owner {owner}) is in the database.")
+
+
+@team.command("add")
+@database_option
+@click.argument("name")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--trust", type=click.Choice(["untrusted", "semi-trusted", "trusted"]), default="semi-trusted",
+    show_default=True, help="The source's trust tier.",
+)  # fmt: skip
+@json_option
+@user_errors
+def add(url: str, name: str, file: Path, trust: str, as_json: bool) -> None:
+    """Add FILE, a UTF-8 text or markdown file, to vault NAME as a source (its id is the SHA-256
+    of its bytes; the same bytes are one source). Other formats are not on PostgreSQL yet.
+
+    \b
+    Example:
+      affidavit team add handbook notes/bridge.md --trust trusted
+    """
+    from ..clock import iso, utc_now
+
+    data = file.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(
+            f"{file} is not UTF-8 text; on PostgreSQL only text and markdown sources can be added "
+            "yet (extract its text to a .md file and add that)."
+        ) from None
+    media = "text/markdown" if file.suffix.lower() in (".md", ".markdown") else "text/plain"
+    with _storage(url) as storage:
+        source = storage.add_source(
+            name, data, origin=str(file.resolve()), name=file.name, added_at=iso(utc_now()),
+            media_type=media, trust=trust,
+        )  # fmt: skip
+    if as_json:
+        echo_json({"vault": name, "source": source, "trust": trust})
+        return
+    click.echo(f"Added {file.name} to vault {name}: source {source} ({trust}).")
+
+
+@team.command("token")
+@database_option
+@click.argument("name")
+@click.option(
+    "--role", type=click.Choice(["read", "propose", "approve"]), required=True,
+    help="What it may do.",
+)  # fmt: skip
+@click.option("--expires", default="30d", show_default=True, help="Lifetime: 30s, 1m, 2h, 7d, 1w.")
+@click.option("--label", default="", help="A note for yourself (e.g. where it is used).")
+@json_option
+@user_errors
+def token(url: str, name: str, role: str, expires: str, label: str, as_json: bool) -> None:
+    """Create a bearer token for vault NAME; its secret is printed once and stored hashed.
+
+    \b
+    Example:
+      affidavit team token handbook --role approve --expires 7d --label ann-laptop
+    """
+    import getpass
+
+    from ..config import Config
+    from ..service.pg_vaults import PgVault
+    from ..service.tokens import parse_duration
+
+    try:
+        lifetime = parse_duration(expires)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--expires") from exc
+    with _storage(url) as storage:
+        if name not in storage.vaults():
+            raise ConfigError(f"no vault {name!r} in this database; `affidavit team create` it.")
+        info, secret = PgVault(storage, name, Config()).create_token(
+            role, lifetime, label, getpass.getuser()
+        )
+    if as_json:
+        echo_json({"info": info.model_dump(), "token": secret})
+        return
+    click.echo(f"Token {info.id} ({info.role}, expires {info.expires_at}) for vault {name}:")
+    click.echo(secret)
+    click.echo("Shown once: keep it now. Send it as Authorization: Bearer <token>.")
+
+
+COMMANDS = [team]

@@ -1,0 +1,110 @@
+"""Running the daemon over a PostgreSQL database (``serve --database URL``): the same sockets,
+permissions, signals and shutdown as over SQLite vaults (:mod:`.runtime`), in one process or
+``--workers N`` pre-forked ones sharing the sockets (:mod:`.prefork`; each opens its own
+connection pool after the fork), no job workers (jobs are not on PostgreSQL yet) and no web
+desk. The URL is never logged: the log and every message show it with its password masked
+(:func:`affidavit.storage.url.redact`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import threading
+
+from ..config import Config
+from ..errors import ConfigError
+from .logs import event, setup_logging
+from .prefork import SUPPORTED, Supervisor
+from .runtime import ServeOptions, _bind, _check_remote, _config, _listening, _Server, _Stopped
+
+NOT_YET = (
+    "on PostgreSQL the daemon serves the REST API of docs/team.md; {what} is not "
+    "on PostgreSQL yet. Drop {flag}, or serve a SQLite vault folder with --vault."
+)
+
+
+def check_options(options: ServeOptions) -> None:
+    """Refuse what the PostgreSQL daemon doesn't do yet, naming it (never a silent SQLite)."""
+    if options.web:
+        raise ConfigError(NOT_YET.format(what="the web desk", flag="--web"))
+    if options.processes > 1 and not SUPPORTED:
+        raise ConfigError(
+            f"--workers {options.processes}: this platform can't pre-fork worker processes "
+            "(no sigwaitinfo); pass --workers 1."
+        )
+
+
+def _raise_stopped(signum: int, frame: object) -> None:
+    raise _Stopped(signum)
+
+
+def serve_database(options: ServeOptions, url: str, config: Config | None = None) -> int:
+    """Serve the vaults of the database at ``url`` until SIGTERM/SIGINT; the exit status."""
+    from .pg_app import create_pg_app
+    from .pg_registry import PgRegistry
+
+    setup_logging()
+    _check_remote(options)
+    registry = PgRegistry.open(url, config)  # migrations run here, once
+    sockets: list[socket.socket] = []
+    unix_inode: int | None = None
+    previous = {sig: signal.signal(sig, _raise_stopped) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        if options.processes > 1:
+            registry.close()  # no pool crosses a fork: each worker opens its own
+            unix_inode, tcp_address = _bind(options, sockets)
+            _listening(options, tcp_address)
+            return Supervisor(
+                options.processes,
+                sockets,
+                lambda slot, ready: _worker(options, url, config, sockets, slot, ready),
+                options.shutdown_seconds,
+            ).run()
+        stopping = threading.Event()
+        app = create_pg_app(registry, stopping=stopping, threads=options.threads)
+        unix_inode, tcp_address = _bind(options, sockets)
+        _listening(options, tcp_address)
+        _Server(_config(app, options), stopping).run(sockets=sockets)
+        return 0
+    except _Stopped:
+        return 0
+    finally:
+        for sock in sockets:
+            sock.close()
+        try:
+            if unix_inode is not None and options.socket_path.stat().st_ino == unix_inode:
+                options.socket_path.unlink()
+        except FileNotFoundError:
+            pass
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        registry.close()
+        event("stopped", pid=os.getpid())
+
+
+def _worker(
+    options: ServeOptions,
+    url: str,
+    config: Config | None,
+    sockets: list[socket.socket],
+    slot: int,
+    ready: int,
+) -> int:
+    """One pre-forked worker process: its own pool and app over the shared sockets."""
+    from .pg_app import create_pg_app
+    from .pg_registry import PgRegistry
+
+    registry = PgRegistry.open(url, config)
+    stopping = threading.Event()
+    app = create_pg_app(registry, stopping=stopping, threads=options.threads)
+    for sig in (signal.SIGTERM, signal.SIGINT):  # uvicorn raises the signal again once drained
+        signal.signal(sig, _raise_stopped)
+    with contextlib.suppress(_Stopped):
+        _Server(_config(app, options), stopping, ready, slot=slot, jobs=False).run(sockets=sockets)
+    return 0
+
+
+__all__ = ["check_options", "serve_database"]

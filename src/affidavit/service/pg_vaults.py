@@ -1,0 +1,494 @@
+"""The services over one vault of a PostgreSQL database, with the same request and response models
+as the SQLite vault's (:mod:`.vaults`): search (:class:`~affidavit.storage.pg_search.PgFullText`),
+pages, claims, nonces, the inbox (propose, list, show, approve, reject) and tokens.
+
+Every write to the wiki goes through the PostgreSQL door (:meth:`PostgresStorage.door` and
+:meth:`PostgresDoor.apply_plan`): under the vault's advisory lock, the plan re-checked (W5) and
+admitted again by the one gate, then written, audited and numbered. A proposal is parsed
+(W1), its nonce consumed (W2) and admitted by the same gate read-only, so the inbox shows the
+verdicts the approver decides on; a plan of which nothing passes is refused at once. The policy
+may apply a person's plan at once (``policy.auto_apply``); an agent's plan (a token's) always
+waits for a person (W13). What is not ported yet says so (:data:`NOT_PORTED`).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+import psycopg
+
+from ..agents import caller_of, is_agent, proposer_of
+from ..clock import Clock, iso, parse_iso, utc_now
+from ..config import Config
+from ..errors import AdmissionError, ConflictError, NotFoundError
+from ..gate.verdicts import Admission
+from ..hashing import canonical_json, sha256_hex
+from ..plan.schema import Plan, parse_plan
+from ..retrieval.search import allowed_tiers
+from ..storage import pg_served as rows
+from ..storage.base import check_text, check_vault_name
+from ..storage.pg_search import PgFullText
+from ..storage.postgres import Conn, PostgresStorage
+from .models import (
+    ApproveManyResponse,
+    ApproveResponse,
+    AuditEntryOut,
+    AuditPage,
+    ClaimEvidenceOut,
+    ClaimOut,
+    FlagOut,
+    NonceResponse,
+    PageDetail,
+    PageSummary,
+    PlanDetail,
+    PlanSummary,
+    ProposalOut,
+    QuoteContext,
+    RejectResponse,
+    SearchResponse,
+    SourceOut,
+    TokenInfo,
+)
+from .vaults import _around, _hit, duration, proposer_says  # the same records as on SQLite
+from .waiting import waiting
+
+NOT_PORTED = (
+    "On PostgreSQL this daemon serves: GET …/ (the vault), …/search, …/pages, …/pages/{slug}, "
+    "…/claims/{id}, …/sources, …/sources/{id}, …/audit, …/plans, …/plans/{id}; POST …/nonces, "
+    "…/plans, …/plans/{id}/approve (whole, or some operations), …/plans/approve (whole plans), "
+    "…/plans/{id}/reject; "
+    "…/tokens (owner). Not yet: ask, jobs (ingest), lint, dry_run/sure_only approvals, "
+    "the web desk and MCP (docs/team.md). Use them on a SQLite vault; add sources with "
+    "`affidavit team add`."
+)
+
+
+def _source(row: dict[str, Any]) -> SourceOut:
+    """A source as the API shows it; it has no files on PostgreSQL (its bytes are in the
+    database: `affidavit mirror` writes them under sources/)."""
+    fields = ("id", "origin", "name", "media_type", "text_sha256", "size_bytes", "text_chars",
+              "trust", "status", "added_at")  # fmt: skip
+    flags = [FlagOut(kind=f["kind"], start=f["start"], end=f["end"], detail=f["detail"])
+             for f in row["flags"]]  # fmt: skip
+    return SourceOut(original_file="", text_file="", flags=flags, **{k: row[k] for k in fields})
+
+
+@dataclass
+class PgVault:
+    """One vault of a PostgreSQL database, as the daemon serves it."""
+
+    storage: PostgresStorage
+    name: str
+    config: Config = field(default_factory=Config)
+    clock: Clock = utc_now
+
+    def __post_init__(self) -> None:
+        check_vault_name(self.name)
+        self.schema = f"v_{self.name}"
+        self._search = PgFullText(self.storage, self.name)
+
+    @contextmanager
+    def _read(self) -> Iterator[Conn]:
+        """One consistent snapshot (REPEATABLE READ, read only) on a pooled connection."""
+        with self.storage.pool.connection() as conn, conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            yield conn
+
+    @contextmanager
+    def _locked(self) -> Iterator[Conn]:
+        """A write that must not race the door (a rejection, a token): the door's transaction
+        under the vault's advisory lock, applying no plan (so it takes no batch number)."""
+        with self.storage.door(self.name, f"host-{uuid.uuid4()}") as door:
+            yield door.conn
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def counts(self) -> dict[str, int]:
+        with self._read() as conn:
+            return rows.counts(conn, self.schema)
+
+    def search(self, query: str, k: int, min_trust: str) -> SearchResponse:
+        allowed_tiers(min_trust)  # a tier that doesn't exist is refused as on SQLite
+        hits = self._search.search(query, k=k, min_trust=min_trust)
+        return SearchResponse(query=query, hits=[_hit(h) for h in hits])
+
+    def list_pages(self) -> list[PageSummary]:
+        with self._read() as conn:
+            return [PageSummary(**r) for r in rows.page_rows(conn, self.schema)]
+
+    def get_page(self, slug: str) -> PageDetail:
+        """A page with its claims, each quote checked against its source's re-hashed text, its
+        links, and its markdown as the mirror renders it — all from one snapshot."""
+        from ..mirror.page import render_one
+        from ..storage.postgres_content import read_page
+
+        with self._read() as conn:
+            page = read_page(conn, self.schema, check_text("slug", slug))
+            if page is None:
+                raise NotFoundError(f"no page {slug[:80]!r}. GET …/pages lists the pages.")
+            links_to, linked_from = rows.links(conn, self.schema, slug)
+            extra = rows.claim_extras(conn, self.schema, slug)
+            markdown = render_one(conn, self.schema, slug) or ""
+        claims = [
+            ClaimOut(
+                id=c.id,
+                page=page.slug,
+                section=c.section,
+                position=c.position,
+                text=c.text,
+                status=c.status,
+                trust=c.trust,
+                plan_id=c.plan_id,
+                created_at=c.created_at,
+                superseded_by=extra[c.id][0],
+                derived_from=extra[c.id][1],
+                evidence=[
+                    ClaimEvidenceOut(
+                        source_id=e.source_id,
+                        quote=e.quote,
+                        start=e.start,
+                        end=e.end,
+                        location=e.location,
+                    )
+                    for e in c.evidence
+                ],
+            )
+            for c in page.claims
+        ]
+        return PageDetail(
+            slug=page.slug, title=page.title, summary=page.summary, category=page.category,
+            created_at=page.created_at, updated_at=page.updated_at, links_to=links_to,
+            linked_from=linked_from, claims=claims, markdown=markdown,
+        )  # fmt: skip
+
+    def get_claim(self, claim_id: str) -> ClaimOut:
+        with self._read() as conn:
+            found = rows.claim_row(conn, self.schema, claim_id)
+        if found is None:
+            raise NotFoundError(f"no claim {claim_id[:80]!r}. Search finds claims: GET …/search?q=")
+        row, evidence = found
+        return ClaimOut(
+            id=row["id"], page=row["page_slug"], section=row["section"], position=row["position"],
+            text=row["text"], status=row["status"], trust=row["trust"], plan_id=row["plan_id"],
+            created_at=row["created_at"], superseded_by=row["superseded_by"],
+            derived_from=rows.derived_from(row),
+            evidence=[ClaimEvidenceOut(source_id=e.source_id, quote=e.quote, start=e.start,
+                                       end=e.end, location=e.location) for e in evidence],
+        )  # fmt: skip
+
+    def list_sources(self) -> list[SourceOut]:
+        with self._read() as conn:
+            return [_source(r) for r in rows.source_rows(conn, self.schema)]
+
+    def get_source(self, ref: str) -> SourceOut:
+        with self._read() as conn:
+            return _source(rows.source_rows(conn, self.schema, ref)[0])
+
+    def audit_page(self, after: int, limit: int) -> AuditPage:
+        """The hash-chained audit log, oldest first, ``limit`` entries after ``after``."""
+        with self._read() as conn:
+            found = rows.audit_rows(conn, self.schema, after, limit + 1)
+        entries = [
+            AuditEntryOut(
+                seq=r["seq"],
+                at=r["at"],
+                action=r["action"],
+                plan_id=r["plan_id"],
+                actor=r["actor"],
+                detail=_json(r["detail"]),
+                hash=r["hash"],
+            )
+            for r in found[:limit]
+        ]
+        more = len(found) > limit
+        return AuditPage(entries=entries, next_after=entries[-1].seq if more and entries else None)
+
+    # --- the inbox -------------------------------------------------------------------------
+
+    def _charge(self, author: str, record: bool = True) -> None:
+        """W13's quotas on an agent's proposal (a token's, here), as on SQLite: refused with
+        the time the next one is allowed, before anything is spent on it."""
+        limits = (
+            int(self.config.get("mcp.propose_per_hour")),
+            int(self.config.get("mcp.pending_per_caller")),
+        )
+        with self._locked() as conn:
+            rows.charge(conn, self.schema, caller_of(author), "propose_plan", limits,
+                        self.clock(), record=record)  # fmt: skip
+
+    def new_nonce(self, hours: int, caller: str = "") -> NonceResponse:
+        """A fresh nonce for one plan; an agent ``caller`` over its proposal quota gets none."""
+        if caller and is_agent(caller, "api"):
+            self._charge(caller, record=False)
+        with self.storage.pool.connection() as conn, conn.transaction():
+            value = rows.issue_nonce(
+                conn, self.schema, "propose", self.clock(), timedelta(hours=hours)
+            )
+        return NonceResponse(nonce=value, valid_hours=hours)
+
+    def _admit(self, conn: Conn, plan: Plan, plan_id: str, agent: bool) -> Admission:
+        """The gate, read-only, on the vault as it is now (the door admits it again)."""
+        from ..evidence import Verifier
+        from ..gate.admission import admit
+        from ..storage.postgres_content import WRITABLE
+        from ..storage.postgres_gate import PgReads, PgSources
+
+        for index, op in enumerate(plan.operations):
+            if not isinstance(op, WRITABLE):
+                raise AdmissionError(
+                    "schema",
+                    f"operation {index + 1} ({op.op}) can't be proposed on PostgreSQL yet "
+                    "(docs/team.md).",
+                )
+        sources = PgSources(conn, self.schema)
+        return admit(
+            PgReads(conn, self.schema), self.config, sources, Verifier(sources), plan, plan_id,
+            agent=agent,
+        )  # fmt: skip
+
+    def propose(self, raw: dict[str, Any], author: str, origin: str) -> ProposalOut:
+        """Check a plan (schema, nonce, the gate) and put it in the inbox; the policy may apply
+        a person's plan at once. Proposing the same plan again changes nothing."""
+        plan = parse_plan(raw)
+        plan_json = canonical_json(plan.to_json())
+        plan_id = sha256_hex(plan_json)
+        existing = self.storage.plan(self.name, plan_id)
+        if existing is not None:
+            return ProposalOut(
+                plan_id=plan_id, status=existing.status, new=False, admission={},
+                message=f"plan {plan_id[:12]} was already proposed and is {existing.status}; "
+                "nothing changed",
+            )  # fmt: skip
+        agent = is_agent(author, origin)
+        if agent:  # before anything is spent on it: a refused call writes nothing
+            self._charge(author)
+        now = self.clock()
+        with self.storage.pool.connection() as conn, conn.transaction():
+            rows.use_nonce(conn, self.schema, plan.nonce, plan_id, now)
+            admission = self._admit(conn, plan, plan_id, agent)
+            if not admission.admitted_ops:
+                why = "; ".join(f"op {op.index + 1}: {op.reason}" for op in admission.ops)
+                raise AdmissionError("gate", f"no operation of the plan passes the gate: {why}")
+        expires = now + timedelta(hours=self.config.expiry_hours)
+        try:
+            self.storage.propose(
+                self.name, plan_id, author=author, origin=origin, plan_json=plan_json,
+                created_at=iso(now), expires_at=iso(expires),
+            )  # fmt: skip
+        except psycopg.errors.UniqueViolation:  # the same plan, proposed at the same moment
+            raise ConflictError(f"plan {plan_id[:12]} was just proposed; GET …/plans.") from None
+        with self.storage.pool.connection() as conn, conn.transaction():
+            rows.set_admission(conn, self.schema, plan_id, admission.to_json())
+        status, message = "pending", f"plan {plan_id[:12]} is in the inbox"
+        if not agent and not admission.needs_approval and not admission.waiting:
+            try:
+                self._apply(plan_id, author, "policy")
+                status, message = "applied", f"plan {plan_id[:12]} applied by the policy"
+            except ConflictError as exc:  # the wiki changed meanwhile: a person decides
+                message = f"plan {plan_id[:12]} is in the inbox: {exc}"
+        elif admission.needs_approval:
+            message += f": {admission.policy_reason}"
+        return ProposalOut(
+            plan_id=plan_id, status=status, new=True, message=message,
+            admission=admission.to_json(),
+            waiting=waiting(plan, admission, {}, set()) if status == "pending" else [],
+        )  # fmt: skip
+
+    def _summary(self, row: dict[str, Any], now_iso: str) -> PlanSummary:
+        plan = parse_plan(str(row["plan_json"]))
+        recorded = _json(row["admission"])
+        admission = (
+            Admission.from_json(recorded)
+            if "ops" in recorded
+            else Admission(str(row["id"]), [], [])
+        )
+        status = str(row["status"])
+        if status == "pending" and str(row["expires_at"]) <= now_iso:
+            status = "expired"  # as SQLite's inbox shows it (no write on a read)
+        now = parse_iso(now_iso)
+        return PlanSummary(
+            id=row["id"], status=status, author=row["author"], origin=row["origin"],
+            proposer=proposer_of(str(row["author"]), str(row["origin"])),
+            created_at=row["created_at"], expires_at=row["expires_at"],
+            age=duration(now - parse_iso(str(row["created_at"]))),
+            expires_in=duration(max(parse_iso(str(row["expires_at"])) - now, timedelta())),
+            operations=len(plan.operations), counts=admission.counts,
+            waiting=waiting(plan, admission, {}, set()) if status == "pending" else [],
+        )  # fmt: skip
+
+    def list_plans(self, statuses: tuple[str, ...]) -> list[PlanSummary]:
+        now = iso(self.clock())
+        wanted = tuple({"expired": "pending"}.get(s, s) for s in statuses) + statuses
+        with self._read() as conn:
+            found = [self._summary(r, now) for r in rows.plan_rows(conn, self.schema, wanted)]
+        return [p for p in found if p.status in statuses]
+
+    def plan_detail(self, ref: str) -> PlanDetail:
+        """A plan with every verdict, and each verified quote shown in its source's context
+        (the source's text re-hashed first), as on SQLite."""
+        from ..sources.extract import location
+        from ..storage.postgres_gate import PgSources
+
+        now = iso(self.clock())
+        quotes: list[QuoteContext] = []
+        with self._read() as conn:
+            plan_id = rows.resolve_plan(conn, self.schema, ref)
+            row = rows.plan_row(conn, self.schema, plan_id)
+            recorded = _json(row["admission"])
+            admission = Admission.from_json(recorded) if "ops" in recorded else None
+            sources = PgSources(conn, self.schema)
+            for op in admission.ops if admission else []:
+                for claim in op.claims:
+                    for n, quote in enumerate(claim.evidence):
+                        if not (quote.verified and quote.source_id) or quote.start is None:
+                            continue
+                        if quote.end is None:
+                            continue
+                        source = sources.get(quote.source_id)
+                        text = sources.text(source.id)
+                        before, after = _around(text, quote.start, quote.end)
+                        quotes.append(
+                            QuoteContext(
+                                op=op.index, claim=claim.index, evidence=n, source_id=source.id,
+                                source_name=source.name,
+                                location=location(text, source.text_map, quote.start),
+                                before=before, quote=text[quote.start : quote.end], after=after,
+                            )
+                        )  # fmt: skip
+        summary = self._summary(row, now)
+        plan = parse_plan(str(row["plan_json"]))
+        applied = (
+            [i + 1 for i in admission.admitted_ops]
+            if admission is not None and row["status"] == "applied"
+            else []
+        )
+        return PlanDetail(
+            id=plan_id, author=row["author"], origin=row["origin"], status=summary.status,
+            reason=row["reason"], created_at=row["created_at"], expires_at=row["expires_at"],
+            decided_at=row["decided_at"], decided_by=row["decided_by"], age=summary.age,
+            expires_in=summary.expires_in, plan=plan.to_json(), admission=recorded,
+            quotes=quotes, applied_ops=applied, waiting=summary.waiting,
+            proposer_says=proposer_says(plan),
+        )  # fmt: skip
+
+    def _apply(
+        self, plan_id: str, actor: str, approval: str, ops: list[int] | None = None
+    ) -> list[str]:
+        """Apply through the door; ``ops`` (0-based) a person's selection, the others waiting.
+        The operations written now, 1-based."""
+        with self.storage.door(self.name, f"api-{uuid.uuid4()}") as door:
+            door.apply_plan(plan_id, now=iso(self.clock()), actor=actor, config=self.config,
+                            approval=approval, ops=ops)  # fmt: skip
+            admission = door.admissions[plan_id]
+        chosen = admission.admitted_ops if ops is None else [
+            i for i in admission.admitted_ops if i in set(ops)
+        ]  # fmt: skip
+        return [str(i + 1) for i in chosen]
+
+    def approve(self, ref: str, ops: list[int] | None, actor: str) -> ApproveResponse:
+        """Apply a pending plan through the door, every operation the gate admits now, or only
+        the operations ``ops`` (1-based) names — the others stay pending until the plan expires
+        or they are decided too; exactly once, whichever daemon approves it (the door re-checks
+        it under the vault's lock)."""
+        with self._read() as conn:
+            plan_id = rows.resolve_plan(conn, self.schema, ref)
+        chosen = None if ops is None else [int(i) - 1 for i in ops]
+        applied = self._apply(plan_id, actor, "person", chosen)
+        claims = self._claims_of([plan_id])[plan_id]
+        record = self.storage.plan(self.name, plan_id)
+        whole = record is not None and record.status == "applied"
+        state = "applied" if whole else "approved in part; the rest waits"
+        return ApproveResponse(
+            plan_id=plan_id, applied=whole, ops=[int(i) for i in applied], claims=claims,
+            commit=None, message=f"plan {plan_id[:12]} {state}: {len(claims)} claim(s)",
+        )  # fmt: skip
+
+    def approve_many(
+        self, refs: list[str], actor: str, *, dry_run: bool = False, sure_only: bool = False
+    ) -> ApproveManyResponse:
+        """Approve several whole plans as one batch (W6): in the order given, each re-checked
+        and admitted under the vault's lock, all or nothing, one batch number."""
+        if dry_run or sure_only:
+            raise ConflictError(
+                "dry_run and sure_only are not on PostgreSQL yet: approve the plans whole, or "
+                "look at each one first (GET …/plans/{id})."
+            )
+        with self._read() as conn:
+            ids = list(dict.fromkeys(rows.resolve_plan(conn, self.schema, r) for r in refs))
+        ops: dict[str, list[int]] = {}
+        with self.storage.door(self.name, f"api-{uuid.uuid4()}") as door:
+            for plan_id in ids:
+                door.apply_plan(plan_id, now=iso(self.clock()), actor=actor, config=self.config,
+                                approval="person")  # fmt: skip
+                ops[plan_id] = [i + 1 for i in door.admissions[plan_id].admitted_ops]
+        claims = self._claims_of(ids)
+        results = [
+            ApproveResponse(
+                plan_id=p,
+                applied=True,
+                ops=ops[p],
+                claims=claims[p],
+                commit=None,
+                message=f"plan {p[:12]} applied: {len(claims[p])} claim(s)",
+            )
+            for p in ids
+        ]
+        return ApproveManyResponse(preview=[], results=results, commit=None)
+
+    def _claims_of(self, plan_ids: list[str]) -> dict[str, list[str]]:
+        """The claims each plan's "applied" audit entry lists."""
+        out: dict[str, list[str]] = {p: [] for p in plan_ids}
+        for e in self.storage.audit(self.name):
+            if e.action == "applied" and e.plan_id in out:
+                out[e.plan_id] = [str(c) for c in _json(e.detail).get("claims", [])]
+        return out
+
+    def reject(self, ref: str, reason: str, actor: str) -> RejectResponse:
+        with self._locked() as conn:
+            plan_id = rows.resolve_plan(conn, self.schema, ref)
+            rows.reject(conn, self.schema, plan_id, reason, actor, self.clock())
+        return RejectResponse(plan_id=plan_id, status="rejected", reason=reason)
+
+    # --- tokens ----------------------------------------------------------------------------
+
+    def _token(self, row: dict[str, Any]) -> TokenInfo:
+        status = rows.token_status(row, iso(self.clock()))
+        fields = ("id", "role", "label", "created_at", "created_by", "expires_at", "revoked_at")
+        return TokenInfo(status=status, **{k: row[k] for k in fields})
+
+    def create_token(
+        self, role: str, lifetime: timedelta, label: str, actor: str
+    ) -> tuple[TokenInfo, str]:
+        longest = timedelta(days=int(self.config.get("server.token_max_days")))
+        if lifetime > longest:
+            raise ConflictError(
+                f"a token of this vault lives at most {longest.days} days "
+                "(server.token_max_days); ask for less."
+            )
+        with self._locked() as conn:
+            row, secret = rows.create_token(
+                conn, self.schema, role, lifetime, label, actor, self.clock()
+            )
+        return self._token(row), secret
+
+    def list_tokens(self) -> list[TokenInfo]:
+        with self._read() as conn:
+            return [self._token(r) for r in rows.list_tokens(conn, self.schema)]
+
+    def revoke_token(self, token_id: str, actor: str) -> TokenInfo:
+        with self._locked() as conn:
+            return self._token(rows.revoke_token(conn, self.schema, token_id, actor, self.clock()))
+
+
+def _json(value: object) -> dict[str, Any]:
+    data = json.loads(str(value) or "{}")
+    return data if isinstance(data, dict) else {}
+
+
+__all__ = ["NOT_PORTED", "PgVault"]
