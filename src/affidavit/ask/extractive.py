@@ -45,6 +45,7 @@ from .manuals import (
     names_compound,
     statement,
 )
+from .roles import fills, prepare
 
 _DATE = re.compile(
     r"\b(?:\d{1,2} )?(?:January|February|March|April|May|June|July|August|September|October|"
@@ -349,6 +350,10 @@ def _span(question: str, text: str) -> str | None:
             continue  # "not one so employed has been discovered" says none, not one
         if re.search(rf"(?<!\w){re.escape(span)}(?!\w)", question, re.IGNORECASE):
             continue  # "one" in "attached to one connection" is the question's, not an answer
+        if kind in ("who", "org") and not fills(
+            question, text, match.start, match.start + len(match.text)
+        ):
+            continue  # a name beside the verb asked about, not its doer: "Government of France"
         if kind in ("who", "org", "where"):
             words = span.split()
             while words and words[0].lower() in _WEAK_CAPITALS:
@@ -406,6 +411,7 @@ def ranked(
     weights = _weights(asked, said)
     if kind in ("who", "org"):  # the recogniser reads every candidate in one batch
         recognise(h.text for h in hits)
+        prepare(question, [h.text for h in hits])
     term = defined_term(question)
     pairs = _bigrams(question)
     why = question.strip().lower().startswith("why ")

@@ -1,0 +1,204 @@
+"""Who did it: the syntactic role a who-answer must fill (issue 24 item 4).
+
+"Who commanded the French squadron?" asks for the one who *commands*: the subject of "commanded"
+in a sentence that says it, the agent of a passive ("... was commanded by Admiral Grasse"), or a
+name beside the agent noun ("the commander of the squadron, Admiral Grasse"). A name of the right
+kind elsewhere in a sentence that holds the verb is not the answer: "... warned off by the
+commander of the French squadron ... a just cause of complaint to the Government of France"
+names France as the one complained to, and "In the war between those new Governments and Spain
+we declared our neutrality" names Spain beside the declaring, not as the declarer.
+
+The question is parsed by the support check's pipeline (:mod:`affidavit.support.parse`): the
+role of its *who* (or of *which company*'s noun) on its verb is the role asked for — the doer
+(``nsubj`` of an active verb, the object of passive "by") or the one done to (``nsubjpass``,
+``dobj``: "Who was elected president?"). A claim that holds the verb (by lemma, or an agent noun
+of it: "commander", "founder", "inventor") names the answer only inside that role's phrase; a claim
+that holds no form of the verb is not judged here (it may say it in other words).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+from ..support.parse import Parse, Token, parse, parse_many
+from ..words import stem
+
+__all__ = ["asked_role", "fillers", "fills", "prepare"]
+
+_LIGHT = frozenset({"be", "have", "do", "get", "become", "say", "call", "name", "know"})
+"""Verbs that say too little about who did what to check a role by ("Who was president?")."""
+_WH = frozenset({"who", "whom"})
+_RELATIVE = frozenset({"who", "whom", "which", "that"})
+_AGENT_NOUN = re.compile(r"(?:e?r|or|ant|ent|ist)s?$")
+"""Endings that make a verb's agent noun ("commander", "inventor", "founder", "occupant")."""
+
+
+def _verb_of(tokens: Parse, token: Token) -> tuple[str, str] | None:
+    """The verb lemma and role (``doer``/``done``) ``token`` (a *who*, or *which company*'s
+    noun) fills in the question."""
+    head = tokens[token.head]
+    if token.dep == "pobj" and head.lower == "by":
+        verb = tokens[head.head]  # "By whom was the tower designed?"
+        return (verb.lemma, "doer") if verb.pos == "VERB" else None
+    if token.dep == "attr" and head.lemma == "be":
+        for t in tokens:  # "Who was the tower designed by?": an acl with a bare agent
+            if t.head != t.i and tokens[t.head].head == head.i and t.dep == "acl":
+                if any(c.head == t.i and c.dep == "agent" for c in tokens):
+                    return t.lemma, "doer"
+        return None
+    if head.pos != "VERB" or head.lemma in _LIGHT:
+        return None
+    if token.dep == "nsubj":
+        return head.lemma, "doer"
+    if token.dep in ("nsubjpass", "dobj"):
+        return head.lemma, "done"
+    return None
+
+
+@lru_cache(maxsize=1024)
+def asked_role(question: str) -> tuple[str, str] | None:
+    """``(verb lemma, "doer" | "done")`` a who / which-organisation question asks about, or
+    ``None`` when its verb says too little ("be", "have") or the parse finds no such role."""
+    tokens = parse(question)
+    for token in tokens:
+        if token.lower in _WH:
+            return _verb_of(tokens, token)
+        if token.lower in ("which", "what") and token.dep == "det":
+            return _verb_of(tokens, tokens[token.head])
+    return None
+
+
+def _edges(tokens: Parse, root: int) -> tuple[int, int]:
+    """The character range of ``root``'s subtree."""
+    inside = {root}
+    grew = True
+    while grew:
+        grew = False
+        for t in tokens:
+            if t.i not in inside and t.head in inside and t.head != t.i:
+                inside.add(t.i)
+                grew = True
+    chosen = [tokens[i] for i in inside]
+    return min(t.idx for t in chosen), max(t.idx + len(t.text) for t in chosen)
+
+
+def _filler(tokens: Parse, token: Token) -> tuple[int, int]:
+    """The phrase ``token`` heads; a relative pronoun ("who", "which") stands for the noun its
+    clause describes ("Admiral Grasse, who commanded ..."), up to that noun."""
+    if token.lower in _RELATIVE:
+        verb = tokens[token.head]
+        if verb.dep in ("relcl", "acl"):
+            noun = tokens[verb.head]
+            start = _edges(tokens, noun.i)[0]
+            return start, noun.idx + len(noun.text)
+    return _edges(tokens, token.i)
+
+
+def _children(tokens: Parse, token: Token, *deps: str) -> list[Token]:
+    return [t for t in tokens if t.head == token.i and t.i != token.i and t.dep in deps]
+
+
+def _passive(tokens: Parse, verb: Token) -> bool:
+    """``verb`` is passive: "was built", "built by ...", "... and opened by ...", "the bridge
+    built in 1917"."""
+    if _children(tokens, verb, "auxpass", "nsubjpass", "agent"):
+        return True
+    if verb.tag != "VBN" or _children(tokens, verb, "nsubj", "aux"):
+        return False
+    head = tokens[verb.head]
+    return verb.dep in ("acl", "relcl") or (
+        verb.dep == "conj" and head.i != verb.i and _passive(tokens, head)
+    )
+
+
+def _verb_fillers(tokens: Parse, verb: Token, role: str) -> list[tuple[int, int]]:
+    passive = _passive(tokens, verb)
+    found: list[Token] = []
+    if role == "doer":
+        if passive:
+            for agent in _children(tokens, verb, "agent"):
+                found += _children(tokens, agent, "pobj")
+        else:
+            found += _children(tokens, verb, "nsubj")
+            if not found and verb.dep == "conj":  # "X founded and led ..."
+                found += _children(tokens, tokens[verb.head], "nsubj")
+            if not found and verb.dep in ("relcl", "acl") and verb.tag == "VBG":
+                found.append(tokens[verb.head])  # "a squadron commanding ..."
+    else:
+        found += _children(tokens, verb, "nsubjpass" if passive else "dobj")
+        if passive and not found and verb.dep in ("acl", "relcl"):
+            found.append(tokens[verb.head])  # "the man elected president"
+        if passive and not found and verb.dep == "conj":  # "X was elected and crowned"
+            found += _children(tokens, tokens[verb.head], "nsubjpass")
+    return [_filler(tokens, t) for t in found]
+
+
+def _noun_fillers(tokens: Parse, noun: Token) -> list[tuple[int, int]]:
+    """Who an agent noun names: its apposition ("the commander, Admiral Grasse"), the name it
+    titles ("Commander Porter"), or the subject it is said of ("Grasse was the commander")."""
+    found = [t for t in tokens if t.dep == "appos" and t.head == noun.i]
+    if noun.dep == "appos":
+        found.append(tokens[noun.head])
+    if noun.dep == "compound":
+        found.append(tokens[noun.head])
+    if noun.dep == "attr":
+        found += _children(tokens, tokens[noun.head], "nsubj")
+    return [_filler(tokens, t) for t in found]
+
+
+def _same_verb(lemma: str, token: Token) -> bool:
+    return token.pos == "VERB" and (token.lemma == lemma or stem(token.lemma) == stem(lemma))
+
+
+def _agent_noun(lemma: str, token: Token) -> bool:
+    if token.pos not in ("NOUN", "PROPN") or len(lemma) < 3:
+        return False
+    root = lemma[:-1] if lemma.endswith("e") else lemma
+    return token.lower.startswith(root) and bool(_AGENT_NOUN.fullmatch(token.lower[len(root) :]))
+
+
+def fillers(question: str, text: str) -> list[tuple[int, int]] | None:
+    """The character ranges of ``text`` that fill the role ``question`` asks about (every
+    occurrence of its verb), or ``None`` when there is nothing to judge: the question asks no
+    verb's role, or ``text`` holds no form of the verb. An empty list: ``text`` holds the verb
+    and names no one in that role."""
+    role = asked_role(question)
+    if role is None:
+        return None
+    lemma, kind = role
+    if len(unicodedata.normalize("NFKC", text)) != len(text):
+        return None  # the parse's offsets would not be this text's
+    tokens = parse(text)
+    ranges: list[tuple[int, int]] = []
+    held = False
+    for token in tokens:
+        if _same_verb(lemma, token):
+            held = True
+            ranges += _verb_fillers(tokens, token, kind)
+        elif kind == "doer" and _agent_noun(lemma, token):
+            held = True
+            ranges += _noun_fillers(tokens, token)
+    return ranges if held else None
+
+
+STRICT = False
+"""Whether a claim that holds no form of the question's verb may still name its answer."""
+
+
+def fills(question: str, text: str, start: int, end: int) -> bool:
+    """The span ``text[start:end]`` may answer ``question``: it lies in the phrase that fills
+    the role asked about, or ``text`` gives nothing to judge by (:func:`fillers`)."""
+    ranges = fillers(question, text)
+    if ranges is None:
+        return not STRICT or asked_role(question) is None
+    return any(start < right and end > left for left, right in ranges)
+
+
+def prepare(question: str, texts: list[str]) -> None:
+    """Parse, in one batch, the ``texts`` a role check of ``question`` will read."""
+    role = asked_role(question)
+    if role is None:
+        return
+    parse_many(list(dict.fromkeys(texts)))
