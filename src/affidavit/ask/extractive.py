@@ -45,7 +45,7 @@ from .manuals import (
     names_compound,
     statement,
 )
-from .roles import fills, prepare
+from .roles import counts_other, fills, prepare
 
 _DATE = re.compile(
     r"\b(?:\d{1,2} )?(?:January|February|March|April|May|June|July|August|September|October|"
@@ -329,18 +329,30 @@ _NEGATED = re.compile(r"\b(?:not|no|nor)\s+(?:a\s+)?$", re.IGNORECASE)
 """Words before a number that deny it ("not one", "not a single")."""
 
 
+COUNTS_OTHER = 1.0
+"""What a number that counts another noun than a how-many question's loses (in units of 40
+characters of distance): "two" in "the following two lines" for "How many columns ...?"."""
+
+
 def _span(question: str, text: str) -> str | None:
+    """:func:`_fitting_span`'s span, when it fits the question."""
+    found = _fitting_span(question, text)
+    return found[0] if found is not None and found[1] else None
+
+
+def _fitting_span(question: str, text: str) -> tuple[str, bool] | None:
     """The span of ``text`` that answers a short factual ``question``: of the right type
     (a date, a number, a name), not already in the question, nearest to the question's words
     in the claim ("designed by James Douglass" for "who designed"), a place after "in", "at"
-    and the like for "where", a name after "by" for "who"."""
+    and the like for "where", a name after "by" for "who"; and whether it fits: ``False`` for
+    a number that counts another noun than the one a how-many question asks about."""
     kind = question_type(question)
     if not kind:
         return None
     asked = _asked(question)
     measure = dimension(question)[1]
     spots = [m.start() for m in re.finditer(r"[^\W_]+", text) if _matches(stem(m.group()), asked)]
-    best: tuple[float, int, str] | None = None
+    best: tuple[float, int, str, bool] | None = None
     for match in _candidates(kind, text):
         span = match.text.strip().rstrip(".,;:")
         stems = _stems(span)
@@ -377,10 +389,13 @@ def _span(question: str, text: str) -> str | None:
             distance += AGENT_PREFERENCE
         if measure and measured(measure, span):
             distance -= 1.0  # "How large?": "281 terabytes" over a bare "281"
-        key = (distance, match.start, span)
-        if best is None or key < best:
+        other = kind == "number" and counts_other(question, text, match.start)
+        if other:
+            distance += COUNTS_OTHER
+        key = (distance, match.start, span, not other)
+        if best is None or key[:3] < best[:3]:
             best = key
-    return best[2] if best else None
+    return (best[2], best[3]) if best else None
 
 
 def _support(weights: dict[str, float], have: set[str]) -> float:
@@ -411,7 +426,7 @@ def ranked(
     weights = _weights(asked, said)
     if kind in ("who", "org"):  # the recogniser reads every candidate in one batch
         recognise(h.text for h in hits)
-        prepare(question, [h.text for h in hits])
+    prepare(question, [h.text for h in hits])
     term = defined_term(question)
     pairs = _bigrams(question)
     why = question.strip().lower().startswith("why ")

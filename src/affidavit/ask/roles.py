@@ -25,7 +25,7 @@ from functools import lru_cache
 from ..support.parse import Parse, Token, parse, parse_many
 from ..words import stem
 
-__all__ = ["asked_role", "fillers", "fills", "prepare"]
+__all__ = ["asked_role", "counted", "counts_other", "fillers", "fills", "prepare"]
 
 _LIGHT = frozenset({"be", "have", "do", "get", "become", "say", "call", "name", "know"})
 """Verbs that say too little about who did what to check a role by ("Who was president?")."""
@@ -44,9 +44,13 @@ def _verb_of(tokens: Parse, token: Token) -> tuple[str, str] | None:
         return (verb.lemma, "doer") if verb.pos == "VERB" else None
     if token.dep == "attr" and head.lemma == "be":
         for t in tokens:  # "Who was the tower designed by?": an acl with a bare agent
-            if t.head != t.i and tokens[t.head].head == head.i and t.dep == "acl":
-                if any(c.head == t.i and c.dep == "agent" for c in tokens):
-                    return t.lemma, "doer"
+            if (
+                t.head != t.i
+                and tokens[t.head].head == head.i
+                and t.dep == "acl"
+                and any(c.head == t.i and c.dep == "agent" for c in tokens)
+            ):
+                return t.lemma, "doer"
         return None
     if head.pos != "VERB" or head.lemma in _LIGHT:
         return None
@@ -198,7 +202,47 @@ def fills(question: str, text: str, start: int, end: int) -> bool:
 
 def prepare(question: str, texts: list[str]) -> None:
     """Parse, in one batch, the ``texts`` a role check of ``question`` will read."""
-    role = asked_role(question)
-    if role is None:
+    if asked_role(question) is None and not counted(question):
         return
     parse_many(list(dict.fromkeys(texts)))
+
+
+_QUANTITIES = frozenset(
+    {"million", "billion", "thousand", "hundred", "dozen", "percent", "per", "cent", "%", "times"}
+)
+"""Words a number may modify that are part of the number, not what it counts."""
+
+
+@lru_cache(maxsize=1024)
+def counted(question: str) -> str:
+    """The stem of what a "how many N ...?" question counts ("column" for "How many columns can
+    a table have?"), or ``""``."""
+    tokens = parse(question)
+    for token in tokens:
+        if token.lower == "many" and token.dep == "amod":
+            noun = tokens[token.head]
+            if noun.pos in ("NOUN", "PROPN") and noun.i != token.i:
+                return stem(noun.lemma)
+    return ""
+
+
+def counts_other(question: str, text: str, start: int) -> bool:
+    """The number at ``text[start:]`` counts something other than what ``question`` asks how
+    many of: "two" in "The following two lines are equivalent" for "How many columns ...?" (a
+    bare number, "is 2000", or one that counts the asked noun, "64 tables", is not)."""
+    noun = counted(question)
+    if not noun or len(unicodedata.normalize("NFKC", text)) != len(text):
+        return False
+    tokens = parse(text)
+    at = next((t for t in tokens if t.idx <= start < t.idx + max(1, len(t.text))), None)
+    if at is None or at.pos != "NUM":
+        return False
+    while at.dep in ("nummod", "compound", "quantmod") and at.head != at.i:
+        head = tokens[at.head]
+        if head.pos == "NUM" or head.lower in _QUANTITIES:
+            at = head
+            continue
+        if head.pos != "NOUN":
+            return False
+        return stem(head.lemma) != noun and not stem(head.lemma).startswith(noun)
+    return False

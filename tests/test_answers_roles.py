@@ -1,0 +1,93 @@
+"""Answers by the span's syntactic role (issue 24 item 4): a who-answer is the one who does what
+the question asks (the subject of its verb, the agent of a passive, a name beside its agent noun),
+not any name of the right kind in a sentence that holds the verb; a how-many answer is a number
+that counts what the question counts, not "two" in "the following two lines". Each reproduced on
+our own sentences first: main answered "Government of France", "Spain" and "two" here."""
+
+from __future__ import annotations
+
+from affidavit.ask.extractive import extractive_answer
+from affidavit.ask.roles import asked_role, counted
+from affidavit.retrieval.search import EvidenceRef, Hit
+
+SOURCE = "ab" * 32
+
+
+def hit(n: int, text: str, title: str = "Notes") -> Hit:
+    ref = EvidenceRef(SOURCE, "notes.md", text, f"line {n}", 100 * n, 100 * n + len(text))
+    return Hit(f"c-{n:016x}", "notes", title, text, "trusted", 1.0 / (n + 1), (ref,))
+
+
+def short(question: str, *texts: str) -> str | None:
+    reply = extractive_answer(question, [hit(n, t) for n, t in enumerate(texts)], "n")
+    answer = reply["short_answer"]
+    return None if answer is None else str(answer["text"])
+
+
+def test_the_role_a_question_asks_about() -> None:
+    assert asked_role("Who commanded the French squadron?") == ("command", "doer")
+    assert asked_role("By whom was the tower designed?") == ("design", "doer")
+    assert asked_role("Who was the tower designed by?") == ("design", "doer")
+    assert asked_role("Which company built the bridge?") == ("build", "doer")
+    assert asked_role("Who was elected president of the guild?") == ("elect", "done")
+    assert asked_role("Who was president in 1823?") is None  # "be" says nothing of a role
+
+
+def test_a_name_beside_the_verb_is_not_its_doer() -> None:
+    # main: "Government of France" (an organisation near "commander" and "squadron")
+    text = (
+        "In approaching that port the frigate was warned off by the commander of the French "
+        "squadron. This act will form a just cause of complaint to the Government of France "
+        "against the officer by whom it was committed."
+    )
+    assert short("Who commanded the French squadron?", text) is None
+    # main: "Spain" (in the war, beside the declaring; "we" declared)
+    text = (
+        "In the war between those new Governments and Spain we declared our neutrality at the "
+        "time of their recognition."
+    )
+    assert short("Who declared war on the new Governments?", text) is None
+
+
+def test_the_doer_is_found_however_the_sentence_says_it() -> None:
+    # attacker: the check must not refuse the one who did it, in any of the usual forms
+    question = "Who commanded the French squadron?"
+    for text in (
+        "The French squadron was commanded by Admiral de Grasse, and the Government of France "
+        "paid for it.",
+        "Admiral de Grasse, who commanded the French squadron, wrote to the Government of France.",
+        "The commander of the French squadron, Admiral de Grasse, wrote to the Government of "
+        "France.",
+        "The Government of France thanked the French squadron that Admiral de Grasse commanded.",
+    ):
+        assert short(question, text) == "Admiral de Grasse", text
+    text = "Spain declared war on Ruritania after the Government of France refused to mediate."
+    assert short("Who declared war on Ruritania?", text) == "Spain"
+
+
+def test_who_was_done_to_is_the_object_not_the_subject() -> None:
+    # attacker: "Who was elected ...?" asks for the one elected, not the one electing
+    text = "In 1904 Tomas Berg and the weavers elected Ada Whitcombe president of the guild."
+    assert short("Who was elected president of the guild?", text) == "Ada Whitcombe"
+    text = "Ada Whitcombe was elected president of the guild after Tomas Berg stepped down."
+    assert short("Who was elected president of the guild?", text) == "Ada Whitcombe"
+
+
+def test_a_sentence_without_the_verb_is_not_judged_by_it() -> None:
+    # attacker: a paraphrase ("led" for "commanded") still names the commander
+    text = "Admiral de Grasse led the French squadron out of the harbour in March."
+    assert short("Who commanded the French squadron?", text) == "Admiral de Grasse"
+
+
+def test_a_number_that_counts_something_else_is_no_count() -> None:
+    # main: "two" (the lines of an example) for how many columns a table may have
+    assert counted("How many columns can a table have by default?") == "column"
+    question = "How many columns can a table have by default?"
+    text = "The following two lines create a table whose columns have default values."
+    assert short(question, text) is None
+    # attacker: a bare number, or one that counts the asked noun, still answers
+    assert short(question, "The default limit on the columns of a table is 2000.") == "2000"
+    text = "By default a table can have 2000 columns and the following two lines show one."
+    assert short(question, text) == "2000 columns" or short(question, text) == "2000"
+    text = "SQLite supports joins of up to 64 tables, read by the following two lines of code."
+    assert short("How many tables can a single join contain?", text) in ("64", "64 tables")
