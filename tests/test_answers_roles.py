@@ -6,10 +6,17 @@ our own sentences first: main answered "Government of France", "Spain" and "two"
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from affidavit.ask import Asker, render_answer
 from affidavit.ask.extractive import extractive_answer
 from affidavit.ask.roles import asked_role, counted
+from affidavit.ingest.pipeline import Ingestor
+from affidavit.providers.extractive import ExtractiveProvider
 from affidavit.retrieval.search import EvidenceRef, Hit
+from affidavit.vault import Vault
 
+SAMPLES = Path(__file__).resolve().parents[1] / "src" / "affidavit" / "samples" / "sotu"
 SOURCE = "ab" * 32
 
 
@@ -91,3 +98,58 @@ def test_a_number_that_counts_something_else_is_no_count() -> None:
     assert short(question, text) == "2000 columns" or short(question, text) == "2000"
     text = "SQLite supports joins of up to 64 tables, read by the following two lines of code."
     assert short("How many tables can a single join contain?", text) in ("64", "64 tables")
+
+
+def test_a_phrase_that_does_it_answers_when_no_name_does() -> None:
+    # main: no short answer (no named person or organisation does it)
+    text = "In colonial times, assemblies and county governments handled most public business."
+    question = "Who handled public business in colonial times?"
+    assert short(question, text) == "assemblies and county governments"
+    # attacker: the phrase must do what the question asks to what it asks ("declared their
+    # independence" declares no war), and a pronoun is no answer
+    text = "The new Governments who have declared their independence maintained it for years."
+    assert short("Who declared war on the new Governments?", text) is None
+    text = "In the war between those Governments and Spain we declared war on the pirates."
+    assert short("Who declared war on the pirates?", text) is None
+
+
+def test_a_sentence_with_the_verb_and_no_one_doing_it_is_not_in_the_wiki() -> None:
+    # main: "Government of France", from the sentence with every word of the question
+    question = "Who commanded the French squadron?"
+    texts = (
+        "The frigate was warned off by the commander of the French squadron near the port.",
+        "The incident will be a cause of complaint to the Government of France.",
+    )
+    reply = extractive_answer(question, [hit(n, t) for n, t in enumerate(texts)], "n")
+    assert reply["not_in_wiki"] and reply["short_answer"] is None, reply
+    # attacker: the same sentences with the commander named answer it
+    texts = (
+        "The frigate was warned off by the commander of the French squadron, Admiral de Grasse.",
+        texts[1],
+    )
+    reply = extractive_answer(question, [hit(n, t) for n, t in enumerate(texts)], "n")
+    assert reply["short_answer"]["text"] == "Admiral de Grasse", reply
+
+
+def test_the_quick_starts_who_questions_name_no_one_wrongly(vault: Vault, tmp_path: Path) -> None:
+    """The quick start's wiki answered "Who commanded the French squadron?" with "Government of
+    France" (complained to, in the sentence about "the commander of the French squadron") and
+    "Who declared war on the United States?" with "Spain" (in "the war between those new
+    Governments and Spain we declared our neutrality"). No speech names either."""
+    folder = tmp_path / "sotu"
+    folder.mkdir()
+    for name in ("1790-washington.md", "1823-monroe.md", "1941-roosevelt.md"):
+        (folder / name).write_text((SAMPLES / name).read_text(encoding="utf-8"))
+    Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(folder)], "trusted")
+    asker = Asker(vault, None)
+    answer = asker.ask("Who commanded the French squadron?")
+    assert answer.verdict == "not_in_wiki", render_answer(answer)
+    answer = asker.ask("Who declared war on the United States?")
+    assert answer.short_answer is None, render_answer(answer)
+    # attacker: a log that names a commander answers who commanded what it commanded
+    log = "# The frigate's log\n\nIn 1823 Captain Ada Whitcombe commanded the frigate Essex.\n"
+    (folder / "log.md").write_text(log)
+    Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(folder / "log.md")], "trusted")
+    answer = asker.ask("Who commanded the frigate Essex?")
+    assert answer.short_answer is not None, render_answer(answer)
+    assert "Ada Whitcombe" in answer.short_answer.text, render_answer(answer)

@@ -45,7 +45,7 @@ from .manuals import (
     names_compound,
     statement,
 )
-from .roles import counts_other, fills, prepare
+from .roles import counts_other, fillers, fills, prepare, role_phrase
 
 _DATE = re.compile(
     r"\b(?:\d{1,2} )?(?:January|February|March|April|May|June|July|August|September|October|"
@@ -65,8 +65,11 @@ _PLACE_BEFORE = re.compile(r"\b(?:in|at|near|from|to|into|on|across|of)\s+(?:the
 _AGENT_BEFORE = re.compile(r"\b(?:by|to|from|with|and|,)\s+$")
 _WEAK_CAPITALS = words(
     "the a an in on at it this that these those he she they we his her its their there "
-    "when while after before during since although however but and or if as for by to of"
+    "when while after before during since although however but and or if as for by to of "
+    "because though unless whereas until once"
 )
+"""Capitalised words that open a name's run but are no part of it ("Because British merchants
+offered ...": the name is "British")."""
 _OPENERS = words(
     "therefore thus hence moreover furthermore meanwhile nevertheless nonetheless indeed still yet "
     "accordingly consequently otherwise instead besides finally first second third lastly today "
@@ -329,6 +332,11 @@ _NEGATED = re.compile(r"\b(?:not|no|nor)\s+(?:a\s+)?$", re.IGNORECASE)
 """Words before a number that deny it ("not one", "not a single")."""
 
 
+ROLE_PHRASE = True
+"""A who-question's sure best claim that names no one in the role asked about answers with the
+noun phrase that fills it ("assemblies and county governments")."""
+ROLE_ABSTAIN = True
+"""... and when no phrase fills it either, the wiki doesn't say who."""
 COUNTS_OTHER = 1.0
 """What a number that counts another noun than a how-many question's loses (in units of 40
 characters of distance): "two" in "the following two lines" for "How many columns ...?"."""
@@ -389,7 +397,7 @@ def _fitting_span(question: str, text: str) -> tuple[str, bool] | None:
             distance += AGENT_PREFERENCE
         if measure and measured(measure, span):
             distance -= 1.0  # "How large?": "281 terabytes" over a bare "281"
-        other = kind == "number" and counts_other(question, text, match.start)
+        other = kind == "number" and COUNTS_OTHER > 0 and counts_other(question, text, match.start)
         if other:
             distance += COUNTS_OTHER
         key = (distance, match.start, span, not other)
@@ -626,6 +634,15 @@ def extractive_answer(
             short = {"text": span, "claims": [hit.claim_id]}
             break
     kind = question_type(question)
+    if short is None and kind in ("who", "org") and scored[0][1] >= SURE:
+        best_hit = scored[0][3]
+        phrase = role_phrase(question, best_hit.text) if ROLE_PHRASE else None
+        if phrase is not None:  # "assemblies and county governments handled ..."
+            short = {"text": phrase, "claims": [best_hit.claim_id]}
+        elif ROLE_ABSTAIN and fillers(question, best_hit.text) is not None:
+            # "Who commanded the French squadron?": the sentence with every word of it says
+            # "the commander of the French squadron" and names no one in that role
+            return none
     if (
         kind in ("who", "org")
         and scored[0][1] < SURE

@@ -118,6 +118,26 @@ def _passive(tokens: Parse, verb: Token) -> bool:
 
 
 def _verb_fillers(tokens: Parse, verb: Token, role: str) -> list[tuple[int, int]]:
+    """The phrases that fill ``role`` of ``verb``."""
+    return [_filler(tokens, t) for t in _role_heads(tokens, verb, role)]
+
+
+def _head_range(tokens: Parse, token: Token) -> tuple[int, int]:
+    """The name ``token`` ends ("Admiral de Grasse" for "Grasse"): it and the compounds before
+    it; a relative pronoun stands for the noun its clause describes."""
+    if token.lower in _RELATIVE and tokens[token.head].dep in ("relcl", "acl"):
+        token = tokens[tokens[token.head].head]
+    start = token.idx
+    for t in reversed(tokens[: token.i]):
+        if t.pos == "PROPN" or (t.head == token.i and t.dep in ("compound", "flat")):
+            start = t.idx
+        else:
+            break
+    return start, token.idx + len(token.text)
+
+
+def _role_heads(tokens: Parse, verb: Token, role: str) -> list[Token]:
+    """The head tokens of the phrases that fill ``role`` of ``verb``."""
     passive = _passive(tokens, verb)
     found: list[Token] = []
     if role == "doer":
@@ -126,7 +146,8 @@ def _verb_fillers(tokens: Parse, verb: Token, role: str) -> list[tuple[int, int]
                 found += _children(tokens, agent, "pobj")
         else:
             found += _children(tokens, verb, "nsubj")
-            if not found and verb.dep == "conj":  # "X founded and led ..."
+            if not found and verb.dep in ("conj", "advcl", "xcomp") and verb.head != verb.i:
+                # "X founded and led ...", "X provided a new argument, estimating ..."
                 found += _children(tokens, tokens[verb.head], "nsubj")
             if not found and verb.dep in ("relcl", "acl") and verb.tag == "VBG":
                 found.append(tokens[verb.head])  # "a squadron commanding ..."
@@ -136,7 +157,7 @@ def _verb_fillers(tokens: Parse, verb: Token, role: str) -> list[tuple[int, int]
             found.append(tokens[verb.head])  # "the man elected president"
         if passive and not found and verb.dep == "conj":  # "X was elected and crowned"
             found += _children(tokens, tokens[verb.head], "nsubjpass")
-    return [_filler(tokens, t) for t in found]
+    return found
 
 
 def _noun_fillers(tokens: Parse, noun: Token) -> list[tuple[int, int]]:
@@ -174,21 +195,36 @@ def fillers(question: str, text: str) -> list[tuple[int, int]] | None:
     lemma, kind = role
     if len(unicodedata.normalize("NFKC", text)) != len(text):
         return None  # the parse's offsets would not be this text's
+    wanted = _asked_object(question)
     tokens = parse(text)
     ranges: list[tuple[int, int]] = []
     held = False
     for token in tokens:
         if _same_verb(lemma, token):
             held = True
-            ranges += _verb_fillers(tokens, token, kind)
+            if not wanted or _object_stem(tokens, token) in ("", wanted):
+                # "the Governments who have declared their independence" declared no war
+                ranges += _verb_fillers(tokens, token, kind)
         elif kind == "doer" and _agent_noun(lemma, token):
             held = True
             ranges += _noun_fillers(tokens, token)
     return ranges if held else None
 
 
-STRICT = False
-"""Whether a claim that holds no form of the question's verb may still name its answer."""
+STRICT = 1
+"""A claim that holds no form of the question's verb: 0 any name may answer, 1 a name in the
+same role of any verb, 2 none."""
+
+
+def _any_verb_heads(text: str, kind: str) -> list[tuple[int, int]]:
+    """The names that head a phrase in ``kind``'s role of any verb of ``text`` ("Admiral de
+    Grasse led ...", not "Napoleonic" in "the Napoleonic struggles did threaten ...")."""
+    tokens = parse(text)
+    ranges: list[tuple[int, int]] = []
+    for token in tokens:
+        if token.pos == "VERB":
+            ranges += [_head_range(tokens, t) for t in _role_heads(tokens, token, kind)]
+    return ranges
 
 
 def fills(question: str, text: str, start: int, end: int) -> bool:
@@ -196,7 +232,12 @@ def fills(question: str, text: str, start: int, end: int) -> bool:
     the role asked about, or ``text`` gives nothing to judge by (:func:`fillers`)."""
     ranges = fillers(question, text)
     if ranges is None:
-        return not STRICT or asked_role(question) is None
+        role = asked_role(question)
+        if role is None or STRICT == 0 or len(unicodedata.normalize("NFKC", text)) != len(text):
+            return True
+        if STRICT == 2:
+            return False
+        ranges = _any_verb_heads(text, role[1])
     return any(start < right and end > left for left, right in ranges)
 
 
@@ -246,3 +287,68 @@ def counts_other(question: str, text: str, start: int) -> bool:
             return False
         return stem(head.lemma) != noun and not stem(head.lemma).startswith(noun)
     return False
+
+
+_PRONOUNS = frozenset(
+    {"i", "we", "you", "he", "she", "it", "they", "this", "that", "these", "those", "one", "who"}
+)
+MAX_PHRASE = 8
+"""Words a phrase that fills the role may have to be a short answer."""
+
+
+def _object_stem(tokens: Parse, verb: Token) -> str:
+    """The stem of what ``verb`` acts on: its object, or a passive's subject ("it was declared
+    by ... that ...": "it")."""
+    objects = _children(tokens, verb, "nsubjpass" if _passive(tokens, verb) else "dobj")
+    if not objects or objects[0].lower in _WH:
+        return ""
+    if objects[0].lower in _RELATIVE and verb.dep == "relcl":  # "the squadron that X commanded"
+        return stem(tokens[verb.head].lemma)
+    return stem(objects[0].lemma)
+
+
+def _asked_object(question: str) -> str:
+    """The stem of the object of a who-question's verb ("war" in "Who declared war on ...?")."""
+    role = asked_role(question)
+    if role is None or role[1] != "doer":
+        return ""
+    tokens = parse(question)
+    verbs = [t for t in tokens if t.pos == "VERB" and t.lemma == role[0]]
+    return _object_stem(tokens, verbs[0]) if verbs else ""
+
+
+def role_phrase(question: str, text: str) -> str | None:
+    """The noun phrase of ``text`` that fills the role ``question`` asks about, when no name
+    does: "the 13 colonies" for "Who started drilling their militia?" against "... the 13
+    colonies had organized themselves ... and began ... drilling their militia". Only where the
+    verb takes the question's object too ("declared their independence" answers no "Who
+    declared war?"), never a pronoun, at most :data:`MAX_PHRASE` words; ``None`` otherwise."""
+    role = asked_role(question)
+    if role is None or len(unicodedata.normalize("NFKC", text)) != len(text):
+        return None
+    lemma, kind = role
+    wanted = _asked_object(question)
+    tokens = parse(text)
+    for verb in tokens:
+        if not _same_verb(lemma, verb):
+            continue
+        if wanted and _object_stem(tokens, verb) not in ("", wanted):
+            continue
+        for left, right in _verb_fillers(tokens, verb, kind):
+            inside = [t for t in tokens if left <= t.idx < right]
+            heads = [t for t in inside if t.head not in {u.i for u in inside} or t.head == t.i]
+            if not heads or heads[0].pos not in ("NOUN", "PROPN", "NUM"):
+                continue
+            head = heads[0]
+            if head.lower in _PRONOUNS:
+                continue
+            # the phrase up to its head noun and what it is coordinated with, without the
+            # clauses and prepositions after it
+            ends = [head.idx + len(head.text)]
+            for t in inside:
+                if t.dep == "conj" and t.head == head.i:
+                    ends.append(t.idx + len(t.text))
+            phrase = text[left : max(ends)].strip(" ,;:")
+            if phrase and len(phrase.split()) <= MAX_PHRASE:
+                return phrase
+    return None
