@@ -195,14 +195,14 @@ def fillers(question: str, text: str) -> list[tuple[int, int]] | None:
     lemma, kind = role
     if len(unicodedata.normalize("NFKC", text)) != len(text):
         return None  # the parse's offsets would not be this text's
-    wanted = _asked_object(question)
+    wanted = _asked_objects(question)
     tokens = parse(text)
     ranges: list[tuple[int, int]] = []
     held = False
     for token in tokens:
         if _same_verb(lemma, token):
             held = True
-            if not wanted or _object_stem(tokens, token) in ("", wanted):
+            if _same_object(wanted, tokens, token):
                 # "the Governments who have declared their independence" declared no war
                 ranges += _verb_fillers(tokens, token, kind)
         elif kind == "doer" and _agent_noun(lemma, token):
@@ -296,25 +296,47 @@ MAX_PHRASE = 8
 """Words a phrase that fills the role may have to be a short answer."""
 
 
-def _object_stem(tokens: Parse, verb: Token) -> str:
-    """The stem of what ``verb`` acts on: its object, or a passive's subject ("it was declared
-    by ... that ...": "it")."""
+_CONTENT = frozenset({"NOUN", "PROPN", "ADJ", "NUM", "VERB"})
+
+
+def _object_stems(tokens: Parse, verb: Token) -> frozenset[str]:
+    """The stems of the content words of what ``verb`` acts on: its object's phrase, or a
+    passive's subject ("the Government of France"), or the clause it says ("it was declared
+    ... that it would grant no commissions"); for "the squadron that X commanded", the noun the
+    clause describes. Empty when it has none, or only a pronoun."""
     objects = _children(tokens, verb, "nsubjpass" if _passive(tokens, verb) else "dobj")
+    if not objects or objects[0].lower in ("it", "this"):
+        objects = _children(tokens, verb, "ccomp") or objects  # "it was declared ... that ..."
     if not objects or objects[0].lower in _WH:
-        return ""
-    if objects[0].lower in _RELATIVE and verb.dep == "relcl":  # "the squadron that X commanded"
-        return stem(tokens[verb.head].lemma)
-    return stem(objects[0].lemma)
+        return frozenset()
+    root = objects[0]
+    if root.lower in _RELATIVE and verb.dep == "relcl":
+        root = tokens[verb.head]
+    if root.lower in _RELATIVE:
+        return frozenset()
+    left, right = _edges(tokens, root.i)
+    if root.i != objects[0].i:  # the described noun, not the clause around it
+        right = root.idx + len(root.text)
+    return frozenset(stem(t.lower) for t in tokens if left <= t.idx < right and t.pos in _CONTENT)
 
 
-def _asked_object(question: str) -> str:
-    """The stem of the object of a who-question's verb ("war" in "Who declared war on ...?")."""
+def _asked_objects(question: str) -> frozenset[str]:
+    """:func:`_object_stems` of a who-question's verb ("war" in "Who declared war on ...?")."""
     role = asked_role(question)
     if role is None or role[1] != "doer":
-        return ""
+        return frozenset()
     tokens = parse(question)
     verbs = [t for t in tokens if t.pos == "VERB" and t.lemma == role[0]]
-    return _object_stem(tokens, verbs[0]) if verbs else ""
+    return _object_stems(tokens, verbs[0]) if verbs else frozenset()
+
+
+def _same_object(wanted: frozenset[str], tokens: Parse, verb: Token) -> bool:
+    """``verb`` acts on what the question's verb does, or on nothing said: "declared their
+    independence" is no declaring of war; "claimed ownership of land" claims land."""
+    if not wanted:
+        return True
+    have = _object_stems(tokens, verb)
+    return not have or bool(have & wanted)
 
 
 def role_phrase(question: str, text: str) -> str | None:
@@ -327,12 +349,12 @@ def role_phrase(question: str, text: str) -> str | None:
     if role is None or len(unicodedata.normalize("NFKC", text)) != len(text):
         return None
     lemma, kind = role
-    wanted = _asked_object(question)
+    wanted = _asked_objects(question)
     tokens = parse(text)
     for verb in tokens:
         if not _same_verb(lemma, verb):
             continue
-        if wanted and _object_stem(tokens, verb) not in ("", wanted):
+        if not _same_object(wanted, tokens, verb):
             continue
         for left, right in _verb_fillers(tokens, verb, kind):
             inside = [t for t in tokens if left <= t.idx < right]
