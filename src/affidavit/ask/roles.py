@@ -122,20 +122,6 @@ def _verb_fillers(tokens: Parse, verb: Token, role: str) -> list[tuple[int, int]
     return [_filler(tokens, t) for t in _role_heads(tokens, verb, role)]
 
 
-def _head_range(tokens: Parse, token: Token) -> tuple[int, int]:
-    """The name ``token`` ends ("Admiral de Grasse" for "Grasse"): it and the compounds before
-    it; a relative pronoun stands for the noun its clause describes."""
-    if token.lower in _RELATIVE and tokens[token.head].dep in ("relcl", "acl"):
-        token = tokens[tokens[token.head].head]
-    start = token.idx
-    for t in reversed(tokens[: token.i]):
-        if t.pos == "PROPN" or (t.head == token.i and t.dep in ("compound", "flat")):
-            start = t.idx
-        else:
-            break
-    return start, token.idx + len(token.text)
-
-
 def _role_heads(tokens: Parse, verb: Token, role: str) -> list[Token]:
     """The head tokens of the phrases that fill ``role`` of ``verb``."""
     passive = _passive(tokens, verb)
@@ -216,14 +202,14 @@ STRICT = 1
 same role of any verb, 2 none."""
 
 
-def _any_verb_heads(text: str, kind: str) -> list[tuple[int, int]]:
-    """The names that head a phrase in ``kind``'s role of any verb of ``text`` ("Admiral de
-    Grasse led ...", not "Napoleonic" in "the Napoleonic struggles did threaten ...")."""
+def _any_verb_fillers(text: str, kind: str) -> list[tuple[int, int]]:
+    """The phrases of ``text`` in ``kind``'s role of any of its verbs ("Admiral de Grasse" in
+    "Admiral de Grasse led the squadron", for "Who commanded the squadron?")."""
     tokens = parse(text)
     ranges: list[tuple[int, int]] = []
     for token in tokens:
         if token.pos == "VERB":
-            ranges += [_head_range(tokens, t) for t in _role_heads(tokens, token, kind)]
+            ranges += _verb_fillers(tokens, token, kind)
     return ranges
 
 
@@ -237,7 +223,7 @@ def fills(question: str, text: str, start: int, end: int) -> bool:
             return True
         if STRICT == 2:
             return False
-        ranges = _any_verb_heads(text, role[1])
+        ranges = _any_verb_fillers(text, role[1])
     return any(start < right and end > left for left, right in ranges)
 
 
