@@ -155,3 +155,21 @@ def test_the_quick_starts_who_questions_name_no_one_wrongly(vault: Vault, tmp_pa
     answer = asker.ask("Who commanded the frigate Essex?")
     assert answer.short_answer is not None, render_answer(answer)
     assert "Ada Whitcombe" in answer.short_answer.text, render_answer(answer)
+
+
+def test_the_man_who_did_it_is_named_by_his_apposition() -> None:
+    # attacker: "X, the man who founded ..." names X as the founder
+    text = (
+        "William Penn, the man who founded the colony of Pennsylvania in 1682, attracted an "
+        "influx of British Quakers."
+    )
+    assert short("Who founded the colony of Pennsylvania?", text) == "William Penn"
+
+
+def test_a_sentence_naming_others_is_shown_without_a_short_answer() -> None:
+    # main: "New Hampshire" (a place near the question's words) as who sold the land
+    question = "Who sold farmers plots of land in New Hampshire?"
+    text = "Some farmers bought plots of land from speculators in New Hampshire and Vermont."
+    reply = extractive_answer(question, [hit(0, text)], "n")
+    assert reply["short_answer"] is None, reply
+    assert not reply["not_in_wiki"] and reply["sentences"][0]["text"] == text, reply

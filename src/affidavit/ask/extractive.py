@@ -348,7 +348,7 @@ def _span(question: str, text: str) -> str | None:
     return found[0] if found is not None and found[1] else None
 
 
-def _fitting_span(question: str, text: str) -> tuple[str, bool] | None:
+def _fitting_span(question: str, text: str, roles: bool = True) -> tuple[str, bool] | None:
     """The span of ``text`` that answers a short factual ``question``: of the right type
     (a date, a number, a name), not already in the question, nearest to the question's words
     in the claim ("designed by James Douglass" for "who designed"), a place after "in", "at"
@@ -370,8 +370,10 @@ def _fitting_span(question: str, text: str) -> tuple[str, bool] | None:
             continue  # "not one so employed has been discovered" says none, not one
         if re.search(rf"(?<!\w){re.escape(span)}(?!\w)", question, re.IGNORECASE):
             continue  # "one" in "attached to one connection" is the question's, not an answer
-        if kind in ("who", "org") and not fills(
-            question, text, match.start, match.start + len(match.text)
+        if (
+            roles
+            and kind in ("who", "org")
+            and not fills(question, text, match.start, match.start + len(match.text))
         ):
             continue  # a name beside the verb asked about, not its doer: "Government of France"
         if kind in ("who", "org", "where"):
@@ -667,7 +669,16 @@ def extractive_answer(
             # "Congress" is no answer to "Who was president in 1823?" from a sentence that
             # doesn't say 1823 (the closest pages are still listed)
             return none
-    if short is None and kind and scored[0][1] < SURE:
+    if (
+        short is None
+        and kind
+        and scored[0][1] < SURE
+        and not (
+            kind in ("who", "org") and any(_fitting_span(question, h.text, False) for h in chosen)
+        )
+    ):
+        # (a sentence that names someone, only not in the role asked about, is still shown
+        # without a short answer: "bought plots of land from speculators" for "Who sold ...?")
         # "Who was president in 1823?": no claim near the question holds a name (a date, a
         # number, a place) and none holds all of its words: what is shown would be beside the
         # point, so the wiki doesn't say (the closest pages are listed with the answer)

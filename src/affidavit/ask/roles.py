@@ -96,6 +96,8 @@ def _filler(tokens: Parse, token: Token) -> tuple[int, int]:
         if verb.dep in ("relcl", "acl"):
             noun = tokens[verb.head]
             start = _edges(tokens, noun.i)[0]
+            if noun.dep == "appos" and noun.head != noun.i:  # "William Penn, the man who ..."
+                start = min(start, _edges(tokens, noun.head)[0])
             return start, noun.idx + len(noun.text)
     return _edges(tokens, token.i)
 
