@@ -436,7 +436,8 @@ def ranked(
     weights = _weights(asked, said)
     if kind in ("who", "org"):  # the recogniser reads every candidate in one batch
         recognise(h.text for h in hits)
-    prepare(question, [h.text for h in hits])
+    if kind in ("who", "org", "number"):  # the role or count checks parse them, in one batch
+        prepare(question, [h.text for h in hits])
     term = defined_term(question)
     pairs = _bigrams(question)
     why = question.strip().lower().startswith("why ")
