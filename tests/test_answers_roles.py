@@ -173,3 +173,15 @@ def test_a_sentence_naming_others_is_shown_without_a_short_answer() -> None:
     reply = extractive_answer(question, [hit(0, text)], "n")
     assert reply["short_answer"] is None, reply
     assert not reply["not_in_wiki"] and reply["sentences"][0]["text"] == text, reply
+
+
+def test_a_people_named_by_an_adjective_answers_with_its_noun() -> None:
+    # main: "British" (the recogniser's people), where the doers are "British merchants"
+    text = (
+        "Because British merchants offered generous credit to their customers, Americans "
+        "began buying British goods."
+    )
+    assert short("Who offered generous credit to customers?", text) == "British merchants"
+    # attacker: a people named as a noun stays as it is
+    text = "The British offered generous credit to their customers in the colonies."
+    assert short("Who offered generous credit to customers?", text) == "British"

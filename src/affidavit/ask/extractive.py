@@ -45,7 +45,7 @@ from .manuals import (
     names_compound,
     statement,
 )
-from .roles import counts_other, fillers, fills, prepare, role_phrase
+from .roles import counts_other, fillers, fills, modified_noun_end, prepare, role_phrase
 
 _DATE = re.compile(
     r"\b(?:\d{1,2} )?(?:January|February|March|April|May|June|July|August|September|October|"
@@ -337,6 +337,9 @@ ROLE_PHRASE = True
 noun phrase that fills it ("assemblies and county governments")."""
 ROLE_ABSTAIN = True
 """... and when no phrase fills it either, the wiki doesn't say who."""
+NOUN_PHRASE = True
+"""A people named by an adjective answers "who" with the noun it qualifies ("British
+merchants")."""
 COUNTS_OTHER = 1.0
 """What a number that counts another noun than a how-many question's loses (in units of 40
 characters of distance): "two" in "the following two lines" for "How many columns ...?"."""
@@ -389,6 +392,10 @@ def _fitting_span(question: str, text: str, roles: bool = True) -> tuple[str, bo
                 span.lower() in STOPWORDS or (opens and span.lower() in _OPENERS)
             ):
                 continue  # "I" anywhere; "Therefore, ..." at a sentence's start
+            if NOUN_PHRASE and kind == "who" and match.label == "NORP":
+                end = modified_noun_end(text, match.start, match.start + len(match.text))
+                if end is not None:  # "British merchants offered ...": not "British"
+                    span = f"{span}{text[match.start + len(match.text) : end]}"
         distance = min((abs(match.start - p) for p in spots), default=len(text)) / 40.0
         before = text[max(0, match.start - 24) : match.start]
         if kind == "where" and _PLACE_BEFORE.search(before):

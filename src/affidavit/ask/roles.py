@@ -362,3 +362,19 @@ def role_phrase(question: str, text: str) -> str | None:
             if phrase and len(phrase.split()) <= MAX_PHRASE:
                 return phrase
     return None
+
+
+def modified_noun_end(text: str, start: int, end: int) -> int | None:
+    """When the name at ``text[start:end]`` is an adjective of the noun right after it ("British"
+    in "British merchants offered ..."), the end of that noun: the people named are the noun's
+    ("British merchants"), not the adjective's; ``None`` otherwise."""
+    if len(unicodedata.normalize("NFKC", text)) != len(text):
+        return None
+    tokens = parse(text)
+    last = next((t for t in tokens if t.idx < end <= t.idx + len(t.text)), None)
+    if last is None or last.pos != "ADJ" or last.dep != "amod" or last.head != last.i + 1:
+        return None
+    noun = tokens[last.head]
+    if noun.pos != "NOUN":
+        return None
+    return noun.idx + len(noun.text)
