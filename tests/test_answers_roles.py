@@ -135,8 +135,9 @@ def test_the_quick_starts_who_questions_name_no_one_wrongly(vault: Vault, tmp_pa
     """The quick start's wiki answered "Who commanded the French squadron?" with "Government of
     France" (complained to, in the sentence about "the commander of the French squadron") and
     "Who declared war on the United States?" with "Spain" (in "the war between those new
-    Governments and Spain we declared our neutrality"). No speech names either. (A sentence
-    without "declared" may still offer a doer of another verb: that is not judged here.)"""
+    Governments and Spain we declared our neutrality"), then "Napoleonic" (the struggles that
+    "did threaten interests of the United States": a doer of another verb, on another object).
+    No speech names either."""
     folder = tmp_path / "sotu"
     folder.mkdir()
     for name in ("1790-washington.md", "1823-monroe.md", "1941-roosevelt.md"):
@@ -146,8 +147,7 @@ def test_the_quick_starts_who_questions_name_no_one_wrongly(vault: Vault, tmp_pa
     answer = asker.ask("Who commanded the French squadron?")
     assert answer.verdict == "not_in_wiki", render_answer(answer)
     answer = asker.ask("Who declared war on the United States?")
-    named = answer.short_answer.text if answer.short_answer else ""
-    assert "Spain" not in named and "Governments" not in named, render_answer(answer)
+    assert answer.short_answer is None, render_answer(answer)
     # attacker: a log that names a commander answers who commanded what it commanded
     log = "# The frigate's log\n\nIn 1823 Captain Ada Whitcombe commanded the frigate Essex.\n"
     (folder / "log.md").write_text(log)
@@ -185,3 +185,15 @@ def test_a_people_named_by_an_adjective_answers_with_its_noun() -> None:
     # attacker: a people named as a noun stays as it is
     text = "The British offered generous credit to their customers in the colonies."
     assert short("Who offered generous credit to customers?", text) == "British"
+
+
+def test_a_doer_of_another_verb_on_another_object_is_no_answer() -> None:
+    # main: "Napoleonic" for who declared war, from a sentence without "declared"
+    text = (
+        "While the Napoleonic struggles did threaten interests of the United States, we engaged "
+        "in the War of 1812 to vindicate our right to peaceful trade."
+    )
+    assert short("Who declared war on the United States?", text) is None
+    # attacker: another verb on the question's object still names its doer
+    text = "Admiral de Grasse led the French squadron out of the harbour in March."
+    assert short("Who commanded the French squadron?", text) == "Admiral de Grasse"

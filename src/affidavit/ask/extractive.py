@@ -578,6 +578,12 @@ def _holds(name: str, hit: Hit, context: dict[str, str]) -> bool:
     return all(_matches(w, have) for w in wanted)
 
 
+def _shown(sentences: list[dict[str, Any]], hits: list[Hit]) -> list[Hit]:
+    """The hits the first :data:`SHOWN` of ``sentences`` cite."""
+    cited = {c for s in sentences[:SHOWN] for c in s["claims"]}
+    return [h for h in hits if h.claim_id in cited]
+
+
 def extractive_answer(
     question: str,
     hits: list[Hit],
@@ -682,7 +688,8 @@ def extractive_answer(
         and kind
         and scored[0][1] < SURE
         and not (
-            kind in ("who", "org") and any(_fitting_span(question, h.text, False) for h in chosen)
+            kind in ("who", "org")
+            and any(_fitting_span(question, h.text, False) for h in _shown(sentences, hits))
         )
     ):
         # (a sentence that names someone, only not in the role asked about, is still shown

@@ -174,9 +174,9 @@ def _agent_noun(lemma: str, token: Token) -> bool:
 
 def fillers(question: str, text: str) -> list[tuple[int, int]] | None:
     """The character ranges of ``text`` that fill the role ``question`` asks about (every
-    occurrence of its verb), or ``None`` when there is nothing to judge: the question asks no
-    verb's role, or ``text`` holds no form of the verb. An empty list: ``text`` holds the verb
-    and names no one in that role."""
+    occurrence of its verb on the question's object), or ``None`` when there is nothing to
+    judge: the question asks no verb's role, or ``text`` holds no form of the verb acting on
+    that object. An empty list: ``text`` holds it and names no one in that role."""
     role = asked_role(question)
     if role is None:
         return None
@@ -188,11 +188,11 @@ def fillers(question: str, text: str) -> list[tuple[int, int]] | None:
     ranges: list[tuple[int, int]] = []
     held = False
     for token in tokens:
-        if _same_verb(lemma, token):
+        if _same_verb(lemma, token) and _same_object(wanted, tokens, token):
+            # (not "the Governments who have declared their independence": they declared no war,
+            # and the sentence is judged like one without the verb)
             held = True
-            if _same_object(wanted, tokens, token):
-                # "the Governments who have declared their independence" declared no war
-                ranges += _verb_fillers(tokens, token, kind)
+            ranges += _verb_fillers(tokens, token, kind)
         elif kind == "doer" and _agent_noun(lemma, token):
             held = True
             ranges += _noun_fillers(tokens, token)
@@ -204,13 +204,19 @@ STRICT = 1
 same role of any verb, 2 none."""
 
 
-def _any_verb_fillers(text: str, kind: str) -> list[tuple[int, int]]:
-    """The phrases of ``text`` in ``kind``'s role of any of its verbs ("Admiral de Grasse" in
-    "Admiral de Grasse led the squadron", for "Who commanded the squadron?")."""
+ANY_VERB_OBJECT = True
+"""Whether another verb's doer must act on what the question's verb does."""
+
+
+def _any_verb_fillers(text: str, kind: str, wanted: frozenset[str]) -> list[tuple[int, int]]:
+    """The phrases of ``text`` in ``kind``'s role of any of its verbs that acts on ``wanted``
+    (the question's object, if it has one): "Admiral de Grasse" in "Admiral de Grasse led the
+    squadron" for "Who commanded the squadron?", not "the Napoleonic struggles" that "did
+    threaten interests of the United States" for "Who declared war on the United States?"."""
     tokens = parse(text)
     ranges: list[tuple[int, int]] = []
     for token in tokens:
-        if token.pos == "VERB":
+        if token.pos == "VERB" and (not ANY_VERB_OBJECT or _same_object(wanted, tokens, token)):
             ranges += _verb_fillers(tokens, token, kind)
     return ranges
 
@@ -225,7 +231,7 @@ def fills(question: str, text: str, start: int, end: int) -> bool:
             return True
         if STRICT == 2:
             return False
-        ranges = _any_verb_fillers(text, role[1])
+        ranges = _any_verb_fillers(text, role[1], _asked_objects(question))
     return any(start < right and end > left for left, right in ranges)
 
 
@@ -309,13 +315,20 @@ def _object_stems(tokens: Parse, verb: Token) -> frozenset[str]:
 
 
 def _asked_objects(question: str) -> frozenset[str]:
-    """:func:`_object_stems` of a who-question's verb ("war" in "Who declared war on ...?")."""
+    """The stems of the object of a who-question's verb: the noun and the words that make it
+    up ("war" in "Who declared war on the United States?", "land" in "Who claimed the land on
+    the eastern side ...?"), not the phrases attached to it."""
     role = asked_role(question)
     if role is None or role[1] != "doer":
         return frozenset()
     tokens = parse(question)
     verbs = [t for t in tokens if t.pos == "VERB" and t.lemma == role[0]]
-    return _object_stems(tokens, verbs[0]) if verbs else frozenset()
+    objects = _children(tokens, verbs[0], "dobj") if verbs else []
+    if not objects or objects[0].lower in _WH:
+        return frozenset()
+    noun = objects[0]
+    parts = [noun, *_children(tokens, noun, "compound", "amod")]
+    return frozenset(stem(t.lower) for t in parts if t.pos in _CONTENT)
 
 
 def _same_object(wanted: frozenset[str], tokens: Parse, verb: Token) -> bool:
