@@ -11,9 +11,14 @@ we declared our neutrality" names Spain beside the declaring, not as the declare
 The question is parsed by the support check's pipeline (:mod:`affidavit.support.parse`): the
 role of its *who* (or of *which company*'s noun) on its verb is the role asked for — the doer
 (``nsubj`` of an active verb, the object of passive "by") or the one done to (``nsubjpass``,
-``dobj``: "Who was elected president?"). A claim that holds the verb (by lemma, or an agent noun
-of it: "commander", "founder", "inventor") names the answer only inside that role's phrase; a claim
-that holds no form of the verb is not judged here (it may say it in other words).
+``dobj``: "Who was elected president?"). A claim that holds the verb acting on the question's
+object (by lemma, or an agent noun of it: "commander", "founder", "inventor") names the answer
+only inside that role's phrase; a claim without it (it may say it in other words) only inside
+the phrase in that role of another verb on the same object (:data:`STRICT`). :func:`role_phrase`
+is the phrase itself when no name fills the role ("assemblies and county governments").
+
+"How many columns ...?" counts columns: :func:`counts_other` tells a number that counts
+something else ("the following two lines").
 """
 
 from __future__ import annotations
@@ -25,7 +30,16 @@ from functools import lru_cache
 from ..support.parse import Parse, Token, parse, parse_many
 from ..words import stem
 
-__all__ = ["asked_role", "counted", "counts_other", "fillers", "fills", "prepare"]
+__all__ = [
+    "asked_role",
+    "counted",
+    "counts_other",
+    "fillers",
+    "fills",
+    "modified_noun_end",
+    "prepare",
+    "role_phrase",
+]
 
 _LIGHT = frozenset({"be", "have", "do", "get", "become", "say", "call", "name", "know"})
 """Verbs that say too little about who did what to check a role by ("Who was president?")."""
