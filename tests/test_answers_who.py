@@ -177,7 +177,8 @@ def test_the_sentence_that_names_who_comes_first_not_the_one_with_every_word() -
 def test_a_name_that_shares_one_word_with_the_question_is_not_put_first() -> None:
     """Attacker: sentences that name someone but hold one word of the question ("street",
     "mill", "hall", "opened") are not promoted over the sentence that holds it all, and their
-    names are no short answer."""
+    names are no short answer. The sentence that holds it all says the hall "was opened" by no
+    one named: the wiki doesn't say who (answers5: "Not in the wiki", where answers4 showed it)."""
     for other in (
         "Ada Whitcombe walked down the street to the river.",
         "Ada Whitcombe opened a shop by the river.",
@@ -187,7 +188,7 @@ def test_a_name_that_shares_one_word_with_the_question_is_not_put_first() -> Non
         reply = extractive_answer(
             "Who opened the new hall on Mill Street?", [hit(0, HALL), hit(1, other)], "n"
         )
-        assert reply["sentences"][0]["text"] == HALL, reply
+        assert reply["not_in_wiki"] and not reply["sentences"], reply
         assert reply["short_answer"] is None, reply
 
 

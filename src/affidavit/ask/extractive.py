@@ -45,6 +45,7 @@ from .manuals import (
     names_compound,
     statement,
 )
+from .roles import counts_other, fillers, fills, modified_noun_end, prepare, role_phrase
 
 _DATE = re.compile(
     r"\b(?:\d{1,2} )?(?:January|February|March|April|May|June|July|August|September|October|"
@@ -64,8 +65,11 @@ _PLACE_BEFORE = re.compile(r"\b(?:in|at|near|from|to|into|on|across|of)\s+(?:the
 _AGENT_BEFORE = re.compile(r"\b(?:by|to|from|with|and|,)\s+$")
 _WEAK_CAPITALS = words(
     "the a an in on at it this that these those he she they we his her its their there "
-    "when while after before during since although however but and or if as for by to of"
+    "when while after before during since although however but and or if as for by to of "
+    "because though unless whereas until once"
 )
+"""Capitalised words that open a name's run but are no part of it ("Because British merchants
+offered ...": the name is "British")."""
 _OPENERS = words(
     "therefore thus hence moreover furthermore meanwhile nevertheless nonetheless indeed still yet "
     "accordingly consequently otherwise instead besides finally first second third lastly today "
@@ -328,18 +332,38 @@ _NEGATED = re.compile(r"\b(?:not|no|nor)\s+(?:a\s+)?$", re.IGNORECASE)
 """Words before a number that deny it ("not one", "not a single")."""
 
 
+ROLE_PHRASE = True
+"""A who-question's sure best claim that names no one in the role asked about answers with the
+noun phrase that fills it ("assemblies and county governments")."""
+ROLE_ABSTAIN = True
+"""... and when no phrase fills it either, the wiki doesn't say who."""
+NOUN_PHRASE = True
+"""A people named by an adjective answers "who" with the noun it qualifies ("British
+merchants")."""
+COUNTS_OTHER = 1.0
+"""What a number that counts another noun than a how-many question's loses (in units of 40
+characters of distance): "two" in "the following two lines" for "How many columns ...?"."""
+
+
 def _span(question: str, text: str) -> str | None:
+    """:func:`_fitting_span`'s span, when it fits the question."""
+    found = _fitting_span(question, text)
+    return found[0] if found is not None and found[1] else None
+
+
+def _fitting_span(question: str, text: str, roles: bool = True) -> tuple[str, bool] | None:
     """The span of ``text`` that answers a short factual ``question``: of the right type
     (a date, a number, a name), not already in the question, nearest to the question's words
     in the claim ("designed by James Douglass" for "who designed"), a place after "in", "at"
-    and the like for "where", a name after "by" for "who"."""
+    and the like for "where", a name after "by" for "who"; and whether it fits: ``False`` for
+    a number that counts another noun than the one a how-many question asks about."""
     kind = question_type(question)
     if not kind:
         return None
     asked = _asked(question)
     measure = dimension(question)[1]
     spots = [m.start() for m in re.finditer(r"[^\W_]+", text) if _matches(stem(m.group()), asked)]
-    best: tuple[float, int, str] | None = None
+    best: tuple[float, int, str, bool] | None = None
     for match in _candidates(kind, text):
         span = match.text.strip().rstrip(".,;:")
         stems = _stems(span)
@@ -349,6 +373,12 @@ def _span(question: str, text: str) -> str | None:
             continue  # "not one so employed has been discovered" says none, not one
         if re.search(rf"(?<!\w){re.escape(span)}(?!\w)", question, re.IGNORECASE):
             continue  # "one" in "attached to one connection" is the question's, not an answer
+        if (
+            roles
+            and kind in ("who", "org")
+            and not fills(question, text, match.start, match.start + len(match.text))
+        ):
+            continue  # a name beside the verb asked about, not its doer: "Government of France"
         if kind in ("who", "org", "where"):
             words = span.split()
             while words and words[0].lower() in _WEAK_CAPITALS:
@@ -362,6 +392,10 @@ def _span(question: str, text: str) -> str | None:
                 span.lower() in STOPWORDS or (opens and span.lower() in _OPENERS)
             ):
                 continue  # "I" anywhere; "Therefore, ..." at a sentence's start
+            if NOUN_PHRASE and kind == "who" and match.label == "NORP":
+                end = modified_noun_end(text, match.start, match.start + len(match.text))
+                if end is not None:  # "British merchants offered ...": not "British"
+                    span = f"{span}{text[match.start + len(match.text) : end]}"
         distance = min((abs(match.start - p) for p in spots), default=len(text)) / 40.0
         before = text[max(0, match.start - 24) : match.start]
         if kind == "where" and _PLACE_BEFORE.search(before):
@@ -372,10 +406,13 @@ def _span(question: str, text: str) -> str | None:
             distance += AGENT_PREFERENCE
         if measure and measured(measure, span):
             distance -= 1.0  # "How large?": "281 terabytes" over a bare "281"
-        key = (distance, match.start, span)
-        if best is None or key < best:
+        other = kind == "number" and COUNTS_OTHER > 0 and counts_other(question, text, match.start)
+        if other:
+            distance += COUNTS_OTHER
+        key = (distance, match.start, span, not other)
+        if best is None or key[:3] < best[:3]:
             best = key
-    return best[2] if best else None
+    return (best[2], best[3]) if best else None
 
 
 def _support(weights: dict[str, float], have: set[str]) -> float:
@@ -406,6 +443,8 @@ def ranked(
     weights = _weights(asked, said)
     if kind in ("who", "org"):  # the recogniser reads every candidate in one batch
         recognise(h.text for h in hits)
+    if kind in ("who", "org", "number"):  # the role or count checks parse them, in one batch
+        prepare(question, [h.text for h in hits])
     term = defined_term(question)
     pairs = _bigrams(question)
     why = question.strip().lower().startswith("why ")
@@ -539,6 +578,12 @@ def _holds(name: str, hit: Hit, context: dict[str, str]) -> bool:
     return all(_matches(w, have) for w in wanted)
 
 
+def _shown(sentences: list[dict[str, Any]], hits: list[Hit]) -> list[Hit]:
+    """The hits the first :data:`SHOWN` of ``sentences`` cite."""
+    cited = {c for s in sentences[:SHOWN] for c in s["claims"]}
+    return [h for h in hits if h.claim_id in cited]
+
+
 def extractive_answer(
     question: str,
     hits: list[Hit],
@@ -605,6 +650,15 @@ def extractive_answer(
             short = {"text": span, "claims": [hit.claim_id]}
             break
     kind = question_type(question)
+    if short is None and kind in ("who", "org") and scored[0][1] >= SURE:
+        best_hit = scored[0][3]
+        phrase = role_phrase(question, best_hit.text) if ROLE_PHRASE else None
+        if phrase is not None:  # "assemblies and county governments handled ..."
+            short = {"text": phrase, "claims": [best_hit.claim_id]}
+        elif ROLE_ABSTAIN and fillers(question, best_hit.text) is not None:
+            # "Who commanded the French squadron?": the sentence with every word of it says
+            # "the commander of the French squadron" and names no one in that role
+            return none
     if (
         kind in ("who", "org")
         and scored[0][1] < SURE
@@ -629,7 +683,17 @@ def extractive_answer(
             # "Congress" is no answer to "Who was president in 1823?" from a sentence that
             # doesn't say 1823 (the closest pages are still listed)
             return none
-    if short is None and kind and scored[0][1] < SURE:
+    if (
+        short is None
+        and kind
+        and scored[0][1] < SURE
+        and not (
+            kind in ("who", "org")
+            and any(_fitting_span(question, h.text, False) for h in _shown(sentences, hits))
+        )
+    ):
+        # (a sentence that names someone, only not in the role asked about, is still shown
+        # without a short answer: "bought plots of land from speculators" for "Who sold ...?")
         # "Who was president in 1823?": no claim near the question holds a name (a date, a
         # number, a place) and none holds all of its words: what is shown would be beside the
         # point, so the wiki doesn't say (the closest pages are listed with the answer)
