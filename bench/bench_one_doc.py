@@ -12,7 +12,9 @@ clock fixed) and the supersession findings and plans it raised, so both trees' r
 Before the timer the child migrates the copy and, where the tree has it, brings the claim-word
 index up to date (what this tree's ingests leave behind; on a vault built by another tree's code
 the first search reads every claim once), and re-bases the lint checkpoint's file stats on the
-copy (a copy has new inodes and ctimes; its bytes are what the last lint saw). Run
+copy (a copy has new inodes and ctimes; its bytes are what the last lint saw) and on the
+schema the tree's migrations left (a vault linted again after an upgrade; the first lint after
+a migration is a full one). Run
 ``affidavit lint`` once on the big vault first so that it has a checkpoint, as a vault that has
 been linted has; without one the lint-due ingest makes a full run.
 
@@ -56,11 +58,13 @@ try:
     index_claims(vault.db)
 except ImportError:
     pass
-try:  # the copy's files have new inodes and ctimes: its last lint saw these same bytes
+try:  # the copy's files have new inodes and ctimes: its last lint saw these same bytes; a
+    # migration of this tree's (run above, by open_vault) changed the schema, not the rows
     from affidavit.lint.since import load, save, take
     point = load(vault)
     if point is not None:
-        point.files = take(vault).files
+        now = take(vault)
+        point.files, point.schema = now.files, now.schema
         save(vault, point)
 except ImportError:
     pass

@@ -16,6 +16,13 @@ texts, then checks each (the gate since branch ``supcost2``); "plan_claims" prep
 claims only and checks the title and summary after, one by one (the gate before). A plan's CPU
 is charged to its claims: per claim = the plan's CPU / 5.
 
+With the vault's kept parses (:mod:`affidavit.support.kept`, branch ``supcost3``; skipped for a
+``src`` without them), "plan" again in a fresh store, every cache in memory cleared before:
+"plan_keeping" with nothing kept before (a proposal's gate: it looks up and keeps every parse),
+"plan_kept" after every plan was checked once (the re-check at approval, W5, lint, doctor: their
+texts kept by the proposal's check), "plan_quotes_kept" after every quote was kept (cited by an
+earlier plan, or parsed while an ingest's model wrote: the claims, titles and summaries are new).
+
 Per claim: p50, p90 and p95 milliseconds, wall and CPU (the process's own: on a shared machine
 the wall time's tail is other processes'). ``--ingest N`` adds ``bench/ingest_cpu.py N`` (the
 extractive ingest of the first N State of the Union addresses: CPU and wall seconds, active
@@ -45,7 +52,10 @@ ONE_BY_ONE = ("cold", "quotes_parsed", "parsed")
 text parsed before (the rules alone)."""
 PLANS = ("plan", "plan_claims")
 """A plan's seven texts batched; its five claims batched, the title and summary one by one."""
-MODES = ONE_BY_ONE + PLANS
+KEPT = ("plan_keeping", "plan_kept", "plan_quotes_kept")
+""""plan" keeping its parses in an empty store (a proposal's gate on this branch); with every
+text of the plans kept before; with every quote kept before."""
+MODES = ONE_BY_ONE + PLANS + KEPT
 TITLE_SHARE, SUMMARY_SHARE = 0.5, 0.75  # the gate's (gate/texts.py)
 
 Check = tuple[str, tuple[str, ...], float, tuple[str, ...]]
@@ -132,6 +142,34 @@ def measure(modes: tuple[str, ...]) -> dict[str, Any]:
                 check(text, quotes, share=share, context=context)
             cpu.append(1000 * (time.process_time() - used) / len(sent))
             times.append(1000 * (time.perf_counter() - started) / len(sent))
+        out[name] = _summary(times, cpu)
+    for name in [m for m in KEPT if m in modes]:
+        try:
+            from affidavit.support.kept import ParseStore
+        except ImportError:
+            continue  # a src without kept parses
+        import tempfile
+
+        store = ParseStore(Path(tempfile.mkdtemp(prefix="bench-kept-")) / "parses.sqlite")
+        clear()
+        every = plans(rows)
+        with parse.keeping(store):
+            if name == "plan_kept":
+                for sent, texts in every:
+                    prepare([(t, q, share, (), c) for t, q, share, c in sent + texts])
+            elif name == "plan_quotes_kept":
+                quotes = {q: None for sent, _ in every for _, qs, _, _ in sent for q in qs}
+                parse.parse_many(list(quotes))
+        clear()
+        times, cpu = [], []
+        with parse.keeping(store):
+            for sent, texts in every:
+                started, used = time.perf_counter(), time.process_time()
+                prepare([(t, q, share, (), c) for t, q, share, c in sent + texts])
+                for text, quotes, share, context in sent + texts:
+                    check(text, quotes, share=share, context=context)
+                cpu.append(1000 * (time.process_time() - used) / len(sent))
+                times.append(1000 * (time.perf_counter() - started) / len(sent))
         out[name] = _summary(times, cpu)
     return out
 

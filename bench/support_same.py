@@ -12,6 +12,10 @@ first difference.
     .venv/bin/python bench/support_same.py --save before.jsonl [--vault DIR] [--items 0] [--writer]
     .venv/bin/python bench/support_same.py --compare before.jsonl [--vault DIR] [--items 0] [--writer]
     .venv/bin/python bench/support_same.py --fixture tests/data/support_verdicts.jsonl --writer
+
+``--kept FILE`` runs the checks with that file as the vault's kept parses
+(:mod:`affidavit.support.kept`): a first run fills it, a second (a new process) reads every parse
+from it; both must give the recorded verdicts.
 """
 
 from __future__ import annotations
@@ -108,6 +112,7 @@ def main() -> int:
     parser.add_argument("--vault", type=Path, action="append", default=[])
     parser.add_argument("--items", type=int, default=0, help="VitaminC claims (0: all)")
     parser.add_argument("--writer", action="store_true", help="also the public writer set")
+    parser.add_argument("--kept", type=Path, help="a kept-parses file to read and fill")
     args = parser.parse_args()
     items = list(vitaminc(args.items))
     if args.fixture is not None:
@@ -117,7 +122,16 @@ def main() -> int:
     for directory in args.vault:
         items += vault_claims(directory)
     started = time.process_time()
-    out = list(verdicts(items))
+    if args.kept is not None:
+        from affidavit.support.kept import ParseStore
+        from affidavit.support.parse import keeping
+
+        store = ParseStore(args.kept, limit=1 << 30)
+        with keeping(store):
+            out = list(verdicts(items))
+        print(f"kept parses: {store.count()} in {args.kept}")
+    else:
+        out = list(verdicts(items))
     if args.fixture is not None:
         args.fixture.write_text(
             "".join(

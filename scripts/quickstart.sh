@@ -13,6 +13,9 @@ echo
 echo "== ingest the sample corpus (three State of the Union addresses) with the extractive engine"
 af ingest src/affidavit/samples/sotu/ --trust trusted --yes
 echo
+echo "== wiki/context.md (the overview to read first: what the wiki covers, its main topics, a cited line per source)"
+cat "$vault/wiki/context.md"
+echo
 echo "== wiki/index.md"
 cat "$vault/wiki/index.md"
 echo

@@ -266,12 +266,12 @@ def test_a_context_entry_repeating_a_page_claim_is_retrieved_once_as_the_page_cl
     )
     twins = vault.db.execute(
         "SELECT count(*) FROM claims a JOIN claims b ON a.text = b.text "
-        "WHERE a.page_slug = '' AND b.page_slug != '' AND a.text LIKE '%completed in Holland%'"
+        "WHERE a.page_slug = '' AND b.page_slug != '' AND a.text LIKE '%abundant fruits%'"
     ).fetchone()[0]
     assert twins == 1  # the engine records the sentence on a page and in context.md
-    hits = Retriever(vault.db).search("What loan was completed in Holland?", k=5)
-    holland = [h for h in hits if "completed in Holland" in h.text]
-    assert len(holland) == 1 and holland[0].page != ""
+    hits = Retriever(vault.db).search("What have the abundant fruits of another year done?", k=5)
+    fruits = [h for h in hits if "abundant fruits" in h.text]
+    assert len(fruits) == 1 and fruits[0].page != ""
     vault.close()
 
 

@@ -325,7 +325,7 @@ _SCANNED = re.compile(r"^SCAN (?:r|evidence_rows)\b")
 
 BY_SOURCE_QUERIES = {
     "ask/context.py": 2,
-    "gate/carry.py": 2,
+    "gate/reads.py": 2,
     "ingest/lineage.py": 3,
     "lint/checks_state.py": 1,
     "lint/nearby.py": 1,
@@ -337,6 +337,12 @@ BY_SOURCE_QUERIES = {
 }
 """Every query of the code that selects evidence by its source, by module (the collector below
 must find each: a query it missed would go unchecked)."""
+
+
+OTHER_DATABASES = {"mirror/shadow.py"}
+"""Modules whose SQL reads no vault's database: the mirror's shadow is an in-memory database of
+its own, whose ``evidence`` is a plain table indexed by ``source_id`` (storage/postgres_context.py's
+RENDER_SCHEMA), not the vault's view."""
 
 
 def _sql_strings(path: Path) -> list[tuple[int, str]]:
@@ -381,6 +387,8 @@ def test_evidence_by_source_is_searched_by_its_index_never_scanned(vault: Vault)
     found: dict[str, int] = {}
     slow = []
     for path in sorted(root.rglob("*.py")):
+        if path.relative_to(root).as_posix() in OTHER_DATABASES:
+            continue
         for line, sql in _sql_strings(path):
             if not _by_source(sql):
                 continue

@@ -48,6 +48,12 @@ SECOND = "".join(
 
 @pytest.fixture
 def storage(pg_url: str) -> Iterator[Any]:
+    yield from vault_storage(pg_url)
+
+
+def vault_storage(pg_url: str) -> Iterator[Any]:
+    """A fresh database with the vault ``main`` and its two sources (the fixture's body,
+    shared with tests/test_mirror_kinds.py)."""
     drop_vaults(pg_url)
     made = open_storage(pg_url)
     made.create_vault("main", "ann")

@@ -223,8 +223,8 @@ def test_quotes_are_found_as_sqlites_verifier_finds_them(storage: Any) -> None:
 def test_a_plan_the_door_cannot_write_here_is_refused_whole(storage: Any) -> None:
     source = add(storage)
     propose(storage, "p1", page_op("a", source, "Line one of the source."),
-            {"op": "update_context", "entries": [
-                {"text": "Line one.", "evidence": [{"source": source, "quote": "Line one"}]}]})  # fmt: skip
+            {"op": "carry_source", "source": source, "to": "ab" * 32,
+             "claims": ["c-0123456789abcdef"]})  # fmt: skip
     propose(
         storage,
         "p2",
@@ -241,8 +241,8 @@ def test_a_plan_the_door_cannot_write_here_is_refused_whole(storage: Any) -> Non
     )
     propose(storage, "p3", page_op("dup", source, "Line one of the source."))
     propose(storage, "p4", page_op("dup", source, "Line one of the source."))
-    with pytest.raises(ConflictError, match="update_context"):
-        apply(storage, "b-1", "p1")
+    with pytest.raises(ConflictError, match=r"source (ab)+ does not exist"):
+        apply(storage, "b-1", "p1")  # the carry's target: the whole plan is refused
     with pytest.raises(ConflictError, match="page 'missing' neither exists"):
         apply(storage, "b-2", "p2")
     with pytest.raises(ConflictError, match="already exists"):
@@ -285,14 +285,18 @@ def test_a_tampered_source_byte_or_quote_is_found(storage: Any) -> None:
             storage.source_text("main", source)
         with pytest.raises(IntegrityError, match="bytes no longer hash"):
             storage.page("main", "page")
-        with pytest.raises(IntegrityError, match="bytes no longer hash"):
-            apply(storage, "b-2", "p2")  # the door re-hashes what it quotes from
+        with pytest.raises(
+            ConflictError, match=r"no claim of this operation passed: .*bytes no longer hash"
+        ):
+            apply(storage, "b-2", "p2")  # the door re-hashes what it quotes from: no claim left
         assert storage.plan("main", "p2").status == "pending"
         admin.execute("UPDATE v_main.sources SET data = %s", (DATA,))  # bytes back, text altered
-        admin.execute("UPDATE v_main.sources SET text = replace(text, 'student', 'teacher')")
+        admin.execute("UPDATE v_main.sources SET text = replace(text, 'committee', 'commission')")
         with pytest.raises(IntegrityError, match="text no longer matches"):
             storage.source_text("main", source)
-        with pytest.raises(IntegrityError, match="text no longer matches"):
+        with pytest.raises(
+            ConflictError, match=r"no claim of this operation passed: .*text no longer matches"
+        ):
             apply(storage, "b-2", "p2")
         admin.execute("UPDATE v_main.sources SET text = %s", (TEXT,))
         assert storage.source_text("main", source) == TEXT

@@ -16,7 +16,7 @@ import pytest
 from affidavit.config import Config
 from affidavit.errors import AdmissionError, ConflictError
 from affidavit.inbox import approve, get_plan, propose
-from affidavit.storage import open_storage
+from affidavit.storage import SQLiteStorage, open_storage
 from affidavit.vault import Vault, init_vault, open_vault
 
 from .conftest import FakeClock, add_text, fresh_nonce
@@ -82,6 +82,12 @@ class SqliteWiki:
 
     def links(self, slug: str) -> list[str]:
         rows = self.vault.db.execute("SELECT dst FROM links WHERE src = ? ORDER BY dst", (slug,))
+        return [str(r[0]) for r in rows]
+
+    def context_texts(self) -> list[str]:
+        rows = self.vault.db.execute(
+            "SELECT text FROM claims WHERE page_slug = '' AND status = 'active' ORDER BY position"
+        )
         return [str(r[0]) for r in rows]
 
     def verdicts(self, plan_id: str) -> list[tuple[str, str]]:
@@ -168,6 +174,9 @@ class PgWiki:
                 (slug,),
             ).fetchall()
         return [str(r["dst"]) for r in rows]
+
+    def context_texts(self) -> list[str]:
+        return [c.text for c in self.storage.context(self.name)]
 
     def verdicts(self, plan_id: str) -> list[tuple[str, str]]:
         return self.verdict[plan_id]
@@ -362,10 +371,10 @@ def _verdicts(admission: Any) -> list[Any]:
 
 
 def test_the_sample_plan_gets_the_same_verdicts_on_both_backends(vault: Vault, pg_url: str) -> None:
-    """The three sample speeches (extracted, flagged) and the sample plan (less its context
-    entry, not on PostgreSQL yet) with four bad claims added (a duplicate, a changed number, a
-    quote the speech never had, an instruction): the same admission, claim by claim and text
-    by text, from the same gate over either backend."""
+    """The three sample speeches (extracted, flagged) and the sample plan (its context entry
+    too) with four bad claims added (a duplicate, a changed number, a quote the speech never
+    had, an instruction): the same admission, claim by claim and text by text, from the same
+    gate over either backend, and the same context written."""
     from affidavit.sources.store import SourceStore
 
     from .conftest import add_samples, sample_plan_text
@@ -384,7 +393,7 @@ def test_the_sample_plan_gets_the_same_verdicts_on_both_backends(vault: Vault, p
                 flags=store.flags(source_id),
             )  # fmt: skip
         plan = json.loads(sample_plan_text(vault))
-        plan["operations"] = [op for op in plan["operations"] if op["op"] != "update_context"]
+        assert any(op["op"] == "update_context" for op in plan["operations"])
         first = plan["operations"][0]["claims"]
         good = first[0]
         first += [
@@ -405,6 +414,12 @@ def test_the_sample_plan_gets_the_same_verdicts_on_both_backends(vault: Vault, p
         assert _verdicts(on_pg) == _verdicts(on_sqlite)
         statuses = [c.status for op in on_pg.ops for c in op.claims]
         assert statuses.count("rejected") == 4 and statuses.count("admitted") >= 5
+        if get_plan(vault, done.plan_id).status == "pending":
+            approve(vault, done.plan_id, None, "ann")
+        entries = [(c.id, c.text, c.evidence) for c in SQLiteStorage(vault).context("default")]
+        assert entries and entries == [
+            (c.id, c.text, c.evidence) for c in storage.context("samples")
+        ]
     finally:
         storage.close()
 

@@ -806,6 +806,20 @@ def _repack_admissions(db: sqlite3.Connection) -> None:
 DATA_STEPS["m021b_lean_words_and_admissions"] = _repack_admissions
 
 
+@migration
+def m022_word_counts() -> str:
+    """Issue 25 item 1: ``words.n``, how many claims ``claim_words`` holds each word for (any
+    status), kept by a trigger on every posting inserted, so the supersession pass knows how
+    common a word is without reading its postings (:mod:`affidavit.lint.nearby`)."""
+    return """
+        ALTER TABLE words ADD COLUMN n INTEGER NOT NULL DEFAULT 0;
+        UPDATE words SET n = (SELECT count(*) FROM claim_words c WHERE c.word = words.id);
+        CREATE TRIGGER claim_words_count AFTER INSERT ON claim_words BEGIN
+            UPDATE words SET n = n + 1 WHERE id = new.word;
+        END
+    """
+
+
 def migrate(db: sqlite3.Connection) -> list[str]:
     """Apply the migrations not yet recorded; returns the names applied now. A connection
     opened without :func:`connect` (an in-memory database) gets functions that read no text."""

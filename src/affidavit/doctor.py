@@ -37,6 +37,7 @@ from .store.render import expected_files
 from .store.replay import claim_problems
 from .support import SUPPORTED, UNCERTAIN, UNSUPPORTED, SupportChecker, load_model
 from .support.audit import rejudge
+from .support.kept import keeping_in
 from .vault import CONFIG_NAME, Vault
 
 
@@ -329,7 +330,8 @@ def _check_support(vault: Vault, store: SourceStore, report: DoctorReport) -> No
     unsupported ones are findings; uncertain ones are counted (a person approved them, or —
     when they were admitted as supported — noted: no person read them); and what changed since
     each claim was admitted is noted (:func:`~affidavit.support.audit.rejudge`)."""
-    found = rejudge(vault.db, store, SupportChecker(load_model(vault.config)))
+    with keeping_in(None if vault.read_only else vault.state_dir):
+        found = rejudge(vault.db, store, SupportChecker(load_model(vault.config)))
     problems = found.problems
     report.counts["claims_uncertain"] = sum(p.verdict != UNSUPPORTED for p in problems)
     report.counts["claims_support_changed"] = sum(found.changed.values())

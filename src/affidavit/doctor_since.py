@@ -70,6 +70,7 @@ from .store.recovery import pending_journals
 from .store.render import GENERATED, render_path
 from .support import UNSUPPORTED, SupportChecker, check_version, load_model
 from .support.audit import support_problems
+from .support.kept import keeping_in
 from .vault import Vault
 
 VERSION = 2
@@ -485,9 +486,10 @@ def _check_claims(
                 "restore the source, or supersede or retract the claim",
             )
         )
-    _, unsupported = support_problems(
-        vault.db, store, SupportChecker(load_model(vault.config)), claim_ids
-    )
+    with keeping_in(None if vault.read_only else vault.state_dir):
+        _, unsupported = support_problems(
+            vault.db, store, SupportChecker(load_model(vault.config)), claim_ids
+        )
     for item in unsupported:
         if item.verdict == UNSUPPORTED:
             report.findings.append(

@@ -34,6 +34,7 @@ from .store.apply import (
     open_batch,
 )
 from .store.batch import held_of
+from .support.kept import keeping_in
 from .vault import Vault
 
 
@@ -118,7 +119,8 @@ def propose(
     with vault.write_lock():
         check_nonce(vault.db, vault.clock, plan.nonce, plan_id)
         store, verifier = gate_services(vault)
-        admission = admit(vault.db, vault.config, store, verifier, plan, plan_id, agent=agent)
+        with keeping_in(vault.state_dir):  # under the write lock: the vault is writable
+            admission = admit(vault.db, vault.config, store, verifier, plan, plan_id, agent=agent)
         if hold:
             admission.needs_approval = True
             admission.policy_reason = hold

@@ -34,6 +34,7 @@ from ..retrieval.search import EvidenceRef, Hit, Retriever, merge_identical
 from ..sources.store import SourceStore
 from ..support import SUPPORTED, SupportChecker, load_model
 from ..support.batch import claim_item, prepare
+from ..support.kept import keeping_in
 from ..vault import Vault
 from .context import enumeration, rare_names, unknown_names, with_acronyms, with_followers
 from .extractive import MAX_CITATIONS, dimension, extractive_answer
@@ -357,19 +358,20 @@ class Asker:
                 quotes[claim_id] = [ref.quote, *quotes.get(claim_id, [])]
             if self.support is None:
                 self.support = SupportChecker(load_model(config))
-            answer.sentences, answer.dropped = check_reply(
-                reply, given, quotes, self.support, answer.support
-            )
-            if reply.short_answer is not None:
-                short, bad = check_reply(
-                    AnswerReply(nonce=nonce, sentences=[reply.short_answer]),
-                    given,
-                    quotes,
-                    self.support,
-                    answer.support,
+            with keeping_in(None if self.vault.read_only else self.vault.state_dir):
+                answer.sentences, answer.dropped = check_reply(
+                    reply, given, quotes, self.support, answer.support
                 )
-                answer.short_answer = short[0] if short else None
-                answer.dropped += bad
+                if reply.short_answer is not None:
+                    short, bad = check_reply(
+                        AnswerReply(nonce=nonce, sentences=[reply.short_answer]),
+                        given,
+                        quotes,
+                        self.support,
+                        answer.support,
+                    )
+                    answer.short_answer = short[0] if short else None
+                    answer.dropped += bad
             answer.dropped += malformed
             if answer.sentences and not reply.not_in_wiki:
                 answer.verdict = "answered"

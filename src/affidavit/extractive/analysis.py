@@ -155,6 +155,13 @@ _DEFINES = re.compile(
 )
 _OPENING_ADVERB = re.compile(r"^[A-Z][a-z]+ly,")
 _NUMBERED_END = re.compile(r"\s\d+(?:\.\d+)+\.?$")
+_LABEL = re.compile(r"^[A-Z][\w-]*(?: [A-Z]?[\w-]+){0,2}: ")
+"""A labelled aside: "Update: As of version...", "Compatibility Note: The behavior..."."""
+_NAME_LINE = re.compile(r"^\S+(?:, \S+)* [-–—] ")
+"""A man page's NAME line ("git-add - Add file contents to the index"): no full stop needed."""
+_POINTER = re.compile(r"^(?:See|Refer to|For (?:more|further|details|additional))\b")
+LEAD_WINDOW = 10
+"""Units of a chunk's start among which its first plain sentence is its lead (below)."""
 
 
 def _lead_order(units: list[Unit], title: str) -> list[Unit]:
@@ -165,24 +172,45 @@ def _lead_order(units: list[Unit], title: str) -> list[Unit]:
     of these..."). Its definitions ("`--amend`: ...") come last."""
     title_words = {w for w in re.findall(r"[a-z0-9][\w.+-]*", title.lower()) if len(w) > 2}
 
-    def rank(unit: Unit) -> tuple[bool, float, int]:
-        lower = [t.lower() for t in unit.tokens]
-        value = unit.score - 0.02 * unit.index
+    def penalty(unit: Unit, lower: list[str]) -> float:
+        """What makes a unit a poor line about the whole document."""
+        value = 0.0
         if lower and (lower[0] in ANAPHORIC_STARTS or _OPENING_ADVERB.match(unit.text)):
-            value -= 1.0
+            value += 1.0
         if any(w in ("this", "these", "those", "such") for w in lower[1:6]):
-            value -= 0.5
+            value += 0.5
+        if not 5 <= len(lower) <= 45:
+            value += 0.5
+        alpha = [t for t in unit.tokens if t[:1].isalpha()]
+        if "►" in unit.text or (alpha and sum(t[0].isupper() for t in alpha) > 0.6 * len(alpha)):
+            value += 2.0  # "Advanced Foreign Key Constraint Features 4.1.": a contents line
+        if " , " in unit.text:
+            value += 2.0  # "WITH RECURSIVE common-table-expression , SELECT": a syntax diagram
+        if _NUMBERED_END.search(unit.text):
+            value += 1.0  # "VIRTUAL versus STORED columns 2.2.": the next section's number
+        if unit.text.rstrip().endswith(":") or _LABEL.match(unit.text) or _POINTER.match(unit.text):
+            value += 1.0  # it introduces a list, is a labelled aside or points elsewhere
+        if not _TERMINAL.search(unit.text) and not _NAME_LINE.search(unit.text):
+            value += 1.0  # "Special commands to sqlite3 (dot-commands)": a heading, a fragment
+        return value
+
+    lowers = {unit.index: [t.lower() for t in unit.tokens] for unit in units}
+    plain = [
+        unit
+        for unit in units[:LEAD_WINDOW]
+        if not unit.text.startswith("`") and penalty(unit, lowers[unit.index]) == 0.0
+    ]
+    lead = plain[0].index if plain else -1
+
+    def rank(unit: Unit) -> tuple[bool, float, int]:
+        lower = lowers[unit.index]
+        value = unit.score - 0.02 * unit.index - penalty(unit, lower)
         if _DEFINES.search(unit.text):
             value += 0.5
         if title_words & set(lower):
             value += 0.5
-        if not 5 <= len(lower) <= 45:
-            value -= 0.5
-        alpha = [t for t in unit.tokens if t[:1].isalpha()]
-        if "►" in unit.text or (alpha and sum(t[0].isupper() for t in alpha) > 0.6 * len(alpha)):
-            value -= 2.0  # "Advanced Foreign Key Constraint Features 4.1.": a contents line
-        if _NUMBERED_END.search(unit.text):
-            value -= 1.0  # "VIRTUAL versus STORED columns 2.2.": the next section's number
+        if unit.index == lead:
+            value += 0.8  # a document's opening sentence most often says what it is about
         return unit.text.startswith("`"), -value, unit.index
 
     return sorted(units, key=rank)

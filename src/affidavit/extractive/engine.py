@@ -42,7 +42,7 @@ from .known import KnownKeys, known_keys
 from .titles import fit, name_title, slugify
 from .topics import choose_topics, joined_name_key, name_key
 
-VERSION = "4"
+VERSION = "5"
 """Bumped whenever the same task would give a different plan."""
 ENGINE = f"extractive-{VERSION}"
 

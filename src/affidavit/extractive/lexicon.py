@@ -62,7 +62,7 @@ GENERIC_NAMES = words(
     empire hemisphere dominion convention treaty republic kingdom territory territories city
     county island river church council party war peace african asian mexican cuban
     korean canadian puerto dominican jamaican chilean peruvian haitian christ bible scripture
-    general message
+    general message emperor empress king queen prince princess sovereign minister ministers
     """
 )
 """Single words that name a capitalised generic ("Congress", "Government"): no topic page."""
@@ -181,12 +181,13 @@ VERBS = words(
     bring brings build builds lead leads set sets cut cuts pay pays send sends call calls
     ask asks want wants know knows think thinks feel feels see sees find finds work works
     contains occurs evaluates returns causes finishes exists succeeds begins refers appears
+    support supports start starts print prints scan scans
     """
 )
 """Common verbs: a lower-case phrase that starts or ends with one ("creates jobs", "query
 contains") is not a topic."""
 
-STEP_VERBS = words("return run open close insert delete update select")
+STEP_VERBS = words("return run open close insert delete update select drop overwrite print scan")
 """Verbs that open a step of instructions ("Return", "Run"): never a one-word name."""
 
 DATE_WORDS = words(
@@ -216,3 +217,20 @@ INTERFACE_WORDS = words(
 )
 """Words of an interface or of any manual's furniture ("Edit", "Empty list", "Boolean value",
 "Description"): a topic whose every word is one of these is no subject of its own."""
+
+MODIFIERS = words(
+    """
+    single simple matched matching returned original suggested true false
+    input output given specified different following previous various particular specific
+    multiple additional extra actual entire separate individual resulting corresponding
+    appropriate relevant typical usual normal
+    """
+)
+"""Adjectives that open a phrase without naming a kind of thing ("single row", "returned
+text", "input data"): a two-word key phrase that opens with one is no topic."""
+
+PLACEHOLDER_NAMES = words("alice bob carol dave eve mallory trent foo bar baz qux quux")
+MENU_VERBS = words("use print scan run")
+"""Verbs that open a menu item or an instruction written in capitals ("Use Vim", "Run Git"):
+a capitalised run that opens with one is no name."""
+"""The names examples give their people and things ("Alice", "Bob", "foo"): no subject."""

@@ -28,7 +28,10 @@ from .lexicon import (
     GENERIC_WORDS,
     HONORIFICS,
     INTERFACE_WORDS,
+    MENU_VERBS,
+    MODIFIERS,
     NUMBER_WORDS,
+    PLACEHOLDER_NAMES,
     STEP_VERBS,
     STOPWORDS,
     VERBS,
@@ -180,7 +183,11 @@ def _generic_name(words: list[str]) -> bool:
     key = " ".join(words)
     if key in GENERIC_PHRASES or key in GENERIC_NAMES or key in NUMBER_WORDS:
         return True
-    if len(words) == 1 and words[0].endswith(_DEMONYM):
+    if len(words) == 1 and (
+        words[0].endswith(_DEMONYM)
+        or words[0] in PLACEHOLDER_NAMES  # "Alice", "Bob" of an example
+        or words[0] in GENERIC_WORDS  # "Purpose", "Order": a table's or a list's label
+    ):
         return True
     if any(w in DATE_WORDS for w in words) or _interface(words):
         return True  # "Fri", "Nov" of an e-mail header; "Edit", "See Also" of an interface
@@ -193,9 +200,12 @@ def _generic_name(words: list[str]) -> bool:
 def _interface(words: Sequence[str]) -> bool:
     """True if every word is an interface or manual word (:data:`.lexicon.INTERFACE_WORDS`) or
     a function word: "Edit", "Empty list", "Boolean value" name no subject."""
-    return all(
-        w in INTERFACE_WORDS or _singular(w) in INTERFACE_WORDS or w in STOPWORDS for w in words
-    )
+    return all(w in _INTERFACE or _singular(w) in _INTERFACE or w in STOPWORDS for w in words)
+
+
+_INTERFACE = INTERFACE_WORDS | frozenset(_singular(w) for w in INTERFACE_WORDS)
+"""Interface words and their singulars: a name's key has its last word singular ("Contents"
+is "content")."""
 
 
 def _names(unit_pos: int, unit: Unit, found: dict[str, Candidate]) -> None:
@@ -238,6 +248,8 @@ def _names(unit_pos: int, unit: Unit, found: dict[str, Candidate]) -> None:
             run = run[:-1]
         if not run or len(run) > MAX_NAME_TOKENS:
             continue
+        if text.startswith(":", ends[run[-1]]) and not text.startswith("::", ends[run[-1]]):
+            continue  # "Resulting Affinity: TEXT", "Default: 2000": a label, not a mention
         _add_name(text[starts[run[0]] : ends[run[-1]]], run[0] > 0 or len(run) > 1, unit_pos, found)
 
 
@@ -273,6 +285,8 @@ def _name_of(surface: str) -> str | None:
         words[0] in VERBS or words[0] in STEP_VERBS or _IDENT_DIGITS.match(words[0])
     ):
         return None  # "Create", "Return" open a step; "Idx1" names an example's index
+    if words[0] in MENU_VERBS or any(w in PLACEHOLDER_NAMES for w in words):
+        return None  # "Use Vim": a menu item; "Git foo": an example's placeholder
     return " ".join(words)
 
 
@@ -495,6 +509,13 @@ def topic_candidates(
                 continue  # never after "a", "the", "of"...: not a noun phrase ("grep stops")
             if _interface(words):
                 continue  # "empty list", "boolean value": any manual's words, no subject
+            if any(w in PLACEHOLDER_NAMES for w in words):
+                continue  # "pattern foo": an example's placeholder
+            if candidate.size == 2 and words[0] in MODIFIERS:
+                continue  # "single row", "returned text": a row, a text, no kind of its own
+            afters = {_singular(after) for _, after in candidate.contexts}
+            if len(afters) == 1 and _phrase_word(next(iter(afters))):
+                continue  # always "common table [expression]": cut from a longer phrase
             score = df * 0.6 * (1.0 + 0.2 * (candidate.size - 2))
         if any(_same_subject(candidate.key, key) for key in exclude if key):
             continue

@@ -27,7 +27,6 @@ from bisect import bisect_left
 from typing import TYPE_CHECKING
 
 from ..plan.schema import CarrySource
-from ..sources.lineage import chain
 from ..store.blast import LIVE
 from .verdicts import REJECTED, OpResult, trust_rank
 
@@ -50,7 +49,7 @@ def carry_target_problem(gate: _Gate, n: int, op: CarrySource) -> str | None:
         return f"op {n}: source {op.source} does not exist (or the prefix is ambiguous)"
     if new is None:
         return f"op {n}: source {op.to} does not exist (or the prefix is ambiguous)"
-    if old not in chain(gate.wiki.sqlite(op.op), new):
+    if old not in gate.wiki.versions_before(new):
         return (
             f"op {n}: source {new[:12]} is not a newer version of the origin of {old[:12]}: "
             "claims are carried only along one origin's versions"
@@ -67,26 +66,11 @@ def carriage(gate: _Gate, op: CarrySource, result: OpResult) -> None:
     if problem:
         result.decide(REJECTED, "provenance", problem)
         return
-    db = gate.wiki.sqlite(op.op)
     named = set(op.claims)
     left: dict[str, str] = {}
-    status = {
-        row[0]: (row[1], row[2])
-        for row in db.execute(
-            "SELECT c.id, c.status, c.trust FROM claims c "
-            "WHERE c.id IN (SELECT claim_id FROM evidence WHERE source_key = "
-            "(SELECT key FROM source_keys WHERE source_id = ?))",
-            (old,),
-        )
-    }
+    status, rows = gate.wiki.carry_rows(old)
     evidence: dict[str, list[tuple[int, str, str]]] = {}
-    for claim_id, idx, source_id, quote in db.execute(
-        "SELECT claim_id, idx, source_id, quote FROM evidence "
-        "WHERE claim_id IN (SELECT claim_id FROM evidence WHERE source_key = "
-        "(SELECT key FROM source_keys WHERE source_id = ?)) "
-        "ORDER BY claim_id, idx",
-        (old,),
-    ):
+    for claim_id, idx, source_id, quote in rows:
         if claim_id in named:
             evidence.setdefault(claim_id, []).append((idx, source_id, quote))
     for claim_id in op.claims:

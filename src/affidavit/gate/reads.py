@@ -8,24 +8,22 @@ reads are :class:`WikiReads`; :class:`SqliteReads` makes them on a vault's SQLit
 door's transaction. What the gate reads of sources is :class:`GateSources`, which the vault's
 :class:`~affidavit.sources.store.SourceStore` is and PostgreSQL's ``PgSources`` is too.
 
-A retracted claim's blast radius reads through the same contract
-(:class:`~affidavit.store.blast.ClaimReads`). ``retract_source``, ``update_context`` replacing
-the context, and ``carry_source`` still read SQLite's tables through :meth:`WikiReads.sqlite`;
-on PostgreSQL they are refused before the gate runs.
+A retracted claim's or source's blast radius reads through the same contract
+(:class:`~affidavit.store.blast.SourceReads`), and so do ``update_context`` replacing the
+context and ``carry_source`` (a source's earlier versions, the claims citing it).
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from ..agents import agent_reservations
-from ..errors import ConflictError
+from ..sources.lineage import chain
 from ..sources.sanitizer import Flag
 from ..sources.store import SourceRecord
-from ..store.blast import ClaimReads, SqliteClaims
+from ..store.blast import SourceReads, SqliteClaims
 from .duplicates import LIVE, PageIndex, PageIndexes
 
 
@@ -40,9 +38,9 @@ class ClaimRow:
     trust: str
 
 
-class WikiReads(ClaimReads, Protocol):
-    """The gate's reads of the wiki (pages, reservations, claims, links; a claim's blast
-    radius, :class:`~affidavit.store.blast.ClaimReads`)."""
+class WikiReads(SourceReads, Protocol):
+    """The gate's reads of the wiki (pages, reservations, claims, links; a claim's or a source's
+    blast radius, :class:`~affidavit.store.blast.SourceReads`)."""
 
     backend: str
 
@@ -76,9 +74,16 @@ class WikiReads(ClaimReads, Protocol):
         """``slug``'s live claims (:data:`.duplicates.LIVE`) as the consistency check reads
         them, with ``indexes``' way of comparing claims."""
 
-    def sqlite(self, what: str) -> sqlite3.Connection:
-        """The vault's SQLite connection, for the checks not ported yet (``what`` names the
-        operation); on another backend an error saying so."""
+    def versions_before(self, source_id: str) -> list[str]:
+        """The versions of its origin a source replaces, newest first (itself excluded),
+        following ``previous_id`` (:func:`affidavit.sources.lineage.chain`)."""
+
+    def carry_rows(
+        self, source_id: str
+    ) -> tuple[dict[str, tuple[str, str]], list[tuple[str, int, str, str]]]:
+        """What ``carry_source`` reads of the claims citing ``source_id``: each one's (status,
+        trust), and every evidence item of those claims as (claim, idx, source, quote), by
+        claim and idx."""
 
 
 class GateSources(Protocol):
@@ -146,16 +151,32 @@ class SqliteReads(SqliteClaims):
     def page_index(self, slug: str, indexes: PageIndexes) -> PageIndex:
         return indexes.page(self.db, slug)
 
-    def sqlite(self, what: str) -> sqlite3.Connection:
-        return self.db
+    def versions_before(self, source_id: str) -> list[str]:
+        return chain(self.db, source_id)
+
+    def carry_rows(
+        self, source_id: str
+    ) -> tuple[dict[str, tuple[str, str]], list[tuple[str, int, str, str]]]:
+        status = {
+            str(row[0]): (str(row[1]), str(row[2]))
+            for row in self.db.execute(
+                "SELECT c.id, c.status, c.trust FROM claims c "
+                "WHERE c.id IN (SELECT claim_id FROM evidence WHERE source_key = "
+                "(SELECT key FROM source_keys WHERE source_id = ?))",
+                (source_id,),
+            )
+        }
+        evidence = [
+            (str(r[0]), int(r[1]), str(r[2]), str(r[3]))
+            for r in self.db.execute(
+                "SELECT claim_id, idx, source_id, quote FROM evidence "
+                "WHERE claim_id IN (SELECT claim_id FROM evidence WHERE source_key = "
+                "(SELECT key FROM source_keys WHERE source_id = ?)) "
+                "ORDER BY claim_id, idx",
+                (source_id,),
+            )
+        ]
+        return status, evidence
 
 
-def not_ported(what: str, backend: str) -> ConflictError:
-    """The error for a check the gate makes on SQLite only (yet)."""
-    return ConflictError(
-        f"{what} can't be admitted on {backend} yet: only create_page, add_claims, link_pages, "
-        "retract_claim and supersede_claim are (docs/storage.md); apply it on a SQLite vault."
-    )
-
-
-__all__ = ["LIVE", "ClaimRow", "GateSources", "SqliteReads", "WikiReads", "not_ported"]
+__all__ = ["LIVE", "ClaimRow", "GateSources", "SqliteReads", "WikiReads"]

@@ -122,7 +122,7 @@ def source_retraction(
         )
         return
     radius = blast_radius(
-        gate.wiki.sqlite(op.op),
+        gate.wiki,
         source_id,
         exclude_plan=plan_id,
         also_retracted=done,

@@ -14,6 +14,7 @@ import re
 import time
 from collections import Counter
 from dataclasses import replace
+from threading import Thread
 from typing import Any, Literal
 
 from ..clock import iso
@@ -30,6 +31,7 @@ from ..sources.lineage import chain
 from ..sources.sentences import sentences_of
 from ..sources.store import SourceRecord, SourceStore
 from ..store.apply import Approval, Step, apply
+from ..support.kept import parse_behind
 from ..vault import Vault
 from .ahead import Ahead
 from .chunking import PART_BREAK, Chunk, part_headings, shown_parts, sparse_text
@@ -228,6 +230,7 @@ class ChunkAsking:
         if self.budget is not None:
             self.budget.before_chunk(request)
         self._record_chunk(record.id, chunk, None, STARTED, task.nonce)
+        behind = self._parse_shown(record, text, chunk) if numbered is not None else None
         attempts = int(self.vault.config.model("max_reasks")) + 1
         proposal: Proposal | None = None
         hold = ""
@@ -243,6 +246,10 @@ class ChunkAsking:
             except ProviderError as exc:
                 result.message = f"model call failed: {exc}"
                 return result
+            finally:
+                if behind is not None:  # the shown sentences were parsed during the call
+                    behind.join()
+                    behind = None
             try:
                 plan = parse_reply(completion, task.nonce)
                 if chunk.cite:  # a new version's chunk: its changed text alone is new
@@ -311,6 +318,14 @@ class ChunkAsking:
             max_tokens=self.max_tokens,
         )
         return request, numbered
+
+    def _parse_shown(self, record: SourceRecord, text: str, chunk: Chunk) -> Thread | None:
+        """Parse the sentences the model is shown while it writes (a cited sentence is its
+        claim's quote: the support check then finds it parsed, :mod:`affidavit.support.kept`)."""
+        _, shown = self._numbered(record, text, chunk)
+        numbered = sentences_of(record.id, text)
+        state = None if self.vault.read_only else self.vault.state_dir
+        return parse_behind(state, [numbered.sentence_text(n) for n in shown])
 
     def _reading(self, record: SourceRecord, chunk: Chunk) -> ChunkReading | None:
         """What the worker read of ``chunk`` (None: nothing, the chunk is read here)."""

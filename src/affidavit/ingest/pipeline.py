@@ -124,6 +124,7 @@ class Ingestor(ChunkAsking, SourceAdding):
         self.batch_seconds = batch_seconds
         self.last_call: float | None = None  # seconds the last model call took
         self.ahead: Ahead | None = None  # chunks read ahead in a worker (.reading)
+        self.claims_before: int | None = None  # the largest claims rowid when the run started
         self._chunked: dict[str, tuple[str, list[Chunk], dict[int, tuple[str, str]]]] = {}
         self._follows: list[tuple[VersionFollow, SourceOutcome]] = []  # new versions read
         # Small context windows get a stricter subset of the schema, so a constrained reply
@@ -147,6 +148,9 @@ class Ingestor(ChunkAsking, SourceAdding):
 
     def _run(self, targets: list[str], trust: str | None) -> IngestReport:
         db = self.vault.db
+        self.claims_before = int(
+            db.execute("SELECT coalesce(max(rowid), 0) FROM claims").fetchone()[0]
+        )
         if self.owns_job_row:
             from ..jobs.lease import recover_stale, start_inline  # no cycle at import
 
@@ -275,6 +279,7 @@ class Ingestor(ChunkAsking, SourceAdding):
             PROPOSAL_CHECKS,
             after_ingest,
             check_ahead,
+            lint_claims_ahead,
             start_ingest_search,
             supersede_after_ingest,
         )
@@ -311,7 +316,12 @@ class Ingestor(ChunkAsking, SourceAdding):
         finally:  # a check that raised leaves no worker behind
             if pending is not None:
                 pending.close()
-        found, fixes = supersede_after_ingest(self.vault, others, self.actor, search)
+        # this run's claims are past the rowids before it; a resumed job's may be older
+        after = self.claims_before if self.owns_job_row else None
+        # an incremental automatic lint due after it: one search for both passes' claims
+        ahead = lint_claims_ahead(self.vault, ingested) if others and search is None else set()
+        passed = supersede_after_ingest(self.vault, others, self.actor, search, after, ahead)
+        found, fixes = passed.found, passed.fixes
         if found:
             self.report.supersessions = {
                 "findings": [f.id for f in found],
@@ -326,11 +336,12 @@ class Ingestor(ChunkAsking, SourceAdding):
             recheck=PROPOSAL_CHECKS if found else (),
             progress=self.lint_progress,
             settled={c for f, _ in self._follows for c in f.settled},
+            covered=passed.covered,  # its search of the new claims' pairs serves the lint's
         )
         if report is not None:
             self.report.lint = {
                 "run": report.run,
-                "open": len(report.findings),
+                "open": report.open,
                 "new": len(report.new),
                 "counts": report.counts(),
             }

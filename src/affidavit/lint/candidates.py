@@ -34,6 +34,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import combinations
+from typing import Any
 
 from ..gate.admission import trust_rank
 from ..sources.lineage import version_keys
@@ -500,6 +501,9 @@ class Search:
     pairs: list[tuple[str, str, Candidate]] = field(default_factory=list)
     version: int = -1
     """The database's ``PRAGMA data_version`` when the search read it."""
+    keys: list[tuple[Any, ...]] | None = None
+    """Each pair's place in a whole-wiki search's order, when the search read only some claims'
+    pairs (:func:`affidavit.lint.nearby.merged` joins two such searches)."""
 
     def fresh(self, db: sqlite3.Connection) -> bool:
         """No other connection has committed since the search read ``db``: the claims, sources,
@@ -644,19 +648,9 @@ def missing_links(db: sqlite3.Connection, titles: set[str] | None = None) -> lis
         if not stems(title) or slug == CONTEXT_ARCHIVE:
             continue
         phrase = '"' + " ".join(words) + '"'
-        rows = db.execute(
-            "SELECT c.id, c.page_slug, e.source_id, e.quote FROM claims_fts f "
-            "JOIN claims c ON c.rowid = f.rowid JOIN evidence e ON e.claim_id = c.id "
-            "WHERE claims_fts MATCH ? AND c.status = 'active' AND c.page_slug NOT IN (?, '', ?) "
-            "ORDER BY c.page_slug, c.position, c.id, e.idx",
-            (phrase, slug, CONTEXT_ARCHIVE),
-        ).fetchall()
         pattern = re.compile(r"\b" + r"\W+".join(map(re.escape, words)) + r"\b", re.IGNORECASE)
-        by_page: dict[str, tuple[str, str, str]] = {}
-        for claim_id, page, source, quote in rows:
-            if page not in by_page and pattern.search(quote):
-                by_page[page] = (claim_id, source, quote)
-        if len(by_page) > MAX_LINKERS:
+        by_page = _first_mentions(db, phrase, pattern, slug)
+        if by_page is None:
             continue
         for page, (claim_id, source, quote) in sorted(by_page.items()):
             if (page, slug) in links:
@@ -677,6 +671,37 @@ def missing_links(db: sqlite3.Connection, titles: set[str] | None = None) -> lis
                 )
             )
     return out
+
+
+def _first_mentions(
+    db: sqlite3.Connection, phrase: str, pattern: re.Pattern[str], slug: str
+) -> dict[str, tuple[str, str, str]] | None:
+    """For each page but ``slug`` (and context.md and its archive), its first active claim (by
+    position, id, then evidence) whose claim text holds ``phrase`` and one of whose quotes
+    ``pattern`` finds, as ``(claim, source, quote)``; None as soon as more than
+    :data:`MAX_LINKERS` pages have one (a title too common to act on: the rows past that point,
+    and their quotes, are not read). The full-text match leads the joins (``CROSS JOIN``): without
+    an ``ORDER BY`` to sort, the planner would otherwise walk the claims and match each."""
+    cursor = db.cursor()
+    cursor.row_factory = None
+    rows = cursor.execute(
+        "SELECT c.page_slug, c.position, c.id, e.idx, e.source_id, e.quote FROM claims_fts f "
+        "CROSS JOIN claims c ON c.rowid = f.rowid CROSS JOIN evidence e ON e.claim_id = c.id "
+        "WHERE claims_fts MATCH ? AND c.status = 'active' AND c.page_slug NOT IN (?, '', ?)",
+        (phrase, slug, CONTEXT_ARCHIVE),
+    )
+    first: dict[str, tuple[tuple[int, str, int], tuple[str, str, str]]] = {}
+    try:
+        for page, position, claim_id, idx, source, quote in rows:
+            key = (int(position), str(claim_id), int(idx))
+            known = first.get(page)
+            if (known is None or key < known[0]) and pattern.search(quote):
+                first[page] = (key, (str(claim_id), str(source), str(quote)))
+                if len(first) > MAX_LINKERS:
+                    return None
+    finally:
+        cursor.close()
+    return {page: found for page, (_, found) in first.items()}
 
 
 def titles_named(db: sqlite3.Connection, claims: set[str], pages: set[str]) -> set[str]:

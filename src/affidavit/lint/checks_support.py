@@ -14,6 +14,7 @@ from typing import Any
 
 from ..support import SUPPORTED, UNCERTAIN, UNSUPPORTED, SupportChecker, load_model
 from ..support.audit import rejudge
+from ..support.kept import keeping_in
 from .checks_context import CheckContext
 from .findings import Finding, FindingQuote
 
@@ -24,7 +25,9 @@ def check_unsupported_claim(ctx: CheckContext) -> list[Finding]:
     """Active claims whose text says what their quotes (the sources' own words) don't."""
     findings = []
     checker = SupportChecker(load_model(ctx.vault.config))  # the one doctor and the gate use
-    for problem in rejudge(ctx.db, ctx.store, checker, ctx.checked_claims).problems:
+    with keeping_in(None if ctx.vault.read_only else ctx.vault.state_dir):
+        problems = rejudge(ctx.db, ctx.store, checker, ctx.checked_claims).problems
+    for problem in problems:
         unread = problem.verdict == UNCERTAIN and problem.was == SUPPORTED
         if problem.verdict != UNSUPPORTED and not unread:
             continue

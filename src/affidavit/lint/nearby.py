@@ -26,7 +26,9 @@ each where it first comes; tests/test_lint_nearby.py compares both on random and
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from ..db import read_snapshot, transaction
 from ..sources.lineage import version_keys
@@ -77,6 +79,7 @@ def index_claims(db: sqlite3.Connection) -> int:
             upto = int(row[0])
         else:
             db.execute("DELETE FROM claim_words")
+            db.execute("UPDATE words SET n = 0")  # (m022's count: the trigger counts inserts)
         while True:
             rows = db.execute(
                 "SELECT c.rowid, c.id, c.text, EXISTS (SELECT 1 FROM evidence e JOIN sources s "
@@ -109,11 +112,22 @@ def _same_claim(db: sqlite3.Connection, rowid: int, claim: str) -> bool:
     return found is not None and str(found[0]) == claim
 
 
+OTHERS_READ = 5000
+"""At most this many claims that may not count are read for their words (:meth:`_Known.others`);
+past it, how common a word is comes from its count only when even all of them could not bring
+it down to a bucket's size, else from its postings."""
+
+
 class _Known:
     """What this search has read: claims by rowid, each word's eligible claims (up to
     ``MAX_BUCKET + 1`` of them) and each claim's rarest shared words. Which claims count is
     decided from the few that don't: the claims not active and the context entries, read once
-    through their indexes (a claim without evidence of a known source is never indexed)."""
+    through their indexes (a claim without evidence of a known source is never indexed).
+
+    How common a word is (:meth:`df`) comes from its count of postings (``words.n``, migration
+    ``m022_word_counts``) without reading them, when none of those few claims has the word
+    (then every posting is an eligible claim) or when, even if all of those that have it were
+    among its postings, more than the cap would remain; otherwise from its postings, read."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
@@ -137,6 +151,41 @@ class _Known:
                 "SELECT rowid FROM claims WHERE page_slug IN ('', ?)", (CONTEXT_ARCHIVE,)
             )
         }
+        self.counts: dict[str, int] = {}
+        """Each word's ``words.n`` (0: not in the index), read as needed (:meth:`count`)."""
+        self._others: Counter[str] | None = None
+
+    def others(self) -> Counter[str] | None:
+        """For each word, how many of the claims that may not count (not active, or context
+        entries) have it: an eligible claim's postings are those of the word less at most
+        these. None when there are more than :data:`OTHERS_READ` of them (a wiki with a long
+        history of superseded claims): reading them all would cost more than it saves."""
+        if len(self.inactive) + len(self.overview) > OTHERS_READ:
+            return None
+        if self._others is None:
+            self._others = Counter()
+            wanted = sorted(self.inactive | set(self.overview))
+            for start in range(0, len(wanted), 500):
+                part = wanted[start : start + 500]
+                marks = ",".join("?" * len(part))
+                for (text,) in self.cursor.execute(
+                    f"SELECT text FROM claims WHERE rowid IN ({marks})", part
+                ):
+                    self._others.update(read_claim(str(text))[0])
+        return self._others
+
+    def count(self, words: Iterable[str]) -> None:
+        """Read the ``words.n`` of ``words`` not read yet."""
+        wanted = sorted({w for w in words if w not in self.counts})
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for word in part:
+                self.counts[word] = 0
+            for word, n in self.cursor.execute(
+                f"SELECT word, n FROM words WHERE word IN ({marks})", part
+            ):
+                self.counts[str(word)] = int(n)
 
     def eligible(self, rowid: int) -> bool:
         """Whether :func:`~affidavit.lint.candidates.load_claims` returns the (indexed) claim."""
@@ -177,10 +226,38 @@ class _Known:
 
     def df(self, word: str, cap: int = MAX_BUCKET) -> int:
         """The number of eligible claims with ``word``, or ``cap + 1`` when it is more."""
+        n = self.counts.get(word)
+        if n is None:
+            self.count([word])
+            n = self.counts[word]
+        known = self.others()
+        others = known[word] if known is not None else len(self.inactive) + len(self.overview)
+        if others == 0:
+            return min(n, cap + 1)
+        if n - others > cap:
+            return cap + 1
         return min(len(self.holders(word, cap)), cap + 1)
 
+    def reading(self, rowid: int) -> tuple[set[str], bool]:
+        """:func:`~affidavit.lint.reading.read_claim` of a claim read (:func:`_read_claims`),
+        read the first time it is asked for, with the counts of its words."""
+        found = self.readings.get(rowid)
+        if found is None:
+            found = self.readings[rowid] = read_claim(self.claims[rowid].text)
+            self.count(found[0])
+        return found
+
     def words(self, rowid: int) -> set[str]:
-        return self.readings[rowid][0]
+        return self.reading(rowid)[0]
+
+    def read_all(self, rowids: Iterable[int]) -> None:
+        """:meth:`reading` of each of ``rowids`` (claims read), their words counted at once."""
+        words: set[str] = set()
+        for rowid in rowids:
+            if rowid not in self.readings:
+                self.readings[rowid] = read_claim(self.claims[rowid].text)
+                words |= self.readings[rowid][0]
+        self.count(words)
 
     def top(self, rowid: int) -> list[str]:
         """The claim's :data:`RARE_WORDS` rarest words shared by 2 to ``MAX_BUCKET`` claims,
@@ -212,7 +289,8 @@ class _Known:
 
 def _read_claims(db: sqlite3.Connection, rowids: Iterable[int], known: _Known) -> None:
     """The claims of ``rowids`` not read yet, as :func:`~affidavit.lint.candidates.load_claims`
-    reads them, without their evidence (:func:`_read_evidence`)."""
+    reads them, without their evidence (:func:`_read_evidence`) or their words (read when
+    asked for: :meth:`_Known.reading`)."""
     wanted = sorted({r for r in rowids if r not in known.claims})
     for start in range(0, len(wanted), 500):
         part = wanted[start : start + 500]
@@ -222,9 +300,7 @@ def _read_claims(db: sqlite3.Connection, rowids: Iterable[int], known: _Known) -
             f"WHERE rowid IN ({marks})",
             part,
         ):
-            claim = ClaimRow(cid, page, text, trust, created)
-            known.claims[int(rowid)] = claim
-            known.readings[int(rowid)] = read_claim(text)
+            known.claims[int(rowid)] = ClaimRow(cid, page, text, trust, created)
 
 
 def _read_evidence(db: sqlite3.Connection, claims: Iterable[ClaimRow]) -> None:
@@ -278,6 +354,21 @@ def pairs_involving(
     :func:`~affidavit.lint.candidates.related_pairs` over ``load_claims(db)`` that one of the
     claims of ``involving`` is part of, in its order; and what
     :func:`~affidavit.lint.reading.read_claim` read of each claim in them, by id."""
+    pairs, readings, _ = keyed_pairs(db, involving)
+    return pairs, readings
+
+
+PairKey = tuple[tuple[tuple[str, str], int], tuple[str, str], tuple[str, str]]
+"""Where a pair comes in the full search's order: its first bucket's place (the first claim, by
+``(created_at, id)``, that has the bucket's word among its rarest, and the word's rank there),
+then its two claims' places in the bucket. The same pair has the same key in any search that
+finds it, so the pairs of two searches merge into the order one search of both gives."""
+
+
+def keyed_pairs(
+    db: sqlite3.Connection, involving: set[str]
+) -> tuple[list[tuple[ClaimRow, ClaimRow]], dict[str, tuple[set[str], bool]], list[PairKey]]:
+    """:func:`pairs_involving`, and each pair's :data:`PairKey`."""
     index_claims(db)
     with read_snapshot(db):  # one state of the wiki throughout
         return _pairs_involving(db, involving)
@@ -285,35 +376,51 @@ def pairs_involving(
 
 def _pairs_involving(
     db: sqlite3.Connection, involving: set[str]
-) -> tuple[list[tuple[ClaimRow, ClaimRow]], dict[str, tuple[set[str], bool]]]:
+) -> tuple[list[tuple[ClaimRow, ClaimRow]], dict[str, tuple[set[str], bool]], list[PairKey]]:
     known = _Known(db)
     asked: list[int] = []
     ids = sorted(involving)
     for start in range(0, len(ids), 500):
         asked += _asked(db, ids[start : start + 500], known)
     _read_claims(db, asked, known)
+    known.read_all(asked)
     buckets: dict[str, list[int]] = {}
     for word in {w for rowid in asked for w in known.top(rowid)}:
         buckets[word] = known.holders(word)
-        _read_claims(db, buckets[word], known)
+    _read_claims(db, {r for holders in buckets.values() for r in holders}, known)
 
     def order(rowid: int) -> tuple[str, str]:
         claim = known.claims[rowid]
         return (claim.created_at, claim.id)
 
+    asked_set = set(asked)
+    subjects = _subjects(db, {known.claims[r].page for m in buckets.values() for r in m})
     members: dict[str, list[int]] = {}
     first: dict[str, tuple[tuple[str, str], int]] = {}
     for word, holders in buckets.items():
-        ranked = sorted(
-            (order(r), rank, r) for r in holders if (rank := known.rank(r, word)) < RARE_WORDS
-        )
-        if len(ranked) >= 2:
-            members[word] = [r for _, _, r in ranked]
-            first[word] = (ranked[0][0], ranked[0][1])
-    subjects = _subjects(db, {known.claims[r].page for m in members.values() for r in m})
-    asked_set = set(asked)
+        ranked = sorted((order(r), r) for r in holders)
+        mine = [r for _, r in ranked if r in asked_set and known.rank(r, word) < RARE_WORDS]
+        if not mine:
+            continue  # no pair of this bucket has an asked claim in it
+        # the bucket's place: its first member (the claims' order) that has the word among its
+        # rarest; its other members matter only as the partner of an asked claim's related page
+        kept: list[int] = []
+        for _, r in ranked:
+            if r in asked_set:
+                if r in mine:
+                    kept.append(r)
+                continue
+            if kept and not any(_either(subjects, known.claims[m], known.claims[r]) for m in mine):
+                continue
+            if known.rank(r, word) < RARE_WORDS:
+                kept.append(r)
+        if len(kept) >= 2:
+            members[word] = kept
+            head = kept[0]
+            first[word] = (order(head), known.rank(head, word))
     seen: set[tuple[int, int]] = set()
     out: list[tuple[ClaimRow, ClaimRow]] = []
+    keys: list[PairKey] = []
     for word in sorted(members, key=first.__getitem__):
         mine = members[word]
         for n, i in enumerate(mine):
@@ -324,9 +431,15 @@ def _pairs_involving(
                 if subjects.related(a.page, b.page):
                     seen.add((i, j))
                     out.append((a, b))
+                    keys.append((first[word], order(i), order(j)))
     _read_evidence(db, {id(c): c for pair in out for c in pair}.values())
-    readings = {known.claims[r].id: reading for r, reading in known.readings.items()}
-    return out, readings
+    readings = {c.id: known.reading(r) for r, c in known.claims.items() if r in known.readings}
+    return out, readings, keys
+
+
+def _either(subjects: Subjects, a: ClaimRow, b: ClaimRow) -> bool:
+    """Whether the pages of ``a`` and ``b`` are related, taken either way round."""
+    return subjects.related(a.page, b.page) or subjects.related(b.page, a.page)
 
 
 def nearby_pairs(
@@ -336,7 +449,7 @@ def nearby_pairs(
     gives (the same pairs' findings in the same order), read through the claim-word index."""
     limits = limits or Thresholds()
     version = data_version(db)
-    pairs, readings = pairs_involving(db, involving)
+    pairs, readings, keys = keyed_pairs(db, involving)
     sentences: dict[str, Sentence] = {}
 
     def read(claim: ClaimRow) -> Sentence:  # what analyse(claim.text) gives
@@ -346,11 +459,32 @@ def nearby_pairs(
         return found
 
     out: list[tuple[str, str, Candidate]] = []
-    for a, b in pairs:
+    kept: list[PairKey] = []
+    for (a, b), key in zip(pairs, keys, strict=True):
         found = classify(a, b, limits, read)
         if found is not None:
             out.append((a.id, b.id, found))
-    return Search(pairs=out, version=version)
+            kept.append(key)
+    return Search(pairs=out, version=version, keys=kept)
+
+
+def merged(one: Search, other: Search) -> Search | None:
+    """One search's pairs and another's, each once, in the order one search of both claim sets
+    gives (by :data:`PairKey`); None when either has no keys (a whole-wiki search) or they read
+    different states of the database."""
+    if one.keys is None or other.keys is None or one.version != other.version:
+        return None
+    pairs: dict[tuple[str, str], tuple[Any, tuple[str, str, Candidate]]] = {}
+    for search in (one, other):
+        assert search.keys is not None
+        for pair, key in zip(search.pairs, search.keys, strict=True):
+            pairs.setdefault((pair[0], pair[1]), (key, pair))
+    ordered = sorted(pairs.values(), key=lambda item: item[0])
+    return Search(
+        pairs=[pair for _, pair in ordered],
+        version=one.version,
+        keys=[key for key, _ in ordered],
+    )
 
 
 def _asked(db: sqlite3.Connection, ids: list[str], known: _Known) -> list[int]:

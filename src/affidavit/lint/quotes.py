@@ -17,10 +17,10 @@ gets no benefit of the doubt for the others.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from ..evidence import Verifier
+from ..evidence import QuoteCheck, Verifier
 from ..sources.extract import locator
 from ..sources.lineage import claim_replaces
 from ..sources.store import SourceStore
@@ -64,6 +64,27 @@ class QuoteGate:
         self._sources: dict[str, list[str]] = {}
         self._status: dict[str, str | None] = {}
         self._texts: dict[str, tuple[str, Callable[[int], str]]] = {}
+        self._checked: dict[tuple[str, str], QuoteCheck] = {}
+
+    def prefetch(self, proposed: Iterable[ProposedQuote]) -> None:
+        """Look up at once every quote of ``proposed`` in each source a check of it would read
+        (the sources its claim cites, or the source it names): the verifier then reads each
+        source once for all its quotes (:meth:`~affidavit.evidence.Verifier.check_many`)
+        instead of once per quote. :meth:`check` gives what it gives without."""
+        pairs: dict[tuple[str, str], None] = {}
+        for p in proposed:
+            if p.claim_id is not None:
+                if self._claim_status(p.claim_id) is None:
+                    continue
+                for source_id in self._claim_sources(p.claim_id):
+                    pairs[(source_id, p.quote)] = None
+            elif p.source_id is not None:
+                full = self.store.resolve(p.source_id)
+                if full is not None:
+                    pairs[(full, p.quote)] = None
+        wanted = [pair for pair in pairs if pair not in self._checked]
+        for pair, found in zip(wanted, self.verifier.check_many(wanted), strict=True):
+            self._checked[pair] = found
 
     def _claim_sources(self, claim_id: str) -> list[str]:
         known = self._sources.get(claim_id)
@@ -104,7 +125,9 @@ class QuoteGate:
         return [str(row[0]) for row in rows]
 
     def _found(self, proposed: ProposedQuote, source_id: str) -> FindingQuote | None:
-        check = self.verifier.check(source_id, proposed.quote)
+        check = self._checked.get((source_id, proposed.quote))
+        if check is None:
+            check = self.verifier.check(source_id, proposed.quote)
         if not check.verified:
             return None
         assert check.source_id is not None and check.start is not None and check.end is not None

@@ -70,15 +70,25 @@ class LintReport:
     dismissed: int = 0
     incremental: bool = False
     """Whether the run looked only at what changed since the last one."""
+    open_counts: dict[str, int] | None = None
+    """The open findings by kind, when the run did not list them (:attr:`findings` empty: an
+    automatic lint after an ingest reports counts, not O(findings) rows)."""
 
     def counts(self) -> dict[str, int]:
+        if self.open_counts is not None:
+            return dict(self.open_counts)
         return dict(sorted(Counter(f.finding.kind for f in self.findings).items()))
+
+    @property
+    def open(self) -> int:
+        """How many findings are open after the run."""
+        return sum(self.counts().values())
 
     def to_json(self) -> dict[str, Any]:
         return {
             "run": self.run,
             "incremental": self.incremental,
-            "open": len(self.findings),
+            "open": self.open,
             "new": len(self.new),
             "resolved": self.resolved,
             "dismissed": self.dismissed,
@@ -90,6 +100,46 @@ class LintReport:
             "dropped_findings": self.dropped,
             "fixes": self.fixes.to_json() if self.fixes else None,
         }
+
+
+@dataclass(frozen=True)
+class Covered:
+    """The pairs a set of claims is part of, classified by one pass (the supersession pass after
+    an ingest), for the next pass over the same claims (the automatic lint): what
+    ``find_candidates(db, involving=ids)`` returns for any ``ids`` among :attr:`claims`, while no
+    other connection has committed since (:meth:`~affidavit.lint.candidates.Search.fresh`)."""
+
+    claims: frozenset[str]
+    search: Search
+
+    def involving(self, vault: Vault, ids: set[str]) -> list[Candidate] | None:
+        """The candidates of the pairs ``ids`` are part of; None when this search can't tell."""
+        if not ids <= self.claims or not self.search.fresh(vault.db):
+            return None
+        return self.search.involving(ids)
+
+    def extended(self, vault: Vault, ids: set[str]) -> Covered | None:
+        """This search and one of the claims of ``ids`` it did not search, merged (the claims a
+        duplicate joins to the changed ones); None when it can't be (not fresh, or a whole-wiki
+        search)."""
+        from .nearby import merged, nearby_pairs
+
+        if not self.search.fresh(vault.db) or self.search.keys is None:
+            return None
+        more = set(ids) - self.claims
+        if not more:
+            return self
+        search = merged(self.search, nearby_pairs(vault.db, more, thresholds(vault)))
+        return None if search is None else Covered(self.claims | more, search)
+
+
+@dataclass
+class Supersessions:
+    """What :func:`supersede_after_ingest` found and proposed, and the search it made."""
+
+    found: list[StoredFinding] = field(default_factory=list)
+    fixes: FixReport | None = None
+    covered: Covered | None = None
 
 
 def thresholds(vault: Vault) -> Thresholds:
@@ -219,6 +269,8 @@ def run_lint(
     recheck: tuple[str, ...] = (),
     full: bool = False,
     settled: set[str] | None = None,
+    listing: bool = True,
+    covered: Covered | None = None,
 ) -> LintReport:
     """One lint run over ``vault``; ``provider`` adds model findings unless it is extractive.
     By default the run looks at what changed since the last one (:mod:`affidavit.lint.since`:
@@ -230,7 +282,11 @@ def run_lint(
     inputs this connection has written since (:data:`PROPOSAL_CHECKS` after proposals). Either
     makes its part of the run a full one. ``settled``: claims a re-ingest carried unchanged
     to a new version of their source, left out of an incremental run's pairs and checks when
-    the last run looked at them (:func:`lint_scope`). The passes over the whole wiki
+    the last run looked at them (:func:`lint_scope`). ``listing=False``: the report counts the
+    open and dismissed findings by kind instead of listing them (:attr:`LintReport.open_counts`;
+    what an automatic lint reports). ``covered``: the supersession pass's search of the new
+    claims' pairs, taken for the changed claims' pairs when they are among them. The passes over
+    the whole wiki
     run with few garbage collections (:func:`affidavit.heap.few_collections`): they keep a few
     containers per claim until they end, which set off full collections of every object of the
     process (millions after a large ingest); a model's calls run with the caller's settings."""
@@ -262,7 +318,7 @@ def run_lint(
             candidates = find_candidates(vault.db, thresholds(vault), found, search=search)
         else:
             candidates = [
-                *(_changed_pairs(vault, involving, found) if involving else []),
+                *(_changed_pairs(vault, involving, found, covered) if involving else []),
                 *missing_links(vault.db, titles),
             ]
         proposed: list[tuple[Finding, list[ProposedQuote]]] = [
@@ -330,6 +386,10 @@ def run_lint(
     )
     if propose:
         report.fixes = propose_fixes(vault, findings.list(), actor)
+    if not listing:
+        report.open_counts = FindingStore(vault.db).counts()
+        report.dismissed = sum(FindingStore(vault.db).counts(("dismissed",)).values())
+        return report
     with few_collections():
         report.findings = FindingStore(vault.db).list()
     report.dismissed = len(FindingStore(vault.db).list(status=("dismissed",)))
@@ -341,16 +401,27 @@ DUPLICATE_ROUNDS = 4
 
 
 def _changed_pairs(
-    vault: Vault, involving: set[str], progress: Callable[[int, int], None]
+    vault: Vault,
+    involving: set[str],
+    progress: Callable[[int, int], None],
+    covered: Covered | None = None,
 ) -> list[Candidate]:
     """The candidates of the pairs ``involving`` claims are part of, and of the pairs of every
     claim they duplicate, as far as duplicates join them: shared text is reported once per
     group of duplicates (:func:`~affidavit.lint.duplicates.report_once`), so the group must be
-    whole for its finding to be the one a full run makes."""
+    whole for its finding to be the one a full run makes. ``covered``: a search made already,
+    used for what it covers."""
     limits = thresholds(vault)
     asked = set(involving)
     for _ in range(DUPLICATE_ROUNDS):
-        found = find_candidates(vault.db, limits, progress, involving=asked)
+        if covered is not None:
+            covered = covered.extended(vault, asked)
+        known = covered.involving(vault, asked) if covered is not None else None
+        found = (
+            known
+            if known is not None
+            else find_candidates(vault.db, limits, progress, involving=asked)
+        )
         joined = {
             claim for c in found if c.finding.kind == "duplicate" for claim in c.finding.claims
         }
@@ -377,7 +448,7 @@ def _active(vault: Vault, claims: set[str]) -> set[str]:
     return {
         str(r[0])
         for r in vault.db.execute(
-            "SELECT id FROM claims WHERE status = 'active' AND id IN "
+            "SELECT id FROM claims WHERE +status = 'active' AND id IN "  # (by id, not status)
             "(SELECT value FROM json_each(?))",
             (json.dumps(sorted(claims)),),
         )
@@ -390,6 +461,7 @@ def _judge(
     """The findings the quote gate keeps, and the ones it drops with why."""
     kept: list[Finding] = []
     dropped: list[dict[str, Any]] = []
+    gate.prefetch(q for _, quotes in proposed for q in quotes)
     for finding, quotes in proposed:
         verdict = gate.judge(finding, quotes)
         if verdict.kept:
@@ -468,6 +540,18 @@ class PendingSearch:
             ahead.close()
 
 
+def lint_claims_ahead(vault: Vault, sources: int) -> set[str]:
+    """When the automatic lint after an ingest of ``sources`` will run and look at what changed
+    since its checkpoint: the claims it will pair (changed since, as now), for the supersession
+    pass to search with its own (:class:`Covered`); else none."""
+    from .since import claims_since, load
+
+    if not lint_due(vault, sources) or not will_be_incremental(vault):
+        return set()
+    old = load(vault)
+    return claims_since(vault.db, old) if old is not None else set()
+
+
 def will_be_incremental(vault: Vault) -> bool:
     """Whether a lint run now would look only at what changed (a usable checkpoint)."""
     from .since import load
@@ -514,10 +598,11 @@ def after_ingest(
     recheck: tuple[str, ...] = (),
     progress: Progress | None = None,
     settled: set[str] | None = None,
+    covered: Covered | None = None,
 ) -> LintReport | None:
     """Count ``sources`` ingested; run lint when ``lint.every_ingests`` is reached (0 = never).
-    ``search``, ``checked``, ``recheck``, ``progress`` and ``settled``: as :func:`run_lint`
-    takes them."""
+    ``search``, ``checked``, ``recheck``, ``progress``, ``settled`` and ``covered``: as
+    :func:`run_lint` takes them. The report counts the open findings, without listing them."""
     every = int(vault.config.get("lint.every_ingests"))
     if sources <= 0:
         return None
@@ -534,34 +619,59 @@ def after_ingest(
         recheck=recheck,
         progress=progress,
         settled=settled,
+        listing=False,
+        covered=covered,
     )
 
 
 def supersede_after_ingest(
-    vault: Vault, plan_ids: list[str], actor: str = "ingest", search: Search | None = None
-) -> tuple[list[StoredFinding], FixReport | None]:
+    vault: Vault,
+    plan_ids: list[str],
+    actor: str = "ingest",
+    search: Search | None = None,
+    after: int | None = None,
+    ahead: set[str] | None = None,
+) -> Supersessions:
     """Findings the claims of ``plan_ids`` (just applied) raise against older claims, recorded;
     the stale ones (a newer, at least as trusted source changed a fact) get a ``supersede_claim``
-    proposal carrying both quotes, which waits in the inbox for a person."""
+    proposal carrying both quotes, which waits in the inbox for a person. ``after``: a claims
+    rowid all of those plans' claims are past (the largest before they were applied), so they
+    are found without reading every active claim (``claims.plan_id`` has no index). Its search
+    of the new claims' pairs comes back with them (:attr:`Supersessions.covered`), for the
+    automatic lint; with ``ahead``, the claims the lint will pair, searched with them
+    (:func:`lint_claims_ahead`)."""
     if not plan_ids or not vault.config.get("ingest.propose_supersessions"):
-        return [], None
+        return Supersessions()
     from .nearby import index_claims
 
     index_claims(vault.db)  # the new claims' words: the next pass reads them, not the wiki
     marks = ",".join("?" * len(plan_ids))
+    past = "" if after is None else f"rowid > {int(after)} AND +"
     new = {
         str(row[0])
         for row in vault.db.execute(
-            f"SELECT id FROM claims WHERE status = 'active' AND plan_id IN ({marks})", plan_ids
+            f"SELECT id FROM claims WHERE {past}status = 'active' AND plan_id IN ({marks})",
+            plan_ids,
         )
     }
     if not new:
-        return [], None
+        return Supersessions()
     store = SourceStore(vault)
     gate = QuoteGate(vault.db, store, Verifier(store))
     kept: list[Finding] = []
     with few_collections():
+        asked = new | _active(vault, ahead) if ahead else new
+        if search is None or not search.fresh(vault.db):
+            from .nearby import search_involving
+
+            search = search_involving(vault.db, asked, thresholds(vault))
+        else:
+            asked = new
+        # (a search of more claims than the new: its pairs of the new are theirs alone)
         candidates = find_candidates(vault.db, thresholds(vault), involving=new, search=search)
+    covered = Covered(frozenset(asked), search)
+    judged = [c for c in candidates if c.finding.kind in ("stale", "contradiction")]
+    gate.prefetch(q for c in judged for q in c.quotes)
     for candidate in candidates:
         finding = candidate.finding
         if finding.kind in ("stale", "contradiction"):
@@ -569,7 +679,7 @@ def supersede_after_ingest(
             if verdict.kept:
                 kept.append(verdict.finding)
     if not kept:
-        return [], None
+        return Supersessions(covered=covered)
     with vault.write_lock(), transaction(vault.db):
         now = iso(vault.clock())
         findings = FindingStore(vault.db)
@@ -585,4 +695,4 @@ def supersede_after_ingest(
     stored = [FindingStore(vault.db).get(fid) for fid in ids]
     stale = [s for s in stored if s.finding.kind == "stale"]
     fixes = propose_fixes(vault, stale, actor) if stale else None
-    return [FindingStore(vault.db).get(fid) for fid in ids], fixes
+    return Supersessions([FindingStore(vault.db).get(fid) for fid in ids], fixes, covered)

@@ -283,6 +283,23 @@ def scope_since(vault: Vault, old: LintPoint, now: LintPoint) -> Scope | None:
     )
 
 
+def claims_since(db: sqlite3.Connection, old: LintPoint) -> set[str]:
+    """The claims :func:`scope_since` from ``old`` names (:attr:`Scope.claims`) as the database
+    stands now: inserted past its largest rowid, or whose row or evidence was logged since."""
+    claims = {
+        str(r[0])
+        for r in db.execute(
+            "SELECT key FROM doctor_changes WHERE seq > ? AND tbl IN ('claims', 'evidence')",
+            (old.change_seq,),
+        )
+    }
+    claims.update(
+        str(r[0])
+        for r in db.execute("SELECT id FROM claims WHERE rowid > ?", (old.rowids["claims"],))
+    )
+    return claims
+
+
 def settle(db: sqlite3.Connection, scope: Scope, settled: set[str], upto: int) -> Scope:
     """``scope`` without the claims of ``settled`` that existed at the checkpoint (``upto``: its
     largest ``claims`` rowid), in its pairs and its quote and support checks: claims a new
@@ -389,7 +406,7 @@ def evidence_rows(db: sqlite3.Connection, claims: list[str]) -> list[tuple[Any, 
     return cursor.execute(
         'SELECT e.claim_id, c.page_slug, e.idx, e.source_id, e.quote, e.start, e."end", '
         "e.location FROM evidence e JOIN claims c ON c.id = e.claim_id "
-        "WHERE c.status = 'active' AND c.id IN (SELECT value FROM json_each(?)) "
+        "WHERE +c.status = 'active' AND c.id IN (SELECT value FROM json_each(?)) "
         "ORDER BY e.claim_id, e.idx",
         (json.dumps(claims),),
     ).fetchall()

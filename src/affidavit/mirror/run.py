@@ -157,6 +157,11 @@ def _split(rows: Rows) -> dict[int, Rows]:
         batch.evidence.append(r)
         if r[3] in sources and sources[r[3]] not in batch.sources:
             batch.sources.append(sources[r[3]])
+    for r in rows.carries:
+        batch = of(r[0])
+        batch.carries.append(r)
+        if r[4] in sources and sources[r[4]] not in batch.sources:
+            batch.sources.append(sources[r[4]])
     return out
 
 

@@ -2,9 +2,11 @@
 markdown renderer reads (:mod:`affidavit.store.render`, the same renderer a SQLite vault's door
 uses: same rows, same bytes), grown batch by batch from :class:`.database.Rows`.
 
-A page's ``updated_at`` is the only value that changes after its row is written (the door sets
-it to the time of the last plan that added claims to it); as of batch *n* it is the time of the
-last claim added to the page by then, or its creation time. :meth:`Shadow.add` derives it so;
+A claim's status (ended by a later batch) and place (a context entry moved to the archive page
+by the line cap) are followed from the "applied" entries that change them. A page's
+``updated_at`` changes after its row is written (the door sets it to the time of the last plan
+that added claims to it); as of batch *n* it is the time of the last claim added to the page by
+then, or its creation time. :meth:`Shadow.add` derives it so;
 ``exact=True`` takes the database's current value instead, for the one-shot rebuild the mirror
 is checked against (the two agree when the derivation is right: a test holds them to it).
 """
@@ -12,40 +14,27 @@ is checked against (the two agree when the derivation is right: a test holds the
 from __future__ import annotations
 
 import json
-import sqlite3
+from collections.abc import Callable
 
 from ..storage.base import BatchRecord
+from ..storage.postgres_context import render_db
 from ..store.paths import page_relpath
 from ..store.render import LOG_HEAD, log_entries, render_context, render_index, render_page
 from .database import Rows, source_file
 
 _ENDED = ("superseded", "retracted")
 
-_SCHEMA = """
-CREATE TABLE pages (slug TEXT PRIMARY KEY, title TEXT, summary TEXT, category TEXT,
-                    created_at TEXT, updated_at TEXT);
-CREATE TABLE claims (id TEXT PRIMARY KEY, page_slug TEXT, section TEXT, position INTEGER,
-                     text TEXT, status TEXT, trust TEXT, superseded_by TEXT, created_at TEXT);
-CREATE INDEX claims_page ON claims (page_slug, position);
-CREATE TABLE evidence (claim_id TEXT, idx INTEGER, source_id TEXT, quote TEXT, start INTEGER,
-                       "end" INTEGER, location TEXT, PRIMARY KEY (claim_id, idx));
-CREATE TABLE sources (id TEXT PRIMARY KEY, name TEXT, original_file TEXT, status TEXT);
-CREATE TABLE links (src TEXT, dst TEXT);
-CREATE TABLE audit (seq INTEGER PRIMARY KEY, at TEXT, action TEXT, plan_id TEXT, actor TEXT,
-                    detail TEXT);
-"""
-
 
 class Shadow:
     """The rows the renderer reads, as of the last batch added."""
 
     def __init__(self) -> None:
-        self.db = sqlite3.connect(":memory:")
-        self.db.row_factory = sqlite3.Row
-        self.db.executescript(_SCHEMA)
+        self.db = render_db()
         self.log = LOG_HEAD
         self._log_upto = 0
         self._ended: dict[str, tuple[str, str | None]] = {}  # claim -> its status, successor now
+        self._moved: dict[str, tuple[str, str, int]] = {}  # archived claim -> its place now
+        self._retracted: dict[str, str] = {}  # source retracted by a batch followed -> status
 
     def add(
         self, rows: Rows, records: list[BatchRecord], *, exact: bool = False
@@ -59,14 +48,25 @@ class Shadow:
             [(r[1], r[2], r[3], r[4], r[5], r[6] if exact else r[5]) for r in rows.pages],
         )
         touched.update(r[1] for r in rows.pages)
-        claims = [r[1:] for r in rows.claims]
-        if not exact:  # as written: a claim ends in the batch that ends it (below)
+        claims = [r[1:10] for r in rows.claims]
+        if not exact:  # as written: a claim ends (or moves) in the batch that says so (below)
             self._ended.update({r[0]: (r[5], r[7]) for r in claims if r[5] in _ENDED})
             claims = [(*r[:5], "active", r[6], None, r[8]) if r[5] in _ENDED else r for r in claims]
+            archived = {r[1]: r[10] for r in rows.claims if r[10] is not None}
+            self._moved.update({c: (r[1], r[2], r[3]) for r in claims if (c := r[0]) in archived})
+            claims = [
+                (r[0], "", "Context", archived[r[0]], *r[4:]) if r[0] in archived else r
+                for r in claims
+            ]
         db.executemany("INSERT INTO claims VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", claims)
-        touched.update(r[2] for r in rows.claims)
+        touched.update(r[1] for r in claims)
         db.executemany(
             "INSERT INTO evidence VALUES (?, ?, ?, ?, ?, ?, ?)", [r[1:] for r in rows.evidence]
+        )
+        db.executemany(  # as each carry left it, in order (the last: as the database holds it)
+            'UPDATE evidence SET source_id = ?, quote = ?, start = ?, "end" = ?, location = ? '
+            "WHERE claim_id = ? AND idx = ?",
+            [(*r[4:9], r[2], r[3]) for r in rows.carries],
         )
         db.executemany("INSERT INTO links VALUES (?, ?)", [(r[2], r[3]) for r in rows.links])
         touched.update(r[2] for r in rows.links)
@@ -81,13 +81,15 @@ class Shadow:
                 "SELECT DISTINCT page_slug FROM claims WHERE status IN ('superseded', 'retracted')"
             ):
                 touched.add(slug)
+        touched.discard("")  # context.md: rendered with every batch
         new: dict[str, str] = {}
         for source_id, name, media_type, status in rows.sources:
             known = db.execute("SELECT 1 FROM sources WHERE id = ?", (source_id,)).fetchone()
             if known is None:
                 path = source_file(source_id, media_type)
+                as_of = status if exact else self._retracted.get(source_id, "active")
                 db.execute(
-                    "INSERT INTO sources VALUES (?, ?, ?, ?)", (source_id, name, path, status)
+                    "INSERT INTO sources VALUES (?, ?, ?, ?)", (source_id, name, path, as_of)
                 )
                 new[source_id] = path
         return touched, new
@@ -97,7 +99,7 @@ class Shadow:
         retracted) and each touched page's ``updated_at``: the time of the last plan that
         created it, added claims to it, linked from it or ended one of its claims."""
         db = self.db
-        at_of = {e.plan_id: e.at for r in records for e in r.entries}
+        at_of = {(r.seq, e.plan_id): e.at for r in records for e in r.entries}
         events: dict[str, tuple[int, str]] = {}
 
         def event(slug: str, seq: int, at: str) -> None:
@@ -107,9 +109,13 @@ class Shadow:
         for r in rows.pages:
             event(r[1], r[0], r[5])
         for r in rows.claims:
-            event(r[2], r[0], r[9])
+            event("" if r[10] is not None else r[2], r[0], r[9])
         for r in rows.links:
-            event(r[2], r[0], at_of.get(r[1], ""))
+            event(r[2], r[0], at_of.get((r[0], r[1]), ""))
+        for r in rows.carries:  # the carried claim's page (its place as of now in the shadow)
+            place = db.execute("SELECT page_slug FROM claims WHERE id = ?", (r[2],)).fetchone()
+            if place is not None:
+                event(str(place[0]), r[0], at_of.get((r[0], r[1]), ""))
         for record in records:
             for entry in record.entries:
                 detail = json.loads(entry.detail)
@@ -124,11 +130,65 @@ class Shadow:
                         ).fetchone()
                         if row is not None:
                             event(str(row[0]), record.seq, entry.at)
+                for claim in detail.get("archived", []):
+                    self._archive(claim, record.seq, entry.at, event)
+        seqs = {record.seq for record in records}
+        for r in rows.retractions:
+            source = json.loads(r[6]).get("source")
+            if r[0] in seqs and isinstance(source, str):
+                self._retract_source(source, json.loads(r[6]).get("claims", {}), r[0], r[2], event)
         db.executemany(
             "UPDATE pages SET updated_at = ? WHERE slug = ?",
             [(at, slug) for slug, (_, at) in events.items()],
         )
-        return set(events)
+        return set(events) - {""}
+
+    def _archive(
+        self, claim: str, seq: int, at: str, event: Callable[[str, int, str], None]
+    ) -> None:
+        """A context entry the door moved to the archive page (the line cap), to its place now;
+        the archive page and the pages whose superseded claims point at it change."""
+        place = self._moved.get(claim)
+        if place is None:
+            return
+        self.db.execute(
+            "UPDATE claims SET page_slug = ?, section = ?, position = ? WHERE id = ?",
+            (*place, claim),
+        )
+        event(place[0], seq, at)
+        for (page,) in self.db.execute(
+            "SELECT DISTINCT page_slug FROM claims WHERE superseded_by = ? AND page_slug != ''",
+            (claim,),
+        ).fetchall():
+            event(str(page), seq, at)
+
+    def _retract_source(
+        self, source: str, gone: object, seq: int, at: str, event: Callable[[str, int, str], None]
+    ) -> None:
+        """A source the batch retracted: its footnotes say so from this batch on; the pages of
+        the claims it took out and of those that keep other evidence change (the radius's)."""
+        self._retracted[source] = "retracted"
+        self.db.execute("UPDATE sources SET status = 'retracted' WHERE id = ?", (source,))
+        ids = sorted(gone) if isinstance(gone, dict) else []
+        pages = {
+            str(r[0])
+            for r in self.db.execute(
+                "SELECT DISTINCT c.page_slug FROM claims c JOIN evidence e ON e.claim_id = c.id "
+                "WHERE e.source_id = ? AND c.status = 'active'",
+                (source,),
+            )
+        }
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            pages |= {
+                str(r[0])
+                for r in self.db.execute(
+                    f"SELECT DISTINCT page_slug FROM claims WHERE id IN ({marks})", part
+                )
+            }
+        for page in pages:
+            event(page, seq, at)
 
     def add_audit(self, entries: list[tuple[int, str, str, str | None, str, str]]) -> None:
         """The batches' "applied" audit entries (what ``wiki/log.md`` lists)."""
@@ -146,7 +206,7 @@ class Shadow:
             "wiki/log.md": self.log.encode(),
             "wiki/context.md": render_context(self.db).encode(),
         }
-        for slug in sorted(slugs):
+        for slug in sorted(slugs - {""}):  # "" is context.md's
             text = render_page(self.db, slug)
             assert text is not None, f"page {slug} was added"
             out[page_relpath(slug)] = text.encode()

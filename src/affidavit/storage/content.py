@@ -106,6 +106,18 @@ def page_record(
     """A page from its rows (either backend's ``pages``, ``claims`` in position order, and
     ``evidence`` by claim and index), each quote checked against ``text_of(source)``, the
     source's text as re-hashed by the backend."""
+    return PageRecord(
+        str(page["slug"]), str(page["title"]), str(page["summary"]), str(page["category"]),
+        str(page["created_at"]), str(page["updated_at"]), str(page["plan_id"]),
+        claim_records(claims, evidence, text_of),
+    )  # fmt: skip
+
+
+def claim_records(
+    claims: Sequence[Row], evidence: Sequence[Row], text_of: Callable[[str], str]
+) -> tuple[ClaimRecord, ...]:
+    """Claims from their rows (in order) and their evidence's (by claim and index), each quote
+    checked against ``text_of(source)``: a page's claims, or the context's entries."""
     by_claim: dict[str, list[EvidenceRecord]] = {}
     for e in evidence:
         record = EvidenceRecord(
@@ -116,15 +128,11 @@ def page_record(
         by_claim.setdefault(claim, []).append(
             verified_quote(claim, record, text_of(record.source_id))
         )
-    return PageRecord(
-        str(page["slug"]), str(page["title"]), str(page["summary"]), str(page["category"]),
-        str(page["created_at"]), str(page["updated_at"]), str(page["plan_id"]),
-        tuple(
-            ClaimRecord(
-                str(c["id"]), str(c["section"]), int(c["position"]), str(c["text"]),
-                str(c["status"]), str(c["trust"]), str(c["plan_id"]), str(c["created_at"]),
-                tuple(by_claim.get(str(c["id"]), ())),
-            )
-            for c in claims
-        ),
+    return tuple(
+        ClaimRecord(
+            str(c["id"]), str(c["section"]), int(c["position"]), str(c["text"]),
+            str(c["status"]), str(c["trust"]), str(c["plan_id"]), str(c["created_at"]),
+            tuple(by_claim.get(str(c["id"]), ())),
+        )
+        for c in claims
     )  # fmt: skip

@@ -209,6 +209,58 @@ VAULT: list[tuple[str, str]] = [
         """,
     ),
     (
+        "pg006_context",
+        """
+        -- context entries are claims of page '' (as on SQLite): the key to pages is kept for
+        -- every other claim through page_ref, which is NULL (never checked) for the context
+        ALTER TABLE {s}.claims DROP CONSTRAINT claims_page_slug_fkey;
+        ALTER TABLE {s}.claims ADD COLUMN page_ref TEXT
+            GENERATED ALWAYS AS (NULLIF(page_slug, '')) STORED
+            REFERENCES {s}.pages (slug) DEFERRABLE INITIALLY DEFERRED;
+        -- a context entry moved to the archive page by the line cap: its place in the context
+        -- before (the mirror renders context.md as it stood at each batch from it)
+        ALTER TABLE {s}.claims ADD COLUMN archived_from INTEGER;
+        -- the batch that wrote the row (a plan approved in parts writes in several batches):
+        -- the door sets affidavit.batch for its transaction, the mirror tags rows by it
+        ALTER TABLE {s}.pages ADD COLUMN batch_id TEXT
+            DEFAULT current_setting('affidavit.batch', true);
+        ALTER TABLE {s}.claims ADD COLUMN batch_id TEXT
+            DEFAULT current_setting('affidavit.batch', true);
+        ALTER TABLE {s}.links ADD COLUMN batch_id TEXT
+            DEFAULT current_setting('affidavit.batch', true);
+        -- a plan approved in parts: the operations decided so far (applied, in selected_ops,
+        -- or refused by the gate at an approval); the others stay approvable until expiry
+        ALTER TABLE {s}.plans ADD COLUMN decided_ops TEXT NOT NULL DEFAULT '[]';
+        -- versions of a source (issue 27, as SQLite's m016_lineage): one origin key, versions
+        -- 1, 2, 3... each naming the one it replaces; rows from before: no lineage ('')
+        ALTER TABLE {s}.sources ADD COLUMN origin_key TEXT NOT NULL DEFAULT '',
+            ADD COLUMN version INTEGER NOT NULL DEFAULT 1,
+            ADD COLUMN previous_id TEXT REFERENCES {s}.sources (id);
+        CREATE INDEX sources_origin ON {s}.sources (origin_key, version);
+        -- an evidence row as it was before carry_source re-pointed it at a newer version, with
+        -- the batch that did (the mirror renders each batch's evidence from it)
+        CREATE TABLE {s}.evidence_carried (
+            n BIGSERIAL PRIMARY KEY,
+            batch_id TEXT DEFAULT current_setting('affidavit.batch', true),
+            plan_id TEXT NOT NULL REFERENCES {s}.plans (id),   -- the carrying plan
+            claim_id TEXT NOT NULL REFERENCES {s}.claims (id),
+            idx INTEGER NOT NULL,
+            source_id TEXT NOT NULL REFERENCES {s}.sources (id),
+            quote TEXT NOT NULL,
+            start INTEGER NOT NULL,
+            "end" INTEGER NOT NULL,
+            location TEXT NOT NULL
+        );
+        CREATE INDEX evidence_carried_claim ON {s}.evidence_carried (claim_id, idx, n);
+        CREATE TABLE {s}.context_snapshots (   -- wiki/context.md before each plan changed it
+            id BIGSERIAL PRIMARY KEY,
+            plan_id TEXT NOT NULL REFERENCES {s}.plans (id),
+            created_at TEXT NOT NULL,
+            content TEXT NOT NULL
+        )
+        """,
+    ),
+    (
         "pg007_served",
         """
         CREATE TABLE {s}.api_tokens (      -- bearer tokens of this vault (service/tokens.py)

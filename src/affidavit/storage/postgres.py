@@ -15,7 +15,7 @@ skips rows.) Every value is a bound parameter; schema names are validated and qu
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
 
@@ -38,7 +38,7 @@ from .base import (
     group_batches,
     recheck,
 )
-from .content import PageRecord, SourceRecord
+from .content import ClaimRecord, PageRecord, SourceRecord
 from .pg_migrations import REGISTRY, VAULT
 
 if TYPE_CHECKING:  # the gate is imported when a plan is applied, not with the module
@@ -155,6 +155,7 @@ class PostgresDoor:
         config: Config | None = None,
         approval: str = "person",
         support: SupportChecker | None = None,
+        ops: Sequence[int] | None = None,
     ) -> AuditEntry:
         """Apply the recorded plan in this batch through the gate, as SQLite's door does:
         re-check it (W5), admit it again against the vault as it is now, under the lock
@@ -166,31 +167,45 @@ class PostgresDoor:
         passing claim and text (uncertain and quarantined ones too, which a person approves by
         approving the plan); ``"policy"`` applies the plan only if the policy (``config``'s
         ``policy.auto_apply``, W13 for agents) lets it in whole without a person, and refuses it
-        otherwise: it stays pending. The gate's verdicts are in :attr:`admissions`."""
+        otherwise: it stays pending. ``ops``: the operations (0-based) a person approves now, as
+        ``affidavit approve --ops`` selects them; the others stay pending (approvable until the
+        plan expires), and the plan is applied once every operation is decided. The gate's
+        verdicts are in :attr:`admissions`."""
         from ..config import Config
         from ..errors import AdmissionError
         from ..evidence import Verifier
         from ..gate.admission import admit
-        from .postgres_content import WRITABLE, ContentWriter, load_plan
+        from ..plan.schema import CreatePage, UpdateContext
+        from . import postgres_context as context
+        from .postgres_content import WRITABLE, ContentWriter, applied_ops, load_plan, selection
         from .postgres_gate import PgReads, PgSources
 
         if approval not in ("person", "policy"):
             raise ConflictError(f"approval {approval!r} is not 'person' or 'policy'.")
+        if self.sealed is not None:
+            raise ConflictError(f"batch {self.batch_id} is sealed; open a new one.")
+        if ops is not None and approval != "person":
+            raise ConflictError(
+                "only a person approves some operations of a plan; the policy takes it whole."
+            )
         row = recheck(self.plan(plan_id), plan_id, now)
         plan = load_plan(self.conn, self.schema, plan_id)
-        for index, op in enumerate(plan.operations):
+        done, decided = applied_ops(self.conn, self.schema, plan_id)
+        chosen = selection(plan_id, plan, decided, ops)
+        for index in chosen:
+            op = plan.operations[index]
             if not isinstance(op, WRITABLE):
                 raise ConflictError(
                     f"plan {plan_id[:12]}: operation {index + 1} ({op.op}) can't be applied on "
-                    "PostgreSQL yet (only create_page, add_claims, link_pages, retract_claim and "
-                    "supersede_claim; docs/storage.md)."
+                    "PostgreSQL (docs/storage.md): apply it on a SQLite vault."
                 )
         sources = PgSources(self.conn, self.schema)
         agent = is_agent(row.author, row.origin)
+        config = config or Config()
         try:
             admission = admit(
-                PgReads(self.conn, self.schema), config or Config(), sources, Verifier(sources),
-                plan, plan_id, applying=True, support=support, agent=agent,
+                PgReads(self.conn, self.schema), config, sources, Verifier(sources),
+                plan, plan_id, chosen, applying=True, support=support, agent=agent,
             )  # fmt: skip
         except AdmissionError as exc:
             raise ConflictError(
@@ -205,22 +220,59 @@ class PostgresDoor:
                 f"plan {plan_id[:12]} waits for a person: "
                 + (admission.policy_reason if admission.needs_approval else SPLIT_HELD)
             )
-        writer = ContentWriter(
-            self.conn, self.schema, plan_id, check_text("time", now), sources, self._append
-        )
-        summary = writer.write(plan, admission)
-        self._x(
-            "UPDATE {s}.plans SET admission = %s WHERE id = %s",
-            (canonical_json(admission.to_json()), plan_id),
-        )
-        detail = {
-            "ops": summary,
-            "claims": writer.claim_ids,
-            "approval": approval,
-            **({"superseded": writer.superseded} if writer.superseded else {}),
-            **({"retracted": writer.retracted} if writer.retracted else {}),
-        }
-        return self.mark_applied(plan_id, now=now, actor=actor, detail=detail)
+        with self.conn.transaction():  # a savepoint: the plan whole, or nothing of it
+            writer = ContentWriter(
+                self.conn, self.schema, plan_id, check_text("time", now), sources, self._append
+            )
+            if any(isinstance(plan.operations[i], UpdateContext) for i in admission.admitted_ops):
+                context.snapshot(self.conn, self.schema, plan_id, now)  # W6: context.md as it was
+            summary = writer.write(plan, admission)
+            archived = (
+                context.spill(self.conn, self.schema, plan_id, now, config.context_max_lines)
+                if writer.context_changed
+                else []
+            )
+            done = sorted({*done, *admission.admitted_ops})
+            decided = sorted({*decided, *chosen})
+            remaining = [i for i in range(len(plan.operations)) if i not in decided]
+            self._x(
+                "UPDATE {s}.plans SET admission = %s, selected_ops = %s, decided_ops = %s "
+                "WHERE id = %s",
+                (self._admission_json(plan_id, admission), json.dumps(done), json.dumps(decided),
+                 plan_id),
+            )  # fmt: skip
+            detail = {
+                "ops": summary,
+                "claims": writer.claim_ids,
+                "approval": approval,
+                **({"pending_ops": remaining} if remaining else {}),
+                **({"superseded": writer.superseded} if writer.superseded else {}),
+                **({"retracted": writer.retracted} if writer.retracted else {}),
+                **({"archived": archived} if archived else {}),
+            }
+            if not remaining:
+                return self.mark_applied(plan_id, now=now, actor=actor, detail=detail)
+            for slug in [op.slug for i in admission.admitted_ops
+                         if isinstance(op := plan.operations[i], CreatePage)]:  # fmt: skip
+                self._x(
+                    "DELETE FROM {s}.slug_reservations WHERE plan_id = %s AND slug = %s",
+                    (plan_id, slug),
+                )
+            entry = self._append(now, "applied", plan_id, actor, {**detail, "batch": self.batch_id})
+            self.applied.append(plan_id)
+            return entry
+
+    def _admission_json(self, plan_id: str, admission: Admission) -> str:
+        """The plan's verdicts: ``admission``'s, merged into those of its earlier partial
+        approvals (as SQLite's door merges them, :func:`affidavit.store.parts.merged`)."""
+        from ..gate.verdicts import Admission
+        from ..store.parts import merged
+
+        row = self._x("SELECT admission FROM {s}.plans WHERE id = %s", (plan_id,)).fetchone()
+        stored = json.loads(str(row["admission"])) if row else {}
+        if stored:
+            admission = merged(Admission.from_json(stored), admission, {})
+        return canonical_json(admission.to_json())
 
     def _append(
         self, at: str, action: str, plan_id: str | None, actor: str, detail: Mapping[str, Any]
@@ -383,6 +435,8 @@ class PostgresStorage:
         with self._tx() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(%s::int4, %s::int4)", (LOCK_CLASS, key))
             door = PostgresDoor(conn, schema, batch_id)
+            # every page, claim and link this transaction writes names its batch (pg006)
+            conn.execute("SELECT set_config('affidavit.batch', %s, true)", (door.batch_id,))
             yield door
             if door.applied and door.sealed is None:
                 door.seal()
@@ -459,8 +513,10 @@ class PostgresStorage:
         sanitizer flags (default: the sanitizer's scan of the text)."""
         from .postgres_content import add_source
 
-        _, schema = self._vault(vault)
+        key, schema = self._vault(vault)
         with self._tx() as conn:
+            # the door's lock: a source's version is the next of its origin's (issue 27)
+            conn.execute("SELECT pg_advisory_xact_lock(%s::int4, %s::int4)", (LOCK_CLASS, key))
             return add_source(
                 conn, schema, data, text=text, origin=origin, name=name,
                 media_type=media_type, trust=trust, added_at=added_at, flags=flags,
@@ -498,6 +554,25 @@ class PostgresStorage:
         with self._tx() as conn:
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             return read_page(conn, schema, check_text("slug", slug))
+
+    def context(self, vault: str) -> tuple[ClaimRecord, ...]:
+        """The context's active entries in order, with their evidence, checked as a page's."""
+        from .postgres_content import read_context
+
+        _, schema = self._vault(vault)
+        with self._tx() as conn:
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            return read_context(conn, schema)
+
+    def context_snapshots(self, vault: str) -> list[tuple[str, str]]:
+        """Every stored ``context.md`` (W6) as (plan id, content), oldest first: each is the
+        context as it was before that plan changed it."""
+        _, schema = self._vault(vault)
+        with self._tx() as conn:
+            rows = conn.execute(
+                _q("SELECT plan_id, content FROM {s}.context_snapshots ORDER BY id", schema)
+            ).fetchall()
+        return [(str(r["plan_id"]), str(r["content"])) for r in rows]
 
     def verify_audit(self, vault: str) -> list[str]:
         _, schema = self._vault(vault)

@@ -1,50 +1,58 @@
-"""The wiki's content on PostgreSQL (``pg003_content``, ``pg004_gate``): sources
-(content-addressed bytes, their text and sanitizer flags), pages, claims, evidence and links,
-written by the door inside its advisory-locked transaction (:meth:`PostgresDoor.apply_plan`) and
-read back checked (:mod:`.content`).
+"""The wiki's content on PostgreSQL (``pg003_content``, ``pg004_gate``, ``pg006_context``):
+sources (content-addressed bytes, their text, sanitizer flags and versions), pages, claims,
+evidence, links and the context's entries, written by the door inside its advisory-locked
+transaction (:meth:`PostgresDoor.apply_plan`) and read back checked (:mod:`.content`).
 
 The door writes what the gate admitted (:func:`affidavit.gate.admission.admit`, reading this
 vault through :mod:`.postgres_gate`): each quote found again by the one verifier
 (:mod:`affidavit.evidence`), under the lock, in the cited source's text as stored — its bytes
 re-hashed against the source's id and its text against ``text_sha256`` first — and the source's
 own words at the offsets found are what is written (W3), never the proposer's string; a
-``retract_claim`` or ``supersede_claim`` ends claims as the gate's blast radius says. A plan with
-any other operation is refused whole before anything is written (docs/storage.md).
+``retract_claim``, ``supersede_claim``, ``retract_source`` or replacing ``update_context`` ends
+claims as the gate's blast radius says; a ``carry_source`` re-points evidence at a newer version
+of its source, keeping each row as it was (``evidence_carried``). A person may approve some
+operations of a plan (:func:`selection`): the others stay pending (docs/storage.md).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import psycopg
 from psycopg import sql
 
 from ..config import TRUST_TIERS
-from ..errors import ConflictError
+from ..errors import ConflictError, IntegrityError
 from ..gate.texts import DEFAULT_SECTION, UNTITLED
 from ..gate.verdicts import ADMITTED, QUARANTINED, Admission, ClaimResult, OpResult
 from ..hashing import sha256_hex
 from ..plan.schema import (
     AddClaims,
+    CarrySource,
     ClaimDraft,
     CreatePage,
     LinkPages,
     Plan,
     RetractClaim,
+    RetractSource,
     SupersedeClaim,
+    UpdateContext,
     parse_plan,
 )
 from ..sources.extract import locator
+from ..sources.lineage import origin_key
 from ..sources.sanitizer import Flag, scan
 from ..store.blast import LIVE as BLAST_LIVE
-from ..store.blast import BlastRadius, claim_radius
+from ..store.blast import BlastRadius, blast_radius, claim_radius
 from ..store.writer import claim_id
 from .base import check_text
 from .content import (
+    ClaimRecord,
     PageRecord,
     SourceRecord,
+    claim_records,
     page_record,
     verified_bytes,
     verified_text,
@@ -106,7 +114,18 @@ def add_source(
         (source_id, origin, name, media_type, data, text, sha256_hex(text), len(data), len(text),
          trust, added_at, json.dumps(text_map or {})),
     )  # fmt: skip
-    if added.rowcount == 1:  # the same bytes again: their flags are stored already
+    if added.rowcount == 1:  # the same bytes again: their flags and version are stored already
+        key = origin_key(origin)
+        latest = conn.execute(
+            _q("SELECT id, version FROM {s}.sources WHERE origin_key = %s AND id != %s "
+               "ORDER BY version DESC LIMIT 1", schema), (key, source_id),
+        ).fetchone()  # fmt: skip
+        conn.execute(
+            _q("UPDATE {s}.sources SET origin_key = %s, version = %s, previous_id = %s "
+               "WHERE id = %s", schema),
+            (key, int(latest["version"]) + 1 if latest else 1,
+             latest["id"] if latest else None, source_id),
+        )  # fmt: skip
         with conn.cursor() as cur:
             cur.executemany(
                 _q('INSERT INTO {s}.source_flags (source_id, kind, start, "end", detail) '
@@ -139,8 +158,11 @@ def checked_source(row: dict[str, Any]) -> tuple[bytes, str]:
     return data, verified_text(str(row["id"]), str(row["text"]), str(row["text_sha256"]))
 
 
-WRITABLE = (CreatePage, AddClaims, LinkPages, RetractClaim, SupersedeClaim)
-"""The operations the door writes on PostgreSQL (the others: docs/storage.md)."""
+WRITABLE = (
+    CreatePage, AddClaims, LinkPages, RetractClaim, SupersedeClaim, UpdateContext, RetractSource,
+    CarrySource,
+)  # fmt: skip
+"""The operations the door writes on PostgreSQL: every one of the plan schema's."""
 
 
 class ContentWriter:
@@ -160,6 +182,7 @@ class ContentWriter:
         self.claim_ids: list[str] = []
         self.superseded: list[str] = []
         self.retracted: list[str] = []
+        self.context_changed = False
         self._locators: dict[str, Callable[[int], str]] = {}
         self._positions: dict[str, int] = {}
 
@@ -191,6 +214,12 @@ class ContentWriter:
                 )
             elif isinstance(op, SupersedeClaim):
                 entry["title"] = self._supersede(op, result, admission.support_version)
+            elif isinstance(op, UpdateContext):
+                entry["title"] = self._context(op, result, admission.support_version)
+            elif isinstance(op, RetractSource):
+                entry["title"] = self._retract_source(result.index, op)
+            elif isinstance(op, CarrySource):
+                entry.update(self._carry(result.detail))
             else:
                 assert isinstance(op, CreatePage | AddClaims), "refused before the gate ran"
                 entry.update(self._page_op(op, result, admission.support_version))
@@ -244,6 +273,100 @@ class ContentWriter:
         entry.update(title=title, claims=ids)
         return entry
 
+    def _context(self, op: UpdateContext, result: OpResult, check: str) -> str:
+        """Context entries are claims of page ``''`` (section "Context"), as on SQLite; a
+        ``replace`` first retracts what the gate's blast radius of the current entries says goes."""
+        if "radius" in result.detail:
+            radius = BlastRadius.from_json(result.detail["radius"])
+            self._retract(result.index, op.op, "replaced by a new context", radius)
+        drafts = list(op.entries)
+        passing = [(c, drafts[c.index]) for c in result.claims if not c.role and c.passes]
+        for claim, draft in passing:
+            self._claim(result.index, claim, draft, "", "Context", check)
+        self.context_changed = True
+        return f"context ({op.mode}, {len(passing)} entries)"
+
+    def _retract_source(self, index: int, op: RetractSource) -> str:
+        """The source is retracted: the claims resting on it alone go (with their syntheses),
+        the others keep their other evidence at the weakest trust of it, as on SQLite
+        (:meth:`affidavit.store.writer.Writer._retract_source`); the radius is computed again
+        here, under the lock."""
+        source_id = self.sources.resolve(op.source)
+        assert source_id is not None  # the gate's targets check found it
+        radius = blast_radius(PgReads(self.conn, self.schema), source_id, exclude_plan=self.plan_id)
+        self._x("UPDATE {s}.sources SET status = 'retracted' WHERE id = %s", (source_id,))
+        for kept in radius.kept:
+            self._x("UPDATE {s}.claims SET trust = %s WHERE id = %s", (kept.new_trust, kept.id))
+        self._x(
+            "UPDATE {s}.pages SET updated_at = %s WHERE slug = ANY(%s)", (self.now, radius.pages)
+        )
+        self.context_changed |= "" in radius.pages
+        self._retract(index, op.op, op.reason, radius)
+        return (
+            f"source {radius.source_name} ({source_id[:12]}): {len(radius.retracted)} claim(s) "
+            f"retracted, {len(radius.derived)} derived, {len(radius.kept)} kept with other evidence"
+        )
+
+    def _carry(self, detail: dict[str, object]) -> dict[str, object]:
+        """Re-point the carried claims' evidence at the newer version, at the offsets the gate
+        found there (:mod:`affidavit.gate.carry`), as SQLite's door does
+        (:meth:`affidavit.store.writer.Writer._carry`); each row as it was is kept in
+        ``evidence_carried``. Returns what the audit entry keeps: both versions' offsets."""
+        old, new = str(detail["source"]), str(detail["to"])
+        carried = detail["carried"]
+        trust = detail.get("trust", {})
+        assert isinstance(carried, dict) and isinstance(trust, dict)
+        text = self.sources.intact_text(new)  # re-hashed in this transaction
+        locate = locator(text, self.sources.get(new).text_map)
+        ids = sorted(carried)
+        was: dict[str, list[list[int]]] = {}
+        for row in self._x(
+            'SELECT claim_id, idx, start, "end" FROM {s}.evidence WHERE source_id = %s '
+            'AND claim_id = ANY(%s) ORDER BY claim_id COLLATE "C", idx',
+            (old, ids),
+        ).fetchall():
+            was.setdefault(str(row["claim_id"]), []).append(
+                [int(row["idx"]), int(row["start"]), int(row["end"])]
+            )
+        moves = [(cid, idx, start, end) for cid, spans in carried.items()
+                 for idx, start, end in spans]  # fmt: skip
+        with self.conn.cursor() as cur:
+            cur.executemany(
+                _q('INSERT INTO {s}.evidence_carried (plan_id, claim_id, idx, source_id, quote, '
+                   'start, "end", location) SELECT %s, claim_id, idx, source_id, quote, start, '
+                   '"end", location FROM {s}.evidence WHERE claim_id = %s AND idx = %s '
+                   "AND source_id = %s", self.schema),
+                [(self.plan_id, cid, idx, old) for cid, idx, _, _ in moves],
+            )  # fmt: skip
+            cur.executemany(
+                _q('UPDATE {s}.evidence SET source_id = %s, quote = %s, start = %s, "end" = %s, '
+                   "location = %s WHERE claim_id = %s AND idx = %s AND source_id = %s",
+                   self.schema),
+                [(new, text[start:end], start, end, locate(start), cid, idx, old)
+                 for cid, idx, start, end in moves],
+            )  # fmt: skip
+            cur.executemany(
+                _q("UPDATE {s}.claims SET trust = %s WHERE id = %s", self.schema),
+                [(t, c) for c, t in trust.items()],
+            )
+        self._x(
+            "UPDATE {s}.pages SET updated_at = %s WHERE slug IN (SELECT page_slug FROM "
+            "{s}.claims WHERE id = ANY(%s))",
+            (self.now, ids),
+        )
+        if self._x(
+            "SELECT 1 FROM {s}.claims WHERE page_slug = '' AND id = ANY(%s) LIMIT 1", (ids,)
+        ).fetchone():
+            self.context_changed = True
+        return {
+            "title": f"{len(carried)} claim(s) carried from {old[:12]} to {new[:12]}",
+            "source": old,
+            "to": new,
+            "carried": carried,
+            "was": was,
+            **({"trust": trust} if trust else {}),
+        }
+
     def _supersede(self, op: SupersedeClaim, result: OpResult, check: str) -> str:
         """The old claim ends; its successor is an existing claim, or the new claim ``by``,
         written at the old one's page, section and position (W7's trust rule was the gate's)."""
@@ -269,7 +392,9 @@ class ContentWriter:
             (status, successor, claim, list(BLAST_LIVE)),
         ).fetchone()
         (self.superseded if status == "superseded" else self.retracted).append(claim)
-        if row is not None:
+        if row is not None and row["page_slug"] == "":
+            self.context_changed = True
+        elif row is not None:
             self._x(
                 "UPDATE {s}.pages SET updated_at = %s WHERE slug = %s",
                 (self.now, row["page_slug"]),
@@ -278,13 +403,18 @@ class ContentWriter:
     def _retract(self, index: int, kind: str, reason: str, radius: BlastRadius) -> None:
         """Retract what ``radius`` says goes, with an audit entry giving each claim's reason
         (as SQLite's door: :meth:`affidavit.store.writer.Writer._retract`)."""
-        why = {claim.id: reason for claim in radius.retracted}
+        why = {
+            claim.id: f"source {radius.source[:12]} retracted: {reason}"
+            if radius.source
+            else reason
+            for claim in radius.retracted
+        }
         for claim in radius.derived:
             why[claim.id] = f"rests on retracted claim {claim.rests_on[0]}"
         for gone in why:
             self._end(gone, "retracted")
-        detail = {"op": index, "kind": kind, "reason": reason, "source": None, "claims": why,
-                  "counts": radius.counts}  # fmt: skip
+        detail = {"op": index, "kind": kind, "reason": reason, "source": radius.source or None,
+                  "claims": why, "counts": radius.counts}  # fmt: skip
         self.audit(self.now, "retracted", self.plan_id, "door", detail)
 
     def _claim(
@@ -313,7 +443,7 @@ class ContentWriter:
         for idx, quote in enumerate(result.evidence):
             assert quote.verified and quote.source_id is not None
             assert quote.start is not None and quote.end is not None
-            text = self.sources.text(quote.source_id)  # re-hashed in this transaction
+            text = self.sources.intact_text(quote.source_id)  # re-hashed in this transaction
             locate = self._locators.get(quote.source_id)
             if locate is None:
                 text_map = self.sources.get(quote.source_id).text_map
@@ -338,6 +468,72 @@ def load_plan(conn: Conn, schema: str, plan_id: str) -> Plan:
     return parse_plan(str(row["plan_json"]))
 
 
+def applied_ops(conn: Conn, schema: str, plan_id: str) -> tuple[list[int], list[int]]:
+    """The operations of the plan earlier partial approvals applied (``plans.selected_ops``)
+    and decided (applied, or refused by the gate: ``decided_ops``), read back from the
+    database: untrusted, so anything malformed is refused."""
+    row = conn.execute(
+        _q("SELECT selected_ops, decided_ops FROM {s}.plans WHERE id = %s", schema), (plan_id,)
+    ).fetchone()
+    out = []
+    for column in ("selected_ops", "decided_ops"):
+        try:
+            ops = json.loads((row or {}).get(column) or "[]")
+            if not isinstance(ops, list) or not all(type(i) is int and i >= 0 for i in ops):
+                raise ValueError(ops)
+        except ValueError:
+            raise IntegrityError(
+                f"plan {plan_id[:12]}'s decided operations (plans.{column}) are malformed; "
+                "restore the database from a backup, or reject the plan."
+            ) from None
+        out.append(sorted(set(ops)))
+    return out[0], sorted({*out[0], *out[1]})
+
+
+def selection(plan_id: str, plan: Plan, done: list[int], ops: Sequence[int] | None) -> list[int]:
+    """The operations a person approves now (0-based; default: every one not applied yet),
+    checked as SQLite's inbox checks them (:func:`affidavit.store.batch.prepare`): each is an
+    operation of this plan, not applied already, and none extends a page that an operation of
+    the same plan left out of the selection creates."""
+    count = len(plan.operations)
+    open_ops = [i for i in range(count) if i not in done]
+    if ops is None:
+        return open_ops
+    wrong = [i for i in ops if type(i) is not int or not 0 <= i < count]
+    if wrong or not ops:
+        raise ConflictError(
+            f"plan {plan_id[:12]} has operations 1–{count}; "
+            + (f"there is no {wrong[0] + 1 if type(wrong[0]) is int else repr(wrong[0])[:20]}."
+               if wrong else "select at least one (`affidavit inbox show` lists them).")
+        )  # fmt: skip
+    chosen = sorted(set(ops))
+    again = [i + 1 for i in chosen if i in done]
+    if again:
+        raise ConflictError(
+            f"operation(s) {', '.join(map(str, again))} of plan {plan_id[:12]} are decided "
+            f"already (applied, or refused by the gate); the ones still pending are "
+            f"{_numbers(open_ops) or 'none'}."
+        )
+    creator = {op.slug: i for i in open_ops if isinstance(op := plan.operations[i], CreatePage)}
+    for i in chosen:
+        op = plan.operations[i]
+        needs = [op.page] if isinstance(op, AddClaims) else [op.page, op.to] if isinstance(
+            op, LinkPages) else []  # fmt: skip
+        for slug in needs:
+            j = creator.get(slug)
+            if j is not None and j not in chosen:
+                raise ConflictError(
+                    f"op {i + 1} of plan {plan_id[:12]} extends page '{slug}', which op {j + 1} "
+                    f"of the same plan creates: approve them together (ops "
+                    f"{_numbers(sorted({*chosen, j}))})."
+                )
+    return chosen
+
+
+def _numbers(ops: list[int]) -> str:
+    return ",".join(str(i + 1) for i in ops)
+
+
 def read_page(conn: Conn, schema: str, slug: str) -> PageRecord | None:
     """The page with its claims (in order) and their evidence, each quote checked against its
     source's text (re-hashed) at its offsets."""
@@ -360,3 +556,25 @@ def read_page(conn: Conn, schema: str, slug: str) -> PageRecord | None:
         return texts[source_id]
 
     return page_record(page, claims, evidence, text_of)
+
+
+def read_context(conn: Conn, schema: str) -> tuple[ClaimRecord, ...]:
+    """The context's active entries (``wiki/context.md``'s claims), in order, with their
+    evidence, each quote checked as :func:`read_page` checks a page's."""
+    claims = conn.execute(
+        _q("SELECT * FROM {s}.claims WHERE page_slug = '' AND status = 'active' "
+           "ORDER BY position, n", schema)
+    ).fetchall()  # fmt: skip
+    evidence = conn.execute(
+        _q('SELECT e.claim_id, e.idx, e.source_id, e.quote, e.start, e."end", e.location '
+           "FROM {s}.evidence e JOIN {s}.claims c ON c.id = e.claim_id "
+           "WHERE c.page_slug = '' AND c.status = 'active' ORDER BY e.claim_id, e.idx", schema)
+    ).fetchall()  # fmt: skip
+    texts: dict[str, str] = {}
+
+    def text_of(source_id: str) -> str:
+        if source_id not in texts:
+            texts[source_id] = checked_source(source_row(conn, schema, source_id))[1]
+        return texts[source_id]
+
+    return claim_records(claims, evidence, text_of)

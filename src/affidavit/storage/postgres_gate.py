@@ -4,16 +4,18 @@ sources' ids, texts, records, sanitizer flags and integrity), which is also the 
 :class:`~affidavit.evidence.SourceTexts` — one verifier (:mod:`affidavit.evidence`) and one gate
 (:func:`affidavit.gate.admission.admit`) for both backends.
 
-Every text the gate reads of a source is re-hashed first (its bytes against its id, its text
-against ``text_sha256``); a source that fails is reported by :meth:`PgSources.check_integrity`
-(the gate's provenance check) and its quotes don't verify.
+Every source the gate reads is re-hashed (its bytes against its id, its text against
+``text_sha256``) on its first read in the transaction. As on SQLite (whose ``SourceStore`` reads
+a text file as it is and re-hashes it in ``check_integrity``), the gate reads the text as stored
+and a source that fails is reported by :meth:`PgSources.check_integrity`: the gate's provenance
+check rejects the claims citing it, and only them, while the rest of the plan and of its batch go
+in. What the door writes is read through :meth:`PgSources.intact_text`, which refuses it.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,9 +23,9 @@ import psycopg
 from psycopg import sql
 
 from ..agents import is_agent
-from ..errors import AffidavitError, NotFoundError
+from ..errors import AffidavitError, IntegrityError, NotFoundError
 from ..gate.duplicates import LIVE, PageIndex, PageIndexes
-from ..gate.reads import ClaimRow, not_ported
+from ..gate.reads import ClaimRow
 from ..sources.sanitizer import Flag
 from ..sources.store import MIN_LOOKUP_LENGTH, MIN_REF_LENGTH, SourceRecord
 from .content import verified_bytes, verified_text
@@ -113,6 +115,42 @@ class PgReads:
             )
         )
 
+    def source_name(self, source_id: str) -> str:
+        rows = self._x("SELECT name FROM {s}.sources WHERE id = %s", (source_id,))
+        return str(rows[0]["name"]) if rows else ""
+
+    def retracted_sources(self) -> set[str]:
+        return {
+            str(r["id"]) for r in self._x("SELECT id FROM {s}.sources WHERE status = 'retracted'")
+        }
+
+    def citing_claims(self, source_id: str, statuses: tuple[str, ...]) -> list[Mapping[str, Any]]:
+        return list(
+            self._x(
+                "SELECT c.* FROM {s}.claims c WHERE c.status = ANY(%s) AND EXISTS (SELECT 1 "
+                "FROM {s}.evidence e WHERE e.claim_id = c.id AND e.source_id = %s) "
+                'ORDER BY c.page_slug COLLATE "C", c.position, c.id COLLATE "C"',
+                (list(statuses), source_id),
+            )
+        )
+
+    def evidence_sources(self, claim_id: str) -> list[tuple[str, str]]:
+        rows = self._x(
+            'SELECT DISTINCT e.source_id COLLATE "C" AS source_id, s.trust FROM {s}.evidence e '
+            "JOIN {s}.sources s ON s.id = e.source_id WHERE e.claim_id = %s ORDER BY 1",
+            (claim_id,),
+        )
+        return [(str(r["source_id"]), str(r["trust"])) for r in rows]
+
+    def pending_plans(self) -> list[tuple[str, str, str, str]]:
+        rows = self._x(
+            "SELECT id, author, origin, plan_json FROM {s}.plans WHERE status = 'pending' "
+            'ORDER BY created_at COLLATE "C", id COLLATE "C"'
+        )
+        return [
+            (str(r["id"]), str(r["author"]), str(r["origin"]), str(r["plan_json"])) for r in rows
+        ]
+
     def link_exists(self, src: str, dst: str) -> bool:
         return bool(self._x("SELECT 1 FROM {s}.links WHERE src = %s AND dst = %s", (src, dst)))
 
@@ -128,8 +166,36 @@ class PgReads:
         index.sync((r["id"], r["text"], (r["position"], r["n"])) for r in rows)
         return index
 
-    def sqlite(self, what: str) -> sqlite3.Connection:
-        raise not_ported(what, "PostgreSQL")
+    def versions_before(self, source_id: str) -> list[str]:
+        out: list[str] = []
+        seen = {source_id}
+        current: str | None = source_id
+        while current is not None:  # a cycle, which no write makes, stops the walk
+            rows = self._x("SELECT previous_id FROM {s}.sources WHERE id = %s", (current,))
+            current = rows[0]["previous_id"] if rows else None
+            if current is None or current in seen:
+                break
+            seen.add(current)
+            out.append(str(current))
+        return out
+
+    def carry_rows(
+        self, source_id: str
+    ) -> tuple[dict[str, tuple[str, str]], list[tuple[str, int, str, str]]]:
+        citing = "SELECT claim_id FROM {s}.evidence WHERE source_id = %s"
+        status = {
+            str(r["id"]): (str(r["status"]), str(r["trust"]))
+            for r in self._x(f"SELECT id, status, trust FROM {{s}}.claims WHERE id IN ({citing})",
+                             (source_id,))
+        }  # fmt: skip
+        rows = self._x(
+            "SELECT claim_id, idx, source_id, quote FROM {s}.evidence WHERE claim_id IN "
+            f'({citing}) ORDER BY claim_id COLLATE "C", idx',
+            (source_id,),
+        )
+        return status, [
+            (str(r["claim_id"]), int(r["idx"]), str(r["source_id"]), str(r["quote"])) for r in rows
+        ]
 
 
 class PgSources:
@@ -140,6 +206,7 @@ class PgSources:
         self.conn, self.schema = conn, schema
         self._rows: dict[str, dict[str, Any]] = {}
         self._texts: dict[str, str] = {}
+        self._broken: dict[str, str] = {}  # source -> why its bytes or text fail their hash
         self._flags: dict[str, list[Flag]] = {}
 
     def _prefixed(self, ref: str) -> list[str]:
@@ -187,14 +254,27 @@ class PgSources:
         )  # fmt: skip
 
     def text(self, source_id: str) -> str:
-        """The source's text as stored now, its bytes and text re-hashed (an
-        :class:`~affidavit.errors.IntegrityError` when either was altered)."""
+        """The source's text as stored now (as SQLite's ``SourceStore.text``), its bytes and text
+        re-hashed on the first read: an altered source is reported by :meth:`check_integrity`,
+        so the gate rejects the claims citing it (provenance)."""
         text = self._texts.get(source_id)
         if text is None:
             row = self._row(source_id)
-            verified_bytes(source_id, bytes(row["data"]))
-            text = verified_text(source_id, str(row["text"]), str(row["text_sha256"]))
+            text = str(row["text"])
+            try:
+                verified_bytes(source_id, bytes(row["data"]))
+                verified_text(source_id, text, str(row["text_sha256"]))
+            except IntegrityError as exc:
+                self._broken[source_id] = str(exc)
             self._texts[source_id] = text
+        return text
+
+    def intact_text(self, source_id: str) -> str:
+        """:meth:`text`, refused (:class:`~affidavit.errors.IntegrityError`) when the source's
+        bytes or text were altered: what the door writes."""
+        text = self.text(source_id)
+        if source_id in self._broken:
+            raise IntegrityError(self._broken[source_id])
         return text
 
     def flags(self, source_id: str) -> list[Flag]:
@@ -212,7 +292,7 @@ class PgSources:
 
     def check_integrity(self, source_id: str) -> list[str]:
         try:
-            self.text(source_id)
+            self.intact_text(source_id)
         except AffidavitError as exc:
             return [str(exc)]
         return []

@@ -25,7 +25,15 @@ from .base import (
     group_batches,
     recheck,
 )
-from .content import PageRecord, SourceRecord, page_record, verified_bytes, verified_text
+from .content import (
+    ClaimRecord,
+    PageRecord,
+    SourceRecord,
+    claim_records,
+    page_record,
+    verified_bytes,
+    verified_text,
+)
 
 
 class SQLiteDoor:
@@ -265,6 +273,37 @@ class SQLiteStorage:
             return texts[source_id]
 
         return page_record(page, claims, evidence, text_of)
+
+    def context(self, vault: str) -> tuple[ClaimRecord, ...]:
+        """The context's active entries in order, with their evidence, checked as a page's."""
+        self._check(vault)
+        db = self.vault.db
+        with dbmod.read_snapshot(db):
+            claims = db.execute(
+                "SELECT * FROM claims WHERE page_slug = '' AND status = 'active' "
+                "ORDER BY position, rowid"
+            ).fetchall()
+            evidence = db.execute(
+                'SELECT e.claim_id, e.idx, e.source_id, e.quote, e.start, e."end", e.location '
+                "FROM evidence e JOIN claims c ON c.id = e.claim_id "
+                "WHERE c.page_slug = '' AND c.status = 'active' ORDER BY e.claim_id, e.idx"
+            ).fetchall()
+        texts: dict[str, str] = {}
+
+        def text_of(source_id: str) -> str:
+            if source_id not in texts:
+                texts[source_id] = self.source_text(vault, source_id)
+            return texts[source_id]
+
+        return claim_records(claims, evidence, text_of)
+
+    def context_snapshots(self, vault: str) -> list[tuple[str, str]]:
+        """Every stored ``context.md`` (W6) as (plan id, content), oldest first."""
+        from ..plan.stored import snapshot_text
+
+        self._check(vault)
+        rows = self.vault.db.execute("SELECT * FROM context_snapshots ORDER BY id").fetchall()
+        return [(str(r["plan_id"]), snapshot_text(r)) for r in rows]
 
     def close(self) -> None:
         if self._owned:

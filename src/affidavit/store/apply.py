@@ -47,6 +47,7 @@ from ..plan.schema import UpdateContext
 from ..plan.stored import compact, pack
 from ..retrieval.tantivy_index import refresh_search_index
 from ..sources.store import SourceStore
+from ..support.kept import keeping_in
 from ..vault import Vault
 from . import audit
 from .atomic import atomic_write, fsync_dir, replace_all, temp_path
@@ -57,7 +58,14 @@ from .blast import BlastRadius
 from .gitrepo import BATCH_TRAILER, PLAN_TRAILER
 from .parts import Parts, choose, left, merged
 from .paths import inside, page_relpath, read_inside
-from .render import LOG_HEAD, expected_files, log_entries, render_context, render_path
+from .render import (
+    LOG_HEAD,
+    context_head,
+    expected_files,
+    log_entries,
+    render_context,
+    render_path,
+)
 from .writer import Writer
 from .writer import claim_id as claim_id  # re-exported: replay derives ids the same way
 
@@ -520,6 +528,26 @@ class Batch:
                 rendered[relpath] = text
         return rendered
 
+    def _context_head(self, paths: list[str], rendered: dict[str, str]) -> None:
+        """context.md's head counts pages and names the main topics (:mod:`.overview`), so a
+        batch that adds no context entry may still change it: then it is written too, unless
+        it was edited by hand (the doctor turns that edit into a proposal; the door never
+        overwrites it for a head of counts and links)."""
+        relpath = "wiki/context.md"
+        if relpath in paths:
+            return
+        head = "\n".join(["", *context_head(self.vault.db)]).rstrip("\n") + "\n"  # as rendered
+        path = inside(self.vault.root, relpath)  # no symlinked wiki/ or context.md
+        try:
+            if head in path.read_text(encoding="utf-8"):
+                return  # the entries change only with a context write (in ``paths`` then)
+        except (OSError, UnicodeDecodeError):
+            pass
+        if self.vault.git.changed([relpath]):
+            return
+        paths.append(relpath)
+        rendered[relpath] = render_context(self.vault.db)
+
     def _render_log(self) -> str:
         """``wiki/log.md``: this batch's entries appended to the text rendered last time, when
         that text covers exactly the entries before the batch; rendered whole otherwise."""
@@ -545,6 +573,7 @@ class Batch:
             if len(self.applied) > 1:  # a file edited by hand since its plan joined the batch
                 self._refuse_edited(paths)
             rendered = self._render(paths)
+            self._context_head(paths, rendered)
             message = batch_message(
                 [(a.item.plan_id, a.summary, a.approval) for a in self.applied], self.batch_id
             )
@@ -646,18 +675,19 @@ def _readmit(vault: Vault, store: SourceStore, verifier: Verifier, item: Prepare
     batch's transaction, so earlier plans of the batch count)."""
     plan_id = item.plan_id
     try:
-        admission = admit(
-            vault.db,
-            vault.config,
-            store,
-            verifier,
-            item.plan,
-            plan_id,
-            item.selection,
-            applying=True,
-            remainder=item.remainder,
-            agent=item.agent,
-        )
+        with keeping_in(vault.state_dir):  # the parses of its proposal's check (W5 re-check)
+            admission = admit(
+                vault.db,
+                vault.config,
+                store,
+                verifier,
+                item.plan,
+                plan_id,
+                item.selection,
+                applying=True,
+                remainder=item.remainder,
+                agent=item.agent,
+            )
     except AdmissionError as exc:
         raise ConflictError(
             f"plan {plan_id[:12]} no longer fits the wiki: {exc} "

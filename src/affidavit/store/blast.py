@@ -31,6 +31,7 @@ __all__ = [
     "ClaimReads",
     "KeptClaim",
     "OpenPlan",
+    "SourceReads",
     "SqliteClaims",
     "blast_radius",
     "claim_radius",
@@ -157,6 +158,26 @@ class ClaimReads(Protocol):
         """The ids of ``page``'s active claims."""
 
 
+class SourceReads(ClaimReads, Protocol):
+    """What a source's blast radius reads besides (:func:`blast_radius`): SQLite's
+    :class:`SqliteClaims`, PostgreSQL's ``storage.postgres_gate.PgReads``."""
+
+    def source_name(self, source_id: str) -> str:
+        """The source's name ('' when there is no such source)."""
+
+    def retracted_sources(self) -> set[str]:
+        """The ids of the sources retracted already."""
+
+    def citing_claims(self, source_id: str, statuses: tuple[str, ...]) -> list[Mapping[str, Any]]:
+        """The claims in ``statuses`` with evidence from ``source_id``, by page, position, id."""
+
+    def evidence_sources(self, claim_id: str) -> list[tuple[str, str]]:
+        """(source id, its trust) of each distinct source the claim's evidence cites, by id."""
+
+    def pending_plans(self) -> list[tuple[str, str, str, str]]:
+        """(id, author, origin, plan JSON) of every pending plan, by creation time and id."""
+
+
 class SqliteClaims:
     """:class:`ClaimReads` on a vault's SQLite connection."""
 
@@ -187,6 +208,39 @@ class SqliteClaims:
             (page,),
         )
         return [str(r[0]) for r in rows]
+
+    def source_name(self, source_id: str) -> str:
+        row = self.db.execute("SELECT name FROM sources WHERE id = ?", (source_id,)).fetchone()
+        return str(row[0]) if row else ""
+
+    def retracted_sources(self) -> set[str]:
+        return {
+            str(r[0]) for r in self.db.execute("SELECT id FROM sources WHERE status = 'retracted'")
+        }
+
+    def citing_claims(self, source_id: str, statuses: tuple[str, ...]) -> list[Mapping[str, Any]]:
+        marks = ",".join("?" * len(statuses))
+        return self.db.execute(
+            f"SELECT DISTINCT c.* FROM claims c JOIN evidence e ON e.claim_id = c.id "
+            f"WHERE e.source_key = (SELECT key FROM source_keys WHERE source_id = ?) "
+            f"AND c.status IN ({marks}) ORDER BY c.page_slug, c.position, c.id",
+            (source_id, *statuses),
+        ).fetchall()
+
+    def evidence_sources(self, claim_id: str) -> list[tuple[str, str]]:
+        rows = self.db.execute(
+            "SELECT DISTINCT e.source_id, s.trust FROM evidence e "
+            "JOIN sources s ON s.id = e.source_id WHERE e.claim_id = ? ORDER BY e.source_id",
+            (claim_id,),
+        )
+        return [(str(r[0]), str(r[1])) for r in rows]
+
+    def pending_plans(self) -> list[tuple[str, str, str, str]]:
+        rows = self.db.execute(
+            "SELECT id, author, origin, plan_json FROM plans WHERE status = 'pending' "
+            "ORDER BY created_at, id"
+        )
+        return [(str(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows]
 
 
 def _reads(db: sqlite3.Connection | ClaimReads) -> ClaimReads:
@@ -250,23 +304,19 @@ def _cites(value: Any, source_id: str) -> int:
     return here + sum(_cites(v, source_id) for v in value.values())
 
 
-def _open_plans(db: sqlite3.Connection, source_id: str, exclude_plan: str) -> list[OpenPlan]:
+def _open_plans(reads: SourceReads, source_id: str, exclude_plan: str) -> list[OpenPlan]:
     out = []
-    rows = db.execute(
-        "SELECT id, author, origin, plan_json FROM plans WHERE status = 'pending' "
-        "ORDER BY created_at, id"
-    )
-    for row in rows:
-        if row["id"] == exclude_plan:
+    for plan_id, author, origin, plan_json in reads.pending_plans():
+        if plan_id == exclude_plan:
             continue
-        count = _cites(json.loads(row["plan_json"]), source_id)
+        count = _cites(json.loads(plan_json), source_id)
         if count:
-            out.append(OpenPlan(row["id"], row["author"], row["origin"], count))
+            out.append(OpenPlan(plan_id, author, origin, count))
     return out
 
 
 def blast_radius(
-    db: sqlite3.Connection,
+    db: sqlite3.Connection | SourceReads,
     source_id: str,
     *,
     exclude_plan: str = "",
@@ -279,26 +329,13 @@ def blast_radius(
     ``also_retracted`` counts further sources as retracted and ``skip`` leaves out claims already
     withdrawn: the gate passes what earlier operations of the same plan retract.
     """
-    src = db.execute("SELECT id, name FROM sources WHERE id = ?", (source_id,)).fetchone()
-    radius = BlastRadius(source=source_id, source_name=src["name"] if src else "")
-    retracted_sources = {
-        r[0] for r in db.execute("SELECT id FROM sources WHERE status = 'retracted'")
-    } | {source_id, *also_retracted}
-    marks = ",".join("?" * len(LIVE))
-    rows = db.execute(
-        f"SELECT DISTINCT c.* FROM claims c JOIN evidence e ON e.claim_id = c.id "
-        f"WHERE e.source_key = (SELECT key FROM source_keys WHERE source_id = ?) "
-        f"AND c.status IN ({marks}) ORDER BY c.page_slug, c.position, c.id",
-        (source_id, *LIVE),
-    ).fetchall()
-    for row in rows:
+    reads: SourceReads = SqliteClaims(db) if isinstance(db, sqlite3.Connection) else db
+    radius = BlastRadius(source=source_id, source_name=reads.source_name(source_id))
+    retracted_sources = reads.retracted_sources() | {source_id, *also_retracted}
+    for row in reads.citing_claims(source_id, LIVE):
         if row["id"] in skip:
             continue
-        evidence = db.execute(
-            "SELECT DISTINCT e.source_id, s.trust FROM evidence e "
-            "JOIN sources s ON s.id = e.source_id WHERE e.claim_id = ? ORDER BY e.source_id",
-            (row["id"],),
-        ).fetchall()
+        evidence = reads.evidence_sources(row["id"])
         remaining = [(e[0], e[1]) for e in evidence if e[0] not in retracted_sources]
         if remaining:
             radius.kept.append(
@@ -313,9 +350,9 @@ def blast_radius(
             )
         else:
             radius.retracted.append(_impact(row, [], [e[0] for e in evidence]))
-    radius.derived = derived_closure(db, [c.id for c in radius.retracted], skip)
-    radius.empty_pages = _empty_pages(SqliteClaims(db), set(radius.goes), skip)
-    radius.open_plans = _open_plans(db, source_id, exclude_plan)
+    radius.derived = derived_closure(reads, [c.id for c in radius.retracted], skip)
+    radius.empty_pages = _empty_pages(reads, set(radius.goes), skip)
+    radius.open_plans = _open_plans(reads, source_id, exclude_plan)
     return radius
 
 

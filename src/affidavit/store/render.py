@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 import yaml
 
+from .overview import overview_head
 from .paths import page_relpath, wiki_name
 
 CONTEXT_ARCHIVE = "context-archive"
@@ -397,17 +398,25 @@ def context_claims(db: sqlite3.Connection) -> list[_Claim]:
 
 
 def render_context(db: sqlite3.Connection) -> str:
-    return context_markdown(context_claims(db))
+    return context_markdown(context_claims(db), context_head(db))
 
 
-def context_markdown(entries: list[_Claim]) -> str:
-    """``wiki/context.md`` with these entries (:func:`context_claims`)."""
+def context_head(db: sqlite3.Connection) -> list[str]:
+    """What the wiki covers and its main topics (:mod:`.overview`), above context.md's entries."""
+    return overview_head(db, lambda text: escape_inline(text, link_text=True))
+
+
+def context_markdown(entries: list[_Claim], head: list[str]) -> str:
+    """``wiki/context.md`` with these entries (:func:`context_claims`) under ``head``
+    (:func:`context_head`)."""
     out = [
         "# Context",
         "",
-        "The overview of this wiki. Every entry is a claim with a verified quote; older entries "
+        "The overview of this wiki, to read first: what it covers, its main topics, then what "
+        "each source is about. Every entry is a claim with a verified quote; older entries "
         f"spill into [Context archive]({CONTEXT_ARCHIVE}.md) when this file reaches its line cap.",
         "",
+        *head,
     ]
     notes: list[str] = []
     out += _claim_paragraphs(entries, [0], notes)

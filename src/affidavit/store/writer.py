@@ -27,7 +27,7 @@ from ..vault import Vault
 from . import audit
 from .blast import LIVE, BlastRadius, blast_radius, claim_radius
 from .parts import Parts
-from .render import CONTEXT_ARCHIVE, context_claims, context_markdown
+from .render import CONTEXT_ARCHIVE, context_claims, context_head, context_markdown
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 """:func:`~affidavit.hashing.canonical_json`'s encoder, made once: ``json.dumps`` with these
@@ -417,7 +417,8 @@ class Writer:
         none of the others, so context.md without it is rendered from the rest."""
         self._positions.clear()  # claims move to the archive page below
         entries = context_claims(self.db)
-        while context_markdown(entries).count("\n") > cap:
+        head = context_head(self.db)  # always the same number of lines (store/overview.py)
+        while context_markdown(entries, head).count("\n") > cap:
             if not entries:
                 return
             oldest = entries.pop(0).id

