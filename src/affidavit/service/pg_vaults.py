@@ -243,8 +243,8 @@ class PgVault:
             if not isinstance(op, WRITABLE):
                 raise AdmissionError(
                     "schema",
-                    f"operation {index + 1} ({op.op}) can't be proposed on PostgreSQL yet "
-                    "(docs/team.md).",
+                    f"operation {index + 1} ({op.op}) can't be proposed on PostgreSQL yet: the "
+                    "door there doesn't write it (docs/storage.md).",
                 )
         sources = PgSources(conn, self.schema)
         return admit(
