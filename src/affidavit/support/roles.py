@@ -426,10 +426,10 @@ def filler_changes(
                     continue  # the quote fills no such phrase: an added one is the coverage rule's
             if mine == "agent" and not fillers:
                 fillers = _shared_subject(quote, pm.index)
-            if any(m.quote == pm.quote and _under(quote, m.index, fillers) for m in matched):
+            if any(m.quote == pm.quote and _in_filler(quote, m.index, fillers) for m in matched):
                 continue  # the quote fills the slot with the same words
             if any(
-                o.quote == pm.quote and _under(quote, o.index, fillers)
+                o.quote == pm.quote and _in_filler(quote, o.index, fillers)
                 for n in words
                 for o in a.options.get(n, ())
             ) or _same_head(text, head, quote, fillers):
@@ -702,6 +702,13 @@ def _in_np(tree: Tree, n: int, top: int) -> bool:
 
 def _under(tree: Tree, n: int, tops: list[int]) -> bool:
     return any(n in tree.subtree(top) for top in tops)
+
+
+def _in_filler(tree: Tree, n: int, fillers: list[int]) -> bool:
+    """``n`` is one of the words filling the slot: in a filler's noun phrase (through a
+    preposition's object), not in a clause hung on it — "written by Studs Terkel, who interviewed
+    Lauren Oliver" fills the doer's slot with Studs Terkel, not with Lauren Oliver."""
+    return any(_in_np(tree, n, _phrase_head(tree, f)) or n == f for f in fillers)
 
 
 def _shared_subject(tree: Tree, p: int) -> list[int]:

@@ -45,6 +45,7 @@ from .scope import (
     quantifier_changes,
     scare_quote_changes,
 )
+from .together import apart_changes
 from .tree import Change, Tree
 from .units import converted_numbers, converted_units, magnitude_changes, unit_changes
 
@@ -113,6 +114,7 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
     changes += exchange_changes(a, mine, theirs)
     fillers, bridged = filler_changes(a, mine, theirs, known)
     changes += fillers
+    changes += apart_changes(a, mine, theirs)
     unstated = cross_quote(a, mine, theirs, bridged)
     changes += quantifier_changes(a, mine, theirs)
     changes += hedge_changes(a, mine, theirs)
