@@ -46,6 +46,7 @@ from .scope import (
     scare_quote_changes,
 )
 from .together import apart_changes
+from .traded import traded_changes
 from .tree import Change, Tree
 from .units import converted_numbers, converted_units, magnitude_changes, unit_changes
 
@@ -125,6 +126,8 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
     changes += degree_changes(a, mine, theirs, reported)
     changes += unit_changes(mine, theirs)
     changes += magnitude_changes(mine, theirs)
+    if not any(c.clear for c in changes):  # a last resort: the rules above name it better
+        changes += traded_changes(mine, theirs)
     restated = (
         frozenset(mine[i].lower for i in a.matches)
         | frozenset(mine[i].lemma for i in a.matches)

@@ -1,0 +1,121 @@
+"""Words that trade places (W11 structure rule): a text that is its quote's own words with two
+stretches exchanged.
+
+"Both flags were documented by the October government in Dutch 1779" against "… by the Dutch
+government in October 1779", "saw election of Dwight presidents Republican D." against "of
+Republican presidents Dwight D.": every word is the quote's, so coverage, names and numbers all
+pass, and when neither stretch is a name in a slot of its own the exchange rule
+(:mod:`.exchange`) doesn't see it either. :func:`traded_changes` compares the text's words, in
+order, with each stretch of a quote holding exactly the same words: when they differ by one
+exchange of two stretches (``…A…B…`` against ``…B…A…``), each headed by a name (a proper noun,
+or a capitalised word inside a sentence), that is a clear change — unless the two are members of
+one list ("such as Dublin, Oxford, Cambridge" for "Oxford, Dublin, Cambridge"),
+whose order says nothing. Only the whole text is compared (a text that also drops or adds words
+is left to the other rules).
+"""
+
+from __future__ import annotations
+
+from .exchange import _fact
+from .tree import Change, Tree
+
+__all__ = ["traded_changes"]
+
+_LIMIT = 80
+"""Words compared at most (a longer text is left to the other rules)."""
+
+
+def _words(tree: Tree) -> list[int]:
+    return [t.i for t in tree if t.pos not in ("PUNCT", "SPACE")]
+
+
+def _word(tree: Tree, i: int) -> str:
+    """A word as compared: lower case, an abbreviation's full stop left out ("D." / "D")."""
+    return tree[i].lower.rstrip(".") or tree[i].lower
+
+
+def _exchange(t: list[str], w: list[str]) -> tuple[int, int, int, int] | None:
+    """``(a, a_end, b, b_end)``: the stretches of ``w`` that, exchanged, give ``t`` (same
+    length, same words), or None."""
+    n = len(t)
+    lo = 0
+    while lo < n and t[lo] == w[lo]:
+        lo += 1
+    hi = n
+    while hi > lo and t[hi - 1] == w[hi - 1]:
+        hi -= 1
+    if lo >= hi:
+        return None
+    mid_t, mid_w = t[lo:hi], w[lo:hi]
+    size = hi - lo
+    for la in range(1, size):
+        for lb in range(1, size - la + 1):
+            a, b = mid_w[:la], mid_w[size - lb :]
+            x = mid_w[la : size - lb]
+            if a != b and mid_t == b + x + a:
+                return lo, lo + la, hi - lb, hi
+    return None
+
+
+def _name(tree: Tree, i: int) -> bool:
+    """A name: a proper noun or a capitalised word inside a sentence ("Dutch"), not a number."""
+    return tree[i].pos != "NUM" and _fact(tree, i)
+
+
+def _root(tree: Tree, span: list[int]) -> int:
+    """The word of ``span`` whose head is outside it."""
+    inside = set(span)
+    return next((i for i in span if tree[i].head not in inside or tree[i].head == i), span[0])
+
+
+def _list_of(tree: Tree, i: int) -> int:
+    """The first member of the list ``i`` is in (``i`` itself when it is in none)."""
+    seen = 0
+    while tree[i].dep == "conj" and tree[i].head != i and seen < 60:
+        i, seen = tree[i].head, seen + 1
+    return i
+
+
+def _one_list(tree: Tree, first: list[int], second: list[int]) -> bool:
+    """The two stretches are members of one list ("Oxford, Dublin, Cambridge")."""
+    a, b = _root(tree, first), _root(tree, second)
+    return a != b and _list_of(tree, a) == _list_of(tree, b)
+
+
+def traded_changes(text: Tree, quotes: list[Tree]) -> list[Change]:
+    mine = _words(text)
+    if not 2 <= len(mine) <= _LIMIT:
+        return []
+    t = [_word(text, i) for i in mine]
+    bag = sorted(t)
+    for quote in quotes:
+        theirs = _words(quote)
+        w_all = [_word(quote, i) for i in theirs]
+        for start in range(len(theirs) - len(t) + 1):
+            w = w_all[start : start + len(t)]
+            if w == t:
+                return []  # the quote says it in this order
+            if sorted(w) != bag:
+                continue
+            found = _exchange(t, w)
+            if found is None:
+                continue
+            a0, a1, b0, b1 = found
+            first = theirs[start + a0 : start + a1]
+            second = theirs[start + b0 : start + b1]
+            if _one_list(quote, first, second) or not all(
+                _name(quote, _root(quote, span)) for span in (first, second)
+            ):
+                continue  # a list's order, or words that move freely ("in 1961", a heading's)
+            said_a = " ".join(quote[i].text for i in first)
+            said_b = " ".join(quote[i].text for i in second)
+            return [
+                Change(
+                    "order",
+                    True,
+                    (said_a, said_b),
+                    f"'{said_a}' and '{said_b}' traded places: the quote has "
+                    f"'{' '.join(quote[i].text for i in theirs[start + a0 : start + b1])}'",
+                )
+            ]
+    return []
