@@ -18,7 +18,17 @@ from ..config import Config
 from ..errors import ConfigError
 from .logs import event, setup_logging
 from .prefork import SUPPORTED, Supervisor
-from .runtime import ServeOptions, _bind, _check_remote, _config, _listening, _Server, _Stopped
+from .runtime import (
+    ServeOptions,
+    _bind,
+    _check_remote,
+    _config,
+    _listening,
+    _raise_stopped,
+    _release,
+    _Server,
+    _Stopped,
+)
 
 NOT_YET = (
     "on PostgreSQL the daemon serves the REST API of docs/team.md; {what} is not "
@@ -35,10 +45,6 @@ def check_options(options: ServeOptions) -> None:
             f"--workers {options.processes}: this platform can't pre-fork worker processes "
             "(no sigwaitinfo); pass --workers 1."
         )
-
-
-def _raise_stopped(signum: int, frame: object) -> None:
-    raise _Stopped(signum)
 
 
 def serve_database(options: ServeOptions, url: str, config: Config | None = None) -> int:
@@ -72,15 +78,7 @@ def serve_database(options: ServeOptions, url: str, config: Config | None = None
     except _Stopped:
         return 0
     finally:
-        for sock in sockets:
-            sock.close()
-        try:
-            if unix_inode is not None and options.socket_path.stat().st_ino == unix_inode:
-                options.socket_path.unlink()
-        except FileNotFoundError:
-            pass
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        _release(options, sockets, unix_inode, previous)
         registry.close()
         event("stopped", pid=os.getpid())
 

@@ -280,6 +280,25 @@ def _listening(options: ServeOptions, tcp_address: str | None) -> None:
     )
 
 
+def _release(
+    options: ServeOptions,
+    sockets: list[socket.socket],
+    unix_inode: int | None,
+    previous: dict[signal.Signals, Any],
+) -> None:
+    """Close the sockets, remove the Unix socket this process bound (not one a later daemon
+    bound at the same path), and give the signals their previous handlers back."""
+    for sock in sockets:
+        sock.close()
+    try:
+        if unix_inode is not None and options.socket_path.stat().st_ino == unix_inode:
+            options.socket_path.unlink()
+    except FileNotFoundError:
+        pass
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
+
+
 def serve(options: ServeOptions) -> int:
     """Run the daemon until SIGTERM/SIGINT; returns the exit status."""
     setup_logging()
@@ -320,15 +339,7 @@ def serve(options: ServeOptions) -> int:
     except _Stopped:
         return 0
     finally:
-        for sock in sockets:
-            sock.close()
-        try:
-            if unix_inode is not None and options.socket_path.stat().st_ino == unix_inode:
-                options.socket_path.unlink()
-        except FileNotFoundError:
-            pass
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        _release(options, sockets, unix_inode, previous)
         registry.close()
         for pin in pins:
             pin.close()
