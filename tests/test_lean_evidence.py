@@ -19,6 +19,7 @@ from click.testing import CliRunner
 
 import affidavit
 from affidavit import db as dbmod
+from affidavit import db_lean
 from affidavit.cli import main
 from affidavit.doctor import run_doctor
 from affidavit.evidence import spans, verify
@@ -151,7 +152,7 @@ def test_an_altered_source_shows_no_words_and_doctor_says_why(
 
 
 def test_the_views_marker_is_the_modules() -> None:
-    assert "'" + spans.UNREADABLE.replace("'", "''") + "'" in dbmod.m021_lean_evidence()
+    assert "'" + spans.UNREADABLE.replace("'", "''") + "'" in db_lean.m021_lean_evidence()
 
 
 def test_offsets_edited_outside_the_view_show_no_words(vault: Vault) -> None:

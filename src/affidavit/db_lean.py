@@ -1,0 +1,179 @@
+"""Issue 25's migrations that slim the database (m021…m022): evidence as offsets, words by
+integer, decided plans' admissions packed, word counts.
+
+They register with :func:`affidavit.db.migration` when :mod:`affidavit.db` imports this module,
+after its own m001…m020, so ``MIGRATIONS`` keeps their order; a migration is never edited once
+released, only followed by a new one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from .db import DATA_STEPS, migration
+
+
+@migration
+def m021_lean_evidence() -> str:
+    """Issue 25 item 5: evidence as offsets, the quote computed. ``evidence_rows`` (WITHOUT
+    ROWID) keeps a claim's evidence by an integer source key (``source_keys``: source id ->
+    key) and its offsets, no quote text; the ``evidence`` view gives every reader the columns of
+    before, its ``quote`` the source's own words at the offsets, computed by the SQL function
+    ``evidence_span`` (:mod:`affidavit.evidence.spans`, registered on every connection the code
+    opens; a bare ``sqlite3`` connection lacks it); when the source's text can't be had (its
+    file missing or altered) or the span is not the one written (``crc``: its CRC-32, so
+    offsets edited in ``evidence_rows`` show), the quote reads
+    :data:`affidavit.evidence.spans.UNREADABLE`, never other words, and doctor reports it. ``INSTEAD OF`` triggers keep every writer
+    working: an insert or update names its source by id (a key is made for a new one) and may
+    give a quote, which must then be exactly the source's span at the offsets (else the write
+    is refused: a quote never differs from its source's words). The quotes stored before are
+    compared with the spans by the data step: any that differs (never written by the door) is
+    kept in ``evidence_legacy`` for ``affidavit doctor`` to report. The doctor's change log
+    follows ``evidence_rows`` (inserts outside a door batch logged too: the view has no rowid
+    for a checkpoint to compare)."""
+    return """
+        DROP TRIGGER doctor_evidence_update;
+        DROP TRIGGER doctor_evidence_delete;
+        ALTER TABLE evidence RENAME TO evidence_old;
+        CREATE TABLE source_keys (
+            key INTEGER PRIMARY KEY,
+            source_id TEXT NOT NULL UNIQUE REFERENCES sources(id)
+        );
+        INSERT INTO source_keys (source_id) SELECT id FROM sources ORDER BY rowid;
+        CREATE TABLE evidence_rows (
+            claim_id TEXT NOT NULL REFERENCES claims(id),
+            idx INTEGER NOT NULL,
+            source_key INTEGER NOT NULL REFERENCES source_keys(key),
+            start INTEGER NOT NULL,         -- offsets into the source's extracted text
+            "end" INTEGER NOT NULL,
+            location TEXT NOT NULL,         -- human-readable place in the original ("line 12")
+            crc INTEGER NOT NULL,           -- CRC-32 of the span's UTF-8 when it was written
+            PRIMARY KEY (claim_id, idx)
+        ) WITHOUT ROWID;
+        CREATE INDEX evidence_rows_source ON evidence_rows(source_key);
+        INSERT INTO evidence_rows (claim_id, idx, source_key, start, "end", location, crc)
+        SELECT e.claim_id, e.idx, k.key, e.start, e."end", e.location, evidence_crc(e.quote)
+        FROM evidence_old e JOIN source_keys k ON k.source_id = e.source_id;
+        CREATE TABLE evidence_legacy (
+            claim_id TEXT NOT NULL,
+            idx INTEGER NOT NULL,
+            quote TEXT NOT NULL,            -- the quote stored before m021, unlike the span
+            PRIMARY KEY (claim_id, idx)
+        ) WITHOUT ROWID;
+        -- one table in FROM (the rest in scalar subqueries): SQLite flattens such a view into
+        -- the right side of a LEFT JOIN; a view that joins is materialized whole there
+        CREATE VIEW evidence AS
+        SELECT r.claim_id AS claim_id, r.idx AS idx,
+               (SELECT k.source_id FROM source_keys k WHERE k.key = r.source_key) AS source_id,
+               coalesce((SELECT evidence_span(s.text_file, s.text_sha256, r.start, r."end", r.crc)
+                         FROM source_keys k JOIN sources s ON s.id = k.source_id
+                         WHERE k.key = r.source_key),
+                        '[evidence can''t be shown: its source or offsets changed; run affidavit doctor]')
+               AS quote,
+               r.start AS start, r."end" AS "end", r.location AS location,
+               r.source_key AS source_key
+        FROM evidence_rows r;
+        CREATE TRIGGER evidence_insert INSTEAD OF INSERT ON evidence BEGIN
+            INSERT OR IGNORE INTO source_keys (source_id) VALUES (new.source_id);
+            SELECT RAISE(ABORT, 'evidence quote differs from the source''s words at its offsets')
+            FROM sources s WHERE s.id = new.source_id AND new.quote IS NOT NULL
+            AND new.quote IS NOT evidence_span(s.text_file, s.text_sha256, new.start, new."end", NULL);
+            SELECT RAISE(ABORT, 'the source''s text can''t be read at the evidence''s offsets: run affidavit doctor')
+            WHERE NOT EXISTS (SELECT 1 FROM sources s WHERE s.id = new.source_id
+            AND evidence_span(s.text_file, s.text_sha256, new.start, new."end", NULL) IS NOT NULL);
+            INSERT INTO evidence_rows (claim_id, idx, source_key, start, "end", location, crc)
+            SELECT new.claim_id, new.idx,
+                   (SELECT key FROM source_keys WHERE source_id = new.source_id),
+                   new.start, new."end", new.location,
+                   evidence_crc(evidence_span(s.text_file, s.text_sha256, new.start, new."end", NULL))
+            FROM sources s WHERE s.id = new.source_id;
+        END;
+        CREATE TRIGGER evidence_update INSTEAD OF UPDATE ON evidence BEGIN
+            INSERT OR IGNORE INTO source_keys (source_id) VALUES (new.source_id);
+            SELECT RAISE(ABORT, 'evidence quote differs from the source''s words at its offsets')
+            FROM sources s WHERE s.id = new.source_id AND new.quote IS NOT old.quote
+            AND new.quote IS NOT evidence_span(s.text_file, s.text_sha256, new.start, new."end", NULL);
+            UPDATE evidence_rows SET claim_id = new.claim_id, idx = new.idx,
+                source_key = (SELECT key FROM source_keys WHERE source_id = new.source_id),
+                start = new.start, "end" = new."end", location = new.location,
+                crc = CASE WHEN new.source_id IS old.source_id AND new.start IS old.start
+                           AND new."end" IS old."end" THEN crc
+                      ELSE (SELECT evidence_crc(evidence_span(s.text_file, s.text_sha256,
+                                                              new.start, new."end", NULL))
+                            FROM sources s WHERE s.id = new.source_id) END
+            WHERE claim_id = old.claim_id AND idx = old.idx;
+        END;
+        CREATE TRIGGER evidence_delete INSTEAD OF DELETE ON evidence BEGIN
+            DELETE FROM evidence_rows WHERE claim_id = old.claim_id AND idx = old.idx;
+        END;
+        CREATE TRIGGER doctor_evidence_insert AFTER INSERT ON evidence_rows
+        WHEN NOT EXISTS (SELECT 1 FROM door_deferred) BEGIN
+            INSERT INTO doctor_changes (tbl, key) VALUES ('evidence', new.claim_id);
+        END;
+        CREATE TRIGGER doctor_evidence_update AFTER UPDATE ON evidence_rows BEGIN
+            INSERT INTO doctor_changes (tbl, key) VALUES ('evidence', old.claim_id);
+            INSERT INTO doctor_changes (tbl, key) VALUES ('evidence', new.claim_id);
+        END;
+        CREATE TRIGGER doctor_evidence_delete AFTER DELETE ON evidence_rows BEGIN
+            INSERT INTO doctor_changes (tbl, key) VALUES ('evidence', old.claim_id);
+        END
+    """
+
+
+def _keep_differing_quotes(db: sqlite3.Connection) -> None:
+    """Compare every stored quote with the span the view now computes; keep those that differ
+    (a source text missing or altered included) in ``evidence_legacy``; drop the old table."""
+    db.execute(
+        "INSERT INTO evidence_legacy (claim_id, idx, quote) "
+        "SELECT o.claim_id, o.idx, o.quote FROM evidence_old o JOIN evidence e "
+        "ON e.claim_id = o.claim_id AND e.idx = o.idx WHERE e.quote IS NOT o.quote"
+    )
+    db.execute("DROP TABLE evidence_old")
+
+
+DATA_STEPS["m021_lean_evidence"] = _keep_differing_quotes
+
+
+@migration
+def m021b_lean_words_and_admissions() -> str:
+    """Issue 25 item 5, the next biggest tables. ``claim_words`` (m017) names each word by an
+    integer (``words``: word -> id) instead of repeating its text in every posting, half the
+    table's size. A decided plan's admission is packed with its plan's text as zlib's preset
+    dictionary (:func:`affidavit.plan.stored.pack`), half the size of it packed alone; the data
+    step repacks those stored before. Nothing is pruned: both texts read back whole."""
+    return """
+        CREATE TABLE words (id INTEGER PRIMARY KEY, word TEXT NOT NULL UNIQUE);
+        INSERT INTO words (word) SELECT DISTINCT word FROM claim_words ORDER BY word;
+        ALTER TABLE claim_words RENAME TO claim_words_old;
+        CREATE TABLE claim_words (
+            word INTEGER NOT NULL,          -- words.id
+            claim INTEGER NOT NULL,         -- claims.rowid
+            PRIMARY KEY (word, claim)
+        ) WITHOUT ROWID;
+        INSERT INTO claim_words (word, claim)
+        SELECT w.id, o.claim FROM claim_words_old o JOIN words w ON w.word = o.word;
+        DROP TABLE claim_words_old
+    """
+
+
+def _repack_admissions(db: sqlite3.Connection) -> None:
+    from .plan.stored import repack_admissions
+
+    repack_admissions(db)
+
+
+DATA_STEPS["m021b_lean_words_and_admissions"] = _repack_admissions
+
+
+@migration
+def m022_word_counts() -> str:
+    """Issue 25 item 1: ``words.n``, how many claims ``claim_words`` holds each word for (any
+    status), kept by a trigger on every posting inserted, so the supersession pass knows how
+    common a word is without reading its postings (:mod:`affidavit.lint.nearby`)."""
+    return """
+        ALTER TABLE words ADD COLUMN n INTEGER NOT NULL DEFAULT 0;
+        UPDATE words SET n = (SELECT count(*) FROM claim_words c WHERE c.word = words.id);
+        CREATE TRIGGER claim_words_count AFTER INSERT ON claim_words BEGIN
+            UPDATE words SET n = n + 1 WHERE id = new.word;
+        END
+    """
