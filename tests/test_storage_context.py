@@ -101,7 +101,7 @@ def test_context_entries_go_in_and_each_change_is_snapshotted(make: Any) -> None
     assert wiki.context() == [(OPENED_CLAIM, "trusted"), (LONG, "trusted")]
     before_first, before_second = wiki.snapshots()
     assert "1932" not in before_first and "# Context" in before_first
-    assert "The bridge opened in 1932" in before_second and "503" not in before_second
+    assert "The bridge opened in 1932" in before_second and LONG not in before_second
 
 
 def test_a_replacement_waits_for_a_person_and_retracts_the_old_entries(make: Any) -> None:
