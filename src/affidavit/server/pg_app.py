@@ -55,25 +55,14 @@ from ..service.models import (
 from ..service.pg_vaults import NOT_PORTED, PgVault
 from . import errors
 from .app import _no_telemetry
-from .auth import PRINCIPAL_KEY, ROLE_KEY, VAULT_KEY, Guard, Principal, access
+from .auth import ROLE_KEY, VAULT_KEY, Guard, Principal, access
+from .deps import _principal, _state
 from .logs import RequestLog, event
 from .pg_registry import PgRegistry, PgServedVault
 
 VAULT_NAME = r"^[a-z][a-z0-9_]{0,47}$"
 """A vault's name in a database (``storage.base.VAULT_NAME``): its URL segment as it is."""
 ALL_STATUSES = ("pending", "applied", "rejected", "expired", "refused")
-
-
-def _state(request: Request) -> dict[str, Any]:
-    state: dict[str, Any] = request.scope.setdefault("state", {})
-    return state
-
-
-async def _principal(request: Request) -> Principal:
-    principal = _state(request).get(PRINCIPAL_KEY)
-    if not isinstance(principal, Principal):  # the guard always sets it before a route runs
-        raise Forbidden("no authenticated caller")
-    return principal
 
 
 async def _served(request: Request) -> PgServedVault:
