@@ -40,6 +40,7 @@ COMMANDS: dict[str, str] = {
     "mcp": "mcp_cmd",
     "mirror": "mirror_cmd",
     "team": "team_cmd",
+    "worker": "worker_cmd",
 }
 """Every command, in the order ``--help`` lists them, and the module (in this package) whose
 ``COMMANDS`` list holds it."""

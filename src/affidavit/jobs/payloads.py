@@ -120,6 +120,23 @@ class LintPayload(BasePayload):
     propose: bool = False
 
 
+class StoredIngestPayload(BasePayload):
+    """An ingest of sources already stored in a PostgreSQL vault (their bytes submitted to the
+    daemon, ``POST …/jobs``), run by ``affidavit worker --database``: each source's chunks are
+    proposed by the model, admitted by the gate and applied by the policy through the door."""
+
+    kind: Literal["ingest_stored"] = "ingest_stored"
+    sources: list[Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]] = Field(
+        min_length=1, max_length=1000, description="The sources' ids (SHA-256 of their bytes)."
+    )
+    model: ModelName | None = Field(
+        default=None, description="Provider instead of the worker's (default: extractive)."
+    )
+
+
+DATABASE_ONLY = ("ingest_stored",)
+"""Kinds that only a PostgreSQL vault's queue takes (a SQLite vault's refuses them)."""
+
 JobPayload = Annotated[
     IngestPayload | WatchPayload | ReindexPayload | LintPayload, Field(discriminator="kind")
 ]
@@ -139,6 +156,7 @@ _MODELS: dict[str, type[BasePayload]] = {
     "watch": WatchPayload,
     "reindex": ReindexPayload,
     "lint": LintPayload,
+    "ingest_stored": StoredIngestPayload,
 }
 _HANDLERS: dict[str, Handler] = {}
 

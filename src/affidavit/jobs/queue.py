@@ -20,7 +20,7 @@ from ..errors import ConflictError, NotFoundError
 from ..vault import Vault
 from .lease import add_event, holder_gone, inline_gone, recover_stale
 from .models import JOB_STATUSES, Job, JobEvent, event_from_row, job_from_row
-from .payloads import BasePayload, parse_payload
+from .payloads import DATABASE_ONLY, BasePayload, JobPayloadError, parse_payload
 
 
 class JobQueue:
@@ -42,6 +42,11 @@ class JobQueue:
     ) -> Job:
         """Validate ``payload`` and queue it; the job runs when a worker claims it."""
         typed = parse_payload(payload)
+        if typed.kind in DATABASE_ONLY:
+            raise JobPayloadError(
+                f"a {typed.kind} job runs on a PostgreSQL database's vault only (affidavit worker "
+                "--database); on this vault, use an ingest job with file paths."
+            )
         config = self.vault.config
         timeout = (
             int(config.get("jobs.timeout_seconds")) if timeout_seconds is None else timeout_seconds

@@ -21,6 +21,7 @@ from fastapi.responses import JSONResponse
 from psycopg_pool import PoolTimeout
 
 from .. import __version__
+from ..jobs.models import JOB_STATUSES, Job
 from ..plan.schema import plan_json_schema
 from ..service.backend import Forbidden
 from ..service.models import (
@@ -52,10 +53,11 @@ from ..service.models import (
     VaultInfo,
     Whoami,
 )
+from ..service.pg_jobs import IngestRequest, PgJobs
 from ..service.pg_vaults import NOT_PORTED, PgVault
 from . import errors
 from .app import _no_telemetry
-from .auth import ROLE_KEY, VAULT_KEY, Guard, Principal, access
+from .auth import ROLE_KEY, VAULT_KEY, Guard, Principal, access, allows
 from .deps import _principal, _state
 from .logs import RequestLog, event
 from .pg_registry import PgRegistry, PgServedVault
@@ -290,6 +292,45 @@ def revoke_token(
 ) -> TokenInfo:
     """Revoke a token at once."""
     return vault.revoke_token(token_id, caller.actor)
+
+
+@vaults.post("/jobs", response_model=Job, status_code=202, tags=["jobs"], **access("propose"))
+def submit_job(vault: VaultDep, caller: CallerDep, role: RoleDep, body: IngestRequest) -> Job:
+    """Queue an ingest of the sources sent (their text, stored in the database as sources);
+    `affidavit worker --database` runs it on any host. A trusted source needs approve."""
+    return PgJobs(vault).submit(body, caller.actor, allows(role, "approve"))
+
+
+@vaults.get("/jobs", response_model=list[Job], tags=["jobs"], **access("read"))
+def list_jobs(
+    vault: VaultDep,
+    status: Annotated[str | None, Query(pattern="^(" + "|".join(JOB_STATUSES) + ")$")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> list[Job]:
+    """The newest jobs, optionally only those with ``status``."""
+    return PgJobs(vault).list(status, limit)
+
+
+@vaults.get("/jobs/{job_id}", response_model=Job, tags=["jobs"], **access("read"))
+def get_job(vault: VaultDep, job_id: Annotated[str, Path(max_length=64)]) -> Job:
+    """A job: status, progress, result or error, attempts, the worker holding it."""
+    return PgJobs(vault).get(job_id)
+
+
+@vaults.post("/jobs/{job_id}/cancel", response_model=Job, tags=["jobs"], **access("propose"))
+def cancel_job(
+    vault: VaultDep, caller: CallerDep, role: RoleDep,
+    job_id: Annotated[str, Path(max_length=64)],
+) -> Job:  # fmt: skip
+    """Cancel a job: a queued one at once, a running one at its worker's next chunk. Needs
+    approve, or propose for a job you submitted yourself."""
+    jobs = PgJobs(vault)
+    job = jobs.get(job_id)
+    if not allows(role, "approve") and job.requested_by != caller.actor:
+        raise Forbidden(
+            f"job {job.id} was submitted by {job.requested_by}; cancelling it needs approve."
+        )
+    return jobs.cancel(job.id, caller.actor)
 
 
 @vaults.api_route(

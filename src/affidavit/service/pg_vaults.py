@@ -63,9 +63,10 @@ NOT_PORTED = (
     "…/claims/{id}, …/sources, …/sources/{id}, …/audit, …/plans, …/plans/{id}; POST …/nonces, "
     "…/plans, …/plans/{id}/approve (whole, or some operations), …/plans/approve (whole plans), "
     "…/plans/{id}/reject; "
-    "…/tokens (owner). Not yet: ask, jobs (ingest), lint, dry_run/sure_only approvals, "
-    "the web desk and MCP (docs/team.md). Use them on a SQLite vault; add sources with "
-    "`affidavit team add`."
+    "…/tokens (owner); GET/POST …/jobs, …/jobs/{id}, …/jobs/{id}/cancel (ingest of the sources "
+    "sent, run by `affidavit worker --database`). Not yet: ask, lint, job events, "
+    "dry_run/sure_only approvals, the web desk and MCP (docs/team.md). Use them on a SQLite "
+    "vault; add sources with `affidavit team add` or an ingest job."
 )
 
 

@@ -289,5 +289,23 @@ VAULT: list[tuple[str, str]] = [
         CREATE INDEX agent_calls_actor ON {s}.agent_calls (actor, tool, at)
         """,
     ),
+    (
+        "pg008_ingest",
+        """
+        ALTER TABLE {s}.jobs ADD COLUMN cancel_requested_by TEXT;  -- a running job stops
+        CREATE TABLE {s}.ingested_chunks (  -- an ingest job's checkpoints (jobs/pg_ingest.py)
+            source_id TEXT NOT NULL REFERENCES {s}.sources (id),
+            start BIGINT NOT NULL,
+            "end" BIGINT NOT NULL,
+            outcome TEXT NOT NULL,         -- started (nonce issued, model asked) or final
+            nonce TEXT,
+            plan_id TEXT REFERENCES {s}.plans (id),
+            job_id TEXT NOT NULL REFERENCES {s}.jobs (id),
+            fence BIGINT NOT NULL,         -- the claim that wrote it
+            PRIMARY KEY (source_id, start)
+        );
+        CREATE INDEX ingested_chunks_job ON {s}.ingested_chunks (job_id)
+        """,
+    ),
 ]
 """Each vault's schema."""

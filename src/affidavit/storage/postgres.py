@@ -108,6 +108,41 @@ def _creates(plan_json: str) -> list[str]:
     return [op.slug for op in plan.operations if isinstance(op, CreatePage)]
 
 
+def insert_plan(
+    conn: Conn,
+    schema: str,
+    plan_id: str,
+    *,
+    author: str,
+    origin: str,
+    plan_json: str,
+    created_at: str,
+    expires_at: str,
+) -> None:
+    """Record a pending plan and reserve the slugs it creates, in the caller's transaction
+    (:meth:`PostgresStorage.propose`; an ingest job's fenced write, :mod:`affidavit.jobs.pg_ingest`)."""
+    values = (plan_id, author, origin, plan_json, created_at, expires_at)
+    names = ("plan id", "author", "origin", "plan", "created_at", "expires_at")
+    for field, value in zip(names, values, strict=True):
+        check_text(field, value)
+    conn.execute(
+        _q("INSERT INTO {s}.plans (id, author, origin, plan_json, status, admission, "
+           "created_at, expires_at) VALUES (%s, %s, %s, %s, 'pending', '{{}}', %s, %s)",
+           schema),
+        values,
+    )  # fmt: skip
+    person = not is_agent(author, origin)
+    for slug in _creates(plan_json):
+        # the first pending plan keeps a slug (W5), but a person's plan takes one an
+        # agent's plan holds (W13: the owner's work goes first), as on SQLite
+        conn.execute(
+            _q("INSERT INTO {s}.slug_reservations AS r (slug, plan_id) VALUES (%s, %s) "
+               "ON CONFLICT (slug) DO UPDATE SET plan_id = excluded.plan_id "
+               "WHERE %s AND r.plan_id = ANY(%s)", schema),
+            (slug, plan_id, person, _agents_plans(conn, schema)),
+        )  # fmt: skip
+
+
 class PostgresDoor:
     """The door's step on PostgreSQL, inside the transaction that holds the vault's lock."""
 
@@ -402,27 +437,9 @@ class PostgresStorage:
         expires_at: str,
     ) -> None:
         _, schema = self._vault(vault)
-        values = (plan_id, author, origin, plan_json, created_at, expires_at)
-        names = ("plan id", "author", "origin", "plan", "created_at", "expires_at")
-        for field, value in zip(names, values, strict=True):
-            check_text(field, value)
         with self._tx() as conn:
-            conn.execute(
-                _q("INSERT INTO {s}.plans (id, author, origin, plan_json, status, admission, "
-                   "created_at, expires_at) VALUES (%s, %s, %s, %s, 'pending', '{{}}', %s, %s)",
-                   schema),
-                values,
-            )  # fmt: skip
-            person = not is_agent(author, origin)
-            for slug in _creates(plan_json):
-                # the first pending plan keeps a slug (W5), but a person's plan takes one an
-                # agent's plan holds (W13: the owner's work goes first), as on SQLite
-                conn.execute(
-                    _q("INSERT INTO {s}.slug_reservations AS r (slug, plan_id) VALUES (%s, %s) "
-                       "ON CONFLICT (slug) DO UPDATE SET plan_id = excluded.plan_id "
-                       "WHERE %s AND r.plan_id = ANY(%s)", schema),
-                    (slug, plan_id, person, _agents_plans(conn, schema)),
-                )  # fmt: skip
+            insert_plan(conn, schema, plan_id, author=author, origin=origin,
+                        plan_json=plan_json, created_at=created_at, expires_at=expires_at)  # fmt: skip
 
     def plan(self, vault: str, plan_id: str) -> PlanRow | None:
         _, schema = self._vault(vault)

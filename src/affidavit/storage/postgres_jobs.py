@@ -18,6 +18,7 @@ from typing import Any
 
 from psycopg import sql
 
+from ..errors import ConflictError, NotFoundError
 from ..jobs.payloads import parse_payload
 from .base import check_text
 from .jobs import (
@@ -31,6 +32,7 @@ from .jobs import (
 )
 from .postgres import Conn, PostgresStorage, _q
 
+ISO = '\'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"\''
 CLAIMABLE = "status = 'queued' OR (status = 'running' AND lease_expires_at <= clock_timestamp())"
 
 
@@ -84,11 +86,16 @@ class PostgresJobStore:
         with self.storage._tx() as conn:
             while True:
                 row = conn.execute(
-                    _q(f"SELECT id, status, attempts, max_attempts, lease_owner FROM {{s}}.jobs "
+                    _q(f"SELECT id, status, attempts, max_attempts, lease_owner, "
+                       f"cancel_requested_by FROM {{s}}.jobs "
                        f"WHERE {CLAIMABLE} ORDER BY n LIMIT 1 FOR UPDATE SKIP LOCKED", schema)
                 ).fetchone()  # fmt: skip
                 if row is None:
                     return None
+                if row["cancel_requested_by"] is not None:  # its worker died before it stopped
+                    self._end(conn, schema, str(row["id"]), "cancelled",
+                              error=f"cancelled by {row['cancel_requested_by']}")  # fmt: skip
+                    continue
                 if row["status"] == "running" and row["attempts"] >= row["max_attempts"]:
                     self._give_up(conn, schema, row)
                     continue  # the next job, in the same transaction
@@ -189,6 +196,86 @@ class PostgresJobStore:
             # a no-op SET: the fenced UPDATE checks the claim and locks the row until commit
             schema = self._fenced(conn, claim, "lease_token = lease_token", ())
             self._end(conn, schema, claim.job_id, status, error=error, result=result)
+
+    def held(self, conn: Conn, claim: Claim) -> str | None:
+        """In the caller's transaction (a write the job makes to the wiki): check that ``claim``
+        is the job's current one and lock its row until that transaction ends, so no other
+        worker can claim the job meanwhile (claims skip a locked row); :class:`LeaseLost` if
+        not. Returns who asked to cancel the job, or None."""
+        if not well_formed(claim):
+            raise lost(claim, None)
+        schema = self._schema(claim.vault)
+        row = conn.execute(
+            _q("SELECT cancel_requested_by FROM {s}.jobs WHERE id = %s AND fence = %s "
+               "AND lease_token = %s AND status = 'running' FOR SHARE", schema),
+            (claim.job_id, claim.fence, claim.token),
+        ).fetchone()  # fmt: skip
+        if row is None:
+            now = conn.execute(
+                _q("SELECT status, fence FROM {s}.jobs WHERE id = %s", schema), (claim.job_id,)
+            ).fetchone()
+            raise lost(claim, now)
+        return None if row["cancel_requested_by"] is None else str(row["cancel_requested_by"])
+
+    def cancel(self, vault: str, job_id: str, actor: str) -> str:
+        """Cancel a job: a queued one at once, a running one by asking its worker to stop (it
+        does at its next chunk; a worker that died meanwhile leaves it to the next claim, which
+        ends it). Returns the job's status after; a finished job is refused."""
+        schema = self._schema(vault)
+        with self.storage._tx() as conn:
+            row = conn.execute(
+                _q("SELECT status FROM {s}.jobs WHERE id = %s FOR UPDATE", schema),
+                (check_text("job id", job_id),),
+            ).fetchone()
+            if row is None:
+                raise NotFoundError(
+                    f"no job {job_id[:40]!r} in vault {vault}; GET …/jobs lists them."
+                )
+            status = str(row["status"])
+            if status in ("done", "failed", "cancelled"):
+                raise ConflictError(f"job {job_id} is already {status}; nothing to cancel.")
+            by = check_text("actor", actor)
+            if status == "queued":
+                self._end(conn, schema, job_id, "cancelled", error=f"cancelled by {by}")
+                return "cancelled"
+            conn.execute(
+                _q("UPDATE {s}.jobs SET cancel_requested_by = coalesce(cancel_requested_by, %s) "
+                   "WHERE id = %s", schema),
+                (by, job_id),
+            )  # fmt: skip
+            _event(conn, schema, job_id, "cancel_requested", {"actor": by})
+            return "running"
+
+    def release(self, claim: Claim, reason: str) -> None:
+        """Give the claim's job back to the queue (its worker is stopping): another worker
+        claims it at once, with a new fence; :class:`LeaseLost` if the claim is not current."""
+        with self.storage._tx() as conn:
+            schema = self._fenced(
+                conn, claim, "status = 'queued', lease_token = NULL, lease_owner = NULL, "
+                "lease_expires_at = NULL", (),
+            )  # fmt: skip
+            _event(conn, schema, claim.job_id, "requeued", {"reason": check_text("reason", reason)})
+
+    def rows(self, vault: str, job_id: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+        """The jobs' rows as stored (every column, timestamps as ISO text), newest first, or
+        the one ``job_id`` names; what the daemon shows (:mod:`affidavit.service.pg_jobs`)."""
+        schema = self._schema(vault)
+        where, params = ("WHERE id = %s", (check_text("job id", job_id),)) if job_id else ("", ())
+        with self.storage._tx() as conn:
+            found = conn.execute(
+                _q(f"SELECT *, to_char(created_at AT TIME ZONE 'UTC', {ISO}) AS created, "
+                   f"to_char(started_at AT TIME ZONE 'UTC', {ISO}) AS started, "
+                   f"to_char(finished_at AT TIME ZONE 'UTC', {ISO}) AS finished, "
+                   f"to_char(heartbeat_at AT TIME ZONE 'UTC', {ISO}) AS heartbeat, "
+                   f"to_char(lease_expires_at AT TIME ZONE 'UTC', {ISO}) AS lease_until "
+                   f"FROM {{s}}.jobs {where} ORDER BY n DESC LIMIT %s", schema),
+                (*params, max(1, min(int(limit), 1000))),
+            ).fetchall()  # fmt: skip
+        return [dict(r) for r in found]
+
+    def cancelled(self, claim: Claim, by: str) -> None:
+        """End the claim's job as cancelled (its worker stopped at a cancel request)."""
+        self._finish(claim, "cancelled", error=f"cancelled by {by}", result=None)
 
     def complete(self, claim: Claim, result: Mapping[str, Any]) -> None:
         self._finish(claim, "done", result=check_text("result", result_json(result)))

@@ -1,0 +1,110 @@
+"""A PostgreSQL vault's job queue as the daemon serves it: submit an ingest of sources sent in the
+request (stored content-addressed in the database, then queued as one ``ingest_stored`` job that
+``affidavit worker --database`` runs on any host), list, show and cancel jobs. The records are
+SQLite's (:class:`~affidavit.jobs.models.Job`)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..clock import iso
+from ..errors import NotFoundError
+from ..jobs.models import Job, JobProgress
+from ..jobs.payloads import ModelName, StoredIngestPayload
+from ..storage.postgres_jobs import PostgresJobStore
+from .backend import Forbidden
+from .pg_vaults import PgVault
+
+TRUST_NEEDS_APPROVE = "trusted"
+"""The tier only a caller with the approve role may give a source it sends."""
+
+
+class SentSource(BaseModel):
+    """One source sent to be ingested: its text (UTF-8), a name, and its trust tier."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1, max_length=255, pattern=r"^[^/\x00]+$")
+    text: str = Field(min_length=1, max_length=2_000_000)
+    media_type: Literal["text/markdown", "text/plain"] = "text/markdown"
+    trust: Literal["untrusted", "semi-trusted", "trusted"] = "semi-trusted"
+
+
+class IngestRequest(BaseModel):
+    """``POST …/jobs`` on a PostgreSQL vault: the sources to ingest, as one job."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["ingest"] = "ingest"
+    sources: list[SentSource] = Field(min_length=1, max_length=100)
+    model: ModelName | None = Field(
+        default=None, description="The worker's provider for this job (default: extractive)."
+    )
+
+
+def job_of(row: dict[str, Any]) -> Job:
+    """A job row of a PostgreSQL vault (:meth:`PostgresJobStore.rows`) as the API shows it."""
+    running = row["status"] == "running"
+    return Job(
+        id=row["id"], kind=row["kind"], status=row["status"], queued=True,
+        payload=json.loads(row["payload"]), requested_by=row["requested_by"],
+        created_at=row["created"], started_at=row["started"], finished_at=row["finished"],
+        updated_at=row["heartbeat"] or row["started"] or row["created"],
+        progress=JobProgress(done=row["progress_done"], total=row["progress_total"],
+                             message=row["progress_message"]),
+        result=json.loads(row["result"]) if row["result"] else None, error=row["error"],
+        attempts=row["attempts"], max_attempts=row["max_attempts"],
+        cancel_requested=row["cancel_requested_by"] is not None,
+        cancelled_by=row["cancel_requested_by"] or (
+            row["error"].removeprefix("cancelled by ") if row["status"] == "cancelled" else None
+        ),
+        lease_owner=row["lease_owner"] if running else None,
+        lease_expires_at=row["lease_until"] if running else None, heartbeat_at=row["heartbeat"],
+    )  # fmt: skip
+
+
+class PgJobs:
+    """The job queue of one served PostgreSQL vault."""
+
+    def __init__(self, vault: PgVault) -> None:
+        self.vault = vault
+        self.queue = PostgresJobStore(vault.storage)  # shares the daemon's pool; never closed
+
+    def submit(self, body: IngestRequest, actor: str, may_trust: bool) -> Job:
+        """Store each source (the same bytes are one source) and queue one job ingesting them."""
+        if not may_trust and any(s.trust == TRUST_NEEDS_APPROVE for s in body.sources):
+            raise Forbidden(
+                "only a caller with the approve role may send a trusted source; send it as "
+                "semi-trusted or untrusted, or ask an approver."
+            )
+        ids = []
+        for sent in body.sources:
+            source_id = self.vault.storage.add_source(
+                self.vault.name, sent.text.encode("utf-8"), origin=f"api:{actor}/{sent.name}",
+                name=sent.name, added_at=iso(self.vault.clock()), text=sent.text,
+                media_type=sent.media_type, trust=sent.trust,
+            )  # fmt: skip
+            ids.append(source_id)
+        payload = StoredIngestPayload(sources=list(dict.fromkeys(ids)), model=body.model)
+        typed = payload.model_dump(mode="json")
+        attempts = int(self.vault.config.get("jobs.max_attempts"))
+        job_id = self.queue.enqueue(self.vault.name, typed, actor, max_attempts=attempts)
+        return self.get(job_id)
+
+    def list(self, status: str | None, limit: int) -> list[Job]:
+        found = [job_of(r) for r in self.queue.rows(self.vault.name, limit=1000)]
+        return [j for j in found if status is None or j.status == status][:limit]
+
+    def get(self, job_id: str) -> Job:
+        found = self.queue.rows(self.vault.name, job_id)
+        if not found:
+            raise NotFoundError(f"no job {job_id[:40]!r} in this vault; GET …/jobs lists them.")
+        return job_of(found[0])
+
+    def cancel(self, job_id: str, actor: str) -> Job:
+        self.queue.cancel(self.vault.name, job_id, actor)
+        return self.get(job_id)
+
+
+__all__ = ["IngestRequest", "PgJobs", "SentSource", "job_of"]
