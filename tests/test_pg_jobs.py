@@ -198,7 +198,9 @@ def test_a_worker_whose_lease_expired_and_was_taken_writes_nothing(team: Team) -
     and so is every later one — no nonce, plan, checkpoint, audit entry or batch of A's. B's
     writes go through."""
     job = team.submit(sources(0, 2))
-    payload = StoredIngestPayload(**team.call("GET", f"/jobs/{job['id']}", "read").json()["payload"])
+    payload = StoredIngestPayload(
+        **team.call("GET", f"/jobs/{job['id']}", "read").json()["payload"]
+    )
     a = team.jobs.claim("team", "worker-a", 0.2)
     assert a is not None
     b = until(lambda: team.jobs.claim("team", "worker-b", 60), "A's lease to expire")
@@ -233,7 +235,6 @@ def test_a_worker_that_dies_mid_job_leaves_it_to_another_each_plan_once(team: Te
     dying = team.worker(Counting(crash_at=4), lease_seconds=0.5)
     with pytest.raises(Crash):
         dying.run_once()
-    time.sleep(0)  # A is gone: its heartbeat thread stopped with it
     assert len(team.applied()) == 3
     row = team.jobs.rows("team", job["id"])[0]
     assert row["status"] == "running" and row["progress_done"] == 3

@@ -31,7 +31,7 @@ from typing import Any
 from ..agents import is_agent
 from ..clock import Clock, iso, utc_now
 from ..config import Config
-from ..errors import AffidavitError, ConflictError, PlanValidationError
+from ..errors import AffidavitError, ConflictError, PlanValidationError, ProviderError
 from ..hashing import canonical_json, sha256_hex
 from ..ingest.chunking import Chunk, chunk_text, shown_parts, sparse_text
 from ..ingest.prompts import ingest_messages, reask_message
@@ -272,7 +272,10 @@ class PgIngest:
         attempts = int(self.config.model("max_reasks")) + 1
         why = ""
         for _ in range(attempts):
-            completion = self.provider.complete(request)
+            try:
+                completion = self.provider.complete(request)
+            except ProviderError as exc:  # left "started": a later job on the source asks again
+                return "failed", None, f"model call failed: {exc}"[:300]
             self._checkpoint()
             try:
                 plan = parse_reply(completion, task.nonce)
