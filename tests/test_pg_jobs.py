@@ -315,3 +315,51 @@ def test_job_rows_read_back_as_the_api_shows_them(team: Team) -> None:
     assert json.loads(json.dumps(shown["payload"]))["kind"] == "ingest_stored"
     missing = team.call("GET", "/jobs/job-000000000000", "read")
     assert missing.status_code == 404
+
+
+def test_a_stopping_worker_gives_its_job_back_and_another_finishes_it(team: Team) -> None:
+    """SIGTERM's path: the worker stops after its current chunk and releases the job (fenced),
+    which another worker claims at once (no lease to wait out) and finishes; each plan once."""
+    job = team.submit(sources(0, 12))
+    first = team.worker(Counting(pause=0.05))
+    thread = threading.Thread(target=first.run)
+    thread.start()
+    until(lambda: team.jobs.rows("team", job["id"])[0]["progress_done"] >= 2, "two chunks")
+    first.stop.set()
+    thread.join(timeout=600)
+    row = team.jobs.rows("team", job["id"])[0]
+    assert row["status"] == "queued" and row["lease_token"] is None, row
+    assert 2 <= row["progress_done"] < 12
+    second = Counting()
+    assert team.worker(second).run(drain=True) == 1
+    done = team.call("GET", f"/jobs/{job['id']}", "read").json()
+    assert done["status"] == "done" and done["attempts"] == 2
+    assert second.calls == 12 - row["progress_done"]
+    assert len(team.applied()) == 12
+    assert_once(team)
+
+
+def test_jobs_a_worker_cannot_run_fail_saying_why(team: Team) -> None:
+    """A kind not on PostgreSQL yet, and a source the vault doesn't hold: the job fails with
+    the reason; nothing is written to the wiki."""
+    other = team.jobs.enqueue("team", {"kind": "reindex"}, "ann")
+    missing = team.jobs.enqueue("team", {"kind": "ingest_stored", "sources": ["ab" * 32]}, "ann")
+    team.worker().run(drain=True)
+    rows = {r["id"]: r for r in team.jobs.rows("team")}
+    assert rows[other]["status"] == "failed" and "PostgreSQL" in rows[other]["error"]
+    assert rows[missing]["status"] == "failed" and "abababababab" in rows[missing]["error"]
+    assert team.q("SELECT count(*) AS n FROM {s}.plans")[0]["n"] == 0
+
+
+def test_an_agents_ingest_waits_until_a_person_approves_it(team: Team) -> None:
+    job = team.submit(sources(0, 1, "untrusted"), role="propose")
+    team.worker().run(drain=True)
+    (plan_id,) = team.call("GET", f"/jobs/{job['id']}", "read").json()["result"]["sources"][0][
+        "plans"
+    ]
+    shown = team.call("GET", f"/plans/{plan_id}", "read").json()
+    assert shown["status"] == "pending" and shown["origin"] == "ingest:light-0.md#1"
+    assert team.call("POST", f"/plans/{plan_id}/approve", "propose", json={}).status_code == 403
+    ok = team.call("POST", f"/plans/{plan_id}/approve", "approve", json={})
+    assert ok.status_code == 200 and ok.json()["applied"], ok.text
+    assert team.applied() == [plan_id]

@@ -153,3 +153,21 @@ def test_a_stopped_worker_woken_after_its_job_was_taken_writes_nothing(queue: Qu
     for proc in (a, b):
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=600) == 0
+
+
+def test_the_worker_refuses_what_it_cannot_serve(queue: Queue) -> None:
+    from .test_pg_serve_cli import cli
+
+    nope = cli("worker", "--database", queue.url, "--vault", "nope", "--drain")
+    assert nope.returncode == 1 and "no vault 'nope'" in nope.stderr and "team" in nope.stderr
+    bad = cli("worker", "--database", "sqlite:///tmp/x.db", "--drain")
+    assert bad.returncode != 0 and "postgresql://" in bad.stderr
+    sql = cli("worker", "--database", queue.url, "--vault", "team; DROP TABLE x", "--drain")
+    assert sql.returncode != 0 and "DROP" not in queue.storage.vaults()
+    job = queue.submit(2)
+    drained = cli("worker", "--database", queue.url, "--vault", "team", "--drain",
+                  "--config", str(queue.config))  # fmt: skip
+    assert drained.returncode == 0, drained.stderr
+    events = [json.loads(line)["event"] for line in drained.stderr.splitlines()]
+    assert events == ["ready", "claimed", "done"]
+    assert queue.jobs.rows("team", job)[0]["status"] == "done"
