@@ -363,3 +363,20 @@ def test_an_agents_ingest_waits_until_a_person_approves_it(team: Team) -> None:
     ok = team.call("POST", f"/plans/{plan_id}/approve", "approve", json={})
     assert ok.status_code == 200 and ok.json()["applied"], ok.text
     assert team.applied() == [plan_id]
+
+
+def test_two_jobs_of_the_same_sources_at_once_propose_each_chunk_once(team: Team) -> None:
+    """Two jobs naming the same sources, run side by side by two workers: each chunk's plan is
+    proposed and applied once; the job that comes second to a chunk reports it settled."""
+    first = team.submit(sources(0, 8))
+    second = team.jobs.enqueue("team", first["payload"], "ann")
+    workers = [team.worker(Counting(pause=0.05)) for _ in range(2)]
+    threads = [threading.Thread(target=w.run, kwargs={"drain": True}) for w in workers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=600)
+    rows = {r["id"]: r for r in team.jobs.rows("team")}
+    assert rows[first["id"]]["status"] == rows[second]["status"] == "done"
+    assert len(team.applied()) == 8
+    assert_once(team)

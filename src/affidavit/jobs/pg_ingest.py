@@ -215,11 +215,11 @@ class PgIngest:
         nonce: str | None, plan_id: str | None,
     ) -> None:  # fmt: skip
         conn.execute(
-            _q('INSERT INTO {s}.ingested_chunks (source_id, start, "end", outcome, nonce, '
+            _q('INSERT INTO {s}.ingested_chunks AS c (source_id, start, "end", outcome, nonce, '
                "plan_id, job_id, fence) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
                "ON CONFLICT (source_id, start) DO UPDATE SET outcome = excluded.outcome, "
                "nonce = excluded.nonce, plan_id = excluded.plan_id, job_id = excluded.job_id, "
-               "fence = excluded.fence", self.schema),
+               "fence = excluded.fence WHERE c.outcome = 'started'", self.schema),
             (record.id, chunk.start, chunk.end, outcome, nonce, plan_id, self.claim.job_id,
              self.claim.fence),
         )  # fmt: skip
@@ -319,6 +319,13 @@ class PgIngest:
         origin = f"ingest:{record.name}#{chunk.index + 1}"[:200]
         with self._door() as door:
             conn = door.conn
+            settled = conn.execute(
+                _q("SELECT outcome, plan_id, job_id FROM {s}.ingested_chunks "
+                   "WHERE source_id = %s AND start = %s", self.schema), (record.id, chunk.start),
+            ).fetchone()  # fmt: skip
+            if settled is not None and settled["outcome"] in FINAL:  # another job, meanwhile
+                why = f"settled by job {settled['job_id']} meanwhile"
+                return str(settled["outcome"]), settled["plan_id"], why
             rows.use_nonce(conn, self.schema, plan.nonce, plan_id, now)
             sources = PgSources(conn, self.schema)
             admission = admit(
