@@ -6,6 +6,7 @@ nothing when it wakes (SIGCONT): its late writes are refused by the fence."""
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
 import signal
@@ -164,7 +165,13 @@ def test_the_worker_refuses_what_it_cannot_serve(queue: Queue) -> None:
     assert bad.returncode != 0 and "postgresql://" in bad.stderr
     sql = cli("worker", "--database", queue.url, "--vault", "team; DROP TABLE x", "--drain")
     assert sql.returncode != 0 and "DROP" not in queue.storage.vaults()
-    job = queue.submit(2)
+    note = queue.tmp / "light.md"
+    note.write_text(TEXT.format(n=7, year=1777, steps=177), encoding="utf-8")
+    added = cli("team", "add", "team", str(note), "--trust", "trusted", "--ingest", "--json",
+                env={"AFFIDAVIT_DATABASE": queue.url})  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    job = json.loads(added.stdout)["job"]
+    assert queue.jobs.rows("team", job)[0]["requested_by"] == getpass.getuser()
     drained = cli("worker", "--database", queue.url, "--vault", "team", "--drain",
                   "--config", str(queue.config))  # fmt: skip
     assert drained.returncode == 0, drained.stderr

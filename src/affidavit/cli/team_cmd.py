@@ -94,15 +94,21 @@ def create(url: str, name: str, owner: str) -> None:
     "--trust", type=click.Choice(["untrusted", "semi-trusted", "trusted"]), default="semi-trusted",
     show_default=True, help="The source's trust tier.",
 )  # fmt: skip
+@click.option(
+    "--ingest", is_flag=True,
+    help="Also queue an ingest job of it, which `affidavit worker --database` runs.",
+)  # fmt: skip
 @json_option
 @user_errors
-def add(url: str, name: str, file: Path, trust: str, as_json: bool) -> None:
+def add(url: str, name: str, file: Path, trust: str, ingest: bool, as_json: bool) -> None:
     """Add FILE, a UTF-8 text or markdown file, to vault NAME as a source (its id is the SHA-256
     of its bytes; the same bytes are one source). Other formats are not on PostgreSQL yet.
+    With --ingest, queue a job that ingests it (its plans are yours, as `affidavit ingest`'s).
 
     \b
     Example:
       affidavit team add handbook notes/bridge.md --trust trusted
+      affidavit team add handbook notes/bridge.md --trust trusted --ingest
     """
     from ..clock import iso, utc_now
 
@@ -120,10 +126,22 @@ def add(url: str, name: str, file: Path, trust: str, as_json: bool) -> None:
             name, data, origin=str(file.resolve()), name=file.name, added_at=iso(utc_now()),
             media_type=media, trust=trust,
         )  # fmt: skip
+        job = _queue_ingest(storage, name, source) if ingest else None
     if as_json:
-        echo_json({"vault": name, "source": source, "trust": trust})
+        echo_json({"vault": name, "source": source, "trust": trust, "job": job})
         return
     click.echo(f"Added {file.name} to vault {name}: source {source} ({trust}).")
+    if job:
+        click.echo(f"Queued job {job}; `affidavit worker --database URL` runs it.")
+
+
+def _queue_ingest(storage: PostgresStorage, vault: str, source: str) -> str:
+    from ..agents import local_actor
+    from ..jobs.payloads import StoredIngestPayload
+    from ..storage.postgres_jobs import PostgresJobStore
+
+    payload = StoredIngestPayload(sources=[source]).model_dump(mode="json")
+    return PostgresJobStore(storage).enqueue(vault, payload, local_actor())
 
 
 @team.command("token")
