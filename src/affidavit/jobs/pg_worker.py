@@ -67,7 +67,7 @@ class PgWorker:
     def _provider(self, model: str | None) -> Provider:
         from ..providers.from_config import provider_from_config
 
-        return provider_from_config(self.config, model or "extractive")
+        return provider_from_config(self.config, model)  # None: the config's model.provider
 
     def run(self, *, drain: bool = False) -> int:
         """Run jobs until :attr:`stop` is set (or, with ``drain``, until none is free);
