@@ -380,3 +380,38 @@ def test_two_jobs_of_the_same_sources_at_once_propose_each_chunk_once(team: Team
     assert rows[first["id"]]["status"] == rows[second]["status"] == "done"
     assert len(team.applied()) == 8
     assert_once(team)
+
+
+def test_a_language_models_invalid_reply_is_asked_again(team: Team) -> None:
+    """A model that reads the prompt: its first reply is not a plan, so it is sent back with
+    the error; the second, which quotes the chunk under the prompt's nonce, is applied. A model
+    that never answers with a plan leaves the chunk 'invalid', and nothing is written."""
+    from affidavit.providers.scripted import ScriptedProvider
+
+    def plan(request: ModelRequest) -> str:
+        task = request.task
+        assert task is not None and any(task.nonce in m.content for m in request.messages)
+        quote = "Keepers climbed its 100 steps every evening to light the lamp"
+        claim = {"text": quote + ".", "evidence": [{"source": task.source_id, "quote": quote}]}
+        return json.dumps({"nonce": task.nonce, "operations": [{
+            "op": "create_page", "slug": "keepers", "title": "Keepers", "summary": quote + ".",
+            "claims": [claim]}]})  # fmt: skip
+
+    model = ScriptedProvider(["this is not a plan", plan])
+    job = team.submit(sources(0, 1))
+    team.worker(model).run(drain=True)
+    done = team.call("GET", f"/jobs/{job['id']}", "read").json()
+    assert done["result"]["totals"] == {"applied": 1}, done
+    assert len(model.requests) == 2
+    assert "not one JSON object" in model.requests[1].messages[-1].content
+    page = team.call("GET", "/pages/keepers", "read").json()
+    assert [c["text"] for c in page["claims"]] == [
+        "Keepers climbed its 100 steps every evening to light the lamp."
+    ]
+    stubborn = ScriptedProvider(["no"] * 10)
+    job = team.submit(sources(1, 1))
+    team.worker(stubborn).run(drain=True)
+    done = team.call("GET", f"/jobs/{job['id']}", "read").json()
+    assert done["result"]["totals"] == {"invalid": 1}
+    assert "invalid reply" in done["result"]["sources"][0]["problems"][0]
+    assert len(team.applied()) == 1
