@@ -415,3 +415,37 @@ def test_a_language_models_invalid_reply_is_asked_again(team: Team) -> None:
     assert done["result"]["totals"] == {"invalid": 1}
     assert "invalid reply" in done["result"]["sources"][0]["problems"][0]
     assert len(team.applied()) == 1
+
+
+def test_a_backend_terminated_mid_transaction_writes_nothing_of_that_chunk(team: Team) -> None:
+    """``pg_terminate_backend`` of the worker's own connection inside the third chunk's
+    transaction (after the plan was recorded and applied, as its checkpoint is written): that
+    transaction leaves nothing — no plan, audit entry or batch number — the worker goes on, and
+    the job, claimed again once the lease expired, applies chunks 3..5 once each: batches 1..5."""
+    with team.storage.pool.connection() as conn:
+        conn.execute(
+            "CREATE SEQUENCE v_team.fault_seq; "
+            "CREATE FUNCTION v_team.fault() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+            "IF NEW.outcome = 'applied' AND nextval('v_team.fault_seq') = 3 THEN "
+            "PERFORM pg_terminate_backend(pg_backend_pid()); PERFORM pg_sleep(5); END IF; "
+            "RETURN NEW; END $$; "
+            "CREATE TRIGGER fault BEFORE INSERT ON v_team.ingested_chunks "
+            "FOR EACH ROW EXECUTE FUNCTION v_team.fault()"
+        )
+    job = team.submit(sources(0, 5))
+    events: list[dict[str, Any]] = []
+    first = PgWorker(
+        team.storage, vaults=["team"], config=TRUSTED, lease_seconds=0.5, log=events.append,
+        provider_for=lambda model: ExtractiveProvider(),
+    )  # fmt: skip
+    assert first.run_once()
+    assert [e["event"] for e in events] == ["claimed", "database_error"]
+    assert len(team.applied()) == 2 and len(team.storage.batches("team")) == 2
+    assert team.jobs.rows("team", job["id"])[0]["status"] == "running"
+    survivor = Counting()
+    until(lambda: team.worker(survivor).run_once(), "the lease to expire")
+    done = team.call("GET", f"/jobs/{job['id']}", "read").json()
+    assert done["status"] == "done" and done["attempts"] == 2, done
+    assert survivor.calls == 3
+    assert [b.seq for b in team.storage.batches("team")] == [1, 2, 3, 4, 5]
+    assert_once(team)

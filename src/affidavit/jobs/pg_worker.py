@@ -165,10 +165,11 @@ class PgWorker:
         except psycopg.OperationalError as exc:  # the database away: the lease expires, re-run
             self.log({"event": "database_error", "job": claim.job_id, "error": str(exc)[:300]})
             time.sleep(self.poll_seconds)
-        except AffidavitError as exc:
+        except Exception as exc:  # the job's fault (or a bug): it fails, the worker goes on
+            why = str(exc) if isinstance(exc, AffidavitError) else f"{type(exc).__name__}: {exc}"
             try:
-                self.jobs.fail(claim, str(exc)[:2000] or type(exc).__name__)
-                self.log({"event": "failed", "job": claim.job_id, "error": str(exc)[:300]})
+                self.jobs.fail(claim, why[:2000] or type(exc).__name__)
+                self.log({"event": "failed", "job": claim.job_id, "error": why[:300]})
             except LeaseLost as lost:
                 self.log({"event": "lease_lost", "job": claim.job_id, "error": str(lost)})
 
