@@ -116,8 +116,8 @@ def assert_each_plan_once(queue: Queue, chunks: int) -> None:
 
 def test_two_workers_one_killed_mid_job_each_plan_applied_once(queue: Queue) -> None:
     jobs = [queue.submit(15) for _ in range(4)]
-    a = queue.worker("a", lease=3)
-    b = queue.worker("b", lease=3)
+    a = queue.worker("a", lease=5)
+    b = queue.worker("b", lease=5)
     row = until(lambda: queue.running_with_progress(2), "a job in its middle", seconds=600)
     victim = pid_of(row)
     assert victim in (a.pid, b.pid)
