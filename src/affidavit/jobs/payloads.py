@@ -130,7 +130,7 @@ class StoredIngestPayload(BasePayload):
         min_length=1, max_length=1000, description="The sources' ids (SHA-256 of their bytes)."
     )
     model: ModelName | None = Field(
-        default=None, description="Provider instead of the worker's (default: extractive)."
+        default=None, description="Provider instead of the worker's model.provider (extractive)."
     )
 
 
