@@ -138,19 +138,23 @@ def test_two_workers_one_killed_mid_job_each_plan_applied_once(queue: Queue) -> 
 
 def test_a_stopped_worker_woken_after_its_job_was_taken_writes_nothing(queue: Queue) -> None:
     job = queue.submit(15)
-    a = queue.worker("a", lease=1)
+    a = queue.worker("a", lease=2)
     row = until(lambda: queue.running_with_progress(2), "A in the middle of the job", 600)
     a.send_signal(signal.SIGSTOP)
     applied_by_a = row["progress_done"]
     b = queue.worker("b", lease=30)
     until(queue.all_done, "B to take the job over and finish it", seconds=600)
     a.send_signal(signal.SIGCONT)
-    until(lambda: any(e["event"] == "lease_lost" for e in queue.events("a")), "A to wake")
+    # awake, A finds its claim gone, or its session ended by the server (it idled its lease
+    # inside a transaction, holding the vault's door lock): either way it writes nothing
+    woke = ("lease_lost", "database_error")
+    until(lambda: any(e["event"] in woke for e in queue.events("a")), "A to wake")
     done = queue.jobs.rows("team", job)[0]
-    assert done["status"] == "done" and done["attempts"] == 2
+    assert done["status"] == "done" and done["attempts"] >= 2
     assert_each_plan_once(queue, 15)
     by_fence = Counter(r["fence"] for r in queue.q("SELECT fence FROM {s}.ingested_chunks"))
-    assert by_fence[1] >= applied_by_a and by_fence[1] + by_fence[2] == 15
+    assert len(by_fence) >= 2 and sum(by_fence.values()) == 15  # A's chunks kept, B's added
+    assert sum(n for fence, n in by_fence.items() if fence < done["fence"]) >= applied_by_a
     for proc in (a, b):
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=600) == 0

@@ -65,8 +65,13 @@ def worker_command(
             f"a PostgreSQL database needs the postgres extra ({exc.name} is missing): "
             "pip install 'affidavit[postgres]'"
         ) from None
+    from psycopg.conninfo import make_conninfo
+
     probe(url)
-    storage = PostgresStorage(url, max_connections=4)
+    # a worker paused inside a transaction (SIGSTOP, a swapped-out VM) must not hold the vault's
+    # door lock for ever: the server ends such a session once it has idled a lease in it
+    timeout = f"-c idle_in_transaction_session_timeout={int(lease * 1000)}"
+    storage = PostgresStorage(make_conninfo(url, options=timeout), max_connections=4)
     try:
         known = storage.vaults()
         missing = [v for v in vaults if v not in known]

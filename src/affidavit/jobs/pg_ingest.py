@@ -97,8 +97,10 @@ class PgIngest:
         config: Config | None = None,
         clock: Clock = utc_now,
         stop: threading.Event | None = None,
+        lease_seconds: float = 30.0,
     ) -> None:
         self.jobs = jobs
+        self.lease_seconds = lease_seconds
         self.storage = jobs.storage
         self.claim = claim
         self.vault = claim.vault
@@ -126,6 +128,11 @@ class PgIngest:
     def _checked(self, conn: Conn) -> None:
         """The claim is current (its row locked to the end of ``conn``'s transaction) and no
         one asked to cancel; else raise, which rolls the transaction back."""
+        # a worker paused in this transaction loses it (and the locks) once it idled its lease
+        conn.execute(
+            "SELECT set_config('idle_in_transaction_session_timeout', %s, true)",
+            (str(max(1000, int(self.lease_seconds * 1000))),),
+        )
         by = self.jobs.held(conn, self.claim)
         if by is not None:
             raise Cancelled(by)

@@ -137,7 +137,7 @@ class PgWorker:
             try:
                 ingest = PgIngest(
                     self.jobs, claim, provider, requested_by=str(row["requested_by"]),
-                    config=self.config, stop=stop,
+                    config=self.config, stop=stop, lease_seconds=self.lease_seconds,
                 )  # fmt: skip
                 result = ingest.run(payload)
             finally:
