@@ -67,10 +67,12 @@ def worker_command(
         ) from None
     from psycopg.conninfo import make_conninfo
 
+    from ..jobs.pg_ingest import idle_timeout_ms
+
     probe(url)
     # a worker paused inside a transaction (SIGSTOP, a swapped-out VM) must not hold the vault's
     # door lock for ever: the server ends such a session once it has idled a lease in it
-    timeout = f"-c idle_in_transaction_session_timeout={int(lease * 1000)}"
+    timeout = f"-c idle_in_transaction_session_timeout={idle_timeout_ms(lease)}"
     storage = PostgresStorage(make_conninfo(url, options=timeout), max_connections=4)
     try:
         known = storage.vaults()

@@ -51,6 +51,13 @@ FINAL = ("applied", "pending", "rejected", "empty", "invalid")
 """A chunk's outcomes once its transaction committed: a re-run skips it."""
 
 
+def idle_timeout_ms(lease_seconds: float) -> int:
+    """How long the server lets a worker's session idle inside a transaction before ending it
+    (its locks released): the lease, but at least 10 s — a CPU-starved host may think that long
+    between two statements of a healthy transaction, and ending it costs the chunk's redo."""
+    return int(max(lease_seconds, 10.0) * 1000)
+
+
 class Cancelled(AffidavitError):
     """A person asked to cancel the job (``POST …/jobs/{id}/cancel``); the worker stopped."""
 
@@ -131,7 +138,7 @@ class PgIngest:
         # a worker paused in this transaction loses it (and the locks) once it idled its lease
         conn.execute(
             "SELECT set_config('idle_in_transaction_session_timeout', %s, true)",
-            (str(max(1000, int(self.lease_seconds * 1000))),),
+            (str(idle_timeout_ms(self.lease_seconds)),),
         )
         by = self.jobs.held(conn, self.claim)
         if by is not None:

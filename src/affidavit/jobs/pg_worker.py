@@ -162,7 +162,8 @@ class PgWorker:
                 self.log({"event": "released", "job": claim.job_id})
             except LeaseLost as exc:
                 self.log({"event": "lease_lost", "job": claim.job_id, "error": str(exc)})
-        except psycopg.OperationalError as exc:  # the database away: the lease expires, re-run
+        except psycopg.Error as exc:  # the database away, the session ended: the lease
+            # expires and the job is claimed again (given up after max_attempts)
             self.log({"event": "database_error", "job": claim.job_id, "error": str(exc)[:300]})
             time.sleep(self.poll_seconds)
         except Exception as exc:  # the job's fault (or a bug): it fails, the worker goes on
