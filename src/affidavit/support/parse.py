@@ -8,7 +8,8 @@ quotes, and every module import stay free of them. The tok2vec, tagger, parser, 
 and lemmatizer run (the check reads tags, dependencies, parts of speech and lemmas; the
 named-entity recogniser and the sentence recogniser are not loaded), the attribute ruler's
 patterns looked up by token (:mod:`.attributes`: the same attributes set) rather than matched by
-spaCy's general matcher.
+spaCy's general matcher, and the layers' matrix products done by numpy's OpenBLAS on one thread
+where it allows that (:mod:`.blas`: the same tokens, half tok2vec's time).
 
 A parse is kept as plain tuples (:class:`Token`), cached by text: a quote is parsed once for its
 claim and again, from the cache, for the page's title and summary. :func:`parse_many` parses the
