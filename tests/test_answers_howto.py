@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from affidavit.ask import Asker
 from affidavit.ask.extractive import dimension, extractive_answer
 from affidavit.ask.manuals import action
 from affidavit.ingest.pipeline import Ingestor
@@ -35,8 +36,8 @@ FAQ = b"""<html><head><title>Frob FAQ</title></head><body>
 <li><a href="#q2">I accidentally removed some important records from my frob archive.</a></li>
 </ol>
 <p><b>(1) STORE is really slow - I can only do a few dozen stores per second</b></p>
-<blockquote>Actually, frob will easily do 50,000 or more stores per second on an average
-desktop computer. But it will only do a few dozen archive syncs per second.</blockquote>
+<blockquote>Actually, frob will easily do 50,000 or more writes each second on an average
+desktop computer. But it will only do a few dozen archive syncs each second.</blockquote>
 </body></html>"""
 
 
@@ -162,3 +163,20 @@ def test_how_many_can_asks_for_a_maximum() -> None:
     ]
     reply = extractive_answer("How many frobs can be attached to one connection?", hits, "n")
     assert reply["short_answer"]["text"] == "125", reply
+
+
+def test_an_faq_question_is_followed_where_it_is_answered(vault: Vault, tmp_path: Path) -> None:
+    # the question's claim quotes its first place, the FAQ's list of questions; main took the
+    # claims after it there (the next questions), never the answer under the question itself
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "faq.html").write_bytes(FAQ)
+    Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(docs)], "trusted")
+    asker = Asker(vault, None)
+    answer = asker.ask("Why is STORE really slow?")
+    assert answer.verdict == "answered", answer
+    by_id = {h.claim_id: h.text for h in answer.given}
+    followers = [by_id[c] for c in asker._context]  # the claims taken after the question
+    assert any(t.startswith("Actually, frob will easily do 50,000") for t in followers), followers
+    assert any(t.startswith("But it will only do a few dozen") for t in followers), followers
+    assert not [t for t in followers if "accidentally" in t], followers

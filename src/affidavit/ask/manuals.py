@@ -98,7 +98,25 @@ def instructs(question: str, text: str) -> bool:
 
 _LIGHT_VERBS = frozenset(
     stem(w)
-    for w in ["get", "make", "see", "do", "have", "use", "set", "go", "let", "find", "put", "take", "keep", "give", "try", "check", "turn"]
+    for w in [
+        "get",
+        "make",
+        "see",
+        "do",
+        "have",
+        "use",
+        "set",
+        "go",
+        "let",
+        "find",
+        "put",
+        "take",
+        "keep",
+        "give",
+        "try",
+        "check",
+        "turn",
+    ]
 )
 """Verbs too common in a manual to tell its instructions apart ("how do I get / make / see")."""
 _HOW_VERB = re.compile(
