@@ -163,6 +163,11 @@ def role_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
         else:
             continue
         quote = quotes[q]
+        if any(
+            _holds(a, text, p, quotes[o.quote], o.quote, o.index)
+            for o in (Match(q, qi, ""), *a.options.get(p, ()))
+        ):
+            continue  # one statement of the predicate keeps every argument in its slot
         moved: list[tuple[int, str, str]] = []  # (text token, its slot, the quote's slot)
         for x in text.subtree(p) if text[p].head != p else range(len(text)):
             if x == p or not content(text[x]):
@@ -226,6 +231,30 @@ def role_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
                 )
             )
     return out
+
+
+def _holds(a: Alignment, text: Tree, p: int, quote: Tree, q: int, qi: int) -> bool:
+    """The quote's predicate ``qi`` (of quote ``q``) has every argument the text gives ``p`` in
+    the text's slot, each restated by a word of that quote: a predicate the quote states twice
+    ("the French defeated the Dutch, and the British defeated the French") is judged by the
+    statement that holds the text's arguments, not by the first one the alignment chose."""
+    found = 0
+    for x in text.subtree(p) if text[p].head != p else range(len(text)):
+        if x == p or not content(text[x]):
+            continue
+        mine = slot(text, x, p)
+        if mine is None:
+            continue
+        places = [m for m in (a.matches.get(x), *a.options.get(x, ())) if m is not None]
+        places = [m for m in places if m.quote == q]
+        if not places:
+            if x in a.matches:
+                return False  # restated by another quote only: not this statement's argument
+            continue
+        if not any(slot(quote, m.index, qi) == mine for m in places):
+            return False
+        found += 1
+    return found > 0
 
 
 _SKIP_UP = frozenset(["ADP", "DET", "PUNCT", "CCONJ", "PART", "SYM", "NUM"])
