@@ -78,7 +78,7 @@ def test_reversed_roles_of_a_repeated_predicate_are_refused(checker: SupportChec
 
 
 def test_wider_senses_need_matched_neighbours(checker: SupportChecker) -> None:
-    """"crossing" restates "crossover" only in the same place: on its own, over eight senses,
+    """ "crossing" restates "crossover" only in the same place: on its own, over eight senses,
     it would match almost anything; in a sentence whose words around it are other words, the
     quote's "crossover" is not taken for it."""
     verdict = checker.check(
@@ -101,3 +101,39 @@ def test_anchored_reads_senses_not_words() -> None:
     bridge = parse("the main bridge")[2]
     assert anchored(crossing, crossover, "n")
     assert not anchored(crossing, bridge, "n")
+
+
+@pytest.mark.parametrize(
+    ("text", "quote"),
+    [
+        # the heading's subject in the slot the quote fills with a pointing phrase, whatever
+        # the voice of either
+        ("In 1846 the saxophone was patented by Sax.", "In 1846 Sax patented the instrument"),
+        ("In 1846 Sax patented the saxophone.", "In 1846 the instrument was patented by Sax"),
+        ("In 1846 Sax patented the saxophone.", "In 1846 Sax patented it"),
+    ],
+)
+def test_heading_subject_fills_a_pointing_slot(
+    checker: SupportChecker, text: str, quote: str
+) -> None:
+    verdict = checker.check(text, [quote], context=["Saxophone"])
+    assert verdict.verdict == SUPPORTED, verdict
+
+
+@pytest.mark.parametrize(
+    ("text", "quote"),
+    [
+        # "the clarinet" is another kind of thing than the heading's saxophone (main admitted
+        # the first outright)
+        ("The saxophone was patented by Sax in 1846.", "The clarinet was patented by Sax in 1846"),
+        ("In 1846 the saxophone was patented by Sax.", "In 1846 Sax patented the clarinet"),
+        ("In 1846 Sax patented the saxophone.", "In 1846 Sax patented the clarinet"),
+        # roles reversed around the heading's subject
+        ("In 1846 the saxophone patented Sax.", "In 1846 Sax patented the instrument"),
+    ],
+)
+def test_heading_subject_never_replaces_another_kind(
+    checker: SupportChecker, text: str, quote: str
+) -> None:
+    verdict = checker.check(text, [quote], context=["Saxophone"])
+    assert verdict.verdict != SUPPORTED, verdict

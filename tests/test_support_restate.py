@@ -58,7 +58,10 @@ def test_restatement_is_supported(checker: SupportChecker, text: str, quote: str
         ("The charter forbids protecting a member's land.", CODE),
         ("The banner may touch the floor.", FLAG),
         ("Everyone should allow the banner to touch the floor.", FLAG),
-        ("The charter forbids selling a member's land.", "The charter allows selling a member's land"),
+        (
+            "The charter forbids selling a member's land.",
+            "The charter allows selling a member's land",
+        ),
     ],
 )
 def test_changed_fact_is_not_supported(checker: SupportChecker, text: str, quote: str) -> None:

@@ -57,8 +57,8 @@ from .lexicon import (
 )
 from .mark import mark
 from .numbers import APPROXIMATE, BOUNDS, number_found
-from .restate import every_nth
 from .reading import _fold, _quote_reading, _read, _Reading
+from .restate import every_nth
 
 __all__ = [
     "CLAIM_SHARE",
