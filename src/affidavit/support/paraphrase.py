@@ -8,12 +8,13 @@ whatever this module says:
   "establish", "took place" of "occurred", "carried out" of "performed". :func:`phrasal` gives a
   parse's verbs with a particle the lemma WordNet lists ("set_up"), so either side's phrasal verb
   can be compared as one word.
-- **Anchored senses.** :func:`anchored` compares two words over more of their senses
+- **Anchored senses.** :func:`anchored` compares two nouns over more of their senses
   (:data:`ANCHORED_SENSES`, not :data:`.wordnet.SENSES`) — but the alignment asks only for a
   text word and a quote word that stand in the same place: the word each hangs on, or a word
   hanging on each, is already matched to the other's ("the main *crossing* of the Andes" / "the
   main *crossover* of the Andes"). The neighbours pick the sense that a bare comparison over eight
-  senses would guess ("cover" / "encompass": both "include within its scope").
+  senses would guess. Verbs and adjectives are never compared so, nor nouns of a contrast set
+  ("king" / "queen").
 """
 
 from __future__ import annotations
@@ -59,12 +60,24 @@ def _lemmas(t: Token, pos: str) -> tuple[str, ...]:
 
 
 def anchored(t: Token, u: Token, pos: str) -> bool:
-    """``t`` and ``u`` (of part of speech ``pos``) share a synset among their first
-    :data:`ANCHORED_SENSES` senses: asked only of words whose neighbours are already matched."""
-    if t.pos == "PROPN" or u.pos == "PROPN":
+    """``t`` and ``u``, both common nouns (``pos`` "n"), share a synset among their first
+    :data:`ANCHORED_SENSES` senses and are not two kinds of one thing: asked only of words whose
+    neighbours are already matched.
+
+    Nouns only. A verb's rare sense can reverse its roles ("learn" is listed as "teach") and an
+    adjective's can change a degree ("small" / "low", "poor" / "short"); and two nouns whose
+    usual senses are sisters under one hypernym ("king" / "queen", both sovereigns, which
+    share a rarer sense) are another thing, not the same."""
+    if pos != "n" or t.pos != "NOUN" or u.pos != "NOUN":
         return False
     mine = {s for lemma in _lemmas(t, pos) for s in wordnet.senses(lemma, pos, ANCHORED_SENSES)}
-    return bool(mine) and any(
+    if not mine or not any(
         not mine.isdisjoint(wordnet.senses(lemma, pos, ANCHORED_SENSES))
         for lemma in _lemmas(u, pos)
+    ):
+        return False
+    return not any(
+        wordnet.sisters(a, b, pos) or wordnet.antonyms(a, b, pos)
+        for a in _lemmas(t, pos)
+        for b in _lemmas(u, pos)
     )

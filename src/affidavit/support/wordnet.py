@@ -37,6 +37,7 @@ __all__ = [
     "derived_synonym",
     "kind_of",
     "senses",
+    "sisters",
     "synonyms",
 ]
 
@@ -228,3 +229,16 @@ def kind_of(general: str, specific: str) -> bool:
         if not frontier:
             return False
     return False
+
+
+@lru_cache(maxsize=65536)
+def sisters(a: str, b: str, pos: str) -> bool:
+    """``a`` and ``b`` are two kinds of one thing: a hypernym of one of ``a``'s first
+    :data:`SENSES` senses is a hypernym of one of ``b``'s ("king" / "queen": sovereigns),
+    and they share none of those senses."""
+    mine, theirs = set(senses(a, pos)), set(senses(b, pos))
+    if mine & theirs:
+        return False
+    lexicon = _lexicon()
+    above = {h for s in mine for h in lexicon.hypernyms(s)}
+    return any(h in above for s in theirs for h in lexicon.hypernyms(s))
