@@ -20,6 +20,7 @@ from typing import Any
 
 from ..ingest.pipeline import Ingestor, IngestReport, Progress
 from ..providers.base import Provider
+from ..sources.lineage import origin_key
 from ..sources.store import SourceStore
 from ..vault import Vault
 
@@ -64,8 +65,8 @@ def origin_removed(vault: Vault, path: Path, *, actor: str = "watch") -> dict[st
     """Report a deleted file: the sources it was (by origin) and the active claims citing them,
     and, with lineage installed, the retraction it proposed (waiting for a person)."""
     origin = str(path)
-    rows = vault.db.execute(
-        "SELECT id FROM sources WHERE origin = ? ORDER BY added_at, id", (origin,)
+    rows = vault.db.execute(  # by origin key: the versions of a file moved here count too
+        "SELECT id FROM sources WHERE origin_key = ? ORDER BY version, id", (origin_key(path),)
     ).fetchall()
     ids = [str(r[0]) for r in rows]
     claims = 0

@@ -108,12 +108,15 @@ class Watcher:
         deleted: dict[Path, Seen] = {}
         for path in [p for p in folder.manifest.paths() if p not in current]:
             deleted.update(folder.manifest.drop(path))
+        arrived = {seen.sha256 for seen in changed.values()}  # moved, not deleted
         self._event(
             "scan",
             folder=str(folder.root),
             files=len(current),
             changed=len(changed),
-            deleted=sum(1 for p in deleted if not p.exists()),
+            deleted=sum(
+                1 for p, s in deleted.items() if not p.exists() and s.sha256 not in arrived
+            ),
         )
         self._handle(folder, changed, deleted)
 
