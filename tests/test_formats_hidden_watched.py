@@ -109,3 +109,44 @@ def test_no_hidden_sentence_of_any_format_is_proposed_or_becomes_a_claim(
     record = SourceStore(vault).get(notes[0])
     text = SourceStore(vault).text(record.id)
     assert location(text, record.text_map, int(notes[1])) == "notes of slide 1"
+
+
+PARAGRAPHS = [
+    f"The harbour of port number {n} was dredged in {1800 + n} by the county engineers. Its "
+    f"quay was lengthened by {n + 10} metres in the following year, and a customs house "
+    f"opened beside it."
+    for n in range(40)
+]
+
+
+@pytest.mark.parametrize("fmt", ["docx", "odt", "pptx", "epub"])
+def test_a_long_document_goes_in_whole_no_chunk_held_for_a_hidden_heading(
+    vault: Vault, tmp_path: Path, fmt: str
+) -> None:
+    """Every chunk of a document long enough to be cut goes in with ``--yes``: none is held
+    back because the section it continues is named by text a reader does not see (an EPUB
+    chapter's ``<title>``, flagged hidden, was the section of every chunk after the first)."""
+    from dataclasses import replace
+
+    from affidavit.ingest.pipeline import Ingestor
+    from affidavit.providers.extractive import ExtractiveProvider
+
+    writers = {
+        "docx": docs.docx_of,
+        "odt": docs.odt_of,
+        "pptx": docs.pptx_of,
+        "epub": lambda title, paragraphs: docs.epub_of(
+            title, ["<html><body>" + "".join(f"<p>{p}</p>" for p in paragraphs) + "</body></html>"]
+        ),
+    }
+    path = tmp_path / f"harbours.{fmt}"
+    path.write_bytes(writers[fmt]("Harbours of the county", PARAGRAPHS))
+    vault.config = replace(vault.config, values={**vault.config.values, "ingest.chunk_chars": 2000})
+    report = Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(path)], "trusted")
+    chunks = report.sources[0].chunks
+    assert len(chunks) >= 3
+    assert [c.status for c in chunks if c.status not in ("applied", "partial")] == []
+    quarantined = vault.db.execute(
+        "SELECT count(*) FROM plans WHERE status = 'pending'"
+    ).fetchone()[0]
+    assert quarantined == 0
