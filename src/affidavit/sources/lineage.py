@@ -7,8 +7,8 @@ source stored from one origin key is a **version** of the same document: 1 for t
 seen, then 2, 3…, each naming the one it replaces (``previous_id``). This is the only thing that
 makes one source *newer* than another for lint (stale, supersession) — with the version or date
 two sources of different origins state about themselves, when they are releases of one document
-(:mod:`.stated`) — never the time it was ingested (issue 24 item 3), unless a person links two
-sources with ``sources version``.
+(:mod:`.stated`) — never the time it was ingested (issue 24 item 3). A file moved takes its
+versions with it (:func:`follow_move`).
 """
 
 from __future__ import annotations
