@@ -8,6 +8,7 @@ replacement that merely repeats an active claim resting on another source is sti
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from affidavit.inbox import approve, propose
 from affidavit.ingest.pipeline import Ingestor
@@ -18,6 +19,9 @@ from affidavit.store.replay import claim_problems
 from affidavit.vault import Vault
 
 from .conftest import make_plan
+from .test_storage_gate import CLEAN, LONG, OPENED, make, page, says
+
+__all__ = ["make"]  # the two-backend fixture, used here too
 
 OLD = "The present tower was designed by James Douglass and lit in 1882."
 NEW = OLD.replace("1882", "1884")
@@ -108,3 +112,28 @@ def test_a_replacement_repeating_a_claim_of_another_source_is_still_a_duplicate(
     assert not verdict.detail.get("restated")
     assert verdict.detail.get("successor") != existing
     assert any("duplicate" in c.reason for c in verdict.claims), verdict
+
+
+def test_both_backends_supersede_by_the_claim_already_in_the_wiki(make: Any) -> None:
+    """The same on SQLite and PostgreSQL (the two writers): the successor is the active claim
+    with the new words, and no second copy of them is written."""
+    wiki = make("trusted")
+    source = wiki.add(CLEAN, "trusted")
+    wiki.submit([page("bridge", says("The bridge opened in 1932.", source, OPENED),
+                      says("The bridge is long.", source, LONG))])  # fmt: skip
+    (_, _, _), (vague, _, _) = wiki.states("bridge")
+    added = wiki.submit(
+        [{"op": "add_claims", "page": "bridge", "claims": [says(LONG, source, LONG)]}]
+    )
+    assert wiki.status(added) == "applied"
+    (new,) = [c for c, text, _ in wiki.states("bridge") if text == LONG]
+    plan = wiki.submit([{"op": "supersede_claim", "claim": vague, "reason": "more precise",
+                         "by": says(LONG, source, LONG)}])  # fmt: skip
+    assert not plan.startswith("refused:"), plan
+    wiki.approve(plan)
+    assert [
+        (c, t, st) for c, t, st in wiki.states("bridge") if t != "The bridge opened in 1932."
+    ] == [
+        (vague, "The bridge is long.", "superseded"),
+        (new, LONG, "active"),
+    ]
