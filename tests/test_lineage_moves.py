@@ -152,3 +152,31 @@ def test_a_copy_is_not_a_move_and_a_move_over_another_file_merges_nothing(
         vault.db.execute("SELECT count(*) FROM audit WHERE action = 'source_moved'").fetchone()[0]
         == 0
     )
+
+
+def test_a_file_copied_then_deleted_across_two_looks_is_moved_not_retracted(
+    vault: Vault, tmp_path: Path
+) -> None:
+    """Some tools move a file by copying it and deleting the original later: the watch sees the
+    copy (bytes it has) in one pass and the deletion in another. Still a move, not a deletion
+    whose retraction would take claims the copy's bytes still back."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "harbour.md").write_text(V1)
+    _once(vault, folder)
+    v1 = SourceStore(vault).list()[0]
+    (folder / "kept.md").write_text(V1)  # the copy: the original still there
+    copied = _once(vault, folder)
+    assert [e["status"] for e in _events(copied, "ingested")] == ["unchanged"]
+    assert SourceStore(vault).get(v1.id).origin_key == origin_key(folder / "harbour.md")
+    (folder / "harbour.md").unlink()
+    later = _once(vault, folder)
+    assert _events(later, "scan")[0]["deleted"] == 0
+    assert [e["path"] for e in _events(later, "moved")] == [str((folder / "kept.md").resolve())]
+    assert not _events(later, "deleted") and _pending(vault, "lineage:deleted:%") == []
+    assert SourceStore(vault).get(v1.id).origin_key == origin_key(folder / "kept.md")
+    # a real deletion afterwards is one: the bytes are nowhere in the folder any more
+    (folder / "kept.md").unlink()
+    gone = _once(vault, folder)
+    assert [e["sources"] for e in _events(gone, "deleted")] == [[v1.id]]
+    assert _pending(vault, "lineage:deleted:%") == [f"lineage:deleted:{v1.short_id}"]

@@ -72,6 +72,7 @@ __all__ = [
     "follow_version",
     "fresh_units",
     "ingest_changed",
+    "origin_moved",
     "propose_changes",
     "propose_deleted",
     "vanished_under",
@@ -479,6 +480,13 @@ def _pair(alignment: _Alignment, starts: list[int], start: int, old: str, new: s
 
 
 # -- moved and deleted files ---------------------------------------------------------------
+
+
+def origin_moved(vault: Vault, old: str | Path, new: str | Path, *, actor: str) -> list[str]:
+    """The file of origin ``old`` is now at ``new`` (a watch saw its bytes there): its versions
+    follow it (:func:`affidavit.sources.lineage.follow_move`); the source ids moved."""
+    with vault.write_lock():
+        return follow_move(vault.db, old, new, iso(vault.clock()), actor)
 
 
 def follow_moves(

@@ -61,6 +61,16 @@ def ingest_changed(
     )
 
 
+def origin_moved(vault: Vault, old: Path, new: Path, *, actor: str = "watch") -> list[str]:
+    """A file's bytes left ``old`` and are at ``new``: with lineage installed, the versions of
+    origin ``old`` follow the file (the source ids moved; [] when nothing moved)."""
+    follow = _lineage("origin_moved")
+    if follow is None:
+        return []
+    moved: list[str] = follow(vault, old, new, actor=actor)
+    return moved
+
+
 def origin_removed(vault: Vault, path: Path, *, actor: str = "watch") -> dict[str, Any]:
     """Report a deleted file: the sources it was (by origin) and the active claims citing them,
     and, with lineage installed, the retraction it proposed (waiting for a person)."""
@@ -88,4 +98,4 @@ def origin_removed(vault: Vault, path: Path, *, actor: str = "watch") -> dict[st
     return found
 
 
-__all__ = ["LINEAGE", "ingest_changed", "origin_removed"]
+__all__ = ["LINEAGE", "ingest_changed", "origin_moved", "origin_removed"]
