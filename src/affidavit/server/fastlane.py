@@ -33,7 +33,7 @@ from ..service.models import Tier
 from ..vault import Vault
 from .auth import PARAMS_KEY, ROLE_KEY, ROUTE_KEY, VAULT_KEY, ASGIApp, Receive, Scope, Send, allows
 from .errors import status_of
-from .registry import ServedVault
+from .registry import SearchCache, ServedVault
 
 log = logging.getLogger("affidavit.server")
 
@@ -116,19 +116,42 @@ class FastReads:
         if args is None:
             return None
         q, k, trust = args
+        cache = served.search_cache()
         try:
-            return served.on_loop(lambda vault: (200, search_body(vault, q, k, trust)))
+            return served.on_loop(lambda vault: (200, search_body(vault, q, k, trust, cache)))
         except Exception as exc:  # the route's error body, as its exception handlers write it
             return _error(exc)
 
 
-def search_body(vault: Vault, q: str, k: int, min_trust: str) -> bytes:
+def search_body(
+    vault: Vault, q: str, k: int, min_trust: str, cache: SearchCache | None = None
+) -> bytes:
     """The body the route sends for this search (``svc.search(...).model_dump_json()``, byte for
     byte: the same keys in the same order, compact, UTF-8), encoded by orjson straight from the
     retriever's hits rather than through the response models (validating and serialising ten hits
     and their evidence was a tenth of a search's time). ``tests/test_server_peer.py`` holds the two
-    to the same bytes."""
-    return encode_search(q, Retriever(vault.db, None).search(q, k=k, min_trust=min_trust))
+    to the same bytes.
+
+    With ``cache`` (the lane's, on its ``query_only`` connection) a search asked again before
+    any commit is answered from it: the same bytes (see :class:`~.registry.SearchCache`). Only
+    an answer of the tantivy index is kept: FTS5 answers while the index catches up, and the
+    index's answer may then differ without a commit."""
+    if cache is None:
+        return encode_search(q, Retriever(vault.db, None).search(q, k=k, min_trust=min_trust))
+    key = (q, k, min_trust)
+    version = _data_version(vault)
+    body = cache.get(version, key)
+    if body is not None:
+        return body
+    retriever = Retriever(vault.db, None)
+    body = encode_search(q, retriever.search(q, k=k, min_trust=min_trust))
+    if retriever.used == "tantivy" and _data_version(vault) == version:
+        cache.put(version, key, body)
+    return body
+
+
+def _data_version(vault: Vault) -> int:
+    return int(vault.db.execute("PRAGMA data_version").fetchone()[0])
 
 
 def encode_search(query: str, hits: list[Hit]) -> bytes:
