@@ -23,6 +23,7 @@ from affidavit.server.fastlane import search_body
 from affidavit.server.registry import SearchCache
 from affidavit.service import tokens as token_store
 from affidavit.service import vaults as svc
+from affidavit.service.models import AskRequest
 from affidavit.vault import init_vault, open_vault
 from tests.test_server_authz import make_alpha, private_dir, start_daemon
 
@@ -145,5 +146,56 @@ def test_a_cached_search_is_refused_to_whom_the_route_refuses() -> None:
                 token_store.revoke_token(vault.db, vault.clock, read_info.id, "root")
             refused = reader.get(search)
             assert refused.status_code == 401 and "revoked" in refused.json()["error"]["message"]
+            refused = reader.post("/v1/vaults/alpha/ask", json={"question": "freedom?"})
+            assert refused.status_code == 401
+        with daemon.tcp() as nobody:
+            refused = nobody.post("/v1/vaults/alpha/ask", json={"question": "freedom?"})
+            assert refused.status_code == 401 and "claims_given" not in refused.text
+        with daemon.tcp(gamma_token) as stranger:
+            refused = stranger.post("/v1/vaults/alpha/ask", json={"question": "freedom?"})
+            assert refused.status_code == 403 and "claims_given" not in refused.text
+    finally:
+        assert daemon.stop() == 0
+
+
+NONCE_FIELDS = {"claims_given", "claims_left_out", "context_tokens"}
+"""What two runs of one question may differ in: the budget counts the random nonce's tokens."""
+
+
+def test_the_ask_lane_answers_as_the_service_and_hands_the_route_what_it_refuses() -> None:
+    base = private_dir("afd-asklane-")
+    alpha = base / "alpha"
+    make_alpha(alpha)
+    daemon = start_daemon([alpha], base, name="ask")
+    ask = "/v1/vaults/alpha/ask"
+    try:
+        with daemon.unix() as owner, open_vault(alpha) as vault:
+            for question, trust in (("What about freedom?", "untrusted"), ("tower", "trusted")):
+                got = owner.post(ask, json={"question": question, "min_trust": trust})
+                assert got.status_code == 200, got.text
+                want = svc.ask(vault, AskRequest(question=question, min_trust=trust), None, "x")
+                mine = {k: v for k, v in got.json().items() if k not in NONCE_FIELDS}
+                theirs = json.loads(want.model_dump_json())
+                assert mine == {k: v for k, v in theirs.items() if k not in NONCE_FIELDS}
+            # what the model refuses, or a body that is not JSON, reaches the route: its 422,
+            # which names the field (the lane handed it the body it had read); JSON nested past
+            # the parser's depth, the route's 400 (never a 500 from the lane)
+            for body, status, field in (
+                (b'{"question": ""}', 422, "question"),
+                (b'{"question": "x", "saved": true}', 422, "saved"),
+                (b'{"question": "x", "min_trust": "nope"}', 422, "min_trust"),
+                (b'{"question": ', 422, ""),
+                (b"[" * 100_000 + b"]" * 100_000, 400, ""),
+            ):
+                headers = {"content-type": "application/json"}
+                refused = owner.post(ask, content=body, headers=headers)
+                assert refused.status_code == status, (body[:40], refused.text)
+                error = refused.json()["error"]
+                assert (
+                    error["type"] in ("ValidationError", "BadRequest") and field in error["message"]
+                )
+            big = b'{"question": "' + b"x" * 2_100_000 + b'"}'
+            refused = owner.post(ask, content=big, headers={"content-type": "application/json"})
+            assert refused.status_code == 413
     finally:
         assert daemon.stop() == 0
