@@ -477,8 +477,11 @@ _Row = tuple[tuple[str, str, str, str, str, str], tuple[EvidenceRef, ...], tuple
 """A claim's row as :meth:`Retriever._hits` reads it: (page, text, trust, status, page title,
 section), its evidence, and the fact it states for :func:`_distinct` (:func:`_fact`)."""
 
-ROW_CACHE = 20_000
+ROW_CACHE = 5_000
 """Claims whose rows a connection keeps between searches, at most (then it starts again)."""
+ROW_CACHE_CONNECTIONS = 4
+"""Connections whose rows are kept, the most recently searched: with :data:`ROW_CACHE`, at most
+20,000 claims' rows in a process (a few tens of MB at worst), whatever the wiki's size."""
 
 _ROW_CACHES: OrderedDict[int, tuple[sqlite3.Connection, tuple[int, int], dict[str, _Row]]] = (
     OrderedDict()
@@ -492,7 +495,7 @@ def _row_cache(db: sqlite3.Connection) -> dict[str, _Row]:
     ``total_changes`` (which moves when it writes itself), read in the caller's snapshot; any
     change, a rolled-back write included, starts afresh. The same claims come back search
     after search (a daemon's, an answer's several): their rows and quotes are read once per
-    version of the database, not once per search. Remembered for the last few connections.
+    version of the database, not once per search. Kept for the last few connections searched.
 
     Only a read outside any transaction of the caller's uses it (:meth:`Retriever.search`
     opens its own snapshot): inside a transaction that wrote, the rows are not yet the
@@ -503,11 +506,12 @@ def _row_cache(db: sqlite3.Connection) -> dict[str, _Row]:
         if known is not None and known[0] is db and known[1] == version:
             rows = known[2]
             if len(rows) <= ROW_CACHE:
+                _ROW_CACHES.move_to_end(id(db))
                 return rows
         rows = {}
         _ROW_CACHES[id(db)] = (db, version, rows)
         _ROW_CACHES.move_to_end(id(db))
-        while len(_ROW_CACHES) > 32:
+        while len(_ROW_CACHES) > ROW_CACHE_CONNECTIONS:
             _ROW_CACHES.popitem(last=False)
         return rows
 
