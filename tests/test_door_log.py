@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from affidavit.inbox import approve, propose
-from affidavit.store import apply
+from affidavit.store import door_log
 from affidavit.store.render import render_log
 from affidavit.vault import Vault
 
@@ -49,21 +49,21 @@ def test_a_new_process_appends_to_the_vouched_log_and_renders_a_hand_edited_one(
     src = add_text(vault, "greek.md", TEXT)
     log = vault.wiki_dir / "log.md"
     _apply(vault, "alpha", src, QUOTES[0])
-    assert apply._log_on_disk(vault) == apply._LOG[str(vault.root)]
+    assert door_log.log_on_disk(vault) == door_log.LOG_TEXT[str(vault.root)]
 
-    apply._LOG.clear()  # as a new process finds it
+    door_log.LOG_TEXT.clear()  # as a new process finds it
     _apply(vault, "beta", src, QUOTES[1])
     assert log.read_text() == render_log(vault.db)
-    assert apply._log_on_disk(vault) is not None
+    assert door_log.log_on_disk(vault) is not None
 
-    apply._LOG.clear()
+    door_log.LOG_TEXT.clear()
     log.write_text(log.read_text().replace("Beta", "Bet a"))  # a hand edit
-    assert apply._log_on_disk(vault) is None  # not vouched for: rendered whole
+    assert door_log.log_on_disk(vault) is None  # not vouched for: rendered whole
     _apply(vault, "gamma", src, QUOTES[2])
     assert log.read_text() == render_log(vault.db)
 
-    apply._LOG.clear()
-    (vault.state_dir / apply.LOG_RECORD).write_text('{"upto": "x", "sha256": "y"}')
+    door_log.LOG_TEXT.clear()
+    (vault.state_dir / door_log.LOG_RECORD).write_text('{"upto": "x", "sha256": "y"}')
     _apply(vault, "delta", src, QUOTES[3])
     assert log.read_text() == render_log(vault.db)
     assert "Delta" in log.read_text() and "Bet a" not in log.read_text()
