@@ -42,8 +42,8 @@ from ..errors import ConflictError
 from ..evidence import Verifier
 from ..gate.admission import Admission
 from ..hashing import canonical_json
+from ..plan import snapshots
 from ..plan.schema import UpdateContext
-from ..plan.stored import pack
 from ..retrieval.tantivy_index import refresh_search_index
 from ..sources.store import SourceStore
 from ..vault import Vault
@@ -335,11 +335,8 @@ class Batch:
         writer = Writer(self.vault, self.store, item.plan_id, iso(self.vault.clock()))
         ops = item.plan.operations
         if any(isinstance(ops[i], UpdateContext) for i in admission.admitted_ops):
-            db.execute(
-                "INSERT INTO context_snapshots (plan_id, created_at, content, content_z) "
-                "VALUES (?, ?, '', ?)",  # compressed (plan/stored.py): only ever read back
-                (item.plan_id, writer.now, pack(render_context(db))),
-            )
+            # context.md before the plan: a delta of the snapshot before (plan/snapshots.py)
+            snapshots.save(db, item.plan_id, writer.now, render_context(db))
         parts = choose(item, admission)
         summary = writer.write(item.plan, admission, parts)
         if writer.context_changed:  # only new context entries can push it past its cap
