@@ -38,7 +38,7 @@ from types import TracebackType
 
 from ..clock import iso
 from ..db import transaction
-from ..errors import ConflictError
+from ..errors import AffidavitError, ConflictError
 from ..evidence import Verifier
 from ..gate.admission import Admission
 from ..hashing import canonical_json
@@ -459,6 +459,22 @@ class Batch:
         paths.append(relpath)
         rendered[relpath] = render_context(self.vault.db)
 
+    def _drop_unchanged(self, paths: list[str], rendered: dict[str, str]) -> None:
+        """``index.md`` changes only with its pages (titles, summaries, categories, new pages):
+        when it renders to the bytes on disk, which are HEAD's, it is neither written nor
+        committed again, so a batch that only adds claims costs nothing for a catalog that
+        grows with the wiki. A hand-edited or missing index is written as before."""
+        relpath = "wiki/index.md"
+        if relpath not in paths:
+            return
+        try:
+            same = inside(self.vault.root, relpath).read_bytes() == rendered[relpath].encode()
+        except (OSError, AffidavitError):
+            return
+        if same and not self.vault.git.changed([relpath]):
+            paths.remove(relpath)
+            del rendered[relpath]
+
     def _render_log(self) -> str:
         """``wiki/log.md``: this batch's entries appended to the text rendered last time, when
         that text covers exactly the entries before the batch; rendered whole otherwise."""
@@ -484,6 +500,7 @@ class Batch:
             if len(self.applied) > 1:  # a file edited by hand since its plan joined the batch
                 self._refuse_edited(paths)
             rendered = self._render(paths)
+            self._drop_unchanged(paths, rendered)
             self._context_head(paths, rendered)
             message = batch_message(
                 [(a.item.plan_id, a.summary, a.approval) for a in self.applied], self.batch_id
