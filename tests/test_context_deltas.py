@@ -175,3 +175,24 @@ def test_the_migration_converts_an_old_vault_which_stays_doctor_clean(vault: Vau
         _context_plans(again, 2, KEYFRAME + 3)  # the door goes on writing deltas after it
         assert len(all_texts(again.db)) == KEYFRAME + 5
         assert run_doctor(again).clean
+
+
+def _context_md(first: int, last: int) -> str:
+    """A context.md-like text: entries ``first``..``last`` with footnotes numbered from 1."""
+    paras = [f"Entry {i} of the overview.[^{n + 1}]\n\n" for n, i in enumerate(range(first, last))]
+    notes = [
+        f"[^{n + 1}]: “Quote {i}” — [source](../s.md), line {i}\n"
+        for n, i in enumerate(range(first, last))
+    ]
+    return "# Context\n\n" + "".join(paras) + "".join(notes)
+
+
+def test_a_spill_that_renumbers_every_footnote_is_a_small_delta() -> None:
+    base, text = _context_md(0, 300), _context_md(5, 306)  # 5 spilled, 6 added: all renumbered
+    ops = delta(base, text)
+    assert patch(base, ops) == text and '"masked"' in ops
+    assert len(pack(ops)) * 10 < len(pack(text))
+    odd = base.replace("[^7]", "[^70]", 1)  # numbers out of order: kept as they are
+    assert patch(odd, delta(odd, text)) == text and patch(base, delta(base, odd)) == odd
+    with pytest.raises(IntegrityError, match="don't mask"):
+        patch(odd, ops)  # a masked delta against a base whose footnotes were tampered with

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import sqlite3
 from typing import Any
 
@@ -30,9 +31,66 @@ def _lines(text: str) -> list[str]:
     return text.splitlines(keepends=True)
 
 
+_NOTE = re.compile(r"\[\^(\d+)\]: ")
+_REF = re.compile(r"\[\^(\d+)\]")
+_MASK = "[^#]"
+
+
+def _mask(text: str) -> str | None:
+    """``text`` with its footnote numbers written ``[^#]``, when they are what they are in a
+    rendered context.md — references numbered 1, 2, … in order, notes likewise — and so can be
+    counted back (:func:`_unmask`); None otherwise. A spill to the archive renumbers every
+    footnote of context.md: masked, the lines that stay are the same lines."""
+    refs = notes = 0
+    out = []
+    for line in _lines(text):
+        note = _NOTE.match(line)
+        if note is not None:
+            notes += 1
+            if note.group(1) != str(notes):
+                return None
+            line = _MASK + line[note.end() - 2 :]
+        else:
+            parts = _REF.split(line)
+            for k in range(1, len(parts), 2):
+                refs += 1
+                if parts[k] != str(refs):
+                    return None
+                parts[k] = "#"
+            line = "".join(p if k % 2 == 0 else f"[^{p}]" for k, p in enumerate(parts))
+        out.append(line)
+    masked = "".join(out)
+    return masked if _unmask(masked) == text else None
+
+
+def _unmask(masked: str) -> str:
+    refs = notes = 0
+    out = []
+    for line in _lines(masked):
+        if line.startswith(_MASK + ": "):
+            notes += 1
+            line = f"[^{notes}]" + line[len(_MASK) :]
+        else:
+            pieces = line.split(_MASK)
+            line = pieces[0]
+            for piece in pieces[1:]:
+                refs += 1
+                line += f"[^{refs}]" + piece
+        out.append(line)
+    return "".join(out)
+
+
 def delta(base: str, text: str) -> str:
-    """``text`` as the JSON list of what it keeps of ``base`` (``[start, end]`` line ranges) and
-    the text it adds between them (strings), in order."""
+    """``text`` as what it keeps of ``base`` (``[start, end]`` line ranges) and the text it
+    adds between them (strings), in order: a JSON list, or ``{"masked": list}`` when the delta
+    is between the two texts with their footnote numbers masked (:func:`_mask`)."""
+    masked = (_mask(base), _mask(text))
+    if masked[0] is not None and masked[1] is not None:
+        return json.dumps({"masked": json.loads(_delta(masked[0], masked[1]))})
+    return _delta(base, text)
+
+
+def _delta(base: str, text: str) -> str:
     old, new = _lines(base), _lines(text)
     ops: list[Any] = []
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
@@ -48,26 +106,37 @@ def patch(base: str, ops_json: str) -> str:
     """The text a :func:`delta` describes against ``base``."""
     try:
         ops = json.loads(ops_json)
-        old = _lines(base)
-        out: list[str] = []
-        for op in ops:
-            if isinstance(op, str):
-                out.append(op)
-            elif (
-                isinstance(op, list)
-                and len(op) == 2
-                and all(isinstance(n, int) for n in op)
-                and 0 <= op[0] <= op[1] <= len(old)
-            ):
-                out += old[op[0] : op[1]]
-            else:
-                raise ValueError(op)
-        return "".join(out)
+        if isinstance(ops, dict):
+            masked = _mask(base)
+            if masked is None or set(ops) != {"masked"}:
+                raise ValueError("a masked delta of a text whose footnotes don't mask")
+            return _unmask(_patch(masked, ops["masked"]))
+        return _patch(base, ops)
     except (ValueError, TypeError) as exc:
         raise IntegrityError(
             f"a stored context snapshot's delta is not readable ({exc}): restore the database "
             "from a backup"
         ) from None
+
+
+def _patch(base: str, ops: Any) -> str:
+    if not isinstance(ops, list):
+        raise ValueError("not a list of operations")
+    old = _lines(base)
+    out: list[str] = []
+    for op in ops:
+        if isinstance(op, str):
+            out.append(op)
+        elif (
+            isinstance(op, list)
+            and len(op) == 2
+            and all(isinstance(n, int) for n in op)
+            and 0 <= op[0] <= op[1] <= len(old)
+        ):
+            out += old[op[0] : op[1]]
+        else:
+            raise ValueError(op)
+    return "".join(out)
 
 
 def _row(db: sqlite3.Connection, snapshot_id: int) -> tuple[Any, ...]:
