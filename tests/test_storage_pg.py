@@ -282,3 +282,19 @@ def test_a_cluster_outlives_no_test_process_killed_outright(pg_cluster: Any) -> 
     root, pid = done.stdout.split()
     while Path(root).exists() or Path(f"/proc/{pid}").exists():
         time.sleep(0.1)  # until the watchdog has stopped it (no deadline: the suite's timeout)
+
+
+def test_a_registry_row_that_is_not_a_vault_name_creates_no_schema(storage: Any, url: str) -> None:
+    # An attacker with a write on the registry table (a tampered dump, a hand-made row) must not
+    # make migrate() create a schema for a name create_vault() would refuse, nor list it.
+    storage.create_vault("main", "ann")
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("INSERT INTO affidavit.vaults (name, owner) VALUES ('Main\"; --', 'eve')")
+        conn.execute(
+            "INSERT INTO affidavit.vaults (name, owner) VALUES ('x' || repeat('y', 60), 'e')"
+        )
+    assert storage.migrate() == []
+    assert storage.vaults() == ["main"]
+    with psycopg.connect(url) as conn:
+        schemas = {r[0] for r in conn.execute("SELECT nspname FROM pg_namespace")}
+    assert [s for s in schemas if s.startswith("v_")] == ["v_main"]

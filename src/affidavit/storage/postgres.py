@@ -29,6 +29,7 @@ from ..errors import ConflictError, IntegrityError
 from ..hashing import canonical_json
 from ..store import audit as auditlog
 from .base import (
+    VAULT_NAME,
     AuditEntry,
     BatchRecord,
     PlanRow,
@@ -77,6 +78,14 @@ def _apply_migrations(conn: Conn, schema: str, migrations: list[tuple[str, str]]
         conn.execute(_q("INSERT INTO {s}._migrations (name) VALUES (%s)", schema), (name,))
         applied.append(f"{schema}.{name}")
     return applied
+
+
+def _registered(conn: Conn) -> list[str]:
+    """The registry's vault names that :func:`check_vault_name` accepts. A row written past this
+    module (by hand in psql, by a tampered dump) names no schema: a migration never creates
+    ``v_<anything>`` for it, and the daemon's registry reports it as refused and serves the rest."""
+    rows = conn.execute(_q("SELECT name FROM {s}.vaults ORDER BY id", REGISTRY_SCHEMA))
+    return [n for r in rows if isinstance(n := r["name"], str) and VAULT_NAME.fullmatch(n)]
 
 
 def _plan(conn: Conn, schema: str, plan_id: str) -> PlanRow | None:
@@ -361,11 +370,8 @@ class PostgresStorage:
                 "SELECT pg_advisory_xact_lock(%s::int4, %s::int4)", (LOCK_CLASS, MIGRATION_KEY)
             )
             applied = _apply_migrations(conn, REGISTRY_SCHEMA, REGISTRY)
-            names = conn.execute(
-                _q("SELECT name FROM {s}.vaults ORDER BY id", REGISTRY_SCHEMA)
-            ).fetchall()
-            for row in names:
-                applied += _apply_migrations(conn, f"v_{row['name']}", VAULT)
+            for name in _registered(conn):
+                applied += _apply_migrations(conn, f"v_{name}", VAULT)
         return applied
 
     def create_vault(self, name: str, owner: str) -> None:
@@ -387,8 +393,7 @@ class PostgresStorage:
             exists = conn.execute("SELECT to_regclass('affidavit.vaults') AS t").fetchone()
             if exists is None or exists["t"] is None:
                 return []
-            rows = conn.execute(_q("SELECT name FROM {s}.vaults ORDER BY id", REGISTRY_SCHEMA))
-            return [str(r["name"]) for r in rows]
+            return _registered(conn)
 
     def propose(
         self,
