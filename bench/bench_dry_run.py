@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -30,7 +31,10 @@ from affidavit.providers.scripted import ScriptedProvider
 from affidavit.vault import init_vault, open_vault
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "data" / "corpus" / "sotu.jsonl"
+SHARED = Path(
+    os.environ.get("AFFIDAVIT_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
+)
+CORPUS = SHARED / "corpus" / "sotu.jsonl"
 _LINE = re.compile(r"^\[s(\d+)\] (.+)$", re.M)
 
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import resource
@@ -52,7 +53,10 @@ from affidavit.providers.extractive import ExtractiveProvider
 from affidavit.sources.sentences import number_sentences
 from affidavit.vault import Vault, init_vault
 
-CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "corpus" / "sotu.jsonl"
+SHARED = Path(
+    os.environ.get("AFFIDAVIT_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
+)
+CORPUS = SHARED / "corpus" / "sotu.jsonl"
 _NUMBER = re.compile(r"\b\d[\d,]*\b")
 _WORD = re.compile(r"\b[a-z]{6,}\b")
 
@@ -260,7 +264,7 @@ def lint_one_release(count: int, work: Path) -> dict[str, Any]:
     return {"speeches": count, "runs": results, "same_findings_both_orders": same}
 
 
-REALDOCS = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "realdocs"
+REALDOCS = SHARED / "realdocs"
 
 
 def lint_realdocs(work: Path) -> dict[str, Any]:

@@ -33,7 +33,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "data" / "corpus" / "sotu.jsonl"
+SHARED = Path(
+    os.environ.get("AFFIDAVIT_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")
+)
+CORPUS = SHARED / "corpus" / "sotu.jsonl"
 CLI = [sys.executable, "-c", "from affidavit.cli import main; main()"]
 PLACES = ["Ohio", "Hudson", "Missouri", "Potomac", "Delaware", "Susquehanna", "Wabash"]
 

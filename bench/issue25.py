@@ -137,6 +137,58 @@ def ask_cpu(sock: Path, pid: int, name: str, asked: list[str]) -> dict[str, Any]
     }
 
 
+NONCE_FIELDS = frozenset({"claims_given", "claims_left_out", "context_tokens"})
+"""What differs between two runs of the same ``ask`` on the same tree: the claims packed into
+the budget depend on the nonce's length in tokens, and the nonce is random."""
+
+
+def fetch(sock: Path, method: str, path: str, body: str | None = None) -> bytes:
+    conn = UnixConnection(str(sock))
+    headers = {"content-type": "application/json"} if body is not None else {}
+    conn.request(method, path, body=body, headers=headers)
+    response = conn.getresponse()
+    data = response.read()
+    conn.close()
+    if response.status != 200:
+        raise RuntimeError(f"{method} {path}: {response.status} {data[:300]!r}")
+    return data
+
+
+def same_answers(
+    daemons: dict[str, Any], name: str, paths: list[str], asked: list[str]
+) -> dict[str, int]:
+    """Every daemon's search bodies are the same bytes for every query, and its answers the same
+    (but for :data:`NONCE_FIELDS`); raises otherwise. Asked twice of each daemon: the second
+    search of a query is the cached one where the daemon keeps answers."""
+    first, *others = daemons
+    searches = 0
+    for path in paths:
+        want = fetch(daemons[first][1], "GET", path)
+        for tree in daemons:
+            for _ in range(2):
+                got = fetch(daemons[tree][1], "GET", path)
+                if got != want:
+                    raise AssertionError(f"{tree} answers {path} unlike {first}")
+        searches += 1
+    asks = 0
+    for question in asked:
+        body = json.dumps({"question": question})
+        answers = {
+            tree: {
+                key: value
+                for key, value in json.loads(
+                    fetch(daemons[tree][1], "POST", f"/v1/vaults/{name}/ask", body)
+                ).items()
+                if key not in NONCE_FIELDS
+            }
+            for tree in daemons
+        }
+        if any(answers[tree] != answers[first] for tree in others):
+            raise AssertionError(f"the trees answer {question!r} differently")
+        asks += 1
+    return {"searches_compared": searches, "asks_compared": asks}
+
+
 def daemon_rows(
     args: argparse.Namespace,
     rows: list[str],
@@ -145,29 +197,55 @@ def daemon_rows(
     work: Path,
     result: dict[str, Any],
 ) -> None:
-    """The ``search`` and ``ask_daemon`` rows: both trees' daemons (``serve --workers 1``) run
-    side by side on the same vault and are measured in turn, round after round, so the
-    machine's load falls on both alike."""
+    """The ``search`` and ``ask_daemon`` rows: both trees' daemons (``serve --workers N`` for
+    each of ``--workers``), and this tree's with ``server.search_cache = 0`` (``this_nocache``:
+    every search computed, what a stream of questions never asked before costs), run side by
+    side on the same vault and are measured in turn, round after round, so the machine's load
+    falls on all alike. Before the rounds every daemon must give the same bodies for every
+    query and the same answers (:func:`same_answers`)."""
     name = args.vault.name
-    daemons = {
-        tree: start(args.vault, work / tree, src=src, workers=1) for tree, src in trees.items()
-    }
+    workers = [int(w) for w in args.workers.split(",")]
+    daemons: dict[str, Any] = {}
+    toml = args.vault / "affidavit.toml"
+    original = toml.read_text()
     try:
+        for count in workers:
+            for tree, src in trees.items():
+                daemons[f"{tree}_w{count}"] = start(
+                    args.vault, work / f"{tree}{count}", src=src, workers=count
+                )
+        toml.write_text(original.replace("[server]\n", "[server]\nsearch_cache = 0\n", 1))
+        try:
+            daemons["this_nocache_w1"] = start(
+                args.vault, work / "nocache", src=trees["this"], workers=1
+            )
+        finally:
+            toml.write_text(original)
         paths = [f"/v1/vaults/{name}/search?q={quote(q)}" for q in asked]
+        result["identical"] = same_answers(
+            {t: d for t, d in daemons.items() if t.endswith("_w1")},
+            name,
+            paths,
+            asked[: args.compare_asks],
+        )
         for tree, (_proc, sock, _) in daemons.items():
             result[f"search_{tree}"] = []
             result[f"ask_daemon_{tree}"] = []
-            if "search" in rows:
-                load(("unix", str(sock)), {}, paths, 8, 1.0)  # warm-up
-        for _ in range(args.rounds):
+            if "search" in rows:  # warm-up: every worker has seen the queries once or more
+                load(("unix", str(sock)), {}, paths, 8, args.warm)
+        # the searches' rounds first, then the answers': an answer's log rows are a commit,
+        # which empties every daemon's search cache (as it would in use: see docs/server.md)
+        for _ in range(args.rounds if "search" in rows else 0):
             for tree, (proc, sock, _) in daemons.items():
-                if "search" in rows:
-                    cell = load(("unix", str(sock)), {}, paths, 8, args.seconds, proc.pid)
-                    result[f"search_{tree}"].append(cell | {"load": os.getloadavg()[0]})
-                if "ask_daemon" in rows:
+                cell = load(("unix", str(sock)), {}, paths, 8, args.seconds, proc.pid)
+                result[f"search_{tree}"].append(cell | {"load": os.getloadavg()[0]})
+        for _ in range(args.rounds if "ask_daemon" in rows else 0):
+            for tree, (proc, sock, _) in daemons.items():
+                if tree.endswith("_w1") and "nocache" not in tree:
                     cell = ask_cpu(sock, proc.pid, name, asked[:100])
                     result[f"ask_daemon_{tree}"].append(cell | {"load": os.getloadavg()[0]})
     finally:
+        toml.write_text(original)
         for proc, _, _ in daemons.values():
             stop(proc)
 
@@ -184,6 +262,11 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--questions", type=int, default=200)
+    parser.add_argument("--workers", default="1,2", help="the daemons' worker counts")
+    parser.add_argument("--warm", type=float, default=6.0, help="seconds of warm-up per daemon")
+    parser.add_argument(
+        "--compare-asks", type=int, default=100, help="answers compared across the trees"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     rows = args.rows.split(",")

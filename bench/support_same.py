@@ -11,6 +11,7 @@ first difference.
 
     .venv/bin/python bench/support_same.py --save before.jsonl [--vault DIR] [--items 0] [--writer]
     .venv/bin/python bench/support_same.py --compare before.jsonl [--vault DIR] [--items 0] [--writer]
+    .venv/bin/python bench/support_same.py --compare before.jsonl --attacks 600
     .venv/bin/python bench/support_same.py --fixture tests/data/support_verdicts.jsonl --writer
 
 ``--kept FILE`` runs the checks with that file as the vault's kept parses
@@ -93,6 +94,16 @@ def writer() -> Iterator[Item]:
         yield text, tuple(quotes), share, tuple(context)
 
 
+def attacks(sentences: int) -> Iterator[Item]:
+    """The attack generator's items (``attacks_support.py --sentences N``, seed 7): every attack
+    and control, as it checks them (a claim's share, no context)."""
+    from attacks_support import pairs
+    from attacks_support import sentences as attack_sentences
+
+    for _kind, claim, quotes in pairs(attack_sentences(sentences, 7), 7):
+        yield claim, tuple(quotes), 0.0, ()
+
+
 def verdicts(items: list[Item]) -> Iterator[str]:
     for text, quotes, share, context in items:
         found = check(text, quotes, share=share, context=context)
@@ -112,6 +123,9 @@ def main() -> int:
     parser.add_argument("--vault", type=Path, action="append", default=[])
     parser.add_argument("--items", type=int, default=0, help="VitaminC claims (0: all)")
     parser.add_argument("--writer", action="store_true", help="also the public writer set")
+    parser.add_argument(
+        "--attacks", type=int, default=0, help="the attack generator's items of N sentences"
+    )
     parser.add_argument("--kept", type=Path, help="a kept-parses file to read and fill")
     args = parser.parse_args()
     items = list(vitaminc(args.items))
@@ -119,6 +133,8 @@ def main() -> int:
         items = items[::FIXTURE_EVERY]
     if args.writer:
         items += list(writer())[:: 4 if args.fixture is not None else 1]
+    if args.attacks:
+        items += list(attacks(args.attacks))
     for directory in args.vault:
         items += vault_claims(directory)
     started = time.process_time()

@@ -307,9 +307,9 @@ def test_context_cap_spills_into_archive_and_snapshots(vault: Vault, clock: Any)
     total = vault.db.execute("SELECT count(*) FROM claims WHERE status = 'active'").fetchone()[0]
     assert total == 150  # nothing truncated
     snaps = vault.db.execute(
-        "SELECT content, content_z FROM context_snapshots ORDER BY id"
+        "SELECT id, content, content_z, base FROM context_snapshots ORDER BY id"
     ).fetchall()
-    assert len(snaps) == 5 and "Value 29 is recorded." in snapshot_text(snaps[2])
+    assert len(snaps) == 5 and "Value 29 is recorded." in snapshot_text(snaps[2], vault.db)
     assert run_doctor(vault).clean
 
 

@@ -54,13 +54,18 @@ def _as_before_m013(vault: Vault) -> None:
             for row in db.execute("SELECT * FROM context_snapshots").fetchall():
                 db.execute(
                     "UPDATE context_snapshots SET content = ? WHERE id = ?",
-                    (snapshot_text(row), row["id"]),
+                    (snapshot_text(row, db), row["id"]),
                 )
-            db.execute("DELETE FROM _migrations WHERE name = 'm013_plans_compressed'")
+            db.execute("UPDATE context_snapshots SET base = NULL")  # whole, as before m023
+            db.execute(
+                "DELETE FROM _migrations WHERE name IN "
+                "('m013_plans_compressed', 'm023_context_deltas')"
+            )
         for table, column in (
             ("plans", "plan_z"),
             ("plans", "admission_z"),
             ("context_snapshots", "content_z"),
+            ("context_snapshots", "base"),
         ):
             db.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
     finally:
@@ -75,7 +80,9 @@ def test_the_migration_compresses_an_existing_vault(vault: Vault) -> None:
         r["id"]: (plan_text(r), admission_text(r))
         for r in vault.db.execute("SELECT * FROM plans").fetchall()
     }
-    snapshots = [snapshot_text(r) for r in vault.db.execute("SELECT * FROM context_snapshots")]
+    snapshots = [
+        snapshot_text(r, vault.db) for r in vault.db.execute("SELECT * FROM context_snapshots")
+    ]
     root = vault.root
     vault.close()
     _as_before_m013(vault)
@@ -83,7 +90,8 @@ def test_the_migration_compresses_an_existing_vault(vault: Vault) -> None:
         rows = again.db.execute("SELECT * FROM plans").fetchall()
         assert rows and all(r["plan_json"] == "" and r["plan_z"] for r in rows)
         assert {r["id"]: (plan_text(r), admission_text(r)) for r in rows} == before
-        after = [snapshot_text(r) for r in again.db.execute("SELECT * FROM context_snapshots")]
+        rows = again.db.execute("SELECT * FROM context_snapshots").fetchall()
+        after = [snapshot_text(r, again.db) for r in rows]
         assert after == snapshots and snapshots
         assert run_doctor(again).clean
 

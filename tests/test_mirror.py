@@ -197,11 +197,12 @@ def test_many_batches_one_commit_each_and_equal_to_a_rebuild(
     assert _head(rebuilt) == _head(folder)  # the same commits, ids and all
     assert _files(rebuilt) == _files(folder)
     assert check(storage, "main", folder).ok and check(storage, "main", rebuilt).ok
-    # each commit changes what its batch wrote: the log and index, and the batch's pages
+    # each commit changes what its batch wrote: the log, the batch's pages, and index.md when
+    # its pages changed (it lists pages; claims alone leave it as it was)
     repo = pygit2.Repository(str(folder))
     tip = repo.head.peel(pygit2.Commit)
     changed = {d.delta.new_file.path for d in repo.diff(tip.parents[0], tip)}
-    assert {"wiki/log.md", "wiki/index.md"} <= changed and len(changed) <= 6
+    assert "wiki/log.md" in changed and len(changed) <= 6
 
 
 @pytest.mark.parametrize("where", ["written", "committed"])

@@ -154,7 +154,7 @@ def test_html_text_structure() -> None:
     result = extract(HTML, "text/html")
     assert result.text == (
         "# The River\n\n# Floods & dams\n\nThe river floods every spring.\n\n"
-        "Secret hidden sentence.\n\nBuilt\nin 1936 (aria) by the state.\n\none\ntwo\n\n"
+        "Secret hidden sentence.\n\nBuilt\nin 1936 (aria) by the state.\n\none\n\ntwo\n\n"
         "attribute hidden\n\ntiny\n\nfaint\n\n```\nkeep   spaces\n  here\n```\n\n"
         "| a | b |\n"  # a data table: one line per row (extraction's pipe-row convention)
     )

@@ -402,6 +402,14 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "server",
+        "search_cache",
+        4096,
+        "Searches whose answers each daemon process keeps for this vault, by query, k and trust "
+        "tier, while the database is unchanged (any commit empties it); 0 keeps none.",
+        minimum=0,
+    ),
+    Setting(
+        "server",
         "root_can_read",
         True,
         "Whether root (UID 0) on the daemon's Unix socket may read this vault when it does not "

@@ -177,3 +177,21 @@ def m022_word_counts() -> str:
             UPDATE words SET n = n + 1 WHERE id = new.word;
         END
     """
+
+
+@migration
+def m023_context_deltas() -> str:
+    """Issue 25 item 5: ``context_snapshots`` as keyframes and line deltas
+    (:mod:`affidavit.plan.snapshots`): ``base`` names the snapshot a row is a delta of (NULL:
+    stored whole). The data step re-encodes the snapshots stored whole before, each read back
+    through its chain and compared."""
+    return "ALTER TABLE context_snapshots ADD COLUMN base INTEGER"
+
+
+def _rechain_snapshots(db: sqlite3.Connection) -> None:
+    from .plan.snapshots import rechain
+
+    rechain(db)
+
+
+DATA_STEPS["m023_context_deltas"] = _rechain_snapshots

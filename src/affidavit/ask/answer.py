@@ -335,7 +335,9 @@ class Asker:
         self._listed = [h.claim_id for h in listed]
         if listed:  # "the four freedoms": the introduction and every item, first
             hits = listed + [h for h in hits if h.claim_id not in self._listed]
-        hits, self._context = with_followers(self.retriever, asked, hits, min_trust)
+        hits, self._context = with_followers(
+            self.retriever, asked, hits, min_trust, self._source_text
+        )
         unknown = unknown_names(self.vault.db, question)
         self._required = tuple(rare_names(self.vault.db, question))
         issued = new_nonce(self.vault)
@@ -382,6 +384,10 @@ class Asker:
             answer.closest = closest_pages(hits)
         self._log(issued, answer, min_trust, conversation)
         return answer
+
+    def _source_text(self, source_id: str) -> str | None:
+        """A source's stored text (kept by :func:`~.texts.source_texts`), ``None`` if unread."""
+        return source_texts(self.vault, [source_id]).get(source_id)
 
     def _titles(self, reply: AnswerReply, hits: Sequence[Hit]) -> dict[str, EvidenceRef]:
         """The page titles the reply answers from ("James Monroe" from "State of the Union,

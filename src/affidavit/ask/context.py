@@ -18,6 +18,7 @@ import itertools
 import re
 import sqlite3
 import unicodedata
+from collections.abc import Callable
 from functools import lru_cache
 
 from ..retrieval.search import Hit, Retriever, same_text
@@ -38,13 +39,28 @@ REACH = 600
 _TOKEN = re.compile(r"[^\W_][\w.+#-]*[^\W_]|[^\W_]", re.UNICODE)
 
 
+def _last_place(text: str | None, start: int, end: int) -> int:
+    """Where the last occurrence of ``text[start:end]`` ends in ``text`` (``end`` when there is no
+    later one): an FAQ's question stands first in its list of questions and last over its answer,
+    and only the answer follows it there."""
+    if text is None or not 0 <= start < end <= len(text):
+        return end
+    found = text.rfind(text[start:end], end)
+    return found + (end - start) if found >= 0 else end
+
+
 def with_followers(
-    retriever: Retriever, question: str, hits: list[Hit], min_trust: str
+    retriever: Retriever,
+    question: str,
+    hits: list[Hit],
+    min_trust: str,
+    source_text: Callable[[str], str | None] | None = None,
 ) -> tuple[list[Hit], dict[str, str]]:
     """``hits`` with, after each of the first :data:`LEADERS` that is a heading or a question
     (:func:`~affidavit.ask.extractive.statement`) or stands under a heading that holds most of
     the question's words (:data:`SECTION_SHARE`), the next :data:`FOLLOWERS` page claims of its
-    first quote's source (within :data:`REACH` characters, not already there), and
+    first quote's source (within :data:`REACH` characters, not already there; with
+    ``source_text``, a heading's or question's last place in its source: :func:`_last_place`), and
     each claim's context: the text of the retrieved claim it follows."""
     db = retriever.db
     asked = stems(question)
@@ -59,12 +75,17 @@ def with_followers(
         if statement(hit.text) and len(asked & heading) < SECTION_SHARE * max(1, len(asked)):
             continue
         first = hit.evidence[0]
+        after = first.end
+        if source_text is not None and not statement(hit.text):
+            # a heading or question quoted where it is first listed (a table of contents):
+            # its answer follows where it stands last
+            after = _last_place(source_text(first.source_id), first.start, first.end)
         rows = db.execute(
             "SELECT e.claim_id FROM evidence e JOIN claims c ON c.id = e.claim_id "
             "WHERE e.source_key = (SELECT key FROM source_keys WHERE source_id = ?) "
             "AND e.start >= ? AND e.start <= ? AND e.idx = 0 "
             "AND c.status = 'active' AND c.page_slug != '' ORDER BY e.start, c.id LIMIT ?",
-            (first.source_id, first.end, first.end + REACH, 4 * FOLLOWERS),
+            (first.source_id, after, after + REACH, 4 * FOLLOWERS),
         ).fetchall()
         added = 0
         for follower in retriever.hits([r[0] for r in rows], min_trust):

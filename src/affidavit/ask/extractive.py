@@ -27,13 +27,16 @@ from ..support.facts import MONTHS
 from ..words import STOPWORDS, content_words, stem
 from .entities import AGENTS, entities, recognise
 from .manuals import (
+    ACTION,
     COMPOUND,
     INSTRUMENT,
     NAME_LINE,
     NAME_LINE_PATTERN,
     OPENS_INSTRUCTION,
     OTHER_VERB,
+    SHORT_OPTION,
     USES_COMMAND,
+    action,
     asks_how,
     commands,
     compounds_of,
@@ -209,6 +212,9 @@ _DIMENSIONS = {
     "fast": "speed",
 }
 _HOW_ADJECTIVE = re.compile(r"\bhow\s+(" + "|".join(_DIMENSIONS) + r")\b", re.IGNORECASE)
+_HOW_MANY_CAN = re.compile(r"\bhow\s+(many|much)\s+(?:\w+\s+){1,3}?(?:can|could|may)\b", re.I)
+""""How many columns can a table have?" asks for a limit: a manual states "the maximum number
+of ...", not how many."""
 
 
 def dimension(question: str) -> tuple[str, str]:
@@ -217,7 +223,8 @@ def dimension(question: str) -> tuple[str, str]:
     how large; ``("", "")`` for any other question."""
     match = _HOW_ADJECTIVE.search(question)
     if match is None:
-        return "", ""
+        limit = _HOW_MANY_CAN.search(question)
+        return (limit.group(1).lower(), "maximum") if limit and LIMITS else ("", "")
     adjective = match.group(1).lower()
     return adjective, _DIMENSIONS[adjective]
 
@@ -233,6 +240,8 @@ _UNITS = {
     "weight": r"(?:mg|g|kg|grams?|kilograms?|tonnes?|tons?|pounds?|lbs?)",
     "speed": r"(?:km/h|mph|kph|knots?|(?:kilo)?met(?:re|er)s?\s+per\s+second)",
 }
+LIMITS = True
+"""Read "how many ... can" as asking for a maximum."""
 MEASURED = 0.1
 """What a number in the measure's unit adds ("281 terabytes" for "how large")."""
 
@@ -435,6 +444,7 @@ def ranked(
     measure = dimension(question)[1]
     how = asks_how(question)
     compounds = compounds_of(question) if how else set()
+    verb = action(question)
     said = [_stems(h.text) | {s for e in h.evidence for s in _stems(e.quote)} for h in hits]
     titled = [
         stems | _stems(h.page_title) | _stems(h.section) | _stems(context.get(h.claim_id, ""))
@@ -473,6 +483,8 @@ def ranked(
             score += 0.1  # "Why ...?": a sentence that gives a cause
         if pairs:  # the question's word pairs kept together ("root logger", "base class")
             score += 0.15 * len(pairs & _bigrams(hit.text)) / len(pairs)
+        if verb and _matches(verb, _stems(hit.text)):
+            score += ACTION  # "How do I rename a file?": "git-mv - Move or rename a file"
         if how and compounds and names_compound(compounds, hit.text):
             score += COMPOUND  # "one line per commit": "`--oneline`: ..."
         if how and commands(question, hit.text):
@@ -504,11 +516,42 @@ def answering_first(
     claim's support: "The new hall on Mill Street was opened in the spring" holds every word of
     "Who opened the new hall on Mill Street?" and answers it less than "Tomas Berg opened the
     hall with a speech"."""
-    if not question_type(question) or _span(question, scored[0][3].text) is not None:
+    if not question_type(question):
+        return _naming_first(question, scored) if PROMOTE_COMMAND else scored
+    if _span(question, scored[0][3].text) is not None:
         return scored
     floor = PROMOTE_SHARE * scored[0][1]
     for n, item in enumerate(scored[1:PROMOTE_POOL], 1):
         if item[1] >= floor and _span(question, item[3].text) is not None:
+            return [item, *scored[:n], *scored[n + 1 :]]
+    return scored
+
+
+PROMOTE_COMMAND = True
+"""A how-do-I question's best claim that names no command or option gives way to the best of
+the next ones (within :data:`MARGIN`) that names one."""
+
+
+def _naming_first(
+    question: str, scored: list[tuple[float, float, int, Hit]]
+) -> list[tuple[float, float, int, Hit]]:
+    """``scored`` with, for a how-do-I question whose best claim names no command, option or
+    identifier (and is no manual page's NAME line, which names its command), the best of the
+    next :data:`PROMOTE_POOL` claims within :data:`MARGIN` of it that names one first: "How do I
+    delete a local branch?" is answered by "In combination with -d (or --delete), allow deleting
+    the branch ...", not by "Git has a default disposition of keeping data ... local references
+    to branches on remotes that have themselves deleted those branches"."""
+    if not scored or not asks_how(question):
+        return scored
+    best = scored[0]
+    text = best[3].text
+    if commands(question, text) or SHORT_OPTION.search(text) or NAME_LINE_PATTERN.match(text):
+        return scored  # "..., see the -C and -M options" names its options
+    floor = PROMOTE_SHARE * best[1]
+    for n, item in enumerate(scored[1:PROMOTE_POOL], 1):
+        if item[0] < best[0] - MARGIN:
+            break
+        if item[1] >= floor and statement(item[3].text) and commands(question, item[3].text):
             return [item, *scored[:n], *scored[n + 1 :]]
     return scored
 
@@ -645,6 +688,9 @@ def extractive_answer(
         span = _span(question, hit.text)
         if span is None and asks_how(question):
             found = commands(question, hit.text)
+            page = NAME_LINE_PATTERN.match(hit.text)
+            if page is not None:  # "git-mv - Move or rename a file": the command is "git-mv"
+                found = [re.split(r"[\s(,]", hit.text, maxsplit=1)[0]]
             span = found[0] if found else None
         if span is not None:
             short = {"text": span, "claims": [hit.claim_id]}

@@ -96,6 +96,53 @@ def instructs(question: str, text: str) -> bool:
     return stem(asked.group(1).lower()) == stem(said.group(1).lower())
 
 
+_LIGHT_VERBS = frozenset(
+    stem(w)
+    for w in [
+        "get",
+        "make",
+        "see",
+        "do",
+        "have",
+        "use",
+        "set",
+        "go",
+        "let",
+        "find",
+        "put",
+        "take",
+        "keep",
+        "give",
+        "try",
+        "check",
+        "turn",
+    ]
+)
+"""Verbs too common in a manual to tell its instructions apart ("how do I get / make / see")."""
+_HOW_VERB = re.compile(
+    r"^\s*(?:.*[;,]\s*)?how\s+(?:do|can|should|would|could|may|might)\s+(?:i|you|we|one)\s+"
+    r"(?:[a-z]+ly\s+)?([a-z]+)\b",
+    re.IGNORECASE,
+)
+
+
+def action(question: str) -> str:
+    """The stem of the verb a "how do I <verb> ...?" question asks how to do ("renam" for "How do
+    I rename a file?", "unstag" for "How do I unstage a file?"; an adverb before it skipped),
+    "" for a light verb ("get", "make", "see") or another question."""
+    match = _HOW_VERB.match(question)
+    if match is None:
+        return ""
+    verb = stem(match.group(1).lower())
+    return "" if verb in _LIGHT_VERBS else verb
+
+
+ACTION = 0.15
+"""What holding the asked action's verb adds for a how-do-I question: "git-mv - Move or rename a
+file" for "How do I rename a file in the repository?", over an option's description that holds
+"file" and "repository" but renames nothing."""
+
+
 def compounds_of(question: str) -> set[str]:
     """The question's adjacent words written as one ("one line" → "oneline", "dry run" →
     "dryrun"): how a manual names an option or setting after them (``--oneline``)."""
@@ -161,6 +208,10 @@ def named(term: str, text: str) -> bool:
         return False
     name = re.split(r"[\s(,]", text, maxsplit=1)[0].casefold()
     return name in {w.casefold() for w in term.split()}
+
+
+SHORT_OPTION = re.compile(r"(?:^|(?<=[\s(\"'“]))-[A-Za-z](?=$|[\s),;:.])")
+"""A one-letter option ("see the -C and -M options")."""
 
 
 def asks_how(question: str) -> bool:

@@ -173,6 +173,10 @@ def _human_line(event: dict[str, Any]) -> None:
             f"{event.get('active_claims', 0)} active claim(s) rest on it"
             + (" (lineage proposals made)" if event.get("lineage") else "")
         )
+    elif name == "moved":
+        click.echo(f"→ {event['source']} was moved to {event['path']}")
+    elif name == "ignored":
+        click.echo(f"· {event['path']} is ignored now: no longer followed")
     elif name == "error":
         click.echo(f"✗ {', '.join(event['paths'])}: {event['message']}", err=True)
     elif name == "lint":

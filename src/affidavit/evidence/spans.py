@@ -111,6 +111,29 @@ def verified_text(base: Path | Anchor, text_file: str, text_sha256: str) -> str 
     return text
 
 
+NOT_CACHED = object()
+"""What :func:`cached_span` returns when the text is not in the cache (ask SQLite instead)."""
+
+
+def cached_span(text_sha256: str, start: int, end: int, crc: int | None) -> object:
+    """``evidence_span`` of a text already in the cache, without a call from SQLite: the span
+    (the same string the SQL function gives), None where it gives NULL (offsets outside the
+    text, a CRC that differs), or :data:`NOT_CACHED` when the text is not cached (the caller
+    asks the connection's ``evidence_span``, which reads and verifies the file). A cached text
+    is the one whose SHA-256 is ``text_sha256``, so its spans are the function's answer."""
+    with _LOCK:
+        text = _TEXTS.get(text_sha256)
+        if text is None:
+            return NOT_CACHED
+        _TEXTS.move_to_end(text_sha256)
+    if not 0 <= start <= end <= len(text):
+        return None
+    span = text[start:end]
+    if crc is not None and crc != checksum(span):
+        return None
+    return span
+
+
 def register(db: sqlite3.Connection, base: Path | Anchor | None) -> None:
     """Give ``db`` the functions ``evidence_span`` (reading the texts of the vault at ``base``;
     None: no text) and ``evidence_crc``."""
@@ -164,8 +187,10 @@ __all__ = [
     "CACHE_CHARS",
     "FUNCTION",
     "MISSING",
+    "NOT_CACHED",
     "UNREADABLE",
     "cached_chars",
+    "cached_span",
     "checksum",
     "clear_cache",
     "ensure_functions",

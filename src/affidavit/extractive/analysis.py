@@ -18,7 +18,7 @@ import hashlib
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from ..plan.schema import MAX_OPERATIONS
@@ -28,7 +28,7 @@ from .lexicon import ANAPHORIC_STARTS, SUBJECTLESS_STARTS
 from .markdown import code_spans
 from .segment import MAX_CLAIM, MIN_QUOTE, Segmented, segment
 from .tables import table_units
-from .terms import description, with_terms
+from .terms import description, short_descriptions, with_terms
 from .titles import fit, name_title, slugify
 from .topics import TopicCandidate, name_key, topic_candidates
 from .units import MIN_CHARS_FALLBACK, Unit, build_units, claim_text, excluded_regions
@@ -398,6 +398,29 @@ def _source_sections(
     return _fit_sections(sections, budget)
 
 
+SHORT_SENTENCE = 40
+"""A sentence this short may open a definition's description too briefly to be a claim alone."""
+
+
+def _with_short_descriptions(
+    task: IngestTask, seg: Segmented, units: list[Unit], names: frozenset[str]
+) -> list[Unit]:
+    """``units`` and the short first sentences of definitions' descriptions ("Delete a branch."
+    under "-d, --delete"; :func:`~.terms.short_descriptions`), read only where there are any."""
+    starts = {u.sentence.start for u in units}
+    few = [
+        s
+        for s in seg.sentences
+        if s.first_in_block and s.end - s.start <= SHORT_SENTENCE and s.start not in starts
+    ]
+    if not few:
+        return units
+    short = build_units(
+        task.chunk, replace(seg, sentences=tuple(few)), MIN_QUOTE, task.flagged, names, min_words=1
+    )
+    return short_descriptions(task.chunk, units, short)
+
+
 def _units(task: IngestTask) -> tuple[list[Unit], Segmented]:
     chunk = task.chunk
     code = code_spans(chunk, task.open_fence)
@@ -420,7 +443,7 @@ def _units(task: IngestTask) -> tuple[list[Unit], Segmented]:
         nested=code_spans(chunk, task.open_fence, nested_only=True) if code else (),
     )
     units = table_units(chunk, seg, units, excluded, task.open_fence)
-    units = with_terms(chunk, units, excluded)
+    units = with_terms(chunk, _with_short_descriptions(task, seg, units, names), excluded)
     return _with_subjects(units), seg
 
 

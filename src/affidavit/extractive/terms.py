@@ -87,6 +87,33 @@ def description(text: str) -> str:
     return text[match.end() :] if match else text
 
 
+MIN_DESCRIBED = 24
+"""Shortest claim a term and a short description make ("`-d, --delete`: Delete a branch.")."""
+
+
+def short_descriptions(chunk: str, units: list[Unit], short: list[Unit]) -> list[Unit]:
+    """``units`` with the ``short`` sentences (too short to be claims alone: "Delete a branch.")
+    that open a definition's description under a term ("-d, --delete"): with the term in front
+    (:func:`with_terms`) they say what the option does, which the description's later
+    sentences ("The branch must be fully merged...") never say again. In document order."""
+    taken = [(u.start, u.end) for u in units]
+    added = []
+    for unit in short:
+        if not unit.sentence.first_in_block or any(
+            a < unit.end and unit.start < b for a, b in taken
+        ):
+            continue
+        found = _term_lines(chunk, unit.start)
+        if found is None or not is_term(found[2]):
+            continue
+        if len(term_text(found[2])) + len(unit.text) + 4 < MIN_DESCRIBED:
+            continue
+        added.append(unit)
+    if not added:
+        return units
+    return sorted([*units, *added], key=lambda u: u.start)
+
+
 def with_terms(
     chunk: str, units: list[Unit], excluded: Sequence[tuple[int, int]] = ()
 ) -> list[Unit]:
@@ -122,4 +149,4 @@ def with_terms(
     return out
 
 
-__all__ = ["description", "is_term", "term_text", "with_terms"]
+__all__ = ["description", "is_term", "short_descriptions", "term_text", "with_terms"]

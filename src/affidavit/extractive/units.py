@@ -249,6 +249,7 @@ def build_units(
     minimum: int = MIN_CHARS,
     flagged: Sequence[tuple[int, int]] = (),
     names: frozenset[str] = frozenset(),
+    min_words: int = MIN_WORDS,
 ) -> list[Unit]:
     """Every usable sentence of ``chunk`` as a scored :class:`Unit`, in document order; none
     that overlaps a sanitizer flag or a ``flagged`` span. ``names``: see :func:`rejection`."""
@@ -267,7 +268,7 @@ def build_units(
         if len(text) < minimum or len(text) > MAX_CLAIM or rejection(text, names):
             continue
         tokens = tuple(WORD.findall(text))
-        if len(tokens) < MIN_WORDS:
+        if len(tokens) < min_words:
             continue
         if len(raw) <= MAX_QUOTE:
             quotes: tuple[tuple[int, int], ...] = ((start, end),)

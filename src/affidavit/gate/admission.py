@@ -440,6 +440,15 @@ class _Gate:
             index = self._claims_of_page[page] = self.wiki.page_index(page, _PAGES)
         return index
 
+    def same(self, page: str, text: str) -> str | None:
+        """A live claim of ``page`` whose text is ``text``'s, once normalised (None: none)."""
+        normal, mine = _comparable(text)
+        claims = self._page_claims(page)
+        for claim_id in claims.candidates(normal, mine, NEAR_DUPLICATE):
+            if claims.items[claim_id][1] == normal:
+                return claim_id
+        return None
+
     def consistency(
         self,
         page: str | None,
@@ -542,6 +551,8 @@ def admit(
         results.append(result)
         if isinstance(op, SupersedeClaim) and op.successor is not None:
             withdrawals.succession(gate, op, result)
+            continue
+        if isinstance(op, SupersedeClaim) and withdrawals.restated(gate, op, result, gate.same):
             continue
         if isinstance(op, RetractClaim):
             withdrawals.retraction(gate, op, result)

@@ -16,6 +16,7 @@ retracts) is rejected (consistency). The policy never applies these plans on its
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
@@ -27,7 +28,14 @@ from .verdicts import QUARANTINED, REJECTED, ClaimResult, OpResult, QuoteResult
 if TYPE_CHECKING:
     from .admission import _Gate
 
-__all__ = ["context_replacement", "ends_claims", "retraction", "source_retraction", "succession"]
+__all__ = [
+    "context_replacement",
+    "ends_claims",
+    "restated",
+    "retraction",
+    "source_retraction",
+    "succession",
+]
 
 
 def recheck(gate: _Gate, claim_id: str) -> list[QuoteResult]:
@@ -96,6 +104,32 @@ def succession(gate: _Gate, op: SupersedeClaim, result: OpResult) -> None:
     gate.ended.add(op.claim)
     if new.status == QUARANTINED:
         result.decide(QUARANTINED, "sanitizer", new.reason)
+
+
+def restated(
+    gate: _Gate, op: SupersedeClaim, result: OpResult, same: Callable[[str, str], str | None]
+) -> bool:
+    """``supersede_claim`` with ``by`` whose new claim is already in the wiki: an active claim
+    of the old claim's page says the same words (``same(page, text)`` finds it) and rests only
+    on sources the new claim quotes — a new version's changed sentence, proposed by its
+    lineage and written by the model's plan too, approved first. Then the operation is the
+    succession by that claim (:func:`succession`; ``detail.successor``), not a refused
+    duplicate that would leave the old words in the wiki. False (nothing done) otherwise."""
+    assert op.by is not None
+    row = gate.wiki.claim(op.claim)
+    found = same(row.page_slug, op.by.text) if row is not None else None
+    if found is None or found == op.claim:
+        return False
+    existing = gate.wiki.claim(found)
+    quoted = [str(e.source) for e in op.by.evidence]
+    cited = {source for source, _quote in gate.wiki.claim_quotes(found)}
+    if existing is None or existing.status != "active" or not cited:
+        return False
+    if not all(any(s.startswith(q) or q.startswith(s) for q in quoted) for s in cited):
+        return False
+    succession(gate, op.model_copy(update={"successor": found, "by": None}), result)
+    result.detail["restated"] = True
+    return True
 
 
 def retraction(gate: _Gate, op: RetractClaim, result: OpResult) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from ..errors import AffidavitError
 from ..sources.store import AddResult, SourceRecord, SourceStore
 from ..vault import Vault
-from .lineage import propose_vanished
+from .lineage import follow_moves, propose_vanished
 from .report import IngestReport, SourceOutcome
 
 
@@ -44,10 +44,29 @@ class SourceAdding:
                 return [(target, _raiser(exc))]
             # stored together: one fsync pass, one transaction and one git commit per group
             outcomes = self.store.add_files(files, trust, self._adding(path))
+            # a file moved inside the folder is the same document, not a deletion
+            follow_moves(
+                self.vault,
+                [
+                    (f, o.record)
+                    for f, o in zip(files, outcomes, strict=True)
+                    if isinstance(o, AddResult) and not o.added
+                ],
+                self.actor,
+            )
             gone = propose_vanished(self.vault, path, self.actor)
             self.report.deleted += [p.plan_id for p in gone]
             return [(str(f), _settled(o)) for f, o in zip(files, outcomes, strict=True)]
-        return [(target, _adder(self.store, path, trust))]
+        return [(target, self._adder(path, trust))]
+
+    def _adder(self, path: Path, trust: str | None) -> Callable[[], SourceRecord]:
+        def add() -> SourceRecord:
+            result = self.store.add_file(path, trust)
+            if not result.added:  # bytes stored before: from a file since moved here?
+                follow_moves(self.vault, [(path, result.record)], self.actor)
+            return result.record
+
+        return add
 
     def _adding(self, folder: Path) -> Callable[[int, int], None] | None:
         """``progress`` of the files of ``folder`` being read, labelled as such."""
@@ -72,10 +91,6 @@ class SourceAdding:
             trust=record.trust,
         )
         return outcome, record
-
-
-def _adder(store: SourceStore, path: Path, trust: str | None) -> Callable[[], SourceRecord]:
-    return lambda: store.add_file(path, trust).record
 
 
 def _settled(outcome: AddResult | AffidavitError) -> Callable[[], SourceRecord]:

@@ -162,7 +162,7 @@ class ChunkAsking:
                 if f.start < chunk.end and chunk.start < max(f.end, f.start + 1)
             ),
             open_fence=chunk.fence,
-            open_section=chunk.section,
+            open_section=_visible_section(text, chunk, record),
             shown=shown_parts(text, chunk) if chunk.parts else "",
         )
 
@@ -448,3 +448,16 @@ def _claim_texts(plan: dict[str, Any]) -> list[str]:
             if isinstance(op.get(key), str):
                 texts.append(op[key])
     return texts
+
+
+def _visible_section(text: str, chunk: Chunk, record: SourceRecord) -> str:
+    """The heading the chunk's first lines are under (:attr:`Chunk.section`), unless that
+    heading line lies in a flagged span (an EPUB chapter's ``<title>``, hidden text): a section
+    named after it would be quarantined by the gate, as the heading a reader never sees."""
+    name = chunk.section
+    if not name:
+        return ""
+    at = text.rfind(name, 0, chunk.start)
+    if at >= 0 and any(f.start < at + len(name) and at < f.end for f in record.flags):
+        return ""
+    return name

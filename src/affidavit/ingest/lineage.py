@@ -41,6 +41,7 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..clock import iso
 from ..errors import AffidavitError
 from ..inbox import Proposal, propose
 from ..plan.schema import MAX_OPERATIONS
@@ -52,7 +53,7 @@ from ..retract import (
     supersede_op,
     withdrawal_plan,
 )
-from ..sources.lineage import chain, origin_key, under_root
+from ..sources.lineage import chain, follow_move, moved_here, origin_key, under_root
 from ..sources.sentences import number_sentences
 from ..sources.store import SourceRecord, SourceStore
 from ..store.blast import LIVE
@@ -67,9 +68,11 @@ __all__ = [
     "PAIRING",
     "VersionOutcome",
     "changed_units",
+    "follow_moves",
     "follow_version",
     "fresh_units",
     "ingest_changed",
+    "origin_moved",
     "propose_changes",
     "propose_deleted",
     "vanished_under",
@@ -476,7 +479,34 @@ def _pair(alignment: _Alignment, starts: list[int], start: int, old: str, new: s
     return best
 
 
-# -- deleted files -------------------------------------------------------------------------
+# -- moved and deleted files ---------------------------------------------------------------
+
+
+def origin_moved(vault: Vault, old: str | Path, new: str | Path, *, actor: str) -> list[str]:
+    """The file of origin ``old`` is now at ``new`` (a watch saw its bytes there): its versions
+    follow it (:func:`affidavit.sources.lineage.follow_move`); the source ids moved."""
+    with vault.write_lock():
+        return follow_move(vault.db, old, new, iso(vault.clock()), actor)
+
+
+def follow_moves(
+    vault: Vault, found: Sequence[tuple[Path, SourceRecord]], actor: str
+) -> dict[str, list[str]]:
+    """For each ``(path, record)`` — bytes already stored, found at ``path`` — whose origin was
+    another file that is gone: the file was moved, and its versions follow it
+    (:func:`affidavit.sources.lineage.follow_move`), so its claims are neither proposed for
+    retraction as a deletion nor left beside a new lineage when it is next edited. Returns the
+    new origin key -> the source ids moved to it."""
+    moved: dict[str, list[str]] = {}
+    for path, record in found:
+        old = moved_here(vault.db, record.id, path)
+        if old is None:
+            continue
+        with vault.write_lock():
+            ids = follow_move(vault.db, old, path, iso(vault.clock()), actor)
+        if ids:
+            moved[origin_key(path)] = ids
+    return moved
 
 
 def vanished_under(vault: Vault, root: str | Path) -> list[SourceRecord]:

@@ -145,10 +145,23 @@ def compact_all(db: sqlite3.Connection) -> int:
     return len(ids)
 
 
-def snapshot_text(row: Any) -> str:
-    """The text of a ``context_snapshots`` row (``content``, else ``content_z`` inflated)."""
+def snapshot_text(row: Any, db: sqlite3.Connection | None = None) -> str:
+    """The text of a ``context_snapshots`` row (``content``, else ``content_z`` inflated; a
+    delta of an earlier snapshot, :mod:`.snapshots`, is decoded through ``db``)."""
     text = row["content"]
-    return str(text) if text else unpack(row["content_z"], "context snapshot")
+    if text:
+        return str(text)
+    try:
+        base = row["base"]
+    except (IndexError, KeyError):  # a row read without the column (before m023)
+        base = None
+    if base is not None:
+        if db is None:
+            raise IntegrityError("a context snapshot stored as a delta is read with its database")
+        from .snapshots import text_of
+
+        return text_of(db, int(row["id"]))
+    return unpack(row["content_z"], "context snapshot")
 
 
 def compact_snapshots(db: sqlite3.Connection) -> int:

@@ -19,14 +19,17 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import threading
 import unicodedata
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..config import TRUST_TIERS
 from ..db import read_snapshot
+from ..evidence.spans import NOT_CACHED, UNREADABLE, cached_span
 from ..words import STOPWORDS
 
 RRF_K = 60
@@ -235,6 +238,8 @@ class Retriever:
         self.engine = engine
         self.fusion = fusion
         self.used = ""  # the engine the last search used: "tantivy" or "fts5"
+        self._shared_rows = False  # whether this read may use the connection's row cache
+        self._keys: dict[str, tuple[object, ...]] = {}  # claim id -> _fact, of the rows read
 
     def _lexical(self) -> Lexical:
         if self.engine == "auto":
@@ -261,6 +266,7 @@ class Retriever:
     def search(self, query: str, *, k: int = 10, min_trust: str = "untrusted") -> list[Hit]:
         """The ``k`` best claims for ``query`` among active claims of tier ``min_trust`` or above."""
         tiers = allowed_tiers(min_trust)
+        self._shared_rows = not self.db.in_transaction  # see _row_cache: never mid-write
         with read_snapshot(self.db):  # the index position and every row read agree
             return self._search(query, k, tiers)
 
@@ -268,6 +274,7 @@ class Retriever:
         """The claims ``claim_ids`` as hits, in that order (score 0), only those active and of
         tier ``min_trust`` or above."""
         tiers = allowed_tiers(min_trust)
+        self._shared_rows = not self.db.in_transaction
         return self._hits(claim_ids, dict.fromkeys(claim_ids, 0.0), tiers)
 
     def lexical_lists(
@@ -348,10 +355,10 @@ class Retriever:
         entry; anything else lands past ``k``). At a million claims the rows' reads were a third
         of a search; most answers need only half of them."""
         first = self._hits(ranked[:k], scores, tiers)
-        kept = _distinct(first, k)
+        kept = _distinct(first, k, self._keys)
         if len(kept) == k and all(hit.page for hit in kept):
             return kept
-        return _distinct(first + self._hits(ranked[k:], scores, tiers), k)
+        return _distinct(first + self._hits(ranked[k:], scores, tiers), k, self._keys)
 
     def _pages_of(self, claim_ids: list[str]) -> list[str]:
         """The pages of ``claim_ids`` in their order, distinct, at most 3."""
@@ -386,32 +393,29 @@ class Retriever:
         tier (re-checked here: whatever an engine returned, only the database decides what may
         be shown). One query, whatever the number of claims: a claim's row once per quote, in
         the quotes' order (a claim without evidence, or whose evidence names no stored source,
-        once, with no quote: ``s.id`` is NULL there)."""
+        once, with no quote: the source's id is NULL there).
+
+        The query reads the evidence's offsets (``evidence_rows``), not the ``evidence`` view:
+        the view calls ``evidence_span`` from SQLite for every quote, which was most of a
+        search's row read. Each quote is the same span, taken here from the texts the process
+        already holds (:func:`~affidavit.evidence.spans.cached_span`, its CRC checked); only a
+        text not held yet is asked of the connection's ``evidence_span``, which reads and
+        verifies it."""
         if not claim_ids:
             return []
-        marks = ",".join("?" * len(claim_ids))
-        rows: dict[str, tuple[tuple[str, str, str, str, str, str], list[EvidenceRef]]] = {}
-        for row in self.db.execute(
-            "SELECT c.id, c.page_slug, c.text, c.trust, c.status, coalesce(p.title, 'Context'), "
-            'c.section, s.id, s.name, e.quote, e.location, e.start, e."end" FROM claims c '
-            "LEFT JOIN pages p ON p.slug = c.page_slug "
-            "LEFT JOIN evidence e ON e.claim_id = c.id LEFT JOIN sources s ON s.id = e.source_id "
-            f"WHERE c.id IN ({marks}) ORDER BY c.id, e.idx",
-            claim_ids,
-        ):
-            known = rows.get(row[0])
-            if known is None:
-                known = rows[row[0]] = (row[1:7], [])
-            if row[7] is not None:
-                known[1].append(EvidenceRef(*row[7:]))
+        rows = _row_cache(self.db) if self._shared_rows else {}
+        missing = [cid for cid in claim_ids if cid not in rows]
+        if missing:
+            rows.update(self._rows(missing))
         hits = []
         for cid in claim_ids:
-            found = rows.get(cid)
-            if found is None:
+            got = rows.get(cid)
+            if got is None:
                 continue
-            (page, text, trust, status, title, section), evidence = found
+            (page, text, trust, status, title, section), evidence, key = got
             if status != "active" or trust not in tiers:
                 continue
+            self._keys[cid] = key
             hits.append(
                 Hit(
                     claim_id=cid,
@@ -420,11 +424,118 @@ class Retriever:
                     text=text,
                     trust=trust,
                     score=round(scores[cid], 6),
-                    evidence=tuple(evidence),
+                    evidence=evidence,
                     section=section or "",
                 )
             )
         return hits
+
+    def _rows(self, claim_ids: list[str]) -> dict[str, _Row]:
+        """The rows of :meth:`_hits` for ``claim_ids`` (those found), in one query."""
+        marks = ",".join("?" * len(claim_ids))
+        cursor = self.db.cursor()
+        cursor.row_factory = None  # plain tuples: a Row object per row was a tenth of the read
+        try:
+            found = cursor.execute(_HIT_ROWS.format(marks=marks), claim_ids).fetchall()
+        except sqlite3.OperationalError as exc:  # a vault served unmigrated (W10): the view
+            if "evidence_rows" not in str(exc):
+                raise
+            found = [
+                (*row[:9], row[10], row[11], row[12], None, None, None, row[9])
+                for row in cursor.execute(_VIEW_ROWS.format(marks=marks), claim_ids)
+            ]
+        rows: dict[str, tuple[Any, list[EvidenceRef]]] = {}
+        for row in found:
+            known = rows.get(row[0])
+            if known is None:
+                known = rows[row[0]] = (row[1:7], [])
+            if row[7] is not None:
+                known[1].append(EvidenceRef(row[7], row[8], self._quote(row), *row[9:12]))
+        return {
+            cid: (head, tuple(evidence), _fact(head[1], evidence))
+            for cid, (head, evidence) in rows.items()
+        }
+
+    def _quote(self, row: tuple[Any, ...]) -> str:
+        """The ``evidence`` view's ``quote`` of one row of :data:`_HIT_ROWS`: the span of the
+        source's verified text at the offsets, or :data:`~affidavit.evidence.spans.UNREADABLE`."""
+        if row[15] is not None:  # the view's own quote (an unmigrated vault)
+            return str(row[15])
+        text_file, sha, start, end, crc = row[12], row[13], row[10], row[11], row[14]
+        if not isinstance(sha, str) or not isinstance(start, int) or not isinstance(end, int):
+            span: object = None
+        else:
+            span = cached_span(sha, start, end, crc)
+            if span is NOT_CACHED:
+                span = self.db.execute(
+                    "SELECT evidence_span(?, ?, ?, ?, ?)", (text_file, sha, start, end, crc)
+                ).fetchone()[0]
+        return span if isinstance(span, str) else UNREADABLE
+
+
+_Row = tuple[tuple[str, str, str, str, str, str], tuple[EvidenceRef, ...], tuple[object, ...]]
+"""A claim's row as :meth:`Retriever._hits` reads it: (page, text, trust, status, page title,
+section), its evidence, and the fact it states for :func:`_distinct` (:func:`_fact`)."""
+
+ROW_CACHE = 5_000
+"""Claims whose rows a connection keeps between searches, at most (then it starts again)."""
+ROW_CACHE_CONNECTIONS = 4
+"""Connections whose rows are kept, the most recently searched: with :data:`ROW_CACHE`, at most
+20,000 claims' rows in a process (a few tens of MB at worst), whatever the wiki's size."""
+
+_ROW_CACHES: OrderedDict[int, tuple[sqlite3.Connection, tuple[int, int], dict[str, _Row]]] = (
+    OrderedDict()
+)
+_ROW_LOCK = threading.Lock()
+
+
+def _row_cache(db: sqlite3.Connection) -> dict[str, _Row]:
+    """The claims' rows ``db`` has read, valid while its database is unchanged: kept under the
+    connection's ``PRAGMA data_version`` (which moves when another connection commits) and its
+    ``total_changes`` (which moves when it writes itself), read in the caller's snapshot; any
+    change, a rolled-back write included, starts afresh. The same claims come back search
+    after search (a daemon's, an answer's several): their rows and quotes are read once per
+    version of the database, not once per search. Kept for the last few connections searched.
+
+    Only a read outside any transaction of the caller's uses it (:meth:`Retriever.search`
+    opens its own snapshot): inside a transaction that wrote, the rows are not yet the
+    database's, and a rollback would leave the version as it was."""
+    version = (int(db.execute("PRAGMA data_version").fetchone()[0]), db.total_changes)
+    with _ROW_LOCK:
+        known = _ROW_CACHES.get(id(db))
+        if known is not None and known[0] is db and known[1] == version:
+            rows = known[2]
+            if len(rows) <= ROW_CACHE:
+                _ROW_CACHES.move_to_end(id(db))
+                return rows
+        rows = {}
+        _ROW_CACHES[id(db)] = (db, version, rows)
+        _ROW_CACHES.move_to_end(id(db))
+        while len(_ROW_CACHES) > ROW_CACHE_CONNECTIONS:
+            _ROW_CACHES.popitem(last=False)
+        return rows
+
+
+_HIT_ROWS = (
+    "SELECT c.id, c.page_slug, c.text, c.trust, c.status, coalesce(p.title, 'Context'), "
+    'c.section, s.id, s.name, r.location, r.start, r."end", s.text_file, '
+    "s.text_sha256, r.crc, NULL FROM claims c LEFT JOIN pages p ON p.slug = c.page_slug "
+    "LEFT JOIN evidence_rows r ON r.claim_id = c.id "
+    "LEFT JOIN source_keys k ON k.key = r.source_key LEFT JOIN sources s ON s.id = k.source_id "
+    "WHERE c.id IN ({marks}) ORDER BY c.id, r.idx"
+)
+"""A hit's rows: the claim, its page's title, and per quote its source and offsets (the
+``evidence`` view's columns, its quote left to :meth:`Retriever._quote`). A source key whose
+source is gone gives a NULL source id, as the view's join did."""
+
+_VIEW_ROWS = (
+    "SELECT c.id, c.page_slug, c.text, c.trust, c.status, coalesce(p.title, 'Context'), "
+    'c.section, s.id, s.name, e.quote, e.location, e.start, e."end" FROM claims c '
+    "LEFT JOIN pages p ON p.slug = c.page_slug "
+    "LEFT JOIN evidence e ON e.claim_id = c.id LEFT JOIN sources s ON s.id = e.source_id "
+    "WHERE c.id IN ({marks}) ORDER BY c.id, e.idx"
+)
+"""The same through the ``evidence`` view (a database before migration ``m021``)."""
 
 
 MAX_QUOTES = 5
@@ -476,17 +587,24 @@ def _absorb(keep: Hit, other: Hit) -> Hit:
     )
 
 
-def _distinct(hits: list[Hit], k: int) -> list[Hit]:
+def _fact(text: str, evidence: Iterable[EvidenceRef]) -> tuple[object, ...]:
+    """What :func:`_distinct` compares: the text, spacing and case folded, and the quoted spans."""
+    spans = tuple(sorted((e.source_id, e.start, e.end) for e in evidence))
+    return (" ".join(text.split()).casefold(), spans)
+
+
+def _distinct(
+    hits: list[Hit], k: int, facts: Mapping[str, tuple[object, ...]] | None = None
+) -> list[Hit]:
     """The first ``k`` hits that say something different: a claim with the same text and the
     same quoted spans as a better-ranked one (a page claim and its context.md entry) is the same
-    fact, shown once — as the page claim, which says where it belongs."""
+    fact, shown once — as the page claim, which says where it belongs. ``facts`` holds the
+    claims' :func:`_fact` already worked out (with their rows), by claim id."""
     kept: list[Hit] = []
     where: dict[tuple[object, ...], int] = {}
+    known = facts or {}
     for hit in hits:
-        key = (
-            " ".join(hit.text.split()).casefold(),
-            tuple(sorted((e.source_id, e.start, e.end) for e in hit.evidence)),
-        )
+        key = known.get(hit.claim_id) or _fact(hit.text, hit.evidence)
         if key in where:
             index = where[key]
             if not kept[index].page and hit.page:

@@ -25,6 +25,7 @@ import queue
 import re
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -77,6 +78,7 @@ class ServedVault:
     _loop_thread: int | None = field(default=None, repr=False)
     _loop_checks: int = field(default=0, repr=False)
     _ask_log: AskLog | None = field(default=None, repr=False)
+    _answers: SearchCache | None = field(default=None, repr=False)
 
     @property
     def max_body_bytes(self) -> int:
@@ -149,6 +151,15 @@ class ServedVault:
         self._loop_checks += 1
         return int(self._over_budget())
 
+    def search_cache(self) -> SearchCache | None:
+        """This process's searches of the vault by query (``server.search_cache``; None: off)."""
+        if self._answers is None:
+            entries = int(self.config.get("server.search_cache"))
+            if entries <= 0:
+                return None
+            self._answers = SearchCache(entries)
+        return self._answers
+
     def vector_search(self, vault: Vault) -> Any:
         """The dense retriever, loaded once per daemon (None without the extra or vectors)."""
         if not self.vectors_loaded:
@@ -191,6 +202,51 @@ class ServedVault:
                 self._idle.get_nowait().close()
             except queue.Empty:
                 return
+
+
+SEARCH_CACHE_BYTES = 64 * 1024 * 1024
+"""Bytes of search answers one process keeps per vault, at most (whatever the entries)."""
+
+
+class SearchCache:
+    """The bodies of one vault's recent searches, valid for one version of its database.
+
+    The version is the loop connection's ``PRAGMA data_version`` (:meth:`ServedVault.on_loop`'s
+    connection is ``query_only``: only another connection's commit changes the database, and
+    every such commit moves it). A body is kept only when the version read before the search
+    is the one read after it (no commit landed meanwhile), and served only while the version
+    is still that one: a new version empties the cache. So a body served from here is the
+    body the search would give now, byte for byte. Bounded by entries and by
+    :data:`SEARCH_CACHE_BYTES` (the least recently used go first). One thread uses it: the
+    event loop's."""
+
+    def __init__(self, entries: int, max_bytes: int = SEARCH_CACHE_BYTES) -> None:
+        self.entries = entries
+        self.max_bytes = max_bytes
+        self.version: int | None = None
+        self.held = 0
+        self.bodies: OrderedDict[tuple[str, int, str], bytes] = OrderedDict()
+
+    def get(self, version: int, key: tuple[str, int, str]) -> bytes | None:
+        if version != self.version:
+            self.bodies.clear()
+            self.held = 0
+            self.version = version
+            return None
+        body = self.bodies.get(key)
+        if body is not None:
+            self.bodies.move_to_end(key)
+        return body
+
+    def put(self, version: int, key: tuple[str, int, str], body: bytes) -> None:
+        if version != self.version or len(body) > self.max_bytes // 16:
+            return
+        old = self.bodies.pop(key, None)
+        self.held += len(body) - (len(old) if old is not None else 0)
+        self.bodies[key] = body
+        while self.bodies and (len(self.bodies) > self.entries or self.held > self.max_bytes):
+            _, dropped = self.bodies.popitem(last=False)
+            self.held -= len(dropped)
 
 
 def pin_vaults(roots: list[Path]) -> list[Anchor]:
@@ -287,4 +343,4 @@ class Registry:
         self._own_pins = []
 
 
-__all__ = ["Registry", "ServedVault", "pin_vaults", "vault_name"]
+__all__ = ["Registry", "SearchCache", "ServedVault", "pin_vaults", "vault_name"]

@@ -457,8 +457,8 @@ class _HtmlText(HTMLParser):
         if self.grid is not None:  # a data table's rows are lines; breaks in a cell are spaces
             self.pending_space = self.pending_space or tag in _PARAGRAPH | _LINE | _CELL
             return
-        if tag in _PARAGRAPH:
-            self.pending_break = 2
+        if tag in _PARAGRAPH or tag == "li":  # a list item is a block of its own: items
+            self.pending_break = 2  # without a full stop (an FAQ's list of questions) never join
         elif tag in _LINE:
             self.pending_break = max(self.pending_break, 1)
         elif tag in _CELL:

@@ -7,8 +7,8 @@ source stored from one origin key is a **version** of the same document: 1 for t
 seen, then 2, 3…, each naming the one it replaces (``previous_id``). This is the only thing that
 makes one source *newer* than another for lint (stale, supersession) — with the version or date
 two sources of different origins state about themselves, when they are releases of one document
-(:mod:`.stated`) — never the time it was ingested (issue 24 item 3), unless a person links two
-sources with ``sources version``.
+(:mod:`.stated`) — never the time it was ingested (issue 24 item 3). A file moved takes its
+versions with it (:func:`follow_move`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 __all__ = [
@@ -23,7 +24,9 @@ __all__ = [
     "chain",
     "claim_replaces",
     "current_version",
+    "follow_move",
     "lineage_of",
+    "moved_here",
     "newer_than",
     "origin_key",
     "under_root",
@@ -146,3 +149,50 @@ def claim_replaces(db: sqlite3.Connection, newer: str, older: str) -> bool:
         {str(r[1]) for r in rows if r[0] == newer},
         {str(r[1]) for r in rows if r[0] == older},
     )
+
+
+def follow_move(
+    db: sqlite3.Connection, old: str | Path, new: str | Path, at: str, actor: str
+) -> list[str]:
+    """A file moved (its bytes gone from ``old`` and found at ``new``): every version of origin
+    ``old`` becomes a version of origin ``new``, so the next edit of the file at its new place
+    is the next version of the same document (claims carried, changes proposed) and deleting it
+    there proposes its retraction. Each version keeps ``origin``, the path its bytes were read
+    from; the move is an audit entry (``source_moved``). Nothing moves when ``new`` already has
+    versions of its own (a file moved over another: the lineages are not merged) or ``old`` is
+    still there. Returns the source ids re-keyed. The caller holds the vault's write lock."""
+    from ..db import transaction
+    from ..store import audit
+
+    old_key, new_key = origin_key(old), origin_key(new)
+    if old_key == new_key or "://" in old_key or Path(old_key).exists():
+        return []
+    with transaction(db):
+        if current_version(db, new_key) is not None:
+            return []
+        ids = [
+            str(r[0])
+            for r in db.execute(
+                "SELECT id FROM sources WHERE origin_key = ? ORDER BY version", (old_key,)
+            )
+        ]
+        if not ids:
+            return []
+        db.execute("UPDATE sources SET origin_key = ? WHERE origin_key = ?", (new_key, old_key))
+        detail: dict[str, Any] = {"from": old_key, "to": new_key, "sources": ids}
+        audit.append(db, at, "source_moved", None, actor, detail)
+    return ids
+
+
+def moved_here(db: sqlite3.Connection, source_id: str, path: str | Path) -> str | None:
+    """The origin key ``source_id`` (bytes just found at ``path``) was last seen under, when
+    that was another file that no longer exists and is the current version there: the file was
+    moved (None otherwise)."""
+    row = db.execute("SELECT origin_key FROM sources WHERE id = ?", (source_id,)).fetchone()
+    if row is None or not row[0] or "://" in str(row[0]):
+        return None
+    key = str(row[0])
+    if key == origin_key(path) or Path(key).exists():
+        return None
+    latest = current_version(db, key)
+    return key if latest is not None and latest[0] == source_id else None

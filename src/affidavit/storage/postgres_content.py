@@ -370,7 +370,9 @@ class ContentWriter:
     def _supersede(self, op: SupersedeClaim, result: OpResult, check: str) -> str:
         """The old claim ends; its successor is an existing claim, or the new claim ``by``,
         written at the old one's page, section and position (W7's trust rule was the gate's)."""
-        new = op.successor
+        new = op.successor or (
+            str(result.detail["successor"]) if result.detail.get("restated") else None
+        )  # the gate found the new claim in the wiki already (withdrawals.restated)
         if new is None:
             assert op.by is not None  # the schema: one of the two
             old = self._x(

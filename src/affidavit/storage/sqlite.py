@@ -299,11 +299,10 @@ class SQLiteStorage:
 
     def context_snapshots(self, vault: str) -> list[tuple[str, str]]:
         """Every stored ``context.md`` (W6) as (plan id, content), oldest first."""
-        from ..plan.stored import snapshot_text
+        from ..plan.snapshots import all_texts
 
         self._check(vault)
-        rows = self.vault.db.execute("SELECT * FROM context_snapshots ORDER BY id").fetchall()
-        return [(str(r["plan_id"]), snapshot_text(r)) for r in rows]
+        return all_texts(self.vault.db)
 
     def close(self) -> None:
         if self._owned:

@@ -25,7 +25,6 @@ See :mod:`affidavit.store.recovery`.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import threading
@@ -33,31 +32,29 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
 from ..clock import iso
 from ..db import transaction
-from ..errors import AdmissionError, AffidavitError, ConflictError
+from ..errors import AffidavitError, ConflictError
 from ..evidence import Verifier
-from ..gate.admission import Admission, Held, admit
-from ..hashing import canonical_json, sha256_hex
+from ..gate.admission import Admission
+from ..hashing import canonical_json
+from ..plan import snapshots
 from ..plan.schema import UpdateContext
-from ..plan.stored import compact, pack
 from ..retrieval.tantivy_index import refresh_search_index
 from ..sources.store import SourceStore
-from ..support.kept import keeping_in
 from ..vault import Vault
-from . import audit
 from .atomic import atomic_write, fsync_dir, replace_all, temp_path
 from .atomic import write_all_synced as _write_all
-from .batch import Prepared, creates, dependency_order, held_json, numbers, prepare
+from .batch import Prepared, dependency_order, numbers, prepare
 from .batch import load_plan as load_plan  # re-exported: where callers have found it
-from .blast import BlastRadius
-from .gitrepo import BATCH_TRAILER, PLAN_TRAILER
-from .parts import Parts, choose, left, merged
-from .paths import inside, page_relpath, read_inside
+from .door_log import LOG_TEXT, last_applied, log_on_disk, remember_log
+from .door_plan import ApplyResult, Approval, batch_message, name_batch, readmit, record
+from .parts import choose
+from .paths import inside, page_relpath
 from .render import (
     LOG_HEAD,
     context_head,
@@ -68,6 +65,21 @@ from .render import (
 )
 from .writer import Writer
 from .writer import claim_id as claim_id  # re-exported: replay derives ids the same way
+
+__all__ = [  # the door's names; Approval and ApplyResult live in .door_plan, found here too
+    "APPLY_STEPS",
+    "ApplyResult",
+    "Approval",
+    "Batch",
+    "Step",
+    "apply",
+    "apply_batch",
+    "claim_id",
+    "gate_services",
+    "load_plan",
+    "open_batch",
+    "render_all_files",
+]
 
 Step = Callable[[str], None]
 APPLY_STEPS = (
@@ -81,38 +93,6 @@ APPLY_STEPS = (
     "done",
 )
 """The points of an apply, in order; tests kill the process at each one in turn."""
-
-
-@dataclass(frozen=True)
-class Approval:
-    """Who let a plan through: a person, the configured policy, or the doctor.
-
-    ``sure_only``: the approval takes only what needs no person — the policy's always does, and
-    ``ingest --yes`` says yes before anything is shown — so texts that wait for a person (W11:
-    uncertain, or leaning on one that waits) stay held as the plan's pending remainder
-    (:mod:`.parts`). A person approving a plan by id takes its uncertain texts too."""
-
-    actor: str
-    kind: str = "person"  # person | policy
-    sure_only: bool = False
-
-    def __post_init__(self) -> None:
-        if self.kind == "policy":
-            object.__setattr__(self, "sure_only", True)
-
-
-@dataclass
-class ApplyResult:
-    plan_id: str
-    applied: bool
-    message: str
-    ops: list[int] = field(default_factory=list)
-    claims: list[str] = field(default_factory=list)
-    commit: str | None = None  # set when the batch commits
-    admission: Admission | None = None
-    superseded: list[str] = field(default_factory=list)
-    retracted: list[str] = field(default_factory=list)
-    pending_ops: list[int] = field(default_factory=list)  # left for a later approval
 
 
 _SERVICES = "_affidavit_gate_services"
@@ -133,37 +113,6 @@ def gate_services(vault: Vault) -> tuple[SourceStore, Verifier]:
 
 def _noop(_: str) -> None:
     return None
-
-
-def commit_message(plan_id: str, summary: list[dict[str, object]], approval: Approval) -> str:
-    return batch_message([(plan_id, summary, approval)], "")
-
-
-def batch_message(
-    plans: Sequence[tuple[str, list[dict[str, object]], Approval]], batch_id: str
-) -> str:
-    """The commit message of a batch: what each plan did, who approved, then one
-    ``Affidavit-Plan`` trailer per plan and the ``Affidavit-Batch`` trailer recovery looks for."""
-    lines: list[str] = []
-    if len(plans) == 1:
-        plan_id, summary, _ = plans[0]
-        kinds = ", ".join(f"{s['kind']}" for s in summary)
-        lines = [f"Apply plan {plan_id[:12]}: {kinds}"[:120], ""]
-        lines += [f"{int(str(s['index'])) + 1}. {s['kind']}: {s['title']}" for s in summary]
-    else:
-        ops = sum(len(summary) for _, summary, _ in plans)
-        lines = [f"Apply {len(plans)} plans: {ops} operation(s)", ""]
-        for plan_id, summary, _ in plans:
-            lines.append(f"Plan {plan_id[:12]}:")
-            lines += [f"  {int(str(s['index'])) + 1}. {s['kind']}: {s['title']}" for s in summary]
-    lines.append("")
-    approvals = dict.fromkeys(approval for _, _, approval in plans)
-    lines += [f"Approved by {a.actor} ({a.kind})." for a in approvals]
-    lines.append("")
-    lines += [f"{PLAN_TRAILER}: {plan_id}" for plan_id, _, _ in plans]
-    if batch_id:
-        lines.append(f"{BATCH_TRAILER}: {batch_id}")
-    return "\n".join(lines) + "\n"
 
 
 def apply(
@@ -246,41 +195,6 @@ def _prepare_all(
 
 _OPEN: dict[int, Batch] = {}
 """The batch open on each database connection (by ``id``)."""
-_LOG: dict[str, tuple[str, str]] = {}
-"""Per vault: the hash of the last "applied" audit entry ``wiki/log.md`` was rendered up to, and
-its text."""
-LOG_RECORD = "log-rendered.json"
-"""In ``.affidavit/``: what :data:`_LOG` holds for the vault, as the hash of the last applied
-audit entry and the SHA-256 of the text, so a new process appends to ``wiki/log.md`` as it is on
-disk when its bytes are exactly that text (else the log is rendered whole)."""
-
-
-def _log_on_disk(vault: Vault) -> tuple[str, str] | None:
-    """``(last applied hash, text)`` of ``wiki/log.md`` on disk, when :data:`LOG_RECORD` vouches
-    for its bytes; None otherwise (a hand edit, no record, a record of another text)."""
-    try:
-        record = json.loads((vault.state_dir / LOG_RECORD).read_bytes())
-        data = read_inside(vault.base, "wiki/log.md")
-    except (OSError, ValueError, AffidavitError):
-        return None
-    if not isinstance(record, dict) or record.get("sha256") != sha256_hex(data):
-        return None
-    upto = record.get("upto")
-    return (upto, data.decode("utf-8")) if isinstance(upto, str) else None
-
-
-def _remember_log(vault: Vault, cached: tuple[str, str]) -> None:
-    """Write :data:`LOG_RECORD` (not fsynced: a stale or torn record never matches the file's
-    bytes, and then the log is rendered whole)."""
-    path = vault.state_dir / LOG_RECORD
-    temp = temp_path(path)
-    try:
-        data = {"upto": cached[0], "sha256": sha256_hex(cached[1].encode("utf-8"))}
-        temp.write_bytes(json.dumps(data).encode())
-        os.chmod(temp, 0o600)
-        os.replace(temp, path)
-    except OSError:
-        temp.unlink(missing_ok=True)
 
 
 def open_batch(vault: Vault) -> Batch | None:
@@ -391,7 +305,7 @@ class Batch:
     def apply_prepared(self, ordered: list[Prepared], approval: Approval) -> list[ApplyResult]:
         db = self.vault.db
         if not self.batch_id:
-            self.batch_id = _batch_id(db, ordered)
+            self.batch_id = name_batch(db, ordered)
             self._audit_base = int(
                 db.execute("SELECT coalesce(max(seq), 0) FROM audit").fetchone()[0]
             )
@@ -411,7 +325,7 @@ class Batch:
                 and item.selection == admission.admitted_ops
             ):
                 return admission
-        return _readmit(self.vault, self.store, self.verifier, item)
+        return readmit(self.vault, self.store, self.verifier, item)
 
     def _apply_one(self, item: Prepared, approval: Approval) -> _Applied:
         db = self.vault.db
@@ -421,16 +335,13 @@ class Batch:
         writer = Writer(self.vault, self.store, item.plan_id, iso(self.vault.clock()))
         ops = item.plan.operations
         if any(isinstance(ops[i], UpdateContext) for i in admission.admitted_ops):
-            db.execute(
-                "INSERT INTO context_snapshots (plan_id, created_at, content, content_z) "
-                "VALUES (?, ?, '', ?)",  # compressed (plan/stored.py): only ever read back
-                (item.plan_id, writer.now, pack(render_context(db))),
-            )
+            # context.md before the plan: a delta of the snapshot before (plan/snapshots.py)
+            snapshots.save(db, item.plan_id, writer.now, render_context(db))
         parts = choose(item, admission)
         summary = writer.write(item.plan, admission, parts)
         if writer.context_changed:  # only new context entries can push it past its cap
             writer.spill_context(self.vault.config.context_max_lines)
-        remaining, held = _record(
+        remaining, held = record(
             self.vault, item, admission, parts, writer, summary, approval, self.batch_id
         )
         waiting = sum(len(h.claims) + len(h.texts) for h in held.values())
@@ -548,12 +459,28 @@ class Batch:
         paths.append(relpath)
         rendered[relpath] = render_context(self.vault.db)
 
+    def _drop_unchanged(self, paths: list[str], rendered: dict[str, str]) -> None:
+        """``index.md`` changes only with its pages (titles, summaries, categories, new pages):
+        when it renders to the bytes on disk, which are HEAD's, it is neither written nor
+        committed again, so a batch that only adds claims costs nothing for a catalog that
+        grows with the wiki. A hand-edited or missing index is written as before."""
+        relpath = "wiki/index.md"
+        if relpath not in paths:
+            return
+        try:
+            same = inside(self.vault.root, relpath).read_bytes() == rendered[relpath].encode()
+        except (OSError, AffidavitError):
+            return
+        if same and not self.vault.git.changed([relpath]):
+            paths.remove(relpath)
+            del rendered[relpath]
+
     def _render_log(self) -> str:
         """``wiki/log.md``: this batch's entries appended to the text rendered last time, when
         that text covers exactly the entries before the batch; rendered whole otherwise."""
         db = self.vault.db
-        cached = _LOG.get(str(self.vault.root)) or _log_on_disk(self.vault)
-        if cached is not None and cached[0] == _last_applied(db, self._audit_base):
+        cached = LOG_TEXT.get(str(self.vault.root)) or log_on_disk(self.vault)
+        if cached is not None and cached[0] == last_applied(db, self._audit_base):
             return cached[1] + log_entries(db, self._audit_base)
         return LOG_HEAD + log_entries(db)
 
@@ -573,6 +500,7 @@ class Batch:
             if len(self.applied) > 1:  # a file edited by hand since its plan joined the batch
                 self._refuse_edited(paths)
             rendered = self._render(paths)
+            self._drop_unchanged(paths, rendered)
             self._context_head(paths, rendered)
             message = batch_message(
                 [(a.item.plan_id, a.summary, a.approval) for a in self.applied], self.batch_id
@@ -615,8 +543,8 @@ class Batch:
             raise
         db.execute("COMMIT")
         self.step("db_commit")
-        _LOG[str(self.vault.root)] = (_last_applied(db), rendered["wiki/log.md"])
-        _remember_log(self.vault, _LOG[str(self.vault.root)])
+        LOG_TEXT[str(self.vault.root)] = (last_applied(db), rendered["wiki/log.md"])
+        remember_log(self.vault, LOG_TEXT[str(self.vault.root)])
         replace_all([(temp, final) for final, temp in temps])
         # The renames are made durable while git commits (which reads the files, not their
         # durability); both are done before the journal goes.
@@ -652,149 +580,12 @@ def _door_connection(db: sqlite3.Connection) -> None:
     db.execute("PRAGMA temp_store = MEMORY")
 
 
-def _last_applied(db: sqlite3.Connection, up_to: int | None = None) -> str:
-    """The hash of the last "applied" audit entry (up to seq ``up_to``): what ``log.md`` was
-    rendered up to, named by the hash chain so no other vault or history can match it."""
-    row = db.execute(
-        "SELECT hash FROM audit WHERE action = 'applied' AND seq <= ? ORDER BY seq DESC LIMIT 1",
-        (up_to if up_to is not None else 2**62,),
-    ).fetchone()
-    return str(row[0]) if row else audit.GENESIS
-
-
 def _paths(writers: list[Writer]) -> list[str]:
     """The files a batch's writers touched: index and log always, context and pages as written."""
     paths = ["wiki/index.md", "wiki/log.md"]
     if any(w.context_changed for w in writers):
         paths.append("wiki/context.md")
     return paths + [page_relpath(slug) for slug in sorted({s for w in writers for s in w.touched})]
-
-
-def _readmit(vault: Vault, store: SourceStore, verifier: Verifier, item: Prepared) -> Admission:
-    """Re-run the gate on the selected operations against the wiki as it is now (inside the
-    batch's transaction, so earlier plans of the batch count)."""
-    plan_id = item.plan_id
-    try:
-        with keeping_in(vault.state_dir):  # the parses of its proposal's check (W5 re-check)
-            admission = admit(
-                vault.db,
-                vault.config,
-                store,
-                verifier,
-                item.plan,
-                plan_id,
-                item.selection,
-                applying=True,
-                remainder=item.remainder,
-                agent=item.agent,
-            )
-    except AdmissionError as exc:
-        raise ConflictError(
-            f"plan {plan_id[:12]} no longer fits the wiki: {exc} "
-            f"Reject it (`affidavit reject {plan_id[:12]} --reason ...`) and propose anew."
-        ) from exc
-    if not admission.admitted_ops:
-        why = "; ".join(f"op {op.index + 1}: {op.reason}" for op in admission.ops)
-        raise ConflictError(
-            f"nothing in the selected operations of plan {plan_id[:12]} passes the gate now: {why}"
-        )
-    _refuse_grown_retractions(plan_id, item.stored, admission)
-    return admission
-
-
-def _refuse_grown_retractions(plan_id: str, stored: Admission, now: Admission) -> None:
-    """W5 for retractions: the person approved the blast radius the inbox showed. If, against the
-    current wiki, a retraction would take out claims it didn't then, refuse; a smaller radius
-    (claims gone some other way meanwhile) is fine and is what gets recorded."""
-    shown_then: set[str] = set()  # over the whole plan: a subset may move a claim between ops
-    for op in stored.ops:
-        if "radius" in op.detail:
-            shown_then.update(BlastRadius.from_json(op.detail["radius"]).goes)
-    grown = [
-        claim
-        for op in now.ops
-        if "radius" in op.detail
-        for claim in BlastRadius.from_json(op.detail["radius"]).goes
-        if claim not in shown_then
-    ]
-    if grown:
-        shown = ", ".join(grown[:5]) + (f" and {len(grown) - 5} more" if len(grown) > 5 else "")
-        raise ConflictError(
-            f"plan {plan_id[:12]} would now retract {len(grown)} claim(s) it didn't when it was "
-            f"proposed ({shown}): the wiki changed. Reject it (`affidavit reject {plan_id[:12]} "
-            "--reason changed`) and propose the retraction again to review the new blast radius."
-        )
-
-
-def _batch_id(db: sqlite3.Connection, batch: list[Prepared]) -> str:
-    """Names the batch in its journal, audit entries and commit: derived from the audit chain's
-    head and the selections, so a replay after a crash computes the same one."""
-    last = db.execute("SELECT hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
-    body = [last[0] if last else audit.GENESIS, [[p.plan_id, p.selection] for p in batch]]
-    return "b-" + sha256_hex(canonical_json(body))[:16]
-
-
-def _in_order(admission: Admission) -> bool:
-    """Whether the operations' verdicts are in index order, as :func:`.parts.merged` puts them."""
-    indexes = [op.index for op in admission.ops]
-    return indexes == sorted(indexes)
-
-
-def _record(
-    vault: Vault,
-    item: Prepared,
-    admission: Admission,
-    parts: Parts,
-    writer: Writer,
-    summary: list[dict[str, object]],
-    approval: Approval,
-    batch_id: str,
-) -> tuple[list[int], dict[int, Held]]:
-    """The plan's row, reservations and audit entry after its part of the batch; returns the
-    operations still pending (a partial approval leaves the others approvable until expiry,
-    and what waits for a person stays as the plan's remainder) and that remainder."""
-    db, now, plan_id = vault.db, writer.now, item.plan_id
-    done, held, remaining = left(item, admission, parts, writer.claims_by_op, writer.headings)
-    if admission is item.stored and _in_order(admission):
-        # the verdicts the gate gave inside the batch, stored and applied as they are: the
-        # column already holds their canonical JSON (what merged() would serialise again)
-        stored = item.stored_json
-    else:
-        stored = canonical_json(merged(item.stored, admission, parts.remainder).to_json())
-    if remaining:
-        db.execute(
-            "UPDATE plans SET selected_ops = ?, held = ?, admission = ? WHERE id = ?",
-            (json.dumps(done), held_json(held), stored, plan_id),
-        )
-        for slug in creates(item.plan, list(parts.ops)):
-            db.execute(
-                "DELETE FROM slug_reservations WHERE plan_id = ? AND slug = ?", (plan_id, slug)
-            )
-    else:
-        db.execute(
-            "UPDATE plans SET status = 'applied', decided_at = ?, decided_by = ?, "
-            "selected_ops = ?, held = '{}', admission = ? WHERE id = ?",
-            (now, approval.actor, json.dumps(done), stored, plan_id),
-        )
-        db.execute("DELETE FROM slug_reservations WHERE plan_id = ?", (plan_id,))
-        compact(db, plan_id)  # decided: its texts compressed (plan/stored.py)
-    audit.append(
-        db,
-        now,
-        "applied",
-        plan_id,
-        approval.actor,
-        {
-            "ops": summary,
-            "claims": writer.claim_ids,
-            "approval": approval.kind,
-            "batch": batch_id,
-            **({"pending_ops": remaining} if remaining else {}),
-            **({"superseded": writer.superseded} if writer.superseded else {}),
-            **({"retracted": writer.retracted} if writer.retracted else {}),
-        },
-    )
-    return remaining, held
 
 
 GENERATED_ONLY = ("wiki/index.md", "wiki/log.md")

@@ -281,9 +281,10 @@ class Writer:
                     self.insert_claim(result.index, claim, draft, "", "Context")
                 self.context_changed = True
                 title = f"context ({op.mode}, {len(passing)} entries)"
-            elif isinstance(op, SupersedeClaim) and op.successor is not None:
-                self._end(op.claim, "superseded", op.successor)
-                title = f"{op.claim} → {op.successor}"
+            elif isinstance(op, SupersedeClaim) and (op.successor or result.detail.get("restated")):
+                successor = op.successor or str(result.detail["successor"])  # gate: restated
+                self._end(op.claim, "superseded", successor)
+                title = f"{op.claim} → {successor}"
             elif isinstance(op, RetractClaim):
                 radius = claim_radius(self.db, [op.claim])
                 self._retract(result.index, op.op, op.reason, radius)

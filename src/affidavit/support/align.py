@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 from ..words import stem
 from . import wordnet
+from .paraphrase import anchored, phrasal
 from .parse import Parse, Token
 
 __all__ = ["Alignment", "Match", "align", "content", "wn_pos"]
@@ -205,6 +206,8 @@ def align(text: Parse, quotes: Sequence[Parse]) -> Alignment:
         if content(u)
     ]
     values = [number_value(w.token) for w in quote_words]
+    text_phrasal = phrasal(text)
+    quote_phrasal = [phrasal(q) for q in quotes]
     candidates: dict[int, list[tuple[int, Match]]] = {}
     for t in text:
         if not content(t):
@@ -225,8 +228,13 @@ def align(text: Parse, quotes: Sequence[Parse]) -> Alignment:
                     found.append((STRENGTH[how], Match(w.quote, w.token.i, how)))
         if not found and value is None:
             negated = _negated_stems(t)
+            verb = text_phrasal.get(t.i, t.lemma) if t.pos == "VERB" else ""
             for w in quote_words:
                 how = semantic(t, w.token)
+                if not how and verb and w.token.pos == "VERB":
+                    theirs = quote_phrasal[w.quote].get(w.token.i, w.token.lemma)
+                    if verb != t.lemma or theirs != w.token.lemma:
+                        how = SYNONYM if wordnet.synonyms(verb, theirs, "v") else ""
                 if how:
                     found.append((STRENGTH[how], Match(w.quote, w.token.i, how)))
                 elif t.i not in result.opposites and _opposed(t, negated, w):
@@ -234,6 +242,7 @@ def align(text: Parse, quotes: Sequence[Parse]) -> Alignment:
         if found:
             best = max(s for s, _ in found)
             candidates[t.i] = [(s, m) for s, m in found if s == best]
+    _anchor(result, candidates)
     # single candidates first, then the ambiguous ones by how many neighbours agree
     for i, options in candidates.items():
         if len(options) == 1:
@@ -251,6 +260,37 @@ def align(text: Parse, quotes: Sequence[Parse]) -> Alignment:
                     (m for _, m in options), key=lambda m: _agreement(result, i, m, near)
                 )
     return result
+
+
+def _anchor(result: Alignment, candidates: dict[int, list[tuple[int, Match]]]) -> None:
+    """Match a text word left unmatched to a quote word in the same place — the word it hangs
+    on, or one hanging on it, matched to the quote word's — when the two share a sense among
+    more of their senses (:func:`.paraphrase.anchored`)."""
+    text, quotes = result.text, result.quotes
+    near_text = _all_neighbours(text)
+    near_quotes: dict[int, list[list[int]]] = {}
+    for t in text:
+        if t.i in candidates or t.i in result.opposites or not content(t) or t.pos == "NUM":
+            continue
+        a = wn_pos(t)
+        if not a:
+            continue
+        found: list[tuple[int, Match]] = []
+        for n in near_text[t.i]:
+            for _, m in candidates.get(n, ()):
+                if m.quote not in near_quotes:
+                    near_quotes[m.quote] = _all_neighbours(quotes[m.quote])
+                for k in near_quotes[m.quote][m.index]:
+                    u = quotes[m.quote][k]
+                    b = wn_pos(u)
+                    if (
+                        content(u)
+                        and (a == b or {a, b} <= {"v", "a"})
+                        and any(anchored(t, u, pos) for pos in {a, b})
+                    ):
+                        found.append((STRENGTH[SYNONYM], Match(m.quote, k, SYNONYM)))
+        if found:
+            candidates[t.i] = list(dict.fromkeys(found))
 
 
 class _Near:

@@ -46,10 +46,14 @@ _NEGATIONS = NEGATIONS | frozenset(
         "declined", "declines", "denied", "denies", "unable", "excluded", "except", "instead",
         "lacks", "lacked", "lacking", "failed", "fails", "failing", "refusing", "declining",
         "denying", "rejecting", "refrained", "refrains", "abstained", "abstains", "neither",
-        "nor",
+        "nor", "forbid", "forbids", "forbade", "forbidden", "forbidding", "prohibit",
+        "prohibits", "prohibited", "prohibiting", "preclude", "precludes", "precluded",
+        "precluding",
     ]
 )  # fmt: skip
-"""Words that negate what follows them (facts.NEGATIONS and verbs of refusal or exclusion)."""
+"""Words that negate what follows them (facts.NEGATIONS and verbs of refusal, exclusion or
+prohibition: "forbids damaging" is "not to be damaged", as :data:`.negation.NEGATING_VERBS`
+reads them in the parse)."""
 _DURATIONS = frozenset(
     [
         "second", "seconds", "minute", "minutes", "hour", "hours", "day", "days", "week",

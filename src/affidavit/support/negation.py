@@ -87,10 +87,14 @@ def polarity(tree: Tree, i: int) -> tuple[bool, list[int]]:
     node = i
     for head in tree.ancestors(i):
         t, h = tree[node], tree[head]
-        if t.dep in ("xcomp", "ccomp", "dobj") and (
+        if t.dep in ("xcomp", "ccomp", "dobj", "acl") and (
             h.lemma in NEGATING_VERBS or h.lower in _UNABLE
-        ):
+        ):  # "acl": "morality forbids damaging" read as a noun "forbids" with a clause
             found.add(head)
+        if t.dep == "xcomp" or (t.dep == "ccomp" and _infinitive(tree, node)):
+            # an infinitive stands in its governor's scope: "is not to be damaged", "never
+            # allowed to touch"; a finite clause does not ("had no style; … were trends")
+            found |= set(_negated_by_children(tree, head))
         if (h.lower in CONTRAST and not _except_for(tree, head)) or (
             h.lower == "without" and h.pos == "ADP"
         ):
@@ -132,6 +136,13 @@ def polarity(tree: Tree, i: int) -> tuple[bool, list[int]]:
 
 
 CLAUSE_STOP = frozenset(["relcl", "advcl", "parataxis"])
+
+
+def _infinitive(tree: Tree, i: int) -> bool:
+    """``i`` heads an infinitive ("to touch"): a "to" marks it and it has no finite verb."""
+    return tree[i].tag == "VB" and any(
+        tree[c].lower == "to" and tree[c].dep == "aux" for c in tree.children[i]
+    )
 
 
 def _predicate(tree: Tree, i: int) -> bool:

@@ -8,7 +8,8 @@ quotes, and every module import stay free of them. The tok2vec, tagger, parser, 
 and lemmatizer run (the check reads tags, dependencies, parts of speech and lemmas; the
 named-entity recogniser and the sentence recogniser are not loaded), the attribute ruler's
 patterns looked up by token (:mod:`.attributes`: the same attributes set) rather than matched by
-spaCy's general matcher.
+spaCy's general matcher, and the layers' matrix products done by numpy's OpenBLAS on one thread
+where it allows that (:mod:`.blas`: the same tokens, half tok2vec's time).
 
 A parse is kept as plain tuples (:class:`Token`), cached by text: a quote is parsed once for its
 claim and again, from the cache, for the page's title and summary. :func:`parse_many` parses the
@@ -41,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ..errors import AffidavitError
+from . import blas
 from .attributes import index_of
 
 if TYPE_CHECKING:
@@ -147,7 +149,7 @@ def pipeline_version() -> str:
     digest.update(repr((MODEL, EXCLUDE)).encode() + b"\0")
     digest.update(_machine().encode() + b"\0")
     here = Path(__file__).resolve().parent
-    for module in ("parse.py", "attributes.py"):
+    for module in ("parse.py", "attributes.py", "blas.py"):
         digest.update((here / module).read_bytes() + b"\0")
     return "parse-" + digest.hexdigest()[:16]
 
@@ -181,6 +183,7 @@ def _nlp() -> Language:
                     nlp = spacy.load(MODEL, exclude=list(EXCLUDE))
                     _index_as_sets(nlp)
                     _AFTER.extend(_after(nlp))
+                    blas.use_openblas(nlp)
                     _NLP.append(nlp)
                 except (ImportError, OSError) as exc:
                     raise ParserUnavailable(
@@ -219,7 +222,7 @@ def _after(nlp: Language) -> list[tuple[str, Callable[[Any], Any]]]:
 
 def _machine() -> str:
     """The processor's kind and features (BLIS picks its kernels by them: a vault's kept parses
-    copied to another machine are that machine's parses) and a forced BLIS kernel set."""
+    copied to another machine are that machine's parses) and a forced BLIS or OpenBLAS kernel set."""
     import os
     import platform
 
@@ -229,7 +232,8 @@ def _machine() -> str:
             flags = next((line for line in cpuinfo if line.startswith(("flags", "Features"))), "")
     except OSError:
         pass
-    return f"{platform.machine()} {os.environ.get('BLIS_ARCH_TYPE', '')} {flags.strip()}"
+    forced = " ".join(os.environ.get(k, "") for k in ("BLIS_ARCH_TYPE", "OPENBLAS_CORETYPE"))
+    return f"{platform.machine()} {forced} {flags.strip()}"
 
 
 def _clean(text: str) -> str:
@@ -298,7 +302,7 @@ def parse_many(texts: Sequence[str]) -> list[Parse]:
         raise Deferred(f"{len(todo)} texts to parse")
     if todo:
         nlp = _nlp()
-        with _LOCK:
+        with _LOCK, blas.one_thread():
             after = [step for _, step in _AFTER]
             docs: Iterable[Any] = nlp.pipe(
                 [_clean(t) for t in todo], batch_size=BATCH, disable=[name for name, _ in _AFTER]

@@ -76,7 +76,7 @@ def heading_subjects(a: Alignment, text: Tree, quotes: list[Tree], known: frozen
     the Rich List") when its words are aligned only to the quote's longer name that contains
     them ("The paper publishes *The Sunday Times* Rich List"): there they name another thing,
     not the doer. Unaligned, the name is read as the heading's subject standing where the quote
-    says "it", "the paper" or nothing (:func:`~.roles.heading_fills`), or else as a word only
+    says "it", "the paper" or nothing (:func:`~.heading.heading_fills`), or else as a word only
     the heading states: a person decides (in place). Aligned to the name itself ("It overtook
     The Sunday Times"), it stays, and the role rules read it."""
     if not known:

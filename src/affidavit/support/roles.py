@@ -163,6 +163,11 @@ def role_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
         else:
             continue
         quote = quotes[q]
+        if any(
+            _holds(a, text, p, quotes[o.quote], o.quote, o.index)
+            for o in (Match(q, qi, ""), *a.options.get(p, ()))
+        ):
+            continue  # one statement of the predicate keeps every argument in its slot
         moved: list[tuple[int, str, str]] = []  # (text token, its slot, the quote's slot)
         for x in text.subtree(p) if text[p].head != p else range(len(text)):
             if x == p or not content(text[x]):
@@ -226,6 +231,30 @@ def role_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
                 )
             )
     return out
+
+
+def _holds(a: Alignment, text: Tree, p: int, quote: Tree, q: int, qi: int) -> bool:
+    """The quote's predicate ``qi`` (of quote ``q``) has every argument the text gives ``p`` in
+    the text's slot, each restated by a word of that quote: a predicate the quote states twice
+    ("the French defeated the Dutch, and the British defeated the French") is judged by the
+    statement that holds the text's arguments, not by the first one the alignment chose."""
+    found = 0
+    for x in text.subtree(p) if text[p].head != p else range(len(text)):
+        if x == p or not content(text[x]):
+            continue
+        mine = slot(text, x, p)
+        if mine is None:
+            continue
+        places = [m for m in (a.matches.get(x), *a.options.get(x, ())) if m is not None]
+        places = [m for m in places if m.quote == q]
+        if not places:
+            if x in a.matches:
+                return False  # restated by another quote only: not this statement's argument
+            continue
+        if not any(slot(quote, m.index, qi) == mine for m in places):
+            return False
+        found += 1
+    return found > 0
 
 
 _SKIP_UP = frozenset(["ADP", "DET", "PUNCT", "CCONJ", "PART", "SYM", "NUM"])
@@ -734,64 +763,3 @@ def _deictic(tree: Tree, i: int) -> bool:
 
 def _in_context(text: Tree, words: list[int], context: frozenset[str]) -> bool:
     return any(text[n].lower in context for n in words)
-
-
-_FRAME_PREPS = frozenset(["in", "at", "for", "within", "across", "throughout", "on"])
-
-
-def heading_fills(
-    a: Alignment, text: Tree, quotes: list[Tree], heading: frozenset[str]
-) -> set[str]:
-    """The text's words taken from the source's heading that stand where the heading's subject
-    belongs: the subject of a predicate the quote states with a pronoun, a pointing phrase
-    ("the city") or no subject at all; a possessive or compound on a noun the quote states
-    ("*Rotterdam's* Kruiskade" for "the Kruiskade"); a frame on the clause ("*In Manhattan*,
-    crime rates …"). Elsewhere a heading's word only makes the text uncertain."""
-    out: set[str] = set()
-    for t in text:
-        if t.lower not in heading or t.i in a.matches:
-            continue
-        head = t.i
-        while (
-            text[head].dep in ("compound", "amod", "flat")
-            and text[head].head != head
-            and (text[text[head].head].lower in heading)
-        ):
-            head = text[head].head
-        h = text[head]
-        parent = h.head
-        ok = False
-        if h.dep in ("poss", "compound", "amod", "nmod") and parent in a.matches:
-            ok = True
-        elif h.dep == "pobj" and text[parent].lower in _FRAME_PREPS:
-            above = text[parent].head
-            ok = above in a.matches or text[above].head == above or text[above].dep == "ROOT"
-        elif h.dep == "pobj" and text[parent].lower == "of" and text[parent].head in a.matches:
-            # "the edge of Oxford" for the quote's "the edge of the city"
-            m = a.matches[text[parent].head]
-            ok = _points_back(quotes[m.quote], m.index, "of")
-        elif h.dep in ("nsubj", "nsubjpass") and parent in a.matches:
-            m = a.matches[parent]
-            quote = quotes[m.quote]
-            subjects = quote.kids(m.index, *_SUBJ, *_PASSIVE_SUBJ) or _shared_subject(
-                quote, m.index
-            )
-            ok = not subjects or all(
-                quote[s].lower in PRONOUNS or _deictic(quote, s) for s in subjects
-            )
-        elif h.dep in ("nsubj", "nsubjpass") and text[parent].lemma == "be":
-            # "Manhattan is the most densely populated county": the quote's "it is …"
-            attrs = [c for c in text.children[parent] if c in a.matches]
-            for c in attrs:
-                m = a.matches[c]
-                quote = quotes[m.quote]
-                verb = quote[m.index].head
-                subjects = quote.kids(verb, *_SUBJ, *_PASSIVE_SUBJ)
-                ok = (
-                    ok
-                    or not subjects
-                    or all(quote[s].lower in PRONOUNS or _deictic(quote, s) for s in subjects)
-                )
-        if ok:
-            out |= {text[n].lower for n in text.subtree(head) if text[n].lower in heading}
-    return out

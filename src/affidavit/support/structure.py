@@ -24,6 +24,7 @@ from functools import lru_cache
 
 from .align import align
 from .exchange import exchange_changes
+from .heading import heading_fills
 from .links import change_comparatives, degree_changes, link_changes
 from .modifiers import moved_modifiers
 from .order import order_changes
@@ -34,7 +35,6 @@ from .roles import (
     attachment_changes,
     cross_quote,
     filler_changes,
-    heading_fills,
     role_changes,
 )
 from .scope import (

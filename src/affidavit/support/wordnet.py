@@ -29,7 +29,17 @@ from collections.abc import Iterable
 from functools import lru_cache
 from importlib.resources import files
 
-__all__ = ["POS", "antonyms", "broader", "derived", "derived_synonym", "senses", "synonyms"]
+__all__ = [
+    "POS",
+    "antonyms",
+    "broader",
+    "derived",
+    "derived_synonym",
+    "kind_of",
+    "senses",
+    "sisters",
+    "synonyms",
+]
 
 POS = ("n", "v", "a", "r")
 SENSES = 4
@@ -196,3 +206,39 @@ def derived_synonym(a: str, pos_a: str, b: str, pos_b: str) -> bool:
             if pos == py and lemma != y and synonyms(lemma, y, pos):
                 return True
     return False
+
+
+KIND_DEPTH = 8
+"""Hypernym steps :func:`kind_of` follows (a saxophone is a musical instrument six steps up)."""
+
+
+@lru_cache(maxsize=65536)
+def kind_of(general: str, specific: str) -> bool:
+    """The noun ``specific`` is a ``general`` (one of its first three senses, or a hypernym
+    within :data:`KIND_DEPTH` steps, is among ``general``'s first eight senses): "the
+    instrument" may point to a saxophone, "the clarinet" may not."""
+    goal = set(senses(general, "n", 8))
+    frontier = set(senses(specific, "n", BROADER_SENSES))
+    if not goal or not frontier:
+        return False
+    lexicon = _lexicon()
+    for _ in range(KIND_DEPTH + 1):
+        if frontier & goal:
+            return True
+        frontier = {h for s in frontier for h in lexicon.hypernyms(s)}
+        if not frontier:
+            return False
+    return False
+
+
+@lru_cache(maxsize=65536)
+def sisters(a: str, b: str, pos: str) -> bool:
+    """``a`` and ``b`` are two kinds of one thing: a hypernym of one of ``a``'s first
+    :data:`SENSES` senses is a hypernym of one of ``b``'s ("king" / "queen": sovereigns),
+    and they share none of those senses."""
+    mine, theirs = set(senses(a, pos)), set(senses(b, pos))
+    if mine & theirs:
+        return False
+    lexicon = _lexicon()
+    above = {h for s in mine for h in lexicon.hypernyms(s)}
+    return any(h in above for s in theirs for h in lexicon.hypernyms(s))

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..ingest.pipeline import Ingestor, IngestReport, Progress
 from ..providers.base import Provider
+from ..sources.lineage import origin_key
 from ..sources.store import SourceStore
 from ..vault import Vault
 
@@ -60,12 +61,22 @@ def ingest_changed(
     )
 
 
+def origin_moved(vault: Vault, old: Path, new: Path, *, actor: str = "watch") -> list[str]:
+    """A file's bytes left ``old`` and are at ``new``: with lineage installed, the versions of
+    origin ``old`` follow the file (the source ids moved; [] when nothing moved)."""
+    follow = _lineage("origin_moved")
+    if follow is None:
+        return []
+    moved: list[str] = follow(vault, old, new, actor=actor)
+    return moved
+
+
 def origin_removed(vault: Vault, path: Path, *, actor: str = "watch") -> dict[str, Any]:
     """Report a deleted file: the sources it was (by origin) and the active claims citing them,
     and, with lineage installed, the retraction it proposed (waiting for a person)."""
     origin = str(path)
-    rows = vault.db.execute(
-        "SELECT id FROM sources WHERE origin = ? ORDER BY added_at, id", (origin,)
+    rows = vault.db.execute(  # by origin key: the versions of a file moved here count too
+        "SELECT id FROM sources WHERE origin_key = ? ORDER BY version, id", (origin_key(path),)
     ).fetchall()
     ids = [str(r[0]) for r in rows]
     claims = 0
@@ -87,4 +98,4 @@ def origin_removed(vault: Vault, path: Path, *, actor: str = "watch") -> dict[st
     return found
 
 
-__all__ = ["LINEAGE", "ingest_changed", "origin_removed"]
+__all__ = ["LINEAGE", "ingest_changed", "origin_moved", "origin_removed"]

@@ -30,7 +30,7 @@ from ..errors import AffidavitError
 from ..ingest.pipeline import IngestReport, Progress
 from ..providers.base import Provider
 from ..vault import Vault
-from .changes import ingest_changed, origin_removed
+from .changes import ingest_changed, origin_moved, origin_removed
 from .ignore import IgnoreRules, is_ignore_file
 from .state import Manifest, Seen, fingerprint
 
@@ -108,12 +108,17 @@ class Watcher:
         deleted: dict[Path, Seen] = {}
         for path in [p for p in folder.manifest.paths() if p not in current]:
             deleted.update(folder.manifest.drop(path))
+        arrived = {seen.sha256 for seen in changed.values()}  # moved, not deleted
         self._event(
             "scan",
             folder=str(folder.root),
             files=len(current),
             changed=len(changed),
-            deleted=sum(1 for p in deleted if not p.exists()),
+            deleted=sum(
+                1
+                for p, s in deleted.items()
+                if not p.exists() and s.sha256 not in arrived and _kept(folder, s.sha256) is None
+            ),
         )
         self._handle(folder, changed, deleted)
 
@@ -183,8 +188,11 @@ class Watcher:
         for path, seen in deleted.items():
             if path.exists():
                 self._event("ignored", path=str(path))
-            elif seen.sha256 in arrived:
-                self._event("moved", path=str(arrived[seen.sha256]), source=str(path))
+            elif (to := arrived.get(seen.sha256) or _kept(folder, seen.sha256)) is not None:
+                # its bytes are at another path of the folder (arrived in this pass, or copied
+                # there before the original went): moved, and its versions follow it
+                origin_moved(self.vault, path, to, actor=self.actor)
+                self._event("moved", path=str(to), source=str(path))
             else:
                 self._event("deleted", path=str(path), **_removed(self.vault, path, self.actor))
         folder.manifest.save()
@@ -285,6 +293,15 @@ class Watcher:
         if parts and parts[-1].startswith(".") and not is_ignore_file(found):
             return False
         return not any(d == found or d in found.parents for d in folder.rules.skip)
+
+
+def _kept(folder: Folder, sha256: str) -> Path | None:
+    """A file of the folder's record with these bytes that is still there, if any."""
+    for path in folder.manifest.paths():
+        seen = folder.manifest.get(path)
+        if seen is not None and seen.sha256 == sha256 and path.is_file():
+            return path
+    return None
 
 
 def _differs(before: Seen | None, now: Seen) -> bool:

@@ -91,12 +91,15 @@ def search(
 @router.post("/ask", response_model=AskResponse, tags=["ask"], **access("read"))
 def ask(
     served: ServedDep, vault: VaultDep, role: RoleDep, caller: CallerDep, body: AskRequest
-) -> AskResponse:
+) -> Response:
     """Answer a question; every sentence cites claims. ``save`` needs the propose role, and the
-    saved answer is the caller's plan (a token's waits for a person)."""
+    saved answer is the caller's plan (a token's waits for a person). (The daemon's lane,
+    :mod:`affidavit.server.fastlane`, answers a plain request itself, with the same checks.)"""
     if body.save:
         require(role, "propose", "saving an answer")
-    return svc.ask(vault, body, served.vector_search(vault), caller.actor, served.ask_log())
+    return as_json(
+        svc.ask(vault, body, served.vector_search(vault), caller.actor, served.ask_log())
+    )
 
 
 @router.get("/audit", response_model=AuditPage, tags=["audit"], **access("read"))

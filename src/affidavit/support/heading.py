@@ -1,0 +1,119 @@
+"""The heading's subject standing in a quote's slot (W11 structure rule): where the quote says
+"it", "the instrument" or nothing, the text may name what the source's heading names.
+
+:func:`heading_fills` gives the text's words taken from the heading that stand where the heading's
+subject belongs (moved here from :mod:`.roles`); a pointing phrase may stand for the heading's
+word only when WordNet does not make it another kind of thing (:func:`_points_to`: "the clarinet"
+is not the page's saxophone), and the slot is compared by role, whatever the voice of either
+sentence (:func:`_slot_points`: "the saxophone was patented by Sax" for "Sax patented the
+instrument").
+"""
+
+from __future__ import annotations
+
+from . import wordnet
+from .align import Alignment
+from .parse import Token
+from .roles import (
+    _PASSIVE_SUBJ,
+    _SUBJ,
+    PRONOUNS,
+    _deictic,
+    _normal,
+    _phrase_head,
+    _points_back,
+    _shared_subject,
+)
+from .tree import Tree
+
+__all__ = ["heading_fills"]
+
+_FRAME_PREPS = frozenset(["in", "at", "for", "within", "across", "throughout", "on"])
+
+
+def heading_fills(
+    a: Alignment, text: Tree, quotes: list[Tree], heading: frozenset[str]
+) -> set[str]:
+    """The text's words taken from the source's heading that stand where the heading's subject
+    belongs: the subject of a predicate the quote states with a pronoun, a pointing phrase
+    ("the city") or no subject at all; a possessive or compound on a noun the quote states
+    ("*Rotterdam's* Kruiskade" for "the Kruiskade"); a frame on the clause ("*In Manhattan*,
+    crime rates …"). Elsewhere a heading's word only makes the text uncertain."""
+    out: set[str] = set()
+    for t in text:
+        if t.lower not in heading or t.i in a.matches:
+            continue
+        head = t.i
+        while (
+            text[head].dep in ("compound", "amod", "flat")
+            and text[head].head != head
+            and (text[text[head].head].lower in heading)
+        ):
+            head = text[head].head
+        h = text[head]
+        parent = h.head
+        ok = False
+        if h.dep in ("poss", "compound", "amod", "nmod") and parent in a.matches:
+            ok = True
+        elif h.dep == "pobj" and text[parent].lower in _FRAME_PREPS:
+            above = text[parent].head
+            ok = above in a.matches or text[above].head == above or text[above].dep == "ROOT"
+        elif h.dep == "pobj" and text[parent].lower == "of" and text[parent].head in a.matches:
+            # "the edge of Oxford" for the quote's "the edge of the city"
+            m = a.matches[text[parent].head]
+            ok = _points_back(quotes[m.quote], m.index, "of")
+        elif h.dep in ("nsubj", "nsubjpass") and parent in a.matches:
+            m = a.matches[parent]
+            quote = quotes[m.quote]
+            subjects = quote.kids(m.index, *_SUBJ, *_PASSIVE_SUBJ) or _shared_subject(
+                quote, m.index
+            )
+            ok = not subjects or all(_points_to(quote, s, h) for s in subjects)
+            ok = ok or _slot_points(text, head, parent, quote, m.index)
+        elif h.dep == "dobj" and parent in a.matches:
+            m = a.matches[parent]
+            ok = _slot_points(text, head, parent, quotes[m.quote], m.index)
+        elif h.dep in ("nsubj", "nsubjpass") and text[parent].lemma == "be":
+            # "Manhattan is the most densely populated county": the quote's "it is …"
+            attrs = [c for c in text.children[parent] if c in a.matches]
+            for c in attrs:
+                m = a.matches[c]
+                quote = quotes[m.quote]
+                verb = quote[m.index].head
+                subjects = quote.kids(verb, *_SUBJ, *_PASSIVE_SUBJ)
+                ok = (
+                    ok
+                    or not subjects
+                    or all(quote[s].lower in PRONOUNS or _deictic(quote, s) for s in subjects)
+                )
+        if ok:
+            out |= {text[n].lower for n in text.subtree(head) if text[n].lower in heading}
+    return out
+
+
+def _slot_points(text: Tree, i: int, p: int, quote: Tree, qi: int) -> bool:
+    """The quote fills the slot ``i`` takes around ``p`` (doer or done-to, whatever the voice)
+    with a pronoun or a pointing phrase only: "the saxophone was patented by Sax" for "Sax
+    patented the instrument" under the heading "Saxophone"."""
+    mine = _normal(text, i, p)
+    if mine not in ("agent", "patient"):
+        return False
+    fillers = [f for f in quote.children[qi] if _normal(quote, f, qi) == mine]
+    return bool(fillers) and all(_points_to(quote, f, text[i]) for f in fillers)
+
+
+def _points_to(quote: Tree, f: int, name: Token) -> bool:
+    """The quote's filler ``f`` may stand for the heading's word ``name``: a pronoun, or a
+    pointing phrase ("this hall", "the instrument") whose noun is not, by WordNet, another kind
+    of thing than ``name`` ("the clarinet" for a saxophone). Only a common noun is checked: a
+    name's kinds are many and change ("the kingdom" for a place WordNet lists as a state), and
+    WordNet gives a name one or two."""
+    if quote[f].lower in PRONOUNS:
+        return True
+    if not _deictic(quote, f):
+        return False
+    noun = quote[_phrase_head(quote, f)]
+    if noun.lemma == name.lemma or noun.lower in PRONOUNS or name.pos != "NOUN":
+        return True
+    known = wordnet.known(noun.lemma, "n") and wordnet.known(name.lemma, "n")
+    return not known or wordnet.kind_of(noun.lemma, name.lemma)
