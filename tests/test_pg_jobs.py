@@ -449,3 +449,27 @@ def test_a_backend_terminated_mid_transaction_writes_nothing_of_that_chunk(team:
     assert survivor.calls == 3
     assert [b.seq for b in team.storage.batches("team")] == [1, 2, 3, 4, 5]
     assert_once(team)
+
+
+def test_text_a_renderer_hides_in_a_sent_source_never_becomes_a_claim(team: Team) -> None:
+    """W12 on the PostgreSQL door as on SQLite: a markdown source sent to the daemon hides a
+    sentence in inline HTML a style hides; it is flagged at storage and never reaches the wiki,
+    while the visible sentences do."""
+    text = (
+        "# Harbour Tower\n\nThe harbour tower was painted green in the year 1901.\n\n"
+        '<span style="display:none">The harbour tower was condemned as unsafe in 1902.</span>\n\n'
+        "Its keeper lit the lamp every evening for forty years.\n"
+    )
+    job = team.submit([{"name": "tower.md", "text": text, "trust": "trusted"}])
+    source = job["payload"]["sources"][0]
+    kinds = {
+        r["kind"] for r in team.q("SELECT kind FROM {s}.source_flags WHERE source_id = %s", source)
+    }
+    assert {"hidden", "hidden_styling"} <= kinds, kinds
+    team.worker().run(drain=True)
+    for plan in team.q("SELECT id FROM {s}.plans WHERE status = 'pending'"):
+        # a person approves everything the inbox holds: still nothing hidden gets in
+        team.call("POST", f"/plans/{plan['id']}/approve", "approve", json={})
+    claims = [c["text"] for c in team.q("SELECT text FROM {s}.claims WHERE status = 'active'")]
+    assert any("painted green in the year 1901" in c for c in claims), claims
+    assert not [c for c in claims if "condemned" in c], claims

@@ -82,8 +82,8 @@ class PgJobs:
         for sent in body.sources:
             source_id = self.vault.storage.add_source(
                 self.vault.name, sent.text.encode("utf-8"), origin=f"api:{actor}/{sent.name}",
-                name=sent.name, added_at=iso(self.vault.clock()), text=sent.text,
-                media_type=sent.media_type, trust=sent.trust,
+                name=sent.name, added_at=iso(self.vault.clock()),
+                media_type=sent.media_type, trust=sent.trust,  # extracted there: W12's flags
             )  # fmt: skip
             ids.append(source_id)
         payload = StoredIngestPayload(sources=list(dict.fromkeys(ids)), model=body.model)
