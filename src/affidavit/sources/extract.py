@@ -389,6 +389,11 @@ _IMPLIED_END = {
     "th": {"td", "th"},
     "option": {"option"},
 }
+_BOLD_ITEM = re.compile(
+    r"\s*<p(?:\s[^>]*)?>\s*<(b|strong)(?:\s[^>]*)?>([^<]*[^\s<][^<]*)</\1\s*>\s*</p\s*>", re.I
+)
+"""A list item that opens with a paragraph of bold text alone (``<li><p><b>Maximum Number Of
+Columns</b></p><p>...``): SQLite's manual writes its sections' headings so."""
 _META_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([\w.:-]+)", re.I)
 _SPACES = re.compile(r"[ \t\n\r\f]+")
 
@@ -440,6 +445,7 @@ class _HtmlText(HTMLParser):
         self.line_starts = [0] + [m.end() for m in re.finditer("\n", source)]
         self.event = 0
         self.heading = 0  # the open <hN>'s level, until its first text gets its "#" marks
+        self.level = 1  # the level of the last <hN> written: a bold list item's heading is below it
         self.fence = 0  # 1: a fenced element opened, its fence not yet written; 2: written
         self.fence_at = -1  # the stack index of the open fenced element (<pre>, <table>...)
         self.source = source
@@ -531,7 +537,16 @@ class _HtmlText(HTMLParser):
         if tag in _VOID:
             return
         if tag in _HEADINGS and not parent.pre:
-            self.heading = int(tag[1])
+            self.heading = self.level = int(tag[1])
+        elif (
+            tag == "li"
+            and self.grid is None
+            and self.fence_at < 0
+            and not parent.dropped
+            and not parent.pre
+            and _BOLD_ITEM.match(self.source, self.event + len(markup))
+        ):
+            self.heading = min(6, self.level + 1)  # its bold first paragraph heads the item
         elif tag == "title" and not parent.pre:
             self.heading = 1  # the document's own title, first
         elif self.grid is not None and not parent.dropped and tag in _CELL:
