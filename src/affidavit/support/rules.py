@@ -634,6 +634,7 @@ def _bound_dropped(
     return ""
 
 
+_OR_WORD = re.compile(r"\sor\s", re.I)
 _OR_BOUND = (
     r"(?:\s+[^\W\d_]+){0,2}?\s+or\s+(less|more|fewer|so|above|below|greater|higher|lower|under|"
     r"over|longer|shorter|earlier|later)\b"
@@ -643,6 +644,8 @@ _OR_BOUND = (
 def _or_bound(shown: str, text: str, quotes: Sequence[str]) -> str:
     """The open end every quoted occurrence of a number carries ("five percent *or less*",
     "60 years or more") when the text states the number without it: the fact changed."""
+    if not any(_OR_WORD.search(q) for q in quotes):  # no quote can bind it: skip the compiles
+        return ""
     at = re.compile(rf"(?<![\w.,]){re.escape(shown)}(?![\w])", re.I)
     bounded = re.compile(at.pattern + _OR_BOUND, re.I)
     found = [m for q in quotes for m in bounded.finditer(q)]
