@@ -392,3 +392,39 @@ def enumeration(retriever: Retriever, question: str, hits: list[Hit], min_trust:
         if len(items) == count:
             return [intro, *items]
     return []
+
+
+def _section_key(text: str) -> str:
+    return " ".join(text.split()).casefold().rstrip("?:. ")
+
+
+UNDER = True
+"""A heading or question retrieved best is answered by the claims under it (:func:`under_best`)."""
+
+
+def under_best(
+    scored: list[tuple[float, float, int, Hit]], hits: list[Hit], context: dict[str, str]
+) -> list[tuple[float, float, int, Hit]]:
+    """``scored`` (best first) with, when the best claim is a heading or an FAQ's question (not a
+    :func:`~affidavit.ask.manuals.statement`), the statements that follow it in its source and
+    stand in its section (their heading is it, or the one it stands under) in its place, in the
+    source's order and at its score: "Why is STORE really slow?" is answered by what the FAQ
+    says under that question, not by the question alone. Unchanged when none follows it."""
+    if not UNDER or not scored or statement(scored[0][3].text):
+        return scored
+    best = scored[0]
+    leader = best[3]
+    sections = {_section_key(leader.text), _section_key(leader.section)}
+    under = [
+        h
+        for h in hits
+        if context.get(h.claim_id) == leader.text
+        and statement(h.text)
+        and _section_key(h.section) in sections
+    ][:FOLLOWERS]
+    if not under:
+        return scored
+    moved = {h.claim_id for h in under} | {leader.claim_id}
+    rank = {h.claim_id: n for n, h in enumerate(hits)}
+    first = [(best[0], best[1], rank[h.claim_id], h) for h in under]
+    return first + [s for s in scored if s[3].claim_id not in moved]

@@ -25,6 +25,7 @@ from ..extractive.lexicon import words
 from ..retrieval.search import Hit
 from ..support.facts import MONTHS
 from ..words import STOPWORDS, content_words, stem
+from .context import under_best
 from .entities import AGENTS, entities, recognise
 from .manuals import (
     ACTION,
@@ -654,7 +655,7 @@ def extractive_answer(
         ]
     if not scored:
         return none
-    scored = answering_first(question, scored)
+    scored = under_best(answering_first(question, scored), hits, context)
     best = scored[0][0]
     chosen: list[Hit] = []
     by_text: dict[str, dict[str, Any]] = {}

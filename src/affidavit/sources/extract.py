@@ -389,6 +389,36 @@ _IMPLIED_END = {
     "th": {"td", "th"},
     "option": {"option"},
 }
+_BOLD_ITEM = re.compile(
+    r"\s*<p(?:\s[^>]*)?>\s*<(b|strong)(?:\s[^>]*)?>([^<]*[^\s<][^<]*)</\1\s*>\s*</p\s*>", re.I
+)
+"""A list item that opens with a paragraph of bold text alone (``<li><p><b>Maximum Number Of
+Columns</b></p><p>...``): SQLite's manual writes its sections' headings so."""
+_LIST_TAG = re.compile(r"<(/?)(ol|ul|li)\b", re.I)
+_LIST_SCAN = 1 << 18
+"""Characters of the source read past a list's start tag for its items (a longer list's bold
+items are not taken as headings)."""
+
+
+def _headed_items(source: str, content: int) -> bool:
+    """Every item of the list whose content starts at ``content`` opens with a paragraph of bold
+    text alone (:data:`_BOLD_ITEM`): its items are sections, each headed by that paragraph. An
+    item without one would stand under the previous item's heading, so a list that mixes them
+    has none."""
+    depth, items = 0, 0
+    for match in _LIST_TAG.finditer(source, content, min(len(source), content + _LIST_SCAN)):
+        closing, tag = match.group(1), match.group(2).lower()
+        if tag in ("ol", "ul"):
+            depth += -1 if closing else 1
+            if depth < 0:
+                return items > 0
+        elif not closing and depth == 0:
+            if not _BOLD_ITEM.match(source, source.index(">", match.end()) + 1):
+                return False
+            items += 1
+    return False
+
+
 _META_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([\w.:-]+)", re.I)
 _SPACES = re.compile(r"[ \t\n\r\f]+")
 
@@ -440,6 +470,8 @@ class _HtmlText(HTMLParser):
         self.line_starts = [0] + [m.end() for m in re.finditer("\n", source)]
         self.event = 0
         self.heading = 0  # the open <hN>'s level, until its first text gets its "#" marks
+        self.level = 1  # the level of the last <hN> written: a bold list item's heading is below it
+        self.headed: set[int] = set()  # the stack indexes of open lists whose items are headed
         self.fence = 0  # 1: a fenced element opened, its fence not yet written; 2: written
         self.fence_at = -1  # the stack index of the open fenced element (<pre>, <table>...)
         self.source = source
@@ -531,7 +563,17 @@ class _HtmlText(HTMLParser):
         if tag in _VOID:
             return
         if tag in _HEADINGS and not parent.pre:
-            self.heading = int(tag[1])
+            self.heading = self.level = int(tag[1])
+        elif (
+            tag == "li"
+            and self.grid is None
+            and self.fence_at < 0
+            and not parent.dropped
+            and not parent.pre
+            and len(self.stack) - 1 in self.headed
+            and self.stack[-1].tag in ("ol", "ul")
+        ):
+            self.heading = min(6, self.level + 1)  # its bold first paragraph heads the item
         elif tag == "title" and not parent.pre:
             self.heading = 1  # the document's own title, first
         elif self.grid is not None and not parent.dropped and tag in _CELL:
@@ -547,6 +589,14 @@ class _HtmlText(HTMLParser):
         elif self.fence_at < 0 and not parent.dropped and _fenced(tag, values):
             self.fence, self.fence_at = 1, len(self.stack)
         content = self.event + len(markup)
+        self.headed.discard(len(self.stack))
+        if (
+            tag in ("ol", "ul")
+            and self.grid is None
+            and not (parent.dropped or parent.pre)
+            and _headed_items(self.source, content)
+        ):
+            self.headed.add(len(self.stack))
         if node is not parent.node:
             self.elements[id(node)] = _Element(node, content, self.source_length)
         self.stack.append(
