@@ -16,6 +16,7 @@ import spacy
 
 from affidavit.ask import entities
 from affidavit.support import blas
+from affidavit.support.parse import MODEL
 
 FIXTURE = Path(__file__).parent / "data" / "support_verdicts.jsonl"
 
@@ -32,7 +33,7 @@ def _texts() -> list[str]:
 
 def _on_blis() -> Any:
     """The recogniser as spaCy loads it (BLIS)."""
-    return spacy.load(entities.MODEL, exclude=list(entities.OTHERS))
+    return spacy.load(MODEL, exclude=list(entities.OTHERS))
 
 
 def _layers(nlp: Any) -> list[Any]:
