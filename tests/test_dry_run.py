@@ -205,3 +205,33 @@ def test_a_dry_run_job_is_the_daemons_preview(vault: Vault, tmp_path: Path) -> N
     assert done.result["sources"][0]["status"] == "new"
     assert done.result["totals"]["chunks_to_ingest"] >= 1
     assert vault.db.execute("SELECT count(*) FROM sources").fetchone()[0] == before
+
+
+def test_a_changed_file_of_a_known_origin_is_its_next_version(vault: Vault, tmp_path: Path) -> None:
+    """Issue 27: the same path with changed bytes is version N+1 of the known source, not new."""
+    doc = _speech(tmp_path)
+    Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(doc)], "trusted")
+    first = vault.db.execute("SELECT id, version FROM sources").fetchone()
+    assert first is not None and first[1] == 1
+    doc.write_text(doc.read_text() + "\n\nCongress adjourned on the ninth day of the month.\n")
+    before = snapshot(vault)
+    found = estimate(vault, ExtractiveProvider(), [str(doc)], "trusted").sources[0]
+    assert found.status == "new version"
+    assert found.source_id != first[0]
+    assert (found.version, found.previous_id, found.previous_version) == (2, first[0], 1)
+    assert "version 2 of" in found.message and first[0][:12] in found.message
+    assert snapshot(vault) == before
+    runner = CliRunner()
+    args = ["--vault", str(vault.root), "ingest", str(doc), "--dry-run"]
+    result = runner.invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "(new)" not in result.output
+    assert f"(version 2 of known source {first[0][:12]})" in result.output, result.output
+    data = json.loads(runner.invoke(main, [*args, "--json"]).output)["sources"][0]
+    assert data["status"] == "new version"
+    assert (data["version"], data["previous_id"], data["previous_version"]) == (2, first[0], 1)
+    # the unchanged file, and a file never seen, keep their labels
+    unrelated = tmp_path / "other.md"
+    unrelated.write_text("A different address entirely.\n")
+    fresh = estimate(vault, ExtractiveProvider(), [str(unrelated)], "trusted").sources[0]
+    assert fresh.status == "new" and fresh.previous_id == "" and fresh.version == 1

@@ -351,3 +351,20 @@ def age(vault: Vault, record: PlanRecord) -> tuple[timedelta, timedelta]:
     """How long ago the plan was proposed, and how long until it expires."""
     now = vault.clock()
     return now - parse_iso(record.created_at), parse_iso(record.expires_at) - now
+
+
+ENDING_ROLES = ("retracted", "superseded")
+"""A claim's role in an operation that ends it (``retract_claim``, ``supersede_claim``)."""
+
+
+def claim_role(role: str, op_status: str, applied: bool, plan_status: str) -> str:
+    """What a claim's role in a plan's operation says about it now, never a state it is not in
+    yet: a claim a pending operation would retract is active until a person approves it.
+    ``applied``: the operation was applied by an earlier partial approval."""
+    if role not in ENDING_ROLES:
+        return role
+    if applied or (plan_status == "applied" and op_status != "rejected"):
+        return f"{role} by this plan"
+    if plan_status == "pending":
+        return f"active; would be {role} if approved"
+    return f"active; not {role}: the plan was {plan_status}"

@@ -175,8 +175,11 @@ def print_estimate(found: dict[str, Any]) -> None:
         if source["status"] in ("failed", "not estimated"):
             click.echo(f"✗ {source['target']}: {source['status']}: {source['message']}")
             continue
+        status = source["status"]
+        if status == "new version":  # a changed file of a known origin, never "new"
+            status = f"version {source['version']} of known source {source['previous_id'][:12]}"
         click.echo(
-            f"• {source['name']} ({source['status']}): {source['chunks_to_ingest']} of "
+            f"• {source['name']} ({status}): {source['chunks_to_ingest']} of "
             f"{source['chunks']} chunk(s) to ingest, ~{source['prompt_tokens']} prompt + "
             f"~{source['completion_tokens']} completion tokens"
         )

@@ -229,6 +229,7 @@ def show(ctx: click.Context, plan_id: str, as_json: bool) -> None:
         return
     from ..agents import quoted
     from ..gate.admission import Admission
+    from ..inbox import claim_role
     from ..plan.schema import Plan
     from ..retract import describe_radius
     from ..store.blast import BlastRadius
@@ -293,8 +294,9 @@ def show(ctx: click.Context, plan_id: str, as_json: bool) -> None:
         if verdict is not None and "radius" in verdict.detail:
             for line in describe_radius(BlastRadius.from_json(verdict.detail["radius"])):
                 click.echo("    " + line)
+        applied = index + 1 in detail.applied_ops
         for claim in verdict.claims if verdict else []:
-            role = claim.role
+            role = claim_role(claim.role, status, applied, detail.status)
             click.echo(
                 f"    claim {claim.index + 1} [{role + ', ' if role else ''}{claim.status}"
                 + (f", trust {claim.trust}" if claim.trust else "")

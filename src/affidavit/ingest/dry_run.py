@@ -37,9 +37,12 @@ from .pipeline import STARTED, Ingestor
 @dataclass
 class SourceEstimate:
     target: str
-    status: str  # new | known | failed | not estimated
+    status: str  # new | new version | known | failed | not estimated
     name: str = ""
     source_id: str = ""
+    version: int = 0  # the version it is (or would be) of its origin; 0 when not read
+    previous_id: str = ""  # the stored version it replaces (or would), "" if none
+    previous_version: int = 0  # that version's number, 0 if none
     chunks: int = 0
     chunks_to_ingest: int = 0
     prompt_tokens: int = 0
@@ -179,12 +182,19 @@ def _estimate_file(ingestor: Ingestor, path: Path, trust: str | None, run: _Run)
     todo = [chunk for chunk in chunks if chunk.start not in done]
     found = SourceEstimate(
         str(path),
-        "known" if known else "new",
+        "known" if known else "new" if latest is None else "new version",
         name=record.name,
         source_id=record.id,
         chunks=len(chunks),
         chunks_to_ingest=len(todo),
     )
+    if latest is not None:  # what ingest will store it as (sources.store: latest version + 1)
+        found.version, found.previous_id, found.previous_version = latest[1] + 1, *latest
+    elif known:
+        found.version, found.previous_id = record.version, record.previous_id or ""
+        found.previous_version = record.version - 1 if record.previous_id else 0
+    else:
+        found.version = 1
     nonce = secrets.token_urlsafe(18)  # the length of a real one; never issued
     for chunk in todo:
         task = ingestor._task(record, text, chunk, len(chunks), nonce=nonce)
@@ -198,8 +208,8 @@ def _estimate_file(ingestor: Ingestor, path: Path, trust: str | None, run: _Run)
         found.message = "already ingested: nothing to send"
     elif latest is not None:
         found.message = (
-            f"version {latest[1] + 1} of a known origin: only its changed text is read "
-            "(its unchanged claims are carried)"
+            f"version {latest[1] + 1} of known source {latest[0][:12]} (version {latest[1]}): "
+            "only its changed text is read (its unchanged claims are carried)"
         )
     return found
 

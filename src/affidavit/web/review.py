@@ -53,7 +53,13 @@ def plan_view(vault: Vault, plan_id: str, vault_name: str = "") -> dict[str, Any
                         if f.start < (ev.get("end") or 0) and f.end > (ev.get("start") or 0)
                     ]
                 evidence.append({"raw": ev, "shown": shown, "flags": flags})
-            claims.append({**claim, "evidence_view": evidence})
+            role = inbox.claim_role(
+                claim.get("role", ""),
+                op_verdict["status"],
+                index + 1 in detail.applied_ops,
+                detail.status,
+            )
+            claims.append({**claim, "role": role, "evidence_view": evidence})
         ops.append(
             {
                 "n": index + 1,
