@@ -4,11 +4,9 @@ of its pipeline moved, and the entities it finds the BLIS pipeline's, text for t
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,17 +16,9 @@ from affidavit.ask import entities
 from affidavit.support import blas
 from affidavit.support.parse import MODEL
 
-FIXTURE = Path(__file__).parent / "data" / "support_verdicts.jsonl"
+from .blas_pipelines import fixture_texts, layers, needs_local_threads
 
-pytestmark = pytest.mark.skipif(
-    blas._local_threads() is None, reason="numpy's BLAS is not an OpenBLAS with thread-local counts"
-)
-
-
-def _texts() -> list[str]:
-    rows = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines()]
-    texts = [t for r in rows for t in (r["text"], *r["quotes"], *r["context"])]
-    return list(dict.fromkeys(texts))
+pytestmark = needs_local_threads
 
 
 def _on_blis() -> Any:
@@ -36,23 +26,18 @@ def _on_blis() -> Any:
     return spacy.load(MODEL, exclude=list(entities.OTHERS))
 
 
-def _layers(nlp: Any) -> list[Any]:
-    models = [getattr(c, "model", None) for _, c in nlp.pipeline]
-    return [n for m in models if m is not None for n in m.walk()]
-
-
 def test_every_layer_of_the_recogniser_multiplies_on_numpy() -> None:
     nlp = entities._nlp()
     assert [name for name, _ in nlp.pipeline] == ["ner"]
-    nodes = _layers(nlp)
+    nodes = layers(nlp)
     assert len(nodes) > 20
     assert all(not n.ops.use_blis for n in nodes)
-    theirs = _layers(_on_blis())
+    theirs = layers(_on_blis())
     assert theirs and all(n.ops.use_blis for n in theirs)  # spaCy's own load: BLIS
 
 
 def test_the_entities_are_the_blis_recognisers_text_for_text() -> None:
-    texts = _texts()
+    texts = fixture_texts()
     assert len(texts) > 1500
     entities._CACHE.clear()
     entities.recognise(texts[: entities.CACHE])

@@ -4,11 +4,9 @@ batch is parsed and given back after, and the choice part of the kept parses' ve
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,17 +14,9 @@ import spacy
 
 from affidavit.support import blas, parse
 
-FIXTURE = Path(__file__).parent / "data" / "support_verdicts.jsonl"
+from .blas_pipelines import fixture_texts, layers, needs_local_threads
 
-pytestmark = pytest.mark.skipif(
-    blas._local_threads() is None, reason="numpy's BLAS is not an OpenBLAS with thread-local counts"
-)
-
-
-def _texts() -> list[str]:
-    rows = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines()]
-    texts = [t for r in rows for t in (r["text"], *r["quotes"], *r["context"])]
-    return list(dict.fromkeys(texts))
+pytestmark = needs_local_threads
 
 
 def _on_blis() -> Any:
@@ -36,24 +26,19 @@ def _on_blis() -> Any:
     return nlp, parse._after(nlp)
 
 
-def _layers(nlp: Any) -> list[Any]:
-    models = [getattr(c, "model", None) for _, c in nlp.pipeline]
-    return [n for m in models if m is not None for n in m.walk()]
-
-
 def test_every_layer_of_the_loaded_pipeline_multiplies_on_numpy() -> None:
     nlp = parse._nlp()
     assert blas.active()
-    nodes = _layers(nlp)
+    nodes = layers(nlp)
     assert len(nodes) > 50
     assert all(not n.ops.use_blis for n in nodes)
     other, _ = _on_blis()
-    theirs = _layers(other)
+    theirs = layers(other)
     assert theirs and all(n.ops.use_blis for n in theirs)  # spaCy's own load: BLIS
 
 
 def test_the_parse_is_the_blis_pipelines_token_for_token() -> None:
-    texts = _texts()
+    texts = fixture_texts()
     assert len(texts) > 1500
     parse._CACHE.clear()
     mine = parse.parse_many(texts)
