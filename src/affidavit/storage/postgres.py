@@ -80,10 +80,6 @@ def _apply_migrations(conn: Conn, schema: str, migrations: list[tuple[str, str]]
     return applied
 
 
-_EXTRACTED = ("text/markdown", "text/plain")
-"""Media types :meth:`PostgresStorage.add_source` extracts itself when given bytes alone."""
-
-
 def _registered(conn: Conn) -> list[str]:
     """The registry's vault names that :func:`check_vault_name` accepts. A row written past this
     module (by hand in psql, by a tampered dump) names no schema: a migration never creates
@@ -538,13 +534,12 @@ class PostgresStorage:
         the id. ``text`` and ``flags``: its extracted text and its flags; given neither, a
         markdown or plain text is extracted here as on SQLite (``sources.extract``: hidden inline
         HTML and comments flagged, W12), any other type read as UTF-8 and scanned."""
+        from ..sources.extract import MARKDOWN, PLAIN, extract
         from .postgres_content import add_source
 
-        if text is None and flags is None and media_type in _EXTRACTED:
+        if text is None and flags is None and media_type in (MARKDOWN, PLAIN):
             # W12 as on SQLite: what a renderer hides in markdown (inline HTML a style hides, a
             # comment) is flagged by extraction, not only by the sanitizer's scan of the text
-            from ..sources.extract import extract
-
             extracted = extract(data, media_type, render=False)
             text, flags = extracted.text, extracted.flags
         key, schema = self._vault(vault)
