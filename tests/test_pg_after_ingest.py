@@ -202,10 +202,41 @@ def test_the_lint_job_records_findings_as_sqlites_lint_does(team: Pass) -> None:
     runs = team.q("SELECT trigger, kept FROM {s}.lint_runs")
     assert runs == [{"trigger": "job", "kept": 1}]
     assert team.lint_plans() == []  # a contradiction has no fix until a person says which
-    # again: the same finding refreshed, not a second one
-    job = team.jobs.enqueue("team", {"kind": "lint"}, "ann")
+    # again, sent over the API: the same finding refreshed, not a second one
+    sent_job = team.call("POST", "/jobs", "propose", json={"kind": "lint"})
+    assert sent_job.status_code == 202, sent_job.text
+    assert sent_job.json()["payload"] == {"kind": "lint", "propose": False}
     team.worker().run(drain=True)
-    assert team.job(job)["result"]["new"] == 0 and len(team.findings()) == 1
+    assert team.job(sent_job.json()["id"])["result"]["new"] == 0 and len(team.findings()) == 1
+
+
+def test_a_lint_job_with_propose_puts_the_stale_fix_in_the_inbox(team: Pass) -> None:
+    team.config = NO_PASS  # no pass after the ingest: the lint job finds the stale claim
+    two_versions(team)
+    team.worker().run(drain=True)
+    assert team.findings() == []
+    job = team.call("POST", "/jobs", "propose", json={"kind": "lint", "propose": True}).json()
+    team.worker().run(drain=True)
+    done = team.job(job["id"])
+    assert done["status"] == "done", done
+    found = team.findings()
+    assert [f["kind"] for f in found] == ["stale"]
+    plans = team.lint_plans()
+    assert len(plans) == 1 and plans[0]["status"] == "pending"
+    assert done["result"]["fixes"]["plans"] == [plans[0]["id"]] == [found[0]["plan_id"]]
+    # a token's lint: its fix plans are an agent's, still pending; none twice for one claim
+    again = team.call("POST", "/jobs", "propose", json={"kind": "lint", "propose": True}).json()
+    team.worker().run(drain=True)
+    assert team.job(again["id"])["result"]["fixes"]["plans"] == []
+    assert len(team.lint_plans()) == 1
+
+
+def test_who_may_queue_a_lint_and_what_it_may_carry(team: Pass) -> None:
+    assert team.call("POST", "/jobs", "read", json={"kind": "lint"}).status_code == 403
+    for bad in ({"kind": "lint", "sources": [{"name": "a.md", "text": "x"}]},
+                {"kind": "lint", "propose": "yes please"}, {"kind": "reindex"}):  # fmt: skip
+        assert team.call("POST", "/jobs", "propose", json=bad).status_code == 422, bad
+    assert team.jobs.rows("team") == []
 
 
 def test_the_automatic_lint_runs_every_n_ingested_sources(pg_url: str) -> None:

@@ -51,7 +51,7 @@ from ..retract import pending_claims
 from ..storage import pg_served as rows
 from ..storage.jobs import Claim
 from ..storage.pg_sql import PgSql
-from ..storage.postgres import Conn, _q, insert_plan
+from ..storage.postgres import LOCK_CLASS, Conn, _q, insert_plan
 from ..storage.postgres_jobs import PostgresJobStore
 from .pg_ingest import check_claim
 
@@ -100,7 +100,12 @@ class PgPass:
 
     @contextmanager
     def _fenced(self) -> Iterator[tuple[Conn, PgSql]]:
+        """A transaction under the job's claim and the vault's writer lock (the door's: two
+        passes record one finding, or propose for one claim, one after the other)."""
+        key, _ = self.storage._vault(self.claim.vault)
         with self.storage._tx() as conn:
+            # the lock first, then the job's row, as the door's chunk writes take them
+            conn.execute("SELECT pg_advisory_xact_lock(%s::int4, %s::int4)", (LOCK_CLASS, key))
             check_claim(self.jobs, self.claim, conn, self.lease_seconds)
             yield conn, PgSql(conn, self.schema)
 
@@ -124,7 +129,7 @@ class PgPass:
         from ..storage.postgres_gate import PgReads, PgSources
 
         report = FixReport()
-        taken = pending_claims(db, LINT_ORIGIN) | pending_claims(db)
+        taken = pending_claims(db)  # a new version's proposals (as SQLite's propose_fixes)
 
         def pending(plan_id: str) -> bool:
             row = db.execute("SELECT status FROM plans WHERE id = ?", (plan_id,)).fetchone()
