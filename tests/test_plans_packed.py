@@ -151,3 +151,32 @@ def test_the_migration_repacks_plans_packed_alone(vault: Vault) -> None:
         after = {r["id"]: plan_text(r, again.db) for r in again.db.execute("SELECT * FROM plans")}
         assert after == before and after[plan_id] == text
         assert run_doctor(again).clean
+
+
+def test_doctor_stats_tells_an_outside_reader_how_to_read_a_packed_plan(vault: Vault) -> None:
+    """The note's recipe, followed with sqlite3 and zlib alone, gives the plan's text back."""
+    import zlib
+
+    from affidavit.dbstats import PACKED_NOTE, vault_stats
+
+    plan_id, text = _applied(vault)
+    assert PACKED_NOTE in vault_stats(vault).notes
+    db = sqlite3.connect(vault.state_dir / "db.sqlite")
+    try:
+        blob, ranges = db.execute(
+            "SELECT plan_z, packed_with FROM plans WHERE id = ?", (plan_id,)
+        ).fetchone()
+        texts: list[str] = []
+        for part in ranges.split(","):
+            low, _, high = part.partition("-")
+            texts += [
+                r[0]
+                for r in db.execute(
+                    "SELECT text FROM claims WHERE rowid BETWEEN ? AND ? ORDER BY rowid",
+                    (int(low), int(high or low)),
+                )
+            ]
+    finally:
+        db.close()
+    inflate = zlib.decompressobj(zdict="\n".join(texts).encode()[-32 * 1024 :])
+    assert inflate.decompress(blob).decode() == text
