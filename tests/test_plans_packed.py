@@ -180,3 +180,27 @@ def test_doctor_stats_tells_an_outside_reader_how_to_read_a_packed_plan(vault: V
         db.close()
     inflate = zlib.decompressobj(zdict="\n".join(texts).encode()[-32 * 1024 :])
     assert inflate.decompress(blob).decode() == text
+
+
+def test_a_plan_approved_in_two_parts_is_packed_against_its_last_part(vault: Vault) -> None:
+    """Approved op by op, a plan is decided (and packed) by its last apply: its dictionary is
+    the claims that apply wrote, and it still reads back byte for byte; a rejected plan wrote
+    no claims and is packed alone."""
+    add_samples(vault)
+    plan_id = propose(vault, sample_plan_text(vault), "tester", "sample").plan_id
+    text = vault.db.execute("SELECT plan_json FROM plans WHERE id = ?", (plan_id,)).fetchone()[0]
+    count = len(get_plan(vault, plan_id).plan.operations)
+    approve(vault, plan_id, [1], "tester")
+    assert _row(vault.db, plan_id)["status"] == "pending"
+    first = {
+        r[0] for r in vault.db.execute("SELECT rowid FROM claims WHERE plan_id = ?", (plan_id,))
+    }
+    approve(vault, plan_id, list(range(2, count + 1)), "tester")
+    row = _row(vault.db, plan_id)
+    assert row["status"] == "applied" and row["packed_with"]
+    named = {
+        n for low, high in _parse_ranges(row["packed_with"], plan_id) for n in range(low, high + 1)
+    }
+    assert named and not named & first  # the last apply's claims
+    assert plan_text(row, vault.db) == text
+    assert run_doctor(vault).clean
