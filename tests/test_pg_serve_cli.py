@@ -159,8 +159,8 @@ def test_a_team_proposes_approves_and_searches_over_a_real_daemon(
         assert again.status_code == 409
         hits = approver.get("/v1/vaults/team/search", params={"q": "how long is the bridge"})
         assert [h["text"] for h in hits.json()["hits"]] == [text]
-        ask = approver.post("/v1/vaults/team/ask", json={"question": "How long?"})
-        assert ask.status_code == 501 and "search" in ask.json()["error"]["fix"]
+        lint = approver.get("/v1/vaults/team/lint/findings")
+        assert lint.status_code == 501 and "search" in lint.json()["error"]["fix"]
     # the owner on the Unix socket (the UID the kernel reports) manages the vault's tokens
     with daemon.unix() as owner:
         me = owner.get("/v1/whoami").json()

@@ -211,3 +211,12 @@ class PgFullText:
         with self.storage.pool.connection() as conn, conn.transaction():
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             return _On(conn, self.schema).search(terms, k, tiers)  # one snapshot, one connection
+
+    def hits(self, claim_ids: list[str], min_trust: str = "untrusted") -> list[Hit]:
+        """The claims ``claim_ids`` as hits, in that order (score 0), only those active and of
+        tier ``min_trust`` or above (``Retriever.hits`` on SQLite)."""
+        tiers = allowed_tiers(min_trust)
+        if not claim_ids:
+            return []
+        with self.storage.pool.connection() as conn:
+            return _On(conn, self.schema).hits(list(claim_ids), {}, tiers)
