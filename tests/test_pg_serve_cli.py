@@ -138,7 +138,8 @@ def test_a_team_proposes_approves_and_searches_over_a_real_daemon(
     with daemon.tcp(tokens["propose"]) as agent:
         nonce = agent.post("/v1/vaults/team/nonces", json={}).json()["nonce"]
         text = "The bridge is 503 metres long."
-        quote = {"source": team["source"], "quote": "The bridge is 503 metres long"}
+        quote_text = "The bridge is 503 metres long"
+        quote = {"source": team["source"], "quote": quote_text}
         plan = {
             "nonce": nonce,
             "operations": [
@@ -161,6 +162,17 @@ def test_a_team_proposes_approves_and_searches_over_a_real_daemon(
         assert [h["text"] for h in hits.json()["hits"]] == [text]
         lint = approver.get("/v1/vaults/team/lint/findings")
         assert lint.status_code == 501 and "search" in lint.json()["error"]["fix"]
+    with daemon.tcp(tokens["read"]) as reader:  # the same answerer as a SQLite vault's
+        answer = reader.post("/v1/vaults/team/ask", json={"question": "How long is the bridge?"})
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["verdict"] == "answered", answer.text
+        (cited,) = answer.json()["citations"]
+        assert cited["text"] == text and cited["evidence"][0]["source_id"] == team["source"]
+        (quote,) = cited["evidence"]
+        assert BRIDGE[quote["start"] : quote["end"]] == quote["quote"] == quote_text
+        absent = reader.post("/v1/vaults/team/ask", json={"question": "Who built the tunnel?"})
+        assert absent.json()["verdict"] == "not_in_wiki"
+        assert absent.json()["markdown"].startswith("Not in the wiki")
     # the owner on the Unix socket (the UID the kernel reports) manages the vault's tokens
     with daemon.unix() as owner:
         me = owner.get("/v1/whoami").json()
