@@ -173,6 +173,16 @@ def test_a_team_proposes_approves_and_searches_over_a_real_daemon(
         absent = reader.post("/v1/vaults/team/ask", json={"question": "Who built the tunnel?"})
         assert absent.json()["verdict"] == "not_in_wiki"
         assert absent.json()["markdown"].startswith("Not in the wiki")
+    # the CLI with the database's credentials: the same answer, no daemon needed
+    run = cli("ask", "How long is the bridge?", "--vault", "team", "--json", env=team["env"])
+    assert run.returncode == 0, run.stderr
+    assert [c["text"] for c in json.loads(run.stdout)["citations"]] == [text]
+    run = cli("ask", "How long is the bridge?", "--vault", "team", env=team["env"])
+    assert quote_text in run.stdout and team["env"]["AFFIDAVIT_DATABASE"] not in run.stdout
+    run = cli("search", "bridge", "--vault", "team", "--json", env=team["env"])
+    assert [h["text"] for h in json.loads(run.stdout)] == [text]
+    run = cli("ask", "How long?", "--vault", "nosuch", env=team["env"])
+    assert run.returncode != 0 and "no vault 'nosuch'" in run.stderr
     # the owner on the Unix socket (the UID the kernel reports) manages the vault's tokens
     with daemon.unix() as owner:
         me = owner.get("/v1/whoami").json()
