@@ -41,6 +41,12 @@ LIGHTHOUSE = (
     "Its light can be seen 17 nautical miles away.\n"
 )
 RUMOUR = "The Eddystone Lighthouse was painted bright purple by pranksters in 1999.\n"
+RULES = (
+    "The harbour has three rules for visiting boats.\n"
+    "The first is to moor only at the east quay.\n"
+    "The second is to report to the harbour master on arrival.\n"
+    "The third is to leave before the evening tide.\n"
+)
 FERRY = "The ferry crossed the strait twice a day until 1950.\n"
 TRAP = "x'); DROP TABLE v_team.claims; -- & | ! :* <-> \\ %s {s} $$"
 
@@ -78,6 +84,18 @@ def page(good: str, bad: str) -> dict[str, Any]:
     }
 
 
+def rules_page(source: str) -> dict[str, Any]:
+    """A page of an enumeration: its introduction, then its items in the source's order."""
+    lines = RULES.splitlines()
+    return {
+        "op": "create_page",
+        "slug": "harbour",
+        "title": "Harbour rules",
+        "summary": lines[0],
+        "claims": [claim(line, source, line.rstrip(".")) for line in lines],
+    }
+
+
 def apply_on_pg(vault: PgVault, plan_op: dict[str, Any]) -> None:
     plan = {"nonce": vault.new_nonce(1).nonce, "operations": [plan_op]}
     out = vault.propose(plan, "ann", "cli")
@@ -101,6 +119,8 @@ class Team:
                             trust="trusted")  # fmt: skip
             self.bad = add("team", RUMOUR.encode(), origin="/test/rumour.md", name="rumour.md",
                            added_at=NOW, media_type="text/markdown", trust="untrusted")  # fmt: skip
+            self.rules = add("team", RULES.encode(), origin="/test/rules.md", name="rules.md",
+                             added_at=NOW, media_type="text/markdown", trust="trusted")  # fmt: skip
             ferry = add("other", FERRY.encode(), origin="/f", name="ferry.md", added_at=NOW)
         finally:
             storage.close()
@@ -110,6 +130,7 @@ class Team:
         self.team: PgVault = self.registry.get("team").service
         other: PgVault = self.registry.get("other").service
         apply_on_pg(self.team, page(self.good, self.bad))
+        apply_on_pg(self.team, rules_page(self.rules))
         ferry_claim = claim("The ferry crossed the strait until 1950.", ferry,
                             "The ferry crossed the strait twice a day until 1950")  # fmt: skip
         apply_on_pg(other, {"op": "create_page", "slug": "ferry", "title": "Ferry",
@@ -163,6 +184,12 @@ def test_an_answer_cites_claims_whose_quotes_are_the_sources_words(wiki: Team) -
     )
     assert logged["verdict"] == "answered" and logged["provider"] == "extractive"
     assert all(c in logged["retrieved"] for c in cited)
+
+
+def test_an_enumeration_is_answered_whole(wiki: Team) -> None:
+    """The claims that follow the introduction in its source (``PgAskWiki.following``)."""
+    answer = wiki.ask("What are the three rules for visiting boats?").json()
+    assert [s["text"] for s in answer["answer"]] == RULES.splitlines()
 
 
 def test_not_in_the_wiki_when_no_claim_answers(wiki: Team) -> None:
@@ -268,7 +295,12 @@ def test_the_wikis_words_on_postgresql(wiki: Team) -> None:
     assert words.mentions(TRAP) == 0
     assert words.misspelt("Douglasss") and words.misspelt("Lighthuose")  # the wiki's words
     assert not words.misspelt("Zorblaxian") and not words.misspelt("Mongolia")
-    assert words.claims_stored() >= 4
+    assert words.claims_stored() >= 8
+    after_intro = words.following(wiki.rules, RULES.index("\n"), len(RULES), 10)
+    assert [h.text for h in words.hits(after_intro)] == RULES.splitlines()[1:]
+    assert len(words.following(wiki.rules, 0, len(RULES), 2)) == 2
+    assert words.following(wiki.rules, len(RULES), len(RULES) + 600, 10) == []
+    assert words.following(TRAP, 0, 10**6, 10) == []
     assert words.source_texts([wiki.good, "0" * 64]) == {wiki.good: LIGHTHOUSE}
 
 
@@ -304,6 +336,8 @@ QUESTIONS = [
     "What is the capital of Mongolia?",
     "Who painted the lighthouse purple?",
     "Is the Eddystne Lighthouse tall?",
+    "What are the three rules for visiting boats?",
+    "Who must visiting boats report to?",
 ]
 
 
@@ -311,9 +345,11 @@ QUESTIONS = [
 def sqlite_twin(vault: Vault) -> Vault:
     good = add_text(vault, "lighthouse.md", LIGHTHOUSE, "trusted")
     bad = add_text(vault, "rumour.md", RUMOUR, "untrusted")
-    plan = make_plan(vault, page(good, bad))
-    result = approve(vault, propose(vault, plan, "ann", "cli").plan_id, None, "ann")
-    assert len(result.claims) == 4
+    rules = add_text(vault, "rules.md", RULES, "trusted")
+    for op in (page(good, bad), rules_page(rules)):
+        plan = make_plan(vault, op)
+        result = approve(vault, propose(vault, plan, "ann", "cli").plan_id, None, "ann")
+        assert len(result.claims) == 4
     return vault
 
 
