@@ -381,3 +381,9 @@ def test_answers_equal_the_sqlite_backends(wiki: Team, sqlite_twin: Vault, quest
     on_pg = wiki.ask(question)
     assert on_pg.status_code == 200, on_pg.text
     assert _same(on_pg.json()) == _same(on_sqlite.model_dump(mode="json"))
+
+
+def test_a_nul_in_a_question_is_refused_not_a_server_error(wiki: Team) -> None:
+    got = wiki.ask("Who designed\x00 the present tower?")
+    assert got.status_code in (409, 422), got.text
+    assert "NUL" in got.text or "control" in got.text.lower()
