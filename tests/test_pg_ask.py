@@ -387,3 +387,19 @@ def test_a_nul_in_a_question_is_refused_not_a_server_error(wiki: Team) -> None:
     got = wiki.ask("Who designed\x00 the present tower?")
     assert got.status_code in (409, 422), got.text
     assert "NUL" in got.text or "control" in got.text.lower()
+
+
+def test_the_kept_words_follow_a_new_claim(wiki: Team) -> None:
+    """The words a misspelling is looked for among are kept until a claim is added."""
+    other = PgAskWiki(wiki.team.storage, "other")
+    assert not other.misspelt("Zorblaxian")
+    assert not other.misspelt("Zorblaxian")  # kept: the same answer
+    text = "The Zorblaxia sails at noon."
+    source = wiki.team.storage.add_source(
+        "other", text.encode(), origin="/z", name="z.md", added_at=NOW, trust="trusted"
+    )
+    vault: PgVault = wiki.registry.get("other").service
+    apply_on_pg(vault, {"op": "create_page", "slug": "zorblaxia", "title": "Zorblaxia",
+                        "summary": text, "claims": [claim(text, source, text[:-1])]})  # fmt: skip
+    assert other.misspelt("Zorblaxian")  # one letter from a word the wiki now holds
+    assert PgAskWiki(wiki.team.storage, "team").misspelt("Zorblaxian") is False  # its own words

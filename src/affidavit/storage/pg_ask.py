@@ -7,7 +7,8 @@ or the model, and the citation and support checks before anyone sees the answer.
   FTS5 is on SQLite; no link neighbours and no vectors on PostgreSQL yet).
 - A question's names are counted in the claims' ``tsvector`` (``phraseto_tsquery``: the words
   in order, as FTS5's phrase query), and a misspelling is looked for among the indexed words
-  (``ts_stat``, which reads every claim's vector: only for a name no claim holds).
+  (``ts_stat``, which reads every claim's vector: only for a name no claim holds, and kept
+  until a claim is added).
 - The sources' texts are the database's, each re-hashed against its row's ``text_sha256``
   before a quote is cut from it (an altered text is left out: the stored quote is shown) and
   then kept in the process by that hash, as a SQLite vault's files are
@@ -20,6 +21,8 @@ Every value is a bound parameter; the schema is an identifier of a checked vault
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +46,12 @@ English configuration leaves out of every vector — counts as this many: as com
 can be, so it is neither unknown nor rare."""
 
 
+VOCABULARIES = 16
+"""Vaults whose words (:meth:`PgAskWiki.vocabulary`) a process keeps, the most recently used."""
+_VOCABULARY: OrderedDict[tuple[str, int], tuple[int, dict[str, tuple[str, ...]]]] = OrderedDict()
+_VOCABULARY_LOCK = threading.Lock()
+
+
 class PgAskWiki:
     """One PostgreSQL vault as the answerer sees it (thread-safe: each call takes its own
     connection from the pool)."""
@@ -55,7 +64,8 @@ class PgAskWiki:
         clock: Clock = utc_now,
     ) -> None:
         self.storage = storage
-        self.schema = sql.Identifier(f"v_{check_vault_name(vault)}")
+        self.schema_name = f"v_{check_vault_name(vault)}"
+        self.schema = sql.Identifier(self.schema_name)
         self._config = config or Config()
         self._clock = clock
         self._search = PgFullText(storage, vault)
@@ -112,22 +122,46 @@ class PgAskWiki:
         return MENTIONS_COUNTED if int(nodes) == 0 else int(found)
 
     def misspelt(self, word: str) -> bool:
-        """:func:`~affidavit.ask.context.misspelt` over the words of the claims' vectors."""
+        """:func:`~affidavit.ask.context.misspelt` over the words of the claims' vectors
+        (:meth:`vocabulary`)."""
+        return misspelt_among(word, lambda first: self.vocabulary().get(first, ()))
 
-        def terms(first: str) -> list[str]:
-            with self.storage.pool.connection() as conn:
-                inner = sql.SQL("SELECT tsv FROM {s}.claims").format(s=self.schema)
-                rows = (
-                    conn.cursor(row_factory=tuple_row)
-                    .execute(
-                        "SELECT word FROM ts_stat(%s) WHERE word >= %s AND word < %s",
-                        (inner.as_string(conn), first, chr(ord(first) + 1)),
-                    )
-                    .fetchall()
-                )
-            return [str(r[0]) for r in rows]
-
-        return misspelt_among(word, terms)
+    def vocabulary(self) -> dict[str, tuple[str, ...]]:
+        """Every word of the claims' vectors, by first letter. ``ts_stat`` reads every claim's
+        vector (55 ms at 2,800 claims: docs/benchmarks.md, pgask26), so the words are kept per
+        vault until a claim is added: a claim's text never changes once written, so the
+        claims' insertion sequence moving is the only way the words can change (a vault made
+        again under the same name is another schema, another key)."""
+        with self.storage.pool.connection() as conn:
+            cursor = conn.cursor(row_factory=tuple_row)
+            key_row = cursor.execute(
+                sql.SQL(
+                    "SELECT to_regnamespace(%s)::oid, CASE WHEN is_called THEN last_value "
+                    "ELSE 0 END FROM {s}.claims_n_seq"
+                ).format(s=self.schema),
+                (self.schema_name,),
+            ).fetchone()
+            assert key_row is not None
+            key = (conn.info.dsn, int(key_row[0]))  # the database (no password), the schema
+            with _VOCABULARY_LOCK:
+                known = _VOCABULARY.get(key)
+                if known is not None and known[0] == int(key_row[1]):
+                    _VOCABULARY.move_to_end(key)
+                    return known[1]
+            inner = sql.SQL("SELECT tsv FROM {s}.claims").format(s=self.schema)
+            rows = cursor.execute(
+                "SELECT word FROM ts_stat(%s) ORDER BY word", (inner.as_string(conn),)
+            ).fetchall()
+        buckets: dict[str, list[str]] = {}
+        for (term,) in rows:
+            buckets.setdefault(str(term)[:1], []).append(str(term))
+        words = {first: tuple(terms) for first, terms in buckets.items()}
+        with _VOCABULARY_LOCK:
+            _VOCABULARY[key] = (int(key_row[1]), words)
+            _VOCABULARY.move_to_end(key)
+            while len(_VOCABULARY) > VOCABULARIES:
+                _VOCABULARY.popitem(last=False)
+        return words
 
     def claims_stored(self) -> int:
         """Claims ever stored: the claims' insertion sequence, read in constant time."""
