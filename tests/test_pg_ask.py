@@ -403,3 +403,37 @@ def test_the_kept_words_follow_a_new_claim(wiki: Team) -> None:
                         "summary": text, "claims": [claim(text, source, text[:-1])]})  # fmt: skip
     assert other.misspelt("Zorblaxian")  # one letter from a word the wiki now holds
     assert PgAskWiki(wiki.team.storage, "team").misspelt("Zorblaxian") is False  # its own words
+
+
+def test_a_models_uncited_or_foreign_sentences_never_reach_the_user(wiki: Team) -> None:
+    """The model's reply goes through the same citation and support checks on PostgreSQL; its
+    call is logged in the vault's model_calls."""
+    import json
+
+    from affidavit.ask import Asker
+    from affidavit.providers.base import ModelRequest
+    from affidavit.providers.scripted import ScriptedProvider
+
+    (designed,) = wiki.rows("SELECT id FROM v_team.claims WHERE text LIKE '%%Douglass%%'")
+
+    def reply(request: ModelRequest) -> str:
+        text = request.messages[-1].content
+        nonce = text.split("<<<CLAIMS ", 1)[1].split(">>>", 1)[0]
+        return json.dumps({"nonce": nonce, "sentences": [
+            {"text": "James Douglass designed the present tower.", "claims": [designed["id"]]},
+            {"text": "It was built of solid gold.", "claims": []},
+            {"text": "It was sold to Italy.", "claims": ["c-0123456789abcdef"]},
+            {"text": "Douglass painted it purple.", "claims": [designed["id"]]},
+        ]})  # fmt: skip
+
+    calls = len(wiki.rows("SELECT id FROM v_team.model_calls"))
+    wiki_reads = PgAskWiki(wiki.team.storage, "team", Config())
+    answer = Asker(wiki_reads, ScriptedProvider(replies=[reply])).ask(
+        "Who designed the present tower?"
+    )
+    assert [s.text for s in answer.sentences] == ["James Douglass designed the present tower."]
+    reasons = {d.text: d.reason for d in answer.dropped}
+    assert reasons["It was built of solid gold."] == "cites no claim"
+    assert "not given" in reasons["It was sold to Italy."]
+    assert "Douglass painted it purple." in reasons
+    assert len(wiki.rows("SELECT id FROM v_team.model_calls WHERE purpose = 'ask'")) == calls + 1

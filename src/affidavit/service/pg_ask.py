@@ -7,6 +7,7 @@ and ``save`` proposing the answer's page through the PostgreSQL inbox and its ga
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from datetime import timedelta
 
 from psycopg import sql
@@ -31,7 +32,8 @@ def ask(vault: PgVault, request: AskRequest, author: str) -> AskResponse:
     provider = ask_provider(vault.config, request.model)
     try:
         wiki = PgAskWiki(vault.storage, vault.name, vault.config, vault.clock)
-        answer = Asker(wiki, provider).ask(request.question, min_trust=request.min_trust)
+        with wiki.held() if provider is None else nullcontext(wiki) as reads:
+            answer = Asker(reads, provider).ask(request.question, min_trust=request.min_trust)
     finally:
         if provider is not None:
             provider.close()

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +71,28 @@ class PgAskWiki:
         self._config = config or Config()
         self._clock = clock
         self._search = PgFullText(storage, vault)
+        self._held: Conn | None = None
+
+    @contextmanager
+    def held(self) -> Iterator[PgAskWiki]:
+        """This wiki with one pooled connection for every read and write until the block ends
+        (an answer's twenty-odd small queries otherwise each check a connection out of the
+        pool, and the pool checks each one): for an answer that asks no model, which would
+        hold the connection while it waits."""
+        with self.storage.pool.connection() as conn:
+            self._held = conn
+            try:
+                yield self
+            finally:
+                self._held = None
+
+    @contextmanager
+    def _conn(self) -> Iterator[Conn]:
+        if self._held is not None:
+            yield self._held
+        else:
+            with self.storage.pool.connection() as conn:
+                yield conn
 
     @property
     def config(self) -> Config:
@@ -83,17 +107,17 @@ class PgAskWiki:
         return None  # no vault folder: the support check keeps its parses in memory only
 
     def _rows(self, query: str, params: tuple[Any, ...] | list[Any]) -> list[tuple[Any, ...]]:
-        with self.storage.pool.connection() as conn:
+        with self._conn() as conn:
             cursor = conn.cursor(row_factory=tuple_row)
             return cursor.execute(sql.SQL(query).format(s=self.schema), params).fetchall()
 
     # --- retrieval -------------------------------------------------------------------------
 
     def search(self, query: str, *, k: int = 10, min_trust: str = "untrusted") -> list[Hit]:
-        return self._search.search(query, k=k, min_trust=min_trust)
+        return self._search.search(query, k=k, min_trust=min_trust, conn=self._held)
 
     def hits(self, claim_ids: list[str], min_trust: str = "untrusted") -> list[Hit]:
-        return self._search.hits(claim_ids, min_trust)
+        return self._search.hits(claim_ids, min_trust, conn=self._held)
 
     def following(self, source_id: str, start: int, end: int, limit: int) -> list[str]:
         rows = self._rows(
@@ -132,7 +156,7 @@ class PgAskWiki:
         vault until a claim is added: a claim's text never changes once written, so the
         claims' insertion sequence moving is the only way the words can change (a vault made
         again under the same name is another schema, another key)."""
-        with self.storage.pool.connection() as conn:
+        with self._conn() as conn:
             cursor = conn.cursor(row_factory=tuple_row)
             key_row = cursor.execute(
                 sql.SQL(
@@ -207,7 +231,7 @@ class PgAskWiki:
     # --- what an answer writes -------------------------------------------------------------
 
     def record_call(self, provider: str, prompt: int, completion: int, ms: int) -> None:
-        with self.storage.pool.connection() as conn:
+        with self._conn() as conn:
             conn.execute(
                 sql.SQL(
                     "INSERT INTO {s}.model_calls (job_id, at, provider, model, purpose, "
@@ -219,7 +243,7 @@ class PgAskWiki:
 
     def log(self, issued: Issued, row: tuple[Any, ...]) -> None:
         """The answer's nonce and question rows, in one transaction."""
-        with self.storage.pool.connection() as conn, conn.transaction():
+        with self._conn() as conn, conn.transaction():
             conn.execute(
                 sql.SQL(
                     "INSERT INTO {s}.nonces (nonce, purpose, issued_at, expires_at) "
