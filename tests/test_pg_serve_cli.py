@@ -38,11 +38,13 @@ def with_password(url: str) -> str:
     return url.replace("postgresql://postgres@", f"postgresql://postgres:{SECRET}@", 1)
 
 
-def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> Any:
+def cli(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, stdin: str = ""
+) -> Any:
     full = {**os.environ, "PYTHONPATH": str(ROOT / "src"), **(env or {})}
     return subprocess.run(
         [sys.executable, "-c", "from affidavit.cli import main; main()", *args],
-        capture_output=True, text=True, env=full, cwd=cwd, timeout=600,
+        capture_output=True, text=True, env=full, cwd=cwd, timeout=600, input=stdin,
     )  # fmt: skip
 
 
@@ -181,6 +183,11 @@ def test_a_team_proposes_approves_and_searches_over_a_real_daemon(
     assert quote_text in run.stdout and team["env"]["AFFIDAVIT_DATABASE"] not in run.stdout
     run = cli("search", "bridge", "--vault", "team", "--json", env=team["env"])
     assert [h["text"] for h in json.loads(run.stdout)] == [text]
+    turns = "How long is the bridge?\nWhen did it open?\n"
+    run = cli("chat", "--vault", "team", "--json", env=team["env"], stdin=turns)
+    assert run.returncode == 0, run.stderr
+    lines = [json.loads(line) for line in run.stdout.splitlines()]
+    assert [line["turn"] for line in lines] == [1, 2] and lines[0]["verdict"] == "answered"
     run = cli("ask", "How long?", "--vault", "nosuch", env=team["env"])
     assert run.returncode != 0 and "no vault 'nosuch'" in run.stderr
     # the owner on the Unix socket (the UID the kernel reports) manages the vault's tokens

@@ -6,7 +6,7 @@ import json
 import secrets
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +16,7 @@ from ..client import open_daemon, open_local
 from ._common import echo_json, json_option, opened_vault, user_errors, vault_path
 
 if TYPE_CHECKING:  # imported when a command runs in-process: a daemon's client needs none
-    from ..ask import Answer
+    from ..ask import Answer, Asker
     from ..providers.base import Provider
     from ..retrieval.search import Retriever
     from ..service.pg_vaults import PgVault
@@ -229,9 +229,13 @@ def _chat_line(answer: Answer, conversation: str, turn: int) -> str:
     is_flag=True,
     help="Read questions from stdin, one a line; print each answer as one JSON line.",
 )
+@database_options
 @click.pass_context
 @user_errors
-def chat(ctx: click.Context, min_trust: str, model: str | None, as_json: bool) -> None:
+def chat(
+    ctx: click.Context, min_trust: str, model: str | None, as_json: bool, db_url: str | None,
+    db_vault: str | None,
+) -> None:  # fmt: skip
     """Ask follow-up questions; each turn retrieves again, with the previous question in mind.
 
     An empty line or Ctrl-D ends the conversation. With --json, each answer is one line of JSON
@@ -241,27 +245,44 @@ def chat(ctx: click.Context, min_trust: str, model: str | None, as_json: bool) -
     Examples:
       affidavit chat --min-trust semi-trusted
       printf 'Who built the tower?\nWhen?\n' | affidavit chat --json
+      affidavit chat --database postgresql://wiki@db/wiki --vault handbook
     """
-    from ..ask import Asker, render_answer
+    from ..ask import Asker
+
+    with ExitStack() as stack:
+        if db_vault is not None:  # the same answerer, over the database's vault
+            from ..service.vaults import ask_provider
+            from ..storage.pg_ask import PgAskWiki
+
+            pg = stack.enter_context(database_vault(db_url, db_vault))
+            provider = ask_provider(pg.config, model)
+            asker = Asker(PgAskWiki(pg.storage, pg.name, pg.config, pg.clock), provider)
+        else:
+            vault = stack.enter_context(opened_vault(ctx))
+            provider = _answerer(vault, model)
+            asker = Asker(vault, provider, retriever_for(vault))
+        _converse(asker, provider, min_trust, as_json)
+
+
+def _converse(asker: Asker, provider: Provider | None, min_trust: str, as_json: bool) -> None:
+    """Answer the conversation's questions, each with the turns before it."""
+    from ..ask import render_answer
 
     conversation = "chat-" + secrets.token_hex(6)
     history: list[tuple[str, str]] = []
-    with opened_vault(ctx) as vault:
-        provider = _answerer(vault, model)
-        asker = Asker(vault, provider, retriever_for(vault))
-        try:
-            for turn, question in enumerate(_questions(as_json), start=1):
-                answer = asker.ask(
-                    question, min_trust=min_trust, history=history, conversation=conversation
-                )
-                if as_json:
-                    click.echo(_chat_line(answer, conversation, turn))
-                else:
-                    click.echo(render_answer(answer))
-                history.append((question, " ".join(s.text for s in answer.sentences)))
-        finally:
-            if provider is not None:
-                provider.close()
+    try:
+        for turn, question in enumerate(_questions(as_json), start=1):
+            answer = asker.ask(
+                question, min_trust=min_trust, history=history, conversation=conversation
+            )
+            if as_json:
+                click.echo(_chat_line(answer, conversation, turn))
+            else:
+                click.echo(render_answer(answer))
+            history.append((question, " ".join(s.text for s in answer.sentences)))
+    finally:
+        if provider is not None:
+            provider.close()
 
 
 COMMANDS = [search, ask, chat]
