@@ -364,5 +364,35 @@ VAULT: list[tuple[str, str]] = [
         )
         """,
     ),
+    (
+        "pg010_ask",
+        """
+        CREATE TABLE {s}.questions (       -- each answer (SQLite's m001 questions): the ask log
+            id BIGSERIAL PRIMARY KEY,
+            at TEXT NOT NULL,
+            question TEXT NOT NULL,
+            min_trust TEXT NOT NULL,
+            provider TEXT NOT NULL,
+            retrieved TEXT NOT NULL,       -- JSON list of claim ids given to the answerer
+            answer TEXT NOT NULL,          -- JSON: the checked answer's sentences
+            verdict TEXT NOT NULL,         -- answered | not_in_wiki
+            dropped INTEGER NOT NULL,      -- sentences dropped by the citation check
+            prompt_tokens INTEGER NOT NULL,
+            conversation TEXT
+        );
+        CREATE TABLE {s}.model_calls (     -- a model's calls (SQLite's model_calls)
+            id BIGSERIAL PRIMARY KEY,
+            job_id TEXT,
+            at TEXT NOT NULL,
+            provider TEXT NOT NULL,
+            model TEXT NOT NULL,
+            purpose TEXT NOT NULL,         -- ask here
+            prompt_tokens INTEGER NOT NULL,
+            completion_tokens INTEGER NOT NULL,
+            duration_ms INTEGER NOT NULL,
+            outcome TEXT NOT NULL
+        )
+        """,
+    ),
 ]
 """Each vault's schema."""
