@@ -325,7 +325,7 @@ _ONE_ROW = re.compile(r"SEARCH (?:r|evidence_rows) USING PRIMARY KEY \(claim_id=
 _SCANNED = re.compile(r"^SCAN (?:r|evidence_rows)\b")
 
 BY_SOURCE_QUERIES = {
-    "ask/context.py": 2,
+    "ask/context.py": 1,
     "gate/reads.py": 2,
     "ingest/lineage.py": 3,
     "lint/checks_state.py": 1,
