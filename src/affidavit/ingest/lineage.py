@@ -59,6 +59,7 @@ from ..sources.store import SourceRecord, SourceStore
 from ..store.blast import LIVE
 from ..vault import Vault
 from ..words import stems
+from .renames import follow_renamed
 
 if TYPE_CHECKING:
     from ..providers.base import Provider
@@ -69,6 +70,7 @@ __all__ = [
     "VersionOutcome",
     "changed_units",
     "follow_moves",
+    "follow_renamed",
     "follow_version",
     "fresh_units",
     "ingest_changed",
