@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from affidavit.gate.carry import same_stretches
 from affidavit.inbox import propose
 from affidavit.sources.store import SourceStore
+from affidavit.sources.stretches import same_stretches
 from affidavit.vault import Vault
 
 from .conftest import fresh_nonce
@@ -37,14 +37,14 @@ def _v1_and_v2(vault: Vault, tmp_path: Path, new: str) -> tuple[str, str, list[s
 
 
 def test_same_stretches_are_the_same_bytes_at_shifted_offsets() -> None:
-    old = "a line\nsecond line\nthird line\nfourth\n"
-    new = "a new first line\na line\nsecond line changed\nthird line\nfourth\n"
+    old = "a line\nsecond line\nthird line. Same sentence. fourth\n"
+    new = "a new first line\na line\nsecond line changed\nthird line. Same sentence. fourth\n"
     stretches = same_stretches(old, new)
     assert stretches, "the unchanged lines are found"
     for start, end, shift in stretches:
         assert old[start:end] == new[start + shift : end + shift]
     covered = "".join(old[s:e] for s, e, _ in stretches)
-    assert "third line\nfourth\n" in covered and "second line\n" not in covered
+    assert "third line. Same sentence. fourth\n" in covered and "second line\n" not in covered
 
 
 def test_a_quote_in_an_unchanged_line_keeps_its_own_words_not_an_earlier_copy(

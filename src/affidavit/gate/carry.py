@@ -7,7 +7,8 @@ gate pass per claim), so carrying costs what looking up the quotes costs. For ea
 * evidence — every quote it has from the older version is found verbatim (after the usual
   normalisation, W3) in the newer version; a claim with one quote gone is not carried (the
   host proposes its supersession or retraction instead, for a person). A quote that lies in a
-  stretch of lines the two texts have byte for byte (:func:`same_stretches`) and is the older
+  stretch the two texts have byte for byte (:func:`affidavit.sources.stretches.same_stretches`)
+  and is the older
   text's own words at its offsets is found there without a search: the same bytes at the
   shifted offsets (what an edit of a few sentences leaves of most quotes); the others are
   looked up as any quote is;
@@ -28,17 +29,17 @@ person (:data:`CARRY_POLICY`), except an agent's (W13). What it decided is ``det
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from difflib import SequenceMatcher
 from typing import TYPE_CHECKING
 
 from ..plan.schema import CarrySource
+from ..sources.stretches import same_stretches
 from ..store.blast import LIVE
 from .verdicts import REJECTED, OpResult, trust_rank
 
 if TYPE_CHECKING:
     from .admission import _Gate
 
-__all__ = ["CARRY_POLICY", "carriage", "carry_target_problem", "same_stretches"]
+__all__ = ["CARRY_POLICY", "carriage", "carry_target_problem"]
 
 CARRY_POLICY = (
     "carry_source only re-points claims at the same words in a newer version of their source "
@@ -158,27 +159,6 @@ def _flagged(
             return True
         i += 1
     return False
-
-
-def same_stretches(old: str, new: str) -> list[tuple[int, int, int]]:
-    """The stretches of text ``old`` found byte for byte in text ``new``, whole lines aligned in
-    order (:class:`difflib.SequenceMatcher` over the lines): ``(start, end, shift)``, sorted,
-    where ``old[start:end] == new[start + shift:end + shift]``."""
-    old_lines, new_lines = old.splitlines(keepends=True), new.splitlines(keepends=True)
-    old_at, new_at = _line_starts(old_lines), _line_starts(new_lines)
-    matcher = SequenceMatcher(None, old_lines, new_lines, autojunk=False)
-    return [
-        (old_at[a], old_at[a + size], new_at[b] - old_at[a])
-        for a, b, size in matcher.get_matching_blocks()
-        if size
-    ]
-
-
-def _line_starts(lines: list[str]) -> list[int]:
-    out = [0]
-    for line in lines:
-        out.append(out[-1] + len(line))
-    return out
 
 
 def _shifted(
