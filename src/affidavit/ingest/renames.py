@@ -30,7 +30,7 @@ from pathlib import Path
 from ..clock import iso
 from ..errors import AffidavitError
 from ..hashing import sha256_hex
-from ..sources.extract import extract, file_media_type
+from ..sources.extract import MARKDOWN, PLAIN, extract, file_media_type
 from ..sources.lineage import current_version, follow_move, origin_key
 from ..sources.store import SourceStore
 from ..vault import Vault
@@ -61,8 +61,15 @@ def shingles(text: str) -> set[int]:
 
 def similarity(a: set[int], b: set[int]) -> float:
     """Jaccard similarity of two shingle sets (0 when both are empty)."""
-    union = len(a | b)
-    return len(a & b) / union if union else 0.0
+    small, large = (a, b) if len(a) <= len(b) else (b, a)
+    common = len(small & large)
+    return common / (len(a) + len(b) - common) if large else 0.0
+
+
+def _may_reach(a: set[int], b: set[int]) -> bool:
+    """Whether sets of these sizes can be :data:`RENAMED` similar (Jaccard is at most the
+    smaller size over the larger)."""
+    return min(len(a), len(b)) >= RENAMED * max(len(a), len(b))
 
 
 def pair_renamed(
@@ -90,7 +97,7 @@ def pair_renamed(
     claimed: dict[Path, list[Path]] = {}
     for gone, before in old.items():
         for found, after in new.items():
-            if similarity(before, after) >= RENAMED:
+            if _may_reach(before, after) and similarity(before, after) >= RENAMED:
                 candidates.setdefault(gone, []).append(found)
                 claimed.setdefault(found, []).append(gone)
     return sorted(
@@ -113,8 +120,11 @@ def _new_text(vault: Vault, store: SourceStore, path: Path) -> str | None:
         return None
     if store.resolve(sha256_hex(data)) is not None:  # stored bytes: a copy or a plain move
         return None
+    media_type = file_media_type(path.name, path, data)
+    if media_type in (MARKDOWN, PLAIN):  # its words are its text: no extraction to compare
+        return data.decode("utf-8", errors="replace")
     try:
-        return extract(data, file_media_type(path.name, path, data), render=False).text
+        return extract(data, media_type, render=False).text
     except AffidavitError:
         return None
 
