@@ -93,6 +93,8 @@ def test_a_file_moved_and_edited_while_down_is_its_next_version(
     assert moved["edited"] is True
     assert moved["source"] == str((folder / "washington.md").resolve())
     assert not _named(events, "deleted") and _deletions(vault) == 0
+    [scan] = [e for e in events if e["event"] == "scan"]
+    assert (scan["changed"], scan["deleted"]) == (1, 0)  # a move, not counted as deleted
     assert _version(vault, folder / "speeches" / "address.md") == (2, first)
     lineage = _named(events, "ingested")["address.md"]
     assert lineage["status"] == "ingested"
