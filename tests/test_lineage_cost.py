@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from affidavit.inbox import propose
+from affidavit.ingest.lineage import changed_units
 from affidavit.sources.store import SourceStore
 from affidavit.sources.stretches import same_stretches
 from affidavit.vault import Vault
@@ -83,3 +84,21 @@ def test_tampered_offsets_are_not_shifted_into_the_new_version(
     detail = _carry(vault, v1, v2, claims)
     assert fishing in detail["left"] and fishing not in detail["carried"]
     assert len(detail["carried"]) == len(claims) - 1
+
+
+def test_only_what_differs_is_cut_into_sentences_a_wrapped_one_whole() -> None:
+    """The alignment cuts only the differing stretches (with context) into sentences: a changed
+    sentence wrapped over two lines is one changed unit, whole, and nothing unchanged is
+    reported as changed."""
+    old = (
+        "# Harbour\n\nIntro line one. Intro line two. Intro three.\n\n"
+        "The harbour wall was\nrebuilt in 1904 after a storm. Fishing boats land daily.\n"
+        "Tourists come. In summer. Mostly.\n"
+    )
+    new = old.replace("1904", "1911")
+    assert [new[s:e] for s, e in changed_units(old, new)] == [
+        "The harbour wall was\nrebuilt in 1911 after a storm."
+    ]
+    later = old.replace("Mostly.", "Mostly, in July.")
+    assert [later[s:e] for s, e in changed_units(old, later)] == ["Mostly, in July."]
+    assert changed_units(old, old) == []
