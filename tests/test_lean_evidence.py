@@ -333,7 +333,6 @@ BY_SOURCE_QUERIES = {
     "lint/quotes.py": 1,
     "lint/since.py": 1,
     "store/blast.py": 1,
-    "store/writer.py": 2,
     "watch/changes.py": 1,
 }
 """Every query of the code that selects evidence by its source, by module (the collector below
