@@ -657,6 +657,9 @@ def m020_stated_versions() -> str:
 # Issue 25's migrations that slim the database, m021…m022 (registered here, in order).
 from . import db_lean  # noqa: E402, F401
 
+# Issue 27 item 2's migration, m024: the folders the daemon follows.
+from . import db_watches  # noqa: E402, F401
+
 
 def migrate(db: sqlite3.Connection) -> list[str]:
     """Apply the migrations not yet recorded; returns the names applied now. A connection
