@@ -654,11 +654,9 @@ def m020_stated_versions() -> str:
     """
 
 
-# Issue 25's migrations that slim the database, m021…m022 (registered here, in order).
-from . import db_lean  # noqa: E402, F401
-
-# Issue 27 item 2's migration, m024: the folders the daemon follows.
-from . import db_watches  # noqa: E402, F401
+# Issue 25's migrations that slim the database, m021…m023, then issue 27 item 2's m024 (the
+# folders the daemon follows), registered here, in this order.
+from . import db_lean, db_watches  # noqa: E402, F401
 
 
 def migrate(db: sqlite3.Connection) -> list[str]:
