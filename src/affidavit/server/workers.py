@@ -39,24 +39,25 @@ class WorkerThreads:
             if served.read_only:  # jobs write: they run in the owner's processes, not as us
                 continue
             worker: Any = Worker(served.root, f"serve-{os.getpid()}-{served.name}")
+            wake = threading.Event()  # the watches' feeder queued a job: claim it now
             thread = threading.Thread(
                 target=self._run,
-                args=(worker, served.name),
+                args=(worker, served.name, wake),
                 name=f"worker-{served.name}",
                 daemon=True,
             )
             thread.start()
             self.threads.append(thread)
-            self._feed(served.root, served.name)
+            self._feed(served.root, served.name, wake)
         event("workers_started", vaults=sorted(self.registry.vaults))
         return True
 
-    def _feed(self, root: Path, name: str) -> None:
+    def _feed(self, root: Path, name: str, wake: threading.Event) -> None:
         """The vault's continuous watches (``affidavit watch add``): a thread that queues a
         watch job for each burst of changes in its registered folders."""
         from ..watch.feeder import Feeder
 
-        feeder = Feeder(root, self.stop, event)
+        feeder = Feeder(root, self.stop, event, queued=wake.set)
         thread = threading.Thread(
             target=self._follow, args=(feeder, name), name=f"watch-{name}", daemon=True
         )
@@ -69,9 +70,9 @@ class WorkerThreads:
         except Exception:  # a broken feeder must not take the daemon down silently
             log.exception("the watches of vault %s stopped with an error", name)
 
-    def _run(self, worker: Any, name: str) -> None:
+    def _run(self, worker: Any, name: str, wake: threading.Event) -> None:
         try:
-            worker.run_forever(self.stop, poll_seconds=self.poll_seconds)
+            worker.run_forever(self.stop, poll_seconds=self.poll_seconds, wake=wake)
         except Exception:  # a broken worker must not take the daemon down silently
             log.exception("job worker of vault %s stopped with an error", name)
 

@@ -54,6 +54,7 @@ class Feeder:
         stop: threading.Event,
         log: Log = _no_log,
         *,
+        queued: Callable[[], None] | None = None,
         debounce_ms: int = DEBOUNCE_MS,
         step_ms: int = STEP_MS,
         poll_seconds: float = IDLE_MS / 1000,
@@ -61,6 +62,8 @@ class Feeder:
         self.root = root
         self.stop = stop
         self.log = log
+        self.queued = queued
+        """Called after each job queued (the daemon wakes the vault's worker with it)."""
         self.debounce_ms = debounce_ms
         self.step_ms = step_ms
         self.poll_seconds = poll_seconds
@@ -173,6 +176,8 @@ class Feeder:
         )
         try:
             job = JobQueue(vault).submit(payload, actor_of(watch.id))
+            if self.queued is not None:
+                self.queued()
             queued(vault, watch.id, job.id)
         except AffidavitError as exc:  # e.g. the database busy past its timeout: said, not fatal
             self.log("watch_error", vault=str(self.root), watch=watch.id, message=str(exc))
