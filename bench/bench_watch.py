@@ -17,7 +17,8 @@ With ``--daemon`` the same is measured on the daemon's path instead (issue 27 it
 serve`` runs the vault's worker and watch feeder, the folder is registered with ``affidavit watch
 add`` (no watch process of ours), its first look is the daemon's catch-up job (timed until it is
 done), and each save is timed until its pending plan is in the inbox — feeder, queue, worker, job
-process and all. Then the daemon is stopped, files are edited, deleted and added, and the
+process and all (``--gap S``: each save S seconds after the last one's jobs ended, as a
+person's saves are spaced). Then the daemon is stopped, files are edited, deleted and added, and the
 restarted daemon's catch-up is timed until exactly those changes are handled.
 """
 
@@ -146,6 +147,9 @@ def daemon_path(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         latencies: list[float] = []
         missed = 0
         for n, path in enumerate(rng.sample(files, args.edits)):
+            if n and args.gap:  # a person's saves are seconds apart
+                _until_idle(db, watch, 0, args.timeout)
+                time.sleep(args.gap)
             before = pending_plans(db, path.name)
             sentence = (
                 f"In {1900 + n} the engineers finished {n + 3} new bridges over the "
@@ -162,6 +166,7 @@ def daemon_path(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             else:
                 latencies.append(time.perf_counter() - t0)
         result["edits"] = args.edits
+        result["gap_seconds"] = args.gap
         result["in_inbox"] = len(latencies)
         result["missed"] = missed
         if latencies:
@@ -220,6 +225,13 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument(
         "--daemon", action="store_true", help="Measure the daemon's watch (watch add) instead."
+    )
+    parser.add_argument(
+        "--gap",
+        type=float,
+        default=0.0,
+        help="With --daemon: seconds between one save's jobs ending and the next save "
+        "(0: the next save as soon as the last is in the inbox).",
     )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-watch-"))

@@ -81,8 +81,9 @@ class Feeder:
                     continue
                 try:
                     self._follow(vault, active)
-                except (OSError, RuntimeError, AffidavitError) as exc:  # a folder gone mid-start
-                    self.log("watch_error", vault=str(self.root), message=str(exc))
+                except Exception as exc:  # a folder gone mid-start, a database busy: said,
+                    # and the watches followed again a second later (never a dead thread)
+                    self.log("watch_error", vault=str(self.root), message=repr(exc))
                     self.stop.wait(self.poll_seconds)
         finally:
             vault.close()
