@@ -17,6 +17,7 @@ stored and chunks already proposed).
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -67,6 +68,10 @@ class Watcher:
     progress: Progress | None = None
     debounce_ms: int = DEBOUNCE_MS
     step_ms: int = STEP_MS
+    confined: bool = False
+    """The daemon's watches: each folder is taken as given (already resolved; a symbolic link
+    in its path is refused, never followed), and a file whose real path leads out of its folder
+    (a symbolic link to elsewhere) is never read: it is reported ``refused``."""
     watched: list[Folder] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
@@ -74,6 +79,11 @@ class Watcher:
         state = self.vault.state_dir.resolve()
         for given in self.folders:
             root = Path(given).expanduser().resolve()
+            if self.confined and root != Path(given):
+                raise WatchError(
+                    f"{given} is reached through a symbolic link (to {root}); a confined "
+                    "watch never follows one. Watch the folder's real path."
+                )
             if not root.is_dir():
                 raise WatchError(f"{given} is not a folder. Give a folder that exists.")
             if any(root == d or d in root.parents for d in (*own, state)):
@@ -98,6 +108,8 @@ class Watcher:
     def _rescan(self, folder: Folder) -> None:
         current: dict[Path, Seen] = {}
         for path in folder.rules.files():
+            if self._escapes(folder, path):
+                continue
             seen = fingerprint(path)
             if seen is not None:
                 current[path] = seen
@@ -131,6 +143,8 @@ class Watcher:
                 else:
                     files = [path] if path.is_file() and not folder.rules.ignored(path) else []
                 for file in files:
+                    if self._escapes(folder, file):
+                        continue
                     seen = fingerprint(file)
                     if seen is not None and _differs(folder.manifest.get(file), seen):
                         changed[file] = seen
@@ -139,6 +153,22 @@ class Watcher:
                 if not path.exists():
                     deleted.update(folder.manifest.drop(path))  # a folder: every file it held
             self._handle(folder, changed, deleted)
+
+    def _escapes(self, folder: Folder, path: Path) -> bool:
+        """With ``confined``: whether ``path`` really is somewhere outside ``folder`` (a
+        symbolic link, or a link in a folder on the way); reported, never read."""
+        if not self.confined:
+            return False
+        real = Path(os.path.realpath(path))
+        if real == folder.root or folder.root in real.parents:
+            return False
+        self._event(
+            "refused",
+            path=str(path),
+            message=f"{path} leads to {real}, outside the watched folder {folder.root}: "
+            "a symbolic link out of a watched folder is never followed.",
+        )
+        return True
 
     def _folder_of(self, path: Path) -> int | None:
         """The deepest watched folder holding ``path`` (folders may nest)."""
