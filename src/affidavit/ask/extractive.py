@@ -50,6 +50,7 @@ from .manuals import (
     statement,
 )
 from .roles import counts_other, fillers, fills, modified_noun_end, prepare, role_phrase
+from .sections import headed_share, key_nouns, named_page
 
 _DATE = re.compile(
     r"\b(?:\d{1,2} )?(?:January|February|March|April|May|June|July|August|September|October|"
@@ -104,6 +105,9 @@ MAX_CITATIONS = 8
 """Claims one answer sentence may cite (the answer schema's limit)."""
 RANK_BONUS = 0.08
 """What being retrieved first adds to a claim's score (divided by 1 + its rank): a tie-break."""
+HEADING = 0.1
+"""What a claim gains when its own section heading or page title holds the nouns the question is
+about (:func:`~affidavit.ask.sections.headed_share`: all of them, weighted by rarity)."""
 SURE = 0.999
 """Support at or above which the best claim holds every content word of the question: below it
 the answerer is unsure, and the first retrieved claims that pass :data:`MIN_SUPPORT` fill the
@@ -447,6 +451,8 @@ def ranked(
     compounds = compounds_of(question) if how else set()
     verb = action(question)
     said = [_stems(h.text) | {s for e in h.evidence for s in _stems(e.quote)} for h in hits]
+    if how:  # a page the question names by its whole title is what its claims are about
+        said = [s | named_page(question, h.page_title) for s, h in zip(said, hits, strict=True)]
     titled = [
         stems | _stems(h.page_title) | _stems(h.section) | _stems(context.get(h.claim_id, ""))
         for stems, h in zip(said, hits, strict=True)
@@ -459,6 +465,7 @@ def ranked(
     term = defined_term(question)
     pairs = _bigrams(question)
     why = question.strip().lower().startswith("why ")
+    nouns = key_nouns(question)
     scored: list[tuple[float, float, int, Hit]] = []
     for rank, hit in enumerate(hits):
         # the claim's own words count fully, its page title's at half weight
@@ -468,6 +475,8 @@ def ranked(
         if support < MIN_SUPPORT and not defining:
             continue
         score = support + RANK_BONUS / (1 + rank)
+        # "Maximum Number Of Columns" over "The default setting for SQLITE_MAX_COLUMN is 2000."
+        score += HEADING * headed_share(weights, nouns, hit, _matches)
         if kind and _span(question, hit.text) is not None:
             score += 0.1  # it holds what the question asks for: a date, a number, a name
             if measure and measured(measure, hit.text):
