@@ -25,6 +25,7 @@ from ..extractive.lexicon import words
 from ..retrieval.search import Hit
 from ..support.facts import MONTHS
 from ..words import STOPWORDS, content_words, stem
+from .brevity import enough
 from .context import under_best
 from .entities import AGENTS, entities, recognise
 from .manuals import (
@@ -106,8 +107,8 @@ MAX_CITATIONS = 8
 RANK_BONUS = 0.08
 """What being retrieved first adds to a claim's score (divided by 1 + its rank): a tie-break."""
 HEADING = 0.1
-"""What a claim gains when its own section heading or page title holds the nouns the question is
-about (:func:`~affidavit.ask.sections.headed_share`: all of them, weighted by rarity)."""
+"""What a claim gains when its own section heading holds the noun the question asks about
+(:func:`~affidavit.ask.sections.headed_share`: all of its words, weighted by rarity)."""
 SURE = 0.999
 """Support at or above which the best claim holds every content word of the question: below it
 the answerer is unsure, and the first retrieved claims that pass :data:`MIN_SUPPORT` fill the
@@ -138,8 +139,12 @@ _WHERE = ("where", "in what country", "in which country", "in what city", "in wh
 
 _VALUE = re.compile(
     r"^(?:what|which)\s+(?:is|was|are)\s+the\s+(?:default\s+|maximum\s+|minimum\s+|largest\s+|"
-    r"smallest\s+|highest\s+|lowest\s+)+(?:number|length|size|count|limit|value|amount)\b"
+    r"smallest\s+|highest\s+|lowest\s+)+(?:number|length|size|count|limit|value|amount)\b|"
+    r"^(?:what|which)\s+(?:[a-z-]+\s+){0,2}?(?:length|size|count|limit|amount)\s+"
+    r"(?:does|do|did|is|was|are|were|can|will)\b"
 )
+"""A question that asks for a value: "What is the maximum length of ...?", "What page size does
+a new database get?"."""
 
 
 _WHICH_ORG = re.compile(
@@ -151,7 +156,8 @@ _WHICH_ORG = re.compile(
 
 def question_type(question: str) -> str:
     """``when``, ``number``, ``who``, ``org`` ("which company ...?"), ``where`` or ``""`` (any
-    other question). "What is the maximum length of ...?" asks for a number too."""
+    other question). "What is the maximum length of ...?" and "What page size does ... get?" ask
+    for a number too (:data:`_VALUE`)."""
     q = " ".join(question.strip().lower().split())
     if _VALUE.match(q):
         return "number"
@@ -758,5 +764,5 @@ def extractive_answer(
         cited = short["claims"][0]
         first = [s for s in sentences if cited in s["claims"]]
         sentences = (first + [s for s in sentences if cited not in s["claims"]])[:SUPPORTING]
-    sentences = sentences[:SHOWN]
+    sentences = enough(sentences[:SHOWN], short, scored)
     return {"nonce": nonce, "not_in_wiki": False, "sentences": sentences, "short_answer": short}

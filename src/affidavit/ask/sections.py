@@ -1,16 +1,17 @@
 """What a claim's place tells the extractive answerer about what it is about (issue 24 item 4).
 
-A manual states a fact under a heading that names its subject and leaves the subject out of the
-sentence: under "Maximum Number Of Columns", "The default setting for SQLITE_MAX_COLUMN is 2000."
-answers "How many columns can a table have by default?" although it never says "columns". The
+A manual states a fact under a heading that names its subject and leaves the subject to it:
+under "Maximum Number Of Columns", "The default setting for SQLITE_MAX_COLUMN is 2000." answers
+"How many columns can a table have by default?", naming the columns only inside a macro. The
 answerer reads a claim's section heading and page title at half weight
-(:func:`affidavit.ask.extractive.ranked`); the nouns a question is about (:func:`key_nouns`) count
-in full when the claim's own heading or page title holds them (:func:`headed_share`).
+(:func:`affidavit.ask.extractive.ranked`); a claim whose own section heading holds the noun the
+question asks about (:func:`key_nouns`) ranks up besides (:func:`headed_share`).
 
 :func:`title_instructions`: a how-do-I question that names a page's whole title ("How do I switch
 a database to write-ahead logging?" and the page "Write-Ahead Logging") is asked of that page:
 its instructions ("To convert to WAL mode, use the following pragma: ...") join the candidates,
-whatever other words they share with the question.
+whatever other words they share with the question, and the answerer reads the title's words as
+theirs (:func:`named_page`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from .manuals import OPENS_INSTRUCTION, USES_COMMAND, asks_how, commands
 from .roles import counted
 
 HEADED = True
-"""The question's nouns count in full when a claim's heading or page title holds them."""
+"""A claim ranks up when its own section heading holds the noun the question asks about."""
 
 _GENERIC = frozenset(
     stem(w)
@@ -88,14 +89,15 @@ def headed_share(
     matches: Callable[[str, set[str]], bool],
 ) -> float:
     """The weighted share (``weights``: the question's words, rarer among the candidates weighing
-    more) of the question's ``nouns`` that ``hit``'s own section heading or page title holds:
-    how much the place it stands in is about what the question asks. ``matches`` is the
+    more) of the question's ``nouns`` that ``hit``'s own section heading holds: how much the
+    section it stands in is about what the question asks (a page title is left out: a topic
+    page's title is a noun its claims already hold). ``matches`` is the
     answerer's stem match (:func:`affidavit.ask.extractive._matches`)."""
     if not HEADED or not nouns:
         return 0.0
     keys = {s: w for s, w in weights.items() if any(matches(s, {n}) for n in nouns)}
     total = sum(keys.values())
-    heading = stems(hit.section) | stems(hit.page_title)
+    heading = stems(hit.section)
     if not total or not heading:
         return 0.0
     return sum(w for s, w in keys.items() if matches(s, heading)) / total
