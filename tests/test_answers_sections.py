@@ -110,7 +110,7 @@ def test_an_instruction_on_the_named_page_answers_a_how_question() -> None:
         hit(
             1,
             "However, when not in write-ahead log mode, the page size of an existing database "
-            "may be changed and then the database rebuilt.",
+            "may be changed and then the database rebuilt with the VACUUM command.",
             "Description",
             "VACUUM",
         ),

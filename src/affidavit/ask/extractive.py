@@ -25,6 +25,7 @@ from ..extractive.lexicon import words
 from ..retrieval.search import Hit
 from ..support.facts import MONTHS
 from ..words import STOPWORDS, content_words, stem
+from . import sections
 from .brevity import enough
 from .context import under_best
 from .entities import AGENTS, entities, recognise
@@ -457,7 +458,7 @@ def ranked(
     compounds = compounds_of(question) if how else set()
     verb = action(question)
     said = [_stems(h.text) | {s for e in h.evidence for s in _stems(e.quote)} for h in hits]
-    if how:  # a page the question names by its whole title is what its claims are about
+    if how and sections.NAMED:  # a page the question names by its title: its claims' subject
         said = [s | named_page(question, h.page_title) for s, h in zip(said, hits, strict=True)]
     titled = [
         stems | _stems(h.page_title) | _stems(h.section) | _stems(context.get(h.claim_id, ""))

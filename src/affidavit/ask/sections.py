@@ -103,6 +103,10 @@ def headed_share(
     return sum(w for s, w in keys.items() if matches(s, heading)) / total
 
 
+NAMED = True
+"""A how-do-I question's answerer reads the title of a page it names as its claims' words."""
+
+
 def named_page(question: str, title: str) -> frozenset[str]:
     """The stems of ``title`` when ``question`` holds every one of them ("Write-Ahead Logging" in
     "How do I switch a database to write-ahead logging?"): the question names the page, and
