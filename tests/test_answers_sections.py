@@ -262,6 +262,9 @@ def test_brevity_keeps_a_second_sentence_that_may_hold_the_answer() -> None:
     sure = _scored((1.2, 1.0), (1.1, 0.9))
     assert brevity.enough(both, short, sure) == both[:1]
     assert brevity.enough(both, None, sure) == both
+    # a follower stands at its leader's score: sure only through the heading or question it
+    # follows, and the next follower may be the rest of the answer (an FAQ's)
+    assert brevity.enough(both, short, sure, followers={"c-0000000000000000"}) == both
     # a short answer taken from the second sentence's claim leaves both
     other = {"text": "x", "claims": ["c-0000000000000001"]}
     assert brevity.enough(both, other, sure) == both

@@ -14,6 +14,7 @@ set (docs/benchmarks.md, section ans24).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from ..retrieval.search import Hit
@@ -30,11 +31,14 @@ def enough(
     sentences: list[dict[str, Any]],
     short: dict[str, Any] | None,
     scored: list[tuple[float, float, int, Hit]],
+    followers: Collection[str] = (),
 ) -> list[dict[str, Any]]:
     """``sentences`` (the answer's, best first, the short answer's own first) cut to the first
     when the short answer comes from a claim that holds every word of the question, or when the
     second scored :data:`FAR` or more below the first (a claim that was not scored: the
-    retrieval's fill of an unsure answer, counted as far)."""
+    retrieval's fill of an unsure answer, counted as far). A claim among ``followers`` (taken
+    for what it follows: an FAQ's answer under its question) is never sure on its own: it
+    stands at its leader's score, and the next one may be the rest of the answer."""
     if not BRIEF or len(sentences) < 2:
         return sentences
     score = {hit.claim_id: (s, support) for s, support, _, hit in scored}
@@ -44,6 +48,7 @@ def enough(
         return sentences
     top, support = max(first)
     own = short is not None and short["claims"][0] in sentences[0]["claims"]
+    own = own and not set(sentences[0]["claims"]) & set(followers)
     if own and support >= SURE_SUPPORT:
         return sentences[:1]
     if not second or top - max(second) >= FAR:
