@@ -53,7 +53,7 @@ from ..service.models import (
     VaultInfo,
     Whoami,
 )
-from ..service.pg_jobs import IngestRequest, PgJobs
+from ..service.pg_jobs import IngestRequest, LintRequest, PgJobs
 from ..service.pg_vaults import NOT_PORTED, PgVault
 from . import errors
 from .app import _no_telemetry
@@ -295,9 +295,14 @@ def revoke_token(
 
 
 @vaults.post("/jobs", response_model=Job, status_code=202, tags=["jobs"], **access("propose"))
-def submit_job(vault: VaultDep, caller: CallerDep, role: RoleDep, body: IngestRequest) -> Job:
-    """Queue an ingest of the sources sent (their text, stored in the database as sources);
-    `affidavit worker --database` runs it on any host. A trusted source needs approve."""
+def submit_job(
+    vault: VaultDep, caller: CallerDep, role: RoleDep, body: IngestRequest | LintRequest
+) -> Job:
+    """Queue an ingest of the sources sent (their text, stored in the database as sources), or
+    with `{"kind": "lint"}` a lint of the vault; `affidavit worker --database` runs it on any
+    host. A trusted source needs approve."""
+    if isinstance(body, LintRequest):
+        return PgJobs(vault).submit_lint(body, caller.actor)
     return PgJobs(vault).submit(body, caller.actor, allows(role, "approve"))
 
 
