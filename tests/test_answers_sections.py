@@ -268,3 +268,24 @@ def test_brevity_keeps_a_second_sentence_that_may_hold_the_answer() -> None:
     # a short answer taken from the second sentence's claim leaves both
     other = {"text": "x", "claims": ["c-0000000000000001"]}
     assert brevity.enough(both, other, sure) == both
+
+
+def test_an_instruction_naming_the_short_answer_says_it_all() -> None:
+    question = "How do I lock a widget archive on a shared disk?"
+    hits = [
+        hit(1, "To lock a widget archive, run the SEAL command before you copy it."),
+        hit(2, "On a shared disk, a widget archive is locked with the SEAL command."),
+    ]
+    reply = extractive_answer(question, hits, "n")
+    assert reply["short_answer"] == {"text": "SEAL", "claims": [hits[0].claim_id]}, reply
+    assert _shown(reply) == [hits[0].text], reply
+    # the same sentences without the instruction rule (no question given) stay two
+    scored = ranked(question, hits)
+    both = [{"text": h.text, "claims": [h.claim_id]} for h in hits]
+    short = {"text": "SEAL", "claims": [hits[0].claim_id]}
+    assert brevity.enough(both, short, scored) == both
+    assert len(brevity.enough(both, short, scored, question=question)) == 1
+    # not for another kind of question, nor when the instruction doesn't name the short answer
+    assert brevity.enough(both, short, scored, question="Why is the archive locked?") == both
+    other = {"text": "UNSEAL", "claims": [hits[0].claim_id]}
+    assert brevity.enough(both, other, scored, question=question) == both

@@ -765,5 +765,5 @@ def extractive_answer(
         cited = short["claims"][0]
         first = [s for s in sentences if cited in s["claims"]]
         sentences = (first + [s for s in sentences if cited not in s["claims"]])[:SUPPORTING]
-    sentences = enough(sentences[:SHOWN], short, scored, context)
+    sentences = enough(sentences[:SHOWN], short, scored, context, question)
     return {"nonce": nonce, "not_in_wiki": False, "sentences": sentences, "short_answer": short}
