@@ -318,6 +318,12 @@ COUNTS_OTHER = 1.0
 characters of distance): "two" in "the following two lines" for "How many columns ...?"."""
 
 
+@lru_cache(maxsize=16384)
+def _word_stems(text: str) -> tuple[tuple[int, str], ...]:
+    """Where each word of ``text`` starts, and its stem (as written: not case-folded)."""
+    return tuple((m.start(), stem(m.group())) for m in re.finditer(r"[^\W_]+", text))
+
+
 def _span(question: str, text: str) -> str | None:
     """:func:`_fitting_span`'s span, when it fits the question."""
     found = _fitting_span(question, text)
@@ -335,7 +341,7 @@ def _fitting_span(question: str, text: str, roles: bool = True) -> tuple[str, bo
         return None
     asked = Held(_asked(question))
     measure = dimension(question)[1]
-    spots = [m.start() for m in re.finditer(r"[^\W_]+", text) if asked.has(stem(m.group()))]
+    spots = [start for start, word in _word_stems(text) if asked.has(word)]
     best: tuple[float, int, str, bool] | None = None
     for match in _candidates(kind, text):
         span = match.text.strip().rstrip(".,;:")

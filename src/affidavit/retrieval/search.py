@@ -545,8 +545,10 @@ MAX_QUOTES = 5
 """A claim's evidence limit (SPEC §2): a merged claim shows this many quotes, the rest counted."""
 
 
+@lru_cache(maxsize=16384)
 def same_text(text: str) -> str:
-    """The key under which two claims say the same sentence: case and spacing folded."""
+    """The key under which two claims say the same sentence: case and spacing folded
+    (remembered: an answer asks it of every hit and follower, question after question)."""
     return " ".join(unicodedata.normalize("NFKC", text).split()).casefold()
 
 
