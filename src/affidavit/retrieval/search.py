@@ -504,8 +504,10 @@ def _row_cache(db: sqlite3.Connection) -> dict[str, _Row]:
     database's."""
     with _ROW_LOCK:
         known = _ROW_CACHES.get(id(db))
-        reader = known[1] if known is not None and known[0] is db else SearchVersion()
-        version = reader(db)
+    reader = known[1] if known is not None and known[0] is db else SearchVersion()
+    version = reader(db)  # outside the lock: SQL on this connection only
+    with _ROW_LOCK:
+        known = _ROW_CACHES.get(id(db))
         if known is not None and known[0] is db and known[2] == version:
             rows = known[3]
             if len(rows) <= ROW_CACHE:
