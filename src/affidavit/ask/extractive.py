@@ -318,9 +318,10 @@ COUNTS_OTHER = 1.0
 characters of distance): "two" in "the following two lines" for "How many columns ...?"."""
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=4096)
 def _word_stems(text: str) -> tuple[tuple[int, str], ...]:
-    """Where each word of ``text`` starts, and its stem (as written: not case-folded)."""
+    """Where each word of ``text`` starts, and its stem (as written: not case-folded); ~2 KB
+    each, remembered for the texts of the last questions."""
     return tuple((m.start(), stem(m.group())) for m in re.finditer(r"[^\W_]+", text))
 
 

@@ -101,16 +101,18 @@ def stems_of(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in content_words(fold(text)))
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=8192)
 def held_of(text: str) -> Held:
-    """The index of :func:`stems_of` ``text``, remembered likewise."""
+    """The index of :func:`stems_of` ``text``, remembered likewise (~2 KB each: at most ~20 MB
+    a process)."""
     return Held(stems_of(text)) if text else EMPTY
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=4096)
 def held_by(texts: tuple[str, ...]) -> Held:
     """The index of all ``texts``' stems together (a claim's text and its quotes, its page
-    title...), remembered: built once per claim, not once per question."""
+    title...), remembered: built once per claim, not once per question (a few KB each: at most
+    ~20 MB a process)."""
     return Held(frozenset().union(*map(stems_of, texts)))
 
 
