@@ -132,6 +132,24 @@ def test_a_nonce_whose_row_is_still_waiting_is_no_plan_nonce(
         check_nonce(vault.db, vault.clock, seen[0], "p-attacker")
 
 
+def test_an_answers_nonce_once_written_is_still_no_plans(
+    vault: Vault, wiki: dict[str, str]
+) -> None:
+    """Written to the vault's nonces (purpose ``ask``), the nonce the model was shown is still
+    refused for a plan, as on PostgreSQL (tests/test_pg_ask.py)."""
+    seen: list[str] = []
+
+    def reply(nonce: str, text: str) -> dict[str, Any]:
+        seen.append(nonce)
+        return {"nonce": nonce, "not_in_wiki": True}
+
+    Asker(vault, scripted(reply)).ask(QUESTION)  # no daemon log: its rows are written at once
+    row = vault.db.execute("SELECT purpose FROM nonces WHERE nonce = ?", (seen[0],)).fetchone()
+    assert row["purpose"] == "ask"
+    with pytest.raises(PlanValidationError, match="never issued"):
+        check_nonce(vault.db, vault.clock, seen[0], "p-attacker")
+
+
 def _counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     reads: list[str] = []
     real = texts.read_inside

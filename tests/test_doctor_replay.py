@@ -12,7 +12,14 @@ from affidavit.doctor import run_doctor
 from affidavit.errors import IntegrityError
 from affidavit.evidence import spans
 from affidavit.inbox import approve, propose
-from affidavit.plan.stored import MAX_TEXT, pack, unpack
+from affidavit.plan.stored import (
+    MAX_TEXT,
+    claims_dictionary,
+    pack,
+    plan_text,
+    unpack,
+    unpack_plan,
+)
 from affidavit.store.apply import render_all_files
 from affidavit.vault import Vault
 
@@ -108,17 +115,23 @@ def test_a_deleted_claim_is_reported(wiki: Vault) -> None:
     assert "missing from the database" in claim_findings(wiki)[claim]
 
 
-@pytest.mark.parametrize("where", ["compressed", "text"])
+@pytest.mark.parametrize("where", ["compressed", "against its claims", "text"])
 def test_an_altered_plan_is_reported(wiki: Vault, where: str) -> None:
-    """An applied plan's text is stored compressed (plan/stored.py): edited there, or written
-    back as plain text (which a reader takes first), it no longer hashes to its id."""
-    (plan_id, blob), *_ = wiki.db.execute(
-        "SELECT id, plan_z FROM plans WHERE status = 'applied'"
-    ).fetchall()
-    altered = unpack(blob).replace("Four Freedoms", "Five Freedoms")
-    assert altered != unpack(blob)
+    """An applied plan's text is stored compressed against its claims (plan/stored.py): edited
+    and packed alone, or forged and packed against the same claims (the dictionary right, the
+    text not), or written back as plain text (which a reader takes first), it no longer hashes
+    to its id."""
+    row, *_ = wiki.db.execute("SELECT * FROM plans WHERE status = 'applied'").fetchall()
+    plan_id, text = row["id"], plan_text(row, wiki.db)
+    altered = text.replace("Four Freedoms", "Five Freedoms")
+    assert altered != text and row["packed_with"]
     if where == "compressed":
         set_it = f"UPDATE plans SET plan_z = x'{pack(altered).hex()}' WHERE id = '{plan_id}'"
+    elif where == "against its claims":
+        forged = pack(altered, claims_dictionary(wiki.db, plan_id, row["packed_with"]))
+        with pytest.raises(IntegrityError, match="doesn't hash to its id"):
+            unpack_plan(wiki.db, plan_id, forged)
+        set_it = f"UPDATE plans SET plan_z = x'{forged.hex()}' WHERE id = '{plan_id}'"
     else:
         quoted = altered.replace("'", "''")
         set_it = f"UPDATE plans SET plan_json = '{quoted}' WHERE id = '{plan_id}'"

@@ -69,7 +69,7 @@ def _ingest(root: Path, docs: Path) -> dict[str, Any]:
             ).fetchone()[0],
             "deferred": db.execute("SELECT count(*) FROM door_deferred").fetchone()[0],
             "plans": [  # plan ids differ with the nonces
-                (status, admission_text(row).replace(plan_id, "<plan>"), selected)
+                (status, admission_text(row, db).replace(plan_id, "<plan>"), selected)
                 for row in db.execute(
                     "SELECT id, status, admission, admission_z, selected_ops, plan_json, plan_z "
                     "FROM plans "

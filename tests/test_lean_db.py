@@ -32,9 +32,9 @@ def test_a_decided_plan_is_stored_compressed_and_whole(vault: Vault) -> None:
     for plan_id in (applied, rejected):
         row = vault.db.execute("SELECT * FROM plans WHERE id = ?", (plan_id,)).fetchone()
         assert row["plan_json"] == "" and row["admission"] == ""
-        assert len(row["plan_z"]) < len(plan_text(row)) / 2
-        assert sha256_hex(plan_text(row)) == plan_id  # provenance: the text hashes to its id
-        assert json.loads(admission_text(row))["ops"]
+        assert len(row["plan_z"]) < len(plan_text(row, vault.db)) / 2
+        assert sha256_hex(plan_text(row, vault.db)) == plan_id  # the text hashes to its id
+        assert json.loads(admission_text(row, vault.db))["ops"]
     assert get_plan(vault, applied).plan.operations  # inbox show reads it back
     assert run_doctor(vault).clean
 
@@ -49,7 +49,7 @@ def _as_before_m013(vault: Vault) -> None:
             for row in db.execute("SELECT * FROM plans").fetchall():
                 db.execute(
                     "UPDATE plans SET plan_json = ?, admission = ? WHERE id = ?",
-                    (plan_text(row), admission_text(row), row["id"]),
+                    (plan_text(row, db), admission_text(row, db), row["id"]),
                 )
             for row in db.execute("SELECT * FROM context_snapshots").fetchall():
                 db.execute(
@@ -77,7 +77,7 @@ def test_the_migration_compresses_an_existing_vault(vault: Vault) -> None:
     plan_id = propose(vault, sample_plan_text(vault), "tester", "sample").plan_id
     approve(vault, plan_id, None, "tester")
     before = {
-        r["id"]: (plan_text(r), admission_text(r))
+        r["id"]: (plan_text(r, vault.db), admission_text(r, vault.db))
         for r in vault.db.execute("SELECT * FROM plans").fetchall()
     }
     snapshots = [
@@ -89,7 +89,9 @@ def test_the_migration_compresses_an_existing_vault(vault: Vault) -> None:
     with open_vault(root) as again:
         rows = again.db.execute("SELECT * FROM plans").fetchall()
         assert rows and all(r["plan_json"] == "" and r["plan_z"] for r in rows)
-        assert {r["id"]: (plan_text(r), admission_text(r)) for r in rows} == before
+        assert {
+            r["id"]: (plan_text(r, again.db), admission_text(r, again.db)) for r in rows
+        } == before
         rows = again.db.execute("SELECT * FROM context_snapshots").fetchall()
         after = [snapshot_text(r, again.db) for r in rows]
         assert after == snapshots and snapshots

@@ -176,7 +176,8 @@ def test_roles_and_a_token_of_another_vault_of_the_same_database(wiki: Wiki) -> 
         ("GET", f"/v1/vaults/team/plans/{plan_id}", None),
         ("POST", f"/v1/vaults/team/plans/{plan_id}/reject", {"reason": "mine now"}),
         ("GET", "/v1/vaults/team/tokens", None),
-        ("GET", "/v1/vaults/team/ask", None),  # not ported, and still not for this caller
+        ("GET", "/v1/vaults/team/ask", None),  # no such route, and still not for this caller
+        ("POST", "/v1/vaults/team/ask", {"question": "How long is the bridge?"}),
     ]:
         got = wiki.call(method, where, wiki.other_approve, json=body)
         assert got.status_code == 403, (where, got.text)
@@ -282,7 +283,6 @@ def test_reject_releases_the_slug_and_the_plan_is_never_applied(wiki: Wiki) -> N
 
 def test_routes_not_ported_say_what_works(wiki: Wiki) -> None:
     for method, path in [
-        ("POST", "/v1/vaults/team/ask"),
         ("GET", "/v1/vaults/team/jobs/job-000000000000/events"),
         ("GET", "/v1/vaults/team/lint/findings"),
     ]:

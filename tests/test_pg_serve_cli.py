@@ -38,11 +38,13 @@ def with_password(url: str) -> str:
     return url.replace("postgresql://postgres@", f"postgresql://postgres:{SECRET}@", 1)
 
 
-def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> Any:
+def cli(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, stdin: str = ""
+) -> Any:
     full = {**os.environ, "PYTHONPATH": str(ROOT / "src"), **(env or {})}
     return subprocess.run(
         [sys.executable, "-c", "from affidavit.cli import main; main()", *args],
-        capture_output=True, text=True, env=full, cwd=cwd, timeout=600,
+        capture_output=True, text=True, env=full, cwd=cwd, timeout=600, input=stdin,
     )  # fmt: skip
 
 
@@ -138,7 +140,8 @@ def test_a_team_proposes_approves_and_searches_over_a_real_daemon(
     with daemon.tcp(tokens["propose"]) as agent:
         nonce = agent.post("/v1/vaults/team/nonces", json={}).json()["nonce"]
         text = "The bridge is 503 metres long."
-        quote = {"source": team["source"], "quote": "The bridge is 503 metres long"}
+        quote_text = "The bridge is 503 metres long"
+        quote = {"source": team["source"], "quote": quote_text}
         plan = {
             "nonce": nonce,
             "operations": [
@@ -159,8 +162,34 @@ def test_a_team_proposes_approves_and_searches_over_a_real_daemon(
         assert again.status_code == 409
         hits = approver.get("/v1/vaults/team/search", params={"q": "how long is the bridge"})
         assert [h["text"] for h in hits.json()["hits"]] == [text]
-        ask = approver.post("/v1/vaults/team/ask", json={"question": "How long?"})
-        assert ask.status_code == 501 and "search" in ask.json()["error"]["fix"]
+        lint = approver.get("/v1/vaults/team/lint/findings")
+        assert lint.status_code == 501 and "search" in lint.json()["error"]["fix"]
+    with daemon.tcp(tokens["read"]) as reader:  # the same answerer as a SQLite vault's
+        answer = reader.post("/v1/vaults/team/ask", json={"question": "How long is the bridge?"})
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["verdict"] == "answered", answer.text
+        (cited,) = answer.json()["citations"]
+        assert cited["text"] == text and cited["evidence"][0]["source_id"] == team["source"]
+        (quote,) = cited["evidence"]
+        assert BRIDGE[quote["start"] : quote["end"]] == quote["quote"] == quote_text
+        absent = reader.post("/v1/vaults/team/ask", json={"question": "Who built the tunnel?"})
+        assert absent.json()["verdict"] == "not_in_wiki"
+        assert absent.json()["markdown"].startswith("Not in the wiki")
+    # the CLI with the database's credentials: the same answer, no daemon needed
+    run = cli("ask", "How long is the bridge?", "--vault", "team", "--json", env=team["env"])
+    assert run.returncode == 0, run.stderr
+    assert [c["text"] for c in json.loads(run.stdout)["citations"]] == [text]
+    run = cli("ask", "How long is the bridge?", "--vault", "team", env=team["env"])
+    assert quote_text in run.stdout and team["env"]["AFFIDAVIT_DATABASE"] not in run.stdout
+    run = cli("search", "bridge", "--vault", "team", "--json", env=team["env"])
+    assert [h["text"] for h in json.loads(run.stdout)] == [text]
+    turns = "How long is the bridge?\nWhen did it open?\n"
+    run = cli("chat", "--vault", "team", "--json", env=team["env"], stdin=turns)
+    assert run.returncode == 0, run.stderr
+    lines = [json.loads(line) for line in run.stdout.splitlines()]
+    assert [line["turn"] for line in lines] == [1, 2] and lines[0]["verdict"] == "answered"
+    run = cli("ask", "How long?", "--vault", "nosuch", env=team["env"])
+    assert run.returncode != 0 and "no vault 'nosuch'" in run.stderr
     # the owner on the Unix socket (the UID the kernel reports) manages the vault's tokens
     with daemon.unix() as owner:
         me = owner.get("/v1/whoami").json()

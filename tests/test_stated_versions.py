@@ -52,7 +52,7 @@ def _withdrawals(vault: Vault) -> list[tuple[str, dict[str, object]]]:
     return [
         (row["status"], op)
         for row in vault.db.execute("SELECT * FROM plans")
-        for op in json.loads(plan_text(row))["operations"]
+        for op in json.loads(plan_text(row, vault.db))["operations"]
         if op["op"] in ("supersede_claim", "retract_claim")
     ]
 

@@ -68,6 +68,7 @@ def test_migrations_apply_once_per_schema_and_are_idempotent(storage: Any, url: 
         "jobs", "job_events", "sources", "pages", "claims", "evidence",
         "source_flags", "links", "context_snapshots", "evidence_carried",
         "api_tokens", "nonces", "agent_calls", "ingested_chunks",
+        "lint_runs", "findings", "counters", "after_ingest", "questions", "model_calls",
     }  # fmt: skip
     with psycopg.connect(url) as conn:
         names = [r[0] for r in conn.execute("SELECT name FROM v_main._migrations ORDER BY name")]

@@ -229,8 +229,10 @@ def test_the_extractive_engine_stays_supported(vault: Vault, tmp_path: Path) -> 
     assert report.totals()["claims"]["admitted"] > 0
     ops = [
         op
-        for row in vault.db.execute("SELECT admission, admission_z, plan_json, plan_z FROM plans")
-        for op in json.loads(admission_text(row))["ops"]
+        for row in vault.db.execute(
+            "SELECT id, admission, admission_z, plan_json, plan_z FROM plans"
+        )
+        for op in json.loads(admission_text(row, vault.db))["ops"]
     ]
     claims = [c for op in ops for c in op["claims"]]
     assert claims and {c["support"] for c in claims} == {"supported"}

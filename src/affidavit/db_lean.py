@@ -1,5 +1,6 @@
-"""Issue 25's migrations that slim the database (m021…m022): evidence as offsets, words by
-integer, decided plans' admissions packed, word counts.
+"""Issue 25's migrations that slim the database (m021…m023, m027): evidence as offsets, words by
+integer, decided plans' admissions packed, word counts, context snapshots as deltas, plans packed
+against their claims.
 
 They register with :func:`affidavit.db.migration` when :mod:`affidavit.db` imports this module,
 after its own m001…m020, so ``MIGRATIONS`` keeps their order; a migration is never edited once
@@ -195,3 +196,22 @@ def _rechain_snapshots(db: sqlite3.Connection) -> None:
 
 
 DATA_STEPS["m023_context_deltas"] = _rechain_snapshots
+
+
+@migration
+def m027_plans_packed_with_claims() -> str:
+    """Issue 25 item 5: a decided plan's text packed with the texts of the claims it created as
+    zlib's preset dictionary (:func:`affidavit.plan.stored.pack_plan`), ``packed_with`` naming
+    their rowids (ranges ``a-b,c``). The data step repacks every plan packed alone, reading the
+    claims once in plan order; each is read back and compared. Lossless: the plan's text reads
+    back byte for byte and must hash to its id."""
+    return "ALTER TABLE plans ADD COLUMN packed_with TEXT NOT NULL DEFAULT ''"
+
+
+def _pack_plans_with_claims(db: sqlite3.Connection) -> None:
+    from .plan.stored import repack_against_claims
+
+    repack_against_claims(db)
+
+
+DATA_STEPS["m027_plans_packed_with_claims"] = _pack_plans_with_claims

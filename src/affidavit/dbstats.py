@@ -50,6 +50,15 @@ def _owner(name: str, tables: set[str], index_of: dict[str, str]) -> str:
     return name
 
 
+PACKED_NOTE = (
+    "plans.plan_z is zlib-packed with a preset dictionary where plans.packed_with names claims "
+    "(rowid ranges a-b,c): the dictionary is their texts in rowid order joined by newlines (its "
+    "last 32 KiB); read it with affidavit.plan.stored.plan_text, which checks the claims are the "
+    "plan's and the text hashes to the plan's id"
+)
+"""The note for a reader outside affidavit of a plan packed against its claims (m027)."""
+
+
 def vault_stats(vault: Vault) -> Stats:
     db = vault.db
     stats = Stats()
@@ -76,6 +85,8 @@ def vault_stats(vault: Vault) -> Stats:
         from .evidence.spans import MISSING
 
         stats.notes.append(f"evidence is a view; its quote column is computed: {MISSING}")
+    if db.execute("SELECT 1 FROM plans WHERE packed_with != '' LIMIT 1").fetchone():
+        stats.notes.append(PACKED_NOTE)
     stats.sources_bytes = db.execute(
         "SELECT coalesce(sum(text_chars), 0) FROM sources WHERE status != 'retracted'"
     ).fetchone()[0]

@@ -391,7 +391,7 @@ def _audit_since(
                 )
             continue
         try:
-            text = plan_text(row)
+            text = plan_text(row, db)
         except Exception:  # an unreadable compressed column: reported below as not hashing
             text = ""
         if plan_id in new_plans and sha256_hex(text) != plan_id:

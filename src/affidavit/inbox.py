@@ -9,6 +9,7 @@ approved, rejected or expires, or — when the policy allows — is applied at o
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -200,7 +201,7 @@ def propose(
     )
 
 
-def _record(row: Any) -> PlanRecord:
+def _record(row: Any, db: sqlite3.Connection) -> PlanRecord:
     return PlanRecord(
         id=row["id"],
         author=row["author"],
@@ -211,8 +212,8 @@ def _record(row: Any) -> PlanRecord:
         expires_at=row["expires_at"],
         decided_at=row["decided_at"],
         decided_by=row["decided_by"],
-        plan=Plan.model_validate(json.loads(plan_text(row))),
-        admission=Admission.from_json(json.loads(admission_text(row))),
+        plan=Plan.model_validate(json.loads(plan_text(row, db))),
+        admission=Admission.from_json(json.loads(admission_text(row, db))),
     )
 
 
@@ -231,7 +232,7 @@ def resolve_plan_id(vault: Vault, ref: str) -> str:
 
 
 def get_plan(vault: Vault, ref: str) -> PlanRecord:
-    return _record(load_plan(vault.db, resolve_plan_id(vault, ref)))
+    return _record(load_plan(vault.db, resolve_plan_id(vault, ref)), vault.db)
 
 
 def list_plans(vault: Vault, statuses: tuple[str, ...] = ("pending",)) -> list[PlanRecord]:
@@ -240,7 +241,7 @@ def list_plans(vault: Vault, statuses: tuple[str, ...] = ("pending",)) -> list[P
     rows = vault.db.execute(
         f"SELECT * FROM plans WHERE status IN ({marks}) ORDER BY created_at, id", statuses
     ).fetchall()
-    return [_record(r) for r in rows]
+    return [_record(r, vault.db) for r in rows]
 
 
 def expire_due(vault: Vault) -> list[str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ConflictError
 from .inbox import Proposal, propose
@@ -21,11 +21,15 @@ from .sources.store import SourceStore
 from .store.blast import BlastRadius, ClaimImpact, blast_radius
 from .vault import Vault
 
+if TYPE_CHECKING:
+    from .storage.queries import Sql
+
 __all__ = [
     "LINEAGE_ORIGIN",
     "SourceRetraction",
     "claims_in_pending",
     "describe_radius",
+    "pending_claims",
     "propose_source_retraction",
     "retract_claim_op",
     "retract_source_op",
@@ -42,8 +46,13 @@ lineage`)."""
 def claims_in_pending(vault: Vault, origin_prefix: str = LINEAGE_ORIGIN) -> set[str]:
     """Claims that a pending plan whose origin is ``origin_prefix`` or starts with it and a colon
     supersedes or retracts (so no second proposal names them)."""
+    return pending_claims(vault.db, origin_prefix)
+
+
+def pending_claims(db: Sql, origin_prefix: str = LINEAGE_ORIGIN) -> set[str]:
+    """:func:`claims_in_pending` on ``db`` (a vault's, of either backend)."""
     out: set[str] = set()
-    for (text,) in vault.db.execute(
+    for (text,) in db.execute(
         "SELECT plan_json FROM plans WHERE status = 'pending' AND (origin = ? OR origin LIKE ?)",
         (origin_prefix, origin_prefix + ":%"),
     ):

@@ -25,7 +25,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..clock import iso
-from ..db import transaction
 from ..errors import AffidavitError, ProviderError
 from ..ingest.replies import InvalidReply, parse_reply
 from ..plan.schema import CLAIM_ID_PATTERN, LINE_PATTERN
@@ -38,10 +37,11 @@ from ..support.kept import keeping_in
 from ..vault import Vault
 from .context import enumeration, rare_names, unknown_names, with_acronyms, with_followers
 from .extractive import MAX_CITATIONS, dimension, extractive_answer
-from .log import AskLog, Issued, new_nonce, write
+from .log import AskLog, Issued, new_nonce
 from .manuals import defined_term, defines
 from .packing import Packed, pack
-from .texts import source_texts, title_spans
+from .texts import TextReads, source_texts, title_spans
+from .wiki import AskWiki, SqliteWiki
 
 NOT_IN_WIKI = "Not in the wiki: none of its claims answers this question."
 
@@ -259,11 +259,12 @@ def _note(
         )
 
 
-def source_quotes(vault: Vault, hits: list[Hit]) -> dict[str, list[str]]:
+def source_quotes(vault: Vault | TextReads, hits: list[Hit]) -> dict[str, list[str]]:
     """:func:`cited_quotes` with the sources' texts from :func:`~.texts.source_texts` (one
-    query for the hits' sources, each text read once per process and kept by its hash)."""
+    query for the hits' sources, each text read once per process and kept by its hash), or
+    from the wiki's own :meth:`~.texts.TextReads.source_texts`."""
     ids = list(dict.fromkeys(e.source_id for hit in hits for e in hit.evidence))
-    texts = source_texts(vault, ids)
+    texts = source_texts(vault, ids) if isinstance(vault, Vault) else vault.source_texts(ids)
     out: dict[str, list[str]] = {}
     for hit in hits:
         spans = []
@@ -295,22 +296,28 @@ MAX_DEFINITIONS = 3
 
 
 class Asker:
-    """Answers questions from one vault with one provider (``None``: the extractive answerer)."""
+    """Answers questions from one vault with one provider (``None``: the extractive answerer).
+
+    ``vault`` is a SQLite vault (read with ``retriever``, its own by default) or any
+    :class:`~.wiki.AskWiki` (a PostgreSQL vault's: :class:`affidavit.storage.pg_ask.PgAskWiki`);
+    ``log``, the daemon's, writes a SQLite vault's answer rows in batches
+    (:mod:`affidavit.ask.log`); without it, at once."""
 
     def __init__(
         self,
-        vault: Vault,
+        vault: Vault | AskWiki,
         provider: Provider | None,
         retriever: Retriever | None = None,
         support: SupportChecker | None = None,
         log: AskLog | None = None,
     ) -> None:
-        self.vault = vault
-        self.log = log
-        """The daemon's: the answer's nonce and question rows are written in batches
-        (:mod:`affidavit.ask.log`); without it, at once."""
+        if isinstance(vault, Vault):
+            self.wiki: AskWiki = SqliteWiki(vault, retriever or Retriever(vault.db), log)
+        elif retriever is not None or log is not None:
+            raise TypeError("a retriever and a log are a SQLite vault's; this wiki has its own")
+        else:
+            self.wiki = vault
         self.provider = provider
-        self.retriever = retriever or Retriever(vault.db)
         self.support = support
         self._context: dict[str, str] = {}
         self._required: tuple[str, ...] = ()
@@ -325,22 +332,20 @@ class Asker:
         conversation: str | None = None,
     ) -> Answer:
         """Answer ``question``; ``history`` holds earlier (question, answer) turns of a chat."""
-        config = self.vault.config
-        asked = with_acronyms(self.vault.db, question)
+        config = self.wiki.config
+        asked = with_acronyms(self.wiki, question)
         measure = dimension(asked)[1]  # "How large ...?" finds "... in size"
         query = " ".join([*(q for q, _ in (history or [])[-1:]), asked, measure]).strip()
-        hits = self.retriever.search(query, k=config.candidates, min_trust=min_trust)
+        hits = self.wiki.search(query, k=config.candidates, min_trust=min_trust)
         hits = merge_identical(self._with_definitions(asked, hits, min_trust))
-        listed = enumeration(self.retriever, asked, hits, min_trust)
+        listed = enumeration(self.wiki, asked, hits, min_trust)
         self._listed = [h.claim_id for h in listed]
         if listed:  # "the four freedoms": the introduction and every item, first
             hits = listed + [h for h in hits if h.claim_id not in self._listed]
-        hits, self._context = with_followers(
-            self.retriever, asked, hits, min_trust, self._source_text
-        )
-        unknown = unknown_names(self.vault.db, question)
-        self._required = tuple(rare_names(self.vault.db, question))
-        issued = new_nonce(self.vault)
+        hits, self._context = with_followers(self.wiki, asked, hits, min_trust, self._source_text)
+        unknown = unknown_names(self.wiki, question)
+        self._required = tuple(rare_names(self.wiki, question))
+        issued = new_nonce(self.wiki)
         nonce = issued.value
         packed = pack([] if unknown else hits, config.context_tokens, nonce)
         answer = Answer(
@@ -354,13 +359,13 @@ class Asker:
         if packed.hits:
             reply, malformed = self._reply(asked, packed, nonce, history or [])
             given = {h.claim_id for h in packed.hits}
-            quotes = source_quotes(self.vault, list(packed.hits))
+            quotes = source_quotes(self.wiki, list(packed.hits))
             answer.titles = self._titles(reply, packed.hits)
             for claim_id, ref in answer.titles.items():
                 quotes[claim_id] = [ref.quote, *quotes.get(claim_id, [])]
             if self.support is None:
                 self.support = SupportChecker(load_model(config))
-            with keeping_in(None if self.vault.read_only else self.vault.state_dir):
+            with keeping_in(self.wiki.state_dir):
                 answer.sentences, answer.dropped = check_reply(
                     reply, given, quotes, self.support, answer.support
                 )
@@ -387,7 +392,7 @@ class Asker:
 
     def _source_text(self, source_id: str) -> str | None:
         """A source's stored text (kept by :func:`~.texts.source_texts`), ``None`` if unread."""
-        return source_texts(self.vault, [source_id]).get(source_id)
+        return self.wiki.source_texts([source_id]).get(source_id)
 
     def _titles(self, reply: AnswerReply, hits: Sequence[Hit]) -> dict[str, EvidenceRef]:
         """The page titles the reply answers from ("James Monroe" from "State of the Union,
@@ -401,7 +406,7 @@ class Asker:
                 text = " ".join(item.text.split()).casefold()
                 if hit is not None and text and text in " ".join(hit.page_title.split()).casefold():
                     used.append(hit)
-        return title_spans(self.vault, used) if used else {}
+        return title_spans(self.wiki, used) if used else {}
 
     def _with_definitions(self, question: str, hits: list[Hit], min_trust: str) -> list[Hit]:
         """A "what is X?" / "what does X do?" question also gets the claims that define X ("A set
@@ -412,7 +417,7 @@ class Asker:
         term = defined_term(question)
         if not term:
             return hits
-        pool = self.retriever.search(term, k=DEFINITION_POOL, min_trust=min_trust)
+        pool = self.wiki.search(term, k=DEFINITION_POOL, min_trust=min_trust)
         found = [h for h in pool if defines(term, h.text, h.page_title)][:MAX_DEFINITIONS]
         ids = {h.claim_id for h in found}
         return found + [h for h in hits if h.claim_id not in ids]
@@ -441,13 +446,14 @@ class Asker:
         messages.append(Message("user", f"{packed.text}\n\nQuestion: {question}"))
         request = ModelRequest(tuple(messages), schema=schema, schema_name="answer", max_tokens=800)
         error = ""
-        for _ in range(int(self.vault.config.model("max_reasks")) + 1):
+        for _ in range(int(self.wiki.config.model("max_reasks")) + 1):
             started = time.monotonic()
             completion = self.provider.complete(request)
-            self._record_call(
+            self.wiki.record_call(
+                self.provider.name,
                 completion.usage.prompt_tokens,
                 completion.usage.completion_tokens,
-                time.monotonic() - started,
+                int((time.monotonic() - started) * 1000),
             )
             try:
                 return read_reply(parse_reply(completion, nonce))
@@ -469,28 +475,12 @@ class Asker:
                 )
         raise ProviderError(f"the model gave no usable answer ({error})")
 
-    def _record_call(self, prompt: int, completion: int, seconds: float) -> None:
-        assert self.provider is not None
-        with transaction(self.vault.db):
-            self.vault.db.execute(
-                "INSERT INTO model_calls (job_id, at, provider, model, purpose, prompt_tokens, "
-                "completion_tokens, duration_ms, outcome) VALUES (NULL, ?, ?, '', 'ask', ?, ?, ?, "
-                "'ok')",
-                (
-                    iso(self.vault.clock()),
-                    self.provider.name,
-                    prompt,
-                    completion,
-                    int(seconds * 1000),
-                ),
-            )
-
     def _log(
         self, issued: Issued, answer: Answer, min_trust: str, conversation: str | None
     ) -> None:
-        """The answer's nonce and question rows: in the daemon's batch, else written now."""
+        """The answer's nonce and question rows (:meth:`~.wiki.AskWiki.log`)."""
         row = (
-            iso(self.vault.clock()),
+            iso(self.wiki.clock()),
             answer.question,
             min_trust,
             answer.provider,
@@ -501,10 +491,7 @@ class Asker:
             answer.tokens,
             conversation,
         )
-        if self.log is not None:
-            self.log.add(self.vault, issued, row)
-        else:
-            write(self.vault, [issued.row], [row])
+        self.wiki.log(issued, row)
 
 
 CLOSEST = 3

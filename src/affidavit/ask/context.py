@@ -18,10 +18,11 @@ import itertools
 import re
 import sqlite3
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
+from typing import Protocol
 
-from ..retrieval.search import Hit, Retriever, same_text
+from ..retrieval.search import Hit, same_text
 from ..support import wordnet
 from ..support.lexicon import NUMBER_WORDS
 from ..words import STOPWORDS, stem, stems
@@ -39,6 +40,68 @@ REACH = 600
 _TOKEN = re.compile(r"[^\W_][\w.+#-]*[^\W_]|[^\W_]", re.UNICODE)
 
 
+class WikiWords(Protocol):
+    """What a question's names are checked against: the wiki's full-text index (SQLite's FTS5,
+    :class:`SqliteWords`; PostgreSQL's ``tsvector``, :mod:`affidavit.storage.pg_ask`)."""
+
+    def mentions(self, word: str) -> int:
+        """How many claims (any status) hold ``word``, at most 1,000 counted."""
+
+    def misspelt(self, word: str) -> bool:
+        """Some indexed word is a misspelling's distance from ``word`` (:func:`misspelt`)."""
+
+    def claims_stored(self) -> int:
+        """How many claims the wiki ever stored (read in constant time where it can be)."""
+
+
+class SourceOrder(Protocol):
+    """What following a claim in its source needs: the claims whose first quote starts in a
+    stretch of a source, and claims as hits."""
+
+    def following(self, source_id: str, start: int, end: int, limit: int) -> list[str]:
+        """Active page claims whose first quote of ``source_id`` starts in ``[start, end]``, in
+        the source's order (ties by id), at most ``limit``."""
+
+    def hits(self, claim_ids: list[str], min_trust: str = "untrusted") -> list[Hit]: ...
+
+
+class SqliteWords:
+    """:class:`WikiWords` over a SQLite vault's FTS5 index."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def mentions(self, word: str) -> int:
+        return mentions(self.db, word)
+
+    def misspelt(self, word: str) -> bool:
+        return misspelt(self.db, word)
+
+    def claims_stored(self) -> int:
+        return int(self.db.execute("SELECT coalesce(max(rowid), 0) FROM claims").fetchone()[0])
+
+
+def words_of(db: sqlite3.Connection | WikiWords) -> WikiWords:
+    """``db`` as :class:`WikiWords` (a SQLite connection is read through FTS5)."""
+    return SqliteWords(db) if isinstance(db, sqlite3.Connection) else db
+
+
+FOLLOWING_SQL = (
+    "SELECT e.claim_id FROM evidence e JOIN claims c ON c.id = e.claim_id "
+    "WHERE e.source_key = (SELECT key FROM source_keys WHERE source_id = ?) "
+    "AND e.start >= ? AND e.start <= ? AND e.idx = 0 "
+    "AND c.status = 'active' AND c.page_slug != '' ORDER BY e.start, c.id LIMIT ?"
+)
+""":meth:`SourceOrder.following` on SQLite."""
+
+
+def following(
+    db: sqlite3.Connection, source_id: str, start: int, end: int, limit: int
+) -> list[str]:
+    rows = db.execute(FOLLOWING_SQL, (source_id, start, end, limit)).fetchall()
+    return [str(r[0]) for r in rows]
+
+
 def _last_place(text: str | None, start: int, end: int) -> int:
     """Where the last occurrence of ``text[start:end]`` ends in ``text`` (``end`` when there is no
     later one): an FAQ's question stands first in its list of questions and last over its answer,
@@ -50,7 +113,7 @@ def _last_place(text: str | None, start: int, end: int) -> int:
 
 
 def with_followers(
-    retriever: Retriever,
+    reads: SourceOrder,
     question: str,
     hits: list[Hit],
     min_trust: str,
@@ -62,7 +125,6 @@ def with_followers(
     first quote's source (within :data:`REACH` characters, not already there; with
     ``source_text``, a heading's or question's last place in its source: :func:`_last_place`), and
     each claim's context: the text of the retrieved claim it follows."""
-    db = retriever.db
     asked = stems(question)
     seen = {same_text(h.text) for h in hits}
     out: list[Hit] = []
@@ -80,15 +142,9 @@ def with_followers(
             # a heading or question quoted where it is first listed (a table of contents):
             # its answer follows where it stands last
             after = _last_place(source_text(first.source_id), first.start, first.end)
-        rows = db.execute(
-            "SELECT e.claim_id FROM evidence e JOIN claims c ON c.id = e.claim_id "
-            "WHERE e.source_key = (SELECT key FROM source_keys WHERE source_id = ?) "
-            "AND e.start >= ? AND e.start <= ? AND e.idx = 0 "
-            "AND c.status = 'active' AND c.page_slug != '' ORDER BY e.start, c.id LIMIT ?",
-            (first.source_id, after, after + REACH, 4 * FOLLOWERS),
-        ).fetchall()
+        ids = reads.following(first.source_id, after, after + REACH, 4 * FOLLOWERS)
         added = 0
-        for follower in retriever.hits([r[0] for r in rows], min_trust):
+        for follower in reads.hits(ids, min_trust):
             key = same_text(follower.text)
             if key in seen or added == FOLLOWERS:
                 continue
@@ -209,11 +265,12 @@ def mentions(db: sqlite3.Connection, word: str) -> int:
     return int(row[0])
 
 
-def unknown_names(db: sqlite3.Connection, question: str) -> list[str]:
+def unknown_names(db: sqlite3.Connection | WikiWords, question: str) -> list[str]:
     """The names ``question`` asks about that no claim of the wiki holds, nor a word one or two
     letters away from it (a misspelling: "Instanbul", "Parliment" ask about what the wiki
     spells right). Left out: a word inside a longer name whose other words the wiki holds ("Frank
     Loyd Wright"), and abbreviations ("USA", "Feb.")."""
+    words = words_of(db)
     text = unicodedata.normalize("NFKC", question)
     tokens = [(m.group(), m.end()) for m in _TOKEN.finditer(text)]
     out: list[str] = []
@@ -224,10 +281,10 @@ def unknown_names(db: sqlite3.Connection, question: str) -> list[str]:
             continue
         beside = [tokens[i][0] for i in (at - 1, at + 1) if 0 <= i < len(tokens)]
         if any(
-            w[:1].isupper() and w.casefold() not in STOPWORDS and mentions(db, w) for w in beside
+            w[:1].isupper() and w.casefold() not in STOPWORDS and words.mentions(w) for w in beside
         ):
             continue
-        if mentions(db, name) == 0 and not misspelt(db, name):
+        if words.mentions(name) == 0 and not words.misspelt(name):
             out.append(name)
     return out
 
@@ -238,27 +295,40 @@ def misspelt(db: sqlite3.Connection, word: str) -> bool:
     is compared as it is, must keep its last letter too, and only a letter left out or added
     counts ("Wold" for "world", "Loyd" for "Lloyd"; not "Redis" for "revis", a stem of
     "revise")."""
+
+    def terms(first: str) -> list[str] | None:
+        try:
+            db.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.claims_vocab "
+                "USING fts5vocab(main, claims_fts, row)"
+            )
+        except sqlite3.OperationalError:  # a query_only connection: can't tell
+            return None
+        rows = db.execute(
+            "SELECT term FROM temp.claims_vocab WHERE term >= ? AND term < ?",
+            (first, chr(ord(first) + 1)),
+        )
+        return [str(r[0]) for r in rows]
+
+    return misspelt_among(word, terms)
+
+
+def misspelt_among(word: str, terms: Callable[[str], Iterable[str] | None]) -> bool:
+    """:func:`misspelt` over the indexed words ``terms`` gives for a first letter (None: the
+    index can't be read, so no abstention on that name: True)."""
     short = len(word) < 6
     target = word.casefold() if short else stem(word.casefold())
     if not target.isalpha() or len(word) < 4:
         return False
-    try:
-        db.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.claims_vocab "
-            "USING fts5vocab(main, claims_fts, row)"
-        )
-    except sqlite3.OperationalError:  # a query_only connection: can't tell, so no abstention
+    found = terms(target[0])
+    if found is None:
         return True
     most = 1 if len(target) < 7 else 2
-    rows = db.execute(
-        "SELECT term FROM temp.claims_vocab WHERE term >= ? AND term < ?",
-        (target[0], chr(ord(target[0]) + 1)),
-    )
     return any(
         abs(len(term) - len(target)) <= most
         and (not short or (term[-1] == target[-1] and len(term) != len(target)))
         and _within(term, target, most)
-        for (term,) in rows
+        for term in found
     )
 
 
@@ -279,15 +349,15 @@ RARE = 0.01
 """A name held by fewer than this share of the claims is one an answer must hold."""
 
 
-def rare_names(db: sqlite3.Connection, question: str) -> list[str]:
+def rare_names(db: sqlite3.Connection | WikiWords, question: str) -> list[str]:
     """The names ``question`` asks about that few claims hold (:data:`RARE`): an answer that
     doesn't name them answers another question ("MySQL" when the wiki is SQLite's manual)."""
     names = question_names(question)
     if not names:
         return []
-    stored = db.execute("SELECT coalesce(max(rowid), 0) FROM claims").fetchone()[0]
-    limit = max(1, int(RARE * stored))  # claims ever stored: read in constant time
-    return [n for n in names if _product(n) and 0 < mentions(db, n) < limit]
+    words = words_of(db)
+    limit = max(1, int(RARE * words.claims_stored()))
+    return [n for n in names if _product(n) and 0 < words.mentions(n) < limit]
 
 
 def _product(name: str) -> bool:
@@ -298,11 +368,12 @@ def _product(name: str) -> bool:
     return any(c.isupper() for c in inner) and any(c.islower() for c in inner)
 
 
-def with_acronyms(db: sqlite3.Connection, question: str) -> str:
+def with_acronyms(db: sqlite3.Connection | WikiWords, question: str) -> str:
     """``question`` with the acronyms the wiki uses for its phrases after them: "switch to
     write-ahead logging" → "switch to write-ahead logging (WAL)" when claims say "WAL". An
     acronym is the initials of two to four content words, three letters or more, no English
     word, held by some claim."""
+    index = words_of(db)
     words = [
         (m.start(), m.end(), m.group())
         for m in re.finditer(r"[A-Za-z]+", question)
@@ -322,7 +393,7 @@ def with_acronyms(db: sqlite3.Connection, question: str) -> str:
                 and acronym.casefold() not in question.casefold().split()
                 and not _english(acronym.casefold())
                 and all(end != e for e, _ in found)
-                and mentions(db, acronym) > 0
+                and index.mentions(acronym) > 0
             ):
                 found.append((end, acronym))
     for end, acronym in sorted(found, reverse=True):
@@ -359,7 +430,7 @@ def _item(text: str, n: int) -> bool:
     )
 
 
-def enumeration(retriever: Retriever, question: str, hits: list[Hit], min_trust: str) -> list[Hit]:
+def enumeration(reads: SourceOrder, question: str, hits: list[Hit], min_trust: str) -> list[Hit]:
     """The whole enumeration a question asks for ("What were the four freedoms?"): a retrieved
     claim that introduces that many of the asked things ("... four essential human freedoms."),
     then its items in its source's order ("The first is ...", ..., "The fourth is ..."), each a
@@ -377,15 +448,9 @@ def enumeration(retriever: Retriever, question: str, hits: list[Hit], min_trust:
         ):
             continue
         first = intro.evidence[0]
-        rows = retriever.db.execute(
-            "SELECT e.claim_id FROM evidence e JOIN claims c ON c.id = e.claim_id "
-            "WHERE e.source_key = (SELECT key FROM source_keys WHERE source_id = ?) "
-            "AND e.start >= ? AND e.start <= ? AND e.idx = 0 "
-            "AND c.status = 'active' AND c.page_slug != '' ORDER BY e.start, c.id LIMIT ?",
-            (first.source_id, first.end, first.end + ENUMERATION_REACH, 6 * count),
-        ).fetchall()
+        ids = reads.following(first.source_id, first.end, first.end + ENUMERATION_REACH, 6 * count)
         items: list[Hit] = []
-        for hit in retriever.hits([r[0] for r in rows], min_trust):
+        for hit in reads.hits(ids, min_trust):
             fresh = all(same_text(hit.text) != same_text(i.text) for i in items)
             if len(items) < count and fresh and _item(hit.text, len(items) + 1):
                 items.append(hit)

@@ -24,9 +24,9 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, Protocol
 
-from ..clock import iso
+from ..clock import Clock, iso
 from ..db import transaction
 from ..vault import Vault
 
@@ -51,9 +51,14 @@ class Issued:
     row: tuple[str, str, str, str]
 
 
-def new_nonce(vault: Vault, purpose: str = "ask") -> Issued:
+class _Clocked(Protocol):
+    @property
+    def clock(self) -> Clock: ...
+
+
+def new_nonce(vault: _Clocked, purpose: str = "ask") -> Issued:
     """A fresh random nonce (the same draw as :func:`~affidavit.plan.nonce.issue_nonce`), not
-    yet recorded."""
+    yet recorded; ``vault`` (a vault, or any wiki the answerer reads) gives the time."""
     value = secrets.token_urlsafe(18)
     now = vault.clock()
     return Issued(value, (value, purpose, iso(now), iso(now + NONCE_TTL)))

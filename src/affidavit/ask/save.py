@@ -7,6 +7,7 @@ carries their verbatim quotes as its evidence, so the gate checks it like any ot
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ..inbox import Proposal, propose
 from ..plan.nonce import issue_nonce
@@ -16,28 +17,20 @@ from .answer import Answer
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
 
 
-def _slug(vault_db: object, question: str) -> str:
-    import sqlite3
-
-    assert isinstance(vault_db, sqlite3.Connection)
+def free_slug(question: str, taken: set[str]) -> str:
+    """The answer page's slug: the question's words, not one of ``taken`` (pages and slugs
+    reserved by pending plans), nor a reserved slug."""
     base = _NOT_SLUG.sub("-", question.casefold()).strip("-")[:56].strip("-") or "answer"
     if base[0] == "-" or base in RESERVED_SLUGS:
         base = f"q-{base}".strip("-")
-    taken = {r[0] for r in vault_db.execute("SELECT slug FROM pages")} | {
-        r[0] for r in vault_db.execute("SELECT slug FROM slug_reservations")
-    }
     slug, n = base, 2
     while slug in taken:
         slug, n = f"{base}-{n}", n + 1
     return slug
 
 
-def propose_answer(vault: object, answer: Answer, author: str) -> Proposal:
-    """Propose ``answer`` (already checked) as a new page by ``author``; returns the inbox
-    proposal."""
-    from ..vault import Vault
-
-    assert isinstance(vault, Vault)
+def answer_plan(answer: Answer, nonce: str, slug: str) -> dict[str, Any]:
+    """The plan that saves ``answer`` (already checked) as page ``slug``, with ``nonce``."""
     by_id = {h.claim_id: h for h in answer.given}
     claims = []
     for sentence in answer.sentences:
@@ -49,14 +42,14 @@ def propose_answer(vault: object, answer: Answer, author: str) -> Proposal:
         claims.append(
             {"text": sentence.text, "evidence": quotes, "derived_from": list(sentence.claims)[:10]}
         )
-    title = " ".join(answer.question.split())[:120]
-    plan = {
-        "nonce": issue_nonce(vault.db, vault.clock, "ask-save"),
+    title = answer_title(answer)
+    return {
+        "nonce": nonce,
         "summary": f"Saved answer to: {title}"[:300],
         "operations": [
             {
                 "op": "create_page",
-                "slug": _slug(vault.db, answer.question),
+                "slug": slug,
                 "title": title,
                 "summary": " ".join(answer.sentences[0].text.split())[:300],
                 "category": "answers",
@@ -65,4 +58,21 @@ def propose_answer(vault: object, answer: Answer, author: str) -> Proposal:
             }
         ],
     }
-    return propose(vault, plan, author, f"ask:{title[:60]}")
+
+
+def answer_title(answer: Answer) -> str:
+    return " ".join(answer.question.split())[:120]
+
+
+def propose_answer(vault: object, answer: Answer, author: str) -> Proposal:
+    """Propose ``answer`` (already checked) as a new page by ``author``; returns the inbox
+    proposal."""
+    from ..vault import Vault
+
+    assert isinstance(vault, Vault)
+    taken = {r[0] for r in vault.db.execute("SELECT slug FROM pages")} | {
+        r[0] for r in vault.db.execute("SELECT slug FROM slug_reservations")
+    }
+    nonce = issue_nonce(vault.db, vault.clock, "ask-save")
+    plan = answer_plan(answer, nonce, free_slug(answer.question, taken))
+    return propose(vault, plan, author, f"ask:{answer_title(answer)[:60]}")

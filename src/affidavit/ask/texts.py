@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
+from typing import Protocol
 
 from ..errors import AffidavitError
 from ..retrieval.search import EvidenceRef, Hit
@@ -28,6 +29,16 @@ MAX_CHARS = 64_000_000
 _TEXTS: OrderedDict[str, str] = OrderedDict()
 _CHARS = 0
 _LOCK = threading.Lock()
+
+
+class TextReads(Protocol):
+    """The sources' texts and sanitizer flags an answer's quotes and titles are read from."""
+
+    def source_texts(self, source_ids: list[str]) -> dict[str, str]:
+        """The stored texts of ``source_ids`` that can be read, by source id."""
+
+    def flagged(self, source_id: str, start: int, end: int) -> bool:
+        """A sanitizer flag of ``source_id`` overlaps ``[start, end)``."""
 
 
 def source_texts(vault: Vault, source_ids: list[str]) -> dict[str, str]:
@@ -46,6 +57,17 @@ def source_texts(vault: Vault, source_ids: list[str]) -> dict[str, str]:
         if text is not None:
             out[source_id] = text
     return out
+
+
+def kept(digest: str) -> str | None:
+    """The text kept under its SHA-256 ``digest``, if any (a backend that reads and verifies a
+    text itself keeps it with :func:`keep`)."""
+    return _kept(digest)
+
+
+def keep(digest: str, text: str) -> None:
+    """Keep ``text``, which its caller found to hash to ``digest``."""
+    _keep(digest, text)
 
 
 def _kept(digest: str) -> str | None:
@@ -92,14 +114,14 @@ def forget() -> None:
         _CHARS = 0
 
 
-def title_spans(vault: Vault, hits: list[Hit]) -> dict[str, EvidenceRef]:
+def title_spans(reads: TextReads, hits: list[Hit]) -> dict[str, EvidenceRef]:
     """For each hit whose page title stands in the text of its first quote's source (the
     source's own heading, "# State of the Union, 1823: James Monroe"), that title as evidence:
     the source's own words at the offsets the host found, never the page row's string. A title
     taken from a file name, not in the source's text, or where the sanitizer flagged the text
     (hidden text, planted instructions: W12), has none."""
     firsts = {h.claim_id: h.evidence[0] for h in hits if h.evidence and h.page_title.strip()}
-    texts = source_texts(vault, list(dict.fromkeys(e.source_id for e in firsts.values())))
+    texts = reads.source_texts(list(dict.fromkeys(e.source_id for e in firsts.values())))
     out: dict[str, EvidenceRef] = {}
     for hit in hits:
         ref = firsts.get(hit.claim_id)
@@ -108,7 +130,7 @@ def title_spans(vault: Vault, hits: list[Hit]) -> dict[str, EvidenceRef]:
             continue
         title = hit.page_title.strip()
         at = text.find(title)
-        if at < 0 or _flagged(vault, ref.source_id, at, at + len(title)):
+        if at < 0 or reads.flagged(ref.source_id, at, at + len(title)):
             continue
         line = text.count("\n", 0, at) + 1
         out[hit.claim_id] = EvidenceRef(
@@ -122,7 +144,7 @@ def title_spans(vault: Vault, hits: list[Hit]) -> dict[str, EvidenceRef]:
     return out
 
 
-def _flagged(vault: Vault, source_id: str, start: int, end: int) -> bool:
+def flagged(vault: Vault, source_id: str, start: int, end: int) -> bool:
     """A sanitizer flag of ``source_id`` overlaps ``[start, end)``."""
     row = vault.db.execute(
         'SELECT 1 FROM source_flags WHERE source_id = ? AND start < ? AND "end" > ? LIMIT 1',

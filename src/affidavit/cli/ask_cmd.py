@@ -6,6 +6,7 @@ import json
 import secrets
 import sys
 from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -15,13 +16,44 @@ from ..client import open_daemon, open_local
 from ._common import echo_json, json_option, opened_vault, user_errors, vault_path
 
 if TYPE_CHECKING:  # imported when a command runs in-process: a daemon's client needs none
-    from ..ask import Answer
+    from ..ask import Answer, Asker
     from ..providers.base import Provider
     from ..retrieval.search import Retriever
+    from ..service.pg_vaults import PgVault
     from ..vault import Vault
 
 TIERS = click.Choice(["untrusted", "semi-trusted", "trusted"])
 MODELS = click.Choice(["extractive", "openai", "anthropic", "local"])
+
+
+def database_options(command: Any) -> Any:
+    """``--vault NAME`` (with ``--database URL`` or $AFFIDAVIT_DATABASE): the command reads that
+    vault of a PostgreSQL database, with the database's credentials, instead of a vault folder."""
+    command = click.option(
+        "--vault", "db_vault", metavar="NAME",
+        help="Read this vault of the PostgreSQL database (--database) instead of a folder.",
+    )(command)  # fmt: skip
+    return click.option(
+        "--database", "db_url", envvar="AFFIDAVIT_DATABASE", metavar="URL",
+        help="The PostgreSQL database of --vault (postgresql://…; or $AFFIDAVIT_DATABASE).",
+    )(command)  # fmt: skip
+
+
+@contextmanager
+def database_vault(url: str | None, name: str) -> Iterator[PgVault]:
+    """Vault ``name`` of the database at ``url`` (the owner's credentials), refused by name when
+    the URL is missing or the database holds no such vault."""
+    from ..config import Config
+    from ..errors import ConfigError
+    from ..service.pg_vaults import PgVault
+    from .team_cmd import _storage
+
+    if not url:
+        raise click.UsageError("--vault names a vault of a database: give --database URL too.")
+    with _storage(url) as storage:
+        if name not in storage.vaults():
+            raise ConfigError(f"no vault {name!r} in this database; `affidavit team create` it.")
+        yield PgVault(storage, name, Config())
 
 
 def retriever_for(vault: Vault) -> Retriever:
@@ -43,20 +75,31 @@ def _answerer(vault: Vault, model: str | None) -> Provider | None:
 @click.argument("query")
 @click.option("-k", "limit", default=10, show_default=True, help="How many claims to show.")
 @click.option("--min-trust", type=TIERS, default="untrusted", show_default=True)
+@database_options
 @json_option
 @click.pass_context
 @user_errors
-def search(ctx: click.Context, query: str, limit: int, min_trust: str, as_json: bool) -> None:
-    """Find the claims that best match QUERY (FTS5 BM25, plus vectors when indexed).
+def search(
+    ctx: click.Context, query: str, limit: int, min_trust: str, db_url: str | None,
+    db_vault: str | None, as_json: bool,
+) -> None:  # fmt: skip
+    """Find the claims that best match QUERY (FTS5 BM25, plus vectors when indexed; PostgreSQL
+    full text for a vault of a database).
 
     \b
-    Example:
+    Examples:
       affidavit search "four freedoms" --min-trust trusted
+      affidavit search "bridge" --database postgresql://wiki@db/wiki --vault handbook
     """
-    with open_daemon(vault_path(ctx)) as daemon:  # the daemon when it serves the vault
-        if daemon is not None:
-            hits: list[dict[str, Any]] = daemon.search_json(query, limit, min_trust)["hits"]
-    if daemon is None:
+    daemon = None
+    if db_vault is not None:
+        with database_vault(db_url, db_vault) as pg:
+            hits: list[dict[str, Any]] = pg.search(query, limit, min_trust).model_dump()["hits"]
+    else:
+        with open_daemon(vault_path(ctx)) as daemon:  # the daemon when it serves the vault
+            if daemon is not None:
+                hits = daemon.search_json(query, limit, min_trust)["hits"]
+    if db_vault is None and daemon is None:
         with open_local(vault_path(ctx)) as backend:
             hits = [h.model_dump() for h in backend.search(query, limit, min_trust).hits]
     if as_json:
@@ -82,12 +125,14 @@ def search(ctx: click.Context, query: str, limit: int, min_trust: str, as_json: 
 )
 @click.option("--model", type=MODELS, help="Answer with this provider instead of model.provider.")
 @click.option("--save", is_flag=True, help="Propose the answer as a synthesis page (to the inbox).")
+@database_options
 @json_option
 @click.pass_context
 @user_errors
 def ask(
-    ctx: click.Context, question: str, min_trust: str, model: str | None, save: bool, as_json: bool
-) -> None:
+    ctx: click.Context, question: str, min_trust: str, model: str | None, save: bool,
+    db_url: str | None, db_vault: str | None, as_json: bool,
+) -> None:  # fmt: skip
     """Answer QUESTION from the wiki; every sentence cites claims whose quotes are shown.
 
     Sentences citing nothing, or citing a claim the model was not given, are removed; when
@@ -98,14 +143,23 @@ def ask(
       affidavit ask "What were the four freedoms?"
       affidavit ask "Who designed the tower?" --min-trust trusted --json
       affidavit ask "What did Monroe say about colonization?" --save
+      affidavit ask "How long is the bridge?" --database postgresql://wiki@db/wiki --vault team
     """
     body = {"question": question, "min_trust": min_trust, "model": model, "save": save}
     if not 1 <= len(question) <= ASK_MAX_CHARS:  # AskRequest's bounds; its message says why
         _ask_request(body)
-    with open_daemon(vault_path(ctx)) as daemon:  # the daemon when it serves the vault
-        if daemon is not None:
-            answer: dict[str, Any] = daemon.ask_json(body)
-    if daemon is None:
+    daemon = None
+    if db_vault is not None:  # the same answerer, over the database's vault
+        from ..agents import local_actor
+        from ..service.pg_ask import ask as answer_from
+
+        with database_vault(db_url, db_vault) as pg:
+            answer: dict[str, Any] = answer_from(pg, _ask_request(body), local_actor()).model_dump()
+    else:
+        with open_daemon(vault_path(ctx)) as daemon:  # the daemon when it serves the vault
+            if daemon is not None:
+                answer = daemon.ask_json(body)
+    if db_vault is None and daemon is None:
         with open_local(vault_path(ctx)) as backend:
             answer = backend.ask(_ask_request(body)).model_dump()
     if as_json:
@@ -175,9 +229,13 @@ def _chat_line(answer: Answer, conversation: str, turn: int) -> str:
     is_flag=True,
     help="Read questions from stdin, one a line; print each answer as one JSON line.",
 )
+@database_options
 @click.pass_context
 @user_errors
-def chat(ctx: click.Context, min_trust: str, model: str | None, as_json: bool) -> None:
+def chat(
+    ctx: click.Context, min_trust: str, model: str | None, as_json: bool, db_url: str | None,
+    db_vault: str | None,
+) -> None:  # fmt: skip
     """Ask follow-up questions; each turn retrieves again, with the previous question in mind.
 
     An empty line or Ctrl-D ends the conversation. With --json, each answer is one line of JSON
@@ -187,27 +245,44 @@ def chat(ctx: click.Context, min_trust: str, model: str | None, as_json: bool) -
     Examples:
       affidavit chat --min-trust semi-trusted
       printf 'Who built the tower?\nWhen?\n' | affidavit chat --json
+      affidavit chat --database postgresql://wiki@db/wiki --vault handbook
     """
-    from ..ask import Asker, render_answer
+    from ..ask import Asker
+
+    with ExitStack() as stack:
+        if db_vault is not None:  # the same answerer, over the database's vault
+            from ..service.vaults import ask_provider
+            from ..storage.pg_ask import PgAskWiki
+
+            pg = stack.enter_context(database_vault(db_url, db_vault))
+            provider = ask_provider(pg.config, model)
+            asker = Asker(PgAskWiki(pg.storage, pg.name, pg.config, pg.clock), provider)
+        else:
+            vault = stack.enter_context(opened_vault(ctx))
+            provider = _answerer(vault, model)
+            asker = Asker(vault, provider, retriever_for(vault))
+        _converse(asker, provider, min_trust, as_json)
+
+
+def _converse(asker: Asker, provider: Provider | None, min_trust: str, as_json: bool) -> None:
+    """Answer the conversation's questions, each with the turns before it."""
+    from ..ask import render_answer
 
     conversation = "chat-" + secrets.token_hex(6)
     history: list[tuple[str, str]] = []
-    with opened_vault(ctx) as vault:
-        provider = _answerer(vault, model)
-        asker = Asker(vault, provider, retriever_for(vault))
-        try:
-            for turn, question in enumerate(_questions(as_json), start=1):
-                answer = asker.ask(
-                    question, min_trust=min_trust, history=history, conversation=conversation
-                )
-                if as_json:
-                    click.echo(_chat_line(answer, conversation, turn))
-                else:
-                    click.echo(render_answer(answer))
-                history.append((question, " ".join(s.text for s in answer.sentences)))
-        finally:
-            if provider is not None:
-                provider.close()
+    try:
+        for turn, question in enumerate(_questions(as_json), start=1):
+            answer = asker.ask(
+                question, min_trust=min_trust, history=history, conversation=conversation
+            )
+            if as_json:
+                click.echo(_chat_line(answer, conversation, turn))
+            else:
+                click.echo(render_answer(answer))
+            history.append((question, " ".join(s.text for s in answer.sentences)))
+    finally:
+        if provider is not None:
+            provider.close()
 
 
 COMMANDS = [search, ask, chat]

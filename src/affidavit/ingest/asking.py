@@ -93,7 +93,7 @@ class ChunkAsking:
         ).fetchone()
         if row is None:
             return None
-        admission = Admission.from_json(json.loads(admission_text(row)))
+        admission = Admission.from_json(json.loads(admission_text(row, self.vault.db)))
         result = ChunkOutcome(
             index=chunk.index,
             start=chunk.start,

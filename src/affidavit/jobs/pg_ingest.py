@@ -58,6 +58,20 @@ def idle_timeout_ms(lease_seconds: float) -> int:
     return int(max(lease_seconds, 10.0) * 1000)
 
 
+def check_claim(jobs: PostgresJobStore, claim: Claim, conn: Conn, lease_seconds: float) -> None:
+    """The claim is current (its job's row locked to the end of ``conn``'s transaction) and no
+    one asked to cancel; else raise (:class:`LeaseLost`, :class:`Cancelled`), which rolls the
+    transaction back: every write of a job goes through this first."""
+    # a worker paused in this transaction loses it (and the locks) once it idled its lease
+    conn.execute(
+        "SELECT set_config('idle_in_transaction_session_timeout', %s, true)",
+        (str(idle_timeout_ms(lease_seconds)),),
+    )
+    by = jobs.held(conn, claim)
+    if by is not None:
+        raise Cancelled(by)
+
+
 class Cancelled(AffidavitError):
     """A person asked to cancel the job (``POST …/jobs/{id}/cancel``); the worker stopped."""
 
@@ -133,16 +147,7 @@ class PgIngest:
 
     # -- fenced writes -------------------------------------------------------------------
     def _checked(self, conn: Conn) -> None:
-        """The claim is current (its row locked to the end of ``conn``'s transaction) and no
-        one asked to cancel; else raise, which rolls the transaction back."""
-        # a worker paused in this transaction loses it (and the locks) once it idled its lease
-        conn.execute(
-            "SELECT set_config('idle_in_transaction_session_timeout', %s, true)",
-            (str(idle_timeout_ms(self.lease_seconds)),),
-        )
-        by = self.jobs.held(conn, self.claim)
-        if by is not None:
-            raise Cancelled(by)
+        check_claim(self.jobs, self.claim, conn, self.lease_seconds)
 
     @contextmanager
     def _fenced(self) -> Iterator[Conn]:
@@ -369,4 +374,4 @@ class PgIngest:
         return status, plan_id, message
 
 
-__all__ = ["Cancelled", "LeaseLost", "PgIngest", "Stopped"]
+__all__ = ["Cancelled", "LeaseLost", "PgIngest", "Stopped", "check_claim"]

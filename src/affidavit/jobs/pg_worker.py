@@ -4,7 +4,8 @@ queued jobs (docs/team.md).
 It claims the oldest free job of its vaults (``FOR UPDATE SKIP LOCKED``: any number of workers,
 on any hosts, each on its own job), heartbeats the lease from a thread while the job runs, and
 ends the job through its claim. Every write of the job carries the claim too
-(:mod:`.pg_ingest`): a worker paused or cut off past its lease, whose job another worker took,
+(:mod:`.pg_ingest`; the pass after an ingest's chunks and the ``lint`` kind, :mod:`.pg_after`):
+a worker paused or cut off past its lease, whose job another worker took,
 writes nothing. A worker killed anywhere leaves its job running until the lease expires; the
 next claim re-runs it, and the chunks whose transaction committed are not asked again.
 """
@@ -28,7 +29,8 @@ from ..providers.base import Provider
 from ..storage.jobs import Claim, LeaseLost
 from ..storage.postgres import PostgresStorage
 from ..storage.postgres_jobs import PostgresJobStore
-from .payloads import StoredIngestPayload, parse_payload
+from .payloads import LintPayload, StoredIngestPayload, parse_payload
+from .pg_after import PgAfterIngest, PgLint
 from .pg_ingest import Cancelled, PgIngest, Stopped
 
 ProviderFor = Callable[[str | None], Provider]
@@ -128,10 +130,16 @@ class PgWorker:
     def _work(self, claim: Claim, row: dict[str, Any], stop: threading.Event) -> None:
         try:
             payload = parse_payload(str(row["payload"]))
+            if isinstance(payload, LintPayload):
+                lint = PgLint(self.jobs, claim, requested_by=str(row["requested_by"]),
+                              config=self.config, lease_seconds=self.lease_seconds)  # fmt: skip
+                self.jobs.complete(claim, lint.run(payload.propose))
+                self.log({"event": "done", "job": claim.job_id})
+                return
             if not isinstance(payload, StoredIngestPayload):
                 raise AffidavitError(
                     f"a {payload.kind} job can't run on PostgreSQL yet (docs/team.md); only "
-                    "ingest_stored jobs (POST …/jobs with the sources' text) do."
+                    "ingest_stored jobs (POST …/jobs with the sources' text) and lint do."
                 )
             provider = self.provider_for(payload.model)
             try:
@@ -149,6 +157,11 @@ class PgWorker:
                                f"{errors[0]}"[:2000])  # fmt: skip
                 self.log({"event": "failed", "job": claim.job_id})
                 return
+            if stop.is_set():  # the pass is the job's too: another claim does it
+                raise Stopped(f"worker {self.owner} is stopping; job {claim.job_id} waits")
+            after = PgAfterIngest(self.jobs, claim, requested_by=str(row["requested_by"]),
+                                  config=self.config, lease_seconds=self.lease_seconds)  # fmt: skip
+            result["after_ingest"] = after.run()
             self.jobs.complete(claim, result)
             self.log({"event": "done", "job": claim.job_id, "totals": result["totals"]})
         except Cancelled as exc:

@@ -38,6 +38,7 @@ from typing import Any
 
 from ..gate.admission import trust_rank
 from ..sources.lineage import version_keys
+from ..storage.queries import Sql, plain_rows
 from ..store.render import CONTEXT_ARCHIVE
 from ..support.facts import Disagreement, Sentence, analyse, compare, compare_analysed, disagreement
 from ..words import stems
@@ -84,15 +85,14 @@ class Thresholds:
     duplicate: float = 0.9
 
 
-def load_claims(db: sqlite3.Connection) -> list[ClaimRow]:
+def load_claims(db: Sql) -> list[ClaimRow]:
     """Every active claim with its evidence and the age of its newest source.
 
     A context entry (in context.md or its archive page) that quotes exactly what a page claim
     quotes is left out: it is the same
     fact, recorded twice on purpose, and would only double every finding.
     """
-    cursor = db.cursor()
-    cursor.row_factory = None  # plain tuples: several times cheaper for bulk reads
+    cursor = plain_rows(db)  # plain tuples on SQLite: several times cheaper for bulk reads
     claims: dict[str, ClaimRow] = {}
     for row in cursor.execute(
         "SELECT id, page_slug, text, trust, created_at FROM claims WHERE status = 'active' "
@@ -145,7 +145,7 @@ class Subjects:
     """Pairs of pages decided so far: claims are many, pages few."""
 
     @classmethod
-    def load(cls, db: sqlite3.Connection) -> Subjects:
+    def load(cls, db: Sql) -> Subjects:
         titles = {
             row[0]: (frozenset(stems(row[1])), str(row[1]))
             for row in db.execute("SELECT slug, title FROM pages")
@@ -550,13 +550,19 @@ def read_pair_work(
     """What :func:`classify_pairs` needs, and the database's ``PRAGMA data_version`` read before
     it (a commit by another connection while it reads makes the search stale, never fresh)."""
     version = data_version(db)
-    work = PairWork(
+    return pair_work(db, limits, involving), version
+
+
+def pair_work(
+    db: Sql, limits: Thresholds | None = None, involving: set[str] | None = None
+) -> PairWork:
+    """What :func:`classify_pairs` needs, read from ``db`` (either backend)."""
+    return PairWork(
         claims=load_claims(db),
         subjects=Subjects.load(db),
         limits=limits or Thresholds(),
         involving=None if involving is None else frozenset(involving),
     )
-    return work, version
 
 
 def classify_pairs(

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import AffidavitError, NotFoundError
 from ..hashing import canonical_json, sha256_hex
+from ..storage.queries import Sql
 from ..store import audit
 
 CheckKind = Literal[
@@ -135,7 +136,7 @@ class StoredFinding(BaseModel):
         return data
 
 
-def _stored(row: sqlite3.Row) -> StoredFinding:
+def _stored(row: Any) -> StoredFinding:
     finding = Finding(
         kind=row["kind"],
         severity=row["severity"],
@@ -163,18 +164,18 @@ def _stored(row: sqlite3.Row) -> StoredFinding:
 
 
 class FindingStore:
-    """Reads and writes ``findings`` and ``lint_runs``; callers hold the transaction."""
+    """Reads and writes ``findings`` and ``lint_runs``; callers hold the transaction. ``db``: a
+    vault's SQLite connection, or a PostgreSQL vault's (:class:`~affidavit.storage.pg_sql.PgSql`)."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: Sql) -> None:
         self.db = db
 
     def start_run(self, at: str, trigger: str, provider: str) -> int:
-        cur = self.db.execute(
-            "INSERT INTO lint_runs (started_at, trigger, provider) VALUES (?, ?, ?)",
+        row = self.db.execute(
+            "INSERT INTO lint_runs (started_at, trigger, provider) VALUES (?, ?, ?) RETURNING id",
             (at, trigger, provider),
-        )
-        assert cur.lastrowid is not None
-        return int(cur.lastrowid)
+        ).fetchone()
+        return int(row[0])
 
     def finish_run(
         self, run: int, at: str, kept: int, dropped: int, detail: dict[str, Any]
@@ -369,6 +370,11 @@ class FindingStore:
         """Dismiss, resolve or reopen a finding, with an audit entry."""
         if status not in STATUSES:
             raise FindingError(f"unknown status {status!r}; use one of {', '.join(STATUSES)}")
+        if not isinstance(self.db, sqlite3.Connection):  # its audit entry is SQLite's chain
+            raise FindingError(
+                "deciding a finding of a PostgreSQL vault is not supported yet (docs/team.md); "
+                "dismiss it on a SQLite vault or approve or reject its fix plan instead."
+            )
         current = self.get(ref)
         self.db.execute(
             "UPDATE findings SET status = ?, decided_at = ?, decided_by = ?, note = ? WHERE id = ?",
@@ -388,17 +394,17 @@ class FindingStore:
         self.db.execute("UPDATE findings SET plan_id = ? WHERE id = ?", (plan_id, finding_id))
 
 
-def bump_counter(db: sqlite3.Connection, name: str, by: int = 1) -> int:
+def bump_counter(db: Sql, name: str, by: int = 1) -> int:
     """Add ``by`` to a persistent counter and return its new value (callers hold the txn)."""
     db.execute(
         "INSERT INTO counters (name, value) VALUES (?, ?) "
-        "ON CONFLICT(name) DO UPDATE SET value = value + excluded.value",
+        "ON CONFLICT(name) DO UPDATE SET value = counters.value + excluded.value",
         (name, by),
     )
     return int(db.execute("SELECT value FROM counters WHERE name = ?", (name,)).fetchone()[0])
 
 
-def reset_counter(db: sqlite3.Connection, name: str) -> None:
+def reset_counter(db: Sql, name: str) -> None:
     db.execute(
         "INSERT INTO counters (name, value) VALUES (?, 0) "
         "ON CONFLICT(name) DO UPDATE SET value = 0",

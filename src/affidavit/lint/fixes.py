@@ -10,6 +10,7 @@ a less trusted claim superseding a more trusted one, and every plan waits for a 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,23 +62,29 @@ def fix_for(stored: StoredFinding, keep: str | None = None) -> dict[str, Any] | 
     return dict(finding.fix) if finding.fix else None
 
 
-def propose_fixes(
-    vault: Vault,
+Batch = list[tuple[str, dict[str, Any]]]
+"""One fix plan's operations, each with the id of the finding it fixes."""
+
+
+def fix_batches(
     findings: list[StoredFinding],
-    actor: str,
+    taken: set[str],
+    pending: Callable[[str], bool],
+    report: FixReport,
     keep: dict[str, str] | None = None,
-) -> FixReport:
-    """Propose fix plans for ``findings`` (open ones without a pending fix plan)."""
+) -> list[Batch]:
+    """The fix operations of ``findings`` (open ones without a pending fix plan, per
+    ``pending(plan_id)``; none for a claim of ``taken``, which a pending proposal already
+    changes), packed into plans: those that end claims apart from those that only add, at most
+    :data:`MAX_OPERATIONS` each. Why a finding gets none goes to ``report.skipped``."""
     keep = keep or {}
-    report = FixReport()
-    ops: list[tuple[str, dict[str, Any]]] = []
-    # a claim a new version of its source already has a proposal for is not proposed twice
-    taken: set[tuple[str, str]] = {("claim", c) for c in claims_in_pending(vault)}
+    ops: Batch = []
+    targets: set[tuple[str, str]] = {("claim", c) for c in taken}
     for stored in findings:
         if stored.status != "open":
             report.skipped[stored.id] = f"it is {stored.status}"
             continue
-        if stored.plan_id and _pending(vault, stored.plan_id):
+        if stored.plan_id and pending(stored.plan_id):
             report.skipped[stored.id] = f"fix plan {stored.plan_id[:12]} is already in the inbox"
             continue
         op = fix_for(stored, keep.get(stored.id))
@@ -87,28 +94,46 @@ def propose_fixes(
         target = (
             ("claim", str(op["claim"])) if "claim" in op else ("link", f"{op['page']}>{op['to']}")
         )
-        if target in taken:
+        if target in targets:
             report.skipped[stored.id] = "another proposal already changes the same claim"
             continue
-        taken.add(target)
+        targets.add(target)
         ops.append((stored.id, op))
-    store = FindingStore(vault.db)
     # fixes that end claims go in plans of their own, never mixed with ones that only add
     adds = [(fid, op) for fid, op in ops if op["op"] not in WITHDRAWALS]
     ends = [(fid, op) for fid, op in ops if op["op"] in WITHDRAWALS]
-    batches = [
+    return [
         group[start : start + MAX_OPERATIONS]
         for group in (adds, ends)
         for start in range(0, len(group), MAX_OPERATIONS)
     ]
+
+
+def fix_plan(nonce: str, batch: Batch) -> dict[str, Any]:
+    """The plan of one batch of fixes, fenced by ``nonce``."""
+    kinds = sorted({str(op["op"]) for _, op in batch})
+    return {
+        "nonce": nonce,
+        "summary": f"lint fixes for {len(batch)} finding(s): {', '.join(kinds)}"[:300],
+        "operations": [op for _, op in batch],
+    }
+
+
+def propose_fixes(
+    vault: Vault,
+    findings: list[StoredFinding],
+    actor: str,
+    keep: dict[str, str] | None = None,
+) -> FixReport:
+    """Propose fix plans for ``findings`` (open ones without a pending fix plan)."""
+    report = FixReport()
+    # a claim a new version of its source already has a proposal for is not proposed twice
+    batches = fix_batches(
+        findings, claims_in_pending(vault), lambda plan: _pending(vault, plan), report, keep
+    )
+    store = FindingStore(vault.db)
     for batch in batches:
-        nonce = issue_nonce(vault.db, vault.clock, "lint-fix")
-        kinds = sorted({str(op["op"]) for _, op in batch})
-        plan = {
-            "nonce": nonce,
-            "summary": f"lint fixes for {len(batch)} finding(s): {', '.join(kinds)}"[:300],
-            "operations": [op for _, op in batch],
-        }
+        plan = fix_plan(issue_nonce(vault.db, vault.clock, "lint-fix"), batch)
         try:
             proposal = propose(vault, plan, author=actor, origin="lint")
         except AffidavitError as exc:

@@ -16,18 +16,29 @@ gets no benefit of the doubt for the others.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from ..evidence import QuoteCheck, Verifier
 from ..sources.extract import locator
 from ..sources.lineage import claim_replaces
-from ..sources.store import SourceStore
+from ..storage.queries import Sql
 from .findings import Finding, FindingQuote
 
 CONTEXT_CHARS = 120
 """Characters of source text shown on each side of a quote."""
+
+
+class QuotedSources(Protocol):
+    """What the gate reads of the stored sources: a vault's ``SourceStore``, or a PostgreSQL
+    vault's :class:`~affidavit.storage.postgres_gate.PgSources`."""
+
+    def resolve(self, ref: str) -> str | None: ...
+
+    def text(self, source_id: str) -> str: ...
+
+    def get(self, id_or_prefix: str) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -57,7 +68,7 @@ class QuoteGate:
     start, once: use one per pass over a database that doesn't change meanwhile (a lint run
     judges its findings before it records any)."""
 
-    def __init__(self, db: sqlite3.Connection, store: SourceStore, verifier: Verifier) -> None:
+    def __init__(self, db: Sql, store: QuotedSources, verifier: Verifier) -> None:
         self.db = db
         self.store = store
         self.verifier = verifier

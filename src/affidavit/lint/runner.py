@@ -17,11 +17,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..clock import iso
+from ..config import Config
 from ..db import transaction
 from ..evidence import Verifier
 from ..heap import few_collections
 from ..providers.base import Provider
 from ..sources.store import SourceStore
+from ..storage.queries import Sql
 from ..vault import Vault
 from .candidates import (
     Candidate,
@@ -143,7 +145,12 @@ class Supersessions:
 
 
 def thresholds(vault: Vault) -> Thresholds:
-    get = vault.config.get
+    return config_thresholds(vault.config)
+
+
+def config_thresholds(config: Config) -> Thresholds:
+    """The pair search's thresholds as ``config`` sets them (``lint.*``)."""
+    get = config.get
     return Thresholds(
         same_subject=int(get("lint.same_subject")) / 100,
         restatement=int(get("lint.restatement")) / 100,
@@ -658,7 +665,6 @@ def supersede_after_ingest(
         return Supersessions()
     store = SourceStore(vault)
     gate = QuoteGate(vault.db, store, Verifier(store))
-    kept: list[Finding] = []
     with few_collections():
         asked = new | _active(vault, ahead) if ahead else new
         if search is None or not search.fresh(vault.db):
@@ -670,29 +676,85 @@ def supersede_after_ingest(
         # (a search of more claims than the new: its pairs of the new are theirs alone)
         candidates = find_candidates(vault.db, thresholds(vault), involving=new, search=search)
     covered = Covered(frozenset(asked), search)
-    judged = [c for c in candidates if c.finding.kind in ("stale", "contradiction")]
-    gate.prefetch(q for c in judged for q in c.quotes)
-    for candidate in candidates:
-        finding = candidate.finding
-        if finding.kind in ("stale", "contradiction"):
-            verdict = gate.judge(finding, candidate.quotes)
-            if verdict.kept:
-                kept.append(verdict.finding)
+    kept = judge_changed_facts(gate, candidates)
     if not kept:
         return Supersessions(covered=covered)
     with vault.write_lock(), transaction(vault.db):
-        now = iso(vault.clock())
-        findings = FindingStore(vault.db)
-        run_id = findings.start_run(now, "ingest", "")
-        ids = [findings.record(run_id, now, finding)[0] for finding in kept]
-        findings.finish_run(
-            run_id,
-            now,
-            kept=len(kept),
-            dropped=0,
-            detail={"counts": dict(Counter(f.kind for f in kept))},
-        )
+        ids = record_supersessions(vault.db, iso(vault.clock()), kept)
     stored = [FindingStore(vault.db).get(fid) for fid in ids]
     stale = [s for s in stored if s.finding.kind == "stale"]
     fixes = propose_fixes(vault, stale, actor) if stale else None
     return Supersessions([FindingStore(vault.db).get(fid) for fid in ids], fixes, covered)
+
+
+CHANGED_FACTS = ("stale", "contradiction")
+"""The kinds the supersession pass after an ingest records: a fact the new claims changed."""
+
+
+def judge_changed_facts(gate: QuoteGate, candidates: list[Candidate]) -> list[Finding]:
+    """The stale and contradiction findings of ``candidates`` the quote gate keeps, in order
+    (the supersession pass's, on either backend)."""
+    judged = [c for c in candidates if c.finding.kind in CHANGED_FACTS]
+    gate.prefetch(q for c in judged for q in c.quotes)
+    kept: list[Finding] = []
+    for candidate in judged:
+        verdict = gate.judge(candidate.finding, candidate.quotes)
+        if verdict.kept:
+            kept.append(verdict.finding)
+    return kept
+
+
+def record_supersessions(db: Sql, now: str, kept: list[Finding]) -> list[str]:
+    """Record the supersession pass's findings as one lint run (trigger ``ingest``) in the
+    caller's transaction; their ids."""
+    findings = FindingStore(db)
+    run_id = findings.start_run(now, "ingest", "")
+    ids = [findings.record(run_id, now, finding)[0] for finding in kept]
+    findings.finish_run(
+        run_id,
+        now,
+        kept=len(kept),
+        dropped=0,
+        detail={"counts": dict(Counter(f.kind for f in kept))},
+    )
+    return ids
+
+
+def judge_pairs(
+    gate: QuoteGate, candidates: list[Candidate]
+) -> tuple[list[Finding], list[dict[str, Any]]]:
+    """A whole-wiki pair search's findings (each shared text once) the quote gate keeps, and
+    the ones it drops with why."""
+    return _judge(gate, [(c.finding, c.quotes) for c in report_once(candidates)])
+
+
+def record_pair_run(
+    db: Sql, now: str, trigger: str, kept: list[Finding], dropped: list[dict[str, Any]]
+) -> LintReport:
+    """Record a lint run of the extractive finder over the whole wiki's pairs (no checks), in
+    the caller's transaction, as :func:`run_lint` records a full run: findings new or refreshed,
+    the finder's findings it no longer sees resolved, those about a claim no longer active
+    resolved, the ingest counter reset. The report counts the open findings."""
+    findings = FindingStore(db)
+    run_id = findings.start_run(now, trigger, "")
+    new = [fid for fid, is_new in (findings.record(run_id, now, f) for f in kept) if is_new]
+    resolved = findings.resolve_unseen(run_id, now, "extractive")
+    resolved += findings.resolve_dead_claims(now)
+    findings.finish_run(
+        run_id,
+        now,
+        kept=len(kept),
+        dropped=len(dropped),
+        detail={
+            "counts": dict(Counter(f.kind for f in kept)),
+            "dropped": dropped,
+            "invalid_replies": [],
+            "scope": "pairs",
+            "pairs": "full",
+        },
+    )
+    reset_counter(db, INGEST_COUNTER)
+    report = LintReport(run=run_id, new=new, resolved=resolved, dropped=dropped)
+    report.open_counts = findings.counts()
+    report.dismissed = sum(findings.counts(("dismissed",)).values())
+    return report

@@ -10,6 +10,10 @@ from ..clock import Clock, iso, parse_iso
 from ..db import transaction
 from ..errors import PlanValidationError
 
+ANSWER_NONCE = "ask"
+"""The purpose of an answer's nonce (:mod:`affidavit.ask.log`): shown to the model that answers,
+never to the caller, and never taken for a plan's."""
+
 
 def issue_nonce(
     db: sqlite3.Connection, clock: Clock, purpose: str, ttl: timedelta = timedelta(hours=24)
@@ -30,8 +34,10 @@ def check_nonce(db: sqlite3.Connection, clock: Clock, nonce: str, plan_id: str) 
 
     A nonce already consumed by the same plan is accepted (re-validation at approval).
     """
-    row = db.execute("SELECT expires_at, used_by FROM nonces WHERE nonce = ?", (nonce,)).fetchone()
-    if row is None:
+    row = db.execute(
+        "SELECT purpose, expires_at, used_by FROM nonces WHERE nonce = ?", (nonce,)
+    ).fetchone()
+    if row is None or row["purpose"] == ANSWER_NONCE:  # an answer's fenced claims for a model
         raise PlanValidationError(
             "plan rejected: its nonce was never issued by this vault. Ask for a fresh one with "
             '`affidavit nonce` and put it in the plan\'s "nonce" field.'

@@ -30,6 +30,8 @@ from ..service.models import (
     ApproveManyResponse,
     ApproveRequest,
     ApproveResponse,
+    AskRequest,
+    AskResponse,
     AuditPage,
     ClaimOut,
     Health,
@@ -53,12 +55,13 @@ from ..service.models import (
     VaultInfo,
     Whoami,
 )
-from ..service.pg_jobs import IngestRequest, PgJobs
+from ..service.pg_ask import ask as answer
+from ..service.pg_jobs import IngestRequest, LintRequest, PgJobs
 from ..service.pg_vaults import NOT_PORTED, PgVault
 from . import errors
 from .app import _no_telemetry
 from .auth import ROLE_KEY, VAULT_KEY, Guard, Principal, access, allows
-from .deps import _principal, _state
+from .deps import _principal, _state, require
 from .logs import RequestLog, event
 from .pg_registry import PgRegistry, PgServedVault
 
@@ -153,6 +156,16 @@ def search(
 ) -> SearchResponse:
     """The claims that best match ``q`` (PostgreSQL full text)."""
     return vault.search(q, k, min_trust)
+
+
+@vaults.post("/ask", response_model=AskResponse, tags=["ask"], **access("read"))
+def ask(vault: VaultDep, role: RoleDep, caller: CallerDep, body: AskRequest) -> AskResponse:
+    """Answer a question from the vault's claims: every sentence cites claims whose quotes
+    support it (the same answerer and checks as on SQLite). ``save`` needs the propose role; the
+    saved answer is the caller's plan (a token's waits for a person)."""
+    if body.save:
+        require(role, "propose", "saving an answer")
+    return answer(vault, body, caller.actor)
 
 
 @vaults.get("/pages", response_model=list[PageSummary], tags=["pages"], **access("read"))
@@ -295,9 +308,14 @@ def revoke_token(
 
 
 @vaults.post("/jobs", response_model=Job, status_code=202, tags=["jobs"], **access("propose"))
-def submit_job(vault: VaultDep, caller: CallerDep, role: RoleDep, body: IngestRequest) -> Job:
-    """Queue an ingest of the sources sent (their text, stored in the database as sources);
-    `affidavit worker --database` runs it on any host. A trusted source needs approve."""
+def submit_job(
+    vault: VaultDep, caller: CallerDep, role: RoleDep, body: IngestRequest | LintRequest
+) -> Job:
+    """Queue an ingest of the sources sent (their text, stored in the database as sources), or
+    with `{"kind": "lint"}` a lint of the vault; `affidavit worker --database` runs it on any
+    host. A trusted source needs approve."""
+    if isinstance(body, LintRequest):
+        return PgJobs(vault).submit_lint(body, caller.actor)
     return PgJobs(vault).submit(body, caller.actor, allows(role, "approve"))
 
 

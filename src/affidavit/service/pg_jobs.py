@@ -1,6 +1,7 @@
 """A PostgreSQL vault's job queue as the daemon serves it: submit an ingest of sources sent in the
 request (stored content-addressed in the database, then queued as one ``ingest_stored`` job that
-``affidavit worker --database`` runs on any host), list, show and cancel jobs. The records are
+``affidavit worker --database`` runs on any host), submit a lint of the vault, list, show and
+cancel jobs. The records are
 SQLite's (:class:`~affidavit.jobs.models.Job`)."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..clock import iso
 from ..errors import NotFoundError
 from ..jobs.models import Job, JobProgress
-from ..jobs.payloads import ModelName, StoredIngestPayload
+from ..jobs.payloads import LintPayload, ModelName, StoredIngestPayload
 from ..storage.postgres_jobs import PostgresJobStore
 from .backend import Forbidden
 from .pg_vaults import PgVault
@@ -41,6 +42,15 @@ class IngestRequest(BaseModel):
     model: ModelName | None = Field(
         default=None, description="The worker's provider for this job (default: extractive)."
     )
+
+
+class LintRequest(BaseModel):
+    """``POST …/jobs`` ``{"kind": "lint"}`` on a PostgreSQL vault: lint over the vault, run by a
+    worker (jobs/pg_after.py); ``propose`` puts the fixable findings' plans in the inbox."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["lint"]
+    propose: bool = False
 
 
 def job_of(row: dict[str, Any]) -> Job:
@@ -92,6 +102,12 @@ class PgJobs:
         job_id = self.queue.enqueue(self.vault.name, typed, actor, max_attempts=attempts)
         return self.get(job_id)
 
+    def submit_lint(self, body: LintRequest, actor: str) -> Job:
+        """Queue a lint of the vault (its fix plans, with ``propose``, are ``actor``'s)."""
+        typed = LintPayload(propose=body.propose).model_dump(mode="json")
+        attempts = int(self.vault.config.get("jobs.max_attempts"))
+        return self.get(self.queue.enqueue(self.vault.name, typed, actor, max_attempts=attempts))
+
     def list(self, status: str | None, limit: int) -> list[Job]:
         found = [job_of(r) for r in self.queue.rows(self.vault.name, limit=1000)]
         return [j for j in found if status is None or j.status == status][:limit]
@@ -107,4 +123,4 @@ class PgJobs:
         return self.get(job_id)
 
 
-__all__ = ["IngestRequest", "PgJobs", "SentSource", "job_of"]
+__all__ = ["IngestRequest", "LintRequest", "PgJobs", "SentSource", "job_of"]

@@ -59,12 +59,13 @@ from .vaults import _around, _hit, duration, proposer_says  # the same records a
 from .waiting import waiting
 
 NOT_PORTED = (
-    "On PostgreSQL this daemon serves: GET …/ (the vault), …/search, …/pages, …/pages/{slug}, "
+    "On PostgreSQL this daemon serves: GET …/ (the vault), …/search, POST …/ask, GET …/pages, "
+    "…/pages/{slug}, "
     "…/claims/{id}, …/sources, …/sources/{id}, …/audit, …/plans, …/plans/{id}; POST …/nonces, "
     "…/plans, …/plans/{id}/approve (whole, or some operations), …/plans/approve (whole plans), "
     "…/plans/{id}/reject; "
     "…/tokens (owner); GET/POST …/jobs, …/jobs/{id}, …/jobs/{id}/cancel (ingest of the sources "
-    "sent, run by `affidavit worker --database`). Not yet: ask, lint, job events, "
+    "sent, run by `affidavit worker --database`). Not yet: lint, job events, "
     "dry_run/sure_only approvals, the web desk and MCP (docs/team.md). Use them on a SQLite "
     "vault; add sources with `affidavit team add` or an ingest job."
 )

@@ -17,12 +17,16 @@ from typing import Any
 from .. import agents, inbox
 from ..agents import caller_of, is_agent, proposer_of, quoted
 from ..ask import Asker, render_answer
+from ..ask.answer import Answer
 from ..ask.log import AskLog
 from ..ask.save import propose_answer
+from ..config import Config
 from ..errors import ConfigError, ConflictError, NotFoundError
 from ..gate.verdicts import Held, OpResult
+from ..inbox import Proposal
 from ..plan.nonce import issue_nonce
 from ..plan.schema import Plan
+from ..providers.base import Provider
 from ..providers.from_config import provider_from_config
 from ..retract import describe_radius
 from ..retrieval.search import Hit, Retriever, VectorSearch
@@ -229,6 +233,31 @@ def search(
     return SearchResponse(query=query, hits=[_hit(h) for h in hits])
 
 
+def ask_provider(config: Config, model: str | None) -> Provider | None:
+    """The provider an answer asks: ``model`` when the request names one, else the vault's
+    (None: the extractive answerer). The caller closes it."""
+    name = model or str(config.model("provider"))
+    try:
+        return None if name == "extractive" else provider_from_config(config, name)
+    except ConfigError as exc:
+        if model is None:
+            raise  # the vault's own model is misconfigured: the owner must fix it
+        raise ConflictError(f"model {name!r} can't answer in this vault: {exc}") from exc
+
+
+def ask_response(answer: Answer, saved: ProposalOut | Proposal | None) -> AskResponse:
+    """The answer as the API returns it, with the plan that saved it (``save``)."""
+    data: dict[str, Any] = answer.to_json(citations=False)
+    data["citations"] = [_hit(h) for h in answer.cited()]
+    plan_id = None if saved is None else saved.plan_id
+    return AskResponse(
+        **data,
+        saved_plan=plan_id,
+        save_message=saved.message if saved is not None else None,
+        markdown=render_answer(answer),
+    )
+
+
 def ask(
     vault: Vault,
     request: AskRequest,
@@ -239,13 +268,7 @@ def ask(
     """Answer a question (W8); with ``save`` the answer is proposed to the inbox (W4) as
     ``author``'s plan: every door names its caller (a token's saved answer, from the API or the
     web desk, is an agent's plan, W13), none has a default to forget."""
-    name = request.model or str(vault.config.model("provider"))
-    try:
-        provider = None if name == "extractive" else provider_from_config(vault.config, name)
-    except ConfigError as exc:
-        if request.model is None:
-            raise  # the vault's own model is misconfigured: the owner must fix it
-        raise ConflictError(f"model {name!r} can't answer in this vault: {exc}") from exc
+    provider = ask_provider(vault.config, request.model)
     try:
         answer = Asker(vault, provider, Retriever(vault.db, vectors), log=log).ask(
             request.question, min_trust=request.min_trust
@@ -258,14 +281,7 @@ def ask(
         if request.save and answer.verdict == "answered"
         else None
     )
-    data: dict[str, Any] = answer.to_json(citations=False)
-    data["citations"] = [_hit(h) for h in answer.cited()]
-    return AskResponse(
-        **data,
-        saved_plan=proposal.plan_id if proposal else None,
-        save_message=proposal.message if proposal else None,
-        markdown=render_answer(answer),
-    )
+    return ask_response(answer, proposal)
 
 
 # --- plans ------------------------------------------------------------------------------------

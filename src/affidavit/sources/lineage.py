@@ -16,8 +16,11 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
+
+if TYPE_CHECKING:
+    from ..storage.queries import Sql
 
 __all__ = [
     "Lineage",
@@ -134,7 +137,7 @@ def newer_than(
     return False
 
 
-def claim_replaces(db: sqlite3.Connection, newer: str, older: str) -> bool:
+def claim_replaces(db: Sql, newer: str, older: str) -> bool:
     """Whether claim ``newer`` cites a later version of a document (an origin, or a document
     whose releases state their versions) that claim ``older`` cites an earlier version of (what
     a stale finding must show)."""

@@ -307,5 +307,92 @@ VAULT: list[tuple[str, str]] = [
         CREATE INDEX ingested_chunks_job ON {s}.ingested_chunks (job_id)
         """,
     ),
+    (
+        "pg009_lint",
+        """
+        -- lint's runs and findings, as SQLite's (lint/findings.py reads and writes both)
+        CREATE TABLE {s}.lint_runs (
+            id BIGSERIAL PRIMARY KEY,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            trigger TEXT NOT NULL,          -- manual | auto (after N ingests) | job | ingest
+            provider TEXT NOT NULL,
+            kept INTEGER NOT NULL DEFAULT 0,
+            dropped INTEGER NOT NULL DEFAULT 0,
+            detail TEXT NOT NULL DEFAULT '{{}}'
+        );
+        CREATE TABLE {s}.findings (
+            id TEXT PRIMARY KEY,            -- fingerprint: kind + what it is about
+            kind TEXT NOT NULL,
+            origin TEXT NOT NULL,
+            severity TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            message TEXT NOT NULL,
+            quotes TEXT NOT NULL DEFAULT '[]',
+            claims TEXT NOT NULL DEFAULT '[]',
+            pages TEXT NOT NULL DEFAULT '[]',
+            fix TEXT,
+            fix_hint TEXT NOT NULL DEFAULT '',
+            why TEXT NOT NULL DEFAULT '{{}}',
+            status TEXT NOT NULL,
+            first_run BIGINT NOT NULL,
+            last_run BIGINT NOT NULL,
+            first_seen TEXT NOT NULL,
+            last_seen TEXT NOT NULL,
+            decided_at TEXT,
+            decided_by TEXT,
+            note TEXT NOT NULL DEFAULT '',
+            plan_id TEXT
+        );
+        CREATE INDEX findings_status ON {s}.findings (status, kind);
+        CREATE TABLE {s}.counters (
+            name TEXT PRIMARY KEY,          -- ingests_since_lint
+            value BIGINT NOT NULL
+        );
+        -- the version or date a source states about itself (as SQLite's m020): lint orders
+        -- releases of one document by it; rows from before state none
+        ALTER TABLE {s}.sources ADD COLUMN stated TEXT NOT NULL DEFAULT '',
+            ADD COLUMN stated_key TEXT NOT NULL DEFAULT '',
+            ADD COLUMN stated_rank INTEGER NOT NULL DEFAULT 0;
+        -- an ingest job's pass after its chunks (jobs/pg_after.py), done once: its findings,
+        -- proposals and counter commit with this row, under the job's claim
+        CREATE TABLE {s}.after_ingest (
+            job_id TEXT PRIMARY KEY REFERENCES {s}.jobs (id),
+            fence BIGINT NOT NULL,          -- the claim that did it
+            done_at TEXT NOT NULL,
+            result TEXT NOT NULL            -- JSON: what the pass found and proposed
+        )
+        """,
+    ),
+    (
+        "pg010_ask",
+        """
+        CREATE TABLE {s}.questions (       -- each answer (SQLite's m001 questions): the ask log
+            id BIGSERIAL PRIMARY KEY,
+            at TEXT NOT NULL,
+            question TEXT NOT NULL,
+            min_trust TEXT NOT NULL,
+            provider TEXT NOT NULL,
+            retrieved TEXT NOT NULL,       -- JSON list of claim ids given to the answerer
+            answer TEXT NOT NULL,          -- JSON: the checked answer's sentences
+            verdict TEXT NOT NULL,         -- answered | not_in_wiki
+            dropped INTEGER NOT NULL,      -- sentences dropped by the citation check
+            prompt_tokens INTEGER NOT NULL,
+            conversation TEXT
+        );
+        CREATE TABLE {s}.model_calls (     -- a model's calls (SQLite's model_calls)
+            id BIGSERIAL PRIMARY KEY,
+            job_id TEXT,
+            at TEXT NOT NULL,
+            provider TEXT NOT NULL,
+            model TEXT NOT NULL,
+            purpose TEXT NOT NULL,         -- ask here
+            prompt_tokens INTEGER NOT NULL,
+            completion_tokens INTEGER NOT NULL,
+            duration_ms INTEGER NOT NULL,
+            outcome TEXT NOT NULL
+        )
+        """,
+    ),
 ]
 """Each vault's schema."""

@@ -200,14 +200,41 @@ class PgFullText:
         with self.storage.pool.connection() as conn:
             return _On(conn, self.schema).pages(terms, limit)
 
-    def search(self, query: str, *, k: int = 10, min_trust: str = "untrusted") -> list[Hit]:
+    def search(
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        min_trust: str = "untrusted",
+        conn: Conn | None = None,
+    ) -> list[Hit]:
         """The ``k`` best active claims of tier ``min_trust`` or above for ``query``: the claims
         matching its words, with a bonus for those on the pages whose title or summary match
-        (the ranking of ``Retriever.search`` on FTS5, without link neighbours)."""
+        (the ranking of ``Retriever.search`` on FTS5, without link neighbours). On ``conn``
+        when given (the caller's, outside any transaction), else on a pooled connection."""
         tiers = allowed_tiers(min_trust)
         terms = query_terms(query)
         if not terms:
             return []
-        with self.storage.pool.connection() as conn, conn.transaction():
+        if conn is None:
+            with self.storage.pool.connection() as pooled:
+                return self._search(pooled, terms, k, tiers)
+        return self._search(conn, terms, k, tiers)
+
+    def _search(self, conn: Conn, terms: list[str], k: int, tiers: tuple[str, ...]) -> list[Hit]:
+        with conn.transaction():
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             return _On(conn, self.schema).search(terms, k, tiers)  # one snapshot, one connection
+
+    def hits(
+        self, claim_ids: list[str], min_trust: str = "untrusted", conn: Conn | None = None
+    ) -> list[Hit]:
+        """The claims ``claim_ids`` as hits, in that order (score 0), only those active and of
+        tier ``min_trust`` or above (``Retriever.hits`` on SQLite); on ``conn`` when given."""
+        tiers = allowed_tiers(min_trust)
+        if not claim_ids:
+            return []
+        if conn is None:
+            with self.storage.pool.connection() as pooled:
+                return _On(pooled, self.schema).hits(list(claim_ids), {}, tiers)
+        return _On(conn, self.schema).hits(list(claim_ids), {}, tiers)

@@ -142,16 +142,21 @@ def issue_nonce(conn: Conn, schema: str, purpose: str, now: datetime, ttl: timed
     return nonce
 
 
+ANSWER_NONCE = "ask"
+"""The purpose of an answer's nonce (:mod:`affidavit.ask.log`): shown to the model that answers,
+never to the caller, and never taken for a plan's."""
+
+
 def use_nonce(conn: Conn, schema: str, nonce: str, plan_id: str, now: datetime) -> None:
     """Consume ``nonce`` for ``plan_id`` (as :mod:`affidavit.plan.nonce`: issued by this vault,
     unexpired, unused); the row is locked, so two proposals can't both use it."""
     rows = _x(
         conn, schema,
-        "SELECT expires_at, used_by FROM {s}.nonces WHERE nonce = %s FOR UPDATE",
+        "SELECT purpose, expires_at, used_by FROM {s}.nonces WHERE nonce = %s FOR UPDATE",
         (check_text("nonce", nonce),),
     )  # fmt: skip
-    if not rows:
-        raise PlanValidationError(
+    if not rows or rows[0]["purpose"] == ANSWER_NONCE:
+        raise PlanValidationError(  # an answer's nonce fenced claims for a model: no plan's
             "plan rejected: its nonce was never issued by this vault. Ask for a fresh one "
             '(POST …/nonces) and put it in the plan\'s "nonce" field.'
         )

@@ -44,6 +44,7 @@ from ..plan.schema import (
 from ..sources.extract import locator
 from ..sources.lineage import origin_key
 from ..sources.sanitizer import Flag, scan
+from ..sources.stated import stated_of
 from ..store.blast import LIVE as BLAST_LIVE
 from ..store.blast import BlastRadius, blast_radius, claim_radius
 from ..store.writer import claim_id
@@ -120,11 +121,13 @@ def add_source(
             _q("SELECT id, version FROM {s}.sources WHERE origin_key = %s AND id != %s "
                "ORDER BY version DESC LIMIT 1", schema), (key, source_id),
         ).fetchone()  # fmt: skip
+        stated = stated_of(name, origin, data, text)  # the release it states (as SQLite's)
         conn.execute(
-            _q("UPDATE {s}.sources SET origin_key = %s, version = %s, previous_id = %s "
-               "WHERE id = %s", schema),
+            _q("UPDATE {s}.sources SET origin_key = %s, version = %s, previous_id = %s, "
+               "stated = %s, stated_key = %s, stated_rank = %s WHERE id = %s", schema),
             (key, int(latest["version"]) + 1 if latest else 1,
-             latest["id"] if latest else None, source_id),
+             latest["id"] if latest else None, stated.value if stated else "",
+             stated.key if stated else "", stated.rank if stated else 0, source_id),
         )  # fmt: skip
         with conn.cursor() as cur:
             cur.executemany(

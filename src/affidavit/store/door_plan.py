@@ -196,7 +196,7 @@ def record(
             (now, approval.actor, json.dumps(done), stored, plan_id),
         )
         db.execute("DELETE FROM slug_reservations WHERE plan_id = ?", (plan_id,))
-        compact(db, plan_id)  # decided: its texts compressed (plan/stored.py)
+        compact(db, plan_id, writer.claim_ids)  # decided: texts packed (plan/stored.py)
     audit.append(
         db,
         now,

@@ -31,7 +31,7 @@ from ..plan.schema import (
     UpdateContext,
     parse_plan,
 )
-from ..plan.stored import unpack
+from ..plan.stored import plan_text
 from .render import CONTEXT_ARCHIVE
 
 
@@ -94,21 +94,22 @@ def _drafts(op: object) -> tuple[str | None, list[ClaimDraft]]:
 def _plan(db: sqlite3.Connection, state: _Replay, plan_id: str) -> Plan | None:
     if plan_id in state.plans:
         return state.plans[plan_id]
-    row = db.execute("SELECT plan_json, plan_z FROM plans WHERE id = ?", (plan_id,)).fetchone()
+    row = db.execute("SELECT id, plan_json, plan_z FROM plans WHERE id = ?", (plan_id,)).fetchone()
     plan: Plan | None = None
     if row is None:
         state.problems.append(
             ClaimProblem(plan_id, "the audit log names an applied plan the database lacks")
         )
     else:
+        why = ""
         try:
-            plan = parse_plan(row[0] or unpack(row[1]))
-        except AffidavitError:
-            plan = None
+            plan = parse_plan(plan_text(row, db))
+        except AffidavitError as exc:
+            plan, why = None, f" ({exc})"
         if plan is None or content_id(plan.to_json()) != plan_id:
             state.problems.append(
                 ClaimProblem(
-                    plan_id, "the stored text of this applied plan no longer hashes to its id"
+                    plan_id, f"the stored text of this applied plan no longer hashes to its id{why}"
                 )
             )
             plan = None
@@ -152,11 +153,28 @@ def _end(state: _Replay, claim: str, status: str, successor: str | None = None) 
             expected.superseded_by = successor
 
 
+def _missing_claims(
+    db: sqlite3.Connection, state: _Replay, plan_id: str, detail: dict[str, Any]
+) -> None:
+    """An applied plan that can't be read back (a plan packed against its claims,
+    :mod:`affidavit.plan.stored`, is unreadable once one of them is deleted or edited) still
+    names the claims it wrote in its audit entry: those gone are reported by id."""
+    for cid in detail.get("claims", []):
+        if db.execute("SELECT 1 FROM claims WHERE id = ?", (str(cid),)).fetchone() is None:
+            state.problems.append(
+                ClaimProblem(
+                    str(cid),
+                    f"plan {plan_id[:12]} created this claim; it is missing from the database",
+                )
+            )
+
+
 def _applied(db: sqlite3.Connection, state: _Replay, plan_id: str, detail: dict[str, Any]) -> None:
     from .apply import claim_id  # the door's own derivation
 
     plan = _plan(db, state, plan_id)
     if plan is None:
+        _missing_claims(db, state, plan_id, detail)
         return
     made = list(detail.get("claims", []))
     wanted = set(made)
