@@ -654,9 +654,9 @@ def m020_stated_versions() -> str:
     """
 
 
-# Issue 25's migrations that slim the database, m021…m022, then the version of what search
-# reads, m026 (registered here, in order).
-from . import db_lean, db_search  # noqa: E402, F401
+# Issue 25's migrations that slim the database, m021…m027, and the version of what search reads,
+# m026 (db_lean registers it in its place; registered here, in order).
+from . import db_lean  # noqa: E402, F401
 
 
 def migrate(db: sqlite3.Connection) -> list[str]:
