@@ -11,7 +11,11 @@ tests/data/support_verdicts.jsonl and of ``--contexts`` SQuADShifts paragraphs (
 between the two.
 
     AFFIDAVIT_SHARED_DATA=/work/shared/data PYTHONPATH=src .venv/bin/python bench/askcost.py \\
-        [--articles Andes,Baltic_Sea,Australian_Senate] [--questions 200] [--rounds 3]
+        [--articles Andes,Baltic_Sea,Australian_Senate] [--questions 200] [--rounds 3] \\
+        [--answers FILE]
+
+``--answers FILE`` compares the rendered answers with another tree's: the first run writes them
+to FILE, a run with FILE present counts how many are identical (and fails unless all are).
 """
 
 from __future__ import annotations
@@ -76,6 +80,7 @@ def main() -> int:
     parser.add_argument("--questions", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--contexts", type=int, default=3000, help="SQuADShifts paragraphs added")
+    parser.add_argument("--answers", type=Path, help="the answers of another tree (see above)")
     args = parser.parse_args()
     titles = args.articles.split(",")
     root = Path(tempfile.mkdtemp(prefix="askcost-"))
@@ -109,6 +114,13 @@ def main() -> int:
                 f"(rounds {', '.join(f'{c:.2f}' for c in ner[name])})"
             )
         print(f"identical rendered answers: {same}/{len(asked)}")
+        if args.answers is not None and args.answers.exists():
+            theirs = json.loads(args.answers.read_text(encoding="utf-8"))
+            alike = sum(a == b for a, b in zip(theirs, answers["openblas"], strict=True))
+            print(f"identical to {args.answers}: {alike}/{len(asked)}")
+            same -= len(asked) - alike
+        elif args.answers is not None:
+            args.answers.write_text(json.dumps(answers["openblas"]), encoding="utf-8")
         rows = [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines()]
         texts = list(
             dict.fromkeys(t for r in rows for t in (r["text"], *r["quotes"], *r["context"]))

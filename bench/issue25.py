@@ -9,7 +9,11 @@ Rows (each for both trees, interleaved ``--rounds`` times):
 - ``search``: the daemon (``serve --workers 1``) under 8 clients sending realistic queries —
   SQuADShifts questions and State of the Union topic words (``--queries``), never one rare term —
   requests/s, p50/p99 and the daemon's CPU per request;
-- ``ask_daemon``: the daemon's CPU per ``POST …/ask`` (extractive answerer), the same questions.
+- ``ask_daemon``: the daemon's CPU per ``POST …/ask`` (extractive answerer), the same questions;
+- ``search_asking``: the ``search`` row while one more client asks questions at a steady
+  ``--ask-rate`` per second (the daemon's answer log commits once a second or per 32 answers):
+  the searches' requests/s and p50/p99, the answers given meanwhile, and the daemon's CPU per
+  request (searches and answers together).
 
 The two trees' daemons run side by side and the ``search`` and ``ask_daemon`` rows alternate
 between them round after round (each cell carries the load average when it ended).
@@ -25,8 +29,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import random
+import re
 import resource
 import shutil
 import signal
@@ -189,6 +195,47 @@ def same_answers(
     return {"searches_compared": searches, "asks_compared": asks}
 
 
+def _asker(sock: str, name: str, asked: list[str], rate: float, stop: Any, results: Any) -> None:
+    """Ask ``asked`` in turn, ``rate`` a second, until ``stop``; put how many were answered."""
+    conn = UnixConnection(sock)
+    answered, n, due = 0, 0, time.monotonic()
+    while not stop.is_set():
+        body = json.dumps({"question": asked[n % len(asked)]})
+        n += 1
+        conn.request("POST", f"/v1/vaults/{name}/ask", body, {"content-type": "application/json"})
+        response = conn.getresponse()
+        response.read()
+        answered += response.status == 200
+        due += 1.0 / rate
+        stop.wait(max(0.0, due - time.monotonic()))
+    conn.close()
+    results.put(answered)
+
+
+def search_asking(
+    sock: Path, pid: int, name: str, paths: list[str], asked: list[str], args: argparse.Namespace
+) -> dict[str, Any]:
+    """One ``search_asking`` cell (see the module): the searches' load with the asker beside."""
+    ctx = multiprocessing.get_context("fork")
+    stop, results = ctx.Event(), ctx.Queue()
+    asker = ctx.Process(target=_asker, args=(str(sock), name, asked, args.ask_rate, stop, results))
+    asker.start()
+    try:
+        cell = load(("unix", str(sock)), {}, paths, 8, args.seconds, pid)
+    finally:
+        stop.set()
+        answered = results.get(timeout=300)
+        asker.join()
+    return cell | {"answers": answered}
+
+
+def no_cache(toml: str) -> str:
+    """``toml`` with ``server.search_cache = 0`` (``affidavit init`` writes the setting)."""
+    if re.search(r"(?m)^search_cache\s*=", toml):
+        return re.sub(r"(?m)^search_cache\s*=.*$", "search_cache = 0", toml)
+    return toml.replace("[server]\n", "[server]\nsearch_cache = 0\n", 1)
+
+
 def daemon_rows(
     args: argparse.Namespace,
     rows: list[str],
@@ -214,7 +261,7 @@ def daemon_rows(
                 daemons[f"{tree}_w{count}"] = start(
                     args.vault, work / f"{tree}{count}", src=src, workers=count
                 )
-        toml.write_text(original.replace("[server]\n", "[server]\nsearch_cache = 0\n", 1))
+        toml.write_text(no_cache(original))
         try:
             daemons["this_nocache_w1"] = start(
                 args.vault, work / "nocache", src=trees["this"], workers=1
@@ -231,14 +278,21 @@ def daemon_rows(
         for tree, (_proc, sock, _) in daemons.items():
             result[f"search_{tree}"] = []
             result[f"ask_daemon_{tree}"] = []
-            if "search" in rows:  # warm-up: every worker has seen the queries once or more
+            result[f"search_asking_{tree}"] = []
+            # warm-up: every worker has seen the queries once or more
+            if {"search", "search_asking"} & set(rows):
                 load(("unix", str(sock)), {}, paths, 8, args.warm)
         # the searches' rounds first, then the answers': an answer's log rows are a commit,
-        # which empties every daemon's search cache (as it would in use: see docs/server.md)
+        # which empties the base's search cache (as it would in use: see docs/server.md)
         for _ in range(args.rounds if "search" in rows else 0):
             for tree, (proc, sock, _) in daemons.items():
                 cell = load(("unix", str(sock)), {}, paths, 8, args.seconds, proc.pid)
                 result[f"search_{tree}"].append(cell | {"load": os.getloadavg()[0]})
+        for _ in range(args.rounds if "search_asking" in rows else 0):
+            for tree, (proc, sock, _) in daemons.items():
+                if tree.endswith("_w1"):
+                    cell = search_asking(sock, proc.pid, name, paths, asked, args)
+                    result[f"search_asking_{tree}"].append(cell | {"load": os.getloadavg()[0]})
         for _ in range(args.rounds if "ask_daemon" in rows else 0):
             for tree, (proc, sock, _) in daemons.items():
                 if tree.endswith("_w1") and "nocache" not in tree:
@@ -267,6 +321,9 @@ def main() -> int:
     parser.add_argument(
         "--compare-asks", type=int, default=100, help="answers compared across the trees"
     )
+    parser.add_argument(
+        "--ask-rate", type=float, default=5.0, help="answers a second beside search_asking"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     rows = args.rows.split(",")
@@ -293,7 +350,7 @@ def main() -> int:
                         result[f"ask_client_{tree}_s"].append(round(child_cpu(cmd, src, env), 3))
             finally:
                 stop(proc)
-        if "search" in rows or "ask_daemon" in rows:
+        if {"search", "ask_daemon", "search_asking"} & set(rows):
             daemon_rows(args, rows, trees, asked, work, result)
         result["load_after"] = os.getloadavg()[0]
     finally:

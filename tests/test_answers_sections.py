@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from affidavit.ask import Asker, brevity, sections
-from affidavit.ask.extractive import _matches, extractive_answer, question_type, ranked
+from affidavit.ask.extractive import extractive_answer, question_type, ranked
 from affidavit.ask.manuals import statement
 from affidavit.ask.sections import headed_share, key_nouns, named_page, title_instructions
+from affidavit.ask.stems import matches as _matches
 from affidavit.ask.wiki import SqliteWiki
 from affidavit.ingest.pipeline import Ingestor
 from affidavit.providers.extractive import ExtractiveProvider

@@ -405,7 +405,8 @@ SETTINGS: tuple[Setting, ...] = (
         "search_cache",
         4096,
         "Searches whose answers each daemon process keeps for this vault, by query, k and trust "
-        "tier, while the database is unchanged (any commit empties it); 0 keeps none.",
+        "tier, while what a search reads is unchanged (a write to claims, pages, links, "
+        "evidence or sources empties it; the answer log does not); 0 keeps none.",
         minimum=0,
     ),
     Setting(

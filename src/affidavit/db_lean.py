@@ -197,6 +197,10 @@ def _rechain_snapshots(db: sqlite3.Connection) -> None:
 
 DATA_STEPS["m023_context_deltas"] = _rechain_snapshots
 
+# m026 (the version of what search reads, issue 25 item 4) is registered here, between m023 and
+# m027, so MIGRATIONS stays in the order of its numbers.
+from . import db_search  # noqa: E402, F401
+
 
 @migration
 def m027_plans_packed_with_claims() -> str:

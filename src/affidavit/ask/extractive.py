@@ -15,7 +15,6 @@ checks.
 from __future__ import annotations
 
 import itertools
-import math
 import re
 import unicodedata
 from functools import lru_cache
@@ -24,7 +23,7 @@ from typing import Any, NamedTuple
 from ..extractive.lexicon import words
 from ..retrieval.search import Hit
 from ..support.facts import MONTHS
-from ..words import STOPWORDS, content_words, stem
+from ..words import STOPWORDS, stem
 from . import sections
 from .brevity import enough
 from .context import under_best
@@ -53,6 +52,10 @@ from .manuals import (
 )
 from .roles import counts_other, fillers, fills, modified_noun_end, prepare, role_phrase
 from .sections import headed_share, key_nouns, named_page
+from .stems import Held, held_by, held_of, matches
+from .stems import stems as _stems
+from .stems import support as _support
+from .stems import weights as _weights
 
 _DATE = re.compile(
     r"\b(?:\d{1,2} )?(?:January|February|March|April|May|June|July|August|September|October|"
@@ -178,9 +181,6 @@ _CAUSE = re.compile(
     r"as a result|therefore|thus|so (?:he|she|it|they|we|that))\b",
     re.IGNORECASE,
 )
-_EQUIVALENT = (frozenset({"call", "name", "dub", "term"}),)
-"""Stems a question and its answer use for the same thing ("Why is it called X?" answered by
-"it is named after..."): naming verbs."""
 
 
 def _bigrams(text: str) -> set[tuple[str, str]]:
@@ -197,17 +197,6 @@ def _bigrams_of(text: str) -> frozenset[tuple[str, str]]:
         if (len(w) >= 3 or w.isdigit()) and w not in STOPWORDS
     ]
     return frozenset(itertools.pairwise(stems))
-
-
-def _stems(text: str) -> set[str]:
-    return set(_stems_of(text))
-
-
-@lru_cache(maxsize=65536)
-def _stems_of(text: str) -> frozenset[str]:
-    """:func:`_stems`, remembered: the daemon asks for the same claims' texts, titles and
-    quotes question after question (frozen: no caller can change what the next one gets)."""
-    return frozenset(stem(w) for w in content_words(fold(text)))
 
 
 _DIMENSIONS = {
@@ -276,32 +265,6 @@ def _asked(question: str) -> set[str]:
     return asked
 
 
-def _matches(word: str, have: set[str]) -> bool:
-    """``word`` (a stem) is among ``have``, or shares a prefix of five letters with one of them
-    (or is a prefix of four letters or more of one: "encod" / "encoding")."""
-    if word in have:
-        return True
-    for same in _EQUIVALENT:
-        if word in same and same & have:
-            return True
-    for other in have:
-        short, long_ = (word, other) if len(word) <= len(other) else (other, word)
-        if len(short) >= 4 and long_.startswith(short):
-            return True
-        if len(short) >= 6 and long_[:5] == short[:5]:
-            return True
-    return False
-
-
-def _weights(asked: set[str], have: list[set[str]]) -> dict[str, float]:
-    """Each asked stem's weight: rarer among the retrieved claims weighs more."""
-    n = len(have)
-    return {
-        s: math.log(1.0 + (n + 1.0) / (0.5 + max(1, sum(1 for h in have if _matches(s, h)))))
-        for s in sorted(asked)
-    }
-
-
 class _Candidate(NamedTuple):
     start: int
     text: str
@@ -366,6 +329,13 @@ COUNTS_OTHER = 1.0
 characters of distance): "two" in "the following two lines" for "How many columns ...?"."""
 
 
+@lru_cache(maxsize=4096)
+def _word_stems(text: str) -> tuple[tuple[int, str], ...]:
+    """Where each word of ``text`` starts, and its stem (as written: not case-folded); ~2 KB
+    each, remembered for the texts of the last questions."""
+    return tuple((m.start(), stem(m.group())) for m in re.finditer(r"[^\W_]+", text))
+
+
 def _span(question: str, text: str) -> str | None:
     """:func:`_fitting_span`'s span, when it fits the question."""
     found = _fitting_span(question, text)
@@ -381,14 +351,14 @@ def _fitting_span(question: str, text: str, roles: bool = True) -> tuple[str, bo
     kind = question_type(question)
     if not kind:
         return None
-    asked = _asked(question)
+    asked = Held(_asked(question))
     measure = dimension(question)[1]
-    spots = [m.start() for m in re.finditer(r"[^\W_]+", text) if _matches(stem(m.group()), asked)]
+    spots = [start for start, word in _word_stems(text) if asked.has(word)]
     best: tuple[float, int, str, bool] | None = None
     for match in _candidates(kind, text):
         span = match.text.strip().rstrip(".,;:")
         stems = _stems(span)
-        if not span or (stems and all(_matches(s, asked) for s in stems)):
+        if not span or (stems and all(asked.has(s) for s in stems)):
             continue
         if kind == "number" and _NEGATED.search(text[max(0, match.start - 12) : match.start]):
             continue  # "not one so employed has been discovered" says none, not one
@@ -436,11 +406,9 @@ def _fitting_span(question: str, text: str, roles: bool = True) -> tuple[str, bo
     return (best[2], best[3]) if best else None
 
 
-def _support(weights: dict[str, float], have: set[str]) -> float:
-    total = sum(weights.values())
-    if not total:
-        return 0.0
-    return sum(w for s, w in weights.items() if _matches(s, have)) / total
+def _said(hit: Hit, *more: str) -> Held:
+    """The stems ``hit``'s own words hold (its text's and its quotes'), and ``more``'s."""
+    return held_by((hit.text, *(e.quote for e in hit.evidence), *more))
 
 
 def ranked(
@@ -457,12 +425,14 @@ def ranked(
     how = asks_how(question)
     compounds = compounds_of(question) if how else set()
     verb = action(question)
-    said = [_stems(h.text) | {s for e in h.evidence for s in _stems(e.quote)} for h in hits]
+    said = [_said(h) for h in hits]
     if how and sections.NAMED:  # a page the question names by its title: its claims' subject
-        said = [s | named_page(question, h.page_title) for s, h in zip(said, hits, strict=True)]
+        said = [
+            s | Held(named_page(question, h.page_title)) for s, h in zip(said, hits, strict=True)
+        ]
     titled = [
-        stems | _stems(h.page_title) | _stems(h.section) | _stems(context.get(h.claim_id, ""))
-        for stems, h in zip(said, hits, strict=True)
+        s | held_by((h.page_title, h.section, context.get(h.claim_id, "")))
+        for s, h in zip(said, hits, strict=True)
     ]
     weights = _weights(asked, said)
     if kind in ("who", "org"):  # the recogniser reads every candidate in one batch
@@ -483,7 +453,7 @@ def ranked(
             continue
         score = support + RANK_BONUS / (1 + rank)
         # "Maximum Number Of Columns" over "The default setting for SQLITE_MAX_COLUMN is 2000."
-        score += HEADING * headed_share(weights, nouns, hit, _matches)
+        score += HEADING * headed_share(weights, nouns, hit, matches)
         if kind and _span(question, hit.text) is not None:
             score += 0.1  # it holds what the question asks for: a date, a number, a name
             if measure and measured(measure, hit.text):
@@ -500,7 +470,7 @@ def ranked(
             score += 0.1  # "Why ...?": a sentence that gives a cause
         if pairs:  # the question's word pairs kept together ("root logger", "base class")
             score += 0.15 * len(pairs & _bigrams(hit.text)) / len(pairs)
-        if verb and _matches(verb, _stems(hit.text)):
+        if verb and held_of(hit.text).has(verb):
             score += ACTION  # "How do I rename a file?": "git-mv - Move or rename a file"
         if how and compounds and names_compound(compounds, hit.text):
             score += COMPOUND  # "one line per commit": "`--oneline`: ..."
@@ -595,6 +565,7 @@ def title_answer(
     kind = question_type(question)
     wanted = "ORG" if kind == "org" else "PERSON"
     asked = _asked(question)
+    asking = Held(asked)
     seen: set[str] = set()
     recognise(h.page_title for _, _, _, h in scored if h.page_title)
     for _, _, _, hit in scored:
@@ -602,8 +573,8 @@ def title_answer(
         if not title or hit.page in seen:
             continue
         seen.add(hit.page)
-        held = _stems(title)
-        if not all(_matches(s, held) for s in asked):
+        held = held_of(title)
+        if not all(held.has(s) for s in asked):
             continue
         names = [
             title[start:end].strip()
@@ -612,7 +583,7 @@ def title_answer(
         ]
         # a name that shares a word with the question is its subject, not its answer ("Lower
         # Manhattan" for "Which newspaper reported on Manhattan?")
-        names = [n for n in names if not any(_matches(s, asked) for s in _stems(n))]
+        names = [n for n in names if not any(asking.has(s) for s in _stems(n))]
         if names:  # the fullest name: "Ada Whitcombe" over a lone "Guild" the recogniser
             return max(names, key=lambda n: len(n.split())), hit  # took for a person
     return None
@@ -633,9 +604,9 @@ def _holds_numbers(
 def _holds(name: str, hit: Hit, context: dict[str, str]) -> bool:
     """``hit`` (its text, page title or context) names ``name``."""
     wanted = _stems(name) or {name.casefold()}
-    have = _stems(hit.text) | _stems(hit.page_title) | _stems(hit.section)
-    have |= _stems(context.get(hit.claim_id, ""))
-    return all(_matches(w, have) for w in wanted)
+    have = held_of(hit.text) | held_of(hit.page_title) | held_of(hit.section)
+    have |= held_of(context.get(hit.claim_id, ""))
+    return all(have.has(w) for w in wanted)
 
 
 def _shown(sentences: list[dict[str, Any]], hits: list[Hit]) -> list[Hit]:
@@ -662,12 +633,12 @@ def extractive_answer(
     if required:  # and more of the question than the names: "create a user" in MySQL
         named = {w for n in required for w in _stems(n)}
         rest = _stems(question) - named
-        weights = _weights(rest, [_stems(s[3].text) for s in scored])
+        weights = _weights(rest, [held_of(s[3].text) for s in scored])
         scored = [
             s
             for s in scored
             if all(_holds(n, s[3], context) for n in required)
-            and (not rest or _support(weights, _stems(s[3].text)) >= MIN_SUPPORT)
+            and (not rest or _support(weights, held_of(s[3].text)) >= MIN_SUPPORT)
         ]
     if not scored:
         return none

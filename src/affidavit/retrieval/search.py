@@ -31,6 +31,7 @@ from ..config import TRUST_TIERS
 from ..db import read_snapshot
 from ..evidence.spans import NOT_CACHED, UNREADABLE, cached_span
 from ..words import STOPWORDS
+from .search_version import SearchVersion, Version
 
 RRF_K = 60
 CANDIDATES = 50
@@ -483,33 +484,37 @@ ROW_CACHE_CONNECTIONS = 4
 """Connections whose rows are kept, the most recently searched: with :data:`ROW_CACHE`, at most
 20,000 claims' rows in a process (a few tens of MB at worst), whatever the wiki's size."""
 
-_ROW_CACHES: OrderedDict[int, tuple[sqlite3.Connection, tuple[int, int], dict[str, _Row]]] = (
-    OrderedDict()
-)
+_ROW_CACHES: OrderedDict[
+    int, tuple[sqlite3.Connection, SearchVersion, Version, dict[str, _Row]]
+] = OrderedDict()
 _ROW_LOCK = threading.Lock()
 
 
 def _row_cache(db: sqlite3.Connection) -> dict[str, _Row]:
-    """The claims' rows ``db`` has read, valid while its database is unchanged: kept under the
-    connection's ``PRAGMA data_version`` (which moves when another connection commits) and its
-    ``total_changes`` (which moves when it writes itself), read in the caller's snapshot; any
-    change, a rolled-back write included, starts afresh. The same claims come back search
-    after search (a daemon's, an answer's several): their rows and quotes are read once per
-    version of the database, not once per search. Kept for the last few connections searched.
+    """The claims' rows ``db`` has read, valid while what a search reads is unchanged: kept
+    under :class:`~.search_version.SearchVersion` (a token every write to claims, pages,
+    evidence or sources moves, and no other write: the daemon's answer log leaves the rows
+    kept; every commit, where the database lacks that token), read in the caller's snapshot;
+    any change starts afresh. The same claims come back search after search (a daemon's, an
+    answer's several): their rows and quotes are read once per version, not once per search.
+    Kept for the last few connections searched.
 
     Only a read outside any transaction of the caller's uses it (:meth:`Retriever.search`
     opens its own snapshot): inside a transaction that wrote, the rows are not yet the
-    database's, and a rollback would leave the version as it was."""
-    version = (int(db.execute("PRAGMA data_version").fetchone()[0]), db.total_changes)
+    database's."""
     with _ROW_LOCK:
         known = _ROW_CACHES.get(id(db))
-        if known is not None and known[0] is db and known[1] == version:
-            rows = known[2]
+    reader = known[1] if known is not None and known[0] is db else SearchVersion()
+    version = reader(db)  # outside the lock: SQL on this connection only
+    with _ROW_LOCK:
+        known = _ROW_CACHES.get(id(db))
+        if known is not None and known[0] is db and known[2] == version:
+            rows = known[3]
             if len(rows) <= ROW_CACHE:
                 _ROW_CACHES.move_to_end(id(db))
                 return rows
         rows = {}
-        _ROW_CACHES[id(db)] = (db, version, rows)
+        _ROW_CACHES[id(db)] = (db, reader, version, rows)
         _ROW_CACHES.move_to_end(id(db))
         while len(_ROW_CACHES) > ROW_CACHE_CONNECTIONS:
             _ROW_CACHES.popitem(last=False)
@@ -542,8 +547,10 @@ MAX_QUOTES = 5
 """A claim's evidence limit (SPEC §2): a merged claim shows this many quotes, the rest counted."""
 
 
+@lru_cache(maxsize=16384)
 def same_text(text: str) -> str:
-    """The key under which two claims say the same sentence: case and spacing folded."""
+    """The key under which two claims say the same sentence: case and spacing folded
+    (remembered: an answer asks it of every hit and follower, question after question)."""
     return " ".join(unicodedata.normalize("NFKC", text).split()).casefold()
 
 

@@ -154,25 +154,22 @@ def search_body(
     to the same bytes.
 
     With ``cache`` (the lane's, on its ``query_only`` connection) a search asked again before
-    any commit is answered from it: the same bytes (see :class:`~.registry.SearchCache`). Only
+    any write to what search reads is answered from it: the same bytes (see
+    :class:`~.registry.SearchCache`). Only
     an answer of the tantivy index is kept: FTS5 answers while the index catches up, and the
     index's answer may then differ without a commit."""
     if cache is None:
         return encode_search(q, Retriever(vault.db, None).search(q, k=k, min_trust=min_trust))
     key = (q, k, min_trust)
-    version = _data_version(vault)
+    version = cache.version_of(vault.db)
     body = cache.get(version, key)
     if body is not None:
         return body
     retriever = Retriever(vault.db, None)
     body = encode_search(q, retriever.search(q, k=k, min_trust=min_trust))
-    if retriever.used == "tantivy" and _data_version(vault) == version:
+    if retriever.used == "tantivy" and cache.version_of(vault.db) == version:
         cache.put(version, key, body)
     return body
-
-
-def _data_version(vault: Vault) -> int:
-    return int(vault.db.execute("PRAGMA data_version").fetchone()[0])
 
 
 def encode_search(query: str, hits: list[Hit]) -> bytes:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..config import Config
 from ..errors import ConfigError, NotFoundError, VaultError
+from ..retrieval.search_version import SearchVersion, Version
 from ..service.tokens import TokenGrant, check_token
 from ..store.anchor import Anchor
 from ..vault import Vault, attach, open_vault
@@ -209,12 +210,14 @@ SEARCH_CACHE_BYTES = 64 * 1024 * 1024
 
 
 class SearchCache:
-    """The bodies of one vault's recent searches, valid for one version of its database.
+    """The bodies of one vault's recent searches, valid for one version of what they read.
 
-    The version is the loop connection's ``PRAGMA data_version`` (:meth:`ServedVault.on_loop`'s
-    connection is ``query_only``: only another connection's commit changes the database, and
-    every such commit moves it). A body is kept only when the version read before the search
-    is the one read after it (no commit landed meanwhile), and served only while the version
+    The version is :class:`~affidavit.retrieval.search_version.SearchVersion`'s, read on the
+    loop connection: a token every write to claims, pages, links, evidence or sources moves, in
+    the writing transaction, whoever writes (migration ``m026``'s triggers), and no other write
+    (the daemon's answer log, nonces, plans); ``PRAGMA data_version`` (every commit) where those
+    triggers are missing or altered. A body is kept only when the version read before the search
+    is the one read after it (no such write landed meanwhile), and served only while the version
     is still that one: a new version empties the cache. So a body served from here is the
     body the search would give now, byte for byte. Bounded by entries and by
     :data:`SEARCH_CACHE_BYTES` (the least recently used go first). One thread uses it: the
@@ -223,11 +226,16 @@ class SearchCache:
     def __init__(self, entries: int, max_bytes: int = SEARCH_CACHE_BYTES) -> None:
         self.entries = entries
         self.max_bytes = max_bytes
-        self.version: int | None = None
+        self.version: Version | None = None
+        self.read_version = SearchVersion()
         self.held = 0
         self.bodies: OrderedDict[tuple[str, int, str], bytes] = OrderedDict()
 
-    def get(self, version: int, key: tuple[str, int, str]) -> bytes | None:
+    def version_of(self, db: sqlite3.Connection) -> Version:
+        """The version of what a search on ``db`` reads now."""
+        return self.read_version(db)
+
+    def get(self, version: Version, key: tuple[str, int, str]) -> bytes | None:
         if version != self.version:
             self.bodies.clear()
             self.held = 0
@@ -238,7 +246,7 @@ class SearchCache:
             self.bodies.move_to_end(key)
         return body
 
-    def put(self, version: int, key: tuple[str, int, str], body: bytes) -> None:
+    def put(self, version: Version, key: tuple[str, int, str], body: bytes) -> None:
         if version != self.version or len(body) > self.max_bytes // 16:
             return
         old = self.bodies.pop(key, None)
