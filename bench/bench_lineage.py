@@ -21,7 +21,15 @@
    hold 0 supersede proposals, and both vaults' findings must be the same.
 
     .venv/bin/python bench/bench_lineage.py [--speeches 40] [--share 0.10] [--shares 0.02,0.1,0.3]
-                                          [--lint-speeches 40] [--realdocs] [--no-reingest] [--json]
+                                          [--lint-speeches 40] [--realdocs] [--no-reingest]
+                                          [--renames] [--json]
+
+4. **Moved and edited while the watch was down** (``--renames``): ``--speeches`` speeches are
+   stored from a folder; then half of them are moved to new names *and* edited (each share of
+   ``--shares``, as in 1), the other half deleted, and as many other speeches (unrelated
+   documents) added. :func:`affidavit.ingest.renames.pair_renamed` is asked to pair the vanished
+   files with the appeared ones: every moved file must pair with its origin, no deleted one with
+   an unrelated file (right / wrong / missed pairs, and its seconds).
 
 3. **Lint on a real manual** (``--realdocs``): the SQLite 3.40.1 manual of
    ``../shared/data/realdocs/sqlite3-doc.json`` (install Debian's ``sqlite3-doc``), one release:
@@ -48,9 +56,11 @@ from pathlib import Path
 from typing import Any
 
 from affidavit.ingest.pipeline import Ingestor
+from affidavit.ingest.renames import pair_renamed
 from affidavit.lint.runner import run_lint
 from affidavit.providers.extractive import ExtractiveProvider
 from affidavit.sources.sentences import number_sentences
+from affidavit.sources.store import SourceStore
 from affidavit.vault import Vault, init_vault
 
 SHARED = Path(
@@ -218,6 +228,44 @@ def reingest(count: int, share: float, seed: int, work: Path) -> dict[str, Any]:
     }
 
 
+def renames(count: int, share: float, seed: int, work: Path) -> dict[str, Any]:
+    """Section 4 of the module doc: pairing files moved and edited with the ones they were."""
+    texts = speeches(count + count // 2)
+    kept, unrelated = texts[:count], texts[count:]
+    folder = work / f"renames-{share}"
+    folder.mkdir()
+    for name, text in kept:
+        (folder / name).write_text(text)
+    vault, _ = init_vault(work / f"vault-renames-{share}", clock=Clock())
+    SourceStore(vault).add_files(sorted(folder.iterdir()), "trusted")
+    rng = random.Random(seed)
+    moved, deleted = kept[: count // 2], kept[count // 2 :]
+    for name, text in moved:
+        (folder / name).unlink()
+        (folder / f"moved-{name}").write_text(edit(text, share, rng)[0])
+    for name, _ in deleted:
+        (folder / name).unlink()
+    for name, text in unrelated:
+        (folder / f"new-{name}").write_text(text)
+    vanished = [folder / name for name, _ in kept]
+    appeared = sorted(p for p in folder.iterdir() if p.name.startswith(("moved-", "new-")))
+    started = time.perf_counter()
+    pairs = pair_renamed(vault, vanished, appeared)
+    seconds = time.perf_counter() - started
+    vault.close()
+    right = sum(1 for old, new in pairs if new.name == f"moved-{old.name}")
+    return {
+        "share_edited": share,
+        "moved_and_edited": len(moved),
+        "deleted": len(deleted),
+        "unrelated_added": len(unrelated),
+        "paired_right": right,
+        "paired_wrong": len(pairs) - right,
+        "missed": len(moved) - right,
+        "seconds": round(seconds, 2),
+    }
+
+
 def lint_one_release(count: int, work: Path) -> dict[str, Any]:
     texts = speeches(count)
     results = []
@@ -312,6 +360,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=27)
     parser.add_argument("--realdocs", action="store_true", help="also lint the SQLite manual")
     parser.add_argument("--no-reingest", action="store_true")
+    parser.add_argument("--renames", action="store_true", help="also pair moved+edited files")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-lineage-"))
@@ -322,6 +371,8 @@ def main() -> None:
             if args.no_reingest
             else [reingest(args.speeches, s, args.seed, work) for s in shares]
         }
+        if args.renames:
+            out["renames"] = [renames(args.speeches, s, args.seed, work) for s in shares]
         if args.lint_speeches:
             out["lint_one_release"] = lint_one_release(args.lint_speeches, work)
         if args.realdocs:
@@ -343,6 +394,13 @@ def main() -> None:
             f"{r['first_cpu_seconds_all']} CPU s, re-ingest {r['reingest_seconds']} s / "
             f"{r['reingest_model_calls']} calls / {r['reingest_cpu_seconds_all']} CPU s "
             f"({r['reingest_cpu_share']:.0%} of the first)"
+        )
+    for r in out.get("renames", []):
+        print(
+            f"moved and edited ({r['share_edited']:.0%}): {r['moved_and_edited']} moved, "
+            f"{r['deleted']} deleted, {r['unrelated_added']} unrelated added: paired right "
+            f"{r['paired_right']}, wrong {r['paired_wrong']}, missed {r['missed']} "
+            f"({r['seconds']} s)"
         )
     lint = out.get("lint_one_release")
     if lint:

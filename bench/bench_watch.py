@@ -12,6 +12,14 @@ make due runs when the watch is quiet: its duration (what a save landing during 
 is reported too.
 
     .venv/bin/python bench/bench_watch.py [--files 1000] [--edits 30] [--json]
+
+With ``--daemon`` the same is measured on the daemon's path instead (issue 27 item 2): ``affidavit
+serve`` runs the vault's worker and watch feeder, the folder is registered with ``affidavit watch
+add`` (no watch process of ours), its first look is the daemon's catch-up job (timed until it is
+done), and each save is timed until its pending plan is in the inbox — feeder, queue, worker, job
+process and all (``--gap S``: each save S seconds after the last one's jobs ended, as a
+person's saves are spaced). Then the daemon is stopped, files are edited, deleted and added, and the
+restarted daemon's catch-up is timed until exactly those changes are handled.
 """
 
 from __future__ import annotations
@@ -85,16 +93,153 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+def _daemon(vault: Path, run: Path, log: Any) -> subprocess.Popen[str]:
+    sock = run / "affidavit.sock"
+    proc = subprocess.Popen(
+        [*CLI, "serve", "--socket", str(sock), "--vault", str(vault)],
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+        text=True,
+    )
+    while not sock.exists():
+        if proc.poll() is not None:
+            raise SystemExit("the daemon exited; see its log")
+        time.sleep(0.05)
+    return proc
+
+
+def _watch_jobs(db: sqlite3.Connection, watch: str) -> list[tuple[str, str, str]]:
+    return db.execute(
+        "SELECT id, status, payload FROM jobs WHERE requested_by = ? ORDER BY rowid",
+        (f"watch:{watch}",),
+    ).fetchall()
+
+
+def _until_idle(db: sqlite3.Connection, watch: str, count: int, timeout: float) -> None:
+    """Until the watch queued more than ``count`` jobs and all of them ended."""
+    deadline = time.perf_counter() + timeout
+    while time.perf_counter() < deadline:
+        jobs = _watch_jobs(db, watch)
+        if len(jobs) > count and all(j[1] in ("done", "failed", "cancelled") for j in jobs):
+            return
+        time.sleep(0.02)
+    raise SystemExit("the watch's jobs did not end")
+
+
+def daemon_path(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """The daemon's continuous watch: first look, save → inbox, restart."""
+    result: dict[str, Any] = {"files": args.files, "path": "daemon"}
+    vault = work / "vault"
+    cli(work, "init", str(vault))
+    folder = work / "notes"
+    files = make_folder(folder, args.files)
+    run = work / "run"
+    run.mkdir(mode=0o700)
+    log = (work / "serve.log").open("w")
+    proc = _daemon(vault, run, log)
+    db = sqlite3.connect(vault / ".affidavit" / "db.sqlite", timeout=30)
+    try:
+        started = time.perf_counter()
+        watch = json.loads(cli(vault, "watch", "add", str(folder), "--json").stdout)[0]["id"]
+        _until_idle(db, watch, 0, args.timeout * 20)
+        result["first_look_seconds"] = round(time.perf_counter() - started, 2)
+        rng = random.Random(27)
+        latencies: list[float] = []
+        missed = 0
+        for n, path in enumerate(rng.sample(files, args.edits)):
+            if n and args.gap:  # a person's saves are seconds apart
+                _until_idle(db, watch, 0, args.timeout)
+                time.sleep(args.gap)
+            before = pending_plans(db, path.name)
+            sentence = (
+                f"In {1900 + n} the engineers finished {n + 3} new bridges over the "
+                f"{PLACES[n % len(PLACES)]} river at a cost of {n + 2} million dollars.\n"
+            )
+            t0 = time.perf_counter()
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write("\n" + sentence)
+            while pending_plans(db, path.name) == before:
+                if time.perf_counter() - t0 > args.timeout:
+                    missed += 1
+                    break
+                time.sleep(0.005)
+            else:
+                latencies.append(time.perf_counter() - t0)
+        result["edits"] = args.edits
+        result["gap_seconds"] = args.gap
+        result["in_inbox"] = len(latencies)
+        result["missed"] = missed
+        if latencies:
+            result["latency_p50_seconds"] = round(percentile(latencies, 0.5), 3)
+            result["latency_p95_seconds"] = round(percentile(latencies, 0.95), 3)
+            result["latency_max_seconds"] = round(max(latencies), 3)
+            result["latencies_seconds"] = [round(x, 3) for x in latencies]
+        _until_idle(db, watch, 0, args.timeout)
+        result["jobs_queued_by_the_watch"] = len(_watch_jobs(db, watch))
+
+        # down: 10 edited, 2 deleted, 3 added; up again: the restart's catch-up job
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=args.timeout)
+        count = len(_watch_jobs(db, watch))
+        rest = [f for f in files if f.exists()]
+        for path in rest[:10]:
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write("\nThe canal opened to barges in the spring of that year.\n")
+        for path in rest[10:12]:
+            path.unlink()
+        for n in range(3):
+            (folder / f"added-{n}.md").write_text(
+                f"The new harbour office {n} opened in {1950 + n} beside the customs house.\n"
+            )
+        started = time.perf_counter()
+        proc = _daemon(vault, run, log)
+        _until_idle(db, watch, count, args.timeout * 5)
+        result["restart_look_seconds"] = round(time.perf_counter() - started, 2)
+        job = _watch_jobs(db, watch)[count][0]
+        events = json.loads(
+            db.execute("SELECT result FROM jobs WHERE id = ?", (job,)).fetchone()[0]
+        )["events"]
+        ingested = {e["path"] for e in events if e["event"] == "ingested"}
+        deleted = {e["path"] for e in events if e["event"] == "deleted"}
+        result["restart_found"] = {
+            "ingested": len(ingested),
+            "deleted": len(deleted),
+            "exactly_the_changes": ingested
+            == {str(p) for p in rest[:10]} | {str(folder / f"added-{n}.md") for n in range(3)}
+            and deleted == {str(p) for p in rest[10:12]},
+        }
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=args.timeout)
+        db.close()
+        log.close()
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=1000)
     parser.add_argument("--edits", type=int, default=30)
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--daemon", action="store_true", help="Measure the daemon's watch (watch add) instead."
+    )
+    parser.add_argument(
+        "--gap",
+        type=float,
+        default=0.0,
+        help="With --daemon: seconds between one save's jobs ending and the next save "
+        "(0: the next save as soon as the last is in the inbox).",
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-watch-"))
     result: dict[str, Any] = {"files": args.files}
     try:
+        if args.daemon:
+            result = daemon_path(args, work)
+            return
         vault = work / "vault"
         cli(work, "init", str(vault))
         folder = work / "notes"
@@ -203,7 +348,11 @@ def main() -> None:
         db.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    if args.json:
+        _show(result, args.json)
+
+
+def _show(result: dict[str, Any], as_json: bool) -> None:
+    if as_json:
         print(json.dumps(result, indent=2))
     else:
         for key, value in result.items():

@@ -325,7 +325,7 @@ _ONE_ROW = re.compile(r"SEARCH (?:r|evidence_rows) USING PRIMARY KEY \(claim_id=
 _SCANNED = re.compile(r"^SCAN (?:r|evidence_rows)\b")
 
 BY_SOURCE_QUERIES = {
-    "ask/context.py": 2,
+    "ask/context.py": 1,
     "gate/reads.py": 2,
     "ingest/lineage.py": 3,
     "lint/checks_state.py": 1,
@@ -333,7 +333,6 @@ BY_SOURCE_QUERIES = {
     "lint/quotes.py": 1,
     "lint/since.py": 1,
     "store/blast.py": 1,
-    "store/writer.py": 2,
     "watch/changes.py": 1,
 }
 """Every query of the code that selects evidence by its source, by module (the collector below

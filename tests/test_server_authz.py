@@ -366,6 +366,15 @@ def _job(cancelled: bool, by: str = "someone-else") -> Callable[[World], str]:
     return make
 
 
+def _watch_id(w: World) -> str:
+    """A watch of a new folder (each removal needs its own)."""
+    from affidavit.watch.registered import WatchCreate, add_watch
+
+    folder = Path(tempfile.mkdtemp(prefix="watched-", dir=w.base))
+    with w.vault() as vault:
+        return add_watch(vault, WatchCreate(folder=str(folder)), "root").id
+
+
 def _token_id(w: World) -> str:
     with w.vault() as vault:
         info, _ = token_store.create_token(
@@ -463,6 +472,19 @@ ROUTES = [
         "/v1/vaults/{vault}/lint/fixes",
         "propose",
         fixed(A + "/lint/fixes", {"findings": []}),
+    ),
+    Route(
+        "POST",
+        "/v1/vaults/{vault}/watches",
+        "owner",  # a watch reads a folder as the daemon, like an ingest job: never a token
+        fixed(A + "/watches", {"folder": str(ROOT / "docs")}),
+    ),
+    Route("GET", "/v1/vaults/{vault}/watches", "approve", fixed(A + "/watches")),
+    Route(
+        "DELETE",
+        "/v1/vaults/{vault}/watches/{watch_id}",
+        "approve",
+        lambda w: (f"{A}/watches/{_watch_id(w)}", None),
     ),
     Route("GET", "/v1/vaults/{vault}/tokens", "owner", fixed(A + "/tokens")),
     Route(

@@ -654,8 +654,12 @@ def m020_stated_versions() -> str:
     """
 
 
-# Issue 25's migrations that slim the database, m021…m022 (registered here, in order).
-from . import db_lean  # noqa: E402, F401
+# Issue 25's migrations that slim the database (db_lean: m021…m023, m027) and issue 27 item 2's
+# m024 (db_watches: the folders the daemon follows), registered here; then every migration in
+# the order of its number, whichever module registered it.
+from . import db_lean, db_watches  # noqa: E402, F401
+
+MIGRATIONS.sort(key=lambda named: named[0])
 
 
 def migrate(db: sqlite3.Connection) -> list[str]:

@@ -67,7 +67,11 @@ INSTALL = "pip install 'affidavit[server]'"
     help="Serve the review desk in a browser (on --tcp, default 127.0.0.1 with a free port) and "
     "print a one-time login link.",
 )
-@click.option("--no-workers", is_flag=True, help="Don't run job workers in this daemon.")
+@click.option(
+    "--no-workers",
+    is_flag=True,
+    help="Don't run job workers in this daemon, nor follow the vaults' watches.",
+)
 @click.option(
     "--shutdown-timeout",
     default=30.0,

@@ -1,4 +1,6 @@
-"""``affidavit watch``: follow folders and ingest what changes in them."""
+"""``affidavit watch``: follow folders and ingest what changes in them — here, in the
+foreground (``affidavit watch DIR…``, the same as ``watch run DIR…``), or by the daemon serving
+the vault (``watch add``, ``watch list``, ``watch remove``: :mod:`affidavit.watch.registered`)."""
 
 from __future__ import annotations
 
@@ -13,11 +15,38 @@ import click
 
 from ..agents import local_actor
 from ..providers.from_config import provider_from_config
-from ._common import opened_vault, user_errors
+from ._common import echo_json, json_option, opened_vault, user_errors
 from .ingest_cmd import MODELS
 
 
-@click.command("watch")
+class WatchGroup(click.Group):
+    """``watch DIR…`` runs ``watch run DIR…``: a first word that is no subcommand is a folder
+    (a folder named like a subcommand is given as ``./add``)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group("watch", cls=WatchGroup)
+def watch() -> None:
+    """Follow folders: ingest each file that appears or changes, report each that is deleted.
+
+    `affidavit watch DIR...` follows them here until Ctrl-C (see `affidavit watch run --help`);
+    `affidavit watch add DIR...` has the daemon serving the vault follow them, across its
+    restarts, each burst of changes queued as a job (`affidavit jobs` shows them).
+
+    \b
+    Examples:
+      affidavit watch ~/notes ~/papers          # follow them here
+      affidavit watch add ~/notes               # the daemon follows it
+      affidavit watch list --json
+      affidavit watch remove ~/notes
+    """
+
+
+@watch.command("run")
 @click.argument("folders", nargs=-1, required=True, type=click.Path(file_okay=False))
 @click.option(
     "--trust",
@@ -55,7 +84,7 @@ from .ingest_cmd import MODELS
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per event and line.")
 @click.pass_context
 @user_errors
-def watch(
+def run(
     ctx: click.Context,
     folders: tuple[str, ...],
     trust: str | None,
@@ -65,9 +94,9 @@ def watch(
     run_async: bool,
     as_json: bool,
 ) -> None:
-    """Follow folders: ingest each file that appears or changes, report each that is deleted.
+    """Follow folders here: ingest each file that appears or changes, report each deleted.
 
-    Files are chosen as `ingest DIR` chooses them, minus what .gitignore and .affidavitignore
+    `affidavit watch DIR...` is this command. Files are chosen as `ingest DIR` chooses them, minus what .gitignore and .affidavitignore
     files in the folders exclude (git's rules). On start every file is hashed, so what changed
     while the watch was down is found. Plans go through the gate to the inbox; only what the
     policy (policy.auto_apply) applies is applied — never more. Stop it with Ctrl-C.
@@ -78,6 +107,7 @@ def watch(
       affidavit watch ~/notes ~/papers
       affidavit watch ~/notes --once --json     # one look, JSON event lines, exit
       affidavit watch ~/notes --once --async    # the same look as a job of the queue
+      affidavit watch run ./list                # a folder named like a subcommand
     """
     from ..watch import Watcher
 
@@ -147,6 +177,104 @@ def _submit(
         dirs.append(str(path))
     payload = parse_payload({"kind": "watch", "folders": dirs, "trust": trust, "model": model})
     submit_job(ctx, payload, as_json)
+
+
+@watch.command("add")
+@click.argument("folders", nargs=-1, required=True, type=click.Path(file_okay=False))
+@click.option(
+    "--trust",
+    type=click.Choice(["untrusted", "semi-trusted", "trusted"]),
+    help="Trust tier of the sources found (default: the config's rules).",
+)
+@click.option("--model", type=click.Choice(MODELS), help="Provider of the watch's ingests.")
+@json_option
+@click.pass_context
+@user_errors
+def add(
+    ctx: click.Context,
+    folders: tuple[str, ...],
+    trust: str | None,
+    model: str | None,
+    as_json: bool,
+) -> None:
+    """Have the daemon serving this vault follow folders, across its restarts.
+
+    Each burst of changes is queued as a `watch` job (the vault's queue: run once, resumed
+    after a crash) doing what `affidavit watch` does with it; on every daemon start the folder
+    is hashed again, so what changed while it was down is found. A folder reached through a
+    symbolic link is stored as its real path; if a part of that path becomes a symbolic link
+    later, the watch is refused (`watch list` says why) until you add it again.
+
+    \b
+    Examples:
+      affidavit watch add ~/notes ~/papers --trust semi-trusted
+      affidavit serve                            # the daemon that follows them
+    """
+    from ..watch.registered import WatchCreate, add_watch
+
+    added = []
+    with opened_vault(ctx) as vault:
+        for folder in folders:
+            path = str(Path(folder).expanduser().resolve())
+            added.append(
+                add_watch(vault, WatchCreate(folder=path, trust=trust, model=model), local_actor())
+            )
+    if as_json:
+        echo_json([w.model_dump(mode="json") for w in added])
+        return
+    for info in added:
+        click.echo(f"{info.id}  {info.folder}: the daemon serving this vault follows it")
+    click.echo("  no daemon running? start one:  affidavit serve")
+
+
+@watch.command("list")
+@json_option
+@click.pass_context
+@user_errors
+def list_cmd(ctx: click.Context, as_json: bool) -> None:
+    """The folders the daemon follows for this vault: status, last job queued.
+
+    \b
+    Examples:
+      affidavit watch list
+      affidavit watch list --json
+    """
+    from ..watch.registered import list_watches
+
+    with opened_vault(ctx) as vault:
+        found = list_watches(vault)
+    if as_json:
+        echo_json([w.model_dump(mode="json") for w in found])
+        return
+    if not found:
+        click.echo("No watches; `affidavit watch add DIR` adds one.")
+    for w in found:
+        note = f"  refused: {w.error}" if w.status == "refused" else ""
+        click.echo(f"{w.id}  {w.status:<8}  {w.folder}  last job {w.last_job or '-'}{note}")
+
+
+@watch.command("remove")
+@click.argument("watches", nargs=-1, required=True)
+@json_option
+@click.pass_context
+@user_errors
+def remove(ctx: click.Context, watches: tuple[str, ...], as_json: bool) -> None:
+    """Stop the daemon following folders (by watch id or folder); what they ingested stays.
+
+    \b
+    Examples:
+      affidavit watch remove watch-3f2a9c01
+      affidavit watch remove ~/notes
+    """
+    from ..watch.registered import remove_watch
+
+    with opened_vault(ctx) as vault:
+        removed = [remove_watch(vault, ref) for ref in watches]
+    if as_json:
+        echo_json([w.model_dump(mode="json") for w in removed])
+        return
+    for w in removed:
+        click.echo(f"Removed {w.id}: {w.folder} is no longer followed")
 
 
 def _json_line(event: dict[str, Any]) -> None:

@@ -6,7 +6,12 @@ gate pass per claim), so carrying costs what looking up the quotes costs. For ea
 
 * evidence — every quote it has from the older version is found verbatim (after the usual
   normalisation, W3) in the newer version; a claim with one quote gone is not carried (the
-  host proposes its supersession or retraction instead, for a person);
+  host proposes its supersession or retraction instead, for a person). A quote that lies in a
+  stretch the two texts have byte for byte (:func:`affidavit.sources.stretches.same_stretches`)
+  and is the older
+  text's own words at its offsets is found there without a search: the same bytes at the
+  shifted offsets (what an edit of a few sentences leaves of most quotes); the others are
+  looked up as any quote is;
 * provenance — the newer version is active and intact, and it *is* a newer version of the same
   origin (the targets check: ``previous_id`` leads from it to the older one);
 * sanitizer — no re-pointed quote overlaps a flag of the newer version (hidden text, planted
@@ -23,10 +28,11 @@ person (:data:`CARRY_POLICY`), except an agent's (W13). What it decided is ``det
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING
 
 from ..plan.schema import CarrySource
+from ..sources.stretches import same_stretches
 from ..store.blast import LIVE
 from .verdicts import REJECTED, OpResult, trust_rank
 
@@ -69,10 +75,10 @@ def carriage(gate: _Gate, op: CarrySource, result: OpResult) -> None:
     named = set(op.claims)
     left: dict[str, str] = {}
     status, rows = gate.wiki.carry_rows(old)
-    evidence: dict[str, list[tuple[int, str, str]]] = {}
-    for claim_id, idx, source_id, quote in rows:
+    evidence: dict[str, list[tuple[int, str, str, int, int]]] = {}
+    for claim_id, idx, source_id, quote, start, end in rows:
         if claim_id in named:
-            evidence.setdefault(claim_id, []).append((idx, source_id, quote))
+            evidence.setdefault(claim_id, []).append((idx, source_id, quote, start, end))
     for claim_id in op.claims:
         if claim_id not in evidence:
             left[claim_id] = f"it has no evidence from {old[:12]}"
@@ -81,7 +87,18 @@ def carriage(gate: _Gate, op: CarrySource, result: OpResult) -> None:
         elif claim_id in gate.ended:
             left[claim_id] = "an earlier operation of this plan ends it"
     todo = [c for c in op.claims if c not in left]
-    pairs = [(new, quote) for c in todo for _, source_id, quote in evidence[c] if source_id == old]
+    old_text, new_text = gate.sources.text(old), gate.sources.text(new)
+    same = same_stretches(old_text, new_text)
+    spans_at: dict[tuple[str, int], tuple[int, int] | None] = {}
+    pairs: list[tuple[str, str]] = []
+    for claim_id in todo:
+        for idx, source_id, quote, start, end in evidence[claim_id]:
+            if source_id != old:
+                continue
+            moved = _shifted(same, old_text, quote, start, end)
+            if moved is None:
+                pairs.append((new, quote))
+            spans_at[(claim_id, idx)] = moved
     found = iter(gate.verifier.check_many(pairs) if pairs else [])
     flags = sorted((f.start, max(f.end, f.start + 1)) for f in gate.sources.flags(new))
     starts = [f[0] for f in flags]
@@ -93,17 +110,21 @@ def carriage(gate: _Gate, op: CarrySource, result: OpResult) -> None:
         spans: list[list[int]] = []
         tiers: list[str] = []
         why = ""
-        for idx, source_id, _ in evidence[claim_id]:
+        for idx, source_id, _, _, _ in evidence[claim_id]:
             if source_id != old:
                 tiers.append(gate._record(source_id).trust)
                 continue
-            check = next(found)
-            if not check.verified or check.start is None or check.end is None:
+            span = spans_at[(claim_id, idx)]
+            if span is None:
+                check = next(found)
+                if check.verified and check.start is not None and check.end is not None:
+                    span = (check.start, check.end)
+            if span is None:
                 why = why or f"quote {idx + 1} is not in the newer version"
                 continue
-            if _flagged(flags, starts, reach, check.start, check.end):
+            if _flagged(flags, starts, reach, *span):
                 why = why or f"quote {idx + 1} stands in flagged text of the newer version"
-            spans.append([idx, check.start, check.end])
+            spans.append([idx, *span])
             tiers.append(new_tier)
         if why:
             left[claim_id] = why
@@ -138,3 +159,15 @@ def _flagged(
             return True
         i += 1
     return False
+
+
+def _shifted(
+    same: list[tuple[int, int, int]], old_text: str, quote: str, start: int, end: int
+) -> tuple[int, int] | None:
+    """Where evidence ``[start, end)`` of the older text stands in the newer one when it lies in
+    a stretch both have byte for byte and ``quote`` is the older text's words there (else None:
+    the quote is looked up)."""
+    i = bisect_right(same, (start, len(old_text) + 1, 0)) - 1
+    if i < 0 or not (same[i][0] <= start < end <= same[i][1]) or old_text[start:end] != quote:
+        return None
+    return start + same[i][2], end + same[i][2]

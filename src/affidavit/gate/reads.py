@@ -80,10 +80,10 @@ class WikiReads(SourceReads, Protocol):
 
     def carry_rows(
         self, source_id: str
-    ) -> tuple[dict[str, tuple[str, str]], list[tuple[str, int, str, str]]]:
+    ) -> tuple[dict[str, tuple[str, str]], list[tuple[str, int, str, str, int, int]]]:
         """What ``carry_source`` reads of the claims citing ``source_id``: each one's (status,
-        trust), and every evidence item of those claims as (claim, idx, source, quote), by
-        claim and idx."""
+        trust), and every evidence item of those claims as (claim, idx, source, quote, start,
+        end), by claim and idx."""
 
 
 class GateSources(Protocol):
@@ -156,7 +156,7 @@ class SqliteReads(SqliteClaims):
 
     def carry_rows(
         self, source_id: str
-    ) -> tuple[dict[str, tuple[str, str]], list[tuple[str, int, str, str]]]:
+    ) -> tuple[dict[str, tuple[str, str]], list[tuple[str, int, str, str, int, int]]]:
         status = {
             str(row[0]): (str(row[1]), str(row[2]))
             for row in self.db.execute(
@@ -167,9 +167,9 @@ class SqliteReads(SqliteClaims):
             )
         }
         evidence = [
-            (str(r[0]), int(r[1]), str(r[2]), str(r[3]))
+            (str(r[0]), int(r[1]), str(r[2]), str(r[3]), int(r[4]), int(r[5]))
             for r in self.db.execute(
-                "SELECT claim_id, idx, source_id, quote FROM evidence "
+                'SELECT claim_id, idx, source_id, quote, start, "end" FROM evidence '
                 "WHERE claim_id IN (SELECT claim_id FROM evidence WHERE source_key = "
                 "(SELECT key FROM source_keys WHERE source_id = ?)) "
                 "ORDER BY claim_id, idx",

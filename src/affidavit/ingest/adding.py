@@ -13,7 +13,8 @@ from pathlib import Path
 from ..errors import AffidavitError
 from ..sources.store import AddResult, SourceRecord, SourceStore
 from ..vault import Vault
-from .lineage import follow_moves, propose_vanished
+from .lineage import follow_moves, propose_vanished, vanished_under
+from .renames import follow_renamed
 from .report import IngestReport, SourceOutcome
 
 
@@ -42,6 +43,9 @@ class SourceAdding:
                 files = self.store.discover(path)
             except AffidavitError as exc:
                 return [(target, _raiser(exc))]
+            # a file moved and edited inside the folder: the same document, by its text
+            gone = [Path(r.origin_key) for r in vanished_under(self.vault, path)]
+            follow_renamed(self.vault, gone, files, self.actor)
             # stored together: one fsync pass, one transaction and one git commit per group
             outcomes = self.store.add_files(files, trust, self._adding(path))
             # a file moved inside the folder is the same document, not a deletion
@@ -54,8 +58,8 @@ class SourceAdding:
                 ],
                 self.actor,
             )
-            gone = propose_vanished(self.vault, path, self.actor)
-            self.report.deleted += [p.plan_id for p in gone]
+            proposed = propose_vanished(self.vault, path, self.actor)
+            self.report.deleted += [p.plan_id for p in proposed]
             return [(str(f), _settled(o)) for f, o in zip(files, outcomes, strict=True)]
         return [(target, self._adder(path, trust))]
 

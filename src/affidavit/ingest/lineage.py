@@ -56,9 +56,11 @@ from ..retract import (
 from ..sources.lineage import chain, follow_move, moved_here, origin_key, under_root
 from ..sources.sentences import number_sentences
 from ..sources.store import SourceRecord, SourceStore
+from ..sources.stretches import piece_opcodes
 from ..store.blast import LIVE
 from ..vault import Vault
 from ..words import stems
+from .renames import follow_renamed
 
 if TYPE_CHECKING:
     from ..providers.base import Provider
@@ -69,6 +71,7 @@ __all__ = [
     "VersionOutcome",
     "changed_units",
     "follow_moves",
+    "follow_renamed",
     "follow_version",
     "fresh_units",
     "ingest_changed",
@@ -162,23 +165,69 @@ class _Alignment:
     """New units inserted or replacing others."""
 
 
+CONTEXT_PIECES = 2
+"""Unchanged pieces aligned with each changed stretch on either side: a sentence cut into
+pieces at an abbreviation is numbered whole, and the cut at a window's edge is the same on both
+sides, so what it leaves aligns equal."""
+
+
 def _align(old: str, new: str) -> _Alignment:
-    old_units, new_units = units(old), units(new)
+    """Align the two texts unit by unit where they differ: their cheap pieces (lines, or parts of
+    lines up to a sentence's end: :mod:`affidavit.sources.stretches`) are aligned first, and only
+    the stretches that differ, with :data:`CONTEXT_PIECES` on either side, are cut into units and
+    aligned — an edit of a few sentences costs those sentences, not the whole text twice. The
+    units of what both texts share are left out: no claim left behind quotes them, and they hold
+    nothing new."""
+    old_at, new_at, codes = piece_opcodes(old, new)
+    last_old, last_new = len(old_at) - 1, len(new_at) - 1
+    windows: list[list[int]] = []  # [old first piece, old end piece, new first, new end]
+    for tag, i1, i2, j1, j2 in codes:
+        if tag == "equal":
+            continue
+        before = min(CONTEXT_PIECES, i1, j1)
+        if windows and i1 - before <= windows[-1][1] + CONTEXT_PIECES:  # their context touches
+            windows[-1][1], windows[-1][3] = i2, j2
+        else:
+            windows.append([i1 - before, i2, j1 - before, j2])
+    aligned = _Alignment([], [], {}, [])
+    for i1, i2, j1, j2 in windows:
+        after = min(CONTEXT_PIECES, last_old - i2, last_new - j2)
+        _align_stretch(
+            aligned, old, new, (old_at[i1], old_at[i2 + after]), (new_at[j1], new_at[j2 + after])
+        )
+    return aligned
+
+
+def _align_stretch(
+    aligned: _Alignment,
+    old: str,
+    new: str,
+    old_span: tuple[int, int],
+    new_span: tuple[int, int],
+) -> None:
+    """Add the units of one differing stretch of each text to ``aligned``, aligned."""
+    old_units = _units_in(old, old_span)
+    new_units = _units_in(new, new_span)
+    base_old, base_new = len(aligned.old_units), len(aligned.new_units)
+    aligned.old_units += old_units
+    aligned.new_units += new_units
     matcher = SequenceMatcher(
         None,
         [_key(old[s:e]) for s, e in old_units],
         [_key(new[s:e]) for s, e in new_units],
         autojunk=False,
     )
-    block_of: dict[int, tuple[str, int, int, int, int]] = {}
-    added: list[int] = []
-    for code in matcher.get_opcodes():
-        tag, i1, i2, j1, j2 = code
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        code = (tag, base_old + i1, base_old + i2, base_new + j1, base_new + j2)
         for i in range(i1, i2):
-            block_of[i] = code
+            aligned.block_of[base_old + i] = code
         if tag in ("insert", "replace"):
-            added += range(j1, j2)
-    return _Alignment(old_units, new_units, block_of, added)
+            aligned.added += range(base_new + j1, base_new + j2)
+
+
+def _units_in(text: str, span: tuple[int, int]) -> list[tuple[int, int]]:
+    lo, hi = span
+    return [(lo + s, lo + e) for s, e in units(text[lo:hi])]
 
 
 # -- following a new version ---------------------------------------------------------------
@@ -464,7 +513,9 @@ def _changes(
 
 def _pair(alignment: _Alignment, starts: list[int], start: int, old: str, new: str) -> int | None:
     """The new unit that restates the old unit(s) under ``[start, end)``, if any."""
-    i = max(0, bisect_right(starts, start) - 1)
+    i = bisect_right(starts, start) - 1
+    if i < 0 or not alignment.old_units[i][0] <= start < alignment.old_units[i][1]:
+        return None  # not in a unit of a changed paragraph
     tag, _, _, j1, j2 = alignment.block_of.get(i, ("equal", 0, 0, 0, 0))
     if tag != "replace":
         return None

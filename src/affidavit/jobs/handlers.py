@@ -121,9 +121,16 @@ def run_ingest(ctx: JobContext, payload: IngestPayload) -> dict[str, Any]:
 
 def run_watch(ctx: JobContext, payload: WatchPayload) -> dict[str, Any]:
     """One look over the payload's folders (``affidavit watch --once``): what changed since
-    the last look is ingested through the policy's path, what was deleted is reported."""
+    the last look is ingested through the policy's path, what was deleted is reported. A job
+    of one of the daemon's watches (``payload.watch``) looks only at the changed ``paths`` (all
+    of the folder without them), and only while that watch is registered and its folder
+    passes the checks again now (:func:`affidavit.watch.registered.refusal`)."""
     from ..watch import Watcher  # watchfiles and pathspec: only for this kind
 
+    if payload.watch is not None:
+        skipped = _watch_gone(ctx, payload)
+        if skipped is not None:
+            return skipped
     events: list[dict[str, Any]] = []
 
     def emit(event: dict[str, Any]) -> None:
@@ -140,9 +147,14 @@ def run_watch(ctx: JobContext, payload: WatchPayload) -> dict[str, Any]:
             emit,
             trust=payload.trust,
             actor=ctx.actor,
+            confined=payload.watch is not None,
         )
-        watcher.catch_up()
-        watcher.settle()
+        if payload.paths is None:
+            watcher.catch_up()
+        else:
+            watcher.handle(Path(p) for p in payload.paths)
+        if not _more_queued(ctx):  # the last of a burst: the queue is quiet now
+            watcher.settle()
     finally:
         provider.close()
     counts: dict[str, int] = {}
@@ -160,6 +172,44 @@ def run_watch(ctx: JobContext, payload: WatchPayload) -> dict[str, Any]:
             result,
         )
     return result
+
+
+def _more_queued(ctx: JobContext) -> bool:
+    """Whether another job waits in the vault's queue: a watch job then leaves the automatic
+    lint (``settle``) to the last one, as ``affidavit watch`` runs it only when quiet, so a
+    save queued behind it never waits for a whole-wiki lint the save before made due."""
+    row = ctx.vault.db.execute(
+        "SELECT 1 FROM jobs WHERE status = 'queued' AND id != ? LIMIT 1", (ctx.job.id,)
+    ).fetchone()
+    return row is not None
+
+
+def _watch_gone(ctx: JobContext, payload: WatchPayload) -> dict[str, Any] | None:
+    """The result of a daemon watch's job that must read nothing (None: it may run): its watch
+    was removed or refused since it was queued, or its folder fails the checks now (the watch
+    is then refused, and the job fails saying why)."""
+    from ..errors import NotFoundError
+    from ..watch.registered import get_watch, refusal, refuse
+
+    assert payload.watch is not None
+    try:
+        watch = get_watch(ctx.vault, payload.watch)
+    except NotFoundError:
+        return {"skipped": f"watch {payload.watch} was removed; nothing was read"}
+    if payload.folders != [watch.folder]:
+        raise JobFailed(
+            f"this job names watch {watch.id} but folders {payload.folders}, not its folder "
+            f"{watch.folder}; queue a plain watch job instead (`affidavit watch DIR --once "
+            "--async`).",
+            {},
+        )
+    if watch.status == "refused":
+        return {"skipped": f"watch {watch.id} is refused: {watch.error}"}
+    why = refusal(watch.folder, ctx.vault)
+    if why is not None:
+        refuse(ctx.vault, watch.id, why)
+        raise JobFailed(f"watch {watch.id} refused: {why}", {"refused": why})
+    return None
 
 
 def run_reindex(ctx: JobContext, payload: ReindexPayload) -> dict[str, Any]:

@@ -82,7 +82,8 @@ class IngestPayload(BasePayload):
 class WatchPayload(BasePayload):
     """One look of ``affidavit watch --once`` as a job: ingest what changed in the folders
     since the last look, report what was deleted. (A job that never ended would hold the
-    vault's one job lease; a continuous watch is the ``affidavit watch`` command.)"""
+    vault's one job lease: the daemon's continuous watches, ``affidavit watch add``, queue one
+    such job per burst of changes instead, naming the ``watch`` and the changed ``paths``.)"""
 
     kind: Literal["watch"] = "watch"
     folders: list[Annotated[str, Field(min_length=1, max_length=4096)]] = Field(
@@ -95,10 +96,23 @@ class WatchPayload(BasePayload):
         default=None, description="Provider instead of model.provider from affidavit.toml."
     )
 
-    @field_validator("folders")
+    watch: str | None = Field(
+        default=None,
+        pattern=r"^watch-[0-9a-f]{8}$",
+        description="The daemon's watch that queued this job (`affidavit watch list`): the "
+        "job reads nothing if that watch was removed or refused since.",
+    )
+    paths: list[Annotated[str, Field(min_length=1, max_length=4096)]] | None = Field(
+        default=None,
+        max_length=100_000,
+        description="Only these paths of the folders changed (files or folders, absolute); "
+        "none: look at the whole folders.",
+    )
+
+    @field_validator("folders", "paths")
     @classmethod
-    def _absolute(cls, folders: list[str]) -> list[str]:
-        for folder in folders:
+    def _absolute(cls, folders: list[str] | None) -> list[str] | None:
+        for folder in folders or ():
             if not folder.startswith("/") or "\x00" in folder:
                 raise ValueError(
                     f"{folder!r} is not an absolute path; a job runs elsewhere, so give the "

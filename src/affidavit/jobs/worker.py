@@ -80,9 +80,16 @@ class Worker:
         self.close()
 
     # -- the loop ---------------------------------------------------------------------------
-    def run_forever(self, stop: threading.Event, poll_seconds: float = 1.0) -> None:
+    def run_forever(
+        self,
+        stop: threading.Event,
+        poll_seconds: float = 1.0,
+        wake: threading.Event | None = None,
+    ) -> None:
         """Run jobs until ``stop`` is set; the running job is then stopped at its next
-        checkpoint and put back in the queue, to be resumed by the next worker."""
+        checkpoint and put back in the queue, to be resumed by the next worker. ``wake``, set
+        by whoever queues a job in this process (the daemon's watches), ends the wait between
+        polls at once."""
         log.info("worker %s serving %s", self.worker_id, self.vault_root)
         self._prewarm = True
         while not stop.is_set():
@@ -94,8 +101,11 @@ class Worker:
             except Exception:  # a bug must not end the worker: log it, try again later
                 log.exception("worker %s: unexpected error", self.worker_id)
                 job = None
-            if job is None:
+            if job is None and wake is None:
                 stop.wait(poll_seconds)
+            elif job is None and wake is not None:
+                wake.wait(poll_seconds)  # a stop is noticed within poll_seconds
+                wake.clear()
         self._prewarm = False
         self._discard_standby()
         log.info("worker %s stopped", self.worker_id)

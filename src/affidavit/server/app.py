@@ -23,7 +23,7 @@ from .auth import Guard
 from .fastlane import FastReads
 from .logs import RequestLog, event
 from .registry import Registry
-from .routes import content, jobs, lint, meta, plans, tokens
+from .routes import content, jobs, lint, meta, plans, tokens, watches
 from .workers import WorkerThreads
 
 DESCRIPTION = """\
@@ -81,7 +81,15 @@ def create_app(
     app.state.registry = registry
     app.state.stopping = stop
     errors.install(app)
-    routers = (meta.router, content.router, plans.router, jobs.router, lint.router, tokens.router)
+    routers = (
+        meta.router,
+        content.router,
+        plans.router,
+        jobs.router,
+        lint.router,
+        tokens.router,
+        watches.router,
+    )
     for router in routers:
         app.include_router(router)
     table = [route for router in routers for route in router.routes]

@@ -18,6 +18,7 @@ from .. import errors
 from ..jobs.payloads import JobPayloadError
 from ..service.backend import Forbidden, Unauthenticated
 from ..service.models import ErrorBody, ErrorDetail
+from ..watch.watcher import WatchError
 
 log = logging.getLogger("affidavit.server")
 
@@ -29,6 +30,7 @@ STATUS: list[tuple[type[Exception], int, str]] = [
     ),
     (Forbidden, 403, "Ask the vault's owner, or use an account or token with the needed role."),
     (JobPayloadError, 422, "Fix the job payload; GET /openapi.json describes each kind."),
+    (WatchError, 422, "Give a real folder you keep sources in, by its absolute path."),
     (errors.PlanValidationError, 422, "Fix the plan: `affidavit schema` prints its JSON Schema."),
     (
         errors.AdmissionError,

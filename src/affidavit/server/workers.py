@@ -1,4 +1,5 @@
-"""One job worker thread per served vault, stopped gracefully on shutdown.
+"""One job worker thread per served vault, and one following its registered watches
+(:mod:`affidavit.watch.feeder`), stopped gracefully on shutdown.
 
 The queue's lease (in the database) runs one job per vault at a time even across several
 daemons; here each served vault simply gets one :class:`~affidavit.jobs.worker.Worker` looping in
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
+from pathlib import Path
 from typing import Any
 
 from .logs import event, log
@@ -37,20 +39,40 @@ class WorkerThreads:
             if served.read_only:  # jobs write: they run in the owner's processes, not as us
                 continue
             worker: Any = Worker(served.root, f"serve-{os.getpid()}-{served.name}")
+            wake = threading.Event()  # the watches' feeder queued a job: claim it now
             thread = threading.Thread(
                 target=self._run,
-                args=(worker, served.name),
+                args=(worker, served.name, wake),
                 name=f"worker-{served.name}",
                 daemon=True,
             )
             thread.start()
             self.threads.append(thread)
+            self._feed(served.root, served.name, wake)
         event("workers_started", vaults=sorted(self.registry.vaults))
         return True
 
-    def _run(self, worker: Any, name: str) -> None:
+    def _feed(self, root: Path, name: str, wake: threading.Event) -> None:
+        """The vault's continuous watches (``affidavit watch add``): a thread that queues a
+        watch job for each burst of changes in its registered folders."""
+        from ..watch.feeder import Feeder
+
+        feeder = Feeder(root, self.stop, event, queued=wake.set)
+        thread = threading.Thread(
+            target=self._follow, args=(feeder, name), name=f"watch-{name}", daemon=True
+        )
+        thread.start()
+        self.threads.append(thread)
+
+    def _follow(self, feeder: Any, name: str) -> None:
         try:
-            worker.run_forever(self.stop, poll_seconds=self.poll_seconds)
+            feeder.run()
+        except Exception:  # a broken feeder must not take the daemon down silently
+            log.exception("the watches of vault %s stopped with an error", name)
+
+    def _run(self, worker: Any, name: str, wake: threading.Event) -> None:
+        try:
+            worker.run_forever(self.stop, poll_seconds=self.poll_seconds, wake=wake)
         except Exception:  # a broken worker must not take the daemon down silently
             log.exception("job worker of vault %s stopped with an error", name)
 

@@ -181,7 +181,7 @@ class PgReads:
 
     def carry_rows(
         self, source_id: str
-    ) -> tuple[dict[str, tuple[str, str]], list[tuple[str, int, str, str]]]:
+    ) -> tuple[dict[str, tuple[str, str]], list[tuple[str, int, str, str, int, int]]]:
         citing = "SELECT claim_id FROM {s}.evidence WHERE source_id = %s"
         status = {
             str(r["id"]): (str(r["status"]), str(r["trust"]))
@@ -189,12 +189,21 @@ class PgReads:
                              (source_id,))
         }  # fmt: skip
         rows = self._x(
-            "SELECT claim_id, idx, source_id, quote FROM {s}.evidence WHERE claim_id IN "
+            'SELECT claim_id, idx, source_id, quote, start, "end" FROM {s}.evidence '
+            "WHERE claim_id IN "
             f'({citing}) ORDER BY claim_id COLLATE "C", idx',
             (source_id,),
         )
         return status, [
-            (str(r["claim_id"]), int(r["idx"]), str(r["source_id"]), str(r["quote"])) for r in rows
+            (
+                str(r["claim_id"]),
+                int(r["idx"]),
+                str(r["source_id"]),
+                str(r["quote"]),
+                int(r["start"]),
+                int(r["end"]),
+            )
+            for r in rows
         ]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+from ..evidence.spans import checksum
 from ..gate.admission import ADMITTED, QUARANTINED, Admission, ClaimResult, Held, OpResult
 from ..gate.texts import DEFAULT_SECTION, UNTITLED
 from ..hashing import sha256_hex
@@ -372,20 +373,27 @@ class Writer:
         assert isinstance(carried, dict) and isinstance(trust, dict)
         text, locate = self._source(new)
         ids = json.dumps(sorted(carried))
+        # the offsets table itself, not the evidence view: the view's trigger would compute
+        # each row's old and new span again; the gate found every span in the newer text
+        self.db.execute("INSERT OR IGNORE INTO source_keys (source_id) VALUES (?)", (new,))
+        keys = dict(
+            self.db.execute(
+                "SELECT source_id, key FROM source_keys WHERE source_id IN (?, ?)", (old, new)
+            ).fetchall()
+        )
+        old_key, new_key = keys.get(old), keys[new]
         was: dict[str, list[list[int]]] = {}
         for cid, idx, start, end in self.db.execute(
-            'SELECT claim_id, idx, start, "end" FROM evidence '
-            "WHERE source_key = (SELECT key FROM source_keys WHERE source_id = ?) "
+            'SELECT claim_id, idx, start, "end" FROM evidence_rows WHERE source_key = ? '
             "AND claim_id IN (SELECT value FROM json_each(?)) ORDER BY claim_id, idx",
-            (old, ids),
+            (old_key, ids),
         ):
             was.setdefault(cid, []).append([idx, start, end])
         self.db.executemany(
-            'UPDATE evidence SET source_id = ?, quote = ?, start = ?, "end" = ?, location = ? '
-            "WHERE claim_id = ? AND idx = ? AND source_key = "
-            "(SELECT key FROM source_keys WHERE source_id = ?)",
+            'UPDATE evidence_rows SET source_key = ?, start = ?, "end" = ?, location = ?, '
+            "crc = ? WHERE claim_id = ? AND idx = ? AND source_key = ?",
             [
-                (new, text[start:end], start, end, locate(start), cid, idx, old)
+                (new_key, start, end, locate(start), checksum(text[start:end]), cid, idx, old_key)
                 for cid, spans in carried.items()
                 for idx, start, end in spans
             ],

@@ -71,6 +71,20 @@ def origin_moved(vault: Vault, old: Path, new: Path, *, actor: str = "watch") ->
     return moved
 
 
+def origin_renamed(
+    vault: Vault, vanished: list[Path], appeared: list[Path], *, actor: str = "watch"
+) -> list[tuple[Path, Path]]:
+    """Files that vanished paired with files that appeared when their texts say they are one
+    document moved and edited (:mod:`affidavit.ingest.renames`): with lineage installed, each
+    pair's versions follow the file, so its new bytes ingest as its next version. The pairs
+    moved ([] without lineage)."""
+    follow = _lineage("follow_renamed")
+    if follow is None or not vanished or not appeared:
+        return []
+    moved: list[tuple[Path, Path]] = follow(vault, vanished, appeared, actor)
+    return moved
+
+
 def origin_removed(vault: Vault, path: Path, *, actor: str = "watch") -> dict[str, Any]:
     """Report a deleted file: the sources it was (by origin) and the active claims citing them,
     and, with lineage installed, the retraction it proposed (waiting for a person)."""
@@ -98,4 +112,4 @@ def origin_removed(vault: Vault, path: Path, *, actor: str = "watch") -> dict[st
     return found
 
 
-__all__ = ["LINEAGE", "ingest_changed", "origin_moved", "origin_removed"]
+__all__ = ["LINEAGE", "ingest_changed", "origin_moved", "origin_removed", "origin_renamed"]

@@ -17,6 +17,7 @@ stored and chunks already proposed).
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -30,7 +31,7 @@ from ..errors import AffidavitError
 from ..ingest.pipeline import IngestReport, Progress
 from ..providers.base import Provider
 from ..vault import Vault
-from .changes import ingest_changed, origin_moved, origin_removed
+from .changes import ingest_changed, origin_moved, origin_removed, origin_renamed
 from .ignore import IgnoreRules, is_ignore_file
 from .state import Manifest, Seen, fingerprint
 
@@ -67,6 +68,10 @@ class Watcher:
     progress: Progress | None = None
     debounce_ms: int = DEBOUNCE_MS
     step_ms: int = STEP_MS
+    confined: bool = False
+    """The daemon's watches: each folder is taken as given (already resolved; a symbolic link
+    in its path is refused, never followed), and a file whose real path leads out of its folder
+    (a symbolic link to elsewhere) is never read: it is reported ``refused``."""
     watched: list[Folder] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
@@ -74,6 +79,11 @@ class Watcher:
         state = self.vault.state_dir.resolve()
         for given in self.folders:
             root = Path(given).expanduser().resolve()
+            if self.confined and root != Path(given):
+                raise WatchError(
+                    f"{given} is reached through a symbolic link (to {root}); a confined "
+                    "watch never follows one. Watch the folder's real path."
+                )
             if not root.is_dir():
                 raise WatchError(f"{given} is not a folder. Give a folder that exists.")
             if any(root == d or d in root.parents for d in (*own, state)):
@@ -98,6 +108,8 @@ class Watcher:
     def _rescan(self, folder: Folder) -> None:
         current: dict[Path, Seen] = {}
         for path in folder.rules.files():
+            if self._escapes(folder, path):
+                continue
             seen = fingerprint(path)
             if seen is not None:
                 current[path] = seen
@@ -108,19 +120,7 @@ class Watcher:
         deleted: dict[Path, Seen] = {}
         for path in [p for p in folder.manifest.paths() if p not in current]:
             deleted.update(folder.manifest.drop(path))
-        arrived = {seen.sha256 for seen in changed.values()}  # moved, not deleted
-        self._event(
-            "scan",
-            folder=str(folder.root),
-            files=len(current),
-            changed=len(changed),
-            deleted=sum(
-                1
-                for p, s in deleted.items()
-                if not p.exists() and s.sha256 not in arrived and _kept(folder, s.sha256) is None
-            ),
-        )
-        self._handle(folder, changed, deleted)
+        self._handle(folder, changed, deleted, scanned=len(current))
 
     def handle(self, paths: Iterable[Path]) -> None:
         """Handle a group of paths the watcher reported changed, added or deleted."""
@@ -143,6 +143,8 @@ class Watcher:
                 else:
                     files = [path] if path.is_file() and not folder.rules.ignored(path) else []
                 for file in files:
+                    if self._escapes(folder, file):
+                        continue
                     seen = fingerprint(file)
                     if seen is not None and _differs(folder.manifest.get(file), seen):
                         changed[file] = seen
@@ -151,6 +153,22 @@ class Watcher:
                 if not path.exists():
                     deleted.update(folder.manifest.drop(path))  # a folder: every file it held
             self._handle(folder, changed, deleted)
+
+    def _escapes(self, folder: Folder, path: Path) -> bool:
+        """With ``confined``: whether ``path`` really is somewhere outside ``folder`` (a
+        symbolic link, or a link in a folder on the way); reported, never read."""
+        if not self.confined:
+            return False
+        real = Path(os.path.realpath(path))
+        if real == folder.root or folder.root in real.parents:
+            return False
+        self._event(
+            "refused",
+            path=str(path),
+            message=f"{path} leads to {real}, outside the watched folder {folder.root}: "
+            "a symbolic link out of a watched folder is never followed.",
+        )
+        return True
 
     def _folder_of(self, path: Path) -> int | None:
         """The deepest watched folder holding ``path`` (folders may nest)."""
@@ -161,12 +179,40 @@ class Watcher:
         ]
         return max(holding)[1] if holding else None
 
-    def _handle(self, folder: Folder, changed: dict[Path, Seen], deleted: dict[Path, Seen]) -> None:
+    def _handle(
+        self,
+        folder: Folder,
+        changed: dict[Path, Seen],
+        deleted: dict[Path, Seen],
+        scanned: int | None = None,
+    ) -> None:
         """Ingest ``changed``; report what left the record (``deleted``, already dropped): a
         file gone whose bytes reappeared under another path in the same pass was moved, one
         still on disk is now ignored, the rest were deleted. Then save the record. A file
         whose ingest could not run stays unrecorded: it is tried again on its next change or
-        the next start."""
+        the next start. A file gone whose text is mostly that of a file new to the record was
+        moved and edited (:func:`.changes.origin_renamed`): paired before the ingest, so the
+        new bytes are its next version. ``scanned``: the files of a whole look, reported in a
+        ``scan`` event before anything is ingested."""
+        arrived = {seen.sha256: path for path, seen in changed.items()}
+        vanished = [
+            path
+            for path, seen in deleted.items()
+            if not path.exists()
+            and seen.sha256 not in arrived
+            and _kept(folder, seen.sha256) is None
+        ]
+        appeared = [path for path in changed if folder.manifest.get(path) is None]
+        renamed = dict(origin_renamed(self.vault, vanished, appeared, actor=self.actor))
+        if scanned is not None:  # a whole look (``scanned`` files): what it found, moves apart
+            deleted_count = sum(1 for path in vanished if path not in renamed)
+            self._event(
+                "scan",
+                folder=str(folder.root),
+                files=scanned,
+                changed=len(changed),
+                deleted=deleted_count,
+            )
         if changed:
             try:
                 with self._lint_counted_only():
@@ -184,10 +230,11 @@ class Watcher:
                 self._ingested(report)
                 for path, seen in changed.items():
                     folder.manifest.set(path, seen)
-        arrived = {seen.sha256: path for path, seen in changed.items()}
         for path, seen in deleted.items():
             if path.exists():
                 self._event("ignored", path=str(path))
+            elif path in renamed:
+                self._event("moved", path=str(renamed[path]), source=str(path), edited=True)
             elif (to := arrived.get(seen.sha256) or _kept(folder, seen.sha256)) is not None:
                 # its bytes are at another path of the folder (arrived in this pass, or copied
                 # there before the original went): moved, and its versions follow it

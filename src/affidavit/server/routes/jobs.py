@@ -21,7 +21,8 @@ from ...jobs.models import JOB_STATUSES, Job, JobEvent
 from ...jobs.payloads import IngestPayload, JobPayload, WatchPayload
 from ...jobs.queue import JobQueue
 from ...service.backend import Forbidden
-from ..auth import access, allows
+from ...service.models import AccessRole
+from ..auth import Principal, access, allows
 from ..deps import CallerDep, RoleDep, ServedDep, VaultDep, vault_param
 from ..registry import ServedVault
 
@@ -41,19 +42,23 @@ def submit(
 ) -> Job:
     """Queue a job (ingest, watch, reindex, lint). Ingest and watch need the owner, see above."""
     if isinstance(payload, (IngestPayload, WatchPayload)):
-        if role != "owner":
-            raise Forbidden(
-                f"an {payload.kind} job reads files and URLs as the daemon: only the owner may "
-                "submit one."
-            )
         given = payload.sources if isinstance(payload, IngestPayload) else payload.folders
-        local = [s for s in given if "://" not in s]
-        if local and caller.uid not in (0, os.geteuid()):
-            raise Forbidden(
-                f"this daemon runs as UID {os.geteuid()}, not as you (UID {caller.uid}); it won't "
-                "read local paths for you. Use `affidavit ingest` directly, or your own daemon."
-            )
+        reads_as_daemon(caller, role, f"an {payload.kind} job", any("://" not in s for s in given))
     return JobQueue(vault).submit(payload, caller.actor)
+
+
+def reads_as_daemon(caller: Principal, role: AccessRole, what: str, local: bool) -> None:
+    """Refuse ``what`` (it makes the daemon read files, or URLs) unless the caller is the
+    vault's owner and, for ``local`` paths, the daemon's own user (or root): a token, or another
+    local user, can never make the daemon read a file they could not read themselves."""
+    if role != "owner":
+        raise Forbidden(f"{what} reads files and URLs as the daemon: only the owner may ask it.")
+    if local and caller.uid not in (0, os.geteuid()):
+        raise Forbidden(
+            f"this daemon runs as UID {os.geteuid()}, not as you (UID {caller.uid}); it won't "
+            "read local paths for you. Use `affidavit ingest` or `affidavit watch` directly, or "
+            "your own daemon."
+        )
 
 
 @router.get("", response_model=list[Job], **access("read"))
