@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from affidavit.cli import main
+from affidavit.errors import NotFoundError
 from affidavit.inbox import approve, get_plan
 from affidavit.lint.findings import FindingStore
 from affidavit.lint.fixes import propose_fixes
@@ -241,6 +242,19 @@ def test_dismissed_findings_stay_dismissed(vault: Vault, clock: FakeClock) -> No
     assert any(
         row["action"] == "finding_dismissed" for row in vault.db.execute("SELECT action FROM audit")
     )
+
+
+def test_a_finding_ref_is_a_literal_prefix_not_a_like_pattern(
+    vault: Vault, clock: FakeClock
+) -> None:
+    """LIKE's wildcards in a ref match only themselves: ``f-____`` names no finding."""
+    _disagreeing(vault, clock)
+    target = run_lint(vault).findings[0].id
+    store = FindingStore(vault.db)
+    assert store.resolve_id(target[:6]) == target
+    for forged in ("f-____", "____", "%f-", "f-%", "_" * len(target)):
+        with pytest.raises(NotFoundError, match="no finding"):  # not "ambiguous"
+            store.resolve_id(forged)
 
 
 def test_duplicates_across_pages_are_reported_with_a_merge_fix(

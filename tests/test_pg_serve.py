@@ -284,7 +284,7 @@ def test_reject_releases_the_slug_and_the_plan_is_never_applied(wiki: Wiki) -> N
 def test_routes_not_ported_say_what_works(wiki: Wiki) -> None:
     for method, path in [
         ("GET", "/v1/vaults/team/jobs/job-000000000000/events"),
-        ("GET", "/v1/vaults/team/lint/findings"),
+        ("POST", "/v1/vaults/team/lint/run"),
     ]:
         got = wiki.call(method, path, wiki.tokens["approve"], json={"question": "x"})
         assert got.status_code in (501, 422), (path, got.text)

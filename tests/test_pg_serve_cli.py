@@ -162,8 +162,8 @@ def test_a_team_proposes_approves_and_searches_over_a_real_daemon(
         assert again.status_code == 409
         hits = approver.get("/v1/vaults/team/search", params={"q": "how long is the bridge"})
         assert [h["text"] for h in hits.json()["hits"]] == [text]
-        lint = approver.get("/v1/vaults/team/lint/findings")
-        assert lint.status_code == 501 and "search" in lint.json()["error"]["fix"]
+        lint = approver.get("/v1/vaults/team/lint/findings")  # served: none recorded yet
+        assert lint.status_code == 200 and lint.json() == [], lint.text
     with daemon.tcp(tokens["read"]) as reader:  # the same answerer as a SQLite vault's
         answer = reader.post("/v1/vaults/team/ask", json={"question": "How long is the bridge?"})
         assert answer.status_code == 200, answer.text

@@ -69,6 +69,70 @@ class Worked:
     """The automatic lint's kept and dropped findings, when it was due on the snapshot."""
 
 
+def propose_fix_plans(
+    conn: Conn,
+    db: PgSql,
+    schema: str,
+    findings: list[StoredFinding],
+    *,
+    actor: str,
+    config: Config,
+    clock: Clock = utc_now,
+    keep: dict[str, str] | None = None,
+) -> FixReport:
+    """:func:`affidavit.lint.fixes.propose_fixes` on a PostgreSQL vault, in the caller's
+    transaction (which holds the vault's lock): each batch of fixes a plan with a fresh nonce,
+    through the one gate, left pending for a person (never applied by the policy), its findings
+    pointing at it. ``keep`` names, per contradiction, the claim kept (as SQLite's)."""
+    from ..evidence import Verifier
+    from ..gate.admission import admit
+    from ..storage.postgres_gate import PgReads, PgSources
+
+    report = FixReport()
+    taken = pending_claims(db)  # a new version's proposals (as SQLite's propose_fixes)
+
+    def pending(plan_id: str) -> bool:
+        row = db.execute("SELECT status FROM plans WHERE id = ?", (plan_id,)).fetchone()
+        return row is not None and row[0] == "pending"
+
+    store = FindingStore(db)
+    agent = is_agent(actor, LINT_ORIGIN)
+    for batch in fix_batches(findings, taken, pending, report, keep):
+        now = clock()
+        nonce = rows.issue_nonce(conn, schema, "lint-fix", now, timedelta(hours=NONCE_HOURS))
+        try:
+            with conn.transaction():  # a savepoint: a refused plan leaves nothing
+                plan = parse_plan(fix_plan(nonce, batch))
+                plan_json = canonical_json(plan.to_json())
+                plan_id = sha256_hex(plan_json)
+                rows.use_nonce(conn, schema, plan.nonce, plan_id, now)
+                sources = PgSources(conn, schema)
+                admission = admit(
+                    PgReads(conn, schema), config, sources, Verifier(sources), plan, plan_id,
+                    agent=agent,
+                )  # fmt: skip
+                if not admission.admitted_ops:
+                    why = "; ".join(f"op {o.index + 1}: {o.reason}" for o in admission.ops)
+                    raise PlanValidationError(f"no operation passes the gate: {why}"[:500])
+                insert_plan(
+                    conn, schema, plan_id, author=actor, origin=LINT_ORIGIN,
+                    plan_json=plan_json, created_at=iso(now),
+                    expires_at=iso(now + timedelta(hours=config.expiry_hours)),
+                )  # fmt: skip
+                rows.set_admission(conn, schema, plan_id, admission.to_json())
+        except AffidavitError as exc:
+            for fid, _ in batch:
+                report.skipped[fid] = f"the fix plan was refused: {exc}"
+            report.messages.append(str(exc))
+            continue
+        report.plans.append(plan_id)
+        report.messages.append(f"plan {plan_id[:12]} waits in the inbox for a person")
+        for fid, _ in batch:
+            store.attach_plan(fid, plan_id)
+            report.fixed[fid] = plan_id
+    return report
+
+
 class PgPass:
     """The fenced reads and writes both passes share, for one job's ``claim``."""
 
@@ -121,57 +185,10 @@ class PgPass:
         return Search(pairs=classify_pairs(work))
 
     def propose_fixes(self, conn: Conn, db: PgSql, findings: list[StoredFinding]) -> FixReport:
-        """:func:`affidavit.lint.fixes.propose_fixes` in the caller's fenced transaction: each
-        batch of fixes a plan with a fresh nonce, through the one gate, left pending for a
-        person (never applied by the policy), its findings pointing at it."""
-        from ..evidence import Verifier
-        from ..gate.admission import admit
-        from ..storage.postgres_gate import PgReads, PgSources
-
-        report = FixReport()
-        taken = pending_claims(db)  # a new version's proposals (as SQLite's propose_fixes)
-
-        def pending(plan_id: str) -> bool:
-            row = db.execute("SELECT status FROM plans WHERE id = ?", (plan_id,)).fetchone()
-            return row is not None and row[0] == "pending"
-
-        store = FindingStore(db)
-        agent = is_agent(self.actor, LINT_ORIGIN)
-        for batch in fix_batches(findings, taken, pending, report):
-            now = self.clock()
-            nonce = rows.issue_nonce(conn, self.schema, "lint-fix", now,
-                                     timedelta(hours=NONCE_HOURS))  # fmt: skip
-            try:
-                with conn.transaction():  # a savepoint: a refused plan leaves nothing
-                    plan = parse_plan(fix_plan(nonce, batch))
-                    plan_json = canonical_json(plan.to_json())
-                    plan_id = sha256_hex(plan_json)
-                    rows.use_nonce(conn, self.schema, plan.nonce, plan_id, now)
-                    sources = PgSources(conn, self.schema)
-                    admission = admit(
-                        PgReads(conn, self.schema), self.config, sources, Verifier(sources),
-                        plan, plan_id, agent=agent,
-                    )  # fmt: skip
-                    if not admission.admitted_ops:
-                        why = "; ".join(f"op {o.index + 1}: {o.reason}" for o in admission.ops)
-                        raise PlanValidationError(f"no operation passes the gate: {why}"[:500])
-                    insert_plan(
-                        conn, self.schema, plan_id, author=self.actor, origin=LINT_ORIGIN,
-                        plan_json=plan_json, created_at=iso(now),
-                        expires_at=iso(now + timedelta(hours=self.config.expiry_hours)),
-                    )  # fmt: skip
-                    rows.set_admission(conn, self.schema, plan_id, admission.to_json())
-            except AffidavitError as exc:
-                for fid, _ in batch:
-                    report.skipped[fid] = f"the fix plan was refused: {exc}"
-                report.messages.append(str(exc))
-                continue
-            report.plans.append(plan_id)
-            report.messages.append(f"plan {plan_id[:12]} waits in the inbox for a person")
-            for fid, _ in batch:
-                store.attach_plan(fid, plan_id)
-                report.fixed[fid] = plan_id
-        return report
+        """:func:`propose_fix_plans` in the caller's fenced transaction, as the requester."""
+        return propose_fix_plans(
+            conn, db, self.schema, findings, actor=self.actor, config=self.config, clock=self.clock
+        )
 
 
 class PgAfterIngest(PgPass):
@@ -291,4 +308,4 @@ class PgLint(PgPass):
         return data
 
 
-__all__ = ["PgAfterIngest", "PgLint", "PgPass"]
+__all__ = ["PgAfterIngest", "PgLint", "PgPass", "propose_fix_plans"]

@@ -8,7 +8,6 @@ stays dismissed, and a check finding that a complete run no longer reports is re
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -350,8 +349,10 @@ class FindingStore:
 
     def resolve_id(self, ref: str) -> str:
         ref = ref.strip()
+        # a prefix, literally: LIKE's wildcards (% and _) in ``ref`` match only themselves
+        prefix = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         rows = self.db.execute(
-            "SELECT id FROM findings WHERE id LIKE ? LIMIT 2", (ref.replace("%", "") + "%",)
+            "SELECT id FROM findings WHERE id LIKE ? ESCAPE '\\' LIMIT 2", (prefix + "%",)
         ).fetchall()
         if not rows:
             raise NotFoundError(f"no finding {ref!r}. `affidavit findings` lists them.")
@@ -367,14 +368,11 @@ class FindingStore:
     def decide(
         self, ref: str, status: Status, actor: str, at: str, note: str = ""
     ) -> StoredFinding:
-        """Dismiss, resolve or reopen a finding, with an audit entry."""
+        """Dismiss, resolve or reopen a finding, with an audit entry in the vault's hash chain
+        (SQLite's or PostgreSQL's: the caller holds the transaction and the vault's writer lock,
+        so both writes commit together and no other entry takes the same number)."""
         if status not in STATUSES:
             raise FindingError(f"unknown status {status!r}; use one of {', '.join(STATUSES)}")
-        if not isinstance(self.db, sqlite3.Connection):  # its audit entry is SQLite's chain
-            raise FindingError(
-                "deciding a finding of a PostgreSQL vault is not supported yet (docs/team.md); "
-                "dismiss it on a SQLite vault or approve or reject its fix plan instead."
-            )
         current = self.get(ref)
         self.db.execute(
             "UPDATE findings SET status = ?, decided_at = ?, decided_by = ?, note = ? WHERE id = ?",

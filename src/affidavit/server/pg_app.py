@@ -2,9 +2,10 @@
 the same guard (authentication, roles, tokens, body limits), error bodies, request log and
 request/response models as over SQLite vaults (:mod:`.app`), and the routes ported so far —
 reads (the vault, search, pages, claims, the inbox) and the inbox's writes (nonces, propose,
-approve, reject) through the PostgreSQL door (:mod:`affidavit.service.pg_vaults`), plus token
-management for the vault's owner. Any other route of a vault answers 501 with what works and
-what doesn't (:data:`~affidavit.service.pg_vaults.NOT_PORTED`), never a fallback to SQLite.
+approve, reject) through the PostgreSQL door (:mod:`affidavit.service.pg_vaults`), token
+management for the vault's owner, jobs, and lint findings (list, show, decide, propose their
+fixes: :mod:`affidavit.service.pg_findings`). Any other route of a vault answers 501 with what
+works and what doesn't (:data:`~affidavit.service.pg_vaults.NOT_PORTED`), never a fallback to SQLite.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from psycopg_pool import PoolTimeout
 
 from .. import __version__
 from ..jobs.models import JOB_STATUSES, Job
+from ..lint.findings import FindingKind, Status, StoredFinding
 from ..plan.schema import plan_json_schema
 from ..service.backend import Forbidden
 from ..service.models import (
@@ -56,6 +58,7 @@ from ..service.models import (
     Whoami,
 )
 from ..service.pg_ask import ask as answer
+from ..service.pg_findings import PgFindings
 from ..service.pg_jobs import IngestRequest, LintRequest, PgJobs
 from ..service.pg_vaults import NOT_PORTED, PgVault
 from . import errors
@@ -64,6 +67,7 @@ from .auth import ROLE_KEY, VAULT_KEY, Guard, Principal, access, allows
 from .deps import _principal, _state, require
 from .logs import RequestLog, event
 from .pg_registry import PgRegistry, PgServedVault
+from .routes.lint import DecisionRequest, FixRequest, FixResponse
 
 VAULT_NAME = r"^[a-z][a-z0-9_]{0,47}$"
 """A vault's name in a database (``storage.base.VAULT_NAME``): its URL segment as it is."""
@@ -349,6 +353,51 @@ def cancel_job(
             f"job {job.id} was submitted by {job.requested_by}; cancelling it needs approve."
         )
     return jobs.cancel(job.id, caller.actor)
+
+
+@vaults.get("/lint/findings", response_model=list[StoredFinding], tags=["lint"], **access("read"))
+def list_findings(
+    vault: VaultDep,
+    status: Annotated[list[Status] | None, Query()] = None,
+    kind: Annotated[list[FindingKind] | None, Query()] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+) -> list[StoredFinding]:
+    """Lint findings, errors first; ``status`` (default open) and ``kind`` may repeat."""
+    return PgFindings(vault).find(tuple(status or ("open",)), tuple(kind or ()), limit)
+
+
+@vaults.get(
+    "/lint/findings/{finding_id}", response_model=StoredFinding, tags=["lint"], **access("read")
+)
+def get_finding(
+    vault: VaultDep, finding_id: Annotated[str, Path(min_length=4, max_length=80)]
+) -> StoredFinding:
+    """One finding with its quotes (verified when recorded) and the fix it would propose."""
+    return PgFindings(vault).get(finding_id)
+
+
+@vaults.post(
+    "/lint/findings/{finding_id}/decision",
+    response_model=StoredFinding,
+    tags=["lint"],
+    **access("approve"),
+)
+def decide_finding(
+    vault: VaultDep,
+    caller: CallerDep,
+    finding_id: Annotated[str, Path(min_length=4, max_length=80)],
+    body: DecisionRequest,
+) -> StoredFinding:
+    """Dismiss (later lints keep it dismissed), resolve or reopen a finding; audited."""
+    return PgFindings(vault).decide(finding_id, body.status, caller.actor, body.note)
+
+
+@vaults.post("/lint/fixes", response_model=FixResponse, tags=["lint"], **access("propose"))
+def propose_fix_plans(vault: VaultDep, caller: CallerDep, body: FixRequest) -> FixResponse:
+    """Propose fix plans (at most 20 fixes each) for open findings; they wait in the inbox for
+    a person, whatever the policy."""
+    report = PgFindings(vault).propose_fixes(body.findings, body.keep, caller.actor)
+    return FixResponse(plans=report.plans, fixed=report.fixed, skipped=report.skipped)
 
 
 @vaults.api_route(

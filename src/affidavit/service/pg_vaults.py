@@ -65,7 +65,9 @@ NOT_PORTED = (
     "…/plans, …/plans/{id}/approve (whole, or some operations), …/plans/approve (whole plans), "
     "…/plans/{id}/reject; "
     "…/tokens (owner); GET/POST …/jobs, …/jobs/{id}, …/jobs/{id}/cancel (ingest of the sources "
-    "sent, run by `affidavit worker --database`). Not yet: lint, job events, "
+    "sent, or a lint, run by `affidavit worker --database`); GET …/lint/findings, "
+    "…/lint/findings/{id}; POST …/lint/findings/{id}/decision, …/lint/fixes. "
+    "Not yet: job events, "
     "dry_run/sure_only approvals, the web desk and MCP (docs/team.md). Use them on a SQLite "
     "vault; add sources with `affidavit team add` or an ingest job."
 )

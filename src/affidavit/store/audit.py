@@ -10,6 +10,7 @@ import sqlite3
 from typing import Any
 
 from ..hashing import canonical_json, sha256_hex
+from ..storage.queries import Sql
 
 GENESIS = "0" * 64
 
@@ -35,14 +36,15 @@ the other backends that keep the same chain (:mod:`affidavit.storage.postgres`) 
 
 
 def append(
-    db: sqlite3.Connection,
+    db: Sql,
     at: str,
     action: str,
     plan_id: str | None,
     actor: str,
     detail: dict[str, Any],
 ) -> str:
-    """Append one entry inside the caller's transaction; returns its hash."""
+    """Append one entry inside the caller's transaction (a SQLite connection, or a PostgreSQL
+    vault's :class:`~affidavit.storage.pg_sql.PgSql` under the vault's lock); returns its hash."""
     last = db.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
     seq = (last["seq"] + 1) if last else 1
     prev = last["hash"] if last else GENESIS
