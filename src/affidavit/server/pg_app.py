@@ -16,12 +16,12 @@ from typing import Annotated, Any, Literal
 
 import anyio
 import psycopg
-from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Depends, FastAPI, Header, Path, Query, Request
+from fastapi.responses import JSONResponse, StreamingResponse
 from psycopg_pool import PoolTimeout
 
 from .. import __version__
-from ..jobs.models import JOB_STATUSES, Job
+from ..jobs.models import JOB_STATUSES, Job, JobEvent
 from ..plan.schema import plan_json_schema
 from ..service.backend import Forbidden
 from ..service.models import (
@@ -62,6 +62,7 @@ from . import errors
 from .app import _no_telemetry
 from .auth import ROLE_KEY, VAULT_KEY, Guard, Principal, access, allows
 from .deps import _principal, _state, require
+from .job_stream import event_stream, resume_at
 from .logs import RequestLog, event
 from .pg_registry import PgRegistry, PgServedVault
 
@@ -349,6 +350,31 @@ def cancel_job(
             f"job {job.id} was submitted by {job.requested_by}; cancelling it needs approve."
         )
     return jobs.cancel(job.id, caller.actor)
+
+
+@vaults.get(
+    "/jobs/{job_id}/events",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}, "description": "Job events (SSE)."}},
+    tags=["jobs"],
+    **access("read"),
+)
+async def job_events(
+    request: Request,
+    vault: VaultDep,
+    job_id: Annotated[str, Path(max_length=64)],
+    after: Annotated[int, Query(ge=0, le=2**62)] = 0,
+    last_event_id: Annotated[str | None, Header(max_length=20)] = None,
+) -> StreamingResponse:
+    """The job's events (its ``job_events`` rows) as ``text/event-stream``, from ``after`` (or
+    Last-Event-ID) until the job is done, failed or cancelled, as on a SQLite vault."""
+    jobs = PgJobs(vault)
+    full = await anyio.to_thread.run_sync(jobs.queue.resolve, vault.name, job_id)
+
+    def poll(seq: int) -> tuple[list[JobEvent], Job]:
+        return jobs.events(full, seq), jobs.get(full)
+
+    return event_stream(poll, resume_at(after, last_event_id), request.app.state.stopping)
 
 
 @vaults.api_route(

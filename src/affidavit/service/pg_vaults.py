@@ -64,8 +64,8 @@ NOT_PORTED = (
     "…/claims/{id}, …/sources, …/sources/{id}, …/audit, …/plans, …/plans/{id}; POST …/nonces, "
     "…/plans, …/plans/{id}/approve (whole, or some operations), …/plans/approve (whole plans), "
     "…/plans/{id}/reject; "
-    "…/tokens (owner); GET/POST …/jobs, …/jobs/{id}, …/jobs/{id}/cancel (ingest of the sources "
-    "sent, run by `affidavit worker --database`). Not yet: lint, job events, "
+    "…/tokens (owner); GET/POST …/jobs, …/jobs/{id}, …/jobs/{id}/cancel, …/jobs/{id}/events "
+    "(ingest of the sources sent, run by `affidavit worker --database`). Not yet: lint, "
     "dry_run/sure_only approvals, the web desk and MCP (docs/team.md). Use them on a SQLite "
     "vault; add sources with `affidavit team add` or an ingest job."
 )
