@@ -14,7 +14,9 @@ questions only), and for a wrong answer whether the gold was in any claim and am
 apart: tune on ``tune``, report ``held_out``.
 
 ``--set FILE`` reads another question set of the same shape (``doc_root``, ``files``,
-``questions``, ``absent``); ``bench/realdocs_git.json`` is the second corpus (git's HTML manual).
+``questions``, ``absent``); ``bench/realdocs_git.json`` is the second corpus (git's HTML manual),
+``bench/realdocs_valgrind.json`` a held-out third (10 pages of valgrind's HTML manual, 24 + 6
+questions written before any answer was seen; never tuned on).
 
     .venv/bin/python bench/bench_realdocs_qa.py [--vault DIR] [--verbose] [--json]
     .venv/bin/python bench/bench_realdocs_qa.py --set bench/realdocs_git.json --vault DIR

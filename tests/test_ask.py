@@ -276,10 +276,14 @@ def test_a_context_entry_repeating_a_page_claim_is_retrieved_once_as_the_page_cl
 
 
 def test_an_unsure_extractive_answer_prints_only_cited_checked_claims_it_was_given(
-    vault: Vault, wiki: dict[str, str]
+    vault: Vault, wiki: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # no claim holds "granite": the answerer is unsure and fills the answer with the retrieved
     # claims that hold enough of the question; each is cited, support-checked, of the tier asked
+    # (the fill here scores far below the pick, which brevity would leave out: kept to check it)
+    from affidavit.ask import brevity
+
+    monkeypatch.setattr(brevity, "BRIEF", False)
     answer = Asker(vault, None).ask(
         "How far south of Rame Head is the granite Eddystone tower?", min_trust="trusted"
     )

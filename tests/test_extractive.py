@@ -321,3 +321,19 @@ def test_a_sentence_that_opens_with_its_number_is_not_a_fragment() -> None:
     assert rejection("2019 to 2021.") == "fragment"
     assert rejection("42 cases.") == "fragment"
     assert rejection("and 116,662 cases have been reported.") == "fragment"
+
+
+def test_a_bracket_named_in_quotes_does_not_make_a_sentence_a_fragment() -> None:
+    # SQLite's STRICT tables page: its one defining sentence names the closing bracket
+    strict = (
+        'In a CREATE TABLE statement, if the "STRICT" table-option keyword is added to the end, '
+        'after the closing ")", then strict typing rules apply to that table.'
+    )
+    assert rejection(strict) == ""
+    assert rejection("A group opens with '(' and closes with the matching mark.") == ""
+    # an unbalanced bracket outside quotes is still a cut, and quoting a word is no excuse
+    assert rejection('The closing bracket) ends the list "x" in this grammar.') == "fragment"
+    assert rejection('It returns "(abc" when the value opens a group of words.') == "fragment"
+    task = IngestTask("n" * 16, "ef" * 32, "strict.md", f"# STRICT Tables\n\n{strict}\n", 0, 0, 1)
+    plan = json.loads(ExtractiveProvider().complete(ModelRequest(messages=(), task=task)).text)
+    assert "strict typing rules" in json.dumps(plan)

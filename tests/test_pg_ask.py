@@ -437,3 +437,18 @@ def test_a_models_uncited_or_foreign_sentences_never_reach_the_user(wiki: Team) 
     assert "not given" in reasons["It was sold to Italy."]
     assert "Douglass painted it purple." in reasons
     assert len(wiki.rows("SELECT id FROM v_team.model_calls WHERE purpose = 'ask'")) == calls + 1
+
+
+def test_pages_named_by_their_title_on_postgresql(wiki: Team) -> None:
+    """The how-do-I rule's page lookup (``ask.sections.title_instructions``) on PostgreSQL:
+    titles by their words, a page's active claims in order, another vault's page never, and
+    a term shaped like tsquery or SQL read as words."""
+    pages = PgAskWiki(wiki.team.storage, "team")
+    assert ("eddystone", "Eddystone Lighthouse") in pages.titled_pages(["lighthouse"], 20)
+    assert [s for s, _ in pages.titled_pages(["harbour", "rules"], 20)] == ["harbour"]
+    assert pages.titled_pages(["ferry"], 20) == []  # the other vault's page
+    assert pages.titled_pages([TRAP], 20) == [] and pages.titled_pages([], 20) == []
+    ids = pages.page_claims("harbour", 400)
+    assert [h.text for h in pages.hits(ids)] == RULES.splitlines()
+    assert pages.page_claims(TRAP, 400) == []
+    assert wiki.rows("SELECT count(*) AS n FROM v_team.claims")[0]["n"] >= 8

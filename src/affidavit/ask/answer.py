@@ -40,6 +40,7 @@ from .extractive import MAX_CITATIONS, dimension, extractive_answer
 from .log import AskLog, Issued, new_nonce
 from .manuals import defined_term, defines
 from .packing import Packed, pack
+from .sections import title_instructions
 from .texts import TextReads, source_texts, title_spans
 from .wiki import AskWiki, SqliteWiki
 
@@ -337,6 +338,7 @@ class Asker:
         measure = dimension(asked)[1]  # "How large ...?" finds "... in size"
         query = " ".join([*(q for q, _ in (history or [])[-1:]), asked, measure]).strip()
         hits = self.wiki.search(query, k=config.candidates, min_trust=min_trust)
+        hits = title_instructions(self.wiki, asked, hits, min_trust)
         hits = merge_identical(self._with_definitions(asked, hits, min_trust))
         listed = enumeration(self.wiki, asked, hits, min_trust)
         self._listed = [h.claim_id for h in listed]

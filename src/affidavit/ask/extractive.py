@@ -25,6 +25,8 @@ from ..extractive.lexicon import words
 from ..retrieval.search import Hit
 from ..support.facts import MONTHS
 from ..words import STOPWORDS, content_words, stem
+from . import sections
+from .brevity import enough
 from .context import under_best
 from .entities import AGENTS, entities, recognise
 from .manuals import (
@@ -50,6 +52,7 @@ from .manuals import (
     statement,
 )
 from .roles import counts_other, fillers, fills, modified_noun_end, prepare, role_phrase
+from .sections import headed_share, key_nouns, named_page
 
 _DATE = re.compile(
     r"\b(?:\d{1,2} )?(?:January|February|March|April|May|June|July|August|September|October|"
@@ -104,6 +107,9 @@ MAX_CITATIONS = 8
 """Claims one answer sentence may cite (the answer schema's limit)."""
 RANK_BONUS = 0.08
 """What being retrieved first adds to a claim's score (divided by 1 + its rank): a tie-break."""
+HEADING = 0.1
+"""What a claim gains when its own section heading holds the noun the question asks about
+(:func:`~affidavit.ask.sections.headed_share`: all of its words, weighted by rarity)."""
 SURE = 0.999
 """Support at or above which the best claim holds every content word of the question: below it
 the answerer is unsure, and the first retrieved claims that pass :data:`MIN_SUPPORT` fill the
@@ -134,8 +140,12 @@ _WHERE = ("where", "in what country", "in which country", "in what city", "in wh
 
 _VALUE = re.compile(
     r"^(?:what|which)\s+(?:is|was|are)\s+the\s+(?:default\s+|maximum\s+|minimum\s+|largest\s+|"
-    r"smallest\s+|highest\s+|lowest\s+)+(?:number|length|size|count|limit|value|amount)\b"
+    r"smallest\s+|highest\s+|lowest\s+)+(?:number|length|size|count|limit|value|amount)\b|"
+    r"^(?:what|which)\s+(?:[a-z-]+\s+){0,2}?(?:length|size|count|limit|amount)\s+"
+    r"(?:does|do|did|is|was|are|were|can|will)\b"
 )
+"""A question that asks for a value: "What is the maximum length of ...?", "What page size does
+a new database get?"."""
 
 
 _WHICH_ORG = re.compile(
@@ -147,7 +157,8 @@ _WHICH_ORG = re.compile(
 
 def question_type(question: str) -> str:
     """``when``, ``number``, ``who``, ``org`` ("which company ...?"), ``where`` or ``""`` (any
-    other question). "What is the maximum length of ...?" asks for a number too."""
+    other question). "What is the maximum length of ...?" and "What page size does ... get?" ask
+    for a number too (:data:`_VALUE`)."""
     q = " ".join(question.strip().lower().split())
     if _VALUE.match(q):
         return "number"
@@ -447,6 +458,8 @@ def ranked(
     compounds = compounds_of(question) if how else set()
     verb = action(question)
     said = [_stems(h.text) | {s for e in h.evidence for s in _stems(e.quote)} for h in hits]
+    if how and sections.NAMED:  # a page the question names by its title: its claims' subject
+        said = [s | named_page(question, h.page_title) for s, h in zip(said, hits, strict=True)]
     titled = [
         stems | _stems(h.page_title) | _stems(h.section) | _stems(context.get(h.claim_id, ""))
         for stems, h in zip(said, hits, strict=True)
@@ -459,6 +472,7 @@ def ranked(
     term = defined_term(question)
     pairs = _bigrams(question)
     why = question.strip().lower().startswith("why ")
+    nouns = key_nouns(question)
     scored: list[tuple[float, float, int, Hit]] = []
     for rank, hit in enumerate(hits):
         # the claim's own words count fully, its page title's at half weight
@@ -468,6 +482,8 @@ def ranked(
         if support < MIN_SUPPORT and not defining:
             continue
         score = support + RANK_BONUS / (1 + rank)
+        # "Maximum Number Of Columns" over "The default setting for SQLITE_MAX_COLUMN is 2000."
+        score += HEADING * headed_share(weights, nouns, hit, _matches)
         if kind and _span(question, hit.text) is not None:
             score += 0.1  # it holds what the question asks for: a date, a number, a name
             if measure and measured(measure, hit.text):
@@ -749,5 +765,5 @@ def extractive_answer(
         cited = short["claims"][0]
         first = [s for s in sentences if cited in s["claims"]]
         sentences = (first + [s for s in sentences if cited not in s["claims"]])[:SUPPORTING]
-    sentences = sentences[:SHOWN]
+    sentences = enough(sentences[:SHOWN], short, scored, context, question)
     return {"nonce": nonce, "not_in_wiki": False, "sentences": sentences, "short_answer": short}

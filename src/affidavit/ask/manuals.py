@@ -236,4 +236,6 @@ def statement(text: str) -> bool:
     text = text.strip()
     if text.endswith("?"):
         return False
+    if re.search(r"[.!:;)\"'”]`$|:\s*`[^`]+`$", text):
+        return True  # "To convert to WAL mode, use the following pragma: `PRAGMA ...;`"
     return bool(re.search(r"[.!:;)\"'”]$", text)) or len(text.split()) > 25

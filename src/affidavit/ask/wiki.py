@@ -19,10 +19,11 @@ from ..vault import Vault
 from .context import SourceOrder, WikiWords, following, misspelt
 from .context import mentions as fts5_mentions
 from .log import AskLog, Issued, write
+from .sections import TitleReads
 from .texts import TextReads, flagged, source_texts
 
 
-class AskWiki(WikiWords, SourceOrder, TextReads, Protocol):
+class AskWiki(WikiWords, SourceOrder, TextReads, TitleReads, Protocol):
     """One vault as the answerer sees it."""
 
     @property
@@ -76,6 +77,23 @@ class SqliteWiki:
 
     def hits(self, claim_ids: list[str], min_trust: str = "untrusted") -> list[Hit]:
         return self.retriever.hits(claim_ids, min_trust)
+
+    def titled_pages(self, terms: list[str], limit: int) -> list[tuple[str, str]]:
+        marks = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
+        rows = self.db.execute(
+            "SELECT p.slug, p.title FROM pages_fts JOIN pages p ON p.rowid = pages_fts.rowid "
+            "WHERE pages_fts MATCH ? ORDER BY bm25(pages_fts), p.slug LIMIT ?",
+            (marks, int(limit)),
+        ).fetchall()
+        return [(str(r[0]), str(r[1])) for r in rows]
+
+    def page_claims(self, slug: str, limit: int) -> list[str]:
+        rows = self.db.execute(
+            "SELECT id FROM claims WHERE page_slug = ? AND status = 'active' "
+            "ORDER BY position, id LIMIT ?",
+            (slug, int(limit)),
+        ).fetchall()
+        return [str(r[0]) for r in rows]
 
     def following(self, source_id: str, start: int, end: int, limit: int) -> list[str]:
         return following(self.vault.db, source_id, start, end, limit)

@@ -66,6 +66,8 @@ _YEAR = re.compile(r"\b(?:1[5-9]\d\d|20\d\d)\b")
 _DIGIT = re.compile(r"\d")
 _QUESTION = re.compile(r"""\?["'”’)\]]*$""")
 _PLEASE = re.compile(r"\bplease\b", re.IGNORECASE)
+_QUOTED_MARK = re.compile(r"[\"“'‘][^\w\s\"“”'‘’]{1,3}[\"”'’]")
+"""A bracket or other mark named in quotes ('the closing ")"'): text, not punctuation."""
 _OPTION = re.compile(r"-{1,2}[A-Za-z0-9][\w-]*[=,\[\s]")
 """A command-line option opening its description: "-a, --all  do not ignore entries..."."""
 _IDENTIFIER = re.compile(r"[a-z_][\w]*(?:\.[\w]+|_[\w]*|\(\))+[\w.]*(?:\(\))?\s+[a-z]")
@@ -188,7 +190,8 @@ def rejection(text: str, names: frozenset[str] = frozenset()) -> str:
         and not _opens_with_number(text)
     ):
         return "fragment"  # a lower-case start, unless a name from code: "shutil.rmtree() ..."
-    if text.count("(") != text.count(")") or text.count("[") != text.count("]"):
+    bare = _QUOTED_MARK.sub('""', text)  # 'after the closing ")"' names a bracket, opens none
+    if bare.count("(") != bare.count(")") or bare.count("[") != bare.count("]"):
         return "fragment"
     if text.count('"') % 2:
         return "fragment"

@@ -119,6 +119,30 @@ class PgAskWiki:
     def hits(self, claim_ids: list[str], min_trust: str = "untrusted") -> list[Hit]:
         return self._search.hits(claim_ids, min_trust, conn=self._held)
 
+    def titled_pages(self, terms: list[str], limit: int) -> list[tuple[str, str]]:
+        """Pages whose title holds any of ``terms`` (English stems, as the claims' search),
+        best first; the caller keeps only titles the question names whole."""
+        words = [t for t in (check_text("term", t) for t in terms) if t.strip()]
+        if not words:
+            return []
+        rows = self._rows(
+            "SELECT slug, title FROM {s}.pages, "
+            "websearch_to_tsquery('english', %s) AS q "
+            "WHERE to_tsvector('english', title) @@ q "
+            "ORDER BY ts_rank(to_tsvector('english', title), q) DESC, slug COLLATE \"C\" "
+            "LIMIT %s",
+            (" or ".join(w.replace('"', " ").replace("-", " ") for w in words), int(limit)),
+        )
+        return [(str(r[0]), str(r[1])) for r in rows]
+
+    def page_claims(self, slug: str, limit: int) -> list[str]:
+        rows = self._rows(
+            "SELECT id FROM {s}.claims WHERE page_slug = %s AND status = 'active' "
+            'ORDER BY position, id COLLATE "C" LIMIT %s',
+            (check_text("slug", slug), int(limit)),
+        )
+        return [str(r[0]) for r in rows]
+
     def following(self, source_id: str, start: int, end: int, limit: int) -> list[str]:
         rows = self._rows(
             "SELECT e.claim_id FROM {s}.evidence e JOIN {s}.claims c ON c.id = e.claim_id "
