@@ -81,6 +81,8 @@ def test_list_and_show_a_queued_and_a_done_job(db: Db) -> None:
     text = db.jobs("show", done)
     assert f"{done}  ingest_stored  done" in text and "progress: 2/2" in text
     assert "requested by ann" in db.jobs("show", queued)
+    before = cli("jobs", "--database", db.url, "--vault", "team", "show", queued)  # the group's
+    assert before == db.jobs("show", queued)
     assert f"{done} done" in db.jobs("wait", done, "--deadline", "5")
     assert "still queued" in db.jobs("wait", queued, "--deadline", "0.1", code=124)
 
