@@ -283,7 +283,7 @@ def test_reject_releases_the_slug_and_the_plan_is_never_applied(wiki: Wiki) -> N
 
 def test_routes_not_ported_say_what_works(wiki: Wiki) -> None:
     for method, path in [
-        ("GET", "/v1/vaults/team/jobs/job-000000000000/events"),
+        ("GET", "/v1/vaults/team/watches"),  # job events are served (test_pg_jobs_cli.py)
         ("POST", "/v1/vaults/team/lint/run"),
     ]:
         got = wiki.call(method, path, wiki.tokens["approve"], json={"question": "x"})

@@ -226,6 +226,8 @@ def test_two_daemons_run_one_job_at_a_time_and_stream_events(tmp_path: Path) -> 
                 two, f"{prefix}/jobs/{ids[0]}/events", headers={"Last-Event-ID": str(seqs[0])}
             )
             assert [int(e["id"]) for e in resumed] == seqs[1:]
+            past = {"Last-Event-ID": "9" * 20}  # past SQLite's INTEGER: nothing after it, no 500
+            assert _events(two, f"{prefix}/jobs/{ids[0]}/events", headers=past) == []
         with open_vault(root) as vault:
             rows = vault.db.execute(
                 "SELECT job_id, type, data FROM job_events ORDER BY seq"

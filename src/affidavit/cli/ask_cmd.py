@@ -6,7 +6,7 @@ import json
 import secrets
 import sys
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -14,46 +14,16 @@ import click
 
 from ..client import open_daemon, open_local
 from ._common import echo_json, json_option, opened_vault, user_errors, vault_path
+from .database import database_options, database_vault
 
 if TYPE_CHECKING:  # imported when a command runs in-process: a daemon's client needs none
     from ..ask import Answer, Asker
     from ..providers.base import Provider
     from ..retrieval.search import Retriever
-    from ..service.pg_vaults import PgVault
     from ..vault import Vault
 
 TIERS = click.Choice(["untrusted", "semi-trusted", "trusted"])
 MODELS = click.Choice(["extractive", "openai", "anthropic", "local"])
-
-
-def database_options(command: Any) -> Any:
-    """``--vault NAME`` (with ``--database URL`` or $AFFIDAVIT_DATABASE): the command reads that
-    vault of a PostgreSQL database, with the database's credentials, instead of a vault folder."""
-    command = click.option(
-        "--vault", "db_vault", metavar="NAME",
-        help="Read this vault of the PostgreSQL database (--database) instead of a folder.",
-    )(command)  # fmt: skip
-    return click.option(
-        "--database", "db_url", envvar="AFFIDAVIT_DATABASE", metavar="URL",
-        help="The PostgreSQL database of --vault (postgresql://…; or $AFFIDAVIT_DATABASE).",
-    )(command)  # fmt: skip
-
-
-@contextmanager
-def database_vault(url: str | None, name: str) -> Iterator[PgVault]:
-    """Vault ``name`` of the database at ``url`` (the owner's credentials), refused by name when
-    the URL is missing or the database holds no such vault."""
-    from ..config import Config
-    from ..errors import ConfigError
-    from ..service.pg_vaults import PgVault
-    from .team_cmd import _storage
-
-    if not url:
-        raise click.UsageError("--vault names a vault of a database: give --database URL too.")
-    with _storage(url) as storage:
-        if name not in storage.vaults():
-            raise ConfigError(f"no vault {name!r} in this database; `affidavit team create` it.")
-        yield PgVault(storage, name, Config())
 
 
 def retriever_for(vault: Vault) -> Retriever:

@@ -1,22 +1,29 @@
 """``affidavit jobs``: the vault's job queue — list, show, cancel, wait for and run jobs.
 
 Everything works on the database: no daemon is needed. ``affidavit jobs work`` is a foreground
-worker for when no daemon serves the vault.
+worker for when no daemon serves the vault. With ``--database URL --vault NAME`` list, show,
+cancel and wait act on a vault of a PostgreSQL database (its jobs run by ``affidavit worker``),
+printed the same way.
 """
 
 from __future__ import annotations
 
+import builtins
 import os
 import signal
 import socket
 import threading
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Protocol
 
 import click
 
 from ..agents import local_actor
 from ..jobs import JOB_STATUSES, BasePayload, Job, JobQueue, Worker
+from ..jobs.models import JobEvent
 from ._common import echo_json, json_option, opened_vault, user_errors, vault_path
+from .database import database_options, database_vault
 
 EXIT_FAILED = 1
 EXIT_DEADLINE = 124
@@ -41,6 +48,33 @@ def submit_job(ctx: click.Context, payload: BasePayload, as_json: bool) -> Job:
     return job
 
 
+class JobBook(Protocol):
+    """What the commands read and do on a vault's jobs: :class:`JobQueue` (a vault folder) or
+    :class:`~affidavit.service.pg_jobs.PgJobs` (a vault of a PostgreSQL database)."""
+
+    def list(self, status: str | None = None, limit: int = 50) -> list[Job]: ...
+    def get(self, job_id: str) -> Job: ...
+    def events(self, job_id: str, after_seq: int = 0) -> builtins.list[JobEvent]: ...
+    def cancel(self, job_id: str, actor: str) -> Job: ...
+    def wait(self, job_id: str, deadline_seconds: float) -> Job: ...
+
+
+@contextmanager
+def job_book(ctx: click.Context, db_url: str | None, db_vault: str | None) -> Iterator[JobBook]:
+    """The jobs of ``--vault NAME`` of the database ``--database URL`` (given to this command or
+    to ``affidavit jobs`` before it), else of the vault folder (the global ``--vault PATH``)."""
+    group = ctx.parent.params if ctx.parent is not None and ctx.command is not jobs else {}
+    db_vault = db_vault or group.get("db_vault")
+    if db_vault is None:
+        with opened_vault(ctx) as vault:
+            yield JobQueue(vault)
+        return
+    from ..service.pg_jobs import PgJobs
+
+    with database_vault(db_url or group.get("db_url"), db_vault) as pg:
+        yield PgJobs(pg)
+
+
 def _line(job: Job) -> str:
     progress = f"{job.progress.done}/{job.progress.total}" if job.progress.total else "-"
     note = job.error or job.progress.message
@@ -54,10 +88,14 @@ def _line(job: Job) -> str:
 @click.group("jobs", invoke_without_command=True)
 @click.option("--status", type=click.Choice(JOB_STATUSES), help="Only jobs with this status.")
 @click.option("--limit", default=50, show_default=True, help="How many jobs to list.")
+@database_options
 @json_option
 @click.pass_context
 @user_errors
-def jobs(ctx: click.Context, status: str | None, limit: int, as_json: bool) -> None:
+def jobs(
+    ctx: click.Context, status: str | None, limit: int, db_url: str | None,
+    db_vault: str | None, as_json: bool,
+) -> None:  # fmt: skip
     """List the vault's jobs, newest first (ingest, reindex, lint run as jobs).
 
     Jobs are queued with --async (e.g. `affidavit ingest --async`), run by a worker — the
@@ -68,11 +106,17 @@ def jobs(ctx: click.Context, status: str | None, limit: int, as_json: bool) -> N
       affidavit jobs
       affidavit jobs --status running --json
       affidavit jobs show job-3f2a9c
+      affidavit jobs --database postgresql://wiki@db/wiki --vault handbook
     """
     if ctx.invoked_subcommand is not None:
+        if db_vault is not None and ctx.invoked_subcommand == "work":
+            raise click.UsageError(
+                "`affidavit jobs work` runs a vault folder's jobs; a database's jobs are run by "
+                "`affidavit worker --database URL --vault NAME`."
+            )
         return
-    with opened_vault(ctx) as vault:
-        found = JobQueue(vault).list(status=status, limit=limit)
+    with job_book(ctx, db_url, db_vault) as book:
+        found = book.list(status=status, limit=limit)
     if as_json:
         echo_json([job.model_dump(mode="json") for job in found])
         return
@@ -84,20 +128,22 @@ def jobs(ctx: click.Context, status: str | None, limit: int, as_json: bool) -> N
 
 @jobs.command("show")
 @click.argument("job_id")
+@database_options
 @json_option
 @click.pass_context
 @user_errors
-def show(ctx: click.Context, job_id: str, as_json: bool) -> None:
+def show(
+    ctx: click.Context, job_id: str, db_url: str | None, db_vault: str | None, as_json: bool
+) -> None:
     """Show one job: payload, progress, attempts, result or error, and its events.
 
     \b
     Example:
       affidavit jobs show 3f2a9c --json
     """
-    with opened_vault(ctx) as vault:
-        queue = JobQueue(vault)
-        job = queue.get(job_id)
-        events = queue.events(job.id)
+    with job_book(ctx, db_url, db_vault) as book:
+        job = book.get(job_id)
+        events = book.events(job.id)
     if as_json:
         data: dict[str, Any] = job.model_dump(mode="json")
         data["events"] = [e.model_dump(mode="json") for e in events]
@@ -125,18 +171,20 @@ def show(ctx: click.Context, job_id: str, as_json: bool) -> None:
 
 @jobs.command("cancel")
 @click.argument("job_id")
+@database_options
 @click.pass_context
 @user_errors
-def cancel(ctx: click.Context, job_id: str) -> None:
+def cancel(ctx: click.Context, job_id: str, db_url: str | None, db_vault: str | None) -> None:
     """Cancel a job: a queued one at once, a running one by its worker, which stops the job's
     processes (SIGTERM, then SIGKILL) — and everything they started.
 
     \b
     Example:
       affidavit jobs cancel job-3f2a9c
+      affidavit jobs cancel job-3f2a9c --database postgresql://wiki@db/wiki --vault handbook
     """
-    with opened_vault(ctx) as vault:
-        job = JobQueue(vault).cancel(job_id, current_user())
+    with job_book(ctx, db_url, db_vault) as book:  # who asked: this user (cancel_requested_by)
+        job = book.cancel(job_id, current_user())
     if job.status == "cancelled":
         click.echo(f"Cancelled {job.id}.")
     else:
@@ -152,10 +200,14 @@ def cancel(ctx: click.Context, job_id: str) -> None:
     show_default=True,
     help="Give up waiting after this many seconds (the job keeps running).",
 )
+@database_options
 @json_option
 @click.pass_context
 @user_errors
-def wait(ctx: click.Context, job_id: str, deadline: float, as_json: bool) -> None:
+def wait(
+    ctx: click.Context, job_id: str, deadline: float, db_url: str | None, db_vault: str | None,
+    as_json: bool,
+) -> None:  # fmt: skip
     """Wait for a job to finish, printing its progress. Exit status: 0 done, 1 failed or
     cancelled, 124 the deadline passed first.
 
@@ -163,8 +215,7 @@ def wait(ctx: click.Context, job_id: str, deadline: float, as_json: bool) -> Non
     Example:
       affidavit jobs wait job-3f2a9c --deadline 600 && affidavit inbox
     """
-    with opened_vault(ctx) as vault:
-        queue = JobQueue(vault)
+    with job_book(ctx, db_url, db_vault) as queue:
         job = queue.get(job_id)
         shown = ""
         remaining = deadline
@@ -183,7 +234,8 @@ def wait(ctx: click.Context, job_id: str, deadline: float, as_json: bool) -> Non
     else:
         click.echo(
             f"{job.id} is still {job.status} after {deadline:g}s. Is a worker running? "
-            "(`affidavit serve`, or `affidavit jobs work`)"
+            "(`affidavit serve`, or `affidavit jobs work`; for a database's vault, "
+            "`affidavit worker --database URL`)"
         )
     if job.status == "done" or (not job.queued and job.status != "failed"):
         return

@@ -17,12 +17,12 @@ from typing import Annotated, Any, Literal
 
 import anyio
 import psycopg
-from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Depends, FastAPI, Header, Path, Query, Request
+from fastapi.responses import JSONResponse, StreamingResponse
 from psycopg_pool import PoolTimeout
 
 from .. import __version__
-from ..jobs.models import JOB_STATUSES, Job
+from ..jobs.models import JOB_STATUSES, Job, JobEvent
 from ..lint.findings import FindingKind, Status, StoredFinding
 from ..plan.schema import plan_json_schema
 from ..service.backend import Forbidden
@@ -65,6 +65,7 @@ from . import errors
 from .app import _no_telemetry
 from .auth import ROLE_KEY, VAULT_KEY, Guard, Principal, access, allows
 from .deps import _principal, _state, require
+from .job_stream import event_stream, resume_at
 from .logs import RequestLog, event
 from .pg_registry import PgRegistry, PgServedVault
 from .routes.lint import DecisionRequest, FixRequest, FixResponse
@@ -398,6 +399,31 @@ def propose_fix_plans(vault: VaultDep, caller: CallerDep, body: FixRequest) -> F
     a person, whatever the policy."""
     report = PgFindings(vault).propose_fixes(body.findings, body.keep, caller.actor)
     return FixResponse(plans=report.plans, fixed=report.fixed, skipped=report.skipped)
+
+
+@vaults.get(
+    "/jobs/{job_id}/events",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}, "description": "Job events (SSE)."}},
+    tags=["jobs"],
+    **access("read"),
+)
+async def job_events(
+    request: Request,
+    vault: VaultDep,
+    job_id: Annotated[str, Path(max_length=64)],
+    after: Annotated[int, Query(ge=0, le=2**62)] = 0,
+    last_event_id: Annotated[str | None, Header(max_length=20)] = None,
+) -> StreamingResponse:
+    """The job's events (its ``job_events`` rows) as ``text/event-stream``, from ``after`` (or
+    Last-Event-ID) until the job is done, failed or cancelled, as on a SQLite vault."""
+    jobs = PgJobs(vault)
+    full = await anyio.to_thread.run_sync(jobs.queue.resolve, vault.name, job_id)
+
+    def poll(seq: int) -> tuple[list[JobEvent], Job]:
+        return jobs.events(full, seq), jobs.get(full)
+
+    return event_stream(poll, resume_at(after, last_event_id), request.app.state.stopping)
 
 
 @vaults.api_route(

@@ -6,14 +6,16 @@ SQLite's (:class:`~affidavit.jobs.models.Job`)."""
 
 from __future__ import annotations
 
+import builtins
 import json
+import time
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..clock import iso
 from ..errors import NotFoundError
-from ..jobs.models import Job, JobProgress
+from ..jobs.models import Job, JobEvent, JobProgress
 from ..jobs.payloads import LintPayload, ModelName, StoredIngestPayload
 from ..storage.postgres_jobs import PostgresJobStore
 from .backend import Forbidden
@@ -108,19 +110,44 @@ class PgJobs:
         attempts = int(self.vault.config.get("jobs.max_attempts"))
         return self.get(self.queue.enqueue(self.vault.name, typed, actor, max_attempts=attempts))
 
-    def list(self, status: str | None, limit: int) -> list[Job]:
+    def list(self, status: str | None = None, limit: int = 50) -> list[Job]:
         found = [job_of(r) for r in self.queue.rows(self.vault.name, limit=1000)]
         return [j for j in found if status is None or j.status == status][:limit]
 
     def get(self, job_id: str) -> Job:
-        found = self.queue.rows(self.vault.name, job_id)
+        """The job ``job_id`` names (its id, or a unique prefix of it, as on SQLite)."""
+        found = self.queue.rows(self.vault.name, self.queue.resolve(self.vault.name, job_id))
         if not found:
             raise NotFoundError(f"no job {job_id[:40]!r} in this vault; GET …/jobs lists them.")
         return job_of(found[0])
 
+    def events(self, job_id: str, after_seq: int = 0) -> builtins.list[JobEvent]:
+        """The job's events after ``after_seq``, oldest first (its ``job_events`` rows)."""
+        full = self.queue.resolve(self.vault.name, job_id)
+        return [
+            JobEvent(seq=r["seq"], job_id=r["job_id"], at=r["at"], type=r["type"],
+                     data=json.loads(r["data"]))
+            for r in self.queue.events(self.vault.name, full, after_seq)
+        ]  # fmt: skip
+
+    def wait(self, job_id: str, deadline_seconds: float) -> Job:
+        """Poll the job until it is done, failed or cancelled, or ``deadline_seconds`` passed;
+        the job as it is then (as :meth:`JobQueue.wait`: check ``job.terminal``)."""
+        full = self.queue.resolve(self.vault.name, job_id)
+        end = time.monotonic() + max(0.0, deadline_seconds)
+        pause = 0.05
+        while True:
+            job = self.get(full)
+            if job.terminal or time.monotonic() >= end:
+                return job
+            time.sleep(min(pause, max(0.0, end - time.monotonic())))
+            pause = min(pause * 1.5, 0.5)
+
     def cancel(self, job_id: str, actor: str) -> Job:
-        self.queue.cancel(self.vault.name, job_id, actor)
-        return self.get(job_id)
+        """Cancel the job; ``actor`` is recorded as who asked (``cancel_requested_by``)."""
+        full = self.queue.resolve(self.vault.name, job_id)
+        self.queue.cancel(self.vault.name, full, actor)
+        return self.get(full)
 
 
 __all__ = ["IngestRequest", "LintRequest", "PgJobs", "SentSource", "job_of"]

@@ -76,7 +76,8 @@ class PostgresJobStore:
                    "VALUES (%s, %s, 'queued', %s, %s, %s)", schema),
                 (job_id, typed.kind, text, check_text("requested_by", requested_by), max_attempts),
             )  # fmt: skip
-            _event(conn, schema, job_id, "submitted", {"kind": typed.kind, "by": requested_by})
+            _event(conn, schema, job_id, "submitted",  # as on SQLite (jobs/models.py EVENT_TYPES)
+                   {"kind": typed.kind, "requested_by": requested_by})  # fmt: skip
         return job_id
 
     def claim(self, vault: str, owner: str, lease_seconds: float) -> Claim | None:
@@ -189,7 +190,8 @@ class PostgresJobStore:
                 "progress_done = %s, progress_total = %s, progress_message = %s",
                 (int(done), int(total), text),
             )
-            _event(conn, schema, claim.job_id, "progress", {"done": done, "total": total})
+            _event(conn, schema, claim.job_id, "progress",
+                   {"done": done, "total": total, "message": text})  # fmt: skip
 
     def _finish(self, claim: Claim, status: str, *, error: str = "", result: str | None) -> None:
         with self.storage._tx() as conn:
@@ -270,6 +272,43 @@ class PostgresJobStore:
                    f"to_char(lease_expires_at AT TIME ZONE 'UTC', {ISO}) AS lease_until "
                    f"FROM {{s}}.jobs {where} ORDER BY n DESC LIMIT %s", schema),
                 (*params, max(1, min(int(limit), 1000))),
+            ).fetchall()  # fmt: skip
+        return [dict(r) for r in found]
+
+    def resolve(self, vault: str, ref: str) -> str:
+        """The full id of the job ``ref`` names: its id, or a unique prefix (with or without
+        ``job-``) of at least 4 characters, as on SQLite (:meth:`JobQueue.resolve`)."""
+        ref = check_text("job id", ref).strip().lower()[:64]
+        bare = ref.removeprefix("job-")
+        if len(bare) < 4:
+            raise NotFoundError(f"job id {ref!r} is too short; give at least 4 characters.")
+        schema = self._schema(vault)
+        with self.storage._tx() as conn:  # starts_with: a prefix, never a LIKE pattern
+            found = conn.execute(
+                _q("SELECT id FROM {s}.jobs WHERE starts_with(id, %s) OR starts_with(id, %s) "
+                   "ORDER BY id LIMIT 2", schema),
+                (ref, "job-" + bare),
+            ).fetchall()  # fmt: skip
+        if not found:
+            raise NotFoundError(
+                f"no job {ref!r} in vault {vault}; `affidavit jobs` (GET …/jobs) lists them."
+            )
+        if len(found) > 1:
+            raise NotFoundError(f"job id {ref!r} is ambiguous; give more characters.")
+        return str(found[0]["id"])
+
+    def events(
+        self, vault: str, job_id: str, after_seq: int = 0, limit: int = 1000
+    ) -> list[dict[str, Any]]:
+        """The job's events with ``seq`` greater than ``after_seq``, oldest first (``at`` as ISO
+        text, ``data`` as stored JSON text): what SQLite's ``job_events`` holds."""
+        schema = self._schema(vault)
+        with self.storage._tx() as conn:
+            found = conn.execute(
+                _q(f"SELECT seq, job_id, to_char(at AT TIME ZONE 'UTC', {ISO}) AS at, type, data "
+                   "FROM {s}.job_events WHERE job_id = %s AND seq > %s ORDER BY seq LIMIT %s",
+                   schema),
+                (check_text("job id", job_id), int(after_seq), max(1, min(int(limit), 1000))),
             ).fetchall()  # fmt: skip
         return [dict(r) for r in found]
 

@@ -10,8 +10,7 @@ a file they could not read themselves.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Annotated
 
 import anyio
 from fastapi import APIRouter, Body, Depends, Header, Query, Request
@@ -24,13 +23,12 @@ from ...service.backend import Forbidden
 from ...service.models import AccessRole
 from ..auth import Principal, access, allows
 from ..deps import CallerDep, RoleDep, ServedDep, VaultDep, vault_param
+from ..job_stream import event_stream, resume_at
 from ..registry import ServedVault
 
 router = APIRouter(
     prefix="/v1/vaults/{vault}/jobs", dependencies=[Depends(vault_param)], tags=["jobs"]
 )
-POLL_SECONDS = 0.25
-KEEPALIVE_POLLS = 60
 
 
 @router.post("", response_model=Job, status_code=202, **access("propose"))
@@ -100,11 +98,6 @@ def _resolve(served: ServedVault, job_id: str) -> str:
         return JobQueue(vault).resolve(job_id)
 
 
-def sse(event: JobEvent) -> str:
-    """One server-sent event: ``id`` is the event's seq, so a client resumes with Last-Event-ID."""
-    return f"id: {event.seq}\nevent: {event.type}\ndata: {event.model_dump_json()}\n\n"
-
-
 @router.get(
     "/{job_id}/events",
     response_class=StreamingResponse,
@@ -121,31 +114,7 @@ async def events(
     """The job's events as ``text/event-stream``, from ``after`` (or Last-Event-ID) until the
     job is done, failed or cancelled; the stream then ends."""
     full = await anyio.to_thread.run_sync(_resolve, served, job_id)
-    start = after
-    if last_event_id is not None and last_event_id.isdigit():
-        start = max(start, int(last_event_id))
-    stopping: Any = request.app.state.stopping
-
-    async def stream() -> AsyncIterator[str]:
-        seq, idle = start, 0
-        while True:
-            batch, job = await anyio.to_thread.run_sync(_poll, served, full, seq)
-            for event in batch:
-                seq = event.seq
-                yield sse(event)
-            if job.terminal and not batch:
-                return
-            if stopping.is_set():
-                yield ": the daemon is shutting down; reconnect with Last-Event-ID\n\n"
-                return
-            if batch:
-                idle = 0
-                continue
-            idle += 1
-            if idle % KEEPALIVE_POLLS == 0:
-                yield ": keep-alive\n\n"
-            await anyio.sleep(POLL_SECONDS)
-
-    return StreamingResponse(
-        stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
-    )
+    return event_stream(
+        lambda seq: _poll(served, full, seq), resume_at(after, last_event_id),
+        request.app.state.stopping,
+    )  # fmt: skip

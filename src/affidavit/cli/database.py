@@ -1,0 +1,51 @@
+"""``--database URL --vault NAME``: the options with which a command reads (or acts on) a vault of
+a PostgreSQL database instead of a vault folder, and opening that vault (``ask``, ``search``,
+``chat``, ``jobs``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from ..service.pg_vaults import PgVault
+
+
+def database_options(command: Any) -> Any:
+    """``--vault NAME`` (with ``--database URL`` or $AFFIDAVIT_DATABASE): the command reads that
+    vault of a PostgreSQL database, with the database's credentials, instead of a vault folder."""
+    command = click.option(
+        "--vault", "db_vault", metavar="NAME",
+        help="Read this vault of the PostgreSQL database (--database) instead of a folder.",
+    )(command)  # fmt: skip
+    return click.option(
+        "--database", "db_url", envvar="AFFIDAVIT_DATABASE", metavar="URL",
+        help="The PostgreSQL database of --vault (postgresql://…; or $AFFIDAVIT_DATABASE).",
+    )(command)  # fmt: skip
+
+
+@contextmanager
+def database_vault(url: str | None, name: str) -> Iterator[PgVault]:
+    """Vault ``name`` of the database at ``url`` (the owner's credentials), refused by name when
+    the URL is missing or the database holds no such vault (the error lists those it holds)."""
+    from ..config import Config
+    from ..errors import ConfigError
+    from ..service.pg_vaults import PgVault
+    from .team_cmd import _storage
+
+    if not url:
+        raise click.UsageError("--vault names a vault of a database: give --database URL too.")
+    with _storage(url) as storage:
+        known = storage.vaults()
+        if name not in known:
+            raise ConfigError(
+                f"no vault {name[:64]!r} in this database (it has: {', '.join(known) or 'none'}); "
+                "give one of those to --vault, or `affidavit team create` it."
+            )
+        yield PgVault(storage, name, Config())
+
+
+__all__ = ["database_options", "database_vault"]
