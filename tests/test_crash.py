@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -89,10 +90,33 @@ def state(root: Path) -> dict[str, Any]:
         vault.close()
     db = sqlite3.connect(root / ".affidavit" / "db.sqlite")
     try:
-        rows = [line for line in db.iterdump() if "_migrations" not in line]
+        rows = [
+            SEARCH_TOKEN.sub(r"\1?)", line) for line in db.iterdump() if "_migrations" not in line
+        ]
+        token = db.execute("SELECT token FROM search_version").fetchone()[0]
     finally:
         db.close()
-    return {"files": files, "db": rows, "tree": tree, "commits": commits}
+    return {"files": files, "db": rows, "tree": tree, "commits": commits, "token": token}
+
+
+# The search version's token is drawn at random by design (m026): two runs of the same apply
+# draw different ones. Compared as "moved or not" (same_token), never by value.
+SEARCH_TOKEN = re.compile(r'^(INSERT INTO "search_version" VALUES\(0,)-?\d+\)')
+
+
+def _rest(state: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in state.items() if k != "token"}
+
+
+def which(got: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) -> str | None:
+    """ "before" when ``got`` is the state before the apply, its search token unmoved (a killed
+    write rolls the token back with it); "after" when it is the applied state with a moved token;
+    None for anything else — a mixed state."""
+    if _rest(got) == _rest(before) and got["token"] == before["token"]:
+        return "before"
+    if _rest(got) == _rest(after) and got["token"] != before["token"]:
+        return "after"
+    return None
 
 
 def kill_at_every_step(
@@ -108,20 +132,20 @@ def kill_at_every_step(
     done = run_child(after_root, plan_ids, "never", kind)
     assert done.returncode == 0, done.stderr
     after = state(after_root)
-    assert after != before and after["commits"] == before["commits"] + 1
+    assert which(after, before, after) == "after" and after["commits"] == before["commits"] + 1
     outcomes = {}
     for step in APPLY_STEPS:
         work = tmp_path / f"kill-{step}"
         shutil.copytree(root, work)
         proc = run_child(work, plan_ids, step, kind)
         assert proc.returncode == -signal.SIGKILL, (step, proc.stderr)
-        got = state(work)
-        assert got in (before, after), f"mixed state after a kill at {step}"
-        outcomes[step] = "after" if got == after else "before"
+        got = which(state(work), before, after)
+        assert got is not None, f"mixed state after a kill at {step}"
+        outcomes[step] = got
         # replaying the apply never applies twice
         replay = run_child(work, plan_ids, "never", kind)
         assert replay.returncode == 0, replay.stderr
-        assert state(work) == after
+        assert which(state(work), before, after) == "after"
     assert outcomes["db_written"] == "before" and outcomes["journal"] == "before"
     assert outcomes["db_commit"] == "after" and outcomes["git_commit"] == "after"
     assert os.path.exists(root)

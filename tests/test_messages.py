@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from affidavit.cli import main
+from affidavit.cli.watch_cmd import WatchGroup
 from affidavit.config import render_default_config
 
 from .conftest import ROOT
@@ -87,6 +88,11 @@ def resolve(words: str) -> str | None:
             continue
         if token in STOP or token.startswith("#"):
             break
+        if routing and isinstance(command, WatchGroup) and token not in command.commands:
+            if token != "--help":  # `watch DIR…` and `watch --once` are `watch run …`
+                command = command.commands["run"]
+                allowed |= _options(command)
+            routing = False
         if token.startswith("-") and allowed.get(token):
             skip = True
             continue
@@ -125,6 +131,10 @@ def test_every_suggested_command_exists() -> None:
         ("frobnicate", False),
         ("jobs wait job-3f --deadline 600", True),
         ("--vault ~/v inbox", True),
+        ("watch ~/notes --debounce 2", True),
+        ("watch ~/notes --frobnicate", False),
+        ("watch add ~/notes", True),
+        ("watch --once ~/notes", True),
     ],
 )
 def test_the_resolver_tells_real_commands_from_invented_ones(words: str, ok: bool) -> None:

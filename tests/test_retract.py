@@ -29,7 +29,7 @@ from affidavit.store.blast import BlastRadius, blast_radius
 from affidavit.vault import Vault, init_vault, open_vault
 
 from .conftest import FakeClock, add_text, claim, make_plan, snapshot
-from .test_crash import run_child, state
+from .test_crash import run_child, state, which
 
 BAD = (
     "The lighthouse keeper lived on the rock for twelve years.\n"
@@ -474,20 +474,20 @@ def test_a_killed_retraction_leaves_old_or_new_state(
     before = state(before_root)
     assert run_child(after_root, plan_id, "never").returncode == 0
     after = state(after_root)
-    assert after != before and after["commits"] == before["commits"] + 1
+    assert which(after, before, after) == "after" and after["commits"] == before["commits"] + 1
     for step in APPLY_STEPS:
         work = tmp_path / f"kill-{step}"
         shutil.copytree(root, work)
         proc = run_child(work, plan_id, step)
         assert proc.returncode == -signal.SIGKILL, (step, proc.stderr)
-        got = state(work)
-        assert got in (before, after), f"mixed state after a kill at {step}"
+        got = which(state(work), before, after)
+        assert got is not None, f"mixed state after a kill at {step}"
         assert got == (
-            before if APPLY_STEPS.index(step) < APPLY_STEPS.index("db_commit") else after
+            "before" if APPLY_STEPS.index(step) < APPLY_STEPS.index("db_commit") else "after"
         )
         replay = run_child(work, plan_id, "never")
         assert replay.returncode == 0, replay.stderr
-        assert state(work) == after
+        assert which(state(work), before, after) == "after"
 
 
 def test_an_edited_retracted_list_is_not_a_hand_edit_to_propose(
