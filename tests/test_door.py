@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from affidavit.doctor import run_doctor
-from affidavit.errors import AdmissionError, ConflictError
+from affidavit.errors import AdmissionError, ConflictError, NotFoundError
 from affidavit.evidence.spans import register
 from affidavit.inbox import approve, get_plan, list_plans, propose, reject
 from affidavit.plan.stored import snapshot_text
@@ -134,6 +134,19 @@ def test_partial_approval_of_a_dependent_op_alone_is_refused(vault: Vault, src: 
     assert snapshot(vault) == before
     with pytest.raises(ConflictError, match="there is no 7"):
         approve(vault, proposal.plan_id, [7], "tester")
+
+
+def test_a_plan_ref_is_a_literal_prefix_not_a_like_pattern(vault: Vault, src: str) -> None:
+    """LIKE's wildcards in a ref match only themselves: ``____`` names no plan, even the only
+    one (an approval by a pattern would approve whatever plan it happened to match)."""
+    plan_id = propose(vault, make_plan(vault, page("alpha", src)), "tester", "t").plan_id
+    assert get_plan(vault, plan_id[:6]).id == plan_id
+    for forged in ("____", "%%%%", plan_id[:4] + "%", "_" * len(plan_id)):
+        with pytest.raises(NotFoundError, match="no plan"):  # not found, never the plan
+            get_plan(vault, forged)
+        with pytest.raises(NotFoundError, match="no plan"):
+            approve(vault, forged, None, "tester")
+    assert get_plan(vault, plan_id).status == "pending"
 
 
 def test_pending_plans_persist_and_expire(vault: Vault, src: str, clock: Any) -> None:

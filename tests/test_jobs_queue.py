@@ -89,6 +89,9 @@ def test_submit_get_list_and_events(vault: Vault) -> None:
         queue.get("job-zzzzzz")
     with pytest.raises(NotFoundError, match="too short"):
         queue.get("jo")
+    for forged in ("____", "job-____", "%%%%", first.id[:8] + "%", "_" * len(first.id)):
+        with pytest.raises(NotFoundError, match="no job"):  # LIKE's wildcards are literal
+            queue.get(forged)
     with pytest.raises(NotFoundError):
         queue.list(status="exploded")
     assert queue.wait(first.id, 0).status == "queued"  # the deadline passes: returned as is

@@ -24,6 +24,7 @@ from .hashing import canonical_json, content_id, sha256_hex
 from .plan.nonce import check_nonce, consume_nonce
 from .plan.schema import CreatePage, Plan, parse_plan, remember_parsed
 from .plan.stored import admission_text, compact, pack, plan_text
+from .storage.queries import like_prefix
 from .store import audit
 from .store.apply import (
     ApplyResult,
@@ -222,7 +223,7 @@ def resolve_plan_id(vault: Vault, ref: str) -> str:
     if len(ref) < 4:
         raise NotFoundError(f"plan id {ref!r} is too short; give at least 4 characters.")
     rows = vault.db.execute(
-        "SELECT id FROM plans WHERE id LIKE ? LIMIT 2", (ref.lower() + "%",)
+        "SELECT id FROM plans WHERE id LIKE ? ESCAPE '\\' LIMIT 2", (like_prefix(ref.lower()),)
     ).fetchall()
     if not rows:
         raise NotFoundError(f"no plan {ref}. `affidavit inbox --all` lists every plan.")

@@ -17,6 +17,7 @@ from typing import Any
 from ..clock import iso
 from ..db import transaction
 from ..errors import ConflictError, NotFoundError
+from ..storage.queries import like_prefix
 from ..vault import Vault
 from .lease import add_event, holder_gone, inline_gone, recover_stale
 from .models import JOB_STATUSES, Job, JobEvent, event_from_row, job_from_row
@@ -86,8 +87,9 @@ class JobQueue:
         if len(bare) < 4:
             raise NotFoundError(f"job id {ref!r} is too short; give at least 4 characters.")
         rows = self.db.execute(
-            "SELECT id FROM jobs WHERE id LIKE ? OR id LIKE ? ORDER BY id LIMIT 2",
-            (ref + "%", "job-" + bare + "%"),
+            "SELECT id FROM jobs WHERE id LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\' "
+            "ORDER BY id LIMIT 2",
+            (like_prefix(ref), like_prefix("job-" + bare)),
         ).fetchall()
         if not rows:
             raise NotFoundError(f"no job {ref}. `affidavit jobs` lists the jobs of this vault.")

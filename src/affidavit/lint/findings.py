@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import AffidavitError, NotFoundError
 from ..hashing import canonical_json, sha256_hex
-from ..storage.queries import Sql
+from ..storage.queries import Sql, like_prefix
 from ..store import audit
 
 CheckKind = Literal[
@@ -349,10 +349,8 @@ class FindingStore:
 
     def resolve_id(self, ref: str) -> str:
         ref = ref.strip()
-        # a prefix, literally: LIKE's wildcards (% and _) in ``ref`` match only themselves
-        prefix = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        rows = self.db.execute(
-            "SELECT id FROM findings WHERE id LIKE ? ESCAPE '\\' LIMIT 2", (prefix + "%",)
+        rows = self.db.execute(  # a prefix, literally (like_prefix)
+            "SELECT id FROM findings WHERE id LIKE ? ESCAPE '\\' LIMIT 2", (like_prefix(ref),)
         ).fetchall()
         if not rows:
             raise NotFoundError(f"no finding {ref!r}. `affidavit findings` lists them.")

@@ -40,3 +40,10 @@ def plain_rows(db: Sql) -> Sql:
 
 
 __all__ = ["Cursor", "Sql", "plain_rows"]
+
+
+def like_prefix(ref: str) -> str:
+    """A ``LIKE … ESCAPE '\\'`` pattern for the strings that start with ``ref``, read literally:
+    the ``%`` and ``_`` a caller types match only themselves, never any run or any character (an
+    id prefix ``____`` names no plan, job or finding). Both databases read it the same way."""
+    return ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
