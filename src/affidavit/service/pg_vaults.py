@@ -450,6 +450,19 @@ class PgVault:
                 results.append(_approved(plan_id, admission, None, entry))
         return ApproveManyResponse(preview=preview, results=results, commit=None)
 
+    def apply_selections(
+        self, selections: list[tuple[str, list[int]]], actor: str
+    ) -> list[ApproveResponse]:
+        """A person's approval of some operations (0-based) of each plan (full ids), in the
+        order given, as one batch through the door: all or nothing, one batch number."""
+        results: list[ApproveResponse] = []
+        with self.storage.door(self.name, f"api-{uuid.uuid4()}") as door:
+            for plan_id, ops in selections:
+                entry = door.apply_plan(plan_id, now=iso(self.clock()), actor=actor,
+                                        config=self.config, approval="person", ops=ops)  # fmt: skip
+                results.append(_approved(plan_id, door.admissions[plan_id], ops, entry))
+        return results
+
     def preview(self, plan_ids: list[str]) -> list[PlanPreview]:
         """What approving each plan (full ids) would do, as SQLite's preview says it: its
         operations still pending, each claim a withdrawal among them ends, and each text that
