@@ -125,3 +125,34 @@ def test_forged_ids_find_nothing_and_several_are_decided_all_or_none(cli: Cli) -
     argv = ["findings", "--database", cli.url, "--vault", "nosuch"]
     got: Any = CliRunner().invoke(main, argv)
     assert got.exit_code == 1 and "no vault 'nosuch'" in got.output and SECRET not in got.output
+
+
+def test_lint_queues_a_job_a_worker_runs_and_its_findings_are_listed(cli: Cli) -> None:
+    from affidavit.cli import main
+
+    from .test_pg_after_ingest import V1, V2, sent
+
+    cli.desk.submit(sent(V1, "harbour.md"))
+    cli.desk.submit(sent(V2, "harbour-guide.md"))
+    assert cli.desk.worker().run(drain=True) == 2
+
+    def lint(*args: str, code: int = 0) -> str:
+        argv = ["lint", *args, "--database", cli.url, "--vault", "team"]
+        got = CliRunner().invoke(main, argv, env={"AFFIDAVIT_DATABASE": ""})
+        assert got.exit_code == code, (args, got.output, got.exception)
+        assert SECRET not in got.output
+        return got.output
+
+    before = len(cli.desk.jobs.rows("team", limit=100))
+    for refused in ("--full", "--no-model"):
+        assert f"{refused} can't be given to a database's lint" in lint(refused, code=2)
+    assert len(cli.desk.jobs.rows("team", limit=100)) == before  # nothing queued
+    job = json.loads(lint("--propose", "--json"))
+    assert job["kind"] == "lint" and job["status"] == "queued"
+    assert job["payload"]["propose"] is True and job["requested_by"] == local_actor()
+    text = lint()
+    assert text.startswith("Queued lint job job-") and "affidavit worker --database URL" in text
+    assert cli.desk.worker().run(drain=True) == 2
+    assert cli.desk.job(job["id"])["status"] == "done"
+    (found,) = json.loads(cli("--json"))
+    assert found["kind"] == "contradiction" and found["status"] == "open"

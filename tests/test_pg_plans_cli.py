@@ -258,3 +258,24 @@ def test_refusals_are_named(db: Db, monkeypatch: pytest.MonkeyPatch) -> None:
     # $AFFIDAVIT_DATABASE names the database when --database is not given
     monkeypatch.setitem(ENV, "AFFIDAVIT_DATABASE", db.url)
     assert other[:12] in run("inbox", "--vault", "team")
+
+
+def test_an_unseen_approval_refuses_a_plan_whose_texts_wait_for_a_person(db: Db) -> None:
+    """``approve --all --yes`` shows nothing: on SQLite it leaves the texts that wait (W11) in
+    the inbox; the door on PostgreSQL can't, so it refuses such a plan by name, applies
+    nothing, and a person approving it by id (after reading it) applies it."""
+    uncertain = "The bridge opened in 1932 in Bristol."  # a place the quote never names
+    page = {"op": "create_page", "slug": "opening", "title": "The bridge opened",
+            "summary": "The bridge opened in 1932.", "claims": [
+                {"text": uncertain, "evidence": [{"source": db.source,
+                                                  "quote": "The bridge opened in 1932"}]}]}  # fmt: skip
+    plan_id = db.propose([page])
+    assert "waits: op 1 claim 1: uncertain" in db.cli("inbox")
+    preview = db.cli("approve", plan_id, db.propose(ops(db.source)[:1], "sure.json"), stdin="n\n",
+                     code=1)  # fmt: skip
+    assert "    waits: op 1 claim 1: uncertain" in preview
+    refused = db.cli("approve", "--all", "--yes", code=1)
+    assert f"plan(s) {plan_id[:12]} have texts that wait for a person" in refused
+    assert "without --yes" in refused and db.storage.batches("team") == []
+    done = json.loads(db.cli("approve", plan_id, "--json"))  # read, then approved by id
+    assert done["applied"] and len(done["claims"]) == 1

@@ -6,12 +6,13 @@ from typing import Any
 
 import click
 
+from ..agents import local_actor
 from ..lint.findings import ENDS_NOTHING, Status, StoredFinding
 from ..lint.fixes import FixReport
 from ..lint.runner import LintReport, run_lint
 from ..providers.from_config import provider_from_config
 from ._common import echo_json, json_option, lint_progress, opened_vault, user_errors
-from .database import database_options
+from .database import database_options, database_vault
 from .findings_book import FindingBook, finding_actor, finding_book
 
 MARK = {"error": "✗", "warning": "!", "info": "·"}
@@ -91,6 +92,7 @@ def _summary(report: LintReport) -> None:
     is_flag=True,
     help="Look at everything again, not only what changed since the last run.",
 )
+@database_options
 @json_option
 @click.pass_context
 @user_errors
@@ -101,6 +103,8 @@ def lint(
     limit: int,
     run_async: bool,
     full: bool,
+    db_url: str | None,
+    db_vault: str | None,
     as_json: bool,
 ) -> None:
     """Check the wiki: broken links, drift, tampered sources, unverifiable evidence, and
@@ -118,7 +122,15 @@ def lint(
       affidavit findings approve --all  # approve every pending fix plan
       affidavit lint --async            # a background job: affidavit jobs
       affidavit lint --full             # every file, source, quote and pair again
+      affidavit lint --database postgresql://wiki@db/wiki --vault handbook   # a job there
+
+    With --database URL --vault NAME, lint a vault of a PostgreSQL database: a lint job is
+    queued there (as `POST …/jobs {"kind": "lint"}`), which `affidavit worker --database` runs
+    on any host; its findings are then `affidavit findings --database URL --vault NAME`.
     """
+    if db_vault is not None:
+        _queue_database_lint(ctx, db_url, db_vault, propose, no_model, full, as_json)
+        return
     if run_async:
         from ..jobs import parse_payload
         from .jobs_cmd import submit_job
@@ -165,6 +177,31 @@ def lint(
 def _db(command: Any) -> Any:
     """``--database URL --vault NAME``: a vault of a PostgreSQL database's findings."""
     return database_options(command)
+
+
+def _queue_database_lint(
+    ctx: click.Context, db_url: str | None, db_vault: str, propose: bool, no_model: bool,
+    full: bool, as_json: bool,
+) -> None:  # fmt: skip
+    """Queue a lint job of a PostgreSQL vault as the local user (its fix plans are theirs)."""
+    from ..service.pg_jobs import LintRequest, PgJobs
+
+    if no_model or full:
+        raise click.UsageError(
+            f"{'--no-model' if no_model else '--full'} can't be given to a database's lint: it "
+            "runs as a job, over every pair of active claims, with the worker's model "
+            "(`affidavit worker --config`); leave the option out."
+        )
+    with database_vault(db_url, db_vault) as pg:
+        job = PgJobs(pg).submit_lint(LintRequest(kind="lint", propose=propose), local_actor())
+    if as_json:
+        echo_json(job.model_dump(mode="json"))
+        return
+    click.echo(f"Queued lint job {job.id} in vault {db_vault}.")
+    click.echo(f"  follow it:  affidavit jobs wait {job.id} --vault {db_vault} --database URL")
+    click.echo("  no worker running? run one on any host:  affidavit worker --database URL "
+               f"--vault {db_vault} --drain")  # fmt: skip
+    click.echo(f"  then:  affidavit findings --vault {db_vault} --database URL")
 
 
 @click.group("findings", invoke_without_command=True)

@@ -76,9 +76,10 @@ NOT_PORTED = (
     "…/tokens (owner); GET/POST …/jobs, …/jobs/{id}, …/jobs/{id}/cancel, …/jobs/{id}/events "
     "(ingest of the sources sent, or a lint, run by `affidavit worker --database`); GET "
     "…/lint/findings, …/lint/findings/{id}; POST …/lint/findings/{id}/decision, …/lint/fixes. "
-    "Not yet: running lint outside a job, watches, "
-    "dry_run/sure_only approvals, the web desk and MCP (docs/team.md). Use them on a SQLite "
-    "vault; add sources with `affidavit team add` or an ingest job."
+    "…/plans/approve previews (dry_run); sure_only refuses a plan whose texts wait for a "
+    "person. The CLI's inbox, approve, reject, findings and lint take --database URL --vault "
+    "NAME. Not yet: running lint outside a job, watches, the web desk and MCP (docs/team.md). "
+    "Use them on a SQLite vault; add sources with `affidavit team add` or an ingest job."
 )
 
 
