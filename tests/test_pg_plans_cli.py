@@ -197,8 +197,8 @@ def test_the_json_is_a_vault_folders_for_the_same_plan(db: Db, tmp_path: Path) -
         vault.close()
     folder = ("--vault", str(tmp_path / "v"))
     nonce = json.loads(run(*folder, "nonce", "--json"))["nonce"]
-    (tmp_path / "p.json").write_text(json.dumps({"nonce": nonce, "operations": ops(db.source)}))
-    local = json.loads(run(*folder, "propose", str(tmp_path / "p.json"), "--json"))
+    (tmp_path / "plan.json").write_text(json.dumps({"nonce": nonce, "operations": ops(db.source)}))
+    local = json.loads(run(*folder, "propose", str(tmp_path / "plan.json"), "--json"))
     remote = db.propose(ops(db.source))
 
     def same(one: dict[str, Any], two: dict[str, Any], differ: set[str]) -> None:
@@ -215,6 +215,14 @@ def test_the_json_is_a_vault_folders_for_the_same_plan(db: Db, tmp_path: Path) -
     b = json.loads(db.cli("inbox", "show", remote, "--json"))
     same(a, b, moments)
     assert a["plan"]["operations"] == b["plan"]["operations"]
+
+    def text(out: str, plan_id: str) -> list[str]:  # the lines, the plan's id and age aside
+        out = out.replace(plan_id, "ID").replace(plan_id[:12], "ID")
+        return [line for line in out.splitlines() if "proposed " not in line]
+
+    one = run(*folder, "inbox", "show", local["plan_id"])
+    two = db.cli("inbox", "show", remote)
+    assert text(one, local["plan_id"]) == text(two, remote)
     a = json.loads(run(*folder, "approve", local["plan_id"], "--ops", "1", "--json"))
     b = json.loads(db.cli("approve", remote, "--ops", "1", "--json"))
     same(a, b, {"plan_id", "commit", "message"})
