@@ -285,5 +285,16 @@ def test_an_unseen_approval_refuses_a_plan_whose_texts_wait_for_a_person(db: Db)
     refused = db.cli("approve", "--all", "--yes", code=1)
     assert f"plan(s) {plan_id[:12]} have texts that wait for a person" in refused
     assert "without --yes" in refused and db.storage.batches("team") == []
+    # the recorded verdicts wiped (a row edited by hand): the door's own verdict still refuses
+    with db.storage.pool.connection() as conn:
+        conn.execute("UPDATE v_team.plans SET admission = '{}' WHERE id = %s", (plan_id,))
+    from affidavit.config import Config
+    from affidavit.errors import ConflictError
+    from affidavit.service.pg_vaults import PgVault
+
+    vault = PgVault(db.storage, "team", Config())
+    with pytest.raises(ConflictError, match=r"wait for a person \(W11\) now"):
+        vault.approve_many([plan_id], "ann", sure_only=True)
+    assert db.storage.batches("team") == [] and db.audit() == []  # rolled back whole
     done = json.loads(db.cli("approve", plan_id, "--json"))  # read, then approved by id
     assert done["applied"] and len(done["claims"]) == 1
