@@ -1,6 +1,7 @@
 """``--database URL --vault NAME``: the options with which a command reads (or acts on) a vault of
 a PostgreSQL database instead of a vault folder, and opening that vault (``ask``, ``search``,
-``chat``, ``jobs``)."""
+``chat``, ``jobs``, and through :func:`backend` ``nonce``, ``propose``, ``inbox``, ``approve``,
+``reject``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
+    from ..service.backend import Backend
     from ..service.pg_vaults import PgVault
 
 
@@ -48,4 +50,34 @@ def database_vault(url: str | None, name: str) -> Iterator[PgVault]:
         yield PgVault(storage, name, Config())
 
 
-__all__ = ["database_options", "database_vault"]
+def chosen(
+    ctx: click.Context, db_url: str | None, db_vault: str | None
+) -> tuple[str | None, str | None]:
+    """``--database``/``--vault NAME`` as given to this command, or to its group before it
+    (``affidavit inbox --vault team show 3f2a9c``)."""
+    group = ctx.parent.params if ctx.parent is not None else {}
+    return db_url or group.get("db_url"), db_vault or group.get("db_vault")
+
+
+@contextmanager
+def backend(ctx: click.Context, db_url: str | None, db_vault: str | None) -> Iterator[Backend]:
+    """The CLI's front door: the services of vault ``db_vault`` of the database ``db_url`` as
+    the local user (:class:`~affidavit.service.pg_backend.PgBackend`, the daemon's services on
+    PostgreSQL) when ``--vault NAME`` is given, else the vault folder's (its daemon when one
+    serves it, else in this process)."""
+    from ..client import open_backend
+    from ._common import vault_path
+
+    db_url, db_vault = chosen(ctx, db_url, db_vault)
+    if db_vault is None:
+        with open_backend(vault_path(ctx)) as found:
+            yield found
+        return
+    from ..agents import local_actor
+    from ..service.pg_backend import PgBackend
+
+    with database_vault(db_url, db_vault) as pg:
+        yield PgBackend(pg, local_actor())
+
+
+__all__ = ["backend", "chosen", "database_options", "database_vault"]

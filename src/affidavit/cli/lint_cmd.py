@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from ..agents import local_actor
-from ..lint.findings import ENDS_NOTHING, FindingStore, StoredFinding
-from ..lint.fixes import FixReport, fix_steps, propose_fixes
+from ..lint.findings import ENDS_NOTHING, Status, StoredFinding
+from ..lint.fixes import FixReport
 from ..lint.runner import LintReport, run_lint
 from ..providers.from_config import provider_from_config
-from ..store.apply import Approval, apply_batch
 from ._common import echo_json, json_option, lint_progress, opened_vault, user_errors
+from .database import database_options, database_vault
+from .findings_book import FindingBook, finding_actor, finding_book
 
 MARK = {"error": "✗", "warning": "!", "info": "·"}
 
 
 def _actor() -> str:
-    return f"person:{local_actor()}"
+    return finding_actor()
 
 
 def _show(stored: StoredFinding, *, full: bool = False) -> None:
@@ -89,6 +92,7 @@ def _summary(report: LintReport) -> None:
     is_flag=True,
     help="Look at everything again, not only what changed since the last run.",
 )
+@database_options
 @json_option
 @click.pass_context
 @user_errors
@@ -99,6 +103,8 @@ def lint(
     limit: int,
     run_async: bool,
     full: bool,
+    db_url: str | None,
+    db_vault: str | None,
     as_json: bool,
 ) -> None:
     """Check the wiki: broken links, drift, tampered sources, unverifiable evidence, and
@@ -116,7 +122,15 @@ def lint(
       affidavit findings approve --all  # approve every pending fix plan
       affidavit lint --async            # a background job: affidavit jobs
       affidavit lint --full             # every file, source, quote and pair again
+      affidavit lint --database postgresql://wiki@db/wiki --vault handbook   # a job there
+
+    With --database URL --vault NAME, lint a vault of a PostgreSQL database: a lint job is
+    queued there (as `POST …/jobs {"kind": "lint"}`), which `affidavit worker --database` runs
+    on any host; its findings are then `affidavit findings --database URL --vault NAME`.
     """
+    if db_vault is not None:
+        _queue_database_lint(ctx, db_url, db_vault, propose, no_model, full, as_json)
+        return
     if run_async:
         from ..jobs import parse_payload
         from .jobs_cmd import submit_job
@@ -160,6 +174,36 @@ def lint(
             _fixes(report.fixes)
 
 
+def _db(command: Any) -> Any:
+    """``--database URL --vault NAME``: a vault of a PostgreSQL database's findings."""
+    return database_options(command)
+
+
+def _queue_database_lint(
+    ctx: click.Context, db_url: str | None, db_vault: str, propose: bool, no_model: bool,
+    full: bool, as_json: bool,
+) -> None:  # fmt: skip
+    """Queue a lint job of a PostgreSQL vault as the local user (its fix plans are theirs)."""
+    from ..service.pg_jobs import LintRequest, PgJobs
+
+    if no_model or full:
+        raise click.UsageError(
+            f"{'--no-model' if no_model else '--full'} can't be given to a database's lint: it "
+            "runs as a job, over every pair of active claims, with the worker's model "
+            "(`affidavit worker --config`); leave the option out."
+        )
+    with database_vault(db_url, db_vault) as pg:
+        job = PgJobs(pg).submit_lint(LintRequest(kind="lint", propose=propose), local_actor())
+    if as_json:
+        echo_json(job.model_dump(mode="json"))
+        return
+    click.echo(f"Queued lint job {job.id} in vault {db_vault}.")
+    click.echo(f"  follow it:  affidavit jobs wait {job.id} --vault {db_vault} --database URL")
+    click.echo("  no worker running? run one on any host:  affidavit worker --database URL "
+               f"--vault {db_vault} --drain")  # fmt: skip
+    click.echo(f"  then:  affidavit findings --vault {db_vault} --database URL")
+
+
 @click.group("findings", invoke_without_command=True)
 @click.option(
     "--status",
@@ -168,11 +212,18 @@ def lint(
     show_default=True,
 )
 @click.option("--kind", "kinds", multiple=True, help="Only findings of this kind (repeatable).")
+@_db
 @json_option
 @click.pass_context
 @user_errors
-def findings(ctx: click.Context, status: str, kinds: tuple[str, ...], as_json: bool) -> None:
+def findings(
+    ctx: click.Context, status: str, kinds: tuple[str, ...], db_url: str | None,
+    db_vault: str | None, as_json: bool,
+) -> None:  # fmt: skip
     """List lint findings, show one, dismiss it, or propose and approve its fix.
+
+    With --database URL --vault NAME, a vault of a PostgreSQL database's findings (options
+    after `findings` or after its subcommand).
 
     \b
     Example:
@@ -180,92 +231,102 @@ def findings(ctx: click.Context, status: str, kinds: tuple[str, ...], as_json: b
       affidavit findings show f-1a2b
       affidavit findings fix f-1a2b --keep c-0123456789abcdef
       affidavit findings dismiss f-1a2b --note "both true at their dates"
+      affidavit findings --database postgresql://wiki@db/wiki --vault handbook
     """
     if ctx.invoked_subcommand is not None:
         return
     statuses = ("open", "dismissed", "resolved") if status == "all" else (status,)
-    with opened_vault(ctx) as vault:
-        listed = FindingStore(vault.db).list(status=statuses, kinds=kinds)
-        if as_json:
-            echo_json([f.to_json() for f in listed])
-            return
-        if not listed:
-            click.echo(f"No {status} findings. Run `affidavit lint` to look for some.")
-        for stored in listed:
-            _show(stored)
+    with finding_book(ctx, db_url, db_vault) as book:
+        listed = book.list(statuses, kinds)
+    if as_json:
+        echo_json([f.to_json() for f in listed])
+        return
+    if not listed:
+        click.echo(f"No {status} findings. Run `affidavit lint` to look for some.")
+    for stored in listed:
+        _show(stored)
 
 
 @findings.command("show")
 @click.argument("finding_id")
+@_db
 @json_option
 @click.pass_context
 @user_errors
-def show(ctx: click.Context, finding_id: str, as_json: bool) -> None:
+def show(
+    ctx: click.Context, finding_id: str, db_url: str | None, db_vault: str | None, as_json: bool
+) -> None:
     """Show one finding with every quote in its source context.
 
     \b
     Example:
       affidavit findings show f-1a2b
     """
-    with opened_vault(ctx) as vault:
-        stored = FindingStore(vault.db).get(finding_id)
-        if as_json:
-            echo_json(stored.to_json())
-        else:
-            _show(stored, full=True)
+    with finding_book(ctx, db_url, db_vault) as book:
+        stored = book.get(finding_id)
+    if as_json:
+        echo_json(stored.to_json())
+    else:
+        _show(stored, full=True)
 
 
-def _decide(ctx: click.Context, ids: tuple[str, ...], status: str, note: str) -> None:
-    with opened_vault(ctx) as vault:
-        store = FindingStore(vault.db)
-        from ..clock import iso
-        from ..db import transaction
-
-        with vault.write_lock(), transaction(vault.db):
-            for ref in ids:
-                stored = store.decide(ref, status, _actor(), iso(vault.clock()), note)  # type: ignore[arg-type]
-                click.echo(f"{stored.id}: {status}")
+def _decide(
+    ctx: click.Context, ids: tuple[str, ...], status: Status, note: str,
+    db_url: str | None, db_vault: str | None,
+) -> None:  # fmt: skip
+    """Decide every finding of ``ids`` in one transaction: all or none."""
+    with finding_book(ctx, db_url, db_vault) as book:
+        decided = book.decide(ids, status, note)
+    for stored in decided:
+        click.echo(f"{stored.id}: {status}")
 
 
 @findings.command("dismiss")
 @click.argument("finding_ids", nargs=-1, required=True)
 @click.option("--note", default="", help="Why (kept in the audit log).")
+@_db
 @click.pass_context
 @user_errors
-def dismiss(ctx: click.Context, finding_ids: tuple[str, ...], note: str) -> None:
+def dismiss(
+    ctx: click.Context, finding_ids: tuple[str, ...], note: str, db_url: str | None,
+    db_vault: str | None,
+) -> None:  # fmt: skip
     """Dismiss findings: later runs keep them dismissed.
 
     \b
     Example:
       affidavit findings dismiss f-1a2b f-3c4d --note "both true at their dates"
     """
-    _decide(ctx, finding_ids, "dismissed", note)
+    _decide(ctx, finding_ids, "dismissed", note, db_url, db_vault)
 
 
 @findings.command("reopen")
 @click.argument("finding_ids", nargs=-1, required=True)
+@_db
 @click.pass_context
 @user_errors
-def reopen(ctx: click.Context, finding_ids: tuple[str, ...]) -> None:
+def reopen(
+    ctx: click.Context, finding_ids: tuple[str, ...], db_url: str | None, db_vault: str | None
+) -> None:
     """Reopen dismissed or resolved findings.
 
     \b
     Example:
       affidavit findings reopen f-1a2b
     """
-    _decide(ctx, finding_ids, "open", "")
+    _decide(ctx, finding_ids, "open", "", db_url, db_vault)
 
 
 def _select(
-    store: FindingStore, ids: tuple[str, ...], all_: bool, kinds: tuple[str, ...]
+    book: FindingBook, ids: tuple[str, ...], all_: bool, kinds: tuple[str, ...]
 ) -> list[StoredFinding]:
     if ids and all_:
         raise click.UsageError("give finding ids or --all, not both")
     if not ids and not all_:
         raise click.UsageError("give finding ids, or --all (optionally with --kind)")
     if all_:
-        return store.list(kinds=kinds)
-    return [store.get(ref) for ref in ids]
+        return book.list(("open",), kinds)
+    return [book.get(ref) for ref in ids]
 
 
 @findings.command("fix")
@@ -275,6 +336,7 @@ def _select(
 @click.option(
     "--keep", help="For one contradiction: the claim id to keep (the other is superseded)."
 )
+@_db
 @json_option
 @click.pass_context
 @user_errors
@@ -284,6 +346,8 @@ def fix(
     all_: bool,
     kinds: tuple[str, ...],
     keep: str | None,
+    db_url: str | None,
+    db_vault: str | None,
     as_json: bool,
 ) -> None:
     """Propose fix plans (up to 20 fixes per plan) for findings; they wait in the inbox.
@@ -293,23 +357,22 @@ def fix(
       affidavit findings fix --all --kind stale
       affidavit findings fix f-1a2b --keep c-0123456789abcdef
     """
-    with opened_vault(ctx) as vault:
-        store = FindingStore(vault.db)
-        chosen = _select(store, finding_ids, all_, kinds)
+    with finding_book(ctx, db_url, db_vault) as book:
+        chosen = _select(book, finding_ids, all_, kinds)
         keeps: dict[str, str] = {}
         if keep:
             if len(chosen) != 1 or chosen[0].finding.kind != "contradiction":
                 raise click.UsageError("--keep applies to exactly one contradiction finding")
             keeps[chosen[0].id] = keep
-        report = propose_fixes(vault, chosen, _actor(), keeps)
-        if as_json:
-            echo_json(report.to_json())
-            return
-        if not report.plans:
-            click.echo("No fix plan proposed.")
-        _fixes(report)
-        for fid, why in report.skipped.items():
-            click.echo(f"  {fid}: {why}")
+        report = book.propose(chosen, keeps)
+    if as_json:
+        echo_json(report.to_json())
+        return
+    if not report.plans:
+        click.echo("No fix plan proposed.")
+    _fixes(report)
+    for fid, why in report.skipped.items():
+        click.echo(f"  {fid}: {why}")
 
 
 @findings.command("approve")
@@ -323,6 +386,7 @@ def fix(
 )
 @click.option("--kind", "kinds", multiple=True, help="With --all: only these kinds.")
 @click.option("--yes", is_flag=True, help="Don't ask before fixes that supersede or retract.")
+@_db
 @json_option
 @click.pass_context
 @user_errors
@@ -332,6 +396,8 @@ def approve(
     all_: bool,
     kinds: tuple[str, ...],
     yes: bool,
+    db_url: str | None,
+    db_vault: str | None,
     as_json: bool,
 ) -> None:
     """Approve the pending fixes of the findings listed (or of every finding of a kind whose
@@ -350,9 +416,8 @@ def approve(
                 "other kinds supersede or retract a claim, so list those findings by id after "
                 "reading them (`affidavit findings show ID`)."
             )
-    with opened_vault(ctx) as vault:
-        store = FindingStore(vault.db)
-        steps = fix_steps(vault, _select(store, finding_ids, all_, kinds))
+    with finding_book(ctx, db_url, db_vault) as book:
+        steps = book.steps(_select(book, finding_ids, all_, kinds))
         if not steps:
             if as_json:
                 echo_json([])
@@ -372,18 +437,13 @@ def approve(
                 raise click.UsageError("some fixes end claims; add --yes to approve with --json")
             if not click.confirm("Supersede or retract the claims marked ! ?", default=False):
                 raise click.ClickException("nothing applied.")
-        selections: dict[str, list[int]] = {}
-        for step in steps:
-            selections.setdefault(step.plan_id, []).append(step.op)
-        done = apply_batch(vault, list(selections.items()), Approval(_actor(), "person"))
-        if as_json:
-            echo_json(
-                [{"plan": r.plan_id, "applied": r.applied, "message": r.message} for r in done]
-            )
-            return
-        for result in done:
-            click.echo(f"{result.plan_id[:12]}: {result.message}")
-        click.echo("Run `affidavit lint` again to resolve the fixed findings.")
+        done = book.approve(steps)
+    if as_json:
+        echo_json([{"plan": p, "applied": a, "message": m} for p, a, m in done])
+        return
+    for plan_id, _, message in done:
+        click.echo(f"{plan_id[:12]}: {message}")
+    click.echo("Run `affidavit lint` again to resolve the fixed findings.")
 
 
 COMMANDS = [lint, findings]

@@ -1,4 +1,6 @@
-"""Plans: ``nonce``, ``schema``, ``propose``, ``inbox``, ``approve``, ``reject``."""
+"""Plans: ``nonce``, ``schema``, ``propose``, ``inbox``, ``approve``, ``reject`` — of a vault
+folder, or with ``--database URL --vault NAME`` of a vault of a PostgreSQL database (through the
+daemon's services there, printed the same way)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..client import open_backend, open_daemon, open_local
+from ..client import open_daemon, open_local
 from ._common import echo_json, json_option, opened_vault, user_errors, vault_path
+from .database import backend as open_front
+from .database import database_options
 
 if TYPE_CHECKING:  # imported where a command needs them: `inbox` through a daemon needs none
     from ..gate.admission import OpResult
@@ -35,22 +39,30 @@ def _duration(delta: timedelta) -> str:
 
 @click.command("nonce")
 @click.option("--hours", default=24, show_default=True, help="How long the nonce stays valid.")
+@database_options
 @json_option
 @click.pass_context
 @user_errors
-def nonce(ctx: click.Context, hours: int, as_json: bool) -> None:
+def nonce(
+    ctx: click.Context, hours: int, db_url: str | None, db_vault: str | None, as_json: bool
+) -> None:
     """Issue a fresh nonce for one hand-written plan (put it in the plan's "nonce" field).
 
     Put it in the plan's "nonce" field; each nonce admits exactly one plan.
 
     \b
-    Example:
+    Examples:
       affidavit nonce
+      affidavit nonce --database postgresql://wiki@db/wiki --vault handbook
     """
     from ..plan.nonce import issue_nonce
 
-    with opened_vault(ctx) as vault:
-        value = issue_nonce(vault.db, vault.clock, "propose", timedelta(hours=hours))
+    if db_vault is not None:
+        with open_front(ctx, db_url, db_vault) as front:
+            value = front.new_nonce(hours).nonce
+    else:
+        with opened_vault(ctx) as vault:
+            value = issue_nonce(vault.db, vault.clock, "propose", timedelta(hours=hours))
     if as_json:
         echo_json({"nonce": value, "valid_hours": hours})
     else:
@@ -73,17 +85,22 @@ def schema() -> None:
 @click.command("propose")
 @click.argument("plan_file", type=click.Path(dir_okay=False, path_type=Path, allow_dash=True))
 @click.option("--author", default=None, help="Who wrote the plan (default: your user name).")
+@database_options
 @json_option
 @click.pass_context
 @user_errors
-def propose(ctx: click.Context, plan_file: Path, author: str | None, as_json: bool) -> None:
+def propose(
+    ctx: click.Context, plan_file: Path, author: str | None, db_url: str | None,
+    db_vault: str | None, as_json: bool,
+) -> None:  # fmt: skip
     """Check a plan from a person or an agent (schema, nonce, quotes); it waits in the inbox.
 
     The plan must carry a nonce from `affidavit nonce`. Use `-` to read it from stdin.
 
     \b
-    Example:
+    Examples:
       affidavit propose plan.json
+      affidavit propose plan.json --database postgresql://wiki@db/wiki --vault handbook
     """
     if str(plan_file) == "-":
         data = sys.stdin.buffer.read()
@@ -99,8 +116,8 @@ def propose(ctx: click.Context, plan_file: Path, author: str | None, as_json: bo
             f"{plan_file} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}). "
             "Save the plan as UTF-8 and retry."
         ) from exc
-    with open_backend(vault_path(ctx)) as backend:  # the daemon when it serves the vault
-        proposal = backend.propose(text, author, f"propose:{plan_file.name}")
+    with open_front(ctx, db_url, db_vault) as front:  # the daemon when it serves the vault
+        proposal = front.propose(text, author, f"propose:{plan_file.name}")
     if as_json:
         echo_json(proposal.model_dump())
         return
@@ -145,10 +162,13 @@ def _print_waiting(waiting: list[WaitingOut], indent: str = "") -> None:
 @click.option(
     "--all", "show_all", is_flag=True, help="Include applied, rejected and expired plans."
 )
+@database_options
 @json_option
 @click.pass_context
 @user_errors
-def inbox(ctx: click.Context, show_all: bool, as_json: bool) -> None:
+def inbox(
+    ctx: click.Context, show_all: bool, db_url: str | None, db_vault: str | None, as_json: bool
+) -> None:
     """List pending plans with their age and expiry; an agent's plans are marked [agent].
 
     \b
@@ -156,14 +176,20 @@ def inbox(ctx: click.Context, show_all: bool, as_json: bool) -> None:
       affidavit inbox
       affidavit inbox --all --json
       affidavit inbox show 3f2a9c
+      affidavit inbox --database postgresql://wiki@db/wiki --vault handbook
     """
     if ctx.invoked_subcommand is not None:
         return
     statuses = ("pending", "applied", "rejected", "expired") if show_all else ("pending",)
-    with open_daemon(vault_path(ctx)) as daemon:  # the daemon when it serves the vault
-        if daemon is not None:
-            records: list[dict[str, Any]] = daemon.list_plans_json(statuses)
-    if daemon is None:
+    daemon = None
+    if db_vault is not None:
+        with open_front(ctx, db_url, db_vault) as front:
+            records: list[dict[str, Any]] = [r.model_dump() for r in front.list_plans(statuses)]
+    else:
+        with open_daemon(vault_path(ctx)) as daemon:  # the daemon when it serves the vault
+            if daemon is not None:
+                records = daemon.list_plans_json(statuses)
+    if db_vault is None and daemon is None:
         with open_local(vault_path(ctx)) as backend:
             records = [r.model_dump() for r in backend.list_plans(statuses)]
     if as_json:
@@ -212,18 +238,22 @@ def _context(quote: QuoteContext) -> list[str]:
 
 @inbox.command("show")
 @click.argument("plan_id")
+@database_options
 @json_option
 @click.pass_context
 @user_errors
-def show(ctx: click.Context, plan_id: str, as_json: bool) -> None:
+def show(
+    ctx: click.Context, plan_id: str, db_url: str | None, db_vault: str | None, as_json: bool
+) -> None:
     """Show every operation of a plan with its evidence quoted in its source's context.
 
     \b
-    Example:
+    Examples:
       affidavit inbox show 3f2a9c
+      affidavit inbox show 3f2a9c --database postgresql://wiki@db/wiki --vault handbook
     """
-    with open_backend(vault_path(ctx)) as backend:  # the daemon when it serves the vault
-        detail = backend.plan_detail(plan_id)
+    with open_front(ctx, db_url, db_vault) as front:  # the daemon when it serves the vault
+        detail = front.plan_detail(plan_id)
     if as_json:
         echo_json(detail.model_dump(exclude={"age", "expires_in", "quotes"}))
         return
@@ -359,6 +389,7 @@ def _parse_ops(value: str | None) -> list[int] | None:
     help="With --all: only the plans of this author (as `affidavit inbox` shows it), an "
     "agent's too. Repeat for several.",
 )
+@database_options
 @json_option
 @click.pass_context
 @user_errors
@@ -370,6 +401,8 @@ def approve(
     yes: bool,
     include_agents: bool,
     proposers: tuple[str, ...],
+    db_url: str | None,
+    db_vault: str | None,
     as_json: bool,
 ) -> None:
     """Approve pending plans (or some operations of one) and apply them.
@@ -386,6 +419,7 @@ def approve(
       affidavit approve --all
       affidavit approve --all --include-agents
       affidavit approve --all --proposer "token:3f2a9c via mcp"
+      affidavit approve 3f2a9c --ops 1 --database postgresql://wiki@db/wiki --vault handbook
 
     --all takes the plans you and the host (ingest, lint, doctor) proposed. Plans an agent
     proposed (through MCP, or through the API with a token) are listed and left out: approve
@@ -403,7 +437,7 @@ def approve(
         raise click.UsageError("--ops selects operations of one plan; give exactly one plan id.")
     if approve_all and as_json and not yes:
         raise click.UsageError("--all --json doesn't ask; add --yes.")
-    with open_backend(vault_path(ctx)) as backend:  # the daemon when it serves the vault
+    with open_front(ctx, db_url, db_vault) as backend:  # the daemon when it serves the vault
         if len(plan_ids) == 1:
             result = backend.approve(plan_ids[0], _parse_ops(ops))
             if as_json:
@@ -501,18 +535,23 @@ def _print_preview(preview: list[PlanPreview]) -> None:
 @click.command("reject")
 @click.argument("plan_id")
 @click.option("--reason", required=True, help="Why the plan is rejected (kept in the audit log).")
+@database_options
 @json_option
 @click.pass_context
 @user_errors
-def reject(ctx: click.Context, plan_id: str, reason: str, as_json: bool) -> None:
+def reject(
+    ctx: click.Context, plan_id: str, reason: str, db_url: str | None, db_vault: str | None,
+    as_json: bool,
+) -> None:  # fmt: skip
     """Reject a pending plan; its reserved slugs are released.
 
     \b
     Example:
       affidavit reject 3f2a9c --reason "duplicates the page on X"
+      affidavit reject 3f2a9c --reason "off topic" --database postgresql://wiki@db/wiki --vault hb
     """
-    with open_backend(vault_path(ctx)) as backend:  # the daemon when it serves the vault
-        record = backend.reject(plan_id, reason)
+    with open_front(ctx, db_url, db_vault) as front:  # the daemon when it serves the vault
+        record = front.reject(plan_id, reason)
     if as_json:
         echo_json(record.model_dump())
     else:

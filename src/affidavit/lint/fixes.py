@@ -19,7 +19,7 @@ from ..errors import AffidavitError, ConflictError
 from ..gate.verdicts import WITHDRAWALS
 from ..inbox import get_plan, pending_ops, propose
 from ..plan.nonce import issue_nonce
-from ..plan.schema import MAX_OPERATIONS
+from ..plan.schema import MAX_OPERATIONS, Plan
 from ..retract import claims_in_pending
 from ..vault import Vault
 from .findings import FindingStore, StoredFinding
@@ -170,16 +170,22 @@ def _target(op: dict[str, Any]) -> tuple[str, ...]:
 
 def _claim_text(vault: Vault, claim_id: str) -> str:
     row = vault.db.execute("SELECT text FROM claims WHERE id = ?", (claim_id,)).fetchone()
-    return f"{claim_id} “{row[0]}”" if row else claim_id
+    return claim_line(claim_id, row[0] if row else None)
 
 
-def _describe(vault: Vault, op: dict[str, Any]) -> str:
+def claim_line(claim_id: str, text: str | None) -> str:
+    """A claim as a fix's line names it: its id and, when it exists, its text."""
+    return f"{claim_id} “{text}”" if text is not None else claim_id
+
+
+def describe_fix(op: dict[str, Any], claim_text: Callable[[str], str]) -> str:
+    """A fix operation in words; ``claim_text`` names a claim (:func:`claim_line`)."""
     kind = op["op"]
     if kind == "supersede_claim":
         by = op.get("successor") or "a new claim"
-        return f"supersede {_claim_text(vault, op['claim'])} by {_claim_text(vault, str(by))}"
+        return f"supersede {claim_text(op['claim'])} by {claim_text(str(by))}"
     if kind == "retract_claim":
-        return f"retract {_claim_text(vault, op['claim'])}: {op.get('reason', '')}"
+        return f"retract {claim_text(op['claim'])}: {op.get('reason', '')}"
     if kind == "link_pages":
         return f"link {op['page']} → {op['to']}"
     return str(kind)
@@ -188,29 +194,41 @@ def _describe(vault: Vault, op: dict[str, Any]) -> str:
 def fix_steps(vault: Vault, findings: list[StoredFinding]) -> list[FixStep]:
     """The pending fix operations of ``findings`` (each finding's own operation in its plan,
     not the other operations packed into the same plan)."""
+
+    def pending(plan_id: str) -> tuple[Plan, list[int]] | None:
+        if not _pending(vault, plan_id):
+            return None
+        record = get_plan(vault, plan_id)
+        return record.plan, pending_ops(vault, record)
+
+    return steps_of(findings, pending, lambda claim: _claim_text(vault, claim))
+
+
+def steps_of(
+    findings: list[StoredFinding],
+    pending: Callable[[str], tuple[Plan, list[int]] | None],
+    claim_text: Callable[[str], str],
+) -> list[FixStep]:
+    """:func:`fix_steps` over any store: ``pending`` gives a pending plan and its operations
+    still to approve (0-based), or None when the plan is no longer pending."""
     steps: list[FixStep] = []
     for stored in findings:
-        if not stored.plan_id or not _pending(vault, stored.plan_id):
+        found = pending(stored.plan_id) if stored.plan_id else None
+        if found is None:
             continue
-        record = get_plan(vault, stored.plan_id)
+        plan, ops = found
         fix = stored.finding.fix
-        for index in pending_ops(vault, record):
-            op = record.plan.operations[index].model_dump(mode="json", exclude_none=True)
+        for index in ops:
+            op = plan.operations[index].model_dump(mode="json", exclude_none=True)
             mine = (
                 _target(op) == _target(dict(fix))
                 if fix
                 else op.get("claim") in stored.finding.claims
             )
             if mine:
-                steps.append(
-                    FixStep(
-                        stored.id,
-                        record.id,
-                        index,
-                        _describe(vault, op),
-                        op["op"] in WITHDRAWALS,
-                    )
-                )
+                line = describe_fix(op, claim_text)
+                steps.append(FixStep(stored.id, str(stored.plan_id), index, line,
+                                     op["op"] in WITHDRAWALS))  # fmt: skip
                 break
     return steps
 

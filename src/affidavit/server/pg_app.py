@@ -223,7 +223,9 @@ def approve_many(
     vault: VaultDep, caller: CallerDep, body: ApproveManyRequest
 ) -> ApproveManyResponse:
     """Approve several whole plans as one batch: in the order given, all or nothing, one batch
-    number. (``dry_run`` and ``sure_only`` are not on PostgreSQL yet: 409.)"""
+    number. ``dry_run`` says what that would do and applies nothing; ``sure_only`` (an approval
+    given unseen) refuses a plan whose texts wait for a person (409): the door here can't leave
+    them pending."""
     return vault.approve_many(
         body.plans, caller.actor, dry_run=body.dry_run, sure_only=body.sure_only
     )

@@ -10,10 +10,13 @@ from __future__ import annotations
 from ..clock import iso
 from ..jobs.pg_after import propose_fix_plans
 from ..lint.findings import FindingStore, Status, StoredFinding
-from ..lint.fixes import FixReport
+from ..lint.fixes import FixReport, FixStep, claim_line, steps_of
+from ..plan.schema import Plan, parse_plan
+from ..storage import pg_served as rows
 from ..storage.base import check_text
 from ..storage.pg_sql import PgSql
-from .pg_vaults import PgVault
+from .models import ApproveResponse
+from .pg_vaults import PgVault, plan_preview
 
 
 class PgFindings:
@@ -23,7 +26,7 @@ class PgFindings:
         self.vault = vault
 
     def find(
-        self, status: tuple[str, ...], kinds: tuple[str, ...], limit: int
+        self, status: tuple[str, ...], kinds: tuple[str, ...], limit: int | None
     ) -> list[StoredFinding]:
         """Findings of ``status`` (and ``kinds``), errors first, from one snapshot."""
         with self.vault._read() as conn:
@@ -37,11 +40,47 @@ class PgFindings:
     def decide(self, ref: str, status: Status, actor: str, note: str) -> StoredFinding:
         """Dismiss (later lints keep it dismissed), resolve or reopen a finding; audited, both
         writes in the door's transaction under the vault's advisory lock."""
-        check_text("finding", ref)
+        return self.decide_many([ref], status, actor, note)[0]
+
+    def decide_many(
+        self, refs: list[str], status: Status, actor: str, note: str
+    ) -> list[StoredFinding]:
+        """:meth:`decide` for several findings in one transaction: all or none (as the CLI
+        decides them on SQLite)."""
+        for ref in refs:
+            check_text("finding", ref)
         check_text("note", note)
         with self.vault._locked() as conn:
             store = FindingStore(PgSql(conn, self.vault.schema))
-            return store.decide(ref, status, actor, iso(self.vault.clock()), note)
+            now = iso(self.vault.clock())
+            return [store.decide(ref, status, actor, now, note) for ref in refs]
+
+    def fix_steps(self, chosen: list[StoredFinding]) -> list[FixStep]:
+        """The pending fix operations of ``chosen`` (each finding's own operation in its fix
+        plan), described as on SQLite (:func:`affidavit.lint.fixes.steps_of`), from one
+        snapshot."""
+        now = iso(self.vault.clock())
+        with self.vault._read() as conn:
+
+            def pending(plan_id: str) -> tuple[Plan, list[int]] | None:
+                row = rows.plan_row(conn, self.vault.schema, plan_id)
+                ops = [i - 1 for i in plan_preview(row, now).ops]  # none unless pending
+                return (parse_plan(str(row["plan_json"])), ops) if ops else None
+
+            def claim_text(claim_id: str) -> str:
+                found = rows.claim_row(conn, self.vault.schema, claim_id)
+                return claim_line(claim_id, str(found[0]["text"]) if found else None)
+
+            return steps_of(chosen, pending, claim_text)
+
+    def approve_steps(self, steps: list[FixStep], actor: str) -> list[ApproveResponse]:
+        """Approve the fix operations ``steps`` name, each plan's operations together, every
+        plan in one batch through the door (re-checked under the vault's lock, W5): all or
+        nothing, as ``affidavit findings approve`` does on SQLite."""
+        selections: dict[str, list[int]] = {}
+        for step in steps:
+            selections.setdefault(step.plan_id, []).append(step.op)
+        return self.vault.apply_selections(list(selections.items()), actor)
 
     def propose_fixes(self, refs: list[str], keep: dict[str, str], actor: str) -> FixReport:
         """The fix plans of the findings ``refs`` (open ones without a pending fix plan), as

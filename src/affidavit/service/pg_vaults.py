@@ -23,18 +23,19 @@ from typing import Any
 
 import psycopg
 
-from ..agents import caller_of, is_agent, proposer_of
+from ..agents import caller_of, is_agent, proposer_of, quoted
 from ..clock import Clock, iso, parse_iso, utc_now
 from ..config import Config
-from ..errors import AdmissionError, ConflictError, NotFoundError
+from ..errors import AdmissionError, ConflictError, IntegrityError, NotFoundError
 from ..gate.verdicts import Admission
 from ..hashing import canonical_json, sha256_hex
 from ..plan.schema import Plan, parse_plan
 from ..retrieval.search import allowed_tiers
 from ..storage import pg_served as rows
-from ..storage.base import check_text, check_vault_name
+from ..storage.base import AuditEntry, check_text, check_vault_name
 from ..storage.pg_search import PgFullText
 from ..storage.postgres import Conn, PostgresStorage
+from ..storage.postgres_content import load_plan
 from .models import (
     ApproveManyResponse,
     ApproveResponse,
@@ -47,6 +48,7 @@ from .models import (
     PageDetail,
     PageSummary,
     PlanDetail,
+    PlanPreview,
     PlanSummary,
     ProposalOut,
     QuoteContext,
@@ -55,7 +57,14 @@ from .models import (
     SourceOut,
     TokenInfo,
 )
-from .vaults import _around, _hit, duration, proposer_says  # the same records as on SQLite
+from .vaults import (  # the same records and lines as on SQLite
+    _around,
+    _hit,
+    _op_line,
+    _withdrawal_lines,
+    duration,
+    proposer_says,
+)
 from .waiting import waiting
 
 NOT_PORTED = (
@@ -67,9 +76,10 @@ NOT_PORTED = (
     "…/tokens (owner); GET/POST …/jobs, …/jobs/{id}, …/jobs/{id}/cancel, …/jobs/{id}/events "
     "(ingest of the sources sent, or a lint, run by `affidavit worker --database`); GET "
     "…/lint/findings, …/lint/findings/{id}; POST …/lint/findings/{id}/decision, …/lint/fixes. "
-    "Not yet: running lint outside a job, watches, "
-    "dry_run/sure_only approvals, the web desk and MCP (docs/team.md). Use them on a SQLite "
-    "vault; add sources with `affidavit team add` or an ingest job."
+    "…/plans/approve previews (dry_run); sure_only refuses a plan whose texts wait for a "
+    "person. The CLI's inbox, approve, reject, findings and lint take --database URL --vault "
+    "NAME. Not yet: running lint outside a job, watches, the web desk and MCP (docs/team.md). "
+    "Use them on a SQLite vault; add sources with `affidavit team add` or an ingest job."
 )
 
 
@@ -316,6 +326,7 @@ class PgVault:
         if status == "pending" and str(row["expires_at"]) <= now_iso:
             status = "expired"  # as SQLite's inbox shows it (no write on a read)
         now = parse_iso(now_iso)
+        decided = set(_decided(row)[1])
         return PlanSummary(
             id=row["id"], status=status, author=row["author"], origin=row["origin"],
             proposer=proposer_of(str(row["author"]), str(row["origin"])),
@@ -323,7 +334,7 @@ class PgVault:
             age=duration(now - parse_iso(str(row["created_at"]))),
             expires_in=duration(max(parse_iso(str(row["expires_at"])) - now, timedelta())),
             operations=len(plan.operations), counts=admission.counts,
-            waiting=waiting(plan, admission, {}, set()) if status == "pending" else [],
+            waiting=waiting(plan, admission, {}, decided) if status == "pending" else [],
         )  # fmt: skip
 
     def list_plans(self, statuses: tuple[str, ...]) -> list[PlanSummary]:
@@ -367,11 +378,12 @@ class PgVault:
                         )  # fmt: skip
         summary = self._summary(row, now)
         plan = parse_plan(str(row["plan_json"]))
-        applied = (
-            [i + 1 for i in admission.admitted_ops]
-            if admission is not None and row["status"] == "applied"
-            else []
-        )
+        if row["status"] == "pending":  # approved in part so far, as on SQLite
+            applied = [i + 1 for i in _decided(row)[0]]
+        elif admission is not None and row["status"] == "applied":
+            applied = [i + 1 for i in admission.admitted_ops]
+        else:
+            applied = []
         return PlanDetail(
             id=plan_id, author=row["author"], origin=row["origin"], status=summary.status,
             reason=row["reason"], created_at=row["created_at"], expires_at=row["expires_at"],
@@ -383,17 +395,13 @@ class PgVault:
 
     def _apply(
         self, plan_id: str, actor: str, approval: str, ops: list[int] | None = None
-    ) -> list[str]:
-        """Apply through the door; ``ops`` (0-based) a person's selection, the others waiting.
-        The operations written now, 1-based."""
+    ) -> ApproveResponse:
+        """Apply through the door; ``ops`` (0-based) a person's selection, the others waiting."""
         with self.storage.door(self.name, f"api-{uuid.uuid4()}") as door:
-            door.apply_plan(plan_id, now=iso(self.clock()), actor=actor, config=self.config,
-                            approval=approval, ops=ops)  # fmt: skip
+            entry = door.apply_plan(plan_id, now=iso(self.clock()), actor=actor,
+                                    config=self.config, approval=approval, ops=ops)  # fmt: skip
             admission = door.admissions[plan_id]
-        chosen = admission.admitted_ops if ops is None else [
-            i for i in admission.admitted_ops if i in set(ops)
-        ]  # fmt: skip
-        return [str(i + 1) for i in chosen]
+        return _approved(plan_id, admission, ops, entry)
 
     def approve(self, ref: str, ops: list[int] | None, actor: str) -> ApproveResponse:
         """Apply a pending plan through the door, every operation the gate admits now, or only
@@ -402,56 +410,67 @@ class PgVault:
         it under the vault's lock)."""
         with self._read() as conn:
             plan_id = rows.resolve_plan(conn, self.schema, ref)
-        chosen = None if ops is None else [int(i) - 1 for i in ops]
-        applied = self._apply(plan_id, actor, "person", chosen)
-        claims = self._claims_of([plan_id])[plan_id]
-        record = self.storage.plan(self.name, plan_id)
-        whole = record is not None and record.status == "applied"
-        state = "applied" if whole else "approved in part; the rest waits"
-        return ApproveResponse(
-            plan_id=plan_id, applied=whole, ops=[int(i) for i in applied], claims=claims,
-            commit=None, message=f"plan {plan_id[:12]} {state}: {len(claims)} claim(s)",
-        )  # fmt: skip
+        return self._apply(plan_id, actor, "person", None if ops is None else [i - 1 for i in ops])
 
     def approve_many(
         self, refs: list[str], actor: str, *, dry_run: bool = False, sure_only: bool = False
     ) -> ApproveManyResponse:
         """Approve several whole plans as one batch (W6): in the order given, each re-checked
-        and admitted under the vault's lock, all or nothing, one batch number."""
-        if dry_run or sure_only:
-            raise ConflictError(
-                "dry_run and sure_only are not on PostgreSQL yet: approve the plans whole, or "
-                "look at each one first (GET …/plans/{id})."
-            )
+        and admitted under the vault's lock, all or nothing, one batch number. ``dry_run``:
+        only say what that would do (:meth:`preview`, as on SQLite). ``sure_only`` (an approval
+        given unseen, ``approve --all --yes``): the door here writes a plan whole, the texts
+        that wait for a person (W11) too, so a plan with such a text is refused by name — read
+        it and approve it by id — and the others are approved."""
         with self._read() as conn:
             ids = list(dict.fromkeys(rows.resolve_plan(conn, self.schema, r) for r in refs))
-        ops: dict[str, list[int]] = {}
+        if not ids:
+            raise ConflictError("name at least one plan to approve (`affidavit inbox` lists them).")
+        preview = self.preview(ids)
+        if dry_run:
+            return ApproveManyResponse(preview=preview, results=[], commit=None)
+        unseen = [p.plan_id[:12] for p in preview if p.waiting] if sure_only else []
+        if unseen:
+            raise ConflictError(
+                f"plan(s) {', '.join(unseen)} have texts that wait for a person (W11), and on "
+                "PostgreSQL an approval given unseen (sure_only, `approve --yes`) can't leave "
+                "them pending: read each (`affidavit inbox show ID`), then approve it by id "
+                "without --yes."
+            )
+        results: list[ApproveResponse] = []
         with self.storage.door(self.name, f"api-{uuid.uuid4()}") as door:
             for plan_id in ids:
-                door.apply_plan(plan_id, now=iso(self.clock()), actor=actor, config=self.config,
-                                approval="person")  # fmt: skip
-                ops[plan_id] = [i + 1 for i in door.admissions[plan_id].admitted_ops]
-        claims = self._claims_of(ids)
-        results = [
-            ApproveResponse(
-                plan_id=p,
-                applied=True,
-                ops=ops[p],
-                claims=claims[p],
-                commit=None,
-                message=f"plan {p[:12]} applied: {len(claims[p])} claim(s)",
-            )
-            for p in ids
-        ]
-        return ApproveManyResponse(preview=[], results=results, commit=None)
+                entry = door.apply_plan(plan_id, now=iso(self.clock()), actor=actor,
+                                        config=self.config, approval="person")  # fmt: skip
+                admission = door.admissions[plan_id]
+                if sure_only and waiting(load_plan(door.conn, self.schema, plan_id), admission,
+                                         {}, set()):  # fmt: skip
+                    raise ConflictError(  # the door's own verdict, now: the batch rolls back
+                        f"plan {plan_id[:12]} has texts that wait for a person (W11) now; "
+                        "read it (`affidavit inbox show ID`), then approve it by id without --yes."
+                    )
+                results.append(_approved(plan_id, admission, None, entry))
+        return ApproveManyResponse(preview=preview, results=results, commit=None)
 
-    def _claims_of(self, plan_ids: list[str]) -> dict[str, list[str]]:
-        """The claims each plan's "applied" audit entry lists."""
-        out: dict[str, list[str]] = {p: [] for p in plan_ids}
-        for e in self.storage.audit(self.name):
-            if e.action == "applied" and e.plan_id in out:
-                out[e.plan_id] = [str(c) for c in _json(e.detail).get("claims", [])]
-        return out
+    def apply_selections(
+        self, selections: list[tuple[str, list[int]]], actor: str
+    ) -> list[ApproveResponse]:
+        """A person's approval of some operations (0-based) of each plan (full ids), in the
+        order given, as one batch through the door: all or nothing, one batch number."""
+        results: list[ApproveResponse] = []
+        with self.storage.door(self.name, f"api-{uuid.uuid4()}") as door:
+            for plan_id, ops in selections:
+                entry = door.apply_plan(plan_id, now=iso(self.clock()), actor=actor,
+                                        config=self.config, approval="person", ops=ops)  # fmt: skip
+                results.append(_approved(plan_id, door.admissions[plan_id], ops, entry))
+        return results
+
+    def preview(self, plan_ids: list[str]) -> list[PlanPreview]:
+        """What approving each plan (full ids) would do, as SQLite's preview says it: its
+        operations still pending, each claim a withdrawal among them ends, and each text that
+        waits for a person — from one snapshot, writing nothing."""
+        with self._read() as conn:
+            found = [rows.plan_row(conn, self.schema, p) for p in plan_ids]
+        return [plan_preview(row, iso(self.clock())) for row in found]
 
     def reject(self, ref: str, reason: str, actor: str) -> RejectResponse:
         with self._locked() as conn:
@@ -490,9 +509,84 @@ class PgVault:
             return self._token(rows.revoke_token(conn, self.schema, token_id, actor, self.clock()))
 
 
+def _approved(
+    plan_id: str, admission: Admission, ops: list[int] | None, entry: AuditEntry
+) -> ApproveResponse:
+    """What an approval wrote, in SQLite's words (:mod:`affidavit.store.apply`): the
+    operations and claims of the door's "applied" audit entry, what it ended, and the
+    operations still pending with the command that approves them."""
+    detail = _json(entry.detail)
+    written = [i for i in admission.admitted_ops if ops is None or i in set(ops)]
+    claims = [str(c) for c in detail.get("claims", [])]
+    rest = ",".join(str(int(i) + 1) for i in detail.get("pending_ops", []))
+    ended = [(k, len(detail.get(k, []))) for k in ("superseded", "retracted")]
+    message = (
+        f"applied plan {plan_id[:12]}: {len(written)} operation(s), {len(claims)} claim(s)"
+        + "".join(f", {n} {k}" for k, n in ended if n)
+        + (
+            f"; operation(s) {rest} still pending (`affidavit approve {plan_id[:12]} --ops {rest}`)"
+            if rest
+            else ""
+        )
+    )
+    return ApproveResponse(
+        plan_id=plan_id, applied=True, ops=[i + 1 for i in written], claims=claims, commit=None,
+        message=message,
+    )  # fmt: skip
+
+
+def _decided(row: dict[str, Any]) -> tuple[list[int], list[int]]:
+    """A plan row's operations applied by partial approvals and those decided (applied, or
+    refused by the gate), 0-based; read from the database, so malformed ones are refused."""
+    out = []
+    for column in ("selected_ops", "decided_ops"):
+        try:
+            ops = json.loads(str(row.get(column) or "[]"))
+            if not isinstance(ops, list) or not all(type(i) is int and i >= 0 for i in ops):
+                raise ValueError(ops)
+        except ValueError:
+            raise IntegrityError(
+                f"plan {str(row['id'])[:12]}'s decided operations (plans.{column}) are "
+                "malformed; restore the database from a backup, or reject the plan."
+            ) from None
+        out.append(sorted(set(ops)))
+    return out[0], sorted({*out[0], *out[1]})
+
+
+def plan_preview(row: dict[str, Any], now_iso: str) -> PlanPreview:
+    """What approving the plan of ``row`` would do (:func:`.vaults.approval_preview`'s lines):
+    nothing for a plan that is no longer pending."""
+    from ..gate.withdrawals import ends_claims
+
+    plan = parse_plan(str(row["plan_json"]))
+    recorded = _json(row["admission"])
+    admission = Admission.from_json(recorded) if "ops" in recorded else None
+    pending = row["status"] == "pending" and str(row["expires_at"]) > now_iso
+    if admission is None or not pending:
+        return PlanPreview(plan_id=str(row["id"]), ops=[], lines=[], withdrawals=[])
+    decided = set(_decided(row)[1])
+    ops = [i for i in admission.admitted_ops if i not in decided]
+    verdicts = {op.index: op for op in admission.ops}
+    withdrawals: list[str] = []
+    for i in ops:
+        if not ends_claims(verdicts[i].kind, verdicts[i].detail):
+            continue
+        said = _withdrawal_lines(verdicts[i])
+        withdrawals += [f"op {i + 1}: " + line for line in said[:1]] + said[1:]
+        reason = getattr(plan.operations[i], "reason", "")
+        if reason:
+            withdrawals.append("    " + quoted(str(reason)))
+    return PlanPreview(
+        plan_id=str(row["id"]), ops=[i + 1 for i in ops],
+        lines=[f"{i + 1}. " + _op_line(plan.operations[i], verdicts.get(i)) for i in ops],
+        withdrawals=withdrawals,
+        waiting=[w.line for w in waiting(plan, admission, {}, decided)],
+    )  # fmt: skip
+
+
 def _json(value: object) -> dict[str, Any]:
     data = json.loads(str(value) or "{}")
     return data if isinstance(data, dict) else {}
 
 
-__all__ = ["NOT_PORTED", "PgVault"]
+__all__ = ["NOT_PORTED", "PgVault", "plan_preview"]

@@ -222,11 +222,16 @@ def charge(
 # --- plans ----------------------------------------------------------------------------------
 
 
+LISTED = "`affidavit inbox --all` (GET …/plans?status=all) lists them."
+"""Where a plan id that finds no plan, or more than one, points the caller (CLI or API)."""
+
+
 def plan_rows(conn: Conn, schema: str, statuses: tuple[str, ...]) -> list[Row]:
     return _x(
         conn, schema,
         "SELECT id, author, origin, plan_json, status, reason, admission, created_at, "
-        "expires_at, decided_at, decided_by FROM {s}.plans WHERE status = ANY(%s) "
+        "expires_at, decided_at, decided_by, selected_ops, decided_ops FROM {s}.plans "
+        "WHERE status = ANY(%s) "
         "ORDER BY created_at, id", (list(statuses),),
     )  # fmt: skip
 
@@ -235,26 +240,28 @@ def plan_row(conn: Conn, schema: str, plan_id: str) -> Row:
     found = _x(
         conn, schema,
         "SELECT id, author, origin, plan_json, status, reason, admission, created_at, "
-        "expires_at, decided_at, decided_by FROM {s}.plans WHERE id = %s", (plan_id,),
+        "expires_at, decided_at, decided_by, selected_ops, decided_ops FROM {s}.plans "
+        "WHERE id = %s", (plan_id,),
     )  # fmt: skip
     if not found:
-        raise NotFoundError(f"no plan {plan_id[:12]} in this vault; GET …/plans lists them.")
+        raise NotFoundError(f"no plan {plan_id[:12]} in this vault; {LISTED}")
     return found[0]
 
 
 def resolve_plan(conn: Conn, schema: str, ref: str) -> str:
-    """A plan's full id from its id or a unique prefix of at least 8 hex digits."""
+    """A plan's full id from its id or a unique prefix of at least 4 hex digits (as on SQLite);
+    anything else — a ``_`` or ``%`` too — is no plan id, never a pattern."""
     text = ref.strip().lower()
-    if not 8 <= len(text) <= 64 or any(c not in "0123456789abcdef" for c in text):
-        raise NotFoundError(f"{ref[:80]!r} is not a plan id (8 to 64 hex digits); GET …/plans.")
+    if not 4 <= len(text) <= 64 or any(c not in "0123456789abcdef" for c in text):
+        raise NotFoundError(f"{ref[:80]!r} is not a plan id (4 to 64 hex digits); {LISTED}")
     rows = _x(
         conn, schema,
         "SELECT id FROM {s}.plans WHERE left(id, %s) = %s ORDER BY id LIMIT 2", (len(text), text),
     )  # fmt: skip
     if not rows:
-        raise NotFoundError(f"no plan {text[:12]} in this vault; GET …/plans lists them.")
+        raise NotFoundError(f"no plan {text[:12]} in this vault; {LISTED}")
     if len(rows) > 1:
-        raise ConflictError(f"plan id {text} is ambiguous; give more of it.")
+        raise ConflictError(f"plan id {text} is ambiguous; give more of it: {LISTED}")
     return str(rows[0]["id"])
 
 
@@ -270,7 +277,7 @@ def reject(conn: Conn, schema: str, plan_id: str, reason: str, actor: str, now: 
     approval can't apply it meanwhile)."""
     rows = _x(conn, schema, "SELECT status FROM {s}.plans WHERE id = %s", (plan_id,))
     if not rows:
-        raise NotFoundError(f"no plan {plan_id[:12]} in this vault; GET …/plans lists them.")
+        raise NotFoundError(f"no plan {plan_id[:12]} in this vault; {LISTED}")
     if rows[0]["status"] != "pending":
         raise ConflictError(
             f"plan {plan_id[:12]} is {rows[0]['status']}; only a pending plan is rejected."
