@@ -118,8 +118,12 @@ def team(url: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     runs.append(cli("team", "add", "team", str(note), "--trust", "trusted", "--json", env=env))
     tokens = {}
     for role in ("read", "propose", "approve"):
-        runs.append(cli("team", "token", "team", "--role", role, "--json", env=env))
-        tokens[role] = json.loads(runs[-1].stdout)["token"]
+        # $USER and $LOGNAME are the caller's to set: the token names who made it from the kernel
+        spoofed = {**env, "USER": "mallory", "LOGNAME": "mallory"}
+        runs.append(cli("team", "token", "team", "--role", role, "--json", env=spoofed))
+        made = json.loads(runs[-1].stdout)
+        assert made["info"]["created_by"] == me
+        tokens[role] = made["token"]
     for run in runs:
         assert run.returncode == 0, run.stderr
     source = json.loads(runs[1].stdout)["source"]

@@ -162,8 +162,7 @@ def token(url: str, name: str, role: str, expires: str, label: str, as_json: boo
     Example:
       affidavit team token handbook --role approve --expires 7d --label ann-laptop
     """
-    import getpass
-
+    from ..agents import local_actor
     from ..config import Config
     from ..service.pg_vaults import PgVault
     from ..service.tokens import parse_duration
@@ -176,7 +175,10 @@ def token(url: str, name: str, role: str, expires: str, label: str, as_json: boo
         if name not in storage.vaults():
             raise ConfigError(f"no vault {name!r} in this database; `affidavit team create` it.")
         info, secret = PgVault(storage, name, Config()).create_token(
-            role, lifetime, label, getpass.getuser()
+            role,
+            lifetime,
+            label,
+            local_actor(),  # the kernel's word, never $USER
         )
     if as_json:
         echo_json({"info": info.model_dump(), "token": secret})
