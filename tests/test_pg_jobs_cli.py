@@ -18,6 +18,7 @@ from click.testing import CliRunner, Result
 
 from affidavit.agents import local_actor
 from affidavit.cli import main
+from affidavit.errors import NotFoundError
 from affidavit.jobs.payloads import LintPayload
 from affidavit.service.pg_jobs import LintRequest, PgJobs
 
@@ -62,6 +63,21 @@ def db(pg_url: str) -> Iterator[Db]:
     team = Team(pg_url)
     yield Db(team)
     team.close()
+
+
+def test_a_status_is_found_below_a_thousand_newer_jobs(db: Db) -> None:
+    """``--status`` asks the database for that status, not the newest thousand jobs filtered:
+    a failed or done job under 1,000 newer queued ones is still listed."""
+    done = db.ingest(0, 1)
+    db.team.worker().run(drain=True)
+    jobs = PgJobs(db.team.registry.get("team").service)
+    for _ in range(1001):
+        jobs.submit_lint(LintRequest(kind="lint"), local_actor())
+    assert [j.id for j in jobs.list("done", 5)] == [done]
+    assert json.loads(db.jobs("--status", "done", "--json"))[0]["id"] == done
+    assert len(jobs.list(None, 1000)) == 1000 and len(jobs.list("queued", 3)) == 3
+    with pytest.raises(NotFoundError, match="no job status"):
+        jobs.list("exploded")
 
 
 def test_list_and_show_a_queued_and_a_done_job(db: Db) -> None:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..clock import iso
 from ..errors import NotFoundError
-from ..jobs.models import Job, JobEvent, JobProgress
+from ..jobs.models import JOB_STATUSES, Job, JobEvent, JobProgress
 from ..jobs.payloads import LintPayload, ModelName, StoredIngestPayload
 from ..storage.postgres_jobs import PostgresJobStore
 from .backend import Forbidden
@@ -111,8 +111,10 @@ class PgJobs:
         return self.get(self.queue.enqueue(self.vault.name, typed, actor, max_attempts=attempts))
 
     def list(self, status: str | None = None, limit: int = 50) -> list[Job]:
-        found = [job_of(r) for r in self.queue.rows(self.vault.name, limit=1000)]
-        return [j for j in found if status is None or j.status == status][:limit]
+        """The newest ``limit`` jobs, only those with ``status`` when given (as on SQLite)."""
+        if status is not None and status not in JOB_STATUSES:
+            raise NotFoundError(f"no job status {status!r}; use one of {', '.join(JOB_STATUSES)}.")
+        return [job_of(r) for r in self.queue.rows(self.vault.name, limit=limit, status=status)]
 
     def get(self, job_id: str) -> Job:
         """The job ``job_id`` names (its id, or a unique prefix of it, as on SQLite)."""

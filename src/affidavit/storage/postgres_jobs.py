@@ -258,11 +258,16 @@ class PostgresJobStore:
             )  # fmt: skip
             _event(conn, schema, claim.job_id, "requeued", {"reason": check_text("reason", reason)})
 
-    def rows(self, vault: str, job_id: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
-        """The jobs' rows as stored (every column, timestamps as ISO text), newest first, or
-        the one ``job_id`` names; what the daemon shows (:mod:`affidavit.service.pg_jobs`)."""
+    def rows(
+        self, vault: str, job_id: str | None = None, limit: int = 100, status: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The jobs' rows as stored (every column, timestamps as ISO text), newest first — only
+        those with ``status`` when given — or the one ``job_id`` names; what the daemon shows
+        (:mod:`affidavit.service.pg_jobs`)."""
         schema = self._schema(vault)
         where, params = ("WHERE id = %s", (check_text("job id", job_id),)) if job_id else ("", ())
+        if status is not None and not job_id:
+            where, params = "WHERE status = %s", (check_text("job status", status),)
         with self.storage._tx() as conn:
             found = conn.execute(
                 _q(f"SELECT *, to_char(created_at AT TIME ZONE 'UTC', {ISO}) AS created, "
