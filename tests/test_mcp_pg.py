@@ -12,6 +12,8 @@ of another vault, no token and an unknown vault are refused; add_source says how
 from __future__ import annotations
 
 import json
+import os
+import pwd
 import re
 from collections.abc import Iterator
 from contextlib import nullcontext
@@ -117,6 +119,19 @@ def in_process(vault: Vault, *calls: tuple[str, dict[str, Any]]) -> list[Any]:
     return out
 
 
+def serve(base: Path, url: str) -> Daemon:
+    """``affidavit serve`` in a vault folder whose affidavit.toml names the database, a trusting
+    policy and a small proposal quota."""
+    folder = base / "served"
+    init_vault(folder)[0].close()
+    (folder / "affidavit.toml").write_text(
+        f'[database]\nurl = "{url}"\n\n[policy]\nauto_apply = "trusted"\n\n'
+        f"[mcp]\npropose_per_hour = {PER_HOUR}\n",
+        encoding="utf-8",
+    )
+    return Daemon(base, env={"AFFIDAVIT_DATABASE": ""}, cwd=folder)
+
+
 @pytest.fixture(scope="module")
 def team(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team]:
     drop_vaults(pg_url)
@@ -146,14 +161,7 @@ def team(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Team
                 pg_plan = proposed.plan_id
     finally:
         storage.close()
-    folder = base / "served"
-    init_vault(folder)[0].close()  # its affidavit.toml names the database and the policy
-    (folder / "affidavit.toml").write_text(
-        f'[database]\nurl = "{pg_url}"\n\n[policy]\nauto_apply = "trusted"\n\n'
-        f"[mcp]\npropose_per_hour = {PER_HOUR}\n",
-        encoding="utf-8",
-    )
-    daemon = Daemon(base, env={"AFFIDAVIT_DATABASE": ""}, cwd=folder)
+    daemon = serve(base, pg_url)
     try:
         yield Team(daemon, pg_url, sqlite, tokens, (pg_plan, sqlite_plan))
     finally:
@@ -323,3 +331,75 @@ def test_the_sqlite_vaults_path_is_never_read(team: Team, tmp_path: Path) -> Non
     never what the tools read."""
     _, pages = over_http(team, team.tokens["read"], ("list_pages", {}))
     assert not pages[0] and "four-freedoms" in pages[1]
+
+
+def test_the_owners_own_mcp_client_on_the_socket_is_an_agent(team: Team, tmp_path: Path) -> None:
+    """The vault's owner on the Unix socket has every role, yet a plan through MCP is an
+    agent's (W13): recorded as ``OWNER via mcp`` and left waiting under a trusting policy."""
+    owner = pwd.getpwuid(os.geteuid()).pw_name
+    storage = PostgresStorage(team.url)
+    try:
+        storage.create_vault("mine", owner)
+        for name in SOTU:
+            path = SAMPLES / "sotu" / name
+            storage.add_source(
+                "mine", path.read_bytes(), origin=str(path), name=name, added_at=iso(utc_now()),
+                media_type="text/markdown", trust="trusted",
+            )  # fmt: skip
+    finally:
+        storage.close()
+    # the daemon lists its vaults when it starts: a second one over the same database
+    daemon = serve(tmp_path, team.url)
+    source = "80fe4d9fab5f87e51dcc9db90a9e41ab0b01a580f6690f092191e40873adc5f2"
+    quote = "That is why this Annual Message to the Congress is unique in our history"
+    page = {"op": "create_page", "slug": "message", "title": "The message", "summary": quote,
+            "claims": [{"text": quote + ".", "evidence": [{"source": source, "quote": quote}]}]}  # fmt: skip
+    out: list[Result] = []
+
+    async def go() -> None:
+        transport = httpx.AsyncHTTPTransport(uds=str(daemon.sock))
+        async with (
+            httpx.AsyncClient(transport=transport, timeout=600) as http,
+            streamable_http_client("http://affidavit/mcp/mine", http_client=http) as (r, w, _),
+            ClientSession(r, w) as client,
+        ):
+            await client.initialize()
+            out.append(_text(await client.call_tool("propose_plan", {"operations": [page]})))
+
+    try:
+        anyio.run(go)
+    finally:
+        assert daemon.stop() == 0
+    [(error, text)] = out
+    assert not error and "status pending" in text and "(W13)" in text, text
+    storage = PostgresStorage(team.url)
+    try:
+        record = storage.plan("mine", text.split()[1])
+        assert record is not None and record.status == "pending"
+        assert record.author == f"{owner} via mcp" and record.origin == "mcp-http"
+    finally:
+        storage.close()
+
+
+def test_a_plan_nothing_of_which_passes_the_gate_is_refused_with_its_reasons(team: Team) -> None:
+    """On PostgreSQL the inbox refuses such a plan at once (SQLite records it as rejected): the
+    agent gets the gate's reasons and the next call, and nothing waits for a person."""
+    source = "80fe4d9fab5f87e51dcc9db90a9e41ab0b01a580f6690f092191e40873adc5f2"
+    invented = "The fifth is freedom from taxes on Tuesdays"
+    claim = {"text": invented + ".", "evidence": [{"source": source, "quote": invented}]}
+    ops = [{"op": "add_claims", "page": "four-freedoms", "section": "Made up", "claims": [claim]}]
+    storage = PostgresStorage(team.url)
+    inbox = PgVault(storage, "other")
+    statuses = ("pending", "applied", "rejected", "expired", "refused")
+    try:
+        before = [p.id for p in inbox.list_plans(statuses)]
+        _, refused = over_http(
+            team, team.tokens["other-propose"], ("propose_plan", {"operations": ops}),
+            vault="other",
+        )  # fmt: skip
+        assert refused[0], refused
+        assert "no operation of the plan passes the gate" in refused[1], refused[1]
+        assert "fix what it names and call propose_plan again" in refused[1]
+        assert [p.id for p in inbox.list_plans(statuses)] == before
+    finally:
+        storage.close()
