@@ -290,6 +290,24 @@ def test_routes_not_ported_say_what_works(wiki: Wiki) -> None:
         assert got.status_code in (501, 422), (path, got.text)
         if got.status_code == 501:
             assert "search" in got.json()["error"]["fix"] and "ask" in got.json()["error"]["fix"]
+            assert "/mcp/{vault} serves the MCP tools" in got.json()["error"]["fix"]
+    # MCP is served (tests/test_mcp_pg.py): its tools answer, not a 501
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-03-26", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}}  # fmt: skip
+    headers = {"Accept": "application/json, text/event-stream", "Host": "127.0.0.1"}
+    for token, status in ((wiki.tokens["read"], 200), (wiki.other_approve, 403), (None, 401)):
+        auth = {"Authorization": f"Bearer {token}"} if token else {}
+        got = wiki.client.post("/mcp/team", json=init, headers={**headers, **auth})
+        assert got.status_code == status, got.text
+    assert (
+        "affidavit"
+        in wiki.client.post(
+            "/mcp/team",
+            json=init,
+            headers={**headers, "Authorization": f"Bearer {wiki.tokens['read']}"},
+        ).text
+    )
 
 
 def test_some_operations_of_a_plan_approved_the_rest_waits(wiki: Wiki) -> None:

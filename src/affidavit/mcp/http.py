@@ -3,15 +3,16 @@
 The Guard authenticates every request to ``/mcp/{vault}`` exactly as it does the API (the socket
 owner by peer credentials, or a bearer token over TCP) and requires the ``read`` role on that
 vault; proposing and adding a source also need ``propose``, checked per call from the same
-principal. Each served vault gets its own server, stateless (one request, one answer) with JSON
+principal. The same tools serve a PostgreSQL database's vaults (:func:`pg_endpoint`, through
+:mod:`.pg`). Each served vault gets its own server, stateless (one request, one answer) with JSON
 responses, and DNS-rebinding protection on (Host and Origin must be loopback).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractContextManager, AsyncExitStack, asynccontextmanager
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
@@ -20,7 +21,15 @@ from starlette.routing import Route
 from ..server.auth import ACCESS_KEY, PRINCIPAL_KEY, ROLE_KEY, Principal, send_error
 from ..server.peer import PEER_KEY
 from ..server.registry import Registry, ServedVault
+from ..vault import Vault
 from .server import Door, build_server
+from .wiki import ToolWiki
+
+if TYPE_CHECKING:
+    from ..server.pg_registry import PgRegistry
+
+Opener = Callable[[], AbstractContextManager[Vault | ToolWiki]]
+"""Lends one served vault for one tool call."""
 
 PATH = "/mcp/{vault}"
 LOOPBACK = TransportSecuritySettings(
@@ -41,16 +50,22 @@ def _caller(request: Any) -> tuple[str, str]:
 
 
 class McpEndpoint:
-    """The ASGI app behind ``/mcp/{vault}``: stateless MCP session managers per vault.
+    """The ASGI app behind ``/mcp/{vault}``: stateless MCP session managers per vault, each
+    vault lent for a call by its opener (``registry``: the SQLite vaults a daemon serves; or
+    ``opens``, name -> opener, e.g. a PostgreSQL database's, :func:`pg_endpoint`).
 
     TCP requests go to a manager with DNS-rebinding protection (a browser page can reach a
     loopback port, never a Unix socket); socket requests, whose Host is arbitrary, to one without.
     """
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(
+        self, registry: Registry | None = None, opens: Mapping[str, Opener] | None = None
+    ) -> None:
+        if registry is not None:
+            opens = {name: served.borrow for name, served in registry.vaults.items()}
         self.managers: dict[tuple[str, str], StreamableHTTPSessionManager] = {}
-        for name, served in registry.vaults.items():
-            door = Door(served.borrow, "daemon", origin="mcp-http", caller=_caller, threaded=True)
+        for name, open_vault in (opens or {}).items():
+            door = Door(open_vault, "daemon", origin="mcp-http", caller=_caller, threaded=True)
             server = build_server(door)
             for transport, security in (("tcp", LOOPBACK), ("unix", None)):
                 self.managers[(name, transport)] = StreamableHTTPSessionManager(
@@ -79,6 +94,15 @@ class McpEndpoint:
         await manager.handle_request(scope, receive, send)
 
 
+def pg_endpoint(registry: PgRegistry) -> McpEndpoint:
+    """The endpoint over every vault of a PostgreSQL database (``serve --database URL``)."""
+    from functools import partial
+
+    from .pg import opened
+
+    return McpEndpoint(opens={n: partial(opened, s.service) for n, s in registry.vaults.items()})
+
+
 def mcp_route(endpoint: McpEndpoint) -> Route:
     """The route the Guard sees: ``read`` on the vault in the path, like any vault route."""
     route = Route(PATH, endpoint=endpoint, methods=["POST"])  # stateless: no stream to GET
@@ -86,4 +110,4 @@ def mcp_route(endpoint: McpEndpoint) -> Route:
     return route
 
 
-__all__ = ["PATH", "McpEndpoint", "ServedVault", "mcp_route"]
+__all__ = ["PATH", "McpEndpoint", "ServedVault", "mcp_route", "pg_endpoint"]

@@ -14,7 +14,6 @@ prints: on stdio, stdout is the protocol.
 from __future__ import annotations
 
 import functools
-import json
 import re
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -29,15 +28,11 @@ from pydantic import Field, ValidationError
 from .. import agents
 from ..errors import AffidavitError, QuotaError
 from ..evidence.normalize import normalize, normalize_quote
-from ..lint.findings import FindingStore
-from ..plan.schema import parse_plan
 from ..service import vaults as svc
 from ..service.models import AskRequest, WaitingOut
-from ..sources.store import SourceStore
-from ..store.render import render_context
 from ..vault import Vault
-from .files import read_allowed
 from .paging import fit, numbered_sentences, parse_cursor, sentence_lines, sentences_at
+from .wiki import SqliteWiki, ToolWiki
 
 INSTRUCTIONS = """\
 Affidavit is a wiki where every sentence is a claim backed by a verbatim quote the host re-finds \
@@ -98,13 +93,15 @@ Caller = Callable[[Any], tuple[str, str]]
 class Door:
     """The vault the tools act on and who acts: a composition root builds one per entry point.
 
-    ``open_vault`` lends the vault for one call; ``caller`` says who calls (the daemon reads it
-    from the request its Guard authenticated); without it the caller is ``actor``, the owner.
+    ``open_vault`` lends the vault for one call: a SQLite :class:`~affidavit.vault.Vault` (read
+    through :class:`~.wiki.SqliteWiki`) or any :class:`~.wiki.ToolWiki` (a PostgreSQL vault's,
+    :mod:`.pg`); ``caller`` says who calls (the daemon reads it from the request its Guard
+    authenticated); without it the caller is ``actor``, the owner.
     """
 
     def __init__(
         self,
-        open_vault: Callable[[], AbstractContextManager[Vault]],
+        open_vault: Callable[[], AbstractContextManager[Vault | ToolWiki]],
         actor: str,
         origin: str = "mcp",
         caller: Caller | None = None,
@@ -119,11 +116,12 @@ class Door:
         self._loaded = False
 
     @contextmanager
-    def vault(self, kind: str = "") -> Iterator[Vault]:
+    def vault(self, kind: str = "") -> Iterator[ToolWiki]:
         """The vault for one call; service errors become ToolErrors naming the next call."""
-        with self._open() as vault:
+        with self._open() as opened:
+            wiki = SqliteWiki(opened, self.vectors) if isinstance(opened, Vault) else opened
             try:
-                yield vault
+                yield wiki
             except ToolError:
                 raise
             except QuotaError as exc:  # says when to call again: no other call helps
@@ -154,7 +152,7 @@ class Door:
         return self._vectors
 
 
-def _cap(vault: Vault) -> int:
+def _cap(vault: ToolWiki) -> int:
     return int(vault.config.get("mcp.max_result_tokens"))
 
 
@@ -226,8 +224,7 @@ def build_server(door: Door) -> FastMCP:
         """Stored sources: id, trust, name, status. Use an id with read_source or in evidence."""
         with door.vault() as vault:
             lines = [
-                f"{s.id[:16]} {s.trust} {s.status} {s.media_type} {s.name}"
-                for s in svc.list_sources(vault)
+                f"{s.id[:16]} {s.trust} {s.status} {s.media_type} {s.name}" for s in vault.sources()
             ]
             return fit(lines, parse_cursor(cursor), _cap(vault), "id trust status type name").text
 
@@ -238,9 +235,8 @@ def build_server(door: Door) -> FastMCP:
         Cite it as evidence {"source": id, "sentence": 17} (a part: add "quote" inside it).
         """
         with door.vault("source") as vault:
-            store = SourceStore(vault)
-            record = store.get(source)
-            lines = sentence_lines(store.text(record.id))
+            record, text = vault.source_text(source)
+            lines = sentence_lines(text)
             header = (
                 f"source {record.id[:16]} ({record.name}, {record.trust}): {len(lines)} sentences"
             )
@@ -250,9 +246,7 @@ def build_server(door: Door) -> FastMCP:
     def find_quote(source: SourceRef, phrase: Annotated[str, Field(max_length=300)]) -> str:
         """Where a phrase occurs in a source (case, spacing, emphasis ignored), with sentence numbers."""
         with door.vault("source") as vault:
-            store = SourceStore(vault)
-            record = store.get(source)
-            text = store.text(record.id)
+            record, text = vault.source_text(source)
             needle = normalize_quote(phrase)
             if len(needle) < 3:
                 raise ToolError("the phrase is empty or too short; give at least a few words.")
@@ -274,8 +268,7 @@ def build_server(door: Door) -> FastMCP:
         """Wiki pages: slug, claims, title, summary."""
         with door.vault() as vault:
             lines = [
-                f"{p.slug} ({p.active_claims} claims) {p.title}: {p.summary}"
-                for p in svc.list_pages(vault)
+                f"{p.slug} ({p.active_claims} claims) {p.title}: {p.summary}" for p in vault.pages()
             ]
             if not lines:
                 return "no pages yet; create one with propose_plan (op create_page)."
@@ -285,7 +278,7 @@ def build_server(door: Door) -> FastMCP:
     def read_page(slug: Annotated[str, Field(max_length=64)], cursor: Cursor = None) -> str:
         """A page's claims with their ids, sections, trust and verified quotes, paged."""
         with door.vault("page") as vault:
-            page = svc.get_page(vault, slug, with_markdown=False)  # lines, not the file
+            page = vault.page(slug)  # its claims as lines, not its file
             lines = [
                 f"[{c.id}] ({c.section}; {c.status}; {c.trust}) {c.text}"
                 + "".join(f' <- {e.source_id[:12]} "{e.quote}"' for e in c.evidence)
@@ -304,7 +297,7 @@ def build_server(door: Door) -> FastMCP:
     ) -> str:
         """Claims matching a query, best first, with page, trust and quotes."""
         with door.vault() as vault:
-            hits = svc.search(vault, query, limit, min_trust, door.vectors(vault)).hits
+            hits = vault.search(query, limit, min_trust)
             lines = [
                 f"[{h.claim_id}] {h.page}: {h.text}"
                 + "".join(f' <- {e.source_id[:12]} "{e.quote}"' for e in h.evidence)
@@ -331,15 +324,15 @@ def build_server(door: Door) -> FastMCP:
         with door.vault() as vault:
             request = AskRequest(question=question, min_trust=min_trust)
             # never saved from here; an author that marks it the agent's all the same
-            answer = svc.ask(vault, request, door.vectors(vault), door.actor + agents.VIA_MCP)
+            answer = vault.ask(request, door.actor + agents.VIA_MCP)
             return fit(answer.markdown.splitlines(), 0, _cap(vault)).text
 
     @tool(title="Get the context", annotations=READ)
     def get_context(cursor: Cursor = None) -> str:
         """The wiki's overview (context.md) and its counts: read it first."""
         with door.vault() as vault:
-            counts = ", ".join(f"{k} {v}" for k, v in svc.counts(vault).items())
-            lines = render_context(vault.db).splitlines()
+            counts = ", ".join(f"{k} {v}" for k, v in vault.counts().items())
+            lines = vault.context().splitlines()
             return fit(lines, parse_cursor(cursor), _cap(vault), f"[{counts}]").text
 
     @tool(title="List lint findings", annotations=READ)
@@ -350,7 +343,7 @@ def build_server(door: Door) -> FastMCP:
                 f"{f.id[:12]} {f.finding.severity} {f.finding.kind}: {f.finding.message}"
                 + (f" claims {','.join(f.finding.claims)}" if f.finding.claims else "")
                 + (f" fix: {f.finding.fix_hint}" if f.finding.fix_hint else "")
-                for f in FindingStore(vault.db).list()
+                for f in vault.findings()
             ]
             if not lines:
                 return "no open findings."
@@ -360,7 +353,7 @@ def build_server(door: Door) -> FastMCP:
     def plan_status(plan_id: Annotated[str, Field(min_length=4, max_length=64)]) -> str:
         """A proposed plan's status, each operation's verdict and reasons, and the next step."""
         with door.vault("plan") as vault:
-            detail = svc.plan_detail(vault, plan_id)
+            detail = vault.plan(plan_id)
             lines = [f"plan {detail.id[:12]}: {detail.status} {detail.reason}".rstrip()]
             lines += _verdicts(detail.admission)
             lines += _waiting(detail.waiting)
@@ -387,13 +380,9 @@ def build_server(door: Door) -> FastMCP:
         """
         actor = door.writer(ctx)
         with door.vault("propose") as vault:
-            draft = json.dumps({"nonce": "0" * 16, "operations": operations})
-            parse_plan(draft)  # the schema first, so a malformed plan consumes no nonce
-            agents.check(vault, actor, "propose_plan")  # before a nonce is spent on the call
-            nonce = svc.new_nonce(vault, 1).nonce
-            plan = json.dumps({"nonce": nonce, "operations": operations})
-            # charged and held as an agent's by the gate's door, from this author and origin
-            out = svc.propose(vault, plan, actor + agents.VIA_MCP, door.origin)
+            # the schema, then the quota, before a nonce is spent; charged and held as an
+            # agent's by the gate's door, from this author and origin
+            out = vault.propose(operations, actor + agents.VIA_MCP, door.origin)
             lines = [f"plan_id {out.plan_id}", f"status {out.status}: {out.message}"]
             lines += _verdicts(out.admission)
             lines += _waiting(out.waiting)
@@ -412,26 +401,7 @@ def build_server(door: Door) -> FastMCP:
         """Store a public http(s) URL, or a file under a directory listed in mcp.source_dirs."""
         actor = door.writer(ctx)
         with door.vault() as vault:  # its errors name their own fix, not another tool
-            if vault.read_only:  # never read a file or URL with more authority than the owner
-                raise ToolError(f"this server can't add sources here: {vault.read_only}")
-            agents.charge(vault, actor, "add_source")
-            store = SourceStore(vault)
-            if location.startswith(("http://", "https://")):
-                result = store.add_url(location, public_only=True)  # no SSRF into the host
-            else:
-                dirs = list(vault.config.get("mcp.source_dirs"))
-                if not dirs:
-                    raise ToolError(
-                        "adding files is off: the vault's owner lists allowed directories in "
-                        "mcp.source_dirs (affidavit.toml); ask them, or pass an http(s) URL."
-                    )
-                data, real, mode = read_allowed(location, dirs, vault)
-                result = store.add_bytes(data, str(real), real.name, mode=mode)
-            record = result.record
-            return (
-                f"source {record.id[:16]} ({record.name}, {record.trust}): "
-                f"{'added' if result.added else 'already stored'}. Next: read_source."
-            )
+            return vault.add_source(location, actor)
 
     return server
 

@@ -4,7 +4,8 @@ request/response models as over SQLite vaults (:mod:`.app`), and the routes port
 reads (the vault, search, pages, claims, the inbox) and the inbox's writes (nonces, propose,
 approve, reject) through the PostgreSQL door (:mod:`affidavit.service.pg_vaults`), token
 management for the vault's owner, jobs, and lint findings (list, show, decide, propose their
-fixes: :mod:`affidavit.service.pg_findings`). Any other route of a vault answers 501 with what
+fixes: :mod:`affidavit.service.pg_findings`), and ``/mcp/{vault}``: the MCP tools over the same
+services (:mod:`affidavit.mcp.pg`) behind the same guard. Any other route of a vault answers 501 with what
 works and what doesn't (:data:`~affidavit.service.pg_vaults.NOT_PORTED`), never a fallback to SQLite.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -459,13 +460,16 @@ def create_pg_app(
     threads: int = 16,
 ) -> FastAPI:
     stop = stopping or threading.Event()
+    mcp = _mcp_endpoint(registry)
+    mcp_running: AbstractAsyncContextManager[Any] = mcp.running() if mcp else nullcontext()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         anyio.to_thread.current_default_thread_limiter().total_tokens = threads
         event("ready", database=registry.shown_url, vaults=sorted(registry.vaults))
         try:
-            yield
+            async with mcp_running:
+                yield
         finally:
             stop.set()
             registry.close()
@@ -488,9 +492,25 @@ def create_pg_app(
     for router in routers:
         app.include_router(router)
     table = [route for router in routers for route in router.routes]
+    if mcp is not None:  # /mcp/{vault}: the MCP tools, behind the same Guard as every route
+        from ..mcp.http import mcp_route
+
+        route = mcp_route(mcp)
+        app.router.routes.append(route)
+        table.append(route)
     app.add_middleware(Guard, registry=registry, routes=lambda: table)
     app.add_middleware(RequestLog)
     return app
+
+
+def _mcp_endpoint(registry: PgRegistry) -> Any:
+    """The streamable-HTTP MCP endpoint over the database's vaults, when the [mcp] extra is
+    installed (as over SQLite vaults: :func:`.app._mcp_endpoint`)."""
+    try:
+        from ..mcp.http import pg_endpoint
+    except ImportError:
+        return None
+    return pg_endpoint(registry)
 
 
 __all__ = ["create_pg_app"]

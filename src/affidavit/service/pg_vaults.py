@@ -78,8 +78,9 @@ NOT_PORTED = (
     "…/lint/findings, …/lint/findings/{id}; POST …/lint/findings/{id}/decision, …/lint/fixes. "
     "…/plans/approve previews (dry_run); sure_only refuses a plan whose texts wait for a "
     "person. The CLI's inbox, approve, reject, findings and lint take --database URL --vault "
-    "NAME. Not yet: running lint outside a job, watches, the web desk and MCP (docs/team.md). "
-    "Use them on a SQLite vault; add sources with `affidavit team add` or an ingest job."
+    "NAME. /mcp/{vault} serves the MCP tools (add_source refused: add sources with "
+    "`affidavit team add` or an ingest job). Not yet: running lint outside a job, watches and "
+    "the web desk (docs/team.md). Use them on a SQLite vault."
 )
 
 
@@ -136,9 +137,10 @@ class PgVault:
         with self._read() as conn:
             return [PageSummary(**r) for r in rows.page_rows(conn, self.schema)]
 
-    def get_page(self, slug: str) -> PageDetail:
+    def get_page(self, slug: str, *, with_markdown: bool = True) -> PageDetail:
         """A page with its claims, each quote checked against its source's re-hashed text, its
-        links, and its markdown as the mirror renders it — all from one snapshot."""
+        links, and its markdown as the mirror renders it — all from one snapshot;
+        ``with_markdown=False`` leaves the markdown out (empty), for screens showing claims."""
         from ..mirror.page import render_one
         from ..storage.postgres_content import read_page
 
@@ -148,7 +150,7 @@ class PgVault:
                 raise NotFoundError(f"no page {slug[:80]!r}. GET …/pages lists the pages.")
             links_to, linked_from = rows.links(conn, self.schema, slug)
             extra = rows.claim_extras(conn, self.schema, slug)
-            markdown = render_one(conn, self.schema, slug) or ""
+            markdown = (render_one(conn, self.schema, slug) or "") if with_markdown else ""
         claims = [
             ClaimOut(
                 id=c.id,
@@ -306,8 +308,12 @@ class PgVault:
                 status, message = "applied", f"plan {plan_id[:12]} applied by the policy"
             except ConflictError as exc:  # the wiki changed meanwhile: a person decides
                 message = f"plan {plan_id[:12]} is in the inbox: {exc}"
-        elif admission.needs_approval:
-            message += f": {admission.policy_reason}"
+        elif admission.needs_approval:  # in SQLite's words (:func:`affidavit.inbox.propose`)
+            counts = admission.counts
+            message += (
+                f": {counts['admitted']} claim(s) admitted, {counts['quarantined']} quarantined, "
+                f"{counts['rejected']} rejected. {admission.policy_reason}."
+            )
         return ProposalOut(
             plan_id=plan_id, status=status, new=True, message=message,
             admission=admission.to_json(),

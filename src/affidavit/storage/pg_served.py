@@ -347,7 +347,7 @@ SOURCE_COLUMNS = (
 
 
 def source_rows(conn: Conn, schema: str, ref: str | None = None) -> list[Row]:
-    """Every source (oldest first) without its bytes, each with its sanitizer ``flags``; or the
+    """Every source (oldest first, then by name and id as on SQLite) without its bytes, each with its sanitizer ``flags``; or the
     one whose id is ``ref`` or starts with it (at least 4 hex digits)."""
     where, params = "", cast(tuple[Any, ...], ())
     if ref is not None:
@@ -357,7 +357,8 @@ def source_rows(conn: Conn, schema: str, ref: str | None = None) -> list[Row]:
         where, params = "WHERE left(id, %s) = %s ", (len(text), text)
     found = _x(
         conn, schema,
-        f"SELECT {SOURCE_COLUMNS} FROM {{s}}.sources {where}ORDER BY added_at, id LIMIT %s",
+        f"SELECT {SOURCE_COLUMNS} FROM {{s}}.sources {where}"
+        'ORDER BY added_at, name COLLATE "C", id LIMIT %s',
         (*params, 2 if ref is not None else 1_000_000),
     )  # fmt: skip
     if ref is not None and len(found) != 1:
@@ -387,7 +388,8 @@ def counts(conn: Conn, schema: str) -> dict[str, int]:
         "SELECT (SELECT count(*) FROM {s}.sources) AS sources, "
         "(SELECT count(*) FROM {s}.pages) AS pages, "
         "(SELECT count(*) FROM {s}.claims WHERE status = 'active') AS claims, "
-        "(SELECT count(*) FROM {s}.plans WHERE status = 'pending') AS pending_plans",
+        "(SELECT count(*) FROM {s}.plans WHERE status = 'pending') AS pending_plans, "
+        "(SELECT count(*) FROM {s}.audit) AS audit_entries",
     )[0]  # fmt: skip
     return {k: int(v) for k, v in row.items()}
 
