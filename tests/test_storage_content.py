@@ -127,6 +127,23 @@ def test_content_round_trips_byte_for_byte_through_the_door(storage: Any) -> Non
         assert conn.execute("SELECT count(*) FROM v_main.claims").fetchone() == (3,)
 
 
+def test_a_source_stating_a_large_release_is_stored(storage: Any) -> None:
+    """A version such as 112.5 (rank ~1.1e14, 9999.9999.9999.9999 ~1e16) fits the column, as on
+    SQLite: PostgreSQL's INTEGER refused it and the source was lost."""
+    for i, version in enumerate(("112.5", "9999.9999.9999.9999")):
+        text = f"---\nversion: {version}\n---\n\nThe tower is {i + 40} metres tall.\n"
+        source = storage.add_source(
+            "main", text.encode(), origin=f"/in/notes-{i}.md", name=f"notes-{i}.md",
+            added_at=NOW, text=text, media_type="text/markdown", trust="trusted",
+        )  # fmt: skip
+        with storage._tx() as conn:
+            row = conn.execute(
+                "SELECT stated, stated_rank FROM v_main.sources WHERE id = %s",
+                (source,),
+            ).fetchone()
+        assert row["stated"] == version and row["stated_rank"] > 2**31
+
+
 def test_a_claim_takes_its_weakest_sources_trust(storage: Any) -> None:
     strong = add(storage)
     weak = add(storage, b"An untrusted blog post says the committee met.", None, "untrusted")

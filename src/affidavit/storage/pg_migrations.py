@@ -394,5 +394,13 @@ VAULT: list[tuple[str, str]] = [
         )
         """,
     ),
+    (
+        "pg011_stated_rank_bigint",
+        """
+        -- a stated release's rank is four groups of up to 4 digits (sources/stated.py): up to
+        -- ~10^16, 64-bit as on SQLite; INTEGER refused "112.5" (1.1e14) and lost the source
+        ALTER TABLE {s}.sources ALTER COLUMN stated_rank TYPE BIGINT
+        """,
+    ),
 ]
 """Each vault's schema."""
