@@ -85,6 +85,14 @@ def until(condition: Callable[[], Any], what: str, seconds: float = 300.0) -> An
         time.sleep(0.02)
 
 
+def die_with_parent() -> None:
+    """In a worker's child before it execs: SIGKILL it when the test process dies (a test run
+    killed outright runs no cleanup; its workers would poll a stopped database for ever)."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
 class DatabaseHost(Cluster):
     """The test's PostgreSQL, run in the ``db`` namespace: TCP on the database's address of each
     link (and the Unix socket, which only this test process uses), password auth for that /24
@@ -180,7 +188,8 @@ class Hosts:
         argv = self.cli(host, "worker", "--database", self.db.tcp_url(host, "team"),
                         "--lease", str(LEASE), "--poll", "0.1", "--config", str(self.config))  # fmt: skip
         with self.log(host).open("wb") as log:
-            proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=log, env=self.env)
+            proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=log, env=self.env,
+                                    preexec_fn=die_with_parent)  # fmt: skip
         self.workers[host] = proc
         if not wait:
             return proc
