@@ -243,7 +243,7 @@ class Hosts:
             row = self.jobs.rows(vault, job)[0]
             return row if row["status"] in ("done", "failed", "cancelled") else None
 
-        row = until(finished, f"job {job} to end", DEADLINE)
+        row: dict[str, Any] = until(finished, f"job {job} to end", DEADLINE)
         assert row["status"] == "done", row
         return row
 
@@ -295,8 +295,9 @@ class Hold:
 
     def held(self) -> tuple[int, str]:
         """Wait until a worker's backend waits at the step: (its pid, its host)."""
-        got = until(lambda: self.hosts.waiting(HOLD_CLASS, self.key), "a worker at the step",
-                    DEADLINE)  # fmt: skip
+        got: list[tuple[int, str]] = until(
+            lambda: self.hosts.waiting(HOLD_CLASS, self.key), "a worker at the step", DEADLINE
+        )
         assert len(got) == 1, got
         return got[0]
 
@@ -330,7 +331,7 @@ def sound(hosts: Hosts, vault: str, chunks: int, *, rebuild: bool = True) -> Non
     assert len(origins) == len(set(origins)) == chunks
     batches = storage.batches(vault)  # each checked against its audit entries as it is read
     assert [b.seq for b in batches] == list(range(1, chunks + 1))
-    assert sorted(p for b in batches for p in b.plans) == sorted(applied)
+    assert sorted(p for b in batches for p in b.plans) == sorted(p or "" for p in applied)
     outcomes = Counter(
         r["outcome"] for r in hosts.q(vault, "SELECT outcome FROM {s}.ingested_chunks")
     )
