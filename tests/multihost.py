@@ -23,12 +23,14 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import psycopg
 import pygit2
 
@@ -171,6 +173,7 @@ class Hosts:
         self.config.write_text('[policy]\nauto_apply = "trusted"\n', encoding="utf-8")
         self.env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PGPASSWORD": db.password}
         self.workers: dict[str, subprocess.Popen[bytes]] = {}
+        self.daemons: dict[str, tuple[subprocess.Popen[bytes], Path]] = {}
         self.starts: Counter[str] = Counter()
         self.sources = 0
         self.per_job = SOURCES
@@ -203,7 +206,7 @@ class Hosts:
         return [json.loads(line) for line in lines if line.startswith("{")]
 
     def close(self) -> None:
-        for proc in self.workers.values():
+        for proc in [*self.workers.values(), *(p for p, _ in self.daemons.values())]:
             if proc.poll() is None:
                 proc.kill()
             proc.wait(timeout=600)
@@ -215,8 +218,43 @@ class Hosts:
             return list(conn.execute(text.replace("{s}", f"v_{vault}"), params).fetchall())
 
     def vault(self, name: str) -> str:
-        self.storage.create_vault(name, "ann")
+        """A new vault, owned by this process's user (the owner on a daemon's socket)."""
+        import getpass
+
+        self.storage.create_vault(name, getpass.getuser())
         return name
+
+    def start_daemon(self, host: str) -> subprocess.Popen[bytes]:
+        """``affidavit serve --database`` on ``host`` (its database over the host's link), on a
+        Unix socket this process reaches (a path: not bound to a namespace); serves the vaults
+        that exist when it starts."""
+        self.starts[host] += 1
+        run = self.tmp / f"run-{host}-{self.starts[host]}"
+        run.mkdir(mode=0o700)
+        argv = self.cli(host, "serve", "--database", self.db.tcp_url(host, "team"),
+                        "--socket", str(run / "affidavit.sock"))  # fmt: skip
+        with self.log(host).open("wb") as log:
+            proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=log, env=self.env,
+                                    preexec_fn=die_with_parent)  # fmt: skip
+        self.daemons[host] = (proc, run / "affidavit.sock")
+
+        def healthy() -> bool:
+            assert proc.poll() is None, self.log(host).read_text()
+            with warnings.catch_warnings():  # a daemon still starting may drop the probe
+                warnings.simplefilter("ignore", ResourceWarning)
+                try:
+                    return self.daemon_get(host, "/v1/health").status_code == 200
+                except httpx.HTTPError:
+                    return False
+
+        until(healthy, f"the daemon on {host} to answer", DEADLINE)
+        return proc
+
+    def daemon_get(self, host: str, path: str, **params: str) -> httpx.Response:
+        _, sock = self.daemons[host]
+        transport = httpx.HTTPTransport(uds=str(sock))
+        with httpx.Client(transport=transport, base_url="http://affidavit", timeout=600) as client:
+            return client.get(path, params=params)
 
     def add(self, vault: str, count: int | None = None) -> list[str]:
         """``count`` new sources (one chunk each; :attr:`per_job` by default); their ids."""

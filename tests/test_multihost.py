@@ -160,14 +160,25 @@ def test_a_lease_holder_cut_off_past_its_lease_writes_nothing_when_healed(hosts:
 def test_the_database_stopped_immediately_mid_batch_and_started_again(hosts: Hosts) -> None:
     """``pg_ctl stop -m immediate`` while a worker is inside a batch (its audit entry written,
     its batch not sealed), then a start: crash recovery drops the uncommitted batch, the workers
-    reconnect, the job is claimed again and finished, each plan applied once."""
+    and a daemon on the third host reconnect, the job is claimed again and finished, each plan
+    applied once, and the daemon serves it."""
     vault = hosts.vault("restart")
+    daemon = hosts.start_daemon("w3")  # a daemon on the third host serves the vault throughout
     fault = restart_mid_batch(hosts, vault)
     assert fault.row["attempts"] >= 2, fault
     for host in WORKERS:
         assert hosts.workers[host].poll() is None, hosts.log(host).read_text()[-2000:]
     sound(hosts, vault, SOURCES)
     mirror_checked_over_tcp(hosts, vault)
+    # the daemon's pool reconnects over its link: it serves what the workers applied
+    audit = hosts.daemon_get("w3", f"/v1/vaults/{vault}/audit")
+    assert audit.status_code == 200, audit.text
+    applied = [e["plan_id"] for e in audit.json()["entries"] if e["action"] == "applied"]
+    assert applied == [e.plan_id for e in hosts.storage.audit(vault) if e.action == "applied"]
+    assert len(applied) == SOURCES
+    hits = hosts.daemon_get("w3", f"/v1/vaults/{vault}/search", q="lighthouse painted red")
+    assert hits.status_code == 200 and hits.json(), hits.text
+    assert daemon.poll() is None
 
 
 def test_a_workers_backend_terminated_mid_transaction(hosts: Hosts) -> None:
