@@ -1,7 +1,8 @@
-"""Several hosts for real (issue 26 item 6): PostgreSQL on its own host and ``affidavit worker``
-processes on two others, each host a network namespace joined to the database's by a veth pair
-(tests/netns.py) — the workers reach PostgreSQL over TCP on their link's address, with a password
-(pg_hba.conf admits that /24 only), and nothing else. Faults injected:
+"""Several hosts for real (issue 26 item 6): PostgreSQL on its own host, ``affidavit worker``
+processes on two others, the mirror's checks and a daemon on a third; each host a network
+namespace joined to the database's by a veth pair (tests/netns.py). The hosts reach PostgreSQL
+over TCP on their link's address, with a password (pg_hba.conf admits that /24 only), and
+nothing else. Faults injected:
 
 1. kill -9 of the worker inside each step of a chunk's apply (its nonce, the plan admitted, its
    claims written, the audit entry, the batch sealed, the checkpoint, after the commit, the job's
