@@ -5,8 +5,10 @@
 # as root, the unprivileged system user `affidavit-pg` the tests run initdb and postgres as
 # (PostgreSQL refuses to run as root). The tests start their own clusters in temp dirs on a Unix
 # socket, no TCP (tests/pg_cluster.py); nothing here starts a server or touches the system's
-# postgresql service. When no server can be had without an upgrade this says so and exits 0: the
-# PostgreSQL tests then skip with that reason.
+# postgresql service. The multi-host tests (tests/test_multihost.py, as root) put a cluster and
+# workers in network namespaces: iproute2's `ip` is installed when it is missing. When no server
+# can be had without an upgrade this says so and exits 0: the PostgreSQL tests then skip with
+# that reason.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/apt_install.sh
@@ -16,6 +18,9 @@ if [ -n "$installed" ]; then
     apt_install "postgresql-15=$installed"
 else
     apt_install postgresql-15
+fi
+if ! command -v ip >/dev/null 2>&1; then
+    apt_install iproute2
 fi
 if [ ! -x "$bin/initdb" ] || [ ! -x "$bin/pg_ctl" ]; then
     echo "setup_postgres: no PostgreSQL 15 server at $bin (installing postgresql-15 would upgrade" \

@@ -86,14 +86,11 @@ class Cluster:
             "--no-locale",
             "--no-sync",
         )
-        options = (
-            f"-k {self.root} -c listen_addresses='' -c fsync=off "
-            "-c full_page_writes=off -c max_connections=100"
-        )
+        self.configure()
         self.running = True
         self._run(
-            str(BIN / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-o", options, "-w",
-            "start",
+            str(BIN / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-o", self.options(),
+            "-w", "start",
         )  # fmt: skip
         # a process killed outright (SIGKILL, a timeout's os._exit) runs no atexit: the
         # watchdog stops the cluster when this process is gone, and ends with it
@@ -106,6 +103,23 @@ class Cluster:
             start_new_session=True,
             cwd="/",
         )
+
+    def options(self) -> str:
+        """The server's options: the socket in ``root``, no TCP (a subclass may listen)."""
+        return (
+            f"-k {self.root} -c listen_addresses='' -c fsync=off "
+            "-c full_page_writes=off -c max_connections=100"
+        )
+
+    def configure(self) -> None:
+        """Called between ``initdb`` and the first start (a subclass writes pg_hba.conf)."""
+
+    def restart(self) -> None:
+        """Start the server again after a stop of its own (``pg_ctl stop -m immediate``)."""
+        self._run(
+            str(BIN / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-o", self.options(),
+            "-w", "start",
+        )  # fmt: skip
 
     def stop(self) -> None:
         if self.watchdog is not None:

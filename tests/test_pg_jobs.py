@@ -451,6 +451,34 @@ def test_a_backend_terminated_mid_transaction_writes_nothing_of_that_chunk(team:
     assert_once(team)
 
 
+def test_a_worker_that_loses_the_database_while_claiming_tries_again(team: Team) -> None:
+    """The server ends the worker's session in the middle of its claim (as a restart of the
+    database, or a cut link, does): the worker logs ``database_error`` and claims again at its
+    next poll instead of exiting; the claim that never committed left nothing, so the job's
+    first attempt is the one that runs it."""
+    with team.storage.pool.connection() as conn:
+        conn.execute(
+            "CREATE SEQUENCE v_team.fault_seq; "
+            "CREATE FUNCTION v_team.fault() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+            "IF NEW.fence > OLD.fence AND nextval('v_team.fault_seq') = 1 THEN "
+            "PERFORM pg_terminate_backend(pg_backend_pid()); PERFORM pg_sleep(5); END IF; "
+            "RETURN NEW; END $$; "
+            "CREATE TRIGGER fault BEFORE UPDATE ON v_team.jobs "
+            "FOR EACH ROW EXECUTE FUNCTION v_team.fault()"
+        )
+    job = team.submit(sources(0, 2))
+    events: list[dict[str, Any]] = []
+    worker = PgWorker(
+        team.storage, vaults=["team"], config=TRUSTED, poll_seconds=0.05, log=events.append,
+        provider_for=lambda model: ExtractiveProvider(),
+    )  # fmt: skip
+    assert worker.run(drain=True) == 1
+    assert [e["event"] for e in events] == ["database_error", "claimed", "done"], events
+    done = team.call("GET", f"/jobs/{job['id']}", "read").json()
+    assert done["status"] == "done" and done["attempts"] == 1, done
+    assert_once(team)
+
+
 def test_text_a_renderer_hides_in_a_sent_source_never_becomes_a_claim(team: Team) -> None:
     """W12 on the PostgreSQL door as on SQLite: a markdown source sent to the daemon hides a
     sentence in inline HTML a style hides; it is flagged at storage and never reaches the wiki,

@@ -7,7 +7,9 @@ ends the job through its claim. Every write of the job carries the claim too
 (:mod:`.pg_ingest`; the pass after an ingest's chunks and the ``lint`` kind, :mod:`.pg_after`):
 a worker paused or cut off past its lease, whose job another worker took,
 writes nothing. A worker killed anywhere leaves its job running until the lease expires; the
-next claim re-runs it, and the chunks whose transaction committed are not asked again.
+next claim re-runs it, and the chunks whose transaction committed are not asked again. A worker
+that loses the database (restarted, its link down) logs ``database_error`` and tries again at
+its next poll; it never exits for that.
 """
 
 from __future__ import annotations
@@ -76,7 +78,13 @@ class PgWorker:
         returns how many this worker ended."""
         ended = 0
         while not self.stop.is_set():
-            claimed = self.run_once()
+            try:
+                claimed = self.run_once()
+            except psycopg.Error as exc:  # the database away (a restart, a cut link) while
+                # claiming: a claim that committed is the next claim's once its lease expires
+                self.log({"event": "database_error", "error": str(exc)[:300]})
+                self.stop.wait(self.poll_seconds)
+                continue
             if claimed:
                 ended += 1
             elif drain:
