@@ -152,8 +152,6 @@ def _warm_up() -> None:
     """Import what most jobs use before the job arrives: the built-in engine, the plan schema,
     and what a watch job adds to an ingest's (the watch, its ignore files, the automatic lint),
     so that a process forked from a fork server starts its job with nothing left to import."""
-    import _strptime  # noqa: F401  (datetime.strptime imports it on first use)
-
     from ..lint import runner as lint_runner  # noqa: F401
     from ..plan.schema import plan_json_schema
     from ..providers import build_provider
@@ -161,6 +159,7 @@ def _warm_up() -> None:
 
     build_provider("extractive", {}).close()
     plan_json_schema()
+    time.strptime("2026", "%Y")  # its module is imported on first use
 
 
 def _read_assignment() -> list[str] | None:
