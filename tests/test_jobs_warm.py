@@ -210,6 +210,32 @@ def test_a_killed_job_process_is_resumed_exactly_once(
     until(lambda: gone(marker.with_suffix(".grandchild")), "what the first attempt started")
 
 
+def test_a_job_whose_fork_server_died_is_still_settled_and_resumed_once(
+    vault: Vault, running: Running, tmp_path: Path
+) -> None:
+    """Its exit status died with the server: the worker still sees it end (a pidfd), requeues
+    it with the reason, and the next attempt resumes from its checkpoint."""
+    queue = JobQueue(vault)
+    server = running.server()
+    marker, release = tmp_path / "orphan", tmp_path / "release"
+    job = queue.submit(SleepPayload(marker=str(marker), steps=2, release=str(release)), "ann")
+    running.wake.set()
+    until(lambda: queue.get(job.id).progress.done >= 2, "its checkpoints")
+    first = job_pid(marker)
+    os.kill(server, signal.SIGKILL)
+    until(lambda: not pid_alive(server), "the fork server to die")
+    os.kill(first, signal.SIGKILL)
+    until(lambda: queue.get(job.id).attempts >= 2 or queue.get(job.id).terminal, "a retry")
+    release.touch()
+    until(lambda: queue.get(job.id).terminal, "the job")
+    done = queue.get(job.id)
+    assert (done.status, done.attempts) == ("done", 2), done.error
+    assert done.result is not None and done.result["started_from"] == 2
+    requeued = [e.data["reason"] for e in queue.events(job.id) if e.type == "requeued"]
+    assert requeued == ["attempt 1 ended with an unknown status (its fork server died before it)"]
+    assert running.worker.processes()["fork_server"] not in (None, server)
+
+
 def test_cancel_stops_the_job_and_what_it_started_and_the_next_job_runs(
     vault: Vault, running: Running, tmp_path: Path
 ) -> None:

@@ -66,6 +66,7 @@ class ForkServer:
         self._exits: dict[int, int] = {}
         self._forked: list[int] = []
         self._closed = False  # the server's end closed: it exited
+        self._unanswered = False  # a fork was given up before its pid came: pids would mismatch
 
     @property
     def pid(self) -> int:
@@ -74,16 +75,19 @@ class ForkServer:
     def alive(self) -> bool:
         """Whether the server can still fork (it has not exited or closed its socket)."""
         self.pump(0)
-        return not self._closed and self.proc.poll() is None
+        return not (self._closed or self._unanswered) and self.proc.poll() is None
 
     def fork(self, stop: threading.Event | None = None) -> JobProcess:
         """A new standby job process; waits for the server's imports on its first use. Raises
-        :class:`OSError` when the server exited, or when ``stop`` is set while waiting."""
+        :class:`OSError` when the server exited, or when ``stop`` is set while waiting (the
+        server is then no longer :meth:`alive`: the next pid it sent would be that request's)."""
         stdin_r, stdin_w = os.pipe()
         ready_r, ready_w = os.pipe()
         try:
             socket.send_fds(self.sock, [_FORK], [stdin_r, ready_w])
+            self._unanswered = True
             pid = self._reply(stop)
+            self._unanswered = False
         except BaseException:
             os.close(stdin_w)
             os.close(ready_r)

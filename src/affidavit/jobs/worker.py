@@ -123,6 +123,9 @@ class Worker:
                 wake.clear()
         self._prewarm = False
         self._discard_standby()
+        if self._server is not None:  # nothing of the worker's outlives its loop
+            self._server.close()
+            self._server = None
         log.info("worker %s stopped", self.worker_id)
 
     def run_once(self, stop: threading.Event | None = None) -> Job | None:
