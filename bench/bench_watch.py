@@ -19,7 +19,9 @@ add`` (no watch process of ours), its first look is the daemon's catch-up job (t
 done), and each save is timed until its pending plan is in the inbox — feeder, queue, worker, job
 process and all (``--gap S``: each save S seconds after the last one's jobs ended, as a
 person's saves are spaced). Then the daemon is stopped, files are edited, deleted and added, and the
-restarted daemon's catch-up is timed until exactly those changes are handled.
+restarted daemon's catch-up is timed until exactly those changes are handled. The CPU seconds of
+the daemon's whole process tree (its workers, fork servers and job processes) are reported for
+the first look and for the saves.
 """
 
 from __future__ import annotations
@@ -161,10 +163,11 @@ def daemon_path(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     proc = _daemon(vault, run, log)
     db = sqlite3.connect(vault / ".affidavit" / "db.sqlite", timeout=30)
     try:
-        started = time.perf_counter()
+        started, cpu_start = time.perf_counter(), tree_cpu(proc.pid)
         watch = json.loads(cli(vault, "watch", "add", str(folder), "--json").stdout)[0]["id"]
         _until_idle(db, watch, 0, args.timeout * 20)
         result["first_look_seconds"] = round(time.perf_counter() - started, 2)
+        result["first_look_daemon_cpu_seconds"] = round(tree_cpu(proc.pid) - cpu_start, 2)
         rng = random.Random(27)
         latencies: list[float] = []
         missed = 0
