@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from affidavit.jobs import JobQueue, Worker
+from affidavit.jobs.forkserver import ForkServer
 from affidavit.jobs.lease import pid_alive
 from affidavit.vault import Vault
 
@@ -253,3 +254,29 @@ def test_cancel_stops_the_job_and_what_it_started_and_the_next_job_runs(
     running.wake.set()
     until(lambda: queue.get(nxt.id).terminal, "the next job")
     assert queue.get(nxt.id).status == "done" and job_pid(after) != job_pid(marker)
+
+
+def test_a_fork_given_up_before_its_answer_retires_the_server() -> None:
+    """A fork request abandoned (the worker stopping while the server still imports) is
+    answered later; a worker that kept the server would take that pid for its next request's
+    process. The server is no longer alive, so the worker starts another."""
+    stop = threading.Event()
+    stop.set()
+    server = ForkServer(SUPPORT_RUNNER)
+    try:
+        with pytest.raises(OSError, match="stopping"):
+            server.fork(stop)
+        assert not server.alive()
+    finally:
+        server.close()
+    fresh = ForkServer(SUPPORT_RUNNER)
+    try:
+        standby = fresh.fork()
+        assert fresh.alive() and parent(standby.pid) == fresh.pid
+        assert standby.stdin is not None
+        standby.stdin.close()  # no job for it: it exits, as a standby whose worker left
+        standby.stdin = None
+        assert standby.wait() == 0
+        standby.close()
+    finally:
+        fresh.close()

@@ -166,10 +166,11 @@ class JobProcess:
         self.stdin: BinaryIO | None = stdin
         self.ready: int | None = ready
         self.returncode: int | None = None
-        try:  # to see it end even if the server dies first (it is the server's child, not ours)
-            self._pidfd: int | None = os.pidfd_open(pid)
-        except OSError:
-            self._pidfd = None
+        self._pidfd: int | None = None
+        # to see it end even if the server dies first (it is the server's child, not ours);
+        # without pidfds (not Linux) its pid is looked at instead
+        with contextlib.suppress(OSError, AttributeError):
+            self._pidfd = os.pidfd_open(pid)
 
     def poll(self) -> int | None:
         try:
@@ -199,7 +200,13 @@ class JobProcess:
 
     def _ended(self) -> bool:
         if self._pidfd is None:
-            return True
+            try:
+                os.kill(self.pid, 0)  # orphaned by its server, it is reaped by init when it ends
+            except ProcessLookupError:
+                return True
+            except PermissionError:
+                return False
+            return False
         readable, _, _ = select.select([self._pidfd], [], [], 0)
         return bool(readable)
 
