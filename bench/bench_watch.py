@@ -19,7 +19,9 @@ add`` (no watch process of ours), its first look is the daemon's catch-up job (t
 done), and each save is timed until its pending plan is in the inbox — feeder, queue, worker, job
 process and all (``--gap S``: each save S seconds after the last one's jobs ended, as a
 person's saves are spaced). Then the daemon is stopped, files are edited, deleted and added, and the
-restarted daemon's catch-up is timed until exactly those changes are handled.
+restarted daemon's catch-up is timed until exactly those changes are handled. The CPU seconds of
+the daemon's whole process tree (its workers, fork servers and job processes) are reported for
+the first look and for the saves.
 """
 
 from __future__ import annotations
@@ -108,6 +110,28 @@ def _daemon(vault: Path, run: Path, log: Any) -> subprocess.Popen[str]:
     return proc
 
 
+def tree_cpu(pid: int) -> float:
+    """CPU seconds of process ``pid`` and every process below it so far: each live process's
+    own time plus that of its children it reaped (which are no longer in the tree)."""
+    kids: dict[int, list[int]] = {}
+    times: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[-1].split()
+        except OSError:
+            continue
+        kids.setdefault(int(fields[1]), []).append(int(entry))
+        times[int(entry)] = sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+    total, todo = 0, [pid]
+    while todo:
+        here = todo.pop()
+        total += times.get(here, 0)
+        todo += kids.get(here, [])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def _watch_jobs(db: sqlite3.Connection, watch: str) -> list[tuple[str, str, str]]:
     return db.execute(
         "SELECT id, status, payload FROM jobs WHERE requested_by = ? ORDER BY rowid",
@@ -139,13 +163,15 @@ def daemon_path(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     proc = _daemon(vault, run, log)
     db = sqlite3.connect(vault / ".affidavit" / "db.sqlite", timeout=30)
     try:
-        started = time.perf_counter()
+        started, cpu_start = time.perf_counter(), tree_cpu(proc.pid)
         watch = json.loads(cli(vault, "watch", "add", str(folder), "--json").stdout)[0]["id"]
         _until_idle(db, watch, 0, args.timeout * 20)
         result["first_look_seconds"] = round(time.perf_counter() - started, 2)
+        result["first_look_daemon_cpu_seconds"] = round(tree_cpu(proc.pid) - cpu_start, 2)
         rng = random.Random(27)
         latencies: list[float] = []
         missed = 0
+        cpu_before = tree_cpu(proc.pid)
         for n, path in enumerate(rng.sample(files, args.edits)):
             if n and args.gap:  # a person's saves are seconds apart
                 _until_idle(db, watch, 0, args.timeout)
@@ -175,6 +201,7 @@ def daemon_path(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             result["latency_max_seconds"] = round(max(latencies), 3)
             result["latencies_seconds"] = [round(x, 3) for x in latencies]
         _until_idle(db, watch, 0, args.timeout)
+        result["saves_daemon_cpu_seconds"] = round(tree_cpu(proc.pid) - cpu_before, 2)
         result["jobs_queued_by_the_watch"] = len(_watch_jobs(db, watch))
 
         # down: 10 edited, 2 deleted, 3 added; up again: the restart's catch-up job

@@ -131,7 +131,7 @@ def _main(argv: list[str]) -> int:
     from datetime import UTC, datetime
 
     from affidavit.clock import Clock, utc_now
-    from affidavit.jobs.runner import main
+    from affidavit.jobs.runner import main, worker_pid
     from tests.conftest import FakeClock
 
     clock: Clock = utc_now
@@ -152,7 +152,7 @@ def _main(argv: list[str]) -> int:
     def step(name: str) -> None:
         seen[name] = seen.get(name, 0) + 1
         if kill_at and kill_at == (name, seen[name]):
-            os.kill(os.getppid(), signal.SIGKILL)  # the worker: "the daemon was killed"
+            os.kill(worker_pid(), signal.SIGKILL)  # the worker: "the daemon was killed"
             os.killpg(os.getpgrp(), signal.SIGKILL)  # and its job, at this very step
 
     return main(argv, clock=clock, step=step)

@@ -35,6 +35,7 @@ from ..errors import AffidavitError
 from ..store.apply import Step
 from ..vault import open_vault
 from .context import EXIT_FINISHED, EXIT_STOPPED, JobContext, JobInterrupted
+from .forkserver import serve
 from .handlers import JobFailed
 from .hold import chain, hold_from_env
 from .lease import finish, holds
@@ -148,12 +149,17 @@ def _watch_stdin() -> None:
 
 
 def _warm_up() -> None:
-    """Import what most jobs use before the job arrives (the built-in engine; plan schema)."""
+    """Import what most jobs use before the job arrives: the built-in engine, the plan schema,
+    and what a watch job adds to an ingest's (the watch, its ignore files, the automatic lint),
+    so that a process forked from a fork server starts its job with nothing left to import."""
+    from ..lint import runner as lint_runner  # noqa: F401
     from ..plan.schema import plan_json_schema
     from ..providers import build_provider
+    from ..watch import changes, watcher  # noqa: F401
 
     build_provider("extractive", {}).close()
     plan_json_schema()
+    time.strptime("2026", "%Y")  # its module is imported on first use
 
 
 def _read_assignment() -> list[str] | None:
@@ -168,6 +174,14 @@ def _read_assignment() -> list[str] | None:
     return [str(value["vault"]), str(value["job_id"]), str(value["token"])]
 
 
+def worker_pid() -> int:
+    """The pid of the worker this job process serves: its parent, or its fork server's."""
+    return _WORKER_PID or os.getppid()
+
+
+_WORKER_PID = 0  # set in a fork server: its parent, the worker
+
+
 def main(
     argv: Sequence[str] | None = None, *, clock: Clock = utc_now, step: Step | None = None
 ) -> int:
@@ -176,15 +190,19 @@ def main(
     test hook for tests that kill the daemon: :mod:`affidavit.jobs.hold`).
 
     Without VAULT JOB TOKEN (``--standby``), the process imports everything, then waits for its
-    job as one JSON line on stdin — a worker keeps one such process warm for the next job.
+    job as one JSON line on stdin. With ``--fork-server FD`` it imports everything, then forks
+    such a standby process for each request on the socket FD (:mod:`affidavit.jobs.forkserver`):
+    a worker keeps one fork server, and one standby forked from it, for its next job.
     """
     parser = argparse.ArgumentParser(prog="python -m affidavit.jobs.runner")
     parser.add_argument("job", nargs="*", metavar="VAULT JOB_ID TOKEN")
     parser.add_argument("--watch-stdin", action="store_true")
     parser.add_argument("--standby", action="store_true")
+    parser.add_argument("--fork-server", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--ready-fd", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if len(args.job) != (0 if args.standby else 3):
+    waits = args.standby or args.fork_server is not None
+    if len(args.job) != (0 if waits else 3):
         parser.error("give VAULT JOB_ID TOKEN, or --standby (and the job on stdin)")
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -193,19 +211,38 @@ def main(
     except AffidavitError as exc:
         print(f"affidavit.jobs.runner: {exc}", file=sys.stderr)
         return 2
-    job = args.job
-    if args.standby:
+    if waits:
         _warm_up()
-        job = _read_assignment()
-        if job is None:  # the worker went away before it had a job for us
-            return EXIT_FINISHED
-    if args.watch_stdin or args.standby:
+    if args.fork_server is not None:
+        global _WORKER_PID
+        _WORKER_PID = os.getppid()
+        standby = lambda ready_fd: _standby(ready_fd, stop, clock, step)  # noqa: E731
+        return serve(args.fork_server, standby)
+    if args.standby:
+        return _standby(args.ready_fd, stop, clock, step)
+    if args.watch_stdin:
         threading.Thread(target=_watch_stdin, name="watch-worker", daemon=True).start()
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    vault, job_id, token = job
+    _log_to_stderr()
+    vault, job_id, token = args.job
     return run_job(
         Path(vault), job_id, token, stop=stop, clock=clock, step=step, ready_fd=args.ready_fd
     )
+
+
+def _standby(ready_fd: int | None, stop: threading.Event, clock: Clock, step: Step | None) -> int:
+    """A standby's life after its imports: wait for the job on stdin, then run it (its whole
+    group killed as soon as stdin closes)."""
+    job = _read_assignment()
+    if job is None:  # the worker went away before it had a job for us
+        return EXIT_FINISHED
+    threading.Thread(target=_watch_stdin, name="watch-worker", daemon=True).start()
+    _log_to_stderr()
+    vault, job_id, token = job
+    return run_job(Path(vault), job_id, token, stop=stop, clock=clock, step=step, ready_fd=ready_fd)
+
+
+def _log_to_stderr() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
 
 
 if __name__ == "__main__":

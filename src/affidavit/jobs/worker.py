@@ -9,6 +9,7 @@ stdin close and kills its group; the next worker resumes the job from its checkp
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -25,6 +26,7 @@ from ..clock import iso, utc_now
 from ..errors import AffidavitError
 from ..vault import Vault, open_vault
 from .context import EXIT_STOPPED
+from .forkserver import EXIT_UNKNOWN, ForkServer, JobProcess
 from .lease import Lease, claim, finish, holds, renew, requeue
 from .models import Job
 from .queue import JobQueue
@@ -38,10 +40,11 @@ class Worker:
     """Runs the jobs of the vault at ``vault_root``; ``worker_id`` names it in leases and logs.
 
     ``runner`` is the command that runs one job (default: ``python -m affidavit.jobs.runner``);
-    it is started with ``--standby`` and handed its job as a JSON line on stdin. ``now`` is the
+    it is started once as the worker's fork server (``--fork-server``, imports done), which
+    forks each job's process; the job is handed to it as a JSON line on stdin. ``now`` is the
     lease's clock; ``monotonic`` the one a job's time limit is measured by. In
-    :meth:`run_forever` the worker keeps the next job's process started and warm (its imports
-    done) while the current job runs.
+    :meth:`run_forever` the fork server and one forked standby are started before the first job
+    is claimed, and the next standby is forked as soon as one is handed a job.
     """
 
     def __init__(
@@ -65,13 +68,24 @@ class Worker:
         self.now = now
         self.monotonic = monotonic  # the time limit, grace and heartbeat schedule (tests: fixed)
         self.queue = JobQueue(self.vault, now=now)
-        self._standby: subprocess.Popen[bytes] | None = None
-        self._ready: dict[int, int] = {}  # pid of a job process -> read end of its ready pipe
+        self._server: ForkServer | None = None
+        self._standby: JobProcess | None = None
         self._prewarm = False
 
     def close(self) -> None:
         self._discard_standby()
+        if self._server is not None:
+            self._server.close()
+            self._server = None
         self.vault.close()
+
+    def processes(self) -> dict[str, int | None]:
+        """The pids of this worker's fork server and of its standby job process (None: none)."""
+        server, standby = self._server, self._standby
+        return {
+            "fork_server": server.pid if server is not None else None,
+            "standby": standby.pid if standby is not None else None,
+        }
 
     def __enter__(self) -> Worker:
         return self
@@ -94,6 +108,7 @@ class Worker:
         self._prewarm = True
         while not stop.is_set():
             try:
+                self._keep_warm(stop)
                 job = self.run_once(stop)
             except (AffidavitError, sqlite3.OperationalError) as exc:
                 log.error("worker %s: %s", self.worker_id, exc)
@@ -108,6 +123,9 @@ class Worker:
                 wake.clear()
         self._prewarm = False
         self._discard_standby()
+        if self._server is not None:  # nothing of the worker's outlives its loop
+            self._server.close()
+            self._server = None
         log.info("worker %s stopped", self.worker_id)
 
     def run_once(self, stop: threading.Event | None = None) -> Job | None:
@@ -123,77 +141,89 @@ class Worker:
         return job
 
     # -- one job ----------------------------------------------------------------------------
-    def _spawn(self) -> subprocess.Popen[bytes]:
-        """A standby job process; it writes one byte to its ready pipe when it begins the job
-        it is handed (imports done, vault open, claim checked), which starts its time limit."""
-        ready, ready_w = os.pipe()
-        try:
-            proc = subprocess.Popen(
-                [*self.runner, "--standby", "--ready-fd", str(ready_w)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
-                pass_fds=(ready_w,),
-                start_new_session=True,  # its own process group: stopped whole
-            )
-        except BaseException:
-            os.close(ready)
-            raise
-        finally:
-            os.close(ready_w)
-        os.set_blocking(ready, False)
-        self._ready[proc.pid] = ready
-        return proc
+    def _fork_server(self) -> ForkServer:
+        """The worker's fork server, started anew if it is gone (killed, or never started)."""
+        if self._server is not None and not self._server.alive():
+            log.warning("worker %s: its fork server ended; starting another", self.worker_id)
+            self._server.close()
+            self._server = None
+        if self._server is None:
+            self._server = ForkServer(self.runner)
+        return self._server
 
-    def _began(self, proc: subprocess.Popen[bytes]) -> bool:
+    def _spawn(self, stop: threading.Event | None = None) -> JobProcess:
+        """A standby job process, forked by the fork server (waiting for its imports the first
+        time); it writes one byte to its ready pipe when it begins the job it is handed
+        (vault open, claim checked), which starts its time limit."""
+        return self._fork_server().fork(stop)
+
+    def _keep_warm(self, stop: threading.Event) -> None:
+        """Between jobs of :meth:`run_forever`: a fork server running and a standby forked from
+        it waiting, whatever killed the last ones (so the next job starts at once)."""
+        if self._standby is not None and self._standby.poll() is not None:
+            log.warning("worker %s: its standby job process died; forking another", self.worker_id)
+            self._discard_standby()
+        try:
+            server = self._fork_server()
+            if self._standby is None:
+                self._standby = server.fork(stop)
+        except OSError as exc:
+            if not stop.is_set():
+                log.error("worker %s: no standby job process: %s", self.worker_id, exc)
+
+    def _began(self, proc: JobProcess) -> bool:
         """Whether the job's process said it began the job (see :meth:`_spawn`)."""
-        fd = self._ready.get(proc.pid)
-        if fd is None:
+        if proc.ready is None:
             return True
         try:
-            return bool(os.read(fd, 1))
+            return bool(os.read(proc.ready, 1))
         except BlockingIOError:
             return False
 
-    def _reap(self, proc: subprocess.Popen[bytes]) -> None:
-        """Kill the process's whole group, close its pipes and wait for it."""
+    def _reap(self, proc: JobProcess) -> None:
+        """Kill the process's whole group, close its pipes, wait for it and let it be reaped."""
         _signal(proc.pid, signal.SIGKILL, group=True)
         if proc.stdin is not None:
-            proc.stdin.close()
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
+            proc.stdin = None
         proc.wait()
-        fd = self._ready.pop(proc.pid, None)
-        if fd is not None:
-            os.close(fd)
+        proc.close()
 
     def _discard_standby(self) -> None:
         proc, self._standby = self._standby, None
         if proc is not None:
             self._reap(proc)
 
-    def _hand_over(self, lease: Lease) -> subprocess.Popen[bytes]:
-        """Give the job to the warm standby process (or a fresh one); start the next standby."""
+    def _hand_over(self, lease: Lease, stop: threading.Event) -> JobProcess:
+        """Give the job to the standby process (or a newly forked one); fork the next one."""
         line = json.dumps(
             {"vault": str(self.vault_root), "job_id": lease.job_id, "token": lease.token}
         ).encode()
         for _ in range(2):
-            proc, self._standby = self._standby or self._spawn(), None
+            proc, self._standby = self._standby or self._spawn(stop), None
             assert proc.stdin is not None
             try:
                 proc.stdin.write(line + b"\n")
                 proc.stdin.flush()
                 break
-            except BrokenPipeError:  # the standby died meanwhile: start another
+            except BrokenPipeError:  # the standby died meanwhile: fork another
                 self._reap(proc)
         else:
             raise OSError("the job's process exited before it was given the job")
         if self._prewarm:
-            self._standby = self._spawn()
+            try:
+                self._standby = self._spawn(stop)
+            except OSError as exc:  # the job is handed over; the next look tries again
+                log.error("worker %s: no standby job process: %s", self.worker_id, exc)
         return proc
 
     def _supervise(self, lease: Lease, stop: threading.Event) -> None:
         try:
-            proc = self._hand_over(lease)
+            proc = self._hand_over(lease, stop)
         except OSError as exc:
-            self._requeue(lease, f"could not start the job's process: {exc}", count=True)
+            count = not stop.is_set()  # a shutdown gives the attempt back
+            self._requeue(lease, f"could not start the job's process: {exc}", count=count)
             return
         try:
             rc, reason = self._watch(proc, lease, stop)
@@ -201,9 +231,7 @@ class Worker:
             self._reap(proc)
         self._settle(lease, rc, reason)
 
-    def _watch(
-        self, proc: subprocess.Popen[bytes], lease: Lease, stop: threading.Event
-    ) -> tuple[int, str]:
+    def _watch(self, proc: JobProcess, lease: Lease, stop: threading.Event) -> tuple[int, str]:
         """Heartbeat and watch the job's process until it exits; stop it when the job is
         cancelled, times out, or the worker stops. Returns its exit status and why it was
         stopped ("" when it ended by itself)."""
@@ -300,6 +328,8 @@ class Worker:
             ended = f"signal {-rc}" if rc < 0 else f"exit status {rc}"
             if rc == EXIT_STOPPED:
                 ended = "its process stopped early (another job process held the vault)"
+            elif rc == EXIT_UNKNOWN:
+                ended = "an unknown status (its fork server died before it)"
             if lease.attempt >= lease.max_attempts:
                 finish(
                     db,
