@@ -172,3 +172,40 @@ def test_names_traded_inside_a_name_or_span_are_not_supported(text: str, quote: 
 def test_a_plain_list_in_another_order_is_still_supported(text: str, quote: str) -> None:
     found = check(text, [quote])
     assert found.verdict == SUPPORTED, found
+
+
+# what the quote says a thing is, and how many
+
+
+def test_a_description_restated_outside_the_quotes_description_waits() -> None:
+    quote = "Harbour Lights is an album by the singer Mara Lind, featuring guest vocals from Tom Ek"
+    found = check("Harbour Lights is a song by Mara Lind.", [quote])
+    assert found.verdict != SUPPORTED and "role" in found.changes, found
+    assert check("Harbour Lights is an album by Mara Lind.", [quote]).verdict == SUPPORTED
+
+
+def test_a_broader_word_for_the_quotes_description_is_kept() -> None:
+    quote = "Mara Lind is a Swedish singer and songwriter"
+    found = check("Mara Lind is a Swedish singer.", [quote])
+    assert found.verdict == SUPPORTED, found
+    assert "role" not in check("Mara Lind is a person.", [quote]).changes
+
+
+def test_many_for_only_one_is_refused() -> None:
+    quote = "Despite its size, the island has only one paved road"
+    found = check("The island has many paved roads.", [quote])
+    assert found.verdict == UNSUPPORTED and "quantifier" in found.changes, found
+    assert check("The island has one paved road.", [quote]).verdict != UNSUPPORTED
+
+
+def test_a_modifier_taken_from_elsewhere_in_the_quote_waits() -> None:
+    quote = "Ola Berg is a Norwegian television quiz host who was banned from radio in 2009"
+    found = check("Ola Berg is a radio quiz host.", [quote])
+    assert found.verdict != SUPPORTED and "role" in found.changes, found
+    assert check("Ola Berg is a television quiz host.", [quote]).verdict == SUPPORTED
+
+
+def test_a_modifier_the_quote_gives_another_description_of_the_same_noun_is_kept() -> None:
+    quote = "At some other colleges (older institutions such as Lund), the degree is rare"
+    found = check("At some older colleges, such as Lund, the degree is rare.", [quote])
+    assert "role" not in found.changes, found

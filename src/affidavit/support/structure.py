@@ -25,11 +25,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .align import align
+from .calling import description_changes
 from .edits import edit_changes
 from .exchange import exchange_changes
 from .heading import heading_fills
 from .links import change_comparatives, degree_changes, link_changes
-from .modifiers import moved_modifiers
+from .modifiers import borrowed_modifiers, moved_modifiers
 from .order import order_changes
 from .overreach import universal_changes
 from .parse import parse_many
@@ -115,7 +116,9 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
     changes += order_changes(a, mine, theirs)
     changes += attachment_changes(a, mine, theirs)
     changes += moved_modifiers(a, mine, theirs)
+    changes += borrowed_modifiers(a, mine, theirs)
     changes += exchange_changes(a, mine, theirs)
+    changes += description_changes(a, mine, theirs)
     fillers, bridged = filler_changes(a, mine, theirs, known)
     changes += fillers
     changes += apart_changes(a, mine, theirs)
