@@ -209,3 +209,11 @@ def test_a_modifier_the_quote_gives_another_description_of_the_same_noun_is_kept
     quote = "At some other colleges (older institutions such as Lund), the degree is rare"
     found = check("At some older colleges, such as Lund, the degree is rare.", [quote])
     assert "role" not in found.changes, found
+
+
+def test_an_amount_the_quote_gives_another_noun_is_refused() -> None:
+    counted = "The forest holds one hundred million trees and three billion insects"
+    found = check("The forest holds 3 billion trees.", [counted])
+    assert found.verdict == UNSUPPORTED and "number" in found.changes, found
+    assert check("The forest holds 100 million trees.", [counted]).verdict == SUPPORTED
+    assert check("The forest holds three billion insects.", [counted]).verdict == SUPPORTED

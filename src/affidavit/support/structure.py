@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .align import align
+from .amounts import amount_changes
 from .calling import description_changes
 from .edits import edit_changes
 from .exchange import exchange_changes
@@ -115,6 +116,8 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
     changes += role_changes(a, mine, theirs)
     changes += order_changes(a, mine, theirs)
     changes += attachment_changes(a, mine, theirs)
+    if not any(c.kind == "number" for c in changes):
+        changes += amount_changes(mine, theirs)
     changes += moved_modifiers(a, mine, theirs)
     changes += borrowed_modifiers(a, mine, theirs)
     changes += exchange_changes(a, mine, theirs)
