@@ -217,3 +217,14 @@ def test_an_amount_the_quote_gives_another_noun_is_refused() -> None:
     assert found.verdict == UNSUPPORTED and "number" in found.changes, found
     assert check("The forest holds 100 million trees.", [counted]).verdict == SUPPORTED
     assert check("The forest holds three billion insects.", [counted]).verdict == SUPPORTED
+
+
+def test_a_description_the_quote_only_reports_is_not_stated_as_fact() -> None:
+    quote = "In 1998 the council passed the Harbour Act, which is touted by some as the most ambitious port reform in a century"
+    found = check(
+        "The 1998 Harbour Act, the most ambitious port reform in a century, was passed by the council.",
+        [quote],
+    )
+    assert found.verdict != SUPPORTED and "hedge" in found.changes, found
+    faithful = "The Harbour Act, passed in 1998, is touted by some as the most ambitious port reform in a century."
+    assert check(faithful, [quote]).verdict != UNSUPPORTED

@@ -21,12 +21,17 @@ from .tree import Change, Tree
 __all__ = ["amount_changes"]
 
 
+_COUNTING = frozenset(["nummod", "compound", "quantmod"])
+
+
 def _amounts(tree: Tree) -> dict[int, tuple[Decimal, str]]:
     """Counted noun → (its amount, as written), for nouns one contiguous number counts."""
     groups: dict[int, list[int]] = {}
     for t in tree:
-        if t.pos != "NUM":
-            continue
+        if t.pos != "NUM" or not (t.dep in _COUNTING or tree[t.head].pos == "NUM"):
+            continue  # a number that counts its noun, not one in a phrase ("in 1941")
+        if len(t.text) == 4 and t.text.isdigit() and 1000 <= int(t.text) <= 2100:
+            continue  # a year
         g = governor(tree, t.i)
         if g is not None and tree[g].pos == "NOUN":
             groups.setdefault(g, []).append(t.i)
