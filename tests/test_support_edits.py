@@ -228,3 +228,9 @@ def test_a_description_the_quote_only_reports_is_not_stated_as_fact() -> None:
     assert found.verdict != SUPPORTED and "hedge" in found.changes, found
     faithful = "The Harbour Act, passed in 1998, is touted by some as the most ambitious port reform in a century."
     assert check(faithful, [quote]).verdict != UNSUPPORTED
+
+
+def test_a_description_the_quote_gives_in_another_clause_is_kept() -> None:
+    quote = "Tidewater was also a commercial success, making it the best-selling novel of May"
+    found = check("Tidewater is a novel.", [quote])
+    assert "role" not in found.changes, found

@@ -8,8 +8,10 @@ album"), a verb of calling's *as* ("is known as a designer"), "one of" a group (
 Freddy Mercury's cats"), with the members of a list and their modifiers — and, when the text's
 noun is restated only by a quote word outside that description, names the change as likely
 (uncertain: "the quote calls 'Monster' an 'album'"). A text noun restated by the description
-itself — the same word, a synonym, a broader word ("a person" for "an actor") — is kept; a noun
-no quote word restates is left to the coverage rule.
+itself — the same word, a synonym, a broader word ("a person" for "an actor") — is kept, and
+so is one restated by a quote word that describes something itself ("making it the
+seventh-highest grossing novel") or a subject whose name the quote states twice (which one
+the text means is unclear); a noun no quote word restates is left to the coverage rule.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ __all__ = ["description_changes"]
 _CALLING = frozenset(["know", "regard", "describe", "consider", "call", "list", "see"])
 """Verbs whose *as* gives what the subject is ("is known as a designer")."""
 _SUBJECT = frozenset(["nsubj", "nsubjpass"])
+_DESCRIBING = frozenset(["attr", "oprd", "appos", "acomp"])
+"""A quote word in one of these slots describes something itself (maybe the subject, through a
+pronoun or another clause): the text restating it is not restating a stray word."""
 _PARTS = frozenset(["compound", "amod", "nmod", "appos", "conj", "flat"])
 
 
@@ -87,10 +92,14 @@ def description_changes(a: Alignment, text: Tree, quotes: Sequence[Tree]) -> lis
         who = a.matches.get(subjects[0])
         if who is None or who.quote != said.quote:
             continue
-        found = _described(quotes[who.quote], who.index)
+        quote = quotes[who.quote]
+        if quote[said.index].dep in _DESCRIBING or quote.kids(said.index, "nsubj"):
+            continue  # the quote describes something as it ("making it the … novel")
+        if sum(1 for q in quote if q.lemma == quote[who.index].lemma) > 1:
+            continue  # the subject's name stands twice: which one the text means is unclear
+        found = _described(quote, who.index)
         if found is None or said.index in found[0]:
             continue
-        quote = quotes[who.quote]
         calls = quote[found[1]].text
         out.append(
             Change(
