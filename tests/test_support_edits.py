@@ -234,3 +234,9 @@ def test_a_description_the_quote_gives_in_another_clause_is_kept() -> None:
     quote = "Tidewater was also a commercial success, making it the best-selling novel of May"
     found = check("Tidewater is a novel.", [quote])
     assert "role" not in found.changes, found
+
+
+def test_two_names_that_share_a_word_keep_a_lists_free_order() -> None:
+    quote = "With the Bergen County Council and Bergen Harbour Authority sharing the port, little is left to the state"
+    text = "With the Bergen Harbour Authority and Bergen County Council sharing the port, little is left to the state."
+    assert check(text, [quote]).verdict == SUPPORTED

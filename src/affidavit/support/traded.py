@@ -87,8 +87,8 @@ def _one_list(tree: Tree, first: list[int], second: list[int]) -> bool:
     a, b = _root(tree, first), _root(tree, second)
     if a == b or _list_of(tree, a) != _list_of(tree, b):
         return False
-    if not (_whole(tree, a, first) and _whole(tree, b, second)):
-        return False
+    if _outside(tree, a, first) != _outside(tree, b, second):
+        return False  # a name cut in two ("David Ted Gaebler and Osborne")
     head = _list_of(tree, a)
     above = tree[tree[head].head]
     if tree[head].dep in _MODIFIER and above.pos == "PROPN":
@@ -115,10 +115,20 @@ _MONTHS = frozenset(
 _NAME_PARTS = frozenset(["compound", "flat", "nmod"])
 
 
-def _whole(tree: Tree, root: int, span: list[int]) -> bool:
-    """The stretch holds the whole name its root heads (no part of it left outside)."""
+def _outside(tree: Tree, root: int, span: list[int]) -> frozenset[str]:
+    """The words of the name ``root`` heads that the stretch leaves outside: none for a whole
+    member; the same ones on both sides for members that share a word ("Istanbul Province and
+    Istanbul Metropolitan Municipality")."""
     inside = set(span)
-    return all(c in inside for c in tree.children[root] if tree[c].dep in _NAME_PARTS)
+    out: set[str] = set()
+    todo = [root]
+    while todo:
+        for c in tree.children[todo.pop()]:
+            if tree[c].dep in _NAME_PARTS:
+                todo.append(c)
+                if c not in inside:
+                    out.add(tree[c].lower)
+    return frozenset(out)
 
 
 def traded_changes(text: Tree, quotes: list[Tree]) -> list[Change]:
