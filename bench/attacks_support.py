@@ -4,8 +4,10 @@ Every item is a (claim, quote) pair where the quote is a real sentence and the c
 meaning hangs on — numbers swapped between their slots, a number changed, two names of a relation
 exchanged, a quantifier made universal, a hedge dropped, a comparative or temporal word flipped, a
 negation added (plain, or after a dash) or removed, a causal link added between two facts, two
-sentences' facts merged. None may be *supported*. Controls restate the quote faithfully (number
-formatting, an unchanged sentence) and should not be *unsupported*.
+sentences' facts merged, a quantity's unit or scale changed ("55 mph" → "55 km/h"), "one of the
+largest" narrowed to "the largest". None may be *supported*. Controls restate the quote
+faithfully (number formatting, an unchanged sentence, two members of a plain list in another
+order) and should not be *unsupported*.
 
 The sentences are SQuADShifts paragraphs (`../shared/data/qa/squadshifts_new_wiki_v1.0.json`):
 evaluation data only — nothing here is, or may be, trained on (it carries a BIG-bench canary), so
@@ -179,6 +181,68 @@ def _swap_names(s: str, _: random.Random) -> str | None:
     return s[: a.start()] + b.group() + s[a.end() : b.start()] + a.group() + s[b.end() :]
 
 
+_LIST_GAP = re.compile(r"(?:,|,? and|,? or) ")
+_COUNTED_OFF = re.compile(r"\b(?:respectively|former|latter|(?:first|second) one)\b")
+
+
+def list_order(s: str) -> bool:
+    """The two names :func:`_swap_names` exchanges are two whole members of a plain list
+    ("such as Oxford, Dublin and Cambridge"), whose order says nothing: a faithful restatement
+    (a control), not an attack. Not when a name is cut in two ("David Osborne and …"), the list
+    is inside a name ("Department of Housing and Urban Development"), spans from one end to the
+    other ("between June and August"), or a later word counts its members off ("the first
+    one", "respectively")."""
+    names = [m for m in _NAME.finditer(s) if m.group() not in {"The", "In", "A"}]
+    distinct: list[re.Match[str]] = []
+    for m in names:
+        if all(m.group() != d.group() for d in distinct):
+            distinct.append(m)
+    if len(distinct) < 2:
+        return False
+    a, b = distinct[0], distinct[1]
+    before = s[: a.start()].split()
+    after = s[b.end() :]
+    return bool(
+        _LIST_GAP.fullmatch(s[a.end() : b.start()])
+        and not (before and before[-1][:1].isupper())
+        and not (before and before[-1].lower() in ("between", "from", "of", "after", "before"))
+        and not re.match(r"(?: [A-Z]| of |-)", after)
+        and not _COUNTED_OFF.search(s)
+    )
+
+
+UNITS = {
+    r"\bkm/h\b": "mph", r"\bmph\b": "km/h", r"\bkilometres\b": "miles",
+    r"\bkilometers\b": "miles", r"\bkm\b": "mi", r"\bmiles\b": "kilometres",
+    r"\bmetres\b": "feet", r"\bmeters\b": "feet", r"\bfeet\b": "metres", r"\bft\b": "m",
+    r"\bkg\b": "lb", r"\bkilograms\b": "pounds", r"\bpounds\b": "kilograms",
+    r"\btonnes\b": "tons", r"\bacres\b": "hectares", r"\bhectares\b": "acres",
+    r"°C\b": "°F", r"°F\b": "°C", r"\bpercent\b": "percentage points",
+    r"\bcm\b": "in", r"\bmm\b": "cm", r"\bsquare miles\b": "square kilometres",
+    r"\bminutes\b": "hours", r"\bhours\b": "days", r"\bdays\b": "weeks",
+    r"\bweeks\b": "months", r"\bmonths\b": "years", r"\bmillion\b": "billion",
+    r"\bbillion\b": "million", r"\bthousand\b": "million",
+}  # fmt: skip
+_QUANTITY = r"(?<=\d )"
+
+
+def _change_unit(s: str, _: random.Random) -> str | None:
+    """A quantity's unit (or scale) changed, its number kept: "55 mph" → "55 km/h"."""
+    for pattern, new in UNITS.items():
+        found = re.search(_QUANTITY + pattern, s)
+        if found:
+            return s[: found.start()] + new + s[found.end() :]
+    return None
+
+
+_ONE_OF = re.compile(r"\bone of the ((?:\w+est|most \w+|first|largest|best|worst)\b)")
+
+
+def _narrow_superlative(s: str, _: random.Random) -> str | None:
+    """ "one of the largest" → "the largest": one among the first made the first."""
+    return _ONE_OF.sub(r"the \1", s, count=1) if _ONE_OF.search(s) else None
+
+
 def _quantifier(s: str, _: random.Random) -> str | None:
     for pattern, new in QUANTIFIERS.items():
         if re.search(pattern, s):
@@ -242,6 +306,8 @@ KINDS: dict[str, Callable[[str, random.Random], str | None]] = {
     "negation_added": _negate,
     "negation_after_dash": _negate_after_dash,
     "negation_removed": _unnegate,
+    "unit_changed": _change_unit,
+    "superlative_narrowed": _narrow_superlative,
 }
 
 
@@ -256,6 +322,8 @@ def pairs(found: list[str], seed: int) -> Iterator[tuple[str, str, list[str]]]:
         for kind, make in KINDS.items():
             claim = make(s, rng)
             if claim and claim != s:
+                if kind == "names_swapped" and list_order(s):
+                    kind = "control/list_order"  # a plain list's order: a restatement
                 yield kind, claim, [_strip(s)]
         other = found[(n + 1) % len(found)]
         # a causal link between two true facts neither quote states

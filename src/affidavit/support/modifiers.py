@@ -22,7 +22,7 @@ from __future__ import annotations
 from .align import Alignment
 from .tree import Change, Tree
 
-__all__ = ["moved_modifiers"]
+__all__ = ["borrowed_modifiers", "moved_modifiers"]
 
 MODIFIERS = frozenset(["amod", "compound"])
 SLOTS = frozenset(["nsubj", "nsubjpass", "dobj"])
@@ -80,4 +80,61 @@ def moved_modifiers(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change
                     f"said of another '{quote[args[0]].text}', not of the '{t.text}' one",
                 )
             )
+    return out
+
+
+def _modifiers(tree: Tree, i: int, into: set[int]) -> set[int]:
+    """The modifiers (adjectives, compounds, and theirs) of noun ``i``."""
+    for c in tree.children[i]:
+        if tree[c].dep in (*MODIFIERS, "conj") and c not in into:
+            into.add(c)
+            _modifiers(tree, c, into)
+    return into
+
+
+_SAME = frozenset(["same", "stem"])
+_NEAR = 3
+"""Words between a quote's noun and a word still read as part of its phrase."""
+
+
+def borrowed_modifiers(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
+    """A text noun's modifier taken from elsewhere in the quote while the quote describes that
+    noun otherwise: "a radio show host" for "a television show host, … banned from radio" —
+    likely (uncertain): the quote's own modifiers of the noun are restated by no text word."""
+    out: list[Change] = []
+    for t in text:
+        m, noun = a.matches.get(t.i), t.head
+        if t.dep not in MODIFIERS or t.pos not in COMMON or m is None or noun == t.i:
+            continue
+        nm = a.matches.get(noun)
+        if nm is None or nm.quote != m.quote or text[noun].pos != "NOUN":
+            continue
+        if nm.how not in _SAME or m.how not in _SAME:
+            continue  # the same words on both sides, or another rule's business
+        quote = quotes[m.quote]
+        own = _modifiers(quote, nm.index, set())
+        if m.index in own or m.index == nm.index or quote[m.index].pos not in COMMON:
+            continue
+        if quote[m.index].dep in MODIFIERS or quote[m.index].dep == "conj":
+            continue  # a description of its own ("older institutions"): a restatement may move it
+        if any(abs(m.index - q.i) <= _NEAR and q.lemma == quote[nm.index].lemma for q in quote):
+            continue  # in a phrase of that noun, however parsed ("leeward or downwind side")
+        if quote[quote[m.index].head].lemma == text[noun].lemma or any(
+            quote[c].lemma == t.lemma for c in own
+        ):
+            continue  # another occurrence of the noun carries it, or this one does too
+        described = [c for c in own if quote[c].pos in COMMON and quote[c].dep in MODIFIERS]
+        restated = {x.index for x in a.matches.values() if x.quote == m.quote}
+        if all(c in restated for c in described):
+            continue  # the quote's own description of the noun is all restated
+        said = " ".join(quote[c].text for c in sorted([*own, nm.index]))
+        out.append(
+            Change(
+                "role",
+                False,
+                (t.text,),
+                f"'{t.text} {text[noun].text}' — the quote has '{said}'; its '{t.text}' is "
+                "said of something else",
+            )
+        )
     return out

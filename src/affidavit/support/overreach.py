@@ -60,8 +60,9 @@ def _or_partial(tree: Tree, i: int) -> bool:
 
 
 CALLED = frozenset(
-    ["call", "describe", "consider", "regard", "term", "dub", "deem", "label", "hail", "view"]
-)
+    ["call", "describe", "consider", "regard", "term", "dub", "deem", "label", "hail", "view",
+     "tout", "bill", "acclaim", "characterize", "characterise", "portray", "brand", "style"]
+)  # fmt: skip
 """Verbs that report a description rather than state it ("has been *called* the first truly
 American event", "is *regarded as* the finest"): dropping one makes the description a fact."""
 
@@ -71,14 +72,27 @@ def called(tree: Tree, i: int) -> bool:
     an "as" phrase): "has been called the first …", "is regarded as …"."""
     if not tree.passive(i):
         return False
+    if _as_phrases(tree, i):
+        return True
     for c in tree.children[i]:
-        if tree[c].dep == "prep" and tree[c].lower == "as":
-            return True
         if tree[c].dep in ("oprd", "attr", "xcomp"):
             # a name given ("an area dubbed the Nevada Triangle", "called 'Oxenaforda'") is no
             # description: only a common noun phrase or an adjective is one
             return tree[c].pos in ("NOUN", "ADJ") and not _in_quotation_marks(tree, c)
     return False
+
+
+def _as_phrases(tree: Tree, i: int) -> list[int]:
+    """The "as" phrases of verb ``i``, also one the parser hangs on its *by* phrase ("is touted
+    by some as the most sweeping …")."""
+    out = [c for c in tree.children[i] if tree[c].dep == "prep" and tree[c].lower == "as"]
+    for c in tree.children[i]:
+        if tree[c].dep == "agent":
+            for o in tree.children[c]:
+                out += [
+                    x for x in tree.children[o] if tree[x].dep == "prep" and tree[x].lower == "as"
+                ]
+    return out
 
 
 def _in_quotation_marks(tree: Tree, i: int) -> bool:
@@ -96,6 +110,10 @@ def called_change(a: Alignment, text: Tree, quote: Tree, q: int, v: int) -> list
         if quote[c].dep in ("oprd", "attr", "xcomp", "prep")
         for n in quote.subtree(c)
     }
+    heads = {o for c in _as_phrases(quote, v) for o in quote.children[c]}
+    if any(m.quote == q and m.index in heads for m in a.matches.values()):
+        # an "as" hung on the "by" phrase: only a text that restates its head states it
+        described |= {n for c in _as_phrases(quote, v) for n in quote.subtree(c)}
     mine = [i for i, m in a.matches.items() if m.quote == q and m.index in described]
     if not mine or any(t.lemma in CALLED for t in text):
         return []

@@ -197,6 +197,10 @@ def _compare(
             return Change("quantifier", False, (word,), f"'{word}' — the quote restricts nothing")
         return Change("quantifier", True, (word,), f"'{word}' — {said}")
     mine_q, theirs_q = _strongest(mine), _strongest(theirs)
+    single = _single(quote, qi)
+    if mine_q is not None and mine_q[1] in (MANY, MOST, ALL) and single is not None:
+        word = text[mine_q[0]].text
+        return Change("quantifier", True, (word,), f"'{word}' — the quote says '{single}'")
     if mine_q is not None:
         word = text[mine_q[0]].text
         if theirs_q is None:
@@ -232,6 +236,20 @@ def _compare(
             (text[i].text,),
             f"the quote says '{phrase}' ({quote[qi].text}); the text says it without '{phrase}'",
         )
+    return None
+
+
+_ONE = frozenset(["single", "sole", "lone"])
+
+
+def _single(tree: Tree, i: int) -> str | None:
+    """The words that make noun ``i`` one ("only one call center", "a single road"), or None."""
+    for c in tree.children[i]:
+        if (tree[c].dep == "nummod" and tree[c].lower == "one") or (
+            tree[c].dep == "amod" and tree[c].lower in _ONE
+        ):
+            before = [tree[b].text for b in tree.children[c] if tree[b].i < c]
+            return " ".join([*before, tree[c].text])
     return None
 
 

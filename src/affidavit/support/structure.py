@@ -8,7 +8,9 @@ that read what meaning hangs on:
   (:mod:`.roles`);
 - negation in every surface form, quantifiers and hedges (:mod:`.scope`);
 - causal, temporal and exception links, comparatives and superlatives, antonyms, units
-  (:mod:`.links`).
+  (:mod:`.links`);
+- a quote's words edited in place — an opposite, a number moved, a hedge or negation dropped
+  or added (:mod:`.edits`).
 
 It returns the changes found (each clear — the text is then unsupported — or only likely), the
 text's words that a paraphrase restates (so the coverage rule need not name them), and whether
@@ -23,10 +25,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .align import align
+from .amounts import amount_changes
+from .calling import description_changes
+from .edits import edit_changes
 from .exchange import exchange_changes
 from .heading import heading_fills
 from .links import change_comparatives, degree_changes, link_changes
-from .modifiers import moved_modifiers
+from .modifiers import borrowed_modifiers, moved_modifiers
 from .order import order_changes
 from .overreach import universal_changes
 from .parse import parse_many
@@ -111,8 +116,12 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
     changes += role_changes(a, mine, theirs)
     changes += order_changes(a, mine, theirs)
     changes += attachment_changes(a, mine, theirs)
+    if not any(c.kind == "number" for c in changes):
+        changes += amount_changes(mine, theirs)
     changes += moved_modifiers(a, mine, theirs)
+    changes += borrowed_modifiers(a, mine, theirs)
     changes += exchange_changes(a, mine, theirs)
+    changes += description_changes(a, mine, theirs)
     fillers, bridged = filler_changes(a, mine, theirs, known)
     changes += fillers
     changes += apart_changes(a, mine, theirs)
@@ -128,6 +137,8 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
     changes += magnitude_changes(mine, theirs)
     if not any(c.clear for c in changes):  # a last resort: the rules above name it better
         changes += traded_changes(mine, theirs)
+    found = {c.kind for c in changes}  # edits in place the rules above missed
+    changes += [c for c in edit_changes(mine, theirs) if c.kind not in found]
     restated = (
         frozenset(mine[i].lower for i in a.matches)
         | frozenset(mine[i].lemma for i in a.matches)

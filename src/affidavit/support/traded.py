@@ -16,6 +16,8 @@ is left to the other rules).
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from .exchange import _fact
 from .tree import Change, Tree
 
@@ -77,9 +79,56 @@ def _list_of(tree: Tree, i: int) -> int:
 
 
 def _one_list(tree: Tree, first: list[int], second: list[int]) -> bool:
-    """The two stretches are members of one list ("Oxford, Dublin, Cambridge")."""
+    """The two stretches are whole members of one list whose order says nothing ("Oxford,
+    Dublin, Cambridge") — not parts of names ("David Osborne and Ted Gaebler"), a list inside
+    a name ("the Department of Housing and Urban Development", "the Occupational Safety and
+    Health Administration"), the ends of a span of months ("between June and August") or a
+    list a later word counts off ("Atacama and Uyuni, the first one …", "respectively")."""
     a, b = _root(tree, first), _root(tree, second)
-    return a != b and _list_of(tree, a) == _list_of(tree, b)
+    if a == b or _list_of(tree, a) != _list_of(tree, b):
+        return False
+    if _outside(tree, a, first) != _outside(tree, b, second):
+        return False  # a name cut in two ("David Ted Gaebler and Osborne")
+    head = _list_of(tree, a)
+    above = tree[tree[head].head]
+    if tree[head].dep in _MODIFIER and above.pos == "PROPN":
+        return False  # a list inside a name
+    if tree[head].dep == "pobj" and above.head != above.i:
+        named = tree[above.head]
+        if above.lower == "of" and named.pos == "PROPN" and named.text[:1].isupper():
+            return False  # "Department of Housing and Urban Development"
+        if above.lower in _SPAN and all(tree[i].lower in _MONTHS for i in (a, b)):
+            return False  # "between June and August"
+    words = [t.lower for t in tree]
+    return not any(w in _COUNTED_OFF for w in words) and not any(
+        w in ("first", "second") and after == "one" for w, after in pairwise(words)
+    )
+
+
+_MODIFIER = frozenset(["compound", "nmod", "amod"])
+_SPAN = frozenset(["between", "from"])
+_COUNTED_OFF = frozenset(["respectively", "former", "latter"])
+_MONTHS = frozenset(
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september",
+     "october", "november", "december"]
+)  # fmt: skip
+_NAME_PARTS = frozenset(["compound", "flat", "nmod"])
+
+
+def _outside(tree: Tree, root: int, span: list[int]) -> frozenset[str]:
+    """The words of the name ``root`` heads that the stretch leaves outside: none for a whole
+    member; the same ones on both sides for members that share a word ("Istanbul Province and
+    Istanbul Metropolitan Municipality")."""
+    inside = set(span)
+    out: set[str] = set()
+    todo = [root]
+    while todo:
+        for c in tree.children[todo.pop()]:
+            if tree[c].dep in _NAME_PARTS:
+                todo.append(c)
+                if c not in inside:
+                    out.add(tree[c].lower)
+    return frozenset(out)
 
 
 def traded_changes(text: Tree, quotes: list[Tree]) -> list[Change]:
