@@ -73,11 +73,15 @@ class Worker:
         self._prewarm = False
 
     def close(self) -> None:
+        self._stop_forking()
+        self.vault.close()
+
+    def _stop_forking(self) -> None:
+        """End the standby and the fork server (the next job starts them again)."""
         self._discard_standby()
         if self._server is not None:
             self._server.close()
             self._server = None
-        self.vault.close()
 
     def processes(self) -> dict[str, int | None]:
         """The pids of this worker's fork server and of its standby job process (None: none)."""
@@ -122,10 +126,7 @@ class Worker:
                 wake.wait(poll_seconds)  # a stop is noticed within poll_seconds
                 wake.clear()
         self._prewarm = False
-        self._discard_standby()
-        if self._server is not None:  # nothing of the worker's outlives its loop
-            self._server.close()
-            self._server = None
+        self._stop_forking()  # nothing of the worker's outlives its loop
         log.info("worker %s stopped", self.worker_id)
 
     def run_once(self, stop: threading.Event | None = None) -> Job | None:
@@ -135,7 +136,11 @@ class Worker:
         if lease is None:
             return None
         log.info("job %s: attempt %d by %s", lease.job_id, lease.attempt, self.worker_id)
-        self._supervise(lease, stop or threading.Event())
+        try:
+            self._supervise(lease, stop or threading.Event())
+        finally:
+            if not self._prewarm:  # one job, not a loop: nothing of the worker outlives it
+                self._stop_forking()
         job = self.queue.get(lease.job_id)
         log.info("job %s: %s %s", job.id, job.status, job.error)
         return job
