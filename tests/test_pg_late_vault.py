@@ -242,3 +242,31 @@ def test_concurrent_requests_ask_once_and_a_window_of_zero_asks_each_time(pg_url
             eager.close()
     finally:
         storage.close()
+
+
+def test_a_new_vaults_token_is_known_before_its_vault_is_named(
+    served: tuple[PgRegistry, TestClient, str],
+) -> None:
+    """``GET /v1/whoami`` with a token of a vault made after the daemon started: the list of
+    vaults is read again, once, and the token is known; unknown tokens read it at most once
+    per window."""
+    registry, client, url = served
+    storage = PostgresStorage(url)
+    try:
+        storage.create_vault("later", "nobody-here")
+    finally:
+        storage.close()
+    late = PgRegistry.open(url)  # another process's view, to make the token with
+    try:
+        token = late.get("later").service.create_token("read", timedelta(days=1), "t", "t")[1]
+    finally:
+        late.close()
+    me = client.get("/v1/whoami", headers={"Authorization": f"Bearer {token}"})
+    assert me.status_code == 200, me.text
+    assert [(v["name"], v["role"]) for v in me.json()["vaults"]] == [("later", "read")]
+    assert registry.lookups == 1 and "later" in registry.vaults
+    assert client.get("/v1/vaults/later").status_code == 403  # alpha's token: not on later
+    for forged in ("afd_0123456789ab_" + "A" * 43, "afd_ba9876543210_" + "B" * 43):
+        got = client.get("/v1/whoami", headers={"Authorization": f"Bearer {forged}"})
+        assert got.status_code == 401, got.text
+    assert registry.lookups == 1  # the list was read within the window: not read again

@@ -123,8 +123,9 @@ class PgRegistry:
         self._absent: OrderedDict[str, float] = OrderedDict()  # name -> when to ask again
         self._lock = threading.Lock()  # guards _vaults (replaced, never changed) and _absent
         self._asking = threading.Lock()  # one lookup at a time: a name is asked once
+        self._reread_at = 0.0  # when a token no served vault knows may read the list again
         self.lookups = 0
-        """How many times the database was asked for a vault not served yet (for tests)."""
+        """How many times the database was asked for vaults not served yet (for tests)."""
 
     @property
     def vaults(self) -> Mapping[str, PgServedVault]:
@@ -156,6 +157,31 @@ class PgRegistry:
             if served is not None:
                 event("vault_added", vault=name, owner=served.owner)
             return served
+
+    def _reread(self) -> bool:
+        """Serve every vault the database lists now that isn't served yet, unless the list was
+        read less than ``absent_for`` seconds ago; whether one was added."""
+        with self._asking:
+            now = time.monotonic()
+            if now < self._reread_at:
+                return False
+            self._reread_at = now + self.absent_for
+            self.lookups += 1
+            with self.storage.pool.connection() as conn:
+                rows = conn.execute(_vault_sql()).fetchall()
+            new = [
+                v
+                for row in rows
+                if str(row["name"]) not in self._vaults
+                and (v := _served(self.storage, row, self._config)) is not None
+            ]
+            with self._lock:
+                self._vaults = {**self._vaults, **{v.name: v for v in new}}
+                for v in new:
+                    self._absent.pop(v.name, None)
+        for v in new:
+            event("vault_added", vault=v.name, owner=v.owner)
+        return bool(new)
 
     def _known_absent(self, name: str) -> bool:
         with self._lock:
@@ -209,13 +235,22 @@ class PgRegistry:
     def check_token(self, token_id: str, secret: str) -> tuple[str, TokenGrant | str]:
         """The vault a presented token belongs to and its grant, or ``("", "unknown")``: one
         query over every served vault's tokens (the first vault whose token it is decides, as
-        over SQLite vaults)."""
+        over SQLite vaults). A token none of them knows may be a vault's made since: the list of
+        vaults is read again then, at most once every ``absent_for`` seconds, and the token
+        checked again if it named a vault not served yet."""
         from ..clock import utc_now
         from ..storage.pg_served import find_token
 
+        def lookup(names: list[str]) -> tuple[int, tuple[str, str] | str]:
+            with self.storage.pool.connection() as conn:
+                schemas = [f"v_{n}" for n in names]
+                return find_token(conn, schemas, token_id, secret, utc_now())
+
         names = list(self._vaults)
-        with self.storage.pool.connection() as conn:
-            at, verdict = find_token(conn, [f"v_{n}" for n in names], token_id, secret, utc_now())
+        at, verdict = lookup(names)
+        if at < 0 and self._reread():
+            names = list(self._vaults)
+            at, verdict = lookup(names)
         if at < 0:
             return "", "unknown"
         if isinstance(verdict, str):
