@@ -14,6 +14,8 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractContextManager, AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+import anyio
+from anyio.abc import TaskGroup, TaskStatus
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.routing import Route
@@ -52,28 +54,28 @@ def _caller(request: Any) -> tuple[str, str]:
 class McpEndpoint:
     """The ASGI app behind ``/mcp/{vault}``: stateless MCP session managers per vault, each
     vault lent for a call by its opener (``registry``: the SQLite vaults a daemon serves; or
-    ``opens``, name -> opener, e.g. a PostgreSQL database's, :func:`pg_endpoint`).
+    ``opens``, name -> opener, e.g. a PostgreSQL database's, :func:`pg_endpoint`). ``find``
+    names the opener of a vault served after the daemon started (a database's vault made later):
+    its managers start at its first request.
 
     TCP requests go to a manager with DNS-rebinding protection (a browser page can reach a
     loopback port, never a Unix socket); socket requests, whose Host is arbitrary, to one without.
     """
 
     def __init__(
-        self, registry: Registry | None = None, opens: Mapping[str, Opener] | None = None
+        self,
+        registry: Registry | None = None,
+        opens: Mapping[str, Opener] | None = None,
+        find: Callable[[str], Opener | None] | None = None,
     ) -> None:
         if registry is not None:
             opens = {name: served.borrow for name, served in registry.vaults.items()}
         self.managers: dict[tuple[str, str], StreamableHTTPSessionManager] = {}
         for name, open_vault in (opens or {}).items():
-            door = Door(open_vault, "daemon", origin="mcp-http", caller=_caller, threaded=True)
-            server = build_server(door)
-            for transport, security in (("tcp", LOOPBACK), ("unix", None)):
-                self.managers[(name, transport)] = StreamableHTTPSessionManager(
-                    app=server._mcp_server,  # the lowlevel server the FastMCP wraps
-                    json_response=True,
-                    stateless=True,
-                    security_settings=security,
-                )
+            self.managers.update(_managers(name, open_vault))
+        self._find = find
+        self._late: TaskGroup | None = None  # runs the managers of vaults found later
+        self._adding = anyio.Lock()
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -81,26 +83,83 @@ class McpEndpoint:
         async with AsyncExitStack() as stack:
             for manager in self.managers.values():
                 await stack.enter_async_context(manager.run())
-            yield
+            if self._find is None:
+                yield
+                return
+            async with anyio.create_task_group() as late:
+                self._late = late
+                try:
+                    yield
+                finally:
+                    self._late = None
+                    late.cancel_scope.cancel()
+
+    async def _late_manager(self, key: tuple[str, str]) -> StreamableHTTPSessionManager | None:
+        """The manager of a vault the daemon serves since it started, started now (once)."""
+        async with self._adding:
+            if key not in self.managers and self._find is not None and self._late is not None:
+                open_vault = self._find(key[0])
+                if open_vault is None:
+                    return None
+                made = _managers(key[0], open_vault)
+                for manager in made.values():
+                    await self._late.start(_run, manager)
+                self.managers.update(made)
+        return self.managers.get(key)
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         name = scope.get("path_params", {}).get("vault", "")
         peer = scope.get("state", {}).get(PEER_KEY)
         transport = "unix" if peer is not None and peer.transport == "unix" else "tcp"
         manager = self.managers.get((name, transport))
+        if manager is None and self._find is not None:
+            manager = await self._late_manager((name, transport))
         if manager is None:  # the Guard already refused unknown vaults; be safe anyway
             await send_error(send, 404, "NotFoundError", f"no vault {name!r}.", "GET /v1/whoami.")
             return
         await manager.handle_request(scope, receive, send)
 
 
+def _managers(name: str, open_vault: Opener) -> dict[tuple[str, str], StreamableHTTPSessionManager]:
+    """One vault's server behind a manager per transport (TCP with DNS-rebinding protection)."""
+    door = Door(open_vault, "daemon", origin="mcp-http", caller=_caller, threaded=True)
+    server = build_server(door)
+    return {
+        (name, transport): StreamableHTTPSessionManager(
+            app=server._mcp_server,  # the lowlevel server the FastMCP wraps
+            json_response=True,
+            stateless=True,
+            security_settings=security,
+        )
+        for transport, security in (("tcp", LOOPBACK), ("unix", None))
+    }
+
+
+async def _run(
+    manager: StreamableHTTPSessionManager,
+    *,
+    task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+) -> None:
+    async with manager.run():
+        task_status.started()
+        await anyio.sleep_forever()
+
+
 def pg_endpoint(registry: PgRegistry) -> McpEndpoint:
-    """The endpoint over every vault of a PostgreSQL database (``serve --database URL``)."""
+    """The endpoint over every vault of a PostgreSQL database (``serve --database URL``),
+    including one made after the daemon started: the Guard found it in the database
+    (:meth:`~affidavit.server.pg_registry.PgRegistry.find`) before the request reached here."""
     from functools import partial
 
     from .pg import opened
 
-    return McpEndpoint(opens={n: partial(opened, s.service) for n, s in registry.vaults.items()})
+    def late(name: str) -> Opener | None:
+        served = registry.vaults.get(name)  # never asks the database: the Guard did
+        return None if served is None else partial(opened, served.service)
+
+    return McpEndpoint(
+        opens={n: partial(opened, s.service) for n, s in registry.vaults.items()}, find=late
+    )
 
 
 def mcp_route(endpoint: McpEndpoint) -> Route:

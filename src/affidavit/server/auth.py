@@ -79,6 +79,9 @@ class Vaults(Protocol):
         self, token_id: str, secret: str
     ) -> tuple[str, token_store.TokenGrant | str]: ...
 
+    def find(self, name: str) -> Served | None:
+        """The served vault ``name``, or None (a database's registry may look it up first)."""
+
 
 def access(level: Access) -> dict[str, Any]:
     """Keyword arguments for a route decorator declaring who may call it."""
@@ -256,6 +259,10 @@ class Guard:
             level = "public"
         if level == "public":
             return DEFAULT_MAX_BODY, {}
+        name = params.get("vault") if found is not None and level != "authenticated" else None
+        # found before the caller is authenticated, so that a token of a vault made after the
+        # daemon started is known; refused only after, so an unknown caller learns nothing
+        served = self.registry.find(name) if isinstance(name, str) else None
         principal = self._authenticate(scope, peer)
         if principal is None:
             raise Refused(
@@ -268,10 +275,8 @@ class Guard:
         state[PRINCIPAL_KEY] = principal
         if found is None or level == "authenticated":
             return DEFAULT_MAX_BODY, {}
-        name = params.get("vault")
         if not isinstance(name, str):
             raise Refused(500, "Misconfigured", "a vault route without {vault}.", "Report it.")
-        served = self.registry.vaults.get(name)
         if served is None:
             raise Refused(
                 404,

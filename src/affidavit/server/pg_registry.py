@@ -8,6 +8,9 @@ Needs the ``[postgres]`` extra; only the PostgreSQL composition root imports thi
 from __future__ import annotations
 
 import pwd
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -25,6 +28,12 @@ from .logs import event
 
 NO_OWNER = -1
 """The owner UID of a vault whose owner is no user of this host: no caller on the socket owns it."""
+UNKNOWN_FOR = 5.0
+"""Seconds a name the database lists no vault for stays known as absent: a request for it again
+within that time is answered 404 without asking the database."""
+UNKNOWN_NAMES = 1024
+"""At most this many absent names are remembered (the oldest forgotten first): bounded memory
+whoever sends names."""
 
 
 @dataclass
@@ -75,41 +84,130 @@ def _uid(user: str) -> int:
         return NO_OWNER
 
 
-class PgRegistry:
-    """The served vaults of one database by name."""
+def _vault_sql(where: str = "") -> sql.Composed:
+    return sql.SQL("SELECT name, owner FROM {}.vaults " + where + " ORDER BY id").format(
+        sql.Identifier(REGISTRY_SCHEMA)
+    )
 
-    def __init__(self, storage: PostgresStorage, vaults: list[PgServedVault], url: str) -> None:
+
+def _served(
+    storage: PostgresStorage, row: Mapping[str, object], config: Config | None
+) -> PgServedVault | None:
+    """The vault of one registry row, or None (said in the log) for a row whose name is no vault
+    name (written by hand: never a schema name)."""
+    name, owner = str(row["name"]), str(row["owner"])
+    if not VAULT_NAME.fullmatch(name):
+        event("vault_refused", vault=name[:80], message="not a vault name")
+        return None
+    return PgServedVault(name, owner, _uid(owner), PgVault(storage, name, config or Config()))
+
+
+class PgRegistry:
+    """The served vaults of one database by name: those it lists at :meth:`open`, and each one
+    made later (``affidavit team create``) from the first request that names it (:meth:`find`)."""
+
+    def __init__(
+        self,
+        storage: PostgresStorage,
+        vaults: list[PgServedVault],
+        url: str,
+        config: Config | None = None,
+        *,
+        absent_for: float = UNKNOWN_FOR,
+    ) -> None:
         self.storage = storage
         self._vaults = {v.name: v for v in vaults}
         self.shown_url = redact(url)
+        self._config = config or Config()
+        self.absent_for = absent_for
+        self._absent: OrderedDict[str, float] = OrderedDict()  # name -> when to ask again
+        self._lock = threading.Lock()  # guards _vaults (replaced, never changed) and _absent
+        self._asking = threading.Lock()  # one lookup at a time: a name is asked once
+        self._reread_at = 0.0  # when a token no served vault knows may read the list again
+        self.lookups = 0
+        """How many times the database was asked for vaults not served yet (for tests)."""
 
     @property
     def vaults(self) -> Mapping[str, PgServedVault]:
-        return self._vaults
+        return self._vaults  # a snapshot: a vault found later replaces the dict, never grows it
+
+    def find(self, name: str) -> PgServedVault | None:
+        """The served vault ``name``. One the daemon doesn't serve yet is looked up in the
+        database (only a vault name; one lookup at a time; a name found absent isn't asked again
+        for ``absent_for`` seconds) and, if it is there now, served from now on, owner and all,
+        as :meth:`open` would have."""
+        served = self._vaults.get(name)
+        if served is not None or not VAULT_NAME.fullmatch(name) or self._known_absent(name):
+            return served
+        with self._asking:
+            served = self._vaults.get(name)
+            if served is not None or self._known_absent(name):
+                return served
+            self.lookups += 1
+            with self.storage.pool.connection() as conn:
+                row = conn.execute(_vault_sql("WHERE name = %s"), (name,)).fetchone()
+            served = None if row is None else _served(self.storage, row, self._config)
+            with self._lock:
+                if served is None:
+                    self._absent[name] = time.monotonic() + self.absent_for
+                    while len(self._absent) > UNKNOWN_NAMES:
+                        self._absent.popitem(last=False)
+                else:
+                    self._vaults = {**self._vaults, name: served}
+            if served is not None:
+                event("vault_added", vault=name, owner=served.owner)
+            return served
+
+    def _reread(self) -> bool:
+        """Serve every vault the database lists now that isn't served yet, unless the list was
+        read less than ``absent_for`` seconds ago; whether one was added."""
+        with self._asking:
+            now = time.monotonic()
+            if now < self._reread_at:
+                return False
+            self._reread_at = now + self.absent_for
+            self.lookups += 1
+            with self.storage.pool.connection() as conn:
+                rows = conn.execute(_vault_sql()).fetchall()
+            new = [
+                v
+                for row in rows
+                if str(row["name"]) not in self._vaults
+                and (v := _served(self.storage, row, self._config)) is not None
+            ]
+            with self._lock:
+                self._vaults = {**self._vaults, **{v.name: v for v in new}}
+                for v in new:
+                    self._absent.pop(v.name, None)
+        for v in new:
+            event("vault_added", vault=v.name, owner=v.owner)
+        return bool(new)
+
+    def _known_absent(self, name: str) -> bool:
+        with self._lock:
+            until = self._absent.get(name)
+            if until is None:
+                return False
+            if time.monotonic() < until:
+                return True
+            del self._absent[name]
+            return False
 
     @classmethod
-    def open(cls, url: str, config: Config | None = None) -> PgRegistry:
+    def open(
+        cls, url: str, config: Config | None = None, *, absent_for: float = UNKNOWN_FOR
+    ) -> PgRegistry:
         """Connect, apply the migrations not applied yet, and serve every vault the database
         lists. ``config`` (the affidavit.toml that named the database, or the defaults) is each
-        vault's: its policy, plan expiry, body and token limits."""
+        vault's: its policy, plan expiry, body and token limits. A name found absent later is
+        not asked of the database again for ``absent_for`` seconds."""
         probe(url)
         storage = PostgresStorage(url)
         try:
             storage.migrate()
             with storage.pool.connection() as conn:
-                listed = conn.execute(
-                    sql.SQL("SELECT name, owner FROM {}.vaults ORDER BY id").format(
-                        sql.Identifier(REGISTRY_SCHEMA)
-                    )
-                ).fetchall()
-            served = []
-            for row in listed:
-                name, owner = str(row["name"]), str(row["owner"])
-                if not VAULT_NAME.fullmatch(name):  # a row written by hand: never a schema name
-                    event("vault_refused", vault=name[:80], message="not a vault name")
-                    continue
-                service = PgVault(storage, name, config or Config())
-                served.append(PgServedVault(name, owner, _uid(owner), service))
+                listed = conn.execute(_vault_sql()).fetchall()
+            served = [v for row in listed if (v := _served(storage, row, config)) is not None]
         except psycopg.Error as exc:  # e.g. no right to create the schemas: said, not a traceback
             storage.close()
             raise ConfigError(
@@ -126,24 +224,33 @@ class PgRegistry:
                 f"the database {redact(url)} holds no vault; create one with "
                 "`affidavit team create NAME --owner USER --database URL`."
             )
-        return cls(storage, served, url)
+        return cls(storage, served, url, config, absent_for=absent_for)
 
     def get(self, name: str) -> PgServedVault:
-        try:
-            return self._vaults[name]
-        except KeyError:
-            raise NotFoundError(f"this daemon serves no vault {name!r}.") from None
+        served = self.find(name)
+        if served is None:
+            raise NotFoundError(f"this daemon serves no vault {name!r}.")
+        return served
 
     def check_token(self, token_id: str, secret: str) -> tuple[str, TokenGrant | str]:
         """The vault a presented token belongs to and its grant, or ``("", "unknown")``: one
         query over every served vault's tokens (the first vault whose token it is decides, as
-        over SQLite vaults)."""
+        over SQLite vaults). A token none of them knows may be a vault's made since: the list of
+        vaults is read again then, at most once every ``absent_for`` seconds, and the token
+        checked again if it named a vault not served yet."""
         from ..clock import utc_now
         from ..storage.pg_served import find_token
 
+        def lookup(names: list[str]) -> tuple[int, tuple[str, str] | str]:
+            with self.storage.pool.connection() as conn:
+                schemas = [f"v_{n}" for n in names]
+                return find_token(conn, schemas, token_id, secret, utc_now())
+
         names = list(self._vaults)
-        with self.storage.pool.connection() as conn:
-            at, verdict = find_token(conn, [f"v_{n}" for n in names], token_id, secret, utc_now())
+        at, verdict = lookup(names)
+        if at < 0 and self._reread():
+            names = list(self._vaults)
+            at, verdict = lookup(names)
         if at < 0:
             return "", "unknown"
         if isinstance(verdict, str):

@@ -330,6 +330,10 @@ class Registry:
                 return item
         return None
 
+    def find(self, name: str) -> ServedVault | None:
+        """The served vault ``name``, or None: a daemon's SQLite vaults are those it opened."""
+        return self.vaults.get(name)
+
     def check_token(self, token_id: str, secret: str) -> tuple[str, TokenGrant | str]:
         """The vault a presented token belongs to and its grant, or ``("", "unknown")``; a known
         token refused (``expired``, ``revoked``) stops the search at its vault."""
