@@ -381,25 +381,32 @@ def test_the_owners_own_mcp_client_on_the_socket_is_an_agent(team: Team, tmp_pat
         storage.close()
 
 
-def test_a_plan_nothing_of_which_passes_the_gate_is_refused_with_its_reasons(team: Team) -> None:
-    """On PostgreSQL the inbox refuses such a plan at once (SQLite records it as rejected): the
-    agent gets the gate's reasons and the next call, and nothing waits for a person."""
+def test_a_plan_nothing_of_which_passes_the_gate_is_recorded_rejected_with_its_reasons(
+    team: Team,
+) -> None:
+    """As on SQLite: the plan is recorded as rejected (the audit log holds every rejection), the
+    agent gets the gate's verdicts and the next step, and nothing waits for a person."""
     source = "80fe4d9fab5f87e51dcc9db90a9e41ab0b01a580f6690f092191e40873adc5f2"
     invented = "The fifth is freedom from taxes on Tuesdays"
     claim = {"text": invented + ".", "evidence": [{"source": source, "quote": invented}]}
     ops = [{"op": "add_claims", "page": "four-freedoms", "section": "Made up", "claims": [claim]}]
     storage = PostgresStorage(team.url)
     inbox = PgVault(storage, "other")
-    statuses = ("pending", "applied", "rejected", "expired", "refused")
     try:
-        before = [p.id for p in inbox.list_plans(statuses)]
-        _, refused = over_http(
+        pending = [p.id for p in inbox.list_plans(("pending",))]
+        _, answer = over_http(
             team, team.tokens["other-propose"], ("propose_plan", {"operations": ops}),
             vault="other",
         )  # fmt: skip
-        assert refused[0], refused
-        assert "no operation of the plan passes the gate" in refused[1], refused[1]
-        assert "fix what it names and call propose_plan again" in refused[1]
-        assert [p.id for p in inbox.list_plans(statuses)] == before
+        assert not answer[0], answer
+        text = answer[1]
+        assert "status rejected: plan" in text and "claim 1: rejected" in text, text
+        assert "Next: nothing passed the gate" in text
+        plan_id = text.split()[1]
+        record = storage.plan("other", plan_id)
+        assert record is not None and record.status == "rejected"
+        assert [p.id for p in inbox.list_plans(("pending",))] == pending
+        entries = [e for e in inbox.audit_page(0, 1000).entries if e.plan_id == plan_id]
+        assert [e.action for e in entries] == ["rejected"]
     finally:
         storage.close()

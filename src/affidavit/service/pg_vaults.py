@@ -285,13 +285,23 @@ class PgVault:
         if agent:  # before anything is spent on it: a refused call writes nothing
             self._charge(author)
         now = self.clock()
+        expires = now + timedelta(hours=self.config.expiry_hours)
         with self.storage.pool.connection() as conn, conn.transaction():
             rows.use_nonce(conn, self.schema, plan.nonce, plan_id, now)
             admission = self._admit(conn, plan, plan_id, agent)
-            if not admission.admitted_ops:
-                why = "; ".join(f"op {op.index + 1}: {op.reason}" for op in admission.ops)
-                raise AdmissionError("gate", f"no operation of the plan passes the gate: {why}")
-        expires = now + timedelta(hours=self.config.expiry_hours)
+            if not admission.admitted_ops:  # recorded rejected with its nonce, as on SQLite
+                rows.record_rejected(
+                    conn, self.schema, plan_id, author=author, origin=origin,
+                    plan_json=plan_json, admission=admission.to_json(), now=now,
+                    expires_at=iso(expires), ops=len(plan.operations),
+                )  # fmt: skip
+        if not admission.admitted_ops:
+            counts = admission.counts
+            return ProposalOut(
+                plan_id=plan_id, status="rejected", new=True, admission=admission.to_json(),
+                message=f"plan {plan_id[:12]} rejected: {counts['admitted']} claim(s) admitted, "
+                f"{counts['quarantined']} quarantined, {counts['rejected']} rejected",
+            )  # fmt: skip
         try:
             self.storage.propose(
                 self.name, plan_id, author=author, origin=origin, plan_json=plan_json,

@@ -272,6 +272,39 @@ def set_admission(conn: Conn, schema: str, plan_id: str, admission: Mapping[str,
     )  # fmt: skip
 
 
+def record_rejected(
+    conn: Conn,
+    schema: str,
+    plan_id: str,
+    *,
+    author: str,
+    origin: str,
+    plan_json: str,
+    admission: Mapping[str, Any],
+    now: datetime,
+    expires_at: str,
+    ops: int,
+) -> None:
+    """Record a plan nothing of which passed the gate as rejected at once, with its verdicts and
+    an audit entry, as SQLite's inbox does: the attempt stays on the record (W8's audit log holds
+    every rejection), reserves no slug and can't be approved."""
+    values = (plan_id, author, origin, plan_json)
+    for field, value in zip(("plan id", "author", "origin", "plan"), values, strict=True):
+        check_text(field, value)
+    _x(
+        conn, schema,
+        "INSERT INTO {s}.plans (id, author, origin, plan_json, status, reason, admission, "
+        "created_at, expires_at) VALUES (%s, %s, %s, %s, 'rejected', %s, %s, %s, %s)",
+        (*values, "no operation passed the gate", canonical_json(dict(admission)), iso(now),
+         expires_at),
+    )  # fmt: skip
+    counts = dict(admission.get("counts", {}))
+    append_audit(
+        conn, schema, iso(now), "rejected", plan_id, author,
+        {"origin": origin, "counts": counts, "ops": ops},
+    )  # fmt: skip
+
+
 def reject(conn: Conn, schema: str, plan_id: str, reason: str, actor: str, now: datetime) -> None:
     """Reject a pending plan and release its slugs (the caller holds the vault's lock, so an
     approval can't apply it meanwhile)."""
