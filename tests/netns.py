@@ -56,6 +56,8 @@ def unavailable() -> str | None:
 
 
 def _alive(pid: int) -> bool:
+    # not affidavit.jobs.lease.pid_alive: this module also runs under the system python3 with
+    # no affidavit installed (test_without_root_the_tests_skip_saying_how_to_run_them)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -46,6 +46,19 @@ if TYPE_CHECKING:
         TokenInfo,
     )
 
+
+def plan_object(plan: str, origin: str) -> tuple[dict[str, Any], str]:
+    """A plan's text as a door that takes it parsed wants it (the daemon's API, a database's
+    inbox): a JSON object (one-line errors for non-JSON, deep nesting, size) and its origin as a
+    plain label."""
+    from .plan.schema import load_plan_json
+
+    data = load_plan_json(plan)
+    if not isinstance(data, dict):
+        raise errors.PlanValidationError("plan rejected by the schema: not a JSON object")
+    return data, re.sub(r"[^\w.:/ -]", "_", origin)
+
+
 SOCKET_ENV = "AFFIDAVIT_SOCKET"
 NO_DAEMON_ENV = "AFFIDAVIT_NO_DAEMON"
 
@@ -236,13 +249,10 @@ class DaemonBackend:
         return result
 
     def propose(self, plan: str, author: str | None, origin: str) -> ProposalOut:
-        from .plan.schema import load_plan_json
         from .service.models import ProposalOut, ProposeRequest
 
-        data = load_plan_json(plan)  # one-line errors for non-JSON, deep nesting, size
-        if not isinstance(data, dict):
-            raise errors.PlanValidationError("plan rejected by the schema: not a JSON object")
-        request = ProposeRequest(plan=data, origin=re.sub(r"[^\w.:/ -]", "_", origin)[:120])
+        data, origin = plan_object(plan, origin)
+        request = ProposeRequest(plan=data, origin=origin[:120])
         result: ProposalOut = self._call("POST", "/plans", ProposalOut, body=request)
         return result
 

@@ -8,9 +8,6 @@ database's credentials (the URL) are the authority, as for ``affidavit team``.
 
 from __future__ import annotations
 
-import re
-
-from ..errors import PlanValidationError
 from .models import (
     ApproveManyResponse,
     ApproveResponse,
@@ -53,12 +50,10 @@ class PgBackend:
         return self.vault.plan_detail(ref)
 
     def propose(self, plan: str, author: str | None, origin: str) -> ProposalOut:
-        from ..plan.schema import load_plan_json
+        from ..client import plan_object
 
-        data = load_plan_json(plan)  # one-line errors for non-JSON, deep nesting, size
-        if not isinstance(data, dict):
-            raise PlanValidationError("plan rejected by the schema: not a JSON object")
-        return self.vault.propose(data, author or self.actor, re.sub(r"[^\w.:/ -]", "_", origin))
+        data, origin = plan_object(plan, origin)
+        return self.vault.propose(data, author or self.actor, origin)
 
     def approve(self, ref: str, ops: list[int] | None) -> ApproveResponse:
         return self.vault.approve(ref, ops, self.actor)

@@ -26,7 +26,7 @@ import psycopg
 from ..agents import caller_of, is_agent, proposer_of, quoted
 from ..clock import Clock, iso, parse_iso, utc_now
 from ..config import Config
-from ..errors import AdmissionError, ConflictError, IntegrityError, NotFoundError
+from ..errors import AdmissionError, ConflictError, NotFoundError
 from ..gate.verdicts import Admission
 from ..hashing import canonical_json, sha256_hex
 from ..plan.schema import Plan, parse_plan
@@ -35,7 +35,7 @@ from ..storage import pg_served as rows
 from ..storage.base import AuditEntry, check_text, check_vault_name
 from ..storage.pg_search import PgFullText
 from ..storage.postgres import Conn, PostgresStorage
-from ..storage.postgres_content import load_plan
+from ..storage.postgres_content import decided_of, load_plan
 from .models import (
     ApproveManyResponse,
     ApproveResponse,
@@ -552,21 +552,8 @@ def _approved(
 
 
 def _decided(row: dict[str, Any]) -> tuple[list[int], list[int]]:
-    """A plan row's operations applied by partial approvals and those decided (applied, or
-    refused by the gate), 0-based; read from the database, so malformed ones are refused."""
-    out = []
-    for column in ("selected_ops", "decided_ops"):
-        try:
-            ops = json.loads(str(row.get(column) or "[]"))
-            if not isinstance(ops, list) or not all(type(i) is int and i >= 0 for i in ops):
-                raise ValueError(ops)
-        except ValueError:
-            raise IntegrityError(
-                f"plan {str(row['id'])[:12]}'s decided operations (plans.{column}) are "
-                "malformed; restore the database from a backup, or reject the plan."
-            ) from None
-        out.append(sorted(set(ops)))
-    return out[0], sorted({*out[0], *out[1]})
+    """A plan row's operations applied by partial approvals and those decided, 0-based."""
+    return decided_of(row, str(row["id"]))
 
 
 def plan_preview(row: dict[str, Any], now_iso: str) -> PlanPreview:

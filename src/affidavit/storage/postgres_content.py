@@ -480,10 +480,15 @@ def applied_ops(conn: Conn, schema: str, plan_id: str) -> tuple[list[int], list[
     row = conn.execute(
         _q("SELECT selected_ops, decided_ops FROM {s}.plans WHERE id = %s", schema), (plan_id,)
     ).fetchone()
+    return decided_of(row or {}, plan_id)
+
+
+def decided_of(row: Mapping[str, Any], plan_id: str) -> tuple[list[int], list[int]]:
+    """:func:`applied_ops` of a plan row already read (its ``selected_ops``, ``decided_ops``)."""
     out = []
     for column in ("selected_ops", "decided_ops"):
         try:
-            ops = json.loads((row or {}).get(column) or "[]")
+            ops = json.loads(str(row.get(column) or "[]"))
             if not isinstance(ops, list) or not all(type(i) is int and i >= 0 for i in ops):
                 raise ValueError(ops)
         except ValueError:
