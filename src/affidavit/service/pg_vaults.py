@@ -36,6 +36,7 @@ from ..storage.base import AuditEntry, check_text, check_vault_name
 from ..storage.pg_search import PgFullText
 from ..storage.postgres import Conn, PostgresStorage
 from ..storage.postgres_content import decided_of, load_plan
+from ..store.batch import creation_order
 from .models import (
     ApproveManyResponse,
     ApproveResponse,
@@ -439,6 +440,9 @@ class PgVault:
         it and approve it by id — and the others are approved."""
         with self._read() as conn:
             ids = list(dict.fromkeys(rows.resolve_plan(conn, self.schema, r) for r in refs))
+            # a plan that extends a page another of the batch creates goes after it (as SQLite's
+            # door orders a batch): `approve --all` in the inbox's order would refuse it
+            ids = creation_order([(i, load_plan(conn, self.schema, i)) for i in ids])
         if not ids:
             raise ConflictError("name at least one plan to approve (`affidavit inbox` lists them).")
         preview = self.preview(ids)
