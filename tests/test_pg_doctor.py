@@ -129,6 +129,11 @@ def test_the_mirror_is_proved_and_a_stale_one_reported(doctor: Doctor, tmp_path:
     assert made.exit_code == 0, made.output
     out = doctor("--mirror", str(folder))
     assert "all agree with the mirror" in out
+    page = next((folder / "wiki").glob("eddystone*.md"))
+    page.write_text(page.read_text() + "\nA hand edit.\n")
+    (edited,) = doctor.report("--mirror", str(folder))["findings"]
+    assert "by hand" in edited["message"] and "affidavit propose" in edited["fix"]
+    page.write_text(page.read_text().replace("\nA hand edit.\n", ""))
     source = doctor.team.team.storage.add_source(
         "team", FERRY.encode(), origin="/f2", name="ferry.md", added_at="2026-12-01T00:00:00Z",
         media_type="text/markdown", trust="trusted",

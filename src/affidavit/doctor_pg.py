@@ -199,14 +199,14 @@ def _check_mirror(storage: PostgresStorage, vault: str, folder: Path, report: Do
     found = check(storage, vault, folder)
     report.counts["mirror_batch"] = found.mirror_batch
     for problem in found.problems:
-        report.findings.append(
-            Finding(
-                "mirror",
-                str(folder),
-                problem,
-                f"`affidavit mirror --database URL --vault {vault} {folder}` brings it up to date",
+        if " by hand (kept;" in problem:
+            fix = (
+                f"keep it by proposing it through the vault (`affidavit propose --database URL "
+                f"--vault {vault}`), or drop it with `git -C {folder} checkout -- .`"
             )
-        )
+        else:
+            fix = f"`affidavit mirror --database URL --vault {vault} {folder}` brings it up to date"
+        report.findings.append(Finding("mirror", str(folder), problem, fix))
 
 
 __all__ = ["run_pg_doctor"]
