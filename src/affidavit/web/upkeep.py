@@ -7,6 +7,7 @@ Decisions go through :mod:`affidavit.service.review` (the same calls as the API'
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -15,9 +16,11 @@ from fastapi.responses import Response
 from ..jobs.models import Job
 from ..jobs.queue import JobQueue
 from ..lint.findings import Status
+from ..server.registry import ServedVault
 from ..server.routes import jobs as job_routes
 from ..service import review
 from ..service import vaults as svc
+from ..service.models import FlagOut, SourceOut
 from ..vault import Vault
 from .desk import WebDesk, WebRefusal
 
@@ -25,6 +28,8 @@ FLAGS_SHOWN = 50
 FINDINGS_SHOWN = 50
 """Lint findings per page of the desk's lint screen."""
 SEVERITIES = ("error", "warning", "info")
+FINDINGS_CLI = "affidavit findings --database URL --vault NAME"
+JOBS_CLI = "affidavit jobs --database URL --vault NAME"
 DECISIONS: dict[str, Status] = {"dismiss": "dismissed", "resolve": "resolved", "reopen": "open"}
 
 
@@ -42,8 +47,10 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
         wanted: Status = status if status in ("open", "dismissed", "resolved") else "open"  # type: ignore[assignment]
         kind, severity = kind[:64], severity if severity in SEVERITIES else ""
         start = max(0, offset)
-        rows, total, kinds = await desk.run(
+        rows, total, kinds = await desk.run_sqlite(
             visit,
+            "the lint screen",
+            FINDINGS_CLI,
             lambda v: review.findings_page(v, wanted, kind, severity, start, FINDINGS_SHOWN),
         )
         context = desk.context(
@@ -70,8 +77,11 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
             raise WebRefusal(400, "choose dismiss, resolve or reopen.", "Use the buttons.")
         note = visit.field("note")[:1000]
         actor = visit.session.principal.actor
-        found = await desk.run(
-            visit, lambda v: review.decide_finding(v, finding_id, status, actor, note)
+        found = await desk.run_sqlite(
+            visit,
+            "deciding a finding",
+            FINDINGS_CLI,
+            lambda v: review.decide_finding(v, finding_id, status, actor, note),
         )
         desk.flash(visit, f"Finding {found.id} is {found.status} now.")
         return desk.redirect(f"/web/{vault}/lint")
@@ -81,8 +91,11 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
         visit = await desk.post(request, vault)
         desk.require(visit, "propose", "proposing a fix")
         actor = visit.session.principal.actor
-        plans, why = await desk.run(
-            visit, lambda v: review.propose_finding_fix(v, finding_id, actor)
+        plans, why = await desk.run_sqlite(
+            visit,
+            "proposing a finding's fix",
+            FINDINGS_CLI,
+            lambda v: review.propose_finding_fix(v, finding_id, actor),
         )
         if not plans:
             raise WebRefusal(409, f"no fix plan for {finding_id}: {why or 'none can be made'}.")
@@ -95,8 +108,10 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
         desk.require(visit, "propose", "proposing a retraction")
         reason = visit.field("reason").strip()[:500] or "retracted by a person"
         actor = visit.session.principal.actor
-        done, _ = await desk.run(
+        done, _ = await desk.run_sqlite(
             visit,
+            "retracting a source",
+            "affidavit sources retract ID (in a SQLite vault; not on PostgreSQL yet)",
             lambda v: review.source_retraction(v, source_id, reason, actor, dry_run=False),
         )
         proposal = done.proposal
@@ -107,14 +122,17 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
     @router.get("/web/{vault}/jobs")
     async def jobs(request: Request, vault: str) -> Response:
         visit = desk.visit(request, vault)
-        rows = await desk.run(visit, lambda v: JobQueue(v).list(limit=50))
+        rows = await desk.run_sqlite(
+            visit, "the jobs screen", JOBS_CLI, lambda v: JobQueue(v).list(limit=50)
+        )
         shown = [(job, job_progress(job)) for job in rows]
         return desk.page("jobs.html", **desk.context(visit, title="Jobs", jobs=shown))
 
     @router.get("/web/{vault}/jobs/{job_id}/events")
     async def job_events(request: Request, vault: str, job_id: str, after: int = 0) -> Response:
         visit = desk.visit(request, vault)
-        assert visit.served is not None
+        desk.check_sqlite(visit, "a job's progress", JOBS_CLI)
+        assert isinstance(visit.served, ServedVault)
         last = request.headers.get("last-event-id")
         return await job_routes.events(
             request, visit.served, job_id, max(0, after), last[:20] if last else None
@@ -154,12 +172,22 @@ def source_view(vault: Vault, source_id: str, start: int, end: int) -> dict[str,
     radius: list[str] = []
     if record.status == "active":
         _, radius = review.source_retraction(vault, record.id, "", "", dry_run=True)
+    return source_screen(
+        record, shown, radius, lambda flag: review.excerpt(vault, record.id, flag.start, flag.end)
+    )
+
+
+def source_screen(
+    record: SourceOut,
+    shown: review.Excerpt | None,
+    radius: list[str],
+    around: Callable[[FlagOut], review.Excerpt],
+) -> dict[str, Any]:
+    """The source screen of either backend: ``around`` a flag's span in its text."""
     flagged = [  # each flag highlighted in the text around it (the first FLAGS_SHOWN)
-        (flag, review.excerpt(vault, record.id, flag.start, flag.end))
-        for flag in record.flags[:FLAGS_SHOWN]
-        if 0 <= flag.start < flag.end
+        (flag, around(flag)) for flag in record.flags[:FLAGS_SHOWN] if 0 <= flag.start < flag.end
     ]
     return {"source": record, "excerpt": shown, "radius": radius, "flagged": flagged}
 
 
-__all__ = ["job_progress", "routes", "source_view"]
+__all__ = ["job_progress", "routes", "source_screen", "source_view"]
