@@ -299,3 +299,54 @@ def test_what_is_not_ported_names_the_command(desk: Desk) -> None:
         f"/web/team/sources/{desk.source}/retract", data={"csrf": csrf, "reason": "x"}
     )
     assert retract.status_code == 501 and "affidavit sources retract" in retract.text
+
+
+def test_a_waiting_text_is_decided_on_its_screen_never_unseen(desk: Desk) -> None:
+    """PostgreSQL's door can't leave a plan's waiting texts pending yet: "approve what is
+    supported" of such a plan is refused naming what to do instead, nothing written; a person's
+    "no" to its only operation rejects the plan with that text as the reason."""
+    text = "The present tower was designed by James Douglass in Plymouth."  # a place never named
+    quote = "The present tower was designed by James Douglass and lit in 1882"
+    plan_id = desk.propose(
+        {"op": "create_page", "slug": "plymouth", "title": "Plymouth tower",
+         "summary": "The present tower", "claims": [claim(text, desk.source, quote)]}
+    )  # fmt: skip
+    owner = desk.client()
+    html = _get(owner, f"/web/team/plans/{plan_id}")
+    assert "Waits for a person" in html and 'id="approve-supported"' in html
+    fields = form_values(html, "approve-form")
+    url = f"/web/team/plans/{plan_id}/approve"
+    refused = owner.post(url, data={**fields, "action": "supported"})
+    assert refused.status_code == 409 and "wait for a person" in refused.text
+    assert "answer each waiting text" in refused.text
+    assert desk.status(plan_id) == "pending"
+    said_no = owner.post(url, data={**fields, "action": "selected", "no": "1"})
+    assert said_no.status_code == 200 and "Rejected the rest of plan" in said_no.text
+    assert desk.status(plan_id) == "rejected"
+    assert owner.get("/web/team/pages/plymouth").status_code == 404
+
+
+def test_a_plan_and_the_plan_it_needs_are_approved_together(desk: Desk) -> None:
+    first = desk.propose(desk.page("builders", "The builders", 3))
+    second = desk.propose({"op": "add_claims", "page": "builders", "claims": [
+        claim(LIGHTHOUSE.splitlines()[5], desk.source, LIGHTHOUSE.splitlines()[5].rstrip("."))]})  # fmt: skip
+    owner = desk.client()
+    inbox = _get(owner, "/web/team/inbox")
+    assert inbox.index(first[:12]) < inbox.index(second[:12])  # dependencies first
+    html = _get(owner, f"/web/team/plans/{second}")
+    assert "Goes after 1 other plan(s)" in html
+    fields = form_values(html, "together-form")
+    alone = owner.post(
+        f"/web/team/plans/{second}/approve",
+        data={**form_values(html, "approve-form"), "action": "all"},
+    )
+    assert alone.status_code == 409  # refused by the door, with the offer to do both
+    assert f"/web/team/plans/{second}/approve-together" in alone.text
+    assert desk.status(first) == desk.status(second) == "pending"
+    done = owner.post(
+        f"/web/team/plans/{second}/approve-together", data=fields, follow_redirects=False
+    )
+    assert done.status_code == 303, done.text
+    assert desk.status(first) == desk.status(second) == "applied"
+    page = _get(owner, "/web/team/pages/builders")
+    assert "Henry Winstanley" in page and "John Smeaton" in page
