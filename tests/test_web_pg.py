@@ -350,3 +350,16 @@ def test_a_plan_and_the_plan_it_needs_are_approved_together(desk: Desk) -> None:
     assert desk.status(first) == desk.status(second) == "applied"
     page = _get(owner, "/web/team/pages/builders")
     assert "Henry Winstanley" in page and "John Smeaton" in page
+
+
+def test_a_revoked_token_ends_its_session_and_tokens_get_no_login_links(desk: Desk) -> None:
+    (secret,) = [desk.team.create_token("approve", timedelta(hours=1), "gone", "test")[1]]
+    browser = desk.client(secret)
+    assert browser.get("/web/team/inbox").status_code == 200
+    desk.team.revoke_token(secret.split("_")[1], "test")
+    assert browser.get("/web/team/inbox").status_code == 401  # checked again on every request
+    api = TestClient(desk.app, base_url=BASE)
+    refused = api.post(
+        "/v1/web/login-link", headers={"Authorization": f"Bearer {desk.tokens['approve']}"}
+    )
+    assert refused.status_code == 403 and "Unix socket only" in refused.text

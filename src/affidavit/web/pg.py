@@ -48,6 +48,8 @@ from .review import chosen_ops, not_approved, plan_screen, slug_of
 from .upkeep import source_screen
 from .wiki import Choice, Decided, DeskWiki
 
+Order = list[tuple[str, list[changes.Dependency]]]
+"""The pending plans in review order, each with the plans it needs."""
 HISTORY_SHOWN = 50
 """Plans listed as a page's history."""
 SUPPORTED_FIX = (
@@ -193,7 +195,7 @@ class PgDesk:
                     by_id[dep.plan_id].before.append(change.plan.id)
         return changes.in_dependency_order(out)
 
-    def _order(self) -> list[tuple[str, list[changes.Dependency]]]:
+    def _order(self) -> Order:
         return [(c.plan.id, c.after) for c in self.change_list()]
 
     def inbox_view(self, wanted: dict[str, str]) -> dict[str, Any]:
@@ -265,16 +267,22 @@ class PgDesk:
                 "elsewhere). Reload it and decide again; nothing was written."
             )
 
-    def together_offer(self, vault_name: str, plan_id: str) -> tuple[list[str], Offer | None]:
+    def together_offer(
+        self, vault_name: str, plan_id: str, order: Order | None = None
+    ) -> tuple[list[str], Offer | None]:
         row, _, _ = self._state(plan_id)
         person = changes.kind_of(str(row["author"]), str(row["origin"])) != "agent"
         found: tuple[list[str], Offer | None] = offer_together(
-            self._order(), vault_name, str(row["id"]), person, self.fingerprint
+            self._order() if order is None else order,
+            vault_name,
+            str(row["id"]),
+            person,
+            self.fingerprint,
         )
         return found
 
-    def next_pending(self, after: str) -> str | None:
-        plans = [pid for pid, _ in self._order()]
+    def next_pending(self, after: str, order: Order | None = None) -> str | None:
+        plans = [pid for pid, _ in (self._order() if order is None else order)]
         if after in plans:
             rest = plans[plans.index(after) + 1 :] + plans[: plans.index(after)]
             return rest[0] if rest else None
@@ -295,8 +303,9 @@ class PgDesk:
         _, status, pending = self._state(detail.id)
         together: tuple[list[str], Offer | None] = ([], None)
         preview: PlanPreview | None = None
+        order = self._order()  # read once for the screen
         if status == "pending":
-            together = self.together_offer(vault_name, detail.id)
+            together = self.together_offer(vault_name, detail.id, order)
             preview = self.vault.preview([detail.id])[0]
         return plan_screen(
             detail,
@@ -306,7 +315,7 @@ class PgDesk:
             together,
             preview,
             self.plan_fingerprint(detail.id),
-            self.next_pending(detail.id),
+            self.next_pending(detail.id, order),
         )
 
     # --- decisions: each through PgVault's door ---------------------------------------------
