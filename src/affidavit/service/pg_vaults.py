@@ -80,8 +80,8 @@ NOT_PORTED = (
     "person. The CLI's inbox, approve, reject, findings and lint take --database URL --vault "
     "NAME. /mcp/{vault} serves the MCP tools (add_source refused: add sources with "
     "`affidavit team add` or an ingest job). serve --web serves the review desk at /web/. Not "
-    "yet: running lint outside a job, watches, and the desk's graph, lint, jobs and source "
-    "retraction screens (docs/team.md). Use them on a SQLite vault."
+    "yet: running lint outside a job, watches, and the desk's graph and source retraction "
+    "(docs/team.md). Use them on a SQLite vault."
 )
 
 

@@ -288,8 +288,8 @@ def not_ported(what: str, command: str) -> WebRefusal:
     return WebRefusal(
         501,
         f"{what} is not on the web desk over a PostgreSQL database yet.",
-        f"Use the CLI: `{command}`. The inbox, pages, sources, search, ask and the audit log "
-        "work here.",
+        f"Instead: `{command}`. The inbox, plans, pages, sources, search, ask, lint, jobs and "
+        "the audit log work here.",
     )
 
 

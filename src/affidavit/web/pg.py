@@ -17,15 +17,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import anyio
 import psycopg
+from fastapi import Request
+from fastapi.responses import Response
 from psycopg_pool import PoolTimeout
 
 from .. import inbox
 from ..agents import is_agent
 from ..clock import iso
-from ..errors import ConflictError
+from ..errors import AffidavitError, ConflictError
 from ..gate.verdicts import Admission
+from ..jobs.models import Job, JobEvent
+from ..lint.findings import FindingStore, Status, StoredFinding
 from ..plan.schema import parse_plan
+from ..server.job_stream import event_stream, resume_at
 from ..service import changes
 from ..service.models import (
     AskRequest,
@@ -36,10 +42,13 @@ from ..service.models import (
     SourceOut,
 )
 from ..service.pg_ask import ask
+from ..service.pg_findings import PgFindings
+from ..service.pg_jobs import PgJobs
 from ..service.pg_vaults import PgVault, plan_preview
 from ..service.review import Commit, Excerpt, StaleScreen, cut
 from ..storage import pg_desk as reads
 from ..storage import pg_served as rows
+from ..storage.pg_sql import PgSql
 from ..storage.postgres_gate import PgSources
 from .browse import AUDIT_SHOWN, page_screen
 from .changes import agent_in_bulk, inbox_context, offer_together, supported_ids
@@ -396,6 +405,42 @@ class PgDesk:
         message = f"Approved plans {names} together{rest}."
         return message, waits[0] if waits else self.next_pending(ids[-1])
 
+    # --- lint findings and jobs: PgFindings and PgJobs, as the API's routes --------------------
+
+    def findings_page(
+        self, status: Status, kind: str, severity: str, offset: int, limit: int
+    ) -> tuple[tuple[StoredFinding, ...], int, dict[str, int]]:
+        with self.vault._read() as conn:
+            store = FindingStore(PgSql(conn, self.schema))
+            return store.page(status, kind, severity, offset, limit)
+
+    def decide_finding(self, ref: str, status: Status, actor: str, note: str) -> StoredFinding:
+        return PgFindings(self.vault).decide(ref, status, actor, note)
+
+    def propose_fix(self, ref: str, actor: str) -> tuple[list[str], str]:
+        found = PgFindings(self.vault).get(ref)
+        report = PgFindings(self.vault).propose_fixes([found.id], {}, actor)
+        return report.plans, report.skipped.get(found.id, "")
+
+    def jobs(self, limit: int) -> list[Job]:
+        return PgJobs(self.vault).list(None, limit)
+
+
+async def pg_job_events(
+    request: Request, served: Any, job_id: str, after: int, last_event_id: str | None
+) -> Response:
+    """A job's events as the API's ``…/jobs/{id}/events`` streams them on PostgreSQL."""
+    jobs = PgJobs(served.service)
+    try:
+        full = await anyio.to_thread.run_sync(jobs.queue.resolve, served.name, job_id)
+    except AffidavitError as exc:
+        raise WebRefusal.of(exc) from exc
+
+    def poll(seq: int) -> tuple[list[JobEvent], Job]:
+        return jobs.events(full, seq), jobs.get(full)
+
+    return event_stream(poll, resume_at(after, last_event_id), request.app.state.stopping)
+
 
 def _record(row: dict[str, Any]) -> inbox.PlanRecord:
     """A plan row as the inbox's record (what :mod:`affidavit.service.changes` reads)."""
@@ -448,4 +493,4 @@ def pg_desk(served: Any) -> Iterator[DeskWiki]:
         ) from None
 
 
-__all__ = ["PgDesk", "pg_desk"]
+__all__ = ["PgDesk", "pg_desk", "pg_job_events"]

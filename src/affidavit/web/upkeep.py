@@ -14,7 +14,6 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from ..jobs.models import Job
-from ..jobs.queue import JobQueue
 from ..lint.findings import Status
 from ..server.registry import ServedVault
 from ..server.routes import jobs as job_routes
@@ -28,8 +27,6 @@ FLAGS_SHOWN = 50
 FINDINGS_SHOWN = 50
 """Lint findings per page of the desk's lint screen."""
 SEVERITIES = ("error", "warning", "info")
-FINDINGS_CLI = "affidavit findings --database URL --vault NAME"
-JOBS_CLI = "affidavit jobs --database URL --vault NAME"
 DECISIONS: dict[str, Status] = {"dismiss": "dismissed", "resolve": "resolved", "reopen": "open"}
 
 
@@ -47,11 +44,8 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
         wanted: Status = status if status in ("open", "dismissed", "resolved") else "open"  # type: ignore[assignment]
         kind, severity = kind[:64], severity if severity in SEVERITIES else ""
         start = max(0, offset)
-        rows, total, kinds = await desk.run_sqlite(
-            visit,
-            "the lint screen",
-            FINDINGS_CLI,
-            lambda v: review.findings_page(v, wanted, kind, severity, start, FINDINGS_SHOWN),
+        rows, total, kinds = await desk.run(
+            visit, lambda w: w.findings_page(wanted, kind, severity, start, FINDINGS_SHOWN)
         )
         context = desk.context(
             visit,
@@ -77,12 +71,7 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
             raise WebRefusal(400, "choose dismiss, resolve or reopen.", "Use the buttons.")
         note = visit.field("note")[:1000]
         actor = visit.session.principal.actor
-        found = await desk.run_sqlite(
-            visit,
-            "deciding a finding",
-            FINDINGS_CLI,
-            lambda v: review.decide_finding(v, finding_id, status, actor, note),
-        )
+        found = await desk.run(visit, lambda w: w.decide_finding(finding_id, status, actor, note))
         desk.flash(visit, f"Finding {found.id} is {found.status} now.")
         return desk.redirect(f"/web/{vault}/lint")
 
@@ -91,12 +80,7 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
         visit = await desk.post(request, vault)
         desk.require(visit, "propose", "proposing a fix")
         actor = visit.session.principal.actor
-        plans, why = await desk.run_sqlite(
-            visit,
-            "proposing a finding's fix",
-            FINDINGS_CLI,
-            lambda v: review.propose_finding_fix(v, finding_id, actor),
-        )
+        plans, why = await desk.run(visit, lambda w: w.propose_fix(finding_id, actor))
         if not plans:
             raise WebRefusal(409, f"no fix plan for {finding_id}: {why or 'none can be made'}.")
         desk.flash(visit, f"Proposed fix plan {plans[0][:12]}: it waits for approval.")
@@ -122,18 +106,20 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
     @router.get("/web/{vault}/jobs")
     async def jobs(request: Request, vault: str) -> Response:
         visit = desk.visit(request, vault)
-        rows = await desk.run_sqlite(
-            visit, "the jobs screen", JOBS_CLI, lambda v: JobQueue(v).list(limit=50)
-        )
+        rows = await desk.run(visit, lambda w: w.jobs(50))
         shown = [(job, job_progress(job)) for job in rows]
         return desk.page("jobs.html", **desk.context(visit, title="Jobs", jobs=shown))
 
     @router.get("/web/{vault}/jobs/{job_id}/events")
     async def job_events(request: Request, vault: str, job_id: str, after: int = 0) -> Response:
         visit = desk.visit(request, vault)
-        desk.check_sqlite(visit, "a job's progress", JOBS_CLI)
-        assert isinstance(visit.served, ServedVault)
         last = request.headers.get("last-event-id")
+        if not isinstance(visit.served, ServedVault):  # a PostgreSQL database's vault
+            from .pg import pg_job_events
+
+            return await pg_job_events(
+                request, visit.served, job_id, max(0, after), last[:20] if last else None
+            )
         return await job_routes.events(
             request, visit.served, job_id, max(0, after), last[:20] if last else None
         )

@@ -3,7 +3,7 @@ both backends implement: a SQLite :class:`~affidavit.vault.Vault` here (:class:`
 vault of a PostgreSQL database in :mod:`.pg` (over :class:`~affidavit.service.pg_vaults.PgVault`).
 The handlers, their session, CSRF, origin and role checks and the templates are one copy; each
 method returns what a template shows, or the flash message of a decision and the plan to show
-next. What only a SQLite vault serves yet (the graph, lint, jobs, retracting a source) is run by
+next. What only a SQLite vault serves yet (the graph, retracting a source) is run by
 :meth:`~.desk.WebDesk.run_sqlite`, which answers a page naming the CLI command on PostgreSQL.
 """
 
@@ -12,7 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..jobs.models import Job
+from ..lint.findings import Status, StoredFinding
 from ..server.registry import ServedVault
+from ..service import review
 from ..service import vaults as svc
 from ..service.models import AskRequest, AskResponse, PageSummary, SearchResponse, SourceOut
 from ..vault import Vault
@@ -76,6 +79,22 @@ class DeskWiki(Protocol):
 
     def approve_together(self, plan_id: str, seen: str, actor: str, vault_name: str) -> Decided:
         """A plan with the pending plans it needs, dependencies first, one batch."""
+        ...
+
+    def findings_page(
+        self, status: Status, kind: str, severity: str, offset: int, limit: int
+    ) -> tuple[tuple[StoredFinding, ...], int, dict[str, int]]:
+        """A page of lint findings, how many match, and how many of each kind have ``status``."""
+        ...
+
+    def decide_finding(self, ref: str, status: Status, actor: str, note: str) -> StoredFinding: ...
+
+    def propose_fix(self, ref: str, actor: str) -> tuple[list[str], str]:
+        """The fix plan of one finding, pending in the inbox: its ids, or why there is none."""
+        ...
+
+    def jobs(self, limit: int) -> list[Job]:
+        """The newest jobs."""
         ...
 
 
@@ -151,6 +170,22 @@ class SqliteDesk:
         from .changes import approve_together
 
         return approve_together(self.vault, plan_id, seen, actor, vault_name)
+
+    def findings_page(
+        self, status: Status, kind: str, severity: str, offset: int, limit: int
+    ) -> tuple[tuple[StoredFinding, ...], int, dict[str, int]]:
+        return review.findings_page(self.vault, status, kind, severity, offset, limit)
+
+    def decide_finding(self, ref: str, status: Status, actor: str, note: str) -> StoredFinding:
+        return review.decide_finding(self.vault, ref, status, actor, note)
+
+    def propose_fix(self, ref: str, actor: str) -> tuple[list[str], str]:
+        return review.propose_finding_fix(self.vault, ref, actor)
+
+    def jobs(self, limit: int) -> list[Job]:
+        from ..jobs.queue import JobQueue
+
+        return JobQueue(self.vault).list(limit=limit)
 
 
 __all__ = ["Choice", "Decided", "DeskWiki", "SqliteDesk"]
