@@ -44,11 +44,12 @@ from ..service.models import (
 from ..service.pg_ask import ask
 from ..service.pg_findings import PgFindings
 from ..service.pg_jobs import PgJobs
-from ..service.pg_vaults import PgVault, plan_preview
+from ..service.pg_vaults import PgVault
 from ..service.review import Commit, Excerpt, StaleScreen, cut
 from ..storage import pg_desk as reads
 from ..storage import pg_served as rows
 from ..storage.pg_sql import PgSql
+from ..storage.postgres_content import decided_of
 from ..storage.postgres_gate import PgSources
 from .browse import AUDIT_SHOWN, page_screen
 from .changes import agent_in_bulk, inbox_context, offer_together, supported_ids
@@ -59,6 +60,8 @@ from .wiki import Choice, Decided, DeskWiki
 
 Order = list[tuple[str, list[changes.Dependency]]]
 """The pending plans in review order, each with the plans it needs."""
+Pending = tuple[dict[str, Any], inbox.PlanRecord, list[int], list[changes.Dependency]]
+"""A pending plan's row, its record, its operations to decide and the plans it needs."""
 HISTORY_SHOWN = 50
 """Plans listed as a page's history."""
 SUPPORTED_FIX = (
@@ -145,35 +148,24 @@ class PgDesk:
         found = rows.plan_rows(conn, self.schema, ("pending",))
         return [r for r in found if str(r["expires_at"]) > now]  # expired: no longer decidable
 
-    def change_list(self) -> list[changes.ChangeOut]:
-        """Every pending plan as a change (:func:`affidavit.service.changes.change_list`'s
-        lines), from one snapshot."""
-        now = iso(self.vault.clock())
-        with self.vault._read() as conn:
-            found = self._pending_rows(conn)
-            reserved = reads.reservations(conn, self.schema)
-            records = [_record(r) for r in found]
-            pending = {r["id"]: _pending(r, now) for r in found}
-            wanted = sorted({s for rec in records for i in pending[rec.id] for s in _needs(rec, i)})
-            exists = reads.existing_pages(conn, self.schema, wanted)
-            cited = sorted({q.source_id for rec in records for q in _quotes(rec) if q.source_id})
-            names = reads.source_names(conn, self.schema, cited)
+    def _pending_plans(self, conn: Any) -> list[Pending]:
+        """Each pending plan (not expired) with its operations (0-based) still to decide and
+        the pending plans it must follow (:class:`affidavit.service.changes._Deps`' rule), in
+        the inbox's order (oldest first)."""
+        found = self._pending_rows(conn)
+        reserved = reads.reservations(conn, self.schema)
+        records = [_record(r) for r in found]
+        pending = {rec.id: _pending(row, rec) for row, rec in zip(found, records, strict=True)}
+        wanted = sorted({s for rec in records for i in pending[rec.id] for s in _needs(rec, i)})
+        exists = reads.existing_pages(conn, self.schema, wanted)
         agents = {rec.id for rec in records if is_agent(rec.author, rec.origin)}
         out = []
         for row, record in zip(found, records, strict=True):
-            summary = self.vault._summary(row, now)
-            ops = pending[record.id]
-            sources: list[str] = []
-            for quote in _quotes(record):
-                if quote.source_id:
-                    name = names.get(quote.source_id, quote.source_id[:12])
-                    if name not in sources:
-                        sources.append(name)
             after: dict[str, changes.Dependency] = {}
             own = {
                 getattr(op, "slug", "") for op in record.plan.operations if op.op == "create_page"
             }
-            for i in ops:
+            for i in pending[record.id]:
                 for slug in _needs(record, i):
                     maker = reserved.get(slug)
                     if not slug or slug in own or slug in exists or maker in (None, record.id):
@@ -182,6 +174,26 @@ class PgDesk:
                     after.setdefault(
                         maker, changes.Dependency(plan_id=maker, page=slug, agent=maker in agents)
                     )
+            out.append((row, record, pending[record.id], list(after.values())))
+        return out
+
+    def change_list(self) -> list[changes.ChangeOut]:
+        """Every pending plan as a change (:func:`affidavit.service.changes.change_list`'s
+        lines), from one snapshot."""
+        now = iso(self.vault.clock())
+        with self.vault._read() as conn:
+            plans = self._pending_plans(conn)
+            cited = sorted({q.source_id for p in plans for q in _quotes(p[1]) if q.source_id})
+            names = reads.source_names(conn, self.schema, cited)
+        out = []
+        for row, record, ops, after in plans:
+            summary = self.vault._summary(row, now)
+            sources: list[str] = []
+            for quote in _quotes(record):
+                if quote.source_id:
+                    name = names.get(quote.source_id, quote.source_id[:12])
+                    if name not in sources:
+                        sources.append(name)
             refused = any(not op.passes for op in record.admission.ops)
             out.append(
                 changes.ChangeOut(
@@ -193,7 +205,7 @@ class PgDesk:
                     verdict="refused in part"
                     if refused
                     else ("waits" if summary.waiting else "supported"),
-                    after=list(after.values()),
+                    after=after,
                     before=[],
                 )
             )
@@ -205,7 +217,23 @@ class PgDesk:
         return changes.in_dependency_order(out)
 
     def _order(self) -> Order:
-        return [(c.plan.id, c.after) for c in self.change_list()]
+        """The pending plans in review order with what each needs (no summaries: cheaper than
+        :meth:`change_list`, the same order)."""
+        with self.vault._read() as conn:
+            rows_ = [(p[1].id, p[3]) for p in self._pending_plans(conn)]
+        ids = {pid for pid, _ in rows_}
+        placed: set[str] = set()
+        out: Order = []
+        while rows_:
+            ready = [
+                n
+                for n, (_, after) in enumerate(rows_)
+                if all(d.plan_id in placed or d.plan_id not in ids for d in after)
+            ]
+            row = rows_.pop(ready[0] if ready else 0)  # a cycle: the given order for the rest
+            out.append(row)
+            placed.add(row[0])
+        return out
 
     def inbox_view(self, wanted: dict[str, str]) -> dict[str, Any]:
         return inbox_context(self.change_list(), wanted)
@@ -233,7 +261,7 @@ class PgDesk:
         status = str(row["status"])
         if status == "pending" and str(row["expires_at"]) <= now:
             status = "expired"
-        return row, status, _pending(row, now) if status == "pending" else []
+        return row, status, _pending(row, _record(row)) if status == "pending" else []
 
     def plan_fingerprint(self, ref: str) -> str:
         """:func:`affidavit.service.review.plan_fingerprint` of a plan of this vault."""
@@ -458,9 +486,11 @@ def _record(row: dict[str, Any]) -> inbox.PlanRecord:
     )  # fmt: skip
 
 
-def _pending(row: dict[str, Any], now: str) -> list[int]:
-    """The operations (0-based) of a pending plan still to decide."""
-    return [i - 1 for i in plan_preview(row, now).ops]
+def _pending(row: dict[str, Any], record: inbox.PlanRecord) -> list[int]:
+    """The operations (0-based) of a pending plan still to decide: those the gate admitted
+    that no approval has decided yet (:func:`affidavit.service.pg_vaults.plan_preview`'s)."""
+    decided = set(decided_of(row, record.id)[1])
+    return [i for i in record.admission.admitted_ops if i not in decided]
 
 
 def _needs(record: inbox.PlanRecord, i: int) -> list[str]:
