@@ -283,18 +283,19 @@ def test_the_attackers_requests_change_nothing(desk: Desk) -> None:
     assert all(entry[1] != plan_id for entry in desk.audit())
 
 
-def test_what_is_not_ported_names_the_command(desk: Desk) -> None:
+def test_the_graph_and_what_is_not_ported(desk: Desk) -> None:
     owner = desk.client()
-    for path in ("/web/team/graph", "/web/team/graph.json"):
-        response = owner.get(path)
-        assert response.status_code == 501, (path, response.text)
-        assert "affidavit mirror --database" in response.text
-        assert "not on the web desk" in response.text
+    assert "Graph" in _get(owner, "/web/team/graph")
+    graph = owner.get("/web/team/graph.json?sources=1").json()
+    kinds = {(n["data"]["kind"], n["data"]["label"]) for n in graph["nodes"]}
+    assert ("page", "Eddystone Lighthouse") in kinds and ("source", "lighthouse.md") in kinds
+    assert "eddystone" in graph["orphans"]
     csrf = form_values(_get(owner, "/web/team/search"), "ask-form")["csrf"]
     retract = owner.post(
         f"/web/team/sources/{desk.source}/retract", data={"csrf": csrf, "reason": "x"}
     )
-    assert retract.status_code == 501 and "affidavit sources retract" in retract.text
+    assert retract.status_code == 501 and "retract_source operation" in retract.text
+    assert "not on the web desk over a PostgreSQL database" in retract.text
     assert desk.team.get_source(desk.source).status == "active"
 
 

@@ -80,7 +80,7 @@ NOT_PORTED = (
     "person. The CLI's inbox, approve, reject, findings and lint take --database URL --vault "
     "NAME. /mcp/{vault} serves the MCP tools (add_source refused: add sources with "
     "`affidavit team add` or an ingest job). serve --web serves the review desk at /web/. Not "
-    "yet: running lint outside a job, watches, and the desk's graph and source retraction "
+    "yet: running lint outside a job, watches, and retracting a source on the desk "
     "(docs/team.md). Use them on a SQLite vault."
 )
 

@@ -64,6 +64,29 @@ def source_names(conn: Conn, schema: str, ids: list[str]) -> dict[str, str]:
     return {str(r["id"]): str(r["name"]) for r in found}
 
 
+def graph_rows(
+    conn: Conn, schema: str, sources: bool
+) -> tuple[dict[str, str], list[tuple[str, str]], list[tuple[str, str, str]] | None]:
+    """The rows of the wiki's graph (:func:`affidavit.service.graph.graph_of`): pages by slug
+    (bytewise, as SQLite orders them), links, and with ``sources`` each page's cited sources."""
+    pages = {
+        str(r["slug"]): str(r["title"])
+        for r in _x(conn, schema, 'SELECT slug, title FROM {s}.pages ORDER BY slug COLLATE "C"')
+    }
+    links = [
+        (str(r["src"]), str(r["dst"])) for r in _x(conn, schema, "SELECT src, dst FROM {s}.links")
+    ]
+    if not sources:
+        return pages, links, None
+    cites = _x(
+        conn, schema,
+        "SELECT DISTINCT c.page_slug, s.id, s.name FROM {s}.claims c "
+        "JOIN {s}.evidence e ON e.claim_id = c.id JOIN {s}.sources s ON s.id = e.source_id "
+        "WHERE c.status = 'active' AND c.page_slug != ''",
+    )  # fmt: skip
+    return pages, links, [(str(r["page_slug"]), str(r["id"]), str(r["name"])) for r in cites]
+
+
 def audit_newest(conn: Conn, schema: str, before: int, limit: int) -> list[Row]:
     """Audit entries before ``before``, newest first, at most ``limit``."""
     return _x(
@@ -76,6 +99,7 @@ def audit_newest(conn: Conn, schema: str, before: int, limit: int) -> list[Row]:
 __all__ = [
     "audit_newest",
     "existing_pages",
+    "graph_rows",
     "page_before",
     "page_plans",
     "page_sources",

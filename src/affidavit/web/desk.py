@@ -241,23 +241,18 @@ class WebDesk:
         return await run_in_threadpool(call)
 
     async def run_sqlite(
-        self, visit: Visit, what: str, command: str, work: Callable[[Vault], T]
+        self, visit: Visit, what: str, instead: str, work: Callable[[Vault], T]
     ) -> T:
         """``work`` on a SQLite vault; on a vault of a PostgreSQL database, a page saying that
-        ``what`` is not served there yet and the ``command`` that does it."""
+        ``what`` is not served there yet and what to do ``instead``."""
 
         def call() -> T:
             with self.borrow(visit) as wiki:
                 if not isinstance(wiki, SqliteDesk):
-                    raise not_ported(what, command)
+                    raise not_ported(what, instead)
                 return work(wiki.vault)
 
         return await run_in_threadpool(call)
-
-    def check_sqlite(self, visit: Visit, what: str, command: str) -> None:
-        """Refuse ``what`` at once when the desk serves a PostgreSQL database."""
-        if self.opener is not sqlite_desk:
-            raise not_ported(what, command)
 
     def flash(self, visit: Visit, message: str) -> None:
         visit.session.flashes.append(message)
@@ -284,12 +279,12 @@ def sqlite_desk(served: ServedVault) -> Iterator[DeskWiki]:
         yield SqliteDesk(vault, served)
 
 
-def not_ported(what: str, command: str) -> WebRefusal:
+def not_ported(what: str, instead: str) -> WebRefusal:
     return WebRefusal(
         501,
         f"{what} is not on the web desk over a PostgreSQL database yet.",
-        f"Instead: `{command}`. The inbox, plans, pages, sources, search, ask, lint, jobs and "
-        "the audit log work here.",
+        f"{instead} Everything else of the desk works here: the inbox, plans, pages, sources, "
+        "search, ask, lint, jobs, the graph and the audit log.",
     )
 
 

@@ -7,21 +7,14 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
-from ..service.graph import wiki_graph
 from .desk import SECURITY_HEADERS, WebDesk
-
-GRAPH_CLI = (
-    "affidavit mirror --database URL --vault NAME DIR (then open DIR in Obsidian's graph view)"
-)
 
 
 def routes(desk: WebDesk, router: APIRouter) -> None:
     @router.get("/web/{vault}/graph")
     async def graph_page(request: Request, vault: str, sources: int = 0) -> Response:
         visit = desk.visit(request, vault)
-        graph = await desk.run_sqlite(
-            visit, "the graph", GRAPH_CLI, lambda v: wiki_graph(v, sources=False)
-        )
+        graph = await desk.run(visit, lambda w: w.graph(False))
         context = desk.context(
             visit,
             title="Graph",
@@ -36,9 +29,7 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
     @router.get("/web/{vault}/graph.json")
     async def graph_json(request: Request, vault: str, sources: int = 0) -> Response:
         visit = desk.visit(request, vault)
-        graph = await desk.run_sqlite(
-            visit, "the graph", GRAPH_CLI, lambda v: wiki_graph(v, sources=bool(sources))
-        )
+        graph = await desk.run(visit, lambda w: w.graph(bool(sources)))
         return JSONResponse(graph, headers=SECURITY_HEADERS)
 
 

@@ -33,6 +33,7 @@ from ..lint.findings import FindingStore, Status, StoredFinding
 from ..plan.schema import parse_plan
 from ..server.job_stream import event_stream, resume_at
 from ..service import changes
+from ..service.graph import graph_of
 from ..service.models import (
     AskRequest,
     AskResponse,
@@ -452,6 +453,10 @@ class PgDesk:
 
     def jobs(self, limit: int) -> list[Job]:
         return PgJobs(self.vault).list(None, limit)
+
+    def graph(self, sources: bool) -> dict[str, Any]:
+        with self.vault._read() as conn:
+            return graph_of(*reads.graph_rows(conn, self.schema, sources))
 
 
 async def pg_job_events(

@@ -95,7 +95,8 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
         done, _ = await desk.run_sqlite(
             visit,
             "retracting a source",
-            "affidavit sources retract ID (in a SQLite vault; not on PostgreSQL yet)",
+            f"Propose a plan with a retract_source operation instead (POST /v1/vaults/{vault}/plans "
+            "with the propose role): it waits in the inbox for approval.",
             lambda v: review.source_retraction(v, source_id, reason, actor, dry_run=False),
         )
         proposal = done.proposal

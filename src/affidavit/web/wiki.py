@@ -3,7 +3,7 @@ both backends implement: a SQLite :class:`~affidavit.vault.Vault` here (:class:`
 vault of a PostgreSQL database in :mod:`.pg` (over :class:`~affidavit.service.pg_vaults.PgVault`).
 The handlers, their session, CSRF, origin and role checks and the templates are one copy; each
 method returns what a template shows, or the flash message of a decision and the plan to show
-next. What only a SQLite vault serves yet (the graph, retracting a source) is run by
+next. What only a SQLite vault serves yet (retracting a source) is run by
 :meth:`~.desk.WebDesk.run_sqlite`, which answers a page naming the CLI command on PostgreSQL.
 """
 
@@ -97,6 +97,10 @@ class DeskWiki(Protocol):
         """The newest jobs."""
         ...
 
+    def graph(self, sources: bool) -> dict[str, Any]:
+        """The wiki as Cytoscape elements (:func:`affidavit.service.graph.graph_of`)."""
+        ...
+
 
 class SqliteDesk:
     """:class:`DeskWiki` over a SQLite vault: the desk's views and decisions as they always were
@@ -186,6 +190,11 @@ class SqliteDesk:
         from ..jobs.queue import JobQueue
 
         return JobQueue(self.vault).list(limit=limit)
+
+    def graph(self, sources: bool) -> dict[str, Any]:
+        from ..service.graph import wiki_graph
+
+        return wiki_graph(self.vault, sources=sources)
 
 
 __all__ = ["Choice", "Decided", "DeskWiki", "SqliteDesk"]
