@@ -399,3 +399,15 @@ def test_a_revoked_token_ends_its_session_and_tokens_get_no_login_links(desk: De
         "/v1/web/login-link", headers={"Authorization": f"Bearer {desk.tokens['approve']}"}
     )
     assert refused.status_code == 403 and "Unix socket only" in refused.text
+
+
+def test_the_database_gone_is_a_page_saying_so(desk: Desk, monkeypatch: pytest.MonkeyPatch) -> None:
+    owner = desk.client()
+
+    def down(*_: Any, **__: Any) -> Any:
+        raise psycopg.OperationalError(f"connection to {desk.team.storage.pool.conninfo} failed")
+
+    monkeypatch.setattr(PgVault, "list_pages", down)
+    response = owner.get("/web/team/pages")
+    assert response.status_code == 503 and "did not answer" in response.text
+    assert "postgresql://" not in response.text and "Traceback" not in response.text
