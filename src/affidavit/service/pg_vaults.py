@@ -80,8 +80,9 @@ NOT_PORTED = (
     "…/plans/approve previews (dry_run); sure_only refuses a plan whose texts wait for a "
     "person. The CLI's inbox, approve, reject, findings and lint take --database URL --vault "
     "NAME. /mcp/{vault} serves the MCP tools (add_source refused: add sources with "
-    "`affidavit team add` or an ingest job). Not yet: running lint outside a job, watches and "
-    "the web desk (docs/team.md). Use them on a SQLite vault."
+    "`affidavit team add` or an ingest job). serve --web serves the review desk at /web/. Not "
+    "yet: running lint outside a job, watches, and retracting a source on the desk "
+    "(docs/team.md). Use them on a SQLite vault."
 )
 
 
