@@ -1,0 +1,75 @@
+"""Issue 22 (branch sup22f): a quote's pointing phrase resolved to the other quote it points
+back to (``support/antecedent.py``, used by ``roles.cross_quote``).
+
+"the weight … counteracts that instability" points back to the quote that says where the
+instability is; a writer who joins the two says "counteracts instability at the neck
+connection". Each faithful text has the attacker's beside it: a dependent from another noun, an
+antecedent two quotes could give, a quote that names the noun without pointing, and the usual
+changes of fact the other rules catch. Our own sentences.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from affidavit.support import SUPPORTED, UNSUPPORTED, check
+
+NECK = "Instability at the neck connection moves harmonic frequencies off series"
+WEIGHT = "The weight of a metal mouthpiece counteracts that instability"
+NAMES = "The meanings of some names are unknown or unclear"
+RYAN = "The most common European name in this category may be the Irish name Ryan"
+
+
+def test_a_demonstrative_noun_takes_its_antecedents_words() -> None:
+    text = "The weight of a metal mouthpiece counteracts instability at the neck connection."
+    assert check(text, [NECK, WEIGHT]).verdict == SUPPORTED
+
+
+def test_a_noun_pointed_at_by_its_phrase_takes_its_antecedents_words() -> None:
+    text = "Ryan may be the most common European name of unknown meaning."
+    assert check(text, [NAMES, RYAN]).verdict == SUPPORTED
+
+
+@pytest.mark.parametrize(
+    ("text", "quotes"),
+    [
+        # the quote points at a wobble, not at the instability the other quote places
+        ("The weight of a metal mouthpiece counteracts wobble at the neck connection.",
+         [NECK, "The weight of a metal mouthpiece counteracts that wobble"]),
+        # two quotes could be the antecedent: which instability is meant is not said
+        ("The weight of a metal mouthpiece counteracts instability at the neck connection.",
+         [NECK, "Instability at the bell dampens the tone", WEIGHT]),
+        # the second quote names the noun without pointing back: another instability
+        ("The weight of a metal mouthpiece counteracts instability at the neck connection.",
+         [NECK, "The weight of a metal mouthpiece counteracts instability at the bell"]),
+        # the word is in the antecedent's quote, but not said of the antecedent
+        ("The weight of a metal mouthpiece counteracts instability at the bell.",
+         ["Instability at the neck connection moves frequencies off series and the bell "
+          "resonates", WEIGHT]),
+        # two quotes speak of names: the category may be either
+        ("Ryan may be the most common European name of Norse origin.",
+         ["Some names are of Norse origin", NAMES, RYAN]),
+        # no pointing phrase at all
+        ("Ryan may be the most common European name of Norse origin.",
+         ["Some names are of Norse origin",
+          "The most common European name in the Irish list may be Ryan"]),
+    ],
+)  # fmt: skip
+def test_a_relation_no_quote_points_to_is_not_supported(text: str, quotes: list[str]) -> None:
+    assert check(text, quotes).verdict != SUPPORTED
+
+
+@pytest.mark.parametrize(
+    ("text", "quotes"),
+    [
+        ("The weight of a metal mouthpiece causes instability at the neck connection.",
+         [NECK, WEIGHT]),
+        ("The weight of a metal mouthpiece does not counteract instability at the neck "
+         "connection.", [NECK, WEIGHT]),
+        ("Ryan is the most common European name of unknown meaning.", [NAMES, RYAN]),
+        ("Ryan may be the least common European name of unknown meaning.", [NAMES, RYAN]),
+        ("Ryan may be the most common European name of known meaning.", [NAMES, RYAN]),
+    ],
+)  # fmt: skip
+def test_a_resolved_antecedent_keeps_every_other_check(text: str, quotes: list[str]) -> None:
+    assert check(text, quotes).verdict == UNSUPPORTED
