@@ -73,3 +73,35 @@ def test_a_relation_no_quote_points_to_is_not_supported(text: str, quotes: list[
 )  # fmt: skip
 def test_a_resolved_antecedent_keeps_every_other_check(text: str, quotes: list[str]) -> None:
     assert check(text, quotes).verdict == UNSUPPORTED
+
+
+RUBBER = (
+    "Mouthpieces are made of vulcanized rubber (sometimes called hard rubber or ebonite), "
+    "plastic, or metal"
+)
+
+
+def test_a_thing_the_quote_renames_takes_the_words_of_both_names() -> None:
+    assert check("Mouthpieces are made of vulcanized (hard) rubber.", [RUBBER]).verdict == SUPPORTED
+    assert check("Mouthpieces are made of vulcanized hard rubber.", [RUBBER]).verdict == SUPPORTED
+
+
+@pytest.mark.parametrize(
+    "quote",
+    [
+        # two things: the reeds' rubber is hard, the mouthpieces' vulcanized
+        "Mouthpieces are made of vulcanized rubber, and reeds of hard rubber",
+        # a name the quote denies
+        "Mouthpieces are made of vulcanized rubber (wrongly called hard rubber)",
+        "Mouthpieces are made of vulcanized rubber (never to be called hard rubber)",
+        # a name others give, far from the thing: reported, not stated
+        "Mouthpieces are made of vulcanized rubber, which players in the south have long called "
+        "hard rubber",
+    ],
+)
+def test_words_of_another_thing_or_a_denied_name_are_not_supported(quote: str) -> None:
+    assert check("Mouthpieces are made of vulcanized hard rubber.", [quote]).verdict != SUPPORTED
+
+
+def test_a_word_neither_name_has_is_not_supported() -> None:
+    assert check("Mouthpieces are made of vulcanized (soft) rubber.", [RUBBER]).verdict != SUPPORTED

@@ -15,6 +15,10 @@ Kept narrow, so that it never joins what the source keeps apart: only *this*, *t
 antecedent must be unique — two other quotes naming the noun leave the relation uncertain —
 and it must be the quote the text's dependent is stated in. A noun without a demonstrative is
 not pointing back ("counteracts instability in the bell" says nothing of the neck).
+
+:func:`renamed` reads one quote that names a thing twice: "vulcanized rubber (sometimes called
+hard rubber)" — a text's "vulcanized (hard) rubber" takes words of both names, which is one
+thing (the new name right after the first, by a verb of calling no word on it denies).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from __future__ import annotations
 from .align import Alignment, Match
 from .tree import Tree
 
-__all__ = ["points_back"]
+__all__ = ["points_back", "renamed"]
 
 DEMONSTRATIVES = frozenset(["this", "that", "these", "those", "such"])
 
@@ -90,6 +94,47 @@ def points_back(a: Alignment, quotes: list[Tree], text: Tree, t: int, o: Match) 
         return False  # no antecedent, or more than one: which one is meant is not said
     q, nouns = naming[0]
     places = [a.matches[t], *a.options.get(t, ())]
-    return all(
-        m.quote == q and any(_near(quotes[q], m.index, n) for n in nouns) for m in places
-    )
+    return all(m.quote == q and any(_near(quotes[q], m.index, n) for n in nouns) for m in places)
+
+
+CALLING = frozenset(["call", "name", "know", "term", "dub"])
+"""Verbs whose *oprd* (or *as* phrase) renames the noun just before them."""
+DOUBTED = frozenset(
+    ["wrongly", "mistakenly", "falsely", "erroneously", "incorrectly", "misleadingly", "never"]
+)
+"""Words on the verb of calling that deny the new name ("(wrongly called …)")."""
+
+
+def _renaming(quote: Tree, j: int) -> int | None:
+    """The verb of calling whose new name ``j`` is ("(sometimes called hard rubber)", "also
+    known as …"), or None."""
+    head = quote[j].head
+    if quote[j].dep == "pobj" and quote[head].lower == "as":
+        head = quote[head].head
+    elif quote[j].dep != "oprd":
+        return None
+    if quote[head].lemma not in CALLING or quote[head].tag != "VBN":
+        return None
+    kids = quote.children[head]
+    if any(quote[c].dep == "neg" or quote[c].lower in DOUBTED for c in kids):
+        return None
+    return head
+
+
+def renamed(a: Alignment, quotes: list[Tree], t: int, o: Match) -> bool:
+    """The text's word ``t``, hung on the noun at ``o``, is stated on the same noun where the quote
+    renames it right after ("vulcanized rubber (sometimes called hard rubber)": the text's
+    "vulcanized (hard) rubber"): one thing under two names, so its words are one phrase's.
+    The new name must follow within three words (a parenthesis or a comma, an adverb)."""
+    quote = quotes[o.quote]
+    lemma = quote[o.index].lemma
+    for j, w in enumerate(quote.tokens):
+        if j <= o.index or w.lemma != lemma or w.pos != "NOUN":
+            continue
+        verb = _renaming(quote, j)
+        if verb is None or not 0 < verb - o.index <= 3:
+            continue
+        places = [a.matches[t], *a.options.get(t, ())]
+        if all(m.quote == o.quote and m.index in quote.subtree(j) for m in places):
+            return True
+    return False

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .align import Alignment, Match, content, semantic
-from .antecedent import points_back
+from .antecedent import points_back, renamed
 from .facts import MONTHS
 from .tree import CLAUSE, Change, Tree
 from .units import UNITS
@@ -577,6 +577,7 @@ def cross_quote(a: Alignment, text: Tree, quotes: list[Tree], bridged: set[int])
                 for t in deps
                 if not _stated_with(a, quotes, t, o, text, g)
                 and not points_back(a, quotes, text, t, o)
+                and not renamed(a, quotes, t, o)
             ]
             if not best or len(loose) < len(best):
                 best = loose
