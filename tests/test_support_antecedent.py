@@ -105,3 +105,33 @@ def test_words_of_another_thing_or_a_denied_name_are_not_supported(quote: str) -
 
 def test_a_word_neither_name_has_is_not_supported() -> None:
     assert check("Mouthpieces are made of vulcanized (soft) rubber.", [RUBBER]).verdict != SUPPORTED
+
+
+# --- a derivation that names the person who does it is another thing (align._doer_of) ----------
+
+
+def test_the_headings_thing_owns_what_the_quote_says_the_thing_has() -> None:
+    quote = (
+        "Sax's patent expired in 1866; thereafter, numerous saxophonists and instrument "
+        "manufacturers implemented their own improvements to the design and keywork"
+    )
+    text = (
+        "After Sax's patent expired in 1866, numerous saxophonists and instrument manufacturers "
+        "made their own improvements to the saxophone's design and keywork."
+    )
+    assert check(text, [quote], context=["Saxophone"]).verdict == SUPPORTED
+    assert check("Players improved the saxophone's keywork.", ["Players improved the keywork"],
+                 context=["Saxophone"]).verdict == SUPPORTED  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "quote"),
+    [
+        ("The saxophonist's design was patented in 1846.",
+         "The design of the saxophone was patented in 1846"),
+        ("The science of the lab was praised.", "The scientists of the lab were praised"),
+        ("The musician was recorded in 1950.", "The music was recorded in 1950"),
+    ],
+)  # fmt: skip
+def test_the_person_is_not_the_thing_they_play_or_study(text: str, quote: str) -> None:
+    assert check(text, [quote]).verdict != SUPPORTED
