@@ -5,7 +5,10 @@ back to (``support/antecedent.py``, used by ``roles.cross_quote``).
 instability is; a writer who joins the two says "counteracts instability at the neck
 connection". Each faithful text has the attacker's beside it: a dependent from another noun, an
 antecedent two quotes could give, a quote that names the noun without pointing, and the usual
-changes of fact the other rules catch. Our own sentences.
+changes of fact the other rules catch. Also: a thing a quote renames right after
+("vulcanized rubber (sometimes called hard rubber)", ``antecedent.renamed``), and a noun derived
+as the person who does it ("saxophonist" / "saxophone", ``align._doer_of``), which is another
+thing. Our own sentences.
 """
 
 from __future__ import annotations
@@ -135,3 +138,9 @@ def test_the_headings_thing_owns_what_the_quote_says_the_thing_has() -> None:
 )  # fmt: skip
 def test_the_person_is_not_the_thing_they_play_or_study(text: str, quote: str) -> None:
     assert check(text, [quote]).verdict != SUPPORTED
+
+
+def test_the_thing_naming_a_persons_kind_still_restates_the_person() -> None:
+    quote = "Saxophone players such as John Coltrane defined the forefront of creative exploration"
+    text = "Saxophonists such as John Coltrane defined the forefront of creative exploration."
+    assert check(text, [quote]).verdict == SUPPORTED

@@ -147,11 +147,16 @@ def semantic(t: Token, u: Token) -> str:
 
 
 def _doer_of(t: Token, u: Token) -> bool:
-    """One noun names the person who does what the other names ("saxophonist" / "saxophone",
-    "scientist" / "science"): derived, but not the same thing."""
+    """The text's noun ``t`` and the quote's ``u``: one names the person who does what the
+    other names ("saxophonist" / "saxophone", "scientist" / "science"): derived, but not the
+    same thing — unless the quote's thing names the kind of a person it stands on ("saxophone
+    players" for the text's "saxophonists")."""
     if wn_pos(t) != "n" or wn_pos(u) != "n":
         return False
-    return wordnet.kind_of("person", t.lemma) != wordnet.kind_of("person", u.lemma)
+    person = wordnet.kind_of("person", t.lemma)
+    if person == wordnet.kind_of("person", u.lemma):
+        return False
+    return not (person and u.dep == "compound")
 
 
 NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis")
