@@ -166,6 +166,9 @@ def modifier_as_thing(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Chan
             continue
         if any(u.lemma == owner.lemma for u in text):
             continue
+        hm = a.matches.get(t.head)
+        if hm is not None and hm.quote == m.quote and hm.index == owner.head:
+            continue  # in the noun's own slot: "The DVD sold" for "the DVD release sold"
         out.append(
             Change(
                 "merge",
