@@ -53,13 +53,7 @@ def heading_fills(
         h = text[head]
         parent = h.head
         ok = False
-        if head != t.i and head in a.matches:
-            # "Freddie Highmore starred" for the quote's "Highmore starred" under the heading
-            # "Freddie Highmore": the quote names the heading's subject by part of its name
-            ok = _part_of_heading(quotes, a.matches[head].quote, a.matches[head].index, heading)
-        if ok:
-            pass
-        elif h.dep in ("poss", "compound", "amod", "nmod") and parent in a.matches:
+        if h.dep in ("poss", "compound", "amod", "nmod") and parent in a.matches:
             ok = True
         elif h.dep == "pobj" and text[parent].lower in _FRAME_PREPS:
             above = text[parent].head
@@ -95,17 +89,6 @@ def heading_fills(
         if ok:
             out |= {text[n].lower for n in text.subtree(head) if text[n].lower in heading}
     return out
-
-
-def _part_of_heading(quotes: list[Tree], q: int, i: int, heading: frozenset[str]) -> bool:
-    """Quote ``q``'s word ``i`` is a name whose every word is a word of the heading (its compound
-    and flat parts too): "Highmore" or "Alexander Jones" is part of the heading's name; "Jane
-    Smith" is not part of "John Smith"."""
-    quote = quotes[q]
-    if quote[i].pos != "PROPN" or quote[i].lower not in heading:
-        return False
-    parts = [c for c in quote.children[i] if quote[c].dep in ("compound", "flat")]
-    return all(quote[c].lower in heading for c in parts)
 
 
 def _slot_points(text: Tree, i: int, p: int, quote: Tree, qi: int) -> bool:
