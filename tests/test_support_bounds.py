@@ -97,3 +97,9 @@ def test_the_thing_itself_and_the_phrase_restated_are_supported() -> None:
     assert check("Ledger was in a film.", ["Ledger starred in a film in 1998"]).verdict == SUPPORTED
     text = "Ledger left to develop his career in film."
     assert check(text, [CAREER]).verdict == SUPPORTED
+
+
+def test_a_measure_restated_is_not_a_kind_of_thing() -> None:
+    quote = "the Dietary Modification Trial, an eight-year study of 49,000 women"
+    found = check("The Dietary Modification Trial studied 49,000 women over eight years.", [quote])
+    assert "stands in the quote only as a kind" not in found.reason

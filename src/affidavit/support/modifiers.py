@@ -157,6 +157,8 @@ def modifier_as_thing(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Chan
             continue  # the word stands elsewhere in the quotes too
         if any(text[c].dep in MODIFIERS for c in text.children[t.i]):
             continue  # described in the text too ("civil engineering"): a phrase restated
+        if any(text[c].dep == "nummod" for c in text.children[t.i]):
+            continue  # a measure ("over eight years" for "an eight-year study")
         quote = quotes[m.quote]
         word = quote[m.index]
         if word.dep != "compound" or quote[word.head].pos != "NOUN" or word.head == m.index:
