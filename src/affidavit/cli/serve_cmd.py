@@ -68,6 +68,13 @@ INSTALL = "pip install 'affidavit[server]'"
     "print a one-time login link.",
 )
 @click.option(
+    "--web-origin",
+    metavar="URL",
+    help="With --web behind a TLS proxy: the address people open the desk at "
+    "(https://wiki.example.org). Forms from exactly that origin are accepted, the session "
+    "cookie is Secure, and the login link is printed on it.",
+)
+@click.option(
     "--no-workers",
     is_flag=True,
     help="Don't run job workers in this daemon, nor follow the vaults' watches.",
@@ -94,6 +101,7 @@ def serve(
     threads: int,
     processes: int | None,
     web: bool,
+    web_origin: str | None,
     no_workers: bool,
     shutdown_timeout: float,
     check: bool,
@@ -114,7 +122,7 @@ def serve(
     try:
         from ..server.check import run_check
         from ..server.prefork import default_workers
-        from ..server.runtime import ServeOptions, parse_tcp
+        from ..server.runtime import ServeOptions, check_web_origin, parse_tcp
         from ..server.runtime import serve as run
     except ImportError as exc:
         raise click.ClickException(
@@ -124,7 +132,7 @@ def serve(
     url, config = _database(ctx, database, roots)
     if url is not None:
         return _serve_database(url, config, socket_path, tcp, shared, allow_remote, threads,
-                               processes, web, check, shutdown_timeout)  # fmt: skip
+                               processes, web, check, shutdown_timeout, web_origin)  # fmt: skip
     if not roots:
         default = find_vault_root(vault_path(ctx) or Path.cwd())
         if default is None and not check:
@@ -141,7 +149,9 @@ def serve(
         threads=threads,
         processes=processes or (1 if web else default_workers()),
         web=web,
+        web_origin=web_origin,
     )
+    check_web_origin(options)
     if check:
         report = run_check(options)
         click.echo(report.render())
@@ -189,7 +199,7 @@ def _database(
 def _serve_database(
     url: str, config: Config | None, socket_path: Path | None, tcp: str | None, shared: bool,
     allow_remote: bool, threads: int, processes: int | None, web: bool, check: bool,
-    shutdown_timeout: float,
+    shutdown_timeout: float, web_origin: str | None = None,
 ) -> None:  # fmt: skip
     try:
         from ..server import pg_registry  # noqa: F401 - psycopg and the pool, now: a clear error
@@ -212,6 +222,7 @@ def _serve_database(
         threads=threads,
         processes=processes or 1,
         web=web,
+        web_origin=web_origin,
     )
     check_options(options)
     if check:

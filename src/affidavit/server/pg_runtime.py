@@ -29,11 +29,13 @@ from .runtime import (
     _release,
     _Server,
     _Stopped,
+    check_web_origin,
 )
 
 
 def check_options(options: ServeOptions) -> None:
     """Refuse what the PostgreSQL daemon doesn't do yet, naming it (never a silent SQLite)."""
+    check_web_origin(options)
     if options.web and options.processes > 1:
         raise ConfigError(
             "--web keeps its login sessions in the daemon's memory, which worker processes don't "
@@ -79,7 +81,7 @@ def serve_database(options: ServeOptions, url: str, config: Config | None = None
         unix_inode, tcp_address = _bind(options, sockets)
         if options.web and tcp_address is not None:
             host, port = sockets[-1].getsockname()[:2]
-            _announce_web(app, host, port)
+            _announce_web(app, host, port, options.web_origin)
         _listening(options, tcp_address)
         _Server(_config(app, options), stopping).run(sockets=sockets)
         return 0

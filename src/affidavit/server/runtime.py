@@ -55,6 +55,8 @@ class ServeOptions:
     or httptools."""
     extra: dict[str, str] = field(default_factory=dict)
     web: bool = False
+    web_origin: str | None = None
+    """Where a TLS proxy serves the desk (``--web-origin https://wiki.example.org``)."""
 
 
 def parse_tcp(value: str) -> tuple[str, int]:
@@ -194,12 +196,27 @@ def _raise_stopped(signum: int, frame: FrameType | None) -> None:
     raise _Stopped(signum)
 
 
-def _announce_web(app: FastAPI, host: str, port: int) -> None:
-    """Tell the desk its address and print the owner's one-time login link (as Jupyter does)."""
+def _announce_web(app: FastAPI, host: str, port: int, origin: str | None = None) -> None:
+    """Tell the desk its address and print the owner's one-time login link (as Jupyter does):
+    on the proxy's origin when the desk is served behind one (``--web-origin``)."""
     desk = app.state.web
     desk.base_url = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
+    if origin is not None:
+        desk.serve_at(origin)
+        desk.base_url = desk.public_origin
     url = desk.login_url(os.geteuid())
     print(f"Web desk: open {url}  (works once, for 15 minutes)", file=sys.stderr, flush=True)
+
+
+def check_web_origin(options: ServeOptions) -> None:
+    """``--web-origin`` needs ``--web`` and an origin (refused by name before anything listens)."""
+    if options.web_origin is None:
+        return
+    if not options.web:
+        raise ConfigError("--web-origin is where a proxy serves the web desk: pass --web too.")
+    from ..web.session import parse_origin
+
+    parse_origin(options.web_origin)
 
 
 def _check_remote(options: ServeOptions) -> None:
@@ -221,6 +238,7 @@ def _check_remote(options: ServeOptions) -> None:
             f"--workers {options.processes}: this platform can't pre-fork worker processes "
             "(no sigwaitinfo); pass --workers 1."
         )
+    check_web_origin(options)
     if options.web and options.processes > 1:
         raise ConfigError(
             "--web keeps its login sessions in the daemon's memory, which worker processes don't "
@@ -332,7 +350,7 @@ def serve(options: ServeOptions) -> int:
         unix_inode, tcp_address = _bind(options, sockets)
         if options.web and tcp_address is not None:
             host, port = sockets[-1].getsockname()[:2]
-            _announce_web(app, host, port)
+            _announce_web(app, host, port, options.web_origin)
         _listening(options, tcp_address)
         _Server(_config(app, options), stopping).run(sockets=sockets)
         return 0

@@ -48,7 +48,10 @@ def _login_routes(desk: WebDesk, router: APIRouter) -> None:
     async def login_token(request: Request) -> Response:
         host = desk.check_host(request)
         why = same_origin(
-            host, request.headers.get("origin"), request.headers.get("sec-fetch-site")
+            host,
+            request.headers.get("origin"),
+            request.headers.get("sec-fetch-site"),
+            desk.public_origin,
         )
         if why is not None:
             raise WebRefusal(403, f"refused: {why}.", "Log in from the desk's own page.")

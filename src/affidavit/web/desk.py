@@ -126,6 +126,8 @@ class WebDesk:
         self.hosts = LOOPBACK_NAMES | {h.lower() for h in extra_hosts}
         self.base_url = ""
         """``http://host:port`` once the daemon listens on TCP (login links are built on it)."""
+        self.public_origin: str | None = None
+        """The origin a TLS proxy serves the desk at (``serve --web-origin``), if any."""
         self.env = Environment(
             loader=FileSystemLoader(HERE / "templates"),
             autoescape=select_autoescape(default=True, default_for_string=True),
@@ -134,6 +136,15 @@ class WebDesk:
         )
 
     # --- login links ----------------------------------------------------------------------
+
+    def serve_at(self, origin: str) -> None:
+        """Behind a proxy at ``origin`` (``https://wiki.example.org``): the desk answers to its
+        host name, accepts forms from exactly that origin, sets its cookie ``Secure`` when it is
+        https, and builds login links on it."""
+        from .session import parse_origin
+
+        self.public_origin, name = parse_origin(origin)
+        self.hosts = self.hosts | {name}
 
     def login_url(self, uid: int) -> str:
         return f"{self.base_url}/web/login?token={self.sessions.new_link_secret(uid)}"
@@ -158,6 +169,7 @@ class WebDesk:
             path="/web",
             httponly=True,
             samesite="strict",
+            secure=bool(self.public_origin and self.public_origin.startswith("https://")),
         )
         return response
 
@@ -197,7 +209,10 @@ class WebDesk:
         """A state-changing request: a session, its CSRF token and this very origin."""
         host = self.check_host(request)
         why = same_origin(
-            host, request.headers.get("origin"), request.headers.get("sec-fetch-site")
+            host,
+            request.headers.get("origin"),
+            request.headers.get("sec-fetch-site"),
+            self.public_origin,
         )
         if why is not None:
             raise WebRefusal(403, f"refused: {why}.", "Use the desk's own forms.")

@@ -168,15 +168,55 @@ def host_ok(host: str | None, allowed: frozenset[str]) -> bool:
     return name.lower() in allowed
 
 
-def same_origin(host: str, origin: str | None, fetch_site: str | None) -> str | None:
-    """Why a state-changing request is cross-site, or None when nothing says it is."""
+def same_origin(
+    host: str, origin: str | None, fetch_site: str | None, public: str | None = None
+) -> str | None:
+    """Why a state-changing request is cross-site, or None when nothing says it is. ``public``
+    is the origin a TLS proxy serves the desk at (``serve --web-origin``), matched exactly."""
     if fetch_site is not None and fetch_site != "same-origin":
         return (
             f"the browser says this request comes from another site (Sec-Fetch-Site: {fetch_site})"
         )
-    if origin is not None and origin != f"http://{host}":
+    if origin is None or origin == public:
+        return None
+    if origin != f"http://{host}":
         return f"the request comes from another origin ({origin})"
+    if public is not None and host_ok(host, frozenset({parse_origin(public)[1]})):
+        # the proxy's own name over plain http: not the origin the desk is served at
+        return f"the request comes from another origin ({origin}; the desk is at {public})"
     return None
+
+
+def parse_origin(value: str) -> tuple[str, str]:
+    """``https://wiki.example.org[:port]`` → (the origin as a browser sends it, its host name).
+    Anything else — a path, a query, credentials, another scheme — is refused by name."""
+    from urllib.parse import urlsplit
+
+    from ..errors import ConfigError
+
+    parts = urlsplit(value.strip())
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.username is not None
+        or parts.password is not None
+        or parts.path not in ("", "/")
+        or parts.query
+        or parts.fragment
+        or port == -1
+    ):
+        raise ConfigError(
+            f"--web-origin {value!r}: give the address people open the desk at, as "
+            "https://wiki.example.org or https://wiki.example.org:8443 (no path)."
+        )
+    default = {"http": 80, "https": 443}[parts.scheme]
+    shown = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
+    suffix = f":{port}" if port is not None and port != default else ""
+    return f"{parts.scheme}://{shown}{suffix}", parts.hostname.lower()
 
 
 __all__ = [
@@ -188,5 +228,6 @@ __all__ = [
     "Sessions",
     "csrf_ok",
     "host_ok",
+    "parse_origin",
     "same_origin",
 ]
