@@ -103,10 +103,10 @@ def create(url: str, name: str, owner: str) -> None:
 @user_errors
 def add(url: str, name: str, file: Path, trust: str, ingest: bool, as_json: bool) -> None:
     """Add FILE to vault NAME as a source (its id is the SHA-256 of its bytes; the same bytes are
-    one source): any format `affidavit add` reads (markdown, text, HTML, PDF, Word, OpenDocument,
-    EPUB, PowerPoint, man pages…), its text extracted here and its hidden text flagged as on a
-    vault folder (W12). With --ingest, queue a job that ingests it (its plans are yours, as
-    `affidavit ingest`'s).
+    one source): any format `affidavit sources add` reads (markdown, text, HTML, PDF, Word,
+    OpenDocument, EPUB, PowerPoint, man pages…), its text extracted here and text a reader can't
+    see flagged, as in a vault folder. With --ingest, queue a job that ingests it (its plans are
+    yours, as `affidavit ingest`'s).
 
     \b
     Example:
