@@ -225,8 +225,8 @@ def approve_many(
 ) -> ApproveManyResponse:
     """Approve several whole plans as one batch: in the order given, all or nothing, one batch
     number. ``dry_run`` says what that would do and applies nothing; ``sure_only`` (an approval
-    given unseen) refuses a plan whose texts wait for a person (409): the door here can't leave
-    them pending."""
+    given unseen) applies each plan's sure part and keeps the texts that wait for a person as
+    its pending remainder, as on SQLite."""
     return vault.approve_many(
         body.plans, caller.actor, dry_run=body.dry_run, sure_only=body.sure_only
     )
