@@ -141,7 +141,9 @@ class PgFront:
 
     def applied_entries(self, plan_id: str) -> int:
         return sum(
-            1 for e in self.storage.audit(self.name) if e.action == "applied" and e.plan_id == plan_id
+            1
+            for e in self.storage.audit(self.name)
+            if e.action == "applied" and e.plan_id == plan_id
         )
 
     def set_held(self, plan_id: str, value: str) -> None:

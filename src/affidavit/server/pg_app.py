@@ -64,7 +64,7 @@ from ..service.pg_jobs import IngestRequest, LintRequest, PgJobs
 from ..service.pg_vaults import NOT_PORTED, PgVault
 from . import errors
 from .app import _no_telemetry
-from .auth import ROLE_KEY, VAULT_KEY, Guard, Principal, access, allows
+from .auth import DOWN_FIX, ROLE_KEY, VAULT_KEY, Guard, Principal, access, allows
 from .deps import _principal, _state, require
 from .job_stream import event_stream, resume_at
 from .logs import RequestLog, event
@@ -448,8 +448,8 @@ async def _database_down(request: Request, exc: Exception) -> JSONResponse:
     return errors.error_response(
         503,
         "DatabaseUnavailable",
-        "the PostgreSQL database did not answer.",
-        "Retry shortly; if it persists, check the database server (the daemon's log says when).",
+        "the PostgreSQL database did not answer; nothing was done.",
+        DOWN_FIX,
     )
 
 
