@@ -283,3 +283,36 @@ def test_a_stored_remainder_edited_by_hand_is_refused(both: Any) -> None:
         with pytest.raises(IntegrityError, match=r"plans\.held\) is malformed"):
             front.approve(plan_id)
         assert front.claims("bridge") == [SURE]
+
+
+def test_a_token_made_or_revoked_is_audited_alike_on_both(both: Any) -> None:
+    """Creating and revoking a token is an audit entry of the vault's hash chain on both
+    backends, with the same detail (the token's id, role and expiry; never its secret)."""
+    from datetime import timedelta
+
+    from affidavit.service import tokens
+
+    sqlite, pg = both()
+    made = [
+        tokens.create_token(sqlite.vault.db, sqlite.vault.clock, "read", timedelta(days=1), "ci",
+                            "ann"),
+        pg.service.create_token("read", timedelta(days=1), "ci", "ann"),
+    ]  # fmt: skip
+    tokens.revoke_token(sqlite.vault.db, sqlite.vault.clock, made[0][0].id, "ann")
+    pg.service.revoke_token(made[1][0].id, "ann")
+    rows = sqlite.vault.db.execute(
+        "SELECT action, actor, detail FROM audit WHERE action LIKE 'token_%' ORDER BY seq"
+    ).fetchall()
+    entries = [
+        [(str(r[0]), str(r[1]), json.loads(r[2])) for r in rows],
+        [
+            (e.action, e.actor, json.loads(e.detail))
+            for e in pg.storage.audit(pg.name)
+            if e.action.startswith("token_")
+        ],
+    ]
+    for (info, secret), said_ in zip(made, entries, strict=True):
+        assert [a for a, _, _ in said_] == ["token_created", "token_revoked"]
+        assert said_[0][2] == {"token": info.id, "role": "read", "expires_at": info.expires_at}
+        assert said_[1][2] == {"token": info.id}
+        assert secret.removeprefix(f"afd_{info.id}_") not in json.dumps(said_)
