@@ -316,3 +316,39 @@ def test_a_token_made_or_revoked_is_audited_alike_on_both(both: Any) -> None:
         assert said_[0][2] == {"token": info.id, "role": "read", "expires_at": info.expires_at}
         assert said_[1][2] == {"token": info.id}
         assert secret.removeprefix(f"afd_{info.id}_") not in json.dumps(said_)
+
+
+def test_a_mirror_follows_a_remainder_and_equals_a_rebuild(pg_url: str, tmp_path: Path) -> None:
+    """The mirror renders each batch as it stood: the sure part under the host's title and
+    heading, then the remainder a person approved (the proposed title, the heading moved onto
+    the claims written before); a mirror rebuilt from nothing makes the same commits."""
+    pytest.importorskip("pygit2")
+    from affidavit.mirror import check, mirror
+
+    front = PgFront(pg_url, f"held_m_{sha256_hex(str(tmp_path).encode())[:8]}", "trusted")
+    try:
+        ops = mixed(front.source)
+        ops[0]["title"] = "The bridge in Bristol"  # named by the uncertain claim only
+        ops[0]["section"] = "Bristol"
+        proposal = front.propose(ops)
+        assert proposal.status == "partial", proposal.message
+        held = {(w.part, w.verdict) for w in proposal.waiting}
+        assert ("claim 2", "uncertain") in held, held
+        folder = tmp_path / "mirror"
+        assert mirror(front.storage, front.name, folder).after == 1
+        first = (folder / "wiki" / "bridge.md").read_text()
+        assert "The bridge in Bristol" not in first and UNSURE not in first
+        assert front.approve(proposal.plan_id).applied
+        assert mirror(front.storage, front.name, folder).after == 2
+        assert check(front.storage, front.name, folder).ok
+        now = (folder / "wiki" / "bridge.md").read_text()
+        assert UNSURE in now
+        rebuilt = tmp_path / "rebuilt"
+        assert mirror(front.storage, front.name, rebuilt).after == 2
+        assert (rebuilt / "wiki" / "bridge.md").read_text() == now
+        import pygit2
+
+        heads = [str(pygit2.Repository(str(f)).head.target) for f in (folder, rebuilt)]
+        assert heads[0] == heads[1]
+    finally:
+        front.close()

@@ -253,7 +253,7 @@ class ContentWriter:
         texts = {t.what: t for t in result.texts}
         own = [c for c in result.claims if not c.role and c.passes]
         drafts = list(op.claims)
-        entry: dict[str, object] = {}
+        entry: dict[str, object] = {"page": page}  # the mirror follows the page's texts by it
         if rest is not None:  # completing an earlier apply: the held claims and texts only
             wrote = [w for w in rest.texts if w in texts and texts[w].passes]
             heading = "section heading" in wrote or (
@@ -261,8 +261,11 @@ class ContentWriter:
             )
             self._finish(op, page, wrote, rest)
             entry["remainder"] = wrote
+            if isinstance(op, CreatePage):  # what replaces the host's texts now (the mirror's)
+                entry["set"] = {w: getattr(op, w) for w in ("title", "summary") if w in wrote}
             if "section heading" in wrote and rest.written:
                 entry["moved"] = list(rest.written)
+                entry["section"] = op.section
             passing = [(c, drafts[c.index]) for c in own]
             title = f"{page} (the rest approved: {', '.join([*wrote, f'{len(passing)} claims'])})"
         else:
