@@ -4,6 +4,7 @@
 # libtasn1-doc and shared-mime-info: two real PDFs with no hidden text;
 # sqlite3-doc and git-doc: the real-docs corpora (../shared/data/realdocs, bench/bench_realdocs.py,
 # tests/test_realdocs_corpora.py);
+# libreoffice-writer-nogui (below): the rendered check of .docx/.odt.
 # wordnet-base: the WordNet 3.0 database scripts/build_wordnet_lexicon.py derives the support
 # check's paraphrase lexicon from (the package ships the derived file; it never needs Debian).
 set -euo pipefail
@@ -42,4 +43,13 @@ if [ "${#missing[@]}" -gt 0 ]; then
             exit 1
         fi
     done
+fi
+# LibreOffice Writer (no GUI): lays .docx and .odt out for the rendered visibility check
+# (sources/render_office.py; tests/test_office_rendered.py skips without it). Not installed when it
+# would upgrade a system package (apt_install says so); the tests then skip and say why.
+if ! command -v soffice >/dev/null 2>&1 && ! command -v libreoffice >/dev/null 2>&1; then
+    echo "== installing libreoffice-writer-nogui (apt-get)"
+    apt_install libreoffice-writer-nogui
+    command -v soffice >/dev/null 2>&1 ||
+        echo "warning: LibreOffice is not installed: tests/test_office_rendered.py will skip" >&2
 fi

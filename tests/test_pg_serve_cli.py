@@ -223,7 +223,7 @@ def test_bad_urls_and_options_are_refused_with_the_fix(url: str, tmp_path: Path)
         "sqlite-env": cli(*base, env={"AFFIDAVIT_DATABASE": "sqlite:///tmp/x.db"}),
         "unreachable": cli(*base, "--database", f"postgresql://me:{SECRET}@127.0.0.1:1/wiki"),
         "both": cli(*base, "--database", url, "--vault", str(tmp_path)),
-        "web": cli(*base, "--database", url, "--web"),
+        "web": cli(*base, "--database", url, "--web", "--workers", "2"),
         "team": cli(
             "team", "create", "x", "--owner", "me", "--database", f"mysql://u:{SECRET}@h/d"
         ),
@@ -233,7 +233,7 @@ def test_bad_urls_and_options_are_refused_with_the_fix(url: str, tmp_path: Path)
         "sqlite-env": "only PostgreSQL",
         "unreachable": "can't connect",
         "both": "give one of them",
-        "web": "web desk",
+        "web": "pass --workers 1 with --web",
         "team": "only PostgreSQL",
     }
     for kind, run in refused.items():

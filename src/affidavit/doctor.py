@@ -139,10 +139,18 @@ def quote_problems(
             "e.location FROM evidence e JOIN claims c ON c.id = e.claim_id "
             "WHERE c.status = 'active' ORDER BY e.claim_id, e.idx"
         ).fetchall()
+    return quote_row_problems(verifier, rows, _legacy_quotes(vault))
+
+
+def quote_row_problems(
+    verifier: Verifier, rows: Iterable[Any], legacy: dict[tuple[str, int], str] | None = None
+) -> tuple[int, list[QuoteProblem]]:
+    """:func:`quote_problems` over evidence rows read by the caller, of either backend (a
+    PostgreSQL vault's through ``affidavit doctor --database``); ``legacy`` the quotes m021 kept."""
     by_source: dict[str, list[tuple[Any, ...]]] = {}
     count = 0
     problems: list[QuoteProblem] = []
-    legacy = _legacy_quotes(vault)
+    legacy = legacy or {}
     for row in rows:
         count += 1
         old = legacy.get((row[0], row[2]))

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import click
 
 from ._common import echo_json, json_option, opened_vault, user_errors
+from .database import chosen, database_options, database_vault
+
+if TYPE_CHECKING:
+    from ..doctor import DoctorReport
 
 
 @click.command("doctor")
@@ -23,10 +30,26 @@ from ._common import echo_json, json_option, opened_vault, user_errors
     is_flag=True,
     help="Only print where the bytes are: the database by table, its free pages, the sources.",
 )
+@click.option(
+    "--mirror",
+    "mirror",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="With --database: also prove this folder is the vault's mirror (`affidavit mirror`).",
+)
+@database_options
 @json_option
 @click.pass_context
 @user_errors
-def doctor(ctx: click.Context, propose: bool, full: bool, stats: bool, as_json: bool) -> None:
+def doctor(
+    ctx: click.Context,
+    propose: bool,
+    full: bool,
+    stats: bool,
+    mirror: Path | None,
+    db_url: str | None,
+    db_vault: str | None,
+    as_json: bool,
+) -> None:
     """Re-hash sources, re-verify every quote, compare wiki/ with the database, check the
     audit chain and git. Exits 1 when anything is wrong.
 
@@ -41,7 +64,18 @@ def doctor(ctx: click.Context, propose: bool, full: bool, stats: bool, as_json: 
       affidavit doctor --json
       affidavit doctor --propose     # hand edits become a plan awaiting approval
       affidavit doctor --stats       # the database's size by table, beside the sources'
+      affidavit doctor --database postgresql://wiki@db/wiki --vault handbook [--mirror DIR]
+
+    With --database URL --vault NAME, check a vault of a PostgreSQL database on one snapshot:
+    sources re-hashed, every quote found again, every claim's support, the audit chain and the
+    batch sequence (every applied plan in exactly one batch); with --mirror DIR, that folder is
+    its mirror. Always a full check.
     """
+    db_url, db_vault = chosen(ctx, db_url, db_vault)
+    if db_vault is not None or mirror is not None:
+        _database_doctor(ctx, db_url, db_vault, mirror, propose=propose, stats=stats,
+                         as_json=as_json)  # fmt: skip
+        return
     if stats:
         _print_stats(ctx, as_json)
         return
@@ -61,17 +95,60 @@ def doctor(ctx: click.Context, propose: bool, full: bool, stats: bool, as_json: 
         else:
             for proposal in proposals:
                 click.echo(proposal.message)
-            click.echo(_summary(report.counts))
-            if report.clean:
-                click.echo("clean: sources, quotes, files, audit chain and git all agree")
-            for note in report.notes:
-                click.echo(f"note: {note}")
-            for finding in report.findings:
-                click.echo(f"✗ [{finding.check}] {finding.subject}: {finding.message}")
-                if finding.fix:
-                    click.echo(f"    fix: {finding.fix}")
+            _print_report(report, "clean: sources, quotes, files, audit chain and git all agree")
         if not report.clean:
             ctx.exit(1)
+
+
+def _print_report(report: DoctorReport, clean: str) -> None:
+    click.echo(_summary(report.counts))
+    if report.clean:
+        click.echo(clean)
+    for note in report.notes:
+        click.echo(f"note: {note}")
+    for finding in report.findings:
+        click.echo(f"✗ [{finding.check}] {finding.subject}: {finding.message}")
+        if finding.fix:
+            click.echo(f"    fix: {finding.fix}")
+
+
+def _database_doctor(
+    ctx: click.Context,
+    db_url: str | None,
+    db_vault: str | None,
+    mirror: Path | None,
+    *,
+    propose: bool,
+    stats: bool,
+    as_json: bool,
+) -> None:
+    if db_vault is None:
+        raise click.UsageError("--mirror checks a vault of a database: give --database URL "
+                               "--vault NAME too.")  # fmt: skip
+    if propose:
+        raise click.UsageError(
+            "--propose turns a vault folder's hand edits into a plan; a database vault's hand "
+            "edits come back from its mirror: run `affidavit mirror --database URL --vault NAME "
+            "DIR`, which proposes them."
+        )
+    if stats:
+        raise click.UsageError(
+            "--stats measures a vault folder's SQLite file; on PostgreSQL ask the database "
+            "(`SELECT pg_size_pretty(pg_total_relation_size(...))` per table of the vault's schema)."
+        )
+    from ..doctor_pg import run_pg_doctor
+
+    with database_vault(db_url, db_vault) as pg:
+        report = run_pg_doctor(pg.storage, pg.name, pg.config, mirror)
+    if as_json:
+        echo_json(report.to_json())
+    else:
+        _print_report(
+            report, "clean: sources, quotes, support, audit chain and batches all agree"
+            + (" with the mirror" if mirror is not None else "")
+        )  # fmt: skip
+    if not report.clean:
+        ctx.exit(1)
 
 
 def _print_stats(ctx: click.Context, as_json: bool) -> None:

@@ -15,6 +15,7 @@ from ..agents import local_actor
 from ..errors import ConfigError
 from ..vault import find_vault_root, open_vault
 from ._common import user_errors, vault_path
+from .database import chosen, database_options, database_vault
 
 INSTALL = "pip install 'affidavit[mcp]'"
 CLIENTS = ("claude-code", "claude-desktop", "cursor", "codex")
@@ -60,19 +61,27 @@ def _command() -> str:
     type=click.Choice(CLIENTS),
     help="Print the snippet that registers this vault with an agent, and exit.",
 )
+@database_options
 @click.pass_context
 @user_errors
-def mcp(ctx: click.Context, client: str | None) -> None:
+def mcp(ctx: click.Context, client: str | None, db_url: str | None, db_vault: str | None) -> None:
     """Serve the vault to an agent over MCP (stdio): it reads and proposes; you approve.
 
     \b
     The agent's plans wait in `affidavit inbox` for you, whatever policy.auto_apply says.
+    With --database URL --vault NAME, serve that vault of a PostgreSQL database instead (the
+    same tools; add_source refuses: sources go in through an ingest job).
 
     \b
     Examples:
       affidavit mcp --print-config claude-code   # register it, then let the agent work
       affidavit inbox && affidavit approve PLAN  # you decide what it proposed
+      affidavit mcp --database postgresql://wiki@db/wiki --vault handbook
     """
+    db_url, db_vault = chosen(ctx, db_url, db_vault)
+    if db_vault is not None:
+        _serve_database(client, db_url, db_vault)
+        return
     root = _root(ctx)
     if client is not None:
         click.echo(snippet(client, _command(), root))
@@ -86,6 +95,41 @@ def mcp(ctx: click.Context, client: str | None) -> None:
         build_server(Door(lambda: nullcontext(vault), local_actor())).run("stdio")
     finally:
         vault.close()
+
+
+def database_snippet(client: str, command: str, url: str, name: str) -> str:
+    """The text that registers vault ``name`` of the database at ``url`` with ``client``."""
+    from ..storage.url import redact
+
+    if redact(url) != url:
+        raise click.UsageError(
+            "the database URL holds a password, which the snippet would write into the agent's "
+            "configuration: keep it in ~/.pgpass or $PGPASSWORD and give the URL without it."
+        )
+    args = ["mcp", "--database", url, "--vault", name]
+    if client == "claude-code":
+        return f"claude mcp add --scope user affidavit -- {shlex.join([command, *args])}"
+    if client == "codex":
+        listed = ", ".join(_toml(a) for a in args)
+        return f"[mcp_servers.affidavit]\ncommand = {_toml(command)}\nargs = [{listed}]"
+    return json.dumps({"mcpServers": {"affidavit": {"command": command, "args": args}}}, indent=2)
+
+
+def _serve_database(client: str | None, url: str | None, name: str) -> None:
+    """``mcp --database URL --vault NAME``: the snippet, or the stdio server over that vault as
+    the local user (whose plans are an agent's: they wait for a person)."""
+    if client is not None:
+        if not url:
+            raise click.UsageError("--vault names a vault of a database: give --database URL too.")
+        click.echo(database_snippet(client, _command(), url, name))
+        return
+    try:
+        from ..mcp.pg import opened
+        from ..mcp.server import Door, build_server
+    except ImportError as exc:
+        raise click.ClickException(f"the MCP server needs the [mcp] extra: {INSTALL}") from exc
+    with database_vault(url, name) as pg:
+        build_server(Door(lambda: opened(pg), local_actor())).run("stdio")
 
 
 COMMANDS = [mcp]

@@ -204,7 +204,7 @@ def _serve_database(
     options = ServeOptions(
         socket_path=(socket_path or default_socket_path()).absolute(),
         vaults=[],
-        tcp=parse_tcp(tcp) if tcp else None,
+        tcp=parse_tcp(tcp) if tcp else (("127.0.0.1", 0) if web else None),
         shared=shared,
         allow_remote=allow_remote,
         workers=False,

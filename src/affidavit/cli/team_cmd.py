@@ -16,6 +16,7 @@ from ..errors import ConfigError
 from ._common import echo_json, json_option, user_errors
 
 if TYPE_CHECKING:
+    from ..sources.extract import Extracted
     from ..storage.postgres import PostgresStorage
 
 database_option = click.option(
@@ -101,9 +102,11 @@ def create(url: str, name: str, owner: str) -> None:
 @json_option
 @user_errors
 def add(url: str, name: str, file: Path, trust: str, ingest: bool, as_json: bool) -> None:
-    """Add FILE, a UTF-8 text or markdown file, to vault NAME as a source (its id is the SHA-256
-    of its bytes; the same bytes are one source). Other formats are not on PostgreSQL yet.
-    With --ingest, queue a job that ingests it (its plans are yours, as `affidavit ingest`'s).
+    """Add FILE to vault NAME as a source (its id is the SHA-256 of its bytes; the same bytes are
+    one source): any format `affidavit add` reads (markdown, text, HTML, PDF, Word, OpenDocument,
+    EPUB, PowerPoint, man pages…), its text extracted here and its hidden text flagged as on a
+    vault folder (W12). With --ingest, queue a job that ingests it (its plans are yours, as
+    `affidavit ingest`'s).
 
     \b
     Example:
@@ -113,18 +116,12 @@ def add(url: str, name: str, file: Path, trust: str, ingest: bool, as_json: bool
     from ..clock import iso, utc_now
 
     data = file.read_bytes()
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ConfigError(
-            f"{file} is not UTF-8 text; on PostgreSQL only text and markdown sources can be added "
-            "yet (extract its text to a .md file and add that)."
-        ) from None
-    media = "text/markdown" if file.suffix.lower() in (".md", ".markdown") else "text/plain"
+    media, extracted = _extracted(file, data)
     with _storage(url) as storage:
         source = storage.add_source(
             name, data, origin=str(file.resolve()), name=file.name, added_at=iso(utc_now()),
-            media_type=media, trust=trust,
+            media_type=media, trust=trust, text=extracted.text, flags=extracted.flags,
+            text_map=extracted.text_map,
         )  # fmt: skip
         job = _queue_ingest(storage, name, source) if ingest else None
     if as_json:
@@ -133,6 +130,24 @@ def add(url: str, name: str, file: Path, trust: str, ingest: bool, as_json: bool
     click.echo(f"Added {file.name} to vault {name}: source {source} ({trust}).")
     if job:
         click.echo(f"Queued job {job}; `affidavit worker --database URL` runs it.")
+
+
+def _extracted(file: Path, data: bytes) -> tuple[str, Extracted]:
+    """``file``'s media type and extracted text, map and flags, as a vault folder's source store
+    reads a new source (binary content under a text name refused; HTML and PDF rendered for what a
+    reader does not see; Word and OpenDocument by the rules, LibreOffice's layout being a vault's
+    `sources.render_office` option)."""
+    from ..sources.binary import binary_reason
+    from ..sources.extract import BINARY, MAN, SUPPORTED_HELP, detect_media_type, extract
+    from ..sources.roff import gunzip
+
+    media = detect_media_type(file.name, data)
+    if media not in BINARY and (why := binary_reason(gunzip(data) if media == MAN else data)):
+        raise ConfigError(
+            f"{file}: refusing binary content, although it is named as {media}: {why}. Affidavit "
+            f"reads text documents ({SUPPORTED_HELP}); convert it to text and add the result."
+        )
+    return media, extract(data, media)
 
 
 def _queue_ingest(storage: PostgresStorage, vault: str, source: str) -> str:

@@ -5,7 +5,8 @@ reads (the vault, search, pages, claims, the inbox) and the inbox's writes (nonc
 approve, reject) through the PostgreSQL door (:mod:`affidavit.service.pg_vaults`), token
 management for the vault's owner, jobs, and lint findings (list, show, decide, propose their
 fixes: :mod:`affidavit.service.pg_findings`), and ``/mcp/{vault}``: the MCP tools over the same
-services (:mod:`affidavit.mcp.pg`) behind the same guard. Any other route of a vault answers 501 with what
+services (:mod:`affidavit.mcp.pg`) behind the same guard, and with ``web`` the review desk
+(:mod:`affidavit.web`, over :mod:`affidavit.web.pg`). Any other route of a vault answers 501 with what
 works and what doesn't (:data:`~affidavit.service.pg_vaults.NOT_PORTED`), never a fallback to SQLite.
 """
 
@@ -458,6 +459,8 @@ def create_pg_app(
     *,
     stopping: threading.Event | None = None,
     threads: int = 16,
+    web: bool = False,
+    web_hosts: frozenset[str] = frozenset(),
 ) -> FastAPI:
     stop = stopping or threading.Event()
     mcp = _mcp_endpoint(registry)
@@ -498,6 +501,11 @@ def create_pg_app(
         route = mcp_route(mcp)
         app.router.routes.append(route)
         table.append(route)
+    if web:  # the review desk (serve --database URL --web): the same desk, over PgVault
+        from ..web import mount
+        from ..web.pg import pg_desk
+
+        mount(app, registry, table, web_hosts, opener=pg_desk)
     app.add_middleware(Guard, registry=registry, routes=lambda: table)
     app.add_middleware(RequestLog)
     return app

@@ -1,8 +1,8 @@
 """Running the daemon over a PostgreSQL database (``serve --database URL``): the same sockets,
 permissions, signals and shutdown as over SQLite vaults (:mod:`.runtime`), in one process or
 ``--workers N`` pre-forked ones sharing the sockets (:mod:`.prefork`; each opens its own
-connection pool after the fork), no job workers (jobs are not on PostgreSQL yet) and no web
-desk. The URL is never logged: the log and every message show it with its password masked
+connection pool after the fork), no job workers (``affidavit worker`` runs the jobs), and with
+``--web`` the review desk (one process: its sessions live in the daemon's memory). The URL is never logged: the log and every message show it with its password masked
 (:func:`affidavit.storage.url.redact`).
 """
 
@@ -20,6 +20,7 @@ from .logs import event, setup_logging
 from .prefork import SUPPORTED, Supervisor
 from .runtime import (
     ServeOptions,
+    _announce_web,
     _bind,
     _check_remote,
     _config,
@@ -30,16 +31,14 @@ from .runtime import (
     _Stopped,
 )
 
-NOT_YET = (
-    "on PostgreSQL the daemon serves the REST API of docs/team.md; {what} is not "
-    "on PostgreSQL yet. Drop {flag}, or serve a SQLite vault folder with --vault."
-)
-
 
 def check_options(options: ServeOptions) -> None:
     """Refuse what the PostgreSQL daemon doesn't do yet, naming it (never a silent SQLite)."""
-    if options.web:
-        raise ConfigError(NOT_YET.format(what="the web desk", flag="--web"))
+    if options.web and options.processes > 1:
+        raise ConfigError(
+            "--web keeps its login sessions in the daemon's memory, which worker processes don't "
+            "share: pass --workers 1 with --web."
+        )
     if options.processes > 1 and not SUPPORTED:
         raise ConfigError(
             f"--workers {options.processes}: this platform can't pre-fork worker processes "
@@ -70,8 +69,17 @@ def serve_database(options: ServeOptions, url: str, config: Config | None = None
                 options.shutdown_seconds,
             ).run()
         stopping = threading.Event()
-        app = create_pg_app(registry, stopping=stopping, threads=options.threads)
+        app = create_pg_app(
+            registry,
+            stopping=stopping,
+            threads=options.threads,
+            web=options.web,
+            web_hosts=frozenset({options.tcp[0]}) if options.tcp else frozenset(),
+        )
         unix_inode, tcp_address = _bind(options, sockets)
+        if options.web and tcp_address is not None:
+            host, port = sockets[-1].getsockname()[:2]
+            _announce_web(app, host, port)
         _listening(options, tcp_address)
         _Server(_config(app, options), stopping).run(sockets=sockets)
         return 0

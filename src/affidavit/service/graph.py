@@ -22,6 +22,26 @@ def wiki_graph(vault: Vault, *, sources: bool = False) -> dict[str, Any]:
         for r in vault.db.execute("SELECT slug, title FROM pages ORDER BY slug")
     }
     links = [(str(r[0]), str(r[1])) for r in vault.db.execute("SELECT src, dst FROM links")]
+    cites = None
+    if sources:
+        cites = [
+            (str(r[0]), str(r[1]), str(r[2]))
+            for r in vault.db.execute(
+                "SELECT DISTINCT c.page_slug, s.id, s.name FROM claims c "
+                "JOIN evidence e ON e.claim_id = c.id JOIN sources s ON s.id = e.source_id "
+                "WHERE c.status = 'active' AND c.page_slug != ''"
+            )
+        ]
+    return graph_of(pages, links, cites)
+
+
+def graph_of(
+    pages: dict[str, str],
+    links: list[tuple[str, str]],
+    cites: list[tuple[str, str, str]] | None,
+) -> dict[str, Any]:
+    """:func:`wiki_graph` of any backend's rows: ``pages`` (slug → title, in slug order),
+    ``links`` (src, dst), and ``cites`` (page, source id, source name) when sources are wanted."""
     linked = {dst for src, dst in links if src != dst}
     orphans = [slug for slug in pages if slug not in linked and slug not in GENERATED]
     broken = sorted({(src, dst) for src, dst in links if dst not in pages})
@@ -47,14 +67,9 @@ def wiki_graph(vault: Vault, *, sources: bool = False) -> dict[str, Any]:
         for src, dst in links
         if src in pages
     ]
-    if sources:
-        rows = vault.db.execute(
-            "SELECT DISTINCT c.page_slug, s.id, s.name FROM claims c "
-            "JOIN evidence e ON e.claim_id = c.id JOIN sources s ON s.id = e.source_id "
-            "WHERE c.status = 'active' AND c.page_slug != ''"
-        ).fetchall()
+    if cites is not None:
         seen: set[str] = set()
-        for slug, source_id, name in rows:
+        for slug, source_id, name in cites:
             if slug not in pages:
                 continue
             node = f"source:{source_id}"
@@ -96,4 +111,4 @@ def page_sources(vault: Vault, slug: str) -> list[dict[str, Any]]:
     return [{"id": r[0], "name": r[1], "trust": r[2], "claims": r[3]} for r in rows]
 
 
-__all__ = ["page_sources", "wiki_graph"]
+__all__ = ["graph_of", "page_sources", "wiki_graph"]

@@ -35,7 +35,8 @@ from ..storage import pg_served as rows
 from ..storage.base import AuditEntry, check_text, check_vault_name
 from ..storage.pg_search import PgFullText
 from ..storage.postgres import Conn, NothingSure, PostgresDoor, PostgresStorage
-from ..storage.postgres_content import decided_of
+from ..storage.postgres_content import decided_of, load_plan
+from ..store.batch import creation_order
 from .models import (
     ApproveManyResponse,
     ApproveResponse,
@@ -78,10 +79,11 @@ NOT_PORTED = (
     "(ingest of the sources sent, or a lint, run by `affidavit worker --database`); GET "
     "…/lint/findings, …/lint/findings/{id}; POST …/lint/findings/{id}/decision, …/lint/fixes. "
     "…/plans/approve previews (dry_run); sure_only applies what needs no person and keeps "
-    "the texts that wait as each plan's pending remainder, as on SQLite. The CLI's inbox, approve, reject, findings and lint take --database URL --vault "
-    "NAME. /mcp/{vault} serves the MCP tools (add_source refused: add sources with "
-    "`affidavit team add` or an ingest job). Not yet: running lint outside a job, watches and "
-    "the web desk (docs/team.md). Use them on a SQLite vault."
+    "the texts that wait as each plan's pending remainder, as on SQLite. The CLI's inbox, "
+    "approve, reject, findings and lint take --database URL --vault NAME. /mcp/{vault} serves the MCP tools (add_source refused: add sources with "
+    "`affidavit team add` or an ingest job). serve --web serves the review desk at /web/. Not "
+    "yet: running lint outside a job, watches, and retracting a source on the desk "
+    "(docs/team.md). Use them on a SQLite vault."
 )
 
 
@@ -484,6 +486,9 @@ class PgVault:
         nothing goes in without a person is left waiting (``applied: false``)."""
         with self._read() as conn:
             ids = list(dict.fromkeys(rows.resolve_plan(conn, self.schema, r) for r in refs))
+            # a plan that extends a page another of the batch creates goes after it (as SQLite's
+            # door orders a batch): `approve --all` in the inbox's order would refuse it
+            ids = creation_order([(i, load_plan(conn, self.schema, i)) for i in ids])
         if not ids:
             raise ConflictError("name at least one plan to approve (`affidavit inbox` lists them).")
         preview = self.preview(ids)

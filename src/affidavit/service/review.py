@@ -23,7 +23,7 @@ from ..lint.fixes import propose_fixes
 from ..plan.schema import SLUG_PATTERN
 from ..retract import SourceRetraction, describe_radius, propose_source_retraction
 from ..sources.extract import location
-from ..sources.store import SourceStore
+from ..sources.store import SourceRecord, SourceStore
 from ..store.audit import verify_chain
 from ..vault import Vault
 
@@ -52,7 +52,11 @@ def excerpt(vault: Vault, source_ref: str, start: int, end: int) -> Excerpt:
     """The stored text of a source at ``start:end`` with :data:`EXCERPT_CHARS` either side."""
     store = SourceStore(vault)
     record = store.get(source_ref)
-    text = store.text(record.id)
+    return cut(record, store.text(record.id), start, end)
+
+
+def cut(record: SourceRecord, text: str, start: int, end: int) -> Excerpt:
+    """``text`` (the stored text of ``record``) at ``start:end`` with what surrounds it."""
     if not 0 <= start <= end <= len(text):
         raise NotFoundError(
             f"source {record.id[:12]} has {len(text)} characters; there is no span {start}–{end}."

@@ -565,9 +565,11 @@ class PostgresStorage:
         media_type: str = "text/plain",
         trust: str = "semi-trusted",
         flags: list[Flag] | None = None,
+        text_map: dict[str, Any] | None = None,
     ) -> str:
         """Store a source's bytes under their SHA-256 (the same bytes are one source); returns
-        the id. ``text`` and ``flags``: its extracted text and its flags; given neither, a
+        the id. ``text``, ``flags`` and ``text_map``: its extracted text, its flags and how the
+        text's offsets map to the original (pages of a PDF…); given neither text nor flags, a
         markdown or plain text is extracted here as on SQLite (``sources.extract``: hidden inline
         HTML and comments flagged, W12), any other type read as UTF-8 and scanned."""
         from ..sources.extract import MARKDOWN, PLAIN, extract
@@ -585,6 +587,7 @@ class PostgresStorage:
             return add_source(
                 conn, schema, data, text=text, origin=origin, name=name,
                 media_type=media_type, trust=trust, added_at=added_at, flags=flags,
+                text_map=text_map,
             )  # fmt: skip
 
     def source(self, vault: str, source_id: str) -> SourceRecord:

@@ -139,6 +139,38 @@ def creates(plan: Plan, ops: list[int]) -> set[str]:
     return {op.slug for i in ops if isinstance(op := plan.operations[i], CreatePage)}
 
 
+def creation_order(plans: list[tuple[str, Plan]]) -> list[str]:
+    """The plans' ids reordered so a plan that extends a page another of them creates comes after
+    it, otherwise in the order given (stable); a cycle keeps the given order for its plans (the
+    door then refuses what doesn't fit, naming the plan). For a door that checks each plan
+    against the wiki as the batch has made it (PostgreSQL's); SQLite's is
+    :func:`dependency_order`."""
+    creator: dict[str, str] = {}
+    for plan_id, plan in plans:
+        for slug in creates(plan, list(range(len(plan.operations)))):
+            creator.setdefault(slug, plan_id)
+    after = {
+        plan_id: {
+            creator[slug]
+            for op in plan.operations
+            for slug in _needs(op)
+            if slug in creator and creator[slug] != plan_id
+        }
+        for plan_id, plan in plans
+    }
+    ordered: list[str] = []
+    placed: set[str] = set()
+    while len(ordered) < len(plans):
+        ready = [i for i, _ in plans if i not in placed and after[i] <= placed]
+        if not ready:  # a cycle: the rest as given
+            ready = [i for i, _ in plans if i not in placed]
+            ordered += ready
+            break
+        ordered.append(ready[0])
+        placed.add(ready[0])
+    return ordered
+
+
 def _refuse_missing_own_pages(
     plan_id: str, plan: Plan, selection: list[int], open_ops: list[int]
 ) -> None:

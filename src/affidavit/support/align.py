@@ -136,12 +136,27 @@ def semantic(t: Token, u: Token) -> str:
         # an adverb is often an adjective the tagger misread ("hard to forecast")
         if wordnet.synonyms(t.lemma, u.lemma, pos):
             return SYNONYM
-    if wordnet.derived(t.lemma, a, u.lemma, b) or wordnet.derived_synonym(t.lemma, a, u.lemma, b):
+    if (
+        wordnet.derived(t.lemma, a, u.lemma, b) or wordnet.derived_synonym(t.lemma, a, u.lemma, b)
+    ) and not _doer_of(t, u):
         return DERIVED
     for pos in poses:
         if wordnet.broader(t.lemma, u.lemma, pos):
             return BROADER
     return ""
+
+
+def _doer_of(t: Token, u: Token) -> bool:
+    """The text's noun ``t`` and the quote's ``u``: one names the person who does what the
+    other names ("saxophonist" / "saxophone", "scientist" / "science"): derived, but not the
+    same thing — unless the quote's thing names the kind of a person it stands on ("saxophone
+    players" for the text's "saxophonists")."""
+    if wn_pos(t) != "n" or wn_pos(u) != "n":
+        return False
+    person = wordnet.kind_of("person", t.lemma)
+    if person == wordnet.kind_of("person", u.lemma):
+        return False
+    return not (person and u.dep == "compound")
 
 
 NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "non", "dis")

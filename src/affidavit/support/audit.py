@@ -22,7 +22,9 @@ from typing import cast
 
 from ..errors import AffidavitError
 from ..evidence import normalize_quote
+from ..evidence.verify import SourceTexts
 from ..sources.store import SourceStore
+from ..storage.queries import Sql, plain_rows
 from .checker import SupportChecker
 from .context import headings_above
 from .rules import SUPPORTED, UNCERTAIN, UNSUPPORTED
@@ -100,8 +102,8 @@ def support_problems(
 
 
 def rejudge(
-    db: sqlite3.Connection,
-    store: SourceStore,
+    db: Sql,
+    store: SourceTexts,
     checker: SupportChecker | None = None,
     claim_ids: list[str] | None = None,
 ) -> Rejudged:
@@ -109,8 +111,7 @@ def rejudge(
     :func:`support_problems`), with what changed since each was admitted."""
     checker = checker or SupportChecker()
     current = check_version(checker.model)
-    cursor = db.cursor()
-    cursor.row_factory = None
+    cursor = plain_rows(db)
     only = "" if claim_ids is None else "AND c.id IN (SELECT value FROM json_each(?)) "
     rows = cursor.execute(
         'SELECT c.id, c.page_slug, c.text, e.source_id, e.start, e."end", e.quote, '

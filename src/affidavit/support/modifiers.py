@@ -138,3 +138,46 @@ def borrowed_modifiers(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Cha
             )
         )
     return out
+
+
+ARGUMENTS = frozenset(["nsubj", "nsubjpass", "dobj", "pobj"])
+
+
+def modifier_as_thing(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
+    """A bare text noun that stands as a thing of its own, an argument ("was in *a film*"),
+    where the quote has the word only as a kind of another noun the text never restates ("his
+    *film* career"): likely (uncertain) — a career in film is not a film. Not a predicate noun
+    ("are islands" for "island groups") nor a noun the text describes as the quote does."""
+    out: list[Change] = []
+    for t in text:
+        m = a.matches.get(t.i)
+        if m is None or t.pos != "NOUN" or t.dep not in ARGUMENTS or m.how not in _SAME:
+            continue
+        if any(o.quote != m.quote or o.index != m.index for o in a.options.get(t.i, ())):
+            continue  # the word stands elsewhere in the quotes too
+        if any(text[c].dep in MODIFIERS for c in text.children[t.i]):
+            continue  # described in the text too ("civil engineering"): a phrase restated
+        if any(text[c].dep == "nummod" for c in text.children[t.i]):
+            continue  # a measure ("over eight years" for "an eight-year study")
+        quote = quotes[m.quote]
+        word = quote[m.index]
+        if word.dep != "compound" or quote[word.head].pos != "NOUN" or word.head == m.index:
+            continue
+        owner = quote[word.head]
+        if any(x.quote == m.quote and x.index == word.head for x in a.matches.values()):
+            continue
+        if any(u.lemma == owner.lemma for u in text):
+            continue
+        hm = a.matches.get(t.head)
+        if hm is not None and hm.quote == m.quote and hm.index == owner.head:
+            continue  # in the noun's own slot: "The DVD sold" for "the DVD release sold"
+        out.append(
+            Change(
+                "merge",
+                False,
+                (t.text,),
+                f"'{t.text}' stands in the quote only as a kind of '{owner.text}' "
+                f"('{word.text} {owner.text}')",
+            )
+        )
+    return out

@@ -104,7 +104,8 @@ def bound_found(
             return "inside" if low > value else "outside" if high < value else "same"
         return "inside" if high < value else "outside" if low > value else "same"
 
-    low, high, theirs = min(spans, key=lambda s: min(abs(s[0] - value), abs(s[1] - value)))
+    near = [s for s in spans if min(_ratio(s[0], value), _ratio(s[1], value)) < 3]
+    low, high, theirs = min(near or spans, key=lambda s: min(abs(s[0] - value), abs(s[1] - value)))
     verdict = side(low, high)
     if theirs in BOUNDS or theirs in APPROXIMATE:
         return "soft", f"'{before}' a number the quotes only bound or approximate"
@@ -113,6 +114,16 @@ def bound_found(
     if verdict == "same":
         return "soft", f"'{before}' a number the quotes state"
     return "hard", ""  # the number the text most likely restates lies outside its bound
+
+
+def _ratio(theirs: Decimal, value: Decimal) -> Decimal:
+    """Orders of magnitude between a quoted number and the text's (0 for the same scale; a
+    large number for one not positive). A bound is read against numbers of its own scale when
+    the quote has some: "under $100 million" against the quote's "$800 million", not its
+    "ten-year" (by difference alone 10 is nearer to 100,000,000 than 800,000,000 is)."""
+    if theirs > 0 and value > 0:
+        return abs((theirs / value).log10())
+    return Decimal(99)
 
 
 def _rounds_to(exact: Decimal, rounded: Decimal) -> bool:

@@ -120,12 +120,20 @@ def quantifier_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Cha
         if change and not (change.clear is False and _stated_elsewhere(text, quotes, mine)):
             out.append(change)
     # nouns whose predicate the quotes don't restate
+    said = {t.lower for t in text}
     for t in text:
         if t.pos not in ("NOUN", "PROPN"):
             continue
         m = a.matches.get(t.i)
         if m is None:
             continue
+        rare = _rarely_on_phrase(quotes[m.quote], m.index)
+        if rare and not said & set(RARELY):
+            out.append(
+                Change(
+                    "quantifier", False, (t.text,), f"'{t.text}' — the quote says '{rare}' of it"
+                )
+            )
         mine = [(n, k) for n, k in quantifiers(text, t.i) if n not in done]
         if not mine:
             continue
@@ -134,6 +142,21 @@ def quantifier_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Cha
         if change and not (change.clear is False and _stated_elsewhere(text, quotes, mine)):
             out.append(change)
     return out
+
+
+RARELY = ("rarely", "seldom", "hardly", "scarcely", "barely", "never")
+
+
+def _rarely_on_phrase(quote: Tree, i: int) -> str:
+    """The frequency word that restricts the preposition ``i`` stands after ("for both families
+    and kids, and *rarely* for adults"): a text that drops it states the rare as the rule."""
+    if quote[i].dep != "pobj":
+        return ""
+    prep = quote[i].head
+    for c in quote.children[prep]:
+        if quote[c].dep == "advmod" and quote[c].lower in RARELY:
+            return quote[c].text
+    return ""
 
 
 def _stated_elsewhere(text: Tree, quotes: list[Tree], mine: list[tuple[int, str]]) -> bool:

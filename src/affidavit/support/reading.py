@@ -71,6 +71,9 @@ def _decimal(token: str) -> Decimal | None:
         return None
 
 
+_YEAR_BOUNDS = frozenset(["before", "after", "since", "until"]) & _COMPARATIVES
+
+
 @lru_cache(maxsize=65536)
 def _fold(word: str) -> str:
     """Casefolded, without accents: ``Pavón`` and ``Pavon`` are one name."""
@@ -379,11 +382,19 @@ class _Reader:
     def comparative(self) -> str:
         return self.previous if self.previous in _COMPARATIVES else ""
 
+    def year_bound(self, position: int) -> str:
+        """The bound of time before "the year" that precedes ``position`` ("before the year
+        2009": a year before 2009, not in it)."""
+        words = [t[5] for t in self.tokens[max(0, position - 3) : position]]
+        if len(words) == 3 and words[1:] == ["the", "year"] and words[0] in _YEAR_BOUNDS:
+            return words[0]
+        return ""
+
     def number(self, position: int, text: str, suffix: str) -> None:
         value = _decimal(text)
         if value is None:
             return
-        before = self.comparative()
+        before = self.comparative() or self.year_bound(position)
         if suffix in _ORDINAL_SUFFIXES:
             self.fact(text + suffix, value, "ord", before)
         elif suffix == "s" and len(text) == 4:

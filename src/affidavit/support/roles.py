@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .align import Alignment, Match, content, semantic
+from .antecedent import points_back, renamed
 from .facts import MONTHS
 from .tree import CLAUSE, Change, Tree
 from .units import UNITS
@@ -556,7 +557,8 @@ def cross_quote(a: Alignment, text: Tree, quotes: list[Tree], bridged: set[int])
     """Words the text joins to a word of another quote, where neither quote states the relation
     ("proclaimed (one quote) … during the War (another)"): uncertain. Clauses joined to clauses
     (coordination, relative clauses), resolved pronouns and frames cut from the same sentence
-    are not such relations. A word the quotes state twice ("installed" in two quotes) must have
+    are not such relations, nor a word from the quote a pointing phrase points back to ("that
+    instability", :mod:`.antecedent`). A word the quotes state twice ("installed" in two quotes) must have
     one occurrence that holds all the text hangs on it."""
     dependents: dict[int, list[int]] = {}
     for t in text:
@@ -570,7 +572,13 @@ def cross_quote(a: Alignment, text: Tree, quotes: list[Tree], bridged: set[int])
         occurrences = [a.matches[g], *a.options.get(g, ())]
         best: list[int] = []
         for o in occurrences:
-            loose = [t for t in deps if not _stated_with(a, quotes, t, o, text, g)]
+            loose = [
+                t
+                for t in deps
+                if not _stated_with(a, quotes, t, o, text, g)
+                and not points_back(a, quotes, text, t, o)
+                and not renamed(a, quotes, t, o)
+            ]
             if not best or len(loose) < len(best):
                 best = loose
             if not loose:

@@ -31,7 +31,7 @@ from .edits import edit_changes
 from .exchange import exchange_changes
 from .heading import heading_fills
 from .links import change_comparatives, degree_changes, link_changes
-from .modifiers import borrowed_modifiers, moved_modifiers
+from .modifiers import borrowed_modifiers, modifier_as_thing, moved_modifiers
 from .order import order_changes
 from .overreach import universal_changes
 from .parse import parse_many
@@ -120,6 +120,7 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
         changes += amount_changes(mine, theirs)
     changes += moved_modifiers(a, mine, theirs)
     changes += borrowed_modifiers(a, mine, theirs)
+    changes += modifier_as_thing(a, mine, theirs)
     changes += exchange_changes(a, mine, theirs)
     changes += description_changes(a, mine, theirs)
     fillers, bridged = filler_changes(a, mine, theirs, known)

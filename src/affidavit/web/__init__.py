@@ -4,7 +4,9 @@
 (a browser carries no bearer token) and do their own authentication: a session cookie from a
 one-time login link or a token login (:mod:`.session`), a CSRF token and same-origin checks on
 every POST (:mod:`.desk`). Roles are the API's (``Principal.role_on``); decisions go through the
-same service functions as the API's routes (:mod:`.review`, :mod:`.browse`).
+same service functions as the API's routes (:mod:`.review`, :mod:`.browse`), through one small
+protocol (:class:`~.wiki.DeskWiki`) with a SQLite vault's implementation and a PostgreSQL
+database's (:mod:`.pg`, ``serve --database URL --web``).
 """
 
 from __future__ import annotations
@@ -14,11 +16,10 @@ from typing import Any
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
-from ..server.auth import ACCESS_KEY, PRINCIPAL_KEY, Principal
-from ..server.registry import Registry
+from ..server.auth import ACCESS_KEY, PRINCIPAL_KEY, Principal, Vaults
 from ..service.backend import Forbidden
 from . import browse, changes, graph, review, upkeep
-from .desk import HERE, SECURITY_HEADERS, WebDesk, WebRefusal
+from .desk import HERE, SECURITY_HEADERS, Opener, WebDesk, WebRefusal
 from .session import COOKIE, LoginRefused, same_origin
 
 STATIC = {
@@ -109,9 +110,17 @@ def _link_route(desk: WebDesk) -> APIRouter:
     return router
 
 
-def mount(app: FastAPI, registry: Registry, table: list[Any], hosts: frozenset[str]) -> WebDesk:
-    """Add the desk to ``app``; its routes join ``table`` (the guard's route list)."""
-    desk = WebDesk(registry, hosts)
+def mount(
+    app: FastAPI,
+    registry: Vaults,
+    table: list[Any],
+    hosts: frozenset[str],
+    opener: Opener | None = None,
+) -> WebDesk:
+    """Add the desk to ``app``; its routes join ``table`` (the guard's route list). ``opener``
+    opens a served vault as the desk's :class:`~.wiki.DeskWiki` (SQLite's by default; a
+    PostgreSQL database's: :func:`.pg.pg_desk`)."""
+    desk = WebDesk(registry, hosts, opener)
     router = APIRouter(include_in_schema=False)
     _login_routes(desk, router)
     changes.routes(desk, router)

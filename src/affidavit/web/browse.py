@@ -7,6 +7,7 @@ gate, then the inbox), and needs the propose role like the API's route.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -15,10 +16,9 @@ from fastapi.responses import Response
 from ..service import review
 from ..service import vaults as svc
 from ..service.graph import page_sources
-from ..service.models import AskRequest
+from ..service.models import AskRequest, PageDetail
 from ..vault import Vault
 from .desk import WebDesk, WebRefusal
-from .upkeep import source_view
 
 AUDIT_SHOWN = 50
 """Audit entries per page of the desk's audit screen (newest first)."""
@@ -27,6 +27,22 @@ AUDIT_SHOWN = 50
 def page_view(vault: Vault, slug: str) -> dict[str, Any]:
     """A page as sections of claims, each with numbered footnotes into their sources."""
     page = svc.get_page(vault, slug, with_markdown=False)
+    return page_screen(
+        page,
+        lambda source_id: svc.get_source(vault, source_id).name,
+        lambda: review.page_history(vault, slug),
+        lambda: page_sources(vault, page.slug),
+    )
+
+
+def page_screen(
+    page: PageDetail,
+    name_of: Callable[[str], str],
+    history: Callable[[], list[Any]],
+    sources: Callable[[], list[dict[str, Any]]],
+) -> dict[str, Any]:
+    """The page screen of either backend: ``name_of`` a source's name by id, ``history`` the
+    changes that wrote the page (newest first), ``sources`` the sources behind it."""
     sections: dict[str, list[dict[str, Any]]] = {}
     notes: list[dict[str, Any]] = []
     names: dict[str, str] = {}
@@ -34,7 +50,7 @@ def page_view(vault: Vault, slug: str) -> dict[str, Any]:
         refs = []
         for ev in claim.evidence:
             if ev.source_id not in names:
-                names[ev.source_id] = svc.get_source(vault, ev.source_id).name
+                names[ev.source_id] = name_of(ev.source_id)
             notes.append({"n": len(notes) + 1, "ev": ev, "name": names[ev.source_id]})
             refs.append(len(notes))
         sections.setdefault(claim.section or "", []).append({"claim": claim, "refs": refs})
@@ -42,8 +58,19 @@ def page_view(vault: Vault, slug: str) -> dict[str, Any]:
         "page": page,
         "sections": sections,
         "notes": notes,
-        "history": review.page_history(vault, slug),
-        "sources": page_sources(vault, page.slug),
+        "history": history(),
+        "sources": sources(),
+    }
+
+
+def audit_view(vault: Vault, before: int | None) -> dict[str, Any]:
+    """The audit screen: entries newest first before ``before``, and the chain's verdict."""
+    entries, older = review.audit_newest(vault, before, AUDIT_SHOWN)
+    return {
+        "entries": entries,
+        "older": older,
+        "newest": before is None,
+        "problems": review.audit_verdict(vault),
     }
 
 
@@ -51,19 +78,19 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
     @router.get("/web/{vault}/pages")
     async def pages(request: Request, vault: str) -> Response:
         visit = desk.visit(request, vault)
-        rows = await desk.run(visit, svc.list_pages)
+        rows = await desk.run(visit, lambda w: w.pages())
         return desk.page("pages.html", **desk.context(visit, pages=rows, title="Pages"))
 
     @router.get("/web/{vault}/pages/{slug}")
     async def page(request: Request, vault: str, slug: str) -> Response:
         visit = desk.visit(request, vault)
-        view = await desk.run(visit, lambda v: page_view(v, slug))
+        view = await desk.run(visit, lambda w: w.page_view(slug))
         return desk.page("page.html", **desk.context(visit, title=view["page"].title, **view))
 
     @router.get("/web/{vault}/sources")
     async def sources(request: Request, vault: str) -> Response:
         visit = desk.visit(request, vault)
-        rows = await desk.run(visit, svc.list_sources)
+        rows = await desk.run(visit, lambda w: w.sources())
         return desk.page("sources.html", **desk.context(visit, sources=rows, title="Sources"))
 
     @router.get("/web/{vault}/sources/{source_id}")
@@ -71,11 +98,7 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
         request: Request, vault: str, source_id: str, start: int = 0, end: int = 0
     ) -> Response:
         visit = desk.visit(request, vault)
-
-        def work(v: Vault) -> dict[str, Any]:
-            return source_view(v, source_id, start, end)
-
-        view = await desk.run(visit, work)
+        view = await desk.run(visit, lambda w: w.source_view(source_id, start, end))
         title = f"Source {view['source'].name}"
         return desk.page("source.html", **desk.context(visit, title=title, **view))
 
@@ -84,15 +107,7 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
         visit = desk.visit(request, vault)
         if len(q) > 1000:
             raise WebRefusal(400, "the query is longer than 1000 characters.", "Shorten it.")
-        served = visit.served
-        assert served is not None
-        result = (
-            await desk.run(
-                visit, lambda v: svc.search(v, q, 10, "untrusted", served.vector_search(v))
-            )
-            if q.strip()
-            else None
-        )
+        result = await desk.run(visit, lambda w: w.search(q)) if q.strip() else None
         context = desk.context(visit, title="Search and ask", q=q, result=result, answer=None)
         return desk.page("search.html", **context)
 
@@ -105,14 +120,9 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
             desk.require(visit, "propose", "saving an answer as a page proposal")
         if not question:
             raise WebRefusal(400, "ask a question.", "Type it in the box.")
-        served = visit.served
-        assert served is not None
         actor = visit.session.principal.actor  # a token's saved answer is its plan (W13)
         answer = await desk.run(
-            visit,
-            lambda v: svc.ask(
-                v, AskRequest(question=question, save=save), served.vector_search(v), actor
-            ),
+            visit, lambda w: w.ask(AskRequest(question=question, save=save), actor)
         )
         context = desk.context(visit, title="Search and ask", q=question, result=None)
         return desk.page("search.html", answer=answer, **context)
@@ -120,18 +130,8 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
     @router.get("/web/{vault}/audit")
     async def audit(request: Request, vault: str, before: int | None = None) -> Response:
         visit = desk.visit(request, vault)
-
-        def work(v: Vault) -> dict[str, Any]:
-            entries, older = review.audit_newest(v, before, AUDIT_SHOWN)
-            return {
-                "entries": entries,
-                "older": older,
-                "newest": before is None,
-                "problems": review.audit_verdict(v),
-            }
-
-        view = await desk.run(visit, work)
+        view = await desk.run(visit, lambda w: w.audit_view(before))
         return desk.page("audit.html", **desk.context(visit, title="Audit log", **view))
 
 
-__all__ = ["page_view", "routes"]
+__all__ = ["AUDIT_SHOWN", "audit_view", "page_screen", "page_view", "routes"]

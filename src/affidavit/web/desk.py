@@ -10,7 +10,7 @@ again before it calls a service.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,13 +22,14 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.concurrency import run_in_threadpool
 
 from ..errors import AffidavitError, ConflictError
-from ..server.auth import allows
+from ..server.auth import Served, Vaults, allows
 from ..server.errors import status_of
-from ..server.registry import Registry, ServedVault
+from ..server.registry import ServedVault
 from ..service.backend import Forbidden
 from ..service.review import StaleScreen
 from ..vault import Vault
 from .session import COOKIE, SESSION_HOURS, Session, Sessions, csrf_ok, host_ok, same_origin
+from .wiki import DeskWiki, SqliteDesk
 
 HERE = Path(__file__).parent
 T = TypeVar("T")
@@ -62,6 +63,8 @@ class WebRefusal(Exception):
             403: "Not allowed",
             404: "Not found",
             409: "Not done",
+            501: "Not on PostgreSQL yet",
+            503: "The database did not answer",
         }.get(status, "Refused")
 
     @classmethod
@@ -93,7 +96,7 @@ class Visit:
 
     session: Session
     cookie: str
-    served: ServedVault | None = None
+    served: Served | None = None
     role: str | None = None
     form: dict[str, list[str]] = field(default_factory=dict)
 
@@ -108,10 +111,17 @@ class Visit:
 class WebDesk:
     """The desk of one daemon: its sessions, templates and the hosts it answers to."""
 
-    def __init__(self, registry: Registry, extra_hosts: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        registry: Vaults,
+        extra_hosts: frozenset[str] = frozenset(),
+        opener: Opener | None = None,
+    ) -> None:
         from .session import LOOPBACK_NAMES
 
         self.registry = registry
+        self.opener: Opener = opener or sqlite_desk
+        """The vault of a visit as a :class:`~.wiki.DeskWiki`: SQLite's, or PostgreSQL's."""
         self.sessions = Sessions(registry)
         self.hosts = LOOPBACK_NAMES | {h.lower() for h in extra_hosts}
         self.base_url = ""
@@ -176,7 +186,7 @@ class WebDesk:
             )
         visit = Visit(session=session, cookie=cookie)
         if vault is not None:
-            served = self.registry.vaults.get(vault)
+            served = self.registry.find(vault)
             role = session.principal.role_on(served) if served is not None else None
             if served is None or role is None:
                 raise WebRefusal(404, f"you have no vault {vault!r} here.", "Go back to /web/.")
@@ -212,20 +222,35 @@ class WebDesk:
             )
 
     @contextmanager
-    def borrow(self, visit: Visit) -> Iterator[Vault]:
+    def borrow(self, visit: Visit) -> Iterator[DeskWiki]:
         assert visit.served is not None
         try:
-            with visit.served.borrow() as vault:
-                yield vault
+            with self.opener(visit.served) as wiki:
+                yield wiki
         except (AffidavitError, Forbidden) as exc:
             raise WebRefusal.of(exc) from exc
 
-    async def run(self, visit: Visit, work: Callable[[Vault], T]) -> T:
-        """``work`` on a borrowed vault, in the thread pool (SQLite and git block)."""
+    async def run(self, visit: Visit, work: Callable[[DeskWiki], T]) -> T:
+        """``work`` on the visit's vault, in the thread pool (SQLite, git and the database
+        block)."""
 
         def call() -> T:
-            with self.borrow(visit) as vault:
-                return work(vault)
+            with self.borrow(visit) as wiki:
+                return work(wiki)
+
+        return await run_in_threadpool(call)
+
+    async def run_sqlite(
+        self, visit: Visit, what: str, instead: str, work: Callable[[Vault], T]
+    ) -> T:
+        """``work`` on a SQLite vault; on a vault of a PostgreSQL database, a page saying that
+        ``what`` is not served there yet and what to do ``instead``."""
+
+        def call() -> T:
+            with self.borrow(visit) as wiki:
+                if not isinstance(wiki, SqliteDesk):
+                    raise not_ported(what, instead)
+                return work(wiki.vault)
 
         return await run_in_threadpool(call)
 
@@ -243,4 +268,33 @@ class WebDesk:
         }
 
 
-__all__ = ["SECURITY_HEADERS", "Offer", "Visit", "WebDesk", "WebRefusal"]
+Opener = Callable[[Any], AbstractContextManager[DeskWiki]]
+"""Opens a served vault for one request as a :class:`~.wiki.DeskWiki`."""
+
+
+@contextmanager
+def sqlite_desk(served: ServedVault) -> Iterator[DeskWiki]:
+    """A served SQLite vault, borrowed for one request."""
+    with served.borrow() as vault:
+        yield SqliteDesk(vault, served)
+
+
+def not_ported(what: str, instead: str) -> WebRefusal:
+    return WebRefusal(
+        501,
+        f"{what} is not on the web desk over a PostgreSQL database yet.",
+        f"{instead} Everything else of the desk works here: the inbox, plans, pages, sources, "
+        "search, ask, lint, jobs, the graph and the audit log.",
+    )
+
+
+__all__ = [
+    "SECURITY_HEADERS",
+    "Offer",
+    "Opener",
+    "Visit",
+    "WebDesk",
+    "WebRefusal",
+    "not_ported",
+    "sqlite_desk",
+]

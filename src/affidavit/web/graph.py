@@ -7,7 +7,6 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
-from ..service.graph import wiki_graph
 from .desk import SECURITY_HEADERS, WebDesk
 
 
@@ -15,7 +14,7 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
     @router.get("/web/{vault}/graph")
     async def graph_page(request: Request, vault: str, sources: int = 0) -> Response:
         visit = desk.visit(request, vault)
-        graph = await desk.run(visit, lambda v: wiki_graph(v, sources=False))
+        graph = await desk.run(visit, lambda w: w.graph(False))
         context = desk.context(
             visit,
             title="Graph",
@@ -30,7 +29,7 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
     @router.get("/web/{vault}/graph.json")
     async def graph_json(request: Request, vault: str, sources: int = 0) -> Response:
         visit = desk.visit(request, vault)
-        graph = await desk.run(visit, lambda v: wiki_graph(v, sources=bool(sources)))
+        graph = await desk.run(visit, lambda w: w.graph(bool(sources)))
         return JSONResponse(graph, headers=SECURITY_HEADERS)
 
 

@@ -9,6 +9,7 @@ refusal of its own kind: a decision sent from a screen that showed the plan in a
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -19,10 +20,11 @@ from ..agents import PROPOSER_SAYS
 from ..errors import ConflictError
 from ..service import review
 from ..service import vaults as svc
-from ..service.models import PlanDetail, SourceOut
+from ..service.models import PlanDetail, PlanPreview, SourceOut
 from ..vault import Vault
 from .changes import decide_url, next_pending, together_offer
 from .desk import Offer, Visit, WebDesk, WebRefusal
+from .wiki import Choice, Decided
 
 
 def plan_view(vault: Vault, plan_id: str, vault_name: str = "") -> dict[str, Any]:
@@ -30,6 +32,35 @@ def plan_view(vault: Vault, plan_id: str, vault_name: str = "") -> dict[str, Any
     detail = svc.plan_detail(vault, plan_id)
     record = inbox.get_plan(vault, detail.id)
     pending = set(inbox.pending_ops(vault, record)) if record.status == "pending" else set()
+    together: tuple[list[str], Offer | None] = ([], None)
+    preview = None
+    if record.status == "pending":
+        together = together_offer(vault, vault_name, detail.id)
+        preview = svc.approval_preview(vault, [detail.id])[0]
+    return plan_screen(
+        detail,
+        pending,
+        lambda source_id: svc.get_source(vault, source_id),
+        lambda op: _before(vault, op),
+        together,
+        preview,
+        review.plan_fingerprint(vault, detail.id),
+        next_pending(vault, detail.id),
+    )
+
+
+def plan_screen(
+    detail: PlanDetail,
+    pending: set[int],
+    source_of: Callable[[str], SourceOut],
+    before_of: Callable[[dict[str, Any]], dict[str, Any] | None],
+    together: tuple[list[str], Offer | None],
+    preview: PlanPreview | None,
+    seen: str,
+    next_id: str | None,
+) -> dict[str, Any]:
+    """The plan screen of either backend: each operation beside its verified quotes and their
+    sources' flags; ``pending``: the operations (0-based) still to decide."""
     sources: dict[str, SourceOut] = {}
     quotes = {(q.op, q.claim, q.evidence): q for q in detail.quotes}
     ops = []
@@ -46,7 +77,7 @@ def plan_view(vault: Vault, plan_id: str, vault_name: str = "") -> dict[str, Any
                 if shown is not None:
                     source = sources.get(shown.source_id)
                     if source is None:
-                        source = sources[shown.source_id] = svc.get_source(vault, shown.source_id)
+                        source = sources[shown.source_id] = source_of(shown.source_id)
                     flags = [
                         f
                         for f in source.flags
@@ -68,18 +99,13 @@ def plan_view(vault: Vault, plan_id: str, vault_name: str = "") -> dict[str, Any
                 "claims": claims,
                 "pending": index in pending,
                 "applied": index + 1 in detail.applied_ops,
-                "before": _before(vault, op_plan),
+                "before": before_of(op_plan),
             }
         )
     waits = waiting_view(detail)
     waiting_ops = {w["item"].op for w in waits}
     for op in ops:
         op["ticked"] = op["pending"] and op["n"] not in waiting_ops
-    together: tuple[list[str], Offer | None] = ([], None)
-    preview = None
-    if record.status == "pending":
-        together = together_offer(vault, vault_name, detail.id)
-        preview = svc.approval_preview(vault, [detail.id])[0]
     return {
         "detail": detail,
         "ops": ops,
@@ -92,8 +118,8 @@ def plan_view(vault: Vault, plan_id: str, vault_name: str = "") -> dict[str, Any
         ],
         "after": [pid for pid in together[0] if pid != detail.id],
         "together": together[1],
-        "seen": review.plan_fingerprint(vault, detail.id),
-        "next_id": next_pending(vault, detail.id),
+        "seen": seen,
+        "next_id": next_id,
     }
 
 
@@ -124,10 +150,16 @@ def waiting_view(detail: PlanDetail) -> list[dict[str, Any]]:
     return out
 
 
+def slug_of(op: dict[str, Any]) -> str | None:
+    """The page an operation changes (None for one that names no page)."""
+    slug = op.get("page") or op.get("slug")
+    return slug if isinstance(slug, str) else None
+
+
 def _before(vault: Vault, op: dict[str, Any]) -> dict[str, Any] | None:
     """The page an operation changes, as it is now (None when it does not exist yet)."""
-    slug = op.get("page") or op.get("slug")
-    if not isinstance(slug, str):
+    slug = slug_of(op)
+    if slug is None:
         return None
     row = vault.db.execute("SELECT title FROM pages WHERE slug = ?", (slug,)).fetchone()
     if row is None:
@@ -143,102 +175,125 @@ def _before(vault: Vault, op: dict[str, Any]) -> dict[str, Any] | None:
     return {"slug": slug, "exists": True, "title": row[0], "claims": claims}
 
 
+def approve(vault: Vault, plan_id: str, choice: Choice, actor: str, vault_name: str) -> Decided:
+    """A person's approval from a plan's screen: the ticked operations (or all, or what is
+    supported), the ones said no to left out; refused when the screen is stale."""
+    review.check_unchanged(vault, plan_id, choice.seen)
+    record = inbox.get_plan(vault, plan_id)
+    pending = [i + 1 for i in inbox.pending_ops(vault, record)]
+    ops, refused = chosen_ops(choice, record.id, pending)
+    messages = []
+    try:
+        if choice.action == "supported":
+            done = svc.approve_many(vault, [record.id], actor, sure_only=True)
+            commit = f" (commit {done.commit[:10]})" if done.commit else ""
+            messages.append(f"Approved what is supported of plan {record.id[:12]}{commit}.")
+        elif ops:
+            result = svc.approve(vault, record.id, ops, actor)
+            done_ops = ", ".join(str(n) for n in result.ops)
+            commit = f" (commit {result.commit[:10]})" if result.commit else ""
+            messages.append(f"Approved operation(s) {done_ops} of plan {record.id[:12]}{commit}.")
+    except ConflictError as exc:
+        _, offer = together_offer(vault, vault_name, record.id)
+        seen = review.plan_fingerprint(vault, record.id)
+        refusal = not_approved(exc, offer, vault_name, record.id, seen)
+        if refusal is None:
+            raise
+        raise refusal from exc
+    if refused:
+        messages.append(_left_out(vault, record.id, refused, actor))
+    return " ".join(messages), next_pending(vault, record.id)
+
+
+def chosen_ops(choice: Choice, plan_id: str, pending: list[int]) -> tuple[list[int], list[int]]:
+    """The operations (1-based) to approve and those said no to, checked against the plan's
+    ``pending`` ones: a screen that ticked one no longer pending is stale."""
+    try:
+        ops = _numbers(choice.ticked)
+        refused = _numbers(choice.said_no)
+    except ValueError as exc:
+        raise ConflictError("the operations ticked are not numbers.") from exc
+    if choice.action == "all":  # every pending operation: no "no" left out
+        ops, refused = pending, []
+    ops = [n for n in ops if n not in refused]
+    if choice.action != "supported":
+        if not ops and not refused:
+            raise ConflictError(
+                "tick at least one operation to approve (x toggles one, y accepts a "
+                "waiting text), or use 'Approve all'."
+            )
+        if not set(ops) | set(refused) <= set(pending):
+            raise review.StaleScreen(
+                f"plan {plan_id[:12]} changed since you opened it: operation(s) "
+                f"{sorted((set(ops) | set(refused)) - set(pending))} are no longer "
+                "pending. Reload it and decide again; nothing was written."
+            )
+    return ops, refused
+
+
+def not_approved(
+    exc: ConflictError, together: Offer | None, vault_name: str, plan_id: str, seen: str
+) -> WebRefusal | None:
+    """The refusal of an approval the door refused: with the offer to approve the plans it
+    needs together, or to reject a plan that no longer fits the wiki; else None (the error
+    shows as it is)."""
+    if together is not None:
+        return WebRefusal(
+            409, str(exc), title="Not approved: another plan goes first", offer=together
+        )
+    if "Reject it" not in str(exc):
+        return None
+    reject_offer = Offer(  # the plan no longer fits the wiki: the desk offers the reject
+        action=f"/web/{vault_name}/plans/{plan_id}/reject",
+        label="Reject this plan",
+        fields=(("seen", seen), ("reason", f"no longer fits the wiki: {exc}"[:2000])),
+        explain="Recorded as the reason: the message above. Propose it again to "
+        "review it against the wiki as it is now.",
+    )
+    return WebRefusal(409, str(exc), title="Not approved", offer=reject_offer)
+
+
+def reject(vault: Vault, plan_id: str, reason: str, seen: str, actor: str) -> Decided:
+    if not reason:
+        raise ConflictError("say why you reject the plan: the reason is recorded.")
+    review.check_unchanged(vault, plan_id, seen)
+    result = svc.reject(vault, plan_id, reason[:2000], actor)
+    return f"Rejected plan {result.plan_id[:12]}: {result.reason}", next_pending(
+        vault, result.plan_id
+    )
+
+
 def routes(desk: WebDesk, router: APIRouter) -> None:
     @router.get("/web/{vault}/plans/{plan_id}")
     async def plan_page(request: Request, vault: str, plan_id: str) -> Response:
         visit = desk.visit(request, vault)
-        view = await desk.run(visit, lambda v: plan_view(v, plan_id, vault))
+        view = await desk.run(visit, lambda w: w.plan_view(plan_id, vault))
         detail: PlanDetail = view["detail"]
         title = f"Plan {detail.id[:12]}"
         return desk.page("plan.html", **desk.context(visit, title=title, **view))
 
     @router.post("/web/{vault}/plans/{plan_id}/approve")
-    async def approve(request: Request, vault: str, plan_id: str) -> Response:
+    async def approve_plan(request: Request, vault: str, plan_id: str) -> Response:
         visit = await desk.post(request, vault)
         desk.require(visit, "approve", "approving a plan")
-        action = visit.field("action")
-        chosen = visit.form.get("op", [])
-        said_no = visit.form.get("no", [])
-
-        def work(v: Vault) -> tuple[str, str | None]:
-            review.check_unchanged(v, plan_id, visit.field("seen"))
-            record = inbox.get_plan(v, plan_id)
-            pending = [i + 1 for i in inbox.pending_ops(v, record)]
-            try:
-                ops = _numbers(chosen)
-                refused = _numbers(said_no)
-            except ValueError as exc:
-                raise ConflictError("the operations ticked are not numbers.") from exc
-            if action == "all":  # every pending operation: no "no" left out
-                ops, refused = pending, []
-            ops = [n for n in ops if n not in refused]
-            if action != "supported":
-                if not ops and not refused:
-                    raise ConflictError(
-                        "tick at least one operation to approve (x toggles one, y accepts a "
-                        "waiting text), or use 'Approve all'."
-                    )
-                if not set(ops) | set(refused) <= set(pending):
-                    raise review.StaleScreen(
-                        f"plan {record.id[:12]} changed since you opened it: operation(s) "
-                        f"{sorted((set(ops) | set(refused)) - set(pending))} are no longer "
-                        "pending. Reload it and decide again; nothing was written."
-                    )
-            messages = []
-            actor = visit.session.principal.actor
-            try:
-                if action == "supported":
-                    done = svc.approve_many(v, [record.id], actor, sure_only=True)
-                    commit = f" (commit {done.commit[:10]})" if done.commit else ""
-                    messages.append(f"Approved what is supported of plan {record.id[:12]}{commit}.")
-                elif ops:
-                    result = svc.approve(v, record.id, ops, actor)
-                    done_ops = ", ".join(str(n) for n in result.ops)
-                    commit = f" (commit {result.commit[:10]})" if result.commit else ""
-                    messages.append(
-                        f"Approved operation(s) {done_ops} of plan {record.id[:12]}{commit}."
-                    )
-            except ConflictError as exc:
-                _, offer = together_offer(v, vault, record.id)
-                if offer is not None:
-                    raise WebRefusal(
-                        409, str(exc), title="Not approved: another plan goes first", offer=offer
-                    ) from exc
-                if "Reject it" not in str(exc):
-                    raise
-                reject = Offer(  # the plan no longer fits the wiki: the desk offers the reject
-                    action=f"/web/{vault}/plans/{record.id}/reject",
-                    label="Reject this plan",
-                    fields=(
-                        ("seen", review.plan_fingerprint(v, record.id)),
-                        ("reason", f"no longer fits the wiki: {exc}"[:2000]),
-                    ),
-                    explain="Recorded as the reason: the message above. Propose it again to "
-                    "review it against the wiki as it is now.",
-                )
-                raise WebRefusal(409, str(exc), title="Not approved", offer=reject) from exc
-            if refused:
-                messages.append(_left_out(v, record.id, refused, actor))
-            return " ".join(messages), next_pending(v, record.id)
-
-        return await _decided(desk, visit, vault, work)
+        choice = Choice(
+            action=visit.field("action"),
+            ticked=visit.form.get("op", []),
+            said_no=visit.form.get("no", []),
+            seen=visit.field("seen"),
+        )
+        actor = visit.session.principal.actor
+        return await _decided(
+            desk, visit, vault, lambda w: w.approve(plan_id, choice, actor, vault)
+        )
 
     @router.post("/web/{vault}/plans/{plan_id}/reject")
-    async def reject(request: Request, vault: str, plan_id: str) -> Response:
+    async def reject_plan(request: Request, vault: str, plan_id: str) -> Response:
         visit = await desk.post(request, vault)
         desk.require(visit, "approve", "rejecting a plan")
         reason = visit.field("reason").strip()
-
-        def work(v: Vault) -> tuple[str, str | None]:
-            if not reason:
-                raise ConflictError("say why you reject the plan: the reason is recorded.")
-            review.check_unchanged(v, plan_id, visit.field("seen"))
-            result = svc.reject(v, plan_id, reason[:2000], visit.session.principal.actor)
-            return f"Rejected plan {result.plan_id[:12]}: {result.reason}", next_pending(
-                v, result.plan_id
-            )
-
-        return await _decided(desk, visit, vault, work)
+        seen, actor = visit.field("seen"), visit.session.principal.actor
+        return await _decided(desk, visit, vault, lambda w: w.reject(plan_id, reason, seen, actor))
 
 
 async def _decided(desk: WebDesk, visit: Visit, vault: str, work: Any) -> Response:
@@ -272,4 +327,4 @@ def _left_out(vault: Vault, plan_id: str, refused: list[int], actor: str) -> str
     return f"Operation(s) {shown} of plan {plan_id[:12]} stay pending (you said no to them)."
 
 
-__all__ = ["plan_view", "routes"]
+__all__ = ["approve", "chosen_ops", "not_approved", "plan_screen", "plan_view", "reject", "routes"]

@@ -28,8 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from ..server.auth import Principal
-from ..server.registry import Registry
+from ..server.auth import Principal, Vaults
 from ..service import tokens as token_store
 
 LINK_SECONDS = 15 * 60
@@ -65,7 +64,7 @@ class LoginRefused(Exception):
 class Sessions:
     """Login links and sessions of one daemon, in memory, safe across request threads."""
 
-    registry: Registry
+    registry: Vaults
     clock: Callable[[], datetime] = _now
     _links: dict[str, tuple[int, datetime]] = field(default_factory=dict)
     _sessions: dict[str, Session] = field(default_factory=dict)

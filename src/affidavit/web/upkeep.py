@@ -7,17 +7,19 @@ Decisions go through :mod:`affidavit.service.review` (the same calls as the API'
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from ..jobs.models import Job
-from ..jobs.queue import JobQueue
 from ..lint.findings import Status
+from ..server.registry import ServedVault
 from ..server.routes import jobs as job_routes
 from ..service import review
 from ..service import vaults as svc
+from ..service.models import FlagOut, SourceOut
 from ..vault import Vault
 from .desk import WebDesk, WebRefusal
 
@@ -43,8 +45,7 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
         kind, severity = kind[:64], severity if severity in SEVERITIES else ""
         start = max(0, offset)
         rows, total, kinds = await desk.run(
-            visit,
-            lambda v: review.findings_page(v, wanted, kind, severity, start, FINDINGS_SHOWN),
+            visit, lambda w: w.findings_page(wanted, kind, severity, start, FINDINGS_SHOWN)
         )
         context = desk.context(
             visit,
@@ -70,9 +71,7 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
             raise WebRefusal(400, "choose dismiss, resolve or reopen.", "Use the buttons.")
         note = visit.field("note")[:1000]
         actor = visit.session.principal.actor
-        found = await desk.run(
-            visit, lambda v: review.decide_finding(v, finding_id, status, actor, note)
-        )
+        found = await desk.run(visit, lambda w: w.decide_finding(finding_id, status, actor, note))
         desk.flash(visit, f"Finding {found.id} is {found.status} now.")
         return desk.redirect(f"/web/{vault}/lint")
 
@@ -81,9 +80,7 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
         visit = await desk.post(request, vault)
         desk.require(visit, "propose", "proposing a fix")
         actor = visit.session.principal.actor
-        plans, why = await desk.run(
-            visit, lambda v: review.propose_finding_fix(v, finding_id, actor)
-        )
+        plans, why = await desk.run(visit, lambda w: w.propose_fix(finding_id, actor))
         if not plans:
             raise WebRefusal(409, f"no fix plan for {finding_id}: {why or 'none can be made'}.")
         desk.flash(visit, f"Proposed fix plan {plans[0][:12]}: it waits for approval.")
@@ -95,8 +92,11 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
         desk.require(visit, "propose", "proposing a retraction")
         reason = visit.field("reason").strip()[:500] or "retracted by a person"
         actor = visit.session.principal.actor
-        done, _ = await desk.run(
+        done, _ = await desk.run_sqlite(
             visit,
+            "retracting a source",
+            f"Propose a plan with a retract_source operation instead (POST /v1/vaults/{vault}/plans "
+            "with the propose role): it waits in the inbox for approval.",
             lambda v: review.source_retraction(v, source_id, reason, actor, dry_run=False),
         )
         proposal = done.proposal
@@ -107,15 +107,20 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
     @router.get("/web/{vault}/jobs")
     async def jobs(request: Request, vault: str) -> Response:
         visit = desk.visit(request, vault)
-        rows = await desk.run(visit, lambda v: JobQueue(v).list(limit=50))
+        rows = await desk.run(visit, lambda w: w.jobs(50))
         shown = [(job, job_progress(job)) for job in rows]
         return desk.page("jobs.html", **desk.context(visit, title="Jobs", jobs=shown))
 
     @router.get("/web/{vault}/jobs/{job_id}/events")
     async def job_events(request: Request, vault: str, job_id: str, after: int = 0) -> Response:
         visit = desk.visit(request, vault)
-        assert visit.served is not None
         last = request.headers.get("last-event-id")
+        if not isinstance(visit.served, ServedVault):  # a PostgreSQL database's vault
+            from .pg import pg_job_events
+
+            return await pg_job_events(
+                request, visit.served, job_id, max(0, after), last[:20] if last else None
+            )
         return await job_routes.events(
             request, visit.served, job_id, max(0, after), last[:20] if last else None
         )
@@ -154,12 +159,22 @@ def source_view(vault: Vault, source_id: str, start: int, end: int) -> dict[str,
     radius: list[str] = []
     if record.status == "active":
         _, radius = review.source_retraction(vault, record.id, "", "", dry_run=True)
+    return source_screen(
+        record, shown, radius, lambda flag: review.excerpt(vault, record.id, flag.start, flag.end)
+    )
+
+
+def source_screen(
+    record: SourceOut,
+    shown: review.Excerpt | None,
+    radius: list[str],
+    around: Callable[[FlagOut], review.Excerpt],
+) -> dict[str, Any]:
+    """The source screen of either backend: ``around`` a flag's span in its text."""
     flagged = [  # each flag highlighted in the text around it (the first FLAGS_SHOWN)
-        (flag, review.excerpt(vault, record.id, flag.start, flag.end))
-        for flag in record.flags[:FLAGS_SHOWN]
-        if 0 <= flag.start < flag.end
+        (flag, around(flag)) for flag in record.flags[:FLAGS_SHOWN] if 0 <= flag.start < flag.end
     ]
     return {"source": record, "excerpt": shown, "radius": radius, "flagged": flagged}
 
 
-__all__ = ["job_progress", "routes", "source_view"]
+__all__ = ["job_progress", "routes", "source_screen", "source_view"]
