@@ -338,9 +338,9 @@ def test_lint_findings_are_decided_and_jobs_listed(desk: Desk) -> None:
 
 
 def test_a_waiting_text_is_decided_on_its_screen_never_unseen(desk: Desk) -> None:
-    """"Approve what is supported" of a plan of nothing but a waiting text writes nothing and
-    says so (the text stays for a person, as on SQLite); a person's "no" to its only operation
-    rejects the plan with that text as the reason."""
+    """An "approve what is supported" of a plan of nothing but a waiting text writes nothing
+    and says so (the text stays for a person, as on SQLite); a person's "no" to its only
+    operation rejects the plan with that text as the reason."""
     text = "The present tower was designed by James Douglass in Plymouth."  # a place never named
     quote = "The present tower was designed by James Douglass and lit in 1882"
     plan_id = desk.propose(
