@@ -121,6 +121,11 @@ class Cluster:
             "-w", "start",
         )  # fmt: skip
 
+    def stop_immediate(self) -> None:
+        """``pg_ctl stop -m immediate``: the server gone at once, as in a crash; :meth:`restart`
+        brings it back."""
+        self._run(str(BIN / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop")
+
     def stop(self) -> None:
         if self.watchdog is not None:
             self.watchdog.kill()
@@ -163,6 +168,19 @@ def cluster() -> Cluster:
     global _CLUSTER
     if _CLUSTER is not None:
         return _CLUSTER
+    made = _new(os.environ.get("PYTEST_XDIST_WORKER", "main"))
+    _CLUSTER = made
+    return made
+
+
+def private(tag: str) -> Cluster:
+    """A started cluster of one test's own, for a test that stops its server under a live daemon
+    (the worker's shared one must never be): the caller stops it (``atexit`` and the watchdog
+    too). :class:`Unavailable` says why it can't be."""
+    return _new(f"{tag}-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}")
+
+
+def _new(tag: str) -> Cluster:
     try:
         import psycopg  # noqa: F401
         import psycopg_pool  # noqa: F401
@@ -179,11 +197,10 @@ def cluster() -> Cluster:
                 f"postgres can't run as root and there is no user {USER}: {SETUP}"
             ) from None
         runas = USER
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     # /tmp when there is one: every user can reach it (a root-only TMPDIR would lock
     # affidavit-pg out) and the socket's path stays under the 107 bytes a Unix socket allows
     base = "/tmp" if os.path.isdir("/tmp") else None
-    root = Path(tempfile.mkdtemp(prefix=f"affidavit-pg-{worker}-", dir=base))
+    root = Path(tempfile.mkdtemp(prefix=f"affidavit-pg-{tag}-", dir=base))
     if runas:
         os.chown(root, account.pw_uid, account.pw_gid)
     made = Cluster(root, runas)
@@ -194,7 +211,6 @@ def cluster() -> Cluster:
         made.stop()
         shutil.rmtree(root, ignore_errors=True)
         raise
-    _CLUSTER = made
     return made
 
 

@@ -417,6 +417,46 @@ def test_a_language_models_invalid_reply_is_asked_again(team: Team) -> None:
     assert len(team.applied()) == 1
 
 
+def test_the_policy_applies_a_chunks_sure_part_and_the_rest_waits(team: Team) -> None:
+    """A chunk's plan of a supported claim and an uncertain one, from a trusted source: the
+    policy applies the supported one and the uncertain one waits as the plan's remainder, as an
+    ingest on SQLite leaves it (the chunk 'partial'); a person approves the rest later."""
+    from affidavit.providers.scripted import ScriptedProvider
+
+    def plan(request: ModelRequest) -> str:
+        task = request.task
+        assert task is not None
+        sure = "Keepers climbed its 100 steps every evening to light the lamp"
+        unsure = "The lighthouse number 0 was painted red and white in the year 1850"
+        claims = [
+            {"text": sure + ".", "evidence": [{"source": task.source_id, "quote": sure}]},
+            {"text": unsure + " in Bristol.",
+             "evidence": [{"source": task.source_id, "quote": unsure}]},
+        ]  # fmt: skip
+        return json.dumps({"nonce": task.nonce, "operations": [{
+            "op": "create_page", "slug": "keepers", "title": "Keepers", "summary": sure + ".",
+            "claims": claims}]})  # fmt: skip
+
+    job = team.submit(sources(0, 1))
+    team.worker(ScriptedProvider([plan])).run(drain=True)
+    done = team.call("GET", f"/jobs/{job['id']}", "read").json()
+    assert done["result"]["totals"] == {"partial": 1}, done
+    page = team.call("GET", "/pages/keepers", "read").json()
+    assert [c["text"] for c in page["claims"]] == [
+        "Keepers climbed its 100 steps every evening to light the lamp."
+    ]
+    (waiting,) = team.call("GET", "/plans", "read").json()
+    assert [(w["part"], w["verdict"], w["applied"]) for w in waiting["waiting"]] == [
+        ("claim 2", "uncertain", True)
+    ]
+    rest = team.call("POST", f"/plans/{waiting['id']}/approve", "approve", json={})
+    assert rest.status_code == 200 and rest.json()["applied"], rest.text
+    page = team.call("GET", "/pages/keepers", "read").json()
+    assert len(page["claims"]) == 2 and team.call("GET", "/plans", "read").json() == []
+    assert [b.seq for b in team.storage.batches("team")] == [1, 2]  # the sure part, the rest
+    assert team.applied() == [waiting["id"]] * 2
+
+
 def test_a_backend_terminated_mid_transaction_writes_nothing_of_that_chunk(team: Team) -> None:
     """``pg_terminate_backend`` of the worker's own connection inside the third chunk's
     transaction (after the plan was recorded and applied, as its checkpoint is written): that

@@ -5,6 +5,7 @@ Every error a user can meet derives from :class:`AffidavitError`, and every mess
     AffidavitError
     ├── ConfigError            affidavit.toml is missing, malformed or holds a bad value
     ├── VaultError             no vault here, a vault inside a vault, a locked or damaged vault
+    │   └── DatabaseUnavailable  a vault's PostgreSQL database did not answer (retry; start it)
     ├── SourceError            a source can't be read, fetched or extracted
     │   └── FetchError         a URL was refused (scheme, size, time, redirects) or failed
     ├── PlanValidationError    a plan is not a valid member of the closed schema (W1, W2)
@@ -29,6 +30,11 @@ class ConfigError(AffidavitError):
 
 class VaultError(AffidavitError):
     """The vault is missing, nested in another vault, locked by another process or damaged."""
+
+
+class DatabaseUnavailable(VaultError):
+    """A vault's PostgreSQL database did not answer (down, restarting, unreachable): nothing was
+    done; retry once it is back. The daemon reconnects by itself."""
 
 
 class SourceError(AffidavitError):
@@ -86,6 +92,7 @@ __all__ = [
     "CitationError",
     "ConfigError",
     "ConflictError",
+    "DatabaseUnavailable",
     "FetchError",
     "IntegrityError",
     "NotFoundError",

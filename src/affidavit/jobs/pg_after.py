@@ -207,12 +207,17 @@ class PgAfterIngest(PgPass):
         return None if row is None else dict(json.loads(row["result"]))
 
     def _ingested(self, conn: Conn) -> tuple[list[str], int]:
-        """The plans this job applied (over all its attempts) and how many sources it read."""
+        """The plans this job applied, whole or in part (over all its attempts), and how many
+        sources it read."""
         found = conn.execute(
             _q("SELECT plan_id, source_id, outcome FROM {s}.ingested_chunks WHERE job_id = %s "
                "ORDER BY source_id, start", self.schema), (self.claim.job_id,),
         ).fetchall()  # fmt: skip
-        plans = [str(r["plan_id"]) for r in found if r["outcome"] == "applied" and r["plan_id"]]
+        plans = [  # a plan the policy applied in part (its remainder waits) wrote claims too
+            str(r["plan_id"])
+            for r in found
+            if r["outcome"] in ("applied", "partial") and r["plan_id"]
+        ]
         return plans, len({r["source_id"] for r in found})
 
     def _new_claims(self, db: PgSql, plans: list[str]) -> set[str]:

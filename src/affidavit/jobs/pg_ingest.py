@@ -19,6 +19,7 @@ asks again for the one that did not (nothing of it was written).
 
 from __future__ import annotations
 
+import json
 import threading
 import uuid
 from collections import Counter
@@ -47,7 +48,9 @@ from .payloads import StoredIngestPayload
 
 STARTED = "started"
 NONCE_HOURS = 24
-FINAL = ("applied", "pending", "rejected", "empty", "invalid")
+FINAL = ("applied", "partial", "pending", "rejected", "empty", "invalid")
+"""A chunk's outcome once decided; ``partial``: the policy applied its plan's sure part and the
+rest waits for a person (the plan's pending remainder), as on SQLite."""
 """A chunk's outcomes once its transaction committed: a re-run skips it."""
 
 
@@ -362,12 +365,13 @@ class PgIngest:
             )  # fmt: skip
             rows.set_admission(conn, self.schema, plan_id, admission.to_json())
             status, message = "pending", ""
-            if not self.agent and not admission.needs_approval and not admission.waiting:
+            if not self.agent and not admission.needs_approval:
                 try:
                     with conn.transaction():  # a savepoint: a refusal keeps the proposal
-                        door.apply_plan(plan_id, now=iso(now), actor="policy",
-                                        config=self.config, approval="policy")  # fmt: skip
-                    status = "applied"
+                        entry = door.apply_plan(plan_id, now=iso(now), actor="policy",
+                                                config=self.config, approval="policy")  # fmt: skip
+                    # the sure part applied; what waits for a person stays the plan's remainder
+                    status = "partial" if json.loads(entry.detail).get("pending_ops") else "applied"
                 except ConflictError as exc:
                     message = f"plan {plan_id[:12]} waits for a person: {exc}"[:300]
             self._record(conn, record, chunk, status, nonce, plan_id)

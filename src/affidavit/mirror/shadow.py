@@ -3,7 +3,10 @@ markdown renderer reads (:mod:`affidavit.store.render`, the same renderer a SQLi
 uses: same rows, same bytes), grown batch by batch from :class:`.database.Rows`.
 
 A claim's status (ended by a later batch) and place (a context entry moved to the archive page
-by the line cap) are followed from the "applied" entries that change them. A page's
+by the line cap) are followed from the "applied" entries that change them, and so are a page's
+title and summary and its claims' heading when a person approves a plan's held remainder after
+the policy applied the rest (the entry names the texts set and the claims moved; until then the
+page shows the host's, as the creating batch's entry recorded them). A page's
 ``updated_at`` changes after its row is written (the door sets it to the time of the last plan
 that added claims to it); as of batch *n* it is the time of the last claim added to the page by
 then, or its creation time. :meth:`Shadow.add` derives it so;
@@ -43,12 +46,19 @@ class Shadow:
         sources they cite first (id -> ``sources/…`` path)."""
         db = self.db
         touched: set[str] = set()
+        host, sections = ({}, {}) if exact else _as_written(records)
         db.executemany(
             "INSERT INTO pages VALUES (?, ?, ?, ?, ?, ?)",
-            [(r[1], r[2], r[3], r[4], r[5], r[6] if exact else r[5]) for r in rows.pages],
+            [
+                (r[1], *_texts(r, host.get(r[1], {})), r[4], r[5], r[6] if exact else r[5])
+                for r in rows.pages
+            ],
         )
         touched.update(r[1] for r in rows.pages)
-        claims = [r[1:10] for r in rows.claims]
+        claims = [
+            r[1:10] if r[1] not in sections else (*r[1:3], sections[r[1]], *r[4:10])
+            for r in rows.claims
+        ]
         if not exact:  # as written: a claim ends (or moves) in the batch that says so (below)
             self._ended.update({r[0]: (r[5], r[7]) for r in claims if r[5] in _ENDED})
             claims = [(*r[:5], "active", r[6], None, r[8]) if r[5] in _ENDED else r for r in claims]
@@ -132,6 +142,9 @@ class Shadow:
                             event(str(row[0]), record.seq, entry.at)
                 for claim in detail.get("archived", []):
                     self._archive(claim, record.seq, entry.at, event)
+                for op in detail.get("ops", []):
+                    if "remainder" in op and isinstance(op.get("page"), str):
+                        self._remainder(op, event, record.seq, entry.at)
         seqs = {record.seq for record in records}
         for r in rows.retractions:
             source = json.loads(r[6]).get("source")
@@ -142,6 +155,24 @@ class Shadow:
             [(at, slug) for slug, (_, at) in events.items()],
         )
         return set(events) - {""}
+
+    def _remainder(
+        self, op: dict[str, object], event: Callable[[str, int, str], None], seq: int, at: str
+    ) -> None:
+        """A held remainder a person approved: the texts it set replace the host's, and the
+        claims written when the rest went in move under the proposed heading."""
+        page = str(op["page"])
+        texts = op.get("set")
+        for what in ("title", "summary"):
+            if isinstance(texts, dict) and isinstance(texts.get(what), str):
+                self.db.execute(f"UPDATE pages SET {what} = ? WHERE slug = ?", (texts[what], page))
+        moved, section = op.get("moved"), op.get("section")
+        if isinstance(moved, list) and isinstance(section, str):
+            self.db.executemany(
+                "UPDATE claims SET section = ? WHERE page_slug = ? AND id = ?",
+                [(section, page, str(c)) for c in moved],
+            )
+        event(page, seq, at)
 
     def _archive(
         self, claim: str, seq: int, at: str, event: Callable[[str, int, str], None]
@@ -215,3 +246,31 @@ class Shadow:
     def source_paths(self) -> dict[str, str]:
         """Every cited source's id -> its ``sources/…`` path."""
         return {r[0]: r[1] for r in self.db.execute("SELECT id, original_file FROM sources")}
+
+
+def _as_written(
+    records: list[BatchRecord],
+) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    """What the batches' "applied" entries say their pages and claims were written with: the
+    host's title or summary standing in for a proposed one (by page), and each claim written
+    under a heading other than its operation's (by claim id) — a held remainder approved later
+    changes the rows, never these entries."""
+    host: dict[str, dict[str, str]] = {}
+    sections: dict[str, str] = {}
+    for record in records:
+        for entry in record.entries:
+            for op in json.loads(entry.detail).get("ops", []):
+                if not isinstance(op, dict):
+                    continue
+                said = op.get("host")
+                if isinstance(op.get("page"), str) and isinstance(said, dict):
+                    host[op["page"]] = {k: v for k, v in said.items() if isinstance(v, str)}
+                moved = op.get("sections")
+                if isinstance(moved, dict):
+                    sections.update({k: v for k, v in moved.items() if isinstance(v, str)})
+    return host, sections
+
+
+def _texts(row: tuple[object, ...], host: dict[str, str]) -> tuple[object, object]:
+    """A page row's title and summary as its creating batch wrote them."""
+    return host.get("title", row[2]), host.get("summary", row[3])

@@ -10,6 +10,11 @@ The :class:`Guard` middleware runs first for every request, before any body byte
 4. it refuses a body larger than the vault's ``server.max_body_bytes`` (413) from its
    ``Content-Length``, and counts the bytes of a body sent without one.
 
+A registry whose lookups block (a PostgreSQL database's: :attr:`Vaults.blocking`) is asked in a
+worker thread, never on the event loop, so one slow lookup stalls no other request; a database
+that doesn't answer is a 503 with ``Retry-After`` and the fix
+(:class:`~affidavit.errors.DatabaseUnavailable`), not a 500.
+
 Roles: ``read`` ⊂ ``propose`` ⊂ ``approve`` ⊂ ``owner``. The vault's owner on the socket has every
 role; token management is ``owner`` only, so never reachable with a token. Root's one exception:
 on the socket, root may ``read`` a vault it does not own (``server.root_can_read``, default on).
@@ -24,9 +29,11 @@ from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+import anyio.to_thread
 from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
+from ..errors import DatabaseUnavailable
 from ..service import tokens as token_store
 from ..service.models import AccessRole, ErrorBody, ErrorDetail
 from .peer import PEER_KEY, Peer
@@ -81,6 +88,11 @@ class Vaults(Protocol):
 
     def find(self, name: str) -> Served | None:
         """The served vault ``name``, or None (a database's registry may look it up first)."""
+
+    @property
+    def blocking(self) -> bool:
+        """Whether :meth:`find` and :meth:`check_token` may wait on a network database (then
+        the guard asks them in a worker thread, off the event loop)."""
 
 
 def access(level: Access) -> dict[str, Any]:
@@ -148,11 +160,22 @@ def error_bytes(kind: str, message: str, fix: str) -> bytes:
     return json.dumps(body.model_dump()).encode()
 
 
+_MISS = object()
+DOWN_FIX = (
+    "Retry after the seconds Retry-After says; if it persists, start the PostgreSQL server (or "
+    "mend the network to it): the daemon reconnects by itself."
+)
+RETRY_AFTER = 5
+"""Seconds a 503 (a vault or its database not answering now) tells the client to wait."""
+
+
 async def send_error(send: Send, status: int, kind: str, message: str, fix: str) -> None:
     body = error_bytes(kind, message, fix)
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if status == 401:
         headers.append((b"www-authenticate", b'Bearer realm="affidavit"'))
+    if status == 503:
+        headers.append((b"retry-after", str(RETRY_AFTER).encode()))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
@@ -185,9 +208,9 @@ class Guard:
         if self._table_size != len(routes):  # the table grew (a mount added late): forget all
             self._cache.clear()
             self._table_size = len(routes)
-        if key in self._cache:
-            found = self._cache[key]
-            return None if found is None else (found[0], dict(found[1]))
+        cached: Any = self._cache.get(key, _MISS)  # one read: another thread may clear it
+        if cached is not _MISS:
+            return None if cached is None else (cached[0], dict(cached[1]))
         found = None
         for route in routes:
             match, child = route.matches(scope)
@@ -312,7 +335,10 @@ class Guard:
             await self.app(scope, receive, send)
             return
         try:
-            limit, _ = self._decide(scope)
+            if self.registry.blocking:  # a database's: off the event loop
+                limit, _ = await anyio.to_thread.run_sync(self._decide, scope)
+            else:
+                limit, _ = self._decide(scope)
             length = _header(scope, b"content-length")
             if length is not None:
                 if not length.isdigit():
@@ -328,6 +354,9 @@ class Guard:
                     )
         except Refused as refused:
             await send_error(send, refused.status, refused.kind, refused.message, refused.fix)
+            return
+        except DatabaseUnavailable as down:
+            await send_error(send, 503, "DatabaseUnavailable", str(down), DOWN_FIX)
             return
         seen = 0
 

@@ -19,6 +19,7 @@ from ..jobs.payloads import JobPayloadError
 from ..service.backend import Forbidden, Unauthenticated
 from ..service.models import ErrorBody, ErrorDetail
 from ..watch.watcher import WatchError
+from .auth import DOWN_FIX, RETRY_AFTER
 
 log = logging.getLogger("affidavit.server")
 
@@ -49,6 +50,7 @@ STATUS: list[tuple[type[Exception], int, str]] = [
     (errors.SourceError, 422, "Check the source and retry."),
     (errors.CitationError, 502, "Retry, or ask with the extractive answerer (model 'extractive')."),
     (errors.ProviderError, 502, "Check the model settings and that the provider is reachable."),
+    (errors.DatabaseUnavailable, 503, DOWN_FIX),
     (errors.VaultError, 503, "Retry shortly; if it persists run `affidavit doctor` on the vault."),
     (errors.IntegrityError, 500, "Run `affidavit doctor` on the vault and restore what it names."),
     (errors.ConfigError, 500, "Fix the vault's affidavit.toml and restart the daemon."),
@@ -66,10 +68,18 @@ HTTP_KINDS = {
 }
 
 
+def error_headers(status: int) -> dict[str, str]:
+    """The headers an error of ``status`` carries: a 401 its challenge, a 503 its Retry-After."""
+    if status == 401:
+        return {"WWW-Authenticate": 'Bearer realm="affidavit"'}
+    if status == 503:
+        return {"Retry-After": str(RETRY_AFTER)}
+    return {}
+
+
 def error_response(status: int, kind: str, message: str, fix: str) -> JSONResponse:
     body = ErrorBody(error=ErrorDetail(type=kind, message=message, fix=fix))
-    headers = {"WWW-Authenticate": 'Bearer realm="affidavit"'} if status == 401 else None
-    return JSONResponse(body.model_dump(), status_code=status, headers=headers)
+    return JSONResponse(body.model_dump(), status_code=status, headers=error_headers(status))
 
 
 def status_of(exc: Exception) -> tuple[int, str]:

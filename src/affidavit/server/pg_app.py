@@ -65,7 +65,7 @@ from ..service.pg_jobs import IngestRequest, LintRequest, PgJobs
 from ..service.pg_vaults import NOT_PORTED, PgVault
 from . import errors
 from .app import _no_telemetry
-from .auth import ROLE_KEY, VAULT_KEY, Guard, Principal, access, allows
+from .auth import DOWN_FIX, ROLE_KEY, VAULT_KEY, Guard, Principal, access, allows
 from .deps import _principal, _state, require
 from .job_stream import event_stream, resume_at
 from .logs import RequestLog, event
@@ -226,8 +226,8 @@ def approve_many(
 ) -> ApproveManyResponse:
     """Approve several whole plans as one batch: in the order given, all or nothing, one batch
     number. ``dry_run`` says what that would do and applies nothing; ``sure_only`` (an approval
-    given unseen) refuses a plan whose texts wait for a person (409): the door here can't leave
-    them pending."""
+    given unseen) applies each plan's sure part and keeps the texts that wait for a person as
+    its pending remainder, as on SQLite."""
     return vault.approve_many(
         body.plans, caller.actor, dry_run=body.dry_run, sure_only=body.sure_only
     )
@@ -449,8 +449,8 @@ async def _database_down(request: Request, exc: Exception) -> JSONResponse:
     return errors.error_response(
         503,
         "DatabaseUnavailable",
-        "the PostgreSQL database did not answer.",
-        "Retry shortly; if it persists, check the database server (the daemon's log says when).",
+        "the PostgreSQL database did not answer; nothing was done.",
+        DOWN_FIX,
     )
 
 

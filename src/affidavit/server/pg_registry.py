@@ -2,6 +2,9 @@
 ``[database] url``): every vault the database lists (``affidavit.vaults``), each with its owner
 and tokens, over one connection pool. The owner is the local user named in the database; on the
 Unix socket that user has every role on the vault, as the owner of a SQLite vault's folder does.
+Its lookups (a vault made since, a presented token) wait on the network, so the guard asks them in
+a worker thread (:attr:`PgRegistry.blocking`), and a database that doesn't answer within
+:data:`LOOKUP_SECONDS` is :class:`~affidavit.errors.DatabaseUnavailable` (503, Retry-After).
 Needs the ``[postgres]`` extra; only the PostgreSQL composition root imports this module.
 """
 
@@ -11,14 +14,17 @@ import pwd
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import psycopg
 from psycopg import sql
+from psycopg_pool import PoolTimeout
 
 from ..config import Config
-from ..errors import ConfigError, NotFoundError
+from ..errors import ConfigError, DatabaseUnavailable, NotFoundError
 from ..service.pg_vaults import PgVault
 from ..service.tokens import TokenGrant
 from ..storage.base import VAULT_NAME
@@ -31,6 +37,9 @@ NO_OWNER = -1
 UNKNOWN_FOR = 5.0
 """Seconds a name the database lists no vault for stays known as absent: a request for it again
 within that time is answered 404 without asking the database."""
+LOOKUP_SECONDS = 5.0
+"""How long a lookup waits for a connection of the pool (the database down: until it answers
+again) before the request is answered 503 instead."""
 UNKNOWN_NAMES = 1024
 """At most this many absent names are remembered (the oldest forgotten first): bounded memory
 whoever sends names."""
@@ -106,6 +115,10 @@ class PgRegistry:
     """The served vaults of one database by name: those it lists at :meth:`open`, and each one
     made later (``affidavit team create``) from the first request that names it (:meth:`find`)."""
 
+    blocking = True
+    """:meth:`find` and :meth:`check_token` may wait on the database: the guard calls them in a
+    worker thread, never on the event loop."""
+
     def __init__(
         self,
         storage: PostgresStorage,
@@ -126,6 +139,22 @@ class PgRegistry:
         self._reread_at = 0.0  # when a token no served vault knows may read the list again
         self.lookups = 0
         """How many times the database was asked for vaults not served yet (for tests)."""
+        self.lookup_seconds = LOOKUP_SECONDS
+
+    @contextmanager
+    def _conn(self) -> Iterator[Any]:
+        """A pooled connection for one lookup; the database not answering (down, restarting,
+        unreachable, or no connection free within :attr:`lookup_seconds`) is
+        :class:`DatabaseUnavailable`, its reason said without the URL's password."""
+        try:
+            with self.storage.pool.connection(timeout=self.lookup_seconds) as conn:
+                yield conn
+        except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
+            event("database_error", kind=type(exc).__name__)
+            raise DatabaseUnavailable(
+                f"the PostgreSQL database {self.shown_url} did not answer "
+                f"({type(exc).__name__}); nothing was done."
+            ) from None
 
     @property
     def vaults(self) -> Mapping[str, PgServedVault]:
@@ -144,7 +173,7 @@ class PgRegistry:
             if served is not None or self._known_absent(name):
                 return served
             self.lookups += 1
-            with self.storage.pool.connection() as conn:
+            with self._conn() as conn:
                 row = conn.execute(_vault_sql("WHERE name = %s"), (name,)).fetchone()
             served = None if row is None else _served(self.storage, row, self._config)
             with self._lock:
@@ -165,10 +194,10 @@ class PgRegistry:
             now = time.monotonic()
             if now < self._reread_at:
                 return False
-            self._reread_at = now + self.absent_for
             self.lookups += 1
-            with self.storage.pool.connection() as conn:
+            with self._conn() as conn:
                 rows = conn.execute(_vault_sql()).fetchall()
+            self._reread_at = now + self.absent_for  # read: not again for a while
             new = [
                 v
                 for row in rows
@@ -242,7 +271,7 @@ class PgRegistry:
         from ..storage.pg_served import find_token
 
         def lookup(names: list[str]) -> tuple[int, tuple[str, str] | str]:
-            with self.storage.pool.connection() as conn:
+            with self._conn() as conn:
                 schemas = [f"v_{n}" for n in names]
                 return find_token(conn, schemas, token_id, secret, utc_now())
 

@@ -273,6 +273,10 @@ def pin_vaults(roots: list[Path]) -> list[Anchor]:
 class Registry:
     """The served vaults by name."""
 
+    blocking = False
+    """Its lookups read local SQLite files: the guard asks them on the event loop (a thread hop
+    would cost more than they do)."""
+
     def __init__(self, vaults: list[ServedVault], pins: list[Anchor] | None = None) -> None:
         self.vaults = {v.name: v for v in vaults}
         self._own_pins = pins or []

@@ -27,14 +27,14 @@ from ..agents import caller_of, is_agent, proposer_of, quoted
 from ..clock import Clock, iso, parse_iso, utc_now
 from ..config import Config
 from ..errors import AdmissionError, ConflictError, NotFoundError
-from ..gate.verdicts import Admission
+from ..gate.verdicts import Admission, Held
 from ..hashing import canonical_json, sha256_hex
 from ..plan.schema import Plan, parse_plan
 from ..retrieval.search import allowed_tiers
 from ..storage import pg_served as rows
 from ..storage.base import AuditEntry, check_text, check_vault_name
 from ..storage.pg_search import PgFullText
-from ..storage.postgres import Conn, PostgresStorage
+from ..storage.postgres import Conn, NothingSure, PostgresDoor, PostgresStorage
 from ..storage.postgres_content import decided_of, load_plan
 from ..store.batch import creation_order
 from .models import (
@@ -62,6 +62,7 @@ from .vaults import (  # the same records and lines as on SQLite
     _around,
     _hit,
     _op_line,
+    _rest_line,
     _withdrawal_lines,
     duration,
     proposer_says,
@@ -77,9 +78,9 @@ NOT_PORTED = (
     "…/tokens (owner); GET/POST …/jobs, …/jobs/{id}, …/jobs/{id}/cancel, …/jobs/{id}/events "
     "(ingest of the sources sent, or a lint, run by `affidavit worker --database`); GET "
     "…/lint/findings, …/lint/findings/{id}; POST …/lint/findings/{id}/decision, …/lint/fixes. "
-    "…/plans/approve previews (dry_run); sure_only refuses a plan whose texts wait for a "
-    "person. The CLI's inbox, approve, reject, findings and lint take --database URL --vault "
-    "NAME. /mcp/{vault} serves the MCP tools (add_source refused: add sources with "
+    "…/plans/approve previews (dry_run); sure_only applies what needs no person and keeps "
+    "the texts that wait as each plan's pending remainder, as on SQLite. The CLI's inbox, "
+    "approve, reject, findings and lint take --database URL --vault NAME. /mcp/{vault} serves the MCP tools (add_source refused: add sources with "
     "`affidavit team add` or an ingest job). serve --web serves the review desk at /web/. Not "
     "yet: running lint outside a job, watches, and retracting a source on the desk "
     "(docs/team.md). Use them on a SQLite vault."
@@ -313,23 +314,36 @@ class PgVault:
             raise ConflictError(f"plan {plan_id[:12]} was just proposed; GET …/plans.") from None
         with self.storage.pool.connection() as conn, conn.transaction():
             rows.set_admission(conn, self.schema, plan_id, admission.to_json())
+        counts = admission.counts
+        tally = (
+            f"{counts['admitted']} claim(s) admitted, {counts['quarantined']} quarantined, "
+            f"{counts['rejected']} rejected"
+        )
         status, message = "pending", f"plan {plan_id[:12]} is in the inbox"
-        if not agent and not admission.needs_approval and not admission.waiting:
+        if not agent and not admission.needs_approval:  # in SQLite's words (inbox.propose)
             try:
-                self._apply(plan_id, author, "policy")
-                status, message = "applied", f"plan {plan_id[:12]} applied by the policy"
+                done = self._apply(plan_id, author, "policy")
+                status, message = "applied", f"{done.message} ({tally})"
+                after = self.storage.plan(self.name, plan_id)
+                if after is not None and after.status == "pending":  # the rest waits
+                    status = "partial"
+                    message = (
+                        f"{done.message} ({tally}). {admission.policy_reason}: "
+                        f"`affidavit inbox show {plan_id[:12]}`."
+                    )
             except ConflictError as exc:  # the wiki changed meanwhile: a person decides
                 message = f"plan {plan_id[:12]} is in the inbox: {exc}"
-        elif admission.needs_approval:  # in SQLite's words (:func:`affidavit.inbox.propose`)
-            counts = admission.counts
-            message += (
-                f": {counts['admitted']} claim(s) admitted, {counts['quarantined']} quarantined, "
-                f"{counts['rejected']} rejected. {admission.policy_reason}."
-            )
+        elif admission.needs_approval:
+            message += f": {tally}. {admission.policy_reason}."
+        shown: list[Any] = []
+        if status == "pending":
+            shown = waiting(plan, admission, {}, set())
+        elif status == "partial":  # what the policy left: the plan's remainder, as stored
+            with self._read() as conn:
+                shown = self._summary(rows.plan_row(conn, self.schema, plan_id), iso(now)).waiting
         return ProposalOut(
             plan_id=plan_id, status=status, new=True, message=message,
-            admission=admission.to_json(),
-            waiting=waiting(plan, admission, {}, set()) if status == "pending" else [],
+            admission=admission.to_json(), waiting=shown,
         )  # fmt: skip
 
     def _summary(self, row: dict[str, Any], now_iso: str) -> PlanSummary:
@@ -345,6 +359,7 @@ class PgVault:
             status = "expired"  # as SQLite's inbox shows it (no write on a read)
         now = parse_iso(now_iso)
         decided = set(_decided(row)[1])
+        held = _held(row)
         return PlanSummary(
             id=row["id"], status=status, author=row["author"], origin=row["origin"],
             proposer=proposer_of(str(row["author"]), str(row["origin"])),
@@ -352,7 +367,7 @@ class PgVault:
             age=duration(now - parse_iso(str(row["created_at"]))),
             expires_in=duration(max(parse_iso(str(row["expires_at"])) - now, timedelta())),
             operations=len(plan.operations), counts=admission.counts,
-            waiting=waiting(plan, admission, {}, decided) if status == "pending" else [],
+            waiting=waiting(plan, admission, held, decided) if status == "pending" else [],
         )  # fmt: skip
 
     def list_plans(self, statuses: tuple[str, ...]) -> list[PlanSummary]:
@@ -416,10 +431,40 @@ class PgVault:
     ) -> ApproveResponse:
         """Apply through the door; ``ops`` (0-based) a person's selection, the others waiting."""
         with self.storage.door(self.name, f"api-{uuid.uuid4()}") as door:
+            return self._one(door, plan_id, actor, approval, ops)
+
+    def _one(
+        self,
+        door: PostgresDoor,
+        plan_id: str,
+        actor: str,
+        approval: str,
+        ops: list[int] | None = None,
+        *,
+        sure_only: bool = False,
+    ) -> ApproveResponse:
+        """One plan's part of a batch, under the door's lock. A plan applied already (by
+        another approver, another daemon: a race) is "nothing to do", as on SQLite — the
+        second approver learns it went in, and it went in once; one of which nothing goes in
+        without a person, under an approval that takes only that, is left waiting."""
+        found = door.plan(plan_id)
+        if found is not None and found.status == "applied":
+            return ApproveResponse(
+                plan_id=plan_id, applied=False, ops=[], claims=[], commit=None,
+                message=f"plan {plan_id[:12]} is already applied; nothing to do",
+            )  # fmt: skip
+        try:
             entry = door.apply_plan(plan_id, now=iso(self.clock()), actor=actor,
-                                    config=self.config, approval=approval, ops=ops)  # fmt: skip
-            admission = door.admissions[plan_id]
-        return _approved(plan_id, admission, ops, entry)
+                                    config=self.config, approval=approval, ops=ops,
+                                    sure_only=sure_only)  # fmt: skip
+        except NothingSure as exc:
+            if approval == "policy":
+                raise
+            return ApproveResponse(
+                plan_id=plan_id, applied=False, ops=[], claims=[], commit=None,
+                message=f"{exc} (`affidavit inbox show {plan_id[:12]}`)",
+            )  # fmt: skip
+        return _approved(plan_id, door.admissions[plan_id], entry)
 
     def approve(self, ref: str, ops: list[int] | None, actor: str) -> ApproveResponse:
         """Apply a pending plan through the door, every operation the gate admits now, or only
@@ -436,9 +481,9 @@ class PgVault:
         """Approve several whole plans as one batch (W6): in the order given, each re-checked
         and admitted under the vault's lock, all or nothing, one batch number. ``dry_run``:
         only say what that would do (:meth:`preview`, as on SQLite). ``sure_only`` (an approval
-        given unseen, ``approve --all --yes``): the door here writes a plan whole, the texts
-        that wait for a person (W11) too, so a plan with such a text is refused by name — read
-        it and approve it by id — and the others are approved."""
+        given unseen, ``approve --all --yes``): each plan's sure part goes in and the texts that
+        wait for a person (W11) stay as its pending remainder, as on SQLite; a plan of which
+        nothing goes in without a person is left waiting (``applied: false``)."""
         with self._read() as conn:
             ids = list(dict.fromkeys(rows.resolve_plan(conn, self.schema, r) for r in refs))
             # a plan that extends a page another of the batch creates goes after it (as SQLite's
@@ -449,27 +494,10 @@ class PgVault:
         preview = self.preview(ids)
         if dry_run:
             return ApproveManyResponse(preview=preview, results=[], commit=None)
-        unseen = [p.plan_id[:12] for p in preview if p.waiting] if sure_only else []
-        if unseen:
-            raise ConflictError(
-                f"plan(s) {', '.join(unseen)} have texts that wait for a person (W11), and on "
-                "PostgreSQL an approval given unseen (sure_only, `approve --yes`) can't leave "
-                "them pending: read each (`affidavit inbox show ID`), then approve it by id "
-                "without --yes."
-            )
-        results: list[ApproveResponse] = []
         with self.storage.door(self.name, f"api-{uuid.uuid4()}") as door:
-            for plan_id in ids:
-                entry = door.apply_plan(plan_id, now=iso(self.clock()), actor=actor,
-                                        config=self.config, approval="person")  # fmt: skip
-                admission = door.admissions[plan_id]
-                if sure_only and waiting(load_plan(door.conn, self.schema, plan_id), admission,
-                                         {}, set()):  # fmt: skip
-                    raise ConflictError(  # the door's own verdict, now: the batch rolls back
-                        f"plan {plan_id[:12]} has texts that wait for a person (W11) now; "
-                        "read it (`affidavit inbox show ID`), then approve it by id without --yes."
-                    )
-                results.append(_approved(plan_id, admission, None, entry))
+            results = [
+                self._one(door, plan_id, actor, "person", sure_only=sure_only) for plan_id in ids
+            ]
         return ApproveManyResponse(preview=preview, results=results, commit=None)
 
     def apply_selections(
@@ -477,13 +505,8 @@ class PgVault:
     ) -> list[ApproveResponse]:
         """A person's approval of some operations (0-based) of each plan (full ids), in the
         order given, as one batch through the door: all or nothing, one batch number."""
-        results: list[ApproveResponse] = []
         with self.storage.door(self.name, f"api-{uuid.uuid4()}") as door:
-            for plan_id, ops in selections:
-                entry = door.apply_plan(plan_id, now=iso(self.clock()), actor=actor,
-                                        config=self.config, approval="person", ops=ops)  # fmt: skip
-                results.append(_approved(plan_id, door.admissions[plan_id], ops, entry))
-        return results
+            return [self._one(door, plan_id, actor, "person", ops) for plan_id, ops in selections]
 
     def preview(self, plan_ids: list[str]) -> list[PlanPreview]:
         """What approving each plan (full ids) would do, as SQLite's preview says it: its
@@ -530,19 +553,21 @@ class PgVault:
             return self._token(rows.revoke_token(conn, self.schema, token_id, actor, self.clock()))
 
 
-def _approved(
-    plan_id: str, admission: Admission, ops: list[int] | None, entry: AuditEntry
-) -> ApproveResponse:
+def _approved(plan_id: str, admission: Admission, entry: AuditEntry) -> ApproveResponse:
     """What an approval wrote, in SQLite's words (:mod:`affidavit.store.apply`): the
-    operations and claims of the door's "applied" audit entry, what it ended, and the
-    operations still pending with the command that approves them."""
+    operations and claims of the door's "applied" audit entry, the texts that wait for a
+    person, what it ended, and the operations still pending with the command that approves
+    them."""
     detail = _json(entry.detail)
-    written = [i for i in admission.admitted_ops if ops is None or i in set(ops)]
+    written = sorted(int(op["index"]) for op in detail.get("ops", []))
     claims = [str(c) for c in detail.get("claims", [])]
     rest = ",".join(str(int(i) + 1) for i in detail.get("pending_ops", []))
     ended = [(k, len(detail.get(k, []))) for k in ("superseded", "retracted")]
+    held = [op.get("held") or {} for op in detail.get("ops", [])]
+    waits = sum(len(h.get("claims", [])) + len(h.get("texts", [])) for h in held)
     message = (
         f"applied plan {plan_id[:12]}: {len(written)} operation(s), {len(claims)} claim(s)"
+        + (f"; {waits} text(s) wait for a person" if waits else "")
         + "".join(f", {n} {k}" for k, n in ended if n)
         + (
             f"; operation(s) {rest} still pending (`affidavit approve {plan_id[:12]} --ops {rest}`)"
@@ -550,6 +575,7 @@ def _approved(
             else ""
         )
     )
+    del admission  # the audit entry says what was written: whole, in part, or a remainder
     return ApproveResponse(
         plan_id=plan_id, applied=True, ops=[i + 1 for i in written], claims=claims, commit=None,
         message=message,
@@ -559,6 +585,14 @@ def _approved(
 def _decided(row: dict[str, Any]) -> tuple[list[int], list[int]]:
     """A plan row's operations applied by partial approvals and those decided, 0-based."""
     return decided_of(row, str(row["id"]))
+
+
+def _held(row: dict[str, Any]) -> dict[int, Held]:
+    """A pending plan row's remainder (``plans.held``): the parts of its applied operations
+    that wait for a person; read back untrusted (malformed is refused)."""
+    from ..store.batch import held_of
+
+    return held_of(str(row.get("held") or "{}"))
 
 
 def plan_preview(row: dict[str, Any], now_iso: str) -> PlanPreview:
@@ -573,7 +607,8 @@ def plan_preview(row: dict[str, Any], now_iso: str) -> PlanPreview:
     if admission is None or not pending:
         return PlanPreview(plan_id=str(row["id"]), ops=[], lines=[], withdrawals=[])
     decided = set(_decided(row)[1])
-    ops = [i for i in admission.admitted_ops if i not in decided]
+    held = _held(row)
+    ops = sorted({*(i for i in admission.admitted_ops if i not in decided), *held})
     verdicts = {op.index: op for op in admission.ops}
     withdrawals: list[str] = []
     for i in ops:
@@ -586,9 +621,14 @@ def plan_preview(row: dict[str, Any], now_iso: str) -> PlanPreview:
             withdrawals.append("    " + quoted(str(reason)))
     return PlanPreview(
         plan_id=str(row["id"]), ops=[i + 1 for i in ops],
-        lines=[f"{i + 1}. " + _op_line(plan.operations[i], verdicts.get(i)) for i in ops],
+        lines=[
+            f"{i + 1}. "
+            + (_rest_line(plan.operations[i], held[i]) if i in held
+               else _op_line(plan.operations[i], verdicts.get(i)))
+            for i in ops
+        ],
         withdrawals=withdrawals,
-        waiting=[w.line for w in waiting(plan, admission, {}, decided)],
+        waiting=[w.line for w in waiting(plan, admission, held, decided)],
     )  # fmt: skip
 
 

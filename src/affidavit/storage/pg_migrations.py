@@ -402,5 +402,14 @@ VAULT: list[tuple[str, str]] = [
         ALTER TABLE {s}.sources ALTER COLUMN stated_rank TYPE BIGINT
         """,
     ),
+    (
+        "pg012_held",
+        """
+        -- a plan the policy (or an approval given unseen) applied in part: the parts of its
+        -- applied operations that wait for a person (W11), as SQLite's plans.held: JSON, by
+        -- operation, its held claims and texts and the claims it wrote (gate.verdicts.Held)
+        ALTER TABLE {s}.plans ADD COLUMN held TEXT NOT NULL DEFAULT '{{}}'
+        """,
+    ),
 ]
 """Each vault's schema."""

@@ -230,7 +230,7 @@ def plan_rows(conn: Conn, schema: str, statuses: tuple[str, ...]) -> list[Row]:
     return _x(
         conn, schema,
         "SELECT id, author, origin, plan_json, status, reason, admission, created_at, "
-        "expires_at, decided_at, decided_by, selected_ops, decided_ops FROM {s}.plans "
+        "expires_at, decided_at, decided_by, selected_ops, decided_ops, held FROM {s}.plans "
         "WHERE status = ANY(%s) "
         "ORDER BY created_at, id", (list(statuses),),
     )  # fmt: skip
@@ -240,7 +240,7 @@ def plan_row(conn: Conn, schema: str, plan_id: str) -> Row:
     found = _x(
         conn, schema,
         "SELECT id, author, origin, plan_json, status, reason, admission, created_at, "
-        "expires_at, decided_at, decided_by, selected_ops, decided_ops FROM {s}.plans "
+        "expires_at, decided_at, decided_by, selected_ops, decided_ops, held FROM {s}.plans "
         "WHERE id = %s", (plan_id,),
     )  # fmt: skip
     if not found:

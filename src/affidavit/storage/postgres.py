@@ -44,14 +44,12 @@ from .pg_migrations import REGISTRY, VAULT
 
 if TYPE_CHECKING:  # the gate is imported when a plan is applied, not with the module
     from ..config import Config
-    from ..gate.verdicts import Admission
+    from ..gate.verdicts import Admission, Held
     from ..sources.sanitizer import Flag
+    from ..store.parts import Parts
     from ..support import SupportChecker
 
-SPLIT_HELD = (
-    "the policy would apply its sure part and keep the rest pending, and partial applies "
-    "(held remainders) are not on PostgreSQL yet (docs/storage.md); a person approves it whole"
-)
+NOTHING_SURE = "nothing of it goes in without a person; it waits in the inbox"
 LOCK_CLASS = 0x4166  # "Af": the first key of Affidavit's advisory locks; the second is the vault
 MIGRATION_KEY = 0  # (LOCK_CLASS, 0): migrations and vault creation; vault ids start at 1
 REGISTRY_SCHEMA = "affidavit"
@@ -152,6 +150,11 @@ def insert_plan(
         )  # fmt: skip
 
 
+class NothingSure(ConflictError):
+    """An approval that takes only what needs no person (the policy, ``approve --all --yes``)
+    found nothing of the plan that does: the plan waits for a person, unchanged."""
+
+
 class PostgresDoor:
     """The door's step on PostgreSQL, inside the transaction that holds the vault's lock."""
 
@@ -200,6 +203,7 @@ class PostgresDoor:
         approval: str = "person",
         support: SupportChecker | None = None,
         ops: Sequence[int] | None = None,
+        sure_only: bool = False,
     ) -> AuditEntry:
         """Apply the recorded plan in this batch through the gate, as SQLite's door does:
         re-check it (W5), admit it again against the vault as it is now, under the lock
@@ -210,18 +214,33 @@ class PostgresDoor:
         record it applied like :meth:`mark_applied`. ``approval``: ``"person"`` writes every
         passing claim and text (uncertain and quarantined ones too, which a person approves by
         approving the plan); ``"policy"`` applies the plan only if the policy (``config``'s
-        ``policy.auto_apply``, W13 for agents) lets it in whole without a person, and refuses it
-        otherwise: it stays pending. ``ops``: the operations (0-based) a person approves now, as
-        ``affidavit approve --ops`` selects them; the others stay pending (approvable until the
-        plan expires), and the plan is applied once every operation is decided. The gate's
-        verdicts are in :attr:`admissions`."""
+        ``policy.auto_apply``, W13 for agents) lets it in without a person, and refuses it
+        otherwise: it stays pending. The policy — and a person's approval given unseen,
+        ``sure_only`` (``approve --all --yes``) — writes each operation's *sure* part only, as
+        SQLite's door does (:func:`affidavit.store.parts.choose`): the texts that wait for a
+        person (W11: uncertain, quarantined, leaning on one that waits) stay with the plan as its
+        pending remainder (``plans.held``), which a person approves or rejects later; when
+        nothing is sure, :class:`NothingSure` (nothing written). ``ops``: the operations
+        (0-based) a person approves now, as ``affidavit approve --ops`` selects them; the others
+        stay pending (approvable until the plan expires), and the plan is applied once every
+        operation is decided and nothing of it is held. The gate's verdicts are in
+        :attr:`admissions`."""
         from ..config import Config
         from ..errors import AdmissionError
         from ..evidence import Verifier
         from ..gate.admission import admit
+        from ..gate.verdicts import Held
         from ..plan.schema import CreatePage, UpdateContext
+        from ..store.batch import held_json
         from . import postgres_context as context
-        from .postgres_content import WRITABLE, ContentWriter, applied_ops, load_plan, selection
+        from .postgres_content import (
+            WRITABLE,
+            ContentWriter,
+            applied_ops,
+            held_ops,
+            load_plan,
+            selection,
+        )
         from .postgres_gate import PgReads, PgSources
 
         if approval not in ("person", "policy"):
@@ -232,10 +251,14 @@ class PostgresDoor:
             raise ConflictError(
                 "only a person approves some operations of a plan; the policy takes it whole."
             )
+        sure_only = sure_only or approval == "policy"
         row = recheck(self.plan(plan_id), plan_id, now)
         plan = load_plan(self.conn, self.schema, plan_id)
         done, decided = applied_ops(self.conn, self.schema, plan_id)
-        chosen = selection(plan_id, plan, decided, ops)
+        held = held_ops(self.conn, self.schema, plan_id)
+        chosen = selection(plan_id, plan, decided, ops, held, sure_only=sure_only)
+        if not chosen:
+            raise NothingSure(f"plan {plan_id[:12]}: {NOTHING_SURE}")
         for index in chosen:
             op = plan.operations[index]
             if not isinstance(op, WRITABLE):
@@ -250,6 +273,7 @@ class PostgresDoor:
             admission = admit(
                 PgReads(self.conn, self.schema), config, sources, Verifier(sources),
                 plan, plan_id, chosen, applying=True, support=support, agent=agent,
+                remainder={i: h for i, h in held.items() if i in chosen},
             )  # fmt: skip
         except AdmissionError as exc:
             raise ConflictError(
@@ -259,31 +283,40 @@ class PostgresDoor:
         if not admission.admitted_ops:
             why = "; ".join(f"op {op.index + 1}: {op.reason}" for op in admission.ops)
             raise ConflictError(f"nothing in plan {plan_id[:12]} passes the gate now: {why}")
-        if approval == "policy" and (admission.needs_approval or admission.waiting):
+        if approval == "policy" and admission.needs_approval:
             raise ConflictError(
-                f"plan {plan_id[:12]} waits for a person: "
-                + (admission.policy_reason if admission.needs_approval else SPLIT_HELD)
+                f"plan {plan_id[:12]} waits for a person: {admission.policy_reason}"
             )
-        with self.conn.transaction():  # a savepoint: the plan whole, or nothing of it
+        parts = _parts(admission, held, sure_only)
+        if not parts.ops:
+            raise NothingSure(f"plan {plan_id[:12]}: {NOTHING_SURE}")
+        with self.conn.transaction():  # a savepoint: the plan's part whole, or nothing of it
             writer = ContentWriter(
                 self.conn, self.schema, plan_id, check_text("time", now), sources, self._append
             )
-            if any(isinstance(plan.operations[i], UpdateContext) for i in admission.admitted_ops):
+            if any(isinstance(plan.operations[i], UpdateContext) for i in parts.ops):
                 context.snapshot(self.conn, self.schema, plan_id, now)  # W6: context.md as it was
-            summary = writer.write(plan, admission)
+            summary = writer.write(plan, admission, parts)
             archived = (
                 context.spill(self.conn, self.schema, plan_id, now, config.context_max_lines)
                 if writer.context_changed
                 else []
             )
-            done = sorted({*done, *admission.admitted_ops})
-            decided = sorted({*decided, *chosen})
-            remaining = [i for i in range(len(plan.operations)) if i not in decided]
+            failing = set(chosen) - set(admission.admitted_ops)  # decided: not left pending
+            done = sorted({*done, *parts.ops})
+            decided = sorted({*decided, *failing, *parts.ops})
+            left = {i: h for i, h in held.items() if i not in parts.ops and i not in failing}
+            for i, h in parts.held.items():  # what waits, with the ids its operation wrote
+                left[i] = Held(h.claims, h.texts, tuple(writer.claims_by_op.get(i, [])),
+                               writer.headings.get(i, True))  # fmt: skip
+            remaining = sorted(
+                {*(i for i in range(len(plan.operations)) if i not in decided), *left}
+            )
             self._x(
-                "UPDATE {s}.plans SET admission = %s, selected_ops = %s, decided_ops = %s "
-                "WHERE id = %s",
-                (self._admission_json(plan_id, admission), json.dumps(done), json.dumps(decided),
-                 plan_id),
+                "UPDATE {s}.plans SET admission = %s, selected_ops = %s, decided_ops = %s, "
+                "held = %s WHERE id = %s",
+                (self._admission_json(plan_id, admission, parts.remainder), json.dumps(done),
+                 json.dumps(decided), held_json(left), plan_id),
             )  # fmt: skip
             detail = {
                 "ops": summary,
@@ -296,7 +329,7 @@ class PostgresDoor:
             }
             if not remaining:
                 return self.mark_applied(plan_id, now=now, actor=actor, detail=detail)
-            for slug in [op.slug for i in admission.admitted_ops
+            for slug in [op.slug for i in parts.ops
                          if isinstance(op := plan.operations[i], CreatePage)]:  # fmt: skip
                 self._x(
                     "DELETE FROM {s}.slug_reservations WHERE plan_id = %s AND slug = %s",
@@ -306,16 +339,19 @@ class PostgresDoor:
             self.applied.append(plan_id)
             return entry
 
-    def _admission_json(self, plan_id: str, admission: Admission) -> str:
+    def _admission_json(
+        self, plan_id: str, admission: Admission, remainder: Mapping[int, Held]
+    ) -> str:
         """The plan's verdicts: ``admission``'s, merged into those of its earlier partial
-        approvals (as SQLite's door merges them, :func:`affidavit.store.parts.merged`)."""
+        approvals (as SQLite's door merges them, :func:`affidavit.store.parts.merged`; for an
+        operation completing an earlier apply, ``remainder``, only its held parts)."""
         from ..gate.verdicts import Admission
         from ..store.parts import merged
 
         row = self._x("SELECT admission FROM {s}.plans WHERE id = %s", (plan_id,)).fetchone()
         stored = json.loads(str(row["admission"])) if row else {}
         if stored:
-            admission = merged(Admission.from_json(stored), admission, {})
+            admission = merged(Admission.from_json(stored), admission, remainder)
         return canonical_json(admission.to_json())
 
     def _append(
@@ -615,3 +651,21 @@ class PostgresStorage:
             )
             # the one chain check (store/audit.py) reads rows by column name, as dict_row gives
             return auditlog.verify_chain(cast(Any, conn))
+
+
+def _parts(admission: Admission, held: Mapping[int, Held], sure_only: bool) -> Parts:
+    """What the door writes of a plan now, as SQLite's door chooses it
+    (:func:`affidavit.store.parts.choose`): a person's approval, every admitted operation whole
+    (an operation completing an earlier apply, only its held part); an approval that takes only
+    what needs no person, each sure operation's sure part, its waiting texts held."""
+    from ..gate.verdicts import held_parts
+    from ..store.parts import Parts
+
+    passing = set(admission.admitted_ops)
+    if not sure_only:
+        remainder = {i: h for i, h in held.items() if i in passing}
+        return Parts(tuple(admission.admitted_ops), {}, remainder)
+    sure = [op for op in admission.ops if op.sure and op.index not in held]
+    return Parts(
+        tuple(op.index for op in sure), {op.index: p for op in sure if (p := held_parts(op))}
+    )

@@ -26,7 +26,7 @@ from psycopg import sql
 from ..config import TRUST_TIERS
 from ..errors import ConflictError, IntegrityError
 from ..gate.texts import DEFAULT_SECTION, UNTITLED
-from ..gate.verdicts import ADMITTED, QUARANTINED, Admission, ClaimResult, OpResult
+from ..gate.verdicts import ADMITTED, QUARANTINED, Admission, ClaimResult, Held, OpResult
 from ..hashing import sha256_hex
 from ..plan.schema import (
     AddClaims,
@@ -47,6 +47,7 @@ from ..sources.sanitizer import Flag, scan
 from ..sources.stated import stated_of
 from ..store.blast import LIVE as BLAST_LIVE
 from ..store.blast import BlastRadius, blast_radius, claim_radius
+from ..store.parts import Parts
 from ..store.writer import claim_id
 from .base import check_text
 from .content import (
@@ -173,8 +174,11 @@ class ContentWriter:
     by :meth:`.postgres.PostgresDoor.apply_plan` just before): each passing operation's passing
     claims with their verified evidence — the source's own words at the offsets the verifier
     found (W3) — and the host's text for a title, summary or heading the gate rejected, as
-    SQLite's :class:`~affidavit.store.writer.Writer` writes a person's approval. Inside the
-    door's transaction (the caller holds the vault's advisory lock and re-checked the plan)."""
+    SQLite's :class:`~affidavit.store.writer.Writer` writes a person's approval; or, as it
+    writes an approval that takes only what needs no person (:class:`~affidavit.store.parts.Parts`),
+    each operation's sure part, the host's texts standing in for those that wait, and later
+    the held part a person approves. Inside the door's transaction (the caller holds the
+    vault's advisory lock and re-checked the plan)."""
 
     def __init__(
         self, conn: Conn, schema: str, plan_id: str, now: str, sources: Any, audit: Audit
@@ -186,18 +190,24 @@ class ContentWriter:
         self.superseded: list[str] = []
         self.retracted: list[str] = []
         self.context_changed = False
+        self.claims_by_op: dict[int, list[str]] = {}
+        self.headings: dict[int, bool] = {}  # op -> its heading went in (else the host's)
         self._locators: dict[str, Callable[[int], str]] = {}
         self._positions: dict[str, int] = {}
 
     def _x(self, text: str, params: tuple[Any, ...] = ()) -> psycopg.Cursor[dict[str, Any]]:
         return self.conn.execute(_q(text, self.schema), params)
 
-    def write(self, plan: Plan, admission: Admission) -> list[dict[str, object]]:
-        """The admitted operations of ``plan``; returns a summary per operation for the audit
-        entry."""
+    def write(
+        self, plan: Plan, admission: Admission, parts: Parts | None = None
+    ) -> list[dict[str, object]]:
+        """``parts`` of ``plan`` (default: every admitted operation whole); returns a summary
+        per operation for the audit entry."""
+        parts = parts if parts is not None else Parts(tuple(admission.admitted_ops))
+        chosen = set(parts.ops)
         summary: list[dict[str, object]] = []
         for result in admission.ops:
-            if result.status not in (ADMITTED, QUARANTINED):
+            if result.status not in (ADMITTED, QUARANTINED) or result.index not in chosen:
                 continue
             op = plan.operations[result.index]
             entry: dict[str, object] = {"index": result.index, "kind": op.op}
@@ -218,51 +228,81 @@ class ContentWriter:
             elif isinstance(op, SupersedeClaim):
                 entry["title"] = self._supersede(op, result, admission.support_version)
             elif isinstance(op, UpdateContext):
-                entry["title"] = self._context(op, result, admission.support_version)
+                held = parts.held.get(result.index, Held())
+                entry["title"] = self._context(op, result, admission.support_version, held)
+                if held:
+                    entry["held"] = {"claims": list(held.claims), "texts": []}
             elif isinstance(op, RetractSource):
                 entry["title"] = self._retract_source(result.index, op)
             elif isinstance(op, CarrySource):
                 entry.update(self._carry(result.detail))
             else:
                 assert isinstance(op, CreatePage | AddClaims), "refused before the gate ran"
-                entry.update(self._page_op(op, result, admission.support_version))
+                entry.update(self._page_op(op, result, admission.support_version, parts))
             summary.append(entry)
         return summary
 
     def _page_op(
-        self, op: CreatePage | AddClaims, result: OpResult, check: str
+        self, op: CreatePage | AddClaims, result: OpResult, check: str, parts: Parts
     ) -> dict[str, object]:
+        """A page operation: whole, its sure part (``parts.held`` names what waits), or,
+        completing an earlier apply (``parts.remainder``), its held part — as SQLite's
+        :meth:`affidavit.store.writer.Writer._page_op` writes them."""
+        held, rest = parts.held.get(result.index, Held()), parts.remainder.get(result.index)
+        page = op.slug if isinstance(op, CreatePage) else op.page
         texts = {t.what: t for t in result.texts}
-        fallback = {"title": UNTITLED, "summary": UNTITLED}  # never the rejected text
-        host = {
-            w: t.host or fallback.get(w, DEFAULT_SECTION[op.op])
-            for w, t in texts.items()
-            if not t.passes
-        }
-        entry: dict[str, object] = {"host": host} if host else {}
-        heading = "section heading" not in host
+        own = [c for c in result.claims if not c.role and c.passes]
         drafts = list(op.claims)
-        passing = [(c, drafts[c.index]) for c in result.claims if not c.role and c.passes]
-        if isinstance(op, CreatePage):
-            page = op.slug
-            title = host.get("title", op.title)
-            try:
-                with self.conn.transaction():  # a savepoint: the error names the page
-                    self._x(
-                        "INSERT INTO {s}.pages (slug, title, summary, category, created_at, "
-                        "updated_at, plan_id) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                        (page, title, host.get("summary", op.summary), op.category, self.now,
-                         self.now, self.plan_id),
-                    )  # fmt: skip
-            except psycopg.errors.UniqueViolation:
-                raise ConflictError(
-                    f"plan {self.plan_id[:12]}: page {page!r} already exists; add claims to it "
-                    "with add_claims instead."
-                ) from None
+        entry: dict[str, object] = {"page": page}  # the mirror follows the page's texts by it
+        if rest is not None:  # completing an earlier apply: the held claims and texts only
+            wrote = [w for w in rest.texts if w in texts and texts[w].passes]
+            heading = "section heading" in wrote or (
+                rest.heading and "section heading" not in rest.texts
+            )
+            self._finish(op, page, wrote, rest)
+            entry["remainder"] = wrote
+            if isinstance(op, CreatePage):  # what replaces the host's texts now (the mirror's)
+                entry["set"] = {w: getattr(op, w) for w in ("title", "summary") if w in wrote}
+            if "section heading" in wrote and rest.written:
+                entry["moved"] = list(rest.written)
+                entry["section"] = op.section
+            passing = [(c, drafts[c.index]) for c in own]
+            title = f"{page} (the rest approved: {', '.join([*wrote, f'{len(passing)} claims'])})"
         else:
-            page = op.page
-            self._x("UPDATE {s}.pages SET updated_at = %s WHERE slug = %s", (self.now, page))
-            title = f"{page} (+{len(passing)} claims)"
+
+            def goes(what: str) -> bool:
+                text = texts.get(what)
+                return text is None or (text.passes and what not in held.texts)
+
+            fallback = {"title": UNTITLED, "summary": UNTITLED}  # never the rejected text
+            host = {
+                w: t.host or fallback.get(w, DEFAULT_SECTION[op.op])
+                for w, t in texts.items()
+                if not goes(w)
+            }
+            if host:
+                entry["host"] = host
+            heading = goes("section heading")
+            self.headings[result.index] = heading
+            passing = [(c, drafts[c.index]) for c in own if c.index not in held.claims]
+            if isinstance(op, CreatePage):
+                title = host.get("title", op.title)
+                try:
+                    with self.conn.transaction():  # a savepoint: the error names the page
+                        self._x(
+                            "INSERT INTO {s}.pages (slug, title, summary, category, created_at, "
+                            "updated_at, plan_id) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                            (page, title, host.get("summary", op.summary), op.category,
+                             self.now, self.now, self.plan_id),
+                        )  # fmt: skip
+                except psycopg.errors.UniqueViolation:
+                    raise ConflictError(
+                        f"plan {self.plan_id[:12]}: page {page!r} already exists; add claims to "
+                        "it with add_claims instead."
+                    ) from None
+            else:
+                self._x("UPDATE {s}.pages SET updated_at = %s WHERE slug = %s", (self.now, page))
+                title = f"{page} (+{len(passing)} claims)"
         sections: dict[str, str] = {}
         ids = []
         for claim, draft in passing:
@@ -273,17 +313,39 @@ class ContentWriter:
                 sections[cid] = section
         if sections:
             entry["sections"] = sections
+        if held:
+            entry["held"] = {"claims": list(held.claims), "texts": list(held.texts)}
         entry.update(title=title, claims=ids)
         return entry
 
-    def _context(self, op: UpdateContext, result: OpResult, check: str) -> str:
+    def _finish(self, op: CreatePage | AddClaims, page: str, wrote: list[str], rest: Held) -> None:
+        """The held texts a person approves now replace the host's: the page's title or
+        summary, or the heading of the claims the operation wrote when the rest went in."""
+        for what in ("title", "summary"):
+            if what in wrote and isinstance(op, CreatePage):
+                self._x(
+                    "UPDATE {s}.pages SET " + what + " = %s WHERE slug = %s",
+                    (getattr(op, what), page),
+                )
+        if "section heading" in wrote and rest.written:
+            self._x(
+                "UPDATE {s}.claims SET section = %s WHERE page_slug = %s AND id = ANY(%s)",
+                (op.section, page, list(rest.written)),
+            )
+        self._x("UPDATE {s}.pages SET updated_at = %s WHERE slug = %s", (self.now, page))
+
+    def _context(self, op: UpdateContext, result: OpResult, check: str, held: Held) -> str:
         """Context entries are claims of page ``''`` (section "Context"), as on SQLite; a
         ``replace`` first retracts what the gate's blast radius of the current entries says goes."""
         if "radius" in result.detail:
             radius = BlastRadius.from_json(result.detail["radius"])
             self._retract(result.index, op.op, "replaced by a new context", radius)
         drafts = list(op.entries)
-        passing = [(c, drafts[c.index]) for c in result.claims if not c.role and c.passes]
+        passing = [
+            (c, drafts[c.index])
+            for c in result.claims
+            if not c.role and c.passes and c.index not in held.claims
+        ]
         for claim, draft in passing:
             self._claim(result.index, claim, draft, "", "Context", check)
         self.context_changed = True
@@ -461,6 +523,7 @@ class ContentWriter:
                  quote.end, locate(quote.start)),
             )  # fmt: skip
         self.claim_ids.append(cid)
+        self.claims_by_op.setdefault(op_index, []).append(cid)
         return cid
 
 
@@ -500,15 +563,40 @@ def decided_of(row: Mapping[str, Any], plan_id: str) -> tuple[list[int], list[in
     return out[0], sorted({*out[0], *out[1]})
 
 
-def selection(plan_id: str, plan: Plan, done: list[int], ops: Sequence[int] | None) -> list[int]:
-    """The operations a person approves now (0-based; default: every one not applied yet),
-    checked as SQLite's inbox checks them (:func:`affidavit.store.batch.prepare`): each is an
-    operation of this plan, not applied already, and none extends a page that an operation of
-    the same plan left out of the selection creates."""
+def held_ops(conn: Conn, schema: str, plan_id: str) -> dict[int, Held]:
+    """The plan's pending remainder (``plans.held``, ``pg012_held``): the parts of its applied
+    operations that wait for a person; read back untrusted (:func:`affidavit.store.batch.held_of`
+    refuses anything malformed)."""
+    from ..store.batch import held_of
+
+    row = conn.execute(
+        _q("SELECT held FROM {s}.plans WHERE id = %s", schema), (plan_id,)
+    ).fetchone()
+    return held_of(str(row["held"])) if row else {}
+
+
+def selection(
+    plan_id: str,
+    plan: Plan,
+    done: list[int],
+    ops: Sequence[int] | None,
+    held: Mapping[int, Held] | None = None,
+    *,
+    sure_only: bool = False,
+) -> list[int]:
+    """The operations approved now (0-based; default: every one not decided yet, and each
+    whose remainder ``held`` waits for a person), checked as SQLite's inbox checks them
+    (:func:`affidavit.store.batch.prepare`): each is an operation of this plan, not decided
+    already, and none extends a page that an operation of the same plan left out of the
+    selection creates. ``sure_only`` (the policy, an approval given unseen): a remainder is
+    never this approval's."""
+    held = held or {}
     count = len(plan.operations)
-    open_ops = [i for i in range(count) if i not in done]
+    open_ops = sorted(
+        {*(i for i in range(count) if i not in done), *(i for i in held if i < count)}
+    )
     if ops is None:
-        return open_ops
+        return [i for i in open_ops if not (sure_only and i in held)]
     wrong = [i for i in ops if type(i) is not int or not 0 <= i < count]
     if wrong or not ops:
         raise ConflictError(
@@ -517,14 +605,17 @@ def selection(plan_id: str, plan: Plan, done: list[int], ops: Sequence[int] | No
                if wrong else "select at least one (`affidavit inbox show` lists them).")
         )  # fmt: skip
     chosen = sorted(set(ops))
-    again = [i + 1 for i in chosen if i in done]
+    again = [i + 1 for i in chosen if i in done and i not in held]
     if again:
         raise ConflictError(
             f"operation(s) {', '.join(map(str, again))} of plan {plan_id[:12]} are decided "
             f"already (applied, or refused by the gate); the ones still pending are "
             f"{_numbers(open_ops) or 'none'}."
         )
-    creator = {op.slug: i for i in open_ops if isinstance(op := plan.operations[i], CreatePage)}
+    fresh = [i for i in open_ops if i not in done]
+    creator = {op.slug: i for i in fresh if isinstance(op := plan.operations[i], CreatePage)}
+    if sure_only:
+        chosen = [i for i in chosen if i not in held]
     for i in chosen:
         op = plan.operations[i]
         needs = [op.page] if isinstance(op, AddClaims) else [op.page, op.to] if isinstance(

@@ -65,11 +65,6 @@ Pending = tuple[dict[str, Any], inbox.PlanRecord, list[int], list[changes.Depend
 """A pending plan's row, its record, its operations to decide and the plans it needs."""
 HISTORY_SHOWN = 50
 """Plans listed as a page's history."""
-SUPPORTED_FIX = (
-    "On this desk: answer each waiting text (y: its operation goes in; n: it stays out), then "
-    "Approve selected — or Approve all, having read them."
-)
-"""What to do when PostgreSQL's door refuses "what is supported" of a plan whose texts wait."""
 
 
 class PgDesk:
@@ -365,16 +360,19 @@ class PgDesk:
         ops, refused = chosen_ops(choice, pid, pending)
         messages = []
         try:
-            if choice.action == "supported":
-                self.vault.approve_many([pid], actor, sure_only=True)
-                messages.append(f"Approved what is supported of plan {pid[:12]}.")
+            if choice.action == "supported":  # what waits stays as the plan's remainder
+                (done,) = self.vault.approve_many([pid], actor, sure_only=True).results
+                messages.append(
+                    f"Approved what is supported of plan {pid[:12]}; what waits for a person "
+                    "stays in the inbox."
+                    if done.applied
+                    else done.message
+                )
             elif ops:
                 result = self.vault.approve(pid, ops, actor)
                 done_ops = ", ".join(str(n) for n in result.ops)
                 messages.append(f"Approved operation(s) {done_ops} of plan {pid[:12]}.")
         except ConflictError as exc:
-            if choice.action == "supported" and "wait for a person" in str(exc):
-                raise WebRefusal(409, str(exc), SUPPORTED_FIX, title="Not approved") from exc
             _, offer = self.together_offer(vault_name, pid)
             refusal = not_approved(exc, offer, vault_name, pid, self.plan_fingerprint(pid))
             if refusal is None:
@@ -493,9 +491,13 @@ def _record(row: dict[str, Any]) -> inbox.PlanRecord:
 
 def _pending(row: dict[str, Any], record: inbox.PlanRecord) -> list[int]:
     """The operations (0-based) of a pending plan still to decide: those the gate admitted
-    that no approval has decided yet (:func:`affidavit.service.pg_vaults.plan_preview`'s)."""
+    that no approval has decided yet, and those applied in part whose rest waits for a person
+    (:func:`affidavit.service.pg_vaults.plan_preview`'s, SQLite's ``inbox.pending_ops``)."""
+    from ..store.batch import held_of
+
     decided = set(decided_of(row, record.id)[1])
-    return [i for i in record.admission.admitted_ops if i not in decided]
+    held = held_of(str(row.get("held") or "{}"))
+    return [i for i in record.admission.admitted_ops if i not in decided or i in held]
 
 
 def _needs(record: inbox.PlanRecord, i: int) -> list[str]:
