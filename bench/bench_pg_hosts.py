@@ -118,26 +118,52 @@ def worker_main(args: argparse.Namespace) -> None:
     print(json.dumps({"events": dict(events), "cpu_s": round(cpu, 2)}), flush=True)
 
 
+def server_cpu(data: Path) -> float:
+    """CPU seconds of the PostgreSQL server so far: the postmaster, its backends that ended
+    (reaped: its children's time) and those still running."""
+    tick = os.sysconf("SC_CLK_TCK")
+    postmaster = int((data / "postmaster.pid").read_text().split()[0])
+
+    def times(pid: int, children: bool) -> float:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        own = int(fields[11]) + int(fields[12])  # utime, stime
+        return (own + (int(fields[13]) + int(fields[14]) if children else 0)) / tick
+
+    total = times(postmaster, True)
+    for child in Path(f"/proc/{postmaster}/task/{postmaster}/children").read_text().split():
+        try:
+            total += times(int(child), True)
+        except FileNotFoundError:  # ended (and reaped) between the reads
+            pass
+    return total
+
+
 class Waits:
-    """Samples every 50 ms the backends waiting for a lock: the door's advisory lock, any other
-    (a job row's, a transaction's)."""
+    """Samples every 50 ms the backends waiting for a lock — the door's advisory lock, any other
+    (a job row's, a transaction's) — and whether the door's lock is held at all."""
 
     def __init__(self, url: str) -> None:
         import psycopg
 
+        from affidavit.storage.postgres import LOCK_CLASS
+
+        self.lock_class = LOCK_CLASS
         self.conn = psycopg.connect(url, autocommit=True)
-        self.samples: list[tuple[int, int]] = []
+        self.samples: list[tuple[int, int, int]] = []
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         while not self.stop.wait(0.05):
             row = self.conn.execute(
-                "SELECT count(*) FILTER (WHERE locktype = 'advisory'), "
-                "count(*) FILTER (WHERE locktype <> 'advisory') FROM pg_locks WHERE NOT granted"
+                "SELECT count(*) FILTER (WHERE NOT granted AND locktype = 'advisory'), "
+                "count(*) FILTER (WHERE NOT granted AND locktype <> 'advisory'), "
+                "count(*) FILTER (WHERE granted AND locktype = 'advisory' AND classid = %s) "
+                "FROM pg_locks",
+                (self.lock_class,),
             ).fetchone()
             assert row is not None
-            self.samples.append((int(row[0]), int(row[1])))
+            self.samples.append((int(row[0]), int(row[1]), int(row[2])))
 
     def __enter__(self) -> Waits:
         self.thread.start()
@@ -151,9 +177,10 @@ class Waits:
     def summary(self) -> dict[str, float]:
         n = max(1, len(self.samples))
         return {
-            "door_waiting_mean": round(sum(a for a, _ in self.samples) / n, 2),
-            "door_waited_share": round(sum(1 for a, _ in self.samples if a) / n, 2),
-            "other_lock_waited_share": round(sum(1 for _, b in self.samples if b) / n, 2),
+            "door_held_share": round(sum(1 for _, _, c in self.samples if c) / n, 2),
+            "door_waiting_mean": round(sum(a for a, _, _ in self.samples) / n, 2),
+            "door_waited_share": round(sum(1 for a, _, _ in self.samples if a) / n, 2),
+            "other_lock_waited_share": round(sum(1 for _, b, _ in self.samples if b) / n, 2),
         }
 
 
@@ -194,6 +221,7 @@ def jobs_run(net: Any, db: Any, tmp: Path, workers: int, tag: str,
     for host, log, proc in procs:
         _ready(proc, f"the worker on {host}", log)
     load_before = load_average()
+    cpu_before = server_cpu(db.data)
     with Waits(db.url("team")) as waits:
         started = time.perf_counter()
         for _, _, proc in procs:
@@ -206,6 +234,7 @@ def jobs_run(net: Any, db: Any, tmp: Path, workers: int, tag: str,
             assert proc.returncode == 0, log.read_text()[-3000:]
             outs[host] = json.loads(out.strip().splitlines()[-1])
         wall = time.perf_counter() - started
+    cpu_server = server_cpu(db.data) - cpu_before
     load_after = load_average()
     # the outcome
     rows = queue.jobs(vault)
@@ -226,6 +255,7 @@ def jobs_run(net: Any, db: Any, tmp: Path, workers: int, tag: str,
         "chunks_per_s": round(n / wall, 3),
         "jobs_per_worker": [outs[h]["events"].get("done", 0) for h in sorted(outs)],
         "worker_cpu_s": round(sum(o["cpu_s"] for o in outs.values()), 1),
+        "postgres_cpu_s": round(cpu_server, 1),
         **waits.summary(), "load_before": load_before, "load_after": load_after,
         "checked": "all jobs done; one applied entry per chunk; batches 1..n; audit chain ok",
     }  # fmt: skip

@@ -501,3 +501,40 @@ def test_text_a_renderer_hides_in_a_sent_source_never_becomes_a_claim(team: Team
     claims = [c["text"] for c in team.q("SELECT text FROM {s}.claims WHERE status = 'active'")]
     assert any("painted green in the year 1901" in c for c in claims), claims
     assert not [c for c in claims if "condemned" in c], claims
+
+
+class _SlowStop(threading.Event):
+    """A worker's stop whose ``wait`` doesn't come back until the test opens its gate (a
+    worker's poll of its stop, made as slow as a starved host can make it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.waited = 0
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waited += 1
+        self.gate.wait()
+        return self.is_set()
+
+
+def test_a_jobs_end_does_not_wait_for_the_workers_look_at_its_stop(team: Team) -> None:
+    """The thread passing the worker's stop to a job ends when the job does: the worker goes
+    on to the next job at once, without waiting for its own next look at ``stop`` (each
+    one-chunk job paid up to that poll's 0.2 s; bench/bench_pg_hosts.py)."""
+    for n in range(2):
+        team.submit(sources(n, 1))
+    worker = team.worker()
+    worker.stop = _SlowStop()
+    ended: list[int] = []
+    thread = threading.Thread(target=lambda: ended.append(worker.run(drain=True)))
+    thread.start()
+    try:
+        thread.join(timeout=120)  # a deadline for a hang, not a speed margin
+        assert ended == [2], "the job's end waited for the worker's look at its stop"
+        assert worker.stop.waited == 0
+    finally:
+        worker.stop.gate.set()
+        thread.join()
+    assert len(team.applied()) == 2
+    assert_once(team)
