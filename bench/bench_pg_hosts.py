@@ -34,6 +34,7 @@ can't scale with hosts here. Needs root and PostgreSQL 15 with the ``affidavit-p
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -131,10 +132,8 @@ def server_cpu(data: Path) -> float:
 
     total = times(postmaster, True)
     for child in Path(f"/proc/{postmaster}/task/{postmaster}/children").read_text().split():
-        try:
+        with contextlib.suppress(FileNotFoundError):  # ended (and reaped) between the reads
             total += times(int(child), True)
-        except FileNotFoundError:  # ended (and reaped) between the reads
-            pass
     return total
 
 
@@ -186,10 +185,11 @@ class Waits:
 
 def jobs_run(net: Any, db: Any, tmp: Path, workers: int, tag: str,
              args: argparse.Namespace) -> dict[str, Any]:  # fmt: skip
+    from tests import multihost
+
     from affidavit.jobs.payloads import StoredIngestPayload
     from affidavit.storage.postgres import PostgresStorage
     from affidavit.storage.postgres_jobs import PostgresJobStore
-    from tests import multihost
 
     storage = PostgresStorage(db.url("team"))
     vault = f"jobs_{tag}"
@@ -370,7 +370,6 @@ def _wiki(db: Any, work: Path, articles_count: int) -> tuple[list[str], str, int
 
 def reads_main(args: argparse.Namespace) -> dict[str, Any]:
     import httpx
-
     from tests import multihost, netns
 
     daemons = ["d1", "d2", "d3"]
