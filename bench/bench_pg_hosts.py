@@ -306,11 +306,12 @@ def clients_main(args: argparse.Namespace) -> None:
         headers = {"Authorization": f"Bearer {args.token}"}
         with httpx.Client(headers=headers, timeout=120) as http:
             start.wait()
-            i = n
+            i, step = n, 0  # request i of all: its daemon and question; half of each asks
             while time.monotonic() < stop[0]:
                 base = f"http://{targets[i % len(targets)]}/v1/vaults/main"
-                q = questions[(i // 2) % len(questions)]
-                kind = "search" if (i + n) % 2 == 0 else "ask"
+                q = questions[i % len(questions)]
+                kind = "search" if (step + n) % 2 == 0 else "ask"
+                step += 1
                 began = time.perf_counter()
                 if kind == "search":
                     got = http.get(f"{base}/search", params={"q": q, "k": 10})
