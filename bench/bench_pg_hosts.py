@@ -17,8 +17,10 @@ engine, carried into a PostgreSQL vault through its door); 3 daemons (``affidavi
 --database … --tcp <its address> --allow-remote --workers 1``), each on its own host; 32 client
 threads on a client host (its own links to the daemons' hosts) send the articles' questions,
 alternately as ``GET …/search?q=`` and ``POST …/ask``, round robin over the setup's daemons
-(1 daemon: the first only; 3 daemons: all), for ``--seconds``. p50/p99 per kind and requests a
-second.
+(1 daemon: the first only; 3 daemons: all), for ``--seconds``; each run starts on the questions
+the runs before it did not reach (after a ``--warmup`` on all three daemons), so no run is
+answered from what another's questions left in a daemon's memory. p50/p99 per kind and requests
+a second.
 
 Every setup runs ``--rounds`` times, the order reversed each round; the load average (1 min) is
 recorded before and after each run. The namespaces share the machine's cores: a CPU-bound setup
@@ -27,7 +29,7 @@ can't scale with hosts here. Needs root and PostgreSQL 15 with the ``affidavit-p
 
     sudo PYTHONPATH=src .venv/bin/python bench/bench_pg_hosts.py jobs [--jobs 32] [--sources 1]
         [--delay 1.0] [--workers 1,2,4] [--rounds 2]
-    sudo PYTHONPATH=src .venv/bin/python bench/bench_pg_hosts.py reads [--articles 6]
+    sudo PYTHONPATH=src .venv/bin/python bench/bench_pg_hosts.py reads [--articles 12]
         [--clients 32] [--seconds 10] [--rounds 2]
 """
 
@@ -309,7 +311,7 @@ def clients_main(args: argparse.Namespace) -> None:
             i, step = n, 0  # request i of all: its daemon and question; half of each asks
             while time.monotonic() < stop[0]:
                 base = f"http://{targets[i % len(targets)]}/v1/vaults/main"
-                q = questions[i % len(questions)]
+                q = questions[(args.offset + i) % len(questions)]
                 kind = "search" if (step + n) % 2 == 0 else "ask"
                 step += 1
                 began = time.perf_counter()
@@ -410,20 +412,25 @@ def reads_main(args: argparse.Namespace) -> dict[str, Any]:
                 multihost.until(healthy, f"the daemon on {host}", 300)
             setups = {"1 daemon": daemons[:1], "3 daemons": daemons}
 
+            asked = [0]  # questions sent so far: each run starts on questions not yet asked
+
             def clients(targets: list[str], count: int, seconds: float) -> dict[str, Any]:
                 argv = net.argv("client", [
                     sys.executable, __file__, "clients", "--targets",
                     ",".join(f"{addresses[h]}:{PORT}" for h in targets), "--token", token,
                     "--questions", str(tmp / "questions.json"), "--clients", str(count),
-                    "--seconds", str(seconds),
+                    "--seconds", str(seconds), "--offset", str(asked[0]),
                 ])  # fmt: skip
                 done = subprocess.run(argv, capture_output=True, text=True, timeout=3600,
                                       env=_env(""), check=False)  # fmt: skip
                 assert done.returncode == 0, done.stderr[-3000:]
                 got: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+                got["first_question"] = asked[0]
+                asked[0] += got["search"]["n"] + got["ask"]["n"]
                 return got
 
-            clients(daemons, 6, args.warmup)  # every daemon's first requests, not measured
+            # every daemon's first requests (imports, the answerer's tables), not measured
+            clients(daemons, args.clients, args.warmup)
             runs: dict[str, list[dict[str, Any]]] = {name: [] for name in setups}
             for r in range(args.rounds):
                 order = list(setups) if r % 2 == 0 else list(reversed(setups))
@@ -453,10 +460,10 @@ def main() -> None:
     jobs.add_argument("--workers", default="1,2,4")
     jobs.add_argument("--rounds", type=int, default=2)
     reads = sub.add_parser("reads", help="search and ask on 1 and 3 daemons, 3 hosts")
-    reads.add_argument("--articles", type=int, default=6)
+    reads.add_argument("--articles", type=int, default=12)
     reads.add_argument("--clients", type=int, default=32)
     reads.add_argument("--seconds", type=float, default=10.0)
-    reads.add_argument("--warmup", type=float, default=5.0)
+    reads.add_argument("--warmup", type=float, default=20.0)
     reads.add_argument("--rounds", type=int, default=2)
     worker = sub.add_parser("worker", help="(on a worker host: started by `jobs`)")
     worker.add_argument("--url", required=True)
@@ -467,6 +474,7 @@ def main() -> None:
         client.add_argument(name, required=True)
     client.add_argument("--clients", type=int, required=True)
     client.add_argument("--seconds", type=float, required=True)
+    client.add_argument("--offset", type=int, default=0, help="the first question")
     args = parser.parse_args()
     if args.command == "worker":
         worker_main(args)
