@@ -124,19 +124,20 @@ def worker_main(args: argparse.Namespace) -> None:
 def server_cpu(data: Path) -> float:
     """CPU seconds of the PostgreSQL server so far: the postmaster, its backends that ended
     (reaped: its children's time) and those still running."""
-    tick = os.sysconf("SC_CLK_TCK")
     postmaster = int((data / "postmaster.pid").read_text().split()[0])
 
-    def times(pid: int, children: bool) -> float:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        own = int(fields[11]) + int(fields[12])  # utime, stime
-        return (own + (int(fields[13]) + int(fields[14]) if children else 0)) / tick
-
-    total = times(postmaster, True)
+    total = process_cpu(postmaster)
     for child in Path(f"/proc/{postmaster}/task/{postmaster}/children").read_text().split():
         with contextlib.suppress(FileNotFoundError):  # ended (and reaped) between the reads
-            total += times(int(child), True)
+            total += process_cpu(int(child))
     return total
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds of process ``pid`` so far, its reaped children's included."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 class Waits:
@@ -436,7 +437,18 @@ def reads_main(args: argparse.Namespace) -> dict[str, Any]:
                 order = list(setups) if r % 2 == 0 else list(reversed(setups))
                 for name in order:
                     before = load_average()
+                    cpu = [sum(process_cpu(p.pid) for p in procs), server_cpu(db.data),
+                           resource.getrusage(resource.RUSAGE_CHILDREN)]  # fmt: skip
                     got = clients(setups[name], args.clients, args.seconds)
+                    spent = resource.getrusage(resource.RUSAGE_CHILDREN)
+                    n = max(1, got["search"]["n"] + got["ask"]["n"])
+                    got["cpu_ms_per_request"] = {
+                        "daemons": round(
+                            (sum(process_cpu(p.pid) for p in procs) - cpu[0]) * 1000 / n, 1),
+                        "postgres": round((server_cpu(db.data) - cpu[1]) * 1000 / n, 1),
+                        "clients": round((spent.ru_utime + spent.ru_stime - cpu[2].ru_utime
+                                          - cpu[2].ru_stime) * 1000 / n, 1),
+                    }  # fmt: skip
                     got |= {"load_before": before, "load_after": load_average()}
                     print(json.dumps({name: got}), file=sys.stderr, flush=True)
                     runs[name].append(got)
