@@ -118,7 +118,10 @@ def worker_main(args: argparse.Namespace) -> None:
         storage.close()
     end = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (end.ru_utime - began.ru_utime) + (end.ru_stime - began.ru_stime)
-    print(json.dumps({"events": dict(events), "cpu_s": round(cpu, 2)}), flush=True)
+    from affidavit.support import parse
+
+    print(json.dumps({"events": dict(events), "cpu_s": round(cpu, 2),
+                      "parser_loaded": bool(parse._NLP)}), flush=True)  # fmt: skip
 
 
 def server_cpu(data: Path) -> float:
@@ -258,6 +261,7 @@ def jobs_run(net: Any, db: Any, tmp: Path, workers: int, tag: str,
         "chunks_per_s": round(n / wall, 3),
         "jobs_per_worker": [outs[h]["events"].get("done", 0) for h in sorted(outs)],
         "worker_cpu_s": round(sum(o["cpu_s"] for o in outs.values()), 1),
+        "workers_that_loaded_the_parser": sum(1 for o in outs.values() if o["parser_loaded"]),
         "postgres_cpu_s": round(cpu_server, 1),
         **waits.summary(), "load_before": load_before, "load_after": load_after,
         "checked": "all jobs done; one applied entry per chunk; batches 1..n; audit chain ok",
