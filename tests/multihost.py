@@ -549,3 +549,29 @@ def terminate_mid_transaction(hosts: Hosts, vault: str) -> Fault:
     finally:
         hold.close()
     return Fault("terminate", job, host, row)
+
+
+# -- links between the other hosts (bench/bench_pg_hosts.py) ---------------------------------
+CLIENT_SUBNET = "10.231.8"
+"""The private /24 of the links :func:`client_links` adds (beside netns.SUBNET's database links;
+like them it exists only inside the namespaces)."""
+
+
+def client_links(net: netns.Network, client: str, servers: list[str]) -> dict[str, str]:
+    """A veth pair from host ``client`` to each host of ``servers`` (``eth1`` there), one /30
+    each out of :data:`CLIENT_SUBNET`: ``client`` reaches each server's address on its link and
+    nothing else beyond its database link. Returns each server's address. The pairs go with
+    the namespaces when the network is removed."""
+    if len(servers) > 60:
+        raise ValueError("at most 60 links fit in the /24")
+    addresses = {}
+    for n, server in enumerate(servers):
+        mine, theirs = f"{CLIENT_SUBNET}.{4 * n + 1}", f"{CLIENT_SUBNET}.{4 * n + 2}"
+        netns._ip("-n", net.ns(client), "link", "add", f"c{n}", "type", "veth", "peer", "name",
+                  "eth1", "netns", net.ns(server))  # fmt: skip
+        netns._ip("-n", net.ns(client), "addr", "add", f"{mine}/30", "dev", f"c{n}")
+        netns._ip("-n", net.ns(server), "addr", "add", f"{theirs}/30", "dev", "eth1")
+        netns._ip("-n", net.ns(client), "link", "set", f"c{n}", "up")
+        netns._ip("-n", net.ns(server), "link", "set", "eth1", "up")
+        addresses[server] = theirs
+    return addresses

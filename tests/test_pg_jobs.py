@@ -541,3 +541,83 @@ def test_text_a_renderer_hides_in_a_sent_source_never_becomes_a_claim(team: Team
     claims = [c["text"] for c in team.q("SELECT text FROM {s}.claims WHERE status = 'active'")]
     assert any("painted green in the year 1901" in c for c in claims), claims
     assert not [c for c in claims if "condemned" in c], claims
+
+
+class _SlowStop(threading.Event):
+    """A worker's stop whose ``wait`` doesn't come back until the test opens its gate (a
+    worker's poll of its stop, made as slow as a starved host can make it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.waited = 0
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waited += 1
+        self.gate.wait()
+        return self.is_set()
+
+
+def test_a_jobs_end_does_not_wait_for_the_workers_look_at_its_stop(team: Team) -> None:
+    """The thread passing the worker's stop to a job ends when the job does: the worker goes
+    on to the next job at once, without waiting for its own next look at ``stop`` (each
+    one-chunk job paid up to that poll's 0.2 s; bench/bench_pg_hosts.py)."""
+    for n in range(2):
+        team.submit(sources(n, 1))
+    worker = team.worker()
+    worker.stop = _SlowStop()
+    ended: list[int] = []
+    thread = threading.Thread(target=lambda: ended.append(worker.run(drain=True)))
+    thread.start()
+    try:
+        thread.join(timeout=120)  # a deadline for a hang, not a speed margin
+        assert ended == [2], "the job's end waited for the worker's look at its stop"
+        assert worker.stop.waited == 0
+    finally:
+        worker.stop.gate.set()
+        thread.join()
+    assert len(team.applied()) == 2
+    assert_once(team)
+
+
+class _Counting:
+    """A connection that counts the statements run through it."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.statements: list[str] = []
+
+    def execute(self, query: Any, params: Any = None) -> Any:
+        self.statements.append(str(query))
+        return self.conn.execute(query, params)
+
+
+def test_the_door_reads_each_source_reference_once_per_transaction(team: Team) -> None:
+    """The gate, the verifier and the door each resolve every quote's source: inside the door's
+    lock a reference is read from the database once. The memory is the transaction's: a source
+    added after it (adding one waits for the door's lock) is found by the next."""
+    from affidavit.errors import NotFoundError
+    from affidavit.hashing import sha256_hex
+    from affidavit.storage.postgres_gate import PgSources
+
+    team.submit(sources(0, 1))
+    assert team.worker().run(drain=True) == 1
+    (one,) = [str(r["id"]) for r in team.q("SELECT id FROM {s}.sources")]
+    later = TEXT.format(n=99, year=1799, steps=199).encode()
+    with team.storage.door("team", "batch-read-once") as door:
+        conn = _Counting(door.conn)
+        view = PgSources(conn, "v_team")  # type: ignore[arg-type]
+        for _ in range(3):
+            assert view.resolve(one[:12]) == one
+            assert view.get(one[:16]).id == one
+            assert view.resolve(sha256_hex(later)[:12]) is None
+        lookups = [q for q in conn.statements if "LIKE" in q]
+        assert len(lookups) == 3, lookups  # one per distinct reference
+        with pytest.raises(NotFoundError):
+            view.get("0" * 63 + "g")  # not hex: refused before any read
+    added = team.storage.add_source("team", later, origin="/notes/later.md", name="later.md",
+                                    added_at="2026-12-07T00:00:00Z", trust="trusted")  # fmt: skip
+    assert added == sha256_hex(later)
+    with team.storage.door("team", "batch-read-again") as door:
+        assert PgSources(door.conn, "v_team").resolve(added[:12]) == added
+    assert [b.seq for b in team.storage.batches("team")] == [1]

@@ -217,13 +217,20 @@ class PgSources:
         self._texts: dict[str, str] = {}
         self._broken: dict[str, str] = {}  # source -> why its bytes or text fail their hash
         self._flags: dict[str, list[Flag]] = {}
+        self._prefixes: dict[str, list[str]] = {}
 
     def _prefixed(self, ref: str) -> list[str]:
-        rows = self.conn.execute(
-            _q("SELECT id FROM {s}.sources WHERE id LIKE %s ORDER BY id LIMIT 2", self.schema),
-            (ref + "%",),  # ref is hex only: nothing LIKE would read as a pattern
-        ).fetchall()
-        return [str(r["id"]) for r in rows]
+        """The sources (at most two) whose id starts with ``ref``, read once per reference:
+        the gate, the verifier and the door each resolve every quote's source, inside the
+        door's lock (where no source can be added: adding one takes that lock)."""
+        found = self._prefixes.get(ref)
+        if found is None:
+            rows = self.conn.execute(
+                _q("SELECT id FROM {s}.sources WHERE id LIKE %s ORDER BY id LIMIT 2", self.schema),
+                (ref + "%",),  # ref is hex only: nothing LIKE would read as a pattern
+            ).fetchall()
+            found = self._prefixes[ref] = [str(r["id"]) for r in rows]
+        return found
 
     def _row(self, source_id: str) -> dict[str, Any]:
         row = self._rows.get(source_id)
