@@ -219,3 +219,29 @@ def _pack_plans_with_claims(db: sqlite3.Connection) -> None:
 
 
 DATA_STEPS["m027_plans_packed_with_claims"] = _pack_plans_with_claims
+
+
+@migration
+def m029_catalog_version() -> str:
+    """Issue 25 item 1: ``catalog`` (one row) counts the changes to what ``index.md`` and
+    context.md's head read — pages inserted or deleted, their slug, title, summary or category
+    updated, links inserted, updated or deleted — and keeps the version each was last rendered
+    at (:mod:`affidavit.store.catalog`), so an apply that only adds claims renders neither."""
+    bump = "BEGIN UPDATE catalog SET version = version + 1; END"
+    return f"""
+        CREATE TABLE catalog (
+            version INTEGER NOT NULL,
+            index_version INTEGER NOT NULL,     -- -1: not rendered since the migration
+            index_sha256 TEXT NOT NULL,
+            head_version INTEGER NOT NULL,
+            head TEXT NOT NULL                  -- JSON list of context.md's head lines
+        );
+        INSERT INTO catalog VALUES (0, -1, '', -1, '[]');
+        CREATE TRIGGER catalog_page_insert AFTER INSERT ON pages {bump};
+        CREATE TRIGGER catalog_page_delete AFTER DELETE ON pages {bump};
+        CREATE TRIGGER catalog_page_update AFTER UPDATE OF slug, title, summary, category
+            ON pages {bump};
+        CREATE TRIGGER catalog_link_insert AFTER INSERT ON links {bump};
+        CREATE TRIGGER catalog_link_delete AFTER DELETE ON links {bump};
+        CREATE TRIGGER catalog_link_update AFTER UPDATE ON links {bump}
+    """
