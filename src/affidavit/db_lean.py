@@ -245,3 +245,34 @@ def m029_catalog_version() -> str:
         CREATE TRIGGER catalog_link_delete AFTER DELETE ON links {bump};
         CREATE TRIGGER catalog_link_update AFTER UPDATE ON links {bump}
     """
+
+
+@migration
+def m028_word_postings() -> str:
+    """Issue 25 item 5: the claim-word index's postings packed (:mod:`affidavit.lint.postings`):
+    ``word_postings`` holds each word's claims in chunks, gaps as varints, instead of a row per
+    (word, claim) in ``claim_words``. The data step moves every posting, in order, and drops
+    ``claim_words`` (its counting trigger with it: the indexer counts in ``words.n``)."""
+    return """
+        CREATE TABLE word_postings (
+            word INTEGER NOT NULL,          -- words.id
+            first INTEGER NOT NULL,         -- the chunk's first claim (claims.rowid)
+            last INTEGER NOT NULL,          -- its last claim
+            n INTEGER NOT NULL,             -- claims in the chunk
+            gaps BLOB NOT NULL,             -- the others: LEB128 gaps from the claim before
+            PRIMARY KEY (word, first)
+        ) WITHOUT ROWID
+    """
+
+
+def _move_postings(db: sqlite3.Connection) -> None:
+    from .lint.postings import pack_rows
+
+    rows = db.cursor()
+    rows.row_factory = None
+    pack_rows(db, rows.execute("SELECT word, claim FROM claim_words ORDER BY word, claim"))
+    rows.close()
+    db.execute("DROP TABLE claim_words")
+
+
+DATA_STEPS["m028_word_postings"] = _move_postings
