@@ -99,9 +99,10 @@ def test_a_page_or_link_through_the_door_renders_both_again(
     _apply(vault, _page("beta", src, QUOTES[1], "sources"))
     _apply(vault, _page("gamma", src, QUOTES[2]))
     _apply(vault, _add("gamma", src, QUOTES[3]))
-    assert "Main topics** (the pages most sources link to): none yet" in (
-        vault.wiki_dir / "context.md"
-    ).read_text()
+    assert (
+        "Main topics** (the pages most sources link to): none yet"
+        in (vault.wiki_dir / "context.md").read_text()
+    )
     before = dict(counted)
     _apply(vault, {"op": "link_pages", "page": "alpha", "to": "gamma"})
     _apply(vault, {"op": "link_pages", "page": "beta", "to": "gamma"})

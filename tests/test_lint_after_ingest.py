@@ -16,10 +16,10 @@
 from __future__ import annotations
 
 import random
-from collections import Counter
 import re
 import shutil
 import sqlite3
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -275,13 +275,16 @@ def test_word_counts_are_the_postings_through_ingests_a_rebuild_and_the_migratio
     exact()
     before = sorted(postings.every_posting(db))
     with db:  # a vault from before m022: its postings in claim_words' rows, no counts
-        db.execute("CREATE TABLE claim_words (word INTEGER NOT NULL, claim INTEGER NOT NULL, "
-                   "PRIMARY KEY (word, claim)) WITHOUT ROWID")
+        db.execute(
+            "CREATE TABLE claim_words (word INTEGER NOT NULL, claim INTEGER NOT NULL, "
+            "PRIMARY KEY (word, claim)) WITHOUT ROWID"
+        )
         db.executemany("INSERT INTO claim_words VALUES (?, ?)", before)
         db.execute("DROP TABLE word_postings")
         db.execute("ALTER TABLE words DROP COLUMN n")
-        db.execute("DELETE FROM _migrations WHERE name IN ('m022_word_counts', "
-                   "'m028_word_postings')")
+        db.execute(
+            "DELETE FROM _migrations WHERE name IN ('m022_word_counts', 'm028_word_postings')"
+        )
     assert {"m022_word_counts", "m028_word_postings"} <= set(migrate(db))
     assert sorted(postings.every_posting(db)) == before  # m028 moved every posting
     exact()

@@ -21,8 +21,8 @@ from affidavit.lint.candidates import (
     related_pairs,
     search_pairs,
 )
-from affidavit.lint.postings import every_posting
 from affidavit.lint.nearby import index_claims, nearby_pairs, pairs_involving, search_involving
+from affidavit.lint.postings import every_posting
 from affidavit.store.render import CONTEXT_ARCHIVE
 
 COMMON = ["tax", "tariff", "army", "navy", "Congress", "trade", "bank", "war", "peace"]

@@ -4,8 +4,10 @@ counted in ``words.n``; a chunk cut inside a varint or postings out of order are
 
 from __future__ import annotations
 
+import itertools
 import random
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -14,8 +16,8 @@ from affidavit.lint import postings
 from affidavit.lint.postings import CHUNK, append, claims_of, decode, encode, every_posting
 
 
-def _db(tmp_path: object) -> sqlite3.Connection:
-    db = connect(tmp_path / "w.sqlite")  # type: ignore[operator]
+def _db(tmp_path: Path) -> sqlite3.Connection:
+    db = connect(tmp_path / "w.sqlite")
     migrate(db)
     return db
 
@@ -23,7 +25,7 @@ def _db(tmp_path: object) -> sqlite3.Connection:
 def test_varints_round_trip() -> None:
     rnd = random.Random(1)
     claims = sorted(rnd.sample(range(1, 10**7), 500))
-    gaps = [b - a for a, b in zip(claims, claims[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(claims)]
     assert decode(claims[0], encode(gaps)) == claims
     assert decode(7, b"") == [7]
     assert len(encode([1, 127, 128, 16383, 16384])) == 1 + 1 + 2 + 2 + 3
@@ -38,7 +40,7 @@ def test_a_cut_chunk_or_a_gap_that_does_not_ascend_is_refused() -> None:
         encode([-2])
 
 
-def test_appends_read_back_in_order_across_chunks(tmp_path: object) -> None:
+def test_appends_read_back_in_order_across_chunks(tmp_path: Path) -> None:
     db = _db(tmp_path)
     db.executemany("INSERT INTO words (word) VALUES (?)", [("tax",), ("war",)])
     ids = dict(db.execute("SELECT word, id FROM words").fetchall())
@@ -64,7 +66,7 @@ def test_appends_read_back_in_order_across_chunks(tmp_path: object) -> None:
     assert list(claims_of(db, "peace")) == []
 
 
-def test_a_reader_that_stops_early_reads_what_it_needs(tmp_path: object) -> None:
+def test_a_reader_that_stops_early_reads_what_it_needs(tmp_path: Path) -> None:
     db = _db(tmp_path)
     db.execute("INSERT INTO words (word) VALUES ('tax')")
     append(db, {1: list(range(1, 5 * CHUNK))})
@@ -74,9 +76,9 @@ def test_a_reader_that_stops_early_reads_what_it_needs(tmp_path: object) -> None
     db.execute("DELETE FROM word_postings")  # nothing holds the table
 
 
-def test_postings_are_smaller_than_rows(tmp_path: object) -> None:
+def test_postings_are_smaller_than_rows(tmp_path: Path) -> None:
     """What the change is for: a posting costs a byte or so, not a row."""
     rnd = random.Random(3)
     claims = sorted(rnd.sample(range(1, 60_000), 5_000))
-    assert len(encode(b - a for a, b in zip(claims, claims[1:], strict=False))) < 2 * len(claims)
+    assert len(encode(b - a for a, b in itertools.pairwise(claims))) < 2 * len(claims)
     assert postings.CHUNK >= 64

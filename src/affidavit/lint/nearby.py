@@ -35,6 +35,7 @@ from ..db import read_snapshot, transaction
 from ..sources.lineage import version_keys
 from ..store.render import CONTEXT_ARCHIVE
 from ..support.facts import Sentence
+from . import postings
 from .candidates import (
     MAX_BUCKET,
     RARE_WORDS,
@@ -47,7 +48,6 @@ from .candidates import (
     data_version,
     search_pairs,
 )
-from . import postings
 from .reading import read_claim, sentence
 
 INDEX_BATCH = 5000

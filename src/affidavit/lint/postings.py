@@ -86,8 +86,13 @@ def append(db: sqlite3.Connection, postings: dict[int, list[int]]) -> None:
             take, rest = rest[: CHUNK - n], rest[CHUNK - n :]
             cursor.execute(  # (not SQL's ||, which makes text of blobs)
                 "UPDATE word_postings SET gaps = ?, last = ?, n = ? WHERE word = ? AND first = ?",
-                (bytes(last_row[3]) + encode(_gaps(last, take)), take[-1], n + len(take), word,
-                 first),
+                (
+                    bytes(last_row[3]) + encode(_gaps(last, take)),
+                    take[-1],
+                    n + len(take),
+                    word,
+                    first,
+                ),
             )
         for start in range(0, len(rest), CHUNK):
             part = rest[start : start + CHUNK]
