@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from affidavit.inbox import approve, propose
-from affidavit.store import render
+from affidavit.store import catalog, render
 from affidavit.store.render import render_context, render_index
 from affidavit.vault import Vault
 
@@ -158,4 +158,23 @@ def test_a_forged_or_stale_record_never_keeps_a_wrong_index(vault: Vault) -> Non
         vault.db.execute("DELETE FROM catalog")  # no record at all: rendered every time
     index.unlink()
     _apply(vault, _add("alpha", src, QUOTES[4]))
+    _same_as_database(vault)
+
+
+def test_a_record_of_other_rendering_code_is_rendered_again(
+    vault: Vault, counted: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An upgrade that renders index.md or the head differently: the records name the code
+    that made them, so the first apply after it renders both again."""
+    src = add_text(vault, "greek.md", TEXT)
+    _apply(vault, _page("alpha", src, QUOTES[0]))
+    _apply(vault, _add("alpha", src, QUOTES[1]))
+    before = dict(counted)
+    _apply(vault, _add("alpha", src, QUOTES[2]))
+    assert counted == before
+    monkeypatch.setattr(catalog, "renderer", lambda: "another version")
+    _apply(vault, _add("alpha", src, QUOTES[3]))
+    assert counted["index"] == before["index"] + 1 and counted["head"] == before["head"] + 1
+    _apply(vault, _add("alpha", src, QUOTES[4]))  # recorded again: not again
+    assert counted["index"] == before["index"] + 1 and counted["head"] == before["head"] + 1
     _same_as_database(vault)

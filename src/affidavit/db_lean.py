@@ -1,6 +1,7 @@
-"""Issue 25's migrations that slim the database (m021…m023, m027): evidence as offsets, words by
-integer, decided plans' admissions packed, word counts, context snapshots as deltas, plans packed
-against their claims.
+"""Issue 25's migrations that slim the database (m021…m023, m027, m028): evidence as offsets, words
+by integer, decided plans' admissions packed, word counts, context snapshots as deltas, plans packed
+against their claims, the claim-word index's postings packed; and m029, what index.md and
+context.md's head were last rendered from (the door's cost, issue 25 item 1).
 
 They register with :func:`affidavit.db.migration` when :mod:`affidavit.db` imports this module,
 after its own m001…m020, so ``MIGRATIONS`` keeps their order; a migration is never edited once
@@ -234,9 +235,9 @@ def m029_catalog_version() -> str:
             index_version INTEGER NOT NULL,     -- -1: not rendered since the migration
             index_sha256 TEXT NOT NULL,
             head_version INTEGER NOT NULL,
-            head TEXT NOT NULL                  -- JSON list of context.md's head lines
+            head TEXT NOT NULL                  -- JSON: context.md's head lines, its renderer
         );
-        INSERT INTO catalog VALUES (0, -1, '', -1, '[]');
+        INSERT INTO catalog VALUES (0, -1, '', -1, '{{}}');
         CREATE TRIGGER catalog_page_insert AFTER INSERT ON pages {bump};
         CREATE TRIGGER catalog_page_delete AFTER DELETE ON pages {bump};
         CREATE TRIGGER catalog_page_update AFTER UPDATE OF slug, title, summary, category

@@ -41,7 +41,7 @@ from ..db import transaction
 from ..errors import AffidavitError, ConflictError
 from ..evidence import Verifier
 from ..gate.admission import Admission
-from ..hashing import canonical_json, sha256_hex
+from ..hashing import canonical_json
 from ..plan import snapshots
 from ..plan.schema import UpdateContext
 from ..retrieval.tantivy_index import refresh_search_index
@@ -471,11 +471,10 @@ class Batch:
         relpath = "wiki/index.md"
         if relpath not in paths:
             return
-        known = catalog.index_sha256(self.vault.db)
-        if known is None:
-            return
         try:
-            same = sha256_hex(inside(self.vault.root, relpath).read_bytes()) == known
+            same = catalog.index_unchanged(
+                self.vault.db, inside(self.vault.root, relpath).read_bytes()
+            )
         except (OSError, AffidavitError):
             return
         if same and not self.vault.git.changed([relpath]):

@@ -10,16 +10,37 @@ keeps, in the same row and inside its batch's transaction, the version each was 
 at, with the SHA-256 of ``index.md``'s text and the head's lines. While the version is the same,
 the rendering is too: the door compares the file on disk with the stored hash instead of
 rendering it, and takes the head as stored. Another process, a rolled-back batch or a restored
-database carries its own row, so nothing per process can go stale.
+database carries its own row, so nothing per process can go stale. Both records are keyed by
+:func:`renderer` too, the code that renders them: a new version of it renders them again.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from collections.abc import Callable
+from pathlib import Path
 
+from .. import __version__
 from ..hashing import sha256_hex
+
+
+@functools.cache
+def renderer() -> str:
+    """A fingerprint of the code that renders index.md and the head (this module, ``render``
+    and ``overview``), so a record made by other code never passes for this code's rendering;
+    the package's version where the files can't be read."""
+    here = Path(__file__).parent
+    try:
+        code = b"".join((here / n).read_bytes() for n in ("catalog.py", "render.py", "overview.py"))
+    except OSError:
+        return __version__
+    return sha256_hex(code)[:16]
+
+
+def _key(data: bytes) -> str:
+    return sha256_hex(renderer().encode() + b"\0" + data)
 
 
 def _row(db: sqlite3.Connection) -> tuple[int, int, str, int, str] | None:
@@ -34,20 +55,18 @@ def _row(db: sqlite3.Connection) -> tuple[int, int, str, int, str] | None:
     return int(row[0]), int(row[1]), str(row[2]), int(row[3]), str(row[4])
 
 
-def index_sha256(db: sqlite3.Connection) -> str | None:
-    """The SHA-256 of ``index.md`` as the database renders it now, when the door rendered it at
-    this catalog version; None when it must be rendered."""
+def index_unchanged(db: sqlite3.Connection, on_disk: bytes) -> bool:
+    """Whether ``on_disk`` is ``index.md`` as the database renders it now: the door rendered it
+    at this catalog version, with this code, to these bytes."""
     row = _row(db)
-    if row is None or row[1] != row[0]:
-        return None
-    return row[2]
+    return row is not None and row[1] == row[0] and row[2] == _key(on_disk)
 
 
 def remember_index(db: sqlite3.Connection, text: str) -> None:
     """Record ``index.md``'s text just rendered (inside the door's transaction)."""
     db.execute(
         "UPDATE catalog SET index_version = version, index_sha256 = ?",
-        (sha256_hex(text.encode("utf-8")),),
+        (_key(text.encode("utf-8")),),
     )
 
 
@@ -56,10 +75,16 @@ def head(db: sqlite3.Connection, render: Callable[[sqlite3.Connection], list[str
     then stored (inside the door's transaction)."""
     row = _row(db)
     if row is not None and row[3] == row[0]:
-        lines = json.loads(row[4])
-        if isinstance(lines, list) and all(isinstance(line, str) for line in lines):
-            return lines
+        try:
+            stored = json.loads(row[4])
+        except ValueError:
+            stored = None
+        if isinstance(stored, dict) and stored.get("renderer") == renderer():
+            lines = stored.get("lines")
+            if isinstance(lines, list) and all(isinstance(line, str) for line in lines):
+                return lines
     lines = render(db)
     if row is not None:
-        db.execute("UPDATE catalog SET head_version = version, head = ?", (json.dumps(lines),))
+        head = json.dumps({"renderer": renderer(), "lines": lines})
+        db.execute("UPDATE catalog SET head_version = version, head = ?", (head,))
     return lines
