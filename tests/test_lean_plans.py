@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections import Counter
 from collections.abc import Sequence
 
 import pytest
@@ -16,6 +17,7 @@ from affidavit.errors import IntegrityError
 from affidavit.evidence.spans import register as register_spans
 from affidavit.inbox import approve, get_plan, propose
 from affidavit.lint.nearby import index_claims
+from affidavit.lint.postings import every_posting
 from affidavit.plan.stored import admission_text, needs_dictionary, pack, plan_text, unpack
 from affidavit.vault import Vault, open_vault
 
@@ -30,15 +32,16 @@ def _decided(vault: Vault) -> str:
 
 
 def _words_as_before(db: sqlite3.Connection, pairs: Sequence[tuple[str, int]] = ()) -> None:
-    """``claim_words`` as m017 made it, m021b not yet applied."""
+    """``claim_words`` as m017 made it, m021b (and so m022, m028) not yet applied."""
     db.executescript(
         """
         BEGIN;
-        DROP TABLE claim_words;
+        DROP TABLE word_postings;
         DROP TABLE words;
         CREATE TABLE claim_words (word TEXT NOT NULL, claim INTEGER NOT NULL,
             PRIMARY KEY (word, claim)) WITHOUT ROWID;
-        DELETE FROM _migrations WHERE name = 'm021b_lean_words_and_admissions';
+        DELETE FROM _migrations WHERE name IN ('m021b_lean_words_and_admissions',
+            'm022_word_counts', 'm028_word_postings');
         """
     )
     db.executemany("INSERT INTO claim_words VALUES (?, ?)", pairs)
@@ -81,17 +84,17 @@ def test_the_migration_repacks_admissions_stored_alone(vault: Vault) -> None:
         assert run_doctor(again).clean
 
 
+def _postings(db: sqlite3.Connection) -> list[tuple[str, int]]:
+    words = dict(db.execute("SELECT id, word FROM words").fetchall())
+    return sorted((str(words[w]), claim) for w, claim in every_posting(db))
+
+
 def test_the_migration_names_claim_words_by_integer(vault: Vault) -> None:
     """m021b: the postings of ``claim_words`` are the same (word, claim) pairs, the word's text
     kept once in ``words``; look-ups after it find what they found before."""
     _decided(vault)
     index_claims(vault.db)
-    pairs = sorted(
-        tuple(r)
-        for r in vault.db.execute(
-            "SELECT w.word, c.claim FROM claim_words c JOIN words w ON w.id = c.word"
-        )
-    )
+    pairs = _postings(vault.db)
     assert pairs
     root = vault.root
     vault.close()
@@ -102,13 +105,7 @@ def test_the_migration_names_claim_words_by_integer(vault: Vault) -> None:
     finally:
         db.close()
     with open_vault(root) as again:
-        got = sorted(
-            tuple(r)
-            for r in again.db.execute(
-                "SELECT w.word, c.claim FROM claim_words c JOIN words w ON w.id = c.word"
-            )
-        )
-        assert got == pairs
-        types = {r[0] for r in again.db.execute("SELECT typeof(word) FROM claim_words")}
-        assert types == {"integer"}
+        assert _postings(again.db) == pairs  # and packed by m028 (lint/postings.py)
+        counts = dict(again.db.execute("SELECT word, n FROM words").fetchall())
+        assert counts == dict(Counter(word for word, _ in pairs))  # m022 counted them
         assert index_claims(again.db) == 0  # nothing to redo

@@ -19,6 +19,7 @@ import random
 import re
 import shutil
 import sqlite3
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ import pytest
 from affidavit.db import migrate
 from affidavit.evidence import Verifier
 from affidavit.ingest.pipeline import Ingestor
-from affidavit.lint import nearby
+from affidavit.lint import nearby, postings
 from affidavit.lint.candidates import (
     _PHRASE,
     MAX_LINKERS,
@@ -236,8 +237,13 @@ def test_past_the_claims_it_reads_for_their_words_the_search_reads_postings(
         assert full
 
 
+def _counted(db: sqlite3.Connection) -> dict[int, int]:
+    """Each word's postings in the index, counted."""
+    return dict(Counter(word for word, _ in postings.every_posting(db)))
+
+
 def _postings(db: sqlite3.Connection) -> dict[int, int]:
-    counted = dict(db.execute("SELECT word, count(*) FROM claim_words GROUP BY word").fetchall())
+    counted = _counted(db)
     return {int(w): int(n) for w, n in db.execute("SELECT id, n FROM words") if n or w in counted}
 
 
@@ -252,29 +258,35 @@ def test_word_counts_are_the_postings_through_ingests_a_rebuild_and_the_migratio
     nearby.index_claims(db)
 
     def exact() -> None:
-        counted = {
-            int(w): int(n)
-            for w, n in db.execute("SELECT word, count(*) FROM claim_words GROUP BY word")
-        }
+        counted = _counted(db)
         stored = {int(w): int(n) for w, n in db.execute("SELECT id, n FROM words")}
         assert counted and {w: stored[w] for w in counted} == counted
         assert all(n == 0 for w, n in stored.items() if w not in counted)
 
     exact()
-    with db:  # a posting written with SQL is counted too (the trigger, not the indexer, counts)
-        db.execute(
-            "INSERT INTO claim_words (word, claim) SELECT id, 999999 FROM words ORDER BY id LIMIT 1"
-        )
+    with db:  # a posting appended is counted with it, one already held is neither
+        (word,) = db.execute("SELECT id FROM words ORDER BY id LIMIT 1").fetchone()
+        postings.append(db, {int(word): [999998, 999999]})
+        postings.append(db, {int(word): [999999]})
     exact()
     with db:  # the rows the index ended on are other claims now: it is rebuilt, counts with it
         db.execute("UPDATE claim_words_state SET claim = 'c-someone-else'")
     assert nearby.index_claims(db) > 0
     exact()
-    with db:  # a vault from before m022: its postings, no counts
-        db.execute("DROP TRIGGER claim_words_count")
+    before = sorted(postings.every_posting(db))
+    with db:  # a vault from before m022: its postings in claim_words' rows, no counts
+        db.execute(
+            "CREATE TABLE claim_words (word INTEGER NOT NULL, claim INTEGER NOT NULL, "
+            "PRIMARY KEY (word, claim)) WITHOUT ROWID"
+        )
+        db.executemany("INSERT INTO claim_words VALUES (?, ?)", before)
+        db.execute("DROP TABLE word_postings")
         db.execute("ALTER TABLE words DROP COLUMN n")
-        db.execute("DELETE FROM _migrations WHERE name = 'm022_word_counts'")
-    assert "m022_word_counts" in migrate(db)
+        db.execute(
+            "DELETE FROM _migrations WHERE name IN ('m022_word_counts', 'm028_word_postings')"
+        )
+    assert {"m022_word_counts", "m028_word_postings"} <= set(migrate(db))
+    assert sorted(postings.every_posting(db)) == before  # m028 moved every posting
     exact()
 
 

@@ -655,7 +655,7 @@ def m020_stated_versions() -> str:
 
 
 # Issue 25's migrations that slim the database and the version of what search reads (db_lean:
-# m021…m023, m026, m027) and issue 27 item 2's m024 (db_watches: the folders the daemon
+# m021…m023, m026…m029) and issue 27 item 2's m024 (db_watches: the folders the daemon
 # follows), registered here; then every migration in the order of its number, whichever module
 # registered it.
 from . import db_lean, db_watches  # noqa: E402, F401

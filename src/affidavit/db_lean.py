@@ -1,6 +1,7 @@
-"""Issue 25's migrations that slim the database (m021…m023, m027): evidence as offsets, words by
-integer, decided plans' admissions packed, word counts, context snapshots as deltas, plans packed
-against their claims.
+"""Issue 25's migrations that slim the database (m021…m023, m027, m028): evidence as offsets, words
+by integer, decided plans' admissions packed, word counts, context snapshots as deltas, plans packed
+against their claims, the claim-word index's postings packed; and m029, what index.md and
+context.md's head were last rendered from (the door's cost, issue 25 item 1).
 
 They register with :func:`affidavit.db.migration` when :mod:`affidavit.db` imports this module,
 after its own m001…m020, so ``MIGRATIONS`` keeps their order; a migration is never edited once
@@ -219,3 +220,60 @@ def _pack_plans_with_claims(db: sqlite3.Connection) -> None:
 
 
 DATA_STEPS["m027_plans_packed_with_claims"] = _pack_plans_with_claims
+
+
+@migration
+def m029_catalog_version() -> str:
+    """Issue 25 item 1: ``catalog`` (one row) counts the changes to what ``index.md`` and
+    context.md's head read — pages inserted or deleted, their slug, title, summary or category
+    updated, links inserted, updated or deleted — and keeps the version each was last rendered
+    at (:mod:`affidavit.store.catalog`), so an apply that only adds claims renders neither."""
+    bump = "BEGIN UPDATE catalog SET version = version + 1; END"
+    return f"""
+        CREATE TABLE catalog (
+            version INTEGER NOT NULL,
+            index_version INTEGER NOT NULL,     -- -1: not rendered since the migration
+            index_sha256 TEXT NOT NULL,
+            head_version INTEGER NOT NULL,
+            head TEXT NOT NULL                  -- JSON: context.md's head lines, its renderer
+        );
+        INSERT INTO catalog VALUES (0, -1, '', -1, '{{}}');
+        CREATE TRIGGER catalog_page_insert AFTER INSERT ON pages {bump};
+        CREATE TRIGGER catalog_page_delete AFTER DELETE ON pages {bump};
+        CREATE TRIGGER catalog_page_update AFTER UPDATE OF slug, title, summary, category
+            ON pages {bump};
+        CREATE TRIGGER catalog_link_insert AFTER INSERT ON links {bump};
+        CREATE TRIGGER catalog_link_delete AFTER DELETE ON links {bump};
+        CREATE TRIGGER catalog_link_update AFTER UPDATE ON links {bump}
+    """
+
+
+@migration
+def m028_word_postings() -> str:
+    """Issue 25 item 5: the claim-word index's postings packed (:mod:`affidavit.lint.postings`):
+    ``word_postings`` holds each word's claims in chunks, gaps as varints, instead of a row per
+    (word, claim) in ``claim_words``. The data step moves every posting, in order, and drops
+    ``claim_words`` (its counting trigger with it: the indexer counts in ``words.n``)."""
+    return """
+        CREATE TABLE word_postings (
+            word INTEGER NOT NULL,          -- words.id
+            first INTEGER NOT NULL,         -- the chunk's first claim (claims.rowid)
+            last INTEGER NOT NULL,          -- its last claim
+            n INTEGER NOT NULL,             -- claims in the chunk
+            gaps BLOB NOT NULL,             -- the others: LEB128 gaps from the claim before
+            PRIMARY KEY (word, first)
+        ) WITHOUT ROWID
+    """
+
+
+def _move_postings(db: sqlite3.Connection) -> None:
+    from .lint.postings import pack_rows
+
+    rows = db.cursor()
+    rows.row_factory = None
+    pack_rows(db, rows.execute("SELECT word, claim FROM claim_words ORDER BY word, claim"))
+    rows.close()
+    db.execute("DROP TABLE claim_words")
+
+
+DATA_STEPS["m028_word_postings"] = _move_postings

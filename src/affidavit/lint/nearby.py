@@ -9,7 +9,8 @@ the buckets of its :data:`~affidavit.lint.candidates.RARE_WORDS` rarest words sh
 one of the asked claims is part of shares one of that claim's rarest words, so only the buckets
 of those words matter, and each holds at most ``MAX_BUCKET`` claims. The index
 (``claim_words``, migration ``m017_claim_words``; words by integer since
-``m021b_lean_words_and_admissions``: each claim's words as
+``m021b_lean_words_and_admissions``, postings packed in ``word_postings`` since
+``m028_word_postings``, :mod:`.postings`: each claim's words as
 :func:`~affidavit.lint.reading.read_claim` reads them, by the claim's rowid) answers "which
 claims have this word" and, counted up to ``MAX_BUCKET + 1``, the word's ``df``; the claims are
 read (and their rarest words worked out) only for the words of those buckets.
@@ -34,6 +35,7 @@ from ..db import read_snapshot, transaction
 from ..sources.lineage import version_keys
 from ..store.render import CONTEXT_ARCHIVE
 from ..support.facts import Sentence
+from . import postings
 from .candidates import (
     MAX_BUCKET,
     RARE_WORDS,
@@ -64,7 +66,7 @@ _OVERVIEW_KEPT = """
 
 
 def index_claims(db: sqlite3.Connection) -> int:
-    """Bring ``claim_words`` up to date with ``claims`` (every claim past the largest rowid
+    """Bring the claim-word index up to date with ``claims`` (every claim past the largest rowid
     indexed, and everything again if the rows it ended on are no longer the same claims);
     returns the claims indexed now."""
     row = db.execute("SELECT upto, claim FROM claim_words_state").fetchone()
@@ -78,8 +80,8 @@ def index_claims(db: sqlite3.Connection) -> int:
         if row is not None and _same_claim(db, row[0], row[1]):
             upto = int(row[0])
         else:
-            db.execute("DELETE FROM claim_words")
-            db.execute("UPDATE words SET n = 0")  # (m022's count: the trigger counts inserts)
+            db.execute("DELETE FROM word_postings")
+            db.execute("UPDATE words SET n = 0")  # (m022's count: postings.append counts)
         while True:
             rows = db.execute(
                 "SELECT c.rowid, c.id, c.text, EXISTS (SELECT 1 FROM evidence e JOIN sources s "
@@ -89,20 +91,32 @@ def index_claims(db: sqlite3.Connection) -> int:
             ).fetchall()
             if not rows:
                 break
-            postings = [(word, r[0]) for r in rows if r[3] for word in sorted(read_claim(r[2])[0])]
-            db.executemany(
-                "INSERT OR IGNORE INTO words (word) VALUES (?)", ((w,) for w, _ in postings)
-            )
-            db.executemany(
-                "INSERT OR IGNORE INTO claim_words (word, claim) "
-                "SELECT id, ? FROM words WHERE word = ?",
-                ((claim, word) for word, claim in postings),
-            )
+            by_word: dict[str, list[int]] = {}
+            for r in rows:
+                if r[3]:
+                    for word in read_claim(r[2])[0]:
+                        by_word.setdefault(word, []).append(int(r[0]))
+            postings.append(db, _word_ids(db, by_word))
             upto, last = int(rows[-1][0]), str(rows[-1][1])
             done += len(rows)
             db.execute("DELETE FROM claim_words_state")
             db.execute("INSERT INTO claim_words_state (upto, claim) VALUES (?, ?)", (upto, last))
     return done
+
+
+def _word_ids(db: sqlite3.Connection, by_word: dict[str, list[int]]) -> dict[int, list[int]]:
+    """``by_word`` keyed by each word's id (new words given one, in sorted order)."""
+    words = sorted(by_word)
+    db.executemany("INSERT OR IGNORE INTO words (word) VALUES (?)", ((w,) for w in words))
+    ids: dict[int, list[int]] = {}
+    for start in range(0, len(words), 500):
+        part = words[start : start + 500]
+        marks = ",".join("?" * len(part))
+        for word_id, word in db.execute(
+            f"SELECT id, word FROM words WHERE word IN ({marks})", part
+        ).fetchall():
+            ids[int(word_id)] = by_word[str(word)]
+    return dict(sorted(ids.items()))
 
 
 def _same_claim(db: sqlite3.Connection, rowid: int, claim: str) -> bool:
@@ -209,12 +223,8 @@ class _Known:
         if found is not None and (word in self.complete or len(found) > cap):
             return found
         found = self.members[word] = []
-        rows = self.db.cursor()
-        rows.row_factory = None
-        for (rowid,) in rows.execute(
-            "SELECT claim FROM claim_words WHERE word = (SELECT id FROM words WHERE word = ?)",
-            (word,),
-        ):
+        rows = postings.claims_of(self.db, word)
+        for rowid in rows:
             if self.eligible(rowid):
                 found.append(rowid)
                 if len(found) > cap:

@@ -47,6 +47,7 @@ from ..plan.schema import UpdateContext
 from ..retrieval.tantivy_index import refresh_search_index
 from ..sources.store import SourceStore
 from ..vault import Vault
+from . import catalog
 from .atomic import atomic_write, fsync_dir, replace_all, temp_path
 from .atomic import write_all_synced as _write_all
 from .batch import Prepared, dependency_order, numbers, prepare
@@ -437,6 +438,8 @@ class Batch:
                 text = render_path(db, relpath)
                 assert text is not None
                 rendered[relpath] = text
+                if relpath == "wiki/index.md":
+                    catalog.remember_index(db, text)
         return rendered
 
     def _context_head(self, paths: list[str], rendered: dict[str, str]) -> None:
@@ -447,7 +450,8 @@ class Batch:
         relpath = "wiki/context.md"
         if relpath in paths:
             return
-        head = "\n".join(["", *context_head(self.vault.db)]).rstrip("\n") + "\n"  # as rendered
+        lines = catalog.head(self.vault.db, context_head)  # as stored while pages and links stay
+        head = "\n".join(["", *lines]).rstrip("\n") + "\n"  # as rendered
         path = inside(self.vault.root, relpath)  # no symlinked wiki/ or context.md
         try:
             if head in path.read_text(encoding="utf-8"):
@@ -458,6 +462,23 @@ class Batch:
             return
         paths.append(relpath)
         rendered[relpath] = render_context(self.vault.db)
+
+    def _drop_unchanged_index(self, paths: list[str]) -> None:
+        """``index.md`` left out before it is rendered: when no page's name, title, summary or
+        category and no link changed since the door last rendered it (:mod:`.catalog`), its
+        rendering is the text whose hash the door kept; the file on disk has those bytes and
+        is HEAD's, so there is nothing to write or commit."""
+        relpath = "wiki/index.md"
+        if relpath not in paths:
+            return
+        try:
+            same = catalog.index_unchanged(
+                self.vault.db, inside(self.vault.root, relpath).read_bytes()
+            )
+        except (OSError, AffidavitError):
+            return
+        if same and not self.vault.git.changed([relpath]):
+            paths.remove(relpath)
 
     def _drop_unchanged(self, paths: list[str], rendered: dict[str, str]) -> None:
         """``index.md`` changes only with its pages (titles, summaries, categories, new pages):
@@ -499,6 +520,7 @@ class Batch:
             paths = _paths([a.writer for a in self.applied])
             if len(self.applied) > 1:  # a file edited by hand since its plan joined the batch
                 self._refuse_edited(paths)
+            self._drop_unchanged_index(paths)
             rendered = self._render(paths)
             self._drop_unchanged(paths, rendered)
             self._context_head(paths, rendered)
