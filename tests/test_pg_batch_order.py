@@ -88,3 +88,39 @@ def test_approving_the_extender_first_applies_both_in_one_batch(team: Team) -> N
     assert len(after) == len(before) + 1 and list(after[-1].plans) == [made[0], made[1]]
     page = vault.get_page("light", with_markdown=False)
     assert len(page.claims) == 2
+
+
+def test_the_inbox_lists_plans_of_one_second_in_the_order_they_were_made(
+    team: Team, tmp_path: Any
+) -> None:
+    """An ingest job's chunks are proposed within a second: the inbox shows chunk 1, 2, 3… as
+    made, on PostgreSQL (``pg013_plans_made``) and on SQLite (rowid), not by their random ids."""
+    from datetime import UTC, datetime
+
+    from affidavit.config import Config
+    from affidavit.inbox import list_plans
+    from affidavit.service.pg_vaults import PgVault
+    from affidavit.vault import init_vault
+    from tests.conftest import add_samples
+    from tests.web import propose
+
+    second = datetime(2026, 12, 7, 16, 10, 37, tzinfo=UTC)
+    vault = PgVault(team.team.storage, "team", Config(), clock=lambda: second)
+    made = []
+    for n in range(6):
+        op = {"op": "create_page", "slug": f"light-{n}", "title": f"Light {n}", "summary": "s",
+              "claims": [claim("Its light can be seen 17 nautical miles away.", team.good,
+                               "Its light can be seen 17 nautical miles away")]}  # fmt: skip
+        out = vault.propose({"nonce": vault.new_nonce(1).nonce, "operations": [op]}, "ann", "cli")
+        made.append(out.plan_id)
+    assert sorted(made) != made or sorted(made, reverse=True) != made  # ids don't give the order
+    listed = [p.id for p in vault.list_plans(("pending",)) if p.id in made]
+    assert listed == made
+
+    folder, _ = init_vault(tmp_path / "v", clock=lambda: second)  # the same on a vault folder
+    try:
+        add_samples(folder)
+        mine = [propose(folder, [f"four-freedoms:freedoms-{n}"]) for n in range(6)]
+        assert [r.id for r in list_plans(folder, ("pending",))] == mine
+    finally:
+        folder.close()

@@ -90,10 +90,10 @@ class Desk:
         return slugs
 
     def inbox_order(self, name: str) -> list[str]:
-        """The vault's plans in the inbox's order (oldest first, then by id)."""
+        """The vault's plans in the inbox's order (oldest first, then in the order made)."""
         db = sqlite3.connect(self.roots[name] / ".affidavit" / "db.sqlite")
         try:
-            return [r[0] for r in db.execute("SELECT id FROM plans ORDER BY created_at, id")]
+            return [r[0] for r in db.execute("SELECT id FROM plans ORDER BY created_at, rowid")]
         finally:
             db.close()
 
@@ -228,7 +228,7 @@ def test_keyboard_review_of_three_plans(page: Any, desk: Desk) -> None:
     """Three plans of two operations each, without the mouse: approve the first whole (a yes to
     each text that waits), one operation of the second (its supported one, or operation 1 ticked
     with x when both wait; the other's texts are left for later), and reject the third with a reason. Every step waits on the page's state; the
-    plans' order (by id) differs from run to run, so which operation waits is read from the page."""
+    plans' ids (content hashes) differ from run to run, so which operation waits is read from the page."""
     login(page, desk)
     spec = dict(zip(desk.plans["keys"], VAULTS["keys"], strict=True))
     first, second, third = desk.inbox_order("keys")

@@ -240,7 +240,7 @@ def list_plans(vault: Vault, statuses: tuple[str, ...] = ("pending",)) -> list[P
     expire_due(vault)
     marks = ",".join("?" * len(statuses))
     rows = vault.db.execute(
-        f"SELECT * FROM plans WHERE status IN ({marks}) ORDER BY created_at, id", statuses
+        f"SELECT * FROM plans WHERE status IN ({marks}) ORDER BY created_at, rowid", statuses
     ).fetchall()
     return [_record(r, vault.db) for r in rows]
 

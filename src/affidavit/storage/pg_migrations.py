@@ -411,5 +411,13 @@ VAULT: list[tuple[str, str]] = [
         ALTER TABLE {s}.plans ADD COLUMN held TEXT NOT NULL DEFAULT '{{}}'
         """,
     ),
+    (
+        "pg013_plans_made",
+        """
+        -- the order plans were stored in, as SQLite's rowid: the inbox lists plans made in the
+        -- same second (an ingest job's chunks) in the order they were made, not by their ids
+        ALTER TABLE {s}.plans ADD COLUMN made BIGSERIAL
+        """,
+    ),
 ]
 """Each vault's schema."""

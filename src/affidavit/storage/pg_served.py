@@ -232,7 +232,7 @@ def plan_rows(conn: Conn, schema: str, statuses: tuple[str, ...]) -> list[Row]:
         "SELECT id, author, origin, plan_json, status, reason, admission, created_at, "
         "expires_at, decided_at, decided_by, selected_ops, decided_ops, held FROM {s}.plans "
         "WHERE status = ANY(%s) "
-        "ORDER BY created_at, id", (list(statuses),),
+        "ORDER BY created_at, made", (list(statuses),),
     )  # fmt: skip
 
 
