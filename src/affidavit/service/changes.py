@@ -198,6 +198,15 @@ def pending_order(vault: Vault) -> list[tuple[str, list[Dependency]]]:
         (record.id, deps.after(record, inbox.pending_ops(vault, record)))
         for record in inbox.list_plans(vault, ("pending",))
     ]
+    return needs_first(rows)
+
+
+def needs_first(
+    rows: list[tuple[str, list[Dependency]]],
+) -> list[tuple[str, list[Dependency]]]:
+    """``rows`` (plan id, what it needs) reordered so each plan comes after the plans of ``rows``
+    it needs, otherwise in the order given; a cycle keeps the given order for the rest."""
+    rows = list(rows)
     ids = {pid for pid, _ in rows}
     placed: set[str] = set()
     out: list[tuple[str, list[Dependency]]] = []

@@ -216,20 +216,8 @@ class PgDesk:
         """The pending plans in review order with what each needs (no summaries: cheaper than
         :meth:`change_list`, the same order)."""
         with self.vault._read() as conn:
-            rows_ = [(p[1].id, p[3]) for p in self._pending_plans(conn)]
-        ids = {pid for pid, _ in rows_}
-        placed: set[str] = set()
-        out: Order = []
-        while rows_:
-            ready = [
-                n
-                for n, (_, after) in enumerate(rows_)
-                if all(d.plan_id in placed or d.plan_id not in ids for d in after)
-            ]
-            row = rows_.pop(ready[0] if ready else 0)  # a cycle: the given order for the rest
-            out.append(row)
-            placed.add(row[0])
-        return out
+            pending = [(p[1].id, p[3]) for p in self._pending_plans(conn)]
+        return changes.needs_first(pending)
 
     def inbox_view(self, wanted: dict[str, str]) -> dict[str, Any]:
         return inbox_context(self.change_list(), wanted)
