@@ -389,3 +389,20 @@ class TextJudge:
             default = DEFAULT_SECTION[op.op]  # the claims go where the rest went: the host's
             for claim in own:
                 claim.section = self.host.section(claim, default)
+
+
+def host_texts(op: str, texts: Mapping[str, TextResult], held: Held) -> tuple[dict[str, str], bool]:
+    """What an operation written in part (its sure part) shows instead of its own texts: the
+    host's text for each title, summary or heading that doesn't go in now (rejected, or held for
+    a person) — never the rejected text — and whether the operation's own heading goes in. One
+    decision for both doors (:mod:`affidavit.store.writer`, :mod:`affidavit.storage.postgres_content`)."""
+
+    def goes(what: str) -> bool:
+        text = texts.get(what)
+        return text is None or (text.passes and what not in held.texts)
+
+    fallback = {"title": UNTITLED, "summary": UNTITLED}
+    host = {
+        w: t.host or fallback.get(w, DEFAULT_SECTION[op]) for w, t in texts.items() if not goes(w)
+    }
+    return host, goes("section heading")

@@ -258,6 +258,12 @@ def change_list(vault: Vault) -> list[ChangeOut]:
                 before=[],
             )
         )
+    return linked(out)
+
+
+def linked(out: list[ChangeOut]) -> list[ChangeOut]:
+    """``out`` with each change's ``before`` (the changes that need it) filled from the others'
+    ``after``, in dependency order (:func:`in_dependency_order`)."""
     by_id = {c.plan.id: c for c in out}
     for change in out:
         for dep in change.after:

@@ -25,7 +25,7 @@ from psycopg import sql
 
 from ..config import TRUST_TIERS
 from ..errors import ConflictError, IntegrityError
-from ..gate.texts import DEFAULT_SECTION, UNTITLED
+from ..gate.texts import DEFAULT_SECTION, host_texts
 from ..gate.verdicts import ADMITTED, QUARANTINED, Admission, ClaimResult, Held, OpResult
 from ..hashing import sha256_hex
 from ..plan.schema import (
@@ -269,20 +269,9 @@ class ContentWriter:
             passing = [(c, drafts[c.index]) for c in own]
             title = f"{page} (the rest approved: {', '.join([*wrote, f'{len(passing)} claims'])})"
         else:
-
-            def goes(what: str) -> bool:
-                text = texts.get(what)
-                return text is None or (text.passes and what not in held.texts)
-
-            fallback = {"title": UNTITLED, "summary": UNTITLED}  # never the rejected text
-            host = {
-                w: t.host or fallback.get(w, DEFAULT_SECTION[op.op])
-                for w, t in texts.items()
-                if not goes(w)
-            }
+            host, heading = host_texts(op.op, texts, held)
             if host:
                 entry["host"] = host
-            heading = goes("section heading")
             self.headings[result.index] = heading
             passing = [(c, drafts[c.index]) for c in own if c.index not in held.claims]
             if isinstance(op, CreatePage):

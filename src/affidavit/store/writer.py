@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from ..evidence.spans import checksum
 from ..gate.admission import ADMITTED, QUARANTINED, Admission, ClaimResult, Held, OpResult
-from ..gate.texts import DEFAULT_SECTION, UNTITLED
+from ..gate.texts import DEFAULT_SECTION, host_texts
 from ..hashing import sha256_hex
 from ..plan.schema import (
     AddClaims,
@@ -180,20 +180,9 @@ class Writer:
             passing = [(c, drafts[c.index]) for c in own]
             label = f"{page} (the rest approved: {', '.join([*wrote, f'{len(passing)} claims'])})"
         else:
-
-            def goes(what: str) -> bool:
-                text = texts.get(what)
-                return text is None or (text.passes and what not in held.texts)
-
-            fallback = {"title": UNTITLED, "summary": UNTITLED}  # never the rejected text
-            host = {
-                w: t.host or fallback.get(w, DEFAULT_SECTION[op.op])
-                for w, t in texts.items()
-                if not goes(w)
-            }
+            host, heading = host_texts(op.op, texts, held)
             if host:
                 entry["host"] = host
-            heading = goes("section heading")
             self.headings[result.index] = heading
             drafts = _drafts(op)
             passing = [(c, drafts[c.index]) for c in own if c.index not in held.claims]

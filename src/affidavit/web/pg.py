@@ -205,12 +205,7 @@ class PgDesk:
                     before=[],
                 )
             )
-        by_id = {c.plan.id: c for c in out}
-        for change in out:
-            for dep in change.after:
-                if dep.plan_id in by_id:
-                    by_id[dep.plan_id].before.append(change.plan.id)
-        return changes.in_dependency_order(out)
+        return changes.linked(out)
 
     def _order(self) -> Order:
         """The pending plans in review order with what each needs (no summaries: cheaper than
