@@ -452,3 +452,16 @@ def test_pages_named_by_their_title_on_postgresql(wiki: Team) -> None:
     assert [h.text for h in pages.hits(ids)] == RULES.splitlines()
     assert pages.page_claims(TRAP, 400) == []
     assert wiki.rows("SELECT count(*) AS n FROM v_team.claims")[0]["n"] >= 8
+
+
+def test_a_speakers_own_page_on_postgresql(wiki: Team) -> None:
+    """``ask.speakers`` on PostgreSQL: how many sources a page's active claims quote (a speech's
+    own page quotes one), and the question kept to the page whose title names who says."""
+    from affidavit.ask.speakers import speakers
+
+    pages = PgAskWiki(wiki.team.storage, "team")
+    assert pages.page_sources("harbour") == 1
+    assert pages.page_sources("eddystone") == 2  # the rumour's source too
+    assert pages.page_sources("ferry") == 0  # the other vault's page
+    assert speakers(pages, "What did Harbour say about boats?") == {"Harbour": ["harbour"]}
+    assert speakers(pages, "What did Eddystone say about its light?") == {}  # gathered

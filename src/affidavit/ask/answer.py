@@ -41,6 +41,7 @@ from .log import AskLog, Issued, new_nonce
 from .manuals import defined_term, defines
 from .packing import Packed, pack
 from .sections import title_instructions
+from .speakers import POOL, on_pages, speakers, unsaid
 from .texts import TextReads, source_texts, title_spans
 from .wiki import AskWiki, SqliteWiki
 
@@ -337,7 +338,13 @@ class Asker:
         asked = with_acronyms(self.wiki, question)
         measure = dimension(asked)[1]  # "How large ...?" finds "... in size"
         query = " ".join([*(q for q, _ in (history or [])[-1:]), asked, measure]).strip()
-        hits = self.wiki.search(query, k=config.candidates, min_trust=min_trust)
+        said = speakers(self.wiki, question)  # "What did Monroe say ...?": his pages only
+        pages = {slug for slugs in said.values() for slug in slugs}
+        if pages:
+            pool = self.wiki.search(unsaid(query), k=POOL, min_trust=min_trust)
+            hits = on_pages(pool, pages)[: config.candidates]
+        else:
+            hits = self.wiki.search(query, k=config.candidates, min_trust=min_trust)
         hits = title_instructions(self.wiki, asked, hits, min_trust)
         hits = merge_identical(self._with_definitions(asked, hits, min_trust))
         listed = enumeration(self.wiki, asked, hits, min_trust)
@@ -345,7 +352,9 @@ class Asker:
         if listed:  # "the four freedoms": the introduction and every item, first
             hits = listed + [h for h in hits if h.claim_id not in self._listed]
         hits, self._context = with_followers(self.wiki, asked, hits, min_trust, self._source_text)
-        unknown = unknown_names(self.wiki, question)
+        if pages:
+            hits = on_pages(hits, pages)
+        unknown = [n for n in unknown_names(self.wiki, question) if n not in said]
         self._required = tuple(rare_names(self.wiki, question))
         issued = new_nonce(self.wiki)
         nonce = issued.value

@@ -20,10 +20,11 @@ from .context import SourceOrder, WikiWords, following, misspelt
 from .context import mentions as fts5_mentions
 from .log import AskLog, Issued, write
 from .sections import TitleReads
+from .speakers import TitledPages
 from .texts import TextReads, flagged, source_texts
 
 
-class AskWiki(WikiWords, SourceOrder, TextReads, TitleReads, Protocol):
+class AskWiki(WikiWords, SourceOrder, TextReads, TitleReads, TitledPages, Protocol):
     """One vault as the answerer sees it."""
 
     @property
@@ -94,6 +95,14 @@ class SqliteWiki:
             (slug, int(limit)),
         ).fetchall()
         return [str(r[0]) for r in rows]
+
+    def page_sources(self, slug: str) -> int:
+        row = self.db.execute(
+            "SELECT count(DISTINCT e.source_key) FROM claims c JOIN evidence_rows e "
+            "ON e.claim_id = c.id WHERE c.page_slug = ? AND c.status = 'active'",
+            (slug,),
+        ).fetchone()
+        return int(row[0])
 
     def following(self, source_id: str, start: int, end: int, limit: int) -> list[str]:
         return following(self.vault.db, source_id, start, end, limit)

@@ -143,6 +143,14 @@ class PgAskWiki:
         )
         return [str(r[0]) for r in rows]
 
+    def page_sources(self, slug: str) -> int:
+        rows = self._rows(
+            "SELECT count(DISTINCT e.source_id) FROM {s}.claims c JOIN {s}.evidence e "
+            "ON e.claim_id = c.id WHERE c.page_slug = %s AND c.status = 'active'",
+            (check_text("slug", slug),),
+        )
+        return int(rows[0][0])
+
     def following(self, source_id: str, start: int, end: int, limit: int) -> list[str]:
         rows = self._rows(
             "SELECT e.claim_id FROM {s}.evidence e JOIN {s}.claims c ON c.id = e.claim_id "
