@@ -9,8 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from affidavit.ask import Asker
-from affidavit.ask.extractive import dimension, extractive_answer
+from affidavit.ask.extractive import extractive_answer
 from affidavit.ask.manuals import action
+from affidavit.ask.measures import dimension
 from affidavit.ingest.pipeline import Ingestor
 from affidavit.providers.extractive import ExtractiveProvider
 from affidavit.retrieval.search import EvidenceRef, Hit

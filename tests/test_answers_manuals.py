@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from affidavit.ask import Asker
-from affidavit.ask.extractive import dimension, extractive_answer, measured
+from affidavit.ask.extractive import extractive_answer
+from affidavit.ask.measures import dimension, measured
 from affidavit.ingest.pipeline import Ingestor
 from affidavit.providers.extractive import ExtractiveProvider
 from affidavit.retrieval.search import EvidenceRef, Hit

@@ -36,9 +36,10 @@ from ..support.batch import claim_item, prepare
 from ..support.kept import keeping_in
 from ..vault import Vault
 from .context import enumeration, rare_names, unknown_names, with_acronyms, with_followers
-from .extractive import MAX_CITATIONS, dimension, extractive_answer
+from .extractive import MAX_CITATIONS, extractive_answer
 from .log import AskLog, Issued, new_nonce
 from .manuals import defined_term, defines
+from .measures import dimension
 from .packing import Packed, pack
 from .sections import title_instructions
 from .speakers import POOL, on_pages, speakers, unsaid

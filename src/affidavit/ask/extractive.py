@@ -50,6 +50,8 @@ from .manuals import (
     names_compound,
     statement,
 )
+from .measures import MEASURED, UNITS_KEPT, dimension, measured, with_unit
+from .measures import MODAL as _MODAL
 from .roles import counts_other, fillers, fills, modified_noun_end, prepare, role_phrase
 from .sections import headed_share, key_nouns, named_page
 from .stems import Held, held_by, held_of, matches
@@ -134,6 +136,10 @@ _HOW_MANY = (
     "how large",
     "how big",
     "what percentage",
+    "what temperature",
+    "how hot",
+    "how cold",
+    "how warm",
     "what percent",
     "what proportion",
 )
@@ -197,63 +203,6 @@ def _bigrams_of(text: str) -> frozenset[tuple[str, str]]:
         if (len(w) >= 3 or w.isdigit()) and w not in STOPWORDS
     ]
     return frozenset(itertools.pairwise(stems))
-
-
-_DIMENSIONS = {
-    "large": "size",
-    "big": "size",
-    "small": "size",
-    "long": "length",
-    "short": "length",
-    "tall": "height",
-    "high": "height",
-    "old": "age",
-    "far": "distance",
-    "heavy": "weight",
-    "fast": "speed",
-}
-_HOW_ADJECTIVE = re.compile(r"\bhow\s+(" + "|".join(_DIMENSIONS) + r")\b", re.IGNORECASE)
-_HOW_MANY_CAN = re.compile(r"\bhow\s+(many|much)\s+(?:\w+\s+){1,3}?(?:can|could|may)\b", re.I)
-""""How many columns can a table have?" asks for a limit: a manual states "the maximum number
-of ...", not how many."""
-
-
-def dimension(question: str) -> tuple[str, str]:
-    """The adjective of a "how large/long/tall ...?" question and the measure it asks for
-    ("large", "size"): a manual states the size ("databases up to 281 terabytes in size"), not
-    how large; ``("", "")`` for any other question."""
-    match = _HOW_ADJECTIVE.search(question)
-    if match is None:
-        limit = _HOW_MANY_CAN.search(question)
-        return (limit.group(1).lower(), "maximum") if limit and LIMITS else ("", "")
-    adjective = match.group(1).lower()
-    return adjective, _DIMENSIONS[adjective]
-
-
-_BYTES = r"(?:[kmgtpe]i?b|bytes?|(?:kilo|mega|giga|tera|peta|exa|kibi|mebi|gibi|tebi|pebi)bytes?)"
-_LENGTHS = r"(?:mm|cm|m|km|metres?|meters?|kilometres?|kilometers?|miles?|feet|foot|ft|inch(?:es)?)"
-_UNITS = {
-    "size": _BYTES + r"|(?:square\s+)?(?:km|kilometres?|kilometers?|miles?)|acres?|hectares?",
-    "length": _LENGTHS + r"|characters?|bytes?|(?:minutes?|hours?|days?|weeks?|months?|years?)",
-    "height": _LENGTHS,
-    "distance": _LENGTHS,
-    "age": r"years?(?:\s+old)?",
-    "weight": r"(?:mg|g|kg|grams?|kilograms?|tonnes?|tons?|pounds?|lbs?)",
-    "speed": r"(?:km/h|mph|kph|knots?|(?:kilo)?met(?:re|er)s?\s+per\s+second)",
-}
-LIMITS = True
-"""Read "how many ... can" as asking for a maximum."""
-MEASURED = 0.1
-"""What a number in the measure's unit adds ("281 terabytes" for "how large")."""
-
-
-def measured(measure: str, text: str) -> bool:
-    """``text`` gives a number in a unit of ``measure`` ("281 terabytes" for size)."""
-    units = _UNITS.get(measure)
-    if not units:
-        return False
-    pattern = rf"\d[\d,.]*(?:\s*\([^)]{{0,40}}\))?\s*(?:{units})\b"
-    return re.search(pattern, text, re.IGNORECASE) is not None
 
 
 def _asked(question: str) -> set[str]:
@@ -354,8 +303,13 @@ def _fitting_span(question: str, text: str, roles: bool = True) -> tuple[str, bo
     asked = Held(_asked(question))
     measure = dimension(question)[1]
     spots = [start for start, word in _word_stems(text) if asked.has(word)]
+    limit = measure == "maximum" or _MODAL.search(question) is not None
     best: tuple[float, int, str, bool] | None = None
     for match in _candidates(kind, text):
+        if kind in ("number", "when") and UNITS_KEPT:
+            stop = match.start + len(match.text)
+            first, last = with_unit(text, match.start, stop, measure, limit)
+            match = _Candidate(first, text[first:last], match.label)
         span = match.text.strip().rstrip(".,;:")
         stems = _stems(span)
         if not span or (stems and all(asked.has(s) for s in stems)):
