@@ -89,6 +89,8 @@ def _context(task: IngestTask) -> _Context:
 def _source_slug(ctx: _Context, analysis: Analysis) -> tuple[str, bool]:
     """The source page's slug and whether this plan creates it."""
     base, own = analysis.base_slug, analysis.own_slug
+    if ctx.task.source_page:  # a new version's changed sentences: its earlier version's page,
+        return ctx.task.source_page, False  # whose heading the changed stretch may leave out
     if ctx.known(own):
         return own, False
     if not ctx.known(base):

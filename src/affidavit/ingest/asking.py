@@ -39,7 +39,7 @@ from .citing import UNCHANGED, keep_changed
 from .cost import Budget
 from .prompts import REVIEW_SCHEMA, ingest_messages, reask_message, review_messages
 from .reading import ChunkReading
-from .related import known_slugs, related_pages
+from .related import known_slugs, related_pages, source_page
 from .replies import InvalidReply, parse_reply
 from .report import ChunkOutcome, IngestReport
 from .retarget import propose_onto_existing
@@ -136,6 +136,8 @@ class ChunkAsking:
         their query, read ahead), the other known slugs and a fresh nonce (``nonce``: one given
         instead, for an estimate that issues none)."""
         task = self._chunk_task(record, text, chunk, count)
+        if chunk.cite:
+            task = replace(task, source_page=source_page(self.vault.db, record.id))
         pages = related_pages(self.vault.db, task.chunk, self.vault.config.related_pages, query)
         shown = {p.slug for p in pages}
         return replace(

@@ -52,3 +52,17 @@ def known_slugs(db: sqlite3.Connection) -> set[str]:
     is no slug the owner's ingest must avoid, W13)."""
     pages = {r[0] for r in db.execute("SELECT slug FROM pages")}
     return pages | person_reserved(db)
+
+
+def source_page(db: sqlite3.Connection, source_id: str) -> str:
+    """The page of the ``sources`` category most of ``source_id``'s active claims are on ("" when
+    none): a new version's page, its earlier version's claims carried to it."""
+    row = db.execute(
+        "SELECT c.page_slug FROM evidence_rows e JOIN claims c ON c.id = e.claim_id "
+        "JOIN pages p ON p.slug = c.page_slug "
+        "WHERE e.source_key = (SELECT key FROM source_keys WHERE source_id = ?) "
+        "AND c.status = 'active' AND p.category = 'sources' "
+        "GROUP BY c.page_slug ORDER BY count(*) DESC, c.page_slug LIMIT 1",
+        (source_id,),
+    ).fetchone()
+    return str(row[0]) if row else ""

@@ -258,6 +258,13 @@ class PgIngest:
                 _q("SELECT slug FROM {s}.pages UNION SELECT slug FROM {s}.slug_reservations "
                    "ORDER BY 1", self.schema)
             ).fetchall()  # fmt: skip
+            page = conn.execute(
+                _q("SELECT c.page_slug FROM {s}.evidence e JOIN {s}.claims c ON c.id = e.claim_id "
+                   "JOIN {s}.pages p ON p.slug = c.page_slug WHERE e.source_id = %s "
+                   "AND c.status = 'active' AND p.category = 'sources' GROUP BY c.page_slug "
+                   'ORDER BY count(*) DESC, c.page_slug COLLATE "C" LIMIT 1', self.schema),
+                (record.id,),
+            ).fetchone() if chunk.cite else None  # fmt: skip
         return IngestTask(
             nonce=nonce,
             source_id=record.id,
@@ -275,6 +282,7 @@ class PgIngest:
             open_fence=chunk.fence,
             open_section=chunk.section,
             shown=shown_parts(text, chunk) if chunk.parts else "",
+            source_page=str(page["page_slug"]) if page else "",
         )
 
     def _chunk(

@@ -76,6 +76,9 @@ class IngestTask:
     # between them (offsets hold) and this is what a reader is shown, the stretches with "[…]"
     # between them; "" when the whole chunk is read
     shown: str = ""
+    # a new version's chunk: the page the source's earlier version is on (its claims, carried,
+    # cite this version now), which the chunk's sentences extend; "" for a first version
+    source_page: str = ""
 
 
 @dataclass(frozen=True)
