@@ -166,3 +166,25 @@ def test_a_modifier_borrowed_over_the_quotes_own_is_not_supported() -> None:
 def test_the_quotes_own_modifier_is_supported() -> None:
     text = "Great strength may result from bird training by diet."
     assert check(text, [ABILITIES]).verdict == SUPPORTED
+
+
+TECH = [
+    '"Soft power", first described as "gentle influence" by the scholar Ada Brook',
+    'A related idea is "design for the poorest tenth" - cheap tools for most of the world',
+]
+
+
+def test_a_name_from_one_quote_owning_what_another_names_is_not_supported() -> None:
+    verdict = check("Ada Brook's Design for the Poorest Tenth", TECH, share=0.5)
+    assert verdict.verdict != SUPPORTED
+    assert "with no owner" in verdict.reason
+
+
+def test_a_name_a_quote_gives_as_a_label_may_own_what_another_says() -> None:
+    quotes = [
+        "Annual address, 1950: Ada Brook",
+        "The first is freedom from hunger everywhere in the world.",
+        "we look forward to a world founded upon four essential freedoms",
+    ]
+    text = "In 1950 Ada Brook's first essential freedom was freedom from hunger."
+    assert check(text, quotes).verdict == SUPPORTED

@@ -19,6 +19,12 @@ _OPEN = frozenset(["(", "-lrb-", "["])
 _CLOSE = frozenset([")", "-rrb-", "]"])
 
 
+def _word(quote: Tree, n: int) -> bool:
+    """A capitalised word of a name: letters only, more than one of them."""
+    text = quote[n].text
+    return len(text) > 1 and text.isalpha() and text[:1].isupper()
+
+
 def _bracketed(quote: Tree) -> list[tuple[list[int], list[int]]]:
     """(the name before the bracket, the name inside) for each "Name (Other Name)"."""
     out = []
@@ -32,11 +38,11 @@ def _bracketed(quote: Tree) -> list[tuple[list[int], list[int]]]:
             k += 1
         if k >= len(quote) or quote[k].lower not in _CLOSE or len(inside) < 2:
             continue
-        if not all(quote[n].pos == "PROPN" or quote[n].text[:1].isupper() for n in inside):
-            continue
+        if not all(_word(quote, n) for n in inside):
+            continue  # a name, not a unit or a figure ("1–4 °C (34–39 °F)")
         before: list[int] = []
         k = t.i - 1
-        while k >= 0 and quote[k].text[:1].isupper() and quote[k].lower not in _CLOSE:
+        while k >= 0 and _word(quote, k):
             before.insert(0, k)
             k -= 1
         if before:

@@ -53,7 +53,9 @@ def title_changes(text: str, quotes: list[str], context: list[str]) -> list[Chan
                     f"the title '{span}' — the quote's is '{shown}'",
                 )
             )
-        elif not any(_inside(mine, body) for body in bodies):
+        elif not any(_inside(mine, body) for body in bodies) and len(
+            set(mine) & {w for body in bodies for w in body}
+        ) >= min(2, len(mine)):  # words no quote has are the coverage rule's
             out.append(
                 Change(
                     "merge",

@@ -38,7 +38,7 @@ from .order import order_changes
 from .overreach import universal_changes
 from .parse import parse_many
 from .pointing import heading_names, heading_subjects
-from .relations import of_changes
+from .relations import of_changes, possessor_changes
 from .roles import (
     attachment_changes,
     cross_quote,
@@ -130,6 +130,7 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
     changes += description_changes(a, mine, theirs)
     changes += bracket_changes(a, mine, theirs)
     changes += of_changes(a, mine, theirs)
+    changes += possessor_changes(a, mine, theirs)
     fillers, bridged = filler_changes(a, mine, theirs, known)
     changes += fillers
     changes += apart_changes(a, mine, theirs)
