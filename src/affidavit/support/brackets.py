@@ -54,7 +54,7 @@ def bracket_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change
     out: list[Change] = []
     for q, quote in enumerate(quotes):
         for before, inside in _bracketed(quote):
-            used = {m.index for m in a.matches.values() if m.quote == q}
+            used = {m.index for m in a.matches.values() if m.quote == q}  # rare: brackets
             if used & set(before) or not used & set(inside):
                 continue
             mine = {quote[n].lower for n in before}

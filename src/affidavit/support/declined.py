@@ -20,6 +20,7 @@ __all__ = ["declined_changes"]
 
 REFUSING = frozenset(["decline", "refuse", "reject", "fail", "forgo", "forego"])
 _PARTICLE = {"turn": "down", "pass": "up"}
+_REFUSING_ALL = REFUSING | frozenset(_PARTICLE)
 _CARRIED = frozenset(["acl", "relcl", "xcomp", "ccomp", "dobj"])
 _CONTENT = frozenset(["NOUN", "PROPN", "VERB", "ADJ", "NUM"])
 
@@ -27,7 +28,9 @@ _CONTENT = frozenset(["NOUN", "PROPN", "VERB", "ADJ", "NUM"])
 def _refusals(quote: Tree) -> list[int]:
     out = []
     for t in quote:
-        if t.pos not in ("VERB", "AUX") and t.tag not in ("VBG", "VBN"):
+        if t.lemma not in _REFUSING_ALL or (
+            t.pos not in ("VERB", "AUX") and t.tag not in ("VBG", "VBN")
+        ):
             continue
         if t.lemma in REFUSING or (
             t.lemma in _PARTICLE
@@ -38,11 +41,14 @@ def _refusals(quote: Tree) -> list[int]:
 
 
 def declined_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
-    if any(t.lower in NEGATORS or t.lemma in REFUSING for t in text):
-        return []
     out: list[Change] = []
     for q, quote in enumerate(quotes):
-        for v in _refusals(quote):
+        refusals = _refusals(quote)
+        if not refusals:
+            continue
+        if any(t.lower in NEGATORS or t.lemma in REFUSING for t in text):
+            return []
+        for v in refusals:
             direct = {v, *quote.kids(v, "dobj", "xcomp", "prt")}
             restated = {m.index for m in a.matches.values() if m.quote == q}
             if direct & restated:

@@ -40,18 +40,20 @@ def _of_owner(tree: Tree, i: int) -> int | None:
 
 def of_changes(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Change]:
     out: list[Change] = []
+    used: dict[int, set[int]] = {}
+    for m in a.matches.values():
+        used.setdefault(m.quote, set()).add(m.index)
     for t in text:
         nm = a.matches.get(t.i)
         if t.pos != "NOUN" or nm is None:
             continue
         quote = quotes[nm.quote]
-        used = {m.index for m in a.matches.values() if m.quote == nm.quote}
         for y in _of_objects(text, t.i):
             ym = a.matches.get(y)
             if text[y].pos != "PROPN" or ym is None or ym.quote != nm.quote:
                 continue
             owner = _of_owner(quote, ym.index)
-            if owner is None or owner == nm.index or owner in used:
+            if owner is None or owner == nm.index or owner in used[nm.quote]:
                 continue
             if quote[owner].lemma == quote[nm.index].lemma:
                 continue

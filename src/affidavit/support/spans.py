@@ -33,6 +33,8 @@ def _inside(part: list[str], whole: list[str]) -> bool:
 def title_changes(text: str, quotes: list[str], context: list[str]) -> list[Change]:
     """A title the text puts in quotation marks that no quote (nor the source's title or
     heading, ``context``) gives as those words together."""
+    if '"' not in text and "“" not in text and "``" not in text:
+        return []  # most texts quote no title: nothing to read
     out: list[Change] = []
     quoted = [_words(s) for q in quotes for s in _QUOTED.findall(q)]
     bodies = [_words(q) for q in [*quotes, *context]]
@@ -72,6 +74,8 @@ _VALUE = re.compile(r"(?<![\w.])([a-zA-Z])\s*=\s*(-?\d+(?:\.\d+)?)(?!\w|\.\d)")
 
 def value_changes(text: str, quotes: list[str]) -> list[Change]:
     """A variable's value ("x = 1") where the quotes give the same variable only other values."""
+    if "=" not in text:
+        return []
     theirs: dict[str, set[str]] = {}
     for q in quotes:
         for name, value in _VALUE.findall(q):
