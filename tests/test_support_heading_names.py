@@ -1,11 +1,11 @@
-"""Issue 22 (branch sup22f): a first name only the heading gives stays for a person.
+"""Issue 22: the heading's full name for the part of it a quote gives ("Freddie Highmore starred"
+for "Highmore starred" under the heading "Freddie Highmore", ``heading._part_of_heading``).
 
-Tried and not kept: reading the heading's full name for the part of it a quote gives ("Freddie
-Highmore starred" for "Highmore starred" under the heading "Freddie Highmore"). On VitaminC's
-tuning pages it admitted 25 more True items and 4 False ones, each a hole elsewhere the heading's
-first name had held for a person (docs/benchmarks.md, sup22f). These are the attacker's texts
-it was built against; they must stay out whatever a later rule does with headings. Our own
-sentences.
+Tried by sup22f and removed (on VitaminC's tuning pages it let in 4 False items, each a hole
+elsewhere the first name had held for a person); those holes and the ones sup22h found were
+closed, and sup22h brought it back (docs/benchmarks.md, sup22h). The attacker's names beside
+it: another first name in the quote, a heading that gives only the surname, no heading, a quote
+whose name has a word the heading lacks. Our own sentences.
 """
 
 from __future__ import annotations
@@ -31,6 +31,24 @@ def test_a_first_name_neither_heading_nor_quote_gives_is_not_supported(
 ) -> None:
     text = "Freddie Highmore starred in Bates Motel."
     assert check(text, [quote], context=context).verdict != SUPPORTED
+
+
+def test_the_headings_full_name_for_its_surname_is_supported() -> None:
+    text = "Freddie Highmore starred in Bates Motel."
+    assert check(text, [QUOTE], context=["Freddie Highmore"]).verdict == SUPPORTED
+
+
+def test_the_headings_full_name_for_its_first_name_is_supported() -> None:
+    quote = "In 2004 Ian meets a new neighbour, Jane Collins"
+    text = "Jane Collins is the new neighbour of Ian Beale."
+    assert check(text, [quote], context=["Ian Beale"]).verdict == SUPPORTED
+    other = "In 2004 Ian Smith meets a new neighbour, Jane Collins"
+    assert check(text, [other], context=["Ian Beale"]).verdict != SUPPORTED
+
+
+def test_the_headings_name_keeps_every_other_check() -> None:
+    text = "Freddie Highmore starred in Bates Motel for six seasons."
+    assert check(text, [QUOTE], context=["Freddie Highmore"]).verdict != SUPPORTED
 
 
 def test_the_quotes_own_name_is_supported() -> None:

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .align import Alignment
+from . import wordnet
+from .align import BROADER, SYNONYM, Alignment
 from .tree import Change, Tree
 
 __all__ = ["description_changes"]
@@ -98,9 +99,25 @@ def description_changes(a: Alignment, text: Tree, quotes: Sequence[Tree]) -> lis
         if sum(1 for q in quote if q.lemma == quote[who.index].lemma) > 1:
             continue  # the subject's name stands twice: which one the text means is unclear
         found = _described(quote, who.index)
-        if found is None or said.index in found[0]:
+        if found is None:
             continue
         calls = quote[found[1]].text
+        if said.index in found[0]:
+            word = quote[said.index]
+            if said.how not in (BROADER, SYNONYM) or word.pos != "NOUN":
+                continue
+            if wordnet.first_kind_of(t.lemma, word.lemma):
+                continue  # "a person" for "an actor"
+            out.append(
+                Change(
+                    "role",
+                    False,
+                    (t.text,),
+                    f"the quote calls '{text[subjects[0]].text}' '{word.text}': a '{t.text}' "
+                    f"only in a rare sense of '{word.text}'",
+                )
+            )
+            continue
         out.append(
             Change(
                 "role",

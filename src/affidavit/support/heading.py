@@ -53,7 +53,20 @@ def heading_fills(
         h = text[head]
         parent = h.head
         ok = False
-        if h.dep in ("poss", "compound", "amod", "nmod") and parent in a.matches:
+        name = [head, *text.kids(head, "compound", "flat")]
+        if all(text[n].lower in heading for n in name):
+            # "Freddie Highmore starred" for the quote's "Highmore starred" (or "Ian Beale" for
+            # "Ian") under the heading "Freddie Highmore": the quote names the heading's
+            # subject by part of its name, and the text by the heading's whole name
+            ok = any(
+                n != t.i
+                and n in a.matches
+                and _part_of_heading(quotes, a.matches[n].quote, a.matches[n].index, heading)
+                for n in name
+            )
+        if ok:
+            pass
+        elif h.dep in ("poss", "compound", "amod", "nmod") and parent in a.matches:
             ok = True
         elif h.dep == "pobj" and text[parent].lower in _FRAME_PREPS:
             above = text[parent].head
@@ -89,6 +102,19 @@ def heading_fills(
         if ok:
             out |= {text[n].lower for n in text.subtree(head) if text[n].lower in heading}
     return out
+
+
+def _part_of_heading(quotes: list[Tree], q: int, i: int, heading: frozenset[str]) -> bool:
+    """Quote ``q``'s word ``i`` is a name whose every word is a word of the heading (its compound
+    and flat parts too): "Highmore" or "Alexander Jones" is part of the heading's name; "Jane
+    Smith" is not part of "John Smith"."""
+    quote = quotes[q]
+    if quote[i].pos != "PROPN" or quote[i].lower not in heading:
+        return False
+    while quote[i].dep in ("compound", "flat") and quote[i].head != i:
+        i = quote[i].head  # "Ian" of "Ian Smith": the whole name is Smith's
+    parts = [c for c in quote.children[i] if quote[c].dep in ("compound", "flat")]
+    return all(quote[c].lower in heading for c in [i, *parts])
 
 
 def _slot_points(text: Tree, i: int, p: int, quote: Tree, qi: int) -> bool:

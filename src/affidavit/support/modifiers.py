@@ -115,8 +115,18 @@ def borrowed_modifiers(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Cha
         own = _modifiers(quote, nm.index, set())
         if m.index in own or m.index == nm.index or quote[m.index].pos not in COMMON:
             continue
+        restated = {x.index for x in a.matches.values() if x.quote == m.quote}
         if quote[m.index].dep in MODIFIERS or quote[m.index].dep == "conj":
-            continue  # a description of its own ("older institutions"): a restatement may move it
+            # a description of its own ("older institutions"): a restatement may move it — unless
+            # the quote's noun carries a modifier of its own in that place that no text word
+            # restates ("human enhancement" for "frog enhancement …, human evolution")
+            rival = [
+                c
+                for c in quote.kids(nm.index, *MODIFIERS)
+                if quote[c].pos in COMMON and c not in restated and c < nm.index
+            ]
+            if quote[m.index].dep == "conj" or not rival or len(text.kids(noun, *MODIFIERS)) != 1:
+                continue
         if any(abs(m.index - q.i) <= _NEAR and q.lemma == quote[nm.index].lemma for q in quote):
             continue  # in a phrase of that noun, however parsed ("leeward or downwind side")
         if quote[quote[m.index].head].lemma == text[noun].lemma or any(
@@ -124,7 +134,6 @@ def borrowed_modifiers(a: Alignment, text: Tree, quotes: list[Tree]) -> list[Cha
         ):
             continue  # another occurrence of the noun carries it, or this one does too
         described = [c for c in own if quote[c].pos in COMMON and quote[c].dep in MODIFIERS]
-        restated = {x.index for x in a.matches.values() if x.quote == m.quote}
         if all(c in restated for c in described):
             continue  # the quote's own description of the noun is all restated
         said = " ".join(quote[c].text for c in sorted([*own, nm.index]))

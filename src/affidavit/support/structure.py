@@ -26,7 +26,9 @@ from functools import lru_cache
 
 from .align import align
 from .amounts import amount_changes
+from .brackets import bracket_changes
 from .calling import description_changes
+from .declined import declined_changes
 from .edits import edit_changes
 from .exchange import exchange_changes
 from .heading import heading_fills
@@ -36,6 +38,7 @@ from .order import order_changes
 from .overreach import universal_changes
 from .parse import parse_many
 from .pointing import heading_names, heading_subjects
+from .relations import of_changes, possessor_changes
 from .roles import (
     attachment_changes,
     cross_quote,
@@ -50,6 +53,7 @@ from .scope import (
     quantifier_changes,
     scare_quote_changes,
 )
+from .spans import title_changes, value_changes
 from .together import apart_changes
 from .traded import traded_changes
 from .tree import Change, Tree
@@ -107,6 +111,7 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
     changes: list[Change] = []
     changes += negation_changes(a, mine, theirs)
     changes += contrast_changes(a, mine, theirs)
+    changes += declined_changes(a, mine, theirs)
     reported = {
         t.i
         for t in mine
@@ -123,6 +128,9 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
     changes += modifier_as_thing(a, mine, theirs)
     changes += exchange_changes(a, mine, theirs)
     changes += description_changes(a, mine, theirs)
+    changes += bracket_changes(a, mine, theirs)
+    changes += of_changes(a, mine, theirs)
+    changes += possessor_changes(a, mine, theirs)
     fillers, bridged = filler_changes(a, mine, theirs, known)
     changes += fillers
     changes += apart_changes(a, mine, theirs)
@@ -136,6 +144,8 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
     changes += degree_changes(a, mine, theirs, reported)
     changes += unit_changes(mine, theirs)
     changes += magnitude_changes(mine, theirs)
+    changes += title_changes(text, list(quotes), list(context))
+    changes += value_changes(text, list(quotes))
     if not any(c.clear for c in changes):  # a last resort: the rules above name it better
         changes += traded_changes(mine, theirs)
     found = {c.kind for c in changes}  # edits in place the rules above missed

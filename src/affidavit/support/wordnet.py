@@ -232,6 +232,23 @@ def kind_of(general: str, specific: str) -> bool:
 
 
 @lru_cache(maxsize=65536)
+def first_kind_of(general: str, specific: str) -> bool:
+    """The noun ``specific`` in its first (most frequent) sense is a ``general`` (the same
+    synset or a hypernym within :data:`KIND_DEPTH` steps): a cat is an animal, though one of
+    its rarer senses ("a guy") is a person."""
+    goal = set(senses(general, "n", 8))
+    frontier = set(senses(specific, "n", 1))
+    lexicon = _lexicon()
+    for _ in range(KIND_DEPTH + 1):
+        if frontier & goal:
+            return True
+        frontier = {h for s in frontier for h in lexicon.hypernyms(s)}
+        if not frontier:
+            return False
+    return False
+
+
+@lru_cache(maxsize=65536)
 def sisters(a: str, b: str, pos: str) -> bool:
     """``a`` and ``b`` are two kinds of one thing: a hypernym of one of ``a``'s first
     :data:`SENSES` senses is a hypernym of one of ``b``'s ("king" / "queen": sovereigns),
