@@ -410,4 +410,5 @@ def test_the_database_gone_is_a_page_saying_so(desk: Desk, monkeypatch: pytest.M
     monkeypatch.setattr(PgVault, "list_pages", down)
     response = owner.get("/web/team/pages")
     assert response.status_code == 503 and "did not answer" in response.text
+    assert response.headers["retry-after"].isdigit()
     assert "postgresql://" not in response.text and "Traceback" not in response.text

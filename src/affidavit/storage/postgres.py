@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any, cast
 import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
-from psycopg_pool import ConnectionPool
 
 from ..agents import is_agent
 from ..errors import ConflictError, IntegrityError
@@ -41,6 +40,7 @@ from .base import (
 )
 from .content import ClaimRecord, PageRecord, SourceRecord
 from .pg_migrations import REGISTRY, VAULT
+from .pg_pool import FailFastPool
 
 if TYPE_CHECKING:  # the gate is imported when a plan is applied, not with the module
     from ..config import Config
@@ -398,13 +398,24 @@ class PostgresStorage:
 
     backend = "postgresql"
 
-    def __init__(self, url: str, *, max_connections: int = 8, timeout: float = 60.0) -> None:
-        self.pool: ConnectionPool[Conn] = ConnectionPool(
+    def __init__(
+        self,
+        url: str,
+        *,
+        max_connections: int = 8,
+        timeout: float = 60.0,
+        fail_after: float | None = None,
+    ) -> None:
+        """``timeout``: how long a caller waits for a busy pool's connection; with
+        ``fail_after`` (the daemon's request paths), a database that doesn't answer is
+        ``PoolTimeout`` after that many seconds instead (:class:`FailFastPool`)."""
+        self.pool = FailFastPool(
             url,
+            fail_after=fail_after,
             min_size=1,
             max_size=max_connections,
             kwargs={"autocommit": True, "row_factory": dict_row},
-            check=ConnectionPool.check_connection,  # a terminated backend is replaced
+            check=FailFastPool.check_connection,  # a terminated backend is replaced
             timeout=timeout,
             open=True,
             name="affidavit",

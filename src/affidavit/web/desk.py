@@ -23,7 +23,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ..errors import AffidavitError, ConflictError
 from ..server.auth import Served, Vaults, allows
-from ..server.errors import status_of
+from ..server.errors import error_headers, status_of
 from ..server.registry import ServedVault
 from ..service.backend import Forbidden
 from ..service.review import StaleScreen
@@ -156,7 +156,10 @@ class WebDesk:
         return HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)
 
     def refusal(self, refusal: WebRefusal, visit: Visit | None = None) -> HTMLResponse:
-        return self.page("error.html", refusal.status, refusal=refusal, visit=visit)
+        response = self.page("error.html", refusal.status, refusal=refusal, visit=visit)
+        if refusal.status == 503:  # the database not answering: when to try again
+            response.headers.update(error_headers(503))
+        return response
 
     def redirect(self, url: str) -> Response:
         return RedirectResponse(url, status_code=303, headers=SECURITY_HEADERS)
