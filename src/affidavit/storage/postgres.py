@@ -283,6 +283,7 @@ class PostgresDoor:
         if not admission.admitted_ops:
             why = "; ".join(f"op {op.index + 1}: {op.reason}" for op in admission.ops)
             raise ConflictError(f"nothing in plan {plan_id[:12]} passes the gate now: {why}")
+        self._refuse_grown(plan_id, admission)
         if approval == "policy" and admission.needs_approval:
             raise ConflictError(
                 f"plan {plan_id[:12]} waits for a person: {admission.policy_reason}"
@@ -369,6 +370,18 @@ class PostgresDoor:
             (seq, at, action, plan_id, actor, text, prev, digest),
         )
         return AuditEntry(seq, at, action, plan_id, actor, text, prev, digest)
+
+    def _refuse_grown(self, plan_id: str, admission: Admission) -> None:
+        """W5 for retractions, as SQLite's door (:func:`affidavit.store.door_plan.
+        refuse_grown_retractions`): a retraction that would take out claims now that the
+        radius recorded with the plan (what the person was shown) did not is refused."""
+        from ..gate.verdicts import Admission as Verdicts
+        from ..store.door_plan import refuse_grown_retractions
+
+        row = self._x("SELECT admission FROM {s}.plans WHERE id = %s", (plan_id,)).fetchone()
+        recorded = json.loads(str(row["admission"]) or "{}") if row else {}
+        if isinstance(recorded, dict) and "ops" in recorded:
+            refuse_grown_retractions(plan_id, Verdicts.from_json(recorded), admission)
 
     def seal(self) -> int:
         if self.sealed is not None:

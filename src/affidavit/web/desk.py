@@ -27,7 +27,6 @@ from ..server.errors import error_headers, status_of
 from ..server.registry import ServedVault
 from ..service.backend import Forbidden
 from ..service.review import StaleScreen
-from ..vault import Vault
 from .session import COOKIE, SESSION_HOURS, Session, Sessions, csrf_ok, host_ok, same_origin
 from .wiki import DeskWiki, SqliteDesk
 
@@ -258,20 +257,6 @@ class WebDesk:
 
         return await run_in_threadpool(call)
 
-    async def run_sqlite(
-        self, visit: Visit, what: str, instead: str, work: Callable[[Vault], T]
-    ) -> T:
-        """``work`` on a SQLite vault; on a vault of a PostgreSQL database, a page saying that
-        ``what`` is not served there yet and what to do ``instead``."""
-
-        def call() -> T:
-            with self.borrow(visit) as wiki:
-                if not isinstance(wiki, SqliteDesk):
-                    raise not_ported(what, instead)
-                return work(wiki.vault)
-
-        return await run_in_threadpool(call)
-
     def flash(self, visit: Visit, message: str) -> None:
         visit.session.flashes.append(message)
 
@@ -297,15 +282,6 @@ def sqlite_desk(served: ServedVault) -> Iterator[DeskWiki]:
         yield SqliteDesk(vault, served)
 
 
-def not_ported(what: str, instead: str) -> WebRefusal:
-    return WebRefusal(
-        501,
-        f"{what} is not on the web desk over a PostgreSQL database yet.",
-        f"{instead} Everything else of the desk works here: the inbox, plans, pages, sources, "
-        "search, ask, lint, jobs, the graph and the audit log.",
-    )
-
-
 __all__ = [
     "SECURITY_HEADERS",
     "Offer",
@@ -313,6 +289,5 @@ __all__ = [
     "Visit",
     "WebDesk",
     "WebRefusal",
-    "not_ported",
     "sqlite_desk",
 ]
