@@ -6,7 +6,7 @@ on loopback.
 Each read tool answers as it does on a SQLite vault holding the same sources and the same applied
 plan; an agent's plan waits for a person even under ``policy.auto_apply = "trusted"``, recorded as
 the agent's and charged to its quota (REST and MCP together); a read token can't propose; a token
-of another vault, no token and an unknown vault are refused; add_source says how to add one.
+of another vault, no token and an unknown vault are refused; add_source: tests/test_mcp_pg_add.py.
 """
 
 from __future__ import annotations
@@ -263,7 +263,7 @@ def test_an_agents_plan_waits_under_a_trusting_policy_as_on_sqlite(
     assert not shown[0] and f"plan {plan_id[:12]}: pending" in shown[1]
 
 
-def test_a_read_token_cant_propose_and_add_source_names_the_fix(team: Team) -> None:
+def test_a_read_token_cant_propose_nor_add_a_source(team: Team) -> None:
     ops = [{"op": "link_pages", "page": "four-freedoms", "to": "four-freedoms"}]
     _, read_propose, read_add = over_http(
         team, team.tokens["read"], ("propose_plan", {"operations": ops}),
@@ -271,11 +271,14 @@ def test_a_read_token_cant_propose_and_add_source_names_the_fix(team: Team) -> N
     )  # fmt: skip
     for error, text in (read_propose, read_add):
         assert error and "needs the propose role; yours is read" in text
-    _, added = over_http(
-        team, team.tokens["propose"], ("add_source", {"location": "https://example.org/"})
-    )
-    assert added[0] and "`affidavit team add`" in added[1] and "ingest job" in added[1]
-    assert "POST /v1/vaults/team/jobs" in added[1]
+    # the propose role may: through the daemon, a file only under mcp.source_dirs (none here)
+    # and a URL only at a public address (never the daemon's own network)
+    _, on_disk, private = over_http(
+        team, team.tokens["propose"], ("add_source", {"location": "/etc/hostname"}),
+        ("add_source", {"location": "http://127.0.0.1:1/notes.md"}),
+    )  # fmt: skip
+    assert on_disk[0] and "adding files is off" in on_disk[1]
+    assert private[0] and "public" in private[1]
 
 
 def test_no_token_another_vaults_token_and_an_unknown_vault_are_refused(team: Team) -> None:

@@ -1,7 +1,7 @@
 """``affidavit mcp --database URL --vault NAME`` (issue 26): the MCP tools over stdio on a vault of a
 PostgreSQL database, as a real agent client spawns them — the same tools as on a folder, the local
-user's plans an agent's (they wait for a person whatever the policy), ``add_source`` naming the
-ingest job. ``--print-config`` registers the database vault, and refuses a URL holding a password
+user's plans an agent's (they wait for a person whatever the policy), ``add_source`` off for files
+until ``--config`` names an affidavit.toml listing ``mcp.source_dirs`` (tests/test_mcp_pg_add.py). ``--print-config`` registers the database vault, and refuses a URL holding a password
 (it would be written into the agent's configuration file)."""
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def test_the_tools_over_stdio_on_a_database_vault(team: Team) -> None:
     record = team.team.storage.plan("team", plan_id)
     assert record is not None and record.status == "pending"  # an agent's plan waits (W13)
     assert record.author == f"{local_actor()} via mcp" and record.origin == "mcp"
-    assert added[0] and "`affidavit team add`" in added[1] and "ingest job" in added[1]
+    assert added[0] and "adding files is off" in added[1]  # no --config: no mcp.source_dirs
 
 
 def test_another_vault_is_its_own(team: Team) -> None:

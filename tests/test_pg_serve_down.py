@@ -101,3 +101,37 @@ def test_a_database_down_is_503_with_the_fix_and_stalls_no_other_request(
         time.sleep(0.1)
     assert back.status_code == 200 and back.json() == []
     assert daemon.proc.poll() is None
+
+
+def test_the_owner_on_the_socket_hears_of_a_database_down_in_seconds(
+    served: dict[str, Any],
+) -> None:
+    """The owner's request has no token to look up: it waits on the vault's pool itself. The
+    pool waits a minute for a busy connection; a database down is a 503 long before that (the
+    client here gives up after 30 s, half the pool's minute)."""
+    daemon, own = served["daemon"], served["cluster"]
+    with daemon.unix() as owner:
+        assert owner.get("/v1/vaults/team/pages").status_code == 200
+    own.stop_immediate()
+    try:
+        transport = httpx.HTTPTransport(uds=str(daemon.sock))
+        with httpx.Client(transport=transport, base_url="http://affidavit", timeout=30) as owner:
+            down = owner.get("/v1/vaults/team/pages")
+            approve = owner.post("/v1/vaults/team/plans/0123abcd/approve", json={})
+        for answer in (down, approve):
+            assert answer.status_code == 503, answer.text
+            assert answer.headers["retry-after"].isdigit()
+            error = answer.json()["error"]
+            assert error["type"] == "DatabaseUnavailable"
+            assert "start the PostgreSQL server" in error["fix"]
+            assert "Sup3r-S3cret-pw" not in answer.text
+    finally:
+        own.restart()
+    with daemon.unix() as owner:
+        for _ in range(600):  # the pool reconnects by itself: no daemon restart
+            back = owner.get("/v1/vaults/team/pages")
+            if back.status_code == 200:
+                break
+            assert back.status_code == 503, back.text
+            time.sleep(0.1)
+    assert back.status_code == 200 and back.json() == []

@@ -2,8 +2,7 @@
 the same sign-in, screens and decisions as over a SQLite vault, every approval through the
 PostgreSQL door; and the attacker's requests — a token of another vault of the same database, a
 read token posting an approval, a missing or forged CSRF token, a cross-origin post, a stale
-screen — each refused with the plan still pending. What is not ported answers 501 naming the CLI
-command, never a 500."""
+screen — each refused with the plan still pending. Retracting a source: tests/test_web_pg_retract.py."""
 
 from __future__ import annotations
 
@@ -283,20 +282,13 @@ def test_the_attackers_requests_change_nothing(desk: Desk) -> None:
     assert all(entry[1] != plan_id for entry in desk.audit())
 
 
-def test_the_graph_and_what_is_not_ported(desk: Desk) -> None:
+def test_the_graph(desk: Desk) -> None:
     owner = desk.client()
     assert "Graph" in _get(owner, "/web/team/graph")
     graph = owner.get("/web/team/graph.json?sources=1").json()
     kinds = {(n["data"]["kind"], n["data"]["label"]) for n in graph["nodes"]}
     assert ("page", "Eddystone Lighthouse") in kinds and ("source", "lighthouse.md") in kinds
     assert "eddystone" in graph["orphans"]
-    csrf = form_values(_get(owner, "/web/team/search"), "ask-form")["csrf"]
-    retract = owner.post(
-        f"/web/team/sources/{desk.source}/retract", data={"csrf": csrf, "reason": "x"}
-    )
-    assert retract.status_code == 501 and "retract_source operation" in retract.text
-    assert "not on the web desk over a PostgreSQL database" in retract.text
-    assert desk.team.get_source(desk.source).status == "active"
 
 
 def test_lint_findings_are_decided_and_jobs_listed(desk: Desk) -> None:
@@ -410,4 +402,5 @@ def test_the_database_gone_is_a_page_saying_so(desk: Desk, monkeypatch: pytest.M
     monkeypatch.setattr(PgVault, "list_pages", down)
     response = owner.get("/web/team/pages")
     assert response.status_code == 503 and "did not answer" in response.text
+    assert response.headers["retry-after"].isdigit()
     assert "postgresql://" not in response.text and "Traceback" not in response.text

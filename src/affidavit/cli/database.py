@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
+    from ..config import Config
     from ..service.backend import Backend
     from ..service.pg_vaults import PgVault
 
@@ -30,9 +31,10 @@ def database_options(command: Any) -> Any:
 
 
 @contextmanager
-def database_vault(url: str | None, name: str) -> Iterator[PgVault]:
-    """Vault ``name`` of the database at ``url`` (the owner's credentials), refused by name when
-    the URL is missing or the database holds no such vault (the error lists those it holds)."""
+def database_vault(url: str | None, name: str, config: Config | None = None) -> Iterator[PgVault]:
+    """Vault ``name`` of the database at ``url`` (the owner's credentials) with ``config`` (its
+    settings; default: the defaults), refused by name when the URL is missing or the database
+    holds no such vault (the error lists those it holds)."""
     from ..config import Config
     from ..errors import ConfigError
     from ..service.pg_vaults import PgVault
@@ -47,7 +49,7 @@ def database_vault(url: str | None, name: str) -> Iterator[PgVault]:
                 f"no vault {name[:64]!r} in this database (it has: {', '.join(known) or 'none'}); "
                 "give one of those to --vault, or `affidavit team create` it."
             )
-        yield PgVault(storage, name, Config())
+        yield PgVault(storage, name, config or Config())
 
 
 def chosen(

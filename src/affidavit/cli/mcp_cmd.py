@@ -62,15 +62,27 @@ def _command() -> str:
     help="Print the snippet that registers this vault with an agent, and exit.",
 )
 @database_options
+@click.option(
+    "--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="With --database: an affidavit.toml whose settings apply ([mcp] source_dirs and "
+    "quotas, [sources] limits, [trust] rules).",
+)  # fmt: skip
 @click.pass_context
 @user_errors
-def mcp(ctx: click.Context, client: str | None, db_url: str | None, db_vault: str | None) -> None:
+def mcp(
+    ctx: click.Context,
+    client: str | None,
+    db_url: str | None,
+    db_vault: str | None,
+    config_path: Path | None,
+) -> None:
     """Serve the vault to an agent over MCP (stdio): it reads and proposes; you approve.
 
     \b
     The agent's plans wait in `affidavit inbox` for you, whatever policy.auto_apply says.
     With --database URL --vault NAME, serve that vault of a PostgreSQL database instead (the
-    same tools; add_source refuses: sources go in through an ingest job).
+    same tools, add_source storing the source in the database; --config names the
+    affidavit.toml whose settings apply, e.g. mcp.source_dirs).
 
     \b
     Examples:
@@ -80,8 +92,10 @@ def mcp(ctx: click.Context, client: str | None, db_url: str | None, db_vault: st
     """
     db_url, db_vault = chosen(ctx, db_url, db_vault)
     if db_vault is not None:
-        _serve_database(client, db_url, db_vault)
+        _serve_database(client, db_url, db_vault, config_path)
         return
+    if config_path is not None:
+        raise click.UsageError("--config is for --database URL --vault NAME: a folder has its own.")
     root = _root(ctx)
     if client is not None:
         click.echo(snippet(client, _command(), root))
@@ -97,7 +111,9 @@ def mcp(ctx: click.Context, client: str | None, db_url: str | None, db_vault: st
         vault.close()
 
 
-def database_snippet(client: str, command: str, url: str, name: str) -> str:
+def database_snippet(
+    client: str, command: str, url: str, name: str, config: Path | None = None
+) -> str:
     """The text that registers vault ``name`` of the database at ``url`` with ``client``."""
     from ..storage.url import redact
 
@@ -107,6 +123,8 @@ def database_snippet(client: str, command: str, url: str, name: str) -> str:
             "configuration: keep it in ~/.pgpass or $PGPASSWORD and give the URL without it."
         )
     args = ["mcp", "--database", url, "--vault", name]
+    if config is not None:
+        args += ["--config", str(config.resolve())]
     if client == "claude-code":
         return f"claude mcp add --scope user affidavit -- {shlex.join([command, *args])}"
     if client == "codex":
@@ -115,20 +133,25 @@ def database_snippet(client: str, command: str, url: str, name: str) -> str:
     return json.dumps({"mcpServers": {"affidavit": {"command": command, "args": args}}}, indent=2)
 
 
-def _serve_database(client: str | None, url: str | None, name: str) -> None:
+def _serve_database(
+    client: str | None, url: str | None, name: str, config_path: Path | None = None
+) -> None:
     """``mcp --database URL --vault NAME``: the snippet, or the stdio server over that vault as
     the local user (whose plans are an agent's: they wait for a person)."""
     if client is not None:
         if not url:
             raise click.UsageError("--vault names a vault of a database: give --database URL too.")
-        click.echo(database_snippet(client, _command(), url, name))
+        click.echo(database_snippet(client, _command(), url, name, config_path))
         return
     try:
         from ..mcp.pg import opened
         from ..mcp.server import Door, build_server
     except ImportError as exc:
         raise click.ClickException(f"the MCP server needs the [mcp] extra: {INSTALL}") from exc
-    with database_vault(url, name) as pg:
+    from ..config import Config, load_config
+
+    config = load_config(config_path) if config_path else Config()
+    with database_vault(url, name, config) as pg:
         build_server(Door(lambda: opened(pg), local_actor())).run("stdio")
 
 

@@ -134,20 +134,10 @@ def add(url: str, name: str, file: Path, trust: str, ingest: bool, as_json: bool
 
 def _extracted(file: Path, data: bytes) -> tuple[str, Extracted]:
     """``file``'s media type and extracted text, map and flags, as a vault folder's source store
-    reads a new source (binary content under a text name refused; HTML and PDF rendered for what a
-    reader does not see; Word and OpenDocument by the rules, LibreOffice's layout being a vault's
-    `sources.render_office` option)."""
-    from ..sources.binary import binary_reason
-    from ..sources.extract import BINARY, MAN, SUPPORTED_HELP, detect_media_type, extract
-    from ..sources.roff import gunzip
+    reads a new source (:func:`affidavit.storage.pg_intake.extracted`, MCP's add_source too)."""
+    from ..storage.pg_intake import extracted
 
-    media = detect_media_type(file.name, data)
-    if media not in BINARY and (why := binary_reason(gunzip(data) if media == MAN else data)):
-        raise ConfigError(
-            f"{file}: refusing binary content, although it is named as {media}: {why}. Affidavit "
-            f"reads text documents ({SUPPORTED_HELP}); convert it to text and add the result."
-        )
-    return media, extract(data, media)
+    return extracted(str(file), file.name, data)
 
 
 def _queue_ingest(storage: PostgresStorage, vault: str, source: str) -> str:

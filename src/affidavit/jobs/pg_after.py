@@ -14,9 +14,10 @@ the job's claim** (:func:`~affidavit.jobs.pg_ingest.check_claim`) together with 
 commits nothing of it, and the next claim of the job does the pass; one whose pass committed
 leaves the row, and a re-run reads the pass's result from it instead of proposing again.
 
-What PostgreSQL's lint does not run yet (docs/team.md): the deterministic checks (they read a
-vault's files and search index) and the missing-link finder (it reads SQLite's full-text index);
-a language model's findings.
+The lint job also runs the deterministic checks that derive from the database alone
+(:mod:`.pg_checks`: broken links, empty pages, expiring plans). What PostgreSQL's lint
+does not run yet (docs/team.md): the checks of a folder's files, the missing-link finder (it reads
+SQLite's full-text index), a language model's findings.
 """
 
 from __future__ import annotations
@@ -298,17 +299,31 @@ class PgLint(PgPass):
     trigger ``job``), and with ``propose`` their fix plans in the inbox."""
 
     def run(self, propose: bool) -> dict[str, Any]:
+        from .pg_checks import PG_CHECKS, run_pg_checks
+
         with self._snapshot() as (conn, db):
             kept, dropped = judge_pairs(self._gate(conn, db), self._search(db, None).found())
+            checked = run_pg_checks(db, self.config, self.clock)
         with self._fenced() as (conn, db):
-            report: LintReport = record_pair_run(db, iso(self.clock()), "job", kept, dropped)
+            now = iso(self.clock())
+            report: LintReport = record_pair_run(db, now, "job", kept, dropped)
+            store = FindingStore(db)  # the checks' findings in the same run, as a folder's lint
+            for finding in checked:
+                fid, new = store.record(report.run, now, finding)
+                if new:
+                    report.new.append(fid)
+            for kind in PG_CHECKS:  # a check's finding it no longer sees is resolved
+                report.resolved += store.resolve_unseen_of(report.run, now, "check", kind)
+            report.open_counts = store.counts()
             if propose:
-                report.fixes = self.propose_fixes(conn, db, FindingStore(db).list())
-            report.findings = FindingStore(db).list()
+                report.fixes = self.propose_fixes(conn, db, store.list())
+            report.findings = store.list()
         data = report.to_json()
+        data["checks"] = list(PG_CHECKS)
         data["not_run"] = (
-            "the deterministic checks, missing links and a model's findings do not run on "
-            "PostgreSQL yet (docs/team.md)"
+            "the checks of a folder's files (the mirror's: `affidavit mirror --check`), of stored "
+            "sources and quotes (`affidavit doctor --database`), missing links and a model's "
+            "findings do not run on PostgreSQL yet (docs/team.md)"
         )
         return data
 

@@ -111,7 +111,7 @@ def check_empty_page(ctx: CheckContext) -> list[Finding]:
     """Pages without a single active claim (all retracted or superseded, or never any)."""
     rows = ctx.db.execute(
         "SELECT p.slug, count(c.id) FROM pages p LEFT JOIN claims c ON c.page_slug = p.slug "
-        "GROUP BY p.slug HAVING sum(c.status = 'active') IS NULL OR sum(c.status = 'active') = 0 "
+        "GROUP BY p.slug HAVING sum(CASE WHEN c.status = 'active' THEN 1 ELSE 0 END) = 0 "
         "ORDER BY p.slug"
     ).fetchall()
     findings = []

@@ -36,7 +36,7 @@ def _under(path: Path, dirs: list[str]) -> Path | None:
     return None
 
 
-def _judge(real: Path, location: str, dirs: list[str], vault: Vault) -> None:
+def _judge(real: Path, location: str, dirs: list[str], vault: Vault | None) -> None:
     """Refuse ``real`` (a resolved path) unless an agent may store it."""
     base = _under(real, dirs)
     if base is None:
@@ -47,6 +47,8 @@ def _judge(real: Path, location: str, dirs: list[str], vault: Vault) -> None:
             f"{location!r} is inside the hidden {hidden[0]!r}: hidden files and folders are never "
             "added by an agent; give a visible file under mcp.source_dirs."
         )
+    if vault is None:  # a database's vault: no files of its own on this host
+        return
     vault_root = vault.root.resolve()
     private = {vault_root / "affidavit.toml", vault_root / "sources", vault_root / "wiki"}
     if real in private or any(p in real.parents for p in private):
@@ -56,9 +58,12 @@ def _judge(real: Path, location: str, dirs: list[str], vault: Vault) -> None:
         )
 
 
-def read_allowed(location: str, dirs: list[str], vault: Vault) -> tuple[bytes, Path, int]:
+def read_allowed(
+    location: str, dirs: list[str], vault: Vault | None, limit: int = 0
+) -> tuple[bytes, Path, int]:
     """The bytes of the file ``location`` names, where it really is and its mode, or a
-    ToolError naming the fix. ``dirs`` is ``mcp.source_dirs``; see the module docstring for every rule."""
+    ToolError naming the fix. ``dirs`` is ``mcp.source_dirs``; see the module docstring for every rule.
+    ``vault`` None: a PostgreSQL database's vault, ``limit`` its ``sources.max_url_bytes``."""
     path = Path(location)
     if "\x00" in location or not path.is_absolute():
         raise ToolError("give an absolute path under one of mcp.source_dirs.")
@@ -82,7 +87,7 @@ def read_allowed(location: str, dirs: list[str], vault: Vault) -> tuple[bytes, P
                 f"{location!r} is a hard link ({info.st_nlink} names), possibly to a file outside "
                 "mcp.source_dirs; copy the document there instead."
             )
-        limit = vault.config.max_url_bytes
+        limit = vault.config.max_url_bytes if vault is not None else limit
         if info.st_size > limit:
             raise ToolError(
                 f"{location!r} is {info.st_size:,} bytes, over the {limit:,} an agent may add "

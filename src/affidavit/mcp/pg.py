@@ -2,11 +2,14 @@
 the :class:`~.wiki.ToolWiki` the tools read and propose through, over
 :class:`~affidavit.service.pg_vaults.PgVault` — its snapshots, its full-text search, its answerer,
 its inbox and gate, its quotas (the REST API's: REST and MCP calls count together) — never a SQLite
-vault. Adding a source is not served here yet: the tool says who adds one and how.
+vault. ``add_source`` stores a URL's or an allowed file's bytes in the database, its text
+extracted and flagged as ``affidavit team add`` does.
 """
 
 from __future__ import annotations
 
+import os
+import pwd
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -15,6 +18,7 @@ import psycopg
 from mcp.server.fastmcp.exceptions import ToolError
 from psycopg_pool import PoolTimeout
 
+from ..agents import caller_of
 from ..config import Config
 from ..lint.findings import StoredFinding
 from ..service.models import (
@@ -30,17 +34,15 @@ from ..service.models import (
 from ..service.pg_ask import ask
 from ..service.pg_findings import PgFindings
 from ..service.pg_vaults import PgVault
-from ..sources.store import SourceRecord
+from ..sources.extract import charset_of
+from ..sources.fetch import fetch_url
+from ..sources.store import SourceRecord, url_name
+from ..storage import pg_intake as intake
+from ..storage.pg_served import charge
 from ..storage.postgres_context import render
 from ..storage.postgres_gate import PgSources
+from .files import read_allowed
 from .wiki import draft_of
-
-NO_ADD_SOURCE = (
-    "add_source is not served on PostgreSQL yet: the vault's owner adds a source with "
-    "`affidavit team add`, or a caller with the propose role queues an ingest job of its text "
-    "(POST /v1/vaults/{vault}/jobs); then call list_sources."
-)
-"""What ``add_source`` answers on PostgreSQL: who adds a source, and how."""
 
 
 class PgWiki:
@@ -101,7 +103,62 @@ class PgWiki:
         return self.vault.propose({"nonce": nonce, "operations": operations}, author, origin)
 
     def add_source(self, location: str, caller: str) -> str:
-        raise ToolError(NO_ADD_SOURCE.format(vault=self.vault.name))
+        """As on a vault folder (:meth:`.wiki.SqliteWiki.add_source`): charged to ``caller``'s
+        ``mcp.add_source_per_hour`` first, then a public http(s) URL fetched, or a file under
+        ``mcp.source_dirs`` read (only by a server running as the vault's owner, W10); its text
+        extracted and flagged as ``affidavit team add`` does (:mod:`affidavit.storage.pg_intake`)
+        and stored in the database. The same bytes are the source already stored."""
+        vault, config = self.vault, self.vault.config
+        limits = (int(config.get("mcp.add_source_per_hour")), 0)
+        with vault._locked() as conn:
+            charge(conn, vault.schema, caller_of(caller), "add_source", limits, vault.clock())
+        content_type: str | None = None
+        if location.startswith(("http://", "https://")):
+            fetched = fetch_url(
+                location, max_bytes=config.max_url_bytes,
+                timeout=float(config.url_timeout_seconds), max_redirects=config.max_redirects,
+                allowed_hosts=config.allow_private_hosts, public_only=True,  # no SSRF into the host
+            )  # fmt: skip
+            data, origin, content_type = fetched.data, fetched.final_url, fetched.content_type
+            name = url_name(origin)
+        else:
+            dirs = list(config.get("mcp.source_dirs"))
+            if not dirs:
+                raise ToolError(
+                    "adding files is off: the vault's owner lists allowed directories in "
+                    "mcp.source_dirs (affidavit.toml); ask them, or pass an http(s) URL."
+                )
+            self._as_owner()
+            data, real, _ = read_allowed(location, dirs, None, config.max_url_bytes)
+            origin, name = str(real), real.name
+        added = intake.add(
+            vault.storage, vault.name, config, data, origin, name,
+            content_type=content_type,
+            charset=charset_of(content_type) if content_type else None,
+        )  # fmt: skip
+        return (
+            f"source {added.id[:16]} ({added.name}, {added.trust}): "
+            f"{'added' if added.added else 'already stored'}. Next: read_source."
+        )
+
+    def _as_owner(self) -> None:
+        """W10: a file is read for the vault only by a server running as its owner (the user
+        the database names), never with another user's authority (a daemon run as root)."""
+        with self.vault._read() as conn:
+            row = conn.execute(
+                "SELECT owner FROM affidavit.vaults WHERE name = %s", (self.vault.name,)
+            ).fetchone()
+        owner = str(row["owner"]) if row else ""
+        try:
+            me = pwd.getpwuid(os.geteuid()).pw_name
+        except KeyError:
+            me = ""
+        if not me or me != owner:
+            raise ToolError(
+                f"this server can't add files here: it runs as {me or os.geteuid()}, not as the "
+                f"vault's owner {owner or '(none)'}, and never reads a file with another user's "
+                "authority; pass an http(s) URL, or ask the owner to add it."
+            )
 
 
 @contextmanager
@@ -116,4 +173,4 @@ def opened(vault: PgVault) -> Iterator[PgWiki]:
         ) from None
 
 
-__all__ = ["NO_ADD_SOURCE", "PgWiki", "opened"]
+__all__ = ["PgWiki", "opened"]

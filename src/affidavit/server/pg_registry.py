@@ -40,6 +40,10 @@ within that time is answered 404 without asking the database."""
 LOOKUP_SECONDS = 5.0
 """How long a lookup waits for a connection of the pool (the database down: until it answers
 again) before the request is answered 503 instead."""
+REQUEST_SECONDS = 3.0
+"""How long a request's wait for a connection of the pool lasts before the daemon asks whether
+the database answers at all: if not, the request is answered 503 then (not after the pool's
+minute); if it does, the pool is only busy and the request waits on (``FailFastPool``)."""
 UNKNOWN_NAMES = 1024
 """At most this many absent names are remembered (the oldest forgotten first): bounded memory
 whoever sends names."""
@@ -231,7 +235,7 @@ class PgRegistry:
         vault's: its policy, plan expiry, body and token limits. A name found absent later is
         not asked of the database again for ``absent_for`` seconds."""
         probe(url)
-        storage = PostgresStorage(url)
+        storage = PostgresStorage(url, fail_after=REQUEST_SECONDS)
         try:
             storage.migrate()
             with storage.pool.connection() as conn:

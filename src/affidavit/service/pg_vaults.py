@@ -80,10 +80,8 @@ NOT_PORTED = (
     "…/lint/findings, …/lint/findings/{id}; POST …/lint/findings/{id}/decision, …/lint/fixes. "
     "…/plans/approve previews (dry_run); sure_only applies what needs no person and keeps "
     "the texts that wait as each plan's pending remainder, as on SQLite. The CLI's inbox, "
-    "approve, reject, findings and lint take --database URL --vault NAME. /mcp/{vault} serves the MCP tools (add_source refused: add sources with "
-    "`affidavit team add` or an ingest job). serve --web serves the review desk at /web/. Not "
-    "yet: running lint outside a job, watches, and retracting a source on the desk "
-    "(docs/team.md). Use them on a SQLite vault."
+    "approve, reject, findings and lint take --database URL --vault NAME. /mcp/{vault} serves the MCP tools. serve --web serves the review desk at /web/. Not "
+    "yet: running lint outside a job, and watches (docs/team.md). Use them on a SQLite vault."
 )
 
 

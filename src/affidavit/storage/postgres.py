@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any, cast
 import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
-from psycopg_pool import ConnectionPool
 
 from ..agents import is_agent
 from ..errors import ConflictError, IntegrityError
@@ -41,6 +40,7 @@ from .base import (
 )
 from .content import ClaimRecord, PageRecord, SourceRecord
 from .pg_migrations import REGISTRY, VAULT
+from .pg_pool import FailFastPool
 
 if TYPE_CHECKING:  # the gate is imported when a plan is applied, not with the module
     from ..config import Config
@@ -283,6 +283,7 @@ class PostgresDoor:
         if not admission.admitted_ops:
             why = "; ".join(f"op {op.index + 1}: {op.reason}" for op in admission.ops)
             raise ConflictError(f"nothing in plan {plan_id[:12]} passes the gate now: {why}")
+        self._refuse_grown(plan_id, admission)
         if approval == "policy" and admission.needs_approval:
             raise ConflictError(
                 f"plan {plan_id[:12]} waits for a person: {admission.policy_reason}"
@@ -370,6 +371,18 @@ class PostgresDoor:
         )
         return AuditEntry(seq, at, action, plan_id, actor, text, prev, digest)
 
+    def _refuse_grown(self, plan_id: str, admission: Admission) -> None:
+        """W5 for retractions, as SQLite's door (:func:`affidavit.store.door_plan.
+        refuse_grown_retractions`): a retraction that would take out claims now that the
+        radius recorded with the plan (what the person was shown) did not is refused."""
+        from ..gate.verdicts import Admission as Verdicts
+        from ..store.door_plan import refuse_grown_retractions
+
+        row = self._x("SELECT admission FROM {s}.plans WHERE id = %s", (plan_id,)).fetchone()
+        recorded = json.loads(str(row["admission"]) or "{}") if row else {}
+        if isinstance(recorded, dict) and "ops" in recorded:
+            refuse_grown_retractions(plan_id, Verdicts.from_json(recorded), admission)
+
     def seal(self) -> int:
         if self.sealed is not None:
             return self.sealed
@@ -398,13 +411,24 @@ class PostgresStorage:
 
     backend = "postgresql"
 
-    def __init__(self, url: str, *, max_connections: int = 8, timeout: float = 60.0) -> None:
-        self.pool: ConnectionPool[Conn] = ConnectionPool(
+    def __init__(
+        self,
+        url: str,
+        *,
+        max_connections: int = 8,
+        timeout: float = 60.0,
+        fail_after: float | None = None,
+    ) -> None:
+        """``timeout``: how long a caller waits for a busy pool's connection; with
+        ``fail_after`` (the daemon's request paths), a database that doesn't answer is
+        ``PoolTimeout`` after that many seconds instead (:class:`FailFastPool`)."""
+        self.pool = FailFastPool(
             url,
+            fail_after=fail_after,
             min_size=1,
             max_size=max_connections,
             kwargs={"autocommit": True, "row_factory": dict_row},
-            check=ConnectionPool.check_connection,  # a terminated backend is replaced
+            check=FailFastPool.check_connection,  # a terminated backend is replaced
             timeout=timeout,
             open=True,
             name="affidavit",

@@ -23,11 +23,10 @@ from starlette.concurrency import run_in_threadpool
 
 from ..errors import AffidavitError, ConflictError
 from ..server.auth import Served, Vaults, allows
-from ..server.errors import status_of
+from ..server.errors import error_headers, status_of
 from ..server.registry import ServedVault
 from ..service.backend import Forbidden
 from ..service.review import StaleScreen
-from ..vault import Vault
 from .session import COOKIE, SESSION_HOURS, Session, Sessions, csrf_ok, host_ok, same_origin
 from .wiki import DeskWiki, SqliteDesk
 
@@ -156,7 +155,10 @@ class WebDesk:
         return HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)
 
     def refusal(self, refusal: WebRefusal, visit: Visit | None = None) -> HTMLResponse:
-        return self.page("error.html", refusal.status, refusal=refusal, visit=visit)
+        response = self.page("error.html", refusal.status, refusal=refusal, visit=visit)
+        if refusal.status == 503:  # the database not answering: when to try again
+            response.headers.update(error_headers(503))
+        return response
 
     def redirect(self, url: str) -> Response:
         return RedirectResponse(url, status_code=303, headers=SECURITY_HEADERS)
@@ -255,20 +257,6 @@ class WebDesk:
 
         return await run_in_threadpool(call)
 
-    async def run_sqlite(
-        self, visit: Visit, what: str, instead: str, work: Callable[[Vault], T]
-    ) -> T:
-        """``work`` on a SQLite vault; on a vault of a PostgreSQL database, a page saying that
-        ``what`` is not served there yet and what to do ``instead``."""
-
-        def call() -> T:
-            with self.borrow(visit) as wiki:
-                if not isinstance(wiki, SqliteDesk):
-                    raise not_ported(what, instead)
-                return work(wiki.vault)
-
-        return await run_in_threadpool(call)
-
     def flash(self, visit: Visit, message: str) -> None:
         visit.session.flashes.append(message)
 
@@ -294,15 +282,6 @@ def sqlite_desk(served: ServedVault) -> Iterator[DeskWiki]:
         yield SqliteDesk(vault, served)
 
 
-def not_ported(what: str, instead: str) -> WebRefusal:
-    return WebRefusal(
-        501,
-        f"{what} is not on the web desk over a PostgreSQL database yet.",
-        f"{instead} Everything else of the desk works here: the inbox, plans, pages, sources, "
-        "search, ask, lint, jobs, the graph and the audit log.",
-    )
-
-
 __all__ = [
     "SECURITY_HEADERS",
     "Offer",
@@ -310,6 +289,5 @@ __all__ = [
     "Visit",
     "WebDesk",
     "WebRefusal",
-    "not_ported",
     "sqlite_desk",
 ]

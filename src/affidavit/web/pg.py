@@ -31,6 +31,7 @@ from ..gate.verdicts import Admission
 from ..jobs.models import Job, JobEvent
 from ..lint.findings import FindingStore, Status, StoredFinding
 from ..plan.schema import parse_plan
+from ..retract import describe_radius, retract_source_op
 from ..server.job_stream import event_stream, resume_at
 from ..service import changes
 from ..service.graph import graph_of
@@ -51,7 +52,8 @@ from ..storage import pg_desk as reads
 from ..storage import pg_served as rows
 from ..storage.pg_sql import PgSql
 from ..storage.postgres_content import decided_of
-from ..storage.postgres_gate import PgSources
+from ..storage.postgres_gate import PgReads, PgSources
+from ..store.blast import blast_radius
 from .browse import AUDIT_SHOWN, page_screen
 from .changes import agent_in_bulk, inbox_context, offer_together, supported_ids
 from .desk import Offer, WebRefusal
@@ -114,8 +116,30 @@ class PgDesk:
             return cut(record, text, a, b)
 
         excerpt = at(start, end) if end > start else None
-        # no blast radius: retracting a source is not on the PostgreSQL desk yet (its form hides)
-        return source_screen(shown, excerpt, [], lambda flag: at(flag.start, flag.end))
+        radius: list[str] = []
+        if shown.status == "active":  # what retracting it would take out, on the same snapshot
+            with self.vault._read() as conn:
+                radius = describe_radius(blast_radius(PgReads(conn, self.schema), shown.id))
+        return source_screen(shown, excerpt, radius, lambda flag: at(flag.start, flag.end))
+
+    def retract_source(self, source_id: str, reason: str, actor: str) -> Decided:
+        """Propose the ``retract_source`` plan of a source (an id or unique prefix of this
+        vault's), as ``affidavit sources retract`` does on a folder: it waits in the inbox for a
+        person (the gate never lets the policy apply a withdrawal), who approves it through the
+        door, the blast radius checked again then (W5)."""
+        shown = self.vault.get_source(source_id)
+        short = shown.id[:12]
+        if shown.status != "active":
+            raise ConflictError(
+                f"source {short} ({shown.name}) is {shown.status} already; nothing to retract."
+            )
+        plan = {
+            "nonce": self.vault.new_nonce(1, actor).nonce,
+            "summary": f"Retract source {shown.name} ({short}): {reason}"[:300],
+            "operations": [retract_source_op(shown.id, reason)],
+        }
+        out = self.vault.propose(plan, actor, f"sources retract:{short}")
+        return out.message, out.plan_id
 
     def search(self, query: str) -> SearchResponse:
         return self.vault.search(query, 10, "untrusted")

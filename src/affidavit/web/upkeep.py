@@ -92,17 +92,11 @@ def routes(desk: WebDesk, router: APIRouter) -> None:
         desk.require(visit, "propose", "proposing a retraction")
         reason = visit.field("reason").strip()[:500] or "retracted by a person"
         actor = visit.session.principal.actor
-        done, _ = await desk.run_sqlite(
-            visit,
-            "retracting a source",
-            f"Propose a plan with a retract_source operation instead (POST /v1/vaults/{vault}/plans "
-            "with the propose role): it waits in the inbox for approval.",
-            lambda v: review.source_retraction(v, source_id, reason, actor, dry_run=False),
+        message, plan_id = await desk.run(
+            visit, lambda w: w.retract_source(source_id, reason, actor)
         )
-        proposal = done.proposal
-        assert proposal is not None
-        desk.flash(visit, proposal.message)
-        return desk.redirect(f"/web/{vault}/plans/{proposal.plan_id}")
+        desk.flash(visit, message)
+        return desk.redirect(f"/web/{vault}/plans/{plan_id}")
 
     @router.get("/web/{vault}/jobs")
     async def jobs(request: Request, vault: str) -> Response:

@@ -3,8 +3,7 @@ both backends implement: a SQLite :class:`~affidavit.vault.Vault` here (:class:`
 vault of a PostgreSQL database in :mod:`.pg` (over :class:`~affidavit.service.pg_vaults.PgVault`).
 The handlers, their session, CSRF, origin and role checks and the templates are one copy; each
 method returns what a template shows, or the flash message of a decision and the plan to show
-next. What only a SQLite vault serves yet (retracting a source) is run by
-:meth:`~.desk.WebDesk.run_sqlite`, which answers a page naming the CLI command on PostgreSQL.
+next.
 """
 
 from __future__ import annotations
@@ -53,6 +52,10 @@ class DeskWiki(Protocol):
 
     def source_view(self, source_id: str, start: int, end: int) -> dict[str, Any]:
         """A source with a span of its stored text, its flags, and what retracting it takes."""
+        ...
+
+    def retract_source(self, source_id: str, reason: str, actor: str) -> Decided:
+        """Propose retracting a source (``affidavit sources retract``): the plan to show next."""
         ...
 
     def search(self, query: str) -> SearchResponse: ...
@@ -127,6 +130,11 @@ class SqliteDesk:
         from .upkeep import source_view
 
         return source_view(self.vault, source_id, start, end)
+
+    def retract_source(self, source_id: str, reason: str, actor: str) -> Decided:
+        done, _ = review.source_retraction(self.vault, source_id, reason, actor, dry_run=False)
+        assert done.proposal is not None  # not a dry run
+        return done.proposal.message, done.proposal.plan_id
 
     def search(self, query: str) -> SearchResponse:
         vectors = self.served.vector_search(self.vault)
