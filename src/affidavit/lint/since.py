@@ -169,9 +169,14 @@ def _in_chunks(values: list[str], size: int = 500) -> list[list[str]]:
     return [values[n : n + size] for n in range(0, len(values), size)]
 
 
-def scope_since(vault: Vault, old: LintPoint, now: LintPoint) -> Scope | None:
+def scope_since(
+    vault: Vault, old: LintPoint, now: LintPoint, settled: set[str] | None = None
+) -> Scope | None:
     """What changed between ``old`` and ``now`` (both taken of ``vault``); None when only a full
-    run can tell (the schema changed, or the change log went back)."""
+    run can tell (the schema changed, or the change log went back). The pages of ``settled``
+    claims (:func:`settle`) are not rendered again for them: a carry leaves a page's bytes as
+    they were (its footnotes cite ``evidence_cited``); a page that changed otherwise is in the
+    scope for that change (its row, another claim, its file's stat)."""
     db = vault.db
     if old.schema != now.schema or old.change_seq > now.change_seq:
         return None
@@ -223,8 +228,9 @@ def scope_since(vault: Vault, old: LintPoint, now: LintPoint) -> Scope | None:
                 sources.add(str(sid))
 
     # the pages the changed claims are on; gone claims (never by the door) mean every file
-    known = 0
-    for part in _in_chunks(sorted(claims)):
+    quiet = _existed(db, settled & claims, old.rowids["claims"]) if settled else set()
+    known = len(quiet)
+    for part in _in_chunks(sorted(claims - quiet)):
         q = ",".join("?" * len(part))
         for (slug,) in db.execute(f"SELECT page_slug FROM claims WHERE id IN ({q})", part):
             pages.add(str(slug))
@@ -306,10 +312,18 @@ def settle(db: sqlite3.Connection, scope: Scope, settled: set[str], upto: int) -
     version of their source carried this run (:mod:`affidavit.ingest.lineage`), whose words,
     page, trust and stated version are what the last run looked at — the carry re-found their
     quotes. A claim added since the checkpoint stays in scope: no run looked at it yet. Its
-    page's file is still rendered again and compared (the carry rewrote its footnotes)."""
-    asked = sorted(settled & scope.claims)
+    page's file is not rendered again for it (:func:`scope_since`): the carry left it as it was."""
+    known = _existed(db, settled & scope.claims, upto)
+    if not known:
+        return scope
+    checked = None if scope.checked_claims is None else scope.checked_claims - known
+    return replace(scope, claims=scope.claims - known, checked_claims=checked)
+
+
+def _existed(db: sqlite3.Connection, claims: set[str], upto: int) -> set[str]:
+    """Those of ``claims`` that existed at the checkpoint (``upto``: its largest rowid)."""
     known: set[str] = set()
-    for part in _in_chunks(asked):
+    for part in _in_chunks(sorted(claims)):
         q = ",".join("?" * len(part))
         known.update(
             str(r[0])
@@ -317,10 +331,7 @@ def settle(db: sqlite3.Connection, scope: Scope, settled: set[str], upto: int) -
                 f"SELECT id FROM claims WHERE rowid <= ? AND id IN ({q})", [upto, *part]
             )
         )
-    if not known:
-        return scope
-    checked = None if scope.checked_claims is None else scope.checked_claims - known
-    return replace(scope, claims=scope.claims - known, checked_claims=checked)
+    return known
 
 
 # --- the checks' re-derivations, over a scope --------------------------------------------------
