@@ -251,7 +251,7 @@ def scope_since(
     checked: set[str] | None = None
     if old.support_check == now.support_check:
         checked = set()
-        for part in _in_chunks(sorted(claims)):
+        for part in _in_chunks(sorted(claims - quiet)):  # settle() takes the quiet ones out
             q = ",".join("?" * len(part))
             checked.update(
                 str(r[0])
