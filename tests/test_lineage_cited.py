@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -50,6 +51,11 @@ def _versions(tmp_path: Path, vault: Vault) -> tuple[Path, str]:
     return path, SourceStore(vault).list()[0].id
 
 
+def _lineage(report: dict[str, Any]) -> dict[str, Any]:
+    [source] = report["sources"]
+    return dict(source["lineage"])
+
+
 def _footnote(vault: Vault, claim: str, page: str) -> str:
     text = (vault.root / page_relpath(page)).read_text()
     return next(line for line in text.splitlines() if f"claim `{claim}`" in line)
@@ -62,7 +68,7 @@ def test_a_carried_claims_page_is_byte_for_byte_what_it_was(vault: Vault, tmp_pa
     cites_v1 = _footnote(vault, fishing, page)
     path.write_text(V2)
     report = ingest(vault, path)
-    [lineage] = [s["lineage"] for s in report["sources"]]  # type: ignore[union-attr]
+    lineage = _lineage(report)
     v2 = lineage["source_id"]
     assert lineage["carried"] >= 2
     # the evidence follows the newest version (what lint, ask and the desk read) ...
@@ -70,7 +76,9 @@ def test_a_carried_claims_page_is_byte_for_byte_what_it_was(vault: Vault, tmp_pa
     # ... the page is untouched: not re-rendered, not rewritten, its footnote still v1's
     assert _pages(vault) == before
     assert f"source `{v1[:12]}`" in cites_v1 and _footnote(vault, fishing, page) == cites_v1
-    start, end = map(int, re.search(r"chars (\d+)–(\d+)", cites_v1).groups())  # type: ignore[union-attr]
+    found = re.search(r"chars (\d+)–(\d+)", cites_v1)
+    assert found is not None
+    start, end = map(int, found.groups())
     assert SourceStore(vault).text(v1)[start:end] == FISHING  # v1's bytes still hold it
     # the deleted sentence's claim waits for a person, with both versions named
     lighthouse, _ = _claim(vault, "lighthouse keeper")
@@ -98,7 +106,7 @@ def test_a_claim_carried_twice_keeps_its_first_citation_and_an_edit_of_it_is_pro
     ingest(vault, path)
     path.write_text(V3)
     report = ingest(vault, path)
-    [lineage] = [s["lineage"] for s in report["sources"]]  # type: ignore[union-attr]
+    lineage = _lineage(report)
     assert lineage["version"] == 3
     assert live(vault)[tourists][1] == lineage["source_id"]
     assert _footnote(vault, tourists, tourists_page) == cites  # still v1's place
@@ -149,7 +157,7 @@ def test_a_tampered_quote_is_never_carried_behind_an_unchanged_page(
     vault.db.commit()
     path.write_text(V2)
     report = ingest(vault, path)
-    [lineage] = [s["lineage"] for s in report["sources"]]  # type: ignore[union-attr]
+    lineage = _lineage(report)
     assert live(vault)[fishing][1] != lineage["source_id"]
     cited = vault.db.execute(
         "SELECT count(*) FROM evidence_cited WHERE claim_id = ?", (fishing,)
@@ -166,7 +174,7 @@ def test_lint_after_a_re_ingest_does_not_render_the_carried_pages_again(
     run_lint(vault)  # the checkpoint the next run starts from
     path.write_text(V2)
     report = ingest(vault, path)
-    [lineage] = [s["lineage"] for s in report["sources"]]  # type: ignore[union-attr]
+    lineage = _lineage(report)
     settled = {
         str(r[0])
         for r in vault.db.execute(
@@ -189,7 +197,7 @@ def test_a_carried_page_edited_by_hand_is_still_linted(vault: Vault, tmp_path: P
     run_lint(vault)
     path.write_text(V2)
     report = ingest(vault, path)
-    [lineage] = [s["lineage"] for s in report["sources"]]  # type: ignore[union-attr]
+    lineage = _lineage(report)
     settled = {
         str(r[0])
         for r in vault.db.execute(
