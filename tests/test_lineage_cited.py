@@ -210,3 +210,28 @@ def test_a_carried_page_edited_by_hand_is_still_linted(vault: Vault, tmp_path: P
         _, scope = lint_scope(vault, False, settled)
     assert scope is not None and scope.files is not None
     assert page_relpath(page) in scope.files
+
+
+def test_the_doctor_since_its_checkpoint_catches_a_forged_citation_and_its_page(
+    vault: Vault, tmp_path: Path
+) -> None:
+    """The attacker moves a carried claim's citation and writes the page the forged row renders
+    (so the page matches its rendering): the change-log doctor finds a row no door wrote."""
+    from affidavit.doctor_since import run_doctor_since
+    from affidavit.store.render import render_path
+
+    path, _ = _versions(tmp_path, vault)
+    fishing, page = _claim(vault, "Fishing boats")
+    path.write_text(V2)
+    ingest(vault, path)
+    assert run_doctor_since(vault).clean  # no checkpoint: a full run, which records one
+    vault.db.execute(
+        'UPDATE evidence_cited SET start = start + 8, "end" = "end" + 8 WHERE claim_id = ?',
+        (fishing,),
+    )
+    vault.db.commit()
+    relpath = page_relpath(page)
+    (vault.root / relpath).write_text(render_path(vault.db, relpath) or "")
+    report = run_doctor_since(vault)
+    assert not report.clean
+    assert any(fishing in f"{f.subject} {f.message}" for f in report.findings), report.findings
