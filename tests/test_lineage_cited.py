@@ -19,7 +19,7 @@ from affidavit.sources.store import SourceStore
 from affidavit.store.paths import page_relpath
 from affidavit.vault import Vault
 
-from .test_lineage import V1, ingest, live, pending_lineage
+from .test_lineage import RAIL, V1, ingest, live, pending_lineage
 
 LIGHTHOUSE = "The lighthouse keeper lived in a cottage beside the tower until 1950.\n\n"
 FISHING = "Fishing boats land their catch at the north quay every morning."
@@ -235,3 +235,53 @@ def test_the_doctor_since_its_checkpoint_catches_a_forged_citation_and_its_page(
     report = run_doctor_since(vault)
     assert not report.clean
     assert any(fishing in f"{f.subject} {f.message}" for f in report.findings), report.findings
+
+
+def _linked_pair(vault: Vault, tmp_path: Path) -> tuple[str, str]:
+    """Two pages, the first linking to the second, and a lint checkpoint after them."""
+    _versions(tmp_path, vault)
+    rail = tmp_path / "rail.md"
+    rail.write_text(RAIL)
+    ingest(vault, rail)
+    _, harbour = _claim(vault, "Fishing boats")
+    _, railway = _claim(vault, "mountain railway")
+    assert harbour != railway
+    vault.db.execute(
+        "INSERT INTO links (src, dst, plan_id) SELECT ?, ?, id FROM plans LIMIT 1",
+        (harbour, railway),
+    )
+    vault.db.commit()
+    run_lint(vault)
+    return harbour, railway
+
+
+def _files(vault: Vault) -> set[str]:
+    with vault.write_lock():
+        _, scope = lint_scope(vault, False, None)
+    assert scope is not None and scope.files is not None
+    return scope.files
+
+
+def test_a_page_written_to_is_linted_without_the_pages_it_links(
+    vault: Vault, tmp_path: Path
+) -> None:
+    """Every write to a page moves its date: that changes the page, not the pages linking to or
+    from it (they show its title alone)."""
+    harbour, railway = _linked_pair(vault, tmp_path)
+    vault.db.execute(
+        "UPDATE pages SET updated_at = '2030-01-01T00:00:00Z' WHERE slug = ?", (harbour,)
+    )
+    vault.db.commit()
+    files = _files(vault)
+    assert page_relpath(harbour) in files and page_relpath(railway) not in files
+
+
+def test_a_page_whose_title_changed_is_linted_with_the_pages_it_links(
+    vault: Vault, tmp_path: Path
+) -> None:
+    """The other side: a new title shows in the pages linking to it, which are rendered again."""
+    harbour, railway = _linked_pair(vault, tmp_path)
+    vault.db.execute("UPDATE pages SET title = 'The mountain line' WHERE slug = ?", (railway,))
+    vault.db.commit()
+    files = _files(vault)
+    assert page_relpath(harbour) in files and page_relpath(railway) in files

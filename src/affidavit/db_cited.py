@@ -21,7 +21,9 @@ def m030_evidence_cited() -> str:
     evidence (later carries keep it); ``crc`` is the span's CRC-32, so offsets edited here read
     as unreadable, as in ``evidence_rows``; ``affidavit doctor`` re-derives every row from the
     audit log (:mod:`affidavit.store.replay`). Changes are logged for the doctor and lint as
-    ``evidence_rows``' are."""
+    ``evidence_rows``' are. And ``page_titles`` in the change log: a page whose title or slug
+    changed, the one change of a page row its linked pages show (lint renders those again; a
+    page whose row changed otherwise — its date, as every write to it does — is rendered alone)."""
     return """
         CREATE TABLE evidence_cited (
             claim_id TEXT NOT NULL REFERENCES claims(id),
@@ -43,5 +45,9 @@ def m030_evidence_cited() -> str:
         END;
         CREATE TRIGGER doctor_cited_delete AFTER DELETE ON evidence_cited BEGIN
             INSERT INTO doctor_changes (tbl, key) VALUES ('evidence', old.claim_id);
+        END;
+        CREATE TRIGGER doctor_page_titles AFTER UPDATE OF slug, title ON pages BEGIN
+            INSERT INTO doctor_changes (tbl, key) VALUES ('page_titles', old.slug);
+            INSERT INTO doctor_changes (tbl, key) VALUES ('page_titles', new.slug);
         END
     """

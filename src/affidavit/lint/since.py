@@ -18,8 +18,10 @@ The next run reads from them its :class:`Scope`:
   check's version changed);
 - **sources**: inserted or logged since, or one of whose files' stat changed: re-hashed;
 - **files**: the files under ``wiki/`` rendered again and compared: the pages of the changed
-  claims, pages inserted or logged since and the pages they link or are linked from, both ends of
-  the links inserted since, every file whose stat changed (or that appeared or went), and the
+  claims (not of the claims a re-ingest carried unchanged: :func:`settle`), pages inserted or
+  logged since, the pages linking to or linked from those inserted or whose title or slug changed
+  (``page_titles`` in the change log, ``m030_evidence_cited``: a page shows no more of its
+  neighbours than their titles), both ends of the links inserted since, every file whose stat changed (or that appeared or went), and the
   generated files (index, log, context). A link row updated or deleted, a page deleted, a claim
   deleted (never done by the door) means every file.
 
@@ -190,7 +192,8 @@ def scope_since(
         logged.setdefault(str(tbl), set()).add(str(key))
     claims = set(logged.get("claims", ())) | set(logged.get("evidence", ()))
     pages: set[str] = set()
-    renamed: set[str] = set(logged.get("pages", ()))  # rows changed: their neighbours too
+    touched: set[str] = set(logged.get("pages", ()))  # rows changed: their own files
+    renamed: set[str] = set(logged.get("page_titles", ()))  # titles changed: their neighbours too
     sources = set(logged.get("sources", ()))
     full_files = any(logged.get(t) for t in FULL_FILES_ON)
 
@@ -237,15 +240,18 @@ def scope_since(
             known += 1
     if known < len(claims):
         full_files = True
-    for part in _in_chunks(sorted(renamed)):
+    for part in _in_chunks(sorted(touched | renamed)):
         q = ",".join("?" * len(part))
         found = db.execute(f"SELECT count(*) FROM pages WHERE slug IN ({q})", part).fetchone()[0]
         if found < len(part):
             full_files = True  # a page gone: the pages that linked to it are not known
+    for part in _in_chunks(sorted(renamed)):  # a page's title shows in the pages it links
+        q = ",".join("?" * len(part))
         for src, dst in db.execute(
             f"SELECT src, dst FROM links WHERE src IN ({q}) OR dst IN ({q})", [*part, *part]
         ):
             pages.update((str(src), str(dst)))
+    renamed |= touched
     pages |= renamed
 
     checked: set[str] | None = None
