@@ -185,11 +185,11 @@ def _claims(
         source = sources.get(row[5])
         if source is not None:
             at = shown.get((row[0], row[10]))
-            then = sources.get(at[0]) if at is not None else None
-            if at is None or then is None:
+            if at is None:
                 evidence.append((row[5], row[6], row[7], row[8], row[9], *source))
-            else:  # carried: the version it was verified in; retracted as the cited one is
-                evidence.append((*at, then[0], then[1], source[2]))
+            else:  # carried: the version it was verified in; "retracted" as its source now is
+                name, file, _ = sources.get(at[0], source)
+                evidence.append((*at, name, file, source[2]))
     if first is not None:
         out[str(first[3])].append(_claim(first, evidence))
     return out
