@@ -158,12 +158,13 @@ def _claims(
         f"ON e.claim_id = c.id WHERE c.page_slug = ? AND c.status IN ({marks}) "
         "ORDER BY c.position, c.id, e.idx"
     )
-    try:  # a carried quote's words are read where the page cites them (below), not twice
-        rows = cursor.execute(query.format(quote=_UNLESS_CITED), (page, *statuses)).fetchall()
+    try:
         shown = _cited(cursor, page, marks, statuses)
     except sqlite3.OperationalError:  # no evidence_cited: the mirror's shadow of PostgreSQL
-        rows = cursor.execute(query.format(quote="e.quote"), (page, *statuses)).fetchall()
         shown = {}
+    # a carried quote's words are read where the page cites them (shown), not twice
+    quote = _UNLESS_CITED if shown else "e.quote"
+    rows = cursor.execute(query.format(quote=quote), (page, *statuses)).fetchall()
     cited = list({r[5] for r in rows if r[5] is not None} | {v[0] for v in shown.values()})
     sources: dict[str, tuple[str, str, str]] = {}
     for start in range(0, len(cited), 500):
@@ -206,7 +207,9 @@ def _cited(
 ) -> dict[tuple[str, int], tuple[str, str, int, int, str]]:
     """The places the page's footnotes cite for evidence a ``carry_source`` moved to a newer
     version (``evidence_cited``, m030): (claim, idx) -> source id, its words there, offsets and
-    location."""
+    location. None at all (no carry yet, the first ingest): one lookup, no scan of the page."""
+    if cursor.execute("SELECT 1 FROM evidence_cited LIMIT 1").fetchone() is None:
+        return {}
     rows = cursor.execute(
         "SELECT t.claim_id, t.idx, k.source_id, evidence_span(s.text_file, s.text_sha256, "
         't.start, t."end", t.crc), t.start, t."end", t.location FROM evidence_cited t '
