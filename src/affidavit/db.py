@@ -658,7 +658,7 @@ def m020_stated_versions() -> str:
 # m021…m023, m026…m029) and issue 27 item 2's m024 (db_watches: the folders the daemon
 # follows), registered here; then every migration in the order of its number, whichever module
 # registered it.
-from . import db_lean, db_watches  # noqa: E402, F401
+from . import db_cited, db_lean, db_watches  # noqa: E402, F401
 
 MIGRATIONS.sort(key=lambda named: named[0])
 

@@ -210,7 +210,7 @@ def lint_scope(
     old = load(vault)
     if old is None or old.settings != now.settings:
         return now, None
-    scope = scope_since(vault, old, now)
+    scope = scope_since(vault, old, now, settled)
     if scope is not None and settled:
         scope = settle(vault.db, scope, settled, old.rowids["claims"])
     return now, scope

@@ -18,8 +18,10 @@ The next run reads from them its :class:`Scope`:
   check's version changed);
 - **sources**: inserted or logged since, or one of whose files' stat changed: re-hashed;
 - **files**: the files under ``wiki/`` rendered again and compared: the pages of the changed
-  claims, pages inserted or logged since and the pages they link or are linked from, both ends of
-  the links inserted since, every file whose stat changed (or that appeared or went), and the
+  claims (not of the claims a re-ingest carried unchanged: :func:`settle`), pages inserted or
+  logged since, the pages linking to or linked from those inserted or whose title or slug changed
+  (``page_titles`` in the change log, ``m030_evidence_cited``: a page shows no more of its
+  neighbours than their titles), both ends of the links inserted since, every file whose stat changed (or that appeared or went), and the
   generated files (index, log, context). A link row updated or deleted, a page deleted, a claim
   deleted (never done by the door) means every file.
 
@@ -169,9 +171,14 @@ def _in_chunks(values: list[str], size: int = 500) -> list[list[str]]:
     return [values[n : n + size] for n in range(0, len(values), size)]
 
 
-def scope_since(vault: Vault, old: LintPoint, now: LintPoint) -> Scope | None:
+def scope_since(
+    vault: Vault, old: LintPoint, now: LintPoint, settled: set[str] | None = None
+) -> Scope | None:
     """What changed between ``old`` and ``now`` (both taken of ``vault``); None when only a full
-    run can tell (the schema changed, or the change log went back)."""
+    run can tell (the schema changed, or the change log went back). The pages of ``settled``
+    claims (:func:`settle`) are not rendered again for them: a carry leaves a page's bytes as
+    they were (its footnotes cite ``evidence_cited``); a page that changed otherwise is in the
+    scope for that change (its row, another claim, its file's stat)."""
     db = vault.db
     if old.schema != now.schema or old.change_seq > now.change_seq:
         return None
@@ -185,7 +192,8 @@ def scope_since(vault: Vault, old: LintPoint, now: LintPoint) -> Scope | None:
         logged.setdefault(str(tbl), set()).add(str(key))
     claims = set(logged.get("claims", ())) | set(logged.get("evidence", ()))
     pages: set[str] = set()
-    renamed: set[str] = set(logged.get("pages", ()))  # rows changed: their neighbours too
+    touched: set[str] = set(logged.get("pages", ()))  # rows changed: their own files
+    renamed: set[str] = set(logged.get("page_titles", ()))  # titles changed: their neighbours too
     sources = set(logged.get("sources", ()))
     full_files = any(logged.get(t) for t in FULL_FILES_ON)
 
@@ -223,29 +231,33 @@ def scope_since(vault: Vault, old: LintPoint, now: LintPoint) -> Scope | None:
                 sources.add(str(sid))
 
     # the pages the changed claims are on; gone claims (never by the door) mean every file
-    known = 0
-    for part in _in_chunks(sorted(claims)):
+    quiet = _existed(db, settled & claims, old.rowids["claims"]) if settled else set()
+    known = len(quiet)
+    for part in _in_chunks(sorted(claims - quiet)):
         q = ",".join("?" * len(part))
         for (slug,) in db.execute(f"SELECT page_slug FROM claims WHERE id IN ({q})", part):
             pages.add(str(slug))
             known += 1
     if known < len(claims):
         full_files = True
-    for part in _in_chunks(sorted(renamed)):
+    for part in _in_chunks(sorted(touched | renamed)):
         q = ",".join("?" * len(part))
         found = db.execute(f"SELECT count(*) FROM pages WHERE slug IN ({q})", part).fetchone()[0]
         if found < len(part):
             full_files = True  # a page gone: the pages that linked to it are not known
+    for part in _in_chunks(sorted(renamed)):  # a page's title shows in the pages it links
+        q = ",".join("?" * len(part))
         for src, dst in db.execute(
             f"SELECT src, dst FROM links WHERE src IN ({q}) OR dst IN ({q})", [*part, *part]
         ):
             pages.update((str(src), str(dst)))
+    renamed |= touched
     pages |= renamed
 
     checked: set[str] | None = None
     if old.support_check == now.support_check:
         checked = set()
-        for part in _in_chunks(sorted(claims)):
+        for part in _in_chunks(sorted(claims - quiet)):  # settle() takes the quiet ones out
             q = ",".join("?" * len(part))
             checked.update(
                 str(r[0])
@@ -306,10 +318,18 @@ def settle(db: sqlite3.Connection, scope: Scope, settled: set[str], upto: int) -
     version of their source carried this run (:mod:`affidavit.ingest.lineage`), whose words,
     page, trust and stated version are what the last run looked at — the carry re-found their
     quotes. A claim added since the checkpoint stays in scope: no run looked at it yet. Its
-    page's file is still rendered again and compared (the carry rewrote its footnotes)."""
-    asked = sorted(settled & scope.claims)
+    page's file is not rendered again for it (:func:`scope_since`): the carry left it as it was."""
+    known = _existed(db, settled & scope.claims, upto)
+    if not known:
+        return scope
+    checked = None if scope.checked_claims is None else scope.checked_claims - known
+    return replace(scope, claims=scope.claims - known, checked_claims=checked)
+
+
+def _existed(db: sqlite3.Connection, claims: set[str], upto: int) -> set[str]:
+    """Those of ``claims`` that existed at the checkpoint (``upto``: its largest rowid)."""
     known: set[str] = set()
-    for part in _in_chunks(asked):
+    for part in _in_chunks(sorted(claims)):
         q = ",".join("?" * len(part))
         known.update(
             str(r[0])
@@ -317,10 +337,7 @@ def settle(db: sqlite3.Connection, scope: Scope, settled: set[str], upto: int) -
                 f"SELECT id FROM claims WHERE rowid <= ? AND id IN ({q})", [upto, *part]
             )
         )
-    if not known:
-        return scope
-    checked = None if scope.checked_claims is None else scope.checked_claims - known
-    return replace(scope, claims=scope.claims - known, checked_claims=checked)
+    return known
 
 
 # --- the checks' re-derivations, over a scope --------------------------------------------------

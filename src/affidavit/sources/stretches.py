@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from difflib import SequenceMatcher
+from functools import lru_cache
 from itertools import pairwise
 
 __all__ = ["piece_opcodes", "piece_starts", "same_stretches"]
@@ -33,19 +34,22 @@ def piece_starts(text: str) -> list[int]:
     return out
 
 
+@lru_cache(maxsize=4)
 def piece_opcodes(
     old: str, new: str
-) -> tuple[list[int], list[int], list[tuple[str, int, int, int, int]]]:
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[tuple[str, int, int, int, int], ...]]:
     """Both texts' :func:`piece_starts` and the opcodes aligning their pieces (indices into
-    the pieces, as :meth:`difflib.SequenceMatcher.get_opcodes` gives them)."""
-    old_at, new_at = piece_starts(old), piece_starts(new)
+    the pieces, as :meth:`difflib.SequenceMatcher.get_opcodes` gives them). Kept for the last
+    few pairs: a re-ingest aligns the same two versions for the carry's gate and for what
+    changed."""
+    old_at, new_at = tuple(piece_starts(old)), tuple(piece_starts(new))
     matcher = SequenceMatcher(
         None,
         [old[a:b] for a, b in pairwise(old_at)],
         [new[a:b] for a, b in pairwise(new_at)],
         autojunk=False,
     )
-    codes = [(str(tag), i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes()]
+    codes = tuple((str(tag), i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes())
     return old_at, new_at, codes
 
 

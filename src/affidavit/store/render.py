@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 import yaml
 
+from ..evidence.spans import UNREADABLE
 from .overview import overview_head
 from .paths import page_relpath, wiki_name
 
@@ -151,13 +152,20 @@ def _claims(
     cursor = db.cursor()
     cursor.row_factory = None  # tuples: a big page has thousands of rows
     marks = ",".join("?" * len(statuses))
-    rows = cursor.execute(
-        "SELECT c.id, c.section, c.text, c.status, c.superseded_by, e.source_id, e.quote, "
-        'e.start, e."end", e.location FROM claims c LEFT JOIN evidence e ON e.claim_id = c.id '
-        f"WHERE c.page_slug = ? AND c.status IN ({marks}) ORDER BY c.position, c.id, e.idx",
-        (page, *statuses),
-    ).fetchall()
-    cited = list({r[5] for r in rows if r[5] is not None})
+    query = (
+        "SELECT c.id, c.section, c.text, c.status, c.superseded_by, e.source_id, {quote}, "
+        'e.start, e."end", e.location, e.idx FROM claims c LEFT JOIN evidence e '
+        f"ON e.claim_id = c.id WHERE c.page_slug = ? AND c.status IN ({marks}) "
+        "ORDER BY c.position, c.id, e.idx"
+    )
+    try:
+        shown = _cited(cursor, page, marks, statuses)
+    except sqlite3.OperationalError:  # no evidence_cited: the mirror's shadow of PostgreSQL
+        shown = {}
+    # a carried quote's words are read where the page cites them (shown), not twice
+    quote = _UNLESS_CITED if shown else "e.quote"
+    rows = cursor.execute(query.format(quote=quote), (page, *statuses)).fetchall()
+    cited = list({r[5] for r in rows if r[5] is not None} | {v[0] for v in shown.values()})
     sources: dict[str, tuple[str, str, str]] = {}
     for start in range(0, len(cited), 500):
         part = cited[start : start + 500]
@@ -177,10 +185,39 @@ def _claims(
             first, evidence = row, []
         source = sources.get(row[5])
         if source is not None:
-            evidence.append((row[5], row[6], row[7], row[8], row[9], *source))
+            at = shown.get((row[0], row[10]))
+            if at is None:
+                evidence.append((row[5], row[6], row[7], row[8], row[9], *source))
+            else:  # carried: the version it was verified in; "retracted" as its source now is
+                name, file, _ = sources.get(at[0], source)
+                evidence.append((*at, name, file, source[2]))
     if first is not None:
         out[str(first[3])].append(_claim(first, evidence))
     return out
+
+
+_UNLESS_CITED = (
+    "CASE WHEN EXISTS (SELECT 1 FROM evidence_cited t WHERE t.claim_id = e.claim_id "
+    "AND t.idx = e.idx) THEN '' ELSE e.quote END"
+)
+
+
+def _cited(
+    cursor: sqlite3.Cursor, page: str, marks: str, statuses: tuple[str, ...]
+) -> dict[tuple[str, int], tuple[str, str, int, int, str]]:
+    """The places the page's footnotes cite for evidence a ``carry_source`` moved to a newer
+    version (``evidence_cited``, m030): (claim, idx) -> source id, its words there, offsets and
+    location. None at all (no carry yet, the first ingest): one lookup, no scan of the page."""
+    if cursor.execute("SELECT 1 FROM evidence_cited LIMIT 1").fetchone() is None:
+        return {}
+    rows = cursor.execute(
+        "SELECT t.claim_id, t.idx, k.source_id, evidence_span(s.text_file, s.text_sha256, "
+        't.start, t."end", t.crc), t.start, t."end", t.location FROM evidence_cited t '
+        "JOIN claims c ON c.id = t.claim_id JOIN source_keys k ON k.key = t.source_key "
+        f"JOIN sources s ON s.id = k.source_id WHERE c.page_slug = ? AND c.status IN ({marks})",
+        (page, *statuses),
+    ).fetchall()
+    return {(r[0], r[1]): (r[2], r[3] or UNREADABLE, r[4], r[5], r[6]) for r in rows}
 
 
 def _claim(row: tuple[object, ...], evidence: list[_Evidence]) -> _Claim:

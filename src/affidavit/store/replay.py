@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import AffidavitError
 from ..evidence import Verifier
+from ..evidence.spans import checksum
 from ..evidence.verify import SourceTexts
 from ..hashing import content_id
 from ..plan.schema import (
@@ -47,6 +48,9 @@ class _Expected:
     superseded_by: str | None = None
     carried: dict[int, tuple[str, int, int]] = field(default_factory=dict)
     """Evidence (by index) a ``carry_source`` moved: the newer version and its offsets."""
+    cited: dict[int, tuple[str, int, int] | None] = field(default_factory=dict)
+    """Evidence (by index) whose footnote cites the place it was at before its first carry
+    (``evidence_cited``, m030): that place, or None for where the plan's quote was found."""
 
 
 @dataclass(frozen=True)
@@ -231,12 +235,15 @@ def _carried(state: _Replay, entry: dict[str, Any]) -> None:
     carried, to = entry.get("carried"), entry.get("to")
     if not isinstance(carried, dict) or not isinstance(to, str):
         return
+    cited = entry.get("cited") is True  # the door kept the place the page cites (m030)
     for cid, spans in carried.items():
         expected = state.claims.get(str(cid))
         if expected is None or not isinstance(spans, list):
             continue
         for span in spans:
             if isinstance(span, list) and len(span) == 3 and all(type(v) is int for v in span):
+                if cited and span[0] not in expected.cited:
+                    expected.cited[span[0]] = expected.carried.get(span[0])
                 expected.carried[span[0]] = (to, span[1], span[2])
 
 
@@ -253,6 +260,70 @@ def replay(db: sqlite3.Connection) -> _Replay:
             for cid in detail.get("claims", {}):
                 _end(state, cid, "retracted")
     return state
+
+
+def _cited(
+    verifier: Verifier, texts: SourceTexts, expected: _Expected
+) -> dict[int, tuple[str, int, int]]:
+    """Where the page's footnotes cite each carried quote of the claim (see ``_Expected.cited``),
+    by evidence index: the place it was found at when written, or the offsets a carry before
+    m030 had moved it to."""
+    from ..sources.sentences import check_evidence
+
+    out: dict[int, tuple[str, int, int]] = {}
+    for idx, before in sorted(expected.cited.items()):
+        if before is None and idx < len(expected.draft.evidence):
+            check = check_evidence(verifier, texts, expected.draft.evidence[idx])
+            if check.verified and check.source_id and check.start is not None:
+                assert check.end is not None
+                before = (check.source_id, check.start, check.end)
+        if before is not None:
+            out[idx] = before
+    return out
+
+
+def cited_problems(
+    db: sqlite3.Connection, verifier: Verifier, texts: SourceTexts, state: _Replay
+) -> list[ClaimProblem]:
+    """Every ``evidence_cited`` row (the place a carried claim's footnote cites) that is not
+    the place the audit log's carries say, or whose words there are not the source's; every
+    place they say that has no row."""
+    try:
+        rows = db.execute(
+            'SELECT t.claim_id, t.idx, k.source_id, t.start, t."end", t.crc FROM evidence_cited t '
+            "LEFT JOIN source_keys k ON k.key = t.source_key ORDER BY t.claim_id, t.idx"
+        ).fetchall()
+    except sqlite3.OperationalError:  # before m030
+        return []
+    got: dict[str, dict[int, tuple[Any, ...]]] = {}
+    for r in rows:
+        got.setdefault(str(r[0]), {})[int(r[1])] = (r[2], r[3], r[4], r[5])
+    problems = []
+    for cid in sorted(set(got) | {c for c, e in state.claims.items() if e.cited}):
+        expected = state.claims.get(cid)
+        try:
+            want = _cited(verifier, texts, expected) if expected is not None else {}
+        except AffidavitError:
+            continue  # a quote that no longer verifies is the evidence check's
+        have = got.get(cid, {})
+        for idx in sorted(set(want) | set(have)):
+            w, h = want.get(idx), have.get(idx)
+            if h is None:
+                problems.append(ClaimProblem(cid, f"evidence {idx + 1}'s page citation is missing"))
+            elif w is None or tuple(h[:3]) != w:
+                problems.append(
+                    ClaimProblem(
+                        cid,
+                        f"evidence {idx + 1}'s page cites {h[1]}-{h[2]} in "
+                        f"{str(h[0])[:12]}; the audit log's carries say "
+                        + (f"{w[1]}-{w[2]} in {w[0][:12]}" if w else "no carry kept a place"),
+                    )
+                )
+            elif checksum(texts.text(w[0])[w[1] : w[2]]) != h[3]:
+                problems.append(
+                    ClaimProblem(cid, f"evidence {idx + 1}'s page citation has a forged checksum")
+                )
+    return problems
 
 
 def _evidence(
@@ -330,6 +401,7 @@ def claim_problems(
             diffs.append(_evidence_diff(evidence.get(cid, []), expected_rows))
         problems += [ClaimProblem(cid, d) for d in diffs]
     problems += _page_problems(db, state)
+    problems += cited_problems(db, verifier, texts, state)
     for cid in sorted(set(state.claims) - set(rows)):
         problems.append(
             ClaimProblem(

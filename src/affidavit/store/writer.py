@@ -378,6 +378,15 @@ class Writer:
             (old_key, ids),
         ):
             was.setdefault(cid, []).append([idx, start, end])
+        # the page keeps citing the version each quote was verified in (m030_evidence_cited):
+        # written by the first carry of the evidence, kept by later ones
+        self.db.execute(
+            'INSERT OR IGNORE INTO evidence_cited (claim_id, idx, source_key, start, "end", '
+            'location, crc) SELECT claim_id, idx, source_key, start, "end", location, crc '
+            "FROM evidence_rows WHERE source_key = ? "
+            "AND claim_id IN (SELECT value FROM json_each(?))",
+            (old_key, ids),
+        )
         self.db.executemany(
             'UPDATE evidence_rows SET source_key = ?, start = ?, "end" = ?, location = ?, '
             "crc = ? WHERE claim_id = ? AND idx = ? AND source_key = ?",
@@ -390,19 +399,14 @@ class Writer:
         self.db.executemany(
             "UPDATE claims SET trust = ? WHERE id = ?", [(t, c) for c, t in trust.items()]
         )
-        pages = [
-            row[0]
-            for row in self.db.execute(
-                "SELECT DISTINCT page_slug FROM claims WHERE id IN (SELECT value FROM json_each(?))",
-                (ids,),
-            )
-        ]
-        for page in pages:
-            self._touch(page)
+        # no page is touched: a carried claim's words, trust tier shown nowhere on it, and
+        # footnotes (they cite evidence_cited) are what they were, byte for byte
         return {
             "title": f"{len(carried)} claim(s) carried from {old[:12]} to {new[:12]}",
             "source": old,
             "to": new,
+            "cited": True,
+            "counts": {"claims": len(carried), "quotes": sum(map(len, carried.values()))},
             "carried": carried,
             "was": was,
             **({"trust": trust} if trust else {}),
