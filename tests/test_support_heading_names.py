@@ -3,7 +3,8 @@ for "Highmore starred" under the heading "Freddie Highmore", ``heading._part_of_
 
 Tried by sup22f and removed (on VitaminC's tuning pages it let in 4 False items, each a hole
 elsewhere the first name had held for a person); those holes and the ones sup22h found were
-closed, and sup22h brought it back (docs/benchmarks.md, sup22h). The attacker's names beside
+closed, and sup22h brought it back (docs/benchmarks.md, sup22h); the lead turned it off again
+(``heading.FULL_NAME``: still 2 more False items on held-out pages), and these tests run it on. The attacker's names beside
 it: another first name in the quote, a heading that gives only the surname, no heading, a quote
 whose name has a word the heading lacks. Our own sentences.
 """
@@ -12,7 +13,13 @@ from __future__ import annotations
 
 import pytest
 
-from affidavit.support import SUPPORTED, check
+from affidavit.support import SUPPORTED, check, heading
+
+
+@pytest.fixture(autouse=True)
+def full_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(heading, "FULL_NAME", True)
+
 
 QUOTE = "For five seasons, Highmore starred in Bates Motel"
 
@@ -54,3 +61,9 @@ def test_the_headings_name_keeps_every_other_check() -> None:
 def test_the_quotes_own_name_is_supported() -> None:
     text = "Highmore starred in Bates Motel."
     assert check(text, [QUOTE], context=["Freddie Highmore"]).verdict == SUPPORTED
+
+
+def test_off_by_default_the_headings_full_name_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(heading, "FULL_NAME", False)
+    text = "For five seasons, Freddie Highmore starred in Bates Motel."
+    assert check(text, [QUOTE], context=["Freddie Highmore"]).verdict != SUPPORTED

@@ -31,6 +31,14 @@ __all__ = ["heading_fills"]
 _FRAME_PREPS = frozenset(["in", "at", "for", "within", "across", "throughout", "on"])
 
 
+FULL_NAME = False
+"""Read the heading's whole name for the part of it a quote gives ("Freddie Highmore starred" for
+"Highmore starred" under *Freddie Highmore*). Off: twice measured (sup22f, sup22h) it admitted
+15–16 more true VitaminC items and 2 more false ones on held-out pages (2.76 → 3.00 %, against a
+goal of ≤ 2 %); the wrong ones matter more. The tests keep it working for when its holes are
+found."""
+
+
 def heading_fills(
     a: Alignment, text: Tree, quotes: list[Tree], heading: frozenset[str]
 ) -> set[str]:
@@ -54,7 +62,7 @@ def heading_fills(
         parent = h.head
         ok = False
         name = [head, *text.kids(head, "compound", "flat")]
-        if all(text[n].lower in heading for n in name):
+        if FULL_NAME and all(text[n].lower in heading for n in name):
             # "Freddie Highmore starred" for the quote's "Highmore starred" (or "Ian Beale" for
             # "Ian") under the heading "Freddie Highmore": the quote names the heading's
             # subject by part of its name, and the text by the heading's whole name
