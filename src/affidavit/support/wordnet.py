@@ -221,6 +221,11 @@ def kind_of(general: str, specific: str) -> bool:
     frontier = set(senses(specific, "n", BROADER_SENSES))
     if not goal or not frontier:
         return False
+    return _reaches(frontier, goal)
+
+
+def _reaches(frontier: set[int], goal: set[int]) -> bool:
+    """Some synset of ``frontier``, or a hypernym within :data:`KIND_DEPTH` steps, is in ``goal``."""
     lexicon = _lexicon()
     for _ in range(KIND_DEPTH + 1):
         if frontier & goal:
@@ -236,16 +241,7 @@ def first_kind_of(general: str, specific: str) -> bool:
     """The noun ``specific`` in its first (most frequent) sense is a ``general`` (the same
     synset or a hypernym within :data:`KIND_DEPTH` steps): a cat is an animal, though one of
     its rarer senses ("a guy") is a person."""
-    goal = set(senses(general, "n", 8))
-    frontier = set(senses(specific, "n", 1))
-    lexicon = _lexicon()
-    for _ in range(KIND_DEPTH + 1):
-        if frontier & goal:
-            return True
-        frontier = {h for s in frontier for h in lexicon.hypernyms(s)}
-        if not frontier:
-            return False
-    return False
+    return _reaches(set(senses(specific, "n", 1)), set(senses(general, "n", 8)))
 
 
 @lru_cache(maxsize=65536)
