@@ -347,6 +347,11 @@ def main() -> int:
         for key, value in result.items():
             if key == "per_question":
                 for row in value:
+                    if "right" not in row:  # SQuAD: the gold answers, whether the answer has one
+                        print(f"  {'ok ' if row['in'] else 'NO '} {row['question']}")
+                        print(f"       gold: {row['gold']}")
+                        print(f"       {row['answer'][:160]}")
+                        continue
                     print(f"  {'ok ' if row['right'] else 'NO '} {row['question']}")
                     print(
                         f"       in a claim: {row['in_a_claim']}, given: {row['given']}, {row['why']}"

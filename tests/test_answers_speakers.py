@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from affidavit.ask import Asker
+from affidavit.ask.answer import render_answer
 from affidavit.ask.speakers import speakers, unsaid
 from affidavit.ingest.pipeline import Ingestor
 from affidavit.providers.extractive import ExtractiveProvider
@@ -121,3 +122,26 @@ def test_only_a_name_the_question_makes_the_speaker_and_a_title_holds_whole() ->
     assert speakers(church, "What does the Armenian Apostolic Church argue?") != {}
     # "United states": a name of the title, not a verb of saying
     assert speakers(Titles("United States"), "What happened when the United states grew?") == {}
+
+
+def test_a_name_only_a_page_title_holds_is_named_not_never_mentioned(
+    vault: Vault, tmp_path: Path
+) -> None:
+    """ "Who was Whitcombe?": no claim says who she was, but the wiki names her in a title: main
+    said "It never mentions Whitcombe", which is false; the answer names the page instead."""
+    guild(vault, tmp_path)
+    answer = Asker(vault, None).ask("Who was Whitcombe?")
+    assert answer.verdict == "not_in_wiki" and not answer.sentences
+    assert answer.unknown == [] and answer.titled == ["Whitcombe"]
+    assert answer.closest[0] == (
+        "1904-whitcombe",
+        "Address of the Guild's chair, 1904: Ada Whitcombe",
+    )
+    text = render_answer(answer)
+    assert "never mentions" not in text
+    assert "Whitcombe appears only in page titles; no claim says anything about it." in text
+    assert answer.to_json()["titled_names"] == ["Whitcombe"]
+    # a name no title holds as a word is still never mentioned: "Whit" is in "Whitcombe" only
+    other = Asker(vault, None).ask("Who was Whit?")
+    assert other.unknown == ["Whit"] and other.titled == []
+    assert "It never mentions Whit." in render_answer(other)

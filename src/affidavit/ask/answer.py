@@ -42,7 +42,7 @@ from .manuals import defined_term, defines
 from .measures import dimension
 from .packing import Packed, pack
 from .sections import title_instructions
-from .speakers import POOL, on_pages, speakers, unsaid
+from .speakers import POOL, on_pages, speakers, titled_only, unsaid
 from .texts import TextReads, source_texts, title_spans
 from .wiki import AskWiki, SqliteWiki
 
@@ -165,7 +165,10 @@ class Answer:
     closest: list[tuple[str, str]] = field(default_factory=list)
     """Not in the wiki: the pages (slug, title) of the claims nearest the question, at most 3."""
     unknown: list[str] = field(default_factory=list)
-    """Names the question asks about that no claim of the wiki holds."""
+    """Names the question asks about that no claim of the wiki holds, nor any page title."""
+    titled: list[str] = field(default_factory=list)
+    """Names the question asks about that only page titles hold ("Monroe" of "State of the
+    Union, 1823: James Monroe"): the wiki names them but says nothing about them."""
     titles: dict[str, EvidenceRef] = field(default_factory=dict)
     """The page titles the answer is taken from, as they stand in their sources, by the id of
     the claim cited with them (shown first in its footnote)."""
@@ -195,6 +198,7 @@ class Answer:
             "provider": self.provider,
             "closest_pages": [{"slug": slug, "title": title} for slug, title in self.closest],
             "unknown_names": list(self.unknown),
+            "titled_names": list(self.titled),
         }
 
 
@@ -356,10 +360,12 @@ class Asker:
         if pages:
             hits = on_pages(hits, pages)
         unknown = [n for n in unknown_names(self.wiki, question) if n not in said]
+        titled = titled_only(self.wiki, unknown)  # "Who was Monroe?": a title's name only
+        unknown = [n for n in unknown if n not in titled]
         self._required = tuple(rare_names(self.wiki, question))
         issued = new_nonce(self.wiki)
         nonce = issued.value
-        packed = pack([] if unknown else hits, config.context_tokens, nonce)
+        packed = pack([] if unknown or titled else hits, config.context_tokens, nonce)
         answer = Answer(
             question=question,
             verdict="not_in_wiki",
@@ -397,8 +403,10 @@ class Asker:
             else:
                 answer.short_answer = None
         answer.unknown = unknown
+        answer.titled = list(titled)
         if answer.verdict != "answered":
-            answer.closest = closest_pages(hits)
+            named = [page for pages in titled.values() for page in pages]
+            answer.closest = closest_pages(hits, named)
         self._log(issued, answer, min_trust, conversation)
         return answer
 
@@ -509,11 +517,16 @@ class Asker:
 CLOSEST = 3
 
 
-def closest_pages(hits: list[Hit]) -> list[tuple[str, str]]:
+def closest_pages(
+    hits: list[Hit], first: list[tuple[str, str]] | None = None
+) -> list[tuple[str, str]]:
     """The pages of the first hits, distinct, at most :data:`CLOSEST`: where a reader might look
-    when the wiki doesn't answer."""
-    pages: dict[str, str] = {}
+    when the wiki doesn't answer; ``first``: pages (slug, title) listed before them (those whose
+    title names what the question asks about)."""
+    pages: dict[str, str] = dict(first[:CLOSEST]) if first else {}
     for hit in hits:
+        if len(pages) >= CLOSEST:
+            break
         if hit.page and hit.page not in pages:
             pages[hit.page] = hit.page_title
         if len(pages) == CLOSEST:
@@ -535,6 +548,12 @@ def render_answer(answer: Answer) -> str:
         lines = [NOT_IN_WIKI]
         if answer.unknown:
             lines[0] += f" It never mentions {', '.join(answer.unknown)}."
+        if answer.titled:
+            one = len(answer.titled) == 1
+            lines[0] += (
+                f" {' and '.join(answer.titled)} {'appears' if one else 'appear'} only in page"
+                f" titles; no claim says anything about {'it' if one else 'them'}."
+            )
         if answer.closest:
             pages = ", ".join(f"[{title}]({slug}.md)" for slug, title in answer.closest)
             lines.append(f"Closest pages: {pages}")

@@ -50,7 +50,7 @@ from .manuals import (
     names_compound,
     statement,
 )
-from .measures import MEASURED, UNITS_KEPT, dimension, measured, with_unit
+from .measures import MEASURED, UNITS_KEPT, dated_year, dimension, measured, named_year, with_unit
 from .measures import MODAL as _MODAL
 from .roles import counts_other, fillers, fills, modified_noun_end, prepare, role_phrase
 from .sections import headed_share, key_nouns, named_page
@@ -316,6 +316,10 @@ def _fitting_span(question: str, text: str, roles: bool = True) -> tuple[str, bo
             continue
         if kind == "number" and _NEGATED.search(text[max(0, match.start - 12) : match.start]):
             continue  # "not one so employed has been discovered" says none, not one
+        if kind == "number" and dated_year(text, match.start, span):
+            continue  # "On January 1st, 1825, ... debt" says when, not how large
+        if kind == "when" and named_year(text, match.start, question):
+            continue  # "the War of 1812" names a war; it doesn't date the sentence's event
         if re.search(rf"(?<!\w){re.escape(span)}(?!\w)", question, re.IGNORECASE):
             continue  # "one" in "attached to one connection" is the question's, not an answer
         if (

@@ -116,3 +116,53 @@ def measured(measure: str, text: str) -> bool:
         return False
     pattern = rf"(?:\d[\d,.]*|\b{_COUNT_WORDS})(?:\s*\([^)]{{0,40}}\))?\s*(?:{units})(?!\w)"
     return re.search(pattern, text, re.IGNORECASE) is not None
+
+
+_YEAR = re.compile(r"(?:1[0-9]{3}|20[0-9]{2})s?")
+_MONTH = (
+    r"(?:January|February|March|April|May|June|July|August|September|October|November|December|"
+    r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?"
+)
+_DATED = re.compile(
+    rf"(?:\b{_MONTH}(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?,?|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH},?"
+    r"|\b(?:[Ii]n|[Ss]ince|[Uu]ntil|[Tt]ill|[Dd]uring|[Yy]ear|[Ee]arly|[Ll]ate|[Cc]irca|mid-?))\s*$"
+)
+_MONTH_DAY = re.compile(
+    rf"\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}"
+)
+_AFTER_DATE = re.compile(
+    r"\s*(?:$|[,.;:!?)\]—–-]|\b(?:and|or|but|the|a|an|when|while|as|he|she|it|they|we|i|you|"
+    r"in|on|at|by|for|was|were|is|are|had|has|have|will|would)\b)",
+    re.IGNORECASE,
+)
+
+
+def dated_year(text: str, start: int, span: str) -> bool:
+    """``span``, at ``start`` of ``text``, is a year standing as a date ("On January 1st, 1825",
+    "in 1798, the"), no amount: "How large was the public debt?" is not answered "1825". A
+    number after "in" that counts something ("in 1500 cases") is no date: the word after it must
+    end the phrase."""
+    for found in _MONTH_DAY.finditer(text[max(0, start - 16) : start + len(span) + 8]):
+        if found.start() <= min(start, 16) < found.end():
+            return True  # "January 1st": a day, no amount
+    if _YEAR.fullmatch(span) is None:
+        return False
+    before = text[max(0, start - 32) : start]
+    after = text[start + len(span) : start + len(span) + 12]
+    return _DATED.search(before) is not None and _AFTER_DATE.match(after) is not None
+
+
+_NAMED_YEAR = re.compile(r"\b(?!" + _MONTH + r"\s)[A-Z][a-z]+\s+of\s+$")
+
+
+def named_year(text: str, start: int, question: str) -> bool:
+    """The year at ``start`` of ``text`` is part of a name ("the War of 1812", "the Act of
+    1933", "the Panic of 1837"), not the time of what the sentence tells: "When was the
+    Louisiana purchase?" is not answered "1812" from "the War of 1812". A month's "July of 1812"
+    is a date. A name the question asks about is its subject ("In which year did the Pueblo
+    revolt occur?" of "the Pueblo Revolt of 1680")."""
+    found = _NAMED_YEAR.search(text[max(0, start - 24) : start])
+    if found is None:
+        return False
+    head = found.group().split()[0]
+    return re.search(rf"\b{re.escape(head)}\b", question, re.IGNORECASE) is None

@@ -167,3 +167,20 @@ def unsaid(query: str) -> str:
 def on_pages(hits: list[Hit], pages: set[str]) -> list[Hit]:
     """``hits`` on ``pages`` only, in their order."""
     return [h for h in hits if h.page in pages]
+
+
+def titled_only(wiki: TitledPages, names: list[str]) -> dict[str, list[tuple[str, str]]]:
+    """Of ``names`` (those no claim holds: :func:`~.context.unknown_names`), each that a page
+    title holds as a word, spelled the same, with those pages (slug, title; at most
+    :data:`PAGES`): "Who was Monroe?" of a wiki whose only "Monroe" is the title "State of the
+    Union, 1823: James Monroe". The wiki names it, so "never mentions" would be false; it says
+    nothing about it either, so the question is still not answered from the title's claims."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for name in names:
+        held = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
+        pages = [
+            (slug, title) for slug, title in wiki.titled_pages([name], 20) if held.search(title)
+        ]
+        if pages:
+            out[name] = pages[:PAGES]
+    return out

@@ -250,6 +250,11 @@ class AskResponse(Response):
     unknown_names: list[str] = Field(
         default_factory=list, description="Names the question asks about that no claim holds."
     )
+    titled_names: list[str] = Field(
+        default_factory=list,
+        description="Names the question asks about that only page titles hold (no claim says "
+        "anything about them).",
+    )
     saved_plan: str | None
     save_message: str | None = Field(description="The inbox's message when the answer was saved.")
     markdown: str = Field(description="The answer rendered with footnotes carrying the quotes.")
