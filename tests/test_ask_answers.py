@@ -5,6 +5,7 @@ command a how-do-I question asks for, acronyms of the question's phrases."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -207,3 +208,20 @@ def test_a_denied_number_is_no_count(vault: Vault, tmp_path: Path) -> None:
     ingest(vault, tmp_path / "docs", harbour=HARBOUR)
     answer = Asker(vault, None).ask("How many smugglers have been discovered?")
     assert answer.short_answer is None or answer.short_answer.text != "one", render_answer(answer)
+
+
+def test_a_dictionary_word_is_no_misspelling_of_another_only_of_its_own_forms() -> None:
+    """ "How do I resolve a merge conflict in Perforce?" on git's manual: no claim says
+    "Perforce", but its stem ("perforc") is one letter from "perform", so main took it for a
+    misspelling and answered about git merge; "Alaskan" of a wiki that says "Alaska" still is
+    one of its forms, and a real misspelling still counts."""
+    from affidavit.ask.context import misspelt_among
+
+    def vocabulary(*terms: str) -> Callable[[str], list[str]]:
+        return lambda first: [t for t in terms if t.startswith(first)]
+
+    git = vocabulary("perform", "merg", "conflict")
+    assert misspelt_among("Perforce", git) is False  # an English word, spelled right
+    assert misspelt_among("Perfrom", git) is True  # a misspelling of the wiki's word
+    assert misspelt_among("Alaskan", vocabulary("alaska")) is True  # a form of the wiki's word
+    assert misspelt_among("Parliment", vocabulary("parliament")) is True

@@ -293,8 +293,9 @@ def misspelt(db: sqlite3.Connection, word: str) -> bool:
     """Some indexed word (FTS5's Porter stems) is within one edit of ``word``'s stem (two for
     words of seven letters or more), with the same first letter; a word of four or five letters
     is compared as it is, must keep its last letter too, and only a letter left out or added
-    counts ("Wold" for "world", "Loyd" for "Lloyd"; not "Redis" for "revis", a stem of
-    "revise")."""
+    counts ("Wrld" for "world", "Loyd" for "Lloyd"; not "Redis" for "revis", a stem of
+    "revise"). A word the dictionary (WordNet) knows is spelled right, whatever the wiki's words
+    near it: "Perforce" is no misspelling of "perform" (their stems are one letter apart)."""
 
     def terms(first: str) -> list[str] | None:
         try:
@@ -324,9 +325,13 @@ def misspelt_among(word: str, terms: Callable[[str], Iterable[str] | None]) -> b
     if found is None:
         return True
     most = 1 if len(target) < 7 else 2
+    # a word spelled right ("Perforce") is no misspelling of another ("perform"), only a form
+    # of one ("Alaskan" of "Alaska")
+    spelled = any(wordnet.known(word.casefold(), pos) for pos in "nvar")
     return any(
         abs(len(term) - len(target)) <= most
         and (not short or (term[-1] == target[-1] and len(term) != len(target)))
+        and (not spelled or term.startswith(target) or target.startswith(term))
         and _within(term, target, most)
         for term in found
     )
