@@ -16,7 +16,8 @@ echo "== pytest"
 # Both cores (pytest-xdist): one worker per core, AFFIDAVIT_TEST_WORKERS=0 for one process. The
 # tests of a module with a module-scoped fixture (a daemon, a model server) stay on one worker
 # (tests/conftest.py groups them; --dist loadgroup honours the groups).
-.venv/bin/python -m pytest -n "${AFFIDAVIT_TEST_WORKERS:-auto}" --dist loadgroup "$@"
+# --durations: the 30 slowest tests, for whoever makes the suite faster (issue 25: ≤ 5 min)
+.venv/bin/python -m pytest -n "${AFFIDAVIT_TEST_WORKERS:-auto}" --dist loadgroup --durations=30 "$@"
 echo "== plain install (no extras)"
 # a second venv, .venv-plain, with a plain `pip install .`: the README's path on 12 sources
 PYTHON="${PYTHON:-$(.venv/bin/python -c 'import sys; print(sys._base_executable)')}" scripts/plain_check.sh
