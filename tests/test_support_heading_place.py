@@ -67,3 +67,12 @@ def test_the_headings_title_owns_what_the_film_has() -> None:
     assert check(text, [quote], context=["Harbour Lights"]).verdict == SUPPORTED
     other = "On Rotten Tomatoes, the sequel Winter Lights has an approval rating of 58 %."
     assert check(text, [other], context=["Harbour Lights"]).verdict != SUPPORTED
+
+
+def test_the_headings_title_owns_what_the_films_rating_rests_on() -> None:
+    quote = "On Metacritic, the film has a score of 71 out of 100 based on 17 reviews."
+    text = "Harbour Lights has under 18 reviews on Metacritic."
+    assert check(text, [quote], context=["Harbour Lights"]).verdict == SUPPORTED
+    other = "On Metacritic, Winter Lights has a score of 71 out of 100 based on 17 reviews."
+    assert check(text, [other], context=["Harbour Lights"]).verdict != SUPPORTED
+    assert check(text.replace("18", "12"), [quote], context=["Harbour Lights"]).verdict != SUPPORTED

@@ -218,12 +218,20 @@ def _bare_noun(quote: Tree, i: int) -> bool:
 
 def _had_by_it(quote: Tree, i: int, name: Token) -> bool:
     """Quote word ``i`` is what an existential *there is* states with no place of its own
-    (:func:`_placeless_there`), or the object of *have* whose subject is a pronoun or a pointing
-    phrase that may stand for ``name`` ("the film has a score of 87")."""
+    (:func:`_placeless_there`), or what *have* holds (its object, or a phrase on it: "a rating …
+    based on 141 reviews") whose subject is a pronoun or a pointing phrase that may stand for
+    ``name`` ("the film has a score of 87")."""
     if _placeless_there(quote, i):
         return True
-    verb = quote[i].head
-    if quote[i].dep != "dobj" or quote[verb].lemma != "have":
+    verb = i
+    for _ in range(5):  # "the film has a rating … based on 141 reviews": up to the verb
+        t = quote[verb]
+        if t.head == verb or t.dep not in ("dobj", "pobj", "prep", "acl", "attr"):
+            return False
+        verb = t.head
+        if quote[verb].pos in ("VERB", "AUX") and quote[verb].dep not in ("acl", "prep"):
+            break
+    if quote[verb].lemma != "have":
         return False
     subjects = quote.kids(verb, *_SUBJ)
     return bool(subjects) and all(_points_to(quote, s, name) for s in subjects)
