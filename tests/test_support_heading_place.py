@@ -76,3 +76,22 @@ def test_the_headings_title_owns_what_the_films_rating_rests_on() -> None:
     other = "On Metacritic, Winter Lights has a score of 71 out of 100 based on 17 reviews."
     assert check(text, [other], context=["Harbour Lights"]).verdict != SUPPORTED
     assert check(text.replace("18", "12"), [quote], context=["Harbour Lights"]).verdict != SUPPORTED
+
+
+def test_one_of_two_places_the_heading_names_is_not_the_quotes_place() -> None:
+    quote = "As of 12 March, there are 88 active cases."
+    union = ["2031 flu outbreak in Sweden and Norway"]
+    assert check("Norway had 88 active cases.", [quote], context=union).verdict != SUPPORTED
+    assert check("Sweden had 88 active cases.", [quote], context=union).verdict != SUPPORTED
+    # the heading's whole name is fine, and the page's title beside a section heading too
+    whole = ["Harbour Lights"]
+    film = "On Rotten Tomatoes, the film has an approval rating of 58 %."
+    text = "Harbour Lights has an approval rating of 58 % on Rotten Tomatoes."
+    assert check(text, [film], context=[*whole, "Reception"]).verdict == SUPPORTED
+    partial = "Harbour has an approval rating of 58 % on Rotten Tomatoes."
+    assert check(partial, [film], context=whole).verdict != SUPPORTED
+    # a name the heading gives with the noun its "of" hangs on ("the Battle of the Trebia")
+    quote = "The battle took place in the dining room of an inn."
+    text = "The Battle of the Trebia took place in the dining room of an inn."
+    assert check(text, [quote], context=["Battle of the Trebia"]).verdict == SUPPORTED
+    assert check(text, [quote], context=["Battle of the Trebia and Cannae"]).verdict != SUPPORTED

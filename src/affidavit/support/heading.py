@@ -50,6 +50,22 @@ def subject_words(context: Sequence[str]) -> frozenset[str]:
     return frozenset(out)
 
 
+_NAME_GLUE = frozenset(["the", "of", "a", "an", "and", "de", "von", "van", "der", "la", "le"])
+
+
+def subject_names(context: Sequence[str]) -> tuple[frozenset[str], ...]:
+    """Each heading's own name's capitalised words (casefolded; "the", "of" … aside): a text's
+    name from the heading must be the whole of one heading's names — under *Union of Sweden and
+    Norway* neither "Sweden" nor "Norway" alone says which one a quote's "there are 88 cases"
+    is about."""
+    out = []
+    for c in context:
+        name = re.sub(r"\([^)]*\)", " ", c.replace("_", " ")).split(",")[0]
+        caps = {w.casefold() for w in re.findall(r"[^\W\d_][\w'’-]*", name) if w[0].isupper()}
+        out.append(frozenset(caps - _NAME_GLUE))
+    return tuple(out)
+
+
 FULL_NAME = False
 """Read the heading's whole name for the part of it a quote gives ("Freddie Highmore starred" for
 "Highmore starred" under *Freddie Highmore*). Off: twice measured (sup22f, sup22h) it admitted
@@ -64,6 +80,7 @@ def heading_fills(
     quotes: list[Tree],
     heading: frozenset[str],
     subject: frozenset[str] = frozenset(),
+    names: tuple[frozenset[str], ...] = (),
 ) -> set[str]:
     """The text's words taken from the source's heading that stand where the heading's subject
     belongs: the subject of a predicate the quote states with a pronoun, a pointing phrase
@@ -101,7 +118,7 @@ def heading_fills(
             ok = True
         elif h.dep == "pobj" and (
             text[parent].lower in _FRAME_PREPS
-            or (text[parent].lower in _PERIOD_PREPS and _own(text, head, subject))
+            or (text[parent].lower in _PERIOD_PREPS and _own(text, head, subject, names))
         ):
             above = text[parent].head
             ok = above in a.matches or text[above].head == above or text[above].dep == "ROOT"
@@ -110,13 +127,14 @@ def heading_fills(
             # coronavirus" for the quote's bare "cases" (as "coronavirus cases" would be)
             m = a.matches[text[parent].head]
             ok = _points_back(quotes[m.quote], m.index, "of") or (
-                _own(text, head, subject) and _bare_noun(quotes[m.quote], m.index)
+                _own(text, head, subject, names, text[text[parent].head].lower)
+                and _bare_noun(quotes[m.quote], m.index)
             )
         elif (
             h.dep == "nsubj"
             and text[parent].lemma == "have"
             and parent not in a.matches
-            and _own(text, head, subject)
+            and _own(text, head, subject, names)
         ):
             # "Germany has 88 active cases" for the quote's "there are 88 active cases"; "Veep
             # has a score of 87" for "the film has a score of 87"
@@ -194,11 +212,24 @@ def _points_to(quote: Tree, f: int, name: Token) -> bool:
     return not known or wordnet.kind_of(noun.lemma, name.lemma)
 
 
-def _own(text: Tree, i: int, subject: frozenset[str]) -> bool:
+def _own(
+    text: Tree,
+    i: int,
+    subject: frozenset[str],
+    names: tuple[frozenset[str], ...] = (),
+    owner: str = "",
+) -> bool:
     """Every word of the phrase at ``i`` is a word of the heading's own name (no bracket or
-    comma part: :func:`subject_words`)."""
+    comma part: :func:`subject_words`), and a name in it is one heading's whole name
+    (:func:`subject_names`; with ``owner``, the noun an *of* phrase hangs on: "Battle" of "the
+    Battle of the Trebia")."""
     words = [text[n] for n in text.subtree(i) if text[n].pos not in ("DET", "PUNCT")]
-    return bool(words) and all(w.lower in subject for w in words)
+    if not words or not all(w.lower in subject for w in words):
+        return False
+    said = {w.lower for w in words}
+    if not any(said & n for n in names):
+        return True  # a common word of the heading ("coronavirus", "pandemic")
+    return any(n and n <= said | {owner} for n in names)
 
 
 def _bare_noun(quote: Tree, i: int) -> bool:
