@@ -50,7 +50,7 @@ EQUIVALENT = {
         ("often", "frequently"), ("usually", "generally"), ("usually", "normally"),
         ("generally", "commonly"), ("usually", "typically"), ("mainly", "primarily"),
         ("mainly", "mostly"), ("largely", "mostly"), ("chiefly", "mainly"),
-        ("single", "one"), ("sole", "only"), ("solely", "only"), ("labour", "labor"),
+        ("single", "one"), ("sole", "only"), ("widely", "largely"), ("widely", "generally"), ("solely", "only"), ("labour", "labor"),
         ("colour", "color"), ("centre", "center"), ("centred", "centered"),
         ("metre", "meter"), ("litre", "liter"), ("behaviour", "behavior"),
         ("owing", "due"), ("neighbouring", "neighboring"), ("neighbour", "neighbor"),

@@ -30,7 +30,8 @@ HEDGE_VERBS = frozenset(
         "seem", "appear", "tend", "suggest", "believe", "think", "suspect", "estimate", "say",
         "report", "claim", "allege", "consider", "expect", "assume", "presume", "speculate",
         "propose", "plan", "intend", "attempt", "try", "hope", "aim", "seek", "want", "argue",
-        "imply", "opine", "hypothesize", "theorize", "predict", "project",
+        "imply", "opine", "hypothesize", "theorize", "predict", "project", "perceive", "rumour",
+        "rumor",
     ]
 )  # fmt: skip
 HEDGE_ADJ = frozenset(

@@ -58,7 +58,7 @@ from .lexicon import (
 from .mark import mark
 from .numbers import APPROXIMATE, BOUNDS, number_found
 from .reading import _fold, _quote_reading, _read, _Reading
-from .restate import every_nth
+from .restate import every_nth, one_as_single
 
 __all__ = [
     "CLAIM_SHARE",
@@ -241,7 +241,7 @@ def _verdict(
         return Support(SUPPORTED)  # the extractive engine's claims: its text is its quote
     if len(quotes) > 1 and _letters(text) == "".join(map(_letters, quotes)):
         return Support(SUPPORTED)  # its quotes in order: a long sentence cut into quotes
-    text = every_nth(text)  # "every second year" is "every two years"
+    text = one_as_single(every_nth(text), quotes)  # "every second year", "one unit" restated
     mine = _read(text)
     theirs = _quote_reading(quotes)
     around = _quote_reading(context)

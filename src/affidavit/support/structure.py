@@ -31,7 +31,7 @@ from .calling import description_changes
 from .declined import declined_changes
 from .edits import edit_changes
 from .exchange import exchange_changes
-from .heading import heading_fills
+from .heading import heading_fills, subject_names, subject_words
 from .links import change_comparatives, degree_changes, link_changes
 from .modifiers import borrowed_modifiers, modifier_as_thing, moved_modifiers
 from .order import order_changes
@@ -162,7 +162,9 @@ def _read(text: str, quotes: tuple[str, ...], context: tuple[str, ...]) -> Struc
         matched=frozenset(mine[i].lower for i, m in a.matches.items() if m.how in ("same", "stem")),
         negations_agree=negations_agree(a, mine, theirs),
         unstated=tuple(unstated),
-        framed=frozenset(heading_fills(a, mine, theirs, known)),
+        framed=frozenset(
+            heading_fills(a, mine, theirs, known, subject_words(context), subject_names(context))
+        ),
         light=frozenset(t.lower for t in mine if t.pos in LIGHT_POS or t.lower in LIGHT_ADVERBS),
     )
 
