@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from affidavit.cli import main
@@ -249,3 +250,41 @@ def test_a_fact_moved_and_changed_waits_for_the_supersession(vault: Vault, tmp_p
         approve(vault, plan, None, "person")
     assert _green(vault) == {"three minutes"}
     _doctor_clean(vault)
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_a_re_ingest_resumed_after_a_stop_holds_the_changed_facts_too(
+    vault: Vault, tmp_path: Path
+) -> None:
+    """A re-ingest stopped after its first changed chunk (a budget, a kill) has proposed the
+    supersessions already; the resumed run reads the rest, and its claims of the changed words
+    must not go in beside the old ones either (the pending supersession brings them)."""
+    from .test_lineage_reread import _doc, _paragraphs, _small_chunks
+
+    vault = _small_chunks(vault)
+    doc = tmp_path / "survey.md"
+    doc.write_text(_doc(_paragraphs()))
+    Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(doc)], "trusted")
+    edited = tuple(range(0, 40, 2))  # more changed text than one chunk of 500 characters
+    doc.write_text(_doc(_paragraphs(edited)))
+    calls = []
+
+    def stop() -> None:
+        calls.append(1)
+        if len(calls) == 2:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        Ingestor(vault, ExtractiveProvider(), apply_now=True, checkpoint=stop).run(
+            [str(doc)], "trusted"
+        )
+    assert len(calls) == 2  # stopped before its second chunk
+    Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(doc)], "trusted")
+    for n in edited:  # each station states one count, the old one, until a person decides
+        counts = {
+            t for t in _active(vault, f"Station {n} of the survey recorded %") if "nesting" in t
+        }
+        assert len(counts) == 1 and f"recorded {100 + n} " in counts.pop(), n

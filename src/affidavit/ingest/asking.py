@@ -37,7 +37,7 @@ from .ahead import Ahead
 from .chunking import PART_BREAK, Chunk, part_headings, shown_parts, sparse_text
 from .citing import UNCHANGED, keep_changed
 from .cost import Budget
-from .holding import HELD, Held, hold_replacing
+from .holding import HELD, Held, hold_replacing, proposed_spans
 from .prompts import REVIEW_SCHEMA, ingest_messages, reask_message, review_messages
 from .reading import ChunkReading
 from .related import known_slugs, related_pages, source_page
@@ -265,11 +265,17 @@ class ChunkAsking:
                     numbered_text = sentences_of(record.id, text)
                     older = tuple(chain(self.vault.db, record.id))
                     plan, left_out = keep_changed(plan, record.id, numbered_text, chunk.cite, older)
+                    # what replaced a claim's words: the lineage's proposals bring it (a
+                    # resumed run's: proposed by the run it resumes, held back here)
                     follow = self._following(record.id)
-                    if follow is not None:  # what replaced a claim's words: the lineage's
-                        plan, waiting = hold_replacing(
-                            plan, record.id, numbered_text, follow.replaced
+                    replaced = (
+                        follow.replaced
+                        if follow is not None
+                        else proposed_spans(
+                            self.vault.db, record.id, record.short_id, numbered_text
                         )
+                    )
+                    plan, waiting = hold_replacing(plan, record.id, numbered_text, replaced)
                 if plan.get("operations") == []:
                     result.status, result.message = "empty", "nothing to propose from this chunk"
                     result.reasons = _left_reasons(left_out, waiting)

@@ -17,15 +17,18 @@ end are one decision. Claims citing inserted text (no claim's words replaced) ar
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
 from ..evidence.verify import locate
+from ..retract import LINEAGE_ORIGIN
 from ..sources.sentences import SourceSentences
 
-__all__ = ["HELD", "Held", "hold_replacing", "successor_for"]
+__all__ = ["HELD", "Held", "hold_replacing", "proposed_spans", "successor_for"]
 
 HELD = "held: restates words the new version replaced; its proposal in the inbox carries it"
 """The reason counted for each claim held (:attr:`.report.ChunkOutcome.reasons`)."""
@@ -107,6 +110,32 @@ def successor_for(held: Sequence[Held], page: str, span: tuple[int, int] | None)
         return None
     found = [h for h in held if h.overlaps(span)]
     return next((h for h in found if h.page == page), None) or next(iter(found), None)
+
+
+def proposed_spans(
+    db: sqlite3.Connection, source_id: str, short_id: str, numbered: SourceSentences
+) -> list[tuple[int, int]]:
+    """Where the pending lineage plans of version ``source_id`` cite it (the new claims of their
+    supersessions, and those added beside a retraction). A re-ingest stopped after some of its
+    chunks (a budget, a kill) proposed its changes then; the run that resumes it does not
+    follow the version again, and holds back what its chunks' plans say of these spans: the
+    pending proposals bring it, with the old claims' end."""
+    out: list[tuple[int, int]] = []
+    for (text,) in db.execute(
+        "SELECT plan_json FROM plans WHERE status = 'pending' AND origin = ?",
+        (f"{LINEAGE_ORIGIN}:{short_id}",),
+    ):
+        try:
+            ops = json.loads(text).get("operations", [])
+        except (ValueError, AttributeError):
+            continue
+        for op in ops if isinstance(ops, list) else []:
+            if not isinstance(op, dict):
+                continue
+            claims = [op.get("by"), *(op.get("claims") or []), *(op.get("entries") or [])]
+            for claim in claims:
+                out += _cited(claim, source_id, numbered, ())
+    return out
 
 
 def _cited(
