@@ -12,6 +12,9 @@
    - *proposals* (the ``supersede_claim`` / ``retract_claim`` of the ``lineage:`` plans in the
      inbox, and the stale fixes the ingest's supersession pass proposed): precision (each names a claim whose quote an edit broke) and recall (each such claim
      gets one), and whether its kind fits the edit (changed → supersede, deleted → retract);
+   - claims the re-ingest put in the wiki at once (every edit changes or deletes a sentence: each
+     such claim states a changed fact beside the old one still waiting — 0 since carry30, whose
+     claims are held for the proposals), and the change log's entries it wrote;
    - re-ingest seconds, CPU seconds (this process and, ``*_all``, its finished workers: the
      first ingest reads chunks ahead in one) and model calls next to the first ingest's, for
      each share in ``--shares``.
@@ -131,6 +134,13 @@ def _workers_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _log_seq(vault: Vault) -> int:
+    row = vault.db.execute(
+        "SELECT seq FROM sqlite_sequence WHERE name = 'doctor_changes'"
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
 def ingest(vault: Vault, folder: Path) -> tuple[float, dict[str, Any]]:
     started, cpu, workers = time.perf_counter(), time.process_time(), _workers_cpu()
     report = Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(folder)], "trusted")
@@ -176,7 +186,16 @@ def reingest(count: int, share: float, seed: int, work: Path) -> dict[str, Any]:
         )
         if truth.get(claim_id, "intact") == "intact":
             truth[claim_id] = kind
+    claims_before = vault.db.execute("SELECT max(rowid) FROM claims").fetchone()[0]
+    log_before = _log_seq(vault)
     second_seconds, second = ingest(vault, folder)
+    # claims the re-ingest put in the wiki at once: every edit changes or deletes a sentence,
+    # so each restates a changed fact beside the old claim still waiting (carry30: 0)
+    applied_new = vault.db.execute(
+        "SELECT count(*) FROM claims WHERE rowid > ? AND status = 'active'", (claims_before,)
+    ).fetchone()[0]
+    logged = _log_seq(vault) - log_before
+    held = sum(s.get("lineage", {}).get("held", 0) for s in second["sources"])
     carried = sum(s.get("lineage", {}).get("carried", 0) for s in second["sources"])
     proposed: dict[str, str] = {}
     for (text,) in vault.db.execute(
@@ -223,6 +242,9 @@ def reingest(count: int, share: float, seed: int, work: Path) -> dict[str, Any]:
         "reingest_cpu_share": round(
             second["cpu_seconds_all"] / max(0.01, first["cpu_seconds_all"]), 3
         ),
+        "new_claims_applied_at_once": applied_new,
+        "held_for_proposals": held,
+        "change_log_entries": logged,
         "first_model_calls": first["totals"]["model_calls"],
         "reingest_model_calls": second["totals"]["model_calls"],
     }

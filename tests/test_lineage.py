@@ -144,7 +144,9 @@ def test_changed_and_removed_sentences_get_proposals_with_both_versions_words(
     assert all("1911" in str(op["reason"]) for op in supersede)
     texts = dict(vault.db.execute("SELECT id, text FROM claims").fetchall())
     for op in supersede:  # the claim the model wrote from the new words succeeds the old one
-        assert "1904" in texts[op["claim"]] and "1911" in texts[op["successor"]]
+        assert "1904" in texts[op["claim"]] and "1911" in op["by"]["text"]
+    # ... held out of the chunk's plan: the new fact is not in the wiki beside the old one
+    assert not [t for t in texts.values() if "1911" in t]
     assert retract and all("lighthouse keeper" in str(op["reason"]) for op in retract)
     assert all("radius" in op["detail"] for op in retract)  # blast radius shown
     # withdrawals wait for a person: the old claims are still active

@@ -90,7 +90,9 @@ def _reingest(
 
 
 def _new_claims(vault: Vault) -> list[str]:
-    """Texts of the active claims written from version 2 (not carried to it)."""
+    """Texts of the active claims written from version 2 (not carried to it), and of those held
+    for the lineage's proposals (a changed sentence's claim waits in the supersession of the
+    claim it replaces: tests/test_lineage_decision.py)."""
     new_id = vault.db.execute("SELECT id FROM sources WHERE version = 2").fetchone()[0]
     return [
         r[0]
@@ -99,7 +101,20 @@ def _new_claims(vault: Vault) -> list[str]:
             "WHERE e.source_id = ? AND c.status = 'active' AND c.page_slug = 'tern-stations'",
             (new_id,),
         )
-    ]
+    ] + held_texts(vault)
+
+
+def held_texts(vault: Vault) -> list[str]:
+    """The new claims of the pending lineage plans (``by``, and claims added beside)."""
+    out = []
+    for (plan,) in vault.db.execute(
+        "SELECT plan_json FROM plans WHERE status = 'pending' AND origin LIKE 'lineage:%'"
+    ):
+        for op in json.loads(plan)["operations"]:
+            if isinstance(op.get("by"), dict):
+                out.append(str(op["by"]["text"]))
+            out += [str(c["text"]) for c in op.get("claims", [])]
+    return out
 
 
 def test_a_sentence_in_a_gap_between_parts_is_not_a_new_claim(vault: Vault, tmp_path: Path) -> None:
@@ -153,7 +168,7 @@ def test_a_sentence_of_the_older_version_is_not_a_new_claim(vault: Vault, tmp_pa
         for r in vault.db.execute(
             "SELECT text FROM claims WHERE status = 'active' AND page_slug = 'tern-stations'"
         )
-    ]
+    ] + held_texts(vault)
     assert any("126 nesting" in c for c in claims)
     assert not any("Station 20 " in c for c in claims)  # cited from version 1: still old words
 

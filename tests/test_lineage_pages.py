@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from affidavit.inbox import approve
 from affidavit.ingest.pipeline import Ingestor
 from affidavit.providers.extractive import ExtractiveProvider
 from affidavit.vault import Vault
@@ -32,6 +33,10 @@ def test_a_changed_sentence_goes_to_the_earlier_versions_page(vault: Vault, tmp_
     pages = {str(r[0]): str(r[1]) for r in vault.db.execute("SELECT slug, title FROM pages")}
     note.write_text(TEA.replace("two minutes", "three minutes"))
     Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(folder)], "trusted")
+    for (plan,) in vault.db.execute(  # the new fact comes in with the old one's supersession
+        "SELECT id FROM plans WHERE status = 'pending' AND origin LIKE 'lineage:%'"
+    ).fetchall():
+        approve(vault, plan, None, "person")
     after = {str(r[0]): str(r[1]) for r in vault.db.execute("SELECT slug, title FROM pages")}
     assert after == pages  # main: a new page "tea-…" titled "tea"
     rows = vault.db.execute(

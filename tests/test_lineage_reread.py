@@ -81,8 +81,12 @@ def test_edits_across_a_document_are_read_in_one_call(vault: Vault, tmp_path: Pa
             (new_id,),
         )
     ]
+    from .test_lineage_citing import held_texts  # (it imports this module)
+
+    held = held_texts(vault)  # waiting in the supersessions of the claims they replace
     for n in EDITED:  # each edited sentence is read: a claim quotes its new number
-        assert any(f"{105 + n} nesting" in t for t in texts), n
+        assert any(f"{105 + n} nesting" in t for t in held), n
+        assert not any(f"Station {n} of the survey recorded {105 + n}" in t for t in texts), n
     # nothing unchanged was read again: each unchanged sentence has one active claim, carried
     for n in (0, 4, 20, 39):
         same = [t for t in texts if f"Station {n} of the survey recorded {100 + n} " in t]

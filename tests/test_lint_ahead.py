@@ -52,17 +52,21 @@ def _vault(root: Path, clock: FakeClock) -> Vault:
 
 def _two_ingests(root: Path, docs: Path, clock: FakeClock) -> tuple[Vault, Any]:
     vault = _vault(root, clock)
-    docs.mkdir(exist_ok=True)
-    (docs / "tamar.md").write_text(OLD)
-    Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(docs / "tamar.md")], "trusted")
+    for release in ("1.0", "2.0"):
+        (docs / release).mkdir(parents=True, exist_ok=True)
+    (docs / "1.0" / "tamar.md").write_text(OLD.replace("\n\n", "\n\nVersion 1.0\n\n", 1))
+    Ingestor(vault, ExtractiveProvider(), apply_now=True).run(
+        [str(docs / "1.0" / "tamar.md")], "trusted"
+    )
     clock.advance(days=365)
-    # its next version: what makes the changed facts stale (issue 24 item 3); it states its
-    # version, so the supersession pass reads it too (one that states none is the lineage's)
-    (docs / "tamar.md").write_text(
+    # its next release, another file: what makes the changed facts stale (issue 24 item 3);
+    # both state their version, so the supersession pass orders them (a new version of the
+    # same file holds its changed facts for the lineage's proposals: test_lineage_decision.py)
+    (docs / "2.0" / "tamar.md").write_text(
         OLD.replace("40,000", "45,000").replace("1961", "1962").replace("\n\n", VERSION, 1)
     )
     report = Ingestor(vault, ExtractiveProvider(), apply_now=True).run(
-        [str(docs / "tamar.md")], "trusted"
+        [str(docs / "2.0" / "tamar.md")], "trusted"
     )
     return vault, report
 

@@ -47,20 +47,22 @@ def _two_ingests(tmp_path: Path, clock: FakeClock) -> tuple[Ingestor, list[str]]
     vault.config_path.write_text(config)
     vault.close()
     vault = open_vault(tmp_path / "v", clock=clock)
-    (tmp_path / "tamar.md").write_text(OLD)
+    for release in ("1.0", "2.0"):
+        (tmp_path / release).mkdir()
+    (tmp_path / "1.0" / "tamar.md").write_text(OLD.replace("\n\n", "\n\nVersion 1.0\n\n", 1))
     (tmp_path / "copy.md").write_text(OLD + "\nA copy kept elsewhere.\n")  # old duplicates
     Ingestor(vault, ExtractiveProvider(), apply_now=True).run(
-        [str(tmp_path / "tamar.md"), str(tmp_path / "copy.md")], "trusted"
+        [str(tmp_path / "1.0" / "tamar.md"), str(tmp_path / "copy.md")], "trusted"
     )
     clock.advance(days=365)
-    # the next version of the same file: what makes its facts newer (issue 24 item 3); it
-    # states its version, so the supersession pass reads it too (one that states none is the
-    # lineage's alone: tests/test_lineage_one_path.py)
-    (tmp_path / "tamar.md").write_text(
+    # the next release, another file: what makes its facts newer (issue 24 item 3); both
+    # state their version, so the supersession pass orders them (a new version of the same
+    # file holds its changed facts for the lineage's proposals: test_lineage_decision.py)
+    (tmp_path / "2.0" / "tamar.md").write_text(
         OLD.replace("40,000", "45,000").replace("1961", "1962").replace("\n\n", VERSION, 1)
     )
     ingestor = Ingestor(vault, ExtractiveProvider(), apply_now=True)
-    report = ingestor.run([str(tmp_path / "tamar.md")], "trusted")
+    report = ingestor.run([str(tmp_path / "2.0" / "tamar.md")], "trusted")
     plans = [c.plan_id for s in report.sources for c in s.chunks if c.plan_id]
     assert report.supersessions is not None and report.supersessions["findings"]
     assert report.lint is not None and report.lint["counts"].get("stale")  # both passes ran

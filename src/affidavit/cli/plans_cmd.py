@@ -469,7 +469,8 @@ def approve(
         held = [p for p in preview if p.withdrawals and approve_all and yes]
         chosen = [p for p in preview if p not in held]
         if not as_json:
-            _print_preview(chosen)
+            if chosen:
+                _print_preview(chosen)
             for p in held:
                 click.echo(
                     f"Left out: plan {p.plan_id[:12]} ends claims; read them "

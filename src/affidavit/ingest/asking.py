@@ -15,7 +15,7 @@ import time
 from collections import Counter
 from dataclasses import replace
 from threading import Thread
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..clock import iso
 from ..db import transaction
@@ -37,12 +37,16 @@ from .ahead import Ahead
 from .chunking import PART_BREAK, Chunk, part_headings, shown_parts, sparse_text
 from .citing import UNCHANGED, keep_changed
 from .cost import Budget
+from .holding import HELD, Held, hold_replacing, proposed_spans
 from .prompts import REVIEW_SCHEMA, ingest_messages, reask_message, review_messages
 from .reading import ChunkReading
 from .related import known_slugs, related_pages, source_page
 from .replies import InvalidReply, parse_reply
 from .report import ChunkOutcome, IngestReport
 from .retarget import propose_onto_existing
+
+if TYPE_CHECKING:
+    from .lineage import VersionFollow
 
 Citations = Literal["sentence", "quote"]
 """How an ingest asks the model to cite: by host-numbered sentence, or by free quote."""
@@ -69,6 +73,7 @@ class ChunkAsking:
     budget: Budget | None
     last_call: float | None
     ahead: Ahead | None
+    _follows: list[tuple[VersionFollow, Any]]
 
     def _record_chunk(
         self, source_id: str, chunk: Chunk, plan_id: str | None, outcome: str, nonce: str | None
@@ -237,6 +242,7 @@ class ChunkAsking:
         proposal: Proposal | None = None
         hold = ""
         left_out = 0
+        waiting: list[Held] = []  # held for the lineage's proposals (.holding)
         for attempt in range(attempts):
             try:
                 completion = self._call(
@@ -254,14 +260,29 @@ class ChunkAsking:
                     behind = None
             try:
                 plan = parse_reply(completion, task.nonce)
+                waiting = []
                 if chunk.cite:  # a new version's chunk: its changed text alone is new
                     numbered_text = sentences_of(record.id, text)
                     older = tuple(chain(self.vault.db, record.id))
                     plan, left_out = keep_changed(plan, record.id, numbered_text, chunk.cite, older)
+                    # what replaced a claim's words: the lineage's proposals bring it (a
+                    # resumed run's: proposed by the run it resumes, held back here)
+                    follow = self._following(record.id)
+                    replaced = (
+                        follow.replaced
+                        if follow is not None
+                        else proposed_spans(
+                            self.vault.db, record.id, record.short_id, numbered_text
+                        )
+                    )
+                    plan, waiting = hold_replacing(plan, record.id, numbered_text, replaced)
                 if plan.get("operations") == []:
                     result.status, result.message = "empty", "nothing to propose from this chunk"
-                    if left_out:
-                        result.reasons = {UNCHANGED: left_out}
+                    result.reasons = _left_reasons(left_out, waiting)
+                    if waiting:
+                        self._hold(record.id, waiting)
+                        result.message = "nothing new: the changed words wait in the inbox"
+                    elif left_out:
                         result.message = "nothing new: every claim cited unchanged text"
                     return result
                 hold = self._review(task, plan)
@@ -287,10 +308,19 @@ class ChunkAsking:
         if proposal is None:
             result.message += f" (gave up after {attempts} attempt(s))"
             return result
+        self._hold(record.id, waiting)
         settled = self._settle(proposal, result, held=bool(hold))
-        if left_out:
-            settled.reasons[UNCHANGED] = left_out
+        settled.reasons.update(_left_reasons(left_out, waiting))
         return settled
+
+    def _following(self, source_id: str) -> VersionFollow | None:
+        """The new version ``source_id`` being followed in this run, if it is."""
+        return next((f for f, _ in self._follows if f.record.id == source_id), None)
+
+    def _hold(self, source_id: str, held: list[Held]) -> None:
+        follow = self._following(source_id)
+        if follow is not None:
+            follow.held += held
 
     def request_for(
         self, record: SourceRecord, text: str, chunk: Chunk, task: IngestTask
@@ -416,6 +446,14 @@ def _unnumber(rendered: str, chunk: Chunk, numbers: tuple[int, ...]) -> str:
         return rendered
     allowed = set(numbers)
     return _LABEL.sub(lambda m: m.group() if int(m.group(1)) in allowed else "", rendered)
+
+
+def _left_reasons(left_out: int, held: list[Held]) -> dict[str, int]:
+    """The chunk's reasons for claims not in its plan: cited unchanged text, or held."""
+    out = {UNCHANGED: left_out} if left_out else {}
+    if held:
+        out[HELD] = len(held)
+    return out
 
 
 def _ahead_key(source_id: str, chunk: Chunk) -> tuple[str, int, int]:

@@ -60,6 +60,7 @@ from ..sources.stretches import piece_opcodes
 from ..store.blast import LIVE
 from ..vault import Vault
 from ..words import stems
+from .holding import Held, successor_for
 from .renames import follow_renamed
 
 if TYPE_CHECKING:
@@ -102,6 +103,8 @@ class VersionOutcome:
     left: int = 0
     supersede: int = 0
     retract: int = 0
+    held: int = 0
+    """Claims the model wrote from replaced words, held out of its plans for these proposals."""
     plans: list[str] = field(default_factory=list)
     """Plans proposed: the carry (applied) first, then those waiting for a person."""
     fresh: list[tuple[int, int]] = field(default_factory=list)
@@ -116,6 +119,7 @@ class VersionOutcome:
             "left": self.left,
             "supersede_proposals": self.supersede,
             "retract_proposals": self.retract,
+            "held": self.held,
             "plans": self.plans,
         }
 
@@ -163,6 +167,8 @@ class _Alignment:
     """Old unit index -> its opcode (tag, i1, i2, j1, j2)."""
     added: list[int]
     """New units inserted or replacing others."""
+    inserted: list[int] = field(default_factory=list)
+    """New units inserted (replacing none)."""
 
 
 CONTEXT_PIECES = 2
@@ -189,7 +195,7 @@ def _align(old: str, new: str) -> _Alignment:
             windows[-1][1], windows[-1][3] = i2, j2
         else:
             windows.append([i1 - before, i2, j1 - before, j2])
-    aligned = _Alignment([], [], {}, [])
+    aligned = _Alignment([], [], {}, [], [])
     for i1, i2, j1, j2 in windows:
         after = min(CONTEXT_PIECES, last_old - i2, last_new - j2)
         _align_stretch(
@@ -223,6 +229,8 @@ def _align_stretch(
             aligned.block_of[base_old + i] = code
         if tag in ("insert", "replace"):
             aligned.added += range(base_new + j1, base_new + j2)
+        if tag == "insert":
+            aligned.inserted += range(base_new + j1, base_new + j2)
 
 
 def _units_in(text: str, span: tuple[int, int]) -> list[tuple[int, int]]:
@@ -242,6 +250,10 @@ class _Change:
     old_words: str
     pair: tuple[int, int] | None
     """The new version's unit restating it (offsets in the new text), or None: gone."""
+    replaced: tuple[int, int] | None = None
+    """The new text that replaced the words it quotes (the new units of its replaced stretch,
+    offsets in the new text), or None when they were deleted: a claim the model writes from it
+    is held for this change's proposal (:mod:`.holding`)."""
 
 
 @dataclass
@@ -253,6 +265,11 @@ class VersionFollow:
     record: SourceRecord
     outcome: VersionOutcome
     changes: list[_Change] = field(default_factory=list)
+    replaced: list[tuple[int, int]] = field(default_factory=list)
+    """Spans of the new text that replaced words a claim left behind quotes."""
+    held: list[Held] = field(default_factory=list)
+    """Claims the model wrote from text that replaced a claim's words, held out of the chunks'
+    plans for the proposal that retires that claim (:func:`.holding.hold_replacing`)."""
     settled: set[str] = field(default_factory=set)
     """Claims carried to it from a version lint reads as it reads this one (same trust, same
     stated version or date): the same words, so the same pairs — lint need not look at them
@@ -301,7 +318,9 @@ def follow_version(
         alignment = base if source_id == older[0] else _align(old_text, new_text)
         follow.changes += _changes(vault, source_id, old_text, new_text, claims, alignment)
     # the model reads what was inserted or replaced: a claim it writes from a replaced unit is
-    # the successor of the one the unit's old words backed (propose_changes)
+    # held out of its chunk's plan (.holding) for the proposal that retires the one the old
+    # words backed (propose_changes): the new fact and the old one's end are one decision
+    follow.replaced = sorted({c.replaced for c in follow.changes if c.replaced})
     outcome.fresh = [base.new_units[j] for j in sorted(set(base.added))]
     return follow
 
@@ -334,27 +353,25 @@ def changed_units(old: str, new: str) -> list[tuple[int, int]]:
 def propose_changes(vault: Vault, follow: VersionFollow, actor: str) -> VersionOutcome:
     """Propose, for a person, the supersession or retraction of each claim the carry left
     behind: superseded by the active claim that quotes its restated words in the new version if
-    the model wrote one (else by a new claim quoting them), retracted when its words are gone."""
+    there is one, else by the claim the model wrote from them (held out of its chunk's plan:
+    :mod:`.holding`), else by a new claim quoting them; retracted when its words are gone, and
+    what the model wrote from the words that replaced them added by the same plan."""
     record, outcome = follow.record, follow.outcome
     new_text = SourceStore(vault).text(record.id)
     # what an earlier proposal (this origin's, or lint's stale fix after the ingest) already names
     named = claims_in_pending(vault, LINEAGE) | claims_in_pending(vault, "lint")
     follow.changes = [c for c in follow.changes if c.claim not in named]
     quoting = _claims_quoting(vault, record.id, [c.pair for c in follow.changes if c.pair])
-    ops: list[dict[str, Any]] = []
+    groups: list[list[dict[str, Any]]] = []  # a change's operations: one decision, one plan
     taken: set[tuple[str, tuple[int, int]]] = set()  # one new claim per page and unit
     for change in follow.changes:
         if change.pair is None:
-            ops.append(
-                retract_claim_op(
-                    change.claim,
-                    _line(
-                        f"gone from version {record.version} of {record.name} "
-                        f"({record.short_id}): “{change.old_words}” is no longer in it",
-                        300,
-                    ),
-                )
+            why = _line(
+                f"gone from version {record.version} of {record.name} "
+                f"({record.short_id}): “{change.old_words}” is no longer in it",
+                300,
             )
+            groups.append([retract_claim_op(change.claim, why), *_added(vault, follow, change)])
             continue
         lo, hi = change.pair
         words = _line(new_text[lo:hi], 600)
@@ -368,20 +385,26 @@ def propose_changes(vault: Vault, follow: VersionFollow, actor: str) -> VersionO
             (c for c, _ in successors), None
         )
         if successor is not None and successor != change.claim:
-            ops.append(supersede_op(change.claim, successor, reason))
+            groups.append([supersede_op(change.claim, successor, reason)])
         elif (change.page, change.pair) not in taken:
             taken.add((change.page, change.pair))
+            model = successor_for(follow.held, change.page, change.pair)
             by = {"text": words, "evidence": [{"source": record.id, "quote": _line(words, 300)}]}
-            ops.append({"op": "supersede_claim", "claim": change.claim, "by": by, "reason": reason})
+            if model is not None:  # the model's own words for it
+                model.used = True
+                by = model.claim
+            groups.append(
+                [{"op": "supersede_claim", "claim": change.claim, "by": by, "reason": reason}]
+            )
         else:  # the same new words already replace another claim of this page
-            ops.append(retract_claim_op(change.claim, reason))
-    for n in range(0, len(ops), MAX_OPERATIONS):
-        part = ops[n : n + MAX_OPERATIONS]
+            groups.append([retract_claim_op(change.claim, reason)])
+    for part in _packed(groups):
+        withdrawn = sum(1 for op in part if op["op"] in ("supersede_claim", "retract_claim"))
         plan = withdrawal_plan(
             vault,
             part,
             f"Version {record.version} of {record.name} ({record.short_id}) changed "
-            f"{len(part)} claim(s): review each against both versions' words",
+            f"{withdrawn} claim(s): review each against both versions' words",
             purpose=LINEAGE,
         )
         try:
@@ -389,9 +412,48 @@ def propose_changes(vault: Vault, follow: VersionFollow, actor: str) -> VersionO
         except AffidavitError:
             continue
         outcome.plans.append(proposal.plan_id)
+    ops = [op for group in groups for op in group]
     outcome.supersede = sum(1 for op in ops if op["op"] == "supersede_claim")
     outcome.retract = sum(1 for op in ops if op["op"] == "retract_claim")
+    outcome.held = len(follow.held)
     return outcome
+
+
+def _added(vault: Vault, follow: VersionFollow, change: _Change) -> list[dict[str, Any]]:
+    """What the model wrote from the new words that replaced a retracted claim's words (held
+    out of its chunk's plan), added by the plan that retracts it: onto the page the model
+    chose where it exists, else the retracted claim's page."""
+    if change.replaced is None:
+        return []
+    out: list[dict[str, Any]] = []
+    for held in follow.held:
+        if held.used or not held.overlaps(change.replaced):
+            continue
+        held.used = True
+        if held.op == "update_context":
+            out.append({"op": "update_context", "mode": "append", "entries": [held.claim]})
+            continue
+        page = held.page
+        known = vault.db.execute("SELECT 1 FROM pages WHERE slug = ?", (page,)).fetchone()
+        if not page or known is None:
+            page = change.page
+        if not page:
+            continue
+        op = {"op": "add_claims", "page": page, "claims": [held.claim]}
+        if held.section:
+            op["section"] = held.section
+        out.append(op)
+    return out
+
+
+def _packed(groups: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+    """The groups of operations in plans of at most :data:`MAX_OPERATIONS`, a group never cut."""
+    plans: list[list[dict[str, Any]]] = []
+    for group in groups:
+        if not plans or len(plans[-1]) + len(group) > MAX_OPERATIONS:
+            plans.append([])
+        plans[-1] += group
+    return plans
 
 
 def _claims_quoting(
@@ -495,6 +557,7 @@ def _changes(
         (source_id, json.dumps(claims)),
     ).fetchall()
     first: dict[str, tuple[str, int, int, str]] = {}
+    inserted: dict[int, set[str]] = {}  # inserted units' stems, computed once
     flat = _SPACE.sub(" ", new_text)
     for claim_id, page, start, end, quote in rows:
         if claim_id not in first and _SPACE.sub(" ", quote).strip() not in flat:
@@ -503,28 +566,68 @@ def _changes(
         if claim_id not in first:  # every quote is there: the carry left it for trust or flags
             continue
         page, start, end, quote = first[claim_id]
-        pair = _pair(alignment, starts, start, old_text, new_text)
+        pair, replaced = _pair(alignment, starts, start, old_text, new_text)
+        if pair is None:  # deleted here: restated where text was inserted (moved and changed)?
+            pair = _moved(alignment, starts, start, old_text, new_text, inserted)
+            if pair is not None:
+                replaced = alignment.new_units[pair]
         span = None
         if pair is not None:
             span = _quotable(new_text, *alignment.new_units[pair], near=old_text[start:end])
-        out.append(_Change(claim_id, page, _line(quote, 120), span))
+        out.append(_Change(claim_id, page, _line(quote, 120), span, replaced))
     return out
 
 
-def _pair(alignment: _Alignment, starts: list[int], start: int, old: str, new: str) -> int | None:
-    """The new unit that restates the old unit(s) under ``[start, end)``, if any."""
+def _pair(
+    alignment: _Alignment, starts: list[int], start: int, old: str, new: str
+) -> tuple[int | None, tuple[int, int] | None]:
+    """The new unit that restates the old unit(s) under ``[start, end)``, if any, and the span
+    of the new units that replaced them (None when they were deleted)."""
     i = bisect_right(starts, start) - 1
     if i < 0 or not alignment.old_units[i][0] <= start < alignment.old_units[i][1]:
-        return None  # not in a unit of a changed paragraph
+        return None, None  # not in a unit of a changed paragraph
     tag, _, _, j1, j2 = alignment.block_of.get(i, ("equal", 0, 0, 0, 0))
     if tag != "replace":
-        return None
+        return None, None
+    replaced = (alignment.new_units[j1][0], alignment.new_units[j2 - 1][1])
     s, e = alignment.old_units[i]
     old_words = old[s:e]
     best, best_sim = None, PAIRING
     for j in range(j1, j2):
         ns, ne = alignment.new_units[j]
         sim = _similarity(old_words, new[ns:ne])
+        if sim >= best_sim:
+            best, best_sim = j, sim
+    return best, replaced
+
+
+def _moved(
+    alignment: _Alignment,
+    starts: list[int],
+    start: int,
+    old: str,
+    new: str,
+    stems_of: dict[int, set[str]],
+) -> int | None:
+    """The inserted unit of the new text (anywhere) that restates the deleted old unit under
+    ``start``: a sentence moved and changed is a supersession, and what the model writes from
+    it waits for it, as for one changed in place. ``stems_of`` caches the inserted units'
+    stems."""
+    i = bisect_right(starts, start) - 1
+    if not alignment.inserted or i < 0:
+        return None
+    s, e = alignment.old_units[i]
+    if not s <= start < e or alignment.block_of.get(i, ("equal",))[0] not in ("delete", "replace"):
+        return None
+    if not stems_of:
+        for j in alignment.inserted:
+            ns, ne = alignment.new_units[j]
+            stems_of[j] = set(stems(new[ns:ne]))
+    words = set(stems(old[s:e]))
+    best, best_sim = None, PAIRING
+    for j, other in stems_of.items():
+        union = words | other
+        sim = len(words & other) / len(union) if union else 0.0
         if sim >= best_sim:
             best, best_sim = j, sim
     return best
