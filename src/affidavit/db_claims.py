@@ -69,8 +69,10 @@ _ONE = "".join(
         ("text", "new.text"),
     )
 )
-"""The columns the search and doctor triggers watch (``UPDATE OF``), each written alone and only
-when it changed, so an update through the view fires what the same update of the table did."""
+"""The columns the search triggers watch (``UPDATE OF``), each written alone and only when it
+changed, so an update through the view fires what the same update of the table did; the other
+columns are written by every update (the doctor's change log names every row an update touched,
+as the table's trigger did, even when no value changed)."""
 
 CLAIMS_WRITERS = f"""
         CREATE TRIGGER claims_insert INSTEAD OF INSERT ON claims BEGIN{_KEYS}
@@ -84,11 +86,7 @@ CLAIMS_WRITERS = f"""
             UPDATE {ROWS} SET position = new.position, origin = {_ORIGIN},
                 superseded_by = new.superseded_by, derived_from = new.derived_from,
                 support = new.support
-            WHERE rowid = old.rowid AND (new.position IS NOT old.position
-                OR new.plan_id IS NOT old.plan_id OR new.created_at IS NOT old.created_at
-                OR new.support_check IS NOT old.support_check
-                OR new.superseded_by IS NOT old.superseded_by
-                OR new.derived_from IS NOT old.derived_from OR new.support IS NOT old.support);{_ONE}
+            WHERE rowid = old.rowid;{_ONE}
         END;
         CREATE TRIGGER claims_delete INSTEAD OF DELETE ON claims BEGIN
             DELETE FROM {ROWS} WHERE rowid = old.rowid;
