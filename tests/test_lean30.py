@@ -43,9 +43,7 @@ OLD_TABLE = """
 
 
 def run(root: Path, *args: str) -> str:
-    result = CliRunner(env={"AFFIDAVIT_NO_DAEMON": "1"}).invoke(
-        main, ["--vault", str(root), *args]
-    )
+    result = CliRunner(env={"AFFIDAVIT_NO_DAEMON": "1"}).invoke(main, ["--vault", str(root), *args])
     assert result.exit_code == 0, result.output
     return result.output
 
@@ -115,7 +113,7 @@ def test_a_vault_made_before_is_migrated_and_reads_the_same(made: Path, tmp_path
     assert kinds["claims"] == "view" and kinds["claim_rows"] == "table"
     assert digest(db) == before  # plain sqlite3: the same rows, rowids, columns and order
     names = [d[0] for d in db.execute("SELECT * FROM claims LIMIT 1").description]
-    assert names == [c.strip() for c in COLUMNS.split(",")][1:] + ["rowid"]
+    assert names == [*[c.strip() for c in COLUMNS.split(",")][1:], "rowid"]
     assert db.execute("SELECT count(*) FROM claim_origins").fetchone()[0] < count / 5
     assert db.execute("SELECT count(*) FROM claim_sections").fetchone()[0] < count / 5
     assert (
@@ -140,7 +138,7 @@ def test_every_command_works_on_the_migrated_vault(made: Path, tmp_path: Path) -
     assert "freedom" in run(root, "search", "freedom").lower()
     assert run(root, "ask", "What did the congress do?")
     with open_vault(root) as vault:
-        cid, plan, section = vault.db.execute(
+        _cid, plan, section = vault.db.execute(
             "SELECT id, plan_id, section FROM claims WHERE status = 'active' ORDER BY rowid DESC"
         ).fetchone()
         assert vault.db.execute("SELECT 1 FROM plans WHERE id = ?", (plan,)).fetchone()
