@@ -23,6 +23,7 @@ from affidavit.cli import main
 from affidavit.db_claims import on_rows
 from affidavit.doctor import run_doctor
 from affidavit.evidence import spans
+from affidavit.gate import duplicates
 from affidavit.retrieval import tantivy_index
 from affidavit.retrieval.tantivy_index import index_problems, open_index, wait_for_refresh
 from affidavit.vault import open_vault
@@ -276,3 +277,29 @@ def test_on_rows_moves_only_the_clause() -> None:
     sql = "CREATE TRIGGER t AFTER INSERT ON claims BEGIN INSERT INTO claims_fts VALUES (1); END"
     assert on_rows(sql) == sql.replace("ON claims ", "ON claim_rows ")
     assert on_rows("CREATE INDEX i ON claims_fts(x)") == "CREATE INDEX i ON claims_fts(x)"
+
+
+def test_the_gate_keeps_its_page_log_on_the_migrated_vault(made: Path, tmp_path: Path) -> None:
+    """The duplicate check follows a page's changes by temp triggers on the claims' table; on a
+    view they can't be made, and every admission read each page whole (silently: the same
+    verdicts, the cost growing with the page)."""
+    root = tmp_path / "v"
+    shutil.copytree(made, root, symlinks=True)
+    with open_vault(root) as vault:
+        log = duplicates._log(vault.db)
+        assert log is not None
+        on = vault.db.execute(
+            "SELECT DISTINCT tbl_name FROM sqlite_temp_master WHERE type = 'trigger' "
+            "AND name LIKE 'affidavit_claim_log_%'"
+        ).fetchall()
+        assert [tuple(r) for r in on] == [("claim_rows",)]
+        slug = vault.db.execute("SELECT page_slug FROM claims WHERE page_slug != ''").fetchone()[0]
+        indexes = duplicates.PageIndexes(lambda text: (text, frozenset(text.split())), 3, 8)
+        indexes.page(vault.db, slug)
+        stamp = vault.db.execute(log.last_sql, (slug,)).fetchone()[0]
+        vault.db.execute(
+            "UPDATE claim_rows SET position = position + 1000 WHERE page_slug = ? "
+            "AND rowid = (SELECT min(rowid) FROM claim_rows WHERE page_slug = ?)",
+            (slug, slug),
+        )
+        assert vault.db.execute(log.last_sql, (slug,)).fetchone()[0] != stamp

@@ -47,9 +47,17 @@ joins are LEFT (on unique keys): a query that reads no plan id, time, check or h
 not join at all, and a row whose key lost its entry still shows (with NULL), never hides."""
 
 _KEYS = """
-        INSERT OR IGNORE INTO claim_origins (plan_id, created_at, support_check)
-        VALUES (new.plan_id, new.created_at, coalesce(new.support_check, ''));
-        INSERT OR IGNORE INTO claim_sections (section) VALUES (new.section);"""
+        INSERT INTO claim_origins (plan_id, created_at, support_check)
+        SELECT new.plan_id, new.created_at, coalesce(new.support_check, '')
+        WHERE NOT EXISTS (SELECT 1 FROM claim_origins WHERE plan_id = new.plan_id
+            AND created_at = new.created_at AND support_check = coalesce(new.support_check, ''))
+        AND new.plan_id IS NOT NULL AND new.created_at IS NOT NULL;
+        INSERT INTO claim_sections (section) SELECT new.section
+        WHERE NOT EXISTS (SELECT 1 FROM claim_sections WHERE section = new.section)
+        AND new.section IS NOT NULL;"""
+"""A new plan id, time, check or heading keyed: inserted only when missing, never by ``OR
+IGNORE`` (an ``INSERT OR REPLACE INTO claims`` hands its conflict policy to the statements of
+the trigger, and a replaced key would leave claims naming a row gone)."""
 _ORIGIN = (
     "(SELECT key FROM claim_origins WHERE plan_id = new.plan_id "
     "AND created_at = new.created_at AND support_check = coalesce(new.support_check, ''))"
@@ -87,6 +95,8 @@ CLAIMS_WRITERS = f"""
                 superseded_by = new.superseded_by, derived_from = new.derived_from,
                 support = new.support
             WHERE rowid = old.rowid;{_ONE}
+            UPDATE {ROWS} SET rowid = new.rowid
+            WHERE rowid = old.rowid AND new.rowid IS NOT old.rowid;
         END;
         CREATE TRIGGER claims_delete INSTEAD OF DELETE ON claims BEGIN
             DELETE FROM {ROWS} WHERE rowid = old.rowid;
