@@ -144,20 +144,23 @@ class _History:
             elif db.execute("SELECT 1 FROM sqlite_master WHERE name = 'claims_trust'").fetchone():
                 db.execute("DROP INDEX claims_trust")
             else:
-                db.execute("CREATE INDEX claims_trust ON claims(trust)")
+                db.execute("CREATE INDEX claims_trust ON claim_rows(trust)")
 
 
 def _rebuild(db: sqlite3.Connection) -> None:
-    """Make ``claims`` anew (as a migration that changes a column would): the triggers on the
-    old table go with it."""
-    (sql,) = db.execute("SELECT sql FROM sqlite_master WHERE name = 'claims'").fetchone()
+    """Make the claims' table (``claim_rows`` since m032) anew, as a migration that changes a
+    column would: the triggers on the old table go with it."""
+    (sql,) = db.execute("SELECT sql FROM sqlite_master WHERE name = 'claim_rows'").fetchone()
     db.execute("DROP TRIGGER IF EXISTS search_claims_delete")  # of the search index: not here
     db.execute("DROP TRIGGER IF EXISTS claims_fts_delete")
-    db.execute(sql.replace("CREATE TABLE claims", "CREATE TABLE claims_new", 1))
-    db.execute("INSERT INTO claims_new SELECT * FROM claims ORDER BY rowid")
-    db.execute("DROP TABLE claims")
-    db.execute("ALTER TABLE claims_new RENAME TO claims")
-    db.execute("CREATE INDEX claims_page ON claims(page_slug, position)")
+    made = sql.replace('"claim_rows"', "claim_rows", 1)  # as a rename writes it
+    db.execute(made.replace("CREATE TABLE claim_rows", "CREATE TABLE claim_rows_new", 1))
+    db.execute("INSERT INTO claim_rows_new SELECT * FROM claim_rows ORDER BY rowid")
+    db.execute("DROP TABLE claim_rows")
+    db.execute("PRAGMA legacy_alter_table = ON")  # the view names claim_rows: gone meanwhile
+    db.execute("ALTER TABLE claim_rows_new RENAME TO claim_rows")
+    db.execute("PRAGMA legacy_alter_table = OFF")
+    db.execute("CREATE INDEX claims_page ON claim_rows(page_slug, position)")
 
 
 def _db(path: Path) -> sqlite3.Connection:

@@ -211,7 +211,11 @@ def test_the_text_cache_is_bounded_by_characters(
 
 def _as_before_m021(vault: Vault, forged: tuple[str, int] | None = None) -> None:
     """Turn the database back into what main's code wrote before m021 (the table with its quotes;
-    ``forged``: one row whose stored quote is not its span)."""
+    ``forged``: one row whose stored quote is not its span), and so before m032 (``claims`` a
+    table, which the old table's foreign keys name)."""
+    from .test_lean30 import as_before_m032
+
+    as_before_m032(vault.root)
     db = sqlite3.connect(vault.state_dir / "db.sqlite", isolation_level=None)
     spans.register(db, vault.root)
     try:

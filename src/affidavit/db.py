@@ -20,6 +20,11 @@ MIGRATIONS: list[tuple[str, Migration]] = []
 DATA_STEPS: dict[str, Callable[[sqlite3.Connection], object]] = {}
 """What a migration does in Python after its SQL, in the same transaction (data conversions
 that SQL alone can't do), by migration name."""
+FOREIGN_KEYS_OFF: set[str] = set()
+"""Migrations that replace a table other tables' foreign keys name (SQLite's way: a new table
+filled, the old one dropped, the new one renamed), run with foreign key enforcement off; the
+foreign keys must check as they did before (``PRAGMA foreign_key_check``) for the migration to
+commit."""
 
 
 def migration(func: Migration) -> Migration:
@@ -655,10 +660,10 @@ def m020_stated_versions() -> str:
 
 
 # Issue 25's migrations that slim the database and the version of what search reads (db_lean:
-# m021…m023, m026…m029) and issue 27 item 2's m024 (db_watches: the folders the daemon
+# m021…m023, m026…m029; db_claims: m032) and issue 27 item 2's m024 (db_watches: the folders the daemon
 # follows), registered here; then every migration in the order of its number, whichever module
 # registered it.
-from . import db_cited, db_lean, db_watches  # noqa: E402, F401
+from . import db_cited, db_claims, db_lean, db_watches  # noqa: E402, F401
 
 MIGRATIONS.sort(key=lambda named: named[0])
 
@@ -677,6 +682,9 @@ def migrate(db: sqlite3.Connection) -> list[str]:
             continue
         script = func()
         step = DATA_STEPS.get(name)
+        enforced = db.execute("PRAGMA foreign_keys").fetchone()[0]
+        if name in FOREIGN_KEYS_OFF:
+            db.execute("PRAGMA foreign_keys=OFF")  # outside a transaction, or it does nothing
         try:
             db.executescript(f"BEGIN IMMEDIATE;\n{script};")
             if step is not None:
@@ -689,6 +697,8 @@ def migrate(db: sqlite3.Connection) -> list[str]:
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise
+        finally:
+            db.execute(f"PRAGMA foreign_keys={'ON' if enforced else 'OFF'}")
         applied.append(name)
     return applied
 

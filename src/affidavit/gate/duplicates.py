@@ -141,9 +141,9 @@ _PUT, _DROP = 1, 0  # what an entry says of its claim on its page (NULL: read it
 
 class ChangeLog:
     """What one connection changed in the live claims of each page, as the connection sees it
-    now: a temp table that triggers on ``claims`` append to, in the same transaction as the
-    change (so a rolled-back savepoint or transaction takes its entries back with its changes).
-    An entry names a page and a claim, says what the claim now is on that page (live with this
+    now: a temp table that triggers on the claims' table (``claim_rows`` since m032) append to,
+    in the same transaction as the change (so a rolled-back savepoint or transaction takes its
+    entries back with its changes). An entry names a page and a claim, says what the claim now is on that page (live with this
     text, position and rowid; or not there), and has a fresh stamp.
 
     A page's index, read at the moment its last entry was ``stamp``, is in step with the page
@@ -162,18 +162,18 @@ class ChangeLog:
         self.generation = 0
         self.first = next(_STAMPS)
         db.create_function(_STAMP_FUNCTION, 0, _STAMPS.__next__)
-        live, stamp = _LIVE_SQL, f"{_STAMP_FUNCTION}()"
+        live, stamp, rows = _LIVE_SQL, f"{_STAMP_FUNCTION}()", _rows_table(db)
         same = "new.page_slug IS old.page_slug AND new.id IS old.id"
         columns = "(stamp, slug, claim, state, text, position, rid)"
         script = [
             f"CREATE TEMP TABLE {t} (stamp INTEGER PRIMARY KEY, slug TEXT, claim TEXT, "
             "state INTEGER, text TEXT, position INTEGER, rid INTEGER)",
             f"CREATE INDEX temp.{t}_slug ON {t} (slug, stamp)",
-            f"CREATE TEMP TRIGGER {t}_insert AFTER INSERT ON main.claims "
+            f"CREATE TEMP TRIGGER {t}_insert AFTER INSERT ON main.{rows} "
             f"WHEN new.status IN {live} BEGIN INSERT INTO {t} {columns} "
             f"VALUES ({stamp}, new.page_slug, new.id, {_PUT}, new.text, new.position, new.rowid); "
             "END",
-            f"CREATE TEMP TRIGGER {t}_update AFTER UPDATE ON main.claims "
+            f"CREATE TEMP TRIGGER {t}_update AFTER UPDATE ON main.{rows} "
             f"WHEN (old.status IN {live} OR new.status IN {live}) AND NOT ({same} "
             "AND new.position IS old.position AND new.text IS old.text AND new.rowid IS old.rowid "
             f"AND (new.status IN {live}) = (old.status IN {live})) BEGIN "
@@ -183,19 +183,19 @@ class ChangeLog:
             f"NULL, NULL WHERE NOT ({same} AND new.status IN {live}); "
             f"INSERT INTO {t} {columns} SELECT {stamp}, new.page_slug, new.id, {_PUT}, new.text, "
             f"new.position, new.rowid WHERE NOT ({same}) AND new.status IN {live}; END",
-            f"CREATE TEMP TRIGGER {t}_delete AFTER DELETE ON main.claims "
+            f"CREATE TEMP TRIGGER {t}_delete AFTER DELETE ON main.{rows} "
             f"WHEN old.status IN {live} BEGIN INSERT INTO {t} {columns} "
             f"VALUES ({stamp}, old.page_slug, old.id, {_DROP}, NULL, NULL, NULL); END",
             # A REPLACE deletes the rows in its way without firing delete triggers: the rows an
             # insert or a new id or rowid could replace are logged before it, to be read again
             # (an entry for a row that stays is harmless: it is read again, as it is).
-            f"CREATE TEMP TRIGGER {t}_replace BEFORE INSERT ON main.claims BEGIN "
+            f"CREATE TEMP TRIGGER {t}_replace BEFORE INSERT ON main.{rows} BEGIN "
             f"INSERT INTO {t} {columns} SELECT {stamp}, page_slug, id, NULL, NULL, NULL, NULL "
-            f"FROM main.claims WHERE (id = new.id OR rowid = new.rowid) AND status IN {live}; END",
-            f"CREATE TEMP TRIGGER {t}_update_replace BEFORE UPDATE ON main.claims "
+            f"FROM main.{rows} WHERE (id = new.id OR rowid = new.rowid) AND status IN {live}; END",
+            f"CREATE TEMP TRIGGER {t}_update_replace BEFORE UPDATE ON main.{rows} "
             "WHEN old.id IS NOT new.id OR old.rowid IS NOT new.rowid BEGIN "
             f"INSERT INTO {t} {columns} SELECT {stamp}, page_slug, id, NULL, NULL, NULL, NULL "
-            f"FROM main.claims WHERE (id = new.id OR rowid = new.rowid) AND status IN {live}; END",
+            f"FROM main.{rows} WHERE (id = new.id OR rowid = new.rowid) AND status IN {live}; END",
         ]
         savepoint = f"{t}_made"
         db.execute(f"SAVEPOINT {savepoint}")  # all of it or none
@@ -227,10 +227,20 @@ def _versions(db: sqlite3.Connection) -> tuple[int, int]:
     return int(row[0]), int(row[1])
 
 
+def _rows_table(db: sqlite3.Connection) -> str:
+    """The table the claims are rows of: ``claim_rows`` since m032 (``claims`` is a view over
+    it, which takes no AFTER trigger), else ``claims``."""
+    found = db.execute(
+        "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = 'claim_rows'"
+    ).fetchone()
+    return "claim_rows" if found else "claims"
+
+
 def _unique_beyond_id(db: sqlite3.Connection) -> bool:
-    """Whether ``claims`` has a unique index other than its primary key (a REPLACE could then
-    delete a row the log's triggers don't see coming)."""
-    return any(row[2] and row[3] != "pk" for row in db.execute("PRAGMA index_list(claims)"))
+    """Whether the claims' table has a unique index other than its primary key (a REPLACE could
+    then delete a row the log's triggers don't see coming)."""
+    rows = _rows_table(db)
+    return any(row[2] and row[3] != "pk" for row in db.execute(f"PRAGMA index_list({rows})"))
 
 
 class PageIndexes:

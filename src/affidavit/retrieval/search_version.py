@@ -47,11 +47,13 @@ def _plain(sql: str) -> str:
 
 @cache
 def triggers() -> dict[str, str]:
-    """The triggers ``m026`` creates, by name: their SQL with spacing folded."""
+    """The triggers ``m026`` creates, by name: their SQL with spacing folded (those on claims
+    as ``m032`` made them again on ``claim_rows``)."""
+    from ..db_claims import on_rows
     from ..db_search import m026_search_version
 
     found = re.findall(r"(CREATE TRIGGER (\w+)\b.*?\bEND)\b", m026_search_version(), re.DOTALL)
-    return {name: _plain(sql) for sql, name in found}
+    return {name: _plain(on_rows(sql)) for sql, name in found}
 
 
 def intact(db: sqlite3.Connection) -> tuple[int, bool]:

@@ -13,8 +13,9 @@ catch-up, never a wrong answer. ``affidavit reindex`` rebuilds it from scratch; 
 that it reflects the database.
 
 The door calls :func:`refresh_search_index` after each applied batch (the catch-up runs in the
-background: a tantivy commit's fsyncs are not the apply's to wait for); ``affidavit reindex``
-prunes the change log up to the index's position.
+background: a tantivy commit's fsyncs are not the apply's to wait for); the door keeps only the
+log's latest :data:`LOG_KEPT` changes (:func:`trim_change_log`) and ``affidavit reindex``
+prunes it up to the index's position.
 """
 
 from __future__ import annotations
@@ -660,10 +661,35 @@ _REFRESHER = _Refresher()
 atexit.register(_REFRESHER.wait, 10.0)
 
 
+LOG_KEPT = REBUILD_AFTER
+"""How many of the latest changes the change log keeps (:func:`trim_change_log`): an index
+further behind rebuilds from scratch anyway (:meth:`SearchIndex.catch_up`)."""
+TRIM_EVERY = 2_000
+"""Changes past :data:`LOG_KEPT` the log holds before a trim drops them (one delete per ~2,000
+changes: each deleted row moves the search version by its trigger)."""
+
+
+def trim_change_log(db: sqlite3.Connection) -> int:
+    """Drop the changes before the latest :data:`LOG_KEPT` (the door, inside its batch's
+    transaction; returns how many). No index uses them: one that has not read them is more than
+    :data:`REBUILD_AFTER` changes behind and rebuilds in bulk, and one whose log was cut past its
+    position does too; a catch-up reads only the changes after its position. What is kept
+    depends on the database alone — not on whether the background catch-up ran — so a batch
+    leaves the same rows either way. The log's size is then bounded, not the wiki's history."""
+    top = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'search_changes'").fetchone()
+    low = db.execute("SELECT min(seq) FROM search_changes").fetchone()[0]
+    if top is None or low is None or int(top[0]) - int(low) + 1 <= LOG_KEPT + TRIM_EVERY:
+        return 0
+    return db.execute(
+        "DELETE FROM search_changes WHERE seq <= ?", (int(top[0]) - LOG_KEPT,)
+    ).rowcount
+
+
 def refresh_search_index(db: sqlite3.Connection) -> None:
     """The door's hook, after a batch committed: have the index caught up (in the background;
-    see :class:`_Refresher`). Never raises. (The change log is pruned only by ``affidavit
-    reindex``, so what a batch leaves in the database is the same whether or not this ran.)"""
+    see :class:`_Refresher`). Never raises. (The change log is trimmed by the door inside its
+    batch, :func:`trim_change_log`, and pruned to the index's position by ``affidavit
+    reindex``; what a batch leaves in the database is the same whether or not this ran.)"""
     folder = index_dir(db)
     if folder is None or not folder.parent.is_dir():
         return

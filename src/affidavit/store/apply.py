@@ -44,7 +44,7 @@ from ..gate.admission import Admission
 from ..hashing import canonical_json
 from ..plan import snapshots
 from ..plan.schema import UpdateContext
-from ..retrieval.tantivy_index import refresh_search_index
+from ..retrieval.tantivy_index import refresh_search_index, trim_change_log
 from ..sources.store import SourceStore
 from ..vault import Vault
 from . import catalog
@@ -426,6 +426,7 @@ class Batch:
             "WHERE rowid > ? ORDER BY rowid",
             (self._since,),
         )
+        trim_change_log(db)  # bounded by the changes an index can still read, not the history
 
     # -- committing -----------------------------------------------------------------------------
     def _render(self, paths: list[str]) -> dict[str, str]:

@@ -62,6 +62,8 @@ class Writer:
         self.context_changed = False
         self._sources: dict[str, tuple[str, Callable[[int], str]]] = {}
         self._positions: dict[str, int] = {}
+        self._origins: dict[tuple[str, str, str], int] = {}
+        self._sections: dict[str, int] = {}
 
     def _source(self, source_id: str) -> tuple[str, Callable[[int], str]]:
         """A cited source's text and its :func:`~affidavit.sources.extract.locator`, read once
@@ -73,6 +75,38 @@ class Writer:
             text = self.store.text(source_id)
             found = self._sources[source_id] = (text, locator(text, record.text_map))
         return found
+
+    def _origin_key(self) -> int:
+        """The ``claim_origins`` key of this plan's id, time and support check (m032), made
+        when new; read once per plan and check."""
+        origin = (self.plan_id, self.now, self.support_check)
+        key = self._origins.get(origin)
+        if key is None:
+            self.db.execute(
+                "INSERT OR IGNORE INTO claim_origins (plan_id, created_at, support_check) "
+                "VALUES (?, ?, ?)",
+                origin,
+            )
+            key = self._origins[origin] = int(
+                self.db.execute(
+                    "SELECT key FROM claim_origins WHERE plan_id = ? AND created_at = ? "
+                    "AND support_check = ?",
+                    origin,
+                ).fetchone()[0]
+            )
+        return key
+
+    def _section_key(self, section: str) -> int:
+        """The ``claim_sections`` key of a heading (m032), made when new."""
+        key = self._sections.get(section)
+        if key is None:
+            self.db.execute("INSERT OR IGNORE INTO claim_sections (section) VALUES (?)", (section,))
+            key = self._sections[section] = int(
+                self.db.execute(
+                    "SELECT key FROM claim_sections WHERE section = ?", (section,)
+                ).fetchone()[0]
+            )
+        return key
 
     def _next_position(self, page: str) -> int:
         row = self.db.execute(
@@ -105,21 +139,18 @@ class Writer:
             cid = claim_id(page, draft, salt=f"{self.plan_id}/{op_index}/{result.index}")
         pos = self._position(page, position)
         self.db.execute(
-            "INSERT INTO claims (id, page_slug, section, position, text, status, trust, plan_id, "
-            "created_at, derived_from, support, support_check) "
-            "VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO claim_rows (id, page_slug, section, position, text, status, trust, "
+            "origin, derived_from, support) VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?, ?)",
             (
                 cid,
                 page,
-                section,
+                self._section_key(section),
                 pos,
                 draft.text,
                 result.trust,
-                self.plan_id,
-                self.now,
+                self._origin_key(),
                 json.dumps(list(draft.derived_from)) if draft.derived_from else "[]",
                 result.support,
-                self.support_check,
             ),
         )
         for idx, quote in enumerate(result.evidence):
@@ -229,8 +260,8 @@ class Writer:
         if "section heading" in wrote and rest.written:
             marks = ",".join("?" * len(rest.written))
             self.db.execute(
-                f"UPDATE claims SET section = ? WHERE page_slug = ? AND id IN ({marks})",
-                (op.section, page, *rest.written),
+                f"UPDATE claim_rows SET section = ? WHERE page_slug = ? AND id IN ({marks})",
+                (self._section_key(op.section), page, *rest.written),
             )
         self._touch_page(page)
 
@@ -308,7 +339,7 @@ class Writer:
         row = self.db.execute("SELECT page_slug FROM claims WHERE id = ?", (claim,)).fetchone()
         marks = ",".join("?" * len(LIVE))
         self.db.execute(
-            f"UPDATE claims SET status = ?, superseded_by = coalesce(?, superseded_by) "
+            f"UPDATE claim_rows SET status = ?, superseded_by = coalesce(?, superseded_by) "
             f"WHERE id = ? AND status IN ({marks})",
             (status, successor, claim, *LIVE),
         )
@@ -343,7 +374,9 @@ class Writer:
         radius = blast_radius(self.db, source_id, exclude_plan=self.plan_id)
         self.db.execute("UPDATE sources SET status = 'retracted' WHERE id = ?", (source_id,))
         for kept in radius.kept:
-            self.db.execute("UPDATE claims SET trust = ? WHERE id = ?", (kept.new_trust, kept.id))
+            self.db.execute(
+                "UPDATE claim_rows SET trust = ? WHERE id = ?", (kept.new_trust, kept.id)
+            )
         for page in radius.pages:
             self._touch(page)
         self._retract(index, op.op, op.reason, radius)
@@ -397,7 +430,7 @@ class Writer:
             ],
         )
         self.db.executemany(
-            "UPDATE claims SET trust = ? WHERE id = ?", [(t, c) for c, t in trust.items()]
+            "UPDATE claim_rows SET trust = ? WHERE id = ?", [(t, c) for c, t in trust.items()]
         )
         # no page is touched: a carried claim's words, trust tier shown nowhere on it, and
         # footnotes (they cite evidence_cited) are what they were, byte for byte
@@ -440,9 +473,13 @@ class Writer:
                     ),
                 )
             self.db.execute(
-                "UPDATE claims SET page_slug = ?, section = 'Archived context', position = ? "
-                "WHERE id = ?",
-                (CONTEXT_ARCHIVE, self._next_position(CONTEXT_ARCHIVE), oldest),
+                "UPDATE claim_rows SET page_slug = ?, section = ?, position = ? WHERE id = ?",
+                (
+                    CONTEXT_ARCHIVE,
+                    self._section_key("Archived context"),
+                    self._next_position(CONTEXT_ARCHIVE),
+                    oldest,
+                ),
             )
             self._touch_page(CONTEXT_ARCHIVE)
             # pages whose superseded claims link to it link to its new page
