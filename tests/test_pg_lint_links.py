@@ -167,8 +167,20 @@ def test_a_lint_job_records_them_proposes_the_links_and_resolves_them(
         (op["page"], op["to"]) for p in pending for op in json.loads(p["plan_json"])["operations"]
     )
     assert ("four-freedoms", "roosevelt") in ops and ("four-freedoms", "fear") in ops
-    for plan in pending:  # a person approves the links
-        assert pg.approve(str(plan["id"]), None, "ann").applied
+    from click.testing import CliRunner
+
+    from affidavit.cli import main
+
+    url = pg.storage.pool.conninfo  # a person approves the fixes that only add links
+    argv = ["findings", "approve", "--all", "--kind", "orphan_page", "--kind", "missing_link",
+            "--database", url, "--vault", "team"]  # fmt: skip
+    done = CliRunner().invoke(main, argv, env={"AFFIDAVIT_DATABASE": ""})
+    assert done.exit_code == 0, (done.output, done.exception)
+    with pg.storage.pool.connection() as conn:
+        statuses = conn.execute(
+            "SELECT status FROM v_team.plans WHERE id = ANY(%s)", ([str(p["id"]) for p in pending],)
+        ).fetchall()
+    assert [r["status"] for r in statuses] == ["applied"] * len(pending)
     again = lint_job(pg, propose=False)
     assert again["resolved"] >= 4
     assert stored(pg) == [
