@@ -192,22 +192,29 @@ def test_the_lint_job_records_findings_as_sqlites_lint_does(team: Pass) -> None:
     assert team.worker().run(drain=True) == 1
     done = team.job(job)
     assert done["status"] == "done", done
-    found = team.findings()
-    assert [f["kind"] for f in found] == ["contradiction"], found
+    # as SQLite's lint: the two pages share the title "Harbour light" (a missing link each way)
+    # and no page links to the other (two orphans)
+    everything = team.findings()
+    assert sorted(f["kind"] for f in everything) == [
+        "contradiction", "missing_link", "missing_link", "orphan_page", "orphan_page"
+    ], everything  # fmt: skip
+    found = [f for f in everything if f["kind"] == "contradiction"]
     result = done["result"]
-    assert result["counts"] == {"contradiction": 1} and result["new"] == 1
-    assert [f["id"] for f in result["findings"]] == [found[0]["id"]]
-    quotes = result["findings"][0]["quotes"]
+    assert result["counts"] == {"contradiction": 1, "missing_link": 2, "orphan_page": 2}
+    assert result["new"] == 5
+    (contra,) = [f for f in result["findings"] if f["kind"] == "contradiction"]
+    assert contra["id"] == found[0]["id"]
+    quotes = contra["quotes"]
     assert len(quotes) == 2 and all(q["verified"] for q in quotes)
     runs = team.q("SELECT trigger, kept FROM {s}.lint_runs")
-    assert runs == [{"trigger": "job", "kept": 1}]
+    assert runs == [{"trigger": "job", "kept": 3}]  # the finder's: the pair and the two links
     assert team.lint_plans() == []  # a contradiction has no fix until a person says which
     # again, sent over the API: the same finding refreshed, not a second one
     sent_job = team.call("POST", "/jobs", "propose", json={"kind": "lint"})
     assert sent_job.status_code == 202, sent_job.text
     assert sent_job.json()["payload"] == {"kind": "lint", "propose": False}
     team.worker().run(drain=True)
-    assert team.job(sent_job.json()["id"])["result"]["new"] == 0 and len(team.findings()) == 1
+    assert team.job(sent_job.json()["id"])["result"]["new"] == 0 and len(team.findings()) == 5
 
 
 def test_a_lint_job_with_propose_puts_the_stale_fix_in_the_inbox(team: Pass) -> None:
@@ -219,7 +226,7 @@ def test_a_lint_job_with_propose_puts_the_stale_fix_in_the_inbox(team: Pass) -> 
     team.worker().run(drain=True)
     done = team.job(job["id"])
     assert done["status"] == "done", done
-    found = team.findings()
+    found = [f for f in team.findings() if f["kind"] != "orphan_page"]  # the page: linked to none
     assert [f["kind"] for f in found] == ["stale"]
     plans = team.lint_plans()
     assert len(plans) == 1 and plans[0]["status"] == "pending"
@@ -248,12 +255,13 @@ def test_the_automatic_lint_runs_every_n_ingested_sources(pg_url: str) -> None:
         job = team.submit(sent(V2, "harbour-guide.md"))
         team.worker().run(drain=True)
         lint = team.job(job["id"])["result"]["after_ingest"]["lint"]
-        assert lint is not None and lint["counts"] == {"contradiction": 1}, lint
+        assert lint is not None, lint  # a whole-wiki run: its missing links too, as SQLite's
+        assert lint["counts"] == {"contradiction": 1, "missing_link": 2}, lint
         assert team.q("SELECT value FROM {s}.counters")[0]["value"] == 0
         # the pass recorded the contradiction first; the automatic lint found it again
         runs = team.q("SELECT trigger, kept FROM {s}.lint_runs ORDER BY id")
-        assert runs == [{"trigger": "ingest", "kept": 1}, {"trigger": "auto", "kept": 1}]
-        assert len(team.findings()) == 1
+        assert runs == [{"trigger": "ingest", "kept": 1}, {"trigger": "auto", "kept": 3}]
+        assert len(team.findings()) == 3
     finally:
         team.close()
 

@@ -33,35 +33,31 @@ def mirror_command(url: str, vault: str, check: bool, as_json: bool, folder: Pat
       affidavit mirror --database postgresql://wiki@db/wiki --vault team ~/team-wiki
       affidavit mirror --database postgresql://wiki@db/wiki --vault team ~/team-wiki --check
     """
-    from ..storage import open_storage
-    from ..storage.postgres import PostgresStorage
+    from .. import mirror as mirroring
+    from .team_cmd import _storage
 
     if not url.startswith(("postgresql://", "postgres://")):
         raise ConfigError(f"--database takes a postgresql:// URL, not {url.split('://')[0]!r}.")
-    storage = open_storage(url)
-    assert isinstance(storage, PostgresStorage)
-    try:
-        from .. import mirror as mirroring
-
+    with _storage(url) as storage:
         if check:
             report = mirroring.check(storage, vault, folder)
-            if as_json:
-                echo_json(report.to_json())
-            elif report.ok:
-                click.echo(f"{folder} is vault {vault} at batch {report.database_batch}.")
-            else:
-                click.echo(
-                    f"{folder} differs from vault {vault} (mirror at batch "
-                    f"{report.mirror_batch}, database at {report.database_batch}):"
-                )
-                for problem in report.problems:
-                    click.echo(f"  {problem}")
-            if not report.ok:
-                raise SystemExit(1)
-            return
-        done = mirroring.mirror(storage, vault, folder)
-    finally:
-        storage.close()
+        else:
+            done = mirroring.mirror(storage, vault, folder)
+    if check:
+        if as_json:
+            echo_json(report.to_json())
+        elif report.ok:
+            click.echo(f"{folder} is vault {vault} at batch {report.database_batch}.")
+        else:
+            click.echo(
+                f"{folder} differs from vault {vault} (mirror at batch "
+                f"{report.mirror_batch}, database at {report.database_batch}):"
+            )
+            for problem in report.problems:
+                click.echo(f"  {problem}")
+        if not report.ok:
+            raise SystemExit(1)
+        return
     if as_json:
         echo_json(done.to_json())
         return

@@ -27,29 +27,20 @@ database_option = click.option(
 
 @contextmanager
 def _storage(url: str) -> Iterator[PostgresStorage]:
-    from ..storage.url import check_database_url, redact, scrub
+    """The database at ``url`` for one command: a database that doesn't answer is said at once
+    with the fix (:mod:`affidavit.storage.pg_connect`), before and during the command."""
+    from ..storage.url import check_database_url
 
     url = check_database_url(url, "--database (or $AFFIDAVIT_DATABASE)")
     try:
-        from ..server.pg_registry import probe
-        from ..storage.postgres import PostgresStorage
+        from ..storage.pg_connect import connected
     except ImportError as exc:
         raise ConfigError(
             f"a PostgreSQL database needs the postgres extra ({exc.name} is missing): "
             "pip install 'affidavit[server,postgres]'"
         ) from None
-    import psycopg
-
-    probe(url)
-    storage = PostgresStorage(url)
-    try:
+    with connected(url) as storage:
         yield storage
-    except psycopg.Error as exc:
-        raise ConfigError(
-            f"the database {redact(url)} refused it: {scrub(str(exc), url)}"
-        ) from None
-    finally:
-        storage.close()
 
 
 @click.group("team")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import signal
+import threading
 from pathlib import Path
 from types import FrameType
 
@@ -41,7 +42,9 @@ def worker_command(
     """Claim and run the queued jobs of the database's vaults: ingests of the sources submitted
     with POST /v1/vaults/{vault}/jobs, each chunk's plan through the gate and the door. Logs one
     JSON line per event on stderr. SIGTERM or Ctrl-C: the running job is given back to the queue
-    after its current chunk.
+    after its current chunk. A database that doesn't answer (at the start or later) is waited
+    out: each try logs database_error with the seconds to the next (retry_in, doubling up to
+    30 s); one that refuses the URL (its user, database or password) exits 1 at once.
 
     \b
     Examples:
@@ -57,42 +60,63 @@ def worker_command(
         check_vault_name(name)
     config = load_config(config_path) if config_path else Config()
     try:
-        from ..jobs.pg_worker import PgWorker
-        from ..server.pg_registry import probe
+        from ..jobs.pg_worker import PgWorker, _stderr, connect_when_up
+        from ..storage.pg_connect import FAIL_AFTER, failure, probe
         from ..storage.postgres import PostgresStorage
     except ImportError as exc:
         raise ConfigError(
             f"a PostgreSQL database needs the postgres extra ({exc.name} is missing): "
             "pip install 'affidavit[postgres]'"
         ) from None
+    import psycopg
     from psycopg.conninfo import make_conninfo
 
     from ..jobs.pg_ingest import idle_timeout_ms
 
-    probe(url)
+    stopping = threading.Event()
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        stopping.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     # a worker paused inside a transaction (SIGSTOP, a swapped-out VM) must not hold the vault's
     # door lock for ever: the server ends such a session once it has idled a lease in it
     timeout = f"-c idle_in_transaction_session_timeout={idle_timeout_ms(lease)}"
-    storage = PostgresStorage(make_conninfo(url, options=timeout), max_connections=4)
+    known: list[str] = []
+
+    def connect() -> PostgresStorage:
+        """The database, its vaults checked and migrated; one that doesn't answer (now, or
+        before this is done) is DatabaseUnavailable, which the worker waits out."""
+        probe(url)
+        opened = PostgresStorage(
+            make_conninfo(url, options=timeout), max_connections=4, fail_after=FAIL_AFTER
+        )
+        try:
+            known[:] = opened.vaults()
+            missing = [v for v in vaults if v not in known]
+            if missing:
+                raise ConfigError(
+                    f"no vault {missing[0]!r} in this database (it has: "
+                    f"{', '.join(known) or 'none'}); `affidavit team create` it."
+                )
+            opened.migrate()  # pg008's checkpoints, on a database made before them
+        except BaseException as exc:
+            opened.close()
+            if isinstance(exc, psycopg.Error):
+                raise failure(exc, url, "can't use the database") from None
+            raise
+        return opened
+
+    storage = connect_when_up(connect, stop=stopping, log=_stderr, poll=poll)
+    if storage is None:  # stopped while waiting for the database
+        return
     try:
-        known = storage.vaults()
-        missing = [v for v in vaults if v not in known]
-        if missing:
-            raise ConfigError(
-                f"no vault {missing[0]!r} in this database (it has: {', '.join(known) or 'none'}); "
-                "`affidavit team create` it."
-            )
-        storage.migrate()  # pg008's checkpoints, on a database made before them
         worker = PgWorker(
             storage, vaults=list(vaults) or None, lease_seconds=lease, poll_seconds=poll,
             config=config,
         )  # fmt: skip
-
-        def stop(signum: int, frame: FrameType | None) -> None:
-            worker.stop.set()
-
-        signal.signal(signal.SIGTERM, stop)
-        signal.signal(signal.SIGINT, stop)
+        worker.stop = stopping
         worker.log({"event": "ready", "worker": worker.owner, "vaults": list(vaults) or known})
         worker.run(drain=drain)
     finally:

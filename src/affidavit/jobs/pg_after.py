@@ -15,9 +15,10 @@ commits nothing of it, and the next claim of the job does the pass; one whose pa
 leaves the row, and a re-run reads the pass's result from it instead of proposing again.
 
 The lint job also runs the deterministic checks that derive from the database alone
-(:mod:`.pg_checks`: broken links, empty pages, expiring plans). What PostgreSQL's lint
-does not run yet (docs/team.md): the checks of a folder's files, the missing-link finder (it reads
-SQLite's full-text index), a language model's findings.
+(:mod:`.pg_checks`: broken links, orphan and empty pages, expiring plans) and the missing-link
+finder. What PostgreSQL's lint does not run (docs/team.md): the checks of a folder's files (the
+mirror's), of sources, quotes and support (``affidavit doctor --database``'s), a language model's
+findings.
 """
 
 from __future__ import annotations
@@ -254,8 +255,10 @@ class PgAfterIngest(PgPass):
                 gate = self._gate(conn, db)
                 if new:
                     worked.stale = judge_changed_facts(gate, search.involving(new))
-                if due:
-                    worked.lint = judge_pairs(gate, search.found())
+                if due:  # a whole-wiki run: its missing links too, as SQLite's
+                    from .pg_checks import pg_missing_links
+
+                    worked.lint = judge_pairs(gate, [*search.found(), *pg_missing_links(db)])
         return self._write(worked, sources)
 
     def _write(self, worked: Worked, sources: int) -> dict[str, Any]:
@@ -299,10 +302,11 @@ class PgLint(PgPass):
     trigger ``job``), and with ``propose`` their fix plans in the inbox."""
 
     def run(self, propose: bool) -> dict[str, Any]:
-        from .pg_checks import PG_CHECKS, run_pg_checks
+        from .pg_checks import PG_CHECKS, pg_missing_links, run_pg_checks
 
         with self._snapshot() as (conn, db):
-            kept, dropped = judge_pairs(self._gate(conn, db), self._search(db, None).found())
+            found = [*self._search(db, None).found(), *pg_missing_links(db)]
+            kept, dropped = judge_pairs(self._gate(conn, db), found)
             checked = run_pg_checks(db, self.config, self.clock)
         with self._fenced() as (conn, db):
             now = iso(self.clock())
@@ -322,8 +326,8 @@ class PgLint(PgPass):
         data["checks"] = list(PG_CHECKS)
         data["not_run"] = (
             "the checks of a folder's files (the mirror's: `affidavit mirror --check`), of stored "
-            "sources and quotes (`affidavit doctor --database`), missing links and a model's "
-            "findings do not run on PostgreSQL yet (docs/team.md)"
+            "sources, quotes and support (`affidavit doctor --database`) and a model's findings "
+            "do not run on PostgreSQL (docs/team.md)"
         )
         return data
 

@@ -2,32 +2,43 @@
 from the database alone, through SQLite's own check functions (:mod:`affidavit.lint.checks_wiki`,
 :mod:`affidavit.lint.checks_state`) over the vault's schema (:class:`~affidavit.storage.pg_sql.
 PgSql`) — so a finding here is the finding a folder's lint gives for the same rows, with the same
-fingerprint: ``broken_link`` (a row of ``links`` to a page that is not there), ``empty_page`` and
-``plan_expiring``. ``orphan_page`` would run the same way but is left out for now: every page an
-ingest job makes is an orphan until linked, and the findings screens and their tests are not
-ready for them yet. The checks of a folder's files
-(rendered pages, index, log, context, hand edits: the mirror's, ``affidavit mirror --check``), of
-its stored files and vectors are a folder's; sources and quotes are re-checked by ``affidavit
-doctor --database``.
+fingerprint: ``broken_link`` (a row of ``links`` to a page that is not there), ``orphan_page`` (a
+page no other page links to, with a ``link_pages`` fix when it links to one), ``empty_page`` and
+``plan_expiring``. And the extractive finder's missing links (:func:`pg_missing_links`: SQLite's
+:func:`~affidavit.lint.candidates.missing_links` with PostgreSQL's full text leading it).
+
+Not here, and why (docs/team.md): the checks of a folder's files — ``index_drift``, ``log_drift``,
+``file_drift`` (a PostgreSQL vault has no folder: its mirror's are ``affidavit mirror --check``'s)
+and ``context_over_cap`` (the rendered context.md is the mirror's; the door archives past the cap
+as it applies); ``stale_embedding`` (no vectors on PostgreSQL yet); ``source_tampered``,
+``evidence_unverified`` and ``unsupported_claim`` would make sense here (they derive from the
+database) but read every source's bytes and re-run the support check: ``affidavit doctor
+--database`` does that today.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from ..clock import Clock
 from ..config import Config
+from ..lint.candidates import Candidate, first_by_page, missing_links
 from ..lint.checks_state import check_plan_expiring
-from ..lint.checks_wiki import check_broken_link, check_empty_page
+from ..lint.checks_wiki import check_broken_link, check_empty_page, check_orphan_page
 from ..lint.findings import Finding
+from ..store.render import CONTEXT_ARCHIVE
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from ..lint.checks_context import CheckContext
     from ..storage.pg_sql import PgSql
 
 PG_CHECKS = {
     "broken_link": check_broken_link,
+    "orphan_page": check_orphan_page,
     "empty_page": check_empty_page,
     "plan_expiring": check_plan_expiring,
 }
@@ -67,4 +78,28 @@ def run_pg_checks(db: PgSql, config: Config, clock: Clock) -> list[Finding]:
     return [finding for check in PG_CHECKS.values() for finding in check(ctx)]
 
 
-__all__ = ["PG_CHECKS", "PgCheckContext", "run_pg_checks"]
+def pg_first_mentions(
+    db: Any, phrase: str, pattern: re.Pattern[str], slug: str
+) -> dict[str, tuple[str, str, str]] | None:
+    """SQLite's ``_first_mentions`` on a PostgreSQL vault: the claims whose text holds the
+    title's words as a phrase by PostgreSQL's full text (``claims.tsv``, pg005: the English
+    stemmer, its stopwords left out of the phrase) lead; each page's first whose quote
+    ``pattern`` finds, as on SQLite (:func:`~affidavit.lint.candidates.first_by_page`)."""
+    rows = db.execute(
+        "SELECT c.page_slug, c.position, c.id, e.idx, e.source_id, e.quote FROM claims c "
+        "JOIN evidence e ON e.claim_id = c.id "
+        "WHERE c.tsv @@ phraseto_tsquery('english'::regconfig, ?) AND c.status = 'active' "
+        "AND c.page_slug NOT IN (?, '', ?)",
+        (phrase.strip('"'), slug, CONTEXT_ARCHIVE),
+    )
+    return first_by_page(rows, pattern)
+
+
+def pg_missing_links(db: PgSql) -> list[Candidate]:
+    """Every missing link of the vault: a claim naming another page's title, quoted from its
+    source, on a page that doesn't link to it (SQLite's finder and findings, fingerprints and
+    ``link_pages`` fixes included)."""
+    return missing_links(cast("sqlite3.Connection", db), mentions=pg_first_mentions)
+
+
+__all__ = ["PG_CHECKS", "PgCheckContext", "pg_first_mentions", "pg_missing_links", "run_pg_checks"]

@@ -8,8 +8,10 @@ ends the job through its claim. Every write of the job carries the claim too
 a worker paused or cut off past its lease, whose job another worker took,
 writes nothing. A worker killed anywhere leaves its job running until the lease expires; the
 next claim re-runs it, and the chunks whose transaction committed are not asked again. A worker
-that loses the database (restarted, its link down) logs ``database_error`` and tries again at
-its next poll; it never exits for that.
+that loses the database (restarted, its link down) logs ``database_error`` with the seconds it
+waits before it tries again (``retry_in``: the poll, doubled at each failure in a row up to
+:data:`BACKOFF_MAX`); it never exits for that, nor for a database down when it starts
+(:func:`connect_when_up`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import Any
 import psycopg
 
 from ..config import Config
-from ..errors import AffidavitError
+from ..errors import AffidavitError, DatabaseUnavailable
 from ..providers.base import Provider
 from ..storage.jobs import Claim, LeaseLost
 from ..storage.postgres import PostgresStorage
@@ -37,6 +39,35 @@ from .pg_ingest import Cancelled, PgIngest, Stopped
 
 ProviderFor = Callable[[str | None], Provider]
 Log = Callable[[dict[str, Any]], None]
+
+BACKOFF_MAX = 30.0
+"""The longest wait between two tries of a database that doesn't answer (seconds)."""
+
+
+def backoff(poll: float, failures: int) -> float:
+    """The wait after ``failures`` failures in a row: the poll, doubled each time, at most
+    :data:`BACKOFF_MAX` (or the poll, if longer)."""
+    return float(min(poll * 2 ** min(failures - 1, 30), max(BACKOFF_MAX, poll)))
+
+
+def connect_when_up(
+    connect: Callable[[], PostgresStorage], *, stop: threading.Event, log: Log, poll: float
+) -> PostgresStorage | None:
+    """``connect()``, tried again with :func:`backoff` while the database doesn't answer
+    (:class:`~affidavit.errors.DatabaseUnavailable`, each try logged as ``database_error`` with
+    its ``retry_in``); None once ``stop`` is set first. A database that refuses (a password, a
+    name: :class:`~affidavit.errors.ConfigError`) is raised: waiting won't fix it."""
+    failures = 0
+    while not stop.is_set():
+        try:
+            return connect()
+        except DatabaseUnavailable as exc:
+            failures += 1
+            wait = backoff(poll, failures)
+            log({"event": "database_error", "error": str(exc)[:400], "failures": failures,
+                 "retry_in": round(wait, 2)})  # fmt: skip
+            stop.wait(wait)
+    return None
 
 
 def _stderr(event: dict[str, Any]) -> None:
@@ -77,14 +108,19 @@ class PgWorker:
         """Run jobs until :attr:`stop` is set (or, with ``drain``, until none is free);
         returns how many this worker ended."""
         ended = 0
+        failures = 0  # in a row: the wait before the next try doubles
         while not self.stop.is_set():
             try:
                 claimed = self.run_once()
             except psycopg.Error as exc:  # the database away (a restart, a cut link) while
                 # claiming: a claim that committed is the next claim's once its lease expires
-                self.log({"event": "database_error", "error": str(exc)[:300]})
-                self.stop.wait(self.poll_seconds)
+                failures += 1
+                wait = backoff(self.poll_seconds, failures)
+                self.log({"event": "database_error", "error": str(exc)[:300],
+                          "failures": failures, "retry_in": round(wait, 2)})  # fmt: skip
+                self.stop.wait(wait)
                 continue
+            failures = 0
             if claimed:
                 ended += 1
             elif drain:
@@ -199,4 +235,4 @@ class PgWorker:
                 self.log({"event": "lease_lost", "job": claim.job_id, "error": str(lost)})
 
 
-__all__ = ["PgWorker"]
+__all__ = ["BACKOFF_MAX", "PgWorker", "backoff", "connect_when_up"]

@@ -31,7 +31,7 @@ import math
 import re
 import sqlite3
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
@@ -636,14 +636,24 @@ MAX_LINKERS = 20
 _PHRASE = re.compile(r"[^\W_]+")
 
 
-def missing_links(db: sqlite3.Connection, titles: set[str] | None = None) -> list[Candidate]:
+Mentions = Callable[[Any, str, "re.Pattern[str]", str], "dict[str, tuple[str, str, str]] | None"]
+"""Where a title is mentioned (:func:`_first_mentions`'s contract): the database, the title's
+words as a full-text phrase, its pattern, the title's page."""
+
+
+def missing_links(
+    db: sqlite3.Connection, titles: set[str] | None = None, mentions: Mentions | None = None
+) -> list[Candidate]:
     """Claims that name another page's title, on pages that don't link to it (the titles of the
     pages of ``titles`` only, when given: :func:`titles_named`).
 
     The title must be found in the claim's own evidence quote (so the finding quotes the source
     saying it) and hold a word other than a stopword; titles found on more than
-    :data:`MAX_LINKERS` pages are too generic to act on.
+    :data:`MAX_LINKERS` pages are too generic to act on. ``mentions`` finds the claims that
+    mention a title (default: SQLite's full text, :func:`_first_mentions`; PostgreSQL's is
+    :func:`affidavit.jobs.pg_checks.pg_first_mentions`).
     """
+    mentions = mentions or _first_mentions
     links = {(row[0], row[1]) for row in db.execute("SELECT src, dst FROM links")}
     out: list[Candidate] = []
     pages = db.execute("SELECT slug, title FROM pages ORDER BY slug").fetchall()
@@ -655,7 +665,7 @@ def missing_links(db: sqlite3.Connection, titles: set[str] | None = None) -> lis
             continue
         phrase = '"' + " ".join(words) + '"'
         pattern = re.compile(r"\b" + r"\W+".join(map(re.escape, words)) + r"\b", re.IGNORECASE)
-        by_page = _first_mentions(db, phrase, pattern, slug)
+        by_page = mentions(db, phrase, pattern, slug)
         if by_page is None:
             continue
         for page, (claim_id, source, quote) in sorted(by_page.items()):
@@ -696,17 +706,26 @@ def _first_mentions(
         "WHERE claims_fts MATCH ? AND c.status = 'active' AND c.page_slug NOT IN (?, '', ?)",
         (phrase, slug, CONTEXT_ARCHIVE),
     )
-    first: dict[str, tuple[tuple[int, str, int], tuple[str, str, str]]] = {}
     try:
-        for page, position, claim_id, idx, source, quote in rows:
-            key = (int(position), str(claim_id), int(idx))
-            known = first.get(page)
-            if (known is None or key < known[0]) and pattern.search(quote):
-                first[page] = (key, (str(claim_id), str(source), str(quote)))
-                if len(first) > MAX_LINKERS:
-                    return None
+        return first_by_page(rows, pattern)
     finally:
         cursor.close()
+
+
+def first_by_page(
+    rows: Iterable[Sequence[Any]], pattern: re.Pattern[str]
+) -> dict[str, tuple[str, str, str]] | None:
+    """Of ``rows`` (page, position, claim, evidence idx, source, quote: the claims a full-text
+    match found), each page's first whose quote ``pattern`` finds; None past
+    :data:`MAX_LINKERS` pages (:func:`_first_mentions`)."""
+    first: dict[str, tuple[tuple[int, str, int], tuple[str, str, str]]] = {}
+    for page, position, claim_id, idx, source, quote in rows:
+        key = (int(position), str(claim_id), int(idx))
+        known = first.get(page)
+        if (known is None or key < known[0]) and pattern.search(quote):
+            first[page] = (key, (str(claim_id), str(source), str(quote)))
+            if len(first) > MAX_LINKERS:
+                return None
     return {page: found for page, (_, found) in first.items()}
 
 

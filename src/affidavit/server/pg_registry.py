@@ -79,15 +79,11 @@ class PgServedVault:
 
 def probe(url: str, timeout: int = 10) -> None:
     """Connect once, now: a URL that can't reach its database fails at once with the driver's
-    reason (its password masked), not after the pool's minute of retries."""
-    try:
-        psycopg.connect(url, connect_timeout=timeout, autocommit=True).close()
-    except psycopg.Error as exc:
-        raise ConfigError(
-            f"can't connect to the database {redact(url)}: {scrub(str(exc).strip(), url)}. "
-            "Check the URL (host, port, database, user) and that the server runs; keep the "
-            "password in ~/.pgpass or $PGPASSWORD."
-        ) from None
+    reason (its password masked) and the fix, not after the pool's minute of retries
+    (:func:`affidavit.storage.pg_connect.probe`)."""
+    from ..storage.pg_connect import probe as connect_once
+
+    connect_once(url, timeout)
 
 
 def _uid(user: str) -> int:

@@ -13,6 +13,7 @@ with ``Retry-After`` and the fix. Needs the ``[postgres]`` extra.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import psycopg
@@ -21,10 +22,12 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 PROBE_SECONDS = 2
 """The probe's ``connect_timeout`` (libpq's least: a smaller one is taken as 2)."""
-TOO_MANY_CONNECTIONS = "53300"
-"""The server answered but has no connection slot free: it is up, and busy."""
 
 Conn = psycopg.Connection[dict[str, Any]]
+
+logging.getLogger("psycopg").addHandler(logging.NullHandler())
+# a library's logger: its warnings (each failed reconnection of the pool) go to the handlers a
+# program sets up (the daemon's log), never as bare lines on a CLI command's or a worker's stderr
 
 
 class FailFastPool(ConnectionPool[Conn]):
@@ -57,7 +60,9 @@ class FailFastPool(ConnectionPool[Conn]):
         try:
             psycopg.connect(make_conninfo(self.url, connect_timeout=PROBE_SECONDS)).close()
         except psycopg.OperationalError as exc:
-            return exc.sqlstate == TOO_MANY_CONNECTIONS
+            from .pg_connect import full
+
+            return full(exc)  # a connection's failure has no SQLSTATE: its text says so
         return True
 
 
