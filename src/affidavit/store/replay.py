@@ -34,6 +34,7 @@ from ..plan.schema import (
 )
 from ..plan.stored import plan_text
 from .render import CONTEXT_ARCHIVE
+from .summary_follows import follows, same_words
 
 
 @dataclass
@@ -149,6 +150,33 @@ def _page_texts(state: _Replay, op: object, entry: dict[str, Any]) -> None:
                 expected.section = op.section
 
 
+def _summary_follows(state: _Replay, plan_id: str, claim: str, moved: object) -> None:
+    """A supersession's page summary moved to the successor's words (:mod:`.summary_follows`):
+    only a summary that was the superseded claim's words, only to the words of a claim of the
+    same page; any other change the audit log names is a problem."""
+    if not isinstance(moved, dict):
+        return
+    page, summary = str(moved.get("page", "")), str(moved.get("summary", ""))
+    old = state.claims.get(claim)
+    known = state.pages.get(page)
+    if (
+        old is not None
+        and known is not None
+        and old.page == page
+        and any(c.page == page and same_words(c.text, summary) for c in state.claims.values())
+        and follows(known[1], old.text, summary)
+    ):
+        state.pages[page] = (known[0], summary, known[2])
+        return
+    state.problems.append(
+        ClaimProblem(
+            plan_id,
+            f"the audit log says page {page!r}'s summary followed claim {claim}'s successor, "
+            "but it was not that claim's words or the new summary no claim's of the page",
+        )
+    )
+
+
 def _end(state: _Replay, claim: str, status: str, successor: str | None = None) -> None:
     expected = state.claims.get(claim)
     if expected is not None and expected.status == "active":
@@ -211,6 +239,8 @@ def _applied(db: sqlite3.Connection, state: _Replay, plan_id: str, detail: dict[
                     if isinstance(op, SupersedeClaim):
                         _end(state, op.claim, "superseded", cid)
                     break
+        if isinstance(op, SupersedeClaim):
+            _summary_follows(state, plan_id, op.claim, entry.get("summary_follows"))
         if isinstance(op, SupersedeClaim) and op.successor is not None:
             _end(state, op.claim, "superseded", op.successor)
         if isinstance(op, CarrySource):

@@ -29,6 +29,7 @@ from . import audit
 from .blast import LIVE, BlastRadius, blast_radius, claim_radius
 from .parts import Parts
 from .render import CONTEXT_ARCHIVE, context_claims, context_head, context_markdown
+from .summary_follows import follows
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 """:func:`~affidavit.hashing.canonical_json`'s encoder, made once: ``json.dumps`` with these
@@ -304,6 +305,7 @@ class Writer:
                 title = f"context ({op.mode}, {len(passing)} entries)"
             elif isinstance(op, SupersedeClaim) and (op.successor or result.detail.get("restated")):
                 successor = op.successor or str(result.detail["successor"])  # gate: restated
+                extra = self._summary_follows(op.claim, successor)
                 self._end(op.claim, "superseded", successor)
                 title = f"{op.claim} → {successor}"
             elif isinstance(op, RetractClaim):
@@ -323,6 +325,7 @@ class Writer:
                 new = self.insert_claim(
                     result.index, claim, draft, old["page_slug"], old["section"], old["position"]
                 )
+                extra = self._summary_follows(op.claim, new)
                 self._end(op.claim, "superseded", new)
                 title = f"{op.claim} → {new}"
             summary.append({"index": result.index, "kind": op.op, "title": title, **extra})
@@ -333,6 +336,22 @@ class Writer:
             self._touch_page(page)
         else:
             self.context_changed = True
+
+    def _summary_follows(self, claim: str, successor: str) -> dict[str, object]:
+        """The page summary that is ``claim``'s words becomes ``successor``'s
+        (:mod:`.summary_follows`); what changed, for the audit entry."""
+        row = self.db.execute(
+            "SELECT c.page_slug, c.text, p.summary, s.text AS new FROM claims c "
+            "JOIN pages p ON p.slug = c.page_slug JOIN claims s ON s.id = ? WHERE c.id = ?",
+            (successor, claim),
+        ).fetchone()
+        if row is None or not follows(row["summary"], row["text"], row["new"]):
+            return {}
+        self.db.execute(
+            "UPDATE pages SET summary = ? WHERE slug = ?", (row["new"], row["page_slug"])
+        )
+        self._touch_page(row["page_slug"])
+        return {"summary_follows": {"page": row["page_slug"], "summary": row["new"]}}
 
     def _end(self, claim: str, status: str, successor: str | None = None) -> None:
         """Take one claim out of the wiki: ``superseded`` (by ``successor``) or ``retracted``."""
