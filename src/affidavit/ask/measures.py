@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from ..support.facts import MONTHS
+
 _DIMENSIONS = {
     "large": "size",
     "big": "size",
@@ -119,10 +121,8 @@ def measured(measure: str, text: str) -> bool:
 
 
 _YEAR = re.compile(r"(?:1[0-9]{3}|20[0-9]{2})s?")
-_MONTH = (
-    r"(?:January|February|March|April|May|June|July|August|September|October|November|December|"
-    r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?"
-)
+_MONTH = "(?:" + "|".join(m.capitalize() for m in sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+"""A month's name or abbreviation as a date writes it (:data:`~affidavit.support.facts.MONTHS`)."""
 _DATED = re.compile(
     rf"(?:\b{_MONTH}(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?,?|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH},?"
     r"|\b(?:[Ii]n|[Ss]ince|[Uu]ntil|[Tt]ill|[Dd]uring|[Yy]ear|[Ee]arly|[Ll]ate|[Cc]irca|mid-?))\s*$"
