@@ -152,18 +152,20 @@ def _page_texts(state: _Replay, op: object, entry: dict[str, Any]) -> None:
 
 def _summary_follows(state: _Replay, plan_id: str, claim: str, moved: object) -> None:
     """A supersession's page summary moved to the successor's words (:mod:`.summary_follows`):
-    only a summary that was the superseded claim's words, only to the words of a claim of the
-    same page; any other change the audit log names is a problem."""
+    only a summary that was the superseded claim's words, only to the words of the successor the
+    audit entry names, on the same page; any other change the audit log names is a problem."""
     if not isinstance(moved, dict):
         return
     page, summary = str(moved.get("page", "")), str(moved.get("summary", ""))
     old = state.claims.get(claim)
+    new = state.claims.get(str(moved.get("successor", "")))
     known = state.pages.get(page)
     if (
         old is not None
+        and new is not None
         and known is not None
-        and old.page == page
-        and any(c.page == page and same_words(c.text, summary) for c in state.claims.values())
+        and old.page == page == new.page
+        and same_words(new.text, summary)
         and follows(known[1], old.text, summary)
     ):
         state.pages[page] = (known[0], summary, known[2])
@@ -172,7 +174,7 @@ def _summary_follows(state: _Replay, plan_id: str, claim: str, moved: object) ->
         ClaimProblem(
             plan_id,
             f"the audit log says page {page!r}'s summary followed claim {claim}'s successor, "
-            "but it was not that claim's words or the new summary no claim's of the page",
+            "but it was not that claim's words or the new summary not its successor's",
         )
     )
 

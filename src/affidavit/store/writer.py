@@ -351,7 +351,8 @@ class Writer:
             "UPDATE pages SET summary = ? WHERE slug = ?", (row["new"], row["page_slug"])
         )
         self._touch_page(row["page_slug"])
-        return {"summary_follows": {"page": row["page_slug"], "summary": row["new"]}}
+        moved = {"page": row["page_slug"], "summary": row["new"], "successor": successor}
+        return {"summary_follows": moved}
 
     def _end(self, claim: str, status: str, successor: str | None = None) -> None:
         """Take one claim out of the wiki: ``superseded`` (by ``successor``) or ``retracted``."""
