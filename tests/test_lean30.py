@@ -303,3 +303,32 @@ def test_the_gate_keeps_its_page_log_on_the_migrated_vault(made: Path, tmp_path:
             (slug, slug),
         )
         assert vault.db.execute(log.last_sql, (slug,)).fetchone()[0] != stamp
+
+
+def test_a_gone_connections_log_is_not_taken_for_a_new_ones(made: Path, tmp_path: Path) -> None:
+    """Logs are kept by ``id(connection)``; a connection closed and gone may hand its id to a
+    new one, which then found the old log, whose table and triggers are not on it (CI met this:
+    no triggers on the vault a test had just opened)."""
+    root = tmp_path / "v"
+    shutil.copytree(made, root, symlinks=True)
+    with open_vault(root):  # migrated to m032's claim_rows
+        pass
+    db_path = root / ".affidavit" / "db.sqlite"
+    first = sqlite3.connect(db_path)
+    old = duplicates._log(first)
+    assert old is not None
+    first.close()
+    second = sqlite3.connect(db_path)
+    try:
+        duplicates._LOGS[id(second)] = old  # what a reused id finds
+        log = duplicates._log(second)
+        assert log is not None and log is not old
+        on = second.execute(
+            "SELECT DISTINCT tbl_name FROM sqlite_temp_master WHERE type = 'trigger' "
+            "AND name = ?", (f"{log.table}_insert",),
+        ).fetchall()  # fmt: skip
+        assert on == [("claim_rows",)]
+        assert duplicates._log(second) is log  # found again while it stands
+    finally:
+        duplicates._forget(second)
+        second.close()

@@ -340,9 +340,9 @@ def _log(db: sqlite3.Connection) -> ChangeLog | None:
     if conn in _LOGS:
         _LOGS.move_to_end(conn)
         found = _LOGS[conn]
-        if found is None or next(_STAMPS) - found.first <= LOG_LIMIT:
+        if found is None or (next(_STAMPS) - found.first <= LOG_LIMIT and _has_table(db, found)):
             return found
-        _forget(db)  # made anew below, empty
+        _forget(db)  # made anew below, empty (too long, or a gone connection's log)
     log: ChangeLog | None = None
     try:
         if not _unique_beyond_id(db):
@@ -353,6 +353,15 @@ def _log(db: sqlite3.Connection) -> ChangeLog | None:
     while len(_LOGS) > 256:
         _LOGS.popitem(last=False)
     return log
+
+
+def _has_table(db: sqlite3.Connection, log: ChangeLog) -> bool:
+    """Whether ``log``'s table is on ``db``: a connection closed and gone leaves its log here,
+    and a new connection may get its id (the log's table is then not on the new one)."""
+    found = db.execute(
+        "SELECT 1 FROM temp.sqlite_master WHERE type = 'table' AND name = ?", (log.table,)
+    ).fetchone()
+    return found is not None
 
 
 def _forget(db: sqlite3.Connection) -> None:

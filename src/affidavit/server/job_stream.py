@@ -36,14 +36,20 @@ def event_stream(
     the events after ``seq`` and the job), until the job has ended and every event is sent."""
 
     async def stream() -> AsyncIterator[str]:
-        seq, idle = start, 0
+        seq, idle, ended = start, 0, False
         while True:
             batch, job = await anyio.to_thread.run_sync(poll, seq)
             for event in batch:
                 seq = event.seq
                 yield sse(event)
-            if job.terminal and not batch:
+            if ended and not batch:
                 return
+            if job.terminal and not ended:
+                # A job's last event commits with its end; a poll that read the events before
+                # the end committed and the job after saw the end without that event. Every
+                # event is committed once the end is seen: one more read gets the rest.
+                ended = True
+                continue
             if stopping.is_set():
                 yield ": the daemon is shutting down; reconnect with Last-Event-ID\n\n"
                 return
