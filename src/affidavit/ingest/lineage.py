@@ -62,6 +62,7 @@ from ..vault import Vault
 from ..words import stems
 from .holding import Held, successor_for
 from .renames import follow_renamed
+from .replans import replace_stale, reverted
 
 if TYPE_CHECKING:
     from ..providers.base import Provider
@@ -107,6 +108,8 @@ class VersionOutcome:
     """Claims the model wrote from replaced words, held out of its plans for these proposals."""
     plans: list[str] = field(default_factory=list)
     """Plans proposed: the carry (applied) first, then those waiting for a person."""
+    replaced_plans: list[str] = field(default_factory=list)
+    """Pending plans of older versions this one made wrong, rejected (:mod:`.replans`)."""
     fresh: list[tuple[int, int]] = field(default_factory=list)
     """Spans of the new text no claim or proposal covers yet (what the model still reads)."""
 
@@ -121,6 +124,7 @@ class VersionOutcome:
             "retract_proposals": self.retract,
             "held": self.held,
             "plans": self.plans,
+            "replaced_plans": self.replaced_plans,
         }
 
 
@@ -288,7 +292,6 @@ def follow_version(
     outcome = VersionOutcome(record.id, record.version, older)
     follow = VersionFollow(record, outcome)
     new_text = store.text(record.id)
-    waiting = _waiting_claims(vault)
     by_source: dict[str, list[str]] = {}
     marks = ",".join("?" * len(older))
     live = ",".join("?" * len(LIVE))
@@ -301,14 +304,22 @@ def follow_version(
     ):
         by_source.setdefault(source_id, []).append(claim_id)
     left: dict[str, list[str]] = {}  # old source -> claims not carried
+    moved: set[str] = set()
     for source_id in older:
         claims = list(dict.fromkeys(by_source.get(source_id, [])))
         if not claims:
             continue
         carried = _carry(vault, record, source_id, claims, actor, outcome)
+        moved |= carried
         if _same_to_lint(store.get(source_id), record):
             follow.settled |= carried
-        left[source_id] = [c for c in claims if c not in carried and c not in waiting]
+        left[source_id] = [c for c in claims if c not in carried]
+    # two edits before a decision: an older version's pending plans this one makes wrong are
+    # replaced (.replans): their claims are proposed again against this version
+    outcome.replaced_plans, follow.held = replace_stale(vault, store, record, older, moved, actor)
+    waiting = _waiting_claims(vault)
+    for source_id, claims in left.items():
+        left[source_id] = [c for c in claims if c not in waiting]
         outcome.left += len(left[source_id])
     base = _align(store.text(older[0]), new_text)  # against the version it replaces
     for source_id, claims in left.items():
@@ -650,11 +661,15 @@ def follow_moves(
     another file that is gone: the file was moved, and its versions follow it
     (:func:`affidavit.sources.lineage.follow_move`), so its claims are neither proposed for
     retraction as a deletion nor left beside a new lineage when it is next edited. Returns the
-    new origin key -> the source ids moved to it."""
+    new origin key -> the source ids moved to it. Bytes of an older version of ``path``'s own
+    origin are an edit undone: the newer versions' pending plans they make wrong are rejected
+    (:func:`.replans.reverted`)."""
     moved: dict[str, list[str]] = {}
     for path, record in found:
         old = moved_here(vault.db, record.id, path)
         if old is None:
+            if record.origin_key == origin_key(path):  # an older version's bytes again?
+                reverted(vault, record, actor)
             continue
         with vault.write_lock():
             ids = follow_move(vault.db, old, path, iso(vault.clock()), actor)
