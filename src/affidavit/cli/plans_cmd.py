@@ -321,6 +321,9 @@ def show(
                 click.echo(f"    support: the {what} is uncertain — {_marked(text_, words)}")
         if verdict is not None and verdict.waits:
             click.echo(f"    waits whole for a person: {verdict.waits}")
+        old = verdict.detail.get("old") if verdict is not None else None
+        for what, words in old.items() if isinstance(old, dict) else ():  # update_page
+            click.echo(f"    {what} on the page now: “{words}”")
         if verdict is not None and "radius" in verdict.detail:
             for line in describe_radius(BlastRadius.from_json(verdict.detail["radius"])):
                 click.echo("    " + line)

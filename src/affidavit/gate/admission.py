@@ -40,6 +40,7 @@ from ..plan.schema import (
     RetractSource,
     SupersedeClaim,
     UpdateContext,
+    UpdatePage,
 )
 from ..sources.sanitizer import flag_reason
 from ..sources.sentences import check_evidence
@@ -54,6 +55,7 @@ from .carry import CARRY_POLICY, carriage, carry_target_problem
 from .duplicates import PageIndex, PageIndexes
 from .grounding import Grounding
 from .hints import SEEDED_COMPARABLES, comparable
+from .page_words import PAGE_WORDS_POLICY, page_words
 from .reads import GateSources, SqliteReads, WikiReads
 from .split import mark_ops
 from .texts import HEADING_SHARE, SUMMARY_SHARE, TITLE_SHARE, TextJudge, quote_span
@@ -563,6 +565,9 @@ def admit(
         if isinstance(op, CarrySource):
             carriage(gate, op, result)
             continue
+        if isinstance(op, UpdatePage):
+            page_words(gate, judge, plan, op, result, results[:-1])
+            continue
         if isinstance(op, UpdateContext):
             withdrawals.context_replacement(gate, op, result)
         superseded = op.claim if isinstance(op, SupersedeClaim) else None
@@ -759,6 +764,8 @@ def _policy(config: Config, admission: Admission) -> None:
         return None
     if any(withdrawals.ends_claims(op.kind, op.detail) for op in passing):
         return _wait(admission, WITHDRAWAL_POLICY)
+    if any(op.kind == "update_page" for op in passing):
+        return _wait(admission, PAGE_WORDS_POLICY)
     if config.auto_apply == "never":
         return _wait(admission, "policy.auto_apply is 'never': every plan waits for approval")
     if any(op.status == QUARANTINED for op in passing):

@@ -50,6 +50,9 @@ class WikiReads(SourceReads, Protocol):
     def page_plan(self, slug: str) -> str | None:
         """The plan that created page ``slug`` (None: no such page)."""
 
+    def page_texts(self, slug: str) -> dict[str, str]:
+        """Page ``slug``'s title and summary ({} when there is no such page)."""
+
     def reservations(self) -> dict[str, str]:
         """Every reserved slug with the pending plan reserving it."""
 
@@ -113,6 +116,10 @@ class SqliteReads(SqliteClaims):
     def page_plan(self, slug: str) -> str | None:
         row = self.db.execute("SELECT plan_id FROM pages WHERE slug = ?", (slug,)).fetchone()
         return None if row is None else str(row[0])
+
+    def page_texts(self, slug: str) -> dict[str, str]:
+        row = self.db.execute("SELECT title, summary FROM pages WHERE slug = ?", (slug,)).fetchone()
+        return {} if row is None else {"title": str(row[0]), "summary": str(row[1])}
 
     def reservations(self) -> dict[str, str]:
         rows = self.db.execute("SELECT slug, plan_id FROM slug_reservations")

@@ -150,6 +150,7 @@ def _build(
         "RetractClaim",
         "RetractSource",
         "CarrySource",
+        "UpdatePage",
         *([] if pages else ["AddClaims"]),
     ):
         del defs[name]

@@ -287,6 +287,34 @@ class CarrySource(_Strict):
         return self
 
 
+class UpdatePage(_Strict):
+    """Give an existing page a new title and/or summary (issue 27): each is judged, as
+    ``create_page``'s are, against the page's active claims (and those the plan adds to it; the
+    ones it ends don't count). Proposed by lint when a page's words no longer follow its claims,
+    and by the lineage when a change retires a claim the summary said; always waits for a
+    person."""
+
+    op: Literal["update_page"]
+    page: Slug
+    title: Line | None = Field(default=None, min_length=1, max_length=120)
+    summary: Line | None = Field(default=None, min_length=1, max_length=300)
+    reason: Line = Field(min_length=3, max_length=300)
+
+    @model_validator(mode="after")
+    def _something(self) -> UpdatePage:
+        if self.title is None and self.summary is None:
+            raise ValueError("give a new 'title', a new 'summary', or both")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _compact(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for key in ("title", "summary"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
+
+
 Operation = Annotated[
     CreatePage
     | AddClaims
@@ -295,7 +323,8 @@ Operation = Annotated[
     | SupersedeClaim
     | RetractClaim
     | RetractSource
-    | CarrySource,
+    | CarrySource
+    | UpdatePage,
     Field(discriminator="op"),
 ]
 OPERATION_KINDS = (
@@ -307,6 +336,7 @@ OPERATION_KINDS = (
     "retract_claim",
     "retract_source",
     "carry_source",
+    "update_page",
 )
 
 

@@ -459,9 +459,14 @@ def _op_line(op: Any, verdict: OpResult | None) -> str:
         "retract_claim": lambda: f"{op.claim}",
         "retract_source": lambda: f"{op.source}",
         "carry_source": lambda: f"{op.source[:12]} → {op.to[:12]}, {len(op.claims)} claim(s)",
+        "update_page": lambda: f"{op.page}: new {' and '.join(_page_words(op))}",
     }[op.op]()
     status = f" [{verdict.status}]" if verdict is not None and verdict.status != "admitted" else ""
     return f"{op.op}: {what}{status}"
+
+
+def _page_words(op: Any) -> list[str]:
+    return [w for w in ("title", "summary") if getattr(op, w) is not None]
 
 
 def _rest_line(op: Any, held: Held) -> str:

@@ -166,7 +166,8 @@ WRITABLE = (
     CreatePage, AddClaims, LinkPages, RetractClaim, SupersedeClaim, UpdateContext, RetractSource,
     CarrySource,
 )  # fmt: skip
-"""The operations the door writes on PostgreSQL: every one of the plan schema's."""
+"""The operations the door writes on PostgreSQL: every one of the plan schema's but
+``update_page`` (its mirror does not follow a page's new words yet)."""
 
 
 class ContentWriter:

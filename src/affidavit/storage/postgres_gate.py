@@ -57,6 +57,10 @@ class PgReads:
         rows = self._x("SELECT plan_id FROM {s}.pages WHERE slug = %s", (slug,))
         return str(rows[0]["plan_id"]) if rows else None
 
+    def page_texts(self, slug: str) -> dict[str, str]:
+        rows = self._x("SELECT title, summary FROM {s}.pages WHERE slug = %s", (slug,))
+        return {"title": str(rows[0]["title"]), "summary": str(rows[0]["summary"])} if rows else {}
+
     def reservations(self) -> dict[str, str]:
         rows = self._x("SELECT slug, plan_id FROM {s}.slug_reservations")
         return {str(r["slug"]): str(r["plan_id"]) for r in rows}

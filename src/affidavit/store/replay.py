@@ -30,6 +30,7 @@ from ..plan.schema import (
     Plan,
     SupersedeClaim,
     UpdateContext,
+    UpdatePage,
     parse_plan,
 )
 from ..plan.stored import plan_text
@@ -126,7 +127,12 @@ def _page_texts(state: _Replay, op: object, entry: dict[str, Any]) -> None:
     """A page's title and summary, and its claims' heading, as the door wrote them: the plan's
     own, or the host's in their place (``host``) while they waited for a person or once they
     were rejected; a person's later approval of them (``remainder``) puts the plan's back, and
-    moves the claims written under the host's heading (``moved``) under the plan's (W11)."""
+    moves the claims written under the host's heading (``moved``) under the plan's (W11). An
+    ``update_page`` sets the words it names."""
+    if isinstance(op, UpdatePage) and op.page in state.pages:
+        was = state.pages[op.page]
+        state.pages[op.page] = (op.title or was[0], op.summary or was[1], was[2])
+        return
     if not isinstance(op, CreatePage | AddClaims):
         return
     found = entry.get("host")

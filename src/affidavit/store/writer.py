@@ -21,6 +21,7 @@ from ..plan.schema import (
     RetractSource,
     SupersedeClaim,
     UpdateContext,
+    UpdatePage,
 )
 from ..sources.extract import locator
 from ..sources.store import SourceStore
@@ -317,6 +318,9 @@ class Writer:
             elif isinstance(op, CarrySource):
                 extra = self._carry(result.detail)
                 title = str(extra.pop("title"))
+            elif isinstance(op, UpdatePage):
+                extra = self._page_words(op)
+                title = f"{op.page}: new {' and '.join(extra['page_words']['new'])}"  # type: ignore[index]
             elif isinstance(op, SupersedeClaim):
                 old = self.db.execute(
                     "SELECT page_slug, section, position FROM claims WHERE id = ?", (op.claim,)
@@ -336,6 +340,22 @@ class Writer:
             self._touch_page(page)
         else:
             self.context_changed = True
+
+    def _page_words(self, op: UpdatePage) -> dict[str, object]:
+        """A page's new title and/or summary (``update_page``, judged by the gate against its
+        claims); the old and new words, for the audit entry."""
+        row = self.db.execute(
+            "SELECT title, summary FROM pages WHERE slug = ?", (op.page,)
+        ).fetchone()
+        new = {k: v for k, v in (("title", op.title), ("summary", op.summary)) if v is not None}
+        self.db.execute(
+            "UPDATE pages SET title = coalesce(?, title), summary = coalesce(?, summary) "
+            "WHERE slug = ?",
+            (op.title, op.summary, op.page),
+        )
+        self._touch_page(op.page)
+        old = {k: row[k] for k in new} if row is not None else {}
+        return {"page_words": {"page": op.page, "old": old, "new": new}}
 
     def _summary_follows(self, claim: str, successor: str) -> dict[str, object]:
         """The page summary that is ``claim``'s words becomes ``successor``'s
