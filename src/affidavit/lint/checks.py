@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from ..evidence import Verifier
 from ..vault import Vault
 from .checks_context import CheckContext, Progress, diff_excerpt
+from .checks_pages import check_unsupported_page_words
 from .checks_state import (
     check_evidence_unverified,
     check_plan_expiring,
@@ -63,6 +64,7 @@ __all__ = [
     "check_source_tampered",
     "check_stale_embedding",
     "check_unsupported_claim",
+    "check_unsupported_page_words",
     "diff_excerpt",
     "run_checks",
 ]
@@ -79,6 +81,7 @@ CHECKS: dict[str, Check] = {
     "source_tampered": check_source_tampered,
     "evidence_unverified": check_evidence_unverified,
     "unsupported_claim": check_unsupported_claim,
+    "unsupported_page_words": check_unsupported_page_words,
     "file_drift": check_file_drift,
     "stale_embedding": check_stale_embedding,
     "plan_expiring": check_plan_expiring,

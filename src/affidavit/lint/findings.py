@@ -27,6 +27,7 @@ CheckKind = Literal[
     "source_tampered",
     "evidence_unverified",
     "unsupported_claim",
+    "unsupported_page_words",
     "file_drift",
     "stale_embedding",
     "plan_expiring",

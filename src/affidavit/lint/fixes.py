@@ -92,19 +92,25 @@ def fix_batches(
             report.skipped[stored.id] = stored.finding.fix_hint or "no automatic fix for this kind"
             continue
         target = (
-            ("claim", str(op["claim"])) if "claim" in op else ("link", f"{op['page']}>{op['to']}")
+            ("claim", str(op["claim"]))
+            if "claim" in op
+            else ("page", str(op["page"]))
+            if op["op"] == "update_page"
+            else ("link", f"{op['page']}>{op['to']}")
         )
         if target in targets:
             report.skipped[stored.id] = "another proposal already changes the same claim"
             continue
         targets.add(target)
         ops.append((stored.id, op))
-    # fixes that end claims go in plans of their own, never mixed with ones that only add
-    adds = [(fid, op) for fid, op in ops if op["op"] not in WITHDRAWALS]
+    # fixes that end claims go in plans of their own, never mixed with ones that only add; a
+    # page's new words (update_page) neither end nor only add: plans of their own too
+    words = [(fid, op) for fid, op in ops if op["op"] == "update_page"]
+    adds = [(fid, op) for fid, op in ops if op["op"] not in (*WITHDRAWALS, "update_page")]
     ends = [(fid, op) for fid, op in ops if op["op"] in WITHDRAWALS]
     return [
         group[start : start + MAX_OPERATIONS]
-        for group in (adds, ends)
+        for group in (adds, words, ends)
         for start in range(0, len(group), MAX_OPERATIONS)
     ]
 
@@ -165,6 +171,8 @@ class FixStep:
 def _target(op: dict[str, Any]) -> tuple[str, ...]:
     if "claim" in op:
         return ("claim", str(op["claim"]))
+    if op.get("op") == "update_page":
+        return ("page", str(op.get("page")))
     return ("link", str(op.get("page")), str(op.get("to")))
 
 
@@ -188,6 +196,9 @@ def describe_fix(op: dict[str, Any], claim_text: Callable[[str], str]) -> str:
         return f"retract {claim_text(op['claim'])}: {op.get('reason', '')}"
     if kind == "link_pages":
         return f"link {op['page']} → {op['to']}"
+    if kind == "update_page":
+        words = [f"{w} “{op[w]}”" for w in ("title", "summary") if op.get(w)]
+        return f"give {op['page']} the {' and the '.join(words)}"
     return str(kind)
 
 

@@ -173,6 +173,7 @@ SCOPED_CHECKS = (
     "source_tampered",
     "evidence_unverified",
     "unsupported_claim",
+    "unsupported_page_words",
 )
 """The checks an incremental run (:mod:`affidavit.lint.since`) runs over what changed: their
 findings about anything else stand as the last run left them. The others read a table or a
@@ -187,6 +188,8 @@ def _scope_subjects(scope: Scope | None, kind: str) -> set[str] | None:
         return scope.files
     if kind == "source_tampered":
         return scope.sources
+    if kind == "unsupported_page_words":
+        return scope.pages
     return scope.checked_claims
 
 
