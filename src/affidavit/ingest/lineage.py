@@ -63,6 +63,7 @@ from ..words import stems
 from .holding import Held, successor_for
 from .renames import follow_renamed
 from .replans import replace_stale, reverted
+from .summaries import summary_op
 
 if TYPE_CHECKING:
     from ..providers.base import Provider
@@ -375,6 +376,7 @@ def propose_changes(vault: Vault, follow: VersionFollow, actor: str) -> VersionO
     quoting = _claims_quoting(vault, record.id, [c.pair for c in follow.changes if c.pair])
     groups: list[list[dict[str, Any]]] = []  # a change's operations: one decision, one plan
     taken: set[tuple[str, tuple[int, int]]] = set()  # one new claim per page and unit
+    worded: set[str] = set()  # pages whose summary a group already rewords (.summaries)
     for change in follow.changes:
         if change.pair is None:
             why = _line(
@@ -395,6 +397,11 @@ def propose_changes(vault: Vault, follow: VersionFollow, actor: str) -> VersionO
         successor = next((c for c, page in successors if page == change.page), None) or next(
             (c for c, _ in successors), None
         )
+        words_op = (
+            None
+            if change.page in worded
+            else summary_op(vault, change.page, change.claim, change.old_words, words, reason)
+        )
         if successor is not None and successor != change.claim:
             groups.append([supersede_op(change.claim, successor, reason)])
         elif (change.page, change.pair) not in taken:
@@ -409,6 +416,10 @@ def propose_changes(vault: Vault, follow: VersionFollow, actor: str) -> VersionO
             )
         else:  # the same new words already replace another claim of this page
             groups.append([retract_claim_op(change.claim, reason)])
+            words_op = None
+        if words_op is not None:  # the summary that said the old words, in the same decision
+            groups[-1].append(words_op)
+            worded.add(change.page)
     for part in _packed(groups):
         withdrawn = sum(1 for op in part if op["op"] in ("supersede_claim", "retract_claim"))
         plan = withdrawal_plan(
