@@ -200,19 +200,21 @@ def test_a_reworded_retractions_added_claims_move_to_the_new_plan(
     _doctor_clean(vault)
 
 
+@pytest.mark.parametrize("same_bytes", [False, True])
 @pytest.mark.parametrize("seed", range(6))
 def test_any_order_of_versions_and_approvals_never_states_two_facts(
-    vault: Vault, tmp_path: Path, seed: int
+    vault: Vault, tmp_path: Path, seed: int, same_bytes: bool
 ) -> None:
     """The attacker's: versions of the sentence in a random order (the same words twice, back
-    and forth; each a new version: the file's bytes differ by its trailing blank lines),
-    approvals of the chunks' and the lineage's plans between them at random."""
+    and forth: each a new version, the file's bytes differing by its trailing blank lines, or
+    ``same_bytes``: an edit undone to the very bytes of an older version), approvals of the
+    chunks' and the lineage's plans between them at random."""
     rng = random.Random(seed)
     note = tmp_path / "tea.md"
     note.write_text(TEA)
     Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(note)], "trusted")
     for step in range(1, 6):
-        note.write_text(WORDS[rng.choice(sorted(WORDS))] + "\n" * step)
+        note.write_text(WORDS[rng.choice(sorted(WORDS))] + ("" if same_bytes else "\n" * step))
         Ingestor(vault, ExtractiveProvider(), apply_now=rng.random() < 0.5).run(
             [str(note)], "trusted"
         )
@@ -224,7 +226,36 @@ def test_any_order_of_versions_and_approvals_never_states_two_facts(
     for plan in _pending(vault, ""):
         approve(vault, plan, None, "person")
     _check(vault, note)
-    _, text = _current_text(vault, note)
-    said = next(w for w, t in WORDS.items() if t.strip() == text.strip())
+    said = next(w for w, t in WORDS.items() if t.strip() == note.read_text().strip())
     assert _green(vault) == {said}
     _doctor_clean(vault)
+
+
+def test_an_edit_undone_after_the_decision_is_proposed_back(vault: Vault, tmp_path: Path) -> None:
+    """v2's supersession approved, then the file put back to v1's very bytes: the approved
+    words are no longer the file's, and their supersession by v1's words is proposed (main:
+    nothing, the wiki kept "three minutes"). The same bytes ingested again propose nothing more;
+    doctor is clean."""
+    note = tmp_path / "tea.md"
+    note.write_text(TEA)
+    Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(note)], "trusted")
+    note.write_text(WORDS["three minutes"])
+    Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(note)], "trusted")
+    for plan in _pending(vault, "lineage:"):
+        approve(vault, plan, None, "person")
+    assert _green(vault) == {"three minutes"}
+    note.write_text(TEA)
+    Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(note)], "trusted")
+    assert _green(vault) == {"three minutes"}  # nothing before a person decides
+    _check(vault, note)
+    (back,) = _pending(vault, "lineage:")  # main: none
+    assert {op["op"] for op in _ops(vault, back)} == {"supersede_claim"}
+    Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(note)], "trusted")
+    assert _pending(vault, "lineage:") == [back]  # seen again: nothing new
+    approve(vault, back, None, "person")
+    assert _green(vault) == {"two minutes"}
+    _check(vault, note)
+    Ingestor(vault, ExtractiveProvider(), apply_now=True).run([str(note)], "trusted")
+    assert _pending(vault, "") == []
+    _doctor_clean(vault)
+    _cli(vault, "doctor")

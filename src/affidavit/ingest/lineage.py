@@ -62,7 +62,7 @@ from ..vault import Vault
 from ..words import stems
 from .holding import Held, successor_for
 from .renames import follow_renamed
-from .replans import replace_stale, reverted
+from .replans import follow_undone, replace_stale
 from .summaries import summary_op
 
 if TYPE_CHECKING:
@@ -672,20 +672,20 @@ def follow_moves(
     another file that is gone: the file was moved, and its versions follow it
     (:func:`affidavit.sources.lineage.follow_move`), so its claims are neither proposed for
     retraction as a deletion nor left beside a new lineage when it is next edited. Returns the
-    new origin key -> the source ids moved to it. Bytes of an older version of ``path``'s own
-    origin are an edit undone: the newer versions' pending plans they make wrong are rejected
-    (:func:`.replans.reverted`)."""
+    new origin key -> the source ids moved to it. Bytes of another version of ``path``'s own
+    origin than the file last held are an edit undone (:func:`.replans.follow_undone`)."""
     moved: dict[str, list[str]] = {}
+    undone: list[SourceRecord] = []  # another version's bytes again at their own path?
     for path, record in found:
         old = moved_here(vault.db, record.id, path)
         if old is None:
-            if record.origin_key == origin_key(path):  # an older version's bytes again?
-                reverted(vault, record, actor)
+            undone += [record] if record.origin_key == origin_key(path) else []
             continue
         with vault.write_lock():
             ids = follow_move(vault.db, old, path, iso(vault.clock()), actor)
         if ids:
             moved[origin_key(path)] = ids
+    follow_undone(vault, undone, actor)
     return moved
 
 

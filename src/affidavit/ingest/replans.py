@@ -14,9 +14,10 @@ are worked out), rejects each pending lineage plan of the origin's older version
   longer has, or
 - ends a claim the carry just moved to the new version (its words are back: an edit undone).
 
-An edit undone to the very bytes of an older version is no new version (the store keeps bytes
+An edit undone to the very bytes of another version is no new version (the store keeps bytes
 once, by their hash): the ingest finds them stored, and :func:`reverted` rejects the pending
-plans of the origin's newer versions that those words make wrong, in the same way.
+plans of the origin's other versions that those words make wrong, in the same way, and proposes
+for a person what those versions brought in that the file no longer says.
 
 The claims such a plan ended are no longer waiting, so the new version proposes them again
 against its own text. The plan's new claims whose words the new version still has are not lost:
@@ -31,15 +32,18 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from ..clock import iso
+from ..db import transaction
 from ..evidence.verify import locate
 from ..inbox import reject
 from ..retract import LINEAGE_ORIGIN
 from ..sources.sentences import sentences_of
 from ..sources.store import SourceRecord, SourceStore
+from ..store import audit
 from ..vault import Vault
 from .holding import Held
 
-__all__ = ["new_claims", "replace_stale", "reverted"]
+__all__ = ["follow_undone", "new_claims", "replace_stale", "reverted"]
 
 _ADDING = {"add_claims": "claims", "create_page": "claims", "update_context": "entries"}
 
@@ -52,21 +56,48 @@ def new_claims(op: dict[str, Any]) -> list[dict[str, Any]]:
     return [c for c in found if isinstance(c, dict)] if isinstance(found, list) else []
 
 
-def reverted(vault: Vault, record: SourceRecord, actor: str) -> list[str]:
-    """``record``'s bytes are its origin's file again, after newer versions (an edit undone):
-    the pending plans of those versions that its words make wrong are rejected (the claims
-    resting on it that they end are right again). Returns the plans rejected."""
-    if not record.origin_key:
+def follow_undone(vault: Vault, found: Iterable[SourceRecord], actor: str) -> list[str]:
+    """For each ``record`` whose bytes were found at its origin's own path again (stored
+    already): when the file last held another version of the origin (an edit undone, or
+    undone and redone), :func:`reverted`. One read of the origins' versions and one of the
+    ``source_reverted`` entries for them all. Returns the plans rejected."""
+    records = [r for r in found if r.origin_key]
+    keys = sorted({r.origin_key for r in records})
+    if not keys:
         return []
-    newer = [
-        str(row[0])
-        for row in vault.db.execute(
-            "SELECT id FROM sources WHERE origin_key = ? AND version > ? ORDER BY version DESC",
-            (record.origin_key, record.version),
-        )
-    ]
-    if not newer:
+    versions: dict[str, list[str]] = {}
+    for key, source_id in vault.db.execute(
+        "SELECT origin_key, id FROM sources WHERE origin_key IN (SELECT value FROM json_each(?)) "
+        "ORDER BY version DESC",
+        (json.dumps(keys),),
+    ):
+        versions.setdefault(str(key), []).append(str(source_id))
+    records = [r for r in records if len(versions.get(r.origin_key, ())) >= 2]
+    if not records:
         return []
+    seen: dict[str, tuple[str, str]] = {}  # origin -> (version it went back to, newest then)
+    for (detail,) in vault.db.execute(
+        "SELECT detail FROM audit WHERE action = 'source_reverted' ORDER BY seq"
+    ):
+        entry = json.loads(detail)
+        seen[str(entry.get("origin"))] = (str(entry.get("to")), str(entry.get("newest")))
+    out: list[str] = []
+    for record in records:
+        newest = versions[record.origin_key][0]
+        to, then = seen.get(record.origin_key, (newest, newest))
+        if (to if then == newest else newest) != record.id:
+            out += reverted(vault, record, versions[record.origin_key], actor)
+    return out
+
+
+def reverted(vault: Vault, record: SourceRecord, versions: list[str], actor: str) -> list[str]:
+    """``record``'s bytes are its origin's file again, after other ``versions`` of it (newest
+    first): the pending plans of those versions that its words make wrong are rejected (the
+    claims resting on it that they end are right again), and what they brought in that its
+    words no longer say is proposed for a person (:func:`_follow_back`). An audit entry
+    ``source_reverted`` records which version the file holds now (:func:`follow_undone` reads
+    it: the same bytes seen again change nothing). Returns the plans rejected."""
+    others = [v for v in versions if v != record.id]
     resting = {
         str(row[0])
         for row in vault.db.execute(
@@ -75,9 +106,54 @@ def reverted(vault: Vault, record: SourceRecord, actor: str) -> list[str]:
             (record.id,),
         )
     }
+    store = SourceStore(vault)
     with vault.write_lock():
-        rejected, _ = replace_stale(vault, SourceStore(vault), record, newer, resting, actor)
+        rejected, _ = replace_stale(vault, store, record, others, resting, actor)
+        _follow_back(vault, store, record, others, actor)
+        with transaction(vault.db):
+            audit.append(
+                vault.db,
+                iso(vault.clock()),
+                "source_reverted",
+                None,
+                actor,
+                {"origin": record.origin_key, "to": record.id, "newest": versions[0]},
+            )
     return rejected
+
+
+def _follow_back(
+    vault: Vault, store: SourceStore, record: SourceRecord, newer: list[str], actor: str
+) -> None:
+    """What the newer versions brought in that ``record``'s words (the file again) no longer
+    say — a supersession approved before the edit was undone — is proposed for a person, as a
+    new version's changes are (:func:`.lineage.propose_changes`: superseded by a claim quoting
+    ``record``'s words where it restates them, else retracted). Claims whose words ``record``
+    has stay where they are."""
+    from ..store.blast import LIVE
+    from .lineage import VersionFollow, VersionOutcome, _align, _changes, _waiting_claims
+    from .lineage import propose_changes as propose
+
+    text = store.text(record.id)
+    waiting = _waiting_claims(vault)
+    follow = VersionFollow(record, VersionOutcome(record.id, record.version, newer))
+    marks = ",".join("?" * len(LIVE))
+    for source_id in newer:
+        claims = [
+            str(row[0])
+            for row in vault.db.execute(
+                "SELECT DISTINCT e.claim_id FROM evidence_rows e JOIN claims c ON c.id = "
+                "e.claim_id WHERE e.source_key = (SELECT key FROM source_keys WHERE source_id = "
+                f"?) AND c.status IN ({marks}) ORDER BY e.claim_id",
+                (source_id, *LIVE),
+            )
+            if str(row[0]) not in waiting
+        ]
+        if claims:
+            old = store.text(source_id)
+            follow.changes += _changes(vault, source_id, old, text, claims, _align(old, text))
+    if follow.changes:
+        propose(vault, follow, actor)
 
 
 def replace_stale(
