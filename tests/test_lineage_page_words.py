@@ -103,3 +103,19 @@ def test_only_one_changed_stretch_found_once_is_derived() -> None:
     assert (
         derived(SAID, old, "Green tea is steeped at 70 degrees Celsius for three minutes.") is None
     )
+
+
+def test_a_summary_restating_another_claim_is_left_alone(vault: Vault, tmp_path: Path) -> None:
+    """The changed stretch ("two" → "five") stands in a summary that restates another claim
+    of the page: that summary is not the changed claim's, and is not rewritten (a survey page
+    summarised by Station 0 got Station 25's "dunes" → "marshes" before this rule)."""
+    from affidavit.ingest.summaries import summary_op
+
+    _first(vault, tmp_path / "tea.md")
+    ids = {
+        str(r[1])[:5]: str(r[0])
+        for r in vault.db.execute("SELECT id, text FROM claims WHERE page_slug = 'tea'")
+    }
+    old, new = "Black tea is steeped for two minutes.", "Black tea is steeped for five minutes."
+    assert summary_op(vault, "tea", ids["Black"], old, new, "changed") is None
+    assert summary_op(vault, "tea", ids["Green"], old, new, "changed") is not None

@@ -4,9 +4,9 @@ A page's summary in other words than its claims' ("Green tea steeps for two minu
 degrees Celsius.", beside the claim "Green tea is steeped at 80 degrees Celsius for two
 minutes.") goes on stating the old fact once a new version's supersession is approved:
 :mod:`affidavit.store.summary_follows` only carries a summary that *is* the old claim's words.
-When the new version changed the claim's words in one stretch ("two" → "three") and the summary
-holds the old stretch once, the new summary is derivable: the same words with the stretch
-replaced. :func:`summary_op` proposes it as an ``update_page`` in the plan of the supersession,
+When the new version changed the claim's words in one stretch ("two" → "three"), the summary
+restates that claim (of the page's claims, it shares the most word stems with it) and holds the
+old stretch once, the new summary is derivable: the same words with the stretch replaced. :func:`summary_op` proposes it as an ``update_page`` in the plan of the supersession,
 after it, so the gate judges it against the page's claims as the plan leaves them (the new claim
 in, the old one out) and the person decides both at once. Anything else is left to lint's
 ``unsupported_page_words`` after the decision.
@@ -20,10 +20,13 @@ from typing import Any
 
 from ..store.summary_follows import LONGEST, same_words
 from ..vault import Vault
+from ..words import stems
 
 __all__ = ["derived", "summary_op"]
 
 _WORD = re.compile(r"\S+")
+LEANS = 0.5
+"""Share of word stems (Jaccard) from which a summary restates a claim."""
 
 
 def derived(summary: str, old: str, new: str) -> str | None:
@@ -58,6 +61,26 @@ def summary_op(
     if row is None or same_words(str(row[0]), str(row[1])) or old.endswith("…"):
         return None
     summary = derived(str(row[0]), old, new)
-    if summary is None:
+    if summary is None or not _leans_on(vault, page, claim, str(row[0])):
         return None
     return {"op": "update_page", "page": page, "summary": summary, "reason": reason}
+
+
+def _leans_on(vault: Vault, page: str, claim: str, summary: str) -> bool:
+    """Whether ``summary`` restates ``claim`` rather than another active claim of ``page``: of
+    the page's claims, ``claim`` alone shares the most word stems with it (Jaccard), at least
+    :data:`LEANS`. "Station 0 recorded 100 pairs on the dunes" leans on Station 0's claim, not
+    on Station 25's, whose "dunes" became "marshes"."""
+    words = set(stems(summary))
+    best, best_score, tied = "", -1.0, False
+    for other, text in vault.db.execute(
+        "SELECT id, text FROM claims WHERE page_slug = ? AND status = 'active'", (page,)
+    ):
+        theirs = set(stems(str(text)))
+        union = words | theirs
+        score = len(words & theirs) / len(union) if union else 0.0
+        if score > best_score:
+            best, best_score, tied = str(other), score, False
+        elif score == best_score:
+            tied = True
+    return best == claim and not tied and best_score >= LEANS
