@@ -45,7 +45,9 @@ def test_a_summary_in_other_words_stating_a_retracted_fact_is_found_and_fixed(
 ) -> None:
     claims = _tea(vault, tmp_path, "Green tea steeps for two minutes at 80 degrees Celsius.")
     assert _found(vault) == []  # supported while the green tea claim stands
+    _cli(vault, "lint")  # a checkpoint: the next run looks at what changed since
     _retract(vault, claims["Green"])
+    assert "unsupported_page_words" in _cli(vault, "lint")  # the incremental run finds it
     (finding,) = _found(vault)  # main: no such check
     assert finding.subject == "tea" and "summary" in finding.message
     fix = finding.fix

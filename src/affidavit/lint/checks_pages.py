@@ -9,7 +9,9 @@ claim; :mod:`affidavit.store.summary_follows` only carries a summary that is the
 claim's own words. This check judges each page's title and summary again with the gate's own
 rule (:meth:`~affidavit.gate.texts.TextJudge.judge`: the support check at the gate's shares,
 the cited sources' names, a heading found verbatim) against the quotes of the page's active
-claims. An unsupported one is a warning; one the check is only uncertain of is not reported (a
+claims — on the pages that lost a claim (superseded or retracted; an incremental run: those of
+them changed since): a page's claims only ever added to since its words were judged still
+support them (more quotes never take support away), so a first ingest costs it nothing. An unsupported one is a warning; one the check is only uncertain of is not reported (a
 person may have approved it reading the words that lack support). The fix is an ``update_page``
 with the host's text, as the gate writes in place of a rejected one (the first claim's words for
 a summary, its source's heading or name for a title), judged again at the gate; it always waits
@@ -35,7 +37,10 @@ __all__ = ["check_unsupported_page_words"]
 def check_unsupported_page_words(ctx: CheckContext) -> list[Finding]:
     """Pages whose title or summary their active claims' quotes don't support (see the module)."""
     scope = ctx.scope.pages if ctx.scope is not None else None
-    rows = ctx.db.execute("SELECT slug, title, summary FROM pages ORDER BY slug").fetchall()
+    rows = ctx.db.execute(  # only a page that lost a claim can lose its words' support
+        "SELECT slug, title, summary FROM pages WHERE slug IN (SELECT page_slug FROM claims "
+        "WHERE status IN ('superseded', 'retracted')) ORDER BY slug"
+    ).fetchall()
     judge: TextJudge | None = None
     findings: list[Finding] = []
     with keeping_in(None if ctx.vault.read_only else ctx.vault.state_dir):
