@@ -95,6 +95,7 @@ def test_a_supported_summary_waits_for_a_person_then_goes_in(tea: Vault) -> None
     words = [op["page_words"] for a in audit for op in a.get("ops", []) if "page_words" in op]
     assert words[-1]["old"] == {"summary": "Green tea is steeped for two minutes."}
     _doctor_clean(tea)
+    _cli(tea, "doctor")  # the change log's doctor too: the door wrote the page's new words
 
 
 def test_an_update_page_smuggling_an_unsupported_summary_is_refused(tea: Vault) -> None:
