@@ -74,6 +74,10 @@ def test_a_supported_summary_waits_for_a_person_then_goes_in(tea: Vault) -> None
     applied by the door, the audit names both; doctor clean."""
     proposal = _update(tea, summary="Green tea is steeped at 80 degrees Celsius for three minutes.")
     assert proposal.status == "pending"
+    from affidavit.inbox import get_plan
+    from affidavit.service.changes import does
+
+    assert does(get_plan(tea, proposal.plan_id)) == "rewords tea"
     (verdict,) = proposal.admission.ops
     assert verdict.passes and verdict.detail["old"] == {
         "summary": "Green tea is steeped for two minutes."

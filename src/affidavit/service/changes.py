@@ -62,6 +62,7 @@ def does(record: inbox.PlanRecord, ops: Iterable[int] | None = None) -> str:
     links: list[str] = []
     supersedes = retracts = context = 0
     sources: list[str] = []
+    worded: list[str] = []
     for i, op in enumerate(record.plan.operations):
         if i not in chosen:
             continue
@@ -81,6 +82,8 @@ def does(record: inbox.PlanRecord, ops: Iterable[int] | None = None) -> str:
             sources.append(str(op.source)[:12])  # type: ignore[union-attr]
         elif kind == "update_context":
             context += len(op.entries)  # type: ignore[union-attr]
+        elif kind == "update_page":
+            worded.append(str(op.page))  # type: ignore[union-attr]
     parts = []
     if created:
         shown = ", ".join(created[:4]) + (
@@ -105,6 +108,8 @@ def does(record: inbox.PlanRecord, ops: Iterable[int] | None = None) -> str:
         parts.append(f"retracts source {', '.join(sources)}")
     if context:
         parts.append(f"writes {_plural(context, 'context entry')}".replace("entrys", "entries"))
+    if worded:
+        parts.append(f"rewords {', '.join(worded[:3])}" + (" and more" if len(worded) > 3 else ""))
     return "; ".join(parts) or "nothing left to apply"
 
 
