@@ -335,6 +335,14 @@ class PlanSummary(Response):
     )
 
 
+class ContextSpan(Response):
+    """Characters of a quote's context that a reader of the document does not see (W12)."""
+
+    start: int = Field(description="Offset into before + quote + after.")
+    end: int
+    why: str = Field(description="Why a reader does not see it, as the source's flag says.")
+
+
 class QuoteContext(Response):
     """A verified quote of a plan shown in its source: ``before`` + ``quote`` + ``after``."""
 
@@ -347,6 +355,11 @@ class QuoteContext(Response):
     before: str
     quote: str
     after: str
+    hidden: list[ContextSpan] = Field(
+        default_factory=list,
+        description="Spans of the context the document hides from its reader (hidden runs, "
+        "white text, comments): stored text, never the document's visible words.",
+    )
 
 
 class ProposerWords(Response):
@@ -527,6 +540,7 @@ __all__ = [
     "CitedTextOut",
     "ClaimEvidenceOut",
     "ClaimOut",
+    "ContextSpan",
     "DroppedOut",
     "ErrorBody",
     "ErrorDetail",
