@@ -240,6 +240,11 @@ def _submit(
     submit_job(ctx, payload, as_json)
 
 
+def _counts(by_status: dict[str, int]) -> str:
+    """``{'pending': 2, 'applied': 1}`` as ``2 pending, 1 applied`` (``none`` when empty)."""
+    return ", ".join(f"{n} {status}" for status, n in by_status.items() if n) or "none"
+
+
 def _print_report(report: IngestReport) -> None:
     for source in report.sources:
         if source.status == "failed":
@@ -260,7 +265,7 @@ def _print_report(report: IngestReport) -> None:
     claims = totals["claims"]
     click.echo("")
     click.echo(
-        f"Plans: {totals['chunks']} · operations admitted: {totals['operations']} · claims: "
+        f"Plans: {_counts(totals['chunks'])} · operations admitted: {totals['operations']} · claims: "
         f"{claims['admitted']} admitted, {claims['quarantined']} quarantined, "
         f"{claims['rejected']} rejected"
     )
