@@ -28,7 +28,8 @@ class PendingChange:
 
 class PendingPlans(Protocol):
     def pending_plans(self) -> list[tuple[str, str, str]]:
-        """The pending plans not yet expired: ``(id, origin, plan JSON)``, oldest first."""
+        """The pending plans not yet expired that may retire a claim (their JSON names
+        ``supersede_claim`` or ``retract_claim``): ``(id, origin, plan JSON)``, oldest first."""
         ...
 
 

@@ -92,6 +92,7 @@ class SqliteWiki:
     def pending_plans(self) -> list[tuple[str, str, str]]:
         rows = self.db.execute(
             "SELECT id, origin, plan_json FROM plans WHERE status = 'pending' AND expires_at > ? "
+            "AND (plan_json LIKE '%supersede_claim%' OR plan_json LIKE '%retract_claim%') "
             "ORDER BY created_at, id",
             (iso(self.vault.clock()),),
         ).fetchall()

@@ -138,7 +138,9 @@ class PgAskWiki:
     def pending_plans(self) -> list[tuple[str, str, str]]:
         rows = self._rows(
             "SELECT id, origin, plan_json FROM {s}.plans WHERE status = 'pending' "
-            'AND expires_at > %s ORDER BY created_at, id COLLATE "C"',
+            "AND expires_at > %s AND (plan_json LIKE '%%supersede_claim%%' "
+            "OR plan_json LIKE '%%retract_claim%%') "
+            'ORDER BY created_at, id COLLATE "C"',
             (iso(self._clock()),),
         )
         return [(str(r[0]), str(r[1]), str(r[2])) for r in rows]
