@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from pathlib import Path
@@ -310,19 +310,46 @@ def follow_version(
             follow.settled |= carried
         left[source_id] = [c for c in claims if c not in carried and c not in waiting]
         outcome.left += len(left[source_id])
-    base = _align(store.text(older[0]), new_text)  # against the version it replaces
+    follow_changes(
+        follow, older, new_text, store.text, left,
+        lambda source_id, claims: vault.db.execute(
+            'SELECT c.id, c.page_slug, e.start, e."end", e.quote FROM claims c JOIN evidence e '
+            "ON e.claim_id = c.id "
+            "WHERE e.source_key = (SELECT key FROM source_keys WHERE source_id = ?) "
+            "AND c.id IN (SELECT value FROM json_each(?)) "
+            "ORDER BY c.id, e.idx",
+            (source_id, json.dumps(claims)),
+        ).fetchall(),
+    )  # fmt: skip
+    return follow
+
+
+def follow_changes(
+    follow: VersionFollow,
+    older: list[str],
+    new_text: str,
+    text_of: Callable[[str], str],
+    left: dict[str, list[str]],
+    rows_of: Callable[[str, list[str]], Sequence[Sequence[Any]]],
+) -> None:
+    """What changed for the claims the carry ``left`` on each older version (its text
+    ``text_of``; ``rows_of`` their evidence rows there, as :func:`changes_of` reads them), into
+    ``follow``: its changes, the replaced spans and the fresh units the model reads. The part
+    both backends share; each carries and reads rows its own way."""
+    base = _align(text_of(older[0]), new_text)  # against the version it replaces
     for source_id, claims in left.items():
         if not claims:
             continue
-        old_text = store.text(source_id)
+        old_text = text_of(source_id)
         alignment = base if source_id == older[0] else _align(old_text, new_text)
-        follow.changes += _changes(vault, source_id, old_text, new_text, claims, alignment)
+        follow.changes += changes_of(
+            rows_of(source_id, claims), claims, old_text, new_text, alignment
+        )
     # the model reads what was inserted or replaced: a claim it writes from a replaced unit is
     # held out of its chunk's plan (.holding) for the proposal that retires the one the old
     # words backed (propose_changes): the new fact and the old one's end are one decision
     follow.replaced = sorted({c.replaced for c in follow.changes if c.replaced})
-    outcome.fresh = [base.new_units[j] for j in sorted(set(base.added))]
-    return follow
+    follow.outcome.fresh = [base.new_units[j] for j in sorted(set(base.added))]
 
 
 def _same_to_lint(old: SourceRecord, new: SourceRecord) -> bool:
@@ -362,6 +389,59 @@ def propose_changes(vault: Vault, follow: VersionFollow, actor: str) -> VersionO
     named = claims_in_pending(vault, LINEAGE) | claims_in_pending(vault, "lint")
     follow.changes = [c for c in follow.changes if c.claim not in named]
     quoting = _claims_quoting(vault, record.id, [c.pair for c in follow.changes if c.pair])
+
+    def known(page: str) -> bool:
+        return (
+            vault.db.execute("SELECT 1 FROM pages WHERE slug = ?", (page,)).fetchone() is not None
+        )
+
+    groups = change_groups(follow, new_text, quoting, known)
+    for part in _packed(groups):
+        withdrawn = sum(1 for op in part if op["op"] in ("supersede_claim", "retract_claim"))
+        plan = withdrawal_plan(
+            vault,
+            part,
+            lineage_summary(record, withdrawn),
+            purpose=LINEAGE,
+        )
+        try:
+            proposal = propose(vault, plan, actor, f"{LINEAGE}:{record.short_id}")
+        except AffidavitError:
+            continue
+        outcome.plans.append(proposal.plan_id)
+    count_changes(outcome, follow, groups)
+    return outcome
+
+
+def lineage_summary(record: SourceRecord, withdrawn: int) -> str:
+    """A lineage plan's summary."""
+    return (
+        f"Version {record.version} of {record.name} ({record.short_id}) changed "
+        f"{withdrawn} claim(s): review each against both versions' words"
+    )
+
+
+def count_changes(
+    outcome: VersionOutcome, follow: VersionFollow, groups: list[list[dict[str, Any]]]
+) -> None:
+    """The outcome's counts of what :func:`change_groups` proposed."""
+    ops = [op for group in groups for op in group]
+    outcome.supersede = sum(1 for op in ops if op["op"] == "supersede_claim")
+    outcome.retract = sum(1 for op in ops if op["op"] == "retract_claim")
+    outcome.held = len(follow.held)
+
+
+def change_groups(
+    follow: VersionFollow,
+    new_text: str,
+    quoting: dict[tuple[int, int], list[tuple[str, str]]],
+    known: Callable[[str], bool],
+) -> list[list[dict[str, Any]]]:
+    """The operations :func:`propose_changes` proposes for ``follow.changes`` (those no pending
+    plan names), one group per change — a group is one decision, never cut across plans —
+    given the active claims ``quoting`` each paired span of ``new_text`` and which pages are
+    ``known``. Storage-neutral: each backend reads these and proposes the plans its own way."""
+    record = follow.record
     groups: list[list[dict[str, Any]]] = []  # a change's operations: one decision, one plan
     taken: set[tuple[str, tuple[int, int]]] = set()  # one new claim per page and unit
     for change in follow.changes:
@@ -371,7 +451,7 @@ def propose_changes(vault: Vault, follow: VersionFollow, actor: str) -> VersionO
                 f"({record.short_id}): “{change.old_words}” is no longer in it",
                 300,
             )
-            groups.append([retract_claim_op(change.claim, why), *_added(vault, follow, change)])
+            groups.append([retract_claim_op(change.claim, why), *_added(known, follow, change)])
             continue
         lo, hi = change.pair
         words = _line(new_text[lo:hi], 600)
@@ -398,28 +478,12 @@ def propose_changes(vault: Vault, follow: VersionFollow, actor: str) -> VersionO
             )
         else:  # the same new words already replace another claim of this page
             groups.append([retract_claim_op(change.claim, reason)])
-    for part in _packed(groups):
-        withdrawn = sum(1 for op in part if op["op"] in ("supersede_claim", "retract_claim"))
-        plan = withdrawal_plan(
-            vault,
-            part,
-            f"Version {record.version} of {record.name} ({record.short_id}) changed "
-            f"{withdrawn} claim(s): review each against both versions' words",
-            purpose=LINEAGE,
-        )
-        try:
-            proposal = propose(vault, plan, actor, f"{LINEAGE}:{record.short_id}")
-        except AffidavitError:
-            continue
-        outcome.plans.append(proposal.plan_id)
-    ops = [op for group in groups for op in group]
-    outcome.supersede = sum(1 for op in ops if op["op"] == "supersede_claim")
-    outcome.retract = sum(1 for op in ops if op["op"] == "retract_claim")
-    outcome.held = len(follow.held)
-    return outcome
+    return groups
 
 
-def _added(vault: Vault, follow: VersionFollow, change: _Change) -> list[dict[str, Any]]:
+def _added(
+    known: Callable[[str], bool], follow: VersionFollow, change: _Change
+) -> list[dict[str, Any]]:
     """What the model wrote from the new words that replaced a retracted claim's words (held
     out of its chunk's plan), added by the plan that retracts it: onto the page the model
     chose where it exists, else the retracted claim's page."""
@@ -434,8 +498,7 @@ def _added(vault: Vault, follow: VersionFollow, change: _Change) -> list[dict[st
             out.append({"op": "update_context", "mode": "append", "entries": [held.claim]})
             continue
         page = held.page
-        known = vault.db.execute("SELECT 1 FROM pages WHERE slug = ?", (page,)).fetchone()
-        if not page or known is None:
+        if not page or not known(page):
             page = change.page
         if not page:
             continue
@@ -460,18 +523,31 @@ def _claims_quoting(
     vault: Vault, source_id: str, spans: list[tuple[int, int]]
 ) -> dict[tuple[int, int], list[tuple[str, str]]]:
     """Active claims whose evidence in ``source_id`` lies inside each span: (id, page)."""
+    if not spans:
+        return {}
+    return quoting_in(
+        vault.db.execute(
+            'SELECT c.id, c.page_slug, e.start, e."end" FROM evidence e JOIN claims c '
+            "ON c.id = e.claim_id "
+            "WHERE e.source_key = (SELECT key FROM source_keys WHERE source_id = ?) "
+            "AND c.status = 'active' ORDER BY c.id",
+            (source_id,),
+        ),
+        spans,
+    )
+
+
+def quoting_in(
+    rows: Iterable[Sequence[Any]], spans: list[tuple[int, int]]
+) -> dict[tuple[int, int], list[tuple[str, str]]]:
+    """:func:`_claims_quoting` of the evidence ``rows`` (claim id, page, start, end; ordered by
+    claim id) of active claims in the new version."""
     out: dict[tuple[int, int], list[tuple[str, str]]] = {}
     if not spans:
         return out
     ordered = sorted(set(spans))
     starts = [s for s, _ in ordered]
-    for claim_id, page, start, end in vault.db.execute(
-        'SELECT c.id, c.page_slug, e.start, e."end" FROM evidence e JOIN claims c '
-        "ON c.id = e.claim_id "
-        "WHERE e.source_key = (SELECT key FROM source_keys WHERE source_id = ?) "
-        "AND c.status = 'active' ORDER BY c.id",
-        (source_id,),
-    ):
+    for claim_id, page, start, end in rows:
         i = bisect_right(starts, start) - 1
         if i >= 0 and ordered[i][0] <= start and end <= ordered[i][1]:
             out.setdefault(ordered[i], []).append((claim_id, page))
@@ -537,25 +613,19 @@ def _quotable(text: str, start: int, end: int, near: str) -> tuple[int, int]:
     return start + lo, start + hi
 
 
-def _changes(
-    vault: Vault,
-    source_id: str,
+def changes_of(
+    rows: Sequence[Sequence[Any]],
+    claims: list[str],
     old_text: str,
     new_text: str,
-    claims: list[str],
     alignment: _Alignment,
 ) -> list[_Change]:
-    """What replaced the words each claim left behind quotes (see the module doc)."""
+    """What replaced the words each claim left behind quotes (see the module doc), from the
+    evidence ``rows`` (claim id, page, start, end, quote; each
+    claim's in evidence order) that ``claims`` have in the older text: the part either backend
+    shares, the rows read by its own SQL."""
     out: list[_Change] = []
     starts = [s for s, _ in alignment.old_units]
-    rows = vault.db.execute(
-        'SELECT c.id, c.page_slug, e.start, e."end", e.quote FROM claims c JOIN evidence e '
-        "ON e.claim_id = c.id "
-        "WHERE e.source_key = (SELECT key FROM source_keys WHERE source_id = ?) "
-        "AND c.id IN (SELECT value FROM json_each(?)) "
-        "ORDER BY c.id, e.idx",
-        (source_id, json.dumps(claims)),
-    ).fetchall()
     first: dict[str, tuple[str, int, int, str]] = {}
     inserted: dict[int, set[str]] = {}  # inserted units' stems, computed once
     flat = _SPACE.sub(" ", new_text)
