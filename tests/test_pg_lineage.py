@@ -11,6 +11,7 @@ and ``worker --drain`` again: the new version's chunk plan went in beside the ol
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections.abc import Iterator
@@ -102,20 +103,59 @@ def test_a_trusting_policy_applies_nothing_of_the_changed_fact(team: Team) -> No
 
 
 def test_deleted_text_gets_a_retraction(team: Team) -> None:
+    """A sentence deleted: its claim gets a ``retract_claim`` proposal naming the old words;
+    the other claims are carried."""
     ingest(team, TEA)
     ingest(team, TEA.replace(OLD + "\n", ""))
-    (proposal,) = plans(team, "lineage:%")[1:] or plans(team, "lineage:%")
-    ops = json.loads(proposal["plan_json"])["operations"]
-    assert [op["op"] for op in ops if op["op"] != "carry_source"] == ["retract_claim"] * len(
-        [op for op in ops if op["op"] != "carry_source"]
-    )
-    pending = [p for p in plans(team, "lineage:%") if p["status"] == "pending"]
-    assert len(pending) == 1 and green(team) == {"two minutes"}
-    assert "no longer in it" in json.loads(pending[0]["plan_json"])["operations"][0]["reason"]
-    approve(team, pending[0]["id"])
+    (pending,) = [p for p in plans(team, "lineage:%") if p["status"] == "pending"]
+    ops = json.loads(pending["plan_json"])["operations"]
+    assert ops and {op["op"] for op in ops} == {"retract_claim"}, ops
+    assert all("is no longer in it" in op["reason"] for op in ops)
+    assert green(team) == {"two minutes"}  # until a person decides
+    approve(team, pending["id"])
     assert green(team) == set()
     assert team.q("SELECT count(*) AS n FROM {s}.claims WHERE status = 'active' AND text LIKE %s",
                   "%Black tea%")[0]["n"] >= 1  # fmt: skip
+
+
+def test_a_worker_killed_before_the_proposals_committed_leaves_them_to_the_next(
+    team: Team, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Worker A dies (no cleanup) in the transaction proposing the version's changes, after it
+    carried and read: nothing of the proposals stays. Worker B re-claims the job once A's lease
+    expired: it carries nothing again, asks no chunk again, proposes once; the new fact still
+    only with the old one's end (its words the new version's own: A's held claim is gone with
+    A)."""
+    from affidavit.jobs.pg_ingest import PgIngest
+    from affidavit.jobs.pg_lineage import MARK
+
+    from .test_pg_jobs import Crash, until
+
+    ingest(team, TEA)
+    job = team.submit(sent(TEA.replace(OLD, NEW)))
+    real = PgIngest._mark
+
+    def dying(self: PgIngest, conn: Any, record: Any, start: int, outcome: str) -> None:
+        real(self, conn, record, start, outcome)
+        if start == MARK:  # the proposals and their marker written, not committed
+            raise Crash()
+
+    monkeypatch.setattr(PgIngest, "_mark", dying)
+    with pytest.raises(Crash):
+        team.worker(lease_seconds=0.5).run_once()
+    monkeypatch.setattr(PgIngest, "_mark", real)
+    assert green(team) == {"two minutes"}
+    assert [p["status"] for p in plans(team, "lineage:carry:%")] == ["applied"]
+    assert [p for p in plans(team, "lineage:%") if p["status"] == "pending"] == []
+    until(lambda: team.worker(lease_seconds=60).run_once(), "A's lease to expire")
+    done = team.call("GET", f"/jobs/{job['id']}", "read").json()
+    assert done["status"] == "done" and done["attempts"] == 2, done
+    assert [p["status"] for p in plans(team, "lineage:carry:%")] == ["applied"]
+    pending = [p["id"] for p in plans(team, "lineage:%") if p["status"] == "pending"]
+    assert len(pending) == 1
+    assert green(team) == {"two minutes"}
+    approve(team, pending[0])
+    assert green(team) == {"three minutes"}
 
 
 class Attacker(Provider):
@@ -202,10 +242,8 @@ class Gate(Provider):
         self.barrier = barrier
 
     def complete(self, request: ModelRequest) -> Completion:
-        try:
+        with contextlib.suppress(threading.BrokenBarrierError):  # the other one is done
             self.barrier.wait()
-        except threading.BrokenBarrierError:
-            pass
         return self.inner.complete(request)
 
 
@@ -233,8 +271,10 @@ def test_two_workers_on_one_version_carry_and_propose_once(team: Team) -> None:
     assert green(team) == {"two minutes"}
     approve(team, pending[0]["id"])
     assert green(team) == {"three minutes"}
-    texts = [(r["page_slug"], r["text"])
-             for r in team.q("SELECT page_slug, text FROM {s}.claims WHERE status = 'active'")]
+    texts = [
+        (r["page_slug"], r["text"])
+        for r in team.q("SELECT page_slug, text FROM {s}.claims WHERE status = 'active'")
+    ]
     assert len(texts) == len(set(texts)), texts  # fmt: skip
 
 
