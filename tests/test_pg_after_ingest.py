@@ -83,7 +83,7 @@ def two_versions(team: Pass) -> str:
     assert team.worker().run(drain=True) == 1
     assert team.job(first["id"])["status"] == "done"
     assert team.findings() == []  # one version: nothing is stale
-    return release(team, RELEASE_2, "2.0")["id"]
+    return str(release(team, RELEASE_2, "2.0")["id"])
 
 
 def release(team: Pass, text: str, folder: str) -> dict[str, Any]:
