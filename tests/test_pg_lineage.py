@@ -310,3 +310,46 @@ def test_an_older_version_read_after_a_newer_one_states_nothing_old(team: Team) 
     assert len(pending) == 1, pending
     approve(team, pending[0]["id"])
     assert green(team) == {"one minute"}
+
+
+SUMMARY = """# Tea notes
+
+Green tea should steep for two minutes at 80 degrees Celsius.
+
+Black tea needs water at a full boil and steeps for four minutes.
+"""
+
+
+def summary_after_edit(team: Team, before: str | None = None) -> tuple[str, list[Any]]:
+    """Ingest SUMMARY (its first sentence the page's summary), set the summary to ``before``
+    when given, ingest the edit, approve the lineage plan; the summary and the approval's
+    audit entries' operations."""
+    ingest(team, SUMMARY)
+    (page,) = team.q("SELECT summary FROM {s}.pages WHERE slug = 'tea'")
+    assert "two minutes" in page["summary"]  # the engine summarises with the first claim
+    if before is not None:
+        team.q("UPDATE {s}.pages SET summary = %s WHERE slug = 'tea' RETURNING slug", before)
+    ingest(team, SUMMARY.replace("two minutes", "three minutes"))
+    (pending,) = [p for p in plans(team, "lineage:%") if p["status"] == "pending"]
+    approve(team, pending["id"])
+    (page,) = team.q("SELECT summary FROM {s}.pages WHERE slug = 'tea'")
+    entries = [e for e in team.storage.audit("team")
+               if e.action == "applied" and e.plan_id == pending["id"]]  # fmt: skip
+    return str(page["summary"]), [op for e in entries for op in json.loads(e.detail)["ops"]]
+
+
+def test_a_summary_that_was_the_old_claims_words_follows_its_successor(team: Team) -> None:
+    """As SQLite's door (store/summary_follows.py): approving the supersession moves the page
+    summary that *is* the old claim's words to the successor's, and the audit entry says so."""
+    summary, ops = summary_after_edit(team)
+    assert "three minutes" in summary and "two minutes" not in summary, summary
+    moved = [op["summary_follows"] for op in ops if "summary_follows" in op]
+    assert [m["page"] for m in moved] == ["tea"] and moved[0]["summary"] == summary
+
+
+def test_a_summary_in_other_words_stays(team: Team) -> None:
+    """The other side: a summary that is not the superseded claim's words is a person's
+    choice; the supersession leaves it, and names no move."""
+    summary, ops = summary_after_edit(team, "Notes on steeping green and black tea.")
+    assert summary == "Notes on steeping green and black tea."
+    assert not [op for op in ops if "summary_follows" in op]
