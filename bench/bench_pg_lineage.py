@@ -38,6 +38,7 @@ def _cpu() -> float:
 def run(speeches: int, share: float, seed: int) -> dict[str, Any]:
     from bench_lineage import edit
     from bench_lineage import speeches as corpus
+    from tests import pg_cluster
 
     from affidavit.config import Config
     from affidavit.jobs.payloads import StoredIngestPayload
@@ -46,7 +47,6 @@ def run(speeches: int, share: float, seed: int) -> dict[str, Any]:
     from affidavit.providers.extractive import ExtractiveProvider
     from affidavit.storage.postgres import PostgresStorage
     from affidavit.storage.postgres_jobs import PostgresJobStore
-    from tests import pg_cluster
 
     class Counting(Provider):
         name = "extractive"
@@ -75,13 +75,12 @@ def run(speeches: int, share: float, seed: int) -> dict[str, Any]:
                 return list(row.values())
 
         def job(texts: list[tuple[str, str]]) -> dict[str, Any]:
-            ids = [
-                storage.add_source(
+            ids = []
+            for name, text in texts:
+                ids.append(storage.add_source(
                     "bench", text.encode(), origin=f"/docs/{name}", name=name,
                     added_at="2026-12-08T00:00:00Z", media_type="text/markdown", trust="trusted",
-                )  # fmt: skip
-                for name, text in texts
-            ]
+                ))  # fmt: skip
             payload = StoredIngestPayload(sources=ids).model_dump(mode="json")
             jobs.enqueue("bench", payload, "ann")
             model = Counting()
@@ -108,7 +107,9 @@ def run(speeches: int, share: float, seed: int) -> dict[str, Any]:
         after = int(q("SELECT count(*) FROM {s}.claims WHERE status = 'active'")[0])
         carried = int(q("SELECT count(DISTINCT claim_id) FROM {s}.evidence_carried")[0])
         waiting = int(
-            q("SELECT count(*) FROM {s}.plans WHERE status = 'pending' AND origin LIKE 'lineage:%'")[0]
+            q(
+                "SELECT count(*) FROM {s}.plans WHERE status = 'pending' AND origin LIKE 'lineage:%'"
+            )[0]
         )
         on_new = int(
             q("SELECT count(*) FROM {s}.evidence e JOIN {s}.sources s ON s.id = e.source_id "

@@ -228,6 +228,12 @@ def test_the_cli_path_never_states_both_facts(pg_url: str, tmp_path: Path) -> No
     answer = run("ask", "--vault", "tea", "How long is green tea steeped?")
     assert NEW in answer and OLD not in answer, answer
     assert "Black tea" in run("ask", "--vault", "tea", "How long is black tea steeped?")
+    # the mirror follows the carry and the supersession; the doctor finds both clean
+    mirror = tmp_path / "mirror"
+    run("mirror", "--vault", "tea", str(mirror))
+    page = (mirror / "wiki" / "tea.md").read_text()
+    assert NEW in page and "~~" + OLD in page, page
+    run("doctor", "--vault", "tea", "--mirror", str(mirror))
 
 
 class Gate(Provider):
