@@ -316,8 +316,10 @@ def test_an_older_version_read_after_a_newer_one_states_nothing_old(team: Team) 
     assert len(pending) == 1, pending
     approve(team, pending[0]["id"])
     assert green(team) == {"one minute"}
-    texts = [(r["page_slug"], r["text"])
-             for r in team.q("SELECT page_slug, text FROM {s}.claims WHERE status = 'active'")]
+    texts = [
+        (r["page_slug"], r["text"])
+        for r in team.q("SELECT page_slug, text FROM {s}.claims WHERE status = 'active'")
+    ]
     assert len(texts) == len(set(texts)), texts  # fmt: skip
 
 

@@ -45,7 +45,7 @@ from ..storage.jobs import Claim, LeaseLost
 from ..storage.postgres import Conn, PostgresDoor, _q, insert_plan
 from ..storage.postgres_jobs import PostgresJobStore
 from .payloads import StoredIngestPayload
-from .pg_lineage import READ, PgLineage, superseded_by
+from .pg_lineage import PgLineage, superseded_by
 
 STARTED = "started"
 NONCE_HOURS = 24
@@ -217,9 +217,6 @@ class PgIngest:
             if lineage is not None:
                 self._checkpoint()
                 outcome.lineage = lineage.propose()
-            if not outcome.chunks.get("failed"):  # every chunk settled: the next version
-                with self._fenced() as conn:  # reads only what changed since this one
-                    self._mark(conn, record, READ, "read")
         totals: Counter[str] = Counter()
         for source in done:
             totals.update(source.chunks)

@@ -74,9 +74,6 @@ MARK = -1
 FOLLOWING = -2
 """The marker (outcome ``following``) its carry commits with: from then on no chunk of an older
 version of the origin is settled (:func:`superseded_by`)."""
-READ = -3
-"""The marker (outcome ``read``) a job writes once every chunk of a source is settled: the next
-version reads only what changed since it."""
 NONCE_HOURS = 24
 
 
@@ -134,7 +131,9 @@ class PgLineage:
                 return texts[source_id]
 
             self.fresh = (
-                changed_units(text_of(older[0]), self.text) if _read(db, older[0]) else None
+                changed_units(text_of(older[0]), self.text)
+                if _read(db, older[0], self.ingest.claim.job_id)
+                else None
             )
             self.ingest._mark(conn, record, FOLLOWING, "following")
             marked = db.execute(
@@ -321,16 +320,22 @@ class PgLineage:
         return plan_id, admission, applied
 
 
-def _read(db: PgSql, source_id: str) -> bool:
-    """Whether every chunk of ``source_id`` was settled: its :data:`READ` marker, or (a source
-    read before the markers) settled chunks and none in flight."""
-    row = db.execute(
-        "SELECT count(*) FILTER (WHERE start = ?), count(*) FILTER (WHERE start >= 0 AND "
-        "outcome != 'started'), count(*) FILTER (WHERE outcome = 'started') "
-        "FROM ingested_chunks WHERE source_id = ?",
-        (READ, source_id),
+def _read(db: PgSql, source_id: str, job_id: str) -> bool:
+    """Whether ``source_id`` was read: chunks of it settled, and no other ingest job of it
+    queued or running (one between two chunks has none in flight, yet is not done)."""
+    settled = db.execute(
+        "SELECT 1 FROM ingested_chunks WHERE source_id = ? AND start >= 0 "
+        "AND outcome != 'started' LIMIT 1",
+        (source_id,),
     ).fetchone()
-    return bool(row[0]) or (bool(row[1]) and not row[2])
+    if settled is None:
+        return False
+    reading = db.execute(  # a source id is hex: nothing in it is a LIKE pattern
+        "SELECT 1 FROM jobs WHERE status IN ('queued', 'running') AND id != ? "
+        "AND kind = 'ingest_stored' AND payload LIKE ? LIMIT 1",
+        (job_id, f'%"{source_id}"%'),
+    ).fetchone()
+    return reading is None
 
 
 def _chain(db: PgSql, source_id: str) -> list[tuple[str]]:
