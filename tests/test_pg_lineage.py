@@ -364,3 +364,21 @@ def test_a_summary_in_other_words_stays(team: Team) -> None:
     summary, ops = summary_after_edit(team, "Notes on steeping green and black tea.")
     assert summary == "Notes on steeping green and black tea."
     assert not [op for op in ops if "summary_follows" in op]
+
+
+def test_an_agents_new_version_applies_nothing_by_the_policy(team: Team) -> None:
+    """W13: a job an agent (a token) queued carries nothing by the policy either — its carry
+    and its lineage proposal wait for a person, and the old fact alone is stated."""
+    first = team.submit(sent(TEA), role="approve")  # the same token sends both versions
+    assert team.worker().run(drain=True) == 1
+    assert team.call("GET", f"/jobs/{first['id']}", "read").json()["status"] == "done"
+    for plan in plans(team, "ingest:%"):  # a person approves the agent's first plans
+        approve(team, plan["id"])
+    assert green(team) == {"two minutes"}
+    job = team.submit(sent(TEA.replace(OLD, NEW)), role="approve")
+    assert team.worker().run(drain=True) == 1
+    assert team.call("GET", f"/jobs/{job['id']}", "read").json()["status"] == "done"
+    assert green(team) == {"two minutes"}
+    made = plans(team, "lineage:%")
+    assert made and {p["status"] for p in made} == {"pending"}, made
+    assert team.q("SELECT count(*) AS n FROM {s}.evidence_carried")[0]["n"] == 0
