@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import compress
 
+from ..support import wordnet
 from .lexicon import (
     CONNECTORS,
     DATE_WORDS,
@@ -272,6 +273,10 @@ def _name_of(surface: str) -> str | None:
     words = name_key(surface).split()
     if not words or _generic_name(words) or all(len(w) == 1 for w in words):
         return None  # "B C", "D D D": letters of a diagram, not a name
+    if len(words) > 1 and surface.isupper():
+        return None  # "INCOMPATIBLE OPTIONS": a manual's section heading, not a subject
+    if len(words) == 1 and len(surface) <= 3 and not surface.istitle():
+        return None  # "MiB", "KiB": a unit's symbol, not a subject
     if len(words) == 1 and (
         len(words[0]) < 3
         or _ROMAN.match(surface)
@@ -314,7 +319,20 @@ def _phrase_edge(first: str, last: str) -> bool:
         or first in VERBS
         or last in VERBS
         or first in NUMBER_WORDS
+        or _verb_form(first)
     )
+
+
+@lru_cache(maxsize=16384)
+def _verb_form(word: str) -> bool:
+    """True if ``word`` is a verb's third person and nothing else WordNet knows: "reduces"
+    ("Reduces index load" opens a definition's sentence, it names nothing), not "commits",
+    "files" or "changes", which are nouns' plurals too."""
+    if not word.endswith("s") or word.endswith("ss"):
+        return False
+    bases = {word[:-1], word[:-2]} if word.endswith("es") else {word[:-1]}
+    verb = any(wordnet.known(b, "v") for b in bases)
+    return verb and not any(wordnet.known(b, pos) for b in bases | {word} for pos in "nar")
 
 
 def _phrases(unit_pos: int, unit: Unit, found: dict[str, Candidate]) -> None:
