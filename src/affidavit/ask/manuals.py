@@ -83,12 +83,20 @@ _HOW_TO = re.compile(
     r"^\s*how\s+(?:do|can|should|would|could|may|might)\s+(?:i|you|we|one)\s+([a-z]+)\b",
     re.IGNORECASE,
 )
-OPENS_INSTRUCTION = re.compile(r"^(?:first,?\s+)?to\s+([a-z]+)\b", re.IGNORECASE)
+OPENS_INSTRUCTION = re.compile(
+    r"^(?:first,?\s+|if\s+you\s+(?:only\s+|just\s+)?(?:want|wish|need|would\s+like)\s+)?"
+    r"to\s+([a-z]+)\b",
+    re.IGNORECASE,
+)
+"""An instruction's opening: "To <verb> ...", "First, to <verb> ...", and the conditional a
+manual writes as often, "If you want to <verb> ..., (use|see|run) ..."."""
 
 
 def instructs(question: str, text: str) -> bool:
     """True if ``text`` is the instruction a "how do I <verb> ...?" question asks for: it opens
-    "To <verb> ..." ("To create a virtual environment, ... run the venv module ...")."""
+    "To <verb> ..." ("To create a virtual environment, ... run the venv module ...") or "If you
+    want to <verb> ..." ("If you want to throw away all uncommitted changes ..., you should see
+    git-reset(1), particularly the --hard option")."""
     asked = _HOW_TO.match(question)
     said = OPENS_INSTRUCTION.match(text.strip())
     if asked is None or said is None:
