@@ -208,3 +208,15 @@ def test_if_you_want_to_is_an_instruction_as_to_is() -> None:
     hits[1] = hit(1, "If you want the frob to print more, the changes are shown in colour.")
     reply = extractive_answer(question, hits, "n")
     assert not reply["sentences"][0]["text"].startswith("If you want the frob"), reply
+    # ... and "If you want to <another verb>" gains no instruction's bonus: for "put away" the
+    # command that does it stays in the answer beside the sentence about throwing away
+    hits = [
+        hit(0, "frob-stash - Stash the changes in a dirty working directory away"),
+        hit(
+            1,
+            "If you want to throw away all uncommitted changes in your working directory, you "
+            "should see frob-reset(1), particularly the --hard option.",
+        ),
+    ]
+    reply = extractive_answer("How do I temporarily put away my uncommitted changes?", hits, "n")
+    assert any(s["text"].startswith("frob-stash") for s in reply["sentences"]), reply

@@ -83,13 +83,14 @@ _HOW_TO = re.compile(
     r"^\s*how\s+(?:do|can|should|would|could|may|might)\s+(?:i|you|we|one)\s+([a-z]+)\b",
     re.IGNORECASE,
 )
-OPENS_INSTRUCTION = re.compile(
-    r"^(?:first,?\s+|if\s+you\s+(?:only\s+|just\s+)?(?:want|wish|need|would\s+like)\s+)?"
-    r"to\s+([a-z]+)\b",
+OPENS_INSTRUCTION = re.compile(r"^(?:first,?\s+)?to\s+([a-z]+)\b", re.IGNORECASE)
+_IF_YOU_WANT_TO = re.compile(
+    r"^if\s+you\s+(?:only\s+|just\s+)?(?:want|wish|need|would\s+like)\s+to\s+([a-z]+)\b",
     re.IGNORECASE,
 )
-"""An instruction's opening: "To <verb> ...", "First, to <verb> ...", and the conditional a
-manual writes as often, "If you want to <verb> ..., (use|see|run) ..."."""
+"""The conditional a manual writes for an instruction as often as "To <verb> ...": "If you want
+to <verb> ..., (use|see|run) ...". It counts for the question whose verb it holds only: for any
+other how-do-I question it is a condition on something else (no :data:`OTHER_VERB`)."""
 
 
 def instructs(question: str, text: str) -> bool:
@@ -98,7 +99,7 @@ def instructs(question: str, text: str) -> bool:
     want to <verb> ..." ("If you want to throw away all uncommitted changes ..., you should see
     git-reset(1), particularly the --hard option")."""
     asked = _HOW_TO.match(question)
-    said = OPENS_INSTRUCTION.match(text.strip())
+    said = OPENS_INSTRUCTION.match(text.strip()) or _IF_YOU_WANT_TO.match(text.strip())
     if asked is None or said is None:
         return False
     return stem(asked.group(1).lower()) == stem(said.group(1).lower())
