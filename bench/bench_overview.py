@@ -14,7 +14,8 @@ person can judge what a change brings in.
 
 Corpora: ``sample`` (the quick start's three speeches), ``sotu`` (twelve State of the Union
 addresses, :data:`SOTU_YEARS`, from ``../shared/data/corpus/sotu.jsonl``), ``sqlite`` and
-``git`` (vaults built by ``bench/bench_realdocs.py --keep``).
+``git`` (vaults built by ``bench/bench_realdocs.py --keep``), ``valgrind`` (a vault built by
+``bench/bench_realdocs_qa.py --set bench/realdocs_valgrind.json --vault DIR``; judged by docs24).
 """
 
 from __future__ import annotations
@@ -91,11 +92,11 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
     parser.add_argument("action", choices=["build", "judge"])
-    parser.add_argument("corpus", choices=["sample", "sotu", "sqlite", "git"])
+    parser.add_argument("corpus", choices=["sample", "sotu", "sqlite", "git", "valgrind"])
     parser.add_argument("vault", type=Path)
     args = parser.parse_args()
     if args.action == "build":
-        if args.corpus in ("sqlite", "git"):
+        if args.corpus in ("sqlite", "git", "valgrind"):
             parser.error("build sqlite/git vaults with bench/bench_realdocs.py --keep DIR")
         out = build(args.corpus, args.vault)
     else:

@@ -51,8 +51,6 @@ def _pos(ss_type: str) -> str:
     return "a" if ss_type == "s" else ss_type
 
 
-
-
 def read(wordnet: Path) -> dict[str, array[int] | str]:
     """The lexicon's sections, from the database in ``wordnet``."""
     number: dict[tuple[str, int], int] = {}

@@ -26,13 +26,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
+from affidavit.retrieval.embeddings import require_embedder  # noqa: E402
 from affidavit.support.entailment import (  # noqa: E402
     LEXICAL_FEATURES,
     MODEL_NAME,
     WEIGHTS_PATH,
     pair_features,
 )
-from affidavit.retrieval.embeddings import require_embedder  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "contradictions" / "vitaminc_pairs_public.jsonl"
 CARD = ROOT / "docs" / "entailment.md"

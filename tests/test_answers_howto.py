@@ -181,3 +181,42 @@ def test_an_faq_question_is_followed_where_it_is_answered(vault: Vault, tmp_path
     assert any(t.startswith("Actually, frob will easily do 50,000") for t in followers), followers
     assert any(t.startswith("But it will only do a few dozen") for t in followers), followers
     assert not [t for t in followers if "accidentally" in t], followers
+
+
+def test_if_you_want_to_is_an_instruction_as_to_is() -> None:
+    # git's manual: "How do I throw away all my local changes to tracked files?" was answered
+    # by an aside that holds the words ("This is used to throw away local changes.") over the
+    # sentence that tells the reader what to do, which opens "If you want to throw away"
+    hits = [
+        hit(
+            0,
+            "If --recurse-submodules is specified, submodule content is also restored to match "
+            "the switching target. This is used to throw away local changes.",
+        ),
+        hit(
+            1,
+            "If you want to throw away all uncommitted changes in your working directory, you "
+            "should see frob-reset(1), particularly the --hard option.",
+        ),
+        hit(2, "Local changes to tracked files are listed by frob-status."),
+    ]
+    question = "How do I throw away all my local changes to tracked files?"
+    reply = extractive_answer(question, hits, "n")
+    assert reply["sentences"][0]["text"].startswith("If you want to throw away"), reply
+    # the attacker's side: a conditional that is no instruction ("If you want ... then") for
+    # another verb, and "If ... is specified" asides, gain nothing
+    hits[1] = hit(1, "If you want the frob to print more, the changes are shown in colour.")
+    reply = extractive_answer(question, hits, "n")
+    assert not reply["sentences"][0]["text"].startswith("If you want the frob"), reply
+    # ... and "If you want to <another verb>" gains no instruction's bonus: for "put away" the
+    # command that does it stays in the answer beside the sentence about throwing away
+    hits = [
+        hit(0, "frob-stash - Stash the changes in a dirty working directory away"),
+        hit(
+            1,
+            "If you want to throw away all uncommitted changes in your working directory, you "
+            "should see frob-reset(1), particularly the --hard option.",
+        ),
+    ]
+    reply = extractive_answer("How do I temporarily put away my uncommitted changes?", hits, "n")
+    assert any(s["text"].startswith("frob-stash") for s in reply["sentences"]), reply

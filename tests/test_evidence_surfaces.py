@@ -13,6 +13,7 @@ from affidavit.cli import main
 from affidavit.doctor import run_doctor
 from affidavit.inbox import approve, propose
 from affidavit.service import vaults as service
+from affidavit.service.quote_context import CONTEXT_CHARS
 from affidavit.store.render import escape_inline
 from affidavit.vault import Vault
 
@@ -141,7 +142,7 @@ def test_a_quote_in_a_one_line_source_is_shown_with_bounded_context(vault: Vault
     proposal = propose(vault, json.dumps(plan), "tester", "test")
     [shown] = service.plan_detail(vault, proposal.plan_id).quotes
     assert shown.quote == target
-    limit = service.CONTEXT_CHARS + 1
+    limit = CONTEXT_CHARS + 1
     assert shown.before.startswith("…") and len(shown.before) <= limit
     assert shown.after.endswith("…") and len(shown.after) <= limit
     assert (

@@ -35,6 +35,8 @@ V1 = (
     "Its keeper lives in the cottage beside the tower.\n"
 )
 V2 = V1.replace("112 steps", "148 steps")
+RELEASE_1 = V1.replace("\n\n", "\n\nVersion 1.0\n\n", 1)
+RELEASE_2 = V2.replace("\n\n", "\n\nVersion 2.0\n\n", 1)
 
 
 def sent(text: str, name: str = "harbour.md") -> list[dict[str, str]]:
@@ -74,12 +76,27 @@ def team(pg_url: str) -> Iterator[Pass]:
 
 
 def two_versions(team: Pass) -> str:
-    """Ingest V1, then queue V2 (a new version of the same origin); the V2 job's id."""
-    first = team.submit(sent(V1))
+    """Ingest V1, then queue V2 — two releases of the document, each stating its version (a
+    new version of the same origin is the lineage's: its changed facts wait in one proposal
+    with the old claims' end, tests/test_pg_lineage.py); the V2 job's id."""
+    first = release(team, RELEASE_1, "1.0")
     assert team.worker().run(drain=True) == 1
     assert team.job(first["id"])["status"] == "done"
     assert team.findings() == []  # one version: nothing is stale
-    return str(team.submit(sent(V2))["id"])
+    return str(release(team, RELEASE_2, "2.0")["id"])
+
+
+def release(team: Pass, text: str, folder: str) -> dict[str, Any]:
+    """Queue an ingest of ``text`` as ``docs/FOLDER/harbour.md`` (as ``team add --ingest``
+    of that file): two folders' files are two origins, releases of one document."""
+    from affidavit.jobs.payloads import StoredIngestPayload
+
+    source = team.storage.add_source(
+        "team", text.encode(), origin=f"/docs/{folder}/harbour.md", name="harbour.md",
+        added_at="2026-12-01T00:00:00Z", media_type="text/markdown", trust="trusted",
+    )  # fmt: skip
+    payload = StoredIngestPayload(sources=[source]).model_dump(mode="json")
+    return {"id": team.jobs.enqueue("team", payload, "ann")}
 
 
 def test_a_new_version_that_changes_a_fact_gets_a_supersede_proposal(team: Pass) -> None:

@@ -465,3 +465,26 @@ def test_a_speakers_own_page_on_postgresql(wiki: Team) -> None:
     assert pages.page_sources("ferry") == 0  # the other vault's page
     assert speakers(pages, "What did Harbour say about boats?") == {"Harbour": ["harbour"]}
     assert speakers(pages, "What did Eddystone say about its light?") == {}  # gathered
+
+
+def test_a_cited_claim_a_pending_plan_would_retract_is_said_on_postgresql(wiki: Team) -> None:
+    """As on SQLite (tests/test_ask_pending.py): the answer names the pending plan."""
+    question = "Who designed the present tower of the Eddystone Lighthouse?"
+    first = wiki.ask(question).json()
+    assert first["pending_changes"] == []
+    cited = first["answer"][0]["claims"][0]
+    plan = {
+        "nonce": wiki.team.new_nonce(1).nonce,
+        "operations": [{"op": "retract_claim", "claim": cited, "reason": "checking the date"}],
+    }
+    proposed = wiki.team.propose(plan, "ann", "cli")
+    assert proposed.status == "pending"
+    try:
+        answer = wiki.ask(question).json()
+        assert answer["pending_changes"] == [
+            {"claim": cited, "plan": proposed.plan_id, "op": "retract_claim", "origin": "cli"}
+        ]
+        assert f"plan {proposed.plan_id[:12]} would retract" in answer["markdown"]
+    finally:
+        wiki.team.reject(proposed.plan_id, "test over", "ann")
+    assert wiki.ask(question).json()["pending_changes"] == []

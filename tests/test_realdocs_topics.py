@@ -4,7 +4,7 @@ interface words, e-mail header fields and generic nouns recur as often as its on
 from __future__ import annotations
 
 from affidavit.extractive.analysis import _units
-from affidavit.extractive.topics import find_topics
+from affidavit.extractive.topics import _phrase_edge, find_topics
 from affidavit.providers.base import IngestTask
 
 MAIL = """# Mail
@@ -95,3 +95,27 @@ def test_a_definitions_first_verb_and_letter_runs_are_no_topics() -> None:
     titles = [t.title for t in find_topics(units, {}, 10, text=text)]
     assert "Print" not in titles and "B C" not in titles and "D D D" not in titles, titles
     assert "Merge Driver" in titles, titles
+
+
+def test_capital_headings_unit_symbols_and_verb_openings_are_no_topics() -> None:
+    """git's noise (bench/overview_judged.json): "INCOMPATIBLE OPTIONS" and "BACKEND SPECIFIC
+    HINTS" (sections in capitals a sentence refers to: "below", "section"), "MiB" (a unit), "Reduces index load" (a definition's
+    sentence opened by its verb). The attacker's side: a name in title case, a name of mixed
+    case ("OpenSSL"), SQL's keywords in capitals ("ALTER TABLE") and key phrases that open with a plural noun stay topics."""
+    text = "# git-config\n\n" + "\n".join(
+        f"See INCOMPATIBLE OPTIONS below and the BACKEND SPECIFIC HINTS section: the Merge "
+        f"Driver uses OpenSSL and keeps {n} MiB. This reduces index load time for the pack files "
+        f"of the Merge Driver. The files changed by the pack files reach OpenSSL, and the ALTER "
+        f"TABLE command alters them."
+        for n in range(4)
+    )
+    task = IngestTask("n" * 16, "0" * 64, "git-config.html", text, 0, 0, 1)
+    units, _ = _units(task)
+    titles = [t.title for t in find_topics(units, {}, 12, text=text)]
+    for noise in ("INCOMPATIBLE OPTIONS", "BACKEND SPECIFIC HINTS", "MiB", "Reduces index load"):
+        assert noise not in titles, titles
+    assert "Merge Driver" in titles and "OpenSSL" in titles and "Pack files" in titles, titles
+    assert "ALTER TABLE" in titles, titles  # SQL's keywords in capitals are subjects
+    # "This reduces index load time ...": a phrase may not open with a verb's third person
+    assert _phrase_edge("reduces", "load") and _phrase_edge("commits", "output")
+    assert not _phrase_edge("pack", "files") and not _phrase_edge("changes", "list")

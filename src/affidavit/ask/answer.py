@@ -41,6 +41,7 @@ from .log import AskLog, Issued, new_nonce
 from .manuals import defined_term, defines
 from .measures import dimension
 from .packing import Packed, pack
+from .pending import PendingChange, describe, pending_changes
 from .sections import title_instructions
 from .speakers import POOL, on_pages, speakers, titled_only, unsaid
 from .texts import TextReads, source_texts, title_spans
@@ -172,6 +173,8 @@ class Answer:
     titles: dict[str, EvidenceRef] = field(default_factory=dict)
     """The page titles the answer is taken from, as they stand in their sources, by the id of
     the claim cited with them (shown first in its footnote)."""
+    pending: list[PendingChange] = field(default_factory=list)
+    """Pending plans that would supersede or retract a cited claim (:mod:`.pending`)."""
 
     def cited(self) -> list[Hit]:
         """The given claims that the kept sentences cite, in first-cited order."""
@@ -199,6 +202,7 @@ class Answer:
             "closest_pages": [{"slug": slug, "title": title} for slug, title in self.closest],
             "unknown_names": list(self.unknown),
             "titled_names": list(self.titled),
+            "pending_changes": [change.to_json() for change in self.pending],
         }
 
 
@@ -404,6 +408,8 @@ class Asker:
                 answer.short_answer = None
         answer.unknown = unknown
         answer.titled = list(titled)
+        if answer.verdict == "answered":
+            answer.pending = pending_changes(self.wiki, [h.claim_id for h in answer.cited()])
         if answer.verdict != "answered":
             named = [page for pages in titled.values() for page in pages]
             answer.closest = closest_pages(hits, named)
@@ -582,6 +588,10 @@ def render_answer(answer: Answer) -> str:
                 f"[^{numbers[hit.claim_id]}]: {quotes} · claim `{hit.claim_id}` "
                 f"on [{hit.page_title}]({hit.page or 'context'}.md)"
             )
+    if answer.pending:
+        lines += ["", "Under review — a pending plan would change what this answer cites:"]
+        numbers = {h.claim_id: n for n, h in enumerate(answer.cited(), 1)}
+        lines += [f"- {describe(c, numbers.get(c.claim))}" for c in answer.pending]
     if answer.dropped:
         lines += [
             "",

@@ -84,13 +84,22 @@ _HOW_TO = re.compile(
     re.IGNORECASE,
 )
 OPENS_INSTRUCTION = re.compile(r"^(?:first,?\s+)?to\s+([a-z]+)\b", re.IGNORECASE)
+_IF_YOU_WANT_TO = re.compile(
+    r"^if\s+you\s+(?:only\s+|just\s+)?(?:want|wish|need|would\s+like)\s+to\s+([a-z]+)\b",
+    re.IGNORECASE,
+)
+"""The conditional a manual writes for an instruction as often as "To <verb> ...": "If you want
+to <verb> ..., (use|see|run) ...". It counts for the question whose verb it holds only: for any
+other how-do-I question it is a condition on something else (no :data:`OTHER_VERB`)."""
 
 
 def instructs(question: str, text: str) -> bool:
     """True if ``text`` is the instruction a "how do I <verb> ...?" question asks for: it opens
-    "To <verb> ..." ("To create a virtual environment, ... run the venv module ...")."""
+    "To <verb> ..." ("To create a virtual environment, ... run the venv module ...") or "If you
+    want to <verb> ..." ("If you want to throw away all uncommitted changes ..., you should see
+    git-reset(1), particularly the --hard option")."""
     asked = _HOW_TO.match(question)
-    said = OPENS_INSTRUCTION.match(text.strip())
+    said = OPENS_INSTRUCTION.match(text.strip()) or _IF_YOU_WANT_TO.match(text.strip())
     if asked is None or said is None:
         return False
     return stem(asked.group(1).lower()) == stem(said.group(1).lower())

@@ -19,12 +19,13 @@ from ..vault import Vault
 from .context import SourceOrder, WikiWords, following, misspelt
 from .context import mentions as fts5_mentions
 from .log import AskLog, Issued, write
+from .pending import PendingPlans
 from .sections import TitleReads
 from .speakers import TitledPages
 from .texts import TextReads, flagged, source_texts
 
 
-class AskWiki(WikiWords, SourceOrder, TextReads, TitleReads, TitledPages, Protocol):
+class AskWiki(WikiWords, SourceOrder, TextReads, TitleReads, TitledPages, PendingPlans, Protocol):
     """One vault as the answerer sees it."""
 
     @property
@@ -87,6 +88,15 @@ class SqliteWiki:
             (marks, int(limit)),
         ).fetchall()
         return [(str(r[0]), str(r[1])) for r in rows]
+
+    def pending_plans(self) -> list[tuple[str, str, str]]:
+        rows = self.db.execute(
+            "SELECT id, origin, plan_json FROM plans WHERE status = 'pending' AND expires_at > ? "
+            "AND (plan_json LIKE '%supersede_claim%' OR plan_json LIKE '%retract_claim%') "
+            "ORDER BY created_at, id",
+            (iso(self.vault.clock()),),
+        ).fetchall()
+        return [(str(r[0]), str(r[1]), str(r[2])) for r in rows]
 
     def page_claims(self, slug: str, limit: int) -> list[str]:
         rows = self.db.execute(

@@ -240,6 +240,21 @@ def _submit(
     submit_job(ctx, payload, as_json)
 
 
+def _counts(by_status: dict[str, int]) -> str:
+    """``{'pending': 2, 'applied': 1}`` as ``2 pending, 1 applied`` (``none`` when empty)."""
+    return ", ".join(f"{n} {status}" for status, n in by_status.items() if n) or "none"
+
+
+def _version_line(lineage: dict[str, Any]) -> str:
+    """What following a new version of a known file did, in words."""
+    parts = [f"version {lineage['version']}: {lineage['carried']} claim(s) carried"]
+    if lineage.get("supersede_proposals"):
+        parts.append(f"{lineage['supersede_proposals']} changed fact(s) proposed for review")
+    if lineage.get("retract_proposals"):
+        parts.append(f"{lineage['retract_proposals']} removed fact(s) proposed for retraction")
+    return ", ".join(parts)
+
+
 def _print_report(report: IngestReport) -> None:
     for source in report.sources:
         if source.status == "failed":
@@ -253,14 +268,21 @@ def _print_report(report: IngestReport) -> None:
                 f"{len(statuses)} chunk(s) — "
                 + ", ".join(f"{statuses.count(s)} {s}" for s in sorted(set(statuses)))
             )
+            if source.lineage:
+                click.echo("    " + _version_line(source.lineage))
             for chunk in source.chunks:
                 if chunk.status in ("failed", "rejected"):
                     click.echo(f"    chunk {chunk.index + 1}: {chunk.message}")
+    if report.deleted:
+        click.echo(
+            f"− files gone from the folder: {len(report.deleted)} retraction plan(s) proposed "
+            f"({', '.join(p[:12] for p in report.deleted)})"
+        )
     totals = report.totals()
     claims = totals["claims"]
     click.echo("")
     click.echo(
-        f"Plans: {totals['chunks']} · operations admitted: {totals['operations']} · claims: "
+        f"Plans: {_counts(totals['chunks'])} · operations admitted: {totals['operations']} · claims: "
         f"{claims['admitted']} admitted, {claims['quarantined']} quarantined, "
         f"{claims['rejected']} rejected"
     )
@@ -271,7 +293,12 @@ def _print_report(report: IngestReport) -> None:
         f"Model calls: {totals['model_calls']} · tokens: {tokens['prompt']} prompt + "
         f"{tokens['completion']} completion · job {report.job_id}"
     )
-    if totals["chunks"].get("pending") or totals["chunks"].get("partial"):
+    changed = any(
+        s.lineage and (s.lineage.get("supersede_proposals") or s.lineage.get("retract_proposals"))
+        for s in report.sources
+    )
+    waiting = totals["chunks"].get("pending") or totals["chunks"].get("partial")
+    if waiting or changed or report.deleted:
         click.echo("Review the plans: affidavit inbox")
     if totals["chunks"].get("partial"):
         click.echo(

@@ -225,15 +225,23 @@ def _marked(text: str, words: list[str]) -> str:
 
 
 def _context(quote: QuoteContext) -> list[str]:
-    """The lines of the source around a verified quote, with the quote marked »like this«."""
-    marked = (
-        quote.before
-        + click.style("»", fg="green")
-        + click.style(quote.quote, bold=True)
-        + click.style("«", fg="green")
-        + quote.after
-    )
-    return ["      │ " + line for line in marked.strip("\n").splitlines()]
+    """The lines of the source around a verified quote, with the quote marked »like this« and
+    what the document hides from its reader ⟦like this⟧ (then why, under the lines)."""
+    from ..service.quote_context import pieces
+
+    marked, why = "", []
+    for part, text, hidden in pieces(quote):
+        if hidden:
+            marked += click.style(f"⟦{text}⟧", dim=True)
+            if hidden not in why:
+                why.append(hidden)
+        elif part == "quote":
+            marked += click.style("»", fg="green") + click.style(text, bold=True)
+            marked += click.style("«", fg="green")
+        else:
+            marked += text
+    lines = ["      │ " + line for line in marked.strip("\n").splitlines()]
+    return lines + [f"      ⟦…⟧ not shown to a reader of the document: {w}" for w in why]
 
 
 @inbox.command("show")

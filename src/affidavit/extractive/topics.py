@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import compress
 
+from ..support import wordnet
 from .lexicon import (
     CONNECTORS,
     DATE_WORDS,
@@ -56,6 +57,10 @@ _POSSESSIVE = re.compile(r"['’]s?$")
 _KEY_WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
 _ROMAN = re.compile(r"^[IVXLC]+$")
 MAX_NAME_TOKENS = 6
+_SECTION_REFERENCE = re.compile(r"\s+(?:below|above|section)\b")
+"""After a name in capitals, what makes it a reference to a section of the manual ("See
+INCOMPATIBLE OPTIONS below", "See BACKEND SPECIFIC HINTS section"), where SQL's "ALTER TABLE"
+and "CREATE INDEX", named in capitals too, are subjects."""
 _DEMONYM = ("ian", "ese", "ish")
 _TRAILING_GENERIC = frozenset({"government", "governments"})
 _IDENT_DIGITS = re.compile(r"^[a-z]+\d+$")
@@ -250,7 +255,10 @@ def _names(unit_pos: int, unit: Unit, found: dict[str, Candidate]) -> None:
             continue
         if text.startswith(":", ends[run[-1]]) and not text.startswith("::", ends[run[-1]]):
             continue  # "Resulting Affinity: TEXT", "Default: 2000": a label, not a mention
-        _add_name(text[starts[run[0]] : ends[run[-1]]], run[0] > 0 or len(run) > 1, unit_pos, found)
+        surface = text[starts[run[0]] : ends[run[-1]]]
+        if len(run) > 1 and surface.isupper() and _SECTION_REFERENCE.match(text, ends[run[-1]]):
+            continue  # "See INCOMPATIBLE OPTIONS below": a section's name, not a subject
+        _add_name(surface, run[0] > 0 or len(run) > 1, unit_pos, found)
 
 
 def _add_name(surface: str, inner: bool, unit_pos: int, found: dict[str, Candidate]) -> None:
@@ -272,6 +280,8 @@ def _name_of(surface: str) -> str | None:
     words = name_key(surface).split()
     if not words or _generic_name(words) or all(len(w) == 1 for w in words):
         return None  # "B C", "D D D": letters of a diagram, not a name
+    if len(words) == 1 and len(surface) <= 3 and not surface.istitle():
+        return None  # "MiB", "KiB": a unit's symbol, not a subject
     if len(words) == 1 and (
         len(words[0]) < 3
         or _ROMAN.match(surface)
@@ -314,7 +324,20 @@ def _phrase_edge(first: str, last: str) -> bool:
         or first in VERBS
         or last in VERBS
         or first in NUMBER_WORDS
+        or _verb_form(first)
     )
+
+
+@lru_cache(maxsize=16384)
+def _verb_form(word: str) -> bool:
+    """True if ``word`` is a verb's third person and nothing else WordNet knows: "reduces"
+    ("Reduces index load" opens a definition's sentence, it names nothing), not "commits",
+    "files" or "changes", which are nouns' plurals too."""
+    if not word.endswith("s") or word.endswith("ss"):
+        return False
+    bases = {word[:-1], word[:-2]} if word.endswith("es") else {word[:-1]}
+    verb = any(wordnet.known(b, "v") for b in bases)
+    return verb and not any(wordnet.known(b, pos) for b in bases | {word} for pos in "nar")
 
 
 def _phrases(unit_pos: int, unit: Unit, found: dict[str, Candidate]) -> None:

@@ -18,7 +18,6 @@ end are one decision. Claims citing inserted text (no claim's words replaced) ar
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from typing import Any
 from ..evidence.verify import locate
 from ..retract import LINEAGE_ORIGIN
 from ..sources.sentences import SourceSentences
+from ..storage.queries import Sql
 
 __all__ = ["HELD", "Held", "hold_replacing", "proposed_spans", "successor_for"]
 
@@ -113,7 +113,7 @@ def successor_for(held: Sequence[Held], page: str, span: tuple[int, int] | None)
 
 
 def proposed_spans(
-    db: sqlite3.Connection, source_id: str, short_id: str, numbered: SourceSentences
+    db: Sql, source_id: str, short_id: str, numbered: SourceSentences
 ) -> list[tuple[int, int]]:
     """Where the pending lineage plans of version ``source_id`` cite it (the new claims of their
     supersessions, and those added beside a retraction). A re-ingest stopped after some of its

@@ -35,9 +35,8 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from difflib import SequenceMatcher
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,12 +53,10 @@ from ..retract import (
     withdrawal_plan,
 )
 from ..sources.lineage import chain, follow_move, moved_here, origin_key, under_root
-from ..sources.sentences import number_sentences
 from ..sources.store import SourceRecord, SourceStore
-from ..sources.stretches import piece_opcodes
 from ..store.blast import LIVE
 from ..vault import Vault
-from ..words import stems
+from .alignment import PAIRING, _align, _Alignment, _moved, _pair
 from .holding import Held, successor_for
 from .renames import follow_renamed
 from .replans import follow_undone, replace_stale
@@ -84,9 +81,6 @@ __all__ = [
     "vanished_under",
 ]
 
-PAIRING = 0.5
-"""Similarity (word stems in common, Jaccard) from which a replaced unit is the same statement
-changed (a supersession) rather than a different one (the old one retracted)."""
 CARRY_CHUNK = 5_000
 """Claims named per ``carry_source`` operation."""
 MAX_QUOTE = 300
@@ -127,120 +121,6 @@ class VersionOutcome:
             "plans": self.plans,
             "replaced_plans": self.replaced_plans,
         }
-
-
-# -- units and their alignment -------------------------------------------------------------
-
-
-def units(text: str) -> list[tuple[int, int]]:
-    """The text as units to align: its numbered sentences, and each non-blank line of the text
-    between them (headings, table rows, list items, code), by offsets."""
-    out: list[tuple[int, int]] = []
-    at = 0
-    for sentence in number_sentences(text):
-        out += _lines(text, at, sentence.start)
-        out.append((sentence.start, sentence.end))
-        at = sentence.end
-    out += _lines(text, at, len(text))
-    return out
-
-
-def _lines(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    out = []
-    for match in re.finditer(r"[^\n]+", text[start:end]):
-        line = match.group()
-        if line.strip():
-            lead = len(line) - len(line.lstrip())
-            out.append((start + match.start() + lead, start + match.start() + len(line.rstrip())))
-    return out
-
-
-def _key(text: str) -> str:
-    return _SPACE.sub(" ", text).strip().lower()
-
-
-def _similarity(a: str, b: str) -> float:
-    sa, sb = set(stems(a)), set(stems(b))
-    return len(sa & sb) / len(sa | sb) if sa | sb else 0.0
-
-
-@dataclass
-class _Alignment:
-    old_units: list[tuple[int, int]]
-    new_units: list[tuple[int, int]]
-    block_of: dict[int, tuple[str, int, int, int, int]]
-    """Old unit index -> its opcode (tag, i1, i2, j1, j2)."""
-    added: list[int]
-    """New units inserted or replacing others."""
-    inserted: list[int] = field(default_factory=list)
-    """New units inserted (replacing none)."""
-
-
-CONTEXT_PIECES = 2
-"""Unchanged pieces aligned with each changed stretch on either side: a sentence cut into
-pieces at an abbreviation is numbered whole, and the cut at a window's edge is the same on both
-sides, so what it leaves aligns equal."""
-
-
-def _align(old: str, new: str) -> _Alignment:
-    """Align the two texts unit by unit where they differ: their cheap pieces (lines, or parts of
-    lines up to a sentence's end: :mod:`affidavit.sources.stretches`) are aligned first, and only
-    the stretches that differ, with :data:`CONTEXT_PIECES` on either side, are cut into units and
-    aligned — an edit of a few sentences costs those sentences, not the whole text twice. The
-    units of what both texts share are left out: no claim left behind quotes them, and they hold
-    nothing new."""
-    old_at, new_at, codes = piece_opcodes(old, new)
-    last_old, last_new = len(old_at) - 1, len(new_at) - 1
-    windows: list[list[int]] = []  # [old first piece, old end piece, new first, new end]
-    for tag, i1, i2, j1, j2 in codes:
-        if tag == "equal":
-            continue
-        before = min(CONTEXT_PIECES, i1, j1)
-        if windows and i1 - before <= windows[-1][1] + CONTEXT_PIECES:  # their context touches
-            windows[-1][1], windows[-1][3] = i2, j2
-        else:
-            windows.append([i1 - before, i2, j1 - before, j2])
-    aligned = _Alignment([], [], {}, [], [])
-    for i1, i2, j1, j2 in windows:
-        after = min(CONTEXT_PIECES, last_old - i2, last_new - j2)
-        _align_stretch(
-            aligned, old, new, (old_at[i1], old_at[i2 + after]), (new_at[j1], new_at[j2 + after])
-        )
-    return aligned
-
-
-def _align_stretch(
-    aligned: _Alignment,
-    old: str,
-    new: str,
-    old_span: tuple[int, int],
-    new_span: tuple[int, int],
-) -> None:
-    """Add the units of one differing stretch of each text to ``aligned``, aligned."""
-    old_units = _units_in(old, old_span)
-    new_units = _units_in(new, new_span)
-    base_old, base_new = len(aligned.old_units), len(aligned.new_units)
-    aligned.old_units += old_units
-    aligned.new_units += new_units
-    matcher = SequenceMatcher(
-        None,
-        [_key(old[s:e]) for s, e in old_units],
-        [_key(new[s:e]) for s, e in new_units],
-        autojunk=False,
-    )
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        code = (tag, base_old + i1, base_old + i2, base_new + j1, base_new + j2)
-        for i in range(i1, i2):
-            aligned.block_of[base_old + i] = code
-        if tag in ("insert", "replace"):
-            aligned.added += range(base_new + j1, base_new + j2)
-        if tag == "insert":
-            aligned.inserted += range(base_new + j1, base_new + j2)
-
-
-def _units_in(text: str, span: tuple[int, int]) -> list[tuple[int, int]]:
-    lo, hi = span
-    return [(lo + s, lo + e) for s, e in units(text[lo:hi])]
 
 
 # -- following a new version ---------------------------------------------------------------
@@ -322,19 +202,51 @@ def follow_version(
     for source_id, claims in left.items():
         left[source_id] = [c for c in claims if c not in waiting]
         outcome.left += len(left[source_id])
-    base = _align(store.text(older[0]), new_text)  # against the version it replaces
+    follow_changes(
+        follow, older, new_text, store.text, left,
+        lambda source_id, claims: evidence_rows_of(vault, source_id, claims),
+    )  # fmt: skip
+    return follow
+
+
+def evidence_rows_of(vault: Vault, source_id: str, claims: list[str]) -> list[Any]:
+    """The evidence rows ``claims`` have in ``source_id``, as :func:`changes_of` reads them."""
+    return vault.db.execute(
+        'SELECT c.id, c.page_slug, e.start, e."end", e.quote FROM claims c JOIN evidence e '
+        "ON e.claim_id = c.id "
+        "WHERE e.source_key = (SELECT key FROM source_keys WHERE source_id = ?) "
+        "AND c.id IN (SELECT value FROM json_each(?)) "
+        "ORDER BY c.id, e.idx",
+        (source_id, json.dumps(claims)),
+    ).fetchall()
+
+
+def follow_changes(
+    follow: VersionFollow,
+    older: list[str],
+    new_text: str,
+    text_of: Callable[[str], str],
+    left: dict[str, list[str]],
+    rows_of: Callable[[str, list[str]], Sequence[Sequence[Any]]],
+) -> None:
+    """What changed for the claims the carry ``left`` on each older version (its text
+    ``text_of``; ``rows_of`` their evidence rows there, as :func:`changes_of` reads them), into
+    ``follow``: its changes, the replaced spans and the fresh units the model reads. The part
+    both backends share; each carries and reads rows its own way."""
+    base = _align(text_of(older[0]), new_text)  # against the version it replaces
     for source_id, claims in left.items():
         if not claims:
             continue
-        old_text = store.text(source_id)
+        old_text = text_of(source_id)
         alignment = base if source_id == older[0] else _align(old_text, new_text)
-        follow.changes += _changes(vault, source_id, old_text, new_text, claims, alignment)
+        follow.changes += changes_of(
+            rows_of(source_id, claims), claims, old_text, new_text, alignment
+        )
     # the model reads what was inserted or replaced: a claim it writes from a replaced unit is
     # held out of its chunk's plan (.holding) for the proposal that retires the one the old
     # words backed (propose_changes): the new fact and the old one's end are one decision
     follow.replaced = sorted({c.replaced for c in follow.changes if c.replaced})
-    outcome.fresh = [base.new_units[j] for j in sorted(set(base.added))]
-    return follow
+    follow.outcome.fresh = [base.new_units[j] for j in sorted(set(base.added))]
 
 
 def _same_to_lint(old: SourceRecord, new: SourceRecord) -> bool:
@@ -374,6 +286,66 @@ def propose_changes(vault: Vault, follow: VersionFollow, actor: str) -> VersionO
     named = claims_in_pending(vault, LINEAGE) | claims_in_pending(vault, "lint")
     follow.changes = [c for c in follow.changes if c.claim not in named]
     quoting = _claims_quoting(vault, record.id, [c.pair for c in follow.changes if c.pair])
+
+    def known(page: str) -> bool:
+        return (
+            vault.db.execute("SELECT 1 FROM pages WHERE slug = ?", (page,)).fetchone() is not None
+        )
+
+    def reword(page: str, claim: str, old: str, new: str, why: str) -> dict[str, Any] | None:
+        return summary_op(vault, page, claim, old, new, why)
+
+    groups = change_groups(follow, new_text, quoting, known, reword)
+    for part in _packed(groups):
+        withdrawn = sum(1 for op in part if op["op"] in ("supersede_claim", "retract_claim"))
+        plan = withdrawal_plan(
+            vault,
+            part,
+            lineage_summary(record, withdrawn),
+            purpose=LINEAGE,
+        )
+        try:
+            proposal = propose(vault, plan, actor, f"{LINEAGE}:{record.short_id}")
+        except AffidavitError:
+            continue
+        outcome.plans.append(proposal.plan_id)
+    count_changes(outcome, follow, groups)
+    return outcome
+
+
+def lineage_summary(record: SourceRecord, withdrawn: int) -> str:
+    """A lineage plan's summary."""
+    return (
+        f"Version {record.version} of {record.name} ({record.short_id}) changed "
+        f"{withdrawn} claim(s): review each against both versions' words"
+    )
+
+
+def count_changes(
+    outcome: VersionOutcome, follow: VersionFollow, groups: list[list[dict[str, Any]]]
+) -> None:
+    """The outcome's counts of what :func:`change_groups` proposed."""
+    ops = [op for group in groups for op in group]
+    outcome.supersede = sum(1 for op in ops if op["op"] == "supersede_claim")
+    outcome.retract = sum(1 for op in ops if op["op"] == "retract_claim")
+    outcome.held = len(follow.held)
+
+
+def change_groups(
+    follow: VersionFollow,
+    new_text: str,
+    quoting: dict[tuple[int, int], list[tuple[str, str]]],
+    known: Callable[[str], bool],
+    reword: Callable[[str, str, str, str, str], dict[str, Any] | None] | None = None,
+) -> list[list[dict[str, Any]]]:
+    """The operations :func:`propose_changes` proposes for ``follow.changes`` (those no pending
+    plan names), one group per change — a group is one decision, never cut across plans —
+    given the active claims ``quoting`` each paired span of ``new_text`` and which pages are
+    ``known``. Storage-neutral: each backend reads these and proposes the plans its own way.
+    ``reword(page, claim, old words, new words, reason)``: the ``update_page`` that gives a
+    page summary stating the old words the new ones (:func:`.summaries.summary_op`), added to
+    the supersession's group; None (PostgreSQL: its door doesn't write ``update_page``)."""
+    record = follow.record
     groups: list[list[dict[str, Any]]] = []  # a change's operations: one decision, one plan
     taken: set[tuple[str, tuple[int, int]]] = set()  # one new claim per page and unit
     worded: set[str] = set()  # pages whose summary a group already rewords (.summaries)
@@ -384,7 +356,7 @@ def propose_changes(vault: Vault, follow: VersionFollow, actor: str) -> VersionO
                 f"({record.short_id}): “{change.old_words}” is no longer in it",
                 300,
             )
-            groups.append([retract_claim_op(change.claim, why), *_added(vault, follow, change)])
+            groups.append([retract_claim_op(change.claim, why), *_added(known, follow, change)])
             continue
         lo, hi = change.pair
         words = _line(new_text[lo:hi], 600)
@@ -399,8 +371,8 @@ def propose_changes(vault: Vault, follow: VersionFollow, actor: str) -> VersionO
         )
         words_op = (
             None
-            if change.page in worded
-            else summary_op(vault, change.page, change.claim, change.old_words, words, reason)
+            if reword is None or change.page in worded
+            else reword(change.page, change.claim, change.old_words, words, reason)
         )
         if successor is not None and successor != change.claim:
             groups.append([supersede_op(change.claim, successor, reason)])
@@ -420,28 +392,12 @@ def propose_changes(vault: Vault, follow: VersionFollow, actor: str) -> VersionO
         if words_op is not None:  # the summary that said the old words, in the same decision
             groups[-1].append(words_op)
             worded.add(change.page)
-    for part in _packed(groups):
-        withdrawn = sum(1 for op in part if op["op"] in ("supersede_claim", "retract_claim"))
-        plan = withdrawal_plan(
-            vault,
-            part,
-            f"Version {record.version} of {record.name} ({record.short_id}) changed "
-            f"{withdrawn} claim(s): review each against both versions' words",
-            purpose=LINEAGE,
-        )
-        try:
-            proposal = propose(vault, plan, actor, f"{LINEAGE}:{record.short_id}")
-        except AffidavitError:
-            continue
-        outcome.plans.append(proposal.plan_id)
-    ops = [op for group in groups for op in group]
-    outcome.supersede = sum(1 for op in ops if op["op"] == "supersede_claim")
-    outcome.retract = sum(1 for op in ops if op["op"] == "retract_claim")
-    outcome.held = len(follow.held)
-    return outcome
+    return groups
 
 
-def _added(vault: Vault, follow: VersionFollow, change: _Change) -> list[dict[str, Any]]:
+def _added(
+    known: Callable[[str], bool], follow: VersionFollow, change: _Change
+) -> list[dict[str, Any]]:
     """What the model wrote from the new words that replaced a retracted claim's words (held
     out of its chunk's plan), added by the plan that retracts it: onto the page the model
     chose where it exists, else the retracted claim's page."""
@@ -456,8 +412,7 @@ def _added(vault: Vault, follow: VersionFollow, change: _Change) -> list[dict[st
             out.append({"op": "update_context", "mode": "append", "entries": [held.claim]})
             continue
         page = held.page
-        known = vault.db.execute("SELECT 1 FROM pages WHERE slug = ?", (page,)).fetchone()
-        if not page or known is None:
+        if not page or not known(page):
             page = change.page
         if not page:
             continue
@@ -482,18 +437,31 @@ def _claims_quoting(
     vault: Vault, source_id: str, spans: list[tuple[int, int]]
 ) -> dict[tuple[int, int], list[tuple[str, str]]]:
     """Active claims whose evidence in ``source_id`` lies inside each span: (id, page)."""
+    if not spans:
+        return {}
+    return quoting_in(
+        vault.db.execute(
+            'SELECT c.id, c.page_slug, e.start, e."end" FROM evidence e JOIN claims c '
+            "ON c.id = e.claim_id "
+            "WHERE e.source_key = (SELECT key FROM source_keys WHERE source_id = ?) "
+            "AND c.status = 'active' ORDER BY c.id",
+            (source_id,),
+        ),
+        spans,
+    )
+
+
+def quoting_in(
+    rows: Iterable[Sequence[Any]], spans: list[tuple[int, int]]
+) -> dict[tuple[int, int], list[tuple[str, str]]]:
+    """:func:`_claims_quoting` of the evidence ``rows`` (claim id, page, start, end; ordered by
+    claim id) of active claims in the new version."""
     out: dict[tuple[int, int], list[tuple[str, str]]] = {}
     if not spans:
         return out
     ordered = sorted(set(spans))
     starts = [s for s, _ in ordered]
-    for claim_id, page, start, end in vault.db.execute(
-        'SELECT c.id, c.page_slug, e.start, e."end" FROM evidence e JOIN claims c '
-        "ON c.id = e.claim_id "
-        "WHERE e.source_key = (SELECT key FROM source_keys WHERE source_id = ?) "
-        "AND c.status = 'active' ORDER BY c.id",
-        (source_id,),
-    ):
+    for claim_id, page, start, end in rows:
         i = bisect_right(starts, start) - 1
         if i >= 0 and ordered[i][0] <= start and end <= ordered[i][1]:
             out.setdefault(ordered[i], []).append((claim_id, page))
@@ -559,25 +527,19 @@ def _quotable(text: str, start: int, end: int, near: str) -> tuple[int, int]:
     return start + lo, start + hi
 
 
-def _changes(
-    vault: Vault,
-    source_id: str,
+def changes_of(
+    rows: Sequence[Sequence[Any]],
+    claims: list[str],
     old_text: str,
     new_text: str,
-    claims: list[str],
     alignment: _Alignment,
 ) -> list[_Change]:
-    """What replaced the words each claim left behind quotes (see the module doc)."""
+    """What replaced the words each claim left behind quotes (see the module doc), from the
+    evidence ``rows`` (claim id, page, start, end, quote; each
+    claim's in evidence order) that ``claims`` have in the older text: the part either backend
+    shares, the rows read by its own SQL."""
     out: list[_Change] = []
     starts = [s for s, _ in alignment.old_units]
-    rows = vault.db.execute(
-        'SELECT c.id, c.page_slug, e.start, e."end", e.quote FROM claims c JOIN evidence e '
-        "ON e.claim_id = c.id "
-        "WHERE e.source_key = (SELECT key FROM source_keys WHERE source_id = ?) "
-        "AND c.id IN (SELECT value FROM json_each(?)) "
-        "ORDER BY c.id, e.idx",
-        (source_id, json.dumps(claims)),
-    ).fetchall()
     first: dict[str, tuple[str, int, int, str]] = {}
     inserted: dict[int, set[str]] = {}  # inserted units' stems, computed once
     flat = _SPACE.sub(" ", new_text)
@@ -598,61 +560,6 @@ def _changes(
             span = _quotable(new_text, *alignment.new_units[pair], near=old_text[start:end])
         out.append(_Change(claim_id, page, _line(quote, 120), span, replaced))
     return out
-
-
-def _pair(
-    alignment: _Alignment, starts: list[int], start: int, old: str, new: str
-) -> tuple[int | None, tuple[int, int] | None]:
-    """The new unit that restates the old unit(s) under ``[start, end)``, if any, and the span
-    of the new units that replaced them (None when they were deleted)."""
-    i = bisect_right(starts, start) - 1
-    if i < 0 or not alignment.old_units[i][0] <= start < alignment.old_units[i][1]:
-        return None, None  # not in a unit of a changed paragraph
-    tag, _, _, j1, j2 = alignment.block_of.get(i, ("equal", 0, 0, 0, 0))
-    if tag != "replace":
-        return None, None
-    replaced = (alignment.new_units[j1][0], alignment.new_units[j2 - 1][1])
-    s, e = alignment.old_units[i]
-    old_words = old[s:e]
-    best, best_sim = None, PAIRING
-    for j in range(j1, j2):
-        ns, ne = alignment.new_units[j]
-        sim = _similarity(old_words, new[ns:ne])
-        if sim >= best_sim:
-            best, best_sim = j, sim
-    return best, replaced
-
-
-def _moved(
-    alignment: _Alignment,
-    starts: list[int],
-    start: int,
-    old: str,
-    new: str,
-    stems_of: dict[int, set[str]],
-) -> int | None:
-    """The inserted unit of the new text (anywhere) that restates the deleted old unit under
-    ``start``: a sentence moved and changed is a supersession, and what the model writes from
-    it waits for it, as for one changed in place. ``stems_of`` caches the inserted units'
-    stems."""
-    i = bisect_right(starts, start) - 1
-    if not alignment.inserted or i < 0:
-        return None
-    s, e = alignment.old_units[i]
-    if not s <= start < e or alignment.block_of.get(i, ("equal",))[0] not in ("delete", "replace"):
-        return None
-    if not stems_of:
-        for j in alignment.inserted:
-            ns, ne = alignment.new_units[j]
-            stems_of[j] = set(stems(new[ns:ne]))
-    words = set(stems(old[s:e]))
-    best, best_sim = None, PAIRING
-    for j, other in stems_of.items():
-        union = words | other
-        sim = len(words & other) / len(union) if union else 0.0
-        if sim >= best_sim:
-            best, best_sim = j, sim
-    return best
 
 
 # -- moved and deleted files ---------------------------------------------------------------

@@ -131,7 +131,9 @@ def _follow_back(
     ``record``'s words where it restates them, else retracted). Claims whose words ``record``
     has stay where they are."""
     from ..store.blast import LIVE
-    from .lineage import VersionFollow, VersionOutcome, _align, _changes, _waiting_claims
+    from .alignment import _align
+    from .lineage import VersionFollow, VersionOutcome, _waiting_claims, changes_of
+    from .lineage import evidence_rows_of as rows_of
     from .lineage import propose_changes as propose
 
     text = store.text(record.id)
@@ -151,7 +153,8 @@ def _follow_back(
         ]
         if claims:
             old = store.text(source_id)
-            follow.changes += _changes(vault, source_id, old, text, claims, _align(old, text))
+            rows = rows_of(vault, source_id, claims)
+            follow.changes += changes_of(rows, claims, old, text, _align(old, text))
     if follow.changes:
         propose(vault, follow, actor)
 

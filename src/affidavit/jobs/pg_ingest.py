@@ -45,10 +45,13 @@ from ..storage.jobs import Claim, LeaseLost
 from ..storage.postgres import Conn, PostgresDoor, _q, insert_plan
 from ..storage.postgres_jobs import PostgresJobStore
 from .payloads import StoredIngestPayload
+from .pg_lineage import PgLineage, superseded_by
 
 STARTED = "started"
 NONCE_HOURS = 24
-FINAL = ("applied", "partial", "pending", "rejected", "empty", "invalid")
+SUPERSEDED = "superseded"
+"""A chunk of a version whose origin has a newer version followed already: not settled."""
+FINAL = ("applied", "partial", "pending", "rejected", "empty", "invalid", SUPERSEDED)
 """A chunk's outcome once decided; ``partial``: the policy applied its plan's sure part and the
 rest waits for a person (the plan's pending remainder), as on SQLite."""
 """A chunk's outcomes once its transaction committed: a re-run skips it."""
@@ -95,6 +98,8 @@ class SourceDone:
     plans: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     error: str = ""
+    lineage: dict[str, Any] | None = None
+    """A new version's carry and proposals (as SQLite's ``ingest --json``'s ``lineage``)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -105,6 +110,7 @@ class SourceDone:
             "plans": self.plans,
             "problems": self.problems[:20],
             "error": self.error,
+            **({"lineage": self.lineage} if self.lineage is not None else {}),
         }
 
 
@@ -147,6 +153,7 @@ class PgIngest:
         )
         self.done = 0
         self.total = 0
+        self.lineage: PgLineage | None = None  # the source being read, when a new version
 
     # -- fenced writes -------------------------------------------------------------------
     def _checked(self, conn: Conn) -> None:
@@ -178,7 +185,13 @@ class PgIngest:
                 outcome.error = str(exc)
                 continue
             outcome.name = record.name
-            chunks = chunk_text(text, self.chunk_chars)
+            lineage = None
+            if record.previous_id:  # a new version: carried, its changed text alone read
+                lineage = PgLineage(self, record, text)
+                lineage.follow_version()
+            self.lineage = lineage
+            chunks = (lineage.chunks(self.chunk_chars) if lineage is not None
+                      else chunk_text(text, self.chunk_chars))  # fmt: skip
             self.total += len(chunks)
             recorded = self._recorded(source_id)
             for chunk in chunks:
@@ -201,6 +214,9 @@ class PgIngest:
                     self.claim, self.done, self.total,
                     f"{record.name}: chunk {chunk.index + 1}/{len(chunks)} {status}",
                 )  # fmt: skip
+            if lineage is not None:
+                self._checkpoint()
+                outcome.lineage = lineage.propose()
         totals: Counter[str] = Counter()
         for source in done:
             totals.update(source.chunks)
@@ -244,6 +260,15 @@ class PgIngest:
                "fence = excluded.fence WHERE c.outcome = 'started'", self.schema),
             (record.id, chunk.start, chunk.end, outcome, nonce, plan_id, self.claim.job_id,
              self.claim.fence),
+        )  # fmt: skip
+
+    def _mark(self, conn: Conn, record: SourceRecord, start: int, outcome: str) -> None:
+        """A row of ``ingested_chunks`` that is no chunk (``start`` < 0): a version's marker."""
+        conn.execute(
+            _q('INSERT INTO {s}.ingested_chunks (source_id, start, "end", outcome, job_id, fence) '
+               "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (source_id, start) DO NOTHING",
+               self.schema),
+            (record.id, start, start, outcome, self.claim.job_id, self.claim.fence),
         )  # fmt: skip
 
     # -- one chunk -----------------------------------------------------------------------
@@ -309,9 +334,14 @@ class PgIngest:
             self._checkpoint()
             try:
                 plan = parse_reply(completion, task.nonce)
+                cut = ""
+                if self.lineage is not None:  # a new version: what is new, what waits
+                    plan, left_out, held = self.lineage.cut(plan, chunk)
+                    cut = _cut_message(left_out, held)
                 if plan.get("operations") == []:
-                    return self._settle_empty(record, chunk, task.nonce)
-                return self._settle(record, chunk, task.nonce, plan)
+                    return self._settle_empty(record, chunk, task.nonce, cut)
+                status, plan_id, message = self._settle(record, chunk, task.nonce, plan)
+                return status, plan_id, "; ".join(m for m in (message, cut) if m)
             except (InvalidReply, PlanValidationError) as exc:
                 why = str(exc)
                 request = replace(
@@ -327,11 +357,11 @@ class PgIngest:
         return "invalid", None, f"invalid reply after {attempts} attempt(s): {why}"[:300]
 
     def _settle_empty(
-        self, record: SourceRecord, chunk: Chunk, nonce: str
+        self, record: SourceRecord, chunk: Chunk, nonce: str, why: str = ""
     ) -> tuple[str, None, str]:
         with self._fenced() as conn:
             self._record(conn, record, chunk, "empty", nonce, None)
-        return "empty", None, ""
+        return "empty", None, why
 
     def _settle(
         self, record: SourceRecord, chunk: Chunk, nonce: str, raw: dict[str, Any]
@@ -356,6 +386,10 @@ class PgIngest:
             if settled is not None and settled["outcome"] in FINAL:  # another job, meanwhile
                 why = f"settled by job {settled['job_id']} meanwhile"
                 return str(settled["outcome"]), settled["plan_id"], why
+            newer = superseded_by(conn, self.schema, record)
+            if newer is not None:  # its job carried or proposed what this one's claims say
+                self._record(conn, record, chunk, SUPERSEDED, nonce, None)
+                return SUPERSEDED, None, f"version {newer} of {record.name} was read since"
             rows.use_nonce(conn, self.schema, plan.nonce, plan_id, now)
             sources = PgSources(conn, self.schema)
             admission = admit(
@@ -384,6 +418,17 @@ class PgIngest:
                     message = f"plan {plan_id[:12]} waits for a person: {exc}"[:300]
             self._record(conn, record, chunk, status, nonce, plan_id)
         return status, plan_id, message
+
+
+def _cut_message(left_out: int, held: int) -> str:
+    """What a new version's chunk plan lost before the gate (as SQLite's chunk reasons)."""
+    parts = []
+    if held:
+        parts.append(f"{held} claim(s) held: they restate words the new version replaced; "
+                     "its proposal in the inbox carries them")  # fmt: skip
+    if left_out:
+        parts.append(f"{left_out} claim(s) left out: they cite unchanged text of the new version")
+    return "; ".join(parts)
 
 
 __all__ = ["Cancelled", "LeaseLost", "PgIngest", "Stopped", "check_claim"]

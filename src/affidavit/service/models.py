@@ -230,6 +230,13 @@ class PageRefOut(Response):
     title: str
 
 
+class PendingChangeOut(Response):
+    claim: str = Field(description="The cited claim.")
+    plan: str = Field(description="The pending plan that would retire it.")
+    op: Literal["supersede_claim", "retract_claim"]
+    origin: str = Field(description="Where the plan came from (lineage:…, lint, a person).")
+
+
 class AskResponse(Response):
     question: str
     verdict: Literal["answered", "not_in_wiki"]
@@ -254,6 +261,11 @@ class AskResponse(Response):
         default_factory=list,
         description="Names the question asks about that only page titles hold (no claim says "
         "anything about them).",
+    )
+    pending_changes: list[PendingChangeOut] = Field(
+        default_factory=list,
+        description="Pending plans that would supersede or retract a claim the answer cites "
+        "(review them before relying on it).",
     )
     saved_plan: str | None
     save_message: str | None = Field(description="The inbox's message when the answer was saved.")
@@ -335,6 +347,14 @@ class PlanSummary(Response):
     )
 
 
+class ContextSpan(Response):
+    """Characters of a quote's context that a reader of the document does not see (W12)."""
+
+    start: int = Field(description="Offset into before + quote + after.")
+    end: int
+    why: str = Field(description="Why a reader does not see it, as the source's flag says.")
+
+
 class QuoteContext(Response):
     """A verified quote of a plan shown in its source: ``before`` + ``quote`` + ``after``."""
 
@@ -347,6 +367,11 @@ class QuoteContext(Response):
     before: str
     quote: str
     after: str
+    hidden: list[ContextSpan] = Field(
+        default_factory=list,
+        description="Spans of the context the document hides from its reader (hidden runs, "
+        "white text, comments): stored text, never the document's visible words.",
+    )
 
 
 class ProposerWords(Response):
@@ -527,6 +552,7 @@ __all__ = [
     "CitedTextOut",
     "ClaimEvidenceOut",
     "ClaimOut",
+    "ContextSpan",
     "DroppedOut",
     "ErrorBody",
     "ErrorDetail",
@@ -539,6 +565,7 @@ __all__ = [
     "PageDetail",
     "PageRefOut",
     "PageSummary",
+    "PendingChangeOut",
     "PlanDetail",
     "PlanSummary",
     "ProposalOut",

@@ -58,8 +58,8 @@ from .models import (
     SourceOut,
     TokenInfo,
 )
+from .quote_context import quote_context
 from .vaults import (  # the same records and lines as on SQLite
-    _around,
     _hit,
     _op_line,
     _rest_line,
@@ -378,7 +378,6 @@ class PgVault:
     def plan_detail(self, ref: str) -> PlanDetail:
         """A plan with every verdict, and each verified quote shown in its source's context
         (the source's text re-hashed first), as on SQLite."""
-        from ..sources.extract import location
         from ..storage.postgres_gate import PgSources
 
         now = iso(self.clock())
@@ -398,13 +397,10 @@ class PgVault:
                             continue
                         source = sources.get(quote.source_id)
                         text = sources.text(source.id)
-                        before, after = _around(text, quote.start, quote.end)
                         quotes.append(
-                            QuoteContext(
-                                op=op.index, claim=claim.index, evidence=n, source_id=source.id,
-                                source_name=source.name,
-                                location=location(text, source.text_map, quote.start),
-                                before=before, quote=text[quote.start : quote.end], after=after,
+                            quote_context(
+                                source, text, quote.start, quote.end,
+                                op=op.index, claim=claim.index, evidence=n,
                             )
                         )  # fmt: skip
         summary = self._summary(row, now)

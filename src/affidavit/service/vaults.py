@@ -30,7 +30,6 @@ from ..providers.base import Provider
 from ..providers.from_config import provider_from_config
 from ..retract import describe_radius
 from ..retrieval.search import Hit, Retriever, VectorSearch
-from ..sources.extract import location
 from ..sources.store import SourceRecord, SourceStore
 from ..store.apply import ApplyResult
 from ..store.blast import BlastRadius
@@ -62,6 +61,7 @@ from .models import (
     SourceOut,
     WaitingOut,
 )
+from .quote_context import quote_context
 from .waiting import waiting
 
 ALL_STATUSES = ("pending", "applied", "rejected", "expired")
@@ -353,31 +353,6 @@ def list_plans(vault: Vault, statuses: tuple[str, ...] = ("pending",)) -> list[P
     return [_summary(vault, r) for r in inbox.list_plans(vault, statuses)]
 
 
-CONTEXT_CHARS = 240
-"""At most this many characters of context either side of a quote (a source written as one long
-line would otherwise be shown whole)."""
-
-
-def _around(text: str, start: int, end: int, lines: int = 2) -> tuple[str, str]:
-    """The text from ``lines`` lines before ``start`` and to ``lines`` lines after ``end``, cut
-    to :data:`CONTEXT_CHARS` either side at a space (marked with …)."""
-    left = start
-    for _ in range(lines + 1):
-        left = text.rfind("\n", 0, max(left - 1, 0)) + 1 if left > 0 else 0
-    right = end
-    for _ in range(lines + 1):
-        nxt = text.find("\n", right + 1)
-        right = len(text) if nxt == -1 else nxt
-    before, after = text[left:start], text[end:right]
-    if len(before) > CONTEXT_CHARS:
-        cut = before[-CONTEXT_CHARS:]
-        before = "…" + cut[cut.find(" ") + 1 :] if " " in cut else "…" + cut
-    if len(after) > CONTEXT_CHARS:
-        cut = after[:CONTEXT_CHARS]
-        after = (cut[: cut.rfind(" ")] if " " in cut else cut) + "…"
-    return before, after
-
-
 def proposer_says(plan: Plan) -> list[ProposerWords]:
     """The free text of ``plan`` — its summary, each operation's reason — that no check of the
     gate reads: a reviewer sees it as the proposer's words (it may say anything, e.g. that the
@@ -404,20 +379,12 @@ def plan_detail(vault: Vault, ref: str) -> PlanDetail:
                     continue
                 source = store.get(quote.source_id)
                 text = store.text(source.id)
-                before, after = _around(text, quote.start, quote.end)
                 quotes.append(
-                    QuoteContext(
-                        op=op.index,
-                        claim=claim.index,
-                        evidence=n,
-                        source_id=source.id,
-                        source_name=source.name,
-                        location=location(text, source.text_map, quote.start),
-                        before=before,
-                        quote=text[quote.start : quote.end],
-                        after=after,
+                    quote_context(
+                        source, text, quote.start, quote.end,
+                        op=op.index, claim=claim.index, evidence=n,
                     )
-                )
+                )  # fmt: skip
     summary = _summary(vault, record)
     data = record.to_json()
     applied = (

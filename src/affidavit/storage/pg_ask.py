@@ -135,6 +135,16 @@ class PgAskWiki:
         )
         return [(str(r[0]), str(r[1])) for r in rows]
 
+    def pending_plans(self) -> list[tuple[str, str, str]]:
+        rows = self._rows(
+            "SELECT id, origin, plan_json FROM {s}.plans WHERE status = 'pending' "
+            "AND expires_at > %s AND (plan_json LIKE '%%supersede_claim%%' "
+            "OR plan_json LIKE '%%retract_claim%%') "
+            'ORDER BY created_at, id COLLATE "C"',
+            (iso(self._clock()),),
+        )
+        return [(str(r[0]), str(r[1]), str(r[2])) for r in rows]
+
     def page_claims(self, slug: str, limit: int) -> list[str]:
         rows = self._rows(
             "SELECT id FROM {s}.claims WHERE page_slug = %s AND status = 'active' "

@@ -48,6 +48,7 @@ from ..sources.stated import stated_of
 from ..store.blast import LIVE as BLAST_LIVE
 from ..store.blast import BlastRadius, blast_radius, claim_radius
 from ..store.parts import Parts
+from ..store.summary_follows import follows
 from ..store.writer import claim_id
 from .base import check_text
 from .content import (
@@ -227,7 +228,7 @@ class ContentWriter:
                     f"{len(radius.derived)} derived"
                 )
             elif isinstance(op, SupersedeClaim):
-                entry["title"] = self._supersede(op, result, admission.support_version)
+                entry.update(self._supersede(op, result, admission.support_version))
             elif isinstance(op, UpdateContext):
                 held = parts.held.get(result.index, Held())
                 entry["title"] = self._context(op, result, admission.support_version, held)
@@ -422,9 +423,11 @@ class ContentWriter:
             **({"trust": trust} if trust else {}),
         }
 
-    def _supersede(self, op: SupersedeClaim, result: OpResult, check: str) -> str:
+    def _supersede(self, op: SupersedeClaim, result: OpResult, check: str) -> dict[str, object]:
         """The old claim ends; its successor is an existing claim, or the new claim ``by``,
-        written at the old one's page, section and position (W7's trust rule was the gate's)."""
+        written at the old one's page, section and position (W7's trust rule was the gate's);
+        a page summary that is the old claim's words follows it (:mod:`affidavit.store.
+        summary_follows`, as SQLite's door). The audit entry's title, and what moved."""
         new = op.successor or (
             str(result.detail["successor"]) if result.detail.get("restated") else None
         )  # the gate found the new claim in the wiki already (withdrawals.restated)
@@ -437,8 +440,27 @@ class ContentWriter:
             (claim,) = [c for c in result.claims if not c.role and c.passes]
             new = self._claim(result.index, claim, op.by, str(old["page_slug"]),
                               str(old["section"]), check, int(old["position"]))  # fmt: skip
+        moved = self._summary_follows(op.claim, new)
         self._end(op.claim, "superseded", new)
-        return f"{op.claim} → {new}"
+        return {"title": f"{op.claim} → {new}", **moved}
+
+    def _summary_follows(self, claim: str, successor: str) -> dict[str, object]:
+        """The page summary that is ``claim``'s words becomes ``successor``'s (as SQLite's
+        :meth:`affidavit.store.writer.Writer._summary_follows`); what changed, for the audit."""
+        row = self._x(
+            "SELECT c.page_slug, c.text, p.summary, s.text AS new FROM {s}.claims c "
+            "JOIN {s}.pages p ON p.slug = c.page_slug JOIN {s}.claims s ON s.id = %s "
+            "WHERE c.id = %s",
+            (successor, claim),
+        ).fetchone()
+        if row is None or not follows(row["summary"], row["text"], row["new"]):
+            return {}
+        self._x(
+            "UPDATE {s}.pages SET summary = %s, updated_at = %s WHERE slug = %s",
+            (row["new"], self.now, row["page_slug"]),
+        )
+        moved = {"page": row["page_slug"], "summary": row["new"], "successor": successor}
+        return {"summary_follows": moved}
 
     def _end(self, claim: str, status: str, successor: str | None = None) -> None:
         """Take one live claim out of the wiki: ``superseded`` (by ``successor``) or

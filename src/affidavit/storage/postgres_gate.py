@@ -271,6 +271,10 @@ class PgSources:
             text_chars=int(row["text_chars"]), trust=str(row["trust"]),
             status=str(row["status"]), added_at=str(row["added_at"]),
             text_map=json.loads(row["text_map"]), flags=self.flags(found[0]),
+            origin_key=str(row.get("origin_key") or ""), version=int(row.get("version") or 1),
+            previous_id=row.get("previous_id"), stated=str(row.get("stated") or ""),
+            stated_key=str(row.get("stated_key") or ""),
+            stated_rank=int(row.get("stated_rank") or 0),
         )  # fmt: skip
 
     def text(self, source_id: str) -> str:

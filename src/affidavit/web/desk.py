@@ -26,6 +26,7 @@ from ..server.auth import Served, Vaults, allows
 from ..server.errors import error_headers, status_of
 from ..server.registry import ServedVault
 from ..service.backend import Forbidden
+from ..service.quote_context import pieces
 from ..service.review import StaleScreen
 from .session import COOKIE, SESSION_HOURS, Session, Sessions, csrf_ok, host_ok, same_origin
 from .wiki import DeskWiki, SqliteDesk
@@ -133,6 +134,7 @@ class WebDesk:
             trim_blocks=True,
             lstrip_blocks=True,
         )
+        self.env.globals["context_pieces"] = pieces
 
     # --- login links ----------------------------------------------------------------------
 
