@@ -79,6 +79,11 @@ class PgCheckContext:
     computed once per run on first use."""
 
     restore_from = "from a backup (`pg_restore`)"
+    moved = (  # the source's row is intact (else source_tampered): the evidence row was edited
+        "the evidence row's offsets were changed",
+        "the quote is still in its intact source at other offsets: the evidence row was altered; "
+        "restore the database from a backup (`pg_restore`)",
+    )
     checked_claims = None  # every active claim (a job's lint is always a whole-vault run)
 
     def __init__(self, db: PgSql, config: Config, clock: Clock, store: PgSources) -> None:

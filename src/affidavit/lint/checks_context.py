@@ -64,6 +64,11 @@ class CheckContext:
 
     restore_from = "from git"
     """Where a tampered source is restored from, in a fix hint."""
+    moved = (
+        "the source's text changed",
+        "the quote is still in the source at other offsets; restore the source's text",
+    )
+    """A quote found whole but not at its recorded offsets: why, and the fix hint."""
 
     def tampered_source(self, source_id: str) -> tuple[int, str]:
         """How many active claims cite a tampered source, and how to restore it."""

@@ -59,7 +59,7 @@ def check_evidence_unverified(ctx: CheckContext) -> list[Finding]:
                 source_id=p.source_id,
                 verified=False,
                 location=p.location,
-                reason=p.reason if p.kind != "moved" else f"{p.reason}: the source's text changed",
+                reason=p.reason if p.kind != "moved" else f"{p.reason}: {ctx.moved[0]}",
             )
             for p in problems
         ]
@@ -76,7 +76,7 @@ def check_evidence_unverified(ctx: CheckContext) -> list[Finding]:
                 f'"reason": "{reason}"}}'
             )
         else:
-            hint = "the quote is still in the source at other offsets; restore the source's text"
+            hint = ctx.moved[1]
         what = "no longer verify" if missing else "moved in their source"
         findings.append(
             Finding(
