@@ -93,6 +93,7 @@ def run(speeches: int, runs: int) -> dict[str, Any]:
             row = conn.execute(
                 "SELECT count(*) AS n FROM v_bench.claims WHERE status = 'active'"
             ).fetchone()
+        assert row is not None
         lint: list[dict[str, Any]] = []
         result: dict[str, Any] = {}
         for _ in range(runs):
