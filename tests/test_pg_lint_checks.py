@@ -63,7 +63,8 @@ def test_empty_pages_and_expiring_plans_are_found_and_resolved(team: Pass) -> No
     assert team.worker().run(drain=True) == 1
     (pending,) = [str(r["id"]) for r in team.q("SELECT id FROM {s}.plans WHERE status = 'pending'")]
     result = lint(team)
-    assert result["checks"] == ["broken_link", "orphan_page", "empty_page", "plan_expiring"]
+    assert result["checks"] == ["broken_link", "orphan_page", "empty_page", "source_tampered",
+                                "evidence_unverified", "unsupported_claim", "plan_expiring"]  # fmt: skip
     found = checks(team)
     assert [(f["kind"], f["subject"], f["status"]) for f in found] == [
         ("empty_page", slug, "open"),

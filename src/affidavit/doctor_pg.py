@@ -27,12 +27,14 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from .doctor import DoctorReport, Finding, quote_row_problems
+from .doctor import DoctorReport, Finding, QuoteProblem, SourceProblem, quote_row_problems
 from .errors import AffidavitError
 
 if TYPE_CHECKING:
     from .config import Config
+    from .evidence import Verifier
     from .storage.postgres import Conn, PostgresStorage
+    from .storage.postgres_gate import PgSources
 
 _EVIDENCE = (
     'SELECT e.claim_id, c.page_slug, e.idx, e.source_id, e.quote, e.start, e."end", '
@@ -56,7 +58,7 @@ def run_pg_doctor(
         db = PgSql(conn, schema)
         sources = PgSources(conn, schema)
         _check_sources(db, sources, report)
-        count, quotes = quote_row_problems(Verifier(sources), db.execute(_EVIDENCE).fetchall())
+        count, quotes = pg_quote_problems(db, Verifier(sources))
         report.counts["quotes"] = count
         for q in quotes:
             report.findings.append(
@@ -77,20 +79,40 @@ def run_pg_doctor(
     return report
 
 
-def _check_sources(db: Any, sources: Any, report: DoctorReport) -> None:
+def pg_source_problems(db: Any, sources: PgSources) -> tuple[int, list[SourceProblem]]:
+    """:func:`affidavit.doctor.source_problems` on a PostgreSQL vault (``db`` its
+    :class:`~affidavit.storage.pg_sql.PgSql`): every source's bytes re-hashed to its id and its
+    text to ``text_sha256``; how many sources there are and the problems (all ``tampered``: a
+    row has no file mode to be writable), by source id. Doctor's sources check and lint's
+    ``source_tampered`` (:mod:`affidavit.jobs.pg_checks`) both read it."""
     ids = [str(r[0]) for r in db.execute("SELECT id FROM sources ORDER BY id").fetchall()]
-    report.counts["sources"] = len(ids)
-    for source_id in ids:
-        for message in sources.check_integrity(source_id):
-            report.findings.append(
-                Finding(
-                    "sources",
-                    source_id[:12],
-                    message,
-                    "restore the source's row from a backup (`pg_restore`); the claims citing "
-                    "it are refused by the gate until then",
-                )
+    problems = [
+        SourceProblem(source_id, message, True)
+        for source_id in ids
+        for message in sources.check_integrity(source_id)
+    ]
+    return len(ids), problems
+
+
+def pg_quote_problems(db: Any, verifier: Verifier) -> tuple[int, list[QuoteProblem]]:
+    """:func:`affidavit.doctor.quote_problems` on a PostgreSQL vault: every quote of every
+    active claim found again at its recorded offsets (doctor's evidence check and lint's
+    ``evidence_unverified``)."""
+    return quote_row_problems(verifier, db.execute(_EVIDENCE).fetchall())
+
+
+def _check_sources(db: Any, sources: PgSources, report: DoctorReport) -> None:
+    report.counts["sources"], problems = pg_source_problems(db, sources)
+    for problem in problems:
+        report.findings.append(
+            Finding(
+                "sources",
+                problem.source_id[:12],
+                problem.message,
+                "restore the source's row from a backup (`pg_restore`); the claims citing "
+                "it are refused by the gate until then",
             )
+        )
 
 
 def _check_support(db: Any, sources: Any, config: Config, report: DoctorReport) -> None:
@@ -209,4 +231,4 @@ def _check_mirror(storage: PostgresStorage, vault: str, folder: Path, report: Do
         report.findings.append(Finding("mirror", str(folder), problem, fix))
 
 
-__all__ = ["run_pg_doctor"]
+__all__ = ["pg_quote_problems", "pg_source_problems", "run_pg_doctor"]

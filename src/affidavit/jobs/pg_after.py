@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..agents import is_agent
 from ..clock import Clock, iso, utc_now
@@ -56,6 +56,9 @@ from ..storage.pg_sql import PgSql
 from ..storage.postgres import LOCK_CLASS, Conn, _q, insert_plan
 from ..storage.postgres_jobs import PostgresJobStore
 from .pg_ingest import check_claim
+
+if TYPE_CHECKING:
+    from ..storage.postgres_gate import PgSources
 
 NONCE_HOURS = 24
 LINT_ORIGIN = "lint"
@@ -306,8 +309,9 @@ class PgLint(PgPass):
 
         with self._snapshot() as (conn, db):
             found = [*self._search(db, None).found(), *pg_missing_links(db)]
-            kept, dropped = judge_pairs(self._gate(conn, db), found)
-            checked = run_pg_checks(db, self.config, self.clock)
+            gate = self._gate(conn, db)
+            kept, dropped = judge_pairs(gate, found)  # the checks re-read what the gate read
+            checked = run_pg_checks(db, self.config, self.clock, cast("PgSources", gate.store))
         with self._fenced() as (conn, db):
             now = iso(self.clock())
             report: LintReport = record_pair_run(db, now, "job", kept, dropped)
@@ -325,9 +329,9 @@ class PgLint(PgPass):
         data = report.to_json()
         data["checks"] = list(PG_CHECKS)
         data["not_run"] = (
-            "the checks of a folder's files (the mirror's: `affidavit mirror --check`), of stored "
-            "sources, quotes and support (`affidavit doctor --database`) and a model's findings "
-            "do not run on PostgreSQL (docs/team.md)"
+            "the checks of a folder's files (the mirror's: `affidavit mirror --check`), of "
+            "vectors (none on PostgreSQL) and a model's findings do not run on PostgreSQL "
+            "(docs/team.md)"
         )
         return data
 

@@ -62,6 +62,29 @@ class CheckContext:
         """The vault's path, quoted for a shell command."""
         return shlex.quote(str(self.vault.root))
 
+    restore_from = "from git"
+    """Where a tampered source is restored from, in a fix hint."""
+    moved = (
+        "the source's text changed",
+        "the quote is still in the source at other offsets; restore the source's text",
+    )
+    """A quote found whole but not at its recorded offsets: why, and the fix hint."""
+
+    def tampered_source(self, source_id: str) -> tuple[int, str]:
+        """How many active claims cite a tampered source, and how to restore it."""
+        row = self.db.execute(
+            "SELECT s.original_file, s.text_file, count(DISTINCT c.id) FROM sources s "
+            "LEFT JOIN evidence e "
+            "ON e.source_key = (SELECT key FROM source_keys WHERE source_id = s.id) "
+            "LEFT JOIN claims c ON c.id = e.claim_id AND c.status = 'active' WHERE s.id = ?",
+            (source_id,),
+        ).fetchone()
+        files = " ".join(shlex.quote(f) for f in (row[0], row[1]))
+        hint = (
+            f"restore it from git: `git -C {self.root} checkout -- {files}`, then `chmod a-w` them"
+        )
+        return int(row[2]), hint
+
     @cached_property
     def pages(self) -> set[str]:
         return {row[0] for row in self.db.execute("SELECT slug FROM pages")}

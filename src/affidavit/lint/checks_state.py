@@ -3,7 +3,6 @@ claims, stored vectors, pending plans."""
 
 from __future__ import annotations
 
-import shlex
 from datetime import timedelta
 from typing import Any
 
@@ -24,23 +23,15 @@ def check_source_tampered(ctx: CheckContext) -> list[Finding]:
             by_source.setdefault(problem.source_id, []).append(problem.message)
     findings = []
     for source_id, problems in sorted(by_source.items()):
-        row = ctx.db.execute(
-            "SELECT s.original_file, s.text_file, count(DISTINCT c.id) FROM sources s "
-            "LEFT JOIN evidence e "
-            "ON e.source_key = (SELECT key FROM source_keys WHERE source_id = s.id) "
-            "LEFT JOIN claims c ON c.id = e.claim_id AND c.status = 'active' WHERE s.id = ?",
-            (source_id,),
-        ).fetchone()
-        files = " ".join(shlex.quote(f) for f in (row[0], row[1]))
+        cited, hint = ctx.tampered_source(source_id)
         findings.append(
             Finding(
                 kind="source_tampered",
                 severity="error",
                 subject=source_id,
                 message=f"source {source_id[:12]}: {'; '.join(problems)} "
-                f"({row[2]} active claim(s) cite it)",
-                fix_hint=f"restore it from git: `git -C {ctx.root} checkout -- {files}`, then "
-                f"`chmod a-w` them",
+                f"({cited} active claim(s) cite it)",
+                fix_hint=hint,
             )
         )
     return findings
@@ -68,13 +59,15 @@ def check_evidence_unverified(ctx: CheckContext) -> list[Finding]:
                 source_id=p.source_id,
                 verified=False,
                 location=p.location,
-                reason=p.reason if p.kind != "moved" else f"{p.reason}: the source's text changed",
+                reason=p.reason if p.kind != "moved" else f"{p.reason}: {ctx.moved[0]}",
             )
             for p in problems
         ]
         fix: dict[str, Any] | None = None
         if tampered:
-            hint = f"restore source(s) {', '.join(tampered)} from git (see source_tampered)"
+            hint = (
+                f"restore source(s) {', '.join(tampered)} {ctx.restore_from} (see source_tampered)"
+            )
         elif missing:
             reason = f"its evidence is no longer in source {missing[0].source_id[:12]}"
             fix = {"op": "retract_claim", "claim": claim_id, "reason": reason}
@@ -83,7 +76,7 @@ def check_evidence_unverified(ctx: CheckContext) -> list[Finding]:
                 f'"reason": "{reason}"}}'
             )
         else:
-            hint = "the quote is still in the source at other offsets; restore the source's text"
+            hint = ctx.moved[1]
         what = "no longer verify" if missing else "moved in their source"
         findings.append(
             Finding(
