@@ -19,14 +19,22 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 ZYGOTE = textwrap.dedent(
     """
-    import atexit, gc, importlib, json, os, sys
+    import atexit, gc, importlib, json, os, pkgutil, sys
     for name in sys.argv[1:]:
         module, _, warm = name.partition(":")
+        if module.endswith(".*"):  # "package.*": the package's modules, those that import here
+            package = importlib.import_module(module[:-2])
+            for found in pkgutil.iter_modules(package.__path__, f"{package.__name__}."):
+                try:
+                    importlib.import_module(found.name)
+                except ImportError:
+                    pass  # an optional extra not installed: the child finds the same
+            continue
         loaded = importlib.import_module(module)
         if warm:  # "module:function": read-only data a child would load anyway, loaded once
             getattr(loaded, warm)()
@@ -46,10 +54,16 @@ ZYGOTE = textwrap.dedent(
         sys.stdout.write(json.dumps(reply) + "\\n")
         sys.stdout.flush()
     if job is not None:
-        # the child: stdin from /dev/null, stdout and stderr to the files, then the code as
-        # `python -c` runs it (an uncaught exception: traceback, exit 1)
+        # the child: its environment and directory, stdin from its file (or /dev/null), stdout
+        # and stderr to the files, then the code as `python -c` runs it (an uncaught exception:
+        # traceback, exit 1)
+        if job["env"] is not None:
+            os.environ.clear()
+            os.environ.update(job["env"])
+        if job["cwd"] is not None:
+            os.chdir(job["cwd"])
         for fd, path, flags in (
-            (0, os.devnull, os.O_RDONLY),
+            (0, job["stdin"] or os.devnull, os.O_RDONLY),
             (1, job["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
             (2, job["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
         ):
@@ -88,9 +102,10 @@ class Zygote:
     """Forks children that start with ``preload`` already imported (``"module:function"``: and
     that function called, for read-only data loaded on first use)."""
 
-    def __init__(self, preload: Sequence[str]) -> None:
+    def __init__(self, preload: Sequence[str], env: Mapping[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-c", ZYGOTE, *preload],
+            env=None if env is None else dict(env),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -113,28 +128,48 @@ class Zygote:
         return reply
 
     def run(
-        self, code: str, args: Sequence[str], timeout: float
+        self,
+        code: str,
+        args: Sequence[str],
+        timeout: float,
+        env: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+        stdin: str = "",
     ) -> subprocess.CompletedProcess[str]:
-        """Run ``code`` as ``python -c code *args`` would, in a forked child."""
+        """Run ``code`` as ``python -c code *args`` would, in a forked child: ``env`` its whole
+        environment (None: the zygote's), ``cwd`` its directory, ``stdin`` its input."""
         assert self.proc.stdin is not None
         self.runs += 1
         out, err = self.dir / f"{self.runs}.out", self.dir / f"{self.runs}.err"
-        job = {"code": code, "argv": [str(a) for a in args], "stdout": str(out), "stderr": str(err)}
+        given = self.dir / f"{self.runs}.in"
+        if stdin:
+            given.write_text(stdin)
+        argv = [str(a) for a in args]
+        job = {
+            "code": code,
+            "argv": argv,
+            "stdout": str(out),
+            "stderr": str(err),
+            "stdin": str(given) if stdin else None,
+            "env": None if env is None else dict(env),
+            "cwd": None if cwd is None else str(cwd),
+        }
         self.proc.stdin.write(json.dumps(job) + "\n")
         self.proc.stdin.flush()
-        pid = int(self._reply(60)["pid"])
+        pid = int(self._reply(timeout)["pid"])  # the first waits for the preload too
         try:
             done = self._reply(timeout)
         except TimeoutError:
             os.kill(pid, signal.SIGKILL)
             self.close()
-            raise subprocess.TimeoutExpired(["zygote", *job["argv"]], timeout) from None
+            raise subprocess.TimeoutExpired(["zygote", *argv], timeout) from None
         returncode = int(done["returncode"])
         self.child_cpu += done["cpu"]
         stdout, stderr = out.read_text(), err.read_text()
         out.unlink()
         err.unlink()
-        return subprocess.CompletedProcess(["zygote", *job["argv"]], returncode, stdout, stderr)
+        given.unlink(missing_ok=True)
+        return subprocess.CompletedProcess(["zygote", *argv], returncode, stdout, stderr)
 
     def close(self) -> None:
         if self.proc.poll() is None:
@@ -151,14 +186,29 @@ class Zygote:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-_ZYGOTES: dict[tuple[str, ...], Zygote] = {}
+CLI = (
+    "affidavit.cli.*",
+    "affidavit.storage.*",
+    "affidavit.vault",
+    "affidavit.store.apply",
+    "affidavit.gate",
+    "affidavit.support.checker",
+    "affidavit.doctor",
+    "affidavit.support.wordnet:_lexicon",
+)
+"""What an ``affidavit`` command run as a child (tests' ``cli()``) starts with."""
+
+_ZYGOTES: dict[tuple[tuple[str, ...], str | None], Zygote] = {}
 
 
-def zygote(*preload: str) -> Zygote:
-    """This process's zygote for ``preload``, started on first use, closed at exit."""
-    found = _ZYGOTES.get(preload)
+def zygote(*preload: str, pythonpath: str | None = None) -> Zygote:
+    """This process's zygote for ``preload`` (with ``PYTHONPATH`` set to ``pythonpath`` when
+    given), started on first use, closed at exit."""
+    key = (preload, pythonpath)
+    found = _ZYGOTES.get(key)
     if found is None or found.proc.poll() is not None:
-        found = _ZYGOTES[preload] = Zygote(preload)
+        env = None if pythonpath is None else {**os.environ, "PYTHONPATH": pythonpath}
+        found = _ZYGOTES[key] = Zygote(preload, env)
     return found
 
 
