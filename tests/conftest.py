@@ -112,7 +112,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     goes wherever a worker is free. A test marked ``xdist_group`` keeps its own group."""
     shared: dict[str, bool] = {}
     for item in items:
-        if item.get_closest_marker("xdist_group") is not None:
+        group = item.get_closest_marker("xdist_group")
+        if group is not None and group.args[:1] == ("postgres",):
+            # "postgres" once put every PostgreSQL module on one worker (one cluster, and a
+            # third of the suite on one core); each worker has a cluster of its own
+            # (tests/pg_cluster.py), so the group is the module's, as any shared fixture's
+            module = item.nodeid.split("::", 1)[0]
+            item.add_marker(pytest.mark.xdist_group(module), append=False)
+            shared[module] = True
+            continue
+        if group is not None:
             continue
         module = item.nodeid.split("::", 1)[0]
         info = getattr(item, "_fixtureinfo", None)

@@ -8,7 +8,6 @@ import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import textwrap
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +24,7 @@ from affidavit.store.atomic import stray_temps
 from affidavit.vault import init_vault, open_vault
 
 from .conftest import SAMPLES, FakeClock, add_samples, claim, make_plan, sample_plan_text
+from .forker import zygote
 
 CHILD = textwrap.dedent(
     """
@@ -60,16 +60,27 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return root, plan_id
 
 
+# Every child is forked from a zygote that imported these once (tests/forker.py): a kill costs
+# the apply, not a fresh interpreter's imports. What a child does and how it dies is unchanged.
+PRELOAD = (
+    "affidavit.vault",
+    "affidavit.store.apply",
+    "affidavit.store.recovery",
+    "affidavit.gate",
+    "affidavit.support.checker",
+    "affidavit.sources.store",
+    "affidavit.retrieval.tantivy_index",
+    "affidavit.extractive.engine",
+    "affidavit.ingest.pipeline",
+    "affidavit.providers.from_config",
+    "affidavit.support.wordnet:_lexicon",
+)
+
+
 def run_child(
     root: Path, plan_id: str, target: str, kind: str = "person"
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", CHILD, str(root), plan_id, target, kind],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    return zygote(*PRELOAD).run(CHILD, [str(root), plan_id, target, kind], timeout=600)
 
 
 def state(root: Path) -> dict[str, Any]:
@@ -311,12 +322,8 @@ SPEECHES = ("1790-washington.md", "1941-roosevelt.md")
 
 
 def run_ingest(root: Path, target: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", INGEST_CHILD, str(root), str(root.parent / "docs"), target],
-        capture_output=True,
-        text=True,
-        timeout=100,
-        check=False,
+    return zygote(*PRELOAD).run(
+        INGEST_CHILD, [str(root), str(root.parent / "docs"), target], timeout=100
     )
 
 

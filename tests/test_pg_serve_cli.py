@@ -24,7 +24,9 @@ from affidavit.config import load_config
 from affidavit.errors import ConfigError
 from affidavit.storage.url import check_database_url, redact, scrub
 
+from . import forker
 from .conftest import ROOT
+from .forker import zygote
 from .pg_cluster import drop_vaults
 
 pytestmark = pytest.mark.xdist_group("postgres")
@@ -42,10 +44,11 @@ def cli(
     *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, stdin: str = ""
 ) -> Any:
     full = {**os.environ, "PYTHONPATH": str(ROOT / "src"), **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-c", "from affidavit.cli import main; main()", *args],
-        capture_output=True, text=True, env=full, cwd=cwd, timeout=600, input=stdin,
-    )  # fmt: skip
+    # a child forked from a zygote that imported the CLI once (tests/forker.py), not a fresh
+    # interpreter per command: the same process boundary, exit code, output and environment
+    return zygote(*forker.CLI, pythonpath=str(ROOT / "src")).run(
+        "from affidavit.cli import main; main()", args, 600, env=full, cwd=cwd, stdin=stdin
+    )
 
 
 def free_port() -> int:
