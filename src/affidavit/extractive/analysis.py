@@ -31,7 +31,14 @@ from .tables import table_units
 from .terms import description, short_descriptions, with_terms
 from .titles import fit, name_title, slugify
 from .topics import TopicCandidate, name_key, topic_candidates
-from .units import MIN_CHARS_FALLBACK, Unit, build_units, claim_text, excluded_regions
+from .units import (
+    MIN_CHARS_FALLBACK,
+    Unit,
+    build_units,
+    claim_text,
+    excluded_regions,
+    shows_placeholders,
+)
 
 MAX_TOPIC_CLAIMS = 4
 MAX_CLAIMS_PER_OP = 30
@@ -416,7 +423,13 @@ def _with_short_descriptions(
     if not few:
         return units
     short = build_units(
-        task.chunk, replace(seg, sentences=tuple(few)), MIN_QUOTE, task.flagged, names, min_words=1
+        task.chunk,
+        replace(seg, sentences=tuple(few)),
+        MIN_QUOTE,
+        task.flagged,
+        names,
+        min_words=1,
+        placeholders=shows_placeholders(task.source_name),
     )
     return short_descriptions(task.chunk, units, short)
 
@@ -428,10 +441,21 @@ def _units(task: IngestTask) -> tuple[list[Unit], Segmented]:
         chunk, hidden=task.flagged, fence=task.open_fence, code=code, section=task.open_section
     )
     names = _own_names(task, seg)
-    units = _drop_cut_sentence(task, build_units(chunk, seg, flagged=task.flagged, names=names))
+    literal = shows_placeholders(task.source_name)
+    units = _drop_cut_sentence(
+        task, build_units(chunk, seg, flagged=task.flagged, names=names, placeholders=literal)
+    )
     if not units:
         units = _drop_cut_sentence(
-            task, build_units(chunk, seg, MIN_CHARS_FALLBACK, flagged=task.flagged, names=names)
+            task,
+            build_units(
+                chunk,
+                seg,
+                MIN_CHARS_FALLBACK,
+                flagged=task.flagged,
+                names=names,
+                placeholders=literal,
+            ),
         )
     excluded = excluded_regions(chunk, task.flagged)
     units = code_units(

@@ -48,6 +48,30 @@ _ROLE_LINE = re.compile(
     r"(?im)^[ \t>*#-]*(?:user|assistant|system|human|ai|bot|model|developer)\s*:.*$"
 )
 _MARKUP = re.compile(r"[<>{}|`~]|\]\(|\[\[|\]\]|https?://|www\.", re.IGNORECASE)
+_PLACEHOLDER = re.compile(r"(?<![\w<])<([a-z][a-z0-9]*(?:[-_.][a-z0-9]+)*)>(?![\w>])")
+"""A reference manual's placeholder in prose ("since <commit> are discarded", "<tree-ish>"):
+one lower-case name in angle brackets, nothing glued to either side."""
+_LITERAL_SOURCE = re.compile(
+    r"\.(?:html?|xhtml|txt|text|rst|pdf|docx|odt|pptx|epub|[1-9][a-z]*(?:\.gz)?)$", re.IGNORECASE
+)
+"""Source names whose stored text shows "<name>" as a reader does: HTML (its "&lt;" decoded),
+plain text, reStructuredText, man pages, PDF and office files. Not markdown, where "<name>" is a
+raw HTML tag a renderer hides, nor a source whose kind its name doesn't tell."""
+_NOT_PLACEHOLDER = words(
+    # chat roles (the sanitizer's role tags): a planted "<system>" is never a placeholder
+    "system assistant user developer tool human instruction instructions ai bot model "
+    # HTML, SVG and MathML elements: markup, not a name a reader is shown
+    "a abbr acronym address applet area article aside audio b base basefont bdi bdo bgsound big "
+    "blink blockquote body br button canvas caption center circle cite code col colgroup data "
+    "datalist dd del details dfn dialog dir div dl dt em embed fieldset figcaption figure font "
+    "footer form frame frameset g h1 h2 h3 h4 h5 h6 head header hgroup hr html i iframe image img "
+    "input ins isindex kbd keygen label legend li line link listing main map mark marquee math "
+    "menu menuitem meta meter multicol nav nextid nobr noembed noframes noscript object ol "
+    "optgroup option output p param path picture plaintext polygon portal pre progress q rb rect "
+    "rp rt rtc ruby s samp script search section select slot small source spacer span strike "
+    "strong style sub summary sup svg table tbody td template text textarea tfoot th thead time "
+    "title tr track tt u ul use var video wbr xmp"
+)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\u2028\u2029]")
 _EMPHASIS = re.compile(r"(?<![\w*])(\*{1,3})(?=[^\s*])([^*\n]*?[^\s*])\1(?![\w*])")
 """Markdown emphasis in pairs ("*very*", "**bold**"); a lone or inner "*" ("2**19937-1",
@@ -163,10 +187,30 @@ def _strip_salutation(chunk: str, start: int, end: int) -> int:
     return rest
 
 
-def rejection(text: str, names: frozenset[str] = frozenset()) -> str:
+def shows_placeholders(source_name: str) -> bool:
+    """A source of this name shows "<commit>" to its reader as written (:data:`_LITERAL_SOURCE`)."""
+    return _LITERAL_SOURCE.search(source_name) is not None
+
+
+def _without_placeholders(text: str) -> str:
+    """``text`` with each placeholder ("<commit>") a plain word, unless the sentence also holds
+    a closing tag ("</commit>": an element, not a placeholder)."""
+    if "</" in text:
+        return text
+    return _PLACEHOLDER.sub(
+        lambda m: m.group(0) if m.group(1) in _NOT_PLACEHOLDER else m.group(1), text
+    )
+
+
+def rejection(text: str, names: frozenset[str] = frozenset(), placeholders: bool = False) -> str:
     """Why the collapsed sentence ``text`` can't be a claim, or "" if it can. ``names``: lower-case
     names the document is about (a command's, from its title: "grep", "sed"), which may start a
-    sentence ("grep searches for PATTERNS in each FILE.")."""
+    sentence ("grep searches for PATTERNS in each FILE."). ``placeholders``: the source shows
+    "<commit>" as written (:func:`shows_placeholders`), so a manual's placeholder in prose is a
+    word, not markup ("Any changes to tracked files in the working tree since <commit> are
+    discarded."); an HTML element or a chat role in brackets stays markup."""
+    if placeholders and "<" in text:
+        text = _without_placeholders(text)
     if _MARKUP.search(text):
         return "markup"
     if _CONTROL.search(text):
@@ -253,9 +297,11 @@ def build_units(
     flagged: Sequence[tuple[int, int]] = (),
     names: frozenset[str] = frozenset(),
     min_words: int = MIN_WORDS,
+    placeholders: bool = False,
 ) -> list[Unit]:
     """Every usable sentence of ``chunk`` as a scored :class:`Unit`, in document order; none
-    that overlaps a sanitizer flag or a ``flagged`` span. ``names``: see :func:`rejection`."""
+    that overlaps a sanitizer flag or a ``flagged`` span. ``names``, ``placeholders``: see
+    :func:`rejection`."""
     regions = excluded_regions(chunk, flagged)
     units: list[Unit] = []
     for sentence in segmented.sentences:
@@ -268,7 +314,7 @@ def build_units(
         if len(raw) < MIN_QUOTE or _overlaps(regions, start, end):
             continue
         text = claim_text(raw)
-        if len(text) < minimum or len(text) > MAX_CLAIM or rejection(text, names):
+        if len(text) < minimum or len(text) > MAX_CLAIM or rejection(text, names, placeholders):
             continue
         tokens = tuple(WORD.findall(text))
         if len(tokens) < min_words:
