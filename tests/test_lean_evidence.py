@@ -332,7 +332,7 @@ BY_SOURCE_QUERIES = {
     "ask/context.py": 1,
     "gate/reads.py": 2,
     "ingest/lineage.py": 3,
-    "lint/checks_state.py": 1,
+    "lint/checks_context.py": 1,
     "lint/nearby.py": 1,
     "lint/quotes.py": 1,
     "lint/since.py": 1,
@@ -343,10 +343,12 @@ BY_SOURCE_QUERIES = {
 must find each: a query it missed would go unchecked)."""
 
 
-OTHER_DATABASES = {"mirror/shadow.py"}
-"""Modules whose SQL reads no vault's database: the mirror's shadow is an in-memory database of
-its own, whose ``evidence`` is a plain table indexed by ``source_id`` (storage/postgres_context.py's
-RENDER_SCHEMA), not the vault's view."""
+OTHER_DATABASES = {"mirror/shadow.py", "jobs/pg_lineage.py", "jobs/pg_checks.py"}
+"""Modules whose SQL reads no SQLite vault's database: the mirror's shadow is an in-memory
+database of its own, whose ``evidence`` is a plain table indexed by ``source_id``
+(storage/postgres_context.py's RENDER_SCHEMA), not the vault's view; PostgreSQL's lineage and
+lint checks run their ``?`` statements on a PostgreSQL vault, whose ``evidence`` is a table indexed by
+``source_id`` (pg_migrations.py's ``evidence_source``)."""
 
 
 def _sql_strings(path: Path) -> list[tuple[int, str]]:
