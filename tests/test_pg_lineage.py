@@ -24,18 +24,10 @@ from click.testing import CliRunner
 from affidavit.providers.base import Completion, ModelRequest, Provider
 from affidavit.providers.extractive import ExtractiveProvider
 
+from .test_lineage_decision import NEW, OLD, TEA
 from .test_pg_jobs import Team
 
 pytestmark = pytest.mark.xdist_group("postgres")
-
-TEA = """# Tea notes
-
-Green tea is steeped at 80 degrees Celsius for two minutes.
-Black tea is steeped at 95 degrees Celsius for four minutes.
-Oolong tea is steeped at 90 degrees Celsius for three minutes.
-"""
-OLD = "Green tea is steeped at 80 degrees Celsius for two minutes."
-NEW = "Green tea is steeped at 80 degrees Celsius for three minutes."
 
 
 def sent(text: str) -> list[dict[str, str]]:
