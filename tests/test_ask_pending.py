@@ -110,3 +110,19 @@ def test_only_an_operation_that_retires_the_claim_counts() -> None:
     (change,) = pending_changes(real, [cited, "c-unrelated"])
     assert (change.plan, change.op, change.claim) == ("p1", "supersede_claim", cited)
     assert pending_changes(real, []) == []
+
+
+def test_the_desks_answer_links_the_plan_under_review(vault: Vault, tmp_path: Path) -> None:
+    from tests.test_web_upkeep import _csrf
+    from tests.web import desk_client, login_owner
+
+    _, plan = _edited(vault, tmp_path)
+    root = vault.root
+    vault.close()
+    with desk_client(root) as (client, desk, _):
+        login_owner(client, desk)
+        csrf = _csrf(client.get("/web/vault/search").text)
+        answer = client.post("/web/vault/ask", data={"csrf": csrf, "question": QUESTION})
+    assert answer.status_code == 200 and 'class="citations"' in answer.text
+    assert "Under review" in answer.text
+    assert f'href="/web/vault/plans/{plan}"' in answer.text and "would supersede" in answer.text
