@@ -44,22 +44,14 @@ def _bounds(text: str, start: int, end: int, lines: int) -> tuple[int, int, bool
     return left, right, cut_left, cut_right
 
 
-def around(text: str, start: int, end: int, lines: int = 2) -> tuple[str, str]:
-    """The text from ``lines`` lines before ``start`` and to ``lines`` lines after ``end``, cut
-    to :data:`CONTEXT_CHARS` either side at a space (marked with …)."""
-    left, right, cut_left, cut_right = _bounds(text, start, end, lines)
-    return ("…" if cut_left else "") + text[left:start], text[end:right] + (
-        "…" if cut_right else ""
-    )
-
-
 def quote_context(
     source: SourceRecord, text: str, start: int, end: int, *, op: int, claim: int, evidence: int
 ) -> QuoteContext:
     """The quote ``text[start:end]`` of ``source`` in its context, with the context's unseen
     spans (offsets into ``before + quote + after``)."""
-    left, right, cut_left, _ = _bounds(text, start, end, 2)
-    before, after = around(text, start, end)
+    left, right, cut_left, cut_right = _bounds(text, start, end, 2)
+    before = ("…" if cut_left else "") + text[left:start]
+    after = text[end:right] + ("…" if cut_right else "")
     shift = left - (1 if cut_left else 0)  # a text offset minus this is a shown offset
     hidden = [
         ContextSpan(
@@ -108,4 +100,4 @@ def pieces(context: QuoteContext) -> list[tuple[str, str, str]]:
     return out
 
 
-__all__ = ["CONTEXT_CHARS", "around", "pieces", "quote_context"]
+__all__ = ["CONTEXT_CHARS", "pieces", "quote_context"]
